@@ -1,0 +1,48 @@
+//! The command-line front end (binary only): clap arguments -> library options -> one library call.
+
+pub(crate) mod args;
+mod info;
+mod progress;
+mod read;
+mod scan;
+mod verify;
+
+use args::{Cli, Command};
+
+/// How a successful run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Everything done.
+    Done = 0,
+    /// Ran to the end, but found differences (verify).
+    Failed = 1,
+    /// Done, with variables left out.
+    Partial = 3,
+}
+
+/// Runs the parsed command.
+pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Scan(a) => scan::run(a),
+        Command::Info(a) => runtime.block_on(info::run(a)),
+        Command::Read(a) => runtime.block_on(read::run(a)),
+        Command::Verify(a) => runtime.block_on(verify::run(a)),
+    }
+}
+
+/// One line: the error and its causes, without repeating a cause already in the message.
+pub(crate) fn describe(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line.replace('\n', " ")
+}

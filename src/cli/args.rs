@@ -1,0 +1,80 @@
+//! Command-line arguments. No logic here: each subcommand turns these into library options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Virtual Zarr v3 datasets over archives of HDF5 and NetCDF files.
+#[derive(Debug, Parser)]
+#[command(name = "vzarr", version, about, after_help = EXIT_CODES)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+const EXIT_CODES: &str =
+    "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
+2 usage error; 3 done, but variables were left out (--skip-unsupported).";
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Scan files and write a virtual Zarr v3 store (*.vzarr).
+    Scan(ScanArgs),
+    /// Describe a store: arrays, grids, references, rewritten chunks, sources.
+    Info(InfoArgs),
+    /// Read one variable (or a selection of it) into a NumPy .npy file.
+    Read(ReadArgs),
+    /// Read every variable through the store and compare bit for bit with the source files.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ScanArgs {
+    /// Input files, or quoted glob patterns such as 'archive/*.nc'.
+    #[arg(required = true)]
+    pub(crate) inputs: Vec<String>,
+    /// The store to write (a directory, conventionally named *.vzarr).
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+    /// Replace an existing store (atomically).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+    /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
+    #[arg(long)]
+    pub(crate) skip_unsupported: bool,
+    /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) max_slab_mib: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InfoArgs {
+    /// The store.
+    pub(crate) store: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    /// The store.
+    pub(crate) store: String,
+    /// The variable (`tas`, `group/tas`).
+    pub(crate) variable: String,
+    /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
+    #[arg(short, long, default_value = "")]
+    pub(crate) select: String,
+    /// The .npy file to write.
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The store.
+    pub(crate) store: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}

@@ -1,0 +1,112 @@
+//! `vzarr info`: what a store holds, per array.
+
+use serde_json::json;
+
+use super::args::InfoArgs;
+use super::Outcome;
+use vzarr::grid::ChunkDim;
+use vzarr::read::Store;
+
+pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
+    let store = Store::open(&args.store).await?;
+    let info = store.info();
+    let mut arrays = Vec::new();
+    for summary in &info.arrays {
+        let array = store.array(&summary.path).await?;
+        let meta = array.metadata();
+        let names = meta.dimension_names.clone().unwrap_or_default();
+        let dims: Vec<_> = meta
+            .chunk_grid
+            .dims()
+            .iter()
+            .enumerate()
+            .map(|(d, dim)| {
+                (
+                    names.get(d).cloned().unwrap_or_else(|| format!("dim{d}")),
+                    dim_summary(dim),
+                )
+            })
+            .collect();
+        arrays.push(json!({
+            "path": summary.path,
+            "shape": array.shape(),
+            "data_type": meta.data_type.name(),
+            "grid": if meta.chunk_grid.is_regular() { "regular" } else { "rectilinear" },
+            "dimensions": dims.iter().map(|(n, s)| json!({"name": n, "chunks": s})).collect::<Vec<_>>(),
+            "codecs": meta.codecs.to_json(),
+            "chunks": summary.chunks,
+            "references": summary.stats.referenced,
+            "referenced_bytes": summary.stats.referenced_bytes,
+            "store_owned_chunks": summary.stats.owned,
+            "store_owned_bytes": summary.stats.owned_bytes,
+            "rewritten_chunks": summary.rewritten_chunks,
+            "missing_chunks": summary.stats.missing,
+        }));
+    }
+    let doc = json!({
+        "store": args.store,
+        "format_version": info.format_version,
+        "generator": info.generator,
+        "sources": info.sources,
+        "source_files": store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>(),
+        "concat_dim": info.provenance.concat_dim,
+        "arrays": arrays,
+        "warnings": info.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_text(&doc);
+    }
+    Ok(Outcome::Done)
+}
+
+/// `31 chunks of 10` / `24 chunks, edges 28..31`.
+fn dim_summary(dim: &ChunkDim) -> String {
+    let n = dim.num_chunks();
+    match (dim.regular_size(), dim.edge_range()) {
+        (Some(size), _) => format!("{n} chunks of {size}"),
+        (None, Some((lo, hi))) if lo == hi => format!("{n} chunks of {lo}"),
+        (None, Some((lo, hi))) => format!("{n} chunks, edges {lo}..{hi}"),
+        (None, None) => "0 chunks".into(),
+    }
+}
+
+fn print_text(doc: &serde_json::Value) {
+    let s = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    println!(
+        "store:   {} (format {}, {})",
+        s(&doc["store"]),
+        doc["format_version"],
+        s(&doc["generator"])
+    );
+    println!("sources: {} file(s)", doc["sources"]);
+    if let Some(dim) = doc["concat_dim"].as_str() {
+        println!("concatenated along: {dim}");
+    }
+    for a in doc["arrays"].as_array().into_iter().flatten() {
+        println!(
+            "\n{}  {} {}  grid {}",
+            s(&a["path"]),
+            s(&a["data_type"]),
+            a["shape"],
+            s(&a["grid"])
+        );
+        for d in a["dimensions"].as_array().into_iter().flatten() {
+            println!("  {}: {}", s(&d["name"]), s(&d["chunks"]));
+        }
+        println!(
+            "  chunks {}: {} referenced ({} bytes), {} store-owned ({} bytes, {} rewritten), {} missing",
+            a["chunks"],
+            a["references"],
+            a["referenced_bytes"],
+            a["store_owned_chunks"],
+            a["store_owned_bytes"],
+            a["rewritten_chunks"],
+            a["missing_chunks"]
+        );
+    }
+    for w in doc["warnings"].as_array().into_iter().flatten() {
+        println!("warning: {}", s(w));
+    }
+}

@@ -1,0 +1,41 @@
+//! `vzarr verify`: every array read through the store equals the source files, bit for bit.
+
+use super::args::VerifyArgs;
+use super::progress::bar;
+use super::Outcome;
+use vzarr::read::{ReadOptions, Store};
+use vzarr::verify::verify_store;
+
+pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
+    let store = Store::open(&args.store).await?;
+    let total: u64 = store.info().arrays.len() as u64;
+    let progress = bar(total, "verifying");
+    let report = |path: &str, _done: u64, _total: u64| progress.set_message(path.to_string());
+    let verdicts = verify_store(&store, &ReadOptions::default(), &report).await?;
+    progress.finish_and_clear();
+    let failed = verdicts.iter().filter(|v| !v.ok()).count();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&verdicts)?);
+    } else {
+        for v in &verdicts {
+            match (&v.error, &v.first_mismatch) {
+                (Some(e), _) => println!("FAIL {}: {e}", v.path),
+                (None, Some(m)) => println!(
+                    "FAIL {}: {} of {} elements differ; first at {m}",
+                    v.path, v.mismatches, v.elements
+                ),
+                (None, None) => println!("ok   {}: {} elements equal", v.path, v.elements),
+            }
+        }
+        let elements: u64 = verdicts.iter().map(|v| v.elements).sum();
+        println!(
+            "{} arrays, {elements} elements compared with the source files: {failed} failed",
+            verdicts.len()
+        );
+    }
+    Ok(if failed == 0 {
+        Outcome::Done
+    } else {
+        Outcome::Failed
+    })
+}

@@ -1,0 +1,156 @@
+//! The in-memory virtual dataset: what scanning produces, combining merges and writers persist.
+//!
+//! Pure data model: a table of source files, the group tree, and per array its metadata plus a dense
+//! chunk table (one [`ChunkEntry`] per grid chunk, in row-major order, and a blob of store-owned
+//! bytes). A dense table costs 24 bytes per chunk in memory and no heap object per reference.
+
+use crate::manifest::{ChunkEntry, SourceTable};
+use crate::metadata::{ArrayMetadata, Attributes};
+
+/// A group of the hierarchy (`path` is `""` for the root, else `a/b` without leading slash).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupNode {
+    /// Slash-separated path from the root.
+    pub path: String,
+    /// Group attributes.
+    pub attributes: Attributes,
+}
+
+/// Where every chunk of one array lives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkTable {
+    /// One entry per chunk of the grid, in row-major (linear index) order.
+    pub entries: Vec<ChunkEntry>,
+    /// Bytes of [`ChunkEntry::Owned`] chunks, addressed by their offset and length.
+    pub owned: Vec<u8>,
+}
+
+impl ChunkTable {
+    /// A table of `num_chunks` missing chunks.
+    pub fn missing(num_chunks: usize) -> Self {
+        ChunkTable {
+            entries: vec![ChunkEntry::Missing; num_chunks],
+            owned: Vec::new(),
+        }
+    }
+
+    /// Appends store-owned chunk bytes and returns the entry that points at them.
+    pub fn push_owned(&mut self, bytes: &[u8]) -> ChunkEntry {
+        let offset = self.owned.len() as u64;
+        self.owned.extend_from_slice(bytes);
+        ChunkEntry::Owned {
+            offset,
+            length: bytes.len() as u64,
+        }
+    }
+
+    /// Counts of the table's contents.
+    pub fn stats(&self) -> ChunkStats {
+        let mut stats = ChunkStats::default();
+        for entry in &self.entries {
+            match entry {
+                ChunkEntry::Missing => stats.missing += 1,
+                ChunkEntry::Source { length, .. } => {
+                    stats.referenced += 1;
+                    stats.referenced_bytes += length;
+                }
+                ChunkEntry::Owned { length, .. } => {
+                    stats.owned += 1;
+                    stats.owned_bytes += length;
+                }
+            }
+        }
+        stats
+    }
+}
+
+/// Counts describing a chunk table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkStats {
+    /// Chunks referenced in source files.
+    pub referenced: u64,
+    /// Bytes referenced in source files.
+    pub referenced_bytes: u64,
+    /// Chunks whose bytes the store holds (rewritten or inlined).
+    pub owned: u64,
+    /// Bytes the store holds.
+    pub owned_bytes: u64,
+    /// Chunks never written (read as the fill value).
+    pub missing: u64,
+}
+
+/// One array of the virtual dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VirtualArray {
+    /// Slash-separated path from the root (`tas`, `grp/tas`).
+    pub path: String,
+    /// Its `zarr.json` content.
+    pub metadata: ArrayMetadata,
+    /// Where its chunks are.
+    pub chunks: ChunkTable,
+    /// Chunks vzarr had to rewrite (cropped partial chunks, chunks with skipped filters).
+    pub rewritten_chunks: u64,
+}
+
+/// Something the scan could not virtualize but did not stop for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScanWarning {
+    /// The source file.
+    pub file: String,
+    /// The variable (or group) concerned; empty for the whole file.
+    pub variable: String,
+    /// What was left out and why.
+    pub message: String,
+}
+
+impl std::fmt::Display for ScanWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.variable.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.variable, self.message)
+        }
+    }
+}
+
+/// How the arrays of a combined dataset map back to their source files, for `verify`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Provenance {
+    /// The concatenation dimension, when files were concatenated.
+    pub concat_dim: Option<String>,
+    /// Per source (in concatenation order): its id and the index range it covers along the dimension.
+    pub parts: Vec<SourcePart>,
+}
+
+/// The slice of the concatenation dimension one source file provides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourcePart {
+    /// Index into the source table.
+    pub source: u32,
+    /// First index along the concatenation dimension.
+    pub start: u64,
+    /// Number of indices.
+    pub length: u64,
+}
+
+/// A whole virtual dataset: sources, groups and arrays.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VirtualDataset {
+    /// Every source file, indexed by the `source` of chunk entries.
+    pub sources: SourceTable,
+    /// Groups, the root first.
+    pub groups: Vec<GroupNode>,
+    /// Arrays, in a stable order (as found in the first file).
+    pub arrays: Vec<VirtualArray>,
+    /// What was left out.
+    pub warnings: Vec<ScanWarning>,
+    /// How arrays map to sources.
+    pub provenance: Provenance,
+}
+
+impl VirtualDataset {
+    /// The array at `path`, if any.
+    pub fn array(&self, path: &str) -> Option<&VirtualArray> {
+        self.arrays.iter().find(|a| a.path == path)
+    }
+}

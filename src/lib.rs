@@ -1,0 +1,44 @@
+//! # vzarr: virtual Zarr v3 datasets over HDF5 and NetCDF archives
+//!
+//! vzarr records where every chunk of every variable of an archive's files lives, and presents the
+//! whole archive as Zarr v3 arrays without copying a byte.
+//!
+//! ```text
+//!  files ──scan──▶ VirtualDataset ──(combine)──▶ VirtualDataset ──write──▶ store (*.vzarr)
+//!  (.nc/.h5)  scan/          dataset.rs                                    store/
+//!                                                                            │
+//!  values ◀──decode (rayon)◀──fetch (tokio, object_store)◀──plan (grid + manifest)◀──read/
+//! ```
+//!
+//! The pure model (`grid`, `codec`, `manifest`, `metadata`, `dataset`, `ndcopy`) knows nothing of
+//! HDF5, netCDF or I/O. [`grid::ChunkGrid`] is the spine: the scanner builds `zarr.json` from it and
+//! the reader resolves selections through it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use vzarr::{scan_file, NativeWriter, ScanOptions, Selection, Store, WriteOptions, Writer, ReadOptions};
+//! let dataset = scan_file("fixtures/sample/tas_2023-01.nc".as_ref(), &ScanOptions::default())?;
+//! NativeWriter.write(&dataset, "tas.vzarr".as_ref(), &WriteOptions::default())?;
+//! let store = Store::open("tas.vzarr").await?;
+//! let tas = store.array("tas").await?;
+//! let first_day = tas.read(&Selection::parse("0", &tas.shape())?, &ReadOptions::default()).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod codec;
+pub mod dataset;
+pub mod grid;
+pub mod manifest;
+pub mod metadata;
+pub mod ndcopy;
+pub mod read;
+pub mod scan;
+pub mod source;
+pub mod store;
+pub mod verify;
+
+pub use dataset::VirtualDataset;
+pub use grid::{ChunkGrid, Selection};
+pub use read::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
+pub use scan::{scan_file, ScanError, ScanOptions};
+pub use store::{NativeWriter, WriteError, WriteOptions, Writer};

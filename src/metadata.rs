@@ -1,0 +1,283 @@
+//! The `zarr.json` model (zarr-specs v3 core, "Metadata"): array and group documents.
+//!
+//! Pure data model shared by every stage: the scanners build [`ArrayMetadata`], the store writes it as
+//! `zarr.json`, and the reader parses it back. It knows nothing of HDF5, netCDF or I/O.
+
+mod data_type;
+mod fill_value;
+
+pub use data_type::DataType;
+pub use fill_value::FillValue;
+
+use serde_json::{json, Map, Value};
+
+use crate::codec::{CodecChain, CodecError};
+use crate::grid::{ChunkGrid, GridError};
+
+/// A `zarr.json` document that cannot be built or parsed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetadataError {
+    /// A field is missing or has a value vzarr cannot use.
+    #[error("zarr.json field `{field}`: {reason}")]
+    Invalid {
+        /// The field name.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The chunk grid is invalid.
+    #[error("zarr.json chunk_grid: {0}")]
+    Grid(#[from] GridError),
+    /// The codec list is invalid.
+    #[error("zarr.json codecs: {0}")]
+    Codec(#[from] CodecError),
+}
+
+/// Attributes of a node: a JSON object.
+pub type Attributes = Map<String, Value>;
+
+/// The metadata of one Zarr v3 array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayMetadata {
+    /// Element type.
+    pub data_type: DataType,
+    /// Chunk grid; its extents are the array shape.
+    pub chunk_grid: ChunkGrid,
+    /// Value of elements in chunks that were never written.
+    pub fill_value: FillValue,
+    /// Codecs that turn a stored chunk into elements.
+    pub codecs: CodecChain,
+    /// One name per dimension, when known.
+    pub dimension_names: Option<Vec<String>>,
+    /// User attributes (CF attributes and the like).
+    pub attributes: Attributes,
+}
+
+impl ArrayMetadata {
+    /// The array shape (element counts per dimension).
+    pub fn shape(&self) -> Vec<u64> {
+        self.chunk_grid.shape()
+    }
+
+    /// Bytes per element.
+    pub fn element_size(&self) -> usize {
+        self.data_type.size()
+    }
+
+    /// The `zarr.json` document.
+    pub fn to_json(&self) -> Value {
+        let mut doc = json!({
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": self.shape(),
+            "data_type": self.data_type.name(),
+            "chunk_grid": self.chunk_grid.to_json(),
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": self.fill_value.to_json(self.data_type),
+            "codecs": self.codecs.to_json(),
+            "attributes": Value::Object(self.attributes.clone()),
+        });
+        if let (Some(names), Some(obj)) = (&self.dimension_names, doc.as_object_mut()) {
+            obj.insert("dimension_names".into(), json!(names));
+        }
+        doc
+    }
+
+    /// Parses an array `zarr.json` document.
+    ///
+    /// # Errors
+    /// [`MetadataError`] naming the first field that is missing or invalid.
+    pub fn from_json(doc: &Value) -> Result<Self, MetadataError> {
+        expect_node(doc, "array")?;
+        let shape = parse_shape(field(doc, "shape")?)?;
+        let data_type = DataType::from_json(field(doc, "data_type")?)?;
+        let chunk_grid = ChunkGrid::from_json(field(doc, "chunk_grid")?, &shape)?;
+        check_key_encoding(doc)?;
+        let fill_value = FillValue::from_json(data_type, field(doc, "fill_value")?)?;
+        let codecs = CodecChain::from_json(field(doc, "codecs")?)?;
+        let dimension_names = match doc.get("dimension_names") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(parse_names(v, shape.len())?),
+        };
+        Ok(ArrayMetadata {
+            data_type,
+            chunk_grid,
+            fill_value,
+            codecs,
+            dimension_names,
+            attributes: parse_attributes(doc)?,
+        })
+    }
+}
+
+/// The `zarr.json` of a group.
+pub fn group_json(attributes: &Attributes) -> Value {
+    json!({"zarr_format": 3, "node_type": "group", "attributes": Value::Object(attributes.clone())})
+}
+
+/// Parses a group `zarr.json` document into its attributes.
+///
+/// # Errors
+/// [`MetadataError::Invalid`] when the document is not a Zarr v3 group.
+pub fn group_from_json(doc: &Value) -> Result<Attributes, MetadataError> {
+    expect_node(doc, "group")?;
+    parse_attributes(doc)
+}
+
+/// The node type (`"array"` or `"group"`) of a `zarr.json` document.
+///
+/// # Errors
+/// [`MetadataError::Invalid`] when the document is not Zarr v3 or has no valid node type.
+pub fn node_type(doc: &Value) -> Result<&str, MetadataError> {
+    if doc.get("zarr_format") != Some(&json!(3)) {
+        return Err(invalid("zarr_format", "not a Zarr v3 document"));
+    }
+    match doc.get("node_type").and_then(Value::as_str) {
+        Some(t @ ("array" | "group")) => Ok(t),
+        _ => Err(invalid("node_type", "expected \"array\" or \"group\"")),
+    }
+}
+
+/// A JSON value for a floating-point attribute: a number when finite, else `"NaN"`, `"Infinity"` or
+/// `"-Infinity"` (JSON has no non-finite numbers; zarr-python and xarray use these strings).
+pub fn float_attribute(v: f64) -> Value {
+    if v.is_nan() {
+        Value::from("NaN")
+    } else if v.is_infinite() {
+        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::from(v)
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> MetadataError {
+    MetadataError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+fn field<'a>(doc: &'a Value, name: &'static str) -> Result<&'a Value, MetadataError> {
+    doc.get(name).ok_or_else(|| invalid(name, "missing"))
+}
+
+fn expect_node(doc: &Value, expected: &str) -> Result<(), MetadataError> {
+    let found = node_type(doc)?;
+    if found != expected {
+        return Err(invalid(
+            "node_type",
+            format!("expected {expected}, found {found}"),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_shape(v: &Value) -> Result<Vec<u64>, MetadataError> {
+    v.as_array()
+        .and_then(|items| items.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
+        .ok_or_else(|| {
+            invalid(
+                "shape",
+                format!("{v} is not a list of non-negative integers"),
+            )
+        })
+}
+
+fn check_key_encoding(doc: &Value) -> Result<(), MetadataError> {
+    let enc = field(doc, "chunk_key_encoding")?;
+    let separator = enc
+        .pointer("/configuration/separator")
+        .and_then(Value::as_str)
+        .unwrap_or("/");
+    if enc.get("name").and_then(Value::as_str) != Some("default") || separator != "/" {
+        return Err(invalid(
+            "chunk_key_encoding",
+            format!("only default with \"/\" is supported, found {enc}"),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_names(v: &Value, ndim: usize) -> Result<Vec<String>, MetadataError> {
+    let names: Option<Vec<String>> = v.as_array().map(|items| {
+        items
+            .iter()
+            .map(|n| n.as_str().unwrap_or_default().to_string())
+            .collect()
+    });
+    match names {
+        Some(names) if names.len() == ndim => Ok(names),
+        _ => Err(invalid(
+            "dimension_names",
+            format!("{v} does not name {ndim} dimensions"),
+        )),
+    }
+}
+
+fn parse_attributes(doc: &Value) -> Result<Attributes, MetadataError> {
+    match doc.get("attributes") {
+        None | Some(Value::Null) => Ok(Attributes::new()),
+        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(other) => Err(invalid("attributes", format!("{other} is not an object"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{Codec, Endian};
+
+    fn sample() -> ArrayMetadata {
+        let grid = ChunkGrid::new(vec![
+            crate::grid::ChunkDim::from_edges(59, &[31, 28]).unwrap(),
+            crate::grid::ChunkDim::regular(10, 5).unwrap(),
+        ]);
+        let mut attributes = Attributes::new();
+        attributes.insert("units".into(), json!("K"));
+        ArrayMetadata {
+            data_type: DataType::Int16,
+            chunk_grid: grid,
+            fill_value: FillValue::from_bytes(DataType::Int16, (-999i16).to_ne_bytes().to_vec())
+                .unwrap(),
+            codecs: CodecChain::new(vec![
+                Codec::Bytes {
+                    endian: Some(Endian::Big),
+                },
+                Codec::Shuffle { element_size: 2 },
+                Codec::Zlib { level: 4 },
+            ])
+            .unwrap(),
+            dimension_names: Some(vec!["time".into(), "x".into()]),
+            attributes,
+        }
+    }
+
+    #[test]
+    fn array_round_trips_through_json() {
+        let meta = sample();
+        let doc = meta.to_json();
+        assert_eq!(doc["shape"], json!([59, 10]));
+        assert_eq!(doc["chunk_grid"]["name"], "rectilinear");
+        assert_eq!(doc["fill_value"], -999);
+        assert_eq!(ArrayMetadata::from_json(&doc).unwrap(), meta);
+    }
+
+    #[test]
+    fn rejects_wrong_documents() {
+        let mut doc = sample().to_json();
+        doc["dimension_names"] = json!(["time"]);
+        assert!(ArrayMetadata::from_json(&doc).is_err());
+        assert!(ArrayMetadata::from_json(&group_json(&Attributes::new())).is_err());
+        let mut doc = sample().to_json();
+        doc["chunk_key_encoding"] = json!({"name": "v2"});
+        assert!(ArrayMetadata::from_json(&doc).is_err());
+    }
+
+    #[test]
+    fn group_round_trips() {
+        let mut attrs = Attributes::new();
+        attrs.insert("title".into(), json!("t"));
+        assert_eq!(group_from_json(&group_json(&attrs)).unwrap(), attrs);
+    }
+}

@@ -1,0 +1,217 @@
+//! The `fill_value` of a Zarr v3 array (zarr-specs v3 core, "fill_value"): one element, kept as its
+//! native-endian bytes so that odd NaN payloads survive exactly.
+//!
+//! JSON out: integers and booleans as numbers; floats as numbers when finite, `"NaN"` for the
+//! canonical quiet NaN, `"Infinity"` / `"-Infinity"`, and a `"0x..."` hex bit pattern for any other NaN
+//! (or a `-0.0`), which is how the spec keeps exact bits.
+
+use serde_json::Value;
+
+use super::{DataType, MetadataError};
+
+/// One element's bytes in native byte order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FillValue {
+    bytes: Vec<u8>,
+}
+
+impl FillValue {
+    /// A fill value from native-endian element bytes.
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] when `bytes` is not exactly one element of `data_type`.
+    pub fn from_bytes(data_type: DataType, bytes: Vec<u8>) -> Result<Self, MetadataError> {
+        if bytes.len() != data_type.size() {
+            return Err(MetadataError::Invalid {
+                field: "fill_value",
+                reason: format!(
+                    "{} bytes given for a {data_type} element of {} bytes",
+                    bytes.len(),
+                    data_type.size()
+                ),
+            });
+        }
+        Ok(FillValue { bytes })
+    }
+
+    /// All-zero bytes: the HDF5 default fill and Zarr's usual default.
+    pub fn zero(data_type: DataType) -> Self {
+        FillValue {
+            bytes: vec![0; data_type.size()],
+        }
+    }
+
+    /// The element bytes, native order.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The `fill_value` JSON for `data_type`.
+    pub fn to_json(&self, data_type: DataType) -> Value {
+        let b = &self.bytes;
+        match data_type {
+            DataType::Bool => Value::Bool(b[0] != 0),
+            DataType::Int8 => Value::from(b[0] as i8),
+            DataType::UInt8 => Value::from(b[0]),
+            DataType::Int16 => Value::from(i16::from_ne_bytes([b[0], b[1]])),
+            DataType::UInt16 => Value::from(u16::from_ne_bytes([b[0], b[1]])),
+            DataType::Int32 => Value::from(i32::from_ne_bytes(arr(b))),
+            DataType::UInt32 => Value::from(u32::from_ne_bytes(arr(b))),
+            DataType::Int64 => Value::from(i64::from_ne_bytes(arr(b))),
+            DataType::UInt64 => Value::from(u64::from_ne_bytes(arr(b))),
+            DataType::Float32 => {
+                let bits = u32::from_ne_bytes(arr(b));
+                float_json(f64::from(f32::from_bits(bits)), bits == 0x7fc0_0000, || {
+                    format!("0x{bits:08x}")
+                })
+            }
+            DataType::Float64 => {
+                let bits = u64::from_ne_bytes(arr(b));
+                float_json(f64::from_bits(bits), bits == 0x7ff8_0000_0000_0000, || {
+                    format!("0x{bits:016x}")
+                })
+            }
+        }
+    }
+
+    /// Parses `fill_value` JSON for `data_type`.
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] when the value does not fit the type.
+    pub fn from_json(data_type: DataType, value: &Value) -> Result<Self, MetadataError> {
+        let bad = || MetadataError::Invalid {
+            field: "fill_value",
+            reason: format!("{value} is not a valid {data_type} fill value"),
+        };
+        let bytes = match (data_type, value) {
+            (DataType::Bool, Value::Bool(v)) => vec![u8::from(*v)],
+            (t, Value::String(s)) if t.is_float() => parse_float_string(t, s).ok_or_else(bad)?,
+            (DataType::Float32, v) => (v.as_f64().ok_or_else(bad)? as f32).to_ne_bytes().to_vec(),
+            (DataType::Float64, v) => v.as_f64().ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            (t, v) => int_bytes(t, v).ok_or_else(bad)?,
+        };
+        FillValue::from_bytes(data_type, bytes)
+    }
+}
+
+fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&b[..N]);
+    out
+}
+
+fn float_json(v: f64, canonical_nan: bool, hex: impl Fn() -> String) -> Value {
+    if v.is_nan() {
+        return Value::from(if canonical_nan {
+            "NaN".to_string()
+        } else {
+            hex()
+        });
+    }
+    if v.is_infinite() {
+        return Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    }
+    if v == 0.0 && v.is_sign_negative() {
+        return Value::from(hex());
+    }
+    Value::from(v)
+}
+
+fn parse_float_string(t: DataType, s: &str) -> Option<Vec<u8>> {
+    let f32_or_f64 = |v: f64| match t {
+        DataType::Float32 => (v as f32).to_ne_bytes().to_vec(),
+        _ => v.to_ne_bytes().to_vec(),
+    };
+    match s {
+        "NaN" => Some(f32_or_f64(f64::NAN)),
+        "Infinity" => Some(f32_or_f64(f64::INFINITY)),
+        "-Infinity" => Some(f32_or_f64(f64::NEG_INFINITY)),
+        hex => {
+            let digits = hex.strip_prefix("0x")?;
+            match t {
+                DataType::Float32 if digits.len() == 8 => {
+                    Some(u32::from_str_radix(digits, 16).ok()?.to_ne_bytes().to_vec())
+                }
+                DataType::Float64 if digits.len() == 16 => {
+                    Some(u64::from_str_radix(digits, 16).ok()?.to_ne_bytes().to_vec())
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+fn int_bytes(t: DataType, v: &Value) -> Option<Vec<u8>> {
+    macro_rules! conv {
+        ($ty:ty, $get:ident) => {
+            <$ty>::try_from(v.$get()?).ok()?.to_ne_bytes().to_vec()
+        };
+    }
+    Some(match t {
+        DataType::Int8 => conv!(i8, as_i64),
+        DataType::Int16 => conv!(i16, as_i64),
+        DataType::Int32 => conv!(i32, as_i64),
+        DataType::Int64 => conv!(i64, as_i64),
+        DataType::UInt8 => conv!(u8, as_u64),
+        DataType::UInt16 => conv!(u16, as_u64),
+        DataType::UInt32 => conv!(u32, as_u64),
+        DataType::UInt64 => conv!(u64, as_u64),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(t: DataType, bytes: Vec<u8>) -> Value {
+        let fv = FillValue::from_bytes(t, bytes).unwrap();
+        let json = fv.to_json(t);
+        assert_eq!(FillValue::from_json(t, &json).unwrap(), fv, "{t} {json}");
+        json
+    }
+
+    #[test]
+    fn floats_keep_exact_bits() {
+        assert_eq!(
+            round_trip(DataType::Float32, f32::NAN.to_ne_bytes().to_vec()),
+            "NaN"
+        );
+        let odd_nan = 0x7fc0_0001u32.to_ne_bytes().to_vec();
+        assert_eq!(round_trip(DataType::Float32, odd_nan), "0x7fc00001");
+        assert_eq!(
+            round_trip(DataType::Float64, (-0.0f64).to_ne_bytes().to_vec()),
+            "0x8000000000000000"
+        );
+        assert_eq!(
+            round_trip(DataType::Float64, f64::NEG_INFINITY.to_ne_bytes().to_vec()),
+            "-Infinity"
+        );
+        assert_eq!(
+            round_trip(DataType::Float32, 9.96921e36f32.to_ne_bytes().to_vec())
+                .as_f64()
+                .unwrap() as f32,
+            9.96921e36f32
+        );
+        assert_eq!(
+            round_trip(DataType::Float64, 1e300f64.to_ne_bytes().to_vec()),
+            1e300
+        );
+    }
+
+    #[test]
+    fn integers_at_their_limits() {
+        assert_eq!(
+            round_trip(DataType::Int64, i64::MIN.to_ne_bytes().to_vec()),
+            i64::MIN
+        );
+        assert_eq!(
+            round_trip(DataType::UInt64, u64::MAX.to_ne_bytes().to_vec()),
+            u64::MAX
+        );
+        assert_eq!(round_trip(DataType::Int8, vec![0x80]), -128);
+        assert_eq!(round_trip(DataType::Bool, vec![1]), true);
+        assert!(FillValue::from_json(DataType::UInt8, &Value::from(256)).is_err());
+        assert!(FillValue::from_json(DataType::Int16, &Value::from("NaN")).is_err());
+    }
+}

@@ -1,0 +1,234 @@
+//! Copies between n-dimensional C-order element buffers: a strided box of a chunk into its place in a
+//! selection's output, and filling the part of a chunk that lies outside a valid box.
+//!
+//! Pure and format-agnostic: buffers are bytes, `element_size` bytes per element. The innermost
+//! dimension is copied with one `memcpy` when its step is 1.
+
+/// How one dimension is copied: `count` elements from `src_start` (every `src_step`-th) to
+/// consecutive positions from `dst_start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DimCopy {
+    /// First source index.
+    pub src_start: u64,
+    /// Source stride (>= 1).
+    pub src_step: u64,
+    /// First destination index.
+    pub dst_start: u64,
+    /// Number of elements.
+    pub count: u64,
+}
+
+/// Row-major strides in elements.
+fn strides(shape: &[u64]) -> Vec<u64> {
+    let mut out = vec![1u64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        out[d] = out[d + 1] * shape[d + 1];
+    }
+    out
+}
+
+/// Copies the box described by `dims` from `src` (shape `src_shape`) into `dst` (shape `dst_shape`).
+///
+/// # Panics
+/// When the box does not fit either buffer (a caller bug, not an input error).
+pub fn copy_box(
+    src: &[u8],
+    src_shape: &[u64],
+    dst: &mut [u8],
+    dst_shape: &[u64],
+    dims: &[DimCopy],
+    element_size: usize,
+) {
+    let (ss, ds) = (strides(src_shape), strides(dst_shape));
+    check_fits(src.len(), src_shape, dims, element_size, |d| {
+        d.src_start + (d.count.max(1) - 1) * d.src_step
+    });
+    check_fits(dst.len(), dst_shape, dims, element_size, |d| {
+        d.dst_start + d.count.max(1) - 1
+    });
+    // SAFETY: check_fits proved every touched element lies inside both buffers.
+    unsafe { copy_rec(src.as_ptr(), &ss, dst.as_mut_ptr(), &ds, dims, element_size) }
+}
+
+/// Like [`copy_box`], into a raw destination shared between threads.
+///
+/// # Safety
+/// `dst` must be valid for writes of `dst_len` bytes for the duration of the call, the box must fit
+/// `dst_shape` (checked: panics otherwise), and no other thread may write the elements this box covers.
+pub unsafe fn copy_box_raw(
+    src: &[u8],
+    src_shape: &[u64],
+    dst: *mut u8,
+    dst_len: usize,
+    dst_shape: &[u64],
+    dims: &[DimCopy],
+    element_size: usize,
+) {
+    let (ss, ds) = (strides(src_shape), strides(dst_shape));
+    check_fits(src.len(), src_shape, dims, element_size, |d| {
+        d.src_start + (d.count.max(1) - 1) * d.src_step
+    });
+    check_fits(dst_len, dst_shape, dims, element_size, |d| {
+        d.dst_start + d.count.max(1) - 1
+    });
+    copy_rec(src.as_ptr(), &ss, dst, &ds, dims, element_size);
+}
+
+fn check_fits(
+    len: usize,
+    shape: &[u64],
+    dims: &[DimCopy],
+    element_size: usize,
+    last: impl Fn(&DimCopy) -> u64,
+) {
+    assert_eq!(shape.len(), dims.len(), "box rank differs from buffer rank");
+    let elements: u64 = shape.iter().product();
+    assert!(
+        elements * element_size as u64 <= len as u64,
+        "buffer smaller than its shape"
+    );
+    for (d, dim) in dims.iter().enumerate() {
+        assert!(
+            dim.count == 0 || last(dim) < shape[d],
+            "box exceeds dimension {d}"
+        );
+    }
+}
+
+unsafe fn copy_rec(
+    src: *const u8,
+    ss: &[u64],
+    dst: *mut u8,
+    ds: &[u64],
+    dims: &[DimCopy],
+    es: usize,
+) {
+    let Some((dim, inner)) = dims.split_first() else {
+        std::ptr::copy_nonoverlapping(src, dst, es);
+        return;
+    };
+    let (s_stride, d_stride) = (ss[0] as usize * es, ds[0] as usize * es);
+    let src0 = src.add(dim.src_start as usize * s_stride);
+    let dst0 = dst.add(dim.dst_start as usize * d_stride);
+    if inner.is_empty() && dim.src_step == 1 {
+        std::ptr::copy_nonoverlapping(src0, dst0, dim.count as usize * es);
+        return;
+    }
+    let s_step = dim.src_step as usize * s_stride;
+    for i in 0..dim.count as usize {
+        copy_rec(
+            src0.add(i * s_step),
+            &ss[1..],
+            dst0.add(i * d_stride),
+            &ds[1..],
+            inner,
+            es,
+        );
+    }
+}
+
+/// Sets every element of `buf` (shape `shape`) outside the box `[0, valid[d])` to `fill`.
+pub fn fill_outside(buf: &mut [u8], shape: &[u64], valid: &[u64], fill: &[u8]) {
+    let es = fill.len();
+    let total: u64 = shape.iter().product();
+    if total == 0 || es == 0 || valid.iter().zip(shape).all(|(v, s)| v >= s) {
+        return;
+    }
+    let st = strides(shape);
+    for linear in 0..total {
+        let inside = (0..shape.len()).all(|d| (linear / st[d]) % shape[d] < valid[d]);
+        if !inside {
+            let at = linear as usize * es;
+            buf[at..at + es].copy_from_slice(fill);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_box_matches_index_arithmetic() {
+        // src 4x5 of u16 values 0..20, take rows 1..4 step 2, cols 0..5 step 2 -> dst 2x3 at (0,0)
+        let src: Vec<u8> = (0u16..20).flat_map(u16::to_ne_bytes).collect();
+        let mut dst = vec![0u8; 2 * 3 * 2];
+        let dims = [
+            DimCopy {
+                src_start: 1,
+                src_step: 2,
+                dst_start: 0,
+                count: 2,
+            },
+            DimCopy {
+                src_start: 0,
+                src_step: 2,
+                dst_start: 0,
+                count: 3,
+            },
+        ];
+        copy_box(&src, &[4, 5], &mut dst, &[2, 3], &dims, 2);
+        let got: Vec<u16> = dst
+            .chunks(2)
+            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+            .collect();
+        let want: Vec<u16> = [1u16, 3]
+            .iter()
+            .flat_map(|r| [0u16, 2, 4].map(|c| r * 5 + c))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn contiguous_rows_and_scalars() {
+        let src = [1u8, 2, 3, 4, 5, 6];
+        let mut dst = [0u8; 9];
+        let dims = [
+            DimCopy {
+                src_start: 0,
+                src_step: 1,
+                dst_start: 1,
+                count: 2,
+            },
+            DimCopy {
+                src_start: 0,
+                src_step: 1,
+                dst_start: 0,
+                count: 3,
+            },
+        ];
+        copy_box(&src, &[2, 3], &mut dst, &[3, 3], &dims, 1);
+        assert_eq!(dst, [0, 0, 0, 1, 2, 3, 4, 5, 6]);
+        let mut one = [0u8; 4];
+        copy_box(&[9, 8, 7, 6], &[], &mut one, &[], &[], 4);
+        assert_eq!(one, [9, 8, 7, 6]);
+    }
+
+    #[test]
+    #[should_panic(expected = "box exceeds dimension 1")]
+    fn out_of_range_boxes_panic_instead_of_writing() {
+        let ok = DimCopy {
+            src_start: 0,
+            src_step: 1,
+            dst_start: 0,
+            count: 2,
+        };
+        let dims2 = [
+            ok,
+            DimCopy {
+                src_start: 0,
+                src_step: 1,
+                dst_start: 2,
+                count: 2,
+            },
+        ];
+        copy_box(&[0u8; 16], &[4, 4], &mut [0u8; 16], &[4, 3], &dims2, 1);
+    }
+
+    #[test]
+    fn fill_outside_keeps_the_valid_box() {
+        let mut buf = vec![1u8; 12];
+        fill_outside(&mut buf, &[3, 4], &[2, 3], &[0]);
+        assert_eq!(buf, [1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,176 @@
+//! The result of a read: native-endian element bytes with their type and shape, convertible to an
+//! `ndarray` array or written as a NumPy `.npy` file.
+
+use std::io::Write;
+
+use crate::metadata::DataType;
+
+/// Elements read from an array, in C order and native byte order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayData {
+    /// Element type.
+    pub data_type: DataType,
+    /// Result shape (NumPy rules: integer-indexed dimensions are dropped).
+    pub shape: Vec<u64>,
+    /// `product(shape) * data_type.size()` bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// A Rust type that holds one element of a [`DataType`].
+pub trait Element: Copy + Send + Sync + 'static {
+    /// The matching data type.
+    const DATA_TYPE: DataType;
+    /// Decodes one element from native-endian bytes (exactly `size_of::<Self>()` of them).
+    fn from_ne_slice(bytes: &[u8]) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DATA_TYPE: DataType = $dt;
+            fn from_ne_slice(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; std::mem::size_of::<$t>()];
+                raw.copy_from_slice(bytes);
+                <$t>::from_ne_bytes(raw)
+            }
+        }
+    };
+}
+
+element!(i8, DataType::Int8);
+element!(i16, DataType::Int16);
+element!(i32, DataType::Int32);
+element!(i64, DataType::Int64);
+element!(u8, DataType::UInt8);
+element!(u16, DataType::UInt16);
+element!(u32, DataType::UInt32);
+element!(u64, DataType::UInt64);
+element!(f32, DataType::Float32);
+element!(f64, DataType::Float64);
+
+impl Element for bool {
+    const DATA_TYPE: DataType = DataType::Bool;
+    fn from_ne_slice(bytes: &[u8]) -> Self {
+        bytes[0] != 0
+    }
+}
+
+impl ArrayData {
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements as a `Vec<T>`.
+    ///
+    /// # Errors
+    /// A message naming both types when `T` does not match the data type.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, String> {
+        if T::DATA_TYPE != self.data_type {
+            return Err(format!(
+                "requested {} elements from {} data",
+                T::DATA_TYPE,
+                self.data_type
+            ));
+        }
+        Ok(self
+            .bytes
+            .chunks_exact(self.data_type.size())
+            .map(T::from_ne_slice)
+            .collect())
+    }
+
+    /// The elements as an n-dimensional array.
+    ///
+    /// # Errors
+    /// A message when `T` does not match the data type.
+    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, String> {
+        let shape: Vec<usize> = self.shape.iter().map(|&n| n as usize).collect();
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), self.to_vec()?)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Writes a NumPy `.npy` (format 1.0) file: loads with `numpy.load` with this shape and dtype.
+    ///
+    /// # Errors
+    /// The I/O error from `out`.
+    pub fn write_npy(&self, mut out: impl Write) -> std::io::Result<()> {
+        let shape = match self.shape.as_slice() {
+            [] => "()".to_string(),
+            [n] => format!("({n},)"),
+            dims => format!(
+                "({})",
+                dims.iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let descr = npy_descr(self.data_type);
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
+        // ending in a newline.
+        let unpadded = 10 + header.len() + 1;
+        header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+        header.push('\n');
+        out.write_all(b"\x93NUMPY\x01\x00")?;
+        out.write_all(&(header.len() as u16).to_le_bytes())?;
+        out.write_all(header.as_bytes())?;
+        out.write_all(&self.bytes)
+    }
+}
+
+/// The `.npy` dtype string of native-endian data.
+fn npy_descr(t: DataType) -> String {
+    let descr = t.numpy_descr();
+    if cfg!(target_endian = "big") && descr.starts_with('<') {
+        format!(">{}", &descr[1..])
+    } else {
+        descr.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_header_is_aligned_and_describes_the_data() {
+        let data = ArrayData {
+            data_type: DataType::Int16,
+            shape: vec![2, 3],
+            bytes: vec![0; 12],
+        };
+        let mut out = Vec::new();
+        data.write_npy(&mut out).unwrap();
+        let header_len = u16::from_le_bytes([out[8], out[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        let header = std::str::from_utf8(&out[10..10 + header_len]).unwrap();
+        assert!(
+            header.contains("'descr': '<i2'") && header.contains("'shape': (2, 3)"),
+            "{header}"
+        );
+        assert_eq!(out.len(), 10 + header_len + 12);
+    }
+
+    #[test]
+    fn typed_views_check_the_type() {
+        let data = ArrayData {
+            data_type: DataType::Float32,
+            shape: vec![2],
+            bytes: [1.5f32, -2.0]
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect(),
+        };
+        assert_eq!(data.to_vec::<f32>().unwrap(), vec![1.5, -2.0]);
+        assert!(data.to_vec::<f64>().is_err());
+        assert_eq!(data.to_ndarray::<f32>().unwrap().shape(), &[2]);
+    }
+}

@@ -1,0 +1,106 @@
+//! Synchronous wrappers for callers without an async runtime: each call runs the async API to
+//! completion on a small runtime owned by the wrapper (built once per [`BlockingStore`]).
+
+use std::sync::Arc;
+
+use super::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
+use crate::grid::Selection;
+use crate::manifest::SourceTable;
+use crate::store::StoreInfo;
+
+/// A [`Store`] with a blocking API.
+#[derive(Debug, Clone)]
+pub struct BlockingStore {
+    runtime: Arc<tokio::runtime::Runtime>,
+    store: Store,
+}
+
+/// An [`ArrayReader`] with a blocking API.
+#[derive(Debug)]
+pub struct BlockingArray {
+    runtime: Arc<tokio::runtime::Runtime>,
+    array: ArrayReader,
+}
+
+impl BlockingStore {
+    /// Opens the store at `location` (path or URL).
+    ///
+    /// # Errors
+    /// As [`Store::open`]; also [`ReadError::Store`] when the runtime cannot be started.
+    pub fn open(location: &str) -> Result<Self, ReadError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| ReadError::Store {
+                location: location.into(),
+                what: "starting I/O runtime".into(),
+                source: e.into(),
+            })?;
+        let store = runtime.block_on(Store::open(location))?;
+        Ok(BlockingStore {
+            runtime: Arc::new(runtime),
+            store,
+        })
+    }
+
+    /// The store summary.
+    pub fn info(&self) -> &StoreInfo {
+        self.store.info()
+    }
+
+    /// The source files.
+    pub fn sources(&self) -> &SourceTable {
+        self.store.sources()
+    }
+
+    /// Opens an array.
+    ///
+    /// # Errors
+    /// As [`Store::array`].
+    pub fn array(&self, path: &str) -> Result<BlockingArray, ReadError> {
+        let array = self.runtime.block_on(self.store.array(path))?;
+        Ok(BlockingArray {
+            runtime: self.runtime.clone(),
+            array,
+        })
+    }
+
+    /// The async store, for mixing with async code.
+    pub fn as_async(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl BlockingArray {
+    /// The array reader.
+    pub fn reader(&self) -> &ArrayReader {
+        &self.array
+    }
+
+    /// Reads `selection`.
+    ///
+    /// # Errors
+    /// As [`ArrayReader::read`].
+    pub fn read(
+        &self,
+        selection: &Selection,
+        options: &ReadOptions,
+    ) -> Result<ArrayData, ReadError> {
+        self.runtime.block_on(self.array.read(selection, options))
+    }
+
+    /// Reads `selection` into `out`.
+    ///
+    /// # Errors
+    /// As [`ArrayReader::read_into`].
+    pub fn read_into(
+        &self,
+        selection: &Selection,
+        out: &mut [u8],
+        options: &ReadOptions,
+    ) -> Result<(), ReadError> {
+        self.runtime
+            .block_on(self.array.read_into(selection, out, options))
+    }
+}

@@ -1,0 +1,465 @@
+//! Opening a store and its arrays, and the read loop that ties plan, fetch and decode together.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use object_store::ObjectStoreExt;
+
+use super::decode::{decode_batch, DecodeContext};
+use super::fetch::{fetch_all, fetch_batch, fetch_range, FetchContext, Fetched};
+use super::plan::{split_by_bytes, Batch, ChunkRead};
+use super::{ArrayData, ReadError, ReadOptions};
+use crate::grid::Selection;
+use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
+use crate::metadata::ArrayMetadata;
+use crate::source::{is_url, resolve, ObjectLocation};
+use crate::store::{
+    StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
+};
+
+/// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
+const SPANS_PER_ROUND: usize = 1 << 16;
+
+/// State shared by a store's readers and their fetch tasks.
+#[derive(Debug)]
+pub(crate) struct StoreInner {
+    /// The store location as given (path or URL), for messages.
+    pub(crate) location: String,
+    root: ObjectLocation,
+    info: StoreInfo,
+    sources: SourceTable,
+    resolved: Mutex<HashMap<u32, ObjectLocation>>,
+    checked: Mutex<HashSet<u32>>,
+}
+
+impl StoreInner {
+    fn child(&self, parts: &str) -> ObjectLocation {
+        let path = parts
+            .split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.root.path.clone(), |p, part| p.clone().join(part));
+        ObjectLocation {
+            store: self.root.store.clone(),
+            path,
+        }
+    }
+
+    fn source(&self, id: u32) -> Result<&SourceFile, ReadError> {
+        self.sources.get(id).ok_or_else(|| ReadError::Store {
+            location: self.location.clone(),
+            what: format!("source id {id}"),
+            source: format!("not in the source table of {} files", self.sources.len()).into(),
+        })
+    }
+
+    /// The object location and display name of source `id`, resolved once.
+    pub(crate) fn source_location(&self, id: u32) -> Result<(ObjectLocation, String), ReadError> {
+        let file = self.source(id)?;
+        let mut resolved = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(loc) = resolved.get(&id) {
+            return Ok((loc.clone(), file.location.clone()));
+        }
+        let loc = resolve(&file.location)?;
+        resolved.insert(id, loc.clone());
+        Ok((loc, file.location.clone()))
+    }
+
+    /// Compares source `id`'s size and modification time with the scan's, once per store.
+    pub(crate) async fn check_source(
+        &self,
+        id: u32,
+        location: &ObjectLocation,
+    ) -> Result<(), ReadError> {
+        if self
+            .checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&id)
+        {
+            return Ok(());
+        }
+        let file = self.source(id)?;
+        let meta = location
+            .store
+            .head(&location.path)
+            .await
+            .map_err(|source| ReadError::Fetch {
+                location: file.location.clone(),
+                array: String::new(),
+                what: "file metadata".into(),
+                source: Box::new(source),
+            })?;
+        let changed = |reason: String| ReadError::SourceChanged {
+            location: file.location.clone(),
+            reason,
+        };
+        if meta.size != file.size {
+            return Err(changed(format!(
+                "size was {} bytes, is {}",
+                file.size, meta.size
+            )));
+        }
+        let now = meta.last_modified.timestamp_nanos_opt();
+        if let (Some(then), Some(now)) = (file.mtime_ns, now) {
+            if then != now {
+                return Err(changed("modification time differs".into()));
+            }
+        }
+        self.checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id);
+        Ok(())
+    }
+}
+
+/// An opened store: its summary, source table and arrays.
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Arc<StoreInner>,
+}
+
+impl Store {
+    /// Opens the store at `location`: a local path (relative or absolute) or a URL.
+    ///
+    /// # Errors
+    /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
+    /// written by a newer, incompatible vzarr.
+    pub async fn open(location: &str) -> Result<Self, ReadError> {
+        let absolute = if is_url(location) {
+            location.to_string()
+        } else {
+            let path = std::path::absolute(location).map_err(|e| ReadError::Store {
+                location: location.to_string(),
+                what: "resolving path".into(),
+                source: e.into(),
+            })?;
+            path.display().to_string()
+        };
+        let root = resolve(&absolute)?;
+        let mut inner = StoreInner {
+            location: location.to_string(),
+            root,
+            info: empty_info(),
+            sources: SourceTable::default(),
+            resolved: Mutex::default(),
+            checked: Mutex::default(),
+        };
+        let bytes = fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await?;
+        inner.info = parse_info(&bytes, location)?;
+        let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
+        inner.sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
+            location: location.to_string(),
+            what: format!("parsing {SOURCES_FILE}"),
+            source: e.into(),
+        })?;
+        Ok(Store {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The location the store was opened from.
+    pub fn location(&self) -> &str {
+        &self.inner.location
+    }
+
+    /// The store summary (`vzarr.json`).
+    pub fn info(&self) -> &StoreInfo {
+        &self.inner.info
+    }
+
+    /// The source files.
+    pub fn sources(&self) -> &SourceTable {
+        &self.inner.sources
+    }
+
+    /// Opens array `path` (`tas`, `grp/tas`).
+    ///
+    /// # Errors
+    /// [`ReadError::NoSuchArray`] for an unknown path; [`ReadError::Metadata`] or
+    /// [`ReadError::Manifest`] when its files are invalid.
+    pub async fn array(&self, path: &str) -> Result<ArrayReader, ReadError> {
+        let inner = &self.inner;
+        if !inner.info.arrays.iter().any(|a| a.path == path) {
+            let available: Vec<&str> = inner.info.arrays.iter().map(|a| a.path.as_str()).collect();
+            return Err(ReadError::NoSuchArray {
+                location: inner.location.clone(),
+                array: path.to_string(),
+                available: available.join(", "),
+            });
+        }
+        let doc = fetch_all(
+            &inner.child(&format!("{path}/zarr.json")),
+            &inner.location,
+            "zarr.json",
+        )
+        .await?;
+        let metadata = serde_json::from_slice(&doc)
+            .map_err(|e| crate::metadata::MetadataError::Invalid {
+                field: "zarr.json",
+                reason: e.to_string(),
+            })
+            .and_then(|doc| ArrayMetadata::from_json(&doc))
+            .map_err(|source| ReadError::Metadata {
+                location: inner.location.clone(),
+                array: path.to_string(),
+                source,
+            })?;
+        let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));
+        let manifest = open_manifest(&manifest_loc, &inner.location, path).await?;
+        if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
+            return Err(ReadError::Store {
+                location: inner.location.clone(),
+                what: format!("{path}/{MANIFEST_FILE}"),
+                source: format!(
+                    "manifest has {} chunks, the grid {}",
+                    manifest.header().num_chunks,
+                    metadata.chunk_grid.num_chunks()
+                )
+                .into(),
+            });
+        }
+        Ok(ArrayReader {
+            inner: self.inner.clone(),
+            path: path.to_string(),
+            metadata,
+            manifest,
+            manifest_loc,
+            owned: inner.child(&format!("{path}/{OWNED_FILE}")),
+        })
+    }
+}
+
+fn empty_info() -> StoreInfo {
+    StoreInfo {
+        format: String::new(),
+        format_version: 0,
+        generator: String::new(),
+        sources: 0,
+        groups: Vec::new(),
+        arrays: Vec::new(),
+        provenance: Default::default(),
+        warnings: Vec::new(),
+    }
+}
+
+fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
+    let bad = |reason: String| ReadError::Store {
+        location: location.to_string(),
+        what: format!("parsing {STORE_INFO_FILE}"),
+        source: reason.into(),
+    };
+    let info: StoreInfo = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+    if info.format != "vzarr" {
+        return Err(bad(format!("not a vzarr store (format {:?})", info.format)));
+    }
+    if info.format_version > STORE_FORMAT_VERSION {
+        return Err(bad(format!(
+            "store format version {} is newer than this vzarr reads ({STORE_FORMAT_VERSION}); upgrade vzarr",
+            info.format_version
+        )));
+    }
+    Ok(info)
+}
+
+async fn open_manifest(
+    loc: &ObjectLocation,
+    store: &str,
+    array: &str,
+) -> Result<ManifestIndex, ReadError> {
+    let manifest_error = |source| ReadError::Manifest {
+        location: store.to_string(),
+        array: array.to_string(),
+        source,
+    };
+    let head = fetch_range(loc, 0..ManifestHeader::LEN as u64, store, "manifest header").await?;
+    let header = ManifestHeader::parse(&head).map_err(manifest_error)?;
+    let index = fetch_range(loc, header.index_range(), store, "manifest index").await?;
+    ManifestIndex::new(header, &index).map_err(manifest_error)
+}
+
+/// One array of an opened store.
+#[derive(Debug)]
+pub struct ArrayReader {
+    inner: Arc<StoreInner>,
+    path: String,
+    metadata: ArrayMetadata,
+    manifest: ManifestIndex,
+    manifest_loc: ObjectLocation,
+    owned: ObjectLocation,
+}
+
+impl ArrayReader {
+    /// The array path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The array metadata.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.metadata
+    }
+
+    /// The array shape.
+    pub fn shape(&self) -> Vec<u64> {
+        self.metadata.shape()
+    }
+
+    /// Manifest entries for linear chunk indices `range` (decoding only the blocks involved).
+    ///
+    /// # Errors
+    /// [`ReadError::Store`] / [`ReadError::Manifest`] when a block cannot be fetched or decoded.
+    pub async fn entries(&self, range: std::ops::Range<u64>) -> Result<Vec<ChunkEntry>, ReadError> {
+        let end = range.end.min(self.manifest.header().num_chunks);
+        let mut out = Vec::with_capacity(end.saturating_sub(range.start) as usize);
+        if range.start >= end {
+            return Ok(out);
+        }
+        for block in self.manifest.block_of(range.start)..=self.manifest.block_of(end - 1) {
+            let entries = self.block(block).await?;
+            let chunks = self.manifest.block_chunks(block);
+            let from = range.start.max(chunks.start) - chunks.start;
+            let to = end.min(chunks.end) - chunks.start;
+            out.extend_from_slice(&entries[from as usize..to as usize]);
+        }
+        Ok(out)
+    }
+
+    async fn block(&self, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {
+        let bytes = fetch_range(
+            &self.manifest_loc,
+            self.manifest.block_bytes(block),
+            &self.inner.location,
+            "manifest block",
+        )
+        .await?;
+        self.manifest
+            .decode_block(block, &bytes)
+            .map_err(|source| ReadError::Manifest {
+                location: self.inner.location.clone(),
+                array: self.path.clone(),
+                source,
+            })
+    }
+
+    /// Reads `selection` into a new buffer.
+    ///
+    /// # Errors
+    /// [`ReadError`] for an invalid selection, a missing or changed source file, or a chunk that does not
+    /// decode; each names the file and the array.
+    pub async fn read(
+        &self,
+        selection: &Selection,
+        options: &ReadOptions,
+    ) -> Result<ArrayData, ReadError> {
+        let len = selection.len() as usize * self.metadata.element_size();
+        let mut bytes = vec![0u8; len];
+        self.read_into(selection, &mut bytes, options).await?;
+        Ok(ArrayData {
+            data_type: self.metadata.data_type,
+            shape: selection.out_shape(),
+            bytes,
+        })
+    }
+
+    /// Reads `selection` into `out`, which must hold exactly its elements (native byte order, C order).
+    ///
+    /// # Errors
+    /// As [`ArrayReader::read`], and [`ReadError::Output`] when `out` has the wrong length.
+    pub async fn read_into(
+        &self,
+        selection: &Selection,
+        out: &mut [u8],
+        options: &ReadOptions,
+    ) -> Result<(), ReadError> {
+        let grid = &self.metadata.chunk_grid;
+        let selection_error = |source| ReadError::Selection {
+            array: self.path.clone(),
+            source,
+        };
+        let pieces = grid.pieces(selection).map_err(selection_error)?;
+        let want = selection.len() as usize * self.metadata.element_size();
+        if out.len() != want {
+            return Err(ReadError::Output {
+                array: self.path.clone(),
+                reason: format!(
+                    "buffer of {} bytes for a selection of {want} bytes",
+                    out.len()
+                ),
+            });
+        }
+        let out_shape = selection.counts();
+        let ctx = FetchContext {
+            store: self.inner.clone(),
+            array: self.path.clone(),
+            owned: self.owned.clone(),
+        };
+        let mut spans = grid.spans(&pieces);
+        let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
+        loop {
+            let round: Vec<_> = spans.by_ref().take(SPANS_PER_ROUND).collect();
+            if round.is_empty() {
+                break;
+            }
+            let reads = self.lookup(round).await?;
+            for group in split_by_bytes(reads, options.batch_bytes) {
+                // Fetch this batch while the previous one decodes.
+                let task =
+                    tokio::spawn(fetch_batch(ctx.clone(), Batch::new(group), options.clone()));
+                if let Some(previous) = pending.replace(task) {
+                    self.decode(previous, out, &out_shape).await?;
+                }
+            }
+        }
+        if let Some(last) = pending.take() {
+            self.decode(last, out, &out_shape).await?;
+        }
+        Ok(())
+    }
+
+    /// Pairs spans with their manifest entries, fetching each needed block once.
+    async fn lookup(
+        &self,
+        spans: Vec<crate::grid::ChunkSpan>,
+    ) -> Result<Vec<ChunkRead>, ReadError> {
+        let grid = &self.metadata.chunk_grid;
+        let mut reads = Vec::with_capacity(spans.len());
+        let mut cached: Option<(u64, Vec<ChunkEntry>)> = None;
+        for span in spans {
+            let linear = grid.linear_index(&span.coords);
+            let block = self.manifest.block_of(linear);
+            if cached.as_ref().is_none_or(|(b, _)| *b != block) {
+                cached = Some((block, self.block(block).await?));
+            }
+            let entry = cached.as_ref().map_or(ChunkEntry::Missing, |(b, entries)| {
+                entries[(linear - self.manifest.block_chunks(*b).start) as usize]
+            });
+            reads.push(ChunkRead::new(span, entry));
+        }
+        Ok(reads)
+    }
+
+    async fn decode(
+        &self,
+        task: tokio::task::JoinHandle<Result<Fetched, ReadError>>,
+        out: &mut [u8],
+        out_shape: &[u64],
+    ) -> Result<(), ReadError> {
+        let fetched = task.await.map_err(|e| ReadError::Output {
+            array: self.path.clone(),
+            reason: format!("fetch task failed: {e}"),
+        })??;
+        let names = |id: u32| {
+            self.inner
+                .sources
+                .get(id)
+                .map_or_else(|| format!("source {id}"), |f| f.location.clone())
+        };
+        let ctx = DecodeContext {
+            array: &self.path,
+            store: &self.inner.location,
+            source_name: &names,
+        };
+        decode_batch(&fetched, &self.metadata, out, out_shape, &ctx)
+    }
+}

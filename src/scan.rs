@@ -1,0 +1,161 @@
+//! Stage 1, files -> scan: read one source file's structure and record where every chunk of every
+//! variable lives, as a single-source [`VirtualDataset`].
+//!
+//! Format is chosen by content, never by file name: the HDF5 signature (at offset 0, 512, 1024, ...)
+//! selects the HDF5 / NetCDF-4 scanner. Everything format-specific stays under `scan/`.
+
+mod contiguous;
+mod filters;
+mod format;
+mod hdf5;
+mod netcdf_meta;
+mod rewrite;
+
+pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
+pub use format::{detect_format, FileFormat};
+
+use std::path::{Path, PathBuf};
+
+use crate::dataset::{ScanWarning, VirtualDataset};
+use crate::manifest::SourceFile;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A source file that could not be scanned. Every variant names the file; variable-level problems
+/// also name the variable. Messages read `path: variable: problem: cause`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// The file could not be opened or read.
+    #[error("{}: cannot read file: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The content is neither HDF5 nor NetCDF.
+    #[error("{}: not an HDF5 or NetCDF file ({reason})", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The file looks like a supported format but its library refused it.
+    #[error("{}: cannot open as {format}: {source}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The format it was opened as.
+        format: FileFormat,
+        /// The library's error.
+        source: BoxError,
+    },
+    /// A variable uses something vzarr cannot reference (filter, type, layout).
+    #[error("{}: {variable}: {problem} (pass --skip-unsupported to leave such variables out)", path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The variable path.
+        variable: String,
+        /// What is not supported.
+        problem: String,
+    },
+    /// Reading a variable's structure or a chunk failed.
+    #[error("{}: {variable}: {what}: {source}", path.display())]
+    Variable {
+        /// The file.
+        path: PathBuf,
+        /// The variable path.
+        variable: String,
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: BoxError,
+    },
+}
+
+/// Options for scanning one file.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Leave out variables vzarr cannot virtualize (with a warning) instead of failing.
+    /// Default: false.
+    pub skip_unsupported: bool,
+    /// Contiguous (unchunked) variables larger than this are referenced as slabs along their first
+    /// dimension of at most this many bytes, so a small read fetches little. Default: 16 MiB.
+    pub max_slab_bytes: u64,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            skip_unsupported: false,
+            max_slab_bytes: 16 << 20,
+        }
+    }
+}
+
+/// A scanner for one file format.
+pub trait Scanner {
+    /// Scans `path` (whose fingerprint is `source`) into a dataset whose only source is id 0.
+    ///
+    /// # Errors
+    /// [`ScanError`] naming the file (and variable) that could not be scanned.
+    fn scan(
+        &self,
+        path: &Path,
+        source: SourceFile,
+        options: &ScanOptions,
+    ) -> Result<VirtualDataset, ScanError>;
+}
+
+/// Scans one file, choosing the scanner by its content.
+///
+/// # Errors
+/// [`ScanError`] when the file cannot be read, is not a supported format, or has a variable that cannot
+/// be virtualized (unless `options.skip_unsupported`).
+pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+    let io = |source| ScanError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let absolute = std::path::absolute(path).map_err(io)?;
+    let source = crate::source::fingerprint(&absolute).map_err(io)?;
+    match detect_format(&absolute)? {
+        FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
+    }
+}
+
+/// How chunk locations are found in HDF5 files with the linked libhdf5: `"H5Dchunk_iter"` (one pass)
+/// or `"H5Dget_chunk_info_by_coord"` (one B-tree lookup per chunk).
+pub fn hdf5_chunk_lookup() -> &'static str {
+    if hdf5::has_chunk_iter() {
+        "H5Dchunk_iter"
+    } else {
+        "H5Dget_chunk_info_by_coord"
+    }
+}
+
+/// Records an unsupported variable: an error, or a warning when the options allow skipping.
+pub(crate) fn unsupported(
+    path: &Path,
+    variable: &str,
+    problem: String,
+    options: &ScanOptions,
+    warnings: &mut Vec<ScanWarning>,
+) -> Result<(), ScanError> {
+    if !options.skip_unsupported {
+        return Err(ScanError::Unsupported {
+            path: path.to_path_buf(),
+            variable: variable.to_string(),
+            problem,
+        });
+    }
+    warnings.push(ScanWarning {
+        file: path.display().to_string(),
+        variable: variable.to_string(),
+        message: format!("left out: {problem}"),
+    });
+    Ok(())
+}

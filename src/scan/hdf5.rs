@@ -1,0 +1,395 @@
+//! The HDF5 / NetCDF-4 scanner: libnetcdf gives names, dimensions and attributes
+//! (`scan/netcdf_meta`), libhdf5 gives storage: layout, filters, byte order, fill value and the
+//! address of every chunk (`scan/hdf5/storage`).
+//!
+//! Chunk locations come from one `H5Dchunk_iter` pass when the linked libhdf5 has it, else from one
+//! `H5Dget_chunk_info_by_coord` B-tree lookup per chunk; never from the index-based lookup, which
+//! re-walks the index on every call.
+
+mod storage;
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+pub(crate) use storage::has_chunk_iter;
+use storage::{ElementType, Layout, StorageInfo, StoredChunk};
+
+use super::contiguous::slab_layout;
+use super::filters::{filter_codec, FilterSpec};
+use super::netcdf_meta::{read_structure, NcVariable};
+use super::rewrite::ArrayCodecs;
+use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use crate::codec::{Codec, CodecChain, Endian};
+use crate::dataset::{ChunkTable, ScanWarning, VirtualArray, VirtualDataset};
+use crate::grid::ChunkGrid;
+use crate::manifest::{ChunkEntry, SourceFile};
+use crate::metadata::{ArrayMetadata, DataType, FillValue};
+
+/// Scans HDF5 and NetCDF-4 files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hdf5Scanner;
+
+impl Scanner for Hdf5Scanner {
+    fn scan(
+        &self,
+        path: &Path,
+        source: SourceFile,
+        options: &ScanOptions,
+    ) -> Result<VirtualDataset, ScanError> {
+        let open_error = |source: Box<dyn std::error::Error + Send + Sync>| ScanError::Open {
+            path: path.to_path_buf(),
+            format: FileFormat::Hdf5,
+            source,
+        };
+        let structure = read_structure(path).map_err(|e| open_error(e.into()))?;
+        let file = hdf5::File::open(path).map_err(|e| open_error(e.into()))?;
+        let mut dataset = VirtualDataset {
+            groups: structure.groups,
+            ..VirtualDataset::default()
+        };
+        dataset.sources.push(source);
+        let mut ctx = FileContext {
+            path,
+            file: &file,
+            options,
+            raw: None,
+            warnings: Vec::new(),
+        };
+        for var in &structure.variables {
+            if let Some(array) = ctx.scan_variable(var)? {
+                dataset.arrays.push(array);
+            }
+        }
+        dataset.warnings = ctx.warnings;
+        Ok(dataset)
+    }
+}
+
+/// State shared by the variables of one file.
+struct FileContext<'a> {
+    path: &'a Path,
+    file: &'a hdf5::File,
+    options: &'a ScanOptions,
+    /// The file opened for plain reads of chunks that must be rewritten.
+    raw: Option<std::fs::File>,
+    warnings: Vec<ScanWarning>,
+}
+
+/// Storage of one variable translated to Zarr terms.
+struct Translated {
+    grid: ChunkGrid,
+    codecs: CodecChain,
+    chunks: ChunkTable,
+    rewritten: u64,
+}
+
+/// One variable being scanned.
+struct VarScan<'a> {
+    var: &'a NcVariable,
+    dataset: hdf5::Dataset,
+    info: StorageInfo,
+    data_type: DataType,
+    endian: Option<Endian>,
+    /// The netCDF shape (what users see).
+    shape: Vec<u64>,
+    /// The HDF5 dataset extent; may be shorter along unlimited dimensions.
+    stored_shape: Vec<u64>,
+}
+
+impl FileContext<'_> {
+    fn variable_error(
+        &self,
+        var: &str,
+        what: &str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> ScanError {
+        ScanError::Variable {
+            path: self.path.to_path_buf(),
+            variable: var.to_string(),
+            what: what.to_string(),
+            source: source.into(),
+        }
+    }
+
+    fn skip(
+        &mut self,
+        var: &NcVariable,
+        problem: String,
+    ) -> Result<Option<VirtualArray>, ScanError> {
+        unsupported(
+            self.path,
+            &var.path,
+            problem,
+            self.options,
+            &mut self.warnings,
+        )?;
+        Ok(None)
+    }
+
+    fn scan_variable(&mut self, var: &NcVariable) -> Result<Option<VirtualArray>, ScanError> {
+        let dataset = self.open_dataset(&var.path)?;
+        let info = storage::inspect(dataset.id())
+            .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
+        let (data_type, endian) = match info.element {
+            ElementType::Numeric(t, e) => (t, e),
+            ElementType::Unsupported(what) => {
+                return self.skip(var, format!("cannot reference elements of {what}"))
+            }
+        };
+        let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
+        let stored_shape: Vec<u64> = dataset.shape().iter().map(|&n| n as u64).collect();
+        if stored_shape.len() != shape.len() || stored_shape.iter().zip(&shape).any(|(h, n)| h > n)
+        {
+            let msg = format!("HDF5 extent {stored_shape:?} does not fit netCDF shape {shape:?}");
+            return Err(self.variable_error(&var.path, "reading shape", msg));
+        }
+        let fill = FillValue::from_bytes(data_type, info.fill.clone())
+            .map_err(|e| self.variable_error(&var.path, "fill value", e))?;
+        let scan = VarScan {
+            var,
+            dataset,
+            info,
+            data_type,
+            endian,
+            shape,
+            stored_shape,
+        };
+        let translated = match scan.info.layout.clone() {
+            Layout::Chunked(chunk_shape) => match self.chunked(&scan, &chunk_shape, &fill)? {
+                Some(t) => t,
+                None => return Ok(None),
+            },
+            Layout::Contiguous { address, size } => self.contiguous(&scan, address, size)?,
+            Layout::Compact => self.compact(&scan)?,
+            Layout::Other(what) => return self.skip(var, format!("cannot reference {what}")),
+        };
+        let metadata = ArrayMetadata {
+            data_type,
+            chunk_grid: translated.grid,
+            fill_value: fill,
+            codecs: translated.codecs,
+            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
+            attributes: var.attributes.clone(),
+        };
+        Ok(Some(VirtualArray {
+            path: var.path.clone(),
+            metadata,
+            chunks: translated.chunks,
+            rewritten_chunks: translated.rewritten,
+        }))
+    }
+
+    /// The HDF5 dataset behind a netCDF variable (netCDF-4 renames a variable that shares its name with
+    /// a dimension but is not its coordinate to `_nc4_non_coord_<name>`).
+    fn open_dataset(&self, var_path: &str) -> Result<hdf5::Dataset, ScanError> {
+        let (parent, name) = var_path.rsplit_once('/').unwrap_or(("", var_path));
+        let renamed = super::netcdf_meta::join(parent, &format!("_nc4_non_coord_{name}"));
+        self.file
+            .dataset(var_path)
+            .or_else(|first| self.file.dataset(&renamed).map_err(|_| first))
+            .map_err(|e| self.variable_error(var_path, "opening HDF5 dataset", e))
+    }
+
+    fn chunked(
+        &mut self,
+        v: &VarScan<'_>,
+        chunk_shape: &[u64],
+        fill: &FillValue,
+    ) -> Result<Option<Translated>, ScanError> {
+        let element_size = v.data_type.size();
+        let mut filters = Vec::with_capacity(v.info.filters.len());
+        for f in &v.info.filters {
+            let spec = FilterSpec {
+                id: f.id,
+                name: &f.name,
+                cd_values: &f.cd_values,
+            };
+            match filter_codec(&spec, element_size) {
+                Ok(codec) => filters.push(codec),
+                Err(e) => return self.skip(v.var, e.to_string()).map(|_| None),
+            }
+        }
+        let bytes = Codec::Bytes { endian: v.endian };
+        let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat())
+            .map_err(|e| self.variable_error(&v.var.path, "building codecs", e))?;
+        let codecs = ArrayCodecs {
+            bytes,
+            filters,
+            full: full.clone(),
+            element_size,
+        };
+        let grid = ChunkGrid::regular(&v.shape, chunk_shape)
+            .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut fixups = Vec::new();
+        locate_chunks(v, &grid, chunk_shape, &mut |linear, coords, stored| {
+            let straddles = (0..coords.len()).any(|d| {
+                (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d]
+                    && v.stored_shape[d] < v.shape[d]
+            });
+            if stored.filter_mask != 0 || straddles {
+                fixups.push((linear, stored));
+            } else {
+                chunks.entries[linear as usize] = ChunkEntry::Source {
+                    source: 0,
+                    offset: stored.address,
+                    length: stored.size,
+                };
+            }
+        })
+        .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
+        let rewritten = fixups.len() as u64;
+        for (linear, stored) in fixups {
+            let origin = grid.chunk_origin(&grid.chunk_coords(linear));
+            let valid: Vec<u64> = (0..origin.len())
+                .map(|d| chunk_shape[d].min(v.stored_shape[d] - origin[d]))
+                .collect();
+            let bytes = self.read_raw(&v.var.path, stored.address, stored.size)?;
+            let owned = codecs
+                .rewrite(
+                    &bytes,
+                    stored.filter_mask,
+                    chunk_shape,
+                    &valid,
+                    fill.as_bytes(),
+                )
+                .map_err(|e| {
+                    self.variable_error(&v.var.path, &format!("rewriting chunk {linear}"), e)
+                })?;
+            chunks.entries[linear as usize] = chunks.push_owned(&owned);
+        }
+        Ok(Some(Translated {
+            grid,
+            codecs: full,
+            chunks,
+            rewritten,
+        }))
+    }
+
+    fn contiguous(
+        &mut self,
+        v: &VarScan<'_>,
+        address: Option<u64>,
+        size: u64,
+    ) -> Result<Translated, ScanError> {
+        let element_size = v.data_type.size() as u64;
+        let expected = v.shape.iter().product::<u64>() * element_size;
+        if v.stored_shape != v.shape || (address.is_some() && size != expected) {
+            let msg = format!(
+                "contiguous storage of {size} bytes does not hold shape {:?}",
+                v.shape
+            );
+            return Err(self.variable_error(&v.var.path, "reading layout", msg));
+        }
+        let (grid, entries) = slab_layout(
+            &v.shape,
+            element_size,
+            address.unwrap_or(0),
+            0,
+            self.options.max_slab_bytes,
+        )
+        .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let mut chunks = ChunkTable::missing(entries.len());
+        if address.is_some() {
+            chunks.entries = entries;
+        }
+        Ok(Translated {
+            grid,
+            codecs: CodecChain::raw(v.endian),
+            chunks,
+            rewritten: 0,
+        })
+    }
+
+    fn compact(&mut self, v: &VarScan<'_>) -> Result<Translated, ScanError> {
+        let chunk_shape: Vec<u64> = v.shape.iter().map(|&n| n.max(1)).collect();
+        let grid = ChunkGrid::regular(&v.shape, &chunk_shape)
+            .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+        if grid.num_chunks() == 1 {
+            let len = v.shape.iter().product::<u64>() as usize * v.data_type.size();
+            let bytes = storage::read_file_order(v.dataset.id(), len)
+                .map_err(|e| self.variable_error(&v.var.path, "reading compact data", e))?;
+            chunks.entries[0] = chunks.push_owned(&bytes);
+        }
+        Ok(Translated {
+            grid,
+            codecs: CodecChain::raw(v.endian),
+            chunks,
+            rewritten: 0,
+        })
+    }
+
+    fn read_raw(&mut self, var: &str, offset: u64, length: u64) -> Result<Vec<u8>, ScanError> {
+        if self.raw.is_none() {
+            let file = std::fs::File::open(self.path).map_err(|source| ScanError::Io {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
+            self.raw = Some(file);
+        }
+        let mut buf = vec![0u8; length as usize];
+        let read = self.raw.as_ref().map(|f| f.read_exact_at(&mut buf, offset));
+        match read {
+            Some(Ok(())) => Ok(buf),
+            Some(Err(e)) => Err(self.variable_error(
+                var,
+                &format!("reading {length} bytes at offset {offset}"),
+                e,
+            )),
+            None => Err(self.variable_error(var, "reading chunk", "file not open")),
+        }
+    }
+}
+
+/// Calls `found(linear, coords, chunk)` for every stored chunk inside both the grid and the HDF5 extent.
+fn locate_chunks(
+    v: &VarScan<'_>,
+    grid: &ChunkGrid,
+    chunk_shape: &[u64],
+    found: &mut dyn FnMut(u64, &[u64], StoredChunk),
+) -> Result<(), storage::RawError> {
+    let ndim = chunk_shape.len();
+    let in_extent = |origin: &[u64]| (0..ndim).all(|d| origin[d] < v.stored_shape[d]);
+    let mut visit = |origin: &[u64], stored: StoredChunk| {
+        if in_extent(origin) {
+            let coords: Vec<u64> = (0..ndim).map(|d| origin[d] / chunk_shape[d]).collect();
+            found(grid.linear_index(&coords), &coords, stored);
+        }
+    };
+    if storage::visit_chunks(v.dataset.id(), ndim, &mut visit)? {
+        return Ok(());
+    }
+    // One B-tree lookup per chunk inside the stored extent, in row-major order.
+    let counts: Vec<u64> = (0..ndim)
+        .map(|d| v.stored_shape[d].div_ceil(chunk_shape[d]))
+        .collect();
+    if counts.contains(&0) {
+        return Ok(());
+    }
+    let mut coords = vec![0u64; ndim];
+    let mut origin = vec![0u64; ndim];
+    loop {
+        for d in 0..ndim {
+            origin[d] = coords[d] * chunk_shape[d];
+        }
+        if let Some(stored) = storage::chunk_by_coord(v.dataset.id(), &origin)? {
+            visit(&origin, stored);
+        }
+        if !advance(&mut coords, &counts) {
+            return Ok(());
+        }
+    }
+}
+
+/// Row-major odometer step; false after the last position.
+fn advance(coords: &mut [u64], counts: &[u64]) -> bool {
+    for d in (0..coords.len()).rev() {
+        coords[d] += 1;
+        if coords[d] < counts[d] {
+            return true;
+        }
+        coords[d] = 0;
+    }
+    false
+}

@@ -1,0 +1,142 @@
+//! Source files: fingerprints taken at scan time, and resolution of a stored location (an absolute
+//! path or a URL) to an `object_store` store and object path for reading.
+//!
+//! Locations are kept as given: absolute local paths for local files, URLs (`s3://`, `https://`,
+//! `file://`) otherwise. Only `file://` and local paths are compiled in today; other schemes resolve
+//! through `object_store::parse_url` once its cloud features are enabled.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as ObjectPath;
+use object_store::ObjectStore;
+
+use crate::manifest::SourceFile;
+
+/// A location that cannot be turned into an object store address.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The location is not a valid path or URL, or its scheme is not available.
+    #[error("{location}: cannot resolve location: {source}")]
+    Resolve {
+        /// The location as stored.
+        location: String,
+        /// Why.
+        source: object_store::Error,
+    },
+    /// The URL does not parse.
+    #[error("{location}: invalid URL: {source}")]
+    Url {
+        /// The location as stored.
+        location: String,
+        /// Why.
+        source: url::ParseError,
+    },
+}
+
+/// Takes the fingerprint (size, modification time) of a local file, stored under its absolute path.
+///
+/// # Errors
+/// The I/O error from reading the file's metadata.
+pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
+    let meta = std::fs::metadata(absolute)?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_nanos()).ok());
+    Ok(SourceFile {
+        location: absolute.display().to_string(),
+        size: meta.len(),
+        mtime_ns,
+    })
+}
+
+/// An object store and the path of one object in it.
+#[derive(Debug, Clone)]
+pub struct ObjectLocation {
+    /// The store holding the object.
+    pub store: Arc<dyn ObjectStore>,
+    /// The object's path in the store.
+    pub path: ObjectPath,
+}
+
+fn local_store() -> Arc<dyn ObjectStore> {
+    static LOCAL: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
+    LOCAL
+        .get_or_init(|| Arc::new(LocalFileSystem::new()))
+        .clone()
+}
+
+/// True when `location` is a URL rather than a local path.
+pub fn is_url(location: &str) -> bool {
+    location.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+')
+    })
+}
+
+/// Resolves a stored location (absolute path or URL) to a store and object path.
+///
+/// # Errors
+/// [`SourceError`] when the location is not a valid absolute path or URL, or names a scheme this build
+/// cannot reach.
+pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
+    if !is_url(location) {
+        let path = ObjectPath::from_absolute_path(location).map_err(|e| SourceError::Resolve {
+            location: location.to_string(),
+            source: e.into(),
+        })?;
+        return Ok(ObjectLocation {
+            store: local_store(),
+            path,
+        });
+    }
+    let url = url::Url::parse(location).map_err(|source| SourceError::Url {
+        location: location.to_string(),
+        source,
+    })?;
+    if url.scheme() == "file" {
+        let file = url.to_file_path().map_err(|()| SourceError::Resolve {
+            location: location.to_string(),
+            source: object_store::Error::Generic {
+                store: "file",
+                source: "not a local file URL".into(),
+            },
+        })?;
+        return resolve(&file.display().to_string());
+    }
+    let (store, path) = object_store::parse_url(&url).map_err(|source| SourceError::Resolve {
+        location: location.to_string(),
+        source,
+    })?;
+    Ok(ObjectLocation {
+        store: Arc::from(store),
+        path,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_paths_are_told_apart() {
+        assert!(is_url("s3://bucket/key.nc"));
+        assert!(is_url("file:///data/a.nc"));
+        assert!(!is_url("/data/a.nc"));
+        assert!(!is_url("/data/odd://name.nc"));
+    }
+
+    #[test]
+    fn file_urls_resolve_like_paths() {
+        let a = resolve("/tmp/some file.nc").unwrap();
+        let b = resolve("file:///tmp/some%20file.nc").unwrap();
+        assert_eq!(a.path, b.path);
+        assert!(resolve("relative/path.nc").is_err());
+    }
+}

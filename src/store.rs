@@ -1,0 +1,82 @@
+//! Stage 3, combine -> store: persisting a [`VirtualDataset`].
+//!
+//! Every writer implements [`Writer`]. The native writer (`store/native`) produces a `*.vzarr`
+//! directory: a valid Zarr v3 hierarchy whose arrays carry a binary chunk manifest instead of chunk
+//! files. Its file names and the `vzarr.json` summary live in `store/layout`, shared with the reader.
+
+mod layout;
+mod native;
+
+pub use layout::{
+    ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION,
+    STORE_INFO_FILE,
+};
+pub use native::NativeWriter;
+
+use std::path::{Path, PathBuf};
+
+use crate::dataset::VirtualDataset;
+
+/// A store that could not be written. Nothing is left at the destination when this is returned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The destination exists and overwriting was not asked for.
+    #[error("{}: already exists (pass --overwrite to replace it)", path.display())]
+    Exists {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// A node's name cannot be stored (it collides with a vzarr file or is not a valid path segment).
+    #[error("{}: {node}: {reason}", path.display())]
+    BadName {
+        /// The destination.
+        path: PathBuf,
+        /// The group or array path.
+        node: String,
+        /// Why it cannot be written.
+        reason: String,
+    },
+    /// Writing a file failed.
+    #[error("{}: {what}: {source}", path.display())]
+    Io {
+        /// The file being written.
+        path: PathBuf,
+        /// What was being written.
+        what: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Encoding an array's manifest failed.
+    #[error("{}: {array}: encoding manifest: {source}", path.display())]
+    Manifest {
+        /// The destination.
+        path: PathBuf,
+        /// The array path.
+        array: String,
+        /// The cause.
+        source: crate::manifest::ManifestError,
+    },
+}
+
+/// Options shared by writers.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Replace an existing destination (atomically: the old store stays intact until the new one is
+    /// complete). Default: false.
+    pub overwrite: bool,
+}
+
+/// Persists a virtual dataset.
+pub trait Writer {
+    /// Writes `dataset` to `destination`, atomically: on error nothing is left there.
+    ///
+    /// # Errors
+    /// [`WriteError`] naming the file or node that could not be written.
+    fn write(
+        &self,
+        dataset: &VirtualDataset,
+        destination: &Path,
+        options: &WriteOptions,
+    ) -> Result<StoreInfo, WriteError>;
+}

@@ -1,0 +1,89 @@
+//! The native store's file names and its `vzarr.json` summary, shared by the writer and the reader.
+//!
+//! ```text
+//! tas.vzarr/
+//! ├── zarr.json            root group (Zarr v3)
+//! ├── vzarr.json           StoreInfo: format version, arrays, provenance, warnings
+//! ├── sources.bin          SourceTable: every source file once, with its fingerprint
+//! ├── tas/zarr.json        array metadata (Zarr v3; rectilinear or regular grid)
+//! ├── tas/manifest.bin     chunk manifest (docs/design/001-manifest-format.md)
+//! ├── tas/owned.bin        store-owned chunk bytes, when any
+//! └── grp/zarr.json        a group; its arrays below it
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{ChunkStats, Provenance, ScanWarning};
+
+/// Store summary file at the root.
+pub const STORE_INFO_FILE: &str = "vzarr.json";
+/// Source table file at the root.
+pub const SOURCES_FILE: &str = "sources.bin";
+/// Per-array manifest file.
+pub const MANIFEST_FILE: &str = "manifest.bin";
+/// Per-array owned-bytes file.
+pub const OWNED_FILE: &str = "owned.bin";
+/// Version of the native store layout; bumped on every incompatible change.
+pub const STORE_FORMAT_VERSION: u32 = 1;
+
+/// One array as summarised in `vzarr.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayInfo {
+    /// Slash-separated path.
+    pub path: String,
+    /// Chunks in the grid.
+    pub chunks: u64,
+    /// What the chunks are.
+    pub stats: ChunkStats,
+    /// Chunks vzarr rewrote.
+    pub rewritten_chunks: u64,
+}
+
+/// The `vzarr.json` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreInfo {
+    /// Always `"vzarr"`.
+    pub format: String,
+    /// [`STORE_FORMAT_VERSION`] of the writer.
+    pub format_version: u32,
+    /// The program that wrote it.
+    pub generator: String,
+    /// Number of source files.
+    pub sources: u64,
+    /// Group paths, the root (`""`) first.
+    pub groups: Vec<String>,
+    /// Arrays in order.
+    pub arrays: Vec<ArrayInfo>,
+    /// How arrays map to source files.
+    pub provenance: Provenance,
+    /// Variables left out while scanning.
+    pub warnings: Vec<ScanWarning>,
+}
+
+/// Every path segment of a node, checked to be a valid directory name that does not collide with
+/// vzarr's own files.
+pub(crate) fn check_node_path(path: &str) -> Result<(), String> {
+    for segment in path.split('/') {
+        if segment.is_empty() || segment == "." || segment == ".." {
+            return Err(format!("invalid path segment {segment:?}"));
+        }
+        if segment.contains('\0') || segment.contains('\\') {
+            return Err("name contains a character that cannot be a file name".into());
+        }
+        if [
+            STORE_INFO_FILE,
+            SOURCES_FILE,
+            MANIFEST_FILE,
+            OWNED_FILE,
+            "zarr.json",
+            "c",
+        ]
+        .contains(&segment)
+        {
+            return Err(format!(
+                "name {segment:?} collides with a file of the store"
+            ));
+        }
+    }
+    Ok(())
+}

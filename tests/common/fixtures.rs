@@ -1,0 +1,275 @@
+//! Deterministic fixture files, written with the netcdf and hdf5 crates (libnetcdf / libhdf5).
+//!
+//! Shared by the integration tests (which write them into temporary directories) and by
+//! `examples/make_fixtures.rs` (which writes the committed sample archive under `fixtures/`).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A smooth, deterministic field value for (t, y, x).
+pub fn field(t: usize, y: usize, x: usize) -> f32 {
+    let (t, y, x) = (t as f32, y as f32, x as f32);
+    280.0
+        + 10.0 * (y / 6.0).sin()
+        + 5.0 * (x / 9.0).cos()
+        + 0.1 * t
+        + ((t * 7.0 + y * 3.0 + x) % 13.0) * 0.01
+}
+
+fn grid_values(t0: usize, nt: usize, ny: usize, nx: usize) -> Vec<f32> {
+    let mut v = Vec::with_capacity(nt * ny * nx);
+    for t in t0..t0 + nt {
+        for y in 0..ny {
+            for x in 0..nx {
+                v.push(field(t, y, x));
+            }
+        }
+    }
+    v
+}
+
+/// Days in `month` (1-12) of `year`.
+pub fn days_in_month(year: i32, month: u32) -> usize {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days from 1970-01-01 to the first of `month` of `year`.
+pub fn days_since_epoch(year: i32, month: u32) -> i64 {
+    let mut days = 0i64;
+    for y in 1970..year {
+        days += if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+            366
+        } else {
+            365
+        };
+    }
+    for m in 1..month {
+        days += days_in_month(year, m) as i64;
+    }
+    days
+}
+
+/// Options of one monthly file.
+#[derive(Debug, Clone)]
+pub struct Monthly {
+    pub year: i32,
+    pub month: u32,
+    /// Chunk length along time; None = whole month.
+    pub time_chunk: Option<usize>,
+    pub compress: bool,
+    pub ny: usize,
+    pub nx: usize,
+}
+
+impl Monthly {
+    pub fn new(year: i32, month: u32) -> Self {
+        Monthly {
+            year,
+            month,
+            time_chunk: None,
+            compress: true,
+            ny: 18,
+            nx: 36,
+        }
+    }
+}
+
+/// A CF monthly file: tas(time, lat, lon) float32, time with bounds, lat, lon, scalar crs.
+pub fn write_monthly(dir: &Path, m: &Monthly) -> PathBuf {
+    let path = dir.join(format!("tas_{}-{:02}.nc", m.year, m.month));
+    let nt = days_in_month(m.year, m.month);
+    let t0 = (days_since_epoch(m.year, m.month) - days_since_epoch(2023, 1)) as usize;
+    let mut f = netcdf::create(&path).expect("create monthly file");
+    f.add_attribute("Conventions", "CF-1.8").unwrap();
+    f.add_attribute("title", "vzarr sample archive").unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("lat", m.ny).unwrap();
+    f.add_dimension("lon", m.nx).unwrap();
+    f.add_dimension("bnds", 2).unwrap();
+    {
+        let mut lat = f.add_variable::<f64>("lat", &["lat"]).unwrap();
+        lat.put_attribute("units", "degrees_north").unwrap();
+        lat.put_attribute("standard_name", "latitude").unwrap();
+        let v: Vec<f64> = (0..m.ny)
+            .map(|i| -85.0 + 170.0 * i as f64 / (m.ny - 1) as f64)
+            .collect();
+        lat.put_values(&v, ..).unwrap();
+    }
+    {
+        let mut lon = f.add_variable::<f64>("lon", &["lon"]).unwrap();
+        lon.put_attribute("units", "degrees_east").unwrap();
+        let v: Vec<f64> = (0..m.nx).map(|i| i as f64 * 360.0 / m.nx as f64).collect();
+        lon.put_values(&v, ..).unwrap();
+    }
+    let start = days_since_epoch(m.year, m.month) as f64;
+    {
+        let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
+        time.put_attribute("units", "days since 1970-01-01")
+            .unwrap();
+        time.put_attribute("calendar", "standard").unwrap();
+        time.put_attribute("bounds", "time_bnds").unwrap();
+        let v: Vec<f64> = (0..nt).map(|d| start + d as f64 + 0.5).collect();
+        time.put_values(&v, (0..nt,)).unwrap();
+    }
+    {
+        let mut bnds = f
+            .add_variable::<f64>("time_bnds", &["time", "bnds"])
+            .unwrap();
+        let v: Vec<f64> = (0..nt)
+            .flat_map(|d| [start + d as f64, start + d as f64 + 1.0])
+            .collect();
+        bnds.put_values(&v, [0..nt, 0..2]).unwrap();
+    }
+    {
+        let mut crs = f.add_variable::<i32>("crs", &[]).unwrap();
+        crs.put_attribute("grid_mapping_name", "latitude_longitude")
+            .unwrap();
+        crs.put_value(0i32, ..).unwrap();
+    }
+    {
+        let mut tas = f
+            .add_variable::<f32>("tas", &["time", "lat", "lon"])
+            .unwrap();
+        let tc = m.time_chunk.unwrap_or(nt);
+        tas.set_chunking(&[tc, m.ny.div_ceil(2), m.nx.div_ceil(3)])
+            .unwrap();
+        if m.compress {
+            tas.set_compression(4, true).unwrap();
+        }
+        tas.set_fill_value(1.0e20f32).unwrap();
+        tas.put_attribute("units", "K").unwrap();
+        tas.put_attribute("standard_name", "air_temperature")
+            .unwrap();
+        tas.put_attribute("grid_mapping", "crs").unwrap();
+        tas.put_values(&grid_values(t0, nt, m.ny, m.nx), [0..nt, 0..m.ny, 0..m.nx])
+            .unwrap();
+    }
+    f.close().unwrap();
+    path
+}
+
+/// Every numeric type, an unlimited dimension, nested groups, a scalar, fill values with unwritten
+/// chunks and a big-endian variable, in one netCDF-4 file.
+pub fn write_kitchen_sink(dir: &Path) -> PathBuf {
+    let path = dir.join("kitchen_sink.nc");
+    let mut f = netcdf::create(&path).unwrap();
+    f.add_attribute("history", "made by vzarr's fixture generator")
+        .unwrap();
+    f.add_unlimited_dimension("rec").unwrap();
+    f.add_dimension("x", 7).unwrap();
+    macro_rules! typed {
+        ($name:expr, $t:ty, $conv:expr) => {{
+            let mut v = f.add_variable::<$t>($name, &["rec", "x"]).unwrap();
+            v.set_chunking(&[2, 4]).unwrap();
+            v.set_compression(1, true).unwrap();
+            let vals: Vec<$t> = (0..5 * 7).map($conv).collect();
+            v.put_values(&vals, [0..5, 0..7]).unwrap();
+        }};
+    }
+    typed!("i8", i8, |i: i32| (i * 7 - 100) as i8);
+    typed!("u8", u8, |i: i32| (i * 7) as u8);
+    typed!("i16", i16, |i: i32| (i * 911 - 16000) as i16);
+    typed!("u16", u16, |i: i32| (i * 1871) as u16);
+    typed!("i32", i32, |i: i32| i
+        .wrapping_mul(123_456_789)
+        .wrapping_sub(2_000_000_000));
+    typed!("u32", u32, |i: i32| (i as u32).wrapping_mul(3_000_000_001));
+    typed!("i64", i64, |i: i32| i64::from(i) * -987_654_321_987);
+    typed!("u64", u64, |i: i32| u64::MAX - i as u64 * 1_000_000_007);
+    typed!("f32", f32, |i: i32| i as f32 * 0.25 - 3.0);
+    typed!("f64", f64, |i: i32| f64::from(i).sqrt());
+    {
+        let mut big = f.add_variable::<i32>("big_endian", &["rec", "x"]).unwrap();
+        big.set_endianness(netcdf::Endianness::Big).unwrap();
+        big.set_chunking(&[3, 7]).unwrap();
+        let vals: Vec<i32> = (0..35).map(|i| i * 65_537 - 1_000_000).collect();
+        big.put_values(&vals, [0..5, 0..7]).unwrap();
+    }
+    {
+        let mut be = f
+            .add_variable::<f64>("big_endian_contiguous", &["x"])
+            .unwrap();
+        be.set_endianness(netcdf::Endianness::Big).unwrap();
+        be.put_values(&[1.5f64, -2.5, 3.25, 1e300, -0.0, 7.0, 8.0], ..)
+            .unwrap();
+    }
+    {
+        // Only some chunks written: the rest read as the fill value.
+        let mut sparse = f.add_variable::<f32>("sparse", &["rec", "x"]).unwrap();
+        sparse.set_chunking(&[1, 3]).unwrap();
+        sparse.set_fill_value(-999.0f32).unwrap();
+        sparse
+            .put_values(&[1.0f32, 2.0, 3.0], [1..2, 3..6])
+            .unwrap();
+    }
+    {
+        let mut scalar = f.add_variable::<f64>("scalar", &[]).unwrap();
+        scalar.put_attribute("long_name", "a scalar").unwrap();
+        scalar.put_value(42.5f64, ..).unwrap();
+    }
+    {
+        let mut g = f.add_group("model").unwrap();
+        g.add_attribute("source", "nested group").unwrap();
+        g.add_dimension("level", 4).unwrap();
+        let mut inner = g.add_group("diagnostics").unwrap();
+        let mut v = inner.add_variable::<i16>("level_flag", &["level"]).unwrap();
+        v.put_values(&[1i16, -2, 3, -4], ..).unwrap();
+        let mut w = inner
+            .add_variable::<f32>("profile", &["rec", "level"])
+            .unwrap();
+        w.set_chunking(&[2, 2]).unwrap();
+        w.set_compression(6, false).unwrap();
+        let vals: Vec<f32> = (0..5 * 4).map(|i| i as f32 / 3.0).collect();
+        w.put_values(&vals, [0..5, 0..4]).unwrap();
+    }
+    f.close().unwrap();
+    path
+}
+
+/// A plain HDF5 file (no netCDF conventions): fletcher32 + shuffle + deflate, a contiguous dataset
+/// large enough to be split into slabs, and a compact dataset.
+pub fn write_plain_hdf5(dir: &Path) -> PathBuf {
+    let path = dir.join("plain.h5");
+    let file = hdf5::File::create(&path).unwrap();
+    let checked: Vec<f64> = (0..40 * 30).map(|i| f64::from(i) * 0.5 - 17.0).collect();
+    file.new_dataset_builder()
+        .chunk((8, 16))
+        .fletcher32()
+        .shuffle()
+        .deflate(5)
+        .with_data(&ndarray::Array2::from_shape_vec((40, 30), checked).unwrap())
+        .create("checked")
+        .unwrap();
+    let slabbed: Vec<i32> = (0..1000 * 6).collect();
+    file.new_dataset_builder()
+        .with_data(&ndarray::Array2::from_shape_vec((1000, 6), slabbed).unwrap())
+        .create("contiguous")
+        .unwrap();
+    let group = file.create_group("inner").unwrap();
+    group
+        .new_dataset_builder()
+        .with_data(&ndarray::arr1(&[3u16, 1, 4, 1, 5, 9, 2, 6]))
+        .create("small")
+        .unwrap();
+    path
+}
+
+/// A NetCDF-4 file whose only data variable uses an HDF5 filter vzarr does not support (blosc,
+/// registered as optional so libhdf5 writes the data without it).
+pub fn write_unsupported_filter(dir: &Path) -> PathBuf {
+    let path = dir.join("unsupported_filter.h5");
+    let file = hdf5::File::create(&path).unwrap();
+    let data: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    file.new_dataset_builder()
+        .chunk(16)
+        .add_filter(32001, &[])
+        .with_data(&ndarray::Array1::from(data))
+        .create("blosc_data")
+        .unwrap();
+    path
+}
