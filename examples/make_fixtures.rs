@@ -16,10 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let single = Path::new("fixtures/single");
     std::fs::create_dir_all(single)?;
-    for path in [
-        fixtures::write_kitchen_sink(single),
-        fixtures::write_plain_hdf5(single),
-    ] {
+    for path in [fixtures::write_kitchen_sink(single), fixtures::write_plain_hdf5(single)] {
         println!("{}", path.display());
     }
     Ok(())

@@ -154,12 +154,7 @@ impl Codec {
     /// # Errors
     /// [`CodecError::InvalidConfig`] naming the codec and the offending value.
     pub fn validate(&self) -> Result<(), CodecError> {
-        let bad = |reason: String| {
-            Err(CodecError::InvalidConfig {
-                codec: self.name().to_owned(),
-                reason,
-            })
-        };
+        let bad = |reason: String| Err(CodecError::InvalidConfig { codec: self.name().to_owned(), reason });
         match *self {
             Codec::Shuffle { element_size: 0 } => bad("elementsize must be >= 1".to_owned()),
             Codec::Zlib { level } | Codec::Gzip { level } if level > 9 => {
@@ -167,11 +162,7 @@ impl Codec {
             }
             Codec::Zstd { level, .. } if !zstd::compression_level_range().contains(&level) => {
                 let range = zstd::compression_level_range();
-                bad(format!(
-                    "level {level} is outside {}..={}",
-                    range.start(),
-                    range.end()
-                ))
+                bad(format!("level {level} is outside {}..={}", range.start(), range.end()))
             }
             _ => Ok(()),
         }
@@ -326,21 +317,12 @@ impl CodecChain {
                 })
             }
             None => {
-                return Err(CodecError::ChainShape {
-                    reason: "no codecs (a \"bytes\" codec is required)".to_owned(),
-                })
+                return Err(CodecError::ChainShape { reason: "no codecs (a \"bytes\" codec is required)".to_owned() })
             }
         }
-        if let Some(pos) = codecs
-            .iter()
-            .skip(1)
-            .position(|c| matches!(c, Codec::Bytes { .. }))
-        {
+        if let Some(pos) = codecs.iter().skip(1).position(|c| matches!(c, Codec::Bytes { .. })) {
             return Err(CodecError::ChainShape {
-                reason: format!(
-                    "second \"bytes\" codec at position {} (exactly one is allowed)",
-                    pos + 1
-                ),
+                reason: format!("second \"bytes\" codec at position {} (exactly one is allowed)", pos + 1),
             });
         }
         codecs.iter().try_for_each(Codec::validate)?;
@@ -350,9 +332,7 @@ impl CodecChain {
     /// The chain that stores element bytes as they are: just the `bytes` codec.
     #[must_use]
     pub fn raw(endian: Option<Endian>) -> Self {
-        CodecChain {
-            codecs: vec![Codec::Bytes { endian }],
-        }
+        CodecChain { codecs: vec![Codec::Bytes { endian }] }
     }
 
     /// All codecs, the `bytes` codec first.
@@ -407,12 +387,7 @@ impl CodecChain {
     /// [`CodecError::Truncated`], [`CodecError::ChecksumMismatch`],
     /// [`CodecError::DecodedTooLong`]); [`CodecError::DecodedLength`] when the decoded length is
     /// not `out.len()`.
-    pub fn decode_into(
-        &self,
-        encoded: &[u8],
-        element_size: usize,
-        out: &mut [u8],
-    ) -> Result<(), CodecError> {
+    pub fn decode_into(&self, encoded: &[u8], element_size: usize, out: &mut [u8]) -> Result<(), CodecError> {
         let swap = self.needs_swap(element_size, out.len())?;
         pipeline::decode_into(self.bytes_to_bytes(), encoded, out)?;
         if swap {
@@ -425,12 +400,7 @@ impl CodecChain {
     ///
     /// # Errors
     /// As [`CodecChain::decode_into`].
-    pub fn decode(
-        &self,
-        encoded: &[u8],
-        element_size: usize,
-        decoded_len: usize,
-    ) -> Result<Vec<u8>, CodecError> {
+    pub fn decode(&self, encoded: &[u8], element_size: usize, decoded_len: usize) -> Result<Vec<u8>, CodecError> {
         // Validate before allocating, so a bad element size costs nothing.
         self.needs_swap(element_size, decoded_len)?;
         let mut out = vec![0; decoded_len];
@@ -464,13 +434,10 @@ impl CodecChain {
     /// [`CodecError::UnknownCodec`] naming an unknown codec, [`CodecError::InvalidConfig`], and
     /// the shape errors of [`CodecChain::new`].
     pub fn from_json(value: &serde_json::Value) -> Result<Self, CodecError> {
-        let items = value.as_array().ok_or_else(|| CodecError::InvalidJson {
-            reason: format!("expected an array of codecs, found {value}"),
-        })?;
-        let codecs = items
-            .iter()
-            .map(Codec::from_json)
-            .collect::<Result<Vec<_>, _>>()?;
+        let items = value
+            .as_array()
+            .ok_or_else(|| CodecError::InvalidJson { reason: format!("expected an array of codecs, found {value}") })?;
+        let codecs = items.iter().map(Codec::from_json).collect::<Result<Vec<_>, _>>()?;
         CodecChain::new(codecs)
     }
 }
@@ -485,12 +452,8 @@ mod tests {
         CodecChain::new(codecs).unwrap()
     }
 
-    const LE: Codec = Codec::Bytes {
-        endian: Some(Endian::Little),
-    };
-    const BE: Codec = Codec::Bytes {
-        endian: Some(Endian::Big),
-    };
+    const LE: Codec = Codec::Bytes { endian: Some(Endian::Little) };
+    const BE: Codec = Codec::Bytes { endian: Some(Endian::Big) };
 
     /// The chains vzarr meets in HDF5 files, in both byte orders, for elements of `size` bytes.
     fn typical_chains(size: usize) -> Vec<CodecChain> {
@@ -499,28 +462,12 @@ mod tests {
             let tails = vec![
                 vec![],
                 vec![Codec::Zlib { level: 4 }],
-                vec![
-                    Codec::Shuffle { element_size: size },
-                    Codec::Zlib { level: 1 },
-                ],
-                vec![
-                    Codec::Shuffle { element_size: size },
-                    Codec::Zlib { level: 9 },
-                    Codec::Fletcher32,
-                ],
+                vec![Codec::Shuffle { element_size: size }, Codec::Zlib { level: 1 }],
+                vec![Codec::Shuffle { element_size: size }, Codec::Zlib { level: 9 }, Codec::Fletcher32],
                 vec![Codec::Fletcher32],
                 vec![Codec::Shuffle { element_size: size }, Codec::Fletcher32],
-                vec![Codec::Zstd {
-                    level: 3,
-                    checksum: false,
-                }],
-                vec![
-                    Codec::Shuffle { element_size: size },
-                    Codec::Zstd {
-                        level: -1,
-                        checksum: true,
-                    },
-                ],
+                vec![Codec::Zstd { level: 3, checksum: false }],
+                vec![Codec::Shuffle { element_size: size }, Codec::Zstd { level: -1, checksum: true }],
                 vec![Codec::Gzip { level: 6 }],
             ];
             for tail in tails {
@@ -534,14 +481,7 @@ mod tests {
 
     #[test]
     fn endian_basics() {
-        assert_eq!(
-            Endian::native(),
-            if cfg!(target_endian = "little") {
-                Endian::Little
-            } else {
-                Endian::Big
-            }
-        );
+        assert_eq!(Endian::native(), if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big });
         assert_eq!(Endian::Little.as_str(), "little");
         assert_eq!(Endian::parse("big"), Some(Endian::Big));
         assert_eq!(Endian::parse("Big"), None);
@@ -595,45 +535,24 @@ mod tests {
             shuffled[n + i] = big[2 * i + 1];
         }
         let mut deflated = Vec::new();
-        let mut encoder =
-            flate2::read::ZlibEncoder::new(&shuffled[..], flate2::Compression::new(6));
+        let mut encoder = flate2::read::ZlibEncoder::new(&shuffled[..], flate2::Compression::new(6));
         std::io::Read::read_to_end(&mut encoder, &mut deflated).unwrap();
         let sum = fletcher32_checksum(&deflated);
         deflated.extend_from_slice(&sum.to_le_bytes());
 
-        let chain = chain(vec![
-            BE,
-            Codec::Shuffle { element_size: 2 },
-            Codec::Zlib { level: 6 },
-            Codec::Fletcher32,
-        ]);
+        let chain = chain(vec![BE, Codec::Shuffle { element_size: 2 }, Codec::Zlib { level: 6 }, Codec::Fletcher32]);
         let decoded = chain.decode(&deflated, 2, 200).unwrap();
-        let got: Vec<i16> = decoded
-            .chunks_exact(2)
-            .map(|c| i16::from_ne_bytes([c[0], c[1]]))
-            .collect();
+        let got: Vec<i16> = decoded.chunks_exact(2).map(|c| i16::from_ne_bytes([c[0], c[1]])).collect();
         assert_eq!(got, values);
         assert!(!chain.is_raw());
     }
 
     #[test]
     fn chain_shape_is_validated() {
-        assert!(matches!(
-            CodecChain::new(vec![]),
-            Err(CodecError::ChainShape { .. })
-        ));
-        assert!(matches!(
-            CodecChain::new(vec![Codec::Zlib { level: 1 }, LE]),
-            Err(CodecError::ChainShape { .. })
-        ));
-        assert!(matches!(
-            CodecChain::new(vec![LE, Codec::Fletcher32, BE]),
-            Err(CodecError::ChainShape { .. })
-        ));
-        assert!(matches!(
-            CodecChain::new(vec![LE, Codec::Gzip { level: 11 }]),
-            Err(CodecError::InvalidConfig { .. })
-        ));
+        assert!(matches!(CodecChain::new(vec![]), Err(CodecError::ChainShape { .. })));
+        assert!(matches!(CodecChain::new(vec![Codec::Zlib { level: 1 }, LE]), Err(CodecError::ChainShape { .. })));
+        assert!(matches!(CodecChain::new(vec![LE, Codec::Fletcher32, BE]), Err(CodecError::ChainShape { .. })));
+        assert!(matches!(CodecChain::new(vec![LE, Codec::Gzip { level: 11 }]), Err(CodecError::InvalidConfig { .. })));
         assert!(matches!(
             CodecChain::new(vec![LE, Codec::Shuffle { element_size: 0 }]),
             Err(CodecError::InvalidConfig { .. })
@@ -644,23 +563,11 @@ mod tests {
     fn element_size_and_endian_errors() {
         let raw = CodecChain::raw(None);
         assert_eq!(raw.decode(b"abc", 1, 3).unwrap(), b"abc");
-        assert!(matches!(
-            raw.decode(b"abcd", 2, 4),
-            Err(CodecError::MissingEndian { element_size: 2 })
-        ));
+        assert!(matches!(raw.decode(b"abcd", 2, 4), Err(CodecError::MissingEndian { element_size: 2 })));
         let le = CodecChain::raw(Some(Endian::Little));
-        assert!(matches!(
-            le.decode(b"abc", 0, 3),
-            Err(CodecError::ElementSize { .. })
-        ));
-        assert!(matches!(
-            le.decode(b"abc", 2, 3),
-            Err(CodecError::ElementSize { .. })
-        ));
-        assert!(matches!(
-            le.encode(b"abc", 2),
-            Err(CodecError::ElementSize { .. })
-        ));
+        assert!(matches!(le.decode(b"abc", 0, 3), Err(CodecError::ElementSize { .. })));
+        assert!(matches!(le.decode(b"abc", 2, 3), Err(CodecError::ElementSize { .. })));
+        assert!(matches!(le.encode(b"abc", 2), Err(CodecError::ElementSize { .. })));
     }
 
     #[test]
@@ -671,10 +578,7 @@ mod tests {
             for wrong in [60, 68] {
                 let result = chain.decode(&encoded, 4, wrong);
                 assert!(
-                    matches!(
-                        result,
-                        Err(CodecError::DecodedLength { .. } | CodecError::DecodedTooLong { .. })
-                    ),
+                    matches!(result, Err(CodecError::DecodedLength { .. } | CodecError::DecodedTooLong { .. })),
                     "{:?} decoded into {wrong}: {result:?}",
                     chain.codecs()
                 );
@@ -684,12 +588,7 @@ mod tests {
 
     #[test]
     fn corrupt_byte_is_detected_with_fletcher32() {
-        let chain = chain(vec![
-            LE,
-            Codec::Shuffle { element_size: 8 },
-            Codec::Zlib { level: 5 },
-            Codec::Fletcher32,
-        ]);
+        let chain = chain(vec![LE, Codec::Shuffle { element_size: 8 }, Codec::Zlib { level: 5 }, Codec::Fletcher32]);
         let native: Vec<u8> = (0..800u32).map(|i| (i % 13) as u8).collect();
         let encoded = chain.encode(&native, 8).unwrap();
         for i in 0..encoded.len() {
@@ -714,22 +613,12 @@ mod tests {
         let parsed = CodecChain::from_json(&value).unwrap();
         assert_eq!(
             parsed.codecs(),
-            [
-                LE,
-                Codec::Shuffle { element_size: 4 },
-                Codec::Zlib { level: 1 },
-                Codec::Fletcher32
-            ]
+            [LE, Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }, Codec::Fletcher32]
         );
         assert_eq!(parsed.to_json(), value);
+        assert!(matches!(CodecChain::from_json(&json!({"name": "bytes"})), Err(CodecError::InvalidJson { .. })));
         assert!(matches!(
-            CodecChain::from_json(&json!({"name": "bytes"})),
-            Err(CodecError::InvalidJson { .. })
-        ));
-        assert!(matches!(
-            CodecChain::from_json(
-                &json!([{"name": "numcodecs.zlib", "configuration": {"level": 1}}])
-            ),
+            CodecChain::from_json(&json!([{"name": "numcodecs.zlib", "configuration": {"level": 1}}])),
             Err(CodecError::ChainShape { .. })
         ));
         let err = CodecChain::from_json(&json!(["bytes", {"name": "lzf"}])).unwrap_err();

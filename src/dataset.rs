@@ -28,20 +28,14 @@ pub struct ChunkTable {
 impl ChunkTable {
     /// A table of `num_chunks` missing chunks.
     pub fn missing(num_chunks: usize) -> Self {
-        ChunkTable {
-            entries: vec![ChunkEntry::Missing; num_chunks],
-            owned: Vec::new(),
-        }
+        ChunkTable { entries: vec![ChunkEntry::Missing; num_chunks], owned: Vec::new() }
     }
 
     /// Appends store-owned chunk bytes and returns the entry that points at them.
     pub fn push_owned(&mut self, bytes: &[u8]) -> ChunkEntry {
         let offset = self.owned.len() as u64;
         self.owned.extend_from_slice(bytes);
-        ChunkEntry::Owned {
-            offset,
-            length: bytes.len() as u64,
-        }
+        ChunkEntry::Owned { offset, length: bytes.len() as u64 }
     }
 
     /// Counts of the table's contents.
@@ -90,6 +84,30 @@ pub struct VirtualArray {
     pub chunks: ChunkTable,
     /// Chunks vzarr had to rewrite (cropped partial chunks, chunks with skipped filters).
     pub rewritten_chunks: u64,
+    /// Hash of the decoded values (small arrays only), to check arrays taken once are identical
+    /// across files.
+    pub digest: Option<u64>,
+    /// When the last chunk along the concatenation dimension is partial: the same chunks trimmed to
+    /// their valid extent, used when this file is not the last of the concatenation.
+    pub tail: Option<TailChunks>,
+}
+
+/// The last chunks along the concatenation dimension, trimmed to the rows they really hold.
+///
+/// HDF5 stores a file's last chunk at the full chunk shape even when the file ends inside it; inside a
+/// concatenation that chunk must decode to exactly its valid rows. Each entry is either the valid byte
+/// prefix of the stored chunk (uncompressed, leading dimension) or a cropped, re-encoded copy in the
+/// array's owned bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailChunks {
+    /// Index of the concatenation dimension.
+    pub dim: usize,
+    /// Valid length of the last chunk along it.
+    pub valid: u64,
+    /// (linear index in this file's grid, trimmed entry) for every chunk of the last slab.
+    pub entries: Vec<(u64, ChunkEntry)>,
+    /// How many of them were decoded, cropped and re-encoded.
+    pub rewritten: u64,
 }
 
 /// Something the scan could not virtualize but did not stop for.
@@ -120,6 +138,15 @@ pub struct Provenance {
     pub concat_dim: Option<String>,
     /// Per source (in concatenation order): its id and the index range it covers along the dimension.
     pub parts: Vec<SourcePart>,
+    /// Gaps in the concatenation coordinate between consecutive files, described.
+    #[serde(default)]
+    pub gaps: Vec<String>,
+    /// When the coordinate was re-encoded to the first file's units: the variables re-encoded.
+    #[serde(default)]
+    pub reencoded: Vec<String>,
+    /// The units and calendar re-encoded values are in.
+    #[serde(default)]
+    pub units: Option<(String, Option<String>)>,
 }
 
 /// The slice of the concatenation dimension one source file provides.
@@ -131,6 +158,20 @@ pub struct SourcePart {
     pub start: u64,
     /// Number of indices.
     pub length: u64,
+}
+
+/// The values of the concatenation coordinate of one file, for ordering, overlap checks and
+/// re-encoding times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConcatCoordinate {
+    /// Values in the file's own units.
+    pub values: Vec<f64>,
+    /// The `units` attribute.
+    pub units: Option<String>,
+    /// The `calendar` attribute.
+    pub calendar: Option<String>,
+    /// The bounds variable (named by `bounds`) and its values, row-major.
+    pub bounds: Option<(String, Vec<f64>)>,
 }
 
 /// A whole virtual dataset: sources, groups and arrays.
@@ -146,6 +187,8 @@ pub struct VirtualDataset {
     pub warnings: Vec<ScanWarning>,
     /// How arrays map to sources.
     pub provenance: Provenance,
+    /// The concatenation coordinate of a single-file scan, when one was asked for and exists.
+    pub concat: Option<ConcatCoordinate>,
 }
 
 impl VirtualDataset {

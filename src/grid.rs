@@ -35,9 +35,7 @@ pub enum GridError {
         chunk: u64,
     },
     /// A chunk that is not the last one starts at or beyond the extent.
-    #[error(
-        "chunk {chunk} starts at or beyond the extent {extent}; only the last chunk may extend past the array"
-    )]
+    #[error("chunk {chunk} starts at or beyond the extent {extent}; only the last chunk may extend past the array")]
     ChunkPastExtent {
         /// Index of the offending chunk along the dimension.
         chunk: u64,
@@ -128,10 +126,7 @@ pub enum GridError {
 impl GridError {
     /// Wraps `self` as an error of dimension `dim`.
     fn in_dim(self, dim: usize) -> Self {
-        Self::InDimension {
-            dim,
-            source: Box::new(self),
-        }
+        Self::InDimension { dim, source: Box::new(self) }
     }
 }
 
@@ -154,11 +149,7 @@ impl ChunkGrid {
     /// [`GridError::ZeroChunkSize`] when a chunk size is 0.
     pub fn regular(shape: &[u64], chunk_shape: &[u64]) -> Result<Self, GridError> {
         if shape.len() != chunk_shape.len() {
-            return Err(GridError::RankMismatch {
-                what: "chunk_shape",
-                expected: shape.len(),
-                got: chunk_shape.len(),
-            });
+            return Err(GridError::RankMismatch { what: "chunk_shape", expected: shape.len(), got: chunk_shape.len() });
         }
         let dims = shape
             .iter()
@@ -223,11 +214,7 @@ impl ChunkGrid {
     /// builds; otherwise the result is unspecified but nothing panics).
     pub fn chunk_shape(&self, coords: &[u64]) -> Vec<u64> {
         debug_assert_eq!(coords.len(), self.ndim());
-        self.dims
-            .iter()
-            .zip(coords)
-            .map(|(d, &c)| d.edge(c))
-            .collect()
+        self.dims.iter().zip(coords).map(|(d, &c)| d.edge(c)).collect()
     }
 
     /// First array index of the chunk at `coords` along every dimension.
@@ -235,11 +222,7 @@ impl ChunkGrid {
     /// Same preconditions as [`ChunkGrid::chunk_shape`].
     pub fn chunk_origin(&self, coords: &[u64]) -> Vec<u64> {
         debug_assert_eq!(coords.len(), self.ndim());
-        self.dims
-            .iter()
-            .zip(coords)
-            .map(|(d, &c)| d.start(c))
-            .collect()
+        self.dims.iter().zip(coords).map(|(d, &c)| d.start(c)).collect()
     }
 
     /// Row-major (C order, last dimension fastest) linear index of the chunk at `coords`.
@@ -299,11 +282,7 @@ mod tests {
         assert_eq!(g.dim(0).valid(2), 2);
         assert_eq!(
             ChunkGrid::regular(&[10], &[4, 7]),
-            Err(GridError::RankMismatch {
-                what: "chunk_shape",
-                expected: 1,
-                got: 2
-            })
+            Err(GridError::RankMismatch { what: "chunk_shape", expected: 1, got: 2 })
         );
         let err = ChunkGrid::regular(&[10, 7], &[4, 0]).unwrap_err();
         assert_eq!(err, GridError::ZeroChunkSize.in_dim(1));

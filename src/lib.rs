@@ -25,7 +25,9 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cftime;
 pub mod codec;
+pub mod combine;
 pub mod dataset;
 pub mod grid;
 pub mod manifest;

@@ -73,9 +73,7 @@ impl ChunkEntry {
     pub fn end(&self) -> Option<u64> {
         match *self {
             Self::Missing => None,
-            Self::Source { offset, length, .. } | Self::Owned { offset, length } => {
-                offset.checked_add(length)
-            }
+            Self::Source { offset, length, .. } | Self::Owned { offset, length } => offset.checked_add(length),
         }
     }
 }
@@ -325,21 +323,11 @@ mod tests {
     #[test]
     fn entry_end() {
         assert_eq!(ChunkEntry::Missing.end(), None);
-        let e = ChunkEntry::Source {
-            source: 1,
-            offset: 10,
-            length: 5,
-        };
+        let e = ChunkEntry::Source { source: 1, offset: 10, length: 5 };
         assert_eq!(e.end(), Some(15));
-        let o = ChunkEntry::Owned {
-            offset: u64::MAX,
-            length: 1,
-        };
+        let o = ChunkEntry::Owned { offset: u64::MAX, length: 1 };
         assert_eq!(o.end(), None);
-        let o = ChunkEntry::Owned {
-            offset: u64::MAX,
-            length: 0,
-        };
+        let o = ChunkEntry::Owned { offset: u64::MAX, length: 0 };
         assert_eq!(o.end(), Some(u64::MAX));
     }
 }

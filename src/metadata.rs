@@ -152,10 +152,7 @@ pub fn float_attribute(v: f64) -> Value {
 }
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Invalid {
-        field,
-        reason: reason.into(),
-    }
+    MetadataError::Invalid { field, reason: reason.into() }
 }
 
 fn field<'a>(doc: &'a Value, name: &'static str) -> Result<&'a Value, MetadataError> {
@@ -165,10 +162,7 @@ fn field<'a>(doc: &'a Value, name: &'static str) -> Result<&'a Value, MetadataEr
 fn expect_node(doc: &Value, expected: &str) -> Result<(), MetadataError> {
     let found = node_type(doc)?;
     if found != expected {
-        return Err(invalid(
-            "node_type",
-            format!("expected {expected}, found {found}"),
-        ));
+        return Err(invalid("node_type", format!("expected {expected}, found {found}")));
     }
     Ok(())
 }
@@ -176,42 +170,24 @@ fn expect_node(doc: &Value, expected: &str) -> Result<(), MetadataError> {
 fn parse_shape(v: &Value) -> Result<Vec<u64>, MetadataError> {
     v.as_array()
         .and_then(|items| items.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
-        .ok_or_else(|| {
-            invalid(
-                "shape",
-                format!("{v} is not a list of non-negative integers"),
-            )
-        })
+        .ok_or_else(|| invalid("shape", format!("{v} is not a list of non-negative integers")))
 }
 
 fn check_key_encoding(doc: &Value) -> Result<(), MetadataError> {
     let enc = field(doc, "chunk_key_encoding")?;
-    let separator = enc
-        .pointer("/configuration/separator")
-        .and_then(Value::as_str)
-        .unwrap_or("/");
+    let separator = enc.pointer("/configuration/separator").and_then(Value::as_str).unwrap_or("/");
     if enc.get("name").and_then(Value::as_str) != Some("default") || separator != "/" {
-        return Err(invalid(
-            "chunk_key_encoding",
-            format!("only default with \"/\" is supported, found {enc}"),
-        ));
+        return Err(invalid("chunk_key_encoding", format!("only default with \"/\" is supported, found {enc}")));
     }
     Ok(())
 }
 
 fn parse_names(v: &Value, ndim: usize) -> Result<Vec<String>, MetadataError> {
-    let names: Option<Vec<String>> = v.as_array().map(|items| {
-        items
-            .iter()
-            .map(|n| n.as_str().unwrap_or_default().to_string())
-            .collect()
-    });
+    let names: Option<Vec<String>> =
+        v.as_array().map(|items| items.iter().map(|n| n.as_str().unwrap_or_default().to_string()).collect());
     match names {
         Some(names) if names.len() == ndim => Ok(names),
-        _ => Err(invalid(
-            "dimension_names",
-            format!("{v} does not name {ndim} dimensions"),
-        )),
+        _ => Err(invalid("dimension_names", format!("{v} does not name {ndim} dimensions"))),
     }
 }
 
@@ -238,12 +214,9 @@ mod tests {
         ArrayMetadata {
             data_type: DataType::Int16,
             chunk_grid: grid,
-            fill_value: FillValue::from_bytes(DataType::Int16, (-999i16).to_ne_bytes().to_vec())
-                .unwrap(),
+            fill_value: FillValue::from_bytes(DataType::Int16, (-999i16).to_ne_bytes().to_vec()).unwrap(),
             codecs: CodecChain::new(vec![
-                Codec::Bytes {
-                    endian: Some(Endian::Big),
-                },
+                Codec::Bytes { endian: Some(Endian::Big) },
                 Codec::Shuffle { element_size: 2 },
                 Codec::Zlib { level: 4 },
             ])

@@ -40,12 +40,8 @@ pub fn copy_box(
     element_size: usize,
 ) {
     let (ss, ds) = (strides(src_shape), strides(dst_shape));
-    check_fits(src.len(), src_shape, dims, element_size, |d| {
-        d.src_start + (d.count.max(1) - 1) * d.src_step
-    });
-    check_fits(dst.len(), dst_shape, dims, element_size, |d| {
-        d.dst_start + d.count.max(1) - 1
-    });
+    check_fits(src.len(), src_shape, dims, element_size, |d| d.src_start + (d.count.max(1) - 1) * d.src_step);
+    check_fits(dst.len(), dst_shape, dims, element_size, |d| d.dst_start + d.count.max(1) - 1);
     // SAFETY: check_fits proved every touched element lies inside both buffers.
     unsafe { copy_rec(src.as_ptr(), &ss, dst.as_mut_ptr(), &ds, dims, element_size) }
 }
@@ -65,44 +61,21 @@ pub unsafe fn copy_box_raw(
     element_size: usize,
 ) {
     let (ss, ds) = (strides(src_shape), strides(dst_shape));
-    check_fits(src.len(), src_shape, dims, element_size, |d| {
-        d.src_start + (d.count.max(1) - 1) * d.src_step
-    });
-    check_fits(dst_len, dst_shape, dims, element_size, |d| {
-        d.dst_start + d.count.max(1) - 1
-    });
+    check_fits(src.len(), src_shape, dims, element_size, |d| d.src_start + (d.count.max(1) - 1) * d.src_step);
+    check_fits(dst_len, dst_shape, dims, element_size, |d| d.dst_start + d.count.max(1) - 1);
     copy_rec(src.as_ptr(), &ss, dst, &ds, dims, element_size);
 }
 
-fn check_fits(
-    len: usize,
-    shape: &[u64],
-    dims: &[DimCopy],
-    element_size: usize,
-    last: impl Fn(&DimCopy) -> u64,
-) {
+fn check_fits(len: usize, shape: &[u64], dims: &[DimCopy], element_size: usize, last: impl Fn(&DimCopy) -> u64) {
     assert_eq!(shape.len(), dims.len(), "box rank differs from buffer rank");
     let elements: u64 = shape.iter().product();
-    assert!(
-        elements * element_size as u64 <= len as u64,
-        "buffer smaller than its shape"
-    );
+    assert!(elements * element_size as u64 <= len as u64, "buffer smaller than its shape");
     for (d, dim) in dims.iter().enumerate() {
-        assert!(
-            dim.count == 0 || last(dim) < shape[d],
-            "box exceeds dimension {d}"
-        );
+        assert!(dim.count == 0 || last(dim) < shape[d], "box exceeds dimension {d}");
     }
 }
 
-unsafe fn copy_rec(
-    src: *const u8,
-    ss: &[u64],
-    dst: *mut u8,
-    ds: &[u64],
-    dims: &[DimCopy],
-    es: usize,
-) {
+unsafe fn copy_rec(src: *const u8, ss: &[u64], dst: *mut u8, ds: &[u64], dims: &[DimCopy], es: usize) {
     let Some((dim, inner)) = dims.split_first() else {
         std::ptr::copy_nonoverlapping(src, dst, es);
         return;
@@ -116,14 +89,7 @@ unsafe fn copy_rec(
     }
     let s_step = dim.src_step as usize * s_stride;
     for i in 0..dim.count as usize {
-        copy_rec(
-            src0.add(i * s_step),
-            &ss[1..],
-            dst0.add(i * d_stride),
-            &ds[1..],
-            inner,
-            es,
-        );
+        copy_rec(src0.add(i * s_step), &ss[1..], dst0.add(i * d_stride), &ds[1..], inner, es);
     }
 }
 
@@ -154,28 +120,12 @@ mod tests {
         let src: Vec<u8> = (0u16..20).flat_map(u16::to_ne_bytes).collect();
         let mut dst = vec![0u8; 2 * 3 * 2];
         let dims = [
-            DimCopy {
-                src_start: 1,
-                src_step: 2,
-                dst_start: 0,
-                count: 2,
-            },
-            DimCopy {
-                src_start: 0,
-                src_step: 2,
-                dst_start: 0,
-                count: 3,
-            },
+            DimCopy { src_start: 1, src_step: 2, dst_start: 0, count: 2 },
+            DimCopy { src_start: 0, src_step: 2, dst_start: 0, count: 3 },
         ];
         copy_box(&src, &[4, 5], &mut dst, &[2, 3], &dims, 2);
-        let got: Vec<u16> = dst
-            .chunks(2)
-            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
-            .collect();
-        let want: Vec<u16> = [1u16, 3]
-            .iter()
-            .flat_map(|r| [0u16, 2, 4].map(|c| r * 5 + c))
-            .collect();
+        let got: Vec<u16> = dst.chunks(2).map(|b| u16::from_ne_bytes([b[0], b[1]])).collect();
+        let want: Vec<u16> = [1u16, 3].iter().flat_map(|r| [0u16, 2, 4].map(|c| r * 5 + c)).collect();
         assert_eq!(got, want);
     }
 
@@ -184,18 +134,8 @@ mod tests {
         let src = [1u8, 2, 3, 4, 5, 6];
         let mut dst = [0u8; 9];
         let dims = [
-            DimCopy {
-                src_start: 0,
-                src_step: 1,
-                dst_start: 1,
-                count: 2,
-            },
-            DimCopy {
-                src_start: 0,
-                src_step: 1,
-                dst_start: 0,
-                count: 3,
-            },
+            DimCopy { src_start: 0, src_step: 1, dst_start: 1, count: 2 },
+            DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: 3 },
         ];
         copy_box(&src, &[2, 3], &mut dst, &[3, 3], &dims, 1);
         assert_eq!(dst, [0, 0, 0, 1, 2, 3, 4, 5, 6]);
@@ -207,21 +147,8 @@ mod tests {
     #[test]
     #[should_panic(expected = "box exceeds dimension 1")]
     fn out_of_range_boxes_panic_instead_of_writing() {
-        let ok = DimCopy {
-            src_start: 0,
-            src_step: 1,
-            dst_start: 0,
-            count: 2,
-        };
-        let dims2 = [
-            ok,
-            DimCopy {
-                src_start: 0,
-                src_step: 1,
-                dst_start: 2,
-                count: 2,
-            },
-        ];
+        let ok = DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: 2 };
+        let dims2 = [ok, DimCopy { src_start: 0, src_step: 1, dst_start: 2, count: 2 }];
         copy_box(&[0u8; 16], &[4, 4], &mut [0u8; 16], &[4, 3], &dims2, 1);
     }
 

@@ -142,10 +142,6 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions {
-            max_concurrent_requests: 16,
-            batch_bytes: 64 << 20,
-            check_sources: true,
-        }
+        ReadOptions { max_concurrent_requests: 16, batch_bytes: 64 << 20, check_sources: true }
     }
 }

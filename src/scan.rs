@@ -8,8 +8,9 @@ mod contiguous;
 mod filters;
 mod format;
 mod hdf5;
-mod netcdf_meta;
+pub mod netcdf_meta;
 mod rewrite;
+mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, FileFormat};
@@ -85,14 +86,17 @@ pub struct ScanOptions {
     /// Contiguous (unchunked) variables larger than this are referenced as slabs along their first
     /// dimension of at most this many bytes, so a small read fetches little. Default: 16 MiB.
     pub max_slab_bytes: u64,
+    /// The dimension files will be concatenated along: the scan then records that dimension's
+    /// coordinate values and prepares trimmed copies of partial last chunks. Default: None.
+    pub concat_dim: Option<String>,
+    /// Arrays of at most this many bytes get a digest of their values, so that arrays taken once
+    /// from the first file can be checked identical in the others. Default: 1 MiB.
+    pub digest_max_bytes: u64,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions {
-            skip_unsupported: false,
-            max_slab_bytes: 16 << 20,
-        }
+        ScanOptions { skip_unsupported: false, max_slab_bytes: 16 << 20, concat_dim: None, digest_max_bytes: 1 << 20 }
     }
 }
 
@@ -102,12 +106,7 @@ pub trait Scanner {
     ///
     /// # Errors
     /// [`ScanError`] naming the file (and variable) that could not be scanned.
-    fn scan(
-        &self,
-        path: &Path,
-        source: SourceFile,
-        options: &ScanOptions,
-    ) -> Result<VirtualDataset, ScanError>;
+    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError>;
 }
 
 /// Scans one file, choosing the scanner by its content.
@@ -116,15 +115,47 @@ pub trait Scanner {
 /// [`ScanError`] when the file cannot be read, is not a supported format, or has a variable that cannot
 /// be virtualized (unless `options.skip_unsupported`).
 pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-    let io = |source| ScanError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    quiet_hdf5();
+    let io = |source| ScanError::Io { path: path.to_path_buf(), source };
     let absolute = std::path::absolute(path).map_err(io)?;
     let source = crate::source::fingerprint(&absolute).map_err(io)?;
     match detect_format(&absolute)? {
         FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
     }
+}
+
+/// Scans many files in parallel (rayon), in the given order. `progress(files_done, references)` is
+/// called after each file.
+///
+/// libhdf5 and libnetcdf calls are serialised behind one lock, so parallelism overlaps the rest of the
+/// work (reading and re-encoding tail chunks, building tables) with the library calls.
+///
+/// # Errors
+/// The first [`ScanError`] in input order.
+pub fn scan_files(
+    paths: &[PathBuf],
+    options: &ScanOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Vec<VirtualDataset>, ScanError> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    let (done, refs) = (AtomicUsize::new(0), AtomicU64::new(0));
+    paths
+        .par_iter()
+        .map(|path| {
+            let dataset = scan_file(path, options)?;
+            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.entries.len() as u64).sum();
+            let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
+            Ok(dataset)
+        })
+        .collect()
+}
+
+/// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
+/// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
+pub fn quiet_hdf5() {
+    ::hdf5::silence_errors(true);
 }
 
 /// How chunk locations are found in HDF5 files with the linked libhdf5: `"H5Dchunk_iter"` (one pass)
@@ -146,11 +177,7 @@ pub(crate) fn unsupported(
     warnings: &mut Vec<ScanWarning>,
 ) -> Result<(), ScanError> {
     if !options.skip_unsupported {
-        return Err(ScanError::Unsupported {
-            path: path.to_path_buf(),
-            variable: variable.to_string(),
-            problem,
-        });
+        return Err(ScanError::Unsupported { path: path.to_path_buf(), variable: variable.to_string(), problem });
     }
     warnings.push(ScanWarning {
         file: path.display().to_string(),

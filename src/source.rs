@@ -47,11 +47,7 @@ pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok());
-    Ok(SourceFile {
-        location: absolute.display().to_string(),
-        size: meta.len(),
-        mtime_ns,
-    })
+    Ok(SourceFile { location: absolute.display().to_string(), size: meta.len(), mtime_ns })
 }
 
 /// An object store and the path of one object in it.
@@ -65,19 +61,14 @@ pub struct ObjectLocation {
 
 fn local_store() -> Arc<dyn ObjectStore> {
     static LOCAL: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
-    LOCAL
-        .get_or_init(|| Arc::new(LocalFileSystem::new()))
-        .clone()
+    LOCAL.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
 }
 
 /// True when `location` is a URL rather than a local path.
 pub fn is_url(location: &str) -> bool {
-    location.split_once("://").is_some_and(|(scheme, _)| {
-        scheme.len() > 1
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '+')
-    })
+    location
+        .split_once("://")
+        .is_some_and(|(scheme, _)| scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'))
 }
 
 /// Resolves a stored location (absolute path or URL) to a store and object path.
@@ -87,37 +78,22 @@ pub fn is_url(location: &str) -> bool {
 /// cannot reach.
 pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
     if !is_url(location) {
-        let path = ObjectPath::from_absolute_path(location).map_err(|e| SourceError::Resolve {
-            location: location.to_string(),
-            source: e.into(),
-        })?;
-        return Ok(ObjectLocation {
-            store: local_store(),
-            path,
-        });
+        let path = ObjectPath::from_absolute_path(location)
+            .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
+        return Ok(ObjectLocation { store: local_store(), path });
     }
-    let url = url::Url::parse(location).map_err(|source| SourceError::Url {
-        location: location.to_string(),
-        source,
-    })?;
+    let url =
+        url::Url::parse(location).map_err(|source| SourceError::Url { location: location.to_string(), source })?;
     if url.scheme() == "file" {
         let file = url.to_file_path().map_err(|()| SourceError::Resolve {
             location: location.to_string(),
-            source: object_store::Error::Generic {
-                store: "file",
-                source: "not a local file URL".into(),
-            },
+            source: object_store::Error::Generic { store: "file", source: "not a local file URL".into() },
         })?;
         return resolve(&file.display().to_string());
     }
-    let (store, path) = object_store::parse_url(&url).map_err(|source| SourceError::Resolve {
-        location: location.to_string(),
-        source,
-    })?;
-    Ok(ObjectLocation {
-        store: Arc::from(store),
-        path,
-    })
+    let (store, path) = object_store::parse_url(&url)
+        .map_err(|source| SourceError::Resolve { location: location.to_string(), source })?;
+    Ok(ObjectLocation { store: Arc::from(store), path })
 }
 
 #[cfg(test)]

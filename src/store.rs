@@ -8,8 +8,7 @@ mod layout;
 mod native;
 
 pub use layout::{
-    ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION,
-    STORE_INFO_FILE,
+    ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
 pub use native::NativeWriter;
 

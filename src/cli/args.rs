@@ -12,8 +12,7 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-const EXIT_CODES: &str =
-    "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
 2 usage error; 3 done, but variables were left out (--skip-unsupported).";
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +41,16 @@ pub(crate) struct ScanArgs {
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
     #[arg(long)]
     pub(crate) skip_unsupported: bool,
+    /// Concatenate the files along this dimension (files are ordered by its coordinate values).
+    #[arg(long, value_name = "DIM")]
+    pub(crate) concat: Option<String>,
+    /// Take this variable (one without the concatenation dimension) from the first file even if it
+    /// differs in others. Repeatable.
+    #[arg(long, value_name = "VAR")]
+    pub(crate) take_first: Vec<String>,
+    /// Leave out (with a warning) variables missing from some files instead of failing.
+    #[arg(long)]
+    pub(crate) drop_missing: bool,
     /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into.
     #[arg(long, default_value_t = 16)]
     pub(crate) max_slab_mib: u64,

@@ -20,12 +20,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
             .dims()
             .iter()
             .enumerate()
-            .map(|(d, dim)| {
-                (
-                    names.get(d).cloned().unwrap_or_else(|| format!("dim{d}")),
-                    dim_summary(dim),
-                )
-            })
+            .map(|(d, dim)| (names.get(d).cloned().unwrap_or_else(|| format!("dim{d}")), dim_summary(dim)))
             .collect();
         arrays.push(json!({
             "path": summary.path,
@@ -74,24 +69,13 @@ fn dim_summary(dim: &ChunkDim) -> String {
 
 fn print_text(doc: &serde_json::Value) {
     let s = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
-    println!(
-        "store:   {} (format {}, {})",
-        s(&doc["store"]),
-        doc["format_version"],
-        s(&doc["generator"])
-    );
+    println!("store:   {} (format {}, {})", s(&doc["store"]), doc["format_version"], s(&doc["generator"]));
     println!("sources: {} file(s)", doc["sources"]);
     if let Some(dim) = doc["concat_dim"].as_str() {
         println!("concatenated along: {dim}");
     }
     for a in doc["arrays"].as_array().into_iter().flatten() {
-        println!(
-            "\n{}  {} {}  grid {}",
-            s(&a["path"]),
-            s(&a["data_type"]),
-            a["shape"],
-            s(&a["grid"])
-        );
+        println!("\n{}  {} {}  grid {}", s(&a["path"]), s(&a["data_type"]), a["shape"], s(&a["grid"]));
         for d in a["dimensions"].as_array().into_iter().flatten() {
             println!("  {}: {}", s(&d["name"]), s(&d["chunks"]));
         }

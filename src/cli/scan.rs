@@ -1,10 +1,12 @@
-//! `vzarr scan`: expand inputs, scan, write the store, report warnings.
+//! `vzarr scan`: expand inputs, scan (in parallel), combine along `--concat`, write the store.
 
 use anyhow::{bail, Context};
 
 use super::args::ScanArgs;
+use super::progress::bar;
 use super::Outcome;
-use vzarr::scan::{scan_file, ScanOptions};
+use vzarr::combine::{combine, natural_cmp, CombineOptions};
+use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{NativeWriter, WriteOptions, Writer};
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
@@ -12,40 +14,60 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib.max(1) << 20,
+        concat_dim: args.concat.clone(),
+        ..ScanOptions::default()
     };
-    let [file] = files.as_slice() else {
-        bail!(
-            "{} input files given: combining several files needs --concat DIM",
-            files.len()
-        );
+    if files.len() > 1 && args.concat.is_none() {
+        bail!("{} input files given: combining several files needs --concat DIM", files.len());
+    }
+    let progress = bar(files.len() as u64, "scanning");
+    let report = |done: usize, refs: u64| {
+        progress.set_position(done as u64);
+        progress.set_message(format!("{refs} references"));
     };
-    let dataset = scan_file(file, &options)?;
+    let scanned = scan_files(&files, &options, &report);
+    progress.finish_and_clear();
+    let mut scanned = scanned?;
+    let dataset = match &args.concat {
+        Some(dim) => {
+            let options = CombineOptions {
+                dim: dim.clone(),
+                take_first: args.take_first.clone(),
+                drop_missing: args.drop_missing,
+                history: Some(history_line(files.len(), dim)),
+            };
+            combine(scanned, &options)?
+        }
+        None => scanned.pop().context("no input file")?,
+    };
     let info = NativeWriter
-        .write(
-            &dataset,
-            &args.output,
-            &WriteOptions {
-                overwrite: args.overwrite,
-            },
-        )
+        .write(&dataset, &args.output, &WriteOptions { overwrite: args.overwrite })
         .with_context(|| format!("writing {}", args.output.display()))?;
     for warning in &dataset.warnings {
         eprintln!("warning: {warning}");
     }
+    for gap in &dataset.provenance.gaps {
+        eprintln!("note: gap: {gap}");
+    }
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
+    let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
     let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
     println!(
-        "{}: {} arrays, {refs} chunk references, {owned} store-owned chunks ({rewritten} rewritten) from {} file(s)",
+        "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
         args.output.display(),
         info.arrays.len(),
         info.sources
     );
-    Ok(if dataset.warnings.is_empty() {
-        Outcome::Done
-    } else {
-        Outcome::Partial
-    })
+    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+fn history_line(files: usize, dim: &str) -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!(
+        "{secs} (seconds since 1970-01-01): vzarr {}: virtualized {files} files along {dim}",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Files named directly, plus the matches of glob patterns, in natural order; duplicates removed.
@@ -68,47 +90,4 @@ pub(crate) fn expand_inputs(inputs: &[String]) -> anyhow::Result<Vec<std::path::
     files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
     files.dedup();
     Ok(files)
-}
-
-/// Orders strings with digit runs compared as numbers (`f2` before `f10`).
-pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (mut a, mut b) = (a, b);
-    loop {
-        match (a.chars().next(), b.chars().next()) {
-            (None, None) => return std::cmp::Ordering::Equal,
-            (None, _) => return std::cmp::Ordering::Less,
-            (_, None) => return std::cmp::Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let da = a.len() - a.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let db = b.len() - b.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let (na, nb) = (
-                    a[..da].trim_start_matches('0'),
-                    b[..db].trim_start_matches('0'),
-                );
-                let ord = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
-                if ord != std::cmp::Ordering::Equal {
-                    return ord;
-                }
-                (a, b) = (&a[da..], &b[db..]);
-            }
-            (Some(x), Some(y)) => {
-                if x != y {
-                    return x.cmp(&y);
-                }
-                (a, b) = (&a[x.len_utf8()..], &b[y.len_utf8()..]);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn natural_order_compares_numbers() {
-        let mut v = vec!["f10.nc", "f2.nc", "f1.nc", "f02b.nc"];
-        v.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(v, ["f1.nc", "f2.nc", "f02b.nc", "f10.nc"]);
-    }
 }

@@ -20,22 +20,14 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         for v in &verdicts {
             match (&v.error, &v.first_mismatch) {
                 (Some(e), _) => println!("FAIL {}: {e}", v.path),
-                (None, Some(m)) => println!(
-                    "FAIL {}: {} of {} elements differ; first at {m}",
-                    v.path, v.mismatches, v.elements
-                ),
+                (None, Some(m)) => {
+                    println!("FAIL {}: {} of {} elements differ; first at {m}", v.path, v.mismatches, v.elements)
+                }
                 (None, None) => println!("ok   {}: {} elements equal", v.path, v.elements),
             }
         }
         let elements: u64 = verdicts.iter().map(|v| v.elements).sum();
-        println!(
-            "{} arrays, {elements} elements compared with the source files: {failed} failed",
-            verdicts.len()
-        );
+        println!("{} arrays, {elements} elements compared with the source files: {failed} failed", verdicts.len());
     }
-    Ok(if failed == 0 {
-        Outcome::Done
-    } else {
-        Outcome::Failed
-    })
+    Ok(if failed == 0 { Outcome::Done } else { Outcome::Failed })
 }

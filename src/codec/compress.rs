@@ -23,18 +23,12 @@ use super::{Codec, CodecError};
 /// # Errors
 /// [`CodecError::DecodedTooLong`] when the output does not fit in `dst`,
 /// [`CodecError::Truncated`] for incomplete input, [`CodecError::Corrupt`] for invalid data.
-pub(super) fn decompress_into(
-    codec: &Codec,
-    input: &[u8],
-    dst: &mut [u8],
-) -> Result<usize, CodecError> {
+pub(super) fn decompress_into(codec: &Codec, input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     match codec {
         Codec::Zlib { .. } => inflate_into(input, dst),
         Codec::Gzip { .. } => gunzip_into(input, dst),
         Codec::Zstd { .. } => unzstd_into(input, dst),
-        _ => Err(CodecError::ChainShape {
-            reason: format!("{} is not a compressor", codec.name()),
-        }),
+        _ => Err(CodecError::ChainShape { reason: format!("{} is not a compressor", codec.name()) }),
     }
 }
 
@@ -43,10 +37,7 @@ pub(super) fn decompress_into(
 /// # Errors
 /// [`CodecError::Encode`] when the compressor fails (e.g. an invalid zstd level).
 pub(super) fn compress(codec: &Codec, input: &[u8]) -> Result<Vec<u8>, CodecError> {
-    let encode_error = |source| CodecError::Encode {
-        codec: codec.name(),
-        source,
-    };
+    let encode_error = |source| CodecError::Encode { codec: codec.name(), source };
     let capacity = input.len() / 2 + 64;
     match *codec {
         Codec::Zlib { level } => {
@@ -63,14 +54,10 @@ pub(super) fn compress(codec: &Codec, input: &[u8]) -> Result<Vec<u8>, CodecErro
         }
         Codec::Zstd { level, checksum } => {
             let mut compressor = zstd::bulk::Compressor::new(level).map_err(encode_error)?;
-            compressor
-                .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum))
-                .map_err(encode_error)?;
+            compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum)).map_err(encode_error)?;
             compressor.compress(input).map_err(encode_error)
         }
-        _ => Err(CodecError::ChainShape {
-            reason: format!("{} is not a compressor", codec.name()),
-        }),
+        _ => Err(CodecError::ChainShape { reason: format!("{} is not a compressor", codec.name()) }),
     }
 }
 
@@ -91,33 +78,20 @@ fn inflate_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
         let (in_pos, out_pos) = (counter(inflater.total_in()), counter(inflater.total_out()));
         let rest_in = input.get(in_pos..).unwrap_or(&[]);
         let full = out_pos >= dst.len();
-        let rest_out = if full {
-            &mut spill[..]
-        } else {
-            dst.get_mut(out_pos..).unwrap_or(&mut [])
-        };
-        let status = inflater
-            .decompress(rest_in, rest_out, FlushDecompress::None)
-            .map_err(|e| CodecError::Corrupt {
-                codec: CODEC,
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            })?;
+        let rest_out = if full { &mut spill[..] } else { dst.get_mut(out_pos..).unwrap_or(&mut []) };
+        let status = inflater.decompress(rest_in, rest_out, FlushDecompress::None).map_err(|e| {
+            CodecError::Corrupt { codec: CODEC, source: std::io::Error::new(std::io::ErrorKind::InvalidData, e) }
+        })?;
         let produced = counter(inflater.total_out()) - out_pos;
         if full && produced > 0 {
-            return Err(CodecError::DecodedTooLong {
-                codec: CODEC,
-                limit: dst.len(),
-            });
+            return Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() });
         }
         match status {
             Status::StreamEnd => return Ok(counter(inflater.total_out())),
             Status::Ok | Status::BufError => {
                 let consumed = counter(inflater.total_in()) - in_pos;
                 if consumed == 0 && produced == 0 {
-                    return Err(CodecError::Truncated {
-                        codec: CODEC,
-                        len: input.len(),
-                    });
+                    return Err(CodecError::Truncated { codec: CODEC, len: input.len() });
                 }
             }
         }
@@ -129,22 +103,13 @@ fn gunzip_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     const CODEC: &str = "gzip";
     let corrupt = |source: std::io::Error| {
         if source.kind() == std::io::ErrorKind::UnexpectedEof {
-            CodecError::Truncated {
-                codec: CODEC,
-                len: input.len(),
-            }
+            CodecError::Truncated { codec: CODEC, len: input.len() }
         } else {
-            CodecError::Corrupt {
-                codec: CODEC,
-                source,
-            }
+            CodecError::Corrupt { codec: CODEC, source }
         }
     };
     if input.is_empty() {
-        return Err(CodecError::Truncated {
-            codec: CODEC,
-            len: 0,
-        });
+        return Err(CodecError::Truncated { codec: CODEC, len: 0 });
     }
     let mut decoder = flate2::bufread::MultiGzDecoder::new(input);
     let mut filled = 0;
@@ -158,10 +123,7 @@ fn gunzip_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     let mut spill = [0u8; 1];
     match decoder.read(&mut spill).map_err(corrupt)? {
         0 => Ok(filled),
-        _ => Err(CodecError::DecodedTooLong {
-            codec: CODEC,
-            limit: dst.len(),
-        }),
+        _ => Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() }),
     }
 }
 
@@ -170,24 +132,15 @@ fn unzstd_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     const CODEC: &str = "zstd";
     // libzstd decodes an empty input as zero frames, successfully; it cannot be a zstd chunk.
     if input.is_empty() {
-        return Err(CodecError::Truncated {
-            codec: CODEC,
-            len: 0,
-        });
+        return Err(CodecError::Truncated { codec: CODEC, len: 0 });
     }
     // A declared content size lets a too-long frame fail with a clear error before decoding.
     if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(input) {
         if usize::try_from(size).map_or(true, |size| size > dst.len()) {
-            return Err(CodecError::DecodedTooLong {
-                codec: CODEC,
-                limit: dst.len(),
-            });
+            return Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() });
         }
     }
-    zstd::bulk::decompress_to_buffer(input, dst).map_err(|source| CodecError::Corrupt {
-        codec: CODEC,
-        source,
-    })
+    zstd::bulk::decompress_to_buffer(input, dst).map_err(|source| CodecError::Corrupt { codec: CODEC, source })
 }
 
 #[cfg(test)]
@@ -197,10 +150,7 @@ mod tests {
 
     const ZLIB: Codec = Codec::Zlib { level: 6 };
     const GZIP: Codec = Codec::Gzip { level: 6 };
-    const ZSTD: Codec = Codec::Zstd {
-        level: 3,
-        checksum: true,
-    };
+    const ZSTD: Codec = Codec::Zstd { level: 3, checksum: true };
 
     fn sample(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 % 251) as u8).collect()
@@ -222,9 +172,7 @@ mod tests {
     #[test]
     fn known_zlib_stream_decodes() {
         // Python: zlib.compress(b"hello") (also what HDF5's deflate filter writes for these bytes)
-        let stream = [
-            0x78, 0x9c, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x06, 0x2c, 0x02, 0x15,
-        ];
+        let stream = [0x78, 0x9c, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x06, 0x2c, 0x02, 0x15];
         let mut out = [0u8; 5];
         assert_eq!(inflate_into(&stream, &mut out).unwrap(), 5);
         assert_eq!(&out, b"hello");
@@ -236,10 +184,7 @@ mod tests {
             let encoded = compress(&codec, &sample(1000)).unwrap();
             let mut out = vec![0; 999];
             let err = decompress_into(&codec, &encoded, &mut out).unwrap_err();
-            assert!(
-                matches!(err, CodecError::DecodedTooLong { limit: 999, .. }),
-                "{codec:?}: {err}"
-            );
+            assert!(matches!(err, CodecError::DecodedTooLong { limit: 999, .. }), "{codec:?}: {err}");
         }
     }
 
@@ -291,24 +236,14 @@ mod tests {
     fn zstd_checksum_flag_is_written_and_verified() {
         let data = sample(500);
         let with = compress(&ZSTD, &data).unwrap();
-        let without = compress(
-            &Codec::Zstd {
-                level: 3,
-                checksum: false,
-            },
-            &data,
-        )
-        .unwrap();
+        let without = compress(&Codec::Zstd { level: 3, checksum: false }, &data).unwrap();
         assert_eq!(with.len(), without.len() + 4);
         // Corrupt the content checksum (last 4 bytes): decoding must fail.
         let mut bad = with.clone();
         let last = bad.len() - 1;
         bad[last] ^= 0xff;
         let mut out = vec![0; 500];
-        assert!(matches!(
-            unzstd_into(&bad, &mut out),
-            Err(CodecError::Corrupt { codec: "zstd", .. })
-        ));
+        assert!(matches!(unzstd_into(&bad, &mut out), Err(CodecError::Corrupt { codec: "zstd", .. })));
     }
 
     proptest! {

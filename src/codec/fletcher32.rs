@@ -64,10 +64,7 @@ fn legacy_reversed(sum: u32) -> u32 {
 pub(super) fn strip(input: Cow<'_, [u8]>) -> Result<Cow<'_, [u8]>, CodecError> {
     let len = input.len();
     let Some(data_len) = len.checked_sub(CHECKSUM_LEN) else {
-        return Err(CodecError::Truncated {
-            codec: "numcodecs.fletcher32",
-            len,
-        });
+        return Err(CodecError::Truncated { codec: "numcodecs.fletcher32", len });
     };
     let (data, tail) = input.split_at(data_len);
     let mut stored = [0u8; CHECKSUM_LEN];
@@ -121,14 +118,8 @@ i\x07\x00\x00\x00\x00\x00\x00\x94\xf6\xff\xff\xff\xff\xff\xff\
         assert_eq!(data.len(), 80);
         assert_eq!(checksum(data), 1_686_513_149);
         assert_eq!(tail, 1_686_513_149u32.to_le_bytes());
-        let values: Vec<i64> = data
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(
-            values,
-            [1911, -2427, 1897, -2412, 2440, 873, -621, -829, 551, -2118]
-        );
+        let values: Vec<i64> = data.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(values, [1911, -2427, 1897, -2412, 2440, 873, -621, -829, 551, -2118]);
         let stripped = strip(Cow::Borrowed(NUMCODECS_KNOWN)).unwrap();
         assert_eq!(&*stripped, data);
         let mut encoded = data.to_vec();
@@ -163,18 +154,9 @@ i\x07\x00\x00\x00\x00\x00\x00\x94\xf6\xff\xff\xff\xff\xff\xff\
         for i in 0..encoded.len() {
             let mut bad = encoded.clone();
             bad[i] ^= 0x01;
-            assert!(
-                matches!(
-                    strip(Cow::Owned(bad)),
-                    Err(CodecError::ChecksumMismatch { .. })
-                ),
-                "flipped byte {i}"
-            );
+            assert!(matches!(strip(Cow::Owned(bad)), Err(CodecError::ChecksumMismatch { .. })), "flipped byte {i}");
         }
-        assert!(matches!(
-            strip(Cow::Borrowed(&encoded[..3])),
-            Err(CodecError::Truncated { len: 3, .. })
-        ));
+        assert!(matches!(strip(Cow::Borrowed(&encoded[..3])), Err(CodecError::Truncated { len: 3, .. })));
     }
 
     #[test]

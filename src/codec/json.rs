@@ -22,9 +22,9 @@ pub(super) fn codec_to_json(codec: &Codec) -> Value {
     let name = codec.name();
     match *codec {
         Codec::Bytes { endian: None } | Codec::Fletcher32 => json!({ "name": name }),
-        Codec::Bytes {
-            endian: Some(endian),
-        } => json!({ "name": name, "configuration": { "endian": endian.as_str() } }),
+        Codec::Bytes { endian: Some(endian) } => {
+            json!({ "name": name, "configuration": { "endian": endian.as_str() } })
+        }
         Codec::Shuffle { element_size } => {
             json!({ "name": name, "configuration": { "elementsize": element_size } })
         }
@@ -44,36 +44,20 @@ pub(super) fn codec_from_json(value: &Value) -> Result<Codec, CodecError> {
         Value::String(name) => (name.as_str(), &empty),
         Value::Object(object) => split_object(object, &empty)?,
         other => {
-            return Err(CodecError::InvalidJson {
-                reason: format!("expected a codec object or name, found {other}"),
-            })
+            return Err(CodecError::InvalidJson { reason: format!("expected a codec object or name, found {other}") })
         }
     };
-    let config = Config {
-        codec: name,
-        map: configuration,
-    };
+    let config = Config { codec: name, map: configuration };
     let codec = match name {
         "bytes" => parse_bytes(&config)?,
-        "numcodecs.shuffle" => Codec::Shuffle {
-            element_size: config.usize("elementsize")?,
-        },
-        "numcodecs.zlib" => Codec::Zlib {
-            level: config.u32("level")?,
-        },
-        "gzip" => Codec::Gzip {
-            level: config.u32("level")?,
-        },
-        "zstd" => Codec::Zstd {
-            level: config.i32("level")?,
-            checksum: config.optional_bool("checksum")?.unwrap_or(false),
-        },
-        "numcodecs.fletcher32" => Codec::Fletcher32,
-        other => {
-            return Err(CodecError::UnknownCodec {
-                name: other.to_owned(),
-            })
+        "numcodecs.shuffle" => Codec::Shuffle { element_size: config.usize("elementsize")? },
+        "numcodecs.zlib" => Codec::Zlib { level: config.u32("level")? },
+        "gzip" => Codec::Gzip { level: config.u32("level")? },
+        "zstd" => {
+            Codec::Zstd { level: config.i32("level")?, checksum: config.optional_bool("checksum")?.unwrap_or(false) }
         }
+        "numcodecs.fletcher32" => Codec::Fletcher32,
+        other => return Err(CodecError::UnknownCodec { name: other.to_owned() }),
     };
     config.reject_unknown_keys(&codec)?;
     codec.validate()?;
@@ -93,13 +77,8 @@ fn split_object<'a>(
             })
         }
     };
-    if let Some(key) = object
-        .keys()
-        .find(|k| !matches!(k.as_str(), "name" | "configuration" | "must_understand"))
-    {
-        return Err(CodecError::InvalidJson {
-            reason: format!("codec {name:?} has unknown key {key:?}"),
-        });
+    if let Some(key) = object.keys().find(|k| !matches!(k.as_str(), "name" | "configuration" | "must_understand")) {
+        return Err(CodecError::InvalidJson { reason: format!("codec {name:?} has unknown key {key:?}") });
     }
     let configuration = match object.get("configuration") {
         None | Some(Value::Null) => empty,
@@ -117,9 +96,10 @@ fn split_object<'a>(
 fn parse_bytes(config: &Config<'_>) -> Result<Codec, CodecError> {
     let endian = match config.map.get("endian") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(Endian::parse(s).ok_or_else(|| {
-            config.invalid(format!("endian must be \"little\" or \"big\", found {s:?}"))
-        })?),
+        Some(Value::String(s)) => Some(
+            Endian::parse(s)
+                .ok_or_else(|| config.invalid(format!("endian must be \"little\" or \"big\", found {s:?}")))?,
+        ),
         Some(other) => return Err(config.invalid(format!("endian is not a string: {other}"))),
     };
     Ok(Codec::Bytes { endian })
@@ -133,23 +113,16 @@ struct Config<'a> {
 
 impl Config<'_> {
     fn invalid(&self, reason: String) -> CodecError {
-        CodecError::InvalidConfig {
-            codec: self.codec.to_owned(),
-            reason,
-        }
+        CodecError::InvalidConfig { codec: self.codec.to_owned(), reason }
     }
 
     fn required(&self, key: &str) -> Result<&Value, CodecError> {
-        self.map
-            .get(key)
-            .ok_or_else(|| self.invalid(format!("missing {key:?}")))
+        self.map.get(key).ok_or_else(|| self.invalid(format!("missing {key:?}")))
     }
 
     fn i64(&self, key: &str) -> Result<i64, CodecError> {
         let value = self.required(key)?;
-        value
-            .as_i64()
-            .ok_or_else(|| self.invalid(format!("{key} must be an integer, found {value}")))
+        value.as_i64().ok_or_else(|| self.invalid(format!("{key} must be an integer, found {value}")))
     }
 
     fn i32(&self, key: &str) -> Result<i32, CodecError> {
@@ -198,19 +171,12 @@ mod tests {
     fn all_codecs() -> Vec<Codec> {
         vec![
             Codec::Bytes { endian: None },
-            Codec::Bytes {
-                endian: Some(Endian::Little),
-            },
-            Codec::Bytes {
-                endian: Some(Endian::Big),
-            },
+            Codec::Bytes { endian: Some(Endian::Little) },
+            Codec::Bytes { endian: Some(Endian::Big) },
             Codec::Shuffle { element_size: 8 },
             Codec::Zlib { level: 0 },
             Codec::Gzip { level: 9 },
-            Codec::Zstd {
-                level: -5,
-                checksum: true,
-            },
+            Codec::Zstd { level: -5, checksum: true },
             Codec::Fletcher32,
         ]
     }
@@ -230,9 +196,7 @@ mod tests {
     #[test]
     fn written_form_matches_the_specs() {
         assert_eq!(
-            codec_to_json(&Codec::Bytes {
-                endian: Some(Endian::Little)
-            }),
+            codec_to_json(&Codec::Bytes { endian: Some(Endian::Little) }),
             json!({"name": "bytes", "configuration": {"endian": "little"}})
         );
         assert_eq!(
@@ -244,42 +208,21 @@ mod tests {
             json!({"name": "numcodecs.zlib", "configuration": {"level": 4}})
         );
         assert_eq!(
-            codec_to_json(&Codec::Zstd {
-                level: 3,
-                checksum: false
-            }),
+            codec_to_json(&Codec::Zstd { level: 3, checksum: false }),
             json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}})
         );
-        assert_eq!(
-            codec_to_json(&Codec::Fletcher32),
-            json!({"name": "numcodecs.fletcher32"})
-        );
+        assert_eq!(codec_to_json(&Codec::Fletcher32), json!({"name": "numcodecs.fletcher32"}));
     }
 
     #[test]
     fn lenient_input_forms() {
         let cases = [
             (json!("numcodecs.fletcher32"), Codec::Fletcher32),
-            (
-                json!({"name": "numcodecs.fletcher32", "configuration": {}}),
-                Codec::Fletcher32,
-            ),
+            (json!({"name": "numcodecs.fletcher32", "configuration": {}}), Codec::Fletcher32),
             (json!("bytes"), Codec::Bytes { endian: None }),
-            (
-                json!({"name": "bytes", "configuration": {}}),
-                Codec::Bytes { endian: None },
-            ),
-            (
-                json!({"name": "zstd", "configuration": {"level": 1}}),
-                Codec::Zstd {
-                    level: 1,
-                    checksum: false,
-                },
-            ),
-            (
-                json!({"name": "gzip", "configuration": {"level": 5}, "must_understand": true}),
-                Codec::Gzip { level: 5 },
-            ),
+            (json!({"name": "bytes", "configuration": {}}), Codec::Bytes { endian: None }),
+            (json!({"name": "zstd", "configuration": {"level": 1}}), Codec::Zstd { level: 1, checksum: false }),
+            (json!({"name": "gzip", "configuration": {"level": 5}, "must_understand": true}), Codec::Gzip { level: 5 }),
         ];
         for (value, expected) in cases {
             assert_eq!(codec_from_json(&value).unwrap(), expected, "{value}");
@@ -288,8 +231,7 @@ mod tests {
 
     #[test]
     fn unknown_codec_is_named() {
-        let err =
-            codec_from_json(&json!({"name": "numcodecs.blosc", "configuration": {}})).unwrap_err();
+        let err = codec_from_json(&json!({"name": "numcodecs.blosc", "configuration": {}})).unwrap_err();
         assert!(matches!(&err, CodecError::UnknownCodec { name } if name == "numcodecs.blosc"));
         assert!(err.to_string().contains("numcodecs.blosc"));
     }
@@ -311,10 +253,7 @@ mod tests {
         ];
         for value in bad {
             let err = codec_from_json(&value).unwrap_err();
-            assert!(
-                matches!(err, CodecError::InvalidConfig { .. }),
-                "{value}: {err}"
-            );
+            assert!(matches!(err, CodecError::InvalidConfig { .. }), "{value}: {err}");
         }
         let malformed = [
             json!(3),

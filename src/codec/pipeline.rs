@@ -69,11 +69,7 @@ enum Output<'a> {
 }
 
 /// Decodes `encoded` through `stages` (encode order, run in reverse) into `out`.
-pub(super) fn decode_into(
-    stages: &[Codec],
-    encoded: &[u8],
-    out: &mut [u8],
-) -> Result<(), CodecError> {
+pub(super) fn decode_into(stages: &[Codec], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     let lengths = decoded_lengths(stages, out.len());
     let mut current = Cow::Borrowed(encoded);
     for (index, (codec, expected)) in stages.iter().zip(lengths).enumerate().rev() {
@@ -88,11 +84,7 @@ pub(super) fn decode_into(
     }
     // The last stage did not write into `out` (no stages, or fletcher32 last): copy.
     if current.len() != out.len() {
-        return Err(CodecError::DecodedLength {
-            codec: "chain",
-            expected: out.len(),
-            actual: current.len(),
-        });
+        return Err(CodecError::DecodedLength { codec: "chain", expected: out.len(), actual: current.len() });
     }
     out.copy_from_slice(&current);
     Ok(())
@@ -101,11 +93,9 @@ pub(super) fn decode_into(
 /// Fails when a stage produced a length other than the exact one expected.
 fn check_length(codec: &Codec, expected: Expected, actual: usize) -> Result<(), CodecError> {
     match expected {
-        Expected::Exact(n) if n != actual => Err(CodecError::DecodedLength {
-            codec: codec.name(),
-            expected: n,
-            actual,
-        }),
+        Expected::Exact(n) if n != actual => {
+            Err(CodecError::DecodedLength { codec: codec.name(), expected: n, actual })
+        }
         _ => Ok(()),
     }
 }
@@ -143,9 +133,9 @@ fn decode_stage<'a>(
             buffer.truncate(n);
             Ok(Output::Buffer(Cow::Owned(buffer)))
         }
-        Codec::Bytes { .. } => Err(CodecError::ChainShape {
-            reason: "\"bytes\" codec after the first position".to_owned(),
-        }),
+        Codec::Bytes { .. } => {
+            Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
+        }
     }
 }
 
@@ -168,9 +158,7 @@ pub(super) fn encode(stages: &[Codec], data: Cow<'_, [u8]>) -> Result<Vec<u8>, C
                 Cow::Owned(compress::compress(codec, &current)?)
             }
             Codec::Bytes { .. } => {
-                return Err(CodecError::ChainShape {
-                    reason: "\"bytes\" codec after the first position".to_owned(),
-                })
+                return Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
             }
         };
     }
@@ -183,21 +171,12 @@ mod tests {
 
     #[test]
     fn lengths_are_exact_until_a_compressor() {
-        let stages = [
-            Codec::Shuffle { element_size: 4 },
-            Codec::Fletcher32,
-            Codec::Zlib { level: 1 },
-            Codec::Fletcher32,
-        ];
+        let stages =
+            [Codec::Shuffle { element_size: 4 }, Codec::Fletcher32, Codec::Zlib { level: 1 }, Codec::Fletcher32];
         let lengths = decoded_lengths(&stages, 100);
         assert_eq!(
             lengths,
-            vec![
-                Expected::Exact(100),
-                Expected::Exact(100),
-                Expected::Exact(104),
-                Expected::AtMost(104 + 13 + 1024),
-            ]
+            vec![Expected::Exact(100), Expected::Exact(100), Expected::Exact(104), Expected::AtMost(104 + 13 + 1024),]
         );
     }
 
@@ -211,14 +190,7 @@ mod tests {
                 state.to_be_bytes()[0]
             })
             .collect();
-        for codec in [
-            Codec::Zlib { level: 0 },
-            Codec::Gzip { level: 9 },
-            Codec::Zstd {
-                level: 1,
-                checksum: true,
-            },
-        ] {
+        for codec in [Codec::Zlib { level: 0 }, Codec::Gzip { level: 9 }, Codec::Zstd { level: 1, checksum: true }] {
             for len in [0, 1, 100, data.len()] {
                 let encoded = compress::compress(&codec, &data[..len]).unwrap();
                 assert!(encoded.len() <= compressed_bound(len), "{codec:?} {len}");
@@ -228,14 +200,7 @@ mod tests {
 
     #[test]
     fn encode_then_decode_double_compression() {
-        let stages = [
-            Codec::Zstd {
-                level: 3,
-                checksum: false,
-            },
-            Codec::Fletcher32,
-            Codec::Gzip { level: 6 },
-        ];
+        let stages = [Codec::Zstd { level: 3, checksum: false }, Codec::Fletcher32, Codec::Gzip { level: 6 }];
         let data: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
         let encoded = encode(&stages, Cow::Borrowed(&data)).unwrap();
         let mut out = vec![0; data.len()];
@@ -253,11 +218,7 @@ mod tests {
         let mut short = [0u8; 5];
         assert!(matches!(
             decode_into(&stages, &encoded, &mut short),
-            Err(CodecError::DecodedLength {
-                codec: "numcodecs.fletcher32",
-                expected: 5,
-                actual: 6
-            })
+            Err(CodecError::DecodedLength { codec: "numcodecs.fletcher32", expected: 5, actual: 6 })
         ));
     }
 
@@ -268,11 +229,7 @@ mod tests {
         assert_eq!(&out, b"xyz");
         assert!(matches!(
             decode_into(&[], b"xy", &mut out),
-            Err(CodecError::DecodedLength {
-                codec: "chain",
-                expected: 3,
-                actual: 2
-            })
+            Err(CodecError::DecodedLength { codec: "chain", expected: 3, actual: 2 })
         ));
     }
 }

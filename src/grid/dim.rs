@@ -56,12 +56,7 @@ pub(super) struct RunsBuilder {
 impl RunsBuilder {
     /// Starts an empty run list for a dimension of `extent` elements.
     pub(super) fn new(extent: u64) -> Self {
-        Self {
-            extent,
-            runs: Vec::new(),
-            chunks: 0,
-            next_index: Some(0),
-        }
+        Self { extent, runs: Vec::new(), chunks: 0, next_index: Some(0) }
     }
 
     /// How many chunks of `edge` can still start inside the extent (0 once full).
@@ -86,26 +81,16 @@ impl RunsBuilder {
         }
         let room = self.room(edge);
         if count > room {
-            return Err(GridError::ChunkPastExtent {
-                chunk: self.chunks + room,
-                extent: self.extent,
-            });
+            return Err(GridError::ChunkPastExtent { chunk: self.chunks + room, extent: self.extent });
         }
         // `room > 0` here, so `next_index` is `Some` and below the extent.
         let first_index = self.next_index.unwrap_or(self.extent);
         match self.runs.last_mut() {
             Some(last) if last.edge == edge => last.count += count,
-            _ => self.runs.push(Run {
-                edge,
-                count,
-                first_chunk: self.chunks,
-                first_index,
-            }),
+            _ => self.runs.push(Run { edge, count, first_chunk: self.chunks, first_index }),
         }
         self.chunks += count;
-        self.next_index = edge
-            .checked_mul(count)
-            .and_then(|len| first_index.checked_add(len));
+        self.next_index = edge.checked_mul(count).and_then(|len| first_index.checked_add(len));
         Ok(())
     }
 
@@ -115,19 +100,13 @@ impl RunsBuilder {
     /// [`GridError::EdgesTooShort`] when the edges do not cover the extent.
     pub(super) fn finish(self) -> Result<ChunkDim, GridError> {
         if let Some(sum) = self.next_index.filter(|&sum| sum < self.extent) {
-            return Err(GridError::EdgesTooShort {
-                sum,
-                extent: self.extent,
-            });
+            return Err(GridError::EdgesTooShort { sum, extent: self.extent });
         }
         let repr = match self.runs.as_slice() {
             [only] => Repr::Regular { size: only.edge },
             _ => Repr::Runs(self.runs),
         };
-        Ok(ChunkDim {
-            extent: self.extent,
-            repr,
-        })
+        Ok(ChunkDim { extent: self.extent, repr })
     }
 }
 
@@ -140,10 +119,7 @@ impl ChunkDim {
         if size == 0 {
             return Err(GridError::ZeroChunkSize);
         }
-        Ok(Self {
-            extent,
-            repr: Repr::Regular { size },
-        })
+        Ok(Self { extent, repr: Repr::Regular { size } })
     }
 
     /// Varying edges. Collapses to a regular dimension when all edges equal some `c` (then there are
@@ -218,8 +194,7 @@ impl ChunkDim {
     ///
     /// `chunk` must be `< num_chunks()` (checked in debug builds).
     pub fn valid(&self, chunk: u64) -> u64 {
-        self.edge(chunk)
-            .min(self.extent.saturating_sub(self.start(chunk)))
+        self.edge(chunk).min(self.extent.saturating_sub(self.start(chunk)))
     }
 
     /// `(chunk, offset in chunk)` of array index `index`; `None` if `index >= extent`.
@@ -319,13 +294,7 @@ mod tests {
         assert_eq!(d.locate(0), None);
         let e = ChunkDim::from_edges(0, &[]).unwrap();
         assert_eq!((e.num_chunks(), e.is_regular()), (0, false));
-        assert_eq!(
-            ChunkDim::from_edges(0, &[1]),
-            Err(GridError::ChunkPastExtent {
-                chunk: 0,
-                extent: 0
-            })
-        );
+        assert_eq!(ChunkDim::from_edges(0, &[1]), Err(GridError::ChunkPastExtent { chunk: 0, extent: 0 }));
         let ones = ChunkDim::from_edges(5, &[1, 1, 1, 1, 1]).unwrap();
         assert_eq!(ones, ChunkDim::regular(5, 1).unwrap());
         assert_eq!(ones.locate(4), Some((4, 0)));
@@ -347,35 +316,17 @@ mod tests {
 
     #[test]
     fn from_edges_validation() {
-        assert_eq!(
-            ChunkDim::from_edges(5, &[2, 0, 3]),
-            Err(GridError::ZeroEdge { chunk: 1 })
-        );
-        assert_eq!(
-            ChunkDim::from_edges(5, &[2, 2]),
-            Err(GridError::EdgesTooShort { sum: 4, extent: 5 })
-        );
+        assert_eq!(ChunkDim::from_edges(5, &[2, 0, 3]), Err(GridError::ZeroEdge { chunk: 1 }));
+        assert_eq!(ChunkDim::from_edges(5, &[2, 2]), Err(GridError::EdgesTooShort { sum: 4, extent: 5 }));
         // Only the last chunk may extend past the extent.
-        assert_eq!(
-            ChunkDim::from_edges(5, &[3, 3, 1]),
-            Err(GridError::ChunkPastExtent {
-                chunk: 2,
-                extent: 5
-            })
-        );
-        assert_eq!(
-            ChunkDim::from_edges(5, &[]),
-            Err(GridError::EdgesTooShort { sum: 0, extent: 5 })
-        );
+        assert_eq!(ChunkDim::from_edges(5, &[3, 3, 1]), Err(GridError::ChunkPastExtent { chunk: 2, extent: 5 }));
+        assert_eq!(ChunkDim::from_edges(5, &[]), Err(GridError::EdgesTooShort { sum: 0, extent: 5 }));
         // A huge last edge is fine (its end overflows u64, but nothing starts there).
         let d = ChunkDim::from_edges(10, &[5, u64::MAX]).unwrap();
         assert_eq!((d.valid(1), d.edge(1)), (5, u64::MAX));
         assert_eq!(
             ChunkDim::from_edges(10, &[5, u64::MAX, 1]),
-            Err(GridError::ChunkPastExtent {
-                chunk: 2,
-                extent: 10
-            })
+            Err(GridError::ChunkPastExtent { chunk: 2, extent: 10 })
         );
     }
 

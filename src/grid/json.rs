@@ -25,11 +25,7 @@ impl ChunkGrid {
     /// `rectilinear` (kind `inline`) with run-length encoded edge lists.
     pub fn to_json(&self) -> Value {
         if self.is_regular() {
-            let sizes: Vec<u64> = self
-                .dims
-                .iter()
-                .filter_map(ChunkDim::regular_size)
-                .collect();
+            let sizes: Vec<u64> = self.dims.iter().filter_map(ChunkDim::regular_size).collect();
             return json!({"name": "regular", "configuration": {"chunk_shape": sizes}});
         }
         let shapes: Vec<Value> = self.dims.iter().map(dim_to_json).collect();
@@ -50,19 +46,12 @@ impl ChunkGrid {
     pub fn from_json(value: &Value, shape: &[u64]) -> Result<Self, GridError> {
         let grid = object(value, "chunk_grid")?;
         let name = member(grid, "chunk_grid", "name")?;
-        let name = name
-            .as_str()
-            .ok_or_else(|| invalid("chunk_grid.name", "a string", name))?;
-        let config = object(
-            member(grid, "chunk_grid", "configuration")?,
-            "chunk_grid.configuration",
-        )?;
+        let name = name.as_str().ok_or_else(|| invalid("chunk_grid.name", "a string", name))?;
+        let config = object(member(grid, "chunk_grid", "configuration")?, "chunk_grid.configuration")?;
         match name {
             "regular" => regular_from_json(config, shape),
             "rectilinear" => rectilinear_from_json(config, shape),
-            other => Err(GridError::UnknownGridName {
-                name: other.to_owned(),
-            }),
+            other => Err(GridError::UnknownGridName { name: other.to_owned() }),
         }
     }
 }
@@ -85,44 +74,28 @@ fn dim_to_json(dim: &ChunkDim) -> Value {
 
 fn regular_from_json(config: &Map<String, Value>, shape: &[u64]) -> Result<ChunkGrid, GridError> {
     const AT: &str = "chunk_grid.configuration.chunk_shape";
-    let items = array_of_rank(
-        member(config, "chunk_grid.configuration", "chunk_shape")?,
-        AT,
-        shape,
-    )?;
+    let items = array_of_rank(member(config, "chunk_grid.configuration", "chunk_shape")?, AT, shape)?;
     let dims = items
         .iter()
         .zip(shape)
         .enumerate()
         .map(|(d, (item, &extent))| {
-            let size = positive(item)
-                .ok_or_else(|| invalid(format!("{AT}[{d}]"), "a positive integer", item))?;
+            let size = positive(item).ok_or_else(|| invalid(format!("{AT}[{d}]"), "a positive integer", item))?;
             ChunkDim::regular(extent, size).map_err(|e| e.in_dim(d))
         })
         .collect::<Result<_, _>>()?;
     Ok(ChunkGrid::new(dims))
 }
 
-fn rectilinear_from_json(
-    config: &Map<String, Value>,
-    shape: &[u64],
-) -> Result<ChunkGrid, GridError> {
+fn rectilinear_from_json(config: &Map<String, Value>, shape: &[u64]) -> Result<ChunkGrid, GridError> {
     const AT: &str = "chunk_grid.configuration.chunk_shapes";
     let kind = member(config, "chunk_grid.configuration", "kind")?;
     match kind.as_str() {
         Some("inline") => {}
-        Some(other) => {
-            return Err(GridError::UnsupportedKind {
-                kind: other.to_owned(),
-            })
-        }
+        Some(other) => return Err(GridError::UnsupportedKind { kind: other.to_owned() }),
         None => return Err(invalid("chunk_grid.configuration.kind", "\"inline\"", kind)),
     }
-    let entries = array_of_rank(
-        member(config, "chunk_grid.configuration", "chunk_shapes")?,
-        AT,
-        shape,
-    )?;
+    let entries = array_of_rank(member(config, "chunk_grid.configuration", "chunk_shapes")?, AT, shape)?;
     let dims = entries
         .iter()
         .zip(shape)
@@ -142,17 +115,12 @@ fn dim_from_json(entry: &Value, extent: u64, at: &str) -> Result<ChunkDim, GridE
     if let Some(size) = positive(entry) {
         return ChunkDim::regular(extent, size);
     }
-    let items = entry.as_array().ok_or_else(|| {
-        invalid(
-            at,
-            "a positive integer or a list of edges and [value, count] pairs",
-            entry,
-        )
-    })?;
+    let items = entry
+        .as_array()
+        .ok_or_else(|| invalid(at, "a positive integer or a list of edges and [value, count] pairs", entry))?;
     let mut builder = RunsBuilder::new(extent);
     for (i, item) in items.iter().enumerate() {
-        let (edge, count) =
-            run_item(item).ok_or_else(|| invalid(format!("{at}[{i}]"), ITEM, item))?;
+        let (edge, count) = run_item(item).ok_or_else(|| invalid(format!("{at}[{i}]"), ITEM, item))?;
         // Keep only the chunks that start inside the extent; the rest are trailing overflow.
         builder.push(edge, count.min(builder.room(edge)))?;
     }
@@ -176,9 +144,7 @@ fn positive(value: &Value) -> Option<u64> {
 }
 
 fn object<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>, GridError> {
-    value
-        .as_object()
-        .ok_or_else(|| invalid(at, "an object", value))
+    value.as_object().ok_or_else(|| invalid(at, "an object", value))
 }
 
 fn member<'a>(map: &'a Map<String, Value>, at: &str, key: &str) -> Result<&'a Value, GridError> {
@@ -191,16 +157,10 @@ fn member<'a>(map: &'a Map<String, Value>, at: &str, key: &str) -> Result<&'a Va
 
 /// An array with one entry per dimension of `shape`.
 fn array_of_rank<'a>(value: &'a Value, at: &str, shape: &[u64]) -> Result<&'a [Value], GridError> {
-    let items = value
-        .as_array()
-        .ok_or_else(|| invalid(at, "an array", value))?;
+    let items = value.as_array().ok_or_else(|| invalid(at, "an array", value))?;
     if items.len() != shape.len() {
         return Err(GridError::RankMismatch {
-            what: if at.ends_with("chunk_shapes") {
-                "chunk_shapes"
-            } else {
-                "chunk_shape"
-            },
+            what: if at.ends_with("chunk_shapes") { "chunk_shapes" } else { "chunk_shape" },
             expected: shape.len(),
             got: items.len(),
         });
@@ -217,11 +177,7 @@ fn invalid(at: impl Into<String>, expected: &'static str, found: &Value) -> Grid
     } else {
         text
     };
-    GridError::InvalidJson {
-        at: at.into(),
-        expected,
-        found,
-    }
+    GridError::InvalidJson { at: at.into(), expected, found }
 }
 
 #[cfg(test)]
@@ -255,10 +211,7 @@ mod tests {
             ChunkDim::regular(8, 4).unwrap(),
         ];
         let g = ChunkGrid::new(dims);
-        assert_eq!(
-            g.to_json(),
-            rect(json!([[[10, 3], 1], [31, 28, 31, 30], 4]))
-        );
+        assert_eq!(g.to_json(), rect(json!([[[10, 3], 1], [31, 28, 31, 30], 4])));
         assert_eq!(ChunkGrid::from_json(&g.to_json(), &g.shape()), Ok(g));
     }
 
@@ -311,10 +264,7 @@ mod tests {
         ];
         for value in bad {
             let err = edges_of(value.clone(), 6).unwrap_err();
-            assert!(
-                matches!(err, GridError::InvalidJson { .. }),
-                "{value}: {err:?}"
-            );
+            assert!(matches!(err, GridError::InvalidJson { .. }), "{value}: {err:?}");
         }
         // An invalid item after the extent is covered is still an error.
         assert!(edges_of(json!([6, 0]), 6).is_err());
@@ -329,10 +279,7 @@ mod tests {
              a positive integer or a [value, count] pair of positive integers, found -2"
         );
         let err = edges_of(json!([1, 2]), 6).unwrap_err();
-        assert_eq!(
-            err,
-            GridError::EdgesTooShort { sum: 3, extent: 6 }.in_dim(0)
-        );
+        assert_eq!(err, GridError::EdgesTooShort { sum: 3, extent: 6 }.in_dim(0));
     }
 
     #[test]
@@ -342,33 +289,19 @@ mod tests {
         assert!(ChunkGrid::from_json(&kind(json!("inline")), &shape).is_ok());
         assert_eq!(
             ChunkGrid::from_json(&kind(json!("file")), &shape),
-            Err(GridError::UnsupportedKind {
-                kind: "file".into()
-            })
+            Err(GridError::UnsupportedKind { kind: "file".into() })
         );
         assert!(ChunkGrid::from_json(&kind(json!(1)), &shape).is_err());
         let no_kind = json!({"name": "rectilinear", "configuration": {"chunk_shapes": [2]}});
         assert!(ChunkGrid::from_json(&no_kind, &shape).is_err());
         let named = json!({"name": "irregular", "configuration": {}});
-        assert_eq!(
-            ChunkGrid::from_json(&named, &shape),
-            Err(GridError::UnknownGridName {
-                name: "irregular".into()
-            })
-        );
+        assert_eq!(ChunkGrid::from_json(&named, &shape), Err(GridError::UnknownGridName { name: "irregular".into() }));
         assert_eq!(
             ChunkGrid::from_json(&rect(json!([2, 2])), &shape),
-            Err(GridError::RankMismatch {
-                what: "chunk_shapes",
-                expected: 1,
-                got: 2
-            })
+            Err(GridError::RankMismatch { what: "chunk_shapes", expected: 1, got: 2 })
         );
         let regular = json!({"name": "regular", "configuration": {"chunk_shape": [0]}});
-        assert!(matches!(
-            ChunkGrid::from_json(&regular, &shape),
-            Err(GridError::InvalidJson { .. })
-        ));
+        assert!(matches!(ChunkGrid::from_json(&regular, &shape), Err(GridError::InvalidJson { .. })));
         for value in [json!(null), json!([]), json!({"name": "regular"})] {
             assert!(ChunkGrid::from_json(&value, &shape).is_err());
         }

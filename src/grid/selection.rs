@@ -31,9 +31,7 @@ impl DimSelection {
     pub fn count(&self) -> u64 {
         match *self {
             Self::Index(_) => 1,
-            Self::Range { start, stop, step } if stop > start && step > 0 => {
-                (stop - start - 1) / step + 1
-            }
+            Self::Range { start, stop, step } if stop > start && step > 0 => (stop - start - 1) / step + 1,
             Self::Range { .. } => 0,
         }
     }
@@ -64,11 +62,7 @@ impl Selection {
         if !spec.trim().is_empty() {
             let parts: Vec<&str> = spec.split(',').collect();
             if parts.len() > shape.len() {
-                return Err(GridError::RankMismatch {
-                    what: "selection",
-                    expected: shape.len(),
-                    got: parts.len(),
-                });
+                return Err(GridError::RankMismatch { what: "selection", expected: shape.len(), got: parts.len() });
             }
             for (dim, (part, &len)) in parts.iter().zip(shape).enumerate() {
                 dims.push(parse_entry(part.trim(), dim, len)?);
@@ -85,18 +79,12 @@ impl Selection {
 
     /// NumPy result shape: the counts with index dimensions removed.
     pub fn out_shape(&self) -> Vec<u64> {
-        self.0
-            .iter()
-            .filter(|s| matches!(s, DimSelection::Range { .. }))
-            .map(DimSelection::count)
-            .collect()
+        self.0.iter().filter(|s| matches!(s, DimSelection::Range { .. })).map(DimSelection::count).collect()
     }
 
     /// Total number of selected elements (saturating at `u64::MAX`).
     pub fn len(&self) -> u64 {
-        self.0
-            .iter()
-            .fold(1u64, |acc, s| acc.saturating_mul(s.count()))
+        self.0.iter().fold(1u64, |acc, s| acc.saturating_mul(s.count()))
     }
 
     /// True when nothing is selected.
@@ -106,20 +94,12 @@ impl Selection {
 }
 
 fn full(n: u64) -> DimSelection {
-    DimSelection::Range {
-        start: 0,
-        stop: n,
-        step: 1,
-    }
+    DimSelection::Range { start: 0, stop: n, step: 1 }
 }
 
 /// One comma-separated entry of a selection string, for dimension `dim` of length `len`.
 fn parse_entry(part: &str, dim: usize, len: u64) -> Result<DimSelection, GridError> {
-    let bad = |reason| GridError::BadSelection {
-        part: part.to_owned(),
-        dim,
-        reason,
-    };
+    let bad = |reason| GridError::BadSelection { part: part.to_owned(), dim, reason };
     if part.is_empty() {
         return Err(bad("empty entry"));
     }
@@ -173,12 +153,7 @@ fn clamp_bound(negative: bool, magnitude: u64, len: u64) -> u64 {
     }
 }
 
-fn resolve_index(
-    negative: bool,
-    magnitude: u64,
-    dim: usize,
-    len: u64,
-) -> Result<DimSelection, GridError> {
+fn resolve_index(negative: bool, magnitude: u64, dim: usize, len: u64) -> Result<DimSelection, GridError> {
     let index = match (negative, magnitude) {
         (true, 0) | (false, _) => Some(magnitude),
         (true, _) => len.checked_sub(magnitude),
@@ -186,11 +161,7 @@ fn resolve_index(
     match index {
         Some(i) if i < len => Ok(DimSelection::Index(i)),
         _ => Err(GridError::IndexOutOfRange {
-            index: if negative {
-                -i128::from(magnitude)
-            } else {
-                i128::from(magnitude)
-            },
+            index: if negative { -i128::from(magnitude) } else { i128::from(magnitude) },
             dim,
             len,
         }),
@@ -231,43 +202,23 @@ impl ChunkGrid {
     /// the extent.
     pub fn pieces(&self, selection: &Selection) -> Result<Vec<Vec<DimPiece>>, GridError> {
         if selection.0.len() != self.ndim() {
-            return Err(GridError::RankMismatch {
-                what: "selection",
-                expected: self.ndim(),
-                got: selection.0.len(),
-            });
+            return Err(GridError::RankMismatch { what: "selection", expected: self.ndim(), got: selection.0.len() });
         }
-        self.dims
-            .iter()
-            .zip(&selection.0)
-            .enumerate()
-            .map(|(d, (dim, sel))| dim_pieces(dim, *sel, d))
-            .collect()
+        self.dims.iter().zip(&selection.0).enumerate().map(|(d, (dim, sel))| dim_pieces(dim, *sel, d)).collect()
     }
 
     /// Every chunk touched by the per-dimension `pieces` (from [`ChunkGrid::pieces`]): their cartesian
     /// product in row-major order (last dimension fastest), i.e. increasing linear chunk index. Yields
     /// nothing when any dimension has no pieces, and one span with empty coordinates for a 0-d grid.
-    pub fn spans<'a>(
-        &'a self,
-        pieces: &'a [Vec<DimPiece>],
-    ) -> impl Iterator<Item = ChunkSpan> + 'a {
-        let next = if pieces.iter().any(Vec::is_empty) {
-            None
-        } else {
-            Some(vec![0; pieces.len()])
-        };
+    pub fn spans<'a>(&'a self, pieces: &'a [Vec<DimPiece>]) -> impl Iterator<Item = ChunkSpan> + 'a {
+        let next = if pieces.iter().any(Vec::is_empty) { None } else { Some(vec![0; pieces.len()]) };
         Spans { pieces, next }
     }
 }
 
 /// `(first index, step, count)` of a selection, checked against the extent of `dim`.
 fn resolve(dim: &ChunkDim, sel: DimSelection, d: usize) -> Result<(u64, u64, u64), GridError> {
-    let out_of_bounds = |reason| GridError::SelectionOutOfBounds {
-        dim: d,
-        len: dim.extent(),
-        reason,
-    };
+    let out_of_bounds = |reason| GridError::SelectionOutOfBounds { dim: d, len: dim.extent(), reason };
     let (first, step) = match sel {
         DimSelection::Index(i) => (i, 1),
         DimSelection::Range { step: 0, .. } => return Err(out_of_bounds("step is 0")),
@@ -275,9 +226,7 @@ fn resolve(dim: &ChunkDim, sel: DimSelection, d: usize) -> Result<(u64, u64, u64
     };
     let count = sel.count();
     if count > 0 {
-        let last = (count - 1)
-            .checked_mul(step)
-            .and_then(|span| span.checked_add(first));
+        let last = (count - 1).checked_mul(step).and_then(|span| span.checked_add(first));
         if last.is_none_or(|last| last >= dim.extent()) {
             return Err(out_of_bounds("it selects an index at or beyond the end"));
         }
@@ -299,13 +248,7 @@ fn dim_pieces(dim: &ChunkDim, sel: DimSelection, d: usize) -> Result<Vec<DimPiec
         // Selected indices left in this chunk's valid part: index, index + step, ... <= last_valid.
         let last_valid = dim.start(chunk) + dim.valid(chunk) - 1;
         let n = ((last_valid - index) / step + 1).min(count - out);
-        pieces.push(DimPiece {
-            chunk,
-            first,
-            step,
-            count: n,
-            out_start: out,
-        });
+        pieces.push(DimPiece { chunk, first, step, count: n, out_start: out });
         out += n;
         if out < count {
             index += n * step;
@@ -325,15 +268,9 @@ impl Iterator for Spans<'_> {
 
     fn next(&mut self) -> Option<ChunkSpan> {
         let positions = self.next.as_mut()?;
-        let pieces: Vec<DimPiece> = positions
-            .iter()
-            .zip(self.pieces)
-            .filter_map(|(&p, dim)| dim.get(p).copied())
-            .collect();
-        let span = ChunkSpan {
-            coords: pieces.iter().map(|p| p.chunk).collect(),
-            pieces,
-        };
+        let pieces: Vec<DimPiece> =
+            positions.iter().zip(self.pieces).filter_map(|(&p, dim)| dim.get(p).copied()).collect();
+        let span = ChunkSpan { coords: pieces.iter().map(|p| p.chunk).collect(), pieces };
         let mut exhausted = true;
         for (p, dim) in positions.iter_mut().zip(self.pieces).rev() {
             *p += 1;
@@ -371,15 +308,9 @@ mod tests {
         assert_eq!(parse1("-31", 31), Ok(DimSelection::Index(0)));
         assert_eq!(parse1("-0", 31), Ok(DimSelection::Index(0)));
         let err = parse1("40", 31).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "index 40 out of range for dimension 0 of length 31"
-        );
+        assert_eq!(err.to_string(), "index 40 out of range for dimension 0 of length 31");
         let err = parse1("-32", 31).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "index -32 out of range for dimension 0 of length 31"
-        );
+        assert_eq!(err.to_string(), "index -32 out of range for dimension 0 of length 31");
         assert!(parse1("0", 0).is_err());
         assert!(parse1("99999999999999999999999", 5).is_err());
     }
@@ -403,26 +334,14 @@ mod tests {
 
     #[test]
     fn parse_errors() {
-        for spec in [
-            "::0", "::-1", "a", "1:2:3:4", "1.5", "--1", "1:x", "::y", "+-1",
-        ] {
-            assert!(
-                matches!(parse1(spec, 31), Err(GridError::BadSelection { .. })),
-                "{spec}"
-            );
+        for spec in ["::0", "::-1", "a", "1:2:3:4", "1.5", "--1", "1:x", "::y", "+-1"] {
+            assert!(matches!(parse1(spec, 31), Err(GridError::BadSelection { .. })), "{spec}");
         }
         let err = parse1("::0", 31).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "selection entry \"::0\" for dimension 0: step must be at least 1"
-        );
+        assert_eq!(err.to_string(), "selection entry \"::0\" for dimension 0: step must be at least 1");
         assert_eq!(
             Selection::parse("1,2", &[4]),
-            Err(GridError::RankMismatch {
-                what: "selection",
-                expected: 1,
-                got: 2
-            })
+            Err(GridError::RankMismatch { what: "selection", expected: 1, got: 2 })
         );
         assert!(Selection::parse("1,", &[4, 4]).is_err());
         assert!(Selection::parse("0", &[]).is_err());
@@ -431,10 +350,7 @@ mod tests {
     #[test]
     fn parse_fills_and_shapes() {
         let s = Selection::parse(" 2 , 1:5 ", &[4, 6, 3]).unwrap();
-        assert_eq!(
-            s.0,
-            vec![DimSelection::Index(2), range(1, 5, 1), range(0, 3, 1)]
-        );
+        assert_eq!(s.0, vec![DimSelection::Index(2), range(1, 5, 1), range(0, 3, 1)]);
         assert_eq!(s.counts(), vec![1, 4, 3]);
         assert_eq!(s.out_shape(), vec![4, 3]);
         assert_eq!(s.len(), 12);
@@ -453,9 +369,7 @@ mod tests {
         assert!(pieces[0].iter().all(|p| p.first == 5 && p.count == 1));
         // Cost does not depend on the number of elements: 2^64 - 1 elements, 16 chunks touched.
         let huge = ChunkGrid::regular(&[u64::MAX], &[1]).unwrap();
-        let pieces = huge
-            .pieces(&Selection(vec![range(0, u64::MAX, 1 << 60)]))
-            .unwrap();
+        let pieces = huge.pieces(&Selection(vec![range(0, u64::MAX, 1 << 60)])).unwrap();
         assert_eq!(pieces[0].len(), 16);
     }
 
@@ -464,49 +378,20 @@ mod tests {
         let dim = ChunkDim::from_edges(10, &[3, 3, 6]).unwrap();
         let g = ChunkGrid::new(vec![dim]);
         let pieces = g.pieces(&Selection(vec![range(2, 10, 2)])).unwrap();
-        let piece = |chunk, first, count, out_start| DimPiece {
-            chunk,
-            first,
-            step: 2,
-            count,
-            out_start,
-        };
-        assert_eq!(
-            pieces[0],
-            vec![piece(0, 2, 1, 0), piece(1, 1, 1, 1), piece(2, 0, 2, 2)]
-        );
+        let piece = |chunk, first, count, out_start| DimPiece { chunk, first, step: 2, count, out_start };
+        assert_eq!(pieces[0], vec![piece(0, 2, 1, 0), piece(1, 1, 1, 1), piece(2, 0, 2, 2)]);
         let single = g.pieces(&Selection(vec![DimSelection::Index(9)])).unwrap();
-        assert_eq!(
-            single[0],
-            vec![DimPiece {
-                chunk: 2,
-                first: 3,
-                step: 1,
-                count: 1,
-                out_start: 0
-            }]
-        );
+        assert_eq!(single[0], vec![DimPiece { chunk: 2, first: 3, step: 1, count: 1, out_start: 0 }]);
     }
 
     #[test]
     fn pieces_reject_bad_selections() {
         let g = ChunkGrid::regular(&[10, 4], &[3, 2]).unwrap();
         let pieces = |sel| g.pieces(&Selection(sel));
-        assert!(matches!(
-            pieces(vec![range(0, 10, 1)]),
-            Err(GridError::RankMismatch { .. })
-        ));
-        for bad in [
-            range(0, 11, 1),
-            range(0, 3, 0),
-            DimSelection::Index(10),
-            range(9, u64::MAX, 1),
-        ] {
+        assert!(matches!(pieces(vec![range(0, 10, 1)]), Err(GridError::RankMismatch { .. })));
+        for bad in [range(0, 11, 1), range(0, 3, 0), DimSelection::Index(10), range(9, u64::MAX, 1)] {
             assert!(
-                matches!(
-                    pieces(vec![bad, range(0, 4, 1)]),
-                    Err(GridError::SelectionOutOfBounds { .. })
-                ),
+                matches!(pieces(vec![bad, range(0, 4, 1)]), Err(GridError::SelectionOutOfBounds { .. })),
                 "{bad:?}"
             );
         }
@@ -524,21 +409,11 @@ mod tests {
         let coords: Vec<Vec<u64>> = spans.iter().map(|s| s.coords.clone()).collect();
         assert_eq!(
             coords,
-            vec![
-                vec![0, 0, 0],
-                vec![0, 1, 0],
-                vec![1, 0, 0],
-                vec![1, 1, 0],
-                vec![2, 0, 0],
-                vec![2, 1, 0],
-            ]
+            vec![vec![0, 0, 0], vec![0, 1, 0], vec![1, 0, 0], vec![1, 1, 0], vec![2, 0, 0], vec![2, 1, 0],]
         );
         let linear: Vec<u64> = coords.iter().map(|c| g.linear_index(c)).collect();
         assert!(linear.windows(2).all(|w| w[0] < w[1]));
-        let total: u64 = spans
-            .iter()
-            .map(|s| s.pieces.iter().map(|p| p.count).product::<u64>())
-            .sum();
+        let total: u64 = spans.iter().map(|s| s.pieces.iter().map(|p| p.count).product::<u64>()).sum();
         assert_eq!(total, sel.len());
     }
 
@@ -547,13 +422,7 @@ mod tests {
         let scalar = ChunkGrid::new(vec![]);
         let pieces = scalar.pieces(&Selection::all(&[])).unwrap();
         let spans: Vec<ChunkSpan> = scalar.spans(&pieces).collect();
-        assert_eq!(
-            spans,
-            vec![ChunkSpan {
-                coords: vec![],
-                pieces: vec![]
-            }]
-        );
+        assert_eq!(spans, vec![ChunkSpan { coords: vec![], pieces: vec![] }]);
         let g = ChunkGrid::regular(&[10, 0], &[3, 2]).unwrap();
         let pieces = g.pieces(&Selection::all(&g.shape())).unwrap();
         assert!(pieces[1].is_empty());
@@ -567,13 +436,10 @@ mod tests {
     fn dim_and_selection() -> impl Strategy<Value = (ChunkDim, DimSelection)> {
         dim().prop_flat_map(|d| {
             let n = d.extent();
-            let ranged = (0..=n, 0..=n + 2, 1u64..=9)
-                .prop_map(move |(start, stop, step)| range(start, stop.min(n), step));
-            let sel = if n == 0 {
-                ranged.boxed()
-            } else {
-                prop_oneof![(0..n).prop_map(DimSelection::Index), ranged].boxed()
-            };
+            let ranged =
+                (0..=n, 0..=n + 2, 1u64..=9).prop_map(move |(start, stop, step)| range(start, stop.min(n), step));
+            let sel =
+                if n == 0 { ranged.boxed() } else { prop_oneof![(0..n).prop_map(DimSelection::Index), ranged].boxed() };
             (Just(d), sel)
         })
     }
@@ -582,9 +448,7 @@ mod tests {
     fn brute_pieces(d: &ChunkDim, sel: DimSelection) -> Vec<DimPiece> {
         let (indices, step): (Vec<u64>, u64) = match sel {
             DimSelection::Index(i) => (vec![i], 1),
-            DimSelection::Range { start, stop, step } => {
-                ((start..stop).step_by(step as usize).collect(), step)
-            }
+            DimSelection::Range { start, stop, step } => ((start..stop).step_by(step as usize).collect(), step),
         };
         let mut pieces: Vec<DimPiece> = Vec::new();
         for (out, &i) in indices.iter().enumerate() {
@@ -594,13 +458,7 @@ mod tests {
                     assert_eq!(offset, p.first + p.count * step);
                     p.count += 1;
                 }
-                _ => pieces.push(DimPiece {
-                    chunk,
-                    first: offset,
-                    step,
-                    count: 1,
-                    out_start: out as u64,
-                }),
+                _ => pieces.push(DimPiece { chunk, first: offset, step, count: 1, out_start: out as u64 }),
             }
         }
         pieces

@@ -22,12 +22,10 @@ pub(crate) fn edges_and_extent() -> impl Strategy<Value = (Vec<u64>, u64)> {
 /// One dimension: regular (possibly with extent 0) or from an edge list.
 pub(crate) fn dim() -> impl Strategy<Value = ChunkDim> {
     prop_oneof![
-        (0u64..=20, 1u64..=7).prop_map(|(extent, size)| {
-            ChunkDim::regular(extent, size).unwrap_or_else(|e| panic!("{e}"))
-        }),
-        edges_and_extent().prop_map(|(edges, extent)| {
-            ChunkDim::from_edges(extent, &edges).unwrap_or_else(|e| panic!("{e}"))
-        }),
+        (0u64..=20, 1u64..=7)
+            .prop_map(|(extent, size)| { ChunkDim::regular(extent, size).unwrap_or_else(|e| panic!("{e}")) }),
+        edges_and_extent()
+            .prop_map(|(edges, extent)| { ChunkDim::from_edges(extent, &edges).unwrap_or_else(|e| panic!("{e}")) }),
     ]
 }
 

@@ -14,9 +14,7 @@
 use std::ops::Range;
 
 use super::varint::{apply_delta, delta_code, put_varint, Cursor};
-use super::{
-    crc32, ChunkEntry, DecodeError, ManifestError, MANIFEST_FORMAT_VERSION, MAX_BLOCK_LEN,
-};
+use super::{crc32, ChunkEntry, DecodeError, ManifestError, MANIFEST_FORMAT_VERSION, MAX_BLOCK_LEN};
 
 /// Magic bytes at the start of `manifest.bin`.
 pub(crate) const MANIFEST_MAGIC: [u8; 8] = *b"VZMANIF\0";
@@ -98,10 +96,7 @@ impl ManifestHeader {
             available: bytes.len() as u64,
         })?;
         if bytes[0..8] != MANIFEST_MAGIC {
-            return Err(ManifestError::BadMagic {
-                file: "manifest",
-                found: bytes[0..8].to_vec(),
-            });
+            return Err(ManifestError::BadMagic { file: "manifest", found: bytes[0..8].to_vec() });
         }
         let format_version = le_u32(&bytes[8..12]);
         if format_version != MANIFEST_FORMAT_VERSION {
@@ -113,11 +108,7 @@ impl ManifestHeader {
         }
         let (stored, computed) = (le_u32(&bytes[60..64]), crc32(&bytes[..60]));
         if stored != computed {
-            return Err(ManifestError::ChecksumMismatch {
-                what: "manifest header".to_owned(),
-                stored,
-                computed,
-            });
+            return Err(ManifestError::ChecksumMismatch { what: "manifest header".to_owned(), stored, computed });
         }
         if bytes[56..60] != [0; 4] {
             return Err(invalid_header("reserved bytes 56..60 are not zero"));
@@ -147,21 +138,14 @@ impl ManifestHeader {
         }
         let blocks = self.num_blocks();
         let min_data = blocks.saturating_mul(MIN_BLOCK_BYTES);
-        let max_data = self
-            .num_chunks
-            .saturating_mul(MAX_ENTRY_BYTES)
-            .saturating_add(blocks.saturating_mul(BLOCK_TRAILER_LEN));
+        let max_data =
+            self.num_chunks.saturating_mul(MAX_ENTRY_BYTES).saturating_add(blocks.saturating_mul(BLOCK_TRAILER_LEN));
         let data = self.index_offset.checked_sub(Self::LEN as u64);
         if data.is_none_or(|d| d < min_data || d > max_data) {
-            return Err(invalid_header(
-                "index offset does not fit the number of blocks",
-            ));
+            return Err(invalid_header("index offset does not fit the number of blocks"));
         }
         let index_len = blocks.checked_add(1).and_then(|n| n.checked_mul(8));
-        if index_len
-            .and_then(|len| self.index_offset.checked_add(len))
-            .is_none()
-        {
+        if index_len.and_then(|len| self.index_offset.checked_add(len)).is_none() {
             return Err(invalid_header("index end overflows u64"));
         }
         Ok(())
@@ -188,10 +172,7 @@ impl ManifestHeader {
 /// Rejects block lengths outside `1..=MAX_BLOCK_LEN`.
 pub(crate) fn check_block_len(block_len: u32) -> Result<(), ManifestError> {
     if block_len == 0 || block_len > MAX_BLOCK_LEN {
-        return Err(ManifestError::InvalidBlockLen {
-            block_len,
-            max: MAX_BLOCK_LEN,
-        });
+        return Err(ManifestError::InvalidBlockLen { block_len, max: MAX_BLOCK_LEN });
     }
     Ok(())
 }
@@ -233,15 +214,10 @@ impl BlockEncoder {
     pub(crate) fn push(&mut self, entry: ChunkEntry) {
         match entry {
             ChunkEntry::Missing => self.missing_run += 1,
-            ChunkEntry::Source {
-                source,
-                offset,
-                length,
-            } => {
+            ChunkEntry::Source { source, offset, length } => {
                 self.flush_missing();
                 let same = self.prev_source == Some(source);
-                self.buf
-                    .push(KIND_SOURCE | if same { SAME_SOURCE } else { 0 });
+                self.buf.push(KIND_SOURCE | if same { SAME_SOURCE } else { 0 });
                 if !same {
                     put_varint(&mut self.buf, u64::from(source));
                 }
@@ -289,11 +265,7 @@ impl BlockEncoder {
 
 /// Decodes block `block` from its bytes (entries + CRC trailer); it must hold exactly `count`
 /// entries (`count <= MAX_BLOCK_LEN`, checked by the caller).
-pub(crate) fn decode_block_bytes(
-    block: u64,
-    bytes: &[u8],
-    count: u64,
-) -> Result<Vec<ChunkEntry>, ManifestError> {
+pub(crate) fn decode_block_bytes(block: u64, bytes: &[u8], count: u64) -> Result<Vec<ChunkEntry>, ManifestError> {
     let body_len = bytes.len().saturating_sub(TRAILER_BYTES);
     let (body, trailer) = bytes.split_at(body_len);
     if trailer.len() != TRAILER_BYTES {
@@ -305,17 +277,9 @@ pub(crate) fn decode_block_bytes(
     }
     let (stored, computed) = (le_u32(trailer), crc32(body));
     if stored != computed {
-        return Err(ManifestError::ChecksumMismatch {
-            what: format!("manifest block {block}"),
-            stored,
-            computed,
-        });
+        return Err(ManifestError::ChecksumMismatch { what: format!("manifest block {block}"), stored, computed });
     }
-    decode_entries(body, count).map_err(|(position, cause)| ManifestError::CorruptBlock {
-        block,
-        position,
-        cause,
-    })
+    decode_entries(body, count).map_err(|(position, cause)| ManifestError::CorruptBlock { block, position, cause })
 }
 
 /// Decodes exactly `count` entries that must use up all of `body`.
@@ -327,9 +291,7 @@ fn decode_entries(body: &[u8], count: u64) -> Result<Vec<ChunkEntry>, (u64, Deco
     let mut decoded = 0u64;
     while decoded < count {
         let start = cursor.position();
-        decoded += state
-            .decode_one(&mut cursor, count - decoded, &mut out)
-            .map_err(|e| (start, e))?;
+        decoded += state.decode_one(&mut cursor, count - decoded, &mut out).map_err(|e| (start, e))?;
     }
     if cursor.remaining() > 0 {
         let count = cursor.remaining() as u64;
@@ -362,8 +324,7 @@ impl DecodeState {
                     return Err(DecodeError::RunTooLong { run, remaining });
                 }
                 // run <= remaining <= MAX_BLOCK_LEN, so it fits in usize.
-                let run_usize =
-                    usize::try_from(run).map_err(|_| DecodeError::RunTooLong { run, remaining })?;
+                let run_usize = usize::try_from(run).map_err(|_| DecodeError::RunTooLong { run, remaining })?;
                 out.extend(std::iter::repeat_n(ChunkEntry::Missing, run_usize));
                 Ok(run)
             }
@@ -379,11 +340,7 @@ impl DecodeState {
                 let (offset, length) = read_range(cursor, self.source_end)?;
                 self.source_end = offset.wrapping_add(length);
                 self.source = Some(source);
-                out.push(ChunkEntry::Source {
-                    source,
-                    offset,
-                    length,
-                });
+                out.push(ChunkEntry::Source { source, offset, length });
                 Ok(1)
             }
             (KIND_OWNED, 0) => {
@@ -455,67 +412,29 @@ mod tests {
         let good = header().to_bytes();
         assert!(matches!(
             ManifestHeader::parse(&good[..63]),
-            Err(ManifestError::Truncated {
-                needed: 64,
-                available: 63,
-                ..
-            })
+            Err(ManifestError::Truncated { needed: 64, available: 63, .. })
         ));
         let mut bad = good;
         bad[0] = b'X';
-        assert!(matches!(
-            ManifestHeader::parse(&bad),
-            Err(ManifestError::BadMagic { .. })
-        ));
-        let h = ManifestHeader {
-            format_version: 2,
-            ..header()
-        };
+        assert!(matches!(ManifestHeader::parse(&bad), Err(ManifestError::BadMagic { .. })));
+        let h = ManifestHeader { format_version: 2, ..header() };
         assert!(matches!(
             ManifestHeader::parse(&h.to_bytes()),
             Err(ManifestError::UnsupportedVersion { version: 2, .. })
         ));
         let mut bad = good;
         bad[20] ^= 1;
-        assert!(matches!(
-            ManifestHeader::parse(&bad),
-            Err(ManifestError::ChecksumMismatch { .. })
-        ));
+        assert!(matches!(ManifestHeader::parse(&bad), Err(ManifestError::ChecksumMismatch { .. })));
         let cases = [
-            ManifestHeader {
-                block_len: 0,
-                ..header()
-            },
-            ManifestHeader {
-                block_len: MAX_BLOCK_LEN + 1,
-                ..header()
-            },
-            ManifestHeader {
-                source_entries: 9,
-                ..header()
-            },
-            ManifestHeader {
-                source_entries: 0,
-                ..header()
-            },
-            ManifestHeader {
-                index_offset: 64 + 17,
-                ..header()
-            },
-            ManifestHeader {
-                index_offset: 63,
-                ..header()
-            },
-            ManifestHeader {
-                index_offset: u64::MAX - 8,
-                num_chunks: u64::MAX,
-                ..header()
-            },
+            ManifestHeader { block_len: 0, ..header() },
+            ManifestHeader { block_len: MAX_BLOCK_LEN + 1, ..header() },
+            ManifestHeader { source_entries: 9, ..header() },
+            ManifestHeader { source_entries: 0, ..header() },
+            ManifestHeader { index_offset: 64 + 17, ..header() },
+            ManifestHeader { index_offset: 63, ..header() },
+            ManifestHeader { index_offset: u64::MAX - 8, num_chunks: u64::MAX, ..header() },
             // A 100-byte file cannot hold 2^60 chunks' blocks.
-            ManifestHeader {
-                num_chunks: 1 << 60,
-                ..header()
-            },
+            ManifestHeader { num_chunks: 1 << 60, ..header() },
         ];
         for h in cases {
             assert!(ManifestHeader::parse(&h.to_bytes()).is_err(), "{h:?}");
@@ -524,16 +443,9 @@ mod tests {
 
     #[test]
     fn num_blocks_handles_zero_block_len() {
-        let h = ManifestHeader {
-            block_len: 0,
-            ..header()
-        };
+        let h = ManifestHeader { block_len: 0, ..header() };
         assert_eq!(h.num_blocks(), 0);
-        let h = ManifestHeader {
-            num_chunks: u64::MAX,
-            block_len: 1,
-            ..header()
-        };
+        let h = ManifestHeader { num_chunks: u64::MAX, block_len: 1, ..header() };
         assert_eq!(h.index_range().end, u64::MAX);
     }
 
@@ -541,27 +453,12 @@ mod tests {
     fn block_bytes_match_the_design_note_example() {
         // The worked example of docs/design/001-manifest-format.md.
         let entries = [
-            ChunkEntry::Source {
-                source: 3,
-                offset: 4096,
-                length: 300,
-            },
-            ChunkEntry::Source {
-                source: 3,
-                offset: 4400,
-                length: 200,
-            },
+            ChunkEntry::Source { source: 3, offset: 4096, length: 300 },
+            ChunkEntry::Source { source: 3, offset: 4400, length: 200 },
             ChunkEntry::Missing,
             ChunkEntry::Missing,
-            ChunkEntry::Owned {
-                offset: 0,
-                length: 16,
-            },
-            ChunkEntry::Source {
-                source: 0,
-                offset: 4000,
-                length: 10,
-            },
+            ChunkEntry::Owned { offset: 0, length: 16 },
+            ChunkEntry::Source { source: 0, offset: 4000, length: 10 },
         ];
         let bytes = encode_block(&entries);
         let body: [u8; 20] = [
@@ -574,10 +471,7 @@ mod tests {
         assert_eq!(&bytes[..20], &body[..]);
         assert_eq!(bytes.len(), 24);
         assert_eq!(le_u32(&bytes[20..]), crc32(&body));
-        assert_eq!(
-            decode_block_bytes(0, &bytes, 6).ok(),
-            Some(entries.to_vec())
-        );
+        assert_eq!(decode_block_bytes(0, &bytes, 6).ok(), Some(entries.to_vec()));
     }
 
     #[test]
@@ -588,58 +482,26 @@ mod tests {
             v
         };
         let cause = |body: &[u8], count| match decode_block_bytes(7, &with_crc(body), count) {
-            Err(ManifestError::CorruptBlock {
-                block: 7, cause, ..
-            }) => Some(cause),
+            Err(ManifestError::CorruptBlock { block: 7, cause, .. }) => Some(cause),
             _ => None,
         };
         assert_eq!(cause(&[0x03], 1), Some(DecodeError::BadTag { tag: 3 }));
-        assert_eq!(
-            cause(&[0x08, 0x00], 1),
-            Some(DecodeError::BadTag { tag: 8 })
-        );
-        assert_eq!(
-            cause(&[0x06, 0, 1], 1),
-            Some(DecodeError::BadTag { tag: 6 })
-        );
+        assert_eq!(cause(&[0x08, 0x00], 1), Some(DecodeError::BadTag { tag: 8 }));
+        assert_eq!(cause(&[0x06, 0, 1], 1), Some(DecodeError::BadTag { tag: 6 }));
         assert_eq!(cause(&[0x05, 0, 1], 1), Some(DecodeError::NoPreviousSource));
-        assert_eq!(
-            cause(&[0x00, 0x02], 2),
-            Some(DecodeError::RunTooLong {
-                run: 3,
-                remaining: 2
-            })
-        );
-        assert_eq!(
-            cause(&[0x00, 0x00, 0x00], 1),
-            Some(DecodeError::TrailingBytes { count: 1 })
-        );
+        assert_eq!(cause(&[0x00, 0x02], 2), Some(DecodeError::RunTooLong { run: 3, remaining: 2 }));
+        assert_eq!(cause(&[0x00, 0x00, 0x00], 1), Some(DecodeError::TrailingBytes { count: 1 }));
         assert_eq!(cause(&[0x01, 0x00], 1), Some(DecodeError::UnexpectedEnd));
         let mut big_id = vec![0x01];
         put_varint(&mut big_id, 1 << 32);
         big_id.extend_from_slice(&[0, 0]);
-        assert_eq!(
-            cause(&big_id, 1),
-            Some(DecodeError::SourceIdTooLarge { id: 1 << 32 })
-        );
+        assert_eq!(cause(&big_id, 1), Some(DecodeError::SourceIdTooLarge { id: 1 << 32 }));
         // offset u64::MAX (zz(-1) = 1 from prev_end 0), length 2: end overflows.
-        assert_eq!(
-            cause(&[0x02, 0x01, 0x02], 1),
-            Some(DecodeError::RangeOverflow {
-                offset: u64::MAX,
-                length: 2
-            })
-        );
+        assert_eq!(cause(&[0x02, 0x01, 0x02], 1), Some(DecodeError::RangeOverflow { offset: u64::MAX, length: 2 }));
         let mut bad_crc = with_crc(&[0x00, 0x00]);
         bad_crc[0] = 0x01;
-        assert!(matches!(
-            decode_block_bytes(0, &bad_crc, 1),
-            Err(ManifestError::ChecksumMismatch { .. })
-        ));
-        assert!(matches!(
-            decode_block_bytes(0, &[0, 0, 0], 1),
-            Err(ManifestError::Truncated { .. })
-        ));
+        assert!(matches!(decode_block_bytes(0, &bad_crc, 1), Err(ManifestError::ChecksumMismatch { .. })));
+        assert!(matches!(decode_block_bytes(0, &[0, 0, 0], 1), Err(ManifestError::Truncated { .. })));
     }
 
     fn arb_entry() -> impl Strategy<Value = ChunkEntry> {
@@ -648,16 +510,10 @@ mod tests {
             Just(ChunkEntry::Missing),
             (0..4u32, offset.clone(), 0..100_000u64).prop_map(|(source, offset, length)| {
                 let length = length.min(u64::MAX - offset);
-                ChunkEntry::Source {
-                    source,
-                    offset,
-                    length,
-                }
+                ChunkEntry::Source { source, offset, length }
             }),
-            (offset, any::<u64>()).prop_map(|(offset, length)| ChunkEntry::Owned {
-                offset,
-                length: length.min(u64::MAX - offset),
-            }),
+            (offset, any::<u64>())
+                .prop_map(|(offset, length)| ChunkEntry::Owned { offset, length: length.min(u64::MAX - offset) }),
         ]
     }
 

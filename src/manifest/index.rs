@@ -12,9 +12,7 @@
 
 use std::ops::Range;
 
-use super::format::{
-    decode_block_bytes, le_u64, BLOCK_TRAILER_LEN, MAX_ENTRY_BYTES, MIN_BLOCK_BYTES,
-};
+use super::format::{decode_block_bytes, le_u64, BLOCK_TRAILER_LEN, MAX_ENTRY_BYTES, MIN_BLOCK_BYTES};
 use super::{ChunkEntry, ManifestError, ManifestHeader};
 
 /// Read side: header + block offsets; decodes blocks fetched by the caller.
@@ -39,11 +37,7 @@ impl ManifestIndex {
         let expected = range.end - range.start;
         let actual = index_bytes.len() as u64;
         if actual < expected {
-            return Err(ManifestError::Truncated {
-                what: "manifest index",
-                needed: expected,
-                available: actual,
-            });
+            return Err(ManifestError::Truncated { what: "manifest index", needed: expected, available: actual });
         }
         if actual > expected {
             return Err(ManifestError::InvalidIndex {
@@ -61,16 +55,10 @@ impl ManifestIndex {
     fn check_offsets(&self) -> Result<(), ManifestError> {
         let blocks = self.header.num_blocks();
         if self.offsets.first() != Some(&(ManifestHeader::LEN as u64)) {
-            return Err(invalid(
-                0,
-                "first block does not start right after the header",
-            ));
+            return Err(invalid(0, "first block does not start right after the header"));
         }
         if self.offsets.last() != Some(&self.header.index_offset) {
-            return Err(invalid(
-                blocks,
-                "last block does not end at the index offset",
-            ));
+            return Err(invalid(blocks, "last block does not end at the index offset"));
         }
         for (block, pair) in (0u64..).zip(self.offsets.windows(2)) {
             let chunks = self.block_chunks(block);
@@ -96,16 +84,10 @@ impl ManifestIndex {
         let range = header.index_range();
         let file_len = file.len() as u64;
         if file_len < range.end {
-            return Err(ManifestError::Truncated {
-                what: "manifest",
-                needed: range.end,
-                available: file_len,
-            });
+            return Err(ManifestError::Truncated { what: "manifest", needed: range.end, available: file_len });
         }
         if file_len > range.end {
-            return Err(ManifestError::InvalidHeader {
-                reason: "bytes follow the index",
-            });
+            return Err(ManifestError::InvalidHeader { reason: "bytes follow the index" });
         }
         let index = Self::new(header, slice(file, range)?)?;
         let mut entries = Vec::new();
@@ -174,11 +156,7 @@ impl ManifestIndex {
         let range = self.block_bytes(block);
         let expected = range.end - range.start;
         if bytes.len() as u64 != expected {
-            return Err(ManifestError::BlockLength {
-                block,
-                expected,
-                actual: bytes.len() as u64,
-            });
+            return Err(ManifestError::BlockLength { block, expected, actual: bytes.len() as u64 });
         }
         let chunks = self.block_chunks(block);
         decode_block_bytes(block, bytes, chunks.end - chunks.start)
@@ -193,14 +171,11 @@ fn invalid(block: u64, reason: &'static str) -> ManifestError {
 fn slice(file: &[u8], range: Range<u64>) -> Result<&[u8], ManifestError> {
     let start = usize::try_from(range.start).ok();
     let end = usize::try_from(range.end).ok();
-    start
-        .zip(end)
-        .and_then(|(s, e)| file.get(s..e))
-        .ok_or(ManifestError::Truncated {
-            what: "manifest",
-            needed: range.end,
-            available: file.len() as u64,
-        })
+    start.zip(end).and_then(|(s, e)| file.get(s..e)).ok_or(ManifestError::Truncated {
+        what: "manifest",
+        needed: range.end,
+        available: file.len() as u64,
+    })
 }
 
 /// Running totals of the header counters.
@@ -233,11 +208,7 @@ impl Counts {
         ];
         for (what, header, actual) in pairs {
             if header != actual {
-                return Err(ManifestError::CountMismatch {
-                    what,
-                    header,
-                    actual,
-                });
+                return Err(ManifestError::CountMismatch { what, header, actual });
             }
         }
         Ok(())
@@ -292,17 +263,9 @@ mod tests {
                     entries.push(ChunkEntry::Missing);
                     continue;
                 }
-                entries.push(ChunkEntry::Source {
-                    source,
-                    offset,
-                    length,
-                });
+                entries.push(ChunkEntry::Source { source, offset, length });
                 // Small gaps (B-tree nodes, alignment), now and then a larger one.
-                let gap = if next() % 50 == 0 {
-                    4096 + next() % 8192
-                } else {
-                    next() % 64
-                };
+                let gap = if next() % 50 == 0 { 4096 + next() % 8192 } else { next() % 64 };
                 offset += length + gap;
             }
         }
@@ -314,11 +277,7 @@ mod tests {
         let entries = realistic_archive(100, 1000);
         let bytes = encode_manifest(&entries).unwrap();
         let per_entry = bytes.len() as f64 / entries.len() as f64;
-        println!(
-            "realistic archive: {} entries, {} bytes, {per_entry:.3} bytes/entry",
-            entries.len(),
-            bytes.len()
-        );
+        println!("realistic archive: {} entries, {} bytes, {per_entry:.3} bytes/entry", entries.len(), bytes.len());
         assert!(per_entry <= 8.0, "{per_entry} bytes per entry");
         assert_eq!(ManifestIndex::decode_all(&bytes).unwrap(), entries);
     }
@@ -338,19 +297,10 @@ mod tests {
         let end = index.header().index_offset;
         assert_eq!(index.block_bytes(5), end..end);
         assert_eq!(index.block_bytes(u64::MAX), end..end);
-        assert!(matches!(
-            index.decode_block(5, &[]),
-            Err(ManifestError::BlockOutOfRange {
-                block: 5,
-                num_blocks: 5
-            })
-        ));
+        assert!(matches!(index.decode_block(5, &[]), Err(ManifestError::BlockOutOfRange { block: 5, num_blocks: 5 })));
         let r = index.block_bytes(1);
         let short = &file[r.start as usize..r.end as usize - 1];
-        assert!(matches!(
-            index.decode_block(1, short),
-            Err(ManifestError::BlockLength { block: 1, .. })
-        ));
+        assert!(matches!(index.decode_block(1, short), Err(ManifestError::BlockLength { block: 1, .. })));
     }
 
     #[test]
@@ -359,10 +309,7 @@ mod tests {
         let header = ManifestHeader::parse(&file).unwrap();
         let r = header.index_range();
         let index_bytes = &file[r.start as usize..r.end as usize];
-        assert!(matches!(
-            ManifestIndex::new(header.clone(), &index_bytes[1..]),
-            Err(ManifestError::Truncated { .. })
-        ));
+        assert!(matches!(ManifestIndex::new(header.clone(), &index_bytes[1..]), Err(ManifestError::Truncated { .. })));
         let mut longer = index_bytes.to_vec();
         longer.extend_from_slice(&[0; 8]);
         assert!(ManifestIndex::new(header.clone(), &longer).is_err());
@@ -380,10 +327,7 @@ mod tests {
             ManifestIndex::new(header.clone(), &first),
             Err(ManifestError::InvalidIndex { block: 0, .. })
         ));
-        let bad_header = ManifestHeader {
-            block_len: MAX_BLOCK_LEN + 1,
-            ..header
-        };
+        let bad_header = ManifestHeader { block_len: MAX_BLOCK_LEN + 1, ..header };
         assert!(ManifestIndex::new(bad_header, index_bytes).is_err());
     }
 
@@ -392,20 +336,14 @@ mod tests {
         let entries = realistic_archive(2, 5);
         let mut file = encode_manifest(&entries).unwrap();
         file.push(0);
-        assert!(matches!(
-            ManifestIndex::decode_all(&file),
-            Err(ManifestError::InvalidHeader { .. })
-        ));
+        assert!(matches!(ManifestIndex::decode_all(&file), Err(ManifestError::InvalidHeader { .. })));
         file.pop();
         let mut header = ManifestHeader::parse(&file).unwrap();
         header.source_bytes += 1;
         file[..64].copy_from_slice(&header.to_bytes());
         assert!(matches!(
             ManifestIndex::decode_all(&file),
-            Err(ManifestError::CountMismatch {
-                what: "source bytes",
-                ..
-            })
+            Err(ManifestError::CountMismatch { what: "source bytes", .. })
         ));
     }
 
@@ -423,10 +361,7 @@ mod tests {
         };
         let mut file = header.to_bytes().to_vec();
         file.extend_from_slice(&[0; 36]);
-        assert!(matches!(
-            ManifestIndex::decode_all(&file),
-            Err(ManifestError::Truncated { .. })
-        ));
+        assert!(matches!(ManifestIndex::decode_all(&file), Err(ManifestError::Truncated { .. })));
         assert!(ManifestIndex::new(header, &file[64..]).is_err());
     }
 

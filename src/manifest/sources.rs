@@ -70,9 +70,7 @@ impl SourceTable {
         let id = u32::try_from(self.files.len())
             .ok()
             .filter(|&id| id < u32::MAX)
-            .ok_or(ManifestError::TooManySources {
-                max: u64::from(u32::MAX),
-            })?;
+            .ok_or(ManifestError::TooManySources { max: u64::from(u32::MAX) })?;
         self.files.push(file);
         Ok(id)
     }
@@ -162,9 +160,7 @@ impl SourceTable {
             files.push(file);
         }
         if cursor.remaining() > 0 {
-            let cause = DecodeError::TrailingBytes {
-                count: cursor.remaining() as u64,
-            };
+            let cause = DecodeError::TrailingBytes { count: cursor.remaining() as u64 };
             return Err(ManifestError::CorruptSourceTable {
                 entry: count,
                 position: HEADER_LEN as u64 + cursor.position(),
@@ -179,12 +175,7 @@ impl SourceTable {
 /// [`MAX_SHARED_PREFIX`], that ends on a character boundary of `loc` (so the stored suffix is
 /// valid UTF-8 on its own).
 fn shared_prefix(prev: &str, loc: &str) -> usize {
-    let mut shared = prev
-        .bytes()
-        .zip(loc.bytes())
-        .take(MAX_SHARED_PREFIX)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let mut shared = prev.bytes().zip(loc.bytes()).take(MAX_SHARED_PREFIX).take_while(|(a, b)| a == b).count();
     while !loc.is_char_boundary(shared) {
         shared -= 1;
     }
@@ -203,10 +194,7 @@ fn split_checked(bytes: &[u8]) -> Result<(u64, &[u8]), ManifestError> {
     let (head, rest) = bytes.split_at(HEADER_LEN);
     let (body, trailer) = rest.split_at(rest.len() - TRAILER_LEN);
     if head[..8] != SOURCES_MAGIC {
-        return Err(ManifestError::BadMagic {
-            file: "source table",
-            found: head[..8].to_vec(),
-        });
+        return Err(ManifestError::BadMagic { file: "source table", found: head[..8].to_vec() });
     }
     let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
     if version != SOURCES_FORMAT_VERSION {
@@ -219,19 +207,13 @@ fn split_checked(bytes: &[u8]) -> Result<(u64, &[u8]), ManifestError> {
     let stored = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let computed = crc32(&bytes[..bytes.len() - TRAILER_LEN]);
     if stored != computed {
-        return Err(ManifestError::ChecksumMismatch {
-            what: "source table".to_owned(),
-            stored,
-            computed,
-        });
+        return Err(ManifestError::ChecksumMismatch { what: "source table".to_owned(), stored, computed });
     }
     let mut count = [0u8; 8];
     count.copy_from_slice(&head[12..20]);
     let count = u64::from_le_bytes(count);
     if count > u64::from(u32::MAX) {
-        return Err(ManifestError::TooManySources {
-            max: u64::from(u32::MAX),
-        });
+        return Err(ManifestError::TooManySources { max: u64::from(u32::MAX) });
     }
     Ok((count, body))
 }
@@ -246,10 +228,7 @@ fn decode_file(cursor: &mut Cursor<'_>, prev: &str) -> Result<SourceFile, Decode
     let suffix_len = cursor.read_varint()?;
     // Bounded by the input: read_bytes fails if fewer bytes remain.
     let suffix = cursor.read_bytes(suffix_len)?;
-    let prefix = usize::try_from(shared)
-        .ok()
-        .and_then(|n| prev.as_bytes().get(..n))
-        .unwrap_or_default();
+    let prefix = usize::try_from(shared).ok().and_then(|n| prev.as_bytes().get(..n)).unwrap_or_default();
     let mut location = prefix.to_vec();
     location.extend_from_slice(suffix);
     let location = String::from_utf8(location).map_err(|_| DecodeError::InvalidUtf8)?;
@@ -259,11 +238,7 @@ fn decode_file(cursor: &mut Cursor<'_>, prev: &str) -> Result<SourceFile, Decode
         FLAG_MTIME => Some(cursor.read_zigzag()?),
         tag => return Err(DecodeError::BadTag { tag }),
     };
-    Ok(SourceFile {
-        location,
-        size,
-        mtime_ns,
-    })
+    Ok(SourceFile { location, size, mtime_ns })
 }
 
 #[cfg(test)]
@@ -272,11 +247,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn file(location: &str, size: u64, mtime_ns: Option<i64>) -> SourceFile {
-        SourceFile {
-            location: location.to_owned(),
-            size,
-            mtime_ns,
-        }
+        SourceFile { location: location.to_owned(), size, mtime_ns }
     }
 
     fn table(files: &[SourceFile]) -> SourceTable {
@@ -334,10 +305,7 @@ mod tests {
     #[test]
     fn long_shared_prefixes_are_cut_at_the_limit() {
         let dir = "d".repeat(3000);
-        let t = table(&[
-            file(&format!("{dir}/a.nc"), 1, None),
-            file(&format!("{dir}/b.nc"), 2, None),
-        ]);
+        let t = table(&[file(&format!("{dir}/a.nc"), 1, None), file(&format!("{dir}/b.nc"), 2, None)]);
         let bytes = t.encode();
         // Second entry: shared = 1024 (varint 80 08), then the remaining 1981 bytes.
         let second = 20 + 1 + 2 + 3005 + 2;
@@ -358,50 +326,28 @@ mod tests {
             bytes[n..].copy_from_slice(&crc.to_le_bytes());
             bytes
         };
-        assert!(matches!(
-            SourceTable::decode(&good[..23]),
-            Err(ManifestError::Truncated { .. })
-        ));
+        assert!(matches!(SourceTable::decode(&good[..23]), Err(ManifestError::Truncated { .. })));
         let mut b = good.clone();
         b[0] = b'X';
-        assert!(matches!(
-            SourceTable::decode(&b),
-            Err(ManifestError::BadMagic { .. })
-        ));
+        assert!(matches!(SourceTable::decode(&b), Err(ManifestError::BadMagic { .. })));
         let mut b = good.clone();
         b[8] = 2;
-        assert!(matches!(
-            SourceTable::decode(&b),
-            Err(ManifestError::UnsupportedVersion { version: 2, .. })
-        ));
+        assert!(matches!(SourceTable::decode(&b), Err(ManifestError::UnsupportedVersion { version: 2, .. })));
         let mut b = good.clone();
         b[21] ^= 0x40;
-        assert!(matches!(
-            SourceTable::decode(&b),
-            Err(ManifestError::ChecksumMismatch { .. })
-        ));
+        assert!(matches!(SourceTable::decode(&b), Err(ManifestError::ChecksumMismatch { .. })));
         // Count 2^40: rejected before any allocation.
         let mut b = good.clone();
         b[17] = 1;
-        assert!(matches!(
-            SourceTable::decode(&resealed(b)),
-            Err(ManifestError::TooManySources { .. })
-        ));
+        assert!(matches!(SourceTable::decode(&resealed(b)), Err(ManifestError::TooManySources { .. })));
         let mut b = good.clone();
         b[12] = 200;
-        assert!(matches!(
-            SourceTable::decode(&resealed(b)),
-            Err(ManifestError::Truncated { .. })
-        ));
+        assert!(matches!(SourceTable::decode(&resealed(b)), Err(ManifestError::Truncated { .. })));
         let mut b = good.clone();
         b[12] = 1;
         assert!(matches!(
             SourceTable::decode(&resealed(b)),
-            Err(ManifestError::CorruptSourceTable {
-                entry: 1,
-                cause: DecodeError::TrailingBytes { .. },
-                ..
-            })
+            Err(ManifestError::CorruptSourceTable { entry: 1, cause: DecodeError::TrailingBytes { .. }, .. })
         ));
         // First entry claims a shared prefix with a (non-existent) previous location.
         let mut b = good.clone();
@@ -419,35 +365,24 @@ mod tests {
         b[22] = 0xff;
         assert!(matches!(
             SourceTable::decode(&resealed(b)),
-            Err(ManifestError::CorruptSourceTable {
-                cause: DecodeError::InvalidUtf8,
-                ..
-            })
+            Err(ManifestError::CorruptSourceTable { cause: DecodeError::InvalidUtf8, .. })
         ));
         // Unknown flag bits on the first entry (offset 20 + 2 + 4 + 1 = 27).
         let mut b = good;
         b[27] = 0x02;
         assert!(matches!(
             SourceTable::decode(&resealed(b)),
-            Err(ManifestError::CorruptSourceTable {
-                cause: DecodeError::BadTag { tag: 2 },
-                ..
-            })
+            Err(ManifestError::CorruptSourceTable { cause: DecodeError::BadTag { tag: 2 }, .. })
         ));
     }
 
     fn arb_file() -> impl Strategy<Value = SourceFile> {
-        let location = prop_oneof![
-            "(/data/archive/(era5|gridmet)/[0-9]{4}/)?[a-zé日_]{0,12}\\.nc",
-            "\\PC{0,30}",
-        ];
-        (location, any::<u64>(), proptest::option::of(any::<i64>())).prop_map(
-            |(location, size, mtime_ns)| SourceFile {
-                location,
-                size,
-                mtime_ns,
-            },
-        )
+        let location = prop_oneof!["(/data/archive/(era5|gridmet)/[0-9]{4}/)?[a-zé日_]{0,12}\\.nc", "\\PC{0,30}",];
+        (location, any::<u64>(), proptest::option::of(any::<i64>())).prop_map(|(location, size, mtime_ns)| SourceFile {
+            location,
+            size,
+            mtime_ns,
+        })
     }
 
     proptest! {

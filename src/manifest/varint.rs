@@ -87,9 +87,7 @@ impl<'a> Cursor<'a> {
         }
         let start = self.pos;
         self.pos += len;
-        self.bytes
-            .get(start..self.pos)
-            .ok_or(DecodeError::UnexpectedEnd)
+        self.bytes.get(start..self.pos).ok_or(DecodeError::UnexpectedEnd)
     }
 
     /// Reads a canonical LEB128 varint.
@@ -146,15 +144,7 @@ mod tests {
 
     #[test]
     fn known_zigzag_values() {
-        let table = [
-            (0i64, 0u64),
-            (-1, 1),
-            (1, 2),
-            (-2, 3),
-            (2, 4),
-            (i64::MAX, u64::MAX - 1),
-            (i64::MIN, u64::MAX),
-        ];
+        let table = [(0i64, 0u64), (-1, 1), (1, 2), (-2, 3), (2, 4), (i64::MAX, u64::MAX - 1), (i64::MIN, u64::MAX)];
         for (signed, unsigned) in table {
             assert_eq!(zigzag(signed), unsigned, "zigzag({signed})");
             assert_eq!(unzigzag(unsigned), signed, "unzigzag({unsigned})");
@@ -165,28 +155,13 @@ mod tests {
     fn rejects_overflow_and_non_minimal() {
         let mut eleven = vec![0xff; 10];
         eleven.push(0x01);
-        assert_eq!(
-            Cursor::new(&eleven).read_varint(),
-            Err(DecodeError::VarintOverflow)
-        );
+        assert_eq!(Cursor::new(&eleven).read_varint(), Err(DecodeError::VarintOverflow));
         let mut big_tenth = vec![0xff; 9];
         big_tenth.push(0x02);
-        assert_eq!(
-            Cursor::new(&big_tenth).read_varint(),
-            Err(DecodeError::VarintOverflow)
-        );
-        assert_eq!(
-            Cursor::new(&[0x80, 0x00]).read_varint(),
-            Err(DecodeError::VarintNotMinimal)
-        );
-        assert_eq!(
-            Cursor::new(&[0x80]).read_varint(),
-            Err(DecodeError::UnexpectedEnd)
-        );
-        assert_eq!(
-            Cursor::new(&[]).read_varint(),
-            Err(DecodeError::UnexpectedEnd)
-        );
+        assert_eq!(Cursor::new(&big_tenth).read_varint(), Err(DecodeError::VarintOverflow));
+        assert_eq!(Cursor::new(&[0x80, 0x00]).read_varint(), Err(DecodeError::VarintNotMinimal));
+        assert_eq!(Cursor::new(&[0x80]).read_varint(), Err(DecodeError::UnexpectedEnd));
+        assert_eq!(Cursor::new(&[]).read_varint(), Err(DecodeError::UnexpectedEnd));
     }
 
     #[test]

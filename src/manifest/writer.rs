@@ -12,9 +12,7 @@
 use std::io::Write;
 
 use super::format::{check_block_len, BlockEncoder};
-use super::{
-    ChunkEntry, ManifestError, ManifestHeader, DEFAULT_BLOCK_LEN, MANIFEST_FORMAT_VERSION,
-};
+use super::{ChunkEntry, ManifestError, ManifestHeader, DEFAULT_BLOCK_LEN, MANIFEST_FORMAT_VERSION};
 
 /// Streaming writer: push entries in linear order; memory O(block).
 #[derive(Debug)]
@@ -51,17 +49,10 @@ impl<W: Write> ManifestWriter<W> {
     /// # Errors
     /// [`ManifestError::InvalidBlockLen`] if `block_len` is 0 or above
     /// [`super::MAX_BLOCK_LEN`]; [`ManifestError::Io`] if writing the placeholder fails.
-    pub fn with_block_len(
-        mut out: W,
-        num_chunks: u64,
-        block_len: u32,
-    ) -> Result<Self, ManifestError> {
+    pub fn with_block_len(mut out: W, num_chunks: u64, block_len: u32) -> Result<Self, ManifestError> {
         check_block_len(block_len)?;
         out.write_all(&[0u8; ManifestHeader::LEN])
-            .map_err(|source| ManifestError::Io {
-                what: "manifest header placeholder",
-                source,
-            })?;
+            .map_err(|source| ManifestError::Io { what: "manifest header placeholder", source })?;
         Ok(Self {
             out,
             num_chunks,
@@ -85,19 +76,13 @@ impl<W: Write> ManifestWriter<W> {
     /// [`ManifestError::Io`] if writing a block fails.
     pub fn push(&mut self, entry: ChunkEntry) -> Result<(), ManifestError> {
         if self.pushed >= self.num_chunks {
-            return Err(ManifestError::TooManyEntries {
-                num_chunks: self.num_chunks,
-            });
+            return Err(ManifestError::TooManyEntries { num_chunks: self.num_chunks });
         }
         match entry {
             ChunkEntry::Missing => {}
             ChunkEntry::Source { offset, length, .. } | ChunkEntry::Owned { offset, length } => {
                 if entry.end().is_none() {
-                    return Err(ManifestError::RangeOverflow {
-                        linear: self.pushed,
-                        offset,
-                        length,
-                    });
+                    return Err(ManifestError::RangeOverflow { linear: self.pushed, offset, length });
                 }
                 if matches!(entry, ChunkEntry::Source { .. }) {
                     self.source_entries += 1;
@@ -118,12 +103,7 @@ impl<W: Write> ManifestWriter<W> {
 
     fn write_block(&mut self) -> Result<(), ManifestError> {
         let bytes = self.encoder.finish_block();
-        self.out
-            .write_all(bytes)
-            .map_err(|source| ManifestError::Io {
-                what: "manifest block",
-                source,
-            })?;
+        self.out.write_all(bytes).map_err(|source| ManifestError::Io { what: "manifest block", source })?;
         self.block_starts.push(self.position);
         self.position += bytes.len() as u64;
         self.encoder.reset();
@@ -139,20 +119,14 @@ impl<W: Write> ManifestWriter<W> {
     /// [`ManifestError::Io`] if writing the index or flushing fails.
     pub fn finish(mut self) -> Result<(W, ManifestHeader), ManifestError> {
         if self.pushed < self.num_chunks {
-            return Err(ManifestError::TooFewEntries {
-                pushed: self.pushed,
-                num_chunks: self.num_chunks,
-            });
+            return Err(ManifestError::TooFewEntries { pushed: self.pushed, num_chunks: self.num_chunks });
         }
         let index_offset = self.position;
         let mut index = Vec::with_capacity((self.block_starts.len() + 1) * 8);
         for start in self.block_starts.iter().chain([&index_offset]) {
             index.extend_from_slice(&start.to_le_bytes());
         }
-        let io = |source| ManifestError::Io {
-            what: "manifest index",
-            source,
-        };
+        let io = |source| ManifestError::Io { what: "manifest index", source };
         self.out.write_all(&index).map_err(io)?;
         self.out.flush().map_err(io)?;
         let header = ManifestHeader {
@@ -182,10 +156,7 @@ pub fn encode_manifest(entries: &[ChunkEntry]) -> Result<Vec<u8>, ManifestError>
 /// # Errors
 /// [`ManifestError::InvalidBlockLen`] for a block length outside `1..=MAX_BLOCK_LEN`, and
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.
-pub fn encode_manifest_with_block_len(
-    entries: &[ChunkEntry],
-    block_len: u32,
-) -> Result<Vec<u8>, ManifestError> {
+pub fn encode_manifest_with_block_len(entries: &[ChunkEntry], block_len: u32) -> Result<Vec<u8>, ManifestError> {
     let mut writer = ManifestWriter::with_block_len(Vec::new(), entries.len() as u64, block_len)?;
     for &entry in entries {
         writer.push(entry)?;
@@ -203,11 +174,7 @@ mod tests {
     use super::*;
 
     fn src(source: u32, offset: u64, length: u64) -> ChunkEntry {
-        ChunkEntry::Source {
-            source,
-            offset,
-            length,
-        }
+        ChunkEntry::Source { source, offset, length }
     }
 
     /// The complete example file of `docs/design/001-manifest-format.md` (version 1). Its
@@ -226,29 +193,20 @@ mod tests {
             src(3, 4400, 200),
             ChunkEntry::Missing,
             ChunkEntry::Missing,
-            ChunkEntry::Owned {
-                offset: 0,
-                length: 16,
-            },
+            ChunkEntry::Owned { offset: 0, length: 16 },
             src(0, 4000, 10),
         ]
     }
 
     fn unhex(hex: &str) -> Vec<u8> {
-        (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-            .collect()
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
     }
 
     #[test]
     fn golden_v1_file() {
         let golden = unhex(GOLDEN_V1);
         assert_eq!(encode_manifest(&golden_entries()).unwrap(), golden);
-        assert_eq!(
-            super::super::ManifestIndex::decode_all(&golden).unwrap(),
-            golden_entries()
-        );
+        assert_eq!(super::super::ManifestIndex::decode_all(&golden).unwrap(), golden_entries());
     }
 
     #[test]
@@ -267,26 +225,17 @@ mod tests {
         let entries = [
             src(0, 100, 10),
             ChunkEntry::Missing,
-            ChunkEntry::Owned {
-                offset: 0,
-                length: 7,
-            },
+            ChunkEntry::Owned { offset: 0, length: 7 },
             src(1, 5, 20),
             ChunkEntry::Missing,
         ];
         let bytes = encode_manifest_with_block_len(&entries, 2).unwrap();
         let h = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(h.num_blocks(), 3);
-        assert_eq!(
-            (h.source_entries, h.owned_entries, h.source_bytes),
-            (2, 1, 30)
-        );
+        assert_eq!((h.source_entries, h.owned_entries, h.source_bytes), (2, 1, 30));
         // The index is the last 4 u64s: block starts then the index offset itself.
         assert_eq!(h.index_range(), h.index_offset..bytes.len() as u64);
-        let index: Vec<u64> = bytes[h.index_offset as usize..]
-            .chunks(8)
-            .map(le_u64)
-            .collect();
+        let index: Vec<u64> = bytes[h.index_offset as usize..].chunks(8).map(le_u64).collect();
         assert_eq!(index[0], 64);
         assert_eq!(index[3], h.index_offset);
         assert!(index.windows(2).all(|w| w[0] < w[1]));
@@ -297,18 +246,9 @@ mod tests {
         let mut w = ManifestWriter::with_block_len(Vec::new(), 2, 1).unwrap();
         w.push(ChunkEntry::Missing).unwrap();
         let w2 = ManifestWriter::new(Vec::new(), 1).unwrap();
-        assert!(matches!(
-            w2.finish(),
-            Err(ManifestError::TooFewEntries {
-                pushed: 0,
-                num_chunks: 1
-            })
-        ));
+        assert!(matches!(w2.finish(), Err(ManifestError::TooFewEntries { pushed: 0, num_chunks: 1 })));
         w.push(ChunkEntry::Missing).unwrap();
-        assert!(matches!(
-            w.push(ChunkEntry::Missing),
-            Err(ManifestError::TooManyEntries { num_chunks: 2 })
-        ));
+        assert!(matches!(w.push(ChunkEntry::Missing), Err(ManifestError::TooManyEntries { num_chunks: 2 })));
         assert!(w.finish().is_ok());
     }
 
@@ -316,17 +256,12 @@ mod tests {
     fn rejects_overflowing_ranges_and_bad_block_len() {
         let mut w = ManifestWriter::new(Vec::new(), 3).unwrap();
         w.push(src(0, u64::MAX - 5, 5)).unwrap();
-        assert!(matches!(
-            w.push(src(0, u64::MAX - 5, 6)),
-            Err(ManifestError::RangeOverflow { linear: 1, .. })
-        ));
+        assert!(matches!(w.push(src(0, u64::MAX - 5, 6)), Err(ManifestError::RangeOverflow { linear: 1, .. })));
         assert!(matches!(
             ManifestWriter::with_block_len(Vec::new(), 3, 0),
             Err(ManifestError::InvalidBlockLen { block_len: 0, .. })
         ));
-        assert!(
-            ManifestWriter::with_block_len(Vec::new(), 3, super::super::MAX_BLOCK_LEN + 1).is_err()
-        );
+        assert!(ManifestWriter::with_block_len(Vec::new(), 3, super::super::MAX_BLOCK_LEN + 1).is_err());
     }
 
     #[test]
@@ -340,10 +275,7 @@ mod tests {
                 Ok(())
             }
         }
-        assert!(matches!(
-            ManifestWriter::new(Failing, 1),
-            Err(ManifestError::Io { .. })
-        ));
+        assert!(matches!(ManifestWriter::new(Failing, 1), Err(ManifestError::Io { .. })));
     }
 
     #[test]

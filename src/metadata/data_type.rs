@@ -105,13 +105,10 @@ impl DataType {
     /// [`MetadataError::Invalid`] when the value is not one of the supported names.
     pub fn from_json(value: &Value) -> Result<Self, MetadataError> {
         let name = value.as_str().unwrap_or_default();
-        DataType::ALL
-            .into_iter()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| MetadataError::Invalid {
-                field: "data_type",
-                reason: format!("unsupported data type {value}"),
-            })
+        DataType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| MetadataError::Invalid {
+            field: "data_type",
+            reason: format!("unsupported data type {value}"),
+        })
     }
 }
 

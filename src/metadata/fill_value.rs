@@ -24,11 +24,7 @@ impl FillValue {
         if bytes.len() != data_type.size() {
             return Err(MetadataError::Invalid {
                 field: "fill_value",
-                reason: format!(
-                    "{} bytes given for a {data_type} element of {} bytes",
-                    bytes.len(),
-                    data_type.size()
-                ),
+                reason: format!("{} bytes given for a {data_type} element of {} bytes", bytes.len(), data_type.size()),
             });
         }
         Ok(FillValue { bytes })
@@ -36,9 +32,7 @@ impl FillValue {
 
     /// All-zero bytes: the HDF5 default fill and Zarr's usual default.
     pub fn zero(data_type: DataType) -> Self {
-        FillValue {
-            bytes: vec![0; data_type.size()],
-        }
+        FillValue { bytes: vec![0; data_type.size()] }
     }
 
     /// The element bytes, native order.
@@ -61,15 +55,11 @@ impl FillValue {
             DataType::UInt64 => Value::from(u64::from_ne_bytes(arr(b))),
             DataType::Float32 => {
                 let bits = u32::from_ne_bytes(arr(b));
-                float_json(f64::from(f32::from_bits(bits)), bits == 0x7fc0_0000, || {
-                    format!("0x{bits:08x}")
-                })
+                float_json(f64::from(f32::from_bits(bits)), bits == 0x7fc0_0000, || format!("0x{bits:08x}"))
             }
             DataType::Float64 => {
                 let bits = u64::from_ne_bytes(arr(b));
-                float_json(f64::from_bits(bits), bits == 0x7ff8_0000_0000_0000, || {
-                    format!("0x{bits:016x}")
-                })
+                float_json(f64::from_bits(bits), bits == 0x7ff8_0000_0000_0000, || format!("0x{bits:016x}"))
             }
         }
     }
@@ -102,11 +92,7 @@ fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
 
 fn float_json(v: f64, canonical_nan: bool, hex: impl Fn() -> String) -> Value {
     if v.is_nan() {
-        return Value::from(if canonical_nan {
-            "NaN".to_string()
-        } else {
-            hex()
-        });
+        return Value::from(if canonical_nan { "NaN".to_string() } else { hex() });
     }
     if v.is_infinite() {
         return Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" });
@@ -173,42 +159,22 @@ mod tests {
 
     #[test]
     fn floats_keep_exact_bits() {
-        assert_eq!(
-            round_trip(DataType::Float32, f32::NAN.to_ne_bytes().to_vec()),
-            "NaN"
-        );
+        assert_eq!(round_trip(DataType::Float32, f32::NAN.to_ne_bytes().to_vec()), "NaN");
         let odd_nan = 0x7fc0_0001u32.to_ne_bytes().to_vec();
         assert_eq!(round_trip(DataType::Float32, odd_nan), "0x7fc00001");
+        assert_eq!(round_trip(DataType::Float64, (-0.0f64).to_ne_bytes().to_vec()), "0x8000000000000000");
+        assert_eq!(round_trip(DataType::Float64, f64::NEG_INFINITY.to_ne_bytes().to_vec()), "-Infinity");
         assert_eq!(
-            round_trip(DataType::Float64, (-0.0f64).to_ne_bytes().to_vec()),
-            "0x8000000000000000"
-        );
-        assert_eq!(
-            round_trip(DataType::Float64, f64::NEG_INFINITY.to_ne_bytes().to_vec()),
-            "-Infinity"
-        );
-        assert_eq!(
-            round_trip(DataType::Float32, 9.96921e36f32.to_ne_bytes().to_vec())
-                .as_f64()
-                .unwrap() as f32,
+            round_trip(DataType::Float32, 9.96921e36f32.to_ne_bytes().to_vec()).as_f64().unwrap() as f32,
             9.96921e36f32
         );
-        assert_eq!(
-            round_trip(DataType::Float64, 1e300f64.to_ne_bytes().to_vec()),
-            1e300
-        );
+        assert_eq!(round_trip(DataType::Float64, 1e300f64.to_ne_bytes().to_vec()), 1e300);
     }
 
     #[test]
     fn integers_at_their_limits() {
-        assert_eq!(
-            round_trip(DataType::Int64, i64::MIN.to_ne_bytes().to_vec()),
-            i64::MIN
-        );
-        assert_eq!(
-            round_trip(DataType::UInt64, u64::MAX.to_ne_bytes().to_vec()),
-            u64::MAX
-        );
+        assert_eq!(round_trip(DataType::Int64, i64::MIN.to_ne_bytes().to_vec()), i64::MIN);
+        assert_eq!(round_trip(DataType::UInt64, u64::MAX.to_ne_bytes().to_vec()), u64::MAX);
         assert_eq!(round_trip(DataType::Int8, vec![0x80]), -128);
         assert_eq!(round_trip(DataType::Bool, vec![1]), true);
         assert!(FillValue::from_json(DataType::UInt8, &Value::from(256)).is_err());

@@ -72,17 +72,30 @@ impl ArrayData {
     /// A message naming both types when `T` does not match the data type.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, String> {
         if T::DATA_TYPE != self.data_type {
-            return Err(format!(
-                "requested {} elements from {} data",
-                T::DATA_TYPE,
-                self.data_type
-            ));
+            return Err(format!("requested {} elements from {} data", T::DATA_TYPE, self.data_type));
         }
-        Ok(self
-            .bytes
-            .chunks_exact(self.data_type.size())
-            .map(T::from_ne_slice)
-            .collect())
+        Ok(self.bytes.chunks_exact(self.data_type.size()).map(T::from_ne_slice).collect())
+    }
+
+    /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        let es = self.data_type.size();
+        self.bytes
+            .chunks_exact(es)
+            .map(|b| match self.data_type {
+                DataType::Bool => f64::from(b[0]),
+                DataType::Int8 => f64::from(i8::from_ne_slice(b)),
+                DataType::Int16 => f64::from(i16::from_ne_slice(b)),
+                DataType::Int32 => f64::from(i32::from_ne_slice(b)),
+                DataType::Int64 => i64::from_ne_slice(b) as f64,
+                DataType::UInt8 => f64::from(b[0]),
+                DataType::UInt16 => f64::from(u16::from_ne_slice(b)),
+                DataType::UInt32 => f64::from(u32::from_ne_slice(b)),
+                DataType::UInt64 => u64::from_ne_slice(b) as f64,
+                DataType::Float32 => f64::from(f32::from_ne_slice(b)),
+                DataType::Float64 => f64::from_ne_slice(b),
+            })
+            .collect()
     }
 
     /// The elements as an n-dimensional array.
@@ -91,8 +104,7 @@ impl ArrayData {
     /// A message when `T` does not match the data type.
     pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, String> {
         let shape: Vec<usize> = self.shape.iter().map(|&n| n as usize).collect();
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), self.to_vec()?)
-            .map_err(|e| e.to_string())
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), self.to_vec()?).map_err(|e| e.to_string())
     }
 
     /// Writes a NumPy `.npy` (format 1.0) file: loads with `numpy.load` with this shape and dtype.
@@ -103,17 +115,10 @@ impl ArrayData {
         let shape = match self.shape.as_slice() {
             [] => "()".to_string(),
             [n] => format!("({n},)"),
-            dims => format!(
-                "({})",
-                dims.iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            dims => format!("({})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
         };
         let descr = npy_descr(self.data_type);
-        let mut header =
-            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
         // ending in a newline.
         let unpadded = 10 + header.len() + 1;
@@ -142,20 +147,13 @@ mod tests {
 
     #[test]
     fn npy_header_is_aligned_and_describes_the_data() {
-        let data = ArrayData {
-            data_type: DataType::Int16,
-            shape: vec![2, 3],
-            bytes: vec![0; 12],
-        };
+        let data = ArrayData { data_type: DataType::Int16, shape: vec![2, 3], bytes: vec![0; 12] };
         let mut out = Vec::new();
         data.write_npy(&mut out).unwrap();
         let header_len = u16::from_le_bytes([out[8], out[9]]) as usize;
         assert_eq!((10 + header_len) % 64, 0);
         let header = std::str::from_utf8(&out[10..10 + header_len]).unwrap();
-        assert!(
-            header.contains("'descr': '<i2'") && header.contains("'shape': (2, 3)"),
-            "{header}"
-        );
+        assert!(header.contains("'descr': '<i2'") && header.contains("'shape': (2, 3)"), "{header}");
         assert_eq!(out.len(), 10 + header_len + 12);
     }
 
@@ -164,10 +162,7 @@ mod tests {
         let data = ArrayData {
             data_type: DataType::Float32,
             shape: vec![2],
-            bytes: [1.5f32, -2.0]
-                .iter()
-                .flat_map(|v| v.to_ne_bytes())
-                .collect(),
+            bytes: [1.5f32, -2.0].iter().flat_map(|v| v.to_ne_bytes()).collect(),
         };
         assert_eq!(data.to_vec::<f32>().unwrap(), vec![1.5, -2.0]);
         assert!(data.to_vec::<f64>().is_err());

@@ -28,20 +28,12 @@ impl BlockingStore {
     /// # Errors
     /// As [`Store::open`]; also [`ReadError::Store`] when the runtime cannot be started.
     pub fn open(location: &str) -> Result<Self, ReadError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| ReadError::Store {
-                location: location.into(),
-                what: "starting I/O runtime".into(),
-                source: e.into(),
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
+                ReadError::Store { location: location.into(), what: "starting I/O runtime".into(), source: e.into() }
             })?;
         let store = runtime.block_on(Store::open(location))?;
-        Ok(BlockingStore {
-            runtime: Arc::new(runtime),
-            store,
-        })
+        Ok(BlockingStore { runtime: Arc::new(runtime), store })
     }
 
     /// The store summary.
@@ -60,10 +52,7 @@ impl BlockingStore {
     /// As [`Store::array`].
     pub fn array(&self, path: &str) -> Result<BlockingArray, ReadError> {
         let array = self.runtime.block_on(self.store.array(path))?;
-        Ok(BlockingArray {
-            runtime: self.runtime.clone(),
-            array,
-        })
+        Ok(BlockingArray { runtime: self.runtime.clone(), array })
     }
 
     /// The async store, for mixing with async code.
@@ -82,11 +71,7 @@ impl BlockingArray {
     ///
     /// # Errors
     /// As [`ArrayReader::read`].
-    pub fn read(
-        &self,
-        selection: &Selection,
-        options: &ReadOptions,
-    ) -> Result<ArrayData, ReadError> {
+    pub fn read(&self, selection: &Selection, options: &ReadOptions) -> Result<ArrayData, ReadError> {
         self.runtime.block_on(self.array.read(selection, options))
     }
 
@@ -94,13 +79,7 @@ impl BlockingArray {
     ///
     /// # Errors
     /// As [`ArrayReader::read_into`].
-    pub fn read_into(
-        &self,
-        selection: &Selection,
-        out: &mut [u8],
-        options: &ReadOptions,
-    ) -> Result<(), ReadError> {
-        self.runtime
-            .block_on(self.array.read_into(selection, out, options))
+    pub fn read_into(&self, selection: &Selection, out: &mut [u8], options: &ReadOptions) -> Result<(), ReadError> {
+        self.runtime.block_on(self.array.read_into(selection, out, options))
     }
 }

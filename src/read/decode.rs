@@ -52,65 +52,40 @@ pub(crate) fn decode_batch(
             }
         }
     }
-    let shared = SharedOut {
-        ptr: out.as_mut_ptr(),
-        len: out.len(),
-    };
-    fetched
-        .batch
-        .reads
-        .par_iter()
-        .zip(stored.par_iter())
-        .try_for_each(|(read, bytes)| {
-            let element_size = meta.element_size();
-            let chunk_shape = meta.chunk_grid.chunk_shape(&read.coords);
-            let dims: Vec<DimCopy> = read
-                .pieces
-                .iter()
-                .map(|p| DimCopy {
-                    src_start: p.first,
-                    src_step: p.step,
-                    dst_start: p.out_start,
-                    count: p.count,
+    let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
+    fetched.batch.reads.par_iter().zip(stored.par_iter()).try_for_each(|(read, bytes)| {
+        let element_size = meta.element_size();
+        let chunk_shape = meta.chunk_grid.chunk_shape(&read.coords);
+        let dims: Vec<DimCopy> = read
+            .pieces
+            .iter()
+            .map(|p| DimCopy { src_start: p.first, src_step: p.step, dst_start: p.out_start, count: p.count })
+            .collect();
+        let decoded = match (read.entry, bytes) {
+            (ChunkEntry::Missing, _) => fill_chunk(meta, &chunk_shape),
+            (_, None) => {
+                return Err(ReadError::Output {
+                    array: ctx.array.to_string(),
+                    reason: format!("chunk {:?} was planned but not fetched", read.coords),
                 })
-                .collect();
-            let decoded = match (read.entry, bytes) {
-                (ChunkEntry::Missing, _) => fill_chunk(meta, &chunk_shape),
-                (_, None) => {
-                    return Err(ReadError::Output {
-                        array: ctx.array.to_string(),
-                        reason: format!("chunk {:?} was planned but not fetched", read.coords),
-                    })
-                }
-                (entry, Some(bytes)) => {
-                    let len = chunk_shape.iter().product::<u64>() as usize * element_size;
-                    meta.codecs
-                        .decode(bytes, element_size, len)
-                        .map_err(|source| ReadError::Decode {
-                            location: match entry {
-                                ChunkEntry::Source { source, .. } => (ctx.source_name)(source),
-                                _ => format!("{}/{}", ctx.store, ctx.array),
-                            },
-                            array: ctx.array.to_string(),
-                            chunk: read.coords.clone(),
-                            source,
-                        })?
-                }
-            };
-            // SAFETY: see SharedOut; copy_box_raw checks the box fits both shapes.
-            unsafe {
-                copy_box_raw(
-                    &decoded,
-                    &chunk_shape,
-                    shared.ptr(),
-                    shared.len,
-                    out_shape,
-                    &dims,
-                    element_size,
-                )
-            };
-            Ok(())
-        })
+            }
+            (entry, Some(bytes)) => {
+                let len = chunk_shape.iter().product::<u64>() as usize * element_size;
+                meta.codecs.decode(bytes, element_size, len).map_err(|source| ReadError::Decode {
+                    location: match entry {
+                        ChunkEntry::Source { source, .. } => (ctx.source_name)(source),
+                        _ => format!("{}/{}", ctx.store, ctx.array),
+                    },
+                    array: ctx.array.to_string(),
+                    chunk: read.coords.clone(),
+                    source,
+                })?
+            }
+        };
+        // SAFETY: see SharedOut; copy_box_raw checks the box fits both shapes.
+        unsafe { copy_box_raw(&decoded, &chunk_shape, shared.ptr(), shared.len, out_shape, &dims, element_size) };
+        Ok(())
+    })
 }
 
 /// A whole chunk of the fill value.

@@ -31,33 +31,18 @@ pub(crate) struct Fetched {
 }
 
 /// Fetches every range of `batch`.
-pub(crate) async fn fetch_batch(
-    ctx: FetchContext,
-    batch: Batch,
-    options: ReadOptions,
-) -> Result<Fetched, ReadError> {
+pub(crate) async fn fetch_batch(ctx: FetchContext, batch: Batch, options: ReadOptions) -> Result<Fetched, ReadError> {
     let requests = batch.requests.clone();
-    let data = futures::stream::iter(
-        requests
-            .into_iter()
-            .map(|request| fetch_file(&ctx, request, &options)),
-    )
-    .buffered(options.max_concurrent_requests.max(1))
-    .try_collect()
-    .await?;
+    let data = futures::stream::iter(requests.into_iter().map(|request| fetch_file(&ctx, request, &options)))
+        .buffered(options.max_concurrent_requests.max(1))
+        .try_collect()
+        .await?;
     Ok(Fetched { batch, data })
 }
 
-async fn fetch_file(
-    ctx: &FetchContext,
-    request: FileRequest,
-    options: &ReadOptions,
-) -> Result<Vec<Bytes>, ReadError> {
+async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOptions) -> Result<Vec<Bytes>, ReadError> {
     let (location, name) = match request.file {
-        FileKey::Owned => (
-            ctx.owned.clone(),
-            format!("{}/{}", ctx.store.location, ctx.array),
-        ),
+        FileKey::Owned => (ctx.owned.clone(), format!("{}/{}", ctx.store.location, ctx.array)),
         FileKey::Source(id) => {
             let (location, name) = ctx.store.source_location(id)?;
             if options.check_sources {
@@ -67,16 +52,9 @@ async fn fetch_file(
         }
     };
     let what = format!("{} byte ranges", request.ranges.len());
-    let bytes = location
-        .store
-        .get_ranges(&location.path, &request.ranges)
-        .await
-        .map_err(|source| ReadError::Fetch {
-            location: name.clone(),
-            array: ctx.array.clone(),
-            what,
-            source: Box::new(source),
-        })?;
+    let bytes = location.store.get_ranges(&location.path, &request.ranges).await.map_err(|source| {
+        ReadError::Fetch { location: name.clone(), array: ctx.array.clone(), what, source: Box::new(source) }
+    })?;
     for (got, want) in bytes.iter().zip(&request.ranges) {
         if got.len() as u64 != want.end - want.start {
             return Err(ReadError::SourceChanged {
@@ -94,24 +72,13 @@ async fn fetch_file(
 }
 
 /// Fetches one whole object (store files: `vzarr.json`, `sources.bin`, `zarr.json`).
-pub(crate) async fn fetch_all(
-    location: &ObjectLocation,
-    display: &str,
-    what: &str,
-) -> Result<Bytes, ReadError> {
+pub(crate) async fn fetch_all(location: &ObjectLocation, display: &str, what: &str) -> Result<Bytes, ReadError> {
     let store_error = |source: object_store::Error| ReadError::Store {
         location: display.to_string(),
         what: format!("reading {what}"),
         source: source.into(),
     };
-    location
-        .store
-        .get(&location.path)
-        .await
-        .map_err(store_error)?
-        .bytes()
-        .await
-        .map_err(store_error)
+    location.store.get(&location.path).await.map_err(store_error)?.bytes().await.map_err(store_error)
 }
 
 /// Fetches one byte range of an object (manifest header, index and blocks).
@@ -121,13 +88,9 @@ pub(crate) async fn fetch_range(
     display: &str,
     what: &str,
 ) -> Result<Bytes, ReadError> {
-    location
-        .store
-        .get_range(&location.path, range)
-        .await
-        .map_err(|source| ReadError::Store {
-            location: display.to_string(),
-            what: format!("reading {what}"),
-            source: source.into(),
-        })
+    location.store.get_range(&location.path, range).await.map_err(|source| ReadError::Store {
+        location: display.to_string(),
+        what: format!("reading {what}"),
+        source: source.into(),
+    })
 }

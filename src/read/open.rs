@@ -13,9 +13,7 @@ use crate::grid::Selection;
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve, ObjectLocation};
-use crate::store::{
-    StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
-};
+use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;
@@ -34,14 +32,9 @@ pub(crate) struct StoreInner {
 
 impl StoreInner {
     fn child(&self, parts: &str) -> ObjectLocation {
-        let path = parts
-            .split('/')
-            .filter(|p| !p.is_empty())
-            .fold(self.root.path.clone(), |p, part| p.clone().join(part));
-        ObjectLocation {
-            store: self.root.store.clone(),
-            path,
-        }
+        let path =
+            parts.split('/').filter(|p| !p.is_empty()).fold(self.root.path.clone(), |p, part| p.clone().join(part));
+        ObjectLocation { store: self.root.store.clone(), path }
     }
 
     fn source(&self, id: u32) -> Result<&SourceFile, ReadError> {
@@ -65,39 +58,20 @@ impl StoreInner {
     }
 
     /// Compares source `id`'s size and modification time with the scan's, once per store.
-    pub(crate) async fn check_source(
-        &self,
-        id: u32,
-        location: &ObjectLocation,
-    ) -> Result<(), ReadError> {
-        if self
-            .checked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&id)
-        {
+    pub(crate) async fn check_source(&self, id: u32, location: &ObjectLocation) -> Result<(), ReadError> {
+        if self.checked.lock().unwrap_or_else(|e| e.into_inner()).contains(&id) {
             return Ok(());
         }
         let file = self.source(id)?;
-        let meta = location
-            .store
-            .head(&location.path)
-            .await
-            .map_err(|source| ReadError::Fetch {
-                location: file.location.clone(),
-                array: String::new(),
-                what: "file metadata".into(),
-                source: Box::new(source),
-            })?;
-        let changed = |reason: String| ReadError::SourceChanged {
+        let meta = location.store.head(&location.path).await.map_err(|source| ReadError::Fetch {
             location: file.location.clone(),
-            reason,
-        };
+            array: String::new(),
+            what: "file metadata".into(),
+            source: Box::new(source),
+        })?;
+        let changed = |reason: String| ReadError::SourceChanged { location: file.location.clone(), reason };
         if meta.size != file.size {
-            return Err(changed(format!(
-                "size was {} bytes, is {}",
-                file.size, meta.size
-            )));
+            return Err(changed(format!("size was {} bytes, is {}", file.size, meta.size)));
         }
         let now = meta.last_modified.timestamp_nanos_opt();
         if let (Some(then), Some(now)) = (file.mtime_ns, now) {
@@ -105,10 +79,7 @@ impl StoreInner {
                 return Err(changed("modification time differs".into()));
             }
         }
-        self.checked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id);
+        self.checked.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
         Ok(())
     }
 }
@@ -153,9 +124,7 @@ impl Store {
             what: format!("parsing {SOURCES_FILE}"),
             source: e.into(),
         })?;
-        Ok(Store {
-            inner: Arc::new(inner),
-        })
+        Ok(Store { inner: Arc::new(inner) })
     }
 
     /// The location the store was opened from.
@@ -188,17 +157,9 @@ impl Store {
                 available: available.join(", "),
             });
         }
-        let doc = fetch_all(
-            &inner.child(&format!("{path}/zarr.json")),
-            &inner.location,
-            "zarr.json",
-        )
-        .await?;
+        let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
         let metadata = serde_json::from_slice(&doc)
-            .map_err(|e| crate::metadata::MetadataError::Invalid {
-                field: "zarr.json",
-                reason: e.to_string(),
-            })
+            .map_err(|e| crate::metadata::MetadataError::Invalid { field: "zarr.json", reason: e.to_string() })
             .and_then(|doc| ArrayMetadata::from_json(&doc))
             .map_err(|source| ReadError::Metadata {
                 location: inner.location.clone(),
@@ -262,16 +223,8 @@ fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
     Ok(info)
 }
 
-async fn open_manifest(
-    loc: &ObjectLocation,
-    store: &str,
-    array: &str,
-) -> Result<ManifestIndex, ReadError> {
-    let manifest_error = |source| ReadError::Manifest {
-        location: store.to_string(),
-        array: array.to_string(),
-        source,
-    };
+async fn open_manifest(loc: &ObjectLocation, store: &str, array: &str) -> Result<ManifestIndex, ReadError> {
+    let manifest_error = |source| ReadError::Manifest { location: store.to_string(), array: array.to_string(), source };
     let head = fetch_range(loc, 0..ManifestHeader::LEN as u64, store, "manifest header").await?;
     let header = ManifestHeader::parse(&head).map_err(manifest_error)?;
     let index = fetch_range(loc, header.index_range(), store, "manifest index").await?;
@@ -326,20 +279,14 @@ impl ArrayReader {
     }
 
     async fn block(&self, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {
-        let bytes = fetch_range(
-            &self.manifest_loc,
-            self.manifest.block_bytes(block),
-            &self.inner.location,
-            "manifest block",
-        )
-        .await?;
-        self.manifest
-            .decode_block(block, &bytes)
-            .map_err(|source| ReadError::Manifest {
-                location: self.inner.location.clone(),
-                array: self.path.clone(),
-                source,
-            })
+        let bytes =
+            fetch_range(&self.manifest_loc, self.manifest.block_bytes(block), &self.inner.location, "manifest block")
+                .await?;
+        self.manifest.decode_block(block, &bytes).map_err(|source| ReadError::Manifest {
+            location: self.inner.location.clone(),
+            array: self.path.clone(),
+            source,
+        })
     }
 
     /// Reads `selection` into a new buffer.
@@ -347,19 +294,11 @@ impl ArrayReader {
     /// # Errors
     /// [`ReadError`] for an invalid selection, a missing or changed source file, or a chunk that does not
     /// decode; each names the file and the array.
-    pub async fn read(
-        &self,
-        selection: &Selection,
-        options: &ReadOptions,
-    ) -> Result<ArrayData, ReadError> {
+    pub async fn read(&self, selection: &Selection, options: &ReadOptions) -> Result<ArrayData, ReadError> {
         let len = selection.len() as usize * self.metadata.element_size();
         let mut bytes = vec![0u8; len];
         self.read_into(selection, &mut bytes, options).await?;
-        Ok(ArrayData {
-            data_type: self.metadata.data_type,
-            shape: selection.out_shape(),
-            bytes,
-        })
+        Ok(ArrayData { data_type: self.metadata.data_type, shape: selection.out_shape(), bytes })
     }
 
     /// Reads `selection` into `out`, which must hold exactly its elements (native byte order, C order).
@@ -373,27 +312,17 @@ impl ArrayReader {
         options: &ReadOptions,
     ) -> Result<(), ReadError> {
         let grid = &self.metadata.chunk_grid;
-        let selection_error = |source| ReadError::Selection {
-            array: self.path.clone(),
-            source,
-        };
+        let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
         let pieces = grid.pieces(selection).map_err(selection_error)?;
         let want = selection.len() as usize * self.metadata.element_size();
         if out.len() != want {
             return Err(ReadError::Output {
                 array: self.path.clone(),
-                reason: format!(
-                    "buffer of {} bytes for a selection of {want} bytes",
-                    out.len()
-                ),
+                reason: format!("buffer of {} bytes for a selection of {want} bytes", out.len()),
             });
         }
         let out_shape = selection.counts();
-        let ctx = FetchContext {
-            store: self.inner.clone(),
-            array: self.path.clone(),
-            owned: self.owned.clone(),
-        };
+        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
         let mut spans = grid.spans(&pieces);
         let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
         loop {
@@ -404,8 +333,7 @@ impl ArrayReader {
             let reads = self.lookup(round).await?;
             for group in split_by_bytes(reads, options.batch_bytes) {
                 // Fetch this batch while the previous one decodes.
-                let task =
-                    tokio::spawn(fetch_batch(ctx.clone(), Batch::new(group), options.clone()));
+                let task = tokio::spawn(fetch_batch(ctx.clone(), Batch::new(group), options.clone()));
                 if let Some(previous) = pending.replace(task) {
                     self.decode(previous, out, &out_shape).await?;
                 }
@@ -418,10 +346,7 @@ impl ArrayReader {
     }
 
     /// Pairs spans with their manifest entries, fetching each needed block once.
-    async fn lookup(
-        &self,
-        spans: Vec<crate::grid::ChunkSpan>,
-    ) -> Result<Vec<ChunkRead>, ReadError> {
+    async fn lookup(&self, spans: Vec<crate::grid::ChunkSpan>) -> Result<Vec<ChunkRead>, ReadError> {
         let grid = &self.metadata.chunk_grid;
         let mut reads = Vec::with_capacity(spans.len());
         let mut cached: Option<(u64, Vec<ChunkEntry>)> = None;
@@ -445,21 +370,11 @@ impl ArrayReader {
         out: &mut [u8],
         out_shape: &[u64],
     ) -> Result<(), ReadError> {
-        let fetched = task.await.map_err(|e| ReadError::Output {
-            array: self.path.clone(),
-            reason: format!("fetch task failed: {e}"),
-        })??;
-        let names = |id: u32| {
-            self.inner
-                .sources
-                .get(id)
-                .map_or_else(|| format!("source {id}"), |f| f.location.clone())
-        };
-        let ctx = DecodeContext {
-            array: &self.path,
-            store: &self.inner.location,
-            source_name: &names,
-        };
+        let fetched = task
+            .await
+            .map_err(|e| ReadError::Output { array: self.path.clone(), reason: format!("fetch task failed: {e}") })??;
+        let names = |id: u32| self.inner.sources.get(id).map_or_else(|| format!("source {id}"), |f| f.location.clone());
+        let ctx = DecodeContext { array: &self.path, store: &self.inner.location, source_name: &names };
         decode_batch(&fetched, &self.metadata, out, out_shape, &ctx)
     }
 }

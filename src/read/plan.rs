@@ -30,22 +30,14 @@ pub(crate) struct ChunkRead {
 impl ChunkRead {
     /// Builds a read from a span and its manifest entry.
     pub(crate) fn new(span: ChunkSpan, entry: ChunkEntry) -> Self {
-        ChunkRead {
-            coords: span.coords,
-            pieces: span.pieces,
-            entry,
-        }
+        ChunkRead { coords: span.coords, pieces: span.pieces, entry }
     }
 
     /// The file and byte range, or None for a missing chunk.
     pub(crate) fn location(&self) -> Option<(FileKey, Range<u64>)> {
         match self.entry {
             ChunkEntry::Missing => None,
-            ChunkEntry::Source {
-                source,
-                offset,
-                length,
-            } => Some((FileKey::Source(source), offset..offset + length)),
+            ChunkEntry::Source { source, offset, length } => Some((FileKey::Source(source), offset..offset + length)),
             ChunkEntry::Owned { offset, length } => Some((FileKey::Owned, offset..offset + length)),
         }
     }
@@ -79,23 +71,14 @@ impl Batch {
         let mut by_file: BTreeMap<FileKey, BTreeMap<(u64, u64), Vec<usize>>> = BTreeMap::new();
         for (i, read) in reads.iter().enumerate() {
             if let Some((file, range)) = read.location() {
-                by_file
-                    .entry(file)
-                    .or_default()
-                    .entry((range.start, range.end))
-                    .or_default()
-                    .push(i);
+                by_file.entry(file).or_default().entry((range.start, range.end)).or_default().push(i);
             }
         }
         let requests = by_file
             .into_iter()
             .map(|(file, ranges)| {
                 let (ranges, readers) = ranges.into_iter().map(|((s, e), r)| (s..e, r)).unzip();
-                FileRequest {
-                    file,
-                    ranges,
-                    readers,
-                }
+                FileRequest { file, ranges, readers }
             })
             .collect();
         Batch { reads, requests }
@@ -128,73 +111,33 @@ mod tests {
     use super::*;
 
     fn read(entry: ChunkEntry) -> ChunkRead {
-        ChunkRead {
-            coords: vec![0],
-            pieces: Vec::new(),
-            entry,
-        }
+        ChunkRead { coords: vec![0], pieces: Vec::new(), entry }
     }
 
     #[test]
     fn ranges_are_grouped_by_file_sorted_and_shared() {
         let reads = vec![
-            read(ChunkEntry::Source {
-                source: 1,
-                offset: 500,
-                length: 10,
-            }),
+            read(ChunkEntry::Source { source: 1, offset: 500, length: 10 }),
             read(ChunkEntry::Missing),
-            read(ChunkEntry::Source {
-                source: 1,
-                offset: 100,
-                length: 10,
-            }),
-            read(ChunkEntry::Owned {
-                offset: 0,
-                length: 4,
-            }),
-            read(ChunkEntry::Source {
-                source: 1,
-                offset: 100,
-                length: 10,
-            }),
-            read(ChunkEntry::Source {
-                source: 0,
-                offset: 7,
-                length: 1,
-            }),
+            read(ChunkEntry::Source { source: 1, offset: 100, length: 10 }),
+            read(ChunkEntry::Owned { offset: 0, length: 4 }),
+            read(ChunkEntry::Source { source: 1, offset: 100, length: 10 }),
+            read(ChunkEntry::Source { source: 0, offset: 7, length: 1 }),
         ];
         let batch = Batch::new(reads);
         let files: Vec<FileKey> = batch.requests.iter().map(|r| r.file).collect();
-        assert_eq!(
-            files,
-            [FileKey::Source(0), FileKey::Source(1), FileKey::Owned]
-        );
+        assert_eq!(files, [FileKey::Source(0), FileKey::Source(1), FileKey::Owned]);
         assert_eq!(batch.requests[1].ranges, [100..110, 500..510]);
         assert_eq!(batch.requests[1].readers, [vec![2, 4], vec![0]]);
     }
 
     #[test]
     fn batches_respect_the_byte_budget() {
-        let reads: Vec<ChunkRead> = (0..10)
-            .map(|i| {
-                read(ChunkEntry::Source {
-                    source: 0,
-                    offset: i * 40,
-                    length: 40,
-                })
-            })
-            .collect();
+        let reads: Vec<ChunkRead> =
+            (0..10).map(|i| read(ChunkEntry::Source { source: 0, offset: i * 40, length: 40 })).collect();
         let groups = split_by_bytes(reads, 100);
-        assert_eq!(
-            groups.iter().map(Vec::len).collect::<Vec<_>>(),
-            [2, 2, 2, 2, 2]
-        );
-        let big = vec![read(ChunkEntry::Source {
-            source: 0,
-            offset: 0,
-            length: 1000,
-        })];
+        assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 2, 2, 2]);
+        let big = vec![read(ChunkEntry::Source { source: 0, offset: 0, length: 1000 })];
         assert_eq!(split_by_bytes(big, 100).len(), 1);
     }
 }

@@ -19,18 +19,11 @@ pub(crate) fn slab_layout(
     max_slab_bytes: u64,
 ) -> Result<(ChunkGrid, Vec<ChunkEntry>), GridError> {
     let Some((&rows, rest)) = shape.split_first() else {
-        let entry = ChunkEntry::Source {
-            source,
-            offset: address,
-            length: element_size,
-        };
+        let entry = ChunkEntry::Source { source, offset: address, length: element_size };
         return Ok((ChunkGrid::new(Vec::new()), vec![entry]));
     };
     let row_bytes = rest.iter().product::<u64>() * element_size;
-    let mut dims = vec![ChunkDim::from_edges(
-        rows,
-        &slab_edges(rows, row_bytes, max_slab_bytes),
-    )?];
+    let mut dims = vec![ChunkDim::from_edges(rows, &slab_edges(rows, row_bytes, max_slab_bytes))?];
     for &extent in rest {
         dims.push(ChunkDim::regular(extent, extent.max(1))?);
     }
@@ -74,9 +67,7 @@ mod tests {
     fn covered(entries: &[ChunkEntry]) -> (u64, u64) {
         let mut next = 100;
         for e in entries {
-            let ChunkEntry::Source { offset, length, .. } = *e else {
-                panic!("not a source entry")
-            };
+            let ChunkEntry::Source { offset, length, .. } = *e else { panic!("not a source entry") };
             assert_eq!(offset, next, "slabs must tile the block");
             next = offset + length;
         }
@@ -99,10 +90,7 @@ mod tests {
         assert_eq!(covered(&entries), (100, 100 + 100 * 1024));
         // 101 rows (prime): 10-row slabs and a last slab of 1 row.
         let (grid, entries) = slab_layout(&[101, 256], 4, 100, 3, 10 << 10).unwrap();
-        assert_eq!(
-            grid.dims()[0].edges().collect::<Vec<_>>(),
-            [vec![10; 10], vec![1]].concat()
-        );
+        assert_eq!(grid.dims()[0].edges().collect::<Vec<_>>(), [vec![10; 10], vec![1]].concat());
         assert_eq!(covered(&entries), (100, 100 + 101 * 1024));
     }
 

@@ -56,27 +56,14 @@ pub struct FilterSpec<'a> {
 ///
 /// # Errors
 /// [`UnsupportedFilter`] for every filter id vzarr does not map.
-pub fn filter_codec(
-    filter: &FilterSpec<'_>,
-    element_size: usize,
-) -> Result<Codec, UnsupportedFilter> {
+pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, UnsupportedFilter> {
     let first = filter.cd_values.first().copied();
     match filter.id {
-        DEFLATE => Ok(Codec::Zlib {
-            level: first.unwrap_or(6).min(9),
-        }),
-        SHUFFLE => Ok(Codec::Shuffle {
-            element_size: first.map_or(element_size, |v| v as usize),
-        }),
+        DEFLATE => Ok(Codec::Zlib { level: first.unwrap_or(6).min(9) }),
+        SHUFFLE => Ok(Codec::Shuffle { element_size: first.map_or(element_size, |v| v as usize) }),
         FLETCHER32 => Ok(Codec::Fletcher32),
-        ZSTD => Ok(Codec::Zstd {
-            level: first.map_or(3, |v| v as i32),
-            checksum: false,
-        }),
-        id => Err(UnsupportedFilter {
-            id,
-            name: filter.name.to_string(),
-        }),
+        ZSTD => Ok(Codec::Zstd { level: first.map_or(3, |v| v as i32), checksum: false }),
+        id => Err(UnsupportedFilter { id, name: filter.name.to_string() }),
     }
 }
 
@@ -94,10 +81,7 @@ pub fn codec_chain(
         codecs.push(filter_codec(filter, element_size)?);
     }
     // A bytes codec followed by bytes->bytes codecs is always a valid chain.
-    CodecChain::new(codecs).map_err(|e| UnsupportedFilter {
-        id: -1,
-        name: e.to_string(),
-    })
+    CodecChain::new(codecs).map_err(|e| UnsupportedFilter { id: -1, name: e.to_string() })
 }
 
 #[cfg(test)]
@@ -105,27 +89,16 @@ mod tests {
     use super::*;
 
     fn spec(id: i32, cd: &[u32]) -> FilterSpec<'_> {
-        FilterSpec {
-            id,
-            name: "",
-            cd_values: cd,
-        }
+        FilterSpec { id, name: "", cd_values: cd }
     }
 
     #[test]
     fn maps_the_netcdf4_pipeline_in_order() {
-        let chain = codec_chain(
-            &[spec(2, &[4]), spec(1, &[5]), spec(3, &[])],
-            Some(Endian::Little),
-            4,
-        )
-        .unwrap();
+        let chain = codec_chain(&[spec(2, &[4]), spec(1, &[5]), spec(3, &[])], Some(Endian::Little), 4).unwrap();
         assert_eq!(
             chain.codecs(),
             &[
-                Codec::Bytes {
-                    endian: Some(Endian::Little)
-                },
+                Codec::Bytes { endian: Some(Endian::Little) },
                 Codec::Shuffle { element_size: 4 },
                 Codec::Zlib { level: 5 },
                 Codec::Fletcher32,
@@ -135,34 +108,14 @@ mod tests {
 
     #[test]
     fn zstd_level_and_defaults() {
-        assert_eq!(
-            filter_codec(&spec(32015, &[7]), 2).unwrap(),
-            Codec::Zstd {
-                level: 7,
-                checksum: false
-            }
-        );
-        assert_eq!(
-            filter_codec(&spec(2, &[]), 8).unwrap(),
-            Codec::Shuffle { element_size: 8 }
-        );
+        assert_eq!(filter_codec(&spec(32015, &[7]), 2).unwrap(), Codec::Zstd { level: 7, checksum: false });
+        assert_eq!(filter_codec(&spec(2, &[]), 8).unwrap(), Codec::Shuffle { element_size: 8 });
     }
 
     #[test]
     fn unsupported_filters_are_named() {
-        let err = filter_codec(
-            &FilterSpec {
-                id: 32001,
-                name: "blosc",
-                cd_values: &[],
-            },
-            4,
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "unsupported HDF5 filter id 32001 (blosc) named \"blosc\""
-        );
+        let err = filter_codec(&FilterSpec { id: 32001, name: "blosc", cd_values: &[] }, 4).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported HDF5 filter id 32001 (blosc) named \"blosc\"");
         assert!(codec_chain(&[spec(1, &[4]), spec(4, &[])], None, 1).is_err());
     }
 }

@@ -30,10 +30,7 @@ const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 /// [`ScanError::Io`] when the file cannot be read; [`ScanError::UnknownFormat`] when no signature
 /// matches (the message says what the file starts with).
 pub fn detect_format(path: &Path) -> Result<FileFormat, ScanError> {
-    let io = |source| ScanError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source| ScanError::Io { path: path.to_path_buf(), source };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut head = [0u8; 8];
@@ -53,13 +50,7 @@ pub fn detect_format(path: &Path) -> Result<FileFormat, ScanError> {
         }
         offset = if offset == 0 { 512 } else { offset * 2 };
     }
-    let reason = if len < 8 {
-        format!("only {len} bytes long")
-    } else {
-        "no HDF5 signature and no CDF magic".to_string()
-    };
-    Err(ScanError::UnknownFormat {
-        path: path.to_path_buf(),
-        reason,
-    })
+    let reason =
+        if len < 8 { format!("only {len} bytes long") } else { "no HDF5 signature and no CDF magic".to_string() };
+    Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
 }

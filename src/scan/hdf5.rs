@@ -16,11 +16,12 @@ use storage::{ElementType, Layout, StorageInfo, StoredChunk};
 
 use super::contiguous::slab_layout;
 use super::filters::{filter_codec, FilterSpec};
-use super::netcdf_meta::{read_structure, NcVariable};
+use super::netcdf_meta::{read_structure, with_variable, NcVariable};
 use super::rewrite::ArrayCodecs;
+use super::tail::{prepare_tail, TailError};
 use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{Codec, CodecChain, Endian};
-use crate::dataset::{ChunkTable, ScanWarning, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{ArrayMetadata, DataType, FillValue};
@@ -30,35 +31,32 @@ use crate::metadata::{ArrayMetadata, DataType, FillValue};
 pub struct Hdf5Scanner;
 
 impl Scanner for Hdf5Scanner {
-    fn scan(
-        &self,
-        path: &Path,
-        source: SourceFile,
-        options: &ScanOptions,
-    ) -> Result<VirtualDataset, ScanError> {
+    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
         let open_error = |source: Box<dyn std::error::Error + Send + Sync>| ScanError::Open {
             path: path.to_path_buf(),
             format: FileFormat::Hdf5,
             source,
         };
-        let structure = read_structure(path).map_err(|e| open_error(e.into()))?;
+        let nc = netcdf::open(path).map_err(|e| open_error(e.into()))?;
+        let structure = read_structure(&nc).map_err(|e| open_error(e.into()))?;
         let file = hdf5::File::open(path).map_err(|e| open_error(e.into()))?;
-        let mut dataset = VirtualDataset {
-            groups: structure.groups,
-            ..VirtualDataset::default()
-        };
+        let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
         dataset.sources.push(source);
-        let mut ctx = FileContext {
-            path,
-            file: &file,
-            options,
-            raw: None,
-            warnings: Vec::new(),
-        };
+        let mut ctx = FileContext { path, file: &file, options, raw: None, warnings: Vec::new() };
         for var in &structure.variables {
-            if let Some(array) = ctx.scan_variable(var)? {
+            if let Some(mut array) = ctx.scan_variable(var)? {
+                ctx.add_digest(&nc, &mut array)?;
+                ctx.add_tail(&mut array)?;
                 dataset.arrays.push(array);
             }
+        }
+        if let Some(dim) = &options.concat_dim {
+            dataset.concat = concat_coordinate(&nc, dim, &structure.variables).map_err(|e| ScanError::Variable {
+                path: path.to_path_buf(),
+                variable: dim.clone(),
+                what: "reading the concatenation coordinate".into(),
+                source: e.into(),
+            })?;
         }
         dataset.warnings = ctx.warnings;
         Ok(dataset)
@@ -111,49 +109,27 @@ impl FileContext<'_> {
         }
     }
 
-    fn skip(
-        &mut self,
-        var: &NcVariable,
-        problem: String,
-    ) -> Result<Option<VirtualArray>, ScanError> {
-        unsupported(
-            self.path,
-            &var.path,
-            problem,
-            self.options,
-            &mut self.warnings,
-        )?;
+    fn skip(&mut self, var: &NcVariable, problem: String) -> Result<Option<VirtualArray>, ScanError> {
+        unsupported(self.path, &var.path, problem, self.options, &mut self.warnings)?;
         Ok(None)
     }
 
     fn scan_variable(&mut self, var: &NcVariable) -> Result<Option<VirtualArray>, ScanError> {
         let dataset = self.open_dataset(&var.path)?;
-        let info = storage::inspect(dataset.id())
-            .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
+        let info = storage::inspect(dataset.id()).map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (data_type, endian) = match info.element {
             ElementType::Numeric(t, e) => (t, e),
-            ElementType::Unsupported(what) => {
-                return self.skip(var, format!("cannot reference elements of {what}"))
-            }
+            ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
         let stored_shape: Vec<u64> = dataset.shape().iter().map(|&n| n as u64).collect();
-        if stored_shape.len() != shape.len() || stored_shape.iter().zip(&shape).any(|(h, n)| h > n)
-        {
+        if stored_shape.len() != shape.len() || stored_shape.iter().zip(&shape).any(|(h, n)| h > n) {
             let msg = format!("HDF5 extent {stored_shape:?} does not fit netCDF shape {shape:?}");
             return Err(self.variable_error(&var.path, "reading shape", msg));
         }
         let fill = FillValue::from_bytes(data_type, info.fill.clone())
             .map_err(|e| self.variable_error(&var.path, "fill value", e))?;
-        let scan = VarScan {
-            var,
-            dataset,
-            info,
-            data_type,
-            endian,
-            shape,
-            stored_shape,
-        };
+        let scan = VarScan { var, dataset, info, data_type, endian, shape, stored_shape };
         let translated = match scan.info.layout.clone() {
             Layout::Chunked(chunk_shape) => match self.chunked(&scan, &chunk_shape, &fill)? {
                 Some(t) => t,
@@ -176,7 +152,42 @@ impl FileContext<'_> {
             metadata,
             chunks: translated.chunks,
             rewritten_chunks: translated.rewritten,
+            digest: None,
+            tail: None,
         }))
+    }
+
+    /// Hashes the values of a small array (read through libnetcdf).
+    fn add_digest(&self, nc: &netcdf::File, array: &mut VirtualArray) -> Result<(), ScanError> {
+        let bytes = array.metadata.shape().iter().product::<u64>() * array.metadata.element_size() as u64;
+        if bytes > self.options.digest_max_bytes {
+            return Ok(());
+        }
+        let values = with_variable(nc, &array.path, |v| v.get_raw_values(..))
+            .map_err(|e| self.variable_error(&array.path, "reading values", e))?
+            .unwrap_or_default();
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&values, &mut hasher);
+        array.digest = Some(std::hash::Hasher::finish(&hasher));
+        Ok(())
+    }
+
+    /// Prepares trimmed copies of partial last chunks along the concatenation dimension.
+    fn add_tail(&mut self, array: &mut VirtualArray) -> Result<(), ScanError> {
+        let Some(dim) = &self.options.concat_dim else { return Ok(()) };
+        let names = array.metadata.dimension_names.clone().unwrap_or_default();
+        let Some(d) = names.iter().position(|n| n == dim) else { return Ok(()) };
+        let path = array.path.clone();
+        let mut read = |offset, length| self.read_raw(&path, offset, length);
+        prepare_tail(array, d, &mut read).map_err(|e| match e {
+            TailError::Read(e) => e,
+            TailError::Codec(e) => ScanError::Variable {
+                path: self.path.to_path_buf(),
+                variable: array.path.clone(),
+                what: "trimming the partial last chunk".into(),
+                source: e.into(),
+            },
+        })
     }
 
     /// The HDF5 dataset behind a netCDF variable (netCDF-4 renames a variable that shares its name with
@@ -199,11 +210,7 @@ impl FileContext<'_> {
         let element_size = v.data_type.size();
         let mut filters = Vec::with_capacity(v.info.filters.len());
         for f in &v.info.filters {
-            let spec = FilterSpec {
-                id: f.id,
-                name: &f.name,
-                cd_values: &f.cd_values,
-            };
+            let spec = FilterSpec { id: f.id, name: &f.name, cd_values: &f.cd_values };
             match filter_codec(&spec, element_size) {
                 Ok(codec) => filters.push(codec),
                 Err(e) => return self.skip(v.var, e.to_string()).map(|_| None),
@@ -212,93 +219,50 @@ impl FileContext<'_> {
         let bytes = Codec::Bytes { endian: v.endian };
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat())
             .map_err(|e| self.variable_error(&v.var.path, "building codecs", e))?;
-        let codecs = ArrayCodecs {
-            bytes,
-            filters,
-            full: full.clone(),
-            element_size,
-        };
-        let grid = ChunkGrid::regular(&v.shape, chunk_shape)
-            .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size };
+        let grid =
+            ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
         let mut fixups = Vec::new();
         locate_chunks(v, &grid, chunk_shape, &mut |linear, coords, stored| {
-            let straddles = (0..coords.len()).any(|d| {
-                (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d]
-                    && v.stored_shape[d] < v.shape[d]
-            });
+            let straddles = (0..coords.len())
+                .any(|d| (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d] && v.stored_shape[d] < v.shape[d]);
             if stored.filter_mask != 0 || straddles {
                 fixups.push((linear, stored));
             } else {
-                chunks.entries[linear as usize] = ChunkEntry::Source {
-                    source: 0,
-                    offset: stored.address,
-                    length: stored.size,
-                };
+                chunks.entries[linear as usize] =
+                    ChunkEntry::Source { source: 0, offset: stored.address, length: stored.size };
             }
         })
         .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
         let rewritten = fixups.len() as u64;
         for (linear, stored) in fixups {
             let origin = grid.chunk_origin(&grid.chunk_coords(linear));
-            let valid: Vec<u64> = (0..origin.len())
-                .map(|d| chunk_shape[d].min(v.stored_shape[d] - origin[d]))
-                .collect();
+            let valid: Vec<u64> =
+                (0..origin.len()).map(|d| chunk_shape[d].min(v.stored_shape[d] - origin[d])).collect();
             let bytes = self.read_raw(&v.var.path, stored.address, stored.size)?;
             let owned = codecs
-                .rewrite(
-                    &bytes,
-                    stored.filter_mask,
-                    chunk_shape,
-                    &valid,
-                    fill.as_bytes(),
-                )
-                .map_err(|e| {
-                    self.variable_error(&v.var.path, &format!("rewriting chunk {linear}"), e)
-                })?;
+                .rewrite(&bytes, stored.filter_mask, chunk_shape, &valid, fill.as_bytes())
+                .map_err(|e| self.variable_error(&v.var.path, &format!("rewriting chunk {linear}"), e))?;
             chunks.entries[linear as usize] = chunks.push_owned(&owned);
         }
-        Ok(Some(Translated {
-            grid,
-            codecs: full,
-            chunks,
-            rewritten,
-        }))
+        Ok(Some(Translated { grid, codecs: full, chunks, rewritten }))
     }
 
-    fn contiguous(
-        &mut self,
-        v: &VarScan<'_>,
-        address: Option<u64>,
-        size: u64,
-    ) -> Result<Translated, ScanError> {
+    fn contiguous(&mut self, v: &VarScan<'_>, address: Option<u64>, size: u64) -> Result<Translated, ScanError> {
         let element_size = v.data_type.size() as u64;
         let expected = v.shape.iter().product::<u64>() * element_size;
         if v.stored_shape != v.shape || (address.is_some() && size != expected) {
-            let msg = format!(
-                "contiguous storage of {size} bytes does not hold shape {:?}",
-                v.shape
-            );
+            let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
             return Err(self.variable_error(&v.var.path, "reading layout", msg));
         }
-        let (grid, entries) = slab_layout(
-            &v.shape,
-            element_size,
-            address.unwrap_or(0),
-            0,
-            self.options.max_slab_bytes,
-        )
-        .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let (grid, entries) = slab_layout(&v.shape, element_size, address.unwrap_or(0), 0, self.options.max_slab_bytes)
+            .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = ChunkTable::missing(entries.len());
         if address.is_some() {
             chunks.entries = entries;
         }
-        Ok(Translated {
-            grid,
-            codecs: CodecChain::raw(v.endian),
-            chunks,
-            rewritten: 0,
-        })
+        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
     }
 
     fn compact(&mut self, v: &VarScan<'_>) -> Result<Translated, ScanError> {
@@ -312,34 +276,42 @@ impl FileContext<'_> {
                 .map_err(|e| self.variable_error(&v.var.path, "reading compact data", e))?;
             chunks.entries[0] = chunks.push_owned(&bytes);
         }
-        Ok(Translated {
-            grid,
-            codecs: CodecChain::raw(v.endian),
-            chunks,
-            rewritten: 0,
-        })
+        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
     }
 
     fn read_raw(&mut self, var: &str, offset: u64, length: u64) -> Result<Vec<u8>, ScanError> {
         if self.raw.is_none() {
-            let file = std::fs::File::open(self.path).map_err(|source| ScanError::Io {
-                path: self.path.to_path_buf(),
-                source,
-            })?;
+            let file = std::fs::File::open(self.path)
+                .map_err(|source| ScanError::Io { path: self.path.to_path_buf(), source })?;
             self.raw = Some(file);
         }
         let mut buf = vec![0u8; length as usize];
         let read = self.raw.as_ref().map(|f| f.read_exact_at(&mut buf, offset));
         match read {
             Some(Ok(())) => Ok(buf),
-            Some(Err(e)) => Err(self.variable_error(
-                var,
-                &format!("reading {length} bytes at offset {offset}"),
-                e,
-            )),
+            Some(Err(e)) => Err(self.variable_error(var, &format!("reading {length} bytes at offset {offset}"), e)),
             None => Err(self.variable_error(var, "reading chunk", "file not open")),
         }
     }
+}
+
+/// The values (as f64), units, calendar and bounds of the coordinate variable of `dim`, if the file has
+/// one (a root variable named `dim` whose only dimension is `dim`).
+fn concat_coordinate(
+    nc: &netcdf::File,
+    dim: &str,
+    variables: &[NcVariable],
+) -> Result<Option<ConcatCoordinate>, netcdf::Error> {
+    let Some(var) = variables.iter().find(|v| v.path == dim && v.dims.len() == 1 && v.dims[0].0 == dim) else {
+        return Ok(None);
+    };
+    let text = |name: &str| var.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
+    let values = with_variable(nc, dim, |v| v.get_values::<f64, _>(..))?.unwrap_or_default();
+    let bounds = match text("bounds") {
+        Some(name) => with_variable(nc, &name, |v| v.get_values::<f64, _>(..))?.map(|b| (name, b)),
+        None => None,
+    };
+    Ok(Some(ConcatCoordinate { values, units: text("units"), calendar: text("calendar"), bounds }))
 }
 
 /// Calls `found(linear, coords, chunk)` for every stored chunk inside both the grid and the HDF5 extent.
@@ -361,9 +333,7 @@ fn locate_chunks(
         return Ok(());
     }
     // One B-tree lookup per chunk inside the stored extent, in row-major order.
-    let counts: Vec<u64> = (0..ndim)
-        .map(|d| v.stored_shape[d].div_ceil(chunk_shape[d]))
-        .collect();
+    let counts: Vec<u64> = (0..ndim).map(|d| v.stored_shape[d].div_ceil(chunk_shape[d])).collect();
     if counts.contains(&0) {
         return Ok(());
     }

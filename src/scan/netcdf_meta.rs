@@ -4,8 +4,6 @@
 //! datasets), hides netCDF-4 bookkeeping attributes and decodes attribute types; the HDF5 side
 //! (`scan/hdf5`) adds what libnetcdf does not expose: where the chunks are.
 
-use std::path::Path;
-
 use netcdf::{AttributeValue, Group, Variable};
 use serde_json::Value;
 
@@ -45,9 +43,8 @@ pub(crate) struct NcStructure {
     pub(crate) variables: Vec<NcVariable>,
 }
 
-/// Reads the group tree, variables, dimensions and attributes of a netCDF-4 / HDF5 file.
-pub(crate) fn read_structure(path: &Path) -> Result<NcStructure, netcdf::Error> {
-    let file = netcdf::open(path)?;
+/// Reads the group tree, variables, dimensions and attributes of an open netCDF-4 / HDF5 file.
+pub(crate) fn read_structure(file: &netcdf::File) -> Result<NcStructure, netcdf::Error> {
     let mut out = NcStructure::default();
     match file.root() {
         Some(root) => walk(&root, "", &mut out)?,
@@ -57,10 +54,7 @@ pub(crate) fn read_structure(path: &Path) -> Result<NcStructure, netcdf::Error> 
 }
 
 fn walk(group: &Group<'_>, prefix: &str, out: &mut NcStructure) -> Result<(), netcdf::Error> {
-    out.groups.push(GroupNode {
-        path: prefix.to_string(),
-        attributes: attributes(group.attributes())?,
-    });
+    out.groups.push(GroupNode { path: prefix.to_string(), attributes: attributes(group.attributes())? });
     for var in group.variables() {
         out.variables.push(variable(&var, prefix)?);
     }
@@ -72,16 +66,38 @@ fn walk(group: &Group<'_>, prefix: &str, out: &mut NcStructure) -> Result<(), ne
 }
 
 fn variable(var: &Variable<'_>, prefix: &str) -> Result<NcVariable, netcdf::Error> {
-    let dims = var
-        .dimensions()
-        .iter()
-        .map(|d| (d.name(), d.len() as u64))
-        .collect();
-    Ok(NcVariable {
-        path: join(prefix, &var.name()),
-        dims,
-        attributes: attributes(var.attributes())?,
-    })
+    let dims = var.dimensions().iter().map(|d| (d.name(), d.len() as u64)).collect();
+    Ok(NcVariable { path: join(prefix, &var.name()), dims, attributes: attributes(var.attributes())? })
+}
+
+/// Runs `f` on the variable at `path` (`grp/sub/var`), or returns None when there is none.
+pub fn with_variable<T>(
+    file: &netcdf::File,
+    path: &str,
+    f: impl FnOnce(&Variable<'_>) -> Result<T, netcdf::Error>,
+) -> Result<Option<T>, netcdf::Error> {
+    let (groups, name) = path.rsplit_once('/').unwrap_or(("", path));
+    if groups.is_empty() {
+        return file.variable(name).map(|v| f(&v)).transpose();
+    }
+    let Some(root) = file.root() else { return Ok(None) };
+    let segments: Vec<&str> = groups.split('/').collect();
+    in_group(&root, &segments, name, f)
+}
+
+fn in_group<T>(
+    group: &Group<'_>,
+    segments: &[&str],
+    name: &str,
+    f: impl FnOnce(&Variable<'_>) -> Result<T, netcdf::Error>,
+) -> Result<Option<T>, netcdf::Error> {
+    match segments.split_first() {
+        None => group.variable(name).map(|v| f(&v)).transpose(),
+        Some((first, rest)) => match group.group(first) {
+            Some(child) => in_group(&child, rest, name, f),
+            None => Ok(None),
+        },
+    }
 }
 
 /// `prefix/name`, or `name` at the root.
@@ -93,9 +109,7 @@ pub(crate) fn join(prefix: &str, name: &str) -> String {
     }
 }
 
-fn attributes<'a>(
-    attrs: impl Iterator<Item = netcdf::Attribute<'a>>,
-) -> Result<Attributes, netcdf::Error> {
+fn attributes<'a>(attrs: impl Iterator<Item = netcdf::Attribute<'a>>) -> Result<Attributes, netcdf::Error> {
     let mut out = Attributes::new();
     for attr in attrs {
         if BOOKKEEPING.contains(&attr.name()) {
@@ -145,18 +159,9 @@ mod tests {
     #[test]
     fn attribute_values_become_json() {
         assert_eq!(attribute_json(AttributeValue::Short(-3)), Value::from(-3));
-        assert_eq!(
-            attribute_json(AttributeValue::Floats(vec![1.5, f32::NAN])),
-            serde_json::json!([1.5, "NaN"])
-        );
-        assert_eq!(
-            attribute_json(AttributeValue::Double(f64::NEG_INFINITY)),
-            Value::from("-Infinity")
-        );
-        assert_eq!(
-            attribute_json(AttributeValue::Str("K".into())),
-            Value::from("K")
-        );
+        assert_eq!(attribute_json(AttributeValue::Floats(vec![1.5, f32::NAN])), serde_json::json!([1.5, "NaN"]));
+        assert_eq!(attribute_json(AttributeValue::Double(f64::NEG_INFINITY)), Value::from("-Infinity"));
+        assert_eq!(attribute_json(AttributeValue::Str("K".into())), Value::from("K"));
         assert_eq!(join("", "tas"), "tas");
         assert_eq!(join("a/b", "tas"), "a/b/tas");
     }

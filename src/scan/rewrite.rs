@@ -45,11 +45,8 @@ impl ArrayCodecs {
         fill: &[u8],
     ) -> Result<Vec<u8>, CodecError> {
         let elements: u64 = chunk_shape.iter().product();
-        let mut native = self.applied(mask)?.decode(
-            stored,
-            self.element_size,
-            elements as usize * self.element_size,
-        )?;
+        let mut native =
+            self.applied(mask)?.decode(stored, self.element_size, elements as usize * self.element_size)?;
         fill_outside(&mut native, chunk_shape, valid, fill);
         self.full.encode(&native, self.element_size)
     }
@@ -61,17 +58,10 @@ mod tests {
     use crate::codec::Endian;
 
     fn codecs() -> ArrayCodecs {
-        let bytes = Codec::Bytes {
-            endian: Some(Endian::Big),
-        };
+        let bytes = Codec::Bytes { endian: Some(Endian::Big) };
         let filters = vec![Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }];
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat()).unwrap();
-        ArrayCodecs {
-            bytes,
-            filters,
-            full,
-            element_size: 4,
-        }
+        ArrayCodecs { bytes, filters, full, element_size: 4 }
     }
 
     #[test]
@@ -91,18 +81,8 @@ mod tests {
         let values: Vec<u8> = (0..12u32).flat_map(u32::to_ne_bytes).collect();
         let stored = c.full.encode(&values, 4).unwrap();
         let fill = 7u32.to_ne_bytes();
-        let out = c
-            .full
-            .decode(
-                &c.rewrite(&stored, 0, &[3, 4], &[2, 4], &fill).unwrap(),
-                4,
-                48,
-            )
-            .unwrap();
-        let got: Vec<u32> = out
-            .chunks(4)
-            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let out = c.full.decode(&c.rewrite(&stored, 0, &[3, 4], &[2, 4], &fill).unwrap(), 4, 48).unwrap();
+        let got: Vec<u32> = out.chunks(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
         assert_eq!(got, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7]);
     }
 }

@@ -70,19 +70,8 @@ pub(crate) fn check_node_path(path: &str) -> Result<(), String> {
         if segment.contains('\0') || segment.contains('\\') {
             return Err("name contains a character that cannot be a file name".into());
         }
-        if [
-            STORE_INFO_FILE,
-            SOURCES_FILE,
-            MANIFEST_FILE,
-            OWNED_FILE,
-            "zarr.json",
-            "c",
-        ]
-        .contains(&segment)
-        {
-            return Err(format!(
-                "name {segment:?} collides with a file of the store"
-            ));
+        if [STORE_INFO_FILE, SOURCES_FILE, MANIFEST_FILE, OWNED_FILE, "zarr.json", "c"].contains(&segment) {
+            return Err(format!("name {segment:?} collides with a file of the store"));
         }
     }
     Ok(())

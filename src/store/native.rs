@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::layout::{check_node_path, ArrayInfo, StoreInfo};
 use super::{
-    WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE,
-    STORE_FORMAT_VERSION, STORE_INFO_FILE,
+    WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::{ManifestHeader, ManifestWriter};
@@ -31,16 +30,9 @@ impl Writer for NativeWriter {
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
         if destination.exists() && !options.overwrite {
-            return Err(WriteError::Exists {
-                path: destination.to_path_buf(),
-            });
+            return Err(WriteError::Exists { path: destination.to_path_buf() });
         }
-        for node in dataset
-            .groups
-            .iter()
-            .map(|g| &g.path)
-            .chain(dataset.arrays.iter().map(|a| &a.path))
-        {
+        for node in dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path)) {
             if !node.is_empty() {
                 check_node_path(node).map_err(|reason| WriteError::BadName {
                     path: destination.to_path_buf(),
@@ -63,13 +55,8 @@ impl Writer for NativeWriter {
 
 /// A hidden sibling of `path` unique to this process and moment.
 fn sibling(path: &Path, tag: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "store".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     path.with_file_name(format!(".{name}.{tag}-{}-{nanos}", std::process::id()))
 }
 
@@ -83,19 +70,15 @@ fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteErro
 fn replace(staging: &Path, destination: &Path) -> Result<(), WriteError> {
     if destination.exists() {
         let old = sibling(destination, "old");
-        std::fs::rename(destination, &old)
-            .map_err(io_error(destination, "moving the old store aside"))?;
+        std::fs::rename(destination, &old).map_err(io_error(destination, "moving the old store aside"))?;
         if let Err(e) = std::fs::rename(staging, destination) {
             let _ = std::fs::rename(&old, destination);
-            return Err(io_error(destination, "renaming the new store into place")(
-                e,
-            ));
+            return Err(io_error(destination, "renaming the new store into place")(e));
         }
         let _ = std::fs::remove_dir_all(&old);
         return Ok(());
     }
-    std::fs::rename(staging, destination)
-        .map_err(io_error(destination, "renaming the new store into place"))
+    std::fs::rename(staging, destination).map_err(io_error(destination, "renaming the new store into place"))
 }
 
 fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteError> {
@@ -124,8 +107,7 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
         provenance: dataset.provenance.clone(),
         warnings: dataset.warnings.clone(),
     };
-    let doc =
-        serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
+    let doc = serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
     write_json(&root.join(STORE_INFO_FILE), &doc)?;
     sync_dir(root)?;
     Ok(info)
@@ -146,48 +128,32 @@ fn write_array(array: &VirtualArray, dir: &Path, root: &Path) -> Result<ArrayInf
     })
 }
 
-fn write_manifest(
-    array: &VirtualArray,
-    path: &Path,
-    root: &Path,
-) -> Result<ManifestHeader, WriteError> {
-    let manifest_error = |source| WriteError::Manifest {
-        path: root.to_path_buf(),
-        array: array.path.clone(),
-        source,
-    };
+fn write_manifest(array: &VirtualArray, path: &Path, root: &Path) -> Result<ManifestHeader, WriteError> {
+    let manifest_error = |source| WriteError::Manifest { path: root.to_path_buf(), array: array.path.clone(), source };
     let file = File::create(path).map_err(io_error(path, "creating manifest"))?;
-    let mut writer = ManifestWriter::new(BufWriter::new(file), array.chunks.entries.len() as u64)
-        .map_err(manifest_error)?;
+    let mut writer =
+        ManifestWriter::new(BufWriter::new(file), array.chunks.entries.len() as u64).map_err(manifest_error)?;
     for entry in &array.chunks.entries {
         writer.push(*entry).map_err(manifest_error)?;
     }
     let (out, header) = writer.finish().map_err(manifest_error)?;
-    let file = out
-        .into_inner()
-        .map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;
-    file.write_all_at(&header.to_bytes(), 0)
-        .map_err(io_error(path, "writing manifest header"))?;
-    file.sync_all()
-        .map_err(io_error(path, "flushing manifest"))?;
+    let file = out.into_inner().map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;
+    file.write_all_at(&header.to_bytes(), 0).map_err(io_error(path, "writing manifest header"))?;
+    file.sync_all().map_err(io_error(path, "flushing manifest"))?;
     Ok(header)
 }
 
 fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), WriteError> {
-    let text =
-        serde_json::to_string_pretty(doc).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
+    let text = serde_json::to_string_pretty(doc).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
     write_file(path, text.as_bytes())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let mut file = File::create(path).map_err(io_error(path, "creating file"))?;
-    file.write_all(bytes)
-        .map_err(io_error(path, "writing file"))?;
+    file.write_all(bytes).map_err(io_error(path, "writing file"))?;
     file.sync_all().map_err(io_error(path, "flushing file"))
 }
 
 fn sync_dir(dir: &Path) -> Result<(), WriteError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_error(dir, "flushing directory"))
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir, "flushing directory"))
 }

@@ -2,6 +2,11 @@
 
 use netcdf::{Extent, Extents};
 
+use crate::scan::netcdf_meta::with_variable;
+
+/// Values with their `units` and `calendar` attributes.
+pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
+
 /// An open source variable.
 pub(crate) struct OracleVariable {
     file: netcdf::File,
@@ -11,59 +16,46 @@ pub(crate) struct OracleVariable {
 impl OracleVariable {
     /// Opens `path` (`grp/var`) in the file at `location`.
     pub(crate) fn open(location: &str, path: &str) -> Result<Self, netcdf::Error> {
+        crate::scan::quiet_hdf5();
         let file = netcdf::open(location)?;
-        let oracle = OracleVariable {
-            file,
-            path: path.to_string(),
-        };
-        oracle.with_variable(|_| Ok(()))?;
+        let oracle = OracleVariable { file, path: path.to_string() };
+        oracle.read(|_| Ok(()))?;
         Ok(oracle)
     }
 
-    fn with_variable<T>(
-        &self,
-        f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>,
-    ) -> Result<T, netcdf::Error> {
-        let missing = || netcdf::Error::Str(format!("no variable {}", self.path));
-        let (groups, name) = self.path.rsplit_once('/').unwrap_or(("", &self.path));
-        if groups.is_empty() {
-            let var = self.file.variable(name).ok_or_else(missing)?;
-            return f(&var);
-        }
-        let root = self.file.root().ok_or_else(missing)?;
-        let segments: Vec<&str> = groups.split('/').collect();
-        in_group(&root, &segments, name, f)?.ok_or_else(missing)
+    /// Another variable of the same file.
+    pub(crate) fn sibling(&self, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        let location = self.file.path()?;
+        OracleVariable::open(&location.display().to_string(), path)
     }
-}
 
-/// Runs `f` on variable `name` of the group reached from `group` through `segments`.
-fn in_group<T>(
-    group: &netcdf::Group<'_>,
-    segments: &[&str],
-    name: &str,
-    f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>,
-) -> Result<Option<T>, netcdf::Error> {
-    match segments.split_first() {
-        None => group.variable(name).map(|v| f(&v)).transpose(),
-        Some((first, rest)) => match group.group(first) {
-            Some(child) => in_group(&child, rest, name, f),
-            None => Ok(None),
-        },
+    fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
+        with_variable(&self.file, &self.path, f)?
+            .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
-}
 
-impl OracleVariable {
-    /// Reads rows `[start, start + rows)` of the first dimension (everything for a scalar), as
-    /// native-endian bytes.
-    pub(crate) fn read_rows(&mut self, start: u64, rows: u64) -> Result<Vec<u8>, netcdf::Error> {
-        self.with_variable(|var| {
+    /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything
+    /// for a scalar), as native-endian bytes.
+    pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+        self.read(|var| {
             let dims = var.dimensions();
             if dims.is_empty() {
                 return var.get_raw_values(..);
             }
             let mut extents: Vec<Extent> = dims.iter().map(|d| (0..d.len()).into()).collect();
-            extents[0] = (start as usize..(start + rows) as usize).into();
+            extents[dim] = (start as usize..(start + count) as usize).into();
             var.get_raw_values(Extents::from(extents))
+        })
+    }
+
+    /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
+    pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
+        self.read(|var| {
+            let text = |name: &str| match var.attribute_value(name) {
+                Some(Ok(netcdf::AttributeValue::Str(s))) => Some(s),
+                _ => None,
+            };
+            Ok((var.get_values::<f64, _>(..)?, text("units"), text("calendar")))
         })
     }
 }

@@ -9,11 +9,7 @@ use std::path::{Path, PathBuf};
 /// A smooth, deterministic field value for (t, y, x).
 pub fn field(t: usize, y: usize, x: usize) -> f32 {
     let (t, y, x) = (t as f32, y as f32, x as f32);
-    280.0
-        + 10.0 * (y / 6.0).sin()
-        + 5.0 * (x / 9.0).cos()
-        + 0.1 * t
-        + ((t * 7.0 + y * 3.0 + x) % 13.0) * 0.01
+    280.0 + 10.0 * (y / 6.0).sin() + 5.0 * (x / 9.0).cos() + 0.1 * t + ((t * 7.0 + y * 3.0 + x) % 13.0) * 0.01
 }
 
 fn grid_values(t0: usize, nt: usize, ny: usize, nx: usize) -> Vec<f32> {
@@ -42,11 +38,7 @@ pub fn days_in_month(year: i32, month: u32) -> usize {
 pub fn days_since_epoch(year: i32, month: u32) -> i64 {
     let mut days = 0i64;
     for y in 1970..year {
-        days += if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
-            366
-        } else {
-            365
-        };
+        days += if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 { 366 } else { 365 };
     }
     for m in 1..month {
         days += days_in_month(year, m) as i64;
@@ -68,14 +60,7 @@ pub struct Monthly {
 
 impl Monthly {
     pub fn new(year: i32, month: u32) -> Self {
-        Monthly {
-            year,
-            month,
-            time_chunk: None,
-            compress: true,
-            ny: 18,
-            nx: 36,
-        }
+        Monthly { year, month, time_chunk: None, compress: true, ny: 18, nx: 36 }
     }
 }
 
@@ -95,9 +80,7 @@ pub fn write_monthly(dir: &Path, m: &Monthly) -> PathBuf {
         let mut lat = f.add_variable::<f64>("lat", &["lat"]).unwrap();
         lat.put_attribute("units", "degrees_north").unwrap();
         lat.put_attribute("standard_name", "latitude").unwrap();
-        let v: Vec<f64> = (0..m.ny)
-            .map(|i| -85.0 + 170.0 * i as f64 / (m.ny - 1) as f64)
-            .collect();
+        let v: Vec<f64> = (0..m.ny).map(|i| -85.0 + 170.0 * i as f64 / (m.ny - 1) as f64).collect();
         lat.put_values(&v, ..).unwrap();
     }
     {
@@ -109,45 +92,34 @@ pub fn write_monthly(dir: &Path, m: &Monthly) -> PathBuf {
     let start = days_since_epoch(m.year, m.month) as f64;
     {
         let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
-        time.put_attribute("units", "days since 1970-01-01")
-            .unwrap();
+        time.put_attribute("units", "days since 1970-01-01").unwrap();
         time.put_attribute("calendar", "standard").unwrap();
         time.put_attribute("bounds", "time_bnds").unwrap();
         let v: Vec<f64> = (0..nt).map(|d| start + d as f64 + 0.5).collect();
         time.put_values(&v, (0..nt,)).unwrap();
     }
     {
-        let mut bnds = f
-            .add_variable::<f64>("time_bnds", &["time", "bnds"])
-            .unwrap();
-        let v: Vec<f64> = (0..nt)
-            .flat_map(|d| [start + d as f64, start + d as f64 + 1.0])
-            .collect();
+        let mut bnds = f.add_variable::<f64>("time_bnds", &["time", "bnds"]).unwrap();
+        let v: Vec<f64> = (0..nt).flat_map(|d| [start + d as f64, start + d as f64 + 1.0]).collect();
         bnds.put_values(&v, [0..nt, 0..2]).unwrap();
     }
     {
         let mut crs = f.add_variable::<i32>("crs", &[]).unwrap();
-        crs.put_attribute("grid_mapping_name", "latitude_longitude")
-            .unwrap();
+        crs.put_attribute("grid_mapping_name", "latitude_longitude").unwrap();
         crs.put_value(0i32, ..).unwrap();
     }
     {
-        let mut tas = f
-            .add_variable::<f32>("tas", &["time", "lat", "lon"])
-            .unwrap();
+        let mut tas = f.add_variable::<f32>("tas", &["time", "lat", "lon"]).unwrap();
         let tc = m.time_chunk.unwrap_or(nt);
-        tas.set_chunking(&[tc, m.ny.div_ceil(2), m.nx.div_ceil(3)])
-            .unwrap();
+        tas.set_chunking(&[tc, m.ny.div_ceil(2), m.nx.div_ceil(3)]).unwrap();
         if m.compress {
             tas.set_compression(4, true).unwrap();
         }
         tas.set_fill_value(1.0e20f32).unwrap();
         tas.put_attribute("units", "K").unwrap();
-        tas.put_attribute("standard_name", "air_temperature")
-            .unwrap();
+        tas.put_attribute("standard_name", "air_temperature").unwrap();
         tas.put_attribute("grid_mapping", "crs").unwrap();
-        tas.put_values(&grid_values(t0, nt, m.ny, m.nx), [0..nt, 0..m.ny, 0..m.nx])
-            .unwrap();
+        tas.put_values(&grid_values(t0, nt, m.ny, m.nx), [0..nt, 0..m.ny, 0..m.nx]).unwrap();
     }
     f.close().unwrap();
     path
@@ -158,8 +130,7 @@ pub fn write_monthly(dir: &Path, m: &Monthly) -> PathBuf {
 pub fn write_kitchen_sink(dir: &Path) -> PathBuf {
     let path = dir.join("kitchen_sink.nc");
     let mut f = netcdf::create(&path).unwrap();
-    f.add_attribute("history", "made by vzarr's fixture generator")
-        .unwrap();
+    f.add_attribute("history", "made by vzarr's fixture generator").unwrap();
     f.add_unlimited_dimension("rec").unwrap();
     f.add_dimension("x", 7).unwrap();
     macro_rules! typed {
@@ -175,9 +146,7 @@ pub fn write_kitchen_sink(dir: &Path) -> PathBuf {
     typed!("u8", u8, |i: i32| (i * 7) as u8);
     typed!("i16", i16, |i: i32| (i * 911 - 16000) as i16);
     typed!("u16", u16, |i: i32| (i * 1871) as u16);
-    typed!("i32", i32, |i: i32| i
-        .wrapping_mul(123_456_789)
-        .wrapping_sub(2_000_000_000));
+    typed!("i32", i32, |i: i32| i.wrapping_mul(123_456_789).wrapping_sub(2_000_000_000));
     typed!("u32", u32, |i: i32| (i as u32).wrapping_mul(3_000_000_001));
     typed!("i64", i64, |i: i32| i64::from(i) * -987_654_321_987);
     typed!("u64", u64, |i: i32| u64::MAX - i as u64 * 1_000_000_007);
@@ -191,21 +160,16 @@ pub fn write_kitchen_sink(dir: &Path) -> PathBuf {
         big.put_values(&vals, [0..5, 0..7]).unwrap();
     }
     {
-        let mut be = f
-            .add_variable::<f64>("big_endian_contiguous", &["x"])
-            .unwrap();
+        let mut be = f.add_variable::<f64>("big_endian_contiguous", &["x"]).unwrap();
         be.set_endianness(netcdf::Endianness::Big).unwrap();
-        be.put_values(&[1.5f64, -2.5, 3.25, 1e300, -0.0, 7.0, 8.0], ..)
-            .unwrap();
+        be.put_values(&[1.5f64, -2.5, 3.25, 1e300, -0.0, 7.0, 8.0], ..).unwrap();
     }
     {
         // Only some chunks written: the rest read as the fill value.
         let mut sparse = f.add_variable::<f32>("sparse", &["rec", "x"]).unwrap();
         sparse.set_chunking(&[1, 3]).unwrap();
         sparse.set_fill_value(-999.0f32).unwrap();
-        sparse
-            .put_values(&[1.0f32, 2.0, 3.0], [1..2, 3..6])
-            .unwrap();
+        sparse.put_values(&[1.0f32, 2.0, 3.0], [1..2, 3..6]).unwrap();
     }
     {
         let mut scalar = f.add_variable::<f64>("scalar", &[]).unwrap();
@@ -219,9 +183,7 @@ pub fn write_kitchen_sink(dir: &Path) -> PathBuf {
         let mut inner = g.add_group("diagnostics").unwrap();
         let mut v = inner.add_variable::<i16>("level_flag", &["level"]).unwrap();
         v.put_values(&[1i16, -2, 3, -4], ..).unwrap();
-        let mut w = inner
-            .add_variable::<f32>("profile", &["rec", "level"])
-            .unwrap();
+        let mut w = inner.add_variable::<f32>("profile", &["rec", "level"]).unwrap();
         w.set_chunking(&[2, 2]).unwrap();
         w.set_compression(6, false).unwrap();
         let vals: Vec<f32> = (0..5 * 4).map(|i| i as f32 / 3.0).collect();
@@ -251,11 +213,7 @@ pub fn write_plain_hdf5(dir: &Path) -> PathBuf {
         .create("contiguous")
         .unwrap();
     let group = file.create_group("inner").unwrap();
-    group
-        .new_dataset_builder()
-        .with_data(&ndarray::arr1(&[3u16, 1, 4, 1, 5, 9, 2, 6]))
-        .create("small")
-        .unwrap();
+    group.new_dataset_builder().with_data(&ndarray::arr1(&[3u16, 1, 4, 1, 5, 9, 2, 6])).create("small").unwrap();
     path
 }
 

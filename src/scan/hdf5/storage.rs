@@ -8,18 +8,18 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use hdf5_sys::h5::{haddr_t, herr_t, hsize_t, HADDR_UNDEF};
 use hdf5_sys::h5d::{
-    H5D_layout_t, H5Dget_chunk_info_by_coord, H5Dget_create_plist, H5Dget_offset,
-    H5Dget_storage_size, H5Dget_type, H5Dread,
+    H5D_layout_t, H5Dget_chunk_info_by_coord, H5Dget_create_plist, H5Dget_offset, H5Dget_storage_size, H5Dget_type,
+    H5Dread,
 };
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::{
-    H5Pclose, H5Pget_chunk, H5Pget_external_count, H5Pget_fill_value, H5Pget_filter2,
-    H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT,
+    H5Pclose, H5Pget_chunk, H5Pget_external_count, H5Pget_fill_value, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters,
+    H5P_DEFAULT,
 };
 use hdf5_sys::h5s::H5S_ALL;
 use hdf5_sys::h5t::{
-    H5T_class_t, H5T_direction_t, H5T_order_t, H5T_sign_t, H5Tclose, H5Tget_class,
-    H5Tget_native_type, H5Tget_order, H5Tget_sign, H5Tget_size,
+    H5T_class_t, H5T_direction_t, H5T_order_t, H5T_sign_t, H5Tclose, H5Tget_class, H5Tget_native_type, H5Tget_order,
+    H5Tget_sign, H5Tget_size,
 };
 
 use crate::codec::Endian;
@@ -122,12 +122,7 @@ pub(crate) fn inspect(ds: hid_t) -> RawResult<StorageInfo> {
             ElementType::Numeric(t, _) => fill_value(dcpl.0, ftype.0, t.size())?,
             ElementType::Unsupported(_) => Vec::new(),
         };
-        Ok(StorageInfo {
-            layout,
-            filters,
-            element,
-            fill,
-        })
+        Ok(StorageInfo { layout, filters, element, fill })
     }
 }
 
@@ -222,30 +217,18 @@ unsafe fn filters(dcpl: hid_t) -> RawResult<Vec<RawFilter>> {
         if id < 0 {
             return Err(RawError("H5Pget_filter2 failed".into()));
         }
-        let name = std::ffi::CStr::from_ptr(name.as_ptr())
-            .to_string_lossy()
-            .into_owned();
+        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
         let count = cd_nelmts.min(cd_values.len());
-        out.push(RawFilter {
-            id,
-            name,
-            cd_values: cd_values[..count].to_vec(),
-        });
+        out.push(RawFilter { id, name, cd_values: cd_values[..count].to_vec() });
     }
     Ok(out)
 }
 
 unsafe fn fill_value(dcpl: hid_t, ftype: hid_t, size: usize) -> RawResult<Vec<u8>> {
-    let native = Handle::new(
-        H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND),
-        H5Tclose,
-        "H5Tget_native_type",
-    )?;
+    let native =
+        Handle::new(H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND), H5Tclose, "H5Tget_native_type")?;
     let mut buf = vec![0u8; size.max(H5Tget_size(native.0))];
-    check(
-        H5Pget_fill_value(dcpl, native.0, buf.as_mut_ptr().cast()),
-        "H5Pget_fill_value",
-    )?;
+    check(H5Pget_fill_value(dcpl, native.0, buf.as_mut_ptr().cast()), "H5Pget_fill_value")?;
     buf.truncate(size);
     Ok(buf)
 }
@@ -266,18 +249,12 @@ pub(crate) fn chunk_by_coord(ds: hid_t, offset: &[u64]) -> RawResult<Option<Stor
     let mut addr: haddr_t = HADDR_UNDEF;
     let mut size: hsize_t = 0;
     // SAFETY: `offset` has one entry per dataset dimension, as H5Dget_chunk_info_by_coord reads.
-    let ret =
-        unsafe { H5Dget_chunk_info_by_coord(ds, offset.as_ptr(), &mut mask, &mut addr, &mut size) };
+    let ret = unsafe { H5Dget_chunk_info_by_coord(ds, offset.as_ptr(), &mut mask, &mut addr, &mut size) };
     check(ret, "H5Dget_chunk_info_by_coord")?;
-    Ok((addr != HADDR_UNDEF).then_some(StoredChunk {
-        filter_mask: mask,
-        address: addr,
-        size,
-    }))
+    Ok((addr != HADDR_UNDEF).then_some(StoredChunk { filter_mask: mask, address: addr, size }))
 }
 
-type ChunkIterOp =
-    unsafe extern "C" fn(*const hsize_t, c_uint, haddr_t, hsize_t, *mut c_void) -> c_int;
+type ChunkIterOp = unsafe extern "C" fn(*const hsize_t, c_uint, haddr_t, hsize_t, *mut c_void) -> c_int;
 type ChunkIterFn = unsafe extern "C" fn(hid_t, hid_t, Option<ChunkIterOp>, *mut c_void) -> herr_t;
 
 /// `H5Dchunk_iter` when the loaded libhdf5 has it (1.10.10+, 1.12.3+, 1.14+), found at run time so
@@ -317,14 +294,7 @@ unsafe extern "C" fn iter_callback(
     let state = &mut *data.cast::<IterState<'_>>();
     let offset = std::slice::from_raw_parts(offset, state.ndim);
     let visit = std::panic::AssertUnwindSafe(|| {
-        (state.visit)(
-            offset,
-            StoredChunk {
-                filter_mask,
-                address: addr,
-                size,
-            },
-        );
+        (state.visit)(offset, StoredChunk { filter_mask, address: addr, size });
     });
     match std::panic::catch_unwind(visit) {
         Ok(()) => 0,
@@ -334,25 +304,14 @@ unsafe extern "C" fn iter_callback(
 
 /// Visits every written chunk once with `H5Dchunk_iter`, passing its element offset. Returns
 /// Ok(false) when the linked libhdf5 has no chunk iteration (use [`chunk_by_coord`] instead).
-pub(crate) fn visit_chunks(
-    ds: hid_t,
-    ndim: usize,
-    visit: &mut dyn FnMut(&[u64], StoredChunk),
-) -> RawResult<bool> {
+pub(crate) fn visit_chunks(ds: hid_t, ndim: usize, visit: &mut dyn FnMut(&[u64], StoredChunk)) -> RawResult<bool> {
     let Some(iter) = chunk_iter_fn() else {
         return Ok(false);
     };
     let mut state = IterState { visit, ndim };
     let _guard = hdf5_sys::LOCK.lock();
     // SAFETY: the callback only touches `state`, which outlives the call, and never unwinds.
-    let ret = unsafe {
-        iter(
-            ds,
-            H5P_DEFAULT,
-            Some(iter_callback),
-            (&mut state as *mut IterState<'_>).cast(),
-        )
-    };
+    let ret = unsafe { iter(ds, H5P_DEFAULT, Some(iter_callback), (&mut state as *mut IterState<'_>).cast()) };
     check(ret, "H5Dchunk_iter")?;
     Ok(true)
 }
@@ -365,17 +324,7 @@ pub(crate) fn read_file_order(ds: hid_t, len: usize) -> RawResult<Vec<u8>> {
     // computes len = elements * type size).
     unsafe {
         let ftype = Handle::new(H5Dget_type(ds), H5Tclose, "H5Dget_type")?;
-        check(
-            H5Dread(
-                ds,
-                ftype.0,
-                H5S_ALL,
-                H5S_ALL,
-                H5P_DEFAULT,
-                buf.as_mut_ptr().cast(),
-            ),
-            "H5Dread",
-        )?;
+        check(H5Dread(ds, ftype.0, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast()), "H5Dread")?;
     }
     Ok(buf)
 }

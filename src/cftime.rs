@@ -1,0 +1,246 @@
+//! CF time coordinates (CF conventions 1.11, section 4.4): `"<unit> since <reference>"` units and the
+//! calendars `standard` (= `gregorian`, Julian before 1582-10-15), `proleptic_gregorian`, `julian`,
+//! `noleap` (= `365_day`), `all_leap` (= `366_day`), `360_day` and `none`.
+//!
+//! Pure arithmetic: a value becomes an instant (seconds since the calendar's day 0) so that files
+//! using different units can be ordered, checked for overlaps and re-encoded to one unit.
+
+/// A CF calendar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calendar {
+    /// Mixed Julian/Gregorian (`standard`, `gregorian`, the default).
+    Standard,
+    /// Gregorian rules for all dates.
+    ProlepticGregorian,
+    /// Julian rules for all dates.
+    Julian,
+    /// 365-day years.
+    NoLeap,
+    /// 366-day years.
+    AllLeap,
+    /// 12 months of 30 days.
+    Day360,
+    /// No calendar: values cannot be compared across units.
+    None,
+}
+
+impl Calendar {
+    /// Parses a `calendar` attribute (case-insensitive); a missing attribute means `standard`.
+    ///
+    /// # Errors
+    /// A message naming the unknown calendar.
+    pub fn parse(name: Option<&str>) -> Result<Self, String> {
+        let name = name.map(|n| n.trim().to_ascii_lowercase());
+        Ok(match name.as_deref() {
+            None | Some("standard" | "gregorian" | "") => Calendar::Standard,
+            Some("proleptic_gregorian") => Calendar::ProlepticGregorian,
+            Some("julian") => Calendar::Julian,
+            Some("noleap" | "365_day") => Calendar::NoLeap,
+            Some("all_leap" | "366_day") => Calendar::AllLeap,
+            Some("360_day") => Calendar::Day360,
+            Some("none") => Calendar::None,
+            Some(other) => return Err(format!("unknown calendar {other:?}")),
+        })
+    }
+
+    /// Day number of a date (days since the calendar's day 0), or None when the date is invalid.
+    pub fn day_number(self, year: i64, month: u32, day: u32) -> Option<i64> {
+        if !(1..=12).contains(&month) || day == 0 || day > self.month_length(year, month)? {
+            return None;
+        }
+        let (m, d) = (i64::from(month), i64::from(day));
+        Some(match self {
+            Calendar::NoLeap => year * 365 + CUMULATIVE[month as usize - 1] + d - 1,
+            Calendar::AllLeap => year * 366 + CUMULATIVE_LEAP[month as usize - 1] + d - 1,
+            Calendar::Day360 => year * 360 + (m - 1) * 30 + d - 1,
+            Calendar::ProlepticGregorian => gregorian_jdn(year, m, d),
+            Calendar::Julian => julian_jdn(year, m, d),
+            Calendar::Standard => {
+                if (year, month, day) >= (1582, 10, 15) {
+                    gregorian_jdn(year, m, d)
+                } else if (year, month, day) <= (1582, 10, 4) {
+                    julian_jdn(year, m, d)
+                } else {
+                    return None;
+                }
+            }
+            Calendar::None => return None,
+        })
+    }
+
+    fn month_length(self, year: i64, month: u32) -> Option<u32> {
+        let leap = match self {
+            Calendar::NoLeap => false,
+            Calendar::AllLeap => true,
+            Calendar::Day360 => return Some(30),
+            Calendar::ProlepticGregorian => gregorian_leap(year),
+            Calendar::Julian => year % 4 == 0,
+            Calendar::Standard if year > 1582 => gregorian_leap(year),
+            Calendar::Standard => year % 4 == 0,
+            Calendar::None => return None,
+        };
+        Some(match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        })
+    }
+}
+
+const CUMULATIVE: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+const CUMULATIVE_LEAP: [i64; 12] = [0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335];
+
+fn gregorian_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+/// Julian day number (Fliegel & Van Flandern) of a proleptic Gregorian date.
+fn gregorian_jdn(y: i64, m: i64, d: i64) -> i64 {
+    let a = (14 - m) / 12;
+    let (y, m) = (y + 4800 - a, m + 12 * a - 3);
+    d + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400) - 32045
+}
+
+/// Julian day number of a Julian calendar date.
+fn julian_jdn(y: i64, m: i64, d: i64) -> i64 {
+    let a = (14 - m) / 12;
+    let (y, m) = (y + 4800 - a, m + 12 * a - 3);
+    d + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - 32083
+}
+
+/// Parsed CF time units with their calendar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeUnits {
+    /// Seconds per unit.
+    pub unit_seconds: f64,
+    /// The reference instant in seconds since the calendar's day 0.
+    pub reference: f64,
+    /// The calendar.
+    pub calendar: Calendar,
+}
+
+impl TimeUnits {
+    /// Parses `"<unit> since <YYYY-MM-DD[ hh:mm[:ss[.f]]][Z|±hh:mm]>"`.
+    ///
+    /// # Errors
+    /// A message saying what part does not parse.
+    pub fn parse(units: &str, calendar: Calendar) -> Result<Self, String> {
+        let (unit, since) =
+            units.split_once(" since ").ok_or_else(|| format!("units {units:?} are not \"<unit> since <date>\""))?;
+        let unit_seconds = match unit.trim().to_ascii_lowercase().as_str() {
+            "days" | "day" | "d" => 86_400.0,
+            "hours" | "hour" | "hr" | "h" => 3_600.0,
+            "minutes" | "minute" | "min" => 60.0,
+            "seconds" | "second" | "sec" | "s" => 1.0,
+            "milliseconds" | "millisecond" | "msec" | "ms" => 1e-3,
+            "microseconds" | "microsecond" | "usec" | "us" => 1e-6,
+            other => return Err(format!("unknown time unit {other:?}")),
+        };
+        let reference =
+            parse_datetime(since.trim(), calendar).ok_or_else(|| format!("cannot parse reference date {since:?}"))?;
+        Ok(TimeUnits { unit_seconds, reference, calendar })
+    }
+
+    /// The instant of `value` (seconds since the calendar's day 0).
+    pub fn instant(&self, value: f64) -> f64 {
+        self.reference + value * self.unit_seconds
+    }
+
+    /// The value that encodes `instant` in these units.
+    pub fn value(&self, instant: f64) -> f64 {
+        (instant - self.reference) / self.unit_seconds
+    }
+}
+
+/// Seconds since the calendar's day 0 of a date-time text.
+fn parse_datetime(text: &str, calendar: Calendar) -> Option<f64> {
+    let text = text.trim_end_matches(['Z', 'z']).trim();
+    let (date, rest) = match text.find([' ', 'T']) {
+        Some(i) => (&text[..i], text[i + 1..].trim()),
+        None => (text, ""),
+    };
+    let negative = date.starts_with('-');
+    let mut parts = date.trim_start_matches('-').splitn(3, '-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: u32 = parts.next().map_or(Some(1), |p| p.parse().ok())?;
+    let day: u32 = parts.next().map_or(Some(1), |p| p.parse().ok())?;
+    let year = if negative { -year } else { year };
+    let days = calendar.day_number(year, month, day)?;
+    Some(days as f64 * 86_400.0 + parse_time_of_day(rest)?)
+}
+
+fn parse_time_of_day(text: &str) -> Option<f64> {
+    if text.is_empty() {
+        return Some(0.0);
+    }
+    // Optional UTC offset after the time: "+hh:mm" / "-hh:mm" / " UTC".
+    let text = text.trim_end_matches("UTC").trim();
+    let (time, offset) = match text.rfind(['+', '-']) {
+        Some(i) if i > 0 => (&text[..i], parse_offset(&text[i..])?),
+        _ => (text, 0.0),
+    };
+    let mut fields = time.trim().split(':');
+    let h: f64 = fields.next()?.parse().ok()?;
+    let m: f64 = fields.next().map_or(Some(0.0), |p| p.parse().ok())?;
+    let s: f64 = fields.next().map_or(Some(0.0), |p| p.parse().ok())?;
+    Some(h * 3600.0 + m * 60.0 + s - offset)
+}
+
+fn parse_offset(text: &str) -> Option<f64> {
+    let sign = if text.starts_with('-') { -1.0 } else { 1.0 };
+    let mut fields = text[1..].split(':');
+    let h: f64 = fields.next()?.parse().ok()?;
+    let m: f64 = fields.next().map_or(Some(0.0), |p| p.parse().ok())?;
+    Some(sign * (h * 3600.0 + m * 60.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(u: &str, cal: &str) -> TimeUnits {
+        TimeUnits::parse(u, Calendar::parse(Some(cal)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn standard_calendar_matches_known_dates() {
+        let epoch = units("days since 1970-01-01", "standard");
+        let feb = units("hours since 2024-02-01 00:00:00", "standard");
+        // 2024-02-01 is day 19754 since 1970-01-01.
+        assert_eq!(epoch.value(feb.instant(0.0)), 19_754.0);
+        assert_eq!(epoch.value(feb.instant(12.0)), 19_754.5);
+        // The Julian/Gregorian switch: 1582-10-04 is followed by 1582-10-15.
+        let c = Calendar::Standard;
+        assert_eq!(c.day_number(1582, 10, 15).unwrap() - c.day_number(1582, 10, 4).unwrap(), 1);
+        assert!(c.day_number(1582, 10, 10).is_none());
+    }
+
+    #[test]
+    fn model_calendars_count_their_own_days() {
+        let noleap = units("days since 2000-01-01", "noleap");
+        let next = units("days since 2001-01-01", "365_day");
+        assert_eq!(noleap.value(next.instant(0.0)), 365.0);
+        let d360 = units("days since 2000-01-01", "360_day");
+        assert_eq!(d360.value(units("days since 2000-03-01", "360_day").instant(0.0)), 60.0);
+        let leap = units("days since 2001-01-01", "all_leap");
+        assert_eq!(leap.value(units("days since 2002-01-01", "366_day").instant(0.0)), 366.0);
+        let julian = units("days since 1900-01-01", "julian");
+        assert_eq!(julian.value(units("days since 1901-01-01", "julian").instant(0.0)), 365.0);
+        assert!(Calendar::NoLeap.day_number(2000, 2, 29).is_none());
+        assert!(Calendar::Day360.day_number(2000, 2, 30).is_some());
+    }
+
+    #[test]
+    fn unit_and_date_formats() {
+        let a = units("seconds since 2023-01-01T06:00:00Z", "proleptic_gregorian");
+        let b = units("minutes since 2023-01-01 00:00", "proleptic_gregorian");
+        assert_eq!(b.value(a.instant(0.0)), 360.0);
+        let c = units("hours since 2023-1-1 0:0:0 +06:00", "standard");
+        assert_eq!(b.value(c.instant(0.0)), -360.0);
+        assert!(TimeUnits::parse("K", Calendar::Standard).is_err());
+        assert!(TimeUnits::parse("fortnights since 2000-01-01", Calendar::Standard).is_err());
+        assert!(Calendar::parse(Some("martian")).is_err());
+        assert!(TimeUnits::parse("days since 2000-01-01", Calendar::None).is_err());
+    }
+}
