@@ -207,7 +207,7 @@ fn assert_refused(files: &[SeriesFile], file_hint: &str, problem_hint: &str) {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| !e.path().extension().is_some_and(|x| x == "nc"))
+        .filter(|e| e.path().extension().is_none_or(|x| x != "nc"))
         .collect();
     assert!(leftovers.is_empty(), "nothing written: {leftovers:?}");
 }
