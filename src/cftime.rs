@@ -225,8 +225,11 @@ mod tests {
         assert_eq!(d360.value(units("days since 2000-03-01", "360_day").instant(0.0)), 60.0);
         let leap = units("days since 2001-01-01", "all_leap");
         assert_eq!(leap.value(units("days since 2002-01-01", "366_day").instant(0.0)), 366.0);
+        // 1900 is a leap year for the Julian calendar, not for the Gregorian one.
         let julian = units("days since 1900-01-01", "julian");
-        assert_eq!(julian.value(units("days since 1901-01-01", "julian").instant(0.0)), 365.0);
+        assert_eq!(julian.value(units("days since 1901-01-01", "julian").instant(0.0)), 366.0);
+        let gregorian = units("days since 1900-01-01", "proleptic_gregorian");
+        assert_eq!(gregorian.value(units("days since 1901-01-01", "proleptic_gregorian").instant(0.0)), 365.0);
         assert!(Calendar::NoLeap.day_number(2000, 2, 29).is_none());
         assert!(Calendar::Day360.day_number(2000, 2, 30).is_some());
     }

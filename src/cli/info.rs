@@ -45,6 +45,9 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         "sources": info.sources,
         "source_files": store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>(),
         "concat_dim": info.provenance.concat_dim,
+        "gaps": info.provenance.gaps,
+        "reencoded": info.provenance.reencoded,
+        "reencoded_units": info.provenance.units.as_ref().map(|(u, c)| json!({"units": u, "calendar": c})),
         "arrays": arrays,
         "warnings": info.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
     });
@@ -73,6 +76,14 @@ fn print_text(doc: &serde_json::Value) {
     println!("sources: {} file(s)", doc["sources"]);
     if let Some(dim) = doc["concat_dim"].as_str() {
         println!("concatenated along: {dim}");
+        let gaps = doc["gaps"].as_array().map_or(0, Vec::len);
+        println!("gaps: {}", if gaps == 0 { "none".to_string() } else { gaps.to_string() });
+        for g in doc["gaps"].as_array().into_iter().flatten() {
+            println!("  {}", s(g));
+        }
+        for r in doc["reencoded"].as_array().into_iter().flatten() {
+            println!("re-encoded to {}: {}", s(&doc["reencoded_units"]["units"]), s(r));
+        }
     }
     for a in doc["arrays"].as_array().into_iter().flatten() {
         println!("\n{}  {} {}  grid {}", s(&a["path"]), s(&a["data_type"]), a["shape"], s(&a["grid"]));

@@ -1,0 +1,143 @@
+//! Archive benchmark: vzarr against libnetcdf on the same files, in the same run.
+//!
+//! Builds (once, cached under `target/bench-archive/`) the archive of REFERENCE.md section 8: daily
+//! NetCDF-4 files of `sst(time=1, lat=360, lon=720)` int16, chunks (1, 30, 30), deflate + shuffle.
+//! Then measures, printing each figure with its ratio to a baseline measured in this run:
+//! - scan + combine + write (vzarr) vs. opening every file and reading its metadata (libnetcdf);
+//! - reading all of `sst` through the store (vzarr) vs. reading it file by file (libnetcdf);
+//! - reading one chunk through the store vs. libnetcdf reading the same region;
+//! - manifest bytes per reference, peak memory.
+//!
+//! Run: `cargo bench --bench archive [-- --files N]` (default 365 files).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use vzarr::combine::{combine, CombineOptions};
+use vzarr::read::{ReadOptions, Store};
+use vzarr::scan::{scan_files, ScanOptions};
+use vzarr::store::{NativeWriter, WriteOptions, Writer};
+use vzarr::Selection;
+
+const NY: usize = 360;
+const NX: usize = 720;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
+        return; // built and run by `cargo test --all-targets`: nothing to measure there
+    }
+    let files: usize =
+        args.iter().position(|a| a == "--files").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(365);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-archive").join(format!("daily-{files}"));
+    let paths = ensure_archive(&dir, files);
+    println!("archive: {files} daily files of sst(1, {NY}, {NX}) int16, chunks (1, 30, 30), deflate+shuffle");
+    println!("HDF5 chunk lookup: {}", vzarr::scan::hdf5_chunk_lookup());
+
+    let baseline_meta = time(|| {
+        for p in &paths {
+            let f = netcdf::open(p).unwrap();
+            for v in f.variables() {
+                std::hint::black_box((v.dimensions().len(), v.vartype(), v.attributes().count()));
+            }
+        }
+    });
+    let store = dir.with_extension("vzarr");
+    let scan = time(|| {
+        let options = ScanOptions { concat_dim: Some("time".into()), ..ScanOptions::default() };
+        let scanned = scan_files(&paths, &options, &|_, _| {}).unwrap();
+        let combined = combine(scanned, &CombineOptions { dim: "time".into(), ..Default::default() }).unwrap();
+        NativeWriter.write(&combined, &store, &WriteOptions { overwrite: true }).unwrap();
+    });
+    let refs = files as u64 * (NY / 30 * NX / 30) as u64;
+    let manifest = std::fs::metadata(store.join("sst/manifest.bin")).unwrap().len();
+    report("scan + combine + write", scan, "libnetcdf open + metadata of every file", baseline_meta);
+    println!(
+        "  {refs} references, {:.0} references/s, manifest {:.2} bytes/reference",
+        refs as f64 / scan,
+        manifest as f64 / refs as f64
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let store = runtime.block_on(Store::open(store.to_str().unwrap())).unwrap();
+    let sst = runtime.block_on(store.array("sst")).unwrap();
+    let all = Selection::all(&sst.shape());
+    let mut ours_bytes = Vec::new();
+    let vzarr_all = time(|| ours_bytes = runtime.block_on(sst.read(&all, &ReadOptions::default())).unwrap().bytes);
+    let mut theirs = Vec::with_capacity(ours_bytes.len());
+    let netcdf_all = time(|| {
+        theirs.clear();
+        for p in &paths {
+            let f = netcdf::open(p).unwrap();
+            theirs.extend(f.variable("sst").unwrap().get_raw_values(..).unwrap());
+        }
+    });
+    assert!(ours_bytes == theirs, "vzarr and libnetcdf disagree on sst");
+    report("read all of sst (vzarr)", vzarr_all, "libnetcdf, file by file", netcdf_all);
+
+    let one = Selection::parse("100, 30:60, 60:90", &sst.shape()).unwrap();
+    let vzarr_one =
+        time(|| std::hint::black_box(runtime.block_on(sst.read(&one, &ReadOptions::default())).unwrap()).len());
+    let netcdf_one = time(|| {
+        let f = netcdf::open(&paths[100]).unwrap();
+        std::hint::black_box(f.variable("sst").unwrap().get_raw_values([0..1, 30..60, 60..90]).unwrap());
+    });
+    report("read one chunk (vzarr)", vzarr_one, "libnetcdf open + read region", netcdf_one);
+    println!("peak memory: {} MiB", peak_rss_kib() / 1024);
+}
+
+fn time(mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    f();
+    start.elapsed().as_secs_f64()
+}
+
+fn report(what: &str, seconds: f64, baseline: &str, baseline_seconds: f64) {
+    println!(
+        "{what:<28} {seconds:>8.3} s   baseline ({baseline}) {baseline_seconds:.3} s   ratio {:.2}x",
+        seconds / baseline_seconds
+    );
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Writes the archive unless it is already there.
+fn ensure_archive(dir: &Path, files: usize) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    let paths: Vec<PathBuf> = (0..files).map(|d| dir.join(format!("sst_{d:04}.nc"))).collect();
+    for (day, path) in paths.iter().enumerate() {
+        if !path.exists() {
+            write_day(path, day);
+        }
+    }
+    paths
+}
+
+fn write_day(path: &Path, day: usize) {
+    let tmp = path.with_extension("tmp");
+    let mut f = netcdf::create(&tmp).unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("lat", NY).unwrap();
+    f.add_dimension("lon", NX).unwrap();
+    let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
+    time.put_attribute("units", "days since 2020-01-01").unwrap();
+    time.put_values(&[day as f64], (0..1,)).unwrap();
+    let mut sst = f.add_variable::<i16>("sst", &["time", "lat", "lon"]).unwrap();
+    sst.set_chunking(&[1, 30, 30]).unwrap();
+    sst.set_compression(1, true).unwrap();
+    sst.put_attribute("scale_factor", 0.01f32).unwrap();
+    let values: Vec<i16> = (0..NY * NX)
+        .map(|i| {
+            let (y, x) = ((i / NX) as f32, (i % NX) as f32);
+            (1500.0 + 1000.0 * (y / 40.0).sin() * (x / 70.0 + day as f32 / 50.0).cos() + (i % 7) as f32) as i16
+        })
+        .collect();
+    sst.put_values(&values, [0..1, 0..NY, 0..NX]).unwrap();
+    f.close().unwrap();
+    std::fs::rename(tmp, path).unwrap();
+}
