@@ -1,5 +1,13 @@
 //! The command-line front end (binary only): clap arguments -> library options -> one library call.
 
+/// `println!` that returns the write error (a closed pipe ends the command quietly, see `main`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 pub(crate) mod args;
 mod info;
 mod progress;
@@ -29,6 +37,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Read(a) => runtime.block_on(read::run(a)),
         Command::Verify(a) => runtime.block_on(verify::run(a)),
     }
+}
+
+/// True when the command stopped because its output pipe was closed (`vzarr info | head`).
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// One line: the error and its causes, without repeating a cause already in the message.

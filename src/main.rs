@@ -10,9 +10,15 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // vzarr only reads source files: libhdf5's advisory file locks add nothing but failures (on NFS and
+    // Lustre, or when a lock was inherited by another process). Set before any thread or HDF5 call.
+    if std::env::var_os("HDF5_USE_FILE_LOCKING").is_none() {
+        std::env::set_var("HDF5_USE_FILE_LOCKING", "FALSE");
+    }
     let args = cli::args::Cli::parse();
     match cli::run(args) {
         Ok(outcome) => ExitCode::from(outcome as u8),
+        Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {}", cli::describe(&err));
             ExitCode::from(1)

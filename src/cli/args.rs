@@ -72,7 +72,7 @@ pub(crate) struct ReadArgs {
     /// The variable (`tas`, `group/tas`).
     pub(crate) variable: String,
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
-    #[arg(short, long, default_value = "")]
+    #[arg(short, long, default_value = "", allow_hyphen_values = true)]
     pub(crate) select: String,
     /// The .npy file to write.
     #[arg(short, long)]

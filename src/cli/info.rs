@@ -52,9 +52,9 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         "warnings": info.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
     });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print_text(&doc);
+        print_text(&doc)?;
     }
     Ok(Outcome::Done)
 }
@@ -70,27 +70,27 @@ fn dim_summary(dim: &ChunkDim) -> String {
     }
 }
 
-fn print_text(doc: &serde_json::Value) {
+fn print_text(doc: &serde_json::Value) -> std::io::Result<()> {
     let s = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
-    println!("store:   {} (format {}, {})", s(&doc["store"]), doc["format_version"], s(&doc["generator"]));
-    println!("sources: {} file(s)", doc["sources"]);
+    outln!("store:   {} (format {}, {})", s(&doc["store"]), doc["format_version"], s(&doc["generator"]));
+    outln!("sources: {} file(s)", doc["sources"]);
     if let Some(dim) = doc["concat_dim"].as_str() {
-        println!("concatenated along: {dim}");
+        outln!("concatenated along: {dim}");
         let gaps = doc["gaps"].as_array().map_or(0, Vec::len);
-        println!("gaps: {}", if gaps == 0 { "none".to_string() } else { gaps.to_string() });
+        outln!("gaps: {}", if gaps == 0 { "none".to_string() } else { gaps.to_string() });
         for g in doc["gaps"].as_array().into_iter().flatten() {
-            println!("  {}", s(g));
+            outln!("  {}", s(g));
         }
         for r in doc["reencoded"].as_array().into_iter().flatten() {
-            println!("re-encoded to {}: {}", s(&doc["reencoded_units"]["units"]), s(r));
+            outln!("re-encoded to {}: {}", s(&doc["reencoded_units"]["units"]), s(r));
         }
     }
     for a in doc["arrays"].as_array().into_iter().flatten() {
-        println!("\n{}  {} {}  grid {}", s(&a["path"]), s(&a["data_type"]), a["shape"], s(&a["grid"]));
+        outln!("\n{}  {} {}  grid {}", s(&a["path"]), s(&a["data_type"]), a["shape"], s(&a["grid"]));
         for d in a["dimensions"].as_array().into_iter().flatten() {
-            println!("  {}: {}", s(&d["name"]), s(&d["chunks"]));
+            outln!("  {}: {}", s(&d["name"]), s(&d["chunks"]));
         }
-        println!(
+        outln!(
             "  chunks {}: {} referenced ({} bytes), {} store-owned ({} bytes, {} rewritten), {} missing",
             a["chunks"],
             a["references"],
@@ -102,6 +102,7 @@ fn print_text(doc: &serde_json::Value) {
         );
     }
     for w in doc["warnings"].as_array().into_iter().flatten() {
-        println!("warning: {}", s(w));
+        outln!("warning: {}", s(w));
     }
+    Ok(())
 }

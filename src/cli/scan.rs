@@ -53,7 +53,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
     let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
     let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
-    println!(
+    outln!(
         "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
         args.output.display(),
         info.arrays.len(),

@@ -15,19 +15,19 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     progress.finish_and_clear();
     let failed = verdicts.iter().filter(|v| !v.ok()).count();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&verdicts)?);
+        outln!("{}", serde_json::to_string_pretty(&verdicts)?);
     } else {
         for v in &verdicts {
             match (&v.error, &v.first_mismatch) {
-                (Some(e), _) => println!("FAIL {}: {e}", v.path),
+                (Some(e), _) => outln!("FAIL {}: {e}", v.path),
                 (None, Some(m)) => {
-                    println!("FAIL {}: {} of {} elements differ; first at {m}", v.path, v.mismatches, v.elements)
+                    outln!("FAIL {}: {} of {} elements differ; first at {m}", v.path, v.mismatches, v.elements)
                 }
-                (None, None) => println!("ok   {}: {} elements equal", v.path, v.elements),
+                (None, None) => outln!("ok   {}: {} elements equal", v.path, v.elements),
             }
         }
         let elements: u64 = verdicts.iter().map(|v| v.elements).sum();
-        println!("{} arrays, {elements} elements compared with the source files: {failed} failed", verdicts.len());
+        outln!("{} arrays, {elements} elements compared with the source files: {failed} failed", verdicts.len());
     }
     Ok(if failed == 0 { Outcome::Done } else { Outcome::Failed })
 }

@@ -217,17 +217,165 @@ pub fn write_plain_hdf5(dir: &Path) -> PathBuf {
     path
 }
 
-/// A NetCDF-4 file whose only data variable uses an HDF5 filter vzarr does not support (blosc,
-/// registered as optional so libhdf5 writes the data without it).
+/// A plain HDF5 file whose only dataset, `blosc_data` (64 float32 in chunks of 16), has an HDF5 filter
+/// vzarr does not support in its pipeline (blosc, id 32001, registered optional so this libhdf5, which
+/// lacks blosc, writes the chunks without it, as h5py does).
+///
+/// The hdf5 crate refuses a filter libhdf5 does not have ("Filter not available"), so the dataset is
+/// made through the raw API ([`create_with_filter`]).
 pub fn write_unsupported_filter(dir: &Path) -> PathBuf {
     let path = dir.join("unsupported_filter.h5");
     let file = hdf5::File::create(&path).unwrap();
+    write_blosc_data(&file);
+    path
+}
+
+fn write_blosc_data(file: &hdf5::File) {
     let data: Vec<f32> = (0..64).map(|i| i as f32).collect();
-    file.new_dataset_builder()
-        .chunk(16)
-        .add_filter(32001, &[])
-        .with_data(&ndarray::Array1::from(data))
-        .create("blosc_data")
-        .unwrap();
+    let float = hdf5::Datatype::from_type::<f32>().unwrap();
+    create_with_filter(file, "blosc_data", &float, &[64], &[16], 32001, &[], |dataset| {
+        // SAFETY: `data` holds 64 native floats, the dataset's whole extent.
+        unsafe {
+            hdf5_sys::h5d::H5Dwrite(
+                dataset,
+                float.id(),
+                hdf5_sys::h5s::H5S_ALL,
+                hdf5_sys::h5s::H5S_ALL,
+                hdf5_sys::h5p::H5P_DEFAULT,
+                data.as_ptr().cast(),
+            )
+        }
+    });
+}
+
+/// Creates the chunked dataset `name` of `datatype` in `file` with filter `filter_id` (flagged
+/// optional) in its pipeline, whether or not this libhdf5 has that filter, then calls `write` with the
+/// dataset id (under the HDF5 lock) and asserts it returned a non-negative status.
+#[allow(clippy::too_many_arguments)]
+fn create_with_filter(
+    file: &hdf5::File,
+    name: &str,
+    datatype: &hdf5::Datatype,
+    shape: &[u64],
+    chunk: &[u64],
+    filter_id: i32,
+    cd_values: &[u32],
+    write: impl FnOnce(hdf5_sys::h5i::hid_t) -> hdf5_sys::h5::herr_t,
+) {
+    use hdf5_sys::{h5d, h5p, h5s, h5z};
+    let name = std::ffi::CString::new(name).unwrap();
+    let _guard = hdf5_sys::LOCK.lock();
+    // SAFETY: every id is checked before use and closed after; pointers outlive the calls.
+    unsafe {
+        let space = h5s::H5Screate_simple(shape.len() as i32, shape.as_ptr(), std::ptr::null());
+        let dcpl = h5p::H5Pcreate(*h5p::H5P_CLS_DATASET_CREATE);
+        assert!(space >= 0 && dcpl >= 0, "H5Screate_simple / H5Pcreate failed");
+        assert!(h5p::H5Pset_chunk(dcpl, chunk.len() as i32, chunk.as_ptr()) >= 0, "H5Pset_chunk failed");
+        let status = h5p::H5Pset_filter(dcpl, filter_id, h5z::H5Z_FLAG_OPTIONAL, cd_values.len(), cd_values.as_ptr());
+        assert!(status >= 0, "H5Pset_filter({filter_id}) failed");
+        let dataset =
+            h5d::H5Dcreate2(file.id(), name.as_ptr(), datatype.id(), space, h5p::H5P_DEFAULT, dcpl, h5p::H5P_DEFAULT);
+        assert!(dataset >= 0, "H5Dcreate2 {name:?} failed");
+        let written = write(dataset);
+        h5d::H5Dclose(dataset);
+        h5p::H5Pclose(dcpl);
+        h5s::H5Sclose(space);
+        assert!(written >= 0, "writing {name:?} failed");
+    }
+}
+
+/// Monthly file options for an uncompressed file chunked by 10 days (a short last chunk along time).
+pub fn monthly_uncompressed_10_days(year: i32, month: u32) -> Monthly {
+    Monthly { time_chunk: Some(10), compress: false, ..Monthly::new(year, month) }
+}
+
+/// Rows of [`write_long_contiguous`]: a prime, so no slab height divides it and the slab grid along
+/// `row` is rectilinear (equal slabs, then a shorter last one).
+pub const LONG_CONTIGUOUS_ROWS: usize = 1009;
+/// Columns of [`write_long_contiguous`].
+pub const LONG_CONTIGUOUS_COLS: usize = 6;
+
+/// A NetCDF-4 file with one contiguous (unchunked, uncompressed) int32 variable `table(row, col)` of
+/// 1009 x 6 elements, plus a contiguous float64 coordinate `row(row)`.
+pub fn write_long_contiguous(dir: &Path) -> PathBuf {
+    let path = dir.join("long_contiguous.nc");
+    let (rows, cols) = (LONG_CONTIGUOUS_ROWS, LONG_CONTIGUOUS_COLS);
+    let mut f = netcdf::create(&path).unwrap();
+    f.add_dimension("row", rows).unwrap();
+    f.add_dimension("col", cols).unwrap();
+    {
+        let mut v = f.add_variable::<f64>("row", &["row"]).unwrap();
+        let vals: Vec<f64> = (0..rows).map(|i| i as f64 * 0.125 - 3.0).collect();
+        v.put_values(&vals, ..).unwrap();
+    }
+    {
+        let mut v = f.add_variable::<i32>("table", &["row", "col"]).unwrap();
+        let vals: Vec<i32> = (0..(rows * cols) as i32).map(|i| i.wrapping_mul(2_654_435_761u32 as i32)).collect();
+        v.put_values(&vals, [0..rows, 0..cols]).unwrap();
+    }
+    f.close().unwrap();
+    path
+}
+
+/// Shape and chunk shape of the `zstd` dataset of [`write_zstd`].
+pub const ZSTD_SHAPE: [usize; 2] = [20, 12];
+/// Chunk shape of the `zstd` dataset (edge chunks are partial along both dimensions).
+pub const ZSTD_CHUNK: [usize; 2] = [8, 5];
+
+/// A plain HDF5 file with `zstd`, a float64 dataset whose pipeline is the zstd filter (id 32015,
+/// level 3, registered optional because this libhdf5 has no zstd plugin) and whose chunks were written
+/// with `H5Dwrite_chunk` as zstd frames, and `zstd_twin`, the same values stored contiguous and
+/// uncompressed, which libnetcdf can read (it cannot read `zstd` without the plugin).
+pub fn write_zstd(dir: &Path) -> PathBuf {
+    let path = dir.join("zstd.h5");
+    let [ny, nx] = ZSTD_SHAPE;
+    let [cy, cx] = ZSTD_CHUNK;
+    let value = |y: usize, x: usize| (y * 100 + x) as f64 * 0.75 - 40.0;
+    let file = hdf5::File::create(&path).unwrap();
+    let twin = ndarray::Array2::from_shape_fn((ny, nx), |(y, x)| value(y, x));
+    file.new_dataset_builder().with_data(&twin).create("zstd_twin").unwrap();
+    let float = hdf5::Datatype::from_type::<f64>().unwrap();
+    let shape = [ny as u64, nx as u64];
+    create_with_filter(&file, "zstd", &float, &shape, &[cy as u64, cx as u64], 32015, &[3], |dataset| {
+        for y0 in (0..ny).step_by(cy) {
+            for x0 in (0..nx).step_by(cx) {
+                // HDF5 stores edge chunks at full size; the part outside the extent is padding.
+                let mut raw = Vec::with_capacity(cy * cx * 8);
+                for y in y0..y0 + cy {
+                    for x in x0..x0 + cx {
+                        let v = if y < ny && x < nx { value(y, x) } else { 0.0 };
+                        raw.extend_from_slice(&v.to_ne_bytes());
+                    }
+                }
+                let frame = zstd::bulk::compress(&raw, 3).unwrap();
+                let offset = [y0 as u64, x0 as u64];
+                // SAFETY: the dataset id is open; offset and frame outlive the call.
+                let status = unsafe {
+                    hdf5_sys::h5d::H5Dwrite_chunk(
+                        dataset,
+                        hdf5_sys::h5p::H5P_DEFAULT,
+                        0,
+                        offset.as_ptr(),
+                        frame.len(),
+                        frame.as_ptr().cast(),
+                    )
+                };
+                if status < 0 {
+                    return status;
+                }
+            }
+        }
+        0
+    });
+    path
+}
+
+/// A plain HDF5 file with `good` (a supported int16 dataset) and `blosc_data` (filter 32001, blosc,
+/// not supported by vzarr; registered optional so libhdf5 writes the chunks unfiltered).
+pub fn write_partly_unsupported(dir: &Path) -> PathBuf {
+    let path = dir.join("partly_unsupported.h5");
+    let file = hdf5::File::create(&path).unwrap();
+    file.new_dataset_builder().with_data(&ndarray::arr1(&[5i16, -4, 3, -2, 1])).create("good").unwrap();
+    write_blosc_data(&file);
     path
 }

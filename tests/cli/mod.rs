@@ -1,0 +1,185 @@
+//! The real `vzarr` binary: scan + verify on every fixture, `read` to `.npy` (parsed here and compared
+//! with libnetcdf), `info` and `info --json`, and a closed stdout.
+
+use std::path::Path;
+
+use netcdf::Extent;
+
+use crate::common::*;
+
+fn scan_cli(source: &Path, store: &Path) -> Run {
+    cli_expect(&[Path::new("scan").as_os_str(), source.as_os_str(), "-o".as_ref(), store.as_os_str()], 0)
+}
+
+#[test]
+fn scan_then_verify_passes_on_every_fixture() {
+    for (name, f) in supported_fixtures() {
+        let store = f.join("cli.vzarr");
+        let scan = scan_cli(&f.path, &store);
+        assert!(scan.stdout.contains("arrays"), "{name}: {}", scan.stdout);
+        let verify = cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+        let variables = oracle_variables(&f.path);
+        for var in &variables {
+            assert!(
+                verify.stdout.lines().any(|l| l.starts_with("ok") && l.contains(&format!(" {}:", var.path))),
+                "{name}: {} not verified:\n{}",
+                var.path,
+                verify.stdout
+            );
+        }
+        assert!(verify.stdout.contains(&format!("{} arrays", variables.len())), "{name}: {}", verify.stdout);
+        assert!(verify.stdout.contains(": 0 failed"), "{name}: {}", verify.stdout);
+        assert!(!verify.stdout.contains("FAIL"), "{name}: {}", verify.stdout);
+    }
+}
+
+/// `vzarr read` of `var` with `select` into a `.npy`, parsed and compared with libnetcdf's `extents`.
+fn check_npy(f: &Fixture, store: &Path, var: &str, select: &str, extents: Option<Vec<Extent>>, shape: &[u64]) {
+    let out = f.join(&format!("{}.npy", var.replace('/', "_")));
+    let select_arg = format!("--select={select}");
+    let mut args: Vec<&std::ffi::OsStr> =
+        vec!["read".as_ref(), store.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str()];
+    if !select.is_empty() {
+        args.push(select_arg.as_ref());
+    }
+    cli_expect(&args, 0);
+    let npy = parse_npy(&std::fs::read(&out).unwrap());
+    let info = oracle_variables(&f.path).into_iter().find(|v| v.path == var).unwrap();
+    let data_type = info.data_type.unwrap();
+    assert_eq!(npy.descr, numpy_descr(data_type), "{var}: dtype");
+    assert!(!npy.fortran_order);
+    assert_eq!(npy.shape, shape, "{var}[{select}]: shape");
+    let theirs = oracle_read(&f.path, var, extents);
+    let size = numpy_descr(data_type)[2..].parse().unwrap();
+    assert_same_elements(&format!("{var}[{select}] .npy"), &npy.data, &theirs, size);
+}
+
+#[test]
+fn read_writes_npy_files_with_the_right_shape_dtype_and_values() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    let store = f.join("ks.vzarr");
+    scan_cli(&f.path, &store);
+    for var in oracle_variables(&f.path) {
+        let shape: Vec<u64> = var.dims.iter().map(|(_, n)| *n).collect();
+        check_npy(&f, &store, &var.path, "", None, &shape);
+    }
+}
+
+#[test]
+fn read_with_a_selection_drops_indexed_dimensions() {
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 2)));
+    let store = f.join("m.vzarr");
+    scan_cli(&f.path, &store);
+    check_npy(&f, &store, "tas", "10:15,:,5", Some(vec![range(10, 15, 1), all(18), Extent::Index(5)]), &[5, 18]);
+    check_npy(
+        &f,
+        &store,
+        "tas",
+        "-1,::4,7:30:3",
+        Some(vec![Extent::Index(27), range(0, 18, 4), range(7, 30, 3)]),
+        &[5, 8],
+    );
+    check_npy(&f, &store, "crs", "", None, &[]);
+}
+
+#[test]
+fn info_lists_every_variable_and_json_matches_the_file() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    let store = f.join("ks.vzarr");
+    scan_cli(&f.path, &store);
+    let variables = oracle_variables(&f.path);
+
+    let text = cli_expect(&["info".as_ref(), store.as_os_str()], 0);
+    for var in &variables {
+        assert!(
+            text.stdout.lines().any(|l| l.split_whitespace().next() == Some(var.path.as_str())),
+            "info lists {}:\n{}",
+            var.path,
+            text.stdout
+        );
+    }
+
+    let json = cli_expect(&["info".as_ref(), store.as_os_str(), "--json".as_ref()], 0);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("info --json prints JSON");
+    let arrays = doc["arrays"].as_array().expect("arrays");
+    let mut listed: Vec<&str> = arrays.iter().map(|a| a["path"].as_str().unwrap()).collect();
+    let mut expected: Vec<&str> = variables.iter().map(|v| v.path.as_str()).collect();
+    listed.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(listed, expected);
+    for var in &variables {
+        let a = arrays.iter().find(|a| a["path"] == var.path.as_str()).unwrap();
+        let shape: Vec<u64> = var.dims.iter().map(|(_, n)| *n).collect();
+        assert_eq!(a["shape"], serde_json::json!(shape), "{}", var.path);
+        assert_eq!(a["data_type"], var.data_type.unwrap(), "{}", var.path);
+        let names: Vec<&str> =
+            a["dimensions"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+        let expected_names: Vec<&str> = var.dims.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, expected_names, "{}", var.path);
+    }
+    assert_eq!(doc["warnings"], serde_json::json!([]));
+    let sources = doc["source_files"].as_array().unwrap();
+    assert_eq!(sources.len(), 1);
+    assert_eq!(Path::new(sources[0].as_str().unwrap()), std::path::absolute(&f.path).unwrap());
+}
+
+/// The README's form, `--select SPEC` as two arguments, with a SPEC that starts with a negative index
+/// (`--help` gives `-1` as an example).
+#[test]
+fn select_may_start_with_a_negative_index() {
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 2)));
+    let store = f.join("m.vzarr");
+    scan_cli(&f.path, &store);
+    let out = f.join("last.npy");
+    let args: [&std::ffi::OsStr; 7] = [
+        "read".as_ref(),
+        store.as_os_str(),
+        "tas".as_ref(),
+        "--select".as_ref(),
+        "-1,:,3".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ];
+    cli_expect(&args, 0);
+    let npy = parse_npy(&std::fs::read(&out).unwrap());
+    assert_eq!(npy.shape, [18]);
+    let theirs = oracle_read(&f.path, "tas", Some(vec![Extent::Index(27), all(18), Extent::Index(3)]));
+    assert_same_elements("tas[-1,:,3] .npy", &npy.data, &theirs, 4);
+}
+
+/// Runs `vzarr args` with stdout connected to a pipe whose reading end is already closed.
+fn run_with_closed_stdout(args: &[&std::ffi::OsStr]) -> Run {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2() writes. O_CLOEXEC: no other child
+    // process may inherit the reading end and keep the pipe open.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just opened by pipe() and are owned here.
+    let (reader, writer) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.args(args).env_remove("RUST_BACKTRACE").stdout(std::process::Stdio::from(writer));
+    run(command)
+}
+
+/// `vzarr info store | head -1` and the like: a reader that goes away must not crash vzarr
+/// (STYLE.md practice 15: a broken pipe exits cleanly).
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    let store = f.join("ks.vzarr");
+    scan_cli(&f.path, &store);
+    let runs: [Vec<&std::ffi::OsStr>; 3] = [
+        vec!["info".as_ref(), store.as_os_str()],
+        vec!["verify".as_ref(), store.as_os_str()],
+        vec!["info".as_ref(), store.as_os_str(), "--json".as_ref()],
+    ];
+    let mut crashed = Vec::new();
+    for args in runs {
+        let run = run_with_closed_stdout(&args);
+        if run.stderr.contains("panicked") || run.code == 101 {
+            crashed.push(format!("vzarr {args:?}: exit {}: {}", run.code, run.stderr.lines().nth(1).unwrap_or("")));
+        }
+    }
+    assert!(crashed.is_empty(), "crashed on a closed stdout:\n{}", crashed.join("\n"));
+}

@@ -1,0 +1,15 @@
+//! The integration suite: one binary, one module per topic. Every value read through vzarr is compared,
+//! bit for bit, with libnetcdf's read of the original file (`common::oracle_read`).
+//!
+//! Layout: Cargo makes every `tests/*.rs` file (and every `tests/*/main.rs`) a test binary of its own,
+//! so each topic module is a directory, `tests/<topic>/mod.rs`, and the shared support lives in
+//! `tests/common/` (whose `fixtures.rs` `examples/make_fixtures.rs` also includes).
+
+mod bad_input;
+mod cli;
+mod common;
+mod concat;
+mod scan_hdf5;
+mod scan_netcdf4;
+mod selections;
+mod store_safety;

@@ -1,0 +1,136 @@
+//! NetCDF-4 fixtures scanned through the library API: every variable read whole through the store
+//! equals libnetcdf's read of the source file bit for bit, and each array's `zarr.json` agrees with
+//! what libnetcdf reports (shape, data type, dimension names).
+
+use std::path::Path;
+
+use crate::common::*;
+
+#[test]
+fn monthly_deflate_shuffle_every_variable_equals_libnetcdf() {
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 2)));
+    scan_and_compare(&f);
+    let store = f.join("store.vzarr");
+    let tas = array_json(&store, "tas");
+    let codecs: Vec<&str> = tas["codecs"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(codecs, ["bytes", "numcodecs.shuffle", "numcodecs.zlib"]);
+    assert_eq!(tas["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([28, 9, 12]));
+    // Contiguous coordinates and the scalar crs are there too (checked by the comparison above).
+    assert_eq!(array_json(&store, "crs")["shape"], serde_json::json!([]));
+}
+
+#[test]
+fn monthly_uncompressed_ten_day_chunks_with_short_last_chunk_equal_libnetcdf() {
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::monthly_uncompressed_10_days(2024, 1)));
+    scan_and_compare(&f);
+    let tas = array_json(&f.join("store.vzarr"), "tas");
+    // 31 days in chunks of 10: the fourth chunk holds one valid day.
+    assert_eq!(tas["shape"], serde_json::json!([31, 18, 36]));
+    assert_eq!(tas["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([10, 9, 12]));
+    assert_eq!(tas["codecs"].as_array().unwrap().len(), 1, "uncompressed: bytes codec only: {}", tas["codecs"]);
+}
+
+#[test]
+fn kitchen_sink_every_type_group_and_scalar_equals_libnetcdf() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    scan_and_compare(&f);
+    let store = f.join("store.vzarr");
+    for group in ["model", "model/diagnostics"] {
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(store.join(group).join("zarr.json")).unwrap()).unwrap();
+        assert_eq!(meta["node_type"], "group", "{group}");
+        assert_eq!(meta["zarr_format"], 3, "{group}");
+    }
+    let types: Vec<String> = oracle_variables(&f.path).iter().filter_map(|v| v.data_type.map(String::from)).collect();
+    for t in ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"] {
+        assert!(types.iter().any(|x| x == t), "the fixture covers {t}");
+    }
+}
+
+#[test]
+fn big_endian_variables_keep_their_byte_order_and_read_as_native_values() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    let store = scan_fixture(&f);
+    for var in ["big_endian", "big_endian_contiguous"] {
+        let meta = array_json(&store, var);
+        assert_eq!(meta["codecs"][0]["name"], "bytes", "{var}");
+        assert_eq!(meta["codecs"][0]["configuration"]["endian"], "big", "{var}");
+        let ours = read(&open_store(&store), var, "");
+        assert_same_elements(var, &ours.bytes, &oracle_read(&f.path, var, None), ours.data_type.size());
+    }
+}
+
+#[test]
+fn unwritten_chunks_read_as_the_fill_value() {
+    let f = Fixture::new(fixtures::write_kitchen_sink);
+    let store_path = scan_fixture(&f);
+    let store = open_store(&store_path);
+    let summary = store.info().arrays.iter().find(|a| a.path == "sparse").expect("sparse in vzarr.json").clone();
+    assert!(summary.stats.missing > 0, "sparse has unwritten chunks: {summary:?}");
+    assert_eq!(array_json(&store_path, "sparse")["fill_value"], -999.0);
+
+    let ours = read(&store, "sparse", "");
+    let theirs = oracle_read(&f.path, "sparse", None);
+    assert_same_elements("sparse", &ours.bytes, &theirs, 4);
+    // The comparison covers both written values and the fill value.
+    let values = ours.to_vec::<f32>().unwrap();
+    assert!(values.contains(&-999.0) && values.contains(&2.0), "{values:?}");
+}
+
+/// Set in the environment of the child process of
+/// [`scanning_on_a_fresh_thread_prints_no_hdf5_diagnostics`].
+const DIAG_CHILD: &str = "VZARR_TEST_DIAG_CHILD";
+
+/// The child half of the test below: does nothing unless run by it. libnetcdf is initialised on this
+/// thread (writing the fixture), then a file is scanned on a new thread.
+#[test]
+fn diag_child_scan_on_a_second_thread() {
+    let Some(dir) = std::env::var_os(DIAG_CHILD) else { return };
+    let path = fixtures::write_kitchen_sink(Path::new(&dir));
+    std::thread::spawn(move || vzarr::scan_file(&path, &vzarr::ScanOptions::default()).map(|_| ()))
+        .join()
+        .expect("scan thread")
+        .expect("scan");
+}
+
+/// libhdf5 (thread-safe build) keeps its error-printing switch per thread, and libnetcdf silences it
+/// only on the thread that initialised it; a scan on any other thread must still not print HDF5's
+/// internal error stacks (libnetcdf probes for optional attributes that usually do not exist).
+#[test]
+fn scanning_on_a_fresh_thread_prints_no_hdf5_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", "scan_netcdf4::diag_child_scan_on_a_second_thread", "--nocapture", "--test-threads=1"])
+        .env(DIAG_CHILD, dir.path())
+        .stdout(std::process::Stdio::piped());
+    let child = run(command);
+    assert!(
+        child.code == 0 && child.stdout.contains("1 passed"),
+        "child run failed:\n{}\n{}",
+        child.stdout,
+        child.stderr
+    );
+    let stderr = &child.stderr;
+    assert!(!stderr.contains("HDF5-DIAG"), "HDF5 error stacks printed by a scan:\n{stderr}");
+}
+
+/// The async API on a caller's runtime, reading into a caller's buffer.
+#[test]
+fn async_api_reads_into_a_caller_buffer() {
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 6)));
+    let store_path = scan_fixture(&f);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (buffer, shape) = runtime.block_on(async {
+        let store = vzarr::Store::open(store_path.to_str().unwrap()).await.unwrap();
+        let tas = store.array("tas").await.unwrap();
+        let selection = vzarr::Selection::parse("2:25:2,4:,-7", &tas.shape()).unwrap();
+        let shape = selection.out_shape();
+        let mut buffer = vec![0u8; shape.iter().product::<u64>() as usize * 4];
+        tas.read_into(&selection, &mut buffer, &vzarr::ReadOptions::default()).await.unwrap();
+        (buffer, shape)
+    });
+    assert_eq!(shape, [12, 14]);
+    let theirs = oracle_read(&f.path, "tas", Some(vec![range(2, 25, 2), range(4, 18, 1), netcdf::Extent::Index(29)]));
+    assert_same_elements("tas[2:25:2,4:,-7]", &buffer, &theirs, 4);
+}
