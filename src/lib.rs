@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod base64;
 pub mod cftime;
 pub mod codec;
 pub mod combine;

@@ -71,7 +71,7 @@ impl ArrayMetadata {
             "zarr_format": 3,
             "node_type": "array",
             "shape": self.shape(),
-            "data_type": self.data_type.name(),
+            "data_type": self.data_type.to_json(),
             "chunk_grid": self.chunk_grid.to_json(),
             "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
             "fill_value": self.fill_value.to_json(self.data_type),

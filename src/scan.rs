@@ -8,12 +8,15 @@ mod contiguous;
 mod filters;
 mod format;
 mod hdf5;
+pub mod netcdf3;
 pub mod netcdf_meta;
 mod rewrite;
 mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, FileFormat};
+pub use hdf5::Hdf5Scanner;
+pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
 
@@ -121,6 +124,7 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
     let source = crate::source::fingerprint(&absolute).map_err(io)?;
     match detect_format(&absolute)? {
         FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
+        FileFormat::Netcdf3 => netcdf3::Netcdf3Scanner.scan(&absolute, source, options),
     }
 }
 

@@ -25,7 +25,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         arrays.push(json!({
             "path": summary.path,
             "shape": array.shape(),
-            "data_type": meta.data_type.name(),
+            "data_type": meta.data_type.to_string(),
             "grid": if meta.chunk_grid.is_regular() { "regular" } else { "rectilinear" },
             "dimensions": dims.iter().map(|(n, s)| json!({"name": n, "chunks": s})).collect::<Vec<_>>(),
             "codecs": meta.codecs.to_json(),

@@ -32,6 +32,9 @@ pub enum DataType {
     Float32,
     /// `float64`.
     Float64,
+    /// Fixed-width byte strings of this many bytes (`null_terminated_bytes`, NumPy `S<n>`): netCDF
+    /// character arrays with their last dimension folded into the element.
+    FixedBytes(u32),
 }
 
 impl DataType {
@@ -50,7 +53,8 @@ impl DataType {
         DataType::Float64,
     ];
 
-    /// The name used in `zarr.json`.
+    /// The name used in `zarr.json` (for [`DataType::FixedBytes`] its configuration is in
+    /// [`DataType::to_json`]).
     pub fn name(self) -> &'static str {
         match self {
             DataType::Bool => "bool",
@@ -64,6 +68,23 @@ impl DataType {
             DataType::UInt64 => "uint64",
             DataType::Float32 => "float32",
             DataType::Float64 => "float64",
+            DataType::FixedBytes(_) => "null_terminated_bytes",
+        }
+    }
+
+    /// The `data_type` JSON.
+    pub fn to_json(self) -> Value {
+        match self {
+            DataType::FixedBytes(n) => serde_json::json!({"name": self.name(), "configuration": {"length_bytes": n}}),
+            t => Value::from(t.name()),
+        }
+    }
+
+    /// The byte-swapping unit: the element size for numbers, 1 for bytes.
+    pub fn swap_unit(self) -> usize {
+        match self {
+            DataType::FixedBytes(_) => 1,
+            t => t.size(),
         }
     }
 
@@ -74,12 +95,13 @@ impl DataType {
             DataType::Int16 | DataType::UInt16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 => 8,
+            DataType::FixedBytes(n) => n as usize,
         }
     }
 
-    /// The NumPy type string (`<i4`, `|u1`, ...) for native (little-endian) data.
-    pub fn numpy_descr(self) -> &'static str {
-        match self {
+    /// The NumPy type string (`<i4`, `|u1`, `|S8`, ...) for native (little-endian) data.
+    pub fn numpy_descr(self) -> String {
+        let descr = match self {
             DataType::Bool => "|b1",
             DataType::Int8 => "|i1",
             DataType::Int16 => "<i2",
@@ -91,7 +113,9 @@ impl DataType {
             DataType::UInt64 => "<u8",
             DataType::Float32 => "<f4",
             DataType::Float64 => "<f8",
-        }
+            DataType::FixedBytes(n) => return format!("|S{n}"),
+        };
+        descr.to_string()
     }
 
     /// True for `float32` and `float64`.
@@ -104,6 +128,16 @@ impl DataType {
     /// # Errors
     /// [`MetadataError::Invalid`] when the value is not one of the supported names.
     pub fn from_json(value: &Value) -> Result<Self, MetadataError> {
+        if value.get("name").and_then(Value::as_str) == Some("null_terminated_bytes") {
+            let n = value.pointer("/configuration/length_bytes").and_then(Value::as_u64);
+            return match n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
+                Some(n) => Ok(DataType::FixedBytes(n)),
+                None => Err(MetadataError::Invalid {
+                    field: "data_type",
+                    reason: format!("{value}: length_bytes must be a positive integer"),
+                }),
+            };
+        }
         let name = value.as_str().unwrap_or_default();
         DataType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| MetadataError::Invalid {
             field: "data_type",
@@ -114,7 +148,10 @@ impl DataType {
 
 impl std::fmt::Display for DataType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        match self {
+            DataType::FixedBytes(n) => write!(f, "bytes{n}"),
+            t => f.write_str(t.name()),
+        }
     }
 }
 
@@ -128,6 +165,15 @@ mod tests {
             assert_eq!(DataType::from_json(&Value::from(t.name())).unwrap(), t);
         }
         assert!(DataType::from_json(&Value::from("float128")).is_err());
+    }
+
+    #[test]
+    fn fixed_bytes_round_trip() {
+        let t = DataType::FixedBytes(12);
+        assert_eq!(DataType::from_json(&t.to_json()).unwrap(), t);
+        assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (12, 1, "|S12".to_string()));
+        let zero = serde_json::json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 0}});
+        assert!(DataType::from_json(&zero).is_err());
     }
 
     #[test]

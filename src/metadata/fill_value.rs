@@ -61,6 +61,11 @@ impl FillValue {
                 let bits = u64::from_ne_bytes(arr(b));
                 float_json(f64::from_bits(bits), bits == 0x7ff8_0000_0000_0000, || format!("0x{bits:016x}"))
             }
+            DataType::FixedBytes(_) => {
+                // zarr-python writes the value without its trailing NULs.
+                let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+                Value::from(crate::base64::encode(&b[..end]))
+            }
         }
     }
 
@@ -75,6 +80,11 @@ impl FillValue {
         };
         let bytes = match (data_type, value) {
             (DataType::Bool, Value::Bool(v)) => vec![u8::from(*v)],
+            (DataType::FixedBytes(n), Value::String(s)) => {
+                let mut bytes = crate::base64::decode(s).filter(|b| b.len() <= n as usize).ok_or_else(bad)?;
+                bytes.resize(n as usize, 0);
+                bytes
+            }
             (t, Value::String(s)) if t.is_float() => parse_float_string(t, s).ok_or_else(bad)?,
             (DataType::Float32, v) => (v.as_f64().ok_or_else(bad)? as f32).to_ne_bytes().to_vec(),
             (DataType::Float64, v) => v.as_f64().ok_or_else(bad)?.to_ne_bytes().to_vec(),
@@ -169,6 +179,14 @@ mod tests {
             9.96921e36f32
         );
         assert_eq!(round_trip(DataType::Float64, 1e300f64.to_ne_bytes().to_vec()), 1e300);
+    }
+
+    #[test]
+    fn fixed_bytes_are_base64() {
+        let t = DataType::FixedBytes(4);
+        assert_eq!(round_trip(t, b"ab\0\0".to_vec()), "YWI=");
+        assert_eq!(round_trip(t, vec![0; 4]), "");
+        assert!(FillValue::from_json(t, &Value::from("YWJjZGVm")).is_err(), "6 bytes do not fit 4");
     }
 
     #[test]

@@ -77,7 +77,8 @@ impl ArrayData {
         Ok(self.bytes.chunks_exact(self.data_type.size()).map(T::from_ne_slice).collect())
     }
 
-    /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53).
+    /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53; NaN for byte
+    /// strings).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         let es = self.data_type.size();
         self.bytes
@@ -94,6 +95,7 @@ impl ArrayData {
                 DataType::UInt64 => u64::from_ne_slice(b) as f64,
                 DataType::Float32 => f64::from(f32::from_ne_slice(b)),
                 DataType::Float64 => f64::from_ne_slice(b),
+                DataType::FixedBytes(_) => f64::NAN,
             })
             .collect()
     }
@@ -134,6 +136,7 @@ impl ArrayData {
 /// The `.npy` dtype string of native-endian data.
 fn npy_descr(t: DataType) -> String {
     let descr = t.numpy_descr();
+    let descr = descr.as_str();
     if cfg!(target_endian = "big") && descr.starts_with('<') {
         format!(">{}", &descr[1..])
     } else {

@@ -12,12 +12,15 @@ use super::ScanError;
 pub enum FileFormat {
     /// HDF5, including NetCDF-4.
     Hdf5,
+    /// NetCDF-3: classic (CDF-1), 64-bit offset (CDF-2) or 64-bit data (CDF-5).
+    Netcdf3,
 }
 
 impl std::fmt::Display for FileFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             FileFormat::Hdf5 => "HDF5/NetCDF-4",
+            FileFormat::Netcdf3 => "NetCDF-3",
         })
     }
 }
@@ -42,11 +45,8 @@ pub fn detect_format(path: &Path) -> Result<FileFormat, ScanError> {
         if &head == HDF5_SIGNATURE {
             return Ok(FileFormat::Hdf5);
         }
-        if offset == 0 && head.starts_with(b"CDF") {
-            return Err(ScanError::UnknownFormat {
-                path: path.to_path_buf(),
-                reason: "NetCDF-3 classic formats are not supported yet".into(),
-            });
+        if offset == 0 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5) {
+            return Ok(FileFormat::Netcdf3);
         }
         offset = if offset == 0 { 512 } else { offset * 2 };
     }

@@ -77,11 +77,12 @@ fn crop_owned(
 ) -> Result<ChunkEntry, TailError> {
     let es = array.metadata.element_size();
     let codecs = &array.metadata.codecs;
-    let full = codecs.decode(stored, es, shape.iter().product::<u64>() as usize * es).map_err(TailError::Codec)?;
+    let unit = array.metadata.data_type.swap_unit();
+    let full = codecs.decode(stored, unit, shape.iter().product::<u64>() as usize * es).map_err(TailError::Codec)?;
     let mut out = vec![0u8; cropped.iter().product::<u64>() as usize * es];
     let dims: Vec<DimCopy> =
         (0..shape.len()).map(|d| DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: cropped[d] }).collect();
     copy_box(&full, shape, &mut out, cropped, &dims, es);
-    let encoded = codecs.encode(&out, es).map_err(TailError::Codec)?;
+    let encoded = codecs.encode(&out, unit).map_err(TailError::Codec)?;
     Ok(array.chunks.push_owned(&encoded))
 }

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod archives;
+pub mod classic;
 pub mod fixtures;
 
 use std::path::{Path, PathBuf};
@@ -101,17 +102,25 @@ pub fn oracle_variables(file: &Path) -> Vec<OracleVar> {
 fn oracle_variables_now(file: &Path) -> Vec<OracleVar> {
     let f = netcdf::open(file).unwrap_or_else(|e| panic!("libnetcdf opens {}: {e}", file.display()));
     let mut out = Vec::new();
-    walk(&f.root().expect("root group"), "", &mut out);
+    match f.root() {
+        Some(root) => walk(&root, "", &mut out),
+        // NetCDF-3 files have no group tree: every variable is at the root.
+        None => out.extend(f.variables().map(|var| oracle_var(&var, ""))),
+    }
     out
+}
+
+fn oracle_var(var: &netcdf::Variable<'_>, prefix: &str) -> OracleVar {
+    OracleVar {
+        path: format!("{prefix}{}", var.name()),
+        dims: var.dimensions().iter().map(|d| (d.name(), d.len() as u64)).collect(),
+        data_type: zarr_type(&var.vartype()),
+    }
 }
 
 fn walk(group: &netcdf::Group<'_>, prefix: &str, out: &mut Vec<OracleVar>) {
     for var in group.variables() {
-        out.push(OracleVar {
-            path: format!("{prefix}{}", var.name()),
-            dims: var.dimensions().iter().map(|d| (d.name(), d.len() as u64)).collect(),
-            data_type: zarr_type(&var.vartype()),
-        });
+        out.push(oracle_var(&var, prefix));
     }
     for child in group.groups() {
         walk(&child, &format!("{prefix}{}/", child.name()), out);

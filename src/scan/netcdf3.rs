@@ -1,0 +1,298 @@
+//! The NetCDF-3 scanner (CDF-1 classic, CDF-2 64-bit offset, CDF-5 64-bit data), without libnetcdf:
+//! vzarr parses the header itself (`netcdf3/header`) and references the raw big-endian bytes.
+//!
+//! - A record variable (first dimension unlimited) becomes one chunk per record, shape
+//!   `1 x rest`, at `begin + r * record_size`.
+//! - A non-record variable is contiguous: one chunk, or slabs along its first dimension when large
+//!   (`scan/contiguous`).
+//! - `char` variables become fixed-width byte strings (`null_terminated_bytes`, NumPy `S<n>`): the
+//!   last dimension (the string length) is folded into the element, as netCDF users read them.
+//! - The codec chain is `bytes` with big endian; fill values come from `_FillValue` or netCDF's
+//!   defaults.
+
+pub mod header;
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use header::{AttrValue, Header, HeaderError, NcType, Variable};
+use serde_json::Value;
+
+use super::contiguous::slab_layout;
+use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use crate::codec::{CodecChain, Endian};
+use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
+use crate::grid::ChunkGrid;
+use crate::manifest::{ChunkEntry, SourceFile};
+use crate::metadata::{float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+
+/// Scans NetCDF-3 files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Netcdf3Scanner;
+
+/// Bytes read before the header is known to be longer.
+const FIRST_READ: u64 = 64 << 10;
+
+impl Scanner for Netcdf3Scanner {
+    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+        let io = |source| ScanError::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let header = read_header(&file, source.size).map_err(|e| match e {
+            HeaderRead::Io(e) => io(e),
+            HeaderRead::Header(e) => {
+                ScanError::Open { path: path.to_path_buf(), format: FileFormat::Netcdf3, source: e.into() }
+            }
+        })?;
+        let mut dataset = VirtualDataset::default();
+        dataset.sources.push(source);
+        dataset.groups.push(GroupNode { path: String::new(), attributes: attributes(&header.attributes) });
+        for var in &header.variables {
+            match array(&header, var, options) {
+                Ok(mut array) => {
+                    add_digest(&file, &header, var, &mut array, options);
+                    dataset.arrays.push(array);
+                }
+                Err(problem) => unsupported(path, &var.name, problem, options, &mut dataset.warnings)?,
+            }
+        }
+        if let Some(dim) = &options.concat_dim {
+            dataset.concat = concat_coordinate(&file, &header, dim).map_err(|e| ScanError::Variable {
+                path: path.to_path_buf(),
+                variable: dim.clone(),
+                what: "reading the concatenation coordinate".into(),
+                source: e.into(),
+            })?;
+        }
+        Ok(dataset)
+    }
+}
+
+enum HeaderRead {
+    Io(std::io::Error),
+    Header(HeaderError),
+}
+
+/// Reads as much of the file as the header needs (64 KiB first, more when the parser asks).
+fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, HeaderRead> {
+    let mut want = FIRST_READ.min(file_len);
+    loop {
+        let bytes = read_prefix(file, want).map_err(HeaderRead::Io)?;
+        match header::parse_header(&bytes, file_len) {
+            Err(HeaderError::NeedMore { at_least }) if at_least > want && at_least <= file_len => {
+                want = at_least.max(want.saturating_mul(2)).min(file_len);
+            }
+            other => return other.map_err(HeaderRead::Header),
+        }
+    }
+}
+
+fn read_prefix(file: &std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; len as usize];
+    file.read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
+}
+
+/// The Zarr data type, element bytes and shape of a variable (char arrays folded).
+fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), String> {
+    let t = match var.nc_type {
+        NcType::Byte => DataType::Int8,
+        NcType::Short => DataType::Int16,
+        NcType::Int => DataType::Int32,
+        NcType::Float => DataType::Float32,
+        NcType::Double => DataType::Float64,
+        NcType::UByte => DataType::UInt8,
+        NcType::UShort => DataType::UInt16,
+        NcType::UInt => DataType::UInt32,
+        NcType::Int64 => DataType::Int64,
+        NcType::UInt64 => DataType::UInt64,
+        NcType::Char => return char_element(header, var),
+    };
+    Ok((t, var.shape.clone()))
+}
+
+/// A char variable's last dimension becomes the string length, unless it is the record dimension.
+fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), String> {
+    let last_is_record = var.dim_ids.last().and_then(|&d| header.dimensions.get(d)).is_none_or(|d| d.is_record);
+    if last_is_record {
+        return Ok((DataType::FixedBytes(1), var.shape.clone()));
+    }
+    let (&len, rest) = var.shape.split_last().ok_or("char variable without dimensions")?;
+    let len = u32::try_from(len).ok().filter(|&n| n > 0).ok_or("char dimension of length 0 or over 4 GiB")?;
+    Ok((DataType::FixedBytes(len), rest.to_vec()))
+}
+
+fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<VirtualArray, String> {
+    let (data_type, shape) = element(header, var)?;
+    let es = data_type.size() as u64;
+    let endian = (data_type.swap_unit() > 1).then_some(Endian::Big);
+    let (grid, entries) = if var.is_record {
+        record_layout(header, var, &shape)?
+    } else {
+        slab_layout(&shape, es, var.begin, 0, options.max_slab_bytes).map_err(|e| e.to_string())?
+    };
+    let fill = fill_bytes(var, data_type)?;
+    let names = var.dim_ids.iter().take(shape.len()).filter_map(|&d| header.dimensions.get(d)).map(|d| d.name.clone());
+    let metadata = ArrayMetadata {
+        data_type,
+        chunk_grid: grid,
+        fill_value: FillValue::from_bytes(data_type, fill).map_err(|e| e.to_string())?,
+        codecs: CodecChain::raw(endian),
+        dimension_names: Some(names.collect()),
+        attributes: attributes(&var.attributes),
+    };
+    Ok(VirtualArray {
+        path: var.name.clone(),
+        metadata,
+        chunks: ChunkTable { entries, owned: Vec::new() },
+        rewritten_chunks: 0,
+        digest: None,
+        tail: None,
+    })
+}
+
+/// One chunk per record.
+fn record_layout(header: &Header, var: &Variable, shape: &[u64]) -> Result<(ChunkGrid, Vec<ChunkEntry>), String> {
+    let mut chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    if let Some(first) = chunk.first_mut() {
+        *first = 1;
+    }
+    let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
+    let records = if grid.num_chunks() == 0 { 0 } else { header.numrecs };
+    let entries = (0..records)
+        .map(|r| ChunkEntry::Source { source: 0, offset: var.begin + r * header.record_size, length: var.data_size })
+        .collect();
+    Ok((grid, entries))
+}
+
+/// The fill value as native-endian element bytes.
+fn fill_bytes(var: &Variable, data_type: DataType) -> Result<Vec<u8>, String> {
+    let value = var.fill_value();
+    let mut bytes = native_values(&value);
+    if let DataType::FixedBytes(n) = data_type {
+        let c = bytes.first().copied().unwrap_or(0);
+        bytes = vec![c; n as usize];
+    }
+    if bytes.len() != data_type.size() {
+        return Err(format!("fill value of {} bytes for {data_type}", bytes.len()));
+    }
+    Ok(bytes)
+}
+
+/// Native-endian bytes of every value.
+fn native_values(value: &AttrValue) -> Vec<u8> {
+    fn bytes<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+        v.iter().flat_map(|x| f(*x)).collect()
+    }
+    match value {
+        AttrValue::Bytes(v) => bytes(v, i8::to_ne_bytes),
+        AttrValue::Text(v) | AttrValue::UBytes(v) => v.clone(),
+        AttrValue::Shorts(v) => bytes(v, i16::to_ne_bytes),
+        AttrValue::Ints(v) => bytes(v, i32::to_ne_bytes),
+        AttrValue::Floats(v) => bytes(v, f32::to_ne_bytes),
+        AttrValue::Doubles(v) => bytes(v, f64::to_ne_bytes),
+        AttrValue::UShorts(v) => bytes(v, u16::to_ne_bytes),
+        AttrValue::UInts(v) => bytes(v, u32::to_ne_bytes),
+        AttrValue::Int64s(v) => bytes(v, i64::to_ne_bytes),
+        AttrValue::UInt64s(v) => bytes(v, u64::to_ne_bytes),
+    }
+}
+
+/// Attributes as JSON: one value stays a scalar, text becomes a string (trailing NULs dropped).
+fn attributes(attrs: &[header::Attribute]) -> Attributes {
+    fn one_or_many<T>(v: &[T], f: impl Fn(&T) -> Value) -> Value {
+        match v {
+            [x] => f(x),
+            xs => Value::Array(xs.iter().map(f).collect()),
+        }
+    }
+    attrs
+        .iter()
+        .map(|a| {
+            let value = match &a.value {
+                AttrValue::Text(t) => {
+                    let end = t.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+                    Value::from(String::from_utf8_lossy(&t[..end]).into_owned())
+                }
+                AttrValue::Bytes(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::UBytes(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::Shorts(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::UShorts(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::Ints(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::UInts(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::Int64s(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::UInt64s(v) => one_or_many(v, |x| Value::from(*x)),
+                AttrValue::Floats(v) => one_or_many(v, |x| float_attribute(f64::from(*x))),
+                AttrValue::Doubles(v) => one_or_many(v, |x| float_attribute(*x)),
+            };
+            (a.name.clone(), value)
+        })
+        .collect()
+}
+
+/// All of a variable's bytes (records gathered), as stored (big-endian).
+fn stored_bytes(file: &std::fs::File, header: &Header, var: &Variable) -> std::io::Result<Vec<u8>> {
+    if !var.is_record {
+        let mut buf = vec![0u8; var.data_size as usize];
+        file.read_exact_at(&mut buf, var.begin)?;
+        return Ok(buf);
+    }
+    let mut buf = vec![0u8; (var.data_size * header.numrecs) as usize];
+    for (r, record) in buf.chunks_mut(var.data_size.max(1) as usize).enumerate() {
+        file.read_exact_at(record, var.begin + r as u64 * header.record_size)?;
+    }
+    Ok(buf)
+}
+
+/// Digest of a small variable's stored bytes (the same scanner reads every file, so stored bytes
+/// compare as well as values).
+fn add_digest(file: &std::fs::File, header: &Header, var: &Variable, array: &mut VirtualArray, options: &ScanOptions) {
+    let total = var.data_size.saturating_mul(if var.is_record { header.numrecs } else { 1 });
+    if total > options.digest_max_bytes {
+        return;
+    }
+    if let Ok(bytes) = stored_bytes(file, header, var) {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&bytes, &mut hasher);
+        array.digest = Some(std::hash::Hasher::finish(&hasher));
+    }
+}
+
+/// The coordinate variable of `dim` (same name, only that dimension), decoded to f64.
+fn concat_coordinate(file: &std::fs::File, header: &Header, dim: &str) -> std::io::Result<Option<ConcatCoordinate>> {
+    let find = |name: &str| header.variables.iter().find(|v| v.name == name);
+    let Some(var) = find(dim).filter(|v| v.shape.len() == 1 && v.nc_type != NcType::Char) else { return Ok(None) };
+    let text = |v: &Variable, name: &str| {
+        v.attributes.iter().find(|a| a.name == name).and_then(|a| match &a.value {
+            AttrValue::Text(t) => Some(String::from_utf8_lossy(t).trim_end_matches('\0').to_string()),
+            _ => None,
+        })
+    };
+    let values = decode_f64(&stored_bytes(file, header, var)?, var.nc_type);
+    let bounds = match text(var, "bounds").and_then(|name| find(&name).map(|b| (name, b))) {
+        Some((name, b)) => Some((name, decode_f64(&stored_bytes(file, header, b)?, b.nc_type))),
+        None => None,
+    };
+    Ok(Some(ConcatCoordinate { values, units: text(var, "units"), calendar: text(var, "calendar"), bounds }))
+}
+
+/// Big-endian values of `t` as f64.
+fn decode_f64(bytes: &[u8], t: NcType) -> Vec<f64> {
+    let size = t.size() as usize;
+    bytes
+        .chunks_exact(size)
+        .map(|b| {
+            let mut raw = [0u8; 8];
+            raw[8 - size..].copy_from_slice(b);
+            let u = u64::from_be_bytes(raw);
+            match t {
+                NcType::Byte => f64::from(u as u8 as i8),
+                NcType::Short => f64::from(u as u16 as i16),
+                NcType::Int => f64::from(u as u32 as i32),
+                NcType::Int64 => u as i64 as f64,
+                NcType::Float => f64::from(f32::from_bits(u as u32)),
+                NcType::Double => f64::from_bits(u),
+                _ => u as f64,
+            }
+        })
+        .collect()
+}
