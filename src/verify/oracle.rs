@@ -48,6 +48,11 @@ impl OracleVariable {
         })
     }
 
+    /// The whole variable, as native-endian bytes.
+    pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        self.read(|var| var.get_raw_values(..))
+    }
+
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
         self.read(|var| {

@@ -42,6 +42,7 @@ pub fn write_mixed(dir: &Path, name: &str, format: Options, records: usize) -> P
     f.add_variable::<f64>("xcoord", &["x"]).unwrap().put_attribute("units", "m").unwrap();
     f.add_variable::<NcChar>("station", &["x", "strlen"]).unwrap();
     f.add_variable::<i32>("scalar", &[]).unwrap();
+    f.add_variable::<NcChar>("name", &["strlen"]).unwrap();
     {
         let mut t = f.add_variable::<f32>("temp", &["time", "x"]).unwrap();
         t.put_attribute("_FillValue", -999f32).unwrap();
@@ -62,6 +63,7 @@ pub fn write_mixed(dir: &Path, name: &str, format: Options, records: usize) -> P
     f.variable_mut("xcoord").unwrap().put_values(&[0.5f64, 1.5, 2.5, 3.5], ..).unwrap();
     f.variable_mut("station").unwrap().put_values(&chars(b"alpha\0beta\0\0gamma!delta\0"), ..).unwrap();
     f.variable_mut("scalar").unwrap().put_value(42i32, ..).unwrap();
+    f.variable_mut("name").unwrap().put_values(&chars(b"vzarr\0"), ..).unwrap();
     if cdf5 {
         f.variable_mut("us").unwrap().put_values(&[1u16, 65535, 3, 4], ..).unwrap();
         f.variable_mut("u64v").unwrap().put_values(&[u64::MAX, 0, 7, 1 << 60], ..).unwrap();
@@ -70,14 +72,14 @@ pub fn write_mixed(dir: &Path, name: &str, format: Options, records: usize) -> P
         let x: Vec<f32> = (0..4).map(|i| r as f32 * 1.5 - i as f32).collect();
         f.variable_mut("temp").unwrap().put_values(&x, [r..r + 1, 0..4]).unwrap();
         if r % 2 == 0 {
-            f.variable_mut("count").unwrap().put_values(&[r as i32 * 10], [r..r + 1]).unwrap();
+            f.variable_mut("count").unwrap().put_values(&[r as i32 * 10], (r..r + 1,)).unwrap();
         }
         f.variable_mut("flag").unwrap().put_values(&[r as i8, -(r as i8), 1, 2], [r..r + 1, 0..4]).unwrap();
         f.variable_mut("level").unwrap().put_values(&[r as i16 * 300, -7, 8, 9], [r..r + 1, 0..4]).unwrap();
         f.variable_mut("label").unwrap().put_values(&chars(format!("rec{r:02}").as_bytes()), [r..r + 1, 0..5]).unwrap();
         if cdf5 {
             f.variable_mut("ub").unwrap().put_values(&[250u8, r as u8, 0, 1], [r..r + 1, 0..4]).unwrap();
-            f.variable_mut("ui").unwrap().put_values(&[u32::MAX - r as u32], [r..r + 1]).unwrap();
+            f.variable_mut("ui").unwrap().put_values(&[u32::MAX - r as u32], (r..r + 1,)).unwrap();
             let v = [i64::MIN + r as i64, -1, 0, i64::MAX];
             f.variable_mut("i64v").unwrap().put_values(&v, [r..r + 1, 0..4]).unwrap();
         }
@@ -126,7 +128,7 @@ pub fn write_monthly_classic(dir: &Path, year: i32, month: u32) -> PathBuf {
     f.variable_mut("lon").unwrap().put_values(&lon, ..).unwrap();
     let start = days_since_epoch(year, month) as f64;
     let time: Vec<f64> = (0..days).map(|d| start + d as f64).collect();
-    f.variable_mut("time").unwrap().put_values(&time, [0..days]).unwrap();
+    f.variable_mut("time").unwrap().put_values(&time, (0..days,)).unwrap();
     let t0 = (days_since_epoch(year, month) - days_since_epoch(2001, 1)) as usize;
     let v: Vec<f32> =
         (t0..t0 + days).flat_map(|t| (0..ny).flat_map(move |y| (0..nx).map(move |x| field(t, y, x)))).collect();

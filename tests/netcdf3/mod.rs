@@ -28,7 +28,9 @@ fn every_format_and_variable_kind_reads_exactly() {
     for (tag, format) in FORMATS {
         let dir = tempfile::tempdir().unwrap();
         let file = write_mixed(dir.path(), &format!("mixed_{tag}.nc"), format, 5);
-        assert_exact(&file, dir.path(), &ScanOptions::default());
+        let store = assert_exact(&file, dir.path(), &ScanOptions::default());
+        assert_eq!(crate::common::array_json(&store, "name")["shape"], serde_json::json!([]));
+        cli_expect(&["verify".to_string(), store.display().to_string()], 0);
     }
 }
 
