@@ -9,7 +9,9 @@ macro_rules! outln {
 }
 
 pub(crate) mod args;
+mod export;
 mod info;
+mod materialize;
 mod progress;
 mod read;
 mod scan;
@@ -36,6 +38,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
         Command::Verify(a) => runtime.block_on(verify::run(a)),
+        Command::Export(a) => runtime.block_on(export::run(a)),
+        Command::Materialize(a) => runtime.block_on(materialize::run(a)),
     }
 }
 

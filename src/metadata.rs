@@ -151,6 +151,30 @@ pub fn float_attribute(v: f64) -> Value {
     }
 }
 
+/// Encodes a `_FillValue` attribute the way xarray reads Zarr v3 attributes (its `FillValueCoder`):
+/// for floating-point arrays the base64 of the value as a little-endian f64, for byte strings the
+/// base64 of the bytes; integers stay numbers. Without this xarray cannot open CF data from Zarr v3.
+pub fn encode_fill_value_attribute(data_type: DataType, attributes: &mut Attributes) {
+    let Some(value) = attributes.get("_FillValue") else { return };
+    let encoded = match (data_type, value) {
+        (t, Value::Number(n)) if t.is_float() => n.as_f64().map(|v| crate::base64::encode(&v.to_le_bytes())),
+        (t, Value::String(s)) if t.is_float() => {
+            let v = match s.as_str() {
+                "NaN" => Some(f64::NAN),
+                "Infinity" => Some(f64::INFINITY),
+                "-Infinity" => Some(f64::NEG_INFINITY),
+                _ => None,
+            };
+            v.map(|v| crate::base64::encode(&v.to_le_bytes()))
+        }
+        (DataType::FixedBytes(_), Value::String(s)) => Some(crate::base64::encode(s.as_bytes())),
+        _ => None,
+    };
+    if let Some(encoded) = encoded {
+        attributes.insert("_FillValue".into(), Value::from(encoded));
+    }
+}
+
 fn invalid(field: &'static str, reason: impl Into<String>) -> MetadataError {
     MetadataError::Invalid { field, reason: reason.into() }
 }
@@ -245,6 +269,37 @@ mod tests {
         let mut doc = sample().to_json();
         doc["chunk_key_encoding"] = json!({"name": "v2"});
         assert!(ArrayMetadata::from_json(&doc).is_err());
+    }
+
+    #[test]
+    fn fill_values_survive_text_exactly() {
+        // The netCDF default float fill, whose shortest decimal form needs exact parsing.
+        let mut meta = sample();
+        meta.data_type = DataType::Float64;
+        meta.fill_value =
+            FillValue::from_bytes(DataType::Float64, 9.969209968386869e36f64.to_ne_bytes().to_vec()).unwrap();
+        meta.codecs = CodecChain::raw(Some(Endian::Little));
+        let text = serde_json::to_string(&meta.to_json()).unwrap();
+        let back = ArrayMetadata::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        assert_eq!(back.fill_value, meta.fill_value);
+    }
+
+    #[test]
+    fn fill_value_attributes_use_xarrays_encoding() {
+        let mut attrs = Attributes::new();
+        attrs.insert("_FillValue".into(), json!(1.0e20));
+        encode_fill_value_attribute(DataType::Float32, &mut attrs);
+        let bytes = crate::base64::decode(attrs["_FillValue"].as_str().unwrap()).unwrap();
+        assert_eq!(f64::from_le_bytes(bytes.try_into().unwrap()), 1.0e20);
+        let mut ints = Attributes::new();
+        ints.insert("_FillValue".into(), json!(-999));
+        encode_fill_value_attribute(DataType::Int16, &mut ints);
+        assert_eq!(ints["_FillValue"], json!(-999));
+        let mut nan = Attributes::new();
+        nan.insert("_FillValue".into(), json!("NaN"));
+        encode_fill_value_attribute(DataType::Float64, &mut nan);
+        let bytes = crate::base64::decode(nan["_FillValue"].as_str().unwrap()).unwrap();
+        assert!(f64::from_le_bytes(bytes.try_into().unwrap()).is_nan());
     }
 
     #[test]

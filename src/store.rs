@@ -3,13 +3,26 @@
 //! Every writer implements [`Writer`]. The native writer (`store/native`) produces a `*.vzarr`
 //! directory: a valid Zarr v3 hierarchy whose arrays carry a binary chunk manifest instead of chunk
 //! files. Its file names and the `vzarr.json` summary live in `store/layout`, shared with the reader.
+//!
+//! Exports for other readers: `store/kerchunk` (kerchunk reference JSON, also a [`Writer`]) and
+//! `store/materialize` (a real Zarr v3 directory store with the chunk bytes copied), sharing
+//! `store/export`.
 
+mod export;
+mod kerchunk;
 mod layout;
+mod materialize;
 mod native;
 
+pub use export::{chunk_key, node_key, ExportError, ENTRIES_PER_ROUND};
+pub use kerchunk::{
+    export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlPrefix,
+    KERCHUNK_VERSION,
+};
 pub use layout::{
     ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
+pub use materialize::{materialize, MaterializeOptions, MaterializeReport};
 pub use native::NativeWriter;
 
 use std::path::{Path, PathBuf};

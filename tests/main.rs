@@ -9,6 +9,7 @@ mod bad_input;
 mod cli;
 mod common;
 mod concat;
+mod interop;
 mod netcdf3;
 mod scan_hdf5;
 mod scan_netcdf4;

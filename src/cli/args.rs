@@ -25,6 +25,20 @@ pub(crate) enum Command {
     Read(ReadArgs),
     /// Read every variable through the store and compare bit for bit with the source files.
     Verify(VerifyArgs),
+    /// Export a store as kerchunk reference JSON (for fsspec, zarr-python and xarray).
+    Export(ExportArgs),
+    /// Write a real Zarr v3 directory store: metadata plus every chunk's bytes, copied verbatim.
+    Materialize(MaterializeArgs),
+}
+
+/// What `scan` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ScanFormat {
+    /// A native *.vzarr store (directory).
+    #[default]
+    Native,
+    /// kerchunk reference JSON (one file), as `vzarr export --kerchunk` writes.
+    KerchunkJson,
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +68,13 @@ pub(crate) struct ScanArgs {
     /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into.
     #[arg(long, default_value_t = 16)]
     pub(crate) max_slab_mib: u64,
+    /// What to write at --output.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
+    pub(crate) format: ScanFormat,
+    /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
+    /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
 }
 
 #[derive(Debug, Args)]
@@ -86,4 +107,35 @@ pub(crate) struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The store.
+    pub(crate) store: String,
+    /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
+    #[arg(long, value_name = "REFS.json")]
+    pub(crate) kerchunk: PathBuf,
+    /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
+    /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
+    /// file:// URLs.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+    /// Replace an existing file (atomically).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MaterializeArgs {
+    /// The store.
+    pub(crate) store: String,
+    /// The Zarr v3 directory store to write.
+    pub(crate) output: PathBuf,
+    /// Replace an existing directory (atomically).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+    /// Chunks copied at once.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) jobs: usize,
 }

@@ -2,12 +2,12 @@
 
 use anyhow::{bail, Context};
 
-use super::args::ScanArgs;
+use super::args::{ScanArgs, ScanFormat};
 use super::progress::bar;
 use super::Outcome;
 use vzarr::combine::{combine, natural_cmp, CombineOptions};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{NativeWriter, WriteOptions, Writer};
+use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let files = expand_inputs(&args.inputs)?;
@@ -40,7 +40,11 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         }
         None => scanned.pop().context("no input file")?,
     };
-    let info = NativeWriter
+    let writer: Box<dyn Writer> = match args.format {
+        ScanFormat::Native => Box::new(NativeWriter),
+        ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: args.url_prefix.clone() }),
+    };
+    let info = writer
         .write(&dataset, &args.output, &WriteOptions { overwrite: args.overwrite })
         .with_context(|| format!("writing {}", args.output.display()))?;
     for warning in &dataset.warnings {

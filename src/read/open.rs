@@ -142,6 +142,24 @@ impl Store {
         &self.inner.sources
     }
 
+    /// The `zarr.json` bytes of node `path` (`""` for the root group, `grp`, `grp/tas`), exactly as
+    /// stored (re-serialising a parsed document could change the last digit of a float), checked to
+    /// be one UTF-8 JSON document.
+    ///
+    /// # Errors
+    /// [`ReadError::Store`] when the file cannot be read or is not JSON.
+    pub async fn node_metadata(&self, path: &str) -> Result<bytes::Bytes, ReadError> {
+        let inner = &self.inner;
+        let file = if path.is_empty() { "zarr.json".to_string() } else { format!("{path}/zarr.json") };
+        let bytes = fetch_all(&inner.child(&file), &inner.location, &file).await?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| ReadError::Store {
+            location: inner.location.clone(),
+            what: format!("parsing {file}"),
+            source: e.into(),
+        })?;
+        Ok(bytes)
+    }
+
     /// Opens array `path` (`tas`, `grp/tas`).
     ///
     /// # Errors
@@ -276,6 +294,42 @@ impl ArrayReader {
             out.extend_from_slice(&entries[from as usize..to as usize]);
         }
         Ok(out)
+    }
+
+    /// The stored (still encoded) bytes of one chunk, exactly as its entry references them: from the
+    /// source file for [`ChunkEntry::Source`] (whose size and modification time are first checked
+    /// against the scan, once per store), from the array's `owned.bin` for [`ChunkEntry::Owned`];
+    /// `None` for [`ChunkEntry::Missing`].
+    ///
+    /// # Errors
+    /// [`ReadError::Fetch`] when the bytes cannot be read; [`ReadError::SourceChanged`] when the source
+    /// file changed since the scan or holds fewer bytes than referenced.
+    pub async fn stored_chunk(&self, entry: &ChunkEntry) -> Result<Option<bytes::Bytes>, ReadError> {
+        let (location, name, range) = match *entry {
+            ChunkEntry::Missing => return Ok(None),
+            ChunkEntry::Owned { offset, length } => {
+                let name = format!("{}/{}/{OWNED_FILE}", self.inner.location, self.path);
+                (self.owned.clone(), name, offset..offset.saturating_add(length))
+            }
+            ChunkEntry::Source { source, offset, length } => {
+                let (location, name) = self.inner.source_location(source)?;
+                self.inner.check_source(source, &location).await?;
+                (location, name, offset..offset.saturating_add(length))
+            }
+        };
+        let want = range.end - range.start;
+        let bytes =
+            location.store.get_range(&location.path, range.clone()).await.map_err(|source| ReadError::Fetch {
+                location: name.clone(),
+                array: self.path.clone(),
+                what: "chunk".into(),
+                source: Box::new(source),
+            })?;
+        if bytes.len() as u64 != want {
+            let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
+            return Err(ReadError::SourceChanged { location: name, reason });
+        }
+        Ok(Some(bytes))
     }
 
     async fn block(&self, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {

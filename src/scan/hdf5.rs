@@ -24,7 +24,7 @@ use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{ArrayMetadata, DataType, FillValue};
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
 
 /// Scans HDF5 and NetCDF-4 files.
 #[derive(Debug, Clone, Copy, Default)]
@@ -147,6 +147,8 @@ impl FileContext<'_> {
             dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
             attributes: var.attributes.clone(),
         };
+        let mut metadata = metadata;
+        encode_fill_value_attribute(data_type, &mut metadata.attributes);
         Ok(Some(VirtualArray {
             path: var.path.clone(),
             metadata,

@@ -24,7 +24,7 @@ use crate::codec::{CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+use crate::metadata::{encode_fill_value_attribute, float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
 
 /// Scans NetCDF-3 files.
 #[derive(Debug, Clone, Copy, Default)]
@@ -132,7 +132,7 @@ fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<Virtu
     };
     let fill = fill_bytes(var, data_type)?;
     let names = var.dim_ids.iter().take(shape.len()).filter_map(|&d| header.dimensions.get(d)).map(|d| d.name.clone());
-    let metadata = ArrayMetadata {
+    let mut metadata = ArrayMetadata {
         data_type,
         chunk_grid: grid,
         fill_value: FillValue::from_bytes(data_type, fill).map_err(|e| e.to_string())?,
@@ -140,6 +140,7 @@ fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<Virtu
         dimension_names: Some(names.collect()),
         attributes: attributes(&var.attributes),
     };
+    encode_fill_value_attribute(data_type, &mut metadata.attributes);
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,

@@ -54,20 +54,20 @@ impl Writer for NativeWriter {
 }
 
 /// A hidden sibling of `path` unique to this process and moment.
-fn sibling(path: &Path, tag: &str) -> PathBuf {
+pub(crate) fn sibling(path: &Path, tag: &str) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     path.with_file_name(format!(".{name}.{tag}-{}-{nanos}", std::process::id()))
 }
 
-fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
+pub(crate) fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
     let path = path.to_path_buf();
     let what = what.to_string();
     move |source| WriteError::Io { path, what, source }
 }
 
 /// Moves the finished `staging` tree to `destination`, replacing an old store only at the end.
-fn replace(staging: &Path, destination: &Path) -> Result<(), WriteError> {
+pub(crate) fn replace(staging: &Path, destination: &Path) -> Result<(), WriteError> {
     if destination.exists() {
         let old = sibling(destination, "old");
         std::fs::rename(destination, &old).map_err(io_error(destination, "moving the old store aside"))?;
@@ -148,12 +148,12 @@ fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), WriteError> {
     write_file(path, text.as_bytes())
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let mut file = File::create(path).map_err(io_error(path, "creating file"))?;
     file.write_all(bytes).map_err(io_error(path, "writing file"))?;
     file.sync_all().map_err(io_error(path, "flushing file"))
 }
 
-fn sync_dir(dir: &Path) -> Result<(), WriteError> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), WriteError> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir, "flushing directory"))
 }

@@ -1,0 +1,382 @@
+//! kerchunk-style reference JSON (version 1) with Zarr v3 keys, for the Python stack (fsspec's
+//! `ReferenceFileSystem`, zarr-python 3, xarray).
+//!
+//! ```text
+//! {"version":1,"refs":{
+//! "zarr.json":"{\"zarr_format\":3,\"node_type\":\"group\",...}",
+//! "tas/zarr.json":"{\"zarr_format\":3,\"node_type\":\"array\",...}",
+//! "tas/c/0/0/0":["file:///data/tas_202401.nc",20480,1048576],
+//! "time/c/0":"base64:AAAA..."
+//! }}
+//! ```
+//!
+//! Metadata documents are inline JSON text; a chunk in a source file is `[url, offset, length]`; a
+//! store-owned chunk (rewritten, or a compact dataset) is inline `base64:` bytes; a missing chunk has
+//! no key (readers return the fill value). URLs are absolute `file://` URLs (not percent-encoded, as
+//! fsspec expects) unless a [`UrlPrefix`] rule rewrites the location.
+//!
+//! Metadata comes first (root group, groups, arrays, in store order), then every array's chunks in
+//! row-major chunk order. Two entry points write the same document, byte for byte: [`KerchunkWriter`] (a [`Writer`] of an in-memory
+//! [`VirtualDataset`], used by `vzarr scan --format kerchunk-json`) and [`export_kerchunk`] (from an
+//! opened native store, manifest block by manifest block). Both stream: one entry at a time through a
+//! buffered writer, never the whole document in memory. Both are atomic: the JSON is written to a
+//! hidden sibling file and renamed into place when complete.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use super::export::{check_destination, checked_nodes, chunk_key, node_key, staged, EntryRounds, ExportError};
+use super::native::io_error;
+use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer, STORE_FORMAT_VERSION};
+use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::manifest::{ChunkEntry, SourceTable};
+use crate::metadata::{group_json, Attributes};
+use crate::read::{ArrayReader, Store};
+use crate::source::is_url;
+
+/// Version of the reference JSON written (kerchunk's `"version"` field).
+pub const KERCHUNK_VERSION: u32 = 1;
+
+/// One `--url-prefix OLD=NEW` rule: a source location (or its `file://` URL) starting with `from`
+/// is written with `to` in place of that prefix, e.g. `/archive/` -> `s3://bucket/archive/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlPrefix {
+    /// The prefix to replace.
+    pub from: String,
+    /// What replaces it.
+    pub to: String,
+}
+
+impl FromStr for UrlPrefix {
+    type Err = ExportError;
+
+    /// Parses `OLD=NEW` (split at the first `=`; `OLD` must not be empty).
+    fn from_str(value: &str) -> Result<Self, ExportError> {
+        let bad = |reason: &str| ExportError::UrlPrefix { value: value.to_string(), reason: reason.into() };
+        let (from, to) = value.split_once('=').ok_or_else(|| bad("expected OLD=NEW"))?;
+        if from.is_empty() {
+            return Err(bad("the prefix to replace is empty"));
+        }
+        Ok(UrlPrefix { from: from.to_string(), to: to.to_string() })
+    }
+}
+
+/// Options of [`export_kerchunk`].
+#[derive(Debug, Clone, Default)]
+pub struct KerchunkOptions {
+    /// Location rewrites, tried in order; the first match applies. Default: none (absolute
+    /// `file://` URLs for local paths, URLs as stored).
+    pub url_prefixes: Vec<UrlPrefix>,
+    /// Replace an existing file (atomically). Default: false.
+    pub overwrite: bool,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KerchunkReport {
+    /// `zarr.json` documents (groups and arrays).
+    pub metadata: u64,
+    /// `[url, offset, length]` references.
+    pub references: u64,
+    /// Chunks inlined as `base64:` (store-owned bytes).
+    pub inline: u64,
+    /// Bytes of the JSON file.
+    pub bytes: u64,
+}
+
+/// Writes a [`VirtualDataset`] as kerchunk reference JSON instead of a native store.
+#[derive(Debug, Clone, Default)]
+pub struct KerchunkWriter {
+    /// Location rewrites, as in [`KerchunkOptions::url_prefixes`].
+    pub url_prefixes: Vec<UrlPrefix>,
+}
+
+impl Writer for KerchunkWriter {
+    fn write(
+        &self,
+        dataset: &VirtualDataset,
+        destination: &Path,
+        options: &WriteOptions,
+    ) -> Result<StoreInfo, WriteError> {
+        check_destination(destination, options.overwrite)?;
+        let urls = source_urls(&dataset.sources, &self.url_prefixes).map_err(|e| WriteError::Io {
+            path: destination.to_path_buf(),
+            what: "building source URLs".into(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+        })?;
+        let staging = super::native::sibling(destination, "tmp");
+        let result = write_dataset_refs(dataset, &urls, &staging).and_then(|_| publish_file(&staging, destination));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&staging);
+        }
+        result.map(|()| summary(dataset))
+    }
+}
+
+/// Exports the native store `store` as kerchunk reference JSON at `destination`, streaming: manifest
+/// entries are fetched [`ENTRIES_PER_ROUND`](super::export::ENTRIES_PER_ROUND) at a time and written
+/// one by one. The file is written with blocking I/O from this async function.
+///
+/// # Errors
+/// [`ExportError`] naming the store, array or file; nothing is left at `destination`.
+pub async fn export_kerchunk(
+    store: &Store,
+    destination: &Path,
+    options: &KerchunkOptions,
+) -> Result<KerchunkReport, ExportError> {
+    check_destination(destination, options.overwrite)?;
+    let urls = source_urls(store.sources(), &options.url_prefixes)?;
+    let (groups, arrays) = checked_nodes(store)?;
+    let build = |staging: PathBuf| async move {
+        let mut refs = RefsWriter::create(&staging)?;
+        refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
+        for node in groups.iter().chain(&arrays) {
+            refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
+        }
+        for path in &arrays {
+            let array = store.array(path).await?;
+            array_refs(&mut refs, &array, &urls).await?;
+        }
+        Ok(refs.finish()?)
+    };
+    staged(destination, build, publish_file).await
+}
+
+/// Writes the chunk references of one array of a store.
+async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String]) -> Result<(), ExportError> {
+    let grid = &array.metadata().chunk_grid;
+    let mut rounds = EntryRounds::new(array);
+    while let Some((start, entries)) = rounds.next_round().await? {
+        for (linear, entry) in (start..).zip(&entries) {
+            let key = || chunk_key(array.path(), &grid.chunk_coords(linear));
+            match *entry {
+                ChunkEntry::Missing => {}
+                ChunkEntry::Source { source, offset, length } => {
+                    refs.reference(&key(), source_url(urls, source, array.path())?, offset, length)?;
+                }
+                ChunkEntry::Owned { .. } => {
+                    let bytes = array.stored_chunk(entry).await?.unwrap_or_default();
+                    refs.inline(&key(), &bytes)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a whole in-memory dataset's references to `path`.
+fn write_dataset_refs(dataset: &VirtualDataset, urls: &[String], path: &Path) -> Result<KerchunkReport, WriteError> {
+    let mut refs = RefsWriter::create(path)?;
+    if !dataset.groups.iter().any(|g| g.path.is_empty()) {
+        refs.text("zarr.json", &group_json(&Attributes::new()))?;
+    }
+    for group in &dataset.groups {
+        refs.text(&node_key(&group.path), &group_json(&group.attributes))?;
+    }
+    for array in &dataset.arrays {
+        refs.text(&node_key(&array.path), &array.metadata.to_json())?;
+    }
+    for array in &dataset.arrays {
+        dataset_array_refs(&mut refs, array, urls)?;
+    }
+    refs.finish()
+}
+
+/// The chunk references of one in-memory array.
+fn dataset_array_refs(refs: &mut RefsWriter, array: &VirtualArray, urls: &[String]) -> Result<(), WriteError> {
+    let grid = &array.metadata.chunk_grid;
+    let inconsistent = |path: &Path, reason: String| WriteError::BadName {
+        path: path.to_path_buf(),
+        node: array.path.clone(),
+        reason,
+    };
+    for (linear, entry) in (0u64..).zip(&array.chunks.entries) {
+        let key = || chunk_key(&array.path, &grid.chunk_coords(linear));
+        match *entry {
+            ChunkEntry::Missing => {}
+            ChunkEntry::Source { source, offset, length } => {
+                let url = urls
+                    .get(source as usize)
+                    .ok_or_else(|| inconsistent(&refs.path, format!("chunk {linear}: no source {source}")))?;
+                refs.reference(&key(), url, offset, length)?;
+            }
+            ChunkEntry::Owned { offset, length } => {
+                let range = usize::try_from(offset).ok().zip(usize::try_from(offset.saturating_add(length)).ok());
+                let bytes = range.and_then(|(from, to)| array.chunks.owned.get(from..to)).ok_or_else(|| {
+                    inconsistent(&refs.path, format!("chunk {linear}: owned bytes {offset}+{length} out of range"))
+                })?;
+                refs.inline(&key(), bytes)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn source_url<'a>(urls: &'a [String], source: u32, array: &str) -> Result<&'a str, ExportError> {
+    urls.get(source as usize).map(String::as_str).ok_or_else(|| ExportError::Location {
+        location: format!("source {source} of {array}"),
+        reason: format!("not in the source table of {} files", urls.len()),
+    })
+}
+
+/// The URL of every source file, by source id.
+///
+/// # Errors
+/// [`ExportError::Location`] for a relative local path (stores hold absolute ones).
+pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<String>, ExportError> {
+    sources.iter().map(|file| location_url(&file.location, prefixes)).collect()
+}
+
+/// The URL written for a source `location`: the first matching [`UrlPrefix`] rule applied to the
+/// location as stored or to its `file://` URL; otherwise the URL as stored, or `file://` followed by
+/// the absolute local path.
+///
+/// The path is not percent-encoded: fsspec's local filesystem strips `file://` and uses the rest as
+/// the path, so `file:///a%20b.nc` would name a file called `a%20b.nc` (kerchunk writes paths the same
+/// way).
+///
+/// # Errors
+/// [`ExportError::Location`] when a local path is not absolute.
+pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, ExportError> {
+    let url = if is_url(location) {
+        location.to_string()
+    } else if Path::new(location).is_absolute() {
+        format!("file://{location}")
+    } else {
+        return Err(ExportError::Location {
+            location: location.to_string(),
+            reason: "not an absolute local path".into(),
+        });
+    };
+    for rule in prefixes {
+        for form in [location, url.as_str()] {
+            if let Some(rest) = form.strip_prefix(&rule.from) {
+                return Ok(format!("{}{rest}", rule.to));
+            }
+        }
+    }
+    Ok(url)
+}
+
+/// Renames the finished file into place (an atomic replace of an existing file).
+fn publish_file(staging: &Path, destination: &Path) -> Result<(), WriteError> {
+    std::fs::rename(staging, destination).map_err(io_error(destination, "renaming the reference file into place"))
+}
+
+fn summary(dataset: &VirtualDataset) -> StoreInfo {
+    StoreInfo {
+        format: "kerchunk-json".into(),
+        format_version: STORE_FORMAT_VERSION,
+        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
+        sources: dataset.sources.len() as u64,
+        groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
+        arrays: dataset
+            .arrays
+            .iter()
+            .map(|a| ArrayInfo {
+                path: a.path.clone(),
+                chunks: a.chunks.entries.len() as u64,
+                stats: a.chunks.stats(),
+                rewritten_chunks: a.rewritten_chunks,
+            })
+            .collect(),
+        provenance: dataset.provenance.clone(),
+        warnings: dataset.warnings.clone(),
+    }
+}
+
+/// The streaming JSON writer: `{"version":1,"refs":{` + one `key: value` per call + `}}`.
+struct RefsWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    first: bool,
+    report: KerchunkReport,
+}
+
+impl RefsWriter {
+    fn create(path: &Path) -> Result<Self, WriteError> {
+        let file = File::create(path).map_err(io_error(path, "creating reference file"))?;
+        let mut refs = RefsWriter {
+            out: BufWriter::new(file),
+            path: path.to_path_buf(),
+            first: true,
+            report: KerchunkReport::default(),
+        };
+        let head = format!("{{\"version\":{KERCHUNK_VERSION},\"refs\":{{");
+        refs.out.write_all(head.as_bytes()).map_err(io_error(path, "writing reference file"))?;
+        Ok(refs)
+    }
+
+    /// Writes `,\n"key":` (no comma before the first entry).
+    fn key(&mut self, key: &str) -> std::io::Result<()> {
+        self.out.write_all(if self.first { b"\n" } else { b",\n" })?;
+        self.first = false;
+        serde_json::to_writer(&mut self.out, key)?;
+        self.out.write_all(b":")
+    }
+
+    /// A metadata document as inline JSON text, formatted as the native writer formats `zarr.json`
+    /// (so a scan straight to JSON and an export of the native store write the same bytes).
+    fn text(&mut self, key: &str, doc: &serde_json::Value) -> Result<(), WriteError> {
+        let text = serde_json::to_string_pretty(doc).map_err(|e| self.error()(e.into()))?;
+        self.raw_text(key, text.as_bytes())
+    }
+
+    /// A stored metadata document (UTF-8 JSON bytes), inline verbatim as JSON text.
+    fn raw_text(&mut self, key: &str, doc: &[u8]) -> Result<(), WriteError> {
+        let text = std::str::from_utf8(doc)
+            .map_err(|e| io_error(&self.path, &format!("{key} is not UTF-8"))(std::io::Error::other(e)))?;
+        self.report.metadata += 1;
+        self.key(key).and_then(|()| Ok(serde_json::to_writer(&mut self.out, text)?)).map_err(self.error())
+    }
+
+    /// A chunk in a file: `[url, offset, length]`.
+    fn reference(&mut self, key: &str, url: &str, offset: u64, length: u64) -> Result<(), WriteError> {
+        self.report.references += 1;
+        self.key(key)
+            .and_then(|()| Ok(serde_json::to_writer(&mut self.out, &(url, offset, length))?))
+            .map_err(self.error())
+    }
+
+    /// A chunk's bytes inline: `"base64:..."`.
+    fn inline(&mut self, key: &str, bytes: &[u8]) -> Result<(), WriteError> {
+        self.report.inline += 1;
+        let text = format!("\"base64:{}\"", crate::base64::encode(bytes));
+        self.key(key).and_then(|()| self.out.write_all(text.as_bytes())).map_err(self.error())
+    }
+
+    /// Closes the document, flushes and syncs the file.
+    fn finish(mut self) -> Result<KerchunkReport, WriteError> {
+        let path = self.path.clone();
+        self.out.write_all(b"\n}}\n").map_err(io_error(&path, "writing reference file"))?;
+        let file = self.out.into_inner().map_err(|e| io_error(&path, "writing reference file")(e.into_error()))?;
+        file.sync_all().map_err(io_error(&path, "flushing reference file"))?;
+        self.report.bytes = file.metadata().map_or(0, |m| m.len());
+        Ok(self.report)
+    }
+
+    fn error(&self) -> impl FnOnce(std::io::Error) -> WriteError {
+        io_error(&self.path, "writing reference file")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_become_file_urls_or_are_rewritten() {
+        assert_eq!(location_url("/data/a b.nc", &[]).unwrap(), "file:///data/a b.nc");
+        assert_eq!(location_url("s3://b/a.nc", &[]).unwrap(), "s3://b/a.nc");
+        assert!(location_url("relative.nc", &[]).is_err());
+        let rules: Vec<UrlPrefix> =
+            vec!["/archive/=s3://bucket/archive/".parse().unwrap(), "file:///other/=https://h/".parse().unwrap()];
+        assert_eq!(location_url("/archive/x/a.nc", &rules).unwrap(), "s3://bucket/archive/x/a.nc");
+        assert_eq!(location_url("/other/a.nc", &rules).unwrap(), "https://h/a.nc");
+        assert_eq!(location_url("/elsewhere/a.nc", &rules).unwrap(), "file:///elsewhere/a.nc");
+        assert!("no-equals".parse::<UrlPrefix>().is_err());
+        assert!("=x".parse::<UrlPrefix>().is_err());
+    }
+}

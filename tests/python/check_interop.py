@@ -1,0 +1,146 @@
+"""Cross-implementation check: the Python stack reads vzarr output, and every value equals netCDF4's.
+
+    check_interop.py --refs REFS.json --zarr MATERIALIZED_DIR --concat time SOURCE.nc...
+
+Opens
+  1. the kerchunk reference JSON through fsspec's ReferenceFileSystem and zarr.storage.FsspecStore,
+     with zarr-python's `array.rectilinear_chunks` on;
+  2. the same store with xarray: xr.open_zarr(store, zarr_format=3, consolidated=False);
+  3. the materialized Zarr v3 directory store with zarr.open_group (and xarray);
+and compares every array, bit for bit, with netCDF4-python's raw reads (no masking, no scaling) of the
+source files: arrays with the concatenation dimension are the files' values concatenated in the given
+order, the others equal the first file's.
+
+Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed. Pinned environment: tests/python/setup.sh.
+"""
+
+import argparse
+import sys
+import traceback
+
+import fsspec
+import netCDF4
+import numpy as np
+import xarray as xr
+import zarr
+from zarr.storage import FsspecStore
+
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, fn):
+        try:
+            detail = fn()
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            self.failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}")
+            traceback.print_exc(limit=3, file=sys.stdout)
+            return
+        self.passed += 1
+        print(f"ok   {name}" + (f": {detail}" if detail else ""))
+
+    def summary(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        return self.failed == 0
+
+
+def raw_netcdf(path, name):
+    with netCDF4.Dataset(path) as ds:
+        var = ds[name]
+        var.set_auto_maskandscale(False)
+        values = np.asarray(var[...])
+        return values, list(var.dimensions)
+
+
+def expected_values(sources, name, concat):
+    first, dims = raw_netcdf(sources[0], name)
+    if concat not in dims:
+        return first
+    parts = [first] + [raw_netcdf(p, name)[0] for p in sources[1:]]
+    return np.concatenate(parts, axis=dims.index(concat))
+
+
+def same_bits(ours, theirs, what):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    if ours.shape != theirs.shape:
+        raise AssertionError(f"{what}: shape {ours.shape} != netCDF4 {theirs.shape}")
+    if ours.dtype.newbyteorder("=") != theirs.dtype.newbyteorder("="):
+        raise AssertionError(f"{what}: dtype {ours.dtype} != netCDF4 {theirs.dtype}")
+    a = np.ascontiguousarray(ours.astype(ours.dtype.newbyteorder("="))).reshape(-1)
+    b = np.ascontiguousarray(theirs.astype(theirs.dtype.newbyteorder("="))).reshape(-1)
+    if a.tobytes() != b.tobytes():
+        bad = np.flatnonzero((a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)).any(axis=1))
+        i = int(bad[0])
+        raise AssertionError(f"{what}: {bad.size} elements differ, first at flat index {i}: {a[i]!r} vs netCDF4 {b[i]!r}")
+
+
+def grid_name(array):
+    grid = array.metadata.to_dict().get("chunk_grid", {})
+    return grid.get("name", "?") if isinstance(grid, dict) else type(grid).__name__
+
+
+def check_zarr_group(results, label, group, sources, concat):
+    names = sorted(path for path, node in group.members(max_depth=None) if isinstance(node, zarr.Array))
+    for name in names:
+        def one(name=name):
+            array = group[name]
+            same_bits(array[...], expected_values(sources, name, concat), f"{label}:{name}")
+            return f"{array.shape} {array.dtype} grid={grid_name(array)}"
+
+        results.check(f"{label} zarr {name}", one)
+    return names
+
+
+def open_xarray(results, label, store):
+    """xr.open_zarr exactly as the README documents it (raw values, so bits can be compared)."""
+    return xr.open_zarr(store, zarr_format=3, consolidated=False, mask_and_scale=False, decode_times=False)
+
+
+def check_xarray(results, label, store, names, sources, concat):
+    holder = {}
+
+    def open_it():
+        holder["ds"] = open_xarray(results, label, store)
+        return f"{len(holder['ds'].variables)} variables"
+
+    results.check(f"{label} xarray open", open_it)
+    if "ds" not in holder:
+        return
+    ds = holder["ds"]
+    for name in (n for n in names if "/" not in n):  # xarray opens one group: the root's variables
+        def one(name=name):
+            same_bits(ds[name].values, expected_values(sources, name, concat), f"{label}:xarray:{name}")
+
+        results.check(f"{label} xarray {name}", one)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--refs", help="kerchunk reference JSON written by vzarr export")
+    parser.add_argument("--zarr", help="Zarr v3 directory store written by vzarr materialize")
+    parser.add_argument("--concat", default="time", help="concatenation dimension (default: time)")
+    parser.add_argument("sources", nargs="+", help="source files, in concatenation order")
+    args = parser.parse_args()
+
+    print(f"zarr {zarr.__version__}, xarray {xr.__version__}, fsspec {fsspec.__version__}, "
+          f"netCDF4 {netCDF4.__version__}, numpy {np.__version__}")
+    zarr.config.set({"array.rectilinear_chunks": True})
+    results = Results()
+    if args.refs:
+        fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+        store = FsspecStore(fs, read_only=True, path="")
+        group = zarr.open_group(store, mode="r", zarr_format=3)
+        names = check_zarr_group(results, "kerchunk", group, args.sources, args.concat)
+        check_xarray(results, "kerchunk", store, names, args.sources, args.concat)
+    if args.zarr:
+        group = zarr.open_group(args.zarr, mode="r", zarr_format=3)
+        names = check_zarr_group(results, "materialized", group, args.sources, args.concat)
+        check_xarray(results, "materialized", args.zarr, names, args.sources, args.concat)
+    sys.exit(0 if results.summary() else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Creates the Python environment of the cross-implementation check (tests/python/check_interop.py):
+# a venv at target/pyenv with pinned zarr-python 3, numcodecs, fsspec, xarray and netCDF4.
+#
+#   tests/python/setup.sh            create or update target/pyenv
+#   VZARR_PYTHON=/path/to/python3.12 tests/python/setup.sh   use that interpreter for the venv
+#
+# The cargo test `interop::python_reads_kerchunk_and_materialized_stores` runs the check with
+# $VZARR_PYTHON, else target/pyenv/bin/python when it exists, else prints a notice and passes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+VENV=target/pyenv
+PINS=(
+  "zarr==3.4.2"
+  "numcodecs==0.17.1"
+  "fsspec==2026.9.0"
+  "xarray==2026.9.0"
+  "netCDF4==1.7.5.1.post1"
+  "numpy==2.5.5"
+)
+
+pick_python() {
+  local candidates=("${VZARR_PYTHON:-}" /root/.pyenv/versions/3.12.1/bin/python python3.13 python3.12 python3)
+  for py in "${candidates[@]}"; do
+    [ -n "$py" ] || continue
+    command -v "$py" >/dev/null 2>&1 || continue
+    if "$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if ! PY=$(pick_python); then
+  echo "tests/python/setup.sh: no Python >= 3.12 found (set VZARR_PYTHON); skipping" >&2
+  exit 0
+fi
+echo "using $PY ($("$PY" --version 2>&1))" >&2
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
+"$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy
+print("zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "fsspec", fsspec.__version__,
+      "xarray", xarray.__version__, "netCDF4", netCDF4.__version__, "numpy", numpy.__version__)'
