@@ -25,6 +25,9 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs, unreachable_pub)]
+#![warn(clippy::missing_errors_doc)]
+
 pub mod base64;
 pub mod cftime;
 pub mod codec;

@@ -71,6 +71,9 @@ fn variable(var: &Variable<'_>, prefix: &str) -> Result<NcVariable, netcdf::Erro
 }
 
 /// Runs `f` on the variable at `path` (`grp/sub/var`), or returns None when there is none.
+///
+/// # Errors
+/// The error `f` returns.
 pub fn with_variable<T>(
     file: &netcdf::File,
     path: &str,

@@ -248,9 +248,38 @@ fn write_blosc_data(file: &hdf5::File) {
     });
 }
 
-/// Creates the chunked dataset `name` of `datatype` in `file` with filter `filter_id` (flagged
-/// optional) in its pipeline, whether or not this libhdf5 has that filter, then calls `write` with the
-/// dataset id (under the HDF5 lock) and asserts it returned a non-negative status.
+/// Creates a chunked dataset whose creation property list `configure` sets up, and lets `write` fill it.
+fn create_chunked(
+    file: &hdf5::File,
+    name: &str,
+    datatype: &hdf5::Datatype,
+    shape: &[u64],
+    chunk: &[u64],
+    configure: impl FnOnce(hdf5_sys::h5i::hid_t) -> bool,
+    write: impl FnOnce(hdf5_sys::h5i::hid_t) -> hdf5_sys::h5::herr_t,
+) {
+    use hdf5_sys::{h5d, h5p, h5s};
+    let name = std::ffi::CString::new(name).unwrap();
+    let _guard = hdf5_sys::LOCK.lock();
+    // SAFETY: every id is checked before use and closed after; pointers outlive the calls.
+    unsafe {
+        let space = h5s::H5Screate_simple(shape.len() as i32, shape.as_ptr(), std::ptr::null());
+        let dcpl = h5p::H5Pcreate(*h5p::H5P_CLS_DATASET_CREATE);
+        assert!(space >= 0 && dcpl >= 0, "H5Screate_simple / H5Pcreate failed");
+        assert!(h5p::H5Pset_chunk(dcpl, chunk.len() as i32, chunk.as_ptr()) >= 0, "H5Pset_chunk failed");
+        assert!(configure(dcpl), "configuring the filters of {name:?} failed");
+        let dataset =
+            h5d::H5Dcreate2(file.id(), name.as_ptr(), datatype.id(), space, h5p::H5P_DEFAULT, dcpl, h5p::H5P_DEFAULT);
+        assert!(dataset >= 0, "H5Dcreate2 {name:?} failed");
+        let written = write(dataset);
+        h5d::H5Dclose(dataset);
+        h5p::H5Pclose(dcpl);
+        h5s::H5Sclose(space);
+        assert!(written >= 0, "writing {name:?} failed");
+    }
+}
+
+/// Creates a chunked dataset with one optional filter (which libhdf5 need not have).
 #[allow(clippy::too_many_arguments)]
 fn create_with_filter(
     file: &hdf5::File,
@@ -262,26 +291,12 @@ fn create_with_filter(
     cd_values: &[u32],
     write: impl FnOnce(hdf5_sys::h5i::hid_t) -> hdf5_sys::h5::herr_t,
 ) {
-    use hdf5_sys::{h5d, h5p, h5s, h5z};
-    let name = std::ffi::CString::new(name).unwrap();
-    let _guard = hdf5_sys::LOCK.lock();
-    // SAFETY: every id is checked before use and closed after; pointers outlive the calls.
-    unsafe {
-        let space = h5s::H5Screate_simple(shape.len() as i32, shape.as_ptr(), std::ptr::null());
-        let dcpl = h5p::H5Pcreate(*h5p::H5P_CLS_DATASET_CREATE);
-        assert!(space >= 0 && dcpl >= 0, "H5Screate_simple / H5Pcreate failed");
-        assert!(h5p::H5Pset_chunk(dcpl, chunk.len() as i32, chunk.as_ptr()) >= 0, "H5Pset_chunk failed");
-        let status = h5p::H5Pset_filter(dcpl, filter_id, h5z::H5Z_FLAG_OPTIONAL, cd_values.len(), cd_values.as_ptr());
-        assert!(status >= 0, "H5Pset_filter({filter_id}) failed");
-        let dataset =
-            h5d::H5Dcreate2(file.id(), name.as_ptr(), datatype.id(), space, h5p::H5P_DEFAULT, dcpl, h5p::H5P_DEFAULT);
-        assert!(dataset >= 0, "H5Dcreate2 {name:?} failed");
-        let written = write(dataset);
-        h5d::H5Dclose(dataset);
-        h5p::H5Pclose(dcpl);
-        h5s::H5Sclose(space);
-        assert!(written >= 0, "writing {name:?} failed");
-    }
+    let optional = |dcpl| {
+        use hdf5_sys::{h5p, h5z};
+        // SAFETY: dcpl is an open creation property list; cd_values outlives the call.
+        unsafe { h5p::H5Pset_filter(dcpl, filter_id, h5z::H5Z_FLAG_OPTIONAL, cd_values.len(), cd_values.as_ptr()) >= 0 }
+    };
+    create_chunked(file, name, datatype, shape, chunk, optional, write);
 }
 
 /// Monthly file options for an uncompressed file chunked by 10 days (a short last chunk along time).
@@ -377,5 +392,63 @@ pub fn write_partly_unsupported(dir: &Path) -> PathBuf {
     let file = hdf5::File::create(&path).unwrap();
     file.new_dataset_builder().with_data(&ndarray::arr1(&[5i16, -4, 3, -2, 1])).create("good").unwrap();
     write_blosc_data(&file);
+    path
+}
+
+/// Shape and chunk shape of the `masked` dataset of [`write_masked_chunks`].
+pub const MASKED_SHAPE: [usize; 2] = [16, 12];
+/// Chunk shape of `masked`: 2 x 3 = 6 chunks.
+pub const MASKED_CHUNK: [usize; 2] = [8, 4];
+
+/// A plain HDF5 file with `masked`, an int32 dataset whose pipeline is shuffle + deflate, written chunk
+/// by chunk with `H5Dwrite_chunk`: even chunks went through both filters (filter mask 0), odd chunks
+/// skipped deflate (filter mask 0b10, as libhdf5 records for an optional filter that did not help), so
+/// their stored bytes are only shuffled. libhdf5 (and libnetcdf) read both kinds back.
+pub fn write_masked_chunks(dir: &Path) -> PathBuf {
+    use vzarr::codec::{Codec, CodecChain, Endian};
+    let path = dir.join("masked.h5");
+    let [ny, nx] = MASKED_SHAPE;
+    let [cy, cx] = MASKED_CHUNK;
+    let file = hdf5::File::create(&path).unwrap();
+    let int = hdf5::Datatype::from_type::<i32>().unwrap();
+    let bytes = Codec::Bytes { endian: Some(Endian::Little) };
+    let shuffle = Codec::Shuffle { element_size: 4 };
+    let both = CodecChain::new(vec![bytes.clone(), shuffle.clone(), Codec::Zlib { level: 6 }]).unwrap();
+    let only_shuffle = CodecChain::new(vec![bytes, shuffle]).unwrap();
+    let shape = [ny as u64, nx as u64];
+    let shuffle_deflate = |dcpl| {
+        // SAFETY: dcpl is an open creation property list.
+        unsafe { hdf5_sys::h5p::H5Pset_shuffle(dcpl) >= 0 && hdf5_sys::h5p::H5Pset_deflate(dcpl, 6) >= 0 }
+    };
+    create_chunked(&file, "masked", &int, &shape, &[cy as u64, cx as u64], shuffle_deflate, |dataset| {
+        let mut k = 0u32;
+        for y0 in (0..ny).step_by(cy) {
+            for x0 in (0..nx).step_by(cx) {
+                let raw: Vec<u8> = (y0..y0 + cy)
+                    .flat_map(|y| (x0..x0 + cx).map(move |x| (y * 1000 + x) as i32 * 7 - 3000))
+                    .flat_map(i32::to_le_bytes)
+                    .collect();
+                let mask = if k % 2 == 0 { 0 } else { 0b10 };
+                let stored = if mask == 0 { both.encode(&raw, 4) } else { only_shuffle.encode(&raw, 4) }.unwrap();
+                let offset = [y0 as u64, x0 as u64];
+                // SAFETY: the dataset id is open; offset and stored outlive the call.
+                let status = unsafe {
+                    hdf5_sys::h5d::H5Dwrite_chunk(
+                        dataset,
+                        hdf5_sys::h5p::H5P_DEFAULT,
+                        mask,
+                        offset.as_ptr(),
+                        stored.len(),
+                        stored.as_ptr().cast(),
+                    )
+                };
+                if status < 0 {
+                    return status;
+                }
+                k += 1;
+            }
+        }
+        0
+    });
     path
 }
