@@ -42,7 +42,9 @@ impl Scanner for Hdf5Scanner {
         let file = hdf5::File::open(path).map_err(|e| open_error(e.into()))?;
         let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
         dataset.sources.push(source);
-        let mut ctx = FileContext { path, file: &file, options, raw: None, warnings: Vec::new() };
+        // Chunk addresses from older libhdf5 are relative to the end of the user block.
+        let chunk_shift = if storage::chunk_addresses_skip_userblock() { file.userblock() } else { 0 };
+        let mut ctx = FileContext { path, file: &file, options, raw: None, warnings: Vec::new(), chunk_shift };
         for var in &structure.variables {
             if let Some(mut array) = ctx.scan_variable(var)? {
                 ctx.add_digest(&nc, &mut array)?;
@@ -71,6 +73,8 @@ struct FileContext<'a> {
     /// The file opened for plain reads of chunks that must be rewritten.
     raw: Option<std::fs::File>,
     warnings: Vec<ScanWarning>,
+    /// Added to every chunk address libhdf5 reports (its user block, on libhdf5 before 1.14.4).
+    chunk_shift: u64,
 }
 
 /// Storage of one variable translated to Zarr terms.
@@ -228,7 +232,9 @@ impl FileContext<'_> {
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
         let mut fixups = Vec::new();
-        locate_chunks(v, &grid, chunk_shape, &mut |linear, coords, stored| {
+        let shift = self.chunk_shift;
+        locate_chunks(v, &grid, chunk_shape, &mut |linear, coords, mut stored| {
+            stored.address += shift;
             let straddles = (0..coords.len())
                 .any(|d| (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d] && v.stored_shape[d] < v.shape[d]);
             if stored.filter_mask != 0 || straddles {
@@ -327,13 +333,16 @@ fn locate_chunks(
 ) -> Result<(), storage::RawError> {
     let ndim = chunk_shape.len();
     let in_extent = |origin: &[u64]| (0..ndim).all(|d| origin[d] < v.stored_shape[d]);
-    let mut visit = |origin: &[u64], stored: StoredChunk| {
+    let mut report = |origin: &[u64], stored: StoredChunk| {
         if in_extent(origin) {
             let coords: Vec<u64> = (0..ndim).map(|d| origin[d] / chunk_shape[d]).collect();
             found(grid.linear_index(&coords), &coords, stored);
         }
     };
-    if storage::visit_chunks(v.dataset.id(), ndim, &mut visit)? {
+    if let Some(visited) = visit_checked(v, chunk_shape)? {
+        for record in visited.chunks_exact(ndim + 3) {
+            report(&record[..ndim], stored_of(record, ndim));
+        }
         return Ok(());
     }
     // One B-tree lookup per chunk inside the stored extent, in row-major order.
@@ -348,12 +357,44 @@ fn locate_chunks(
             origin[d] = coords[d] * chunk_shape[d];
         }
         if let Some(stored) = storage::chunk_by_coord(v.dataset.id(), &origin)? {
-            visit(&origin, stored);
+            report(&origin, stored);
         }
         if !advance(&mut coords, &counts) {
             return Ok(());
         }
     }
+}
+
+/// Chunks from one `H5Dchunk_iter` pass, flattened as `ndim` origin values then
+/// (mask, address, size) per chunk; None when libhdf5 has no chunk iteration, or when its offsets
+/// fail the checks (every origin a multiple of the chunk shape, and the last chunk found at the same
+/// address by a by-coordinate lookup): some development releases passed scaled offsets
+/// (HDF Group issue 1419).
+fn visit_checked(v: &VarScan<'_>, chunk_shape: &[u64]) -> Result<Option<Vec<u64>>, storage::RawError> {
+    let ndim = chunk_shape.len();
+    let mut flat: Vec<u64> = Vec::new();
+    let mut aligned = true;
+    let mut collect = |origin: &[u64], stored: StoredChunk| {
+        aligned &= origin.iter().zip(chunk_shape).all(|(o, c)| o % c == 0);
+        flat.extend_from_slice(origin);
+        flat.extend_from_slice(&[u64::from(stored.filter_mask), stored.address, stored.size]);
+    };
+    if !storage::visit_chunks(v.dataset.id(), ndim, &mut collect)? || !aligned {
+        return Ok(None);
+    }
+    let record = ndim + 3;
+    if let Some(last) = flat.rchunks_exact(record).next() {
+        let by_coord = storage::chunk_by_coord(v.dataset.id(), &last[..ndim])?;
+        if by_coord.map(|c| c.address) != Some(last[ndim + 1]) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(flat))
+}
+
+/// The chunk of one [`visit_checked`] record (origin, then mask, address, size).
+fn stored_of(record: &[u64], ndim: usize) -> StoredChunk {
+    StoredChunk { filter_mask: record[ndim] as u32, address: record[ndim + 1], size: record[ndim + 2] }
 }
 
 /// Row-major odometer step; false after the last position.

@@ -452,3 +452,15 @@ pub fn write_masked_chunks(dir: &Path) -> PathBuf {
     });
     path
 }
+
+/// A plain HDF5 file with a 1024-byte user block before the superblock: `chunked` (deflate) and
+/// `contiguous`. libhdf5 before 1.14.4 reports chunk addresses relative to the end of the user block.
+pub fn write_with_userblock(dir: &Path) -> PathBuf {
+    let path = dir.join("userblock.h5");
+    let file = hdf5::File::with_options().with_fcpl(|p| p.userblock(1024)).create(&path).unwrap();
+    let values: Vec<f32> = (0..30 * 20).map(|i| i as f32 * 0.5 - 11.0).collect();
+    let array = ndarray::Array2::from_shape_vec((30, 20), values).unwrap();
+    file.new_dataset_builder().chunk((7, 8)).deflate(3).with_data(&array).create("chunked").unwrap();
+    file.new_dataset_builder().with_data(&array).create("contiguous").unwrap();
+    path
+}

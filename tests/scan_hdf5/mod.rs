@@ -173,3 +173,11 @@ fn chunks_with_a_skipped_filter_are_rewritten_and_read_exactly() {
         assert_same_elements(&format!("masked[{spec}]"), &ours.bytes, &theirs, 4);
     }
 }
+
+#[test]
+fn files_with_a_user_block_reference_the_right_bytes() {
+    let f = Fixture::new(fixtures::write_with_userblock);
+    let head = std::fs::read(&f.path).unwrap();
+    assert_eq!(&head[1024..1032], b"\x89HDF\r\n\x1a\n", "the superblock follows a 1024-byte user block");
+    scan_and_compare(&f);
+}

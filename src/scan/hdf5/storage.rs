@@ -316,6 +316,22 @@ pub(crate) fn visit_chunks(ds: hid_t, ndim: usize, visit: &mut dyn FnMut(&[u64],
     Ok(true)
 }
 
+/// The linked libhdf5's version (major, minor, release).
+pub(crate) fn library_version() -> (u32, u32, u32) {
+    let (mut major, mut minor, mut release) = (0, 0, 0);
+    let _guard = hdf5_sys::LOCK.lock();
+    // SAFETY: H5get_libversion only writes the three integers.
+    unsafe { hdf5_sys::h5::H5get_libversion(&mut major, &mut minor, &mut release) };
+    (major, minor, release)
+}
+
+/// Whether the chunk addresses libhdf5 reports leave out the file's user block: true before 1.14.4
+/// (HDF Group issue 3003, fixed by pull request 4236), for both `H5Dchunk_iter` and
+/// `H5Dget_chunk_info_by_coord`. `H5Dget_offset` always included it.
+pub(crate) fn chunk_addresses_skip_userblock() -> bool {
+    library_version() < (1, 14, 4)
+}
+
 /// Reads the whole dataset in its file byte order (no type conversion): `len` bytes.
 pub(crate) fn read_file_order(ds: hid_t, len: usize) -> RawResult<Vec<u8>> {
     let _guard = hdf5_sys::LOCK.lock();
