@@ -53,7 +53,7 @@ pub enum CombineError {
         other: String,
     },
     /// A variable differs where it must agree.
-    #[error("{file}: {variable}: {what} differs from {first}")]
+    #[error("{file}: {variable}: {what} differs from {first}{hint}")]
     Mismatch {
         /// The first differing file.
         file: String,
@@ -63,7 +63,10 @@ pub enum CombineError {
         what: String,
         /// The first file.
         first: String,
+        /// How to accept the difference, when there is a way (` (pass ...)`), else empty.
+        hint: String,
     },
+
     /// Coordinate values of two files overlap or repeat.
     #[error("{file}: {dim}: coordinate values overlap with {previous} ({detail})")]
     Overlap {

@@ -20,7 +20,7 @@ pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
 
-use crate::dataset::{ScanWarning, VirtualDataset};
+use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::SourceFile;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -170,6 +170,22 @@ pub fn hdf5_chunk_lookup() -> &'static str {
     } else {
         "H5Dget_chunk_info_by_coord"
     }
+}
+
+/// Whether an array gets a digest of its values: only arrays without the concatenation dimension are
+/// taken once from the first file and compared across files, and only small ones.
+pub(crate) fn wants_digest(options: &ScanOptions, array: &VirtualArray) -> bool {
+    let Some(dim) = &options.concat_dim else { return false };
+    let has_dim = array.metadata.dimension_names.as_ref().is_some_and(|names| names.contains(dim));
+    let bytes = array.metadata.shape().iter().product::<u64>() * array.metadata.element_size() as u64;
+    !has_dim && bytes <= options.digest_max_bytes
+}
+
+/// The digest of an array's values (or stored bytes; each scanner hashes the same form for every file).
+pub(crate) fn digest(bytes: &[u8]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(bytes, &mut hasher);
+    std::hash::Hasher::finish(&hasher)
 }
 
 /// Records an unsupported variable: an error, or a warning when the options allow skipping.

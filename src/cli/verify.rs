@@ -8,9 +8,12 @@ use vzarr::verify::verify_store;
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store).await?;
-    let total: u64 = store.info().arrays.len() as u64;
-    let progress = bar(total, "verifying");
-    let report = |path: &str, _done: u64, _total: u64| progress.set_message(path.to_string());
+    let progress = bar(0, "verifying");
+    let report = |path: &str, done: u64, total: u64| {
+        progress.set_length(total);
+        progress.set_position(done);
+        progress.set_message(path.to_string());
+    };
     let verdicts = verify_store(&store, &ReadOptions::default(), &report).await?;
     progress.finish_and_clear();
     let failed = verdicts.iter().filter(|v| !v.ok()).count();

@@ -10,7 +10,8 @@ fn location(files: &[VirtualDataset], i: usize) -> String {
 }
 
 fn mismatch(files: &[VirtualDataset], i: usize, array: &VirtualArray, what: String) -> CombineError {
-    CombineError::Mismatch { file: location(files, i), variable: array.path.clone(), what, first: location(files, 0) }
+    let (file, first, hint) = (location(files, i), location(files, 0), String::new());
+    CombineError::Mismatch { file, variable: array.path.clone(), what, first, hint }
 }
 
 /// The first file's array, after checking the others agree (shape, type, and values when digested).
@@ -30,7 +31,13 @@ pub(crate) fn take_first(
         }
         let values_differ = matches!((first.digest, part.digest), (Some(x), Some(y)) if x != y);
         if values_differ && !allow_differ {
-            return Err(mismatch(files, i, part, "values (pass --take-first VAR to use the first file's)".into()));
+            return Err(CombineError::Mismatch {
+                file: location(files, i),
+                variable: part.path.clone(),
+                what: "its data".into(),
+                first: location(files, 0),
+                hint: format!(" (pass --take-first {} to take the first file's)", part.path),
+            });
         }
     }
     Ok(VirtualArray { tail: None, ..first.clone() })

@@ -402,19 +402,26 @@ impl ArrayReader {
     /// Pairs spans with their manifest entries, fetching each needed block once.
     async fn lookup(&self, spans: Vec<crate::grid::ChunkSpan>) -> Result<Vec<ChunkRead>, ReadError> {
         let grid = &self.metadata.chunk_grid;
-        let mut reads = Vec::with_capacity(spans.len());
-        let mut cached: Option<(u64, Vec<ChunkEntry>)> = None;
-        for span in spans {
-            let linear = grid.linear_index(&span.coords);
-            let block = self.manifest.block_of(linear);
-            if cached.as_ref().is_none_or(|(b, _)| *b != block) {
-                cached = Some((block, self.block(block).await?));
+        let linear: Vec<u64> = spans.iter().map(|span| grid.linear_index(&span.coords)).collect();
+        // Spans of a selection that cuts across the fastest dimension alternate between blocks: fetch
+        // each block once.
+        let mut blocks = std::collections::BTreeMap::new();
+        for &l in &linear {
+            let block = self.manifest.block_of(l);
+            if let std::collections::btree_map::Entry::Vacant(slot) = blocks.entry(block) {
+                slot.insert(self.block(block).await?);
             }
-            let entry = cached.as_ref().map_or(ChunkEntry::Missing, |(b, entries)| {
-                entries[(linear - self.manifest.block_chunks(*b).start) as usize]
-            });
-            reads.push(ChunkRead::new(span, entry));
         }
+        let reads = spans
+            .into_iter()
+            .zip(linear)
+            .map(|(span, l)| {
+                let block = self.manifest.block_of(l);
+                let start = self.manifest.block_chunks(block).start;
+                let entry = blocks.get(&block).map_or(ChunkEntry::Missing, |entries| entries[(l - start) as usize]);
+                ChunkRead::new(span, entry)
+            })
+            .collect();
         Ok(reads)
     }
 

@@ -19,7 +19,7 @@ use super::filters::{filter_codec, FilterSpec};
 use super::netcdf_meta::{read_structure, with_variable, NcVariable};
 use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tail, TailError};
-use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
@@ -143,7 +143,7 @@ impl FileContext<'_> {
             Layout::Compact => self.compact(&scan)?,
             Layout::Other(what) => return self.skip(var, format!("cannot reference {what}")),
         };
-        let metadata = ArrayMetadata {
+        let mut metadata = ArrayMetadata {
             data_type,
             chunk_grid: translated.grid,
             fill_value: fill,
@@ -151,7 +151,6 @@ impl FileContext<'_> {
             dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
             attributes: var.attributes.clone(),
         };
-        let mut metadata = metadata;
         encode_fill_value_attribute(data_type, &mut metadata.attributes);
         Ok(Some(VirtualArray {
             path: var.path.clone(),
@@ -165,8 +164,7 @@ impl FileContext<'_> {
 
     /// Hashes the values of a small array (read through libnetcdf).
     fn add_digest(&self, nc: &netcdf::File, array: &mut VirtualArray) -> Result<(), ScanError> {
-        let bytes = array.metadata.shape().iter().product::<u64>() * array.metadata.element_size() as u64;
-        if bytes > self.options.digest_max_bytes {
+        if !wants_digest(self.options, array) {
             return Ok(());
         }
         // The digest is an extra check, not a requirement: libnetcdf may lack a filter vzarr decodes
@@ -174,9 +172,7 @@ impl FileContext<'_> {
         let Ok(Some(values)) = with_variable(nc, &array.path, |v| v.get_raw_values(..)) else {
             return Ok(());
         };
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&values, &mut hasher);
-        array.digest = Some(std::hash::Hasher::finish(&hasher));
+        array.digest = Some(digest(&values));
         Ok(())
     }
 

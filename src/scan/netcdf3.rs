@@ -19,7 +19,7 @@ use header::{AttrValue, Header, HeaderError, NcType, Variable};
 use serde_json::Value;
 
 use super::contiguous::slab_layout;
-use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
@@ -247,14 +247,11 @@ fn stored_bytes(file: &std::fs::File, header: &Header, var: &Variable) -> std::i
 /// Digest of a small variable's stored bytes (the same scanner reads every file, so stored bytes
 /// compare as well as values).
 fn add_digest(file: &std::fs::File, header: &Header, var: &Variable, array: &mut VirtualArray, options: &ScanOptions) {
-    let total = var.data_size.saturating_mul(if var.is_record { header.numrecs } else { 1 });
-    if total > options.digest_max_bytes {
+    if !wants_digest(options, array) {
         return;
     }
     if let Ok(bytes) = stored_bytes(file, header, var) {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&bytes, &mut hasher);
-        array.digest = Some(std::hash::Hasher::finish(&hasher));
+        array.digest = Some(digest(&bytes));
     }
 }
 

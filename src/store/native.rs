@@ -29,9 +29,7 @@ impl Writer for NativeWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        if destination.exists() && !options.overwrite {
-            return Err(WriteError::Exists { path: destination.to_path_buf() });
-        }
+        super::export::check_destination(destination, options.overwrite)?;
         for node in dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path)) {
             if !node.is_empty() {
                 check_node_path(node).map_err(|reason| WriteError::BadName {

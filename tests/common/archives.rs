@@ -30,6 +30,8 @@ pub struct SeriesFile {
     pub nx: usize,
     /// Also write a precipitation variable `pr(time, lat, lon)`.
     pub with_pr: bool,
+    /// Added to every latitude (a file on a shifted grid).
+    pub lat_shift: f64,
 }
 
 impl SeriesFile {
@@ -45,6 +47,7 @@ impl SeriesFile {
             ny: 10,
             nx: 12,
             with_pr: false,
+            lat_shift: 0.0,
         }
     }
 }
@@ -78,7 +81,7 @@ pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
     nc.add_dimension("lat", f.ny).unwrap();
     nc.add_dimension("lon", f.nx).unwrap();
     nc.add_dimension("bnds", 2).unwrap();
-    let lat: Vec<f64> = (0..f.ny).map(|i| -60.0 + 10.0 * i as f64).collect();
+    let lat: Vec<f64> = (0..f.ny).map(|i| -60.0 + 10.0 * i as f64 + f.lat_shift).collect();
     nc.add_variable::<f64>("lat", &["lat"]).unwrap().put_values(&lat, ..).unwrap();
     let lon: Vec<f64> = (0..f.nx).map(|i| 30.0 * i as f64).collect();
     nc.add_variable::<f64>("lon", &["lon"]).unwrap().put_values(&lon, ..).unwrap();

@@ -244,3 +244,14 @@ fn different_calendars() {
     files[1].calendar = "noleap";
     assert_refused(&files, "tas_202302.nc", "calendar");
 }
+
+#[test]
+fn a_variable_taken_once_must_be_identical_unless_take_first() {
+    let mut files = monthly(2023..=2023, None, true);
+    files.truncate(3);
+    files[1].lat_shift = 0.25;
+    assert_refused(&files, "tas_202302.nc", "lat: its data differs");
+    let dir = tempfile::tempdir().unwrap();
+    let (store, paths) = scan(dir.path(), &files, &["--take-first", "lat"]);
+    assert_exact(&store, &paths, &["tas", "lat", "lon", "crs"]);
+}
