@@ -9,13 +9,12 @@ mod filters;
 mod format;
 mod hdf5;
 pub mod netcdf3;
-pub mod netcdf_meta;
 mod rewrite;
 mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, FileFormat};
-pub use hdf5::Hdf5Scanner;
+pub use hdf5::{scan_hdf5, Hdf5Scanner};
 pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
@@ -160,16 +159,6 @@ pub fn scan_files(
 /// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
 pub fn quiet_hdf5() {
     ::hdf5::silence_errors(true);
-}
-
-/// How chunk locations are found in HDF5 files with the linked libhdf5: `"H5Dchunk_iter"` (one pass)
-/// or `"H5Dget_chunk_info_by_coord"` (one B-tree lookup per chunk).
-pub fn hdf5_chunk_lookup() -> &'static str {
-    if hdf5::has_chunk_iter() {
-        "H5Dchunk_iter"
-    } else {
-        "H5Dget_chunk_info_by_coord"
-    }
 }
 
 /// Whether an array gets a digest of its values: only arrays without the concatenation dimension are
