@@ -9,6 +9,7 @@
 pub mod archives;
 pub mod classic;
 pub mod fixtures;
+pub mod hdf5_oracle;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -250,7 +250,13 @@ pub(crate) fn visit_chunks(
             continue;
         }
         let absolute = entry.address.checked_add(base).ok_or("chunk address overflows")?;
-        found(origin, StoredChunk { filter_mask: entry.filter_mask, address: absolute, size: entry.size });
+        // Indexes of unfiltered chunks record no sizes: every chunk is stored whole.
+        let size = match entry.size {
+            0 if info.filters.is_empty() => index.chunk_bytes(),
+            0 => return Err(format!("chunk index at {address:#x} gives a filtered chunk at {origin:?} no size")),
+            size => size,
+        };
+        found(origin, StoredChunk { filter_mask: entry.filter_mask, address: absolute, size });
     }
     Ok(())
 }
