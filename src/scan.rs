@@ -161,6 +161,33 @@ pub fn quiet_hdf5() {
     ::hdf5::silence_errors(true);
 }
 
+/// Most chunks one array's grid may have: its dense chunk table (24 bytes a chunk) is allocated
+/// before the index is read, so a crafted extent must not size it. 2^27 chunks is a 3 GiB table.
+pub const MAX_CHUNKS_PER_ARRAY: u64 = 1 << 27;
+
+/// A table of missing chunks for `grid`, or an error naming the variable when the grid has more than
+/// [`MAX_CHUNKS_PER_ARRAY`] chunks.
+pub(crate) fn chunk_table_for(
+    path: &Path,
+    variable: &str,
+    grid: &crate::grid::ChunkGrid,
+) -> Result<crate::dataset::ChunkTable, ScanError> {
+    match grid.checked_num_chunks() {
+        Some(n) if n <= MAX_CHUNKS_PER_ARRAY => Ok(crate::dataset::ChunkTable::missing(n as usize)),
+        count => Err(ScanError::Unsupported {
+            path: path.to_path_buf(),
+            variable: variable.to_string(),
+            problem: match count {
+                Some(n) => format!(
+                    "shape {:?} has {n} chunks, more than vzarr's limit of {MAX_CHUNKS_PER_ARRAY} per array",
+                    grid.shape()
+                ),
+                None => format!("shape {:?} has more chunks than fit in 64 bits", grid.shape()),
+            },
+        }),
+    }
+}
+
 /// Whether an array gets a digest of its values: only arrays without the concatenation dimension are
 /// taken once from the first file and compared across files, and only small ones.
 pub(crate) fn wants_digest(options: &ScanOptions, array: &VirtualArray) -> bool {

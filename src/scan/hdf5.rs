@@ -30,7 +30,7 @@ use super::contiguous::slab_layout;
 use super::filters::{filter_codec, FilterSpec};
 use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tail, TailError};
-use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
+use super::{chunk_table_for, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
@@ -59,6 +59,26 @@ impl Scanner for Hdf5Scanner {
 /// # Errors
 /// [`ScanError`] naming the file (and variable) that could not be scanned.
 pub fn scan_hdf5(
+    path: &Path,
+    bytes: Arc<dyn ByteSource>,
+    source: SourceFile,
+    options: &ScanOptions,
+) -> Result<VirtualDataset, ScanError> {
+    // The file is untrusted input to a parser vzarr did not write: a panic inside it is reported as
+    // this file's error, never taken down the whole scan.
+    let scan = std::panic::AssertUnwindSafe(|| scan_hdf5_unguarded(path, bytes, source, options));
+    std::panic::catch_unwind(scan).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown");
+        let message = format!("internal error of the HDF5 reader on a malformed structure ({what}); please report it");
+        Err(ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf5, source: message.into() })
+    })
+}
+
+fn scan_hdf5_unguarded(
     path: &Path,
     bytes: Arc<dyn ByteSource>,
     source: SourceFile,
@@ -105,10 +125,15 @@ impl hdf5_reader::Storage for RangeStorage {
     }
 
     fn read_range(&self, offset: u64, len: usize) -> hdf5_reader::error::Result<hdf5_reader::StorageBuffer> {
-        // Parsers ask for what they want to look at; never more than the file holds.
-        let len = (len as u64).min(self.0.len().saturating_sub(offset));
-        let bytes =
-            self.0.read_range(offset, len).map_err(|e| hdf5_reader::error::Error::Io(std::io::Error::other(e)))?;
+        let size = self.0.len();
+        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+            let available = size.saturating_sub(offset);
+            return Err(hdf5_reader::error::Error::UnexpectedEof { offset, needed: len as u64, available });
+        }
+        let bytes = self
+            .0
+            .read_range(offset, len as u64)
+            .map_err(|e| hdf5_reader::error::Error::Io(std::io::Error::other(e)))?;
         let length = bytes.len();
         hdf5_reader::StorageBuffer::from_shared_owner(Arc::new(bytes), 0, length)
     }
@@ -259,9 +284,13 @@ impl FileContext<'_> {
         let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size };
         let grid =
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;
         let mut fixups = Vec::new();
+        let (file_len, mut past_end) = (self.bytes.len(), None);
         let mut visit = |origin: &[u64], stored: StoredChunk| {
+            if stored.address.checked_add(stored.size).is_none_or(|end| end > file_len) {
+                past_end.get_or_insert(stored);
+            }
             let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
             let linear = grid.linear_index(&coords);
             let straddles = (0..coords.len())
@@ -276,6 +305,13 @@ impl FileContext<'_> {
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
         layout::visit_chunks(self.file, &v.info, &v.stored_shape, max_dims.as_deref(), &mut visit)
             .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
+        if let Some(c) = past_end {
+            let msg = format!(
+                "the chunk of {} bytes at offset {} lies past the end of the file ({file_len} bytes)",
+                c.size, c.address
+            );
+            return Err(self.variable_error(&v.var.path, "locating chunks", msg));
+        }
         let rewritten = fixups.len() as u64;
         for (linear, stored) in fixups {
             let origin = grid.chunk_origin(&grid.chunk_coords(linear));
@@ -295,6 +331,11 @@ impl FileContext<'_> {
         let expected = v.shape.iter().try_fold(element_size, |n, &d| n.checked_mul(d));
         if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
             let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
+            return Err(self.variable_error(&v.var.path, "reading layout", msg));
+        }
+        if let Some(offset) = address.filter(|&a| a.checked_add(size).is_none_or(|end| end > self.bytes.len())) {
+            let msg =
+                format!("{size} bytes at offset {offset} lie past the end of the file ({} bytes)", self.bytes.len());
             return Err(self.variable_error(&v.var.path, "reading layout", msg));
         }
         let (grid, entries) = slab_layout(&v.shape, element_size, address.unwrap_or(0), 0, self.options.max_slab_bytes)
