@@ -139,3 +139,31 @@ fn types_without_a_zarr_form_are_named_per_variable() {
     let store = scan_to_store(&file, dir.path(), "s.vzarr", &options);
     assert_eq!(read(&open_store(&store), "fine", "").bytes, theirs);
 }
+
+/// h5py (libhdf5 2.0) agrees with vzarr on every fixture, the HDF5 2.0 one included: every chunk
+/// reference of the kerchunk export and every value zarr-python reads through it
+/// (`tests/python/check_hdf5.py`).
+#[test]
+fn h5py_agrees_on_every_fixture() {
+    let python = crate::interop::python().filter(|py| {
+        std::process::Command::new(py).args(["-c", "import h5py"]).output().is_ok_and(|o| o.status.success())
+    });
+    let Some(python) = python else {
+        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); skipping the h5py check");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
+    for name in READABLE_BY_LIBHDF5.iter().chain(&["libver_latest.h5"]) {
+        let source = fixture(name);
+        let store = scan_to_store(&source, dir.path(), &format!("{name}.vzarr"), &ScanOptions::default());
+        let refs = dir.path().join(format!("{name}.json"));
+        let text = |p: &Path| p.display().to_string();
+        crate::common::cli_expect(&["export".to_string(), text(&store), "--kerchunk".into(), text(&refs)], 0);
+        let mut command = std::process::Command::new(&python);
+        command.arg(&script).arg("--refs").arg(&refs).arg(&source).stdout(std::process::Stdio::piped());
+        let run = crate::common::run(command);
+        assert_eq!(run.code, 0, "check_hdf5.py {name}:\n{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+    }
+}
