@@ -166,6 +166,8 @@ struct VarScan<'a> {
     shape: Vec<u64>,
     /// The HDF5 dataset extent; may be shorter along unlimited dimensions.
     stored_shape: Vec<u64>,
+    /// The HDF5 extent the chunk index is keyed by (with a folded string dimension).
+    index_extent: Vec<u64>,
 }
 
 impl FileContext<'_> {
@@ -192,25 +194,34 @@ impl FileContext<'_> {
         let ds = &var.dataset;
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
-        let (data_type, endian) = match &info.element {
+        let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
-        let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
-        let stored_shape = ds.shape().to_vec();
-        if stored_shape.len() != shape.len() || stored_shape.iter().zip(&shape).any(|(h, n)| h > n) {
-            let msg = format!("HDF5 extent {stored_shape:?} does not fit netCDF shape {shape:?}");
+        let mut shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
+        let index_extent = ds.shape().to_vec();
+        if index_extent.len() != shape.len() || index_extent.iter().zip(&shape).any(|(h, n)| h > n) {
+            let msg = format!("HDF5 extent {index_extent:?} does not fit netCDF shape {shape:?}");
             return Err(self.variable_error(&var.path, "reading shape", msg));
         }
-        let fill = match info.fill.is_empty() {
+        let mut stored_shape = index_extent.clone();
+        let mut fill_bytes = info.fill.clone();
+        let mut names: Vec<String> = var.dims.iter().map(|(name, _)| name.clone()).collect();
+        if let Some(length) = char_fold(&info, &shape, &index_extent) {
+            // netCDF `char` arrays: the last dimension is the string length, as for NetCDF-3.
+            data_type = DataType::FixedBytes(length);
+            (shape.pop(), stored_shape.pop(), names.pop());
+            fill_bytes = fill_bytes.first().map(|&c| vec![c; length as usize]).unwrap_or_default();
+        }
+        let fill = match fill_bytes.is_empty() {
             true => FillValue::zero(data_type),
-            false => FillValue::from_bytes(data_type, info.fill.clone())
+            false => FillValue::from_bytes(data_type, fill_bytes)
                 .map_err(|e| self.variable_error(&var.path, "fill value", e))?,
         };
-        let scan = VarScan { var, info, data_type, endian, shape, stored_shape };
+        let scan = VarScan { var, info, data_type, endian, shape, stored_shape, index_extent };
         let translated = match scan.info.layout.clone() {
-            Layout::Chunked(chunk_shape) => match self.chunked(&scan, &chunk_shape, &fill)? {
+            Layout::Chunked(chunk_shape) => match self.chunked(&scan, &chunk_shape[..scan.shape.len()], &fill)? {
                 Some(t) => t,
                 None => return Ok(None),
             },
@@ -223,7 +234,7 @@ impl FileContext<'_> {
             chunk_grid: translated.grid,
             fill_value: fill,
             codecs: translated.codecs,
-            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
+            dimension_names: Some(names),
             attributes: var.attributes.clone(),
         };
         encode_fill_value_attribute(data_type, &mut metadata.attributes);
@@ -303,7 +314,7 @@ impl FileContext<'_> {
             }
         };
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
-        layout::visit_chunks(self.file, &v.info, &v.stored_shape, max_dims.as_deref(), &mut visit)
+        layout::visit_chunks(self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit)
             .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
         if let Some(c) = past_end {
             let msg = format!(
@@ -369,6 +380,19 @@ impl FileContext<'_> {
             .map(|b| b.to_vec())
             .map_err(|e| self.variable_error(var, &format!("reading {length} bytes at offset {offset}"), e))
     }
+}
+
+/// The string length when a netCDF `char` variable (one-byte fixed strings) can have its last
+/// dimension folded into the element: the whole dimension is stored, in every chunk.
+fn char_fold(info: &StorageInfo, shape: &[u64], extent: &[u64]) -> Option<u32> {
+    let (&length, &stored) = (shape.last()?, extent.last()?);
+    let whole_rows = match &info.layout {
+        Layout::Chunked(chunk) => chunk.last() == Some(&length),
+        Layout::Contiguous { .. } | Layout::Compact(_) => true,
+        Layout::Other(_) => false,
+    };
+    let fits = info.element == ElementType::FixedString(1) && stored == length && whole_rows;
+    fits.then(|| u32::try_from(length).ok().filter(|&n| n > 0)).flatten()
 }
 
 /// The values (as f64), units, calendar and bounds of the coordinate variable of `dim`, if the file has
