@@ -211,7 +211,9 @@ impl FileContext<'_> {
         if let Some(length) = char_fold(&info, &shape, &index_extent) {
             // netCDF `char` arrays: the last dimension is the string length, as for NetCDF-3.
             data_type = DataType::FixedBytes(length);
-            (shape.pop(), stored_shape.pop(), names.pop());
+            shape.pop();
+            stored_shape.pop();
+            names.pop();
             fill_bytes = fill_bytes.first().map(|&c| vec![c; length as usize]).unwrap_or_default();
         }
         let fill = match fill_bytes.is_empty() {
