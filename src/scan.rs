@@ -13,7 +13,7 @@ mod rewrite;
 mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
-pub use format::{detect_format, FileFormat};
+pub use format::{detect_format, detect_format_of, FileFormat};
 pub use hdf5::{scan_hdf5, Hdf5Scanner};
 pub use netcdf3::Netcdf3Scanner;
 
@@ -125,6 +125,54 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
         FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
         FileFormat::Netcdf3 => netcdf3::Netcdf3Scanner.scan(&absolute, source, options),
     }
+}
+
+/// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
+/// reads with a block cache, never downloading it whole. Its fingerprint is its size and
+/// last-modified time from a HEAD request. Blocking: call it from outside `runtime`'s threads.
+///
+/// # Errors
+/// [`ScanError`] naming the URL: not found, access denied, no credentials, timeouts (after retries),
+/// or any scan error.
+pub fn scan_url(
+    url: &str,
+    options: &ScanOptions,
+    remote: &crate::source::RemoteOptions,
+    runtime: &tokio::runtime::Handle,
+) -> Result<VirtualDataset, ScanError> {
+    use crate::source::{CacheOptions, CachedSource, ObjectSource};
+    let name = PathBuf::from(url);
+    let io = |e: std::io::Error| ScanError::Io { path: name.clone(), source: e };
+    let parsed = url::Url::parse(url).map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+    let (store, object) = crate::source::store_for_url(&parsed, remote)
+        .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+    let meta =
+        runtime.block_on(object_store::ObjectStoreExt::head(&store, &object)).map_err(|e| io(remote_io_error(e)))?;
+    let fingerprint =
+        SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() };
+    let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone());
+    let bytes: std::sync::Arc<dyn crate::source::ByteSource> =
+        std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
+    match detect_format_of(&name, bytes.as_ref())? {
+        FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options),
+        FileFormat::Netcdf3 => Err(ScanError::UnknownFormat {
+            path: name.clone(),
+            reason: "NetCDF-3 from object stores is scanned once the NetCDF-3 scanner reads byte ranges".into(),
+        }),
+    }
+}
+
+/// An object store error as an I/O error of the kind that says what failed.
+fn remote_io_error(e: object_store::Error) -> std::io::Error {
+    use std::io::ErrorKind;
+    let kind = match &e {
+        object_store::Error::NotFound { .. } => ErrorKind::NotFound,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            ErrorKind::PermissionDenied
+        }
+        _ => ErrorKind::Other,
+    };
+    std::io::Error::new(kind, e)
 }
 
 /// Scans many files in parallel (rayon), in the given order. `progress(files_done, references)` is

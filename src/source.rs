@@ -7,9 +7,11 @@
 
 mod cache;
 mod range;
+mod remote;
 
 pub use cache::{CacheOptions, CachedSource, FetchStats};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
+pub use remote::{store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

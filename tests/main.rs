@@ -12,6 +12,7 @@ mod concat;
 mod interop;
 mod native_hdf5;
 mod netcdf3;
+mod remote;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod selections;

@@ -27,6 +27,32 @@ impl std::fmt::Display for FileFormat {
 
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
+/// Reads an object's magic bytes through its byte source and names its format; `path` names it in
+/// errors.
+///
+/// # Errors
+/// [`ScanError::Io`] when the bytes cannot be read; [`ScanError::UnknownFormat`] when no signature
+/// matches.
+pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> Result<FileFormat, ScanError> {
+    let len = source.len();
+    let io =
+        |e: crate::source::RangeError| ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(e) };
+    let mut offset = 0u64;
+    while offset + 8 <= len {
+        let head = source.read_range(offset, 8).map_err(io)?;
+        if head.as_ref() == HDF5_SIGNATURE {
+            return Ok(FileFormat::Hdf5);
+        }
+        if offset == 0 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5) {
+            return Ok(FileFormat::Netcdf3);
+        }
+        offset = if offset == 0 { 512 } else { offset * 2 };
+    }
+    let reason =
+        if len < 8 { format!("only {len} bytes long") } else { "no HDF5 signature and no CDF magic".to_string() };
+    Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
+}
+
 /// Reads the file's magic bytes and names its format.
 ///
 /// # Errors

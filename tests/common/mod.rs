@@ -10,6 +10,7 @@ pub mod archives;
 pub mod classic;
 pub mod fixtures;
 pub mod hdf5_oracle;
+pub mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

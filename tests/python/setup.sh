@@ -19,6 +19,7 @@ PINS=(
   "netCDF4==1.7.5.1.post1"
   "numpy==2.5.5"
   "h5py==3.16.0"
+  "moto[server]==5.1.18"
 )
 
 pick_python() {

@@ -1,0 +1,209 @@
+//! Object stores for URLs: `s3://` (and `s3a://`), `gs://`, `az://` / `abfs://` / `abfss://`,
+//! `http://` / `https://`, each configured as its users expect: credentials, region and endpoint
+//! from the standard environment variables (`AWS_*` including `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`
+//! and `AWS_REQUEST_PAYER`; `GOOGLE_*`; `AZURE_*`), plus [`RemoteOptions`] for anonymous access,
+//! requester-pays buckets, retries with backoff and request timeouts.
+//!
+//! A store is built once per scheme and bucket (or host) and shared by every object in it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::http::HttpBuilder;
+use object_store::path::Path as ObjectPath;
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+
+/// How remote stores are reached.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RemoteOptions {
+    /// Send unsigned requests (public buckets). Default: false (credentials from the environment).
+    pub anonymous: bool,
+    /// Accept the charges of requester-pays S3 buckets. Default: false (or `AWS_REQUEST_PAYER`).
+    pub requester_pays: bool,
+    /// Retries of a failed request (timeouts, 5xx, throttling), with exponential backoff.
+    /// Default: 5.
+    pub max_retries: usize,
+    /// Time one request may take before it is abandoned (and retried). Default: 30 s.
+    pub request_timeout: Duration,
+    /// Store configuration applied after the environment, as `object_store` names the keys
+    /// (`aws_endpoint`, `aws_allow_http`, `aws_access_key_id`, `google_service_account`,
+    /// `azure_storage_account_name`, ...). Default: none.
+    pub config: Vec<(String, String)>,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        RemoteOptions {
+            anonymous: false,
+            requester_pays: false,
+            max_retries: 5,
+            request_timeout: Duration::from_secs(30),
+            config: Vec::new(),
+        }
+    }
+}
+
+/// A URL no store can be built for.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// The scheme is not one vzarr reaches.
+    #[error("{url}: unsupported URL scheme {scheme:?} (use s3://, gs://, az://, abfs://, http:// or https://)")]
+    Scheme {
+        /// The URL.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// The store's builder refused its configuration (missing bucket, bad endpoint, ...).
+    #[error("{url}: cannot configure the object store: {source}")]
+    Configure {
+        /// The URL.
+        url: String,
+        /// Why.
+        source: object_store::Error,
+    },
+}
+
+/// The store holding `url`'s object and the object's path in it.
+///
+/// # Errors
+/// [`RemoteError`] for an unsupported scheme or a configuration the store's builder refuses.
+pub fn store_for_url(
+    url: &url::Url,
+    options: &RemoteOptions,
+) -> Result<(Arc<dyn ObjectStore>, ObjectPath), RemoteError> {
+    let key = (url.scheme().to_string(), url.host_str().unwrap_or_default().to_string(), options.clone());
+    static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let stores = STORES.get_or_init(Default::default);
+    let path = object_path(url);
+    if let Some(store) = stores.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        return Ok((store.clone(), path));
+    }
+    let store = build(url, options)?;
+    stores.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, store.clone());
+    Ok((store, path))
+}
+
+type StoreKey = (String, String, RemoteOptions);
+
+fn object_path(url: &url::Url) -> ObjectPath {
+    let raw = url.path().trim_start_matches('/');
+    // Object keys in URLs are percent-encoded; the store's paths are not.
+    let decoded = percent_decode(raw);
+    ObjectPath::from(decoded.as_str())
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+    let retry = RetryConfig {
+        backoff: BackoffConfig::default(),
+        max_retries: options.max_retries,
+        retry_timeout: options.request_timeout * (options.max_retries as u32 + 1),
+    };
+    let client = ClientOptions::new().with_timeout(options.request_timeout);
+    let configure = |source| RemoteError::Configure { url: url.to_string(), source };
+    let base = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    let unknown_key = |key: &str| RemoteError::Configure {
+        url: url.to_string(),
+        source: object_store::Error::UnknownConfigurationKey { store: "vzarr", key: key.to_string() },
+    };
+    let store: Arc<dyn ObjectStore> = match url.scheme() {
+        "s3" | "s3a" => {
+            let mut builder = AmazonS3Builder::from_env()
+                .with_url(base)
+                .with_retry(retry)
+                .with_client_options(client_from_env("AWS_", client));
+            for (key, value) in &options.config {
+                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
+            }
+            builder = builder.with_skip_signature(options.anonymous);
+            if options.requester_pays {
+                builder = builder.with_request_payer(true);
+            }
+            Arc::new(builder.build().map_err(configure)?)
+        }
+        "gs" => {
+            let mut builder = GoogleCloudStorageBuilder::from_env()
+                .with_url(base)
+                .with_retry(retry)
+                .with_client_options(client_from_env("GOOGLE_", client));
+            for (key, value) in &options.config {
+                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
+            }
+            Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
+        }
+        "az" | "abfs" | "abfss" | "adl" | "azure" => {
+            let mut builder = MicrosoftAzureBuilder::from_env()
+                .with_url(url.as_str())
+                .with_retry(retry)
+                .with_client_options(client_from_env("AZURE_", client));
+            for (key, value) in &options.config {
+                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
+            }
+            Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
+        }
+        "http" | "https" => Arc::new(
+            HttpBuilder::new()
+                .with_url(format!("{base}{}", port_suffix(url)))
+                .with_retry(retry)
+                .with_client_options(client.with_allow_http(true))
+                .build()
+                .map_err(configure)?,
+        ),
+        scheme => return Err(RemoteError::Scheme { url: url.to_string(), scheme: scheme.to_string() }),
+    };
+    Ok(store)
+}
+
+fn port_suffix(url: &url::Url) -> String {
+    url.port().map(|p| format!(":{p}")).unwrap_or_default()
+}
+
+/// Client options with `<PREFIX>ALLOW_HTTP` honoured (builders apply their own environment to
+/// their own config, but `with_client_options` replaces the client section wholesale).
+fn client_from_env(prefix: &str, client: ClientOptions) -> ClientOptions {
+    let allow = std::env::var(format!("{prefix}ALLOW_HTTP")).is_ok_and(|v| matches!(v.as_str(), "true" | "1" | "TRUE"));
+    client.with_allow_http(allow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_paths_are_decoded_from_urls() {
+        let url = url::Url::parse("s3://bucket/a%20b/c.nc").unwrap();
+        assert_eq!(object_path(&url).as_ref(), "a b/c.nc");
+    }
+
+    #[test]
+    fn unknown_schemes_are_named() {
+        let url = url::Url::parse("ftp://host/x.nc").unwrap();
+        let err = store_for_url(&url, &RemoteOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("unsupported URL scheme \"ftp\""), "{err}");
+    }
+}

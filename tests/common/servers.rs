@@ -1,0 +1,84 @@
+//! Real servers on 127.0.0.1 for the remote tests, started by the tests themselves: an S3-compatible
+//! server (`moto_server`, installed into `target/pyenv` by `tests/python/setup.sh`).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `moto_server`, stopped on drop.
+pub struct S3Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    python: PathBuf,
+}
+
+/// The venv's Python and moto_server, when the environment has them.
+fn moto() -> Option<(PathBuf, PathBuf)> {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin");
+    let (python, server) = (bin.join("python"), bin.join("moto_server"));
+    (python.exists() && server.exists()).then_some((python, server))
+}
+
+impl S3Server {
+    /// Starts a server on a free port and waits until it accepts connections; None when moto is not
+    /// installed (the caller says so in one line).
+    pub fn start() -> Option<Self> {
+        let (python, server) = moto()?;
+        let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let child = {
+            let _no_files = super::no_hdf5_files_open();
+            Command::new(server)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .ok()?
+        };
+        let server = S3Server { child, endpoint: format!("http://127.0.0.1:{port}"), python };
+        let address: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
+        let started = Instant::now();
+        while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "moto_server did not start on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+
+    /// The object_store configuration that reaches this server.
+    pub fn config(&self) -> Vec<(String, String)> {
+        [
+            ("aws_endpoint", self.endpoint.as_str()),
+            ("aws_allow_http", "true"),
+            ("aws_access_key_id", "testing"),
+            ("aws_secret_access_key", "testing"),
+            ("aws_region", "us-east-1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    /// Creates `bucket` and uploads each (key, local file) with boto3 (moto's dependency).
+    pub fn upload(&self, bucket: &str, objects: &[(&str, &Path)]) {
+        let mut script = format!(
+            "import boto3\ns3 = boto3.client('s3', endpoint_url='{}', aws_access_key_id='testing', \
+             aws_secret_access_key='testing', region_name='us-east-1')\ns3.create_bucket(Bucket='{bucket}')\n",
+            self.endpoint
+        );
+        for (key, path) in objects {
+            script.push_str(&format!("s3.upload_file({:?}, '{bucket}', {key:?})\n", path.display().to_string()));
+        }
+        let _no_files = super::no_hdf5_files_open();
+        let status = Command::new(&self.python).args(["-c", &script]).status().unwrap();
+        assert!(status.success(), "uploading to moto failed");
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
