@@ -74,13 +74,16 @@ impl ArrayData {
         if T::DATA_TYPE != self.data_type {
             return Err(format!("requested {} elements from {} data", T::DATA_TYPE, self.data_type));
         }
-        Ok(self.bytes.chunks_exact(self.data_type.size()).map(T::from_ne_slice).collect())
+        Ok(self.bytes.chunks_exact(self.data_type.size().max(1)).map(T::from_ne_slice).collect())
     }
 
     /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53; NaN for byte
     /// strings).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         let es = self.data_type.size();
+        if es == 0 {
+            return Vec::new();
+        }
         self.bytes
             .chunks_exact(es)
             .map(|b| match self.data_type {
@@ -95,7 +98,7 @@ impl ArrayData {
                 DataType::UInt64 => u64::from_ne_slice(b) as f64,
                 DataType::Float32 => f64::from(f32::from_ne_slice(b)),
                 DataType::Float64 => f64::from_ne_slice(b),
-                DataType::FixedBytes(_) => f64::NAN,
+                DataType::FixedBytes(_) | DataType::String => f64::NAN,
             })
             .collect()
     }
