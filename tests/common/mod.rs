@@ -8,6 +8,7 @@
 
 pub mod archives;
 pub mod classic;
+pub mod cmip;
 pub mod fixtures;
 
 use std::path::{Path, PathBuf};
