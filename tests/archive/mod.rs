@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::archives::{monthly, write_series_file, SeriesFile};
-use crate::common::fixtures::days_since_epoch;
 use crate::common::cmip::{cmip_archive, write_cmip_file, write_tile, CmipFile, Tile};
+use crate::common::fixtures::days_since_epoch;
 use crate::common::{array_json, cli, cli_expect, open_store, oracle_read, parse_npy, with_hdf5_files};
 use vzarr::{ReadOptions, Selection};
 
@@ -101,7 +101,8 @@ fn cmip_archive_members_from_attribute_and_file_name_merge_tas_and_pr_exactly() 
     let expected_edges = [year(65), year(66), year(65), year(100)].concat();
     assert_eq!(edges(&array_json(&store, "tas"), 1), expected_edges);
     // Coordinates: time from one member's files (all equal), lat/lon once.
-    let r1: Vec<&Path> = paths.iter().filter(|p| s(p).contains("tas_day_VZ-ESM_r1i1p1f1")).map(|p| p.as_path()).collect();
+    let r1: Vec<&Path> =
+        paths.iter().filter(|p| s(p).contains("tas_day_VZ-ESM_r1i1p1f1")).map(|p| p.as_path()).collect();
     let time: Vec<u8> = r1.iter().flat_map(|p| oracle(p, "time")).collect();
     assert!(read_all(&store, "time").bytes == time);
     assert!(read_all(&store, "lat").bytes == oracle(r1[0], "lat"));
