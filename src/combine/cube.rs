@@ -1,7 +1,7 @@
 //! Placing the files of one group in the hypercube: positions along new dimensions (keys) and
 //! existing ones (coordinate segments), completeness, and the per-dimension coordinate checks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::keys::NewAxis;
 use super::order::{check_monotonic, check_overlaps, instants, natural_cmp, plan, Coord, ReencodePlan};
@@ -103,9 +103,13 @@ fn place_existing(
     // Segments: the first row's distinct coordinates, ordered by their first value.
     let row_coords: Vec<Coord<'_>> = row0.iter().map(|&i| coords[i]).collect();
     let keyed = instants(&row_coords)?;
+    // Candidates by (first value, length), so that placing n files costs O(n), not O(n^2).
+    let mut by_start: HashMap<(Option<u64>, usize), Vec<usize>> = HashMap::new();
     let mut reps: Vec<usize> = Vec::new();
     for (j, &i) in row0.iter().enumerate() {
-        if !reps.iter().any(|&r| same_coordinate(coords[row0[r]].coordinate, coords[i].coordinate)) {
+        let same = by_start.entry(start_key(coords[i].coordinate)).or_default();
+        if !same.iter().any(|&r| same_coordinate(coords[row0[r]].coordinate, coords[i].coordinate)) {
+            same.push(j);
             reps.push(j);
         }
     }
@@ -125,8 +129,13 @@ fn place_existing(
         let ordered: Vec<Coord<'_>> = reps.iter().map(|&j| row_coords[j]).collect();
         out.reencode.push(plan(&ordered)?);
     }
+    let mut segment_of: HashMap<(Option<u64>, usize), Vec<usize>> = HashMap::new();
+    for (s, segment) in segments.iter().enumerate() {
+        segment_of.entry(start_key(segment)).or_default().push(s);
+    }
     for (i, c) in coords.iter().enumerate() {
-        match segments.iter().position(|s| same_coordinate(s, c.coordinate)) {
+        let candidates = segment_of.get(&start_key(c.coordinate)).map_or(&[][..], Vec::as_slice);
+        match candidates.iter().copied().find(|&s| same_coordinate(segments[s], c.coordinate)) {
             Some(s) => out.pos[i][k] = s,
             None => return Err(axis_differs(files, i, c.coordinate, &segments, &rep_locations)),
         }
@@ -162,6 +171,11 @@ fn place_by_path(
     out.counts[k] = files.len();
     out.lengths[k] = order.iter().map(|&i| length_along(files[i], dim).unwrap_or(0)).collect();
     Ok(())
+}
+
+/// A coordinate's first value (bits) and length: equal for equal coordinates.
+fn start_key(c: &ConcatCoordinate) -> (Option<u64>, usize) {
+    (c.values.first().map(|v| v.to_bits()), c.values.len())
 }
 
 fn same_coordinate(a: &ConcatCoordinate, b: &ConcatCoordinate) -> bool {

@@ -73,10 +73,7 @@ pub(crate) fn new_axis(files: &[VirtualDataset], dim: &ConcatDim) -> Result<NewA
     let mut keys = per_file.clone();
     keys.sort_by(|a, b| compare_keys(a, b, numeric));
     keys.dedup_by(|a, b| compare_keys(a, b, numeric) == Ordering::Equal);
-    let index = per_file
-        .iter()
-        .map(|k| keys.iter().position(|x| compare_keys(x, k, numeric) == Ordering::Equal).unwrap_or(0))
-        .collect();
+    let index = per_file.iter().map(|k| keys.binary_search_by(|x| compare_keys(x, k, numeric)).unwrap_or(0)).collect();
     Ok(NewAxis { keys, numeric, index })
 }
 

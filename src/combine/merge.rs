@@ -435,11 +435,15 @@ fn provenance(
     }
     for (g, (_, result)) in results.iter().enumerate() {
         let placed = &result.layout;
+        // Per dimension, the start of every position.
+        let starts: Vec<Vec<u64>> = placed
+            .lengths
+            .iter()
+            .map(|l| l.iter().scan(0u64, |acc, &n| Some(std::mem::replace(acc, *acc + n))).collect())
+            .collect();
         for (n, &(i, source)) in result.members.iter().enumerate() {
             let pos = &placed.pos[i];
-            let ranges = (0..options.dims.len())
-                .map(|k| (placed.lengths[k][..pos[k]].iter().sum(), placed.lengths[k][pos[k]]))
-                .collect();
+            let ranges = (0..options.dims.len()).map(|k| (starts[k][pos[k]], placed.lengths[k][pos[k]])).collect();
             let first_row = options.dims.iter().enumerate().all(|(k, d)| !d.is_new() || pos[k] == 0);
             let arrays = result
                 .arrays

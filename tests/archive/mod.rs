@@ -139,6 +139,83 @@ fn cmip_archive_members_from_attribute_and_file_name_merge_tas_and_pr_exactly() 
             assert!(a == b, "{var}/{file} differs between attr: and path: keys");
         }
     }
+
+    // Numeric keys (r10 -> 10) make a numeric coordinate, sorted as numbers.
+    let numeric = out.path().join("numeric.vzarr");
+    let run = scan_cmip(dir.path(), r"member=path:_r(\d+)i", &numeric);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(array_json(&numeric, "member")["data_type"], "int64");
+    let expected: Vec<i64> = MEMBERS_IN_ORDER.iter().map(|m| m[1..m.find('i').unwrap()].parse().unwrap()).collect();
+    assert_eq!(read_all(&numeric, "member").to_vec::<i64>().unwrap(), expected);
+    cli_expect(&["verify", &s(&numeric)], 0);
+
+    // --first-global-attributes keeps the first file's (pr sorts before tas; r1, 2003 first).
+    let first = out.path().join("first.vzarr");
+    let glob = format!("{}/*.nc", dir.path().display());
+    let dims = ["--concat", "member=attr:variant_label", "--concat", "time", "--first-global-attributes"];
+    cli_expect(&[vec!["scan", glob.as_str()], dims.to_vec(), vec!["-o", &s(&first)]].concat(), 0);
+    let root: serde_json::Value = serde_json::from_slice(&std::fs::read(first.join("zarr.json")).unwrap()).unwrap();
+    let first_file = dir.path().join("pr_day_VZ-ESM_r1i1p1f1_gn_2003.nc");
+    let tracking = with_hdf5_files(|| {
+        let nc = netcdf::open(&first_file).unwrap();
+        match nc.attribute("tracking_id").unwrap().value().unwrap() {
+            netcdf::AttributeValue::Str(s) => s,
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(root["attributes"]["tracking_id"], tracking.as_str());
+}
+
+#[test]
+fn a_shared_coordinate_that_differs_between_variables_is_an_error_naming_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<CmipFile> = cmip_archive().into_iter().filter(|f| f.year == 2003).collect();
+    for f in files.iter_mut().filter(|f| f.var == "pr") {
+        f.lat_shift = 0.5;
+    }
+    write_all(dir.path(), &files);
+    let out = tempfile::tempdir().unwrap();
+    let store = out.path().join("tas.vzarr");
+    let run = scan_cmip(dir.path(), "member=attr:variant_label", &store);
+    let hints = ["lat", "pr_day_VZ-ESM_r1i1p1f1_gn_2003.nc", "tas_day_VZ-ESM_r1i1p1f1_gn_2003.nc", "--take-first lat"];
+    assert_refused(run, &store, &hints);
+}
+
+#[test]
+fn a_data_variable_missing_from_some_files_of_a_set_is_an_error_or_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    // tas files of r1 also hold pr: the {tas, pr} and {tas} sets share tas.
+    let files: Vec<CmipFile> = cmip_archive().into_iter().filter(|f| f.year == 2003 && f.var == "tas").collect();
+    let paths = write_all(dir.path(), &files);
+    with_hdf5_files(|| {
+        let mut nc = netcdf::append(&paths[0]).unwrap();
+        let mut pr = nc.add_variable::<f32>("pr", &["time", "lat", "lon"]).unwrap();
+        pr.put_values(&vec![1.0f32; 365 * 20], ..).unwrap();
+    });
+    let out = tempfile::tempdir().unwrap();
+    let store = out.path().join("tas.vzarr");
+    let run = scan_cmip(dir.path(), "member=attr:variant_label", &store);
+    assert_refused(
+        run,
+        &store,
+        &["pr", "missing from this file", "tas_day_VZ-ESM_r1i1p1f1_gn_2003.nc", "--drop-missing"],
+    );
+    let glob = format!("{}/*.nc", dir.path().display());
+    let args = [
+        "scan",
+        &glob,
+        "--concat",
+        "member=attr:variant_label",
+        "--concat",
+        "time",
+        "--drop-missing",
+        "-o",
+        &s(&store),
+    ];
+    let run = cli(&args);
+    assert_eq!(run.code, 3, "left out with a warning: {}", run.stderr);
+    assert!(run.stderr.contains("pr") && run.stderr.contains("left out"), "{}", run.stderr);
+    assert!(read_all(&store, "tas").bytes == expected_cube(dir.path(), &files, "tas"));
 }
 
 /// Scans and expects failure: one line on stderr containing every hint, exit 1, no store.

@@ -19,6 +19,8 @@ pub struct CmipFile {
     pub time_shift: f64,
     pub ny: usize,
     pub nx: usize,
+    /// Added to every latitude (a file on a shifted grid).
+    pub lat_shift: f64,
 }
 
 impl CmipFile {
@@ -39,7 +41,7 @@ pub fn cmip_archive() -> Vec<CmipFile> {
         for member in ["r1i1p1f1", "r2i1p1f1", "r10i1p1f1"] {
             for year in 2003..=2006 {
                 let member = member.to_string();
-                files.push(CmipFile { var, member, year, time_chunk, time_shift: 0.0, ny: 4, nx: 5 });
+                files.push(CmipFile { var, member, year, time_chunk, time_shift: 0.0, ny: 4, nx: 5, lat_shift: 0.0 });
             }
         }
     }
@@ -67,7 +69,7 @@ pub fn write_cmip_file(dir: &Path, f: &CmipFile) -> PathBuf {
         nc.add_dimension("lat", f.ny).unwrap();
         nc.add_dimension("lon", f.nx).unwrap();
         nc.add_dimension("bnds", 2).unwrap();
-        let lat: Vec<f64> = (0..f.ny).map(|i| -45.0 + 30.0 * i as f64).collect();
+        let lat: Vec<f64> = (0..f.ny).map(|i| -45.0 + 30.0 * i as f64 + f.lat_shift).collect();
         nc.add_variable::<f64>("lat", &["lat"]).unwrap().put_values(&lat, ..).unwrap();
         let lon: Vec<f64> = (0..f.nx).map(|i| 72.0 * i as f64).collect();
         nc.add_variable::<f64>("lon", &["lon"]).unwrap().put_values(&lon, ..).unwrap();
