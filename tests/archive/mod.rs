@@ -292,22 +292,35 @@ fn spatial_tiles_along_y_and_x_with_partial_chunks_at_every_edge_read_exactly() 
     args.extend(["--concat", "y", "--concat", "x", "-o"].map(String::from));
     args.push(s(&store));
     cli_expect(&args, 0);
-    // Expected: every tile's values (libnetcdf) placed at its rows and columns of the 3 x 9 x 17 grid.
+    // Expected: every tile's values (libnetcdf) placed at its rows and columns of the 9 x 17 grid.
     let (ny, nx) = (9, 17);
-    let mut expected = vec![0u8; 3 * ny * nx * 4];
-    for (t, p) in tiles.iter().zip(&paths) {
-        let values = oracle(p, "z");
-        for time in 0..3 {
-            for y in 0..t.ny {
-                let from = ((time * t.ny + y) * t.nx) * 4;
-                let to = ((time * ny + t.y0 + y) * nx + t.x0) * 4;
-                expected[to..to + t.nx * 4].copy_from_slice(&values[from..from + t.nx * 4]);
+    let assemble = |var: &str, steps: usize, size: usize| {
+        let mut expected = vec![0u8; steps * ny * nx * size];
+        for (t, p) in tiles.iter().zip(&paths) {
+            let values = oracle(p, var);
+            for time in 0..steps {
+                for y in 0..t.ny {
+                    let from = ((time * t.ny + y) * t.nx) * size;
+                    let to = ((time * ny + t.y0 + y) * nx + t.x0) * size;
+                    expected[to..to + t.nx * size].copy_from_slice(&values[from..from + t.nx * size]);
+                }
             }
         }
-    }
+        expected
+    };
     let ours = read_all(&store, "z");
     assert_eq!(ours.shape, [3, 9, 17]);
-    assert!(ours.bytes == expected, "z differs from the tiles' values");
+    assert!(ours.bytes == assemble("z", 3, 4), "z differs from the tiles' values");
+    // w is uncompressed: chunks interior along y only are referenced by their valid byte prefix
+    // (not store-owned); those interior along x are rewritten.
+    let w = read_all(&store, "w");
+    assert!(w.bytes == assemble("w", 1, 8), "w differs from the tiles' values");
+    let info: serde_json::Value = serde_json::from_slice(&std::fs::read(store.join("vzarr.json")).unwrap()).unwrap();
+    let w_info = info["arrays"].as_array().unwrap().iter().find(|a| a["path"] == "w").unwrap();
+    // Rewritten: the last chunk column of the two 7-column tiles (interior along x), in every chunk
+    // row of both tile rows (5 rows and 4 rows, chunks of 3).
+    let chunk_rows: u64 = [5u64, 4].iter().map(|n| n.div_ceil(3)).sum();
+    assert_eq!(w_info["stats"]["owned"], 2 * chunk_rows, "{w_info}");
     // y decreases: the tile holding rows 0..5 (largest y) comes first.
     let y: Vec<u8> = [&paths[1], &paths[0]].iter().flat_map(|p| oracle(p, "y")).collect();
     assert!(read_all(&store, "y").bytes == y);

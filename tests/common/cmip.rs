@@ -129,7 +129,8 @@ pub fn tile_value(t: usize, y: usize, x: usize) -> f32 {
     field(t, y, x) + 100.0 * y as f32 + x as f32
 }
 
-/// Writes one tile as `tile_<y0>_<x0>.nc`, 3 time steps.
+/// Writes one tile as `tile_<y0>_<x0>.nc`: `z(time=3, y, x)` (compressed when asked) and
+/// `w(y, x)` float64 uncompressed.
 pub fn write_tile(dir: &Path, t: &Tile) -> PathBuf {
     let path = dir.join(format!("tile_{}_{}.nc", t.y0, t.x0));
     with_hdf5_files(|| {
@@ -162,6 +163,13 @@ pub fn write_tile(dir: &Path, t: &Tile) -> PathBuf {
             }
         }
         z.put_values(&v, [0..3, 0..t.ny, 0..t.nx]).unwrap();
+        // w(y, x): float64, uncompressed, chunked like z's last two dimensions.
+        let mut w = nc.add_variable::<f64>("w", &["y", "x"]).unwrap();
+        w.set_chunking(&t.chunk[1..]).unwrap();
+        let v: Vec<f64> = (t.y0..t.y0 + t.ny)
+            .flat_map(|y| (t.x0..t.x0 + t.nx).map(move |x| f64::from(tile_value(0, y, x))))
+            .collect();
+        w.put_values(&v, [0..t.ny, 0..t.nx]).unwrap();
         nc.close().unwrap();
     });
     path
