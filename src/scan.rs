@@ -9,13 +9,12 @@ mod filters;
 mod format;
 mod hdf5;
 pub mod netcdf3;
-pub mod netcdf_meta;
 mod rewrite;
 mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, FileFormat};
-pub use hdf5::Hdf5Scanner;
+pub use hdf5::{scan_hdf5, Hdf5Scanner};
 pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
@@ -170,13 +169,30 @@ pub fn quiet_hdf5() {
     ::hdf5::silence_errors(true);
 }
 
-/// How chunk locations are found in HDF5 files with the linked libhdf5: `"H5Dchunk_iter"` (one pass)
-/// or `"H5Dget_chunk_info_by_coord"` (one B-tree lookup per chunk).
-pub fn hdf5_chunk_lookup() -> &'static str {
-    if hdf5::has_chunk_iter() {
-        "H5Dchunk_iter"
-    } else {
-        "H5Dget_chunk_info_by_coord"
+/// Most chunks one array's grid may have: its dense chunk table (24 bytes a chunk) is allocated
+/// before the index is read, so a crafted extent must not size it. 2^27 chunks is a 3 GiB table.
+pub const MAX_CHUNKS_PER_ARRAY: u64 = 1 << 27;
+
+/// A table of missing chunks for `grid`, or an error naming the variable when the grid has more than
+/// [`MAX_CHUNKS_PER_ARRAY`] chunks.
+pub(crate) fn chunk_table_for(
+    path: &Path,
+    variable: &str,
+    grid: &crate::grid::ChunkGrid,
+) -> Result<crate::dataset::ChunkTable, ScanError> {
+    match grid.checked_num_chunks() {
+        Some(n) if n <= MAX_CHUNKS_PER_ARRAY => Ok(crate::dataset::ChunkTable::missing(n as usize)),
+        count => Err(ScanError::Unsupported {
+            path: path.to_path_buf(),
+            variable: variable.to_string(),
+            problem: match count {
+                Some(n) => format!(
+                    "shape {:?} has {n} chunks, more than vzarr's limit of {MAX_CHUNKS_PER_ARRAY} per array",
+                    grid.shape()
+                ),
+                None => format!("shape {:?} has more chunks than fit in 64 bits", grid.shape()),
+            },
+        }),
     }
 }
 

@@ -5,6 +5,12 @@
 //! `file://`) otherwise. Only `file://` and local paths are compiled in today; other schemes resolve
 //! through `object_store::parse_url` once its cloud features are enabled.
 
+mod cache;
+mod range;
+
+pub use cache::{CacheOptions, CachedSource, FetchStats};
+pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 

@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod concat;
 mod interop;
+mod native_hdf5;
 mod netcdf3;
 mod scan_hdf5;
 mod scan_netcdf4;

@@ -5,8 +5,8 @@
 //! Written form: `{"name": ..., "configuration": {...}}`, with the configuration keys of Zarr v3
 //! core (`bytes`: `endian`; `gzip`: `level`; `zstd`: `level`, `checksum`) and of the
 //! zarr-extensions `numcodecs.*` codecs (`numcodecs.shuffle`: `elementsize`; `numcodecs.zlib`:
-//! `level`; `numcodecs.fletcher32`: none). `bytes` without endian and `numcodecs.fletcher32`
-//! are written without a configuration.
+//! `level`; `numcodecs.fletcher32`: none). `bytes` without endian is written without a
+//! configuration; `numcodecs.fletcher32` with an empty one, which zarr-python requires.
 //!
 //! Accepted on input: the same, plus a bare name string for codecs that need no configuration,
 //! an empty or missing configuration for those, a missing zstd `checksum` (false, the zarr-python
@@ -21,7 +21,8 @@ use super::{Codec, CodecError, Endian};
 pub(super) fn codec_to_json(codec: &Codec) -> Value {
     let name = codec.name();
     match *codec {
-        Codec::Bytes { endian: None } | Codec::Fletcher32 => json!({ "name": name }),
+        Codec::Bytes { endian: None } => json!({ "name": name }),
+        Codec::Fletcher32 => json!({ "name": name, "configuration": {} }),
         // zarr-python writes (and expects) an empty configuration.
         Codec::VlenUtf8 => json!({ "name": name, "configuration": {} }),
         Codec::Bytes { endian: Some(endian) } => {
@@ -215,7 +216,7 @@ mod tests {
             codec_to_json(&Codec::Zstd { level: 3, checksum: false }),
             json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}})
         );
-        assert_eq!(codec_to_json(&Codec::Fletcher32), json!({"name": "numcodecs.fletcher32"}));
+        assert_eq!(codec_to_json(&Codec::Fletcher32), json!({"name": "numcodecs.fletcher32", "configuration": {}}));
     }
 
     #[test]

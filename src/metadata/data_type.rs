@@ -59,6 +59,32 @@ impl DataType {
         DataType::Float64,
     ];
 
+    /// Native-order elements of this type converted to f64 (exact for all but 64-bit integers
+    /// beyond 2^53; NaN for byte strings). A trailing partial element is ignored.
+    pub fn values_to_f64(self, bytes: &[u8]) -> Vec<f64> {
+        fn ne<const N: usize>(b: &[u8]) -> [u8; N] {
+            let mut out = [0u8; N];
+            out.copy_from_slice(&b[..N]);
+            out
+        }
+        bytes
+            .chunks_exact(self.size().max(1))
+            .map(|b| match self {
+                DataType::Bool | DataType::UInt8 => f64::from(b[0]),
+                DataType::Int8 => f64::from(b[0] as i8),
+                DataType::Int16 => f64::from(i16::from_ne_bytes(ne(b))),
+                DataType::Int32 => f64::from(i32::from_ne_bytes(ne(b))),
+                DataType::Int64 => i64::from_ne_bytes(ne(b)) as f64,
+                DataType::UInt16 => f64::from(u16::from_ne_bytes(ne(b))),
+                DataType::UInt32 => f64::from(u32::from_ne_bytes(ne(b))),
+                DataType::UInt64 => u64::from_ne_bytes(ne(b)) as f64,
+                DataType::Float32 => f64::from(f32::from_ne_bytes(ne(b))),
+                DataType::Float64 => f64::from_ne_bytes(ne(b)),
+                DataType::FixedBytes(_) | DataType::String => f64::NAN,
+            })
+            .collect()
+    }
+
     /// The name used in `zarr.json` (for [`DataType::FixedBytes`] its configuration is in
     /// [`DataType::to_json`]).
     pub fn name(self) -> &'static str {

@@ -80,27 +80,7 @@ impl ArrayData {
     /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53; NaN for byte
     /// strings).
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        let es = self.data_type.size();
-        if es == 0 {
-            return Vec::new();
-        }
-        self.bytes
-            .chunks_exact(es)
-            .map(|b| match self.data_type {
-                DataType::Bool => f64::from(b[0]),
-                DataType::Int8 => f64::from(i8::from_ne_slice(b)),
-                DataType::Int16 => f64::from(i16::from_ne_slice(b)),
-                DataType::Int32 => f64::from(i32::from_ne_slice(b)),
-                DataType::Int64 => i64::from_ne_slice(b) as f64,
-                DataType::UInt8 => f64::from(b[0]),
-                DataType::UInt16 => f64::from(u16::from_ne_slice(b)),
-                DataType::UInt32 => f64::from(u32::from_ne_slice(b)),
-                DataType::UInt64 => u64::from_ne_slice(b) as f64,
-                DataType::Float32 => f64::from(f32::from_ne_slice(b)),
-                DataType::Float64 => f64::from_ne_slice(b),
-                DataType::FixedBytes(_) | DataType::String => f64::NAN,
-            })
-            .collect()
+        self.data_type.values_to_f64(&self.bytes)
     }
 
     /// The elements as an n-dimensional array.

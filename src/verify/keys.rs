@@ -56,5 +56,34 @@ fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
     crate::scan::quiet_hdf5();
     let file = netcdf::open(location).ok()?;
     let value = file.attribute(name)?.value().ok()?;
-    Some(crate::scan::netcdf_meta::attribute_json(value))
+    attribute_json(value)
+}
+
+/// A text or numeric attribute as JSON (one-element lists as their element); None for others.
+fn attribute_json(value: netcdf::AttributeValue) -> Option<serde_json::Value> {
+    use netcdf::AttributeValue as A;
+    use serde_json::Value;
+    fn one<T: Clone>(v: &[T]) -> Option<T> {
+        (v.len() == 1).then(|| v[0].clone())
+    }
+    Some(match value {
+        A::Str(s) => Value::from(s),
+        A::Strs(v) => Value::from(one(&v)?),
+        A::Uchar(v) => Value::from(v),
+        A::Schar(v) => Value::from(v),
+        A::Ushort(v) => Value::from(v),
+        A::Short(v) => Value::from(v),
+        A::Uint(v) => Value::from(v),
+        A::Int(v) => Value::from(v),
+        A::Ulonglong(v) => Value::from(v),
+        A::Longlong(v) => Value::from(v),
+        A::Float(v) => Value::from(f64::from(v)),
+        A::Double(v) => Value::from(v),
+        A::Ints(v) => Value::from(one(&v)?),
+        A::Shorts(v) => Value::from(one(&v)?),
+        A::Longlongs(v) => Value::from(one(&v)?),
+        A::Doubles(v) => Value::from(one(&v)?),
+        A::Floats(v) => Value::from(f64::from(one(&v)?)),
+        _ => return None,
+    })
 }

@@ -2,7 +2,7 @@
 
 use netcdf::{Extent, Extents};
 
-use crate::scan::netcdf_meta::with_variable;
+use super::netcdf_lookup::with_variable;
 
 /// Values with their `units` and `calendar` attributes.
 pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);

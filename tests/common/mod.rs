@@ -10,6 +10,7 @@ pub mod archives;
 pub mod classic;
 pub mod cmip;
 pub mod fixtures;
+pub mod hdf5_oracle;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

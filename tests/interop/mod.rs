@@ -377,7 +377,7 @@ fn exports_refuse_existing_outputs_and_leave_nothing_behind() {
 // The Python stack.
 
 /// A Python >= 3.12 with zarr, numcodecs, fsspec, xarray and netCDF4, if one is available.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("VZARR_PYTHON").map(PathBuf::from),
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin/python")),

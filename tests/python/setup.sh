@@ -18,6 +18,7 @@ PINS=(
   "xarray==2026.9.0"
   "netCDF4==1.7.5.1.post1"
   "numpy==2.5.5"
+  "h5py==3.16.0"
 )
 
 pick_python() {
@@ -40,6 +41,6 @@ fi
 echo "using $PY ($("$PY" --version 2>&1))" >&2
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
-"$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy
+"$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy, h5py
 print("zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "fsspec", fsspec.__version__,
       "xarray", xarray.__version__, "netCDF4", netCDF4.__version__, "numpy", numpy.__version__)'

@@ -1,0 +1,354 @@
+//! What vzarr needs to know of one HDF5 dataset's storage, read from its object header by the native
+//! reader: element type, layout (compact, contiguous, chunked), filter pipeline and fill value, and
+//! the location of every stored chunk from any of the six chunk indexes (HDF5 File Format
+//! Specification, "Data Layout Message" and "Disk Format: Level 1").
+//!
+//! Chunk indexes are walked in one pass each (v1 B-tree, v2 B-tree, fixed array, extensible array,
+//! single chunk, implicit), never one lookup per chunk. Addresses the reader returns are relative to
+//! the superblock; [`StoredChunk::address`] is absolute in the file (user block included).
+
+use hdf5_reader::chunk_index::{self, ChunkEntry as IndexEntry};
+use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
+use hdf5_reader::messages::HdfMessage;
+use hdf5_reader::{ByteOrder, Datatype, Hdf5File};
+
+use crate::codec::Endian;
+use crate::metadata::DataType;
+
+/// A storage problem, described for the one-line error that names file and variable.
+pub(crate) type LayoutError = String;
+
+/// How a dataset's elements are laid out in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Chunked with this chunk shape.
+    Chunked(Vec<u64>),
+    /// One block at `address` (absolute; None: never allocated) of `size` bytes.
+    Contiguous { address: Option<u64>, size: u64 },
+    /// Stored in the object header: these bytes, in file order.
+    Compact(Vec<u8>),
+    /// External files and other layouts vzarr cannot reference.
+    Other(String),
+}
+
+/// One filter of the pipeline, in encode order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawFilter {
+    pub(crate) id: i32,
+    pub(crate) name: String,
+    pub(crate) cd_values: Vec<u32>,
+}
+
+/// The element type as stored in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ElementType {
+    /// A supported numeric type in this byte order (None for one-byte types).
+    Numeric(DataType, Option<Endian>),
+    /// Fixed-length strings of this many bytes (netCDF-4 `char` when 1).
+    FixedString(u32),
+    /// Anything else, described for the warning.
+    Unsupported(String),
+}
+
+/// What vzarr needs to know about one dataset's storage.
+#[derive(Debug, Clone)]
+pub(crate) struct StorageInfo {
+    pub(crate) layout: Layout,
+    pub(crate) filters: Vec<RawFilter>,
+    pub(crate) element: ElementType,
+    /// Fill value bytes in native order (empty: the type's default, zero bytes).
+    pub(crate) fill: Vec<u8>,
+    /// Chunked layouts: where the chunk index lives and what kind it is.
+    index: Option<ChunkIndex>,
+}
+
+/// Where a chunked dataset's index lives and what kind it is.
+#[derive(Debug, Clone)]
+struct ChunkIndex {
+    /// Address relative to the superblock.
+    address: u64,
+    /// None: the v1 B-tree of layout messages before version 4.
+    indexing: Option<ChunkIndexing>,
+    dims: Vec<u32>,
+    element_size: u32,
+}
+
+/// A stored chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StoredChunk {
+    pub(crate) filter_mask: u32,
+    /// Absolute byte offset in the file.
+    pub(crate) address: u64,
+    pub(crate) size: u64,
+}
+
+/// Reads the storage description of the dataset of `rank` dimensions whose object header is at
+/// `address`.
+pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<StorageInfo, LayoutError> {
+    let header = file.get_or_parse_header(address).map_err(|e| format!("object header at {address:#x}: {e}"))?;
+    let superblock = file.superblock();
+    let (base, undefined) = (superblock.base_address, undefined_address(superblock.offset_size));
+    let (mut datatype, mut layout, mut filters, mut fill, mut external) = (None, None, Vec::new(), None, false);
+    for message in &header.messages {
+        match message {
+            HdfMessage::Datatype(t) => datatype = Some(t.datatype.clone()),
+            HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
+            HdfMessage::FilterPipeline(p) => filters = raw_filters(p),
+            HdfMessage::FillValue(f) => fill = f.value.clone(),
+            HdfMessage::ExternalFiles(_) => external = true,
+            _ => {}
+        }
+    }
+    let datatype = datatype.ok_or("object header has no datatype message")?;
+    let layout = layout.ok_or("object header has no data layout message")?;
+    let element = element_type(&datatype);
+    let fill = native_fill(&element, fill.unwrap_or_default());
+    let (layout, index) = match layout {
+        _ if external => (Layout::Other("external storage".into()), None),
+        DataLayout::Compact { data } => (Layout::Compact(data), None),
+        DataLayout::Contiguous { address, size } => {
+            let address = (address != undefined).then(|| address + base);
+            (Layout::Contiguous { address, size }, None)
+        }
+        DataLayout::Chunked { address, mut dims, chunk_indexing, mut element_size } => {
+            // Layout messages before version 4 (and some writers' version 4) list the element size
+            // as one more chunk dimension.
+            if dims.len() == rank + 1 {
+                let legacy = dims.pop().unwrap_or(0);
+                if element_size == 0 {
+                    element_size = legacy;
+                }
+            }
+            if element_size == 0 {
+                element_size = element_bytes(&element);
+            }
+            if dims.len() != rank {
+                return Err(format!("chunk shape {dims:?} does not match the dataset's {rank} dimensions"));
+            }
+            let shape = dims.iter().map(|&d| u64::from(d)).collect();
+            let index =
+                (address != undefined).then_some(ChunkIndex { address, indexing: chunk_indexing, dims, element_size });
+            (Layout::Chunked(shape), index)
+        }
+    };
+    Ok(StorageInfo { layout, filters, element, fill, index })
+}
+
+/// The "undefined address" of a file whose addresses take `offset_size` bytes: all bits set.
+fn undefined_address(offset_size: u8) -> u64 {
+    if offset_size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * u32::from(offset_size))) - 1
+    }
+}
+
+fn raw_filters(pipeline: &hdf5_reader::messages::filter_pipeline::FilterPipelineMessage) -> Vec<RawFilter> {
+    pipeline
+        .filters
+        .iter()
+        .map(|f| RawFilter {
+            id: i32::from(f.id),
+            name: f.name.clone().unwrap_or_default(),
+            cd_values: f.client_data.clone(),
+        })
+        .collect()
+}
+
+fn endian(order: ByteOrder) -> Endian {
+    match order {
+        ByteOrder::LittleEndian => Endian::Little,
+        ByteOrder::BigEndian => Endian::Big,
+    }
+}
+
+/// Maps an HDF5 datatype to a Zarr data type, or names why it cannot be referenced.
+pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
+    let numeric = |t: DataType, size: u8, order: ByteOrder| ElementType::Numeric(t, (size > 1).then(|| endian(order)));
+    match datatype {
+        Datatype::FixedPoint { size, signed, byte_order } => match (size, signed) {
+            (1, true) => numeric(DataType::Int8, 1, *byte_order),
+            (2, true) => numeric(DataType::Int16, 2, *byte_order),
+            (4, true) => numeric(DataType::Int32, 4, *byte_order),
+            (8, true) => numeric(DataType::Int64, 8, *byte_order),
+            (1, false) => numeric(DataType::UInt8, 1, *byte_order),
+            (2, false) => numeric(DataType::UInt16, 2, *byte_order),
+            (4, false) => numeric(DataType::UInt32, 4, *byte_order),
+            (8, false) => numeric(DataType::UInt64, 8, *byte_order),
+            _ => ElementType::Unsupported(format!("{size}-byte integer type")),
+        },
+        Datatype::FloatingPoint { size: 4, byte_order } => numeric(DataType::Float32, 4, *byte_order),
+        Datatype::FloatingPoint { size: 8, byte_order } => numeric(DataType::Float64, 8, *byte_order),
+        Datatype::FloatingPoint { size, .. } => ElementType::Unsupported(format!("{size}-byte floating point type")),
+        Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } if *n > 0 => ElementType::FixedString(*n),
+        Datatype::String { .. } => ElementType::Unsupported("variable-length string type".into()),
+        Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => {
+            ElementType::Unsupported("variable-length string type".into())
+        }
+        Datatype::VarLen { .. } => ElementType::Unsupported("variable-length type".into()),
+        Datatype::Compound { .. } => ElementType::Unsupported("compound type".into()),
+        Datatype::Enum { .. } => ElementType::Unsupported("enum type".into()),
+        Datatype::Opaque { .. } => ElementType::Unsupported("opaque type".into()),
+        Datatype::Reference { .. } => ElementType::Unsupported("reference type".into()),
+        Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
+        Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
+    }
+}
+
+/// Bytes of one element (0 when the type is not supported).
+fn element_bytes(element: &ElementType) -> u32 {
+    match element {
+        ElementType::Numeric(t, _) => t.size() as u32,
+        ElementType::FixedString(n) => *n,
+        ElementType::Unsupported(_) => 0,
+    }
+}
+
+/// The fill value in native byte order, or empty for the type's default (zero) when the file
+/// records none or one of the wrong size.
+fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
+    let size = element_bytes(element) as usize;
+    if size == 0 || stored.len() != size {
+        return Vec::new();
+    }
+    if let ElementType::Numeric(_, Some(e)) = element {
+        if *e != Endian::native() {
+            stored.reverse();
+        }
+    }
+    stored
+}
+
+/// Every stored chunk of a chunked dataset whose stored extent is `extent` (elements), with its
+/// element offsets: `found(origin, chunk)` once per chunk, in index order. Chunks wholly outside
+/// the extent (left behind when a dataset shrank) are skipped; a chunk whose origin is not on the
+/// chunk grid is an error.
+pub(crate) fn visit_chunks(
+    file: &Hdf5File,
+    info: &StorageInfo,
+    extent: &[u64],
+    max_dims: Option<&[u64]>,
+    found: &mut dyn FnMut(&[u64], StoredChunk),
+) -> Result<(), LayoutError> {
+    let Some(index) = &info.index else { return Ok(()) };
+    if extent.contains(&0) {
+        return Ok(());
+    }
+    let (address, dims) = (index.address, &index.dims);
+    let entries =
+        index_entries(file, index, extent, max_dims).map_err(|e| format!("chunk index at {address:#x}: {e}"))?;
+    let base = file.superblock().base_address;
+    let ndim = extent.len();
+    for entry in &entries {
+        let origin = &entry.offsets[..ndim.min(entry.offsets.len())];
+        if origin.len() != ndim || origin.iter().zip(dims).any(|(o, &c)| o % u64::from(c.max(1)) != 0) {
+            return Err(format!(
+                "chunk index at {address:#x} holds a chunk at {origin:?}, off the chunk grid {dims:?}"
+            ));
+        }
+        if origin.iter().zip(extent).any(|(o, e)| o >= e) {
+            continue;
+        }
+        let absolute = entry.address.checked_add(base).ok_or("chunk address overflows")?;
+        // Indexes of unfiltered chunks record no sizes: every chunk is stored whole.
+        let size = match entry.size {
+            0 if info.filters.is_empty() => index.chunk_bytes(),
+            0 => return Err(format!("chunk index at {address:#x} gives a filtered chunk at {origin:?} no size")),
+            size => size,
+        };
+        found(origin, StoredChunk { filter_mask: entry.filter_mask, address: absolute, size });
+    }
+    Ok(())
+}
+
+fn index_entries(
+    file: &Hdf5File,
+    index: &ChunkIndex,
+    extent: &[u64],
+    max_dims: Option<&[u64]>,
+) -> hdf5_reader::error::Result<Vec<IndexEntry>> {
+    let storage = file.storage();
+    let (offset_size, length_size) = (file.superblock().offset_size, file.superblock().length_size);
+    let (address, dims, ndim) = (index.address, index.dims.as_slice(), extent.len());
+    match &index.indexing {
+        None => {
+            let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+                storage,
+                address,
+                offset_size,
+                length_size,
+                Some(ndim as u32),
+                dims,
+                None,
+            )?;
+            btree_v1_entries(leaves, ndim)
+        }
+        Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => {
+            let size = if *filtered_size == 0 { index.chunk_bytes() } else { *filtered_size };
+            Ok(vec![chunk_index::single_chunk_entry(address, size, *filters, ndim)])
+        }
+        Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
+            address,
+            extent,
+            dims,
+            index.element_size as usize,
+            None,
+            storage.len(),
+        ),
+        Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(
+            storage,
+            address,
+            offset_size,
+            length_size,
+            ndim as u32,
+            dims,
+            None,
+        ),
+        Some(ChunkIndexing::FixedArray { .. }) => hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
+            storage,
+            address,
+            offset_size,
+            length_size,
+            extent,
+            dims,
+            None,
+        ),
+        Some(ChunkIndexing::ExtensibleArray { .. }) => {
+            hdf5_reader::extensible_array::collect_extensible_array_chunk_entries_storage(
+                storage,
+                address,
+                offset_size,
+                length_size,
+                extent,
+                max_dims,
+                dims,
+                None,
+            )
+        }
+    }
+}
+
+impl ChunkIndex {
+    /// Bytes of one unfiltered chunk.
+    fn chunk_bytes(&self) -> u64 {
+        self.dims.iter().map(|&d| u64::from(d)).product::<u64>() * u64::from(self.element_size)
+    }
+}
+
+/// Chunk entries from the leaves of a v1 B-tree (raw data keys carry the chunk's size, filter mask
+/// and element offsets).
+fn btree_v1_entries(
+    leaves: Vec<(hdf5_reader::btree_v1::BTreeV1Key, u64)>,
+    ndim: usize,
+) -> hdf5_reader::error::Result<Vec<IndexEntry>> {
+    use hdf5_reader::btree_v1::BTreeV1Key;
+    let mut entries = Vec::with_capacity(leaves.len());
+    for (key, address) in leaves {
+        let BTreeV1Key::RawData { chunk_size, filter_mask, mut offsets } = key else {
+            return Err(hdf5_reader::error::Error::InvalidData("chunk B-tree holds a group key".into()));
+        };
+        offsets.truncate(ndim);
+        entries.push(IndexEntry { address, size: u64::from(chunk_size), filter_mask, offsets });
+    }
+    Ok(entries)
+}

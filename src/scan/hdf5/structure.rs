@@ -1,0 +1,328 @@
+//! The netCDF view of an HDF5 file, from the native reader: groups, variables, dimension names and
+//! lengths, user attributes, following the NetCDF-4 conventions as libnetcdf applies them.
+//!
+//! - A dataset with `CLASS = "DIMENSION_SCALE"` defines a dimension named by its `NAME` attribute;
+//!   when `NAME` starts with "This is a netCDF dimension but not a netCDF variable" the dataset only
+//!   carries the dimension (named as the dataset) and is not a variable.
+//! - A variable's dimensions come from `DIMENSION_LIST` (object references to scales); a scale
+//!   variable is its own dimension; a multi-dimensional coordinate variable lists dimension ids in
+//!   `_Netcdf4Coordinates`.
+//! - A variable that has a dimension's name without being its coordinate is stored as
+//!   `_nc4_non_coord_NAME` and is shown as `NAME`.
+//! - Datasets without scales get `phony_dim_N` dimensions as libnetcdf names them: per group, an
+//!   existing phony dimension of the same length and kind is reused, else a new one is numbered with
+//!   the next dimension id of the file.
+//! - An unlimited dimension is as long as the longest variable that uses it.
+//! - Bookkeeping attributes are hidden.
+
+use std::collections::HashMap;
+
+use hdf5_reader::group::Group;
+use hdf5_reader::{Dataset, Hdf5File};
+
+use super::attributes::{attribute_json, BOOKKEEPING};
+use crate::dataset::GroupNode;
+use crate::metadata::Attributes;
+
+/// libnetcdf's name for the dimension scale of a dimension that has no variable.
+const DIMENSION_ONLY: &str = "This is a netCDF dimension but not a netCDF variable";
+/// The prefix libnetcdf gives a variable named as a dimension it is not the coordinate of.
+const NON_COORD: &str = "_nc4_non_coord_";
+/// Deepest group nesting followed (a crafted file cannot recurse without end).
+const MAX_DEPTH: usize = 64;
+
+/// One variable as netCDF shows it.
+pub(crate) struct H5Variable {
+    /// `group/name` path from the root, no leading slash.
+    pub(crate) path: String,
+    /// The dataset holding its values.
+    pub(crate) dataset: Dataset,
+    /// Dimension names and (netCDF) lengths, in order.
+    pub(crate) dims: Vec<(String, u64)>,
+    /// User attributes.
+    pub(crate) attributes: Attributes,
+}
+
+/// Groups (root first) and variables of a file, and attributes that had to be left out.
+#[derive(Default)]
+pub(crate) struct H5Structure {
+    pub(crate) groups: Vec<GroupNode>,
+    pub(crate) variables: Vec<H5Variable>,
+    /// (object path, attribute name, why) of attributes with no JSON form.
+    pub(crate) dropped_attributes: Vec<(String, String, String)>,
+}
+
+/// A dimension defined by a scale.
+#[derive(Debug, Clone)]
+struct Dim {
+    name: String,
+    length: u64,
+    unlimited: bool,
+}
+
+/// A dataset found while walking, before dimensions are resolved.
+struct Found {
+    group: usize,
+    path: String,
+    dataset: Dataset,
+    scale: bool,
+}
+
+/// How one axis of a variable was resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Axis {
+    /// Index into the real dimensions.
+    Real(usize),
+    /// Index into the phony dimensions.
+    Phony(usize),
+}
+
+/// Reads the netCDF structure of `file`.
+pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
+    let mut out = H5Structure::default();
+    let (mut found, mut post) = (Vec::new(), Vec::new());
+    let root = file.root_group().map_err(|e| format!("root group: {e}"))?;
+    walk(&root, "", 0, &mut out, &mut found, &mut post)?;
+    let maps = scales(&found, usize::from(file.superblock().offset_size));
+    let mut phony: Vec<Dim> = Vec::new();
+    let mut group_dims: Vec<Vec<Axis>> = (0..out.groups.len()).map(|_| Vec::new()).collect();
+    for (d, &g) in maps.groups.iter().enumerate() {
+        group_dims[g].push(Axis::Real(d));
+    }
+    let mut resolved = Vec::with_capacity(found.len());
+    for &g in &post {
+        for f in found.iter().filter(|f| f.group == g) {
+            if f.scale && dimension_only(&f.dataset) {
+                continue;
+            }
+            let axes = match axes(f, &maps)? {
+                Some(axes) => axes,
+                None => phony_axes(f, &maps.dims, &mut phony, &mut group_dims[g]),
+            };
+            resolved.push((f, axes));
+        }
+    }
+    let mut dims = maps.dims;
+    // An unlimited dimension is as long as the longest variable along it.
+    for (f, axes) in &resolved {
+        for (axis, extent) in axes.iter().zip(f.dataset.shape()) {
+            if let Axis::Real(d) = axis {
+                if dims[*d].unlimited {
+                    dims[*d].length = dims[*d].length.max(*extent);
+                }
+            }
+        }
+    }
+    for (f, axes) in resolved {
+        let dims = axes
+            .iter()
+            .map(|axis| match axis {
+                Axis::Real(d) => (dims[*d].name.clone(), dims[*d].length),
+                Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
+            })
+            .collect();
+        let attributes = attributes(&f.path, f.dataset.attributes(), &mut out.dropped_attributes);
+        out.variables.push(H5Variable { path: netcdf_path(&f.path), dataset: f.dataset.clone(), dims, attributes });
+    }
+    Ok(out)
+}
+
+/// Walks the group tree: groups in pre-order into `out`, datasets into `found`, and group indices
+/// in post-order (children before their parent, the order libnetcdf matches dimensions in) into
+/// `post`.
+fn walk(
+    group: &Group,
+    path: &str,
+    depth: usize,
+    out: &mut H5Structure,
+    found: &mut Vec<Found>,
+    post: &mut Vec<usize>,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("{path}: groups nested deeper than {MAX_DEPTH} levels"));
+    }
+    let index = out.groups.len();
+    let group_attributes = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
+    let attributes = attributes(path, group_attributes, &mut out.dropped_attributes);
+    out.groups.push(GroupNode { path: path.to_string(), attributes });
+    let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
+    for dataset in datasets {
+        let scale =
+            dataset.attribute("CLASS").ok().and_then(|a| a.read_string().ok()).as_deref() == Some("DIMENSION_SCALE");
+        let name = leaf(dataset.name()).to_string();
+        found.push(Found { group: index, path: join(path, &name), dataset, scale });
+    }
+    for child in children {
+        let name = leaf(child.name()).to_string();
+        walk(&child, &join(path, &name), depth + 1, out, found, post)?;
+    }
+    post.push(index);
+    Ok(())
+}
+
+/// The dimensions defined by scales, by object address and by `_Netcdf4Dimid`.
+struct ScaleMaps {
+    dims: Vec<Dim>,
+    /// The group each dimension is defined in.
+    groups: Vec<usize>,
+    by_address: HashMap<u64, usize>,
+    by_id: HashMap<i64, usize>,
+    offset_size: usize,
+}
+
+fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
+    let (mut dims, mut groups, mut by_address, mut by_id) = (Vec::new(), Vec::new(), HashMap::new(), HashMap::new());
+    for f in found.iter().filter(|f| f.scale) {
+        let ds = &f.dataset;
+        let name = match ds.attribute("NAME").ok().and_then(|a| a.read_string().ok()) {
+            Some(n) if !n.starts_with(DIMENSION_ONLY) && !n.is_empty() => n.trim_end_matches('\0').to_string(),
+            _ => netcdf_name(leaf(&f.path)).to_string(),
+        };
+        let length = ds.shape().first().copied().unwrap_or(0);
+        let unlimited = ds.max_dims().and_then(|m| m.first()).is_some_and(|&m| m == u64::MAX);
+        by_address.insert(ds.address(), dims.len());
+        if let Some(id) = ds.attribute("_Netcdf4Dimid").ok().and_then(|a| a.read_scalar::<i32>().ok()) {
+            by_id.insert(i64::from(id), dims.len());
+        }
+        dims.push(Dim { name, length, unlimited });
+        groups.push(f.group);
+    }
+    ScaleMaps { dims, groups, by_address, by_id, offset_size }
+}
+
+fn dimension_only(ds: &Dataset) -> bool {
+    ds.attribute("NAME").ok().and_then(|a| a.read_string().ok()).is_some_and(|n| n.starts_with(DIMENSION_ONLY))
+}
+
+/// The dimensions of one variable from its scales; None when it has none (phony dimensions).
+fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
+    let (by_address, by_id) = (&maps.by_address, &maps.by_id);
+    let ds = &f.dataset;
+    let rank = ds.ndim();
+    if rank == 0 {
+        return Ok(Some(Vec::new()));
+    }
+    if f.scale && rank == 1 {
+        if let Some(&d) = by_address.get(&ds.address()) {
+            return Ok(Some(vec![Axis::Real(d)]));
+        }
+    }
+    if f.scale {
+        if let Ok(ids) = ds.attribute("_Netcdf4Coordinates").and_then(|a| a.read_1d::<i32>()) {
+            let axes: Option<Vec<Axis>> =
+                ids.iter().map(|id| by_id.get(&i64::from(*id)).map(|&d| Axis::Real(d))).collect();
+            if let Some(axes) = axes.filter(|a| a.len() == rank) {
+                return Ok(Some(axes));
+            }
+        }
+    }
+    let Some(addresses) = dimension_list(ds, maps.offset_size)? else { return Ok(None) };
+    addresses
+        .iter()
+        .map(|a| {
+            by_address.get(a).map(|&d| Axis::Real(d)).ok_or_else(|| {
+                format!("{}: DIMENSION_LIST refers to object {a:#x}, which is no dimension scale", f.path)
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// libnetcdf's dimensions for a dataset without scales: per axis, the first dimension of its group
+/// (`group_dims`: real ones, then phony ones as created) of the same length and kind that the
+/// variable does not already use, else a new `phony_dim_N` numbered with the next dimension id.
+fn phony_axes(f: &Found, real: &[Dim], phony: &mut Vec<Dim>, group_dims: &mut Vec<Axis>) -> Vec<Axis> {
+    let ds = &f.dataset;
+    let max = ds.max_dims().map(<[u64]>::to_vec);
+    let mut axes: Vec<Axis> = Vec::with_capacity(ds.ndim());
+    for (axis, &length) in ds.shape().iter().enumerate() {
+        let unlimited = max.as_ref().and_then(|m| m.get(axis)).is_some_and(|&m| m == u64::MAX);
+        let fits = |a: &Axis| {
+            let dim = match *a {
+                Axis::Real(d) => &real[d],
+                Axis::Phony(p) => &phony[p],
+            };
+            dim.length == length && dim.unlimited == unlimited && !axes.contains(a)
+        };
+        let chosen = group_dims.iter().copied().find(fits).unwrap_or_else(|| {
+            let name = format!("phony_dim_{}", real.len() + phony.len());
+            phony.push(Dim { name, length, unlimited });
+            group_dims.push(Axis::Phony(phony.len() - 1));
+            Axis::Phony(phony.len() - 1)
+        });
+        axes.push(chosen);
+    }
+    axes
+}
+
+/// The scale addresses of `DIMENSION_LIST`, one per axis; None when the attribute is absent.
+/// `offset_size` is the file's address size, which object references are written with.
+fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<u64>>, String> {
+    let Ok(attr) = ds.attribute("DIMENSION_LIST") else { return Ok(None) };
+    let entry = 4 + offset_size + 4;
+    let rank = ds.ndim();
+    if attr.raw_data.len() < rank * entry {
+        return Err(format!("{}: DIMENSION_LIST is truncated", ds.name()));
+    }
+    let mut out = Vec::with_capacity(rank);
+    for item in attr.raw_data.chunks_exact(entry).take(rank) {
+        let heap = ds
+            .resolve_vlen_reference_bytes(item, offset_size)
+            .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
+        let refs = hdf5_reader::reference::read_object_references(&heap, offset_size as u8)
+            .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
+        match refs.first() {
+            Some(&address) => out.push(address),
+            None => return Err(format!("{}: DIMENSION_LIST has an empty entry", ds.name())),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// User attributes of an object; attributes with no JSON form are listed in `dropped`.
+fn attributes(
+    object: &str,
+    attrs: Vec<hdf5_reader::Attribute>,
+    dropped: &mut Vec<(String, String, String)>,
+) -> Attributes {
+    let mut out = Attributes::new();
+    for attr in attrs {
+        if BOOKKEEPING.contains(&attr.name.as_str()) {
+            continue;
+        }
+        match attribute_json(&attr) {
+            Ok(value) => {
+                out.insert(attr.name.clone(), value);
+            }
+            Err(why) => dropped.push((object.to_string(), attr.name.clone(), why)),
+        }
+    }
+    out
+}
+
+/// The last component of an HDF5 path.
+fn leaf(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A dataset name as netCDF shows it.
+fn netcdf_name(name: &str) -> &str {
+    name.strip_prefix(NON_COORD).unwrap_or(name)
+}
+
+/// A dataset path as netCDF shows it (the last component without `_nc4_non_coord_`).
+fn netcdf_path(path: &str) -> String {
+    match path.rsplit_once('/') {
+        Some((parent, name)) => join(parent, netcdf_name(name)),
+        None => netcdf_name(path).to_string(),
+    }
+}
+
+/// `prefix/name`, or `name` at the root.
+pub(crate) fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    }
+}

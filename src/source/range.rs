@@ -1,0 +1,226 @@
+//! Byte ranges of one source object: the trait every scanner reads through, with a local-file
+//! implementation (positional reads) and one over any `object_store` store (local, S3, GCS, Azure,
+//! HTTP), so one scanner serves local and remote archives alike.
+//!
+//! Reads never allocate more than the caller asked for, and a caller never asks for more than
+//! [`ByteSource::len`] allows: a range past the end is a [`RangeError::PastEnd`] naming the object.
+
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+/// A failed range read, naming the object.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RangeError {
+    /// The range ends past the end of the object.
+    #[error("{location}: {length} bytes at offset {offset} lie past the end of the file ({size} bytes)")]
+    PastEnd {
+        /// The object.
+        location: String,
+        /// First byte asked for.
+        offset: u64,
+        /// Bytes asked for.
+        length: u64,
+        /// The object's size.
+        size: u64,
+    },
+    /// A local read failed.
+    #[error("{location}: cannot read {length} bytes at offset {offset}: {source}")]
+    Io {
+        /// The object.
+        location: String,
+        /// First byte asked for.
+        offset: u64,
+        /// Bytes asked for.
+        length: u64,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The object store refused or failed the request.
+    #[error("{location}: cannot read {length} bytes at offset {offset}: {source}")]
+    Store {
+        /// The object.
+        location: String,
+        /// First byte asked for.
+        offset: u64,
+        /// Bytes asked for.
+        length: u64,
+        /// The store's error.
+        source: object_store::Error,
+    },
+}
+
+/// Random access to the bytes of one immutable object.
+pub trait ByteSource: Send + Sync {
+    /// The object's location as shown in messages (a path or a URL).
+    fn location(&self) -> &str;
+
+    /// The object's size in bytes.
+    fn len(&self) -> u64;
+
+    /// Whether the object is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads `length` bytes at `offset`.
+    ///
+    /// # Errors
+    /// [`RangeError::PastEnd`] when the range does not lie inside the object; otherwise the I/O or
+    /// store error.
+    fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError>;
+}
+
+/// Checks that `offset..offset + length` lies inside an object of `size` bytes.
+///
+/// # Errors
+/// [`RangeError::PastEnd`] otherwise (also when the end overflows).
+pub fn check_range(location: &str, offset: u64, length: u64, size: u64) -> Result<(), RangeError> {
+    match offset.checked_add(length) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(RangeError::PastEnd { location: location.to_string(), offset, length, size }),
+    }
+}
+
+/// A local file read with positional reads (no seek, shareable across threads).
+#[derive(Debug)]
+pub struct LocalFile {
+    location: String,
+    file: std::fs::File,
+    size: u64,
+}
+
+impl LocalFile {
+    /// Opens a regular file. FIFOs, devices and sockets are refused before they are opened for
+    /// reading, so a crafted path cannot make the scan hang.
+    ///
+    /// # Errors
+    /// The I/O error of `stat` or `open`; `InvalidInput` for anything but a regular file.
+    pub fn open(path: &std::path::Path) -> std::io::Result<Self> {
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        let file = std::fs::File::open(path)?;
+        let size = file.metadata()?.len();
+        Ok(LocalFile { location: path.display().to_string(), file, size })
+    }
+}
+
+impl ByteSource for LocalFile {
+    fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn len(&self) -> u64 {
+        self.size
+    }
+
+    fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError> {
+        check_range(&self.location, offset, length, self.size)?;
+        let mut buf = vec![0u8; length as usize];
+        self.file.read_exact_at(&mut buf, offset).map_err(|source| RangeError::Io {
+            location: self.location.clone(),
+            offset,
+            length,
+            source,
+        })?;
+        Ok(Bytes::from(buf))
+    }
+}
+
+/// An object in any `object_store` store, read with ranged GETs on a tokio runtime the caller owns.
+pub struct ObjectSource {
+    location: String,
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    size: u64,
+    runtime: tokio::runtime::Handle,
+}
+
+impl std::fmt::Debug for ObjectSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectSource").field("location", &self.location).field("size", &self.size).finish()
+    }
+}
+
+impl ObjectSource {
+    /// A source over `path` in `store`, whose size is known (from a listing or a HEAD request).
+    /// Reads block the calling thread on `runtime`; call them from outside the runtime's own
+    /// threads (e.g. from rayon or `spawn_blocking`).
+    pub fn new(
+        location: String,
+        store: Arc<dyn ObjectStore>,
+        path: ObjectPath,
+        size: u64,
+        runtime: tokio::runtime::Handle,
+    ) -> Self {
+        ObjectSource { location, store, path, size, runtime }
+    }
+}
+
+impl ByteSource for ObjectSource {
+    fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn len(&self) -> u64 {
+        self.size
+    }
+
+    fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError> {
+        check_range(&self.location, offset, length, self.size)?;
+        if length == 0 {
+            return Ok(Bytes::new());
+        }
+        let fetched = self.runtime.block_on(self.store.get_range(&self.path, offset..offset + length));
+        let store_error = |source| RangeError::Store { location: self.location.clone(), offset, length, source };
+        let bytes = fetched.map_err(store_error)?;
+        if bytes.len() as u64 != length {
+            return Err(RangeError::PastEnd { location: self.location.clone(), offset, length, size: self.size });
+        }
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_reads_are_bounded_by_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        std::fs::write(&path, (0u8..100).collect::<Vec<_>>()).unwrap();
+        let file = LocalFile::open(&path).unwrap();
+        assert_eq!(file.len(), 100);
+        assert_eq!(&file.read_range(10, 3).unwrap()[..], &[10, 11, 12]);
+        let err = file.read_range(99, 2).unwrap_err();
+        assert!(err.to_string().contains("past the end of the file (100 bytes)"), "{err}");
+        assert!(file.read_range(u64::MAX, 2).is_err());
+    }
+
+    #[test]
+    fn special_files_are_refused_without_opening_them() {
+        let err = LocalFile::open(std::path::Path::new("/dev/null")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn object_store_reads_match_local_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        std::fs::write(&path, (0u8..200).collect::<Vec<_>>()).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::local::LocalFileSystem::new());
+        let object = ObjectPath::from_absolute_path(&path).unwrap();
+        let source = ObjectSource::new(path.display().to_string(), store, object, 200, runtime.handle().clone());
+        let local = LocalFile::open(&path).unwrap();
+        assert_eq!(source.read_range(50, 100).unwrap(), local.read_range(50, 100).unwrap());
+        assert!(source.read_range(150, 51).is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! Finding a variable by its `group/name` path in a file opened with libnetcdf, for the oracle
+//! reads of `verify` (scanning does not use libnetcdf).
+
+use netcdf::{Group, Variable};
+
+/// Runs `f` on the variable at `path` (`grp/sub/var`), or returns None when there is none.
+///
+/// # Errors
+/// The error `f` returns.
+pub(super) fn with_variable<T>(
+    file: &netcdf::File,
+    path: &str,
+    f: impl FnOnce(&Variable<'_>) -> Result<T, netcdf::Error>,
+) -> Result<Option<T>, netcdf::Error> {
+    let (groups, name) = path.rsplit_once('/').unwrap_or(("", path));
+    if groups.is_empty() {
+        return file.variable(name).map(|v| f(&v)).transpose();
+    }
+    let Some(root) = file.root() else { return Ok(None) };
+    let segments: Vec<&str> = groups.split('/').collect();
+    in_group(&root, &segments, name, f)
+}
+
+fn in_group<T>(
+    group: &Group<'_>,
+    segments: &[&str],
+    name: &str,
+    f: impl FnOnce(&Variable<'_>) -> Result<T, netcdf::Error>,
+) -> Result<Option<T>, netcdf::Error> {
+    match segments.split_first() {
+        None => group.variable(name).map(|v| f(&v)).transpose(),
+        Some((first, rest)) => match group.group(first) {
+            Some(child) => in_group(&child, rest, name, f),
+            None => Ok(None),
+        },
+    }
+}

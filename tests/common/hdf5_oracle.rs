@@ -1,0 +1,101 @@
+//! The libhdf5 oracle for the native HDF5 reader: where libhdf5 says each chunk is
+//! (`H5Dget_chunk_info_by_coord`, one B-tree lookup) and what it reads for a whole dataset (`H5Dread`
+//! into the native type). Never calls vzarr code.
+
+use std::path::Path;
+
+use hdf5_sys::h5::{haddr_t, hsize_t, HADDR_UNDEF};
+use hdf5_sys::h5d::{H5Dget_chunk_info_by_coord, H5Dget_type, H5Dread};
+use hdf5_sys::h5p::H5P_DEFAULT;
+use hdf5_sys::h5s::H5S_ALL;
+use hdf5_sys::h5t::{H5T_direction_t, H5Tclose, H5Tget_native_type};
+
+use super::with_hdf5_files;
+
+/// A chunk as libhdf5 reports it: absolute file offset (user block included) and stored size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibChunk {
+    pub offset: u64,
+    pub length: u64,
+    pub filter_mask: u32,
+}
+
+/// Whether libhdf5 (Debian's 1.10) opens `file` and every dataset in it (it opens an HDF5 2.0
+/// file but none of its datasets: "bad version number for layout message").
+pub fn libhdf5_opens(file: &Path) -> bool {
+    fn datasets_open(group: &hdf5::Group) -> bool {
+        let (Ok(datasets), Ok(groups)) = (group.datasets(), group.groups()) else { return false };
+        datasets.iter().all(|d| d.shape().len() < usize::MAX) && groups.iter().all(datasets_open)
+    }
+    with_hdf5_files(|| hdf5::File::open(file).is_ok_and(|f| datasets_open(&f)))
+}
+
+/// The HDF5 paths of every dataset in `file`, groups walked depth first.
+pub fn dataset_paths(file: &Path) -> Vec<String> {
+    fn walk(group: &hdf5::Group, out: &mut Vec<String>) {
+        for ds in group.datasets().unwrap() {
+            out.push(ds.name().trim_start_matches('/').to_string());
+        }
+        for g in group.groups().unwrap() {
+            walk(&g, out);
+        }
+    }
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let mut out = Vec::new();
+        walk(&f, &mut out);
+        out
+    })
+}
+
+/// libhdf5's chunk shape of `dataset` (None when not chunked).
+pub fn chunk_shape(file: &Path, dataset: &str) -> Option<Vec<u64>> {
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        ds.chunk().map(|c| c.iter().map(|&n| n as u64).collect())
+    })
+}
+
+/// The chunk whose first element is `origin`, as libhdf5 finds it (None: never written).
+pub fn chunk_at(file: &Path, dataset: &str, origin: &[u64]) -> Option<LibChunk> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let ds = f.dataset(dataset).unwrap();
+        let (mut mask, mut addr, mut size): (u32, haddr_t, hsize_t) = (0, HADDR_UNDEF, 0);
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: `origin` has one entry per dataset dimension, as the call reads.
+        let ret = unsafe { H5Dget_chunk_info_by_coord(ds.id(), origin.as_ptr(), &mut mask, &mut addr, &mut size) };
+        assert!(ret >= 0, "{}: {dataset}: H5Dget_chunk_info_by_coord({origin:?}) failed", file.display());
+        // libhdf5 before 1.14.4 leaves the user block out of chunk addresses (HDF Group issue 3003).
+        let shift = if library_version() < (1, 14, 4) { f.userblock() } else { 0 };
+        (addr != HADDR_UNDEF).then(|| LibChunk { offset: addr + shift, length: size, filter_mask: mask })
+    })
+}
+
+/// The whole dataset read by libhdf5 into its native type, as bytes.
+pub fn read_native(file: &Path, dataset: &str, len: usize) -> Vec<u8> {
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        let mut buf = vec![0u8; len];
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the memory type is the dataset's native type, whose size times the element count
+        // the caller passes as `len`.
+        unsafe {
+            let ftype = H5Dget_type(ds.id());
+            let native = H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND);
+            let ret = H5Dread(ds.id(), native, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast());
+            H5Tclose(native);
+            H5Tclose(ftype);
+            assert!(ret >= 0, "{}: {dataset}: H5Dread failed", file.display());
+        }
+        buf
+    })
+}
+
+/// The linked libhdf5's version (major, minor, release).
+pub fn library_version() -> (u32, u32, u32) {
+    let (mut major, mut minor, mut release) = (0, 0, 0);
+    // SAFETY: H5get_libversion only writes the three integers.
+    unsafe { hdf5_sys::h5::H5get_libversion(&mut major, &mut minor, &mut release) };
+    (major, minor, release)
+}

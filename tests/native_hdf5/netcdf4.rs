@@ -1,0 +1,70 @@
+//! NetCDF-4 conventions the native reader applies as libnetcdf does, each checked against libnetcdf on
+//! a file libnetcdf wrote: a variable named as a dimension it is not the coordinate of (stored as
+//! `_nc4_non_coord_NAME`), and `char` variables, whose last dimension becomes the string length as in
+//! NetCDF-3.
+
+use std::path::{Path, PathBuf};
+
+use vzarr::ScanOptions;
+
+use crate::common::classic::NcChar;
+use crate::common::{array_json, assert_store_matches_oracle, open_store, oracle_read, read, scan_to_store, Fixture};
+
+fn write_non_coordinate(dir: &Path) -> PathBuf {
+    let path = dir.join("non_coord.nc");
+    let mut f = netcdf::create(&path).unwrap();
+    f.add_dimension("x", 5).unwrap();
+    f.add_dimension("y", 2).unwrap();
+    // `x(y, x)` has the dimension's name without being its coordinate.
+    let mut x = f.add_variable::<f32>("x", &["y", "x"]).unwrap();
+    let values: Vec<f32> = (0..10).map(|i| i as f32 * 1.5 - 3.0).collect();
+    x.put_values(&values, ..).unwrap();
+    let mut y = f.add_variable::<i32>("y", &["y"]).unwrap();
+    y.put_values(&[10, 20], ..).unwrap();
+    path
+}
+
+fn write_chars(dir: &Path) -> PathBuf {
+    let path = dir.join("chars.nc");
+    let mut f = netcdf::create(&path).unwrap();
+    f.add_dimension("station", 3).unwrap();
+    f.add_dimension("strlen", 8).unwrap();
+    let names: Vec<NcChar> = b"alpha\0\0\0beta\0\0\0\0gamma-3\0".iter().map(|&b| NcChar(b)).collect();
+    f.add_variable::<NcChar>("name", &["station", "strlen"]).unwrap().put_values(&names, ..).unwrap();
+    let mut chunked = f.add_variable::<NcChar>("chunked_name", &["station", "strlen"]).unwrap();
+    chunked.set_chunking(&[2, 8]).unwrap();
+    chunked.put_values(&names, ..).unwrap();
+    let mut split = f.add_variable::<NcChar>("split_name", &["station", "strlen"]).unwrap();
+    split.set_chunking(&[2, 4]).unwrap();
+    split.put_values(&names, ..).unwrap();
+    path
+}
+
+#[test]
+fn a_variable_named_as_a_dimension_it_is_not_the_coordinate_of() {
+    let fixture = Fixture::new(write_non_coordinate);
+    let store = scan_to_store(&fixture.path, fixture.dir.path(), "s.vzarr", &ScanOptions::default());
+    assert_store_matches_oracle(&fixture.path, &store);
+}
+
+#[test]
+fn char_variables_fold_their_string_dimension() {
+    let fixture = Fixture::new(write_chars);
+    let store_path = scan_to_store(&fixture.path, fixture.dir.path(), "s.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    for (name, folded) in [("name", true), ("chunked_name", true), ("split_name", false)] {
+        let meta = array_json(&store_path, name);
+        let theirs = oracle_read(&fixture.path, name, None);
+        let ours = read(&store, name, "");
+        assert_eq!(ours.bytes, theirs, "{name}: bytes equal libnetcdf's");
+        if folded {
+            // Contiguous, or chunks holding whole strings: one 8-byte string per station.
+            assert_eq!(meta["shape"], serde_json::json!([3]), "{name}");
+            assert_eq!(meta["dimension_names"], serde_json::json!(["station"]), "{name}");
+            assert_eq!(meta["data_type"]["name"], "null_terminated_bytes", "{name}");
+        } else {
+            // Chunks that cut strings stay one character per element.
+            assert_eq!(meta["shape"], serde_json::json!([3, 8]), "{name}");
+        }
+    }
+}

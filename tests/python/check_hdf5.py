@@ -1,0 +1,97 @@
+"""The native HDF5 reader against h5py (libhdf5 2.0), for files Debian's libhdf5 cannot open too.
+
+    check_hdf5.py --refs REFS.json SOURCE.h5
+
+REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h5py reads as numbers:
+  1. every chunk reference equals h5py's `get_chunk_info_by_coord` (byte offset and size), and a
+     chunk h5py has no record of is absent from the references;
+  2. the values zarr-python reads through the references equal h5py's `dataset[()]`, bit for bit.
+Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed.
+"""
+
+import argparse
+import json
+import sys
+import traceback
+
+import fsspec
+import h5py
+import numpy as np
+import zarr
+from zarr.storage import FsspecStore
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, fn):
+        try:
+            detail = fn()
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            self.failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}")
+            traceback.print_exc(limit=3, file=sys.stdout)
+            return
+        self.passed += 1
+        print(f"ok   {name}" + (f": {detail}" if detail else ""))
+
+
+def numeric_datasets(f):
+    found = []
+    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset)
+                 and obj.dtype.kind in "iuf" and obj.dtype.names is None else None)
+    return found
+
+
+def check_chunks(refs, name, ds):
+    if ds.chunks is None:
+        return "not chunked"
+    array = json.loads(refs[f"{name}/zarr.json"])
+    counts = [-(-n // c) for n, c in zip(ds.shape, ds.chunks)]
+    compared = 0
+    for index in np.ndindex(*counts):
+        origin = tuple(i * c for i, c in zip(index, ds.chunks))
+        key = f"{name}/c/" + "/".join(str(i) for i in index) if index else f"{name}/c/0"
+        info = ds.id.get_chunk_info_by_coord(origin)
+        ours = refs.get(key)
+        if info.byte_offset is None:
+            if isinstance(ours, list):
+                raise AssertionError(f"{key}: vzarr references {ours}, h5py has no chunk")
+            continue
+        if not isinstance(ours, list) or ours[1:] != [info.byte_offset, info.size]:
+            raise AssertionError(f"{key}: vzarr {ours}, h5py offset {info.byte_offset} size {info.size}")
+        compared += 1
+    assert array["chunk_grid"], "zarr.json has a grid"
+    return f"{compared} chunks"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--refs", required=True)
+    parser.add_argument("source")
+    args = parser.parse_args()
+    print(f"h5py {h5py.version.version} (HDF5 {h5py.version.hdf5_version}), zarr {zarr.__version__}")
+    zarr.config.set({"array.rectilinear_chunks": True})
+    refs = json.load(open(args.refs))["refs"]
+    fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+    group = zarr.open_group(FsspecStore(fs, read_only=True, path=""), mode="r", zarr_format=3)
+    results = Results()
+    with h5py.File(args.source, "r") as f:
+        for name in numeric_datasets(f):
+            ds = f[name]
+            results.check(f"{args.source}:{name} chunk references", lambda: check_chunks(refs, name, ds))
+
+            def values(name=name, ds=ds):
+                ours, theirs = np.asarray(group[name][...]), ds[()]
+                if ours.shape != theirs.shape or ours.astype(theirs.dtype).tobytes() != theirs.tobytes():
+                    raise AssertionError(f"values differ: {ours!r} vs h5py {theirs!r}")
+                return f"{theirs.shape} {theirs.dtype}"
+
+            results.check(f"{args.source}:{name} values", values)
+    print(f"{results.passed} passed, {results.failed} failed")
+    sys.exit(0 if results.failed == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
