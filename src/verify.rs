@@ -97,19 +97,7 @@ async fn verify_array(
     for b in holders.take(if concatenated { usize::MAX } else { 1 }) {
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
         let source = oracle::OracleVariable::open(&location, path).map_err(|e| oracle_error(&location, path, e))?;
-        let mut base = vec![0u64; shape.len()];
-        let mut select: Vec<DimSelection> =
-            shape.iter().map(|&n| DimSelection::Range { start: 0, stop: n, step: 1 }).collect();
-        for (k, d) in dims.iter().enumerate() {
-            let Some(axis) = names.iter().position(|n| *n == d.name) else { continue };
-            let (start, count) = b.ranges[k];
-            base[axis] = start;
-            select[axis] = if axis < lead {
-                DimSelection::Index(start)
-            } else {
-                DimSelection::Range { start, stop: start + count, step: 1 }
-            };
-        }
+        let (select, base) = box_selection(&shape, &names, &dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
@@ -143,6 +131,31 @@ async fn verify_array(
         verdict.error = Some(format!("{} of {total} elements have a source to compare with", verdict.elements));
     }
     Ok(verdict)
+}
+
+/// The selection of the store array that `b`'s file provides (new dimensions, the first `lead`
+/// axes, indexed; existing ones ranged), and the first index along every axis.
+fn box_selection(
+    shape: &[u64],
+    names: &[String],
+    dims: &[ConcatDimInfo],
+    b: &SourceBox,
+    lead: usize,
+) -> (Vec<DimSelection>, Vec<u64>) {
+    let mut base = vec![0u64; shape.len()];
+    let mut select: Vec<DimSelection> =
+        shape.iter().map(|&n| DimSelection::Range { start: 0, stop: n, step: 1 }).collect();
+    for (k, d) in dims.iter().enumerate() {
+        let Some(axis) = names.iter().position(|n| *n == d.name) else { continue };
+        let Some(&(start, count)) = b.ranges.get(k) else { continue };
+        base[axis] = start;
+        select[axis] = if axis < lead {
+            DimSelection::Index(start)
+        } else {
+            DimSelection::Range { start, stop: start + count, step: 1 }
+        };
+    }
+    (select, base)
 }
 
 /// The concatenation dimensions and every source's box; stores written before several dimensions

@@ -88,18 +88,7 @@ fn place_existing(
         .zip(&locations)
         .filter_map(|(c, l)| c.map(|coordinate| Coord { location: l, coordinate }))
         .collect();
-    let mut direction = 0i8;
-    for (i, c) in coords.iter().enumerate() {
-        let d = check_monotonic(*c)?;
-        if d != 0 && direction != 0 && d != direction {
-            let problem = format!("coordinate runs the other way than in {}", locations[i.saturating_sub(1)]);
-            return Err(CombineError::Coordinate { file: locations[i].clone(), dim: dim.to_string(), problem });
-        }
-        if d != 0 {
-            direction = d;
-        }
-    }
-    let sign = if direction < 0 { -1.0 } else { 1.0 };
+    let sign = direction(&coords, dim)?;
     // Segments: the first row's distinct coordinates, ordered by their first value.
     let row_coords: Vec<Coord<'_>> = row0.iter().map(|&i| coords[i]).collect();
     let keyed = instants(&row_coords)?;
@@ -144,6 +133,24 @@ fn place_existing(
     out.lengths[k] = segments.iter().map(|s| s.values.len() as u64).collect();
     out.coordinates.insert(dim.to_string(), segments.into_iter().cloned().collect());
     Ok(())
+}
+
+/// Checks every file's coordinate (no NaN, strictly monotonic) and that all run the same way; returns
+/// 1.0 for increasing, -1.0 for decreasing.
+fn direction(coords: &[Coord<'_>], dim: &str) -> Result<f64, CombineError> {
+    let mut direction = 0i8;
+    let mut setter = 0;
+    for (i, c) in coords.iter().enumerate() {
+        let d = check_monotonic(*c)?;
+        if d != 0 && direction != 0 && d != direction {
+            let problem = format!("coordinate runs the other way than in {}", coords[setter].location);
+            return Err(CombineError::Coordinate { file: c.location.to_string(), dim: dim.to_string(), problem });
+        }
+        if d != 0 && direction == 0 {
+            (direction, setter) = (d, i);
+        }
+    }
+    Ok(if direction < 0 { -1.0 } else { 1.0 })
 }
 
 /// Without coordinate values (one existing dimension only): each file is a position, in natural

@@ -71,7 +71,7 @@ pub(crate) fn combine_all(
             arrays.insert(0, newdim::coordinate_array(name, axis)?);
         }
     }
-    let provenance = provenance(&results, &new_axes, options);
+    let provenance = provenance(&results, options);
     let all: Vec<&VirtualDataset> = files.iter().collect();
     let (attributes, _dropped) = global_attributes(&all, options.first_global_attributes);
     let first_file = results.first().and_then(|(g, r)| r.members.first().map(|m| g[m.0])).unwrap_or(0);
@@ -136,26 +136,8 @@ fn group_files(
     warnings: &mut Vec<ScanWarning>,
 ) -> Result<Vec<Group>, CombineError> {
     let sets: Vec<Vec<String>> = files.iter().map(|f| data_variables(f, options)).collect();
-    // Components: files whose sets share a variable, transitively.
-    let mut component: Vec<usize> = (0..files.len()).collect();
-    let mut by_variable: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, set) in sets.iter().enumerate() {
-        for v in set {
-            match by_variable.get(v.as_str()) {
-                Some(&j) => union(&mut component, i, j),
-                None => {
-                    by_variable.insert(v, i);
-                }
-            }
-        }
-    }
-    let mut components: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..files.len() {
-        let root = find(&mut component, i);
-        components.entry(root).or_default().push(i);
-    }
     let mut groups = Vec::new();
-    for (_, members) in components {
+    for members in components(&sets) {
         let union_set: Vec<String> = {
             let mut all: Vec<String> = members.iter().flat_map(|&i| sets[i].clone()).collect();
             all.sort();
@@ -194,6 +176,28 @@ fn group_files(
     }
     groups.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(groups)
+}
+
+/// Files (indices) whose variable sets share a variable, transitively.
+fn components(sets: &[Vec<String>]) -> Vec<Vec<usize>> {
+    let mut component: Vec<usize> = (0..sets.len()).collect();
+    let mut by_variable: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, set) in sets.iter().enumerate() {
+        for v in set {
+            match by_variable.get(v.as_str()) {
+                Some(&j) => union(&mut component, i, j),
+                None => {
+                    by_variable.insert(v, i);
+                }
+            }
+        }
+    }
+    let mut out: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..sets.len() {
+        let root = find(&mut component, i);
+        out.entry(root).or_default().push(i);
+    }
+    out.into_values().collect()
 }
 
 fn find(parent: &mut [usize], mut i: usize) -> usize {
@@ -329,67 +333,89 @@ fn merge_groups(
 ) -> Result<Vec<VirtualArray>, CombineError> {
     let mut out: Vec<VirtualArray> = Vec::new();
     let mut owner: BTreeMap<String, (usize, Kind)> = BTreeMap::new();
-    let first_location = |g: usize| {
-        let (group, result) = &results[g];
-        result.members.first().map(|m| location(&files[group[m.0]])).unwrap_or_default()
-    };
+    let ctx = Merging { files, results, options };
     for (g, (_, result)) in results.iter().enumerate() {
         for array in &result.arrays {
             let kind = result.kinds[&array.path];
-            let Some(&(h, held_kind)) = owner.get(&array.path) else {
-                owner.insert(array.path.clone(), (g, kind));
-                out.push(array.clone());
-                continue;
-            };
-            let held = out.iter().find(|a| a.path == array.path).cloned();
-            let Some(held) = held else { continue };
-            if kind == Kind::Data || held_kind == Kind::Data {
-                return Err(CombineError::TwoGroups {
-                    file: first_location(g),
-                    variable: array.path.clone(),
-                    other: first_location(h),
-                });
-            }
-            let mismatch = |what: String, hint: String| CombineError::Mismatch {
-                file: first_location(g),
-                variable: array.path.clone(),
-                what,
-                first: first_location(h),
-                hint,
-            };
-            if held.metadata.shape() != array.metadata.shape() || held.metadata.data_type != array.metadata.data_type {
-                let what = format!(
-                    "shape {:?} {} (other files: {:?} {})",
-                    array.metadata.shape(),
-                    array.metadata.data_type,
-                    held.metadata.shape(),
-                    held.metadata.data_type
-                );
-                return Err(mismatch(what, String::new()));
-            }
-            let (held_at, here) = (first_location(h), first_location(g));
-            let attrs = [(&held.metadata.attributes, held_at.as_str()), (&array.metadata.attributes, here.as_str())];
-            check_meaning(&array.path, &attrs, kind == Kind::Coordinate)?;
-            let same = match kind {
-                Kind::Coordinate => {
-                    same_coordinate_values(&results[h].1.layout, &result.layout, &array.path, files, results, g)
+            match owner.get(&array.path) {
+                None => {
+                    owner.insert(array.path.clone(), (g, kind));
+                    out.push(array.clone());
                 }
-                _ => {
-                    !matches!((held.digest, array.digest), (Some(x), Some(y)) if x != y)
-                        || options.take_first.contains(&array.path)
+                Some(&(h, held_kind)) => {
+                    if let Some(held) = out.iter().find(|a| a.path == array.path) {
+                        ctx.check_shared((held, h, held_kind), (array, g, kind))?;
+                    }
                 }
-            };
-            if !same {
-                let hint = if kind == Kind::TakenFirst {
-                    format!(" (pass --take-first {} to take the first file's)", array.path)
-                } else {
-                    String::new()
-                };
-                return Err(mismatch("its data".into(), hint));
             }
         }
     }
     Ok(out)
+}
+
+/// What checking an array shared by two groups needs.
+struct Merging<'a> {
+    files: &'a [VirtualDataset],
+    results: &'a [(Vec<usize>, GroupResult)],
+    options: &'a CombineOptions,
+}
+
+impl Merging<'_> {
+    /// The first placed file of group `g`.
+    fn first_location(&self, g: usize) -> String {
+        let (group, result) = &self.results[g];
+        result.members.first().map(|m| location(&self.files[group[m.0]])).unwrap_or_default()
+    }
+
+    /// Checks `array` (group `g`) against the `held` one (group `h`): no data variable in two groups;
+    /// same shape, type, meaning attributes and values.
+    fn check_shared(
+        &self,
+        (held, h, held_kind): (&VirtualArray, usize, Kind),
+        (array, g, kind): (&VirtualArray, usize, Kind),
+    ) -> Result<(), CombineError> {
+        let (held_at, here) = (self.first_location(h), self.first_location(g));
+        if kind == Kind::Data || held_kind == Kind::Data {
+            return Err(CombineError::TwoGroups { file: here, variable: array.path.clone(), other: held_at });
+        }
+        let mismatch = |what: String, hint: String| CombineError::Mismatch {
+            file: here.clone(),
+            variable: array.path.clone(),
+            what,
+            first: held_at.clone(),
+            hint,
+        };
+        let (a, b) = (&array.metadata, &held.metadata);
+        if a.shape() != b.shape() || a.data_type != b.data_type {
+            let what = format!("shape {:?} {} (other files: {:?} {})", a.shape(), a.data_type, b.shape(), b.data_type);
+            return Err(mismatch(what, String::new()));
+        }
+        let attrs = [(&b.attributes, held_at.as_str()), (&a.attributes, here.as_str())];
+        check_meaning(&array.path, &attrs, kind == Kind::Coordinate)?;
+        let same = match kind {
+            Kind::Coordinate => same_coordinate_values(
+                &self.results[h].1.layout,
+                &self.results[g].1.layout,
+                &array.path,
+                self.files,
+                self.results,
+                g,
+            ),
+            _ => {
+                !matches!((held.digest, array.digest), (Some(x), Some(y)) if x != y)
+                    || self.options.take_first.contains(&array.path)
+            }
+        };
+        if same {
+            return Ok(());
+        }
+        let hint = if kind == Kind::TakenFirst {
+            format!(" (pass --take-first {} to take the first file's)", array.path)
+        } else {
+            String::new()
+        };
+        Err(mismatch("its data".into(), hint))
+    }
 }
 
 /// Whether a coordinate (or bounds) array shared by two groups has the same values in both.
@@ -418,11 +444,7 @@ fn same_coordinate_values(
 }
 
 /// Provenance: dimensions, every file's box and arrays, gaps and re-encodings.
-fn provenance(
-    results: &[(Vec<usize>, GroupResult)],
-    new_axes: &[Option<NewAxis>],
-    options: &CombineOptions,
-) -> Provenance {
+fn provenance(results: &[(Vec<usize>, GroupResult)], options: &CombineOptions) -> Provenance {
     let mut boxes = Vec::new();
     let mut gaps = Vec::new();
     let mut reencoded = Vec::new();
@@ -434,38 +456,14 @@ fn provenance(
         }
     }
     for (g, (_, result)) in results.iter().enumerate() {
-        let placed = &result.layout;
-        // Per dimension, the start of every position.
-        let starts: Vec<Vec<u64>> = placed
-            .lengths
-            .iter()
-            .map(|l| l.iter().scan(0u64, |acc, &n| Some(std::mem::replace(acc, *acc + n))).collect())
-            .collect();
-        for (n, &(i, source)) in result.members.iter().enumerate() {
-            let pos = &placed.pos[i];
-            let ranges = (0..options.dims.len()).map(|k| (starts[k][pos[k]], placed.lengths[k][pos[k]])).collect();
-            let first_row = options.dims.iter().enumerate().all(|(k, d)| !d.is_new() || pos[k] == 0);
-            let arrays = result
-                .arrays
-                .iter()
-                .filter(|a| owned_by.get(a.path.as_str()) == Some(&g))
-                .filter(|a| match result.kinds[&a.path] {
-                    Kind::Data => true,
-                    Kind::Coordinate => first_row,
-                    Kind::TakenFirst => n == 0,
-                })
-                .map(|a| a.path.clone())
-                .collect();
-            boxes.push(SourceBox { source, ranges, arrays });
-        }
-        gaps.extend(placed.gaps.iter().cloned());
-        if let Some(plan) = placed.reencode.first() {
+        boxes.extend(group_boxes(result, |path| owned_by.get(path) == Some(&g), options));
+        gaps.extend(result.layout.gaps.iter().cloned());
+        if let Some(plan) = result.layout.reencode.first() {
             units.get_or_insert(plan.units.clone());
         }
         reencoded.extend(result.reencoded.iter().filter(|p| owned_by.get(p.as_str()) == Some(&g)).cloned());
     }
     gaps.dedup();
-    let _ = new_axes;
     let single = (options.dims.len() == 1 && !options.dims[0].is_new()).then(|| options.dims[0].name.clone());
     let parts = match &single {
         Some(_) => {
@@ -482,4 +480,34 @@ fn provenance(
         reencoded,
         units,
     }
+}
+
+/// Every file's box in one group, with the arrays (of those `kept`) whose values there come from it.
+fn group_boxes(result: &GroupResult, kept: impl Fn(&str) -> bool, options: &CombineOptions) -> Vec<SourceBox> {
+    let placed = &result.layout;
+    // Per dimension, the start of every position.
+    let starts: Vec<Vec<u64>> = placed
+        .lengths
+        .iter()
+        .map(|l| l.iter().scan(0u64, |acc, &n| Some(std::mem::replace(acc, *acc + n))).collect())
+        .collect();
+    let mut boxes = Vec::with_capacity(result.members.len());
+    for (n, &(i, source)) in result.members.iter().enumerate() {
+        let pos = &placed.pos[i];
+        let ranges = (0..options.dims.len()).map(|k| (starts[k][pos[k]], placed.lengths[k][pos[k]])).collect();
+        let first_row = options.dims.iter().enumerate().all(|(k, d)| !d.is_new() || pos[k] == 0);
+        let arrays = result
+            .arrays
+            .iter()
+            .filter(|a| kept(&a.path))
+            .filter(|a| match result.kinds[&a.path] {
+                Kind::Data => true,
+                Kind::Coordinate => first_row,
+                Kind::TakenFirst => n == 0,
+            })
+            .map(|a| a.path.clone())
+            .collect();
+        boxes.push(SourceBox { source, ranges, arrays });
+    }
+    boxes
 }

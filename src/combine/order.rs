@@ -208,6 +208,27 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 mod tests {
     use super::*;
 
+    fn coordinate(values: Vec<f64>, units: &str) -> ConcatCoordinate {
+        ConcatCoordinate { dim: "t".into(), values, units: Some(units.into()), calendar: None, bounds: None }
+    }
+
+    #[test]
+    fn coordinates_must_be_strictly_monotonic_and_free_of_nan() {
+        let check = |values: Vec<f64>, units: &str| {
+            let c = coordinate(values, units);
+            check_monotonic(Coord { location: "f.nc", coordinate: &c }).map_err(|e| e.to_string())
+        };
+        assert_eq!(check(vec![1.0, 2.0, 3.0], "days since 2000-01-01"), Ok(1));
+        assert_eq!(check(vec![9.0], "days since 2000-01-01"), Ok(0));
+        assert_eq!(check(vec![90.0, 60.0, 30.0], "degrees_north"), Ok(-1));
+        let reversed = check(vec![3.0, 2.0, 1.0], "days since 2000-01-01").unwrap_err();
+        assert!(reversed.contains("f.nc") && reversed.contains("not increasing"), "{reversed}");
+        let repeated = check(vec![1.0, 2.0, 2.0], "days since 2000-01-01").unwrap_err();
+        assert!(repeated.contains("index 1: 2, index 2: 2"), "{repeated}");
+        let nan = check(vec![1.0, f64::NAN, 3.0], "m").unwrap_err();
+        assert!(nan.contains("index 1 is NaN"), "{nan}");
+    }
+
     #[test]
     fn natural_order_compares_numbers() {
         let mut v = vec!["f10.nc", "f2.nc", "f1.nc", "f02b.nc"];
