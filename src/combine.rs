@@ -306,3 +306,31 @@ pub fn combine(files: Vec<VirtualDataset>, options: &CombineOptions) -> Result<V
 pub(crate) fn location(f: &VirtualDataset) -> String {
     f.sources.get(0).map(|s| s.location.clone()).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concat_dimensions_parse() {
+        assert_eq!("time".parse::<ConcatDim>().unwrap(), ConcatDim::existing("time"));
+        let member: ConcatDim = "member=attr:variant_label".parse().unwrap();
+        assert_eq!(member.key, DimKey::Attribute("variant_label".into()));
+        assert_eq!(member.key_text(), "attr:variant_label");
+        let path: ConcatDim = r"member=path:_(r\d+i\d+p\d+f\d+)_".parse().unwrap();
+        assert!(path.is_new() && matches!(path.key, DimKey::Path(_)));
+        for bad in ["", "member=", "member=attr:", "member=path:_r\\d+_", "member=path:(", "member=glob:x", "a/b"] {
+            assert!(bad.parse::<ConcatDim>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let twice =
+            CombineOptions { dims: vec![ConcatDim::existing("t"), ConcatDim::existing("t")], ..Default::default() };
+        let file = VirtualDataset::default();
+        assert!(matches!(combine(vec![file.clone()], &twice), Err(CombineError::Options(_))));
+        assert!(matches!(combine(vec![file], &CombineOptions::default()), Err(CombineError::Options(_))));
+        assert!(matches!(combine(Vec::new(), &CombineOptions::along("t")), Err(CombineError::NoFiles)));
+    }
+}
