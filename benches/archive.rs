@@ -44,9 +44,9 @@ fn main() {
     });
     let store = dir.with_extension("vzarr");
     let scan = time(|| {
-        let options = ScanOptions { concat_dim: Some("time".into()), ..ScanOptions::default() };
+        let options = ScanOptions { concat_dims: vec!["time".into()], ..ScanOptions::default() };
         let scanned = scan_files(&paths, &options, &|_, _| {}).unwrap();
-        let combined = combine(scanned, &CombineOptions { dim: "time".into(), ..Default::default() }).unwrap();
+        let combined = combine(scanned, &CombineOptions::along("time")).unwrap();
         NativeWriter.write(&combined, &store, &WriteOptions { overwrite: true }).unwrap();
     });
     let refs = files as u64 * (NY / 30 * NX / 30) as u64;

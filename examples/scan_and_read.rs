@@ -11,10 +11,10 @@ use vzarr::{NativeWriter, ReadOptions, Selection, WriteOptions, Writer};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut files: Vec<_> = glob::glob("fixtures/sample/*.nc")?.collect::<Result<_, _>>()?;
     files.sort();
-    let options = ScanOptions { concat_dim: Some("time".into()), ..ScanOptions::default() };
+    let options = ScanOptions { concat_dims: vec!["time".into()], ..ScanOptions::default() };
     let scanned = scan_files(&files, &options, &|done, refs| eprint!("\rscanned {done} files, {refs} references"))?;
     eprintln!();
-    let dataset = combine(scanned, &CombineOptions { dim: "time".into(), ..CombineOptions::default() })?;
+    let dataset = combine(scanned, &CombineOptions::along("time"))?;
     let store_path = std::env::temp_dir().join("vzarr-example.vzarr");
     NativeWriter.write(&dataset, &store_path, &WriteOptions { overwrite: true })?;
 

@@ -87,24 +87,27 @@ pub struct VirtualArray {
     /// Hash of the decoded values (small arrays only), to check arrays taken once are identical
     /// across files.
     pub digest: Option<u64>,
-    /// When the last chunk along the concatenation dimension is partial: the same chunks trimmed to
-    /// their valid extent, used when this file is not the last of the concatenation.
-    pub tail: Option<TailChunks>,
+    /// For every non-empty set of concatenation dimensions along which the file's last chunk is
+    /// partial: the chunks of that corner trimmed to their valid extent along exactly those
+    /// dimensions, used where this file is not the last along them. Empty when no chunk is partial.
+    pub tails: Vec<TailChunks>,
 }
 
-/// The last chunks along the concatenation dimension, trimmed to the rows they really hold.
+/// The last chunks along a set of concatenation dimensions, trimmed to the extent they really hold
+/// along those dimensions.
 ///
 /// HDF5 stores a file's last chunk at the full chunk shape even when the file ends inside it; inside a
-/// concatenation that chunk must decode to exactly its valid rows. Each entry is either the valid byte
-/// prefix of the stored chunk (uncompressed, leading dimension) or a cropped, re-encoded copy in the
-/// array's owned bytes.
+/// concatenation that chunk must decode to exactly its valid extent. With several concatenation
+/// dimensions (tiles along `y` and `x`) a file's corner chunk may be interior along one, the other or
+/// both, so one [`TailChunks`] exists per non-empty set of partial dimensions. Each entry is either the
+/// valid byte prefix of the stored chunk (uncompressed, cropped along the leading dimension only) or a
+/// cropped, re-encoded copy in the array's owned bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TailChunks {
-    /// Index of the concatenation dimension.
-    pub dim: usize,
-    /// Valid length of the last chunk along it.
-    pub valid: u64,
-    /// (linear index in this file's grid, trimmed entry) for every chunk of the last slab.
+    /// Array axes cropped (ascending); the chunk's valid length along each is its grid's `valid`.
+    pub dims: Vec<usize>,
+    /// (linear index in this file's grid, trimmed entry) for every chunk that is the last along all
+    /// of `dims`.
     pub entries: Vec<(u64, ChunkEntry)>,
     /// How many of them were decoded, cropped and re-encoded.
     pub rewritten: u64,
@@ -134,10 +137,19 @@ impl std::fmt::Display for ScanWarning {
 /// How the arrays of a combined dataset map back to their source files, for `verify`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Provenance {
-    /// The concatenation dimension, when files were concatenated.
+    /// The concatenation dimension, when files were concatenated along exactly one existing
+    /// dimension (stores written before several dimensions were supported have only this).
     pub concat_dim: Option<String>,
-    /// Per source (in concatenation order): its id and the index range it covers along the dimension.
+    /// Per source (in concatenation order): its id and the index range it covers along
+    /// `concat_dim` (one-dimensional concatenations only).
     pub parts: Vec<SourcePart>,
+    /// Every concatenation dimension, outermost first.
+    #[serde(default)]
+    pub concat_dims: Vec<ConcatDimInfo>,
+    /// Per source: the box it covers along every concatenation dimension, and the arrays it
+    /// provides. Empty in stores written before several dimensions were supported.
+    #[serde(default)]
+    pub boxes: Vec<SourceBox>,
     /// Gaps in the concatenation coordinate between consecutive files, described.
     #[serde(default)]
     pub gaps: Vec<String>,
@@ -147,6 +159,28 @@ pub struct Provenance {
     /// The units and calendar re-encoded values are in.
     #[serde(default)]
     pub units: Option<(String, Option<String>)>,
+}
+
+/// One concatenation dimension as recorded in the store.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConcatDimInfo {
+    /// The dimension name.
+    pub name: String,
+    /// Where each file's position comes from: `"coordinate"` (an existing dimension ordered by its
+    /// coordinate values), `"attr:NAME"` (a global attribute) or `"path:REGEX"` (the first capture
+    /// group of a regular expression over the file name).
+    pub key: String,
+}
+
+/// The part of the combined arrays one source file provides.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceBox {
+    /// Index into the source table.
+    pub source: u32,
+    /// Per concatenation dimension (the order of [`Provenance::concat_dims`]): first index and count.
+    pub ranges: Vec<(u64, u64)>,
+    /// The concatenated arrays whose values in the box come from this file.
+    pub arrays: Vec<String>,
 }
 
 /// The slice of the concatenation dimension one source file provides.
@@ -160,10 +194,12 @@ pub struct SourcePart {
     pub length: u64,
 }
 
-/// The values of the concatenation coordinate of one file, for ordering, overlap checks and
-/// re-encoding times.
+/// The values of one concatenation dimension's coordinate in one file, for ordering, overlap checks
+/// and re-encoding times.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConcatCoordinate {
+    /// The dimension (and coordinate variable) name.
+    pub dim: String,
     /// Values in the file's own units.
     pub values: Vec<f64>,
     /// The `units` attribute.
@@ -187,8 +223,11 @@ pub struct VirtualDataset {
     pub warnings: Vec<ScanWarning>,
     /// How arrays map to sources.
     pub provenance: Provenance,
-    /// The concatenation coordinate of a single-file scan, when one was asked for and exists.
-    pub concat: Option<ConcatCoordinate>,
+    /// The coordinates of the concatenation dimensions a single-file scan was asked for
+    /// ([`ScanOptions::concat_dims`]) and that the file has, in the order asked.
+    ///
+    /// [`ScanOptions::concat_dims`]: crate::scan::ScanOptions::concat_dims
+    pub concat: Vec<ConcatCoordinate>,
 }
 
 impl VirtualDataset {

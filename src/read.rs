@@ -19,6 +19,7 @@ mod decode;
 mod fetch;
 mod open;
 mod plan;
+mod strings;
 
 pub use array_data::{ArrayData, Element};
 pub use open::{ArrayReader, Store};

@@ -88,9 +88,12 @@ pub struct ScanOptions {
     /// Contiguous (unchunked) variables larger than this are referenced as slabs along their first
     /// dimension of at most this many bytes, so a small read fetches little. Default: 16 MiB.
     pub max_slab_bytes: u64,
-    /// The dimension files will be concatenated along: the scan then records that dimension's
-    /// coordinate values and prepares trimmed copies of partial last chunks. Default: None.
-    pub concat_dim: Option<String>,
+    /// The dimensions files will be concatenated along, outermost first. For each one the file has,
+    /// the scan records its coordinate values ([`VirtualDataset::concat`]) and prepares trimmed copies
+    /// of partial last chunks ([`VirtualArray::tails`]); a dimension the file lacks (a new one, such as
+    /// an ensemble member) needs nothing. A non-empty list also turns on digests of small arrays
+    /// without any of these dimensions. Default: empty (no concatenation).
+    pub concat_dims: Vec<String>,
     /// Arrays of at most this many bytes get a digest of their values, so that arrays taken once
     /// from the first file can be checked identical in the others. Default: 1 MiB.
     pub digest_max_bytes: u64,
@@ -98,7 +101,12 @@ pub struct ScanOptions {
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { skip_unsupported: false, max_slab_bytes: 16 << 20, concat_dim: None, digest_max_bytes: 1 << 20 }
+        ScanOptions {
+            skip_unsupported: false,
+            max_slab_bytes: 16 << 20,
+            concat_dims: Vec::new(),
+            digest_max_bytes: 1 << 20,
+        }
     }
 }
 
@@ -236,13 +244,21 @@ pub(crate) fn chunk_table_for(
     }
 }
 
-/// Whether an array gets a digest of its values: only arrays without the concatenation dimension are
+/// Whether an array gets a digest of its values: only arrays without any concatenation dimension are
 /// taken once from the first file and compared across files, and only small ones.
 pub(crate) fn wants_digest(options: &ScanOptions, array: &VirtualArray) -> bool {
-    let Some(dim) = &options.concat_dim else { return false };
-    let has_dim = array.metadata.dimension_names.as_ref().is_some_and(|names| names.contains(dim));
+    if options.concat_dims.is_empty() {
+        return false;
+    }
+    let has_dim =
+        array.metadata.dimension_names.as_ref().is_some_and(|names| concat_axes(options, names).next().is_some());
     let bytes = array.metadata.shape().iter().product::<u64>() * array.metadata.element_size() as u64;
     !has_dim && bytes <= options.digest_max_bytes
+}
+
+/// The axes of an array (by its dimension names) that are concatenation dimensions.
+pub(crate) fn concat_axes<'a>(options: &'a ScanOptions, names: &'a [String]) -> impl Iterator<Item = usize> + 'a {
+    names.iter().enumerate().filter(|(_, n)| options.concat_dims.contains(n)).map(|(d, _)| d)
 }
 
 /// The digest of an array's values (or stored bytes; each scanner hashes the same form for every file).

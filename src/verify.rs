@@ -9,8 +9,10 @@ mod oracle;
 
 use serde::Serialize;
 
+mod keys;
+
 use crate::cftime::{Calendar, TimeUnits};
-use crate::dataset::SourcePart;
+use crate::dataset::{ConcatDimInfo, SourceBox};
 use crate::grid::{DimSelection, Selection};
 use crate::read::{ReadError, ReadOptions, Store};
 
@@ -78,47 +80,104 @@ async fn verify_array(
     let shape = array.shape();
     let total: u64 = shape.iter().product();
     let element_size = array.metadata().element_size() as u64;
-    let provenance = &store.info().provenance;
-    let names = array.metadata().dimension_names.clone().unwrap_or_default();
-    let axis = provenance.concat_dim.as_ref().and_then(|d| names.iter().position(|n| n == d));
-    let parts = match axis {
-        Some(_) => provenance.parts.clone(),
-        None => {
-            let first = provenance.parts.first().map_or(0, |p| p.source);
-            vec![SourcePart { source: first, start: 0, length: shape.first().copied().unwrap_or(1) }]
-        }
-    };
-    let axis = axis.unwrap_or(0);
-    let reencoded = provenance.reencoded.iter().any(|p| p == path);
+    let (dims, boxes) = boxes(store);
     let mut verdict =
         ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None };
-    for part in parts {
-        let location = store.sources().get(part.source).map(|f| f.location.clone()).unwrap_or_default();
+    if let Some(k) = dims.iter().position(|d| d.name == path && d.key != "coordinate") {
+        keys::verify_keys(store, &array, &dims[k], k, &boxes, &mut verdict).await?;
+        return Ok(verdict);
+    }
+    let names = array.metadata().dimension_names.clone().unwrap_or_default();
+    let reencoded = store.info().provenance.reencoded.iter().any(|p| p == path);
+    // Store axes of new dimensions lead; the file's axes follow.
+    let lead = names.iter().take_while(|n| dims.iter().any(|d| d.name == **n && d.key != "coordinate")).count();
+    let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
+    let holders = boxes.iter().filter(|b| b.arrays.iter().any(|a| a == path));
+    // An array without any concatenation dimension was taken from one file: compare with that one.
+    for b in holders.take(if concatenated { usize::MAX } else { 1 }) {
+        let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
         let source = oracle::OracleVariable::open(&location, path).map_err(|e| oracle_error(&location, path, e))?;
+        let (select, base) = box_selection(&shape, &names, &dims, b, lead);
+        let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
         if reencoded {
-            let ours = array.read(&slab_selection(&shape, axis, part.start, part.length), options).await?;
-            compare_instants(store, &ours, &source, part.start, &mut verdict)
+            let ours = array.read(&Selection(select.clone()), options).await?;
+            let first = base.get(lead).copied().unwrap_or(0);
+            compare_instants(store, &ours, &source, first, &mut verdict)
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
-        for (start, count) in slabs(&shape, axis, part.length, element_size) {
-            let ours = array.read(&slab_selection(&shape, axis, part.start + start, count), options).await?;
-            // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let theirs = if shape.is_empty() { source.read_all() } else { source.read_slab(axis, start, count) }
-                .map_err(|e| oracle_error(&location, path, e))?;
-            let mut origin = vec![0; shape.len()];
-            if let Some(o) = origin.get_mut(axis) {
-                *o = part.start + start;
+        for (start, count) in slabs(&file_shape, 0, file_shape.first().copied().unwrap_or(1), element_size) {
+            let mut sel = select.clone();
+            if let Some(s) = sel.get_mut(lead) {
+                *s = DimSelection::Range { start: base[lead] + start, stop: base[lead] + start + count, step: 1 };
             }
-            let mut slab_shape = shape.clone();
-            if let Some(n) = slab_shape.get_mut(axis) {
+            let ours = array.read(&Selection(sel), options).await?;
+            // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
+            let theirs = if file_shape.is_empty() { source.read_all() } else { source.read_slab(0, start, count) }
+                .map_err(|e| oracle_error(&location, path, e))?;
+            let mut origin: Vec<u64> = base[lead..].to_vec();
+            if let Some(o) = origin.first_mut() {
+                *o += start;
+            }
+            let mut slab_shape = file_shape.clone();
+            if let Some(n) = slab_shape.first_mut() {
                 *n = count;
             }
             compare(&ours.bytes, &theirs, element_size as usize, &slab_shape, &origin, &mut verdict);
             progress(path, verdict.elements, total);
         }
     }
+    if verdict.elements < total && verdict.error.is_none() {
+        verdict.error = Some(format!("{} of {total} elements have a source to compare with", verdict.elements));
+    }
     Ok(verdict)
+}
+
+/// The selection of the store array that `b`'s file provides (new dimensions, the first `lead`
+/// axes, indexed; existing ones ranged), and the first index along every axis.
+fn box_selection(
+    shape: &[u64],
+    names: &[String],
+    dims: &[ConcatDimInfo],
+    b: &SourceBox,
+    lead: usize,
+) -> (Vec<DimSelection>, Vec<u64>) {
+    let mut base = vec![0u64; shape.len()];
+    let mut select: Vec<DimSelection> =
+        shape.iter().map(|&n| DimSelection::Range { start: 0, stop: n, step: 1 }).collect();
+    for (k, d) in dims.iter().enumerate() {
+        let Some(axis) = names.iter().position(|n| *n == d.name) else { continue };
+        let Some(&(start, count)) = b.ranges.get(k) else { continue };
+        base[axis] = start;
+        select[axis] = if axis < lead {
+            DimSelection::Index(start)
+        } else {
+            DimSelection::Range { start, stop: start + count, step: 1 }
+        };
+    }
+    (select, base)
+}
+
+/// The concatenation dimensions and every source's box; stores written before several dimensions
+/// were supported are described the same way from their one-dimensional provenance.
+fn boxes(store: &Store) -> (Vec<ConcatDimInfo>, Vec<SourceBox>) {
+    let provenance = &store.info().provenance;
+    if !provenance.boxes.is_empty() {
+        return (provenance.concat_dims.clone(), provenance.boxes.clone());
+    }
+    let all: Vec<String> = store.info().arrays.iter().map(|a| a.path.clone()).collect();
+    let Some(dim) = &provenance.concat_dim else {
+        let source = provenance.parts.first().map_or(0, |p| p.source);
+        return (Vec::new(), vec![SourceBox { source, ranges: Vec::new(), arrays: all }]);
+    };
+    let dims = vec![ConcatDimInfo { name: dim.clone(), key: "coordinate".into() }];
+    // Every box lists every array; arrays without the dimension are compared with the first only.
+    let boxes = provenance
+        .parts
+        .iter()
+        .map(|p| SourceBox { source: p.source, ranges: vec![(p.start, p.length)], arrays: all.clone() })
+        .collect();
+    (dims, boxes)
 }
 
 fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
@@ -127,16 +186,6 @@ fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
         what: format!("{path}: reading the source with libnetcdf"),
         source: e.into(),
     }
-}
-
-/// Everything, except `[start, start + count)` along `axis` (nothing to restrict for a scalar).
-fn slab_selection(shape: &[u64], axis: usize, start: u64, count: u64) -> Selection {
-    let mut sel: Vec<DimSelection> =
-        shape.iter().map(|&n| DimSelection::Range { start: 0, stop: n, step: 1 }).collect();
-    if let Some(s) = sel.get_mut(axis) {
-        *s = DimSelection::Range { start, stop: start + count, step: 1 };
-    }
-    Selection(sel)
 }
 
 /// (start, count) steps covering `length` indices along `axis`; rows are grouped to about
@@ -163,7 +212,15 @@ fn compare_instants(
     verdict: &mut ArrayVerdict,
 ) -> Result<(), netcdf::Error> {
     let (theirs, mut their_units, mut their_calendar) = source.read_f64()?;
-    let coordinate = store.info().provenance.concat_dim.clone().unwrap_or_default();
+    let provenance = &store.info().provenance;
+    let coordinate = provenance
+        .concat_dims
+        .iter()
+        .map(|d| &d.name)
+        .find(|d| provenance.reencoded.contains(d))
+        .or(provenance.concat_dim.as_ref())
+        .cloned()
+        .unwrap_or_default();
     if their_units.is_none() {
         // A bounds variable shares its coordinate's units (CF 7.1): read them from the same file.
         let (_, units, calendar) = source.sibling(&coordinate)?.read_f64()?;

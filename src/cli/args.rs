@@ -55,10 +55,17 @@ pub(crate) struct ScanArgs {
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
     #[arg(long)]
     pub(crate) skip_unsupported: bool,
-    /// Concatenate the files along this dimension (files are ordered by its coordinate values).
-    #[arg(long, value_name = "DIM")]
-    pub(crate) concat: Option<String>,
-    /// Take this variable (one without the concatenation dimension) from the first file even if it
+    /// Concatenate the files along this dimension. Repeatable: the first is outermost. `DIM`: an
+    /// existing dimension, files ordered by its coordinate values (`time`; tiles along `y` and `x`).
+    /// `DIM=attr:NAME`: a new dimension keyed by a global attribute (`member=attr:variant_label`).
+    /// `DIM=path:REGEX`: a new dimension keyed by the first capture group of REGEX over the file
+    /// name (`member=path:'_(r\d+i\d+p\d+f\d+)_'`). Files holding different variables are merged.
+    #[arg(long, value_name = "DIM[=attr:NAME|=path:REGEX]")]
+    pub(crate) concat: Vec<vzarr::combine::ConcatDim>,
+    /// Keep the first file's global attributes where files differ (default: drop those that differ).
+    #[arg(long)]
+    pub(crate) first_global_attributes: bool,
+    /// Take this variable (one without the concatenation dimensions) from the first file even if it
     /// differs in others. Repeatable.
     #[arg(long, value_name = "VAR")]
     pub(crate) take_first: Vec<String>,

@@ -45,6 +45,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         "sources": info.sources,
         "source_files": store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>(),
         "concat_dim": info.provenance.concat_dim,
+        "concat_dims": concat_dims(&store).await?,
         "gaps": info.provenance.gaps,
         "reencoded": info.provenance.reencoded,
         "reencoded_units": info.provenance.units.as_ref().map(|(u, c)| json!({"units": u, "calendar": c})),
@@ -57,6 +58,27 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         print_text(&doc)?;
     }
     Ok(Outcome::Done)
+}
+
+/// Every concatenation dimension with its key source, and the keys of new dimensions.
+async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
+    let mut out = Vec::new();
+    for dim in &store.info().provenance.concat_dims {
+        let mut entry = json!({"name": dim.name, "key": dim.key});
+        if dim.key != "coordinate" && store.info().arrays.iter().any(|a| a.path == dim.name) {
+            let array = store.array(&dim.name).await?;
+            let all = vzarr::Selection::all(&array.shape());
+            let keys: Vec<String> = if array.metadata().data_type == vzarr::metadata::DataType::String {
+                array.read_strings(&all).await?
+            } else {
+                let data = array.read(&all, &vzarr::ReadOptions::default()).await?;
+                data.to_f64_vec().iter().map(f64::to_string).collect()
+            };
+            entry["values"] = json!(keys);
+        }
+        out.push(entry);
+    }
+    Ok(json!(out))
 }
 
 /// `31 chunks of 10` / `24 chunks, edges 28..31`.
@@ -74,7 +96,18 @@ fn print_text(doc: &serde_json::Value) -> std::io::Result<()> {
     let s = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     outln!("store:   {} (format {}, {})", s(&doc["store"]), doc["format_version"], s(&doc["generator"]));
     outln!("sources: {} file(s)", doc["sources"]);
-    if let Some(dim) = doc["concat_dim"].as_str() {
+    for d in doc["concat_dims"].as_array().into_iter().flatten() {
+        let values = d["values"].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "));
+        match values {
+            Some(values) => outln!("dimension {} ({}): {values}", s(&d["name"]), s(&d["key"])),
+            None => outln!("dimension {} (ordered by its coordinate)", s(&d["name"])),
+        }
+    }
+    let concatenated = doc["concat_dim"].as_str().map(str::to_string).or_else(|| {
+        let names: Vec<String> = doc["concat_dims"].as_array()?.iter().map(|d| s(&d["name"])).collect();
+        (!names.is_empty()).then(|| names.join(" x "))
+    });
+    if let Some(dim) = concatenated {
         outln!("concatenated along: {dim}");
         let gaps = doc["gaps"].as_array().map_or(0, Vec::len);
         outln!("gaps: {}", if gaps == 0 { "none".to_string() } else { gaps.to_string() });

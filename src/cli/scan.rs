@@ -1,4 +1,5 @@
-//! `vzarr scan`: expand inputs, scan (in parallel), combine along `--concat`, write the store.
+//! `vzarr scan`: expand inputs, scan (in parallel), combine along every `--concat` dimension (merging
+//! files that hold different variables), write the store.
 
 use anyhow::{bail, Context};
 
@@ -14,10 +15,10 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib.max(1) << 20,
-        concat_dim: args.concat.clone(),
+        concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
         ..ScanOptions::default()
     };
-    if files.len() > 1 && args.concat.is_none() {
+    if files.len() > 1 && args.concat.is_empty() {
         bail!("{} input files given: combining several files needs --concat DIM", files.len());
     }
     let progress = bar(files.len() as u64, "scanning");
@@ -28,17 +29,18 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let scanned = scan_files(&files, &options, &report);
     progress.finish_and_clear();
     let mut scanned = scanned?;
-    let dataset = match &args.concat {
-        Some(dim) => {
-            let options = CombineOptions {
-                dim: dim.clone(),
-                take_first: args.take_first.clone(),
-                drop_missing: args.drop_missing,
-                history: Some(history_line(files.len(), dim)),
-            };
-            combine(scanned, &options)?
-        }
-        None => scanned.pop().context("no input file")?,
+    let dataset = if args.concat.is_empty() {
+        scanned.pop().context("no input file")?
+    } else {
+        let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
+        let options = CombineOptions {
+            dims: args.concat.clone(),
+            take_first: args.take_first.clone(),
+            drop_missing: args.drop_missing,
+            history: Some(history_line(files.len(), &names.join(", "))),
+            first_global_attributes: args.first_global_attributes,
+        };
+        combine(scanned, &options)?
     };
     let writer: Box<dyn Writer> = match args.format {
         ScanFormat::Native => Box::new(NativeWriter),

@@ -23,6 +23,8 @@ pub(super) fn codec_to_json(codec: &Codec) -> Value {
     match *codec {
         Codec::Bytes { endian: None } => json!({ "name": name }),
         Codec::Fletcher32 => json!({ "name": name, "configuration": {} }),
+        // zarr-python writes (and expects) an empty configuration.
+        Codec::VlenUtf8 => json!({ "name": name, "configuration": {} }),
         Codec::Bytes { endian: Some(endian) } => {
             json!({ "name": name, "configuration": { "endian": endian.as_str() } })
         }
@@ -58,6 +60,7 @@ pub(super) fn codec_from_json(value: &Value) -> Result<Codec, CodecError> {
             Codec::Zstd { level: config.i32("level")?, checksum: config.optional_bool("checksum")?.unwrap_or(false) }
         }
         "numcodecs.fletcher32" => Codec::Fletcher32,
+        "vlen-utf8" => Codec::VlenUtf8,
         other => return Err(CodecError::UnknownCodec { name: other.to_owned() }),
     };
     config.reject_unknown_keys(&codec)?;
@@ -156,7 +159,7 @@ impl Config<'_> {
             Codec::Shuffle { .. } => &["elementsize"],
             Codec::Zlib { .. } | Codec::Gzip { .. } => &["level"],
             Codec::Zstd { .. } => &["level", "checksum"],
-            Codec::Fletcher32 => &[],
+            Codec::Fletcher32 | Codec::VlenUtf8 => &[],
         };
         match self.map.keys().find(|k| !known.contains(&k.as_str())) {
             Some(key) => Err(self.invalid(format!("unknown configuration key {key:?}"))),
@@ -179,6 +182,7 @@ mod tests {
             Codec::Gzip { level: 9 },
             Codec::Zstd { level: -5, checksum: true },
             Codec::Fletcher32,
+            Codec::VlenUtf8,
         ]
     }
 

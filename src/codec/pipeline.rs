@@ -51,7 +51,7 @@ fn decoded_lengths(stages: &[Codec], len: usize) -> Vec<Expected> {
         current = match (codec, current) {
             (Codec::Fletcher32, Expected::Exact(n)) => Expected::Exact(n.saturating_add(4)),
             (Codec::Fletcher32, Expected::AtMost(n)) => Expected::AtMost(n.saturating_add(4)),
-            (Codec::Bytes { .. } | Codec::Shuffle { .. }, _) => current,
+            (Codec::Bytes { .. } | Codec::VlenUtf8 | Codec::Shuffle { .. }, _) => current,
             (Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. }, _) => {
                 Expected::AtMost(compressed_bound(current.limit()))
             }
@@ -133,8 +133,8 @@ fn decode_stage<'a>(
             buffer.truncate(n);
             Ok(Output::Buffer(Cow::Owned(buffer)))
         }
-        Codec::Bytes { .. } => {
-            Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
+        Codec::Bytes { .. } | Codec::VlenUtf8 => {
+            Err(CodecError::ChainShape { reason: "array -> bytes codec after the first position".to_owned() })
         }
     }
 }
@@ -157,7 +157,7 @@ pub(super) fn encode(stages: &[Codec], data: Cow<'_, [u8]>) -> Result<Vec<u8>, C
             Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. } => {
                 Cow::Owned(compress::compress(codec, &current)?)
             }
-            Codec::Bytes { .. } => {
+            Codec::Bytes { .. } | Codec::VlenUtf8 => {
                 return Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
             }
         };

@@ -1,190 +1,286 @@
-//! Concatenating one array along the dimension, and taking an array from the first file.
+//! Concatenating one array along several dimensions (existing ones, and new ones prepended), and
+//! taking an array from the first file.
 
 use super::CombineError;
-use crate::dataset::{ChunkTable, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::ChunkEntry;
 
-fn location(files: &[VirtualDataset], i: usize) -> String {
-    files[i].sources.get(0).map(|s| s.location.clone()).unwrap_or_default()
+/// One concatenation dimension of an array.
+#[derive(Debug, Clone)]
+pub(crate) enum Axis {
+    /// A new dimension, prepended (in the order given) to the array's own: its name and length.
+    New { name: String, count: u64 },
+    /// An existing dimension: the array axis and the number of positions (segments) along it.
+    Existing { axis: usize, segments: usize },
 }
 
-fn mismatch(files: &[VirtualDataset], i: usize, array: &VirtualArray, what: String) -> CombineError {
-    let (file, first, hint) = (location(files, i), location(files, 0), String::new());
-    CombineError::Mismatch { file, variable: array.path.clone(), what, first, hint }
+/// One file's array and its position along each [`Axis`].
+pub(crate) struct Part<'a> {
+    pub(crate) array: &'a VirtualArray,
+    /// The file's location, for messages.
+    pub(crate) location: &'a str,
+    /// Its id in the combined source table.
+    pub(crate) source: u32,
+    /// Index along each axis.
+    pub(crate) pos: Vec<usize>,
+}
+
+fn mismatch(part: &Part<'_>, first: &Part<'_>, what: String) -> CombineError {
+    CombineError::Mismatch {
+        file: part.location.to_string(),
+        variable: part.array.path.clone(),
+        what,
+        first: first.location.to_string(),
+        hint: String::new(),
+    }
 }
 
 /// The first file's array, after checking the others agree (shape, type, and values when digested).
-pub(crate) fn take_first(
-    parts: &[&VirtualArray],
-    files: &[VirtualDataset],
-    allow_differ: bool,
-) -> Result<VirtualArray, CombineError> {
-    let first = parts[0];
-    for (i, part) in parts.iter().enumerate().skip(1) {
-        let (a, b) = (&first.metadata, &part.metadata);
+pub(crate) fn take_first(parts: &[Part<'_>], allow_differ: bool) -> Result<VirtualArray, CombineError> {
+    let first = &parts[0];
+    for part in &parts[1..] {
+        let (a, b) = (&first.array.metadata, &part.array.metadata);
         if a.shape() != b.shape() {
-            return Err(mismatch(files, i, part, format!("shape {:?} (first file: {:?})", b.shape(), a.shape())));
+            return Err(mismatch(part, first, format!("shape {:?} (first file: {:?})", b.shape(), a.shape())));
         }
         if a.data_type != b.data_type {
-            return Err(mismatch(files, i, part, format!("data type {} (first file: {})", b.data_type, a.data_type)));
+            return Err(mismatch(part, first, format!("data type {} (first file: {})", b.data_type, a.data_type)));
         }
-        let values_differ = matches!((first.digest, part.digest), (Some(x), Some(y)) if x != y);
+        let values_differ = matches!((first.array.digest, part.array.digest), (Some(x), Some(y)) if x != y);
         if values_differ && !allow_differ {
             return Err(CombineError::Mismatch {
-                file: location(files, i),
-                variable: part.path.clone(),
+                file: part.location.to_string(),
+                variable: part.array.path.clone(),
                 what: "its data".into(),
-                first: location(files, 0),
-                hint: format!(" (pass --take-first {} to take the first file's)", part.path),
+                first: first.location.to_string(),
+                hint: format!(" (pass --take-first {} to take the first file's)", part.array.path),
             });
         }
     }
-    Ok(VirtualArray { tail: None, ..first.clone() })
+    let mut array = first.array.clone();
+    array.tails = Vec::new();
+    Ok(rename_source(array, first.source))
 }
 
-/// Checks that `part` can be concatenated to `first` along `axis`.
-fn check_compatible(
-    first: &VirtualArray,
-    part: &VirtualArray,
-    axis: usize,
-    files: &[VirtualDataset],
-    i: usize,
-) -> Result<(), CombineError> {
-    let (a, b) = (&first.metadata, &part.metadata);
+/// The array with every source reference pointing at `source`.
+fn rename_source(mut array: VirtualArray, id: u32) -> VirtualArray {
+    for entry in &mut array.chunks.entries {
+        if let ChunkEntry::Source { source, .. } = entry {
+            *source = id;
+        }
+    }
+    array
+}
+
+/// Checks that `part` can be concatenated to `first` along the axes in `concat`.
+fn check_compatible(first: &Part<'_>, part: &Part<'_>, concat: &[usize]) -> Result<(), CombineError> {
+    let (a, b) = (&first.array.metadata, &part.array.metadata);
     if a.data_type != b.data_type {
-        return Err(mismatch(files, i, part, format!("data type {} (first file: {})", b.data_type, a.data_type)));
+        return Err(mismatch(part, first, format!("data type {} (first file: {})", b.data_type, a.data_type)));
     }
     if a.dimension_names != b.dimension_names {
-        return Err(mismatch(
-            files,
-            i,
-            part,
-            format!("dimensions {:?} (first file: {:?})", b.dimension_names, a.dimension_names),
-        ));
+        let what = format!("dimensions {:?} (first file: {:?})", b.dimension_names, a.dimension_names);
+        return Err(mismatch(part, first, what));
     }
-    for d in (0..a.chunk_grid.ndim()).filter(|&d| d != axis) {
+    let name = |d: usize| a.dimension_names.as_ref().and_then(|n| n.get(d).cloned()).unwrap_or_default();
+    for d in (0..a.chunk_grid.ndim()).filter(|d| !concat.contains(d)) {
         let (x, y) = (&a.chunk_grid.dims()[d], &b.chunk_grid.dims()[d]);
         if x.extent() != y.extent() {
-            let name = a.dimension_names.as_ref().and_then(|n| n.get(d).cloned()).unwrap_or_default();
-            return Err(mismatch(
-                files,
-                i,
-                part,
-                format!("length of dimension {name} {} (first file: {})", y.extent(), x.extent()),
-            ));
+            let what = format!("length of dimension {} {} (first file: {})", name(d), y.extent(), x.extent());
+            return Err(mismatch(part, first, what));
         }
         if x != y {
-            let name = a.dimension_names.as_ref().and_then(|n| n.get(d).cloned()).unwrap_or_default();
-            return Err(mismatch(files, i, part, format!("chunking along dimension {name}")));
+            return Err(mismatch(part, first, format!("chunking along dimension {}", name(d))));
         }
     }
     if a.codecs != b.codecs {
-        return Err(mismatch(
-            files,
-            i,
-            part,
-            format!("codecs {} (first file: {})", b.codecs.to_json(), a.codecs.to_json()),
-        ));
+        let what = format!("codecs {} (first file: {})", b.codecs.to_json(), a.codecs.to_json());
+        return Err(mismatch(part, first, what));
     }
     if a.fill_value != b.fill_value {
         let (x, y) = (a.fill_value.to_json(a.data_type), b.fill_value.to_json(b.data_type));
-        return Err(mismatch(files, i, part, format!("fill value {y} (first file: {x})")));
+        return Err(mismatch(part, first, format!("fill value {y} (first file: {x})")));
     }
     Ok(())
 }
 
-/// Concatenates `parts` (one per file, in order) along `axis`.
-pub(crate) fn concat_array(
-    parts: &[&VirtualArray],
+/// Per existing axis: each segment's grid along it (equal for every file at that position).
+fn segment_dims<'a>(
+    parts: &'a [Part<'a>],
+    k: usize,
     axis: usize,
-    files: &[VirtualDataset],
-) -> Result<VirtualArray, CombineError> {
-    let first = parts[0];
-    let last = parts.len() - 1;
-    let mut edges = Vec::new();
-    let mut total = 0u64;
-    let mut rewritten = 0u64;
-    for (i, part) in parts.iter().enumerate() {
-        check_compatible(first, part, axis, files, i)?;
-        let gd = &part.metadata.chunk_grid.dims()[axis];
+    segments: usize,
+) -> Result<Vec<&'a ChunkDim>, CombineError> {
+    let mut dims: Vec<Option<(&ChunkDim, &Part<'_>)>> = vec![None; segments];
+    for part in parts {
+        let gd = &part.array.metadata.chunk_grid.dims()[axis];
+        match dims[part.pos[k]] {
+            None => dims[part.pos[k]] = Some((gd, part)),
+            Some((other, first)) if other != gd => {
+                let name = part.array.metadata.dimension_names.as_ref().and_then(|n| n.get(axis).cloned());
+                let what = format!(
+                    "length or chunking along {} at the same position ({} of {}, first file: {} of {})",
+                    name.unwrap_or_default(),
+                    gd.extent(),
+                    gd.regular_size().unwrap_or(0),
+                    other.extent(),
+                    other.regular_size().unwrap_or(0)
+                );
+                return Err(mismatch(part, first, what));
+            }
+            Some(_) => {}
+        }
+    }
+    dims.into_iter().map(|d| d.map(|(d, _)| d)).collect::<Option<Vec<_>>>().ok_or_else(|| CombineError::Build {
+        variable: parts[0].array.path.clone(),
+        problem: "a position has no file".into(),
+    })
+}
+
+/// The combined grid along one existing axis: the segments' edges in order, a partial last chunk of
+/// every segment but the last given its valid length. Returns it with each segment's first chunk.
+fn combined_dim(segs: &[&ChunkDim], path: &str) -> Result<(ChunkDim, Vec<u64>), CombineError> {
+    let (mut edges, mut offsets, mut total) = (Vec::new(), Vec::new(), 0u64);
+    for (s, gd) in segs.iter().enumerate() {
+        offsets.push(edges.len() as u64);
         total += gd.extent();
-        rewritten += part.rewritten_chunks;
         for k in 0..gd.num_chunks() {
-            let (edge, valid) = (gd.edge(k), gd.valid(k));
-            if i < last && valid < edge {
-                if part.tail.is_none() {
-                    let what = "partial last chunk has no trimmed form (scan with the concatenation dimension set)";
-                    return Err(CombineError::Build { variable: part.path.clone(), problem: what.into() });
-                }
-                edges.push(valid);
-            } else {
-                edges.push(edge);
+            let interior = s + 1 < segs.len();
+            edges.push(if interior { gd.valid(k) } else { gd.edge(k) });
+        }
+    }
+    let dim = ChunkDim::from_edges(total, &edges)
+        .map_err(|e| CombineError::Build { variable: path.to_string(), problem: format!("combined grid: {e}") })?;
+    Ok((dim, offsets))
+}
+
+/// Concatenates `parts` along `axes`. Every position must have exactly one part (checked by the
+/// caller).
+pub(crate) fn concat_array(parts: &[Part<'_>], axes: &[Axis]) -> Result<VirtualArray, CombineError> {
+    let first = &parts[0];
+    let concat: Vec<usize> =
+        axes.iter().filter_map(|a| if let Axis::Existing { axis, .. } = a { Some(*axis) } else { None }).collect();
+    for part in parts {
+        check_compatible(first, part, &concat)?;
+    }
+    let meta = &first.array.metadata;
+    let mut new_dims = Vec::new();
+    let mut new_names = Vec::new();
+    let mut file_dims = meta.chunk_grid.dims().to_vec();
+    // Per axis: chunk offset of every segment (existing), or nothing (new).
+    let mut offsets: Vec<Vec<u64>> = Vec::with_capacity(axes.len());
+    for (k, axis) in axes.iter().enumerate() {
+        match axis {
+            Axis::New { name, count } => {
+                let dim = ChunkDim::regular(*count, 1)
+                    .map_err(|e| CombineError::Build { variable: first.array.path.clone(), problem: e.to_string() })?;
+                new_dims.push(dim);
+                new_names.push(name.clone());
+                offsets.push(Vec::new());
+            }
+            Axis::Existing { axis, segments } => {
+                let segs = segment_dims(parts, k, *axis, *segments)?;
+                let (dim, segment_offsets) = combined_dim(&segs, &first.array.path)?;
+                file_dims[*axis] = dim;
+                offsets.push(segment_offsets);
             }
         }
-        if i < last {
-            rewritten += part.tail.as_ref().map_or(0, |t| t.rewritten);
-        }
     }
-    let build = |problem: String| CombineError::Build { variable: first.path.clone(), problem };
-    let mut dims = first.metadata.chunk_grid.dims().to_vec();
-    dims[axis] = ChunkDim::from_edges(total, &edges).map_err(|e| build(format!("combined grid: {e}")))?;
-    let grid = ChunkGrid::new(dims);
+    let lead = new_dims.len();
+    let grid = ChunkGrid::new(new_dims.into_iter().chain(file_dims).collect());
     let mut table = ChunkTable::missing(grid.num_chunks() as usize);
-    let mut offset = 0u64;
-    for (i, part) in parts.iter().enumerate() {
-        let use_tail = if i < last { part.tail.as_ref() } else { None };
-        place_entries(&grid, part, axis, offset, i as u32, use_tail.map(|t| t.entries.as_slice()), &mut table);
-        offset += part.metadata.chunk_grid.dims()[axis].num_chunks();
+    let mut rewritten = 0;
+    for part in parts {
+        rewritten += place_entries(&grid, part, axes, &offsets, lead, &mut table)?;
     }
-    let mut metadata = first.metadata.clone();
+    let mut metadata = meta.clone();
     metadata.chunk_grid = grid;
+    if let Some(names) = &meta.dimension_names {
+        metadata.dimension_names = Some(new_names.into_iter().chain(names.iter().cloned()).collect());
+    }
     Ok(VirtualArray {
-        path: first.path.clone(),
+        path: first.array.path.clone(),
         metadata,
         chunks: table,
         rewritten_chunks: rewritten,
         digest: None,
-        tail: None,
+        tails: Vec::new(),
     })
 }
 
-/// Copies one file's entries into the combined table: chunk index along `axis` shifted by `offset`,
-/// source 0 renamed `source`, owned bytes appended, trimmed tail entries replacing the originals.
+/// Copies one file's entries into the combined table: new axes as leading chunk coordinates, chunk
+/// index along existing axes shifted by the segment's offset, source renamed, owned bytes appended,
+/// and the chunks that are interior along some axes replaced by their trimmed form. Returns the
+/// number of chunks rewritten.
 fn place_entries(
     grid: &ChunkGrid,
-    part: &VirtualArray,
-    axis: usize,
-    offset: u64,
-    source: u32,
-    tail: Option<&[(u64, ChunkEntry)]>,
+    part: &Part<'_>,
+    axes: &[Axis],
+    offsets: &[Vec<u64>],
+    lead: usize,
     table: &mut ChunkTable,
-) {
-    let file_shape = part.metadata.chunk_grid.grid_shape();
-    let combined = grid.grid_shape();
-    let mut strides = vec![1u64; combined.len()];
-    for d in (0..combined.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * combined[d + 1];
-    }
-    let mut tail = tail.unwrap_or_default().iter().peekable();
-    let mut coords = vec![0u64; file_shape.len()];
-    for (linear, entry) in part.chunks.entries.iter().enumerate() {
-        let mut entry = *entry;
-        if let Some((_, trimmed)) = tail.next_if(|(l, _)| *l == linear as u64) {
-            entry = *trimmed;
+) -> Result<u64, CombineError> {
+    let file_grid = &part.array.metadata.chunk_grid;
+    let file_shape = file_grid.grid_shape();
+    let mut rewritten = part.array.rewritten_chunks;
+    let mut prefix = Vec::with_capacity(lead);
+    let mut shift = vec![0u64; file_shape.len()];
+    // Axes along which this file is not the last and its last chunk is partial.
+    let mut interior = Vec::new();
+    for (k, axis) in axes.iter().enumerate() {
+        match axis {
+            Axis::New { .. } => prefix.push(part.pos[k] as u64),
+            Axis::Existing { axis, segments } => {
+                shift[*axis] = offsets[k][part.pos[k]];
+                let gd = &file_grid.dims()[*axis];
+                let n = gd.num_chunks();
+                if part.pos[k] + 1 < *segments && n > 0 && gd.valid(n - 1) < gd.edge(n - 1) {
+                    interior.push(*axis);
+                }
+            }
         }
-        let target: u64 =
-            (0..coords.len()).map(|d| (coords[d] + if d == axis { offset } else { 0 }) * strides[d]).sum();
-        table.entries[target as usize] = match entry {
+    }
+    interior.sort_unstable();
+    let mut coords = vec![0u64; file_shape.len()];
+    for (linear, entry) in part.array.chunks.entries.iter().enumerate() {
+        let cropped: Vec<usize> = interior.iter().copied().filter(|&d| coords[d] + 1 == file_shape[d]).collect();
+        let entry = if cropped.is_empty() {
+            *entry
+        } else {
+            let trimmed = trimmed_entry(part, &cropped, linear as u64)?;
+            rewritten += u64::from(matches!(trimmed, ChunkEntry::Owned { .. }));
+            trimmed
+        };
+        let target: Vec<u64> = prefix.iter().copied().chain(coords.iter().zip(&shift).map(|(c, s)| c + s)).collect();
+        let slot = grid.linear_index(&target) as usize;
+        table.entries[slot] = match entry {
             ChunkEntry::Missing => ChunkEntry::Missing,
-            ChunkEntry::Source { offset, length, .. } => ChunkEntry::Source { source, offset, length },
+            ChunkEntry::Source { offset, length, .. } => ChunkEntry::Source { source: part.source, offset, length },
             ChunkEntry::Owned { offset, length } => {
-                let bytes = &part.chunks.owned[offset as usize..(offset + length) as usize];
+                let bytes = &part.array.chunks.owned[offset as usize..(offset + length) as usize];
                 table.push_owned(bytes)
             }
         };
         advance(&mut coords, &file_shape);
     }
+    Ok(rewritten)
+}
+
+/// The entry of chunk `linear` trimmed along exactly `dims`.
+fn trimmed_entry(part: &Part<'_>, dims: &[usize], linear: u64) -> Result<ChunkEntry, CombineError> {
+    part.array
+        .tails
+        .iter()
+        .find(|t| t.dims == dims)
+        .and_then(|t| t.entries.binary_search_by_key(&linear, |(l, _)| *l).ok().map(|i| t.entries[i].1))
+        .ok_or_else(|| CombineError::Build {
+            variable: part.array.path.clone(),
+            problem: format!(
+                "{}: partial last chunk has no trimmed form (scan with the concatenation dimensions set)",
+                part.location
+            ),
+        })
 }
 
 /// Row-major odometer step.

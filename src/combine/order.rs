@@ -1,21 +1,17 @@
-//! Ordering files along the concatenation dimension, and the checks on its coordinate: calendars,
-//! units (deciding whether times are re-encoded), overlaps and gaps.
+//! Checks on the coordinate of an existing concatenation dimension: NaN and monotonicity inside a
+//! file, calendars, units (deciding whether times are re-encoded), overlaps and gaps between files.
 
 use std::cmp::Ordering;
 
 use super::CombineError;
 use crate::cftime::{Calendar, TimeUnits};
-use crate::dataset::{ConcatCoordinate, VirtualDataset};
+use crate::dataset::ConcatCoordinate;
 
-/// Files in concatenation order with what the combine step needs to know about their coordinate.
-pub(crate) struct Ordered {
-    pub(crate) files: Vec<VirtualDataset>,
-    /// Length of each file along the dimension.
-    pub(crate) lengths: Vec<u64>,
-    /// Gaps found between consecutive files, described.
-    pub(crate) gaps: Vec<String>,
-    /// Set when the files' time units differ.
-    pub(crate) reencode: Option<ReencodePlan>,
+/// One file's coordinate along an existing dimension, with the file's location for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Coord<'a> {
+    pub(crate) location: &'a str,
+    pub(crate) coordinate: &'a ConcatCoordinate,
 }
 
 /// How to re-encode a time coordinate whose units differ between files.
@@ -26,147 +22,144 @@ pub(crate) struct ReencodePlan {
     pub(crate) units: (String, Option<String>),
     /// Target units, parsed.
     pub(crate) target: TimeUnits,
-    /// Each file's units, in order.
+    /// Each segment's units, in order.
     pub(crate) per_file: Vec<TimeUnits>,
+    /// Each segment's coordinate values and bounds values, in order.
+    pub(crate) values: Vec<(Vec<f64>, Option<Vec<f64>>)>,
     /// The bounds variable, when the coordinate names one.
     pub(crate) bounds: Option<String>,
 }
 
-fn location(f: &VirtualDataset) -> String {
-    f.sources.get(0).map(|s| s.location.clone()).unwrap_or_default()
+fn coordinate_error(c: Coord<'_>, problem: String) -> CombineError {
+    CombineError::Coordinate { file: c.location.to_string(), dim: c.coordinate.dim.clone(), problem }
 }
 
-/// Length of a file along `dim`, from the first array that has it.
-fn length_along(f: &VirtualDataset, dim: &str) -> Option<u64> {
-    f.arrays.iter().find_map(|a| {
-        let names = a.metadata.dimension_names.as_ref()?;
-        let axis = names.iter().position(|n| n == dim)?;
-        a.metadata.shape().get(axis).copied()
-    })
+/// True for a CF time coordinate (`units` of the form `<unit> since <date>`): it must increase.
+fn is_time(c: &ConcatCoordinate) -> bool {
+    c.units.as_deref().is_some_and(|u| u.contains(" since "))
 }
 
-/// Orders `files` along `dim` and checks their coordinate.
-pub(crate) fn order_files(mut files: Vec<VirtualDataset>, dim: &str) -> Result<Ordered, CombineError> {
-    for f in &files {
-        if length_along(f, dim).is_none() {
-            return Err(CombineError::NoDimension { file: location(f), dim: dim.to_string() });
-        }
+/// Checks one file's coordinate: no NaN, strictly monotonic. Returns its direction: 1 increasing,
+/// -1 decreasing, 0 for fewer than two values.
+pub(crate) fn check_monotonic(c: Coord<'_>) -> Result<i8, CombineError> {
+    let values = &c.coordinate.values;
+    if let Some(i) = values.iter().position(|v| v.is_nan()) {
+        return Err(coordinate_error(c, format!("coordinate value at index {i} is NaN")));
     }
-    let mut reencode = None;
-    let mut gaps = Vec::new();
-    if files.iter().all(|f| f.concat.is_some()) {
-        let keyed = instants(&files, dim)?;
-        let mut order: Vec<usize> = (0..files.len()).collect();
-        order.sort_by(|&a, &b| compare_keys(keyed.keys[a].first(), keyed.keys[b].first(), &files[a], &files[b]));
-        check_overlaps(&files, &keyed.keys, &order, dim, &mut gaps)?;
-        let mut slots: Vec<Option<VirtualDataset>> = files.into_iter().map(Some).collect();
-        files = order.iter().filter_map(|&i| slots[i].take()).collect();
-        if keyed.units_differ {
-            reencode = Some(plan(&files, dim)?);
-        }
-    } else {
-        files.sort_by(|a, b| natural_cmp(&location(a), &location(b)));
+    let direction = match values.windows(2).next() {
+        None => return Ok(0),
+        Some(w) if w[1] > w[0] => 1,
+        Some(_) => -1,
+    };
+    let bad = values.windows(2).position(|w| if direction > 0 { w[1] <= w[0] } else { w[1] >= w[0] });
+    if direction < 0 && is_time(c.coordinate) {
+        return Err(coordinate_error(
+            c,
+            format!("time coordinate is not increasing (index 0: {}, index 1: {})", values[0], values[1]),
+        ));
     }
-    let lengths = files.iter().map(|f| length_along(f, dim).unwrap_or(0)).collect();
-    Ok(Ordered { files, lengths, gaps, reencode })
+    if let Some(i) = bad {
+        let order = if direction > 0 { "increasing" } else { "decreasing" };
+        return Err(coordinate_error(
+            c,
+            format!(
+                "coordinate is not strictly {order} (index {i}: {}, index {}: {})",
+                values[i],
+                i + 1,
+                values[i + 1]
+            ),
+        ));
+    }
+    Ok(direction)
 }
 
-struct Keyed {
-    /// Per file (input order): coordinate values as comparable keys (instants when units differ).
-    keys: Vec<Vec<f64>>,
-    units_differ: bool,
+/// Per file: the coordinate values as comparable keys (instants when units differ), and whether
+/// the units differ.
+pub(crate) struct Keyed {
+    pub(crate) keys: Vec<Vec<f64>>,
+    pub(crate) units_differ: bool,
 }
 
 /// Keys for ordering: raw values when every file uses the same units, else decoded instants.
-fn instants(files: &[VirtualDataset], dim: &str) -> Result<Keyed, CombineError> {
-    let coords: Vec<&ConcatCoordinate> = files.iter().filter_map(|f| f.concat.as_ref()).collect();
+/// Calendars must agree.
+pub(crate) fn instants(coords: &[Coord<'_>]) -> Result<Keyed, CombineError> {
     let first_calendar =
-        Calendar::parse(coords[0].calendar.as_deref()).map_err(|p| coordinate_error(&files[0], dim, p))?;
-    for (f, c) in files.iter().zip(&coords).skip(1) {
-        let cal = Calendar::parse(c.calendar.as_deref()).map_err(|p| coordinate_error(f, dim, p))?;
+        Calendar::parse(coords[0].coordinate.calendar.as_deref()).map_err(|p| coordinate_error(coords[0], p))?;
+    for c in &coords[1..] {
+        let cal = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(*c, p))?;
         if cal != first_calendar {
             let name = |c: &ConcatCoordinate| c.calendar.clone().unwrap_or_else(|| "standard".into());
-            let problem =
-                format!("calendar {:?} differs from {:?} in {}", name(c), name(coords[0]), location(&files[0]));
-            return Err(coordinate_error(f, dim, problem));
+            let problem = format!(
+                "calendar {:?} differs from {:?} in {}",
+                name(c.coordinate),
+                name(coords[0].coordinate),
+                coords[0].location
+            );
+            return Err(coordinate_error(*c, problem));
         }
     }
-    let units_differ = coords.iter().any(|c| c.units != coords[0].units);
-    let mut keys = Vec::with_capacity(files.len());
-    for (f, c) in files.iter().zip(&coords) {
+    let units_differ = coords.iter().any(|c| c.coordinate.units != coords[0].coordinate.units);
+    let mut keys = Vec::with_capacity(coords.len());
+    for c in coords {
         if units_differ {
-            let units = parse_units(f, c, dim)?;
-            keys.push(c.values.iter().map(|v| units.instant(*v)).collect());
+            let units = parse_units(*c)?;
+            keys.push(c.coordinate.values.iter().map(|v| units.instant(*v)).collect());
         } else {
-            keys.push(c.values.clone());
+            keys.push(c.coordinate.values.clone());
         }
     }
     Ok(Keyed { keys, units_differ })
 }
 
-fn coordinate_error(f: &VirtualDataset, dim: &str, problem: String) -> CombineError {
-    CombineError::Coordinate { file: location(f), dim: dim.to_string(), problem }
-}
-
-fn parse_units(f: &VirtualDataset, c: &ConcatCoordinate, dim: &str) -> Result<TimeUnits, CombineError> {
+fn parse_units(c: Coord<'_>) -> Result<TimeUnits, CombineError> {
     let units = c
+        .coordinate
         .units
         .as_deref()
-        .ok_or_else(|| coordinate_error(f, dim, "units differ between files and this file has none".into()))?;
-    let calendar = Calendar::parse(c.calendar.as_deref()).map_err(|p| coordinate_error(f, dim, p))?;
+        .ok_or_else(|| coordinate_error(c, "units differ between files and this file has none".into()))?;
+    let calendar = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(c, p))?;
     TimeUnits::parse(units, calendar)
-        .map_err(|p| coordinate_error(f, dim, format!("units differ between files and cannot be converted: {p}")))
+        .map_err(|p| coordinate_error(c, format!("units differ between files and cannot be converted: {p}")))
 }
 
-fn plan(files: &[VirtualDataset], dim: &str) -> Result<ReencodePlan, CombineError> {
-    let mut per_file = Vec::with_capacity(files.len());
-    for f in files {
-        let c = f.concat.as_ref().ok_or_else(|| coordinate_error(f, dim, "no coordinate values".into()))?;
-        per_file.push(parse_units(f, c, dim)?);
-    }
-    let first =
-        files[0].concat.clone().ok_or_else(|| coordinate_error(&files[0], dim, "no coordinate values".into()))?;
+/// The re-encoding plan for segments (in order) whose units differ.
+pub(crate) fn plan(coords: &[Coord<'_>]) -> Result<ReencodePlan, CombineError> {
+    let per_file = coords.iter().map(|c| parse_units(*c)).collect::<Result<Vec<_>, _>>()?;
+    let first = coords[0].coordinate;
     Ok(ReencodePlan {
-        dim: dim.to_string(),
-        units: (first.units.unwrap_or_default(), first.calendar),
+        dim: first.dim.clone(),
+        units: (first.units.clone().unwrap_or_default(), first.calendar.clone()),
         target: per_file[0],
         per_file,
-        bounds: first.bounds.map(|(name, _)| name),
+        values: coords
+            .iter()
+            .map(|c| (c.coordinate.values.clone(), c.coordinate.bounds.as_ref().map(|b| b.1.clone())))
+            .collect(),
+        bounds: first.bounds.as_ref().map(|(name, _)| name.clone()),
     })
 }
 
-/// Files with values first by their first value; files without values after, by path.
-fn compare_keys(a: Option<&f64>, b: Option<&f64>, fa: &VirtualDataset, fb: &VirtualDataset) -> Ordering {
-    match (a, b) {
-        (Some(x), Some(y)) => x.total_cmp(y).then_with(|| natural_cmp(&location(fa), &location(fb))),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => natural_cmp(&location(fa), &location(fb)),
-    }
-}
-
-/// Errors on overlapping or repeated values between consecutive files; records gaps larger than 1.5
-/// typical steps.
-fn check_overlaps(
-    files: &[VirtualDataset],
+/// Errors on overlapping or repeated values between consecutive segments (`keys` in order, already
+/// multiplied by the direction so that they increase); records gaps larger than 1.5 typical steps.
+pub(crate) fn check_overlaps(
+    locations: &[&str],
     keys: &[Vec<f64>],
-    order: &[usize],
     dim: &str,
     gaps: &mut Vec<String>,
 ) -> Result<(), CombineError> {
     let mut steps: Vec<f64> = keys.iter().flat_map(|k| k.windows(2).map(|w| w[1] - w[0])).collect();
     steps.sort_by(f64::total_cmp);
     let step = steps.get(steps.len() / 2).copied();
-    let with_values: Vec<usize> = order.iter().copied().filter(|&i| !keys[i].is_empty()).collect();
+    let with_values: Vec<usize> = (0..keys.len()).filter(|&i| !keys[i].is_empty()).collect();
     for pair in with_values.windows(2) {
         let (a, b) = (pair[0], pair[1]);
         let (last, first) = (keys[a][keys[a].len() - 1], keys[b][0]);
         if first <= last {
             return Err(CombineError::Overlap {
-                file: location(&files[b]),
-                previous: location(&files[a]),
+                file: locations[b].to_string(),
+                previous: locations[a].to_string(),
                 dim: dim.to_string(),
-                detail: format!("its first value {first} is not after the other's last value {last}"),
+                detail: format!("its first value {} is not after the other's last value {}", first.abs(), last.abs()),
             });
         }
         if let Some(step) = step.filter(|s| *s > 0.0) {
@@ -174,8 +167,8 @@ fn check_overlaps(
                 gaps.push(format!(
                     "{} values missing between {} and {}",
                     ((first - last) / step).round() as u64 - 1,
-                    location(&files[a]),
-                    location(&files[b])
+                    locations[a],
+                    locations[b]
                 ));
             }
         }
@@ -214,6 +207,27 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn coordinate(values: Vec<f64>, units: &str) -> ConcatCoordinate {
+        ConcatCoordinate { dim: "t".into(), values, units: Some(units.into()), calendar: None, bounds: None }
+    }
+
+    #[test]
+    fn coordinates_must_be_strictly_monotonic_and_free_of_nan() {
+        let check = |values: Vec<f64>, units: &str| {
+            let c = coordinate(values, units);
+            check_monotonic(Coord { location: "f.nc", coordinate: &c }).map_err(|e| e.to_string())
+        };
+        assert_eq!(check(vec![1.0, 2.0, 3.0], "days since 2000-01-01"), Ok(1));
+        assert_eq!(check(vec![9.0], "days since 2000-01-01"), Ok(0));
+        assert_eq!(check(vec![90.0, 60.0, 30.0], "degrees_north"), Ok(-1));
+        let reversed = check(vec![3.0, 2.0, 1.0], "days since 2000-01-01").unwrap_err();
+        assert!(reversed.contains("f.nc") && reversed.contains("not increasing"), "{reversed}");
+        let repeated = check(vec![1.0, 2.0, 2.0], "days since 2000-01-01").unwrap_err();
+        assert!(repeated.contains("index 1: 2, index 2: 2"), "{repeated}");
+        let nan = check(vec![1.0, f64::NAN, 3.0], "m").unwrap_err();
+        assert!(nan.contains("index 1 is NaN"), "{nan}");
+    }
 
     #[test]
     fn natural_order_compares_numbers() {

@@ -5,26 +5,22 @@
 use super::order::ReencodePlan;
 use super::CombineError;
 use crate::codec::{CodecChain, Endian};
-use crate::dataset::{ChunkTable, Provenance, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::ChunkGrid;
 use crate::metadata::DataType;
 
 /// Bytes per store-owned chunk of a re-encoded coordinate.
 const CHUNK_BYTES: u64 = 1 << 20;
 
-/// Replaces the coordinate and bounds arrays with re-encoded, store-owned versions.
-pub(crate) fn apply(
-    arrays: &mut [VirtualArray],
-    files: &[VirtualDataset],
-    plan: &ReencodePlan,
-    provenance: &mut Provenance,
-) -> Result<(), CombineError> {
+/// Replaces the coordinate and bounds arrays with re-encoded, store-owned versions; returns the
+/// paths replaced.
+pub(crate) fn apply(arrays: &mut [VirtualArray], plan: &ReencodePlan) -> Result<Vec<String>, CombineError> {
     let mut done = Vec::new();
     for array in arrays.iter_mut() {
         let values: Option<Vec<f64>> = if array.path == plan.dim {
-            Some(convert(files, plan, |f| f.concat.as_ref().map(|c| c.values.clone())))
+            Some(convert(plan, |v| Some(v.0.clone())))
         } else if plan.bounds.as_deref() == Some(array.path.as_str()) {
-            Some(convert(files, plan, |f| f.concat.as_ref().and_then(|c| c.bounds.as_ref().map(|b| b.1.clone()))))
+            Some(convert(plan, |v| v.1.clone()))
         } else {
             None
         };
@@ -33,20 +29,16 @@ pub(crate) fn apply(
             done.push(array.path.clone());
         }
     }
-    provenance.reencoded = done;
-    provenance.units = Some(plan.units.clone());
-    Ok(())
+    Ok(done)
 }
 
-/// Each file's values, decoded with its units and encoded with the target units, concatenated.
-fn convert(
-    files: &[VirtualDataset],
-    plan: &ReencodePlan,
-    values: impl Fn(&VirtualDataset) -> Option<Vec<f64>>,
-) -> Vec<f64> {
+type SegmentValues = (Vec<f64>, Option<Vec<f64>>);
+
+/// Each segment's values, decoded with its units and encoded with the target units, concatenated.
+fn convert(plan: &ReencodePlan, values: impl Fn(&SegmentValues) -> Option<Vec<f64>>) -> Vec<f64> {
     let mut out = Vec::new();
-    for (file, units) in files.iter().zip(&plan.per_file) {
-        out.extend(values(file).unwrap_or_default().iter().map(|v| plan.target.value(units.instant(*v))));
+    for (segment, units) in plan.values.iter().zip(&plan.per_file) {
+        out.extend(values(segment).unwrap_or_default().iter().map(|v| plan.target.value(units.instant(*v))));
     }
     out
 }

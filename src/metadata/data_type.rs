@@ -35,6 +35,12 @@ pub enum DataType {
     /// Fixed-width byte strings of this many bytes (`null_terminated_bytes`, NumPy `S<n>`): netCDF
     /// character arrays with their last dimension folded into the element.
     FixedBytes(u32),
+    /// `string`: variable-length UTF-8 strings (stored with the `vlen-utf8` codec). vzarr writes it
+    /// only for store-owned coordinates of new dimensions; it has no fixed element size ([`size`] is
+    /// 0) and the reader returns it as fixed-width bytes.
+    ///
+    /// [`size`]: DataType::size
+    String,
 }
 
 impl DataType {
@@ -74,7 +80,7 @@ impl DataType {
                 DataType::UInt64 => u64::from_ne_bytes(ne(b)) as f64,
                 DataType::Float32 => f64::from(f32::from_ne_bytes(ne(b))),
                 DataType::Float64 => f64::from_ne_bytes(ne(b)),
-                DataType::FixedBytes(_) => f64::NAN,
+                DataType::FixedBytes(_) | DataType::String => f64::NAN,
             })
             .collect()
     }
@@ -95,6 +101,7 @@ impl DataType {
             DataType::Float32 => "float32",
             DataType::Float64 => "float64",
             DataType::FixedBytes(_) => "null_terminated_bytes",
+            DataType::String => "string",
         }
     }
 
@@ -109,7 +116,7 @@ impl DataType {
     /// The byte-swapping unit: the element size for numbers, 1 for bytes.
     pub fn swap_unit(self) -> usize {
         match self {
-            DataType::FixedBytes(_) => 1,
+            DataType::FixedBytes(_) | DataType::String => 1,
             t => t.size(),
         }
     }
@@ -122,6 +129,7 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 => 8,
             DataType::FixedBytes(n) => n as usize,
+            DataType::String => 0,
         }
     }
 
@@ -140,6 +148,7 @@ impl DataType {
             DataType::Float32 => "<f4",
             DataType::Float64 => "<f8",
             DataType::FixedBytes(n) => return format!("|S{n}"),
+            DataType::String => "|O",
         };
         descr.to_string()
     }
@@ -165,6 +174,9 @@ impl DataType {
             };
         }
         let name = value.as_str().unwrap_or_default();
+        if name == "string" {
+            return Ok(DataType::String);
+        }
         DataType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| MetadataError::Invalid {
             field: "data_type",
             reason: format!("unsupported data type {value}"),

@@ -66,6 +66,8 @@ impl FillValue {
                 let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
                 Value::from(crate::base64::encode(&b[..end]))
             }
+            // Strings have no fixed-size element: the fill value is the empty string.
+            DataType::String => Value::from(""),
         }
     }
 
@@ -80,6 +82,7 @@ impl FillValue {
         };
         let bytes = match (data_type, value) {
             (DataType::Bool, Value::Bool(v)) => vec![u8::from(*v)],
+            (DataType::String, Value::String(_)) => Vec::new(),
             (DataType::FixedBytes(n), Value::String(s)) => {
                 let mut bytes = crate::base64::decode(s).filter(|b| b.len() <= n as usize).ok_or_else(bad)?;
                 bytes.resize(n as usize, 0);

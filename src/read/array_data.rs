@@ -74,7 +74,7 @@ impl ArrayData {
         if T::DATA_TYPE != self.data_type {
             return Err(format!("requested {} elements from {} data", T::DATA_TYPE, self.data_type));
         }
-        Ok(self.bytes.chunks_exact(self.data_type.size()).map(T::from_ne_slice).collect())
+        Ok(self.bytes.chunks_exact(self.data_type.size().max(1)).map(T::from_ne_slice).collect())
     }
 
     /// Every element converted to f64 (exact for all but 64-bit integers beyond 2^53; NaN for byte

@@ -348,11 +348,34 @@ impl ArrayReader {
     /// # Errors
     /// [`ReadError`] for an invalid selection, a missing or changed source file, or a chunk that does not
     /// decode; each names the file and the array.
+    ///
+    /// A `string` array (the coordinate of a new concatenation dimension) is returned as fixed-width
+    /// UTF-8 bytes padded with NULs ([`DataType::FixedBytes`] of its longest element, NumPy `S<n>`);
+    /// [`ArrayReader::read_strings`] gives the strings.
+    ///
+    /// [`DataType::FixedBytes`]: crate::metadata::DataType::FixedBytes
     pub async fn read(&self, selection: &Selection, options: &ReadOptions) -> Result<ArrayData, ReadError> {
+        if self.metadata.data_type == crate::metadata::DataType::String {
+            let strings = super::strings::read_strings(self, selection).await?;
+            return Ok(super::strings::fixed_width(&strings, selection.out_shape()));
+        }
         let len = selection.len() as usize * self.metadata.element_size();
         let mut bytes = vec![0u8; len];
         self.read_into(selection, &mut bytes, options).await?;
         Ok(ArrayData { data_type: self.metadata.data_type, shape: selection.out_shape(), bytes })
+    }
+
+    /// Reads the selected elements of a `string` array.
+    ///
+    /// # Errors
+    /// [`ReadError::Output`] when the array is not of the `string` data type or too large;
+    /// [`ReadError::Selection`], [`ReadError::Decode`], and the fetch errors of [`ArrayReader::read`].
+    pub async fn read_strings(&self, selection: &Selection) -> Result<Vec<String>, ReadError> {
+        if self.metadata.data_type != crate::metadata::DataType::String {
+            let reason = format!("{} array, not strings", self.metadata.data_type);
+            return Err(ReadError::Output { array: self.path.clone(), reason });
+        }
+        super::strings::read_strings(self, selection).await
     }
 
     /// Reads `selection` into `out`, which must hold exactly its elements (native byte order, C order).
@@ -365,6 +388,10 @@ impl ArrayReader {
         out: &mut [u8],
         options: &ReadOptions,
     ) -> Result<(), ReadError> {
+        if self.metadata.codecs.is_strings() {
+            let reason = "a string array is read with read() or read_strings()".to_string();
+            return Err(ReadError::Output { array: self.path.clone(), reason });
+        }
         let grid = &self.metadata.chunk_grid;
         let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
         let pieces = grid.pieces(selection).map_err(selection_error)?;

@@ -29,8 +29,10 @@ use structure::{read_structure, H5Variable};
 use super::contiguous::slab_layout;
 use super::filters::{filter_codec, FilterSpec};
 use super::rewrite::ArrayCodecs;
-use super::tail::{prepare_tail, TailError};
-use super::{chunk_table_for, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
+use super::tail::{prepare_tails, TailError};
+use super::{
+    chunk_table_for, concat_axes, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner,
+};
 use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
@@ -104,13 +106,14 @@ fn scan_hdf5_unguarded(
             dataset.arrays.push(array);
         }
     }
-    if let Some(dim) = &options.concat_dim {
-        dataset.concat = concat_coordinate(&structure.variables, dim).map_err(|e| ScanError::Variable {
+    for dim in &options.concat_dims {
+        let coordinate = concat_coordinate(&structure.variables, dim).map_err(|e| ScanError::Variable {
             path: path.to_path_buf(),
             variable: dim.clone(),
             what: "reading the concatenation coordinate".into(),
             source: e.into(),
         })?;
+        dataset.concat.extend(coordinate);
     }
     dataset.warnings = ctx.warnings;
     Ok(dataset)
@@ -246,7 +249,7 @@ impl FileContext<'_> {
             chunks: translated.chunks,
             rewritten_chunks: translated.rewritten,
             digest: None,
-            tail: None,
+            tails: Vec::new(),
         }))
     }
 
@@ -258,14 +261,16 @@ impl FileContext<'_> {
         }
     }
 
-    /// Prepares trimmed copies of partial last chunks along the concatenation dimension.
+    /// Prepares trimmed copies of partial last chunks along the concatenation dimensions.
     fn add_tail(&mut self, array: &mut VirtualArray) -> Result<(), ScanError> {
-        let Some(dim) = &self.options.concat_dim else { return Ok(()) };
         let names = array.metadata.dimension_names.clone().unwrap_or_default();
-        let Some(d) = names.iter().position(|n| n == dim) else { return Ok(()) };
+        let axes: Vec<usize> = concat_axes(self.options, &names).collect();
+        if axes.is_empty() {
+            return Ok(());
+        }
         let path = array.path.clone();
         let mut read = |offset, length| self.read_raw(&path, offset, length);
-        prepare_tail(array, d, &mut read).map_err(|e| match e {
+        prepare_tails(array, &axes, &mut read).map_err(|e| match e {
             TailError::Read(e) => e,
             TailError::Codec(e) => ScanError::Variable {
                 path: self.path.to_path_buf(),
@@ -412,7 +417,13 @@ fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<Conca
         },
         None => None,
     };
-    Ok(Some(ConcatCoordinate { values, units: text("units"), calendar: text("calendar"), bounds }))
+    Ok(Some(ConcatCoordinate {
+        dim: dim.to_string(),
+        values,
+        units: text("units"),
+        calendar: text("calendar"),
+        bounds,
+    }))
 }
 
 /// A numeric variable's values as f64 (read by the native reader, bounded by [`MAX_READ_BYTES`]).

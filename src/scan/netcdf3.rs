@@ -55,13 +55,14 @@ impl Scanner for Netcdf3Scanner {
                 Err(problem) => unsupported(path, &var.name, problem, options, &mut dataset.warnings)?,
             }
         }
-        if let Some(dim) = &options.concat_dim {
-            dataset.concat = concat_coordinate(&file, &header, dim).map_err(|e| ScanError::Variable {
+        for dim in &options.concat_dims {
+            let coordinate = concat_coordinate(&file, &header, dim).map_err(|e| ScanError::Variable {
                 path: path.to_path_buf(),
                 variable: dim.clone(),
                 what: "reading the concatenation coordinate".into(),
                 source: e.into(),
             })?;
+            dataset.concat.extend(coordinate);
         }
         Ok(dataset)
     }
@@ -147,7 +148,7 @@ fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<Virtu
         chunks: ChunkTable { entries, owned: Vec::new() },
         rewritten_chunks: 0,
         digest: None,
-        tail: None,
+        tails: Vec::new(),
     })
 }
 
@@ -270,7 +271,8 @@ fn concat_coordinate(file: &std::fs::File, header: &Header, dim: &str) -> std::i
         Some((name, b)) => Some((name, decode_f64(&stored_bytes(file, header, b)?, b.nc_type))),
         None => None,
     };
-    Ok(Some(ConcatCoordinate { values, units: text(var, "units"), calendar: text(var, "calendar"), bounds }))
+    let (units, calendar) = (text(var, "units"), text(var, "calendar"));
+    Ok(Some(ConcatCoordinate { dim: dim.to_string(), values, units, calendar, bounds }))
 }
 
 /// Big-endian values of `t` as f64.

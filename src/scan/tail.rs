@@ -1,10 +1,13 @@
-//! Trimmed copies of a file's partial last chunks along the concatenation dimension (issue: interior
+//! Trimmed copies of a file's partial last chunks along the concatenation dimensions (issue: interior
 //! partial chunks, REFERENCE.md section 4).
 //!
-//! vzarr never references a chunk as if it had a shape it does not decode to. For each chunk of the
-//! last slab along the dimension: an uncompressed chunk partial along the leading dimension is
-//! referenced by its valid byte prefix; any other chunk is decoded, cropped to its valid rows and
-//! re-encoded with the array's codecs into store-owned bytes.
+//! vzarr never references a chunk as if it had a shape it does not decode to. A file's last chunk
+//! along a concatenation dimension is interior in the combined array unless the file comes last along
+//! that dimension, which only combining knows. So for every non-empty set S of the array's partial
+//! concatenation axes (one set with one dimension; {y}, {x} and {y, x} for tiles), every chunk that is
+//! the last along all of S gets a copy cropped to its valid extent along exactly S: an uncompressed
+//! chunk cropped along the leading axis only is referenced by its valid byte prefix; any other is
+//! decoded, cropped and re-encoded with the array's codecs into store-owned bytes.
 
 use crate::dataset::{TailChunks, VirtualArray};
 use crate::manifest::ChunkEntry;
@@ -19,35 +22,59 @@ pub(crate) enum TailError {
     Codec(crate::codec::CodecError),
 }
 
-/// Sets `array.tail` when the last chunk along `dim` is partial. `read(offset, length)` returns stored
-/// bytes of source 0.
-pub(crate) fn prepare_tail(
+/// Sets `array.tails` for the axes in `axes` (the array's concatenation axes) whose last chunk is
+/// partial. `read(offset, length)` returns stored bytes of source 0.
+pub(crate) fn prepare_tails(
     array: &mut VirtualArray,
-    dim: usize,
+    axes: &[usize],
     read: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>, super::ScanError>,
 ) -> Result<(), TailError> {
     let grid = array.metadata.chunk_grid.clone();
-    let Some(gd) = grid.dims().get(dim) else { return Ok(()) };
-    let chunks = gd.num_chunks();
-    if chunks == 0 || gd.valid(chunks - 1) == gd.edge(chunks - 1) {
-        return Ok(());
+    let mut partial: Vec<usize> = axes
+        .iter()
+        .copied()
+        .filter(|&d| {
+            grid.dims().get(d).is_some_and(|gd| {
+                let n = gd.num_chunks();
+                n > 0 && gd.valid(n - 1) < gd.edge(n - 1)
+            })
+        })
+        .collect();
+    partial.sort_unstable();
+    partial.dedup();
+    // Every non-empty subset of the partial axes (at most a handful of concatenation dimensions).
+    for mask in 1u32..(1 << partial.len().min(16)) {
+        let dims: Vec<usize> = (0..partial.len()).filter(|i| mask & (1 << i) != 0).map(|i| partial[i]).collect();
+        let tail = trim_corner(array, &dims, read)?;
+        array.tails.push(tail);
     }
-    let (last, valid) = (chunks - 1, gd.valid(chunks - 1));
+    Ok(())
+}
+
+/// The chunks that are the last along every axis of `dims`, cropped along exactly those axes.
+fn trim_corner(
+    array: &mut VirtualArray,
+    dims: &[usize],
+    read: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>, super::ScanError>,
+) -> Result<TailChunks, TailError> {
+    let grid = array.metadata.chunk_grid.clone();
+    let last: Vec<u64> = dims.iter().map(|&d| grid.dims()[d].num_chunks() - 1).collect();
     let element_size = array.metadata.element_size();
-    let codecs = array.metadata.codecs.clone();
-    let mut tail = TailChunks { dim, valid, entries: Vec::new(), rewritten: 0 };
+    let prefix_ok = array.metadata.codecs.is_raw() && dims == [0];
+    let mut tail = TailChunks { dims: dims.to_vec(), entries: Vec::new(), rewritten: 0 };
     for linear in 0..grid.num_chunks() {
         let coords = grid.chunk_coords(linear);
-        if coords[dim] != last {
+        if dims.iter().zip(&last).any(|(&d, &l)| coords[d] != l) {
             continue;
         }
         let shape = grid.chunk_shape(&coords);
         let mut cropped = shape.clone();
-        cropped[dim] = valid;
-        let entry = array.chunks.entries[linear as usize];
-        let trimmed = match entry {
+        for &d in dims {
+            cropped[d] = grid.dims()[d].valid(coords[d]);
+        }
+        let trimmed = match array.chunks.entries[linear as usize] {
             ChunkEntry::Missing => ChunkEntry::Missing,
-            ChunkEntry::Source { source, offset, .. } if codecs.is_raw() && dim == 0 => {
+            ChunkEntry::Source { source, offset, .. } if prefix_ok => {
                 let length = cropped.iter().product::<u64>() * element_size as u64;
                 ChunkEntry::Source { source, offset, length }
             }
@@ -64,11 +91,10 @@ pub(crate) fn prepare_tail(
         };
         tail.entries.push((linear, trimmed));
     }
-    array.tail = Some(tail);
-    Ok(())
+    Ok(tail)
 }
 
-/// Decodes `stored` (shape `shape`), keeps the first `cropped[dim]` rows, re-encodes, stores the bytes.
+/// Decodes `stored` (shape `shape`), keeps the leading `cropped` box, re-encodes, stores the bytes.
 fn crop_owned(
     array: &mut VirtualArray,
     stored: &[u8],

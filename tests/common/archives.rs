@@ -32,6 +32,16 @@ pub struct SeriesFile {
     pub with_pr: bool,
     /// Added to every latitude (a file on a shifted grid).
     pub lat_shift: f64,
+    /// Extra text attributes of `tas` (`units` replaces "K").
+    pub tas_text: Vec<(&'static str, &'static str)>,
+    /// Extra numeric (double) attributes of `tas`.
+    pub tas_numbers: Vec<(&'static str, f64)>,
+    /// A `_FillValue` for `tas`.
+    pub tas_fill: Option<f32>,
+    /// Time values in reverse order inside the file.
+    pub reverse_time: bool,
+    /// Time value at index 1 set to NaN.
+    pub nan_time: bool,
 }
 
 impl SeriesFile {
@@ -48,6 +58,11 @@ impl SeriesFile {
             nx: 12,
             with_pr: false,
             lat_shift: 0.0,
+            tas_text: Vec::new(),
+            tas_numbers: Vec::new(),
+            tas_fill: None,
+            reverse_time: false,
+            nan_time: false,
         }
     }
 }
@@ -98,7 +113,13 @@ pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
         time.put_attribute("units", units.as_str()).unwrap();
         time.put_attribute("calendar", f.calendar).unwrap();
         time.put_attribute("bounds", "time_bnds").unwrap();
-        let v: Vec<f64> = (0..f.days).map(|d| (offset + d as f64 + 0.5) * scale).collect();
+        let mut v: Vec<f64> = (0..f.days).map(|d| (offset + d as f64 + 0.5) * scale).collect();
+        if f.reverse_time {
+            v.reverse();
+        }
+        if f.nan_time {
+            v[1] = f64::NAN;
+        }
         time.put_values(&v, (0..f.days,)).unwrap();
     }
     {
@@ -119,7 +140,18 @@ pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
         if f.compress {
             tas.set_compression(4, true).unwrap();
         }
-        tas.put_attribute("units", "K").unwrap();
+        if let Some(fill) = f.tas_fill {
+            tas.set_fill_value(fill).unwrap();
+        }
+        if !f.tas_text.iter().any(|(name, _)| *name == "units") {
+            tas.put_attribute("units", "K").unwrap();
+        }
+        for (name, value) in &f.tas_text {
+            tas.put_attribute(name, *value).unwrap();
+        }
+        for (name, value) in &f.tas_numbers {
+            tas.put_attribute(name, *value).unwrap();
+        }
         tas.put_attribute("grid_mapping", "crs").unwrap();
         let t0 = (f.first_day - days_since_epoch(2000, 1)) as usize;
         let mut v = Vec::with_capacity(f.days * f.ny * f.nx);

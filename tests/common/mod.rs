@@ -8,6 +8,7 @@
 
 pub mod archives;
 pub mod classic;
+pub mod cmip;
 pub mod fixtures;
 pub mod hdf5_oracle;
 pub mod servers;

@@ -389,6 +389,43 @@ pub(crate) fn python() -> Option<PathBuf> {
         .find(|py| std::process::Command::new(py).args(["-c", probe]).output().is_ok_and(|o| o.status.success()))
 }
 
+/// The CMIP-like archive (issue 9) for Python: xarray opens its kerchunk JSON (and the materialized
+/// store) with `member` a coordinate of strings and every value equal to netCDF4's.
+#[test]
+fn python_reads_whole_archive_with_member_strings() {
+    let Some(python) = python() else {
+        eprintln!("notice: no Python >= 3.12 with zarr and xarray (run tests/python/setup.sh); skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Two years (2004 a leap year); pr chunked by 30 days here (the 1-day chunks of the full archive
+    // are tested in `archive`, and would cost fsspec thousands of requests).
+    let mut files: Vec<_> = crate::common::cmip::cmip_archive().into_iter().filter(|f| f.year <= 2004).collect();
+    for f in files.iter_mut().filter(|f| f.var == "pr") {
+        f.time_chunk = 30;
+    }
+    let sources: Vec<PathBuf> = files.iter().map(|f| crate::common::cmip::write_cmip_file(dir.path(), f)).collect();
+    let glob = format!("{}/*.nc", dir.path().display());
+    let dims = ["--concat", "member=attr:variant_label", "--concat", "time"];
+    let refs = dir.path().join("cmip.json");
+    let mut args = vec!["scan", &glob];
+    args.extend(dims);
+    crate::common::cli_expect(&[args.clone(), vec!["--format", "kerchunk-json", "-o", &s(&refs)]].concat(), 0);
+    let store = dir.path().join("cmip.vzarr");
+    crate::common::cli_expect(&[args, vec!["-o", &s(&store)]].concat(), 0);
+    let zarr = dir.path().join("cmip.zarr");
+    crate::common::cli_expect(&["materialize", &s(&store), &s(&zarr)], 0);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
+    let mut command = std::process::Command::new(&python);
+    command.arg(script).args(["--refs", &s(&refs), "--zarr", &s(&zarr), "--member", "member=variant_label"]);
+    command.args(&sources).stdout(std::process::Stdio::piped());
+    let run = crate::common::run(command);
+    eprintln!("{}", run.stdout);
+    assert_eq!(run.code, 0, "check_interop.py failed:\n{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("ok   kerchunk xarray member is a coordinate of strings"), "{}", run.stdout);
+    assert!(run.stdout.contains("ok   kerchunk xarray tas"), "{}", run.stdout);
+}
+
 #[test]
 fn python_reads_kerchunk_and_materialized_stores() {
     let Some(python) = python() else {

@@ -1,6 +1,7 @@
 """Cross-implementation check: the Python stack reads vzarr output, and every value equals netCDF4's.
 
     check_interop.py --refs REFS.json --zarr MATERIALIZED_DIR --concat time SOURCE.nc...
+    check_interop.py --refs REFS.json --zarr DIR --member member=variant_label SOURCE.nc...
 
 Opens
   1. the kerchunk reference JSON through fsspec's ReferenceFileSystem and zarr.storage.FsspecStore,
@@ -11,10 +12,16 @@ and compares every array, bit for bit, with netCDF4-python's raw reads (no maski
 source files: arrays with the concatenation dimension are the files' values concatenated in the given
 order, the others equal the first file's.
 
+With --member DIM=ATTR (a whole archive scanned with `--concat DIM=attr:ATTR --concat time`, variables
+in separate files): xarray must open DIM as a coordinate of strings, the distinct values of the global
+attribute ATTR in natural order; every array equals netCDF4's reads of the files that hold it, grouped
+by member (files of a member ordered by their first time value); arrays led by DIM stack the members.
+
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed. Pinned environment: tests/python/setup.sh.
 """
 
 import argparse
+import re
 import sys
 import traceback
 
@@ -117,11 +124,78 @@ def check_xarray(results, label, store, names, sources, concat):
         results.check(f"{label} xarray {name}", one)
 
 
+def natural_key(text):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def global_attribute(path, name):
+    with netCDF4.Dataset(path) as ds:
+        return str(ds.getncattr(name))
+
+
+def first_time(path):
+    with netCDF4.Dataset(path) as ds:
+        return float(ds["time"][0])
+
+
+def has_variable(path, name):
+    with netCDF4.Dataset(path) as ds:
+        return name in ds.variables
+
+
+def archive_expected(sources, name, member_dim, attr, stacked):
+    holders = [p for p in sources if has_variable(p, name)]
+    by_member = {}
+    for p in holders:
+        by_member.setdefault(global_attribute(p, attr), []).append(p)
+    members = sorted(by_member, key=natural_key)
+    per_member = []
+    for m in members:
+        paths = sorted(by_member[m], key=first_time)
+        # Files of different variables at the same time hold the same coordinates: take one.
+        paths = [p for i, p in enumerate(paths) if i == 0 or first_time(p) != first_time(paths[i - 1])]
+        per_member.append(expected_values(paths, name, "time"))
+    return np.stack(per_member) if stacked else per_member[0]
+
+
+def check_archive(results, label, store, sources, member_dim, attr):
+    holder = {}
+
+    def open_it():
+        holder["ds"] = open_xarray(results, label, store)
+        return f"{len(holder['ds'].variables)} variables"
+
+    results.check(f"{label} xarray open", open_it)
+    if "ds" not in holder:
+        return
+    ds = holder["ds"]
+
+    def members():
+        coord = ds.coords[member_dim]
+        if coord.dtype.kind not in "UOT":
+            raise AssertionError(f"{member_dim}: dtype {coord.dtype}, not strings")
+        expected = sorted({global_attribute(p, attr) for p in sources}, key=natural_key)
+        got = [str(v) for v in coord.values]
+        if got != expected:
+            raise AssertionError(f"{member_dim}: {got} != {expected}")
+        return f"{got} ({coord.dtype})"
+
+    results.check(f"{label} xarray {member_dim} is a coordinate of strings", members)
+    for name in (n for n in ds.variables if n != member_dim):
+        def one(name=name):
+            stacked = ds[name].dims[:1] == (member_dim,)
+            same_bits(ds[name].values, archive_expected(sources, name, member_dim, attr, stacked), f"{label}:xarray:{name}")
+            return f"{ds[name].dims}"
+
+        results.check(f"{label} xarray {name}", one)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--refs", help="kerchunk reference JSON written by vzarr export")
     parser.add_argument("--zarr", help="Zarr v3 directory store written by vzarr materialize")
     parser.add_argument("--concat", default="time", help="concatenation dimension (default: time)")
+    parser.add_argument("--member", help="DIM=ATTR: a whole archive with a new dimension keyed by ATTR")
     parser.add_argument("sources", nargs="+", help="source files, in concatenation order")
     args = parser.parse_args()
 
@@ -129,6 +203,14 @@ def main():
           f"netCDF4 {netCDF4.__version__}, numpy {np.__version__}")
     zarr.config.set({"array.rectilinear_chunks": True})
     results = Results()
+    if args.member:
+        dim, attr = args.member.split("=", 1)
+        if args.refs:
+            fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+            check_archive(results, "kerchunk", FsspecStore(fs, read_only=True, path=""), args.sources, dim, attr)
+        if args.zarr:
+            check_archive(results, "materialized", args.zarr, args.sources, dim, attr)
+        sys.exit(0 if results.summary() else 1)
     if args.refs:
         fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
         store = FsspecStore(fs, read_only=True, path="")

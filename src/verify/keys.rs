@@ -1,0 +1,89 @@
+//! Verifying the coordinate of a new dimension: each key in the store against the key taken again
+//! from a source file at that position (its global attribute, read by libnetcdf, or its file name).
+
+use super::ArrayVerdict;
+use crate::combine::{derive_key, DimKey};
+use crate::dataset::{ConcatDimInfo, SourceBox};
+use crate::grid::Selection;
+use crate::read::{ArrayReader, ReadError, ReadOptions, Store};
+
+/// Compares the keys of dimension `dim` (number `k` of the concatenation dimensions).
+pub(crate) async fn verify_keys(
+    store: &Store,
+    array: &ArrayReader,
+    dim: &ConcatDimInfo,
+    k: usize,
+    boxes: &[SourceBox],
+    verdict: &mut ArrayVerdict,
+) -> Result<(), ReadError> {
+    let all = Selection::all(&array.shape());
+    let ours: Vec<String> = if array.metadata().data_type == crate::metadata::DataType::String {
+        array.read_strings(&all).await?
+    } else {
+        array.read(&all, &ReadOptions::default()).await?.to_f64_vec().iter().map(f64::to_string).collect()
+    };
+    let key = match (dim.key.strip_prefix("attr:"), dim.key.strip_prefix("path:")) {
+        (Some(a), _) => DimKey::Attribute(a.to_string()),
+        (_, Some(r)) => DimKey::Path(r.to_string()),
+        _ => DimKey::Coordinate,
+    };
+    for (i, value) in ours.iter().enumerate() {
+        let Some(b) = boxes.iter().find(|b| b.ranges.get(k).is_some_and(|r| r.0 == i as u64)) else {
+            verdict.error.get_or_insert(format!("{} index {i}: no source file at this position", dim.name));
+            continue;
+        };
+        let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
+        let theirs = derive_key(&key, &location, &|name| global_attribute(&location, name));
+        verdict.elements += 1;
+        let same = match &theirs {
+            Ok(t) => t == value || matches!((t.parse::<f64>(), value.parse::<f64>()), (Ok(x), Ok(y)) if x == y),
+            Err(_) => false,
+        };
+        if !same {
+            verdict.mismatches += 1;
+            if verdict.first_mismatch.is_none() {
+                let theirs = theirs.unwrap_or_else(|e| format!("error: {e}"));
+                verdict.first_mismatch =
+                    Some(format!("{} index {i}: store {value:?}, {location}: {theirs:?}", dim.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A global attribute of the file at `location`, read by libnetcdf, as JSON.
+fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
+    crate::scan::quiet_hdf5();
+    let file = netcdf::open(location).ok()?;
+    let value = file.attribute(name)?.value().ok()?;
+    attribute_json(value)
+}
+
+/// A text or numeric attribute as JSON (one-element lists as their element); None for others.
+fn attribute_json(value: netcdf::AttributeValue) -> Option<serde_json::Value> {
+    use netcdf::AttributeValue as A;
+    use serde_json::Value;
+    fn one<T: Clone>(v: &[T]) -> Option<T> {
+        (v.len() == 1).then(|| v[0].clone())
+    }
+    Some(match value {
+        A::Str(s) => Value::from(s),
+        A::Strs(v) => Value::from(one(&v)?),
+        A::Uchar(v) => Value::from(v),
+        A::Schar(v) => Value::from(v),
+        A::Ushort(v) => Value::from(v),
+        A::Short(v) => Value::from(v),
+        A::Uint(v) => Value::from(v),
+        A::Int(v) => Value::from(v),
+        A::Ulonglong(v) => Value::from(v),
+        A::Longlong(v) => Value::from(v),
+        A::Float(v) => Value::from(f64::from(v)),
+        A::Double(v) => Value::from(v),
+        A::Ints(v) => Value::from(one(&v)?),
+        A::Shorts(v) => Value::from(one(&v)?),
+        A::Longlongs(v) => Value::from(one(&v)?),
+        A::Doubles(v) => Value::from(one(&v)?),
+        A::Floats(v) => Value::from(f64::from(one(&v)?)),
+        _ => return None,
+    })
+}
