@@ -14,4 +14,5 @@ mod netcdf3;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod selections;
+mod sharding;
 mod store_safety;
