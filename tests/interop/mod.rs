@@ -49,7 +49,7 @@ impl Archive {
 
     /// The committed kitchen-sink file (every numeric type, big-endian, missing chunks, a 0-d
     /// variable, nested groups), scanned alone.
-    fn kitchen_sink() -> Self {
+    pub(crate) fn kitchen_sink() -> Self {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/single/kitchen_sink.nc");
         let dir = tempfile::tempdir().expect("temporary directory");
         let store = dir.path().join("archive.vzarr");

@@ -83,7 +83,7 @@ fn assert_shards_hold_the_chunks(out: &Path, store_path: &Path, var: &str) -> u6
     let source = reader.metadata().chunk_grid.clone();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let entries = runtime.block_on(reader.entries(0..source.num_chunks())).unwrap();
-    let (mut shards, mut expected_bytes) = (0u64, 0u64);
+    let (mut shards, mut index_bytes, mut copied) = (0u64, 0u64, 0u64);
     for linear in 0..outer.num_chunks() {
         let coords = outer.chunk_coords(linear);
         let first: Vec<u64> = outer.chunk_origin(&coords).iter().zip(&inner).map(|(o, c)| o / c).collect();
@@ -103,33 +103,19 @@ fn assert_shards_hold_the_chunks(out: &Path, store_path: &Path, var: &str) -> u6
             continue;
         };
         shards += 1;
-        expected_bytes += index_len(n);
+        index_bytes += index_len(n);
         let ranges = parse_shard(&shard, n).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for (i, range) in (0..n).zip(ranges) {
             let native = runtime.block_on(reader.stored_chunk(&chunk_at(i))).unwrap();
             let ours = range.map(|r| &shard[r]);
             assert!(ours == native.as_deref(), "{}: inner chunk {i} differs from the store's chunk", file.display());
-            expected_bytes += native.map_or(0, |b| b.len() as u64);
+            copied += native.map_or(0, |b| b.len() as u64);
         }
     }
-    let (count, bytes) = objects(out, var);
-    assert_eq!(
-        (count, bytes),
-        (shards, expected_bytes),
-        "{var}: objects and bytes: the chunks plus one index per shard"
-    );
-    let info = store.info().arrays.iter().find(|a| a.path == var).unwrap().clone();
-    let chunk_bytes = info.stats.referenced_bytes + info.stats.owned_bytes;
-    assert_eq!(expected_bytes - chunk_bytes, shards * 4 + 16 * inner_slots(&outer, &inner, shards), "{var}: overhead");
+    let stats = store.info().arrays.iter().find(|a| a.path == var).unwrap().stats;
+    assert_eq!(copied, stats.referenced_bytes + stats.owned_bytes, "{var}: every chunk of the manifest, once");
+    assert_eq!(objects(out, var), (shards, copied + index_bytes), "{var}: objects hold the chunks and one index each");
     shards
-}
-
-/// Inner chunk slots (16 index bytes each) of the written shards, when all shards are written.
-fn inner_slots(outer: &ChunkGrid, inner: &[u64], written: u64) -> u64 {
-    assert_eq!(written, outer.num_chunks(), "every shard holds chunks in these archives");
-    (0..outer.num_chunks())
-        .map(|l| outer.chunk_shape(&outer.chunk_coords(l)).iter().zip(inner).map(|(e, c)| e / c).product::<u64>())
-        .sum()
 }
 
 /// The line `materialize` printed for `var`.
@@ -250,11 +236,48 @@ fn interior_partial_chunks_fall_back_and_stay_exact() {
 }
 
 #[test]
+fn groups_types_and_missing_chunks_in_shards() {
+    let archive = Archive::kitchen_sink();
+    let (out, run) = materialize(&archive, "sharded.zarr", "file");
+    let store = BlockingStore::open(&s(&archive.store)).unwrap();
+    let sparse = store.info().arrays.iter().find(|a| a.path == "sparse").unwrap().stats;
+    assert!(sparse.missing > 0 && sparse.referenced > 0, "sparse has missing and present chunks");
+    for var in ["sparse", "big_endian", "model/diagnostics/profile"] {
+        assert_eq!(assert_shards_hold_the_chunks(&out, &archive.store, var), 1, "{var}: one shard");
+    }
+    assert!(line(&run, "scalar").contains("not sharded (0-d array"), "{}", run.stdout);
+    for info in &store.info().arrays {
+        let ours = crate::interop::zarrs_read(&zarrs_array(&out, &info.path));
+        let theirs = crate::common::oracle_read(&archive.sources[0], &info.path, None);
+        crate::interop::assert_same(&format!("zarrs: {}", info.path), &ours, &theirs);
+    }
+}
+
+#[test]
+fn store_owned_chunks_go_into_shards_verbatim() {
+    // Chunks written with a skipped filter are re-encoded into the store at scan time; shards take
+    // those store-owned bytes like referenced ones.
+    let f = crate::common::Fixture::new(crate::common::fixtures::write_masked_chunks);
+    let store_path = crate::common::scan_fixture(&f);
+    let store = BlockingStore::open(&s(&store_path)).unwrap();
+    let stats = store.info().arrays.iter().find(|a| a.path == "masked").unwrap().stats;
+    assert!(stats.owned > 0 && stats.referenced > 0, "owned and referenced chunks: {stats:?}");
+    let out = f.join("sharded.zarr");
+    cli_expect(&[s("materialize"), s(&store_path), s(&out), s("--shards"), s("file")], 0);
+    assert_eq!(assert_shards_hold_the_chunks(&out, &store_path, "masked"), 1);
+    let ours = crate::interop::zarrs_read(&zarrs_array(&out, "masked"));
+    crate::interop::assert_same("zarrs: masked", &ours, &crate::common::oracle_read(&f.path, "masked", None));
+}
+
+#[test]
 fn python_reads_sharded_stores() {
     let Some(python) = python() else {
         eprintln!("notice: no Python >= 3.12 with zarr (run tests/python/setup.sh); skipping the zarr-python check");
         return;
     };
+    let archive = Archive::kitchen_sink();
+    let (out, _) = materialize(&archive, "sharded.zarr", "file");
+    check_with_python(&python, &archive, &out, "sparse,big_endian,model/diagnostics/profile");
     let cases: [(Vec<SeriesFile>, &str); 4] = [
         (monthly_daily_chunks(), "tas,time_bnds,lat,lon"),
         (uneven_files_partial_last_chunk(), "tas,time,time_bnds,lat,lon"),
@@ -264,12 +287,18 @@ fn python_reads_sharded_stores() {
     for (files, expect) in cases {
         let archive = Archive::new(&files);
         let (out, _) = materialize(&archive, "sharded.zarr", "file");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
-        let mut command = std::process::Command::new(&python);
-        command.arg(script).args(["--zarr", &s(&out), "--expect-sharded", expect, "--concat", "time"]);
-        command.args(&archive.sources).stdout(std::process::Stdio::piped());
-        let run = crate::common::run(command);
-        eprintln!("{}", run.stdout);
-        assert_eq!(run.code, 0, "check_interop.py failed:\n{}\n{}", run.stdout, run.stderr);
+        check_with_python(&python, &archive, &out, expect);
     }
+}
+
+/// `tests/python/check_interop.py` on a materialized store: zarr-python and xarray read every array
+/// equal to netCDF4's values, and see the `expect_sharded` arrays as sharded.
+fn check_with_python(python: &Path, archive: &Archive, out: &Path, expect_sharded: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).args(["--zarr", &s(out), "--expect-sharded", expect_sharded, "--concat", "time"]);
+    command.args(&archive.sources).stdout(std::process::Stdio::piped());
+    let run = crate::common::run(command);
+    eprintln!("{}", run.stdout);
+    assert_eq!(run.code, 0, "check_interop.py failed:\n{}\n{}", run.stdout, run.stderr);
 }
