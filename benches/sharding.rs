@@ -5,8 +5,8 @@
 //! files of `sst(time=1, lat=360, lon=720)` int16, chunks (1, 30, 30), deflate + shuffle) and prints:
 //! - objects written, bytes (and their ratio to the source chunks' bytes from the manifest), time;
 //! - when a Python with zarr-python 3 exists (`VZARR_PYTHON`, else `target/pyenv` made by
-//!   `tests/python/setup.sh`): zarr-python reading one day and the whole of `sst` from each store
-//!   (values checked equal between the two), with the sharded / unsharded ratios.
+//!   `tests/python/setup.sh`): zarr-python reading one day (best of 5) and the whole of `sst` (once)
+//!   from each store (values checked equal between the two), with the sharded / unsharded ratios.
 //!
 //! Run: `cargo bench --bench sharding [-- --files N]` (default 365 files).
 
@@ -30,7 +30,9 @@ zarr.config.set({"array.rectilinear_chunks": True})
 out, values = {}, {}
 for label, path in zip(sys.argv[1::2], sys.argv[2::2]):
     sst = zarr.open_group(path, mode="r")["sst"]
-    start = time.perf_counter(); day = sst[100]; one = time.perf_counter() - start
+    one = float("inf")
+    for _ in range(5):  # best of 5: a day is a fraction of a second
+        start = time.perf_counter(); day = sst[100]; one = min(one, time.perf_counter() - start)
     start = time.perf_counter(); whole = sst[...]; every = time.perf_counter() - start
     out[label] = {"day": one, "all": every}
     values[label] = (day, whole)
@@ -65,7 +67,11 @@ fn main() {
     let plain = dir.with_extension("zarr");
     let sharded = dir.with_extension("sharded.zarr");
     let run = |destination: &Path, shards: Option<ShardSpec>| {
-        let options = MaterializeOptions { overwrite: true, shards, ..MaterializeOptions::default() };
+        // Removing a previous run's 105,000 files is not part of the measurement.
+        if destination.exists() {
+            std::fs::remove_dir_all(destination).unwrap();
+        }
+        let options = MaterializeOptions { shards, ..MaterializeOptions::default() };
         let mut report = MaterializeReport::default();
         let seconds = time(|| {
             report = runtime.block_on(materialize(&store, destination, &options, &|_| {})).unwrap();
@@ -79,7 +85,10 @@ fn main() {
     println!("materialize sst            objects     bytes (x chunk bytes)   time");
     for (label, l, secs) in [("one object per chunk", &p, plain_s), ("--shards file", &s, sharded_s)] {
         let ratio = l.bytes as f64 / chunk_bytes as f64;
-        println!("  {label:<22} {:>9} {:>11} ({ratio:.4})   {secs:.3} s (whole store)", l.objects, l.bytes);
+        println!(
+            "  {label:<22} {:>9} {:>11} ({ratio:.4})   {secs:.3} s (whole store, files flushed)",
+            l.objects, l.bytes
+        );
     }
     println!(
         "  sharded / unsharded: objects {:.5}x, bytes {:.4}x, time {:.2}x",
