@@ -270,6 +270,23 @@ fn store_owned_chunks_go_into_shards_verbatim() {
 }
 
 #[test]
+fn a_changed_source_file_fails_and_leaves_nothing() {
+    let archive = Archive::new(&daily(2023, 5));
+    let victim = &archive.sources[3];
+    let mut bytes = std::fs::read(victim).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(victim, bytes).unwrap();
+    let out = archive.path("sharded.zarr");
+    let run = cli_expect(&[s("materialize"), s(&archive.store), s(&out), s("--shards"), s("file")], 1);
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(run.stderr.contains(&name) && run.stderr.contains("changed"), "{}", run.stderr);
+    assert_eq!(run.stderr_lines().len(), 1, "one line: {}", run.stderr);
+    assert!(!out.exists(), "no output");
+    let hidden: Vec<String> = dir_entries(archive.dir.path()).into_iter().filter(|n| n.starts_with('.')).collect();
+    assert!(hidden.is_empty(), "no staging leftovers: {hidden:?}");
+}
+
+#[test]
 fn python_reads_sharded_stores() {
     let Some(python) = python() else {
         eprintln!("notice: no Python >= 3.12 with zarr (run tests/python/setup.sh); skipping the zarr-python check");
