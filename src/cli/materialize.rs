@@ -46,13 +46,19 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
 fn describe(layout: &ArrayLayout) -> String {
     let path = &layout.path;
     match &layout.sharding {
-        Sharding::Sharded(shards) => format!(
-            "{path}: {} shards of {}, inner chunks ({}); {} objects written",
-            shards.grid.num_chunks(),
-            edges(&shards.grid),
-            join(&shards.chunk_shape),
-            layout.objects
-        ),
+        Sharding::Sharded(shards) => {
+            let padded = match layout.padded_chunks {
+                0 => String::new(),
+                n => format!(", {n} short last chunks padded to it and re-encoded"),
+            };
+            format!(
+                "{path}: {} shards of {}, inner chunks ({}){padded}; {} objects written",
+                shards.grid.num_chunks(),
+                edges(&shards.grid),
+                join(&shards.chunk_shape),
+                layout.objects
+            )
+        }
         Sharding::Fallback(reason) => {
             format!("{path}: not sharded ({reason}); {} chunk files written", layout.objects)
         }

@@ -88,6 +88,9 @@ pub struct ArrayLayout {
     pub sharding: Sharding,
     /// Chunks copied (as chunk files or inside shards).
     pub chunks_copied: u64,
+    /// Of those, chunks shorter than the inner chunk at the array's end, padded with the fill value and
+    /// re-encoded ([`ShardLayout::short_last`]); every other chunk is copied verbatim.
+    pub padded_chunks: u64,
     /// Objects (chunk files or shards) written for it.
     pub objects: u64,
     /// Bytes of those objects.
@@ -172,7 +175,8 @@ async fn write_array(
     let (sharding, written) = match plan {
         Some(Ok(layout)) => {
             put(sink, node_key(&path), sharded_metadata(store, array, &metadata, &layout)?).await?;
-            let written = sharded::write_shards(array, &layout, sink, options.max_concurrent_shards, progress).await?;
+            let shards = options.max_concurrent_shards;
+            let written = sharded::write_shards(array, store.location(), &layout, sink, shards, progress).await?;
             (Sharding::Sharded(layout), written)
         }
         plan => {
@@ -185,7 +189,14 @@ async fn write_array(
             (sharding, written)
         }
     };
-    Ok(ArrayLayout { path, sharding, objects: written.objects, bytes: written.bytes, chunks_copied: written.chunks })
+    Ok(ArrayLayout {
+        path,
+        sharding,
+        chunks_copied: written.chunks,
+        padded_chunks: written.padded,
+        objects: written.objects,
+        bytes: written.bytes,
+    })
 }
 
 /// The array's `zarr.json` as stored, with the shard grid as `chunk_grid` and the stored codecs

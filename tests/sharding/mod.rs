@@ -287,6 +287,33 @@ fn a_changed_source_file_fails_and_leaves_nothing() {
 }
 
 #[test]
+fn short_last_slabs_are_padded_and_read_exactly() {
+    // An uncompressed contiguous variable referenced as slabs of 100 rows: its last slab (9 rows of
+    // 1009) is shorter than the inner chunk, so that one chunk is padded and re-encoded.
+    let f = crate::common::Fixture::new(crate::common::fixtures::write_long_contiguous);
+    let options = vzarr::ScanOptions { max_slab_bytes: 2400, ..Default::default() };
+    let store_path = crate::common::scan_to_store(&f.path, f.dir.path(), "slabs.vzarr", &options);
+    let table = vzarr::metadata::ArrayMetadata::from_json(&array_doc(&store_path, "table")).unwrap();
+    assert_eq!(table.chunk_grid.dim(0).runs(), vec![(100, 10), (9, 1)], "slabs of 100 rows, the last of 9");
+    for (spec, shards, sharded) in [("file", 1, "table,row"), ("300,6", 4, "table")] {
+        let out = f.join(&format!("sharded-{shards}.zarr"));
+        let run = cli_expect(&[s("materialize"), s(&store_path), s(&out), s("--shards"), s(spec)], 0);
+        assert!(line(&run, "table").contains("1 short last chunks padded to it and re-encoded"), "{}", run.stdout);
+        let (outer, inner) = shard_layout(&out, "table").expect("table is sharded");
+        assert_eq!((outer.num_chunks(), inner), (shards, vec![100, 6]));
+        assert_eq!(objects(&out, "table").0, shards);
+        for var in ["table", "row"] {
+            let ours = crate::interop::zarrs_read(&zarrs_array(&out, var));
+            let theirs = crate::common::oracle_read(&f.path, var, None);
+            crate::interop::assert_same(&format!("zarrs: {var} ({spec})"), &ours, &theirs);
+        }
+        if let (Some(python), 4) = (python(), shards) {
+            check_with_python(&python, std::slice::from_ref(&f.path), &out, sharded);
+        }
+    }
+}
+
+#[test]
 fn python_reads_sharded_stores() {
     let Some(python) = python() else {
         eprintln!("notice: no Python >= 3.12 with zarr (run tests/python/setup.sh); skipping the zarr-python check");
@@ -294,7 +321,7 @@ fn python_reads_sharded_stores() {
     };
     let archive = Archive::kitchen_sink();
     let (out, _) = materialize(&archive, "sharded.zarr", "file");
-    check_with_python(&python, &archive, &out, "sparse,big_endian,model/diagnostics/profile");
+    check_with_python(&python, &archive.sources, &out, "sparse,big_endian,model/diagnostics/profile");
     let cases: [(Vec<SeriesFile>, &str); 4] = [
         (monthly_daily_chunks(), "tas,time_bnds,lat,lon"),
         (uneven_files_partial_last_chunk(), "tas,time,time_bnds,lat,lon"),
@@ -304,17 +331,17 @@ fn python_reads_sharded_stores() {
     for (files, expect) in cases {
         let archive = Archive::new(&files);
         let (out, _) = materialize(&archive, "sharded.zarr", "file");
-        check_with_python(&python, &archive, &out, expect);
+        check_with_python(&python, &archive.sources, &out, expect);
     }
 }
 
 /// `tests/python/check_interop.py` on a materialized store: zarr-python and xarray read every array
 /// equal to netCDF4's values, and see the `expect_sharded` arrays as sharded.
-fn check_with_python(python: &Path, archive: &Archive, out: &Path, expect_sharded: &str) {
+fn check_with_python(python: &Path, sources: &[PathBuf], out: &Path, expect_sharded: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
     let mut command = std::process::Command::new(python);
     command.arg(script).args(["--zarr", &s(out), "--expect-sharded", expect_sharded, "--concat", "time"]);
-    command.args(&archive.sources).stdout(std::process::Stdio::piped());
+    command.args(sources).stdout(std::process::Stdio::piped());
     let run = crate::common::run(command);
     eprintln!("{}", run.stdout);
     assert_eq!(run.code, 0, "check_interop.py failed:\n{}\n{}", run.stdout, run.stderr);

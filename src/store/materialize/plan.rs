@@ -10,6 +10,8 @@
 //! chunk decodes to the full inner chunk shape. So the source grid must be regular along every
 //! dimension (a source dimension with varying edges, such as whole-month chunks or files ending inside
 //! a chunk, has no single inner chunk shape), and every shard boundary must fall on a chunk boundary.
+//! One exception is repaired instead of refused: equal edges followed by a shorter LAST one (an
+//! uncompressed slab cut at the array's end); that chunk is padded to the inner shape when written.
 //! A shard at the end of a dimension is extended to a whole number of chunks: the outer grid's last
 //! chunk may extend past the array (REFERENCE.md section 1), and the source's own last chunk already
 //! does.
@@ -77,6 +79,10 @@ pub struct ShardLayout {
     pub grid: ChunkGrid,
     /// The inner chunk shape: the source chunks' shape.
     pub chunk_shape: Vec<u64>,
+    /// Per dimension, the edge of the source's last chunk when it is shorter than the inner chunk (an
+    /// uncompressed slab cut at the array's end): those chunks are decoded, padded with the fill
+    /// value to the inner chunk shape and re-encoded; every other chunk is copied verbatim.
+    pub short_last: Vec<Option<u64>>,
 }
 
 /// Why an array is written unsharded (one object per chunk) instead.
@@ -171,22 +177,24 @@ pub fn plan_shards(
     if grid.shape().contains(&0) {
         return Err(Unshardable::Empty);
     }
-    let chunk_shape = grid
+    let (chunk_shape, short_last): (Vec<u64>, Vec<Option<u64>>) = grid
         .dims()
         .iter()
         .enumerate()
         .map(|(d, dim)| {
-            dim.regular_size().ok_or_else(|| {
+            inner_edge(dim).ok_or_else(|| {
                 let (min, max) = dim.edge_range().unwrap_or((0, 0));
                 Unshardable::VaryingEdges { dim: name(d), min, max }
             })
         })
-        .collect::<Result<Vec<u64>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
     let dims = match spec {
         ShardSpec::File => file_dims(metadata, &chunk_shape, files)?,
         ShardSpec::Shape(shape) => shape_dims(metadata, &chunk_shape, shape)?,
     };
-    let layout = ShardLayout { grid: ChunkGrid::new(dims), chunk_shape };
+    let layout = ShardLayout { grid: ChunkGrid::new(dims), chunk_shape, short_last };
     check_size(&layout, grid)?;
     Ok(layout)
 }
@@ -211,6 +219,19 @@ fn check_size(layout: &ShardLayout, source: &ChunkGrid) -> Result<(), Unshardabl
         return Err(Unshardable::TooLarge { what: "a slab of shards", count, limit: MAX_SLAB_ENTRIES });
     }
     Ok(())
+}
+
+/// The inner chunk edge of a source dimension and, when its last chunk is shorter, that chunk's edge:
+/// a regular dimension, or equal edges followed by one shorter last edge; `None` when edges vary
+/// otherwise.
+fn inner_edge(dim: &ChunkDim) -> Option<(u64, Option<u64>)> {
+    if let Some(size) = dim.regular_size() {
+        return Some((size, None));
+    }
+    match dim.runs().as_slice() {
+        [(edge, _), (last, 1)] if last < edge => Some((*edge, Some(*last))),
+        _ => None,
+    }
 }
 
 fn dim_name(metadata: &ArrayMetadata, d: usize) -> String {
@@ -340,8 +361,8 @@ mod tests {
     fn reasons_name_the_dimension_and_file() {
         let names = ["time", "x"];
         let varying =
-            ChunkGrid::new(vec![ChunkDim::from_edges(59, &[31, 28]).unwrap(), ChunkDim::regular(4, 4).unwrap()]);
-        let err = plan_shards(&array(varying, &names), &ShardSpec::File, &files(&[31, 28])).unwrap_err();
+            ChunkGrid::new(vec![ChunkDim::from_edges(59, &[28, 31]).unwrap(), ChunkDim::regular(4, 4).unwrap()]);
+        let err = plan_shards(&array(varying, &names), &ShardSpec::File, &files(&[28, 31])).unwrap_err();
         assert_eq!(err, Unshardable::VaryingEdges { dim: "time".into(), min: 28, max: 31 });
         let grid = ChunkGrid::regular(&[20, 4], &[4, 4]).unwrap();
         let err = plan_shards(&array(grid.clone(), &names), &ShardSpec::File, &files(&[10, 10])).unwrap_err();
@@ -365,6 +386,21 @@ mod tests {
                 .unwrap();
         assert_eq!(layout.grid.grid_shape(), vec![12, 1, 2]);
         assert_eq!(layout.grid.chunk_shape(&[0, 0, 0]), vec![31, 10, 6]);
+    }
+
+    #[test]
+    fn a_short_last_chunk_is_padded() {
+        // Uncompressed slabs of 100 rows, the last one 9 rows.
+        let rows = ChunkDim::from_edges(309, &[100, 100, 100, 9]).unwrap();
+        let grid = ChunkGrid::new(vec![rows, ChunkDim::regular(6, 6).unwrap()]);
+        let layout = plan_shards(&array(grid, &["row", "col"]), &ShardSpec::File, &files(&[])).unwrap();
+        assert_eq!((layout.chunk_shape, layout.short_last), (vec![100, 6], vec![Some(9), None]));
+        assert_eq!(layout.grid.dim(0).regular_size(), Some(400), "one shard of whole chunks");
+        // A short chunk anywhere but last still has no inner chunk shape.
+        let rows = ChunkDim::from_edges(309, &[100, 9, 100, 100]).unwrap();
+        let grid = ChunkGrid::new(vec![rows, ChunkDim::regular(6, 6).unwrap()]);
+        let err = plan_shards(&array(grid, &["row", "col"]), &ShardSpec::File, &files(&[])).unwrap_err();
+        assert!(matches!(err, Unshardable::VaryingEdges { .. }), "{err}");
     }
 
     #[test]
