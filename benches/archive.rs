@@ -10,8 +10,9 @@
 //!
 //! Run: `cargo bench --bench archive [-- --files N]` (default 365 files).
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+mod common;
+
+use common::{archive_dir, ensure_archive, files_arg, peak_rss_kib, time, NX, NY};
 
 use vzarr::combine::{combine, CombineOptions};
 use vzarr::read::{ReadOptions, Store};
@@ -19,17 +20,13 @@ use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{NativeWriter, WriteOptions, Writer};
 use vzarr::Selection;
 
-const NY: usize = 360;
-const NX: usize = 720;
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if !args.iter().any(|a| a == "--bench") {
         return; // built and run by `cargo test --all-targets`: nothing to measure there
     }
-    let files: usize =
-        args.iter().position(|a| a == "--files").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(365);
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-archive").join(format!("daily-{files}"));
+    let files = files_arg(&args);
+    let dir = archive_dir(files);
     let paths = ensure_archive(&dir, files);
     println!("archive: {files} daily files of sst(1, {NY}, {NX}) int16, chunks (1, 30, 30), deflate+shuffle");
     println!("HDF5 chunk lookup: native reader (one pass per chunk index)");
@@ -87,58 +84,9 @@ fn main() {
     println!("peak memory: {} MiB", peak_rss_kib() / 1024);
 }
 
-fn time(mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    f();
-    start.elapsed().as_secs_f64()
-}
-
 fn report(what: &str, seconds: f64, baseline: &str, baseline_seconds: f64) {
     println!(
         "{what:<28} {seconds:>8.3} s   baseline ({baseline}) {baseline_seconds:.3} s   ratio {:.2}x",
         seconds / baseline_seconds
     );
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Writes the archive unless it is already there.
-fn ensure_archive(dir: &Path, files: usize) -> Vec<PathBuf> {
-    std::fs::create_dir_all(dir).unwrap();
-    let paths: Vec<PathBuf> = (0..files).map(|d| dir.join(format!("sst_{d:04}.nc"))).collect();
-    for (day, path) in paths.iter().enumerate() {
-        if !path.exists() {
-            write_day(path, day);
-        }
-    }
-    paths
-}
-
-fn write_day(path: &Path, day: usize) {
-    let tmp = path.with_extension("tmp");
-    let mut f = netcdf::create(&tmp).unwrap();
-    f.add_unlimited_dimension("time").unwrap();
-    f.add_dimension("lat", NY).unwrap();
-    f.add_dimension("lon", NX).unwrap();
-    let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
-    time.put_attribute("units", "days since 2020-01-01").unwrap();
-    time.put_values(&[day as f64], (0..1,)).unwrap();
-    let mut sst = f.add_variable::<i16>("sst", &["time", "lat", "lon"]).unwrap();
-    sst.set_chunking(&[1, 30, 30]).unwrap();
-    sst.set_compression(1, true).unwrap();
-    sst.put_attribute("scale_factor", 0.01f32).unwrap();
-    let values: Vec<i16> = (0..NY * NX)
-        .map(|i| {
-            let (y, x) = ((i / NX) as f32, (i % NX) as f32);
-            (1500.0 + 1000.0 * (y / 40.0).sin() * (x / 70.0 + day as f32 / 50.0).cos() + (i % 7) as f32) as i16
-        })
-        .collect();
-    sst.put_values(&values, [0..1, 0..NY, 0..NX]).unwrap();
-    f.close().unwrap();
-    std::fs::rename(tmp, path).unwrap();
 }

@@ -35,6 +35,7 @@ mod compress;
 mod fletcher32;
 mod json;
 mod pipeline;
+pub mod sharding;
 mod shuffle;
 mod vlen;
 

@@ -5,8 +5,8 @@
 //! files. Its file names and the `vzarr.json` summary live in `store/layout`, shared with the reader.
 //!
 //! Exports for other readers: `store/kerchunk` (kerchunk reference JSON, also a [`Writer`]) and
-//! `store/materialize` (a real Zarr v3 directory store with the chunk bytes copied), sharing
-//! `store/export`.
+//! `store/materialize` (a real Zarr v3 directory store with the chunk bytes copied, optionally packed
+//! into `sharding_indexed` shards), sharing `store/export`.
 
 mod export;
 mod kerchunk;
@@ -22,7 +22,10 @@ pub use kerchunk::{
 pub use layout::{
     ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
-pub use materialize::{materialize, MaterializeOptions, MaterializeReport};
+pub use materialize::{
+    file_extents, materialize, plan_shards, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,
+    MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
+};
 pub use native::NativeWriter;
 
 use std::path::{Path, PathBuf};

@@ -17,4 +17,5 @@ mod remote;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod selections;
+mod sharding;
 mod store_safety;

@@ -145,4 +145,13 @@ pub(crate) struct MaterializeArgs {
     /// Chunks copied at once.
     #[arg(long, default_value_t = 16)]
     pub(crate) jobs: usize,
+    /// Pack chunks into Zarr v3 shards (`sharding_indexed`), copied verbatim: `file` for one shard per
+    /// source file along the concatenation dimension (whole extent on the others), or a shard shape
+    /// such as `365,180,360` (arrays of that many dimensions). Arrays whose chunks cannot be packed
+    /// verbatim are written unsharded, with the reason printed.
+    #[arg(long, value_name = "file|N,N,..")]
+    pub(crate) shards: Option<vzarr::store::ShardSpec>,
+    /// Shards assembled and written at once (memory holds about this many shards).
+    #[arg(long, default_value_t = 4)]
+    pub(crate) shard_jobs: usize,
 }

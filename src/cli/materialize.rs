@@ -1,27 +1,85 @@
-//! `vzarr materialize`: a native store -> a real Zarr v3 directory store (chunk bytes copied).
+//! `vzarr materialize`: a native store -> a real Zarr v3 directory store (chunk bytes copied), with
+//! `--shards` packed into `sharding_indexed` shards.
 
 use anyhow::Context;
 
 use super::args::MaterializeArgs;
 use super::progress::bar;
 use super::Outcome;
-use vzarr::store::{materialize, MaterializeOptions};
+use vzarr::grid::ChunkGrid;
+use vzarr::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
 use vzarr::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store).await?;
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
-    let options = MaterializeOptions { overwrite: args.overwrite, max_concurrent_chunks: args.jobs.max(1) };
+    let options = MaterializeOptions {
+        overwrite: args.overwrite,
+        max_concurrent_chunks: args.jobs.max(1),
+        shards: args.shards.clone(),
+        max_concurrent_shards: args.shard_jobs.max(1),
+    };
     let result = materialize(&store, &args.output, &options, &|n| progress.inc(n)).await;
     progress.finish_and_clear();
     let report = result.with_context(|| format!("materializing {} to {}", args.store, args.output.display()))?;
+    if options.shards.is_some() {
+        for layout in &report.layouts {
+            outln!("{}", describe(layout));
+        }
+    }
+    let sharded = report.layouts.iter().filter(|l| matches!(l.sharding, Sharding::Sharded(_))).count();
+    let shards = if options.shards.is_some() { format!(", {sharded} sharded") } else { String::new() };
     outln!(
-        "{}: {} arrays, {} chunk files ({} bytes)",
+        "{}: {} arrays{shards}, {} chunks in {} objects ({} bytes)",
         args.output.display(),
         report.arrays,
         report.chunks,
+        report.objects,
         report.bytes
     );
     Ok(Outcome::Done)
+}
+
+/// One line per array: `tas: 24 shards of (28..31, 10, 12), inner chunks (1, 5, 6)`, or the reason it
+/// was written unsharded.
+fn describe(layout: &ArrayLayout) -> String {
+    let path = &layout.path;
+    match &layout.sharding {
+        Sharding::Sharded(shards) => {
+            let padded = match layout.padded_chunks {
+                0 => String::new(),
+                n => format!(", {n} short last chunks padded to it and re-encoded"),
+            };
+            format!(
+                "{path}: {} shards of {}, inner chunks ({}){padded}; {} objects written",
+                shards.grid.num_chunks(),
+                edges(&shards.grid),
+                join(&shards.chunk_shape),
+                layout.objects
+            )
+        }
+        Sharding::Fallback(reason) => {
+            format!("{path}: not sharded ({reason}); {} chunk files written", layout.objects)
+        }
+        Sharding::Unsharded => format!("{path}: {} chunk files written", layout.objects),
+    }
+}
+
+/// `(28..31, 10, 12)`: each dimension's edge, or its range when the edges vary.
+fn edges(grid: &ChunkGrid) -> String {
+    let dims: Vec<String> = grid
+        .dims()
+        .iter()
+        .map(|d| match d.edge_range() {
+            Some((lo, hi)) if lo != hi => format!("{lo}..{hi}"),
+            Some((lo, _)) => lo.to_string(),
+            None => "0".into(),
+        })
+        .collect();
+    format!("({})", dims.join(", "))
+}
+
+fn join(values: &[u64]) -> String {
+    values.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }

@@ -249,6 +249,16 @@ async fn open_manifest(loc: &ObjectLocation, store: &str, array: &str) -> Result
     ManifestIndex::new(header, &index).map_err(manifest_error)
 }
 
+/// The byte range an entry references (empty for a missing chunk).
+fn entry_range(entry: &ChunkEntry) -> std::ops::Range<u64> {
+    match *entry {
+        ChunkEntry::Missing => 0..0,
+        ChunkEntry::Source { offset, length, .. } | ChunkEntry::Owned { offset, length } => {
+            offset..offset.saturating_add(length)
+        }
+    }
+}
+
 /// One array of an opened store.
 #[derive(Debug)]
 pub struct ArrayReader {
@@ -330,6 +340,51 @@ impl ArrayReader {
             return Err(ReadError::SourceChanged { location: name, reason });
         }
         Ok(Some(bytes))
+    }
+
+    /// The stored bytes of several chunks, in the order of `entries` (`None` for missing ones), with
+    /// one `get_ranges` request per file (object_store coalesces nearby ranges), files one after
+    /// another. Checks and errors as [`ArrayReader::stored_chunk`].
+    ///
+    /// # Errors
+    /// As [`ArrayReader::stored_chunk`].
+    pub async fn stored_chunks(&self, entries: &[ChunkEntry]) -> Result<Vec<Option<bytes::Bytes>>, ReadError> {
+        let mut by_file: std::collections::BTreeMap<Option<u32>, Vec<usize>> = Default::default();
+        for (i, entry) in entries.iter().enumerate() {
+            match *entry {
+                ChunkEntry::Missing => {}
+                ChunkEntry::Owned { .. } => by_file.entry(None).or_default().push(i),
+                ChunkEntry::Source { source, .. } => by_file.entry(Some(source)).or_default().push(i),
+            }
+        }
+        let mut out = vec![None; entries.len()];
+        for (file, indices) in by_file {
+            let (location, name) = match file {
+                None => (self.owned.clone(), format!("{}/{}/{OWNED_FILE}", self.inner.location, self.path)),
+                Some(source) => {
+                    let (location, name) = self.inner.source_location(source)?;
+                    self.inner.check_source(source, &location).await?;
+                    (location, name)
+                }
+            };
+            let ranges: Vec<std::ops::Range<u64>> = indices.iter().map(|&i| entry_range(&entries[i])).collect();
+            let fetched =
+                location.store.get_ranges(&location.path, &ranges).await.map_err(|source| ReadError::Fetch {
+                    location: name.clone(),
+                    array: self.path.clone(),
+                    what: format!("{} chunks", ranges.len()),
+                    source: Box::new(source),
+                })?;
+            for ((&i, range), bytes) in indices.iter().zip(&ranges).zip(fetched) {
+                let want = range.end - range.start;
+                if bytes.len() as u64 != want {
+                    let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
+                    return Err(ReadError::SourceChanged { location: name, reason });
+                }
+                out[i] = Some(bytes);
+            }
+        }
+        Ok(out)
     }
 
     async fn block(&self, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {

@@ -14,20 +14,39 @@
 //! (interior partial chunks are trimmed or rewritten at scan time; rewritten bytes are store-owned and
 //! are copied too). Missing chunks get no file: readers return the fill value.
 //!
+//! With [`MaterializeOptions::shards`], arrays become `sharding_indexed` arrays instead
+//! (`materialize/plan` decides the shard grid, `materialize/sharded` writes the shards): each shard
+//! object is its source chunks' stored bytes concatenated verbatim plus the shard index, and the outer
+//! grid follows the source files (`--shards file`, rectilinear when they differ in length) or a fixed
+//! shape. An array whose chunks cannot be packed verbatim (varying chunk edges, a file ending inside a
+//! chunk, ...) is written unsharded and reported with the reason ([`ArrayLayout`]).
+//!
 //! Chunks are fetched through the store's reader (tokio, up to
-//! [`MaterializeOptions::max_concurrent_chunks`] at a time) and written on tokio's blocking pool, each
-//! file synced. Atomic like the native writer: the tree is built in a hidden sibling directory
-//! (`.NAME.tmp-PID-NANOS`) and renamed into place when complete.
+//! [`MaterializeOptions::max_concurrent_chunks`] chunks, or
+//! [`MaterializeOptions::max_concurrent_shards`] shards, at a time) and every object is put whole to an
+//! object sink (`materialize/sink`: files under the staging directory, each flushed). Atomic like the
+//! native writer: the tree is built in a hidden sibling directory (`.NAME.tmp-PID-NANOS`) and renamed
+//! into place when complete.
 
-use std::path::{Path, PathBuf};
+mod plan;
+mod sharded;
+mod sink;
+
+pub use plan::{
+    plan_shards, FileExtent, FileExtents, ShardLayout, ShardSpec, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
+};
+
+use std::path::Path;
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
 use super::export::{check_destination, checked_nodes, chunk_key, node_key, staged, EntryRounds, ExportError};
-use super::native::{io_error, replace, sync_dir, write_file};
-use super::WriteError;
+use super::native::{replace, sync_dir};
+use crate::codec::sharding::ShardingIndexed;
 use crate::manifest::ChunkEntry;
 use crate::read::{ArrayReader, Store};
+use sink::{put, DirSink, ObjectSink};
 
 /// Options of [`materialize`].
 #[derive(Debug, Clone)]
@@ -35,29 +54,66 @@ pub struct MaterializeOptions {
     /// Replace an existing directory (atomically: the old one stays until the new one is complete).
     /// Default: false.
     pub overwrite: bool,
-    /// Chunks fetched and written at once. Default: 16.
+    /// Chunks fetched and written at once (unsharded arrays). Default: 16.
     pub max_concurrent_chunks: usize,
+    /// Write `sharding_indexed` arrays with this shard layout. Default: `None` (one object per chunk).
+    pub shards: Option<ShardSpec>,
+    /// Shards assembled and written at once; memory holds about this many shards. Default: 4.
+    pub max_concurrent_shards: usize,
 }
 
 impl Default for MaterializeOptions {
     fn default() -> Self {
-        MaterializeOptions { overwrite: false, max_concurrent_chunks: 16 }
+        MaterializeOptions { overwrite: false, max_concurrent_chunks: 16, shards: None, max_concurrent_shards: 4 }
     }
 }
 
-/// What a materialization wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MaterializeReport {
-    /// Arrays written.
-    pub arrays: u64,
-    /// Chunk files written.
-    pub chunks: u64,
-    /// Bytes of chunk files.
+/// How one array was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sharding {
+    /// One object per chunk, as asked.
+    Unsharded,
+    /// `sharding_indexed`: the outer (shard) grid and the inner chunk shape.
+    Sharded(ShardLayout),
+    /// Sharding was asked for but is impossible without re-encoding: one object per chunk, and why.
+    Fallback(Unshardable),
+}
+
+/// One array of a materialization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayLayout {
+    /// The array path.
+    pub path: String,
+    /// How it was written.
+    pub sharding: Sharding,
+    /// Chunks copied (as chunk files or inside shards).
+    pub chunks_copied: u64,
+    /// Of those, chunks shorter than the inner chunk at the array's end, padded with the fill value and
+    /// re-encoded ([`ShardLayout::short_last`]); every other chunk is copied verbatim.
+    pub padded_chunks: u64,
+    /// Objects (chunk files or shards) written for it.
+    pub objects: u64,
+    /// Bytes of those objects.
     pub bytes: u64,
 }
 
+/// What a materialization wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MaterializeReport {
+    /// Arrays written.
+    pub arrays: u64,
+    /// Chunks copied (as chunk files or inside shards).
+    pub chunks: u64,
+    /// Chunk and shard objects written (metadata documents not counted).
+    pub objects: u64,
+    /// Bytes of those objects.
+    pub bytes: u64,
+    /// Per array, in store order.
+    pub layouts: Vec<ArrayLayout>,
+}
+
 /// Writes the native store `store` as a real Zarr v3 directory store at `destination`.
-/// `progress(n)` is called after every `n` chunks written (from the calling task).
+/// `progress(n)` is called as chunks are copied, `n` chunks at a time (from the calling task).
 ///
 /// # Errors
 /// [`ExportError`] naming the store, array, source file or output file; nothing is left at
@@ -70,70 +126,136 @@ pub async fn materialize(
 ) -> Result<MaterializeReport, ExportError> {
     check_destination(destination, options.overwrite)?;
     let (groups, arrays) = checked_nodes(store)?;
-    let build = |root: PathBuf| async move {
-        create_dir(&root)?;
-        write_file(&root.join("zarr.json"), &store.node_metadata("").await?)?;
-        for node in groups.iter().chain(&arrays) {
-            let path = root.join(node_key(node));
-            create_dir(path.parent().unwrap_or(&root))?;
-            write_file(&path, &store.node_metadata(node).await?)?;
+    let extents = file_extents(store);
+    let build = |root: std::path::PathBuf| async move {
+        let sink: Arc<dyn ObjectSink> = Arc::new(DirSink::create(&root)?);
+        for node in std::iter::once(&String::new()).chain(&groups) {
+            put(&sink, node_key(node), store.node_metadata(node).await?).await?;
         }
         let mut report = MaterializeReport::default();
         for path in &arrays {
             let array = store.array(path).await?;
-            let (chunks, bytes) = copy_chunks(&array, &root, options, progress).await?;
+            let layout = write_array(store, &array, &sink, &extents, options, progress).await?;
             report.arrays += 1;
-            report.chunks += chunks;
-            report.bytes += bytes;
+            report.objects += layout.objects;
+            report.bytes += layout.bytes;
+            report.layouts.push(layout);
         }
+        report.chunks = report.layouts.iter().map(|l| l.chunks_copied).sum();
         sync_dir(&root)?;
         Ok(report)
     };
     staged(destination, build, replace).await
 }
 
-/// Copies every present chunk of `array` under `root`; returns (chunks, bytes) written.
-async fn copy_chunks(
+/// The files of `store` along its concatenation dimension, from its provenance.
+pub fn file_extents(store: &Store) -> FileExtents {
+    let provenance = &store.info().provenance;
+    let name = |id: u32| store.sources().get(id).map_or_else(|| format!("source {id}"), |f| f.location.clone());
+    let files = provenance
+        .parts
+        .iter()
+        .map(|p| FileExtent { file: name(p.source), start: p.start, length: p.length })
+        .collect();
+    FileExtents { dim: provenance.concat_dim.clone(), files }
+}
+
+/// Writes one array's metadata and chunks or shards.
+async fn write_array(
+    store: &Store,
     array: &ArrayReader,
-    root: &Path,
+    sink: &Arc<dyn ObjectSink>,
+    extents: &FileExtents,
     options: &MaterializeOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
-) -> Result<(u64, u64), ExportError> {
+) -> Result<ArrayLayout, ExportError> {
+    let path = array.path().to_string();
+    let metadata = store.node_metadata(&path).await?;
+    let plan = options.shards.as_ref().map(|spec| plan_shards(array.metadata(), spec, extents));
+    let (sharding, written) = match plan {
+        Some(Ok(layout)) => {
+            put(sink, node_key(&path), sharded_metadata(store, array, &metadata, &layout)?).await?;
+            let shards = options.max_concurrent_shards;
+            let written = sharded::write_shards(array, store.location(), &layout, sink, shards, progress).await?;
+            (Sharding::Sharded(layout), written)
+        }
+        plan => {
+            put(sink, node_key(&path), metadata).await?;
+            let written = copy_chunks(array, sink, options, progress).await?;
+            let sharding = match plan {
+                Some(Err(reason)) => Sharding::Fallback(reason),
+                _ => Sharding::Unsharded,
+            };
+            (sharding, written)
+        }
+    };
+    Ok(ArrayLayout {
+        path,
+        sharding,
+        chunks_copied: written.chunks,
+        padded_chunks: written.padded,
+        objects: written.objects,
+        bytes: written.bytes,
+    })
+}
+
+/// The array's `zarr.json` as stored, with the shard grid as `chunk_grid` and the stored codecs
+/// moved inside a `sharding_indexed` codec.
+fn sharded_metadata(
+    store: &Store,
+    array: &ArrayReader,
+    stored: &[u8],
+    layout: &ShardLayout,
+) -> Result<Vec<u8>, ExportError> {
+    let node_error = |reason: String| ExportError::Node {
+        store: store.location().to_string(),
+        node: array.path().to_string(),
+        reason,
+    };
+    let mut doc: serde_json::Value = serde_json::from_slice(stored).map_err(|e| node_error(e.to_string()))?;
+    let object = doc.as_object_mut().ok_or_else(|| node_error("zarr.json is not an object".into()))?;
+    let codec = ShardingIndexed { chunk_shape: layout.chunk_shape.clone(), codecs: array.metadata().codecs.clone() };
+    object.insert("chunk_grid".into(), layout.grid.to_json());
+    object.insert("codecs".into(), serde_json::Value::Array(vec![codec.to_json()]));
+    serde_json::to_vec_pretty(&doc).map_err(|e| node_error(e.to_string()))
+}
+
+/// Copies every present chunk of `array` as one object each.
+async fn copy_chunks(
+    array: &ArrayReader,
+    sink: &Arc<dyn ObjectSink>,
+    options: &MaterializeOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<sharded::Written, ExportError> {
     let grid = &array.metadata().chunk_grid;
     let mut rounds = EntryRounds::new(array);
-    let (mut chunks, mut bytes) = (0u64, 0u64);
+    let mut written = sharded::Written::default();
     while let Some((start, entries)) = rounds.next_round().await? {
         let present = (start..).zip(entries).filter(|(_, e)| !matches!(e, ChunkEntry::Missing));
         let copies = futures::stream::iter(present).map(|(linear, entry)| {
-            let file = root.join(chunk_key(array.path(), &grid.chunk_coords(linear)));
-            copy_chunk(array, entry, file)
+            let key = chunk_key(array.path(), &grid.chunk_coords(linear));
+            copy_chunk(array, entry, key, sink)
         });
         let mut copies = copies.buffer_unordered(options.max_concurrent_chunks.max(1));
-        while let Some(written) = copies.try_next().await? {
-            chunks += 1;
-            bytes += written;
+        while let Some(bytes) = copies.try_next().await? {
+            written.objects += 1;
+            written.chunks += 1;
+            written.bytes += bytes;
             progress(1);
         }
     }
-    Ok((chunks, bytes))
+    Ok(written)
 }
 
-/// Fetches one chunk's stored bytes and writes them to `file` (on the blocking pool).
-async fn copy_chunk(array: &ArrayReader, entry: ChunkEntry, file: PathBuf) -> Result<u64, ExportError> {
-    let Some(bytes) = array.stored_chunk(&entry).await? else {
-        return Ok(0);
-    };
-    let target = file.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        if let Some(dir) = target.parent() {
-            create_dir(dir)?;
-        }
-        write_file(&target, &bytes).map(|()| bytes.len() as u64)
-    });
-    let written = task.await.map_err(|e| io_error(&file, "writing chunk")(std::io::Error::other(e)))?;
-    Ok(written?)
-}
-
-fn create_dir(dir: &Path) -> Result<(), WriteError> {
-    std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))
+/// Fetches one chunk's stored bytes and puts them as `key`.
+async fn copy_chunk(
+    array: &ArrayReader,
+    entry: ChunkEntry,
+    key: String,
+    sink: &Arc<dyn ObjectSink>,
+) -> Result<u64, ExportError> {
+    match array.stored_chunk(&entry).await? {
+        Some(bytes) => put(sink, key, bytes).await,
+        None => Ok(0),
+    }
 }

@@ -42,6 +42,8 @@ pub struct SeriesFile {
     pub reverse_time: bool,
     /// Time value at index 1 set to NaN.
     pub nan_time: bool,
+    /// Chunk lengths of `tas` along lat and lon.
+    pub chunk_yx: (usize, usize),
 }
 
 impl SeriesFile {
@@ -63,6 +65,7 @@ impl SeriesFile {
             tas_fill: None,
             reverse_time: false,
             nan_time: false,
+            chunk_yx: (5, 6),
         }
     }
 }
@@ -86,7 +89,7 @@ fn ymd(days_since_1970: i64) -> (i32, u32, u32) {
     (year, month, rest as u32 + 1)
 }
 
-/// Writes one file: tas(time, lat, lon) float32 chunked (time_chunk, 5, 6), time + time_bnds, lat,
+/// Writes one file: tas(time, lat, lon) float32 chunked (time_chunk, chunk_yx), time + time_bnds, lat,
 /// lon, scalar crs.
 pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
     let path = dir.join(&f.name);
@@ -136,7 +139,7 @@ pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
     }
     {
         let mut tas = nc.add_variable::<f32>("tas", &["time", "lat", "lon"]).unwrap();
-        tas.set_chunking(&[f.time_chunk, 5, 6]).unwrap();
+        tas.set_chunking(&[f.time_chunk, f.chunk_yx.0, f.chunk_yx.1]).unwrap();
         if f.compress {
             tas.set_compression(4, true).unwrap();
         }
@@ -198,6 +201,17 @@ pub fn yearly(years: std::ops::RangeInclusive<i32>, time_chunk: usize) -> Vec<Se
         .map(|year| {
             let days = (days_since_epoch(year + 1, 1) - days_since_epoch(year, 1)) as usize;
             SeriesFile::new(format!("tas_{year}.nc"), days_since_epoch(year, 1), days, time_chunk)
+        })
+        .collect()
+}
+
+/// `days` daily files (one day each, chunked by day) from January 1st of `year`.
+pub fn daily(year: i32, days: usize) -> Vec<SeriesFile> {
+    let first = days_since_epoch(year, 1);
+    (0..days as i64)
+        .map(|d| {
+            let (y, m, day) = ymd(first + d);
+            SeriesFile::new(format!("tas_{y:04}{m:02}{day:02}.nc"), first + d, 1, 1)
         })
         .collect()
 }

@@ -21,17 +21,17 @@ use vzarr::manifest::ChunkEntry;
 use vzarr::read::blocking::BlockingStore;
 use vzarr::store::chunk_key;
 
-const ALL_VARS: [&str; 6] = ["tas", "time", "time_bnds", "lat", "lon", "crs"];
+pub(crate) const ALL_VARS: [&str; 6] = ["tas", "time", "time_bnds", "lat", "lon", "crs"];
 
 /// Source files in a temporary directory, scanned with `--concat time` into `archive.vzarr`.
-struct Archive {
-    dir: tempfile::TempDir,
-    sources: Vec<PathBuf>,
-    store: PathBuf,
+pub(crate) struct Archive {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) sources: Vec<PathBuf>,
+    pub(crate) store: PathBuf,
 }
 
 impl Archive {
-    fn new(files: &[SeriesFile]) -> Self {
+    pub(crate) fn new(files: &[SeriesFile]) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let sources: Vec<PathBuf> =
             with_hdf5_files(|| files.iter().map(|f| write_series_file(dir.path(), f)).collect());
@@ -49,7 +49,7 @@ impl Archive {
 
     /// The committed kitchen-sink file (every numeric type, big-endian, missing chunks, a 0-d
     /// variable, nested groups), scanned alone.
-    fn kitchen_sink() -> Self {
+    pub(crate) fn kitchen_sink() -> Self {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/single/kitchen_sink.nc");
         let dir = tempfile::tempdir().expect("temporary directory");
         let store = dir.path().join("archive.vzarr");
@@ -63,7 +63,7 @@ impl Archive {
         Archive { dir, sources, store }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
@@ -82,7 +82,7 @@ impl Archive {
     }
 }
 
-fn s(path: impl AsRef<std::ffi::OsStr>) -> String {
+pub(crate) fn s(path: impl AsRef<std::ffi::OsStr>) -> String {
     path.as_ref().to_string_lossy().into_owned()
 }
 
@@ -97,7 +97,7 @@ fn scan(sources: &[PathBuf], output: &Path, extra: &[&str]) {
 
 /// libnetcdf's values of `var`: the files concatenated along time when `var` has that dimension, else
 /// the first file's.
-fn oracle(sources: &[PathBuf], var: &str) -> Vec<u8> {
+pub(crate) fn oracle(sources: &[PathBuf], var: &str) -> Vec<u8> {
     let has_time = with_hdf5_files(|| {
         let file = netcdf::open(&sources[0]).expect("libnetcdf opens the first file");
         let v = file.variable(var).unwrap_or_else(|| panic!("no variable {var}"));
@@ -107,7 +107,7 @@ fn oracle(sources: &[PathBuf], var: &str) -> Vec<u8> {
     files.iter().flat_map(|p| oracle_read(p, var, None)).collect()
 }
 
-fn assert_same(what: &str, ours: &[u8], theirs: &[u8]) {
+pub(crate) fn assert_same(what: &str, ours: &[u8], theirs: &[u8]) {
     assert_eq!(ours.len(), theirs.len(), "{what}: {} bytes vs libnetcdf's {}", ours.len(), theirs.len());
     if let Some(i) = ours.iter().zip(theirs).position(|(a, b)| a != b) {
         panic!("{what}: byte {i} differs from libnetcdf's");
@@ -117,21 +117,21 @@ fn assert_same(what: &str, ours: &[u8], theirs: &[u8]) {
 // ---------------------------------------------------------------------------------------------------
 // zarrs reads materialized stores.
 
-type ZarrsArray = zarrs::array::Array<zarrs::filesystem::FilesystemStore>;
+pub(crate) type ZarrsArray = zarrs::array::Array<zarrs::filesystem::FilesystemStore>;
 
-fn zarrs_array(store: &Path, var: &str) -> ZarrsArray {
+pub(crate) fn zarrs_array(store: &Path, var: &str) -> ZarrsArray {
     let fs = zarrs::filesystem::FilesystemStore::new(store).expect("zarrs opens the directory");
     zarrs::array::Array::open(Arc::new(fs), &format!("/{var}")).unwrap_or_else(|e| panic!("zarrs opens {var}: {e}"))
 }
 
-fn zarrs_read(array: &ZarrsArray) -> Vec<u8> {
+pub(crate) fn zarrs_read(array: &ZarrsArray) -> Vec<u8> {
     let bytes: zarrs::array::ArrayBytes<'static> =
         array.retrieve_array_subset(&array.subset_all()).unwrap_or_else(|e| panic!("zarrs reads: {e}"));
     bytes.into_fixed().expect("fixed-size elements").into_owned()
 }
 
 /// Every variable of the materialized store, read whole by zarrs, equals libnetcdf's values.
-fn assert_zarrs_reads_exactly(store: &Path, sources: &[PathBuf], vars: &[&str]) {
+pub(crate) fn assert_zarrs_reads_exactly(store: &Path, sources: &[PathBuf], vars: &[&str]) {
     for var in vars {
         let array = zarrs_array(store, var);
         assert_same(&format!("zarrs: {var}"), &zarrs_read(&array), &oracle(sources, var));
@@ -139,7 +139,7 @@ fn assert_zarrs_reads_exactly(store: &Path, sources: &[PathBuf], vars: &[&str]) 
 }
 
 /// The time edges (chunk lengths along dimension 0) zarrs sees.
-fn zarrs_time_edges(array: &ZarrsArray) -> Vec<u64> {
+pub(crate) fn zarrs_time_edges(array: &ZarrsArray) -> Vec<u64> {
     let chunks = array.chunk_grid_shape()[0];
     let rest = vec![0; array.dimensionality() - 1];
     (0..chunks).map(|c| array.chunk_shape(&[vec![c], rest.clone()].concat()).expect("chunk shape")[0].get()).collect()

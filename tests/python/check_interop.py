@@ -2,6 +2,7 @@
 
     check_interop.py --refs REFS.json --zarr MATERIALIZED_DIR --concat time SOURCE.nc...
     check_interop.py --refs REFS.json --zarr DIR --member member=variant_label SOURCE.nc...
+    check_interop.py --zarr SHARDED_DIR --expect-sharded tas,time_bnds --concat time SOURCE.nc...
 
 Opens
   1. the kerchunk reference JSON through fsspec's ReferenceFileSystem and zarr.storage.FsspecStore,
@@ -89,13 +90,20 @@ def grid_name(array):
     return grid.get("name", "?") if isinstance(grid, dict) else type(grid).__name__
 
 
-def check_zarr_group(results, label, group, sources, concat):
+def is_sharded(array):
+    return any(isinstance(c, zarr.codecs.ShardingCodec) for c in array.metadata.codecs)
+
+
+def check_zarr_group(results, label, group, sources, concat, expect_sharded=()):
     names = sorted(path for path, node in group.members(max_depth=None) if isinstance(node, zarr.Array))
     for name in names:
         def one(name=name):
             array = group[name]
+            if name in expect_sharded and not is_sharded(array):
+                raise AssertionError(f"{label}:{name}: zarr-python does not see a sharding_indexed codec")
             same_bits(array[...], expected_values(sources, name, concat), f"{label}:{name}")
-            return f"{array.shape} {array.dtype} grid={grid_name(array)}"
+            sharded = " sharded" if is_sharded(array) else ""
+            return f"{array.shape} {array.dtype} grid={grid_name(array)}{sharded}"
 
         results.check(f"{label} zarr {name}", one)
     return names
@@ -194,6 +202,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--refs", help="kerchunk reference JSON written by vzarr export")
     parser.add_argument("--zarr", help="Zarr v3 directory store written by vzarr materialize")
+    parser.add_argument("--expect-sharded", default="",
+                        help="comma-separated arrays of --zarr that must be sharding_indexed arrays")
     parser.add_argument("--concat", default="time", help="concatenation dimension (default: time)")
     parser.add_argument("--member", help="DIM=ATTR: a whole archive with a new dimension keyed by ATTR")
     parser.add_argument("sources", nargs="+", help="source files, in concatenation order")
@@ -219,7 +229,15 @@ def main():
         check_xarray(results, "kerchunk", store, names, args.sources, args.concat)
     if args.zarr:
         group = zarr.open_group(args.zarr, mode="r", zarr_format=3)
-        names = check_zarr_group(results, "materialized", group, args.sources, args.concat)
+        expect = [n for n in args.expect_sharded.split(",") if n]
+        names = check_zarr_group(results, "materialized", group, args.sources, args.concat, expect)
+
+        def all_expected_present():
+            missing = [n for n in expect if n not in names]
+            if missing:
+                raise AssertionError(f"--expect-sharded names arrays the store does not have: {missing}")
+
+        results.check("materialized --expect-sharded arrays present", all_expected_present)
         check_xarray(results, "materialized", args.zarr, names, args.sources, args.concat)
     sys.exit(0 if results.summary() else 1)
 

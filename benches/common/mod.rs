@@ -1,0 +1,72 @@
+//! What the benchmarks share: the daily archive of REFERENCE.md section 8, built once and cached under
+//! `target/bench-archive/`, and timing helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Latitudes of the daily archive.
+pub const NY: usize = 360;
+/// Longitudes of the daily archive.
+pub const NX: usize = 720;
+
+/// The directory of the `files`-day archive.
+pub fn archive_dir(files: usize) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-archive").join(format!("daily-{files}"))
+}
+
+/// `--files N` from the command line, 365 by default.
+pub fn files_arg(args: &[String]) -> usize {
+    args.iter().position(|a| a == "--files").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(365)
+}
+
+/// Seconds `f` takes.
+pub fn time(mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    f();
+    start.elapsed().as_secs_f64()
+}
+
+/// Peak resident memory of this process, KiB.
+pub fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Writes the archive unless it is already there.
+pub fn ensure_archive(dir: &Path, files: usize) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    let paths: Vec<PathBuf> = (0..files).map(|d| dir.join(format!("sst_{d:04}.nc"))).collect();
+    for (day, path) in paths.iter().enumerate() {
+        if !path.exists() {
+            write_day(path, day);
+        }
+    }
+    paths
+}
+
+fn write_day(path: &Path, day: usize) {
+    let tmp = path.with_extension("tmp");
+    let mut f = netcdf::create(&tmp).unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("lat", NY).unwrap();
+    f.add_dimension("lon", NX).unwrap();
+    let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
+    time.put_attribute("units", "days since 2020-01-01").unwrap();
+    time.put_values(&[day as f64], (0..1,)).unwrap();
+    let mut sst = f.add_variable::<i16>("sst", &["time", "lat", "lon"]).unwrap();
+    sst.set_chunking(&[1, 30, 30]).unwrap();
+    sst.set_compression(1, true).unwrap();
+    sst.put_attribute("scale_factor", 0.01f32).unwrap();
+    let values: Vec<i16> = (0..NY * NX)
+        .map(|i| {
+            let (y, x) = ((i / NX) as f32, (i % NX) as f32);
+            (1500.0 + 1000.0 * (y / 40.0).sin() * (x / 70.0 + day as f32 / 50.0).cos() + (i % 7) as f32) as i16
+        })
+        .collect();
+    sst.put_values(&values, [0..1, 0..NY, 0..NX]).unwrap();
+    f.close().unwrap();
+    std::fs::rename(tmp, path).unwrap();
+}
