@@ -339,18 +339,21 @@ impl FileContext<'_> {
         Ok(Some(Translated { grid, codecs: full, chunks, rewritten }))
     }
 
-    fn contiguous(&mut self, v: &VarScan<'_>, address: Option<u64>, size: u64) -> Result<Translated, ScanError> {
+    fn contiguous(
+        &mut self,
+        v: &VarScan<'_>,
+        address: Option<u64>,
+        size: Option<u64>,
+    ) -> Result<Translated, ScanError> {
         let element_size = v.data_type.size() as u64;
         let expected = v.shape.iter().try_fold(element_size, |n, &d| n.checked_mul(d));
-        // A layout message before version 3 stores no size: the reader gives the product of its
-        // 32-bit dimensions, which old writers did not set to the storage size (PyTables 1.x wrote
-        // 262144 for a scalar). libhdf5 takes elements x element size for those, so a recorded size
-        // larger than that is read the same way; a smaller one cannot hold the data.
-        if v.stored_shape != v.shape || (address.is_some() && expected.is_none_or(|n| size < n)) {
+        // A layout message before version 3 records no size (None): libhdf5 reads elements x
+        // element size from the address.
+        let size = size.or(expected).unwrap_or(u64::MAX);
+        if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
             let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
             return Err(self.variable_error(&v.var.path, "reading layout", msg));
         }
-        let size = expected.unwrap_or(size);
         if let Some(offset) = address.filter(|&a| a.checked_add(size).is_none_or(|end| end > self.bytes.len())) {
             let msg =
                 format!("{size} bytes at offset {offset} lie past the end of the file ({} bytes)", self.bytes.len());
