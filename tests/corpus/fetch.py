@@ -36,15 +36,14 @@ PACKAGES = [
     ("pypi", "scipy", "1.18.1"),
     ("pypi", "compliance-checker", "6.1.0"),
     ("pypi", "scitools-iris", "3.16.2"),
-    ("deb", "python3-tables", "3.7.0-5"),
-    ("deb", "python3-scipy", "1.10.1-2"),
-    ("deb", "python3-xarray", "2023.01.0-1.1"),
     ("deb", "r-cran-ncmeta", "0.3.5-1"),
     ("deb", "r-cran-stars", "0.6-0-4"),
     ("deb", "r-cran-ncdfgeom", "1.1.4+dfsg-1"),
 ]
-# Checked and found to ship no NetCDF/HDF5/CDL file (wheels: netCDF4, h5netcdf, cftime; Debian:
-# python3-netcdf4, python3-h5py, netcdf-doc, octave-netcdf, r-cran-ncdf4, r-cran-rnetcdf, ncl-ncarg).
+# Checked and left out: no NetCDF/HDF5/CDL file in the wheels of netCDF4, h5netcdf, cftime nor in
+# Debian's python3-netcdf4, python3-h5py, netcdf-doc, octave-netcdf, r-cran-ncdf4, r-cran-rnetcdf,
+# ncl-ncarg; Debian's python3-tables 3.7.0-5, python3-scipy 1.10.1-2 and python3-xarray
+# 2023.01.0-1.1 ship only files byte-identical to the wheels' above.
 
 DATA_SUFFIXES = (".nc", ".nc4", ".h5", ".hdf5", ".he5", ".cdf")
 WHEEL_TAGS = ["--python-version", "3.12", "--only-binary", ":all:"] + [
