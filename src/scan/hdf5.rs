@@ -346,9 +346,17 @@ impl FileContext<'_> {
         Ok(Some(Translated { grid, codecs: full, chunks, rewritten }))
     }
 
-    fn contiguous(&mut self, v: &VarScan<'_>, address: Option<u64>, size: u64) -> Result<Translated, ScanError> {
+    fn contiguous(
+        &mut self,
+        v: &VarScan<'_>,
+        address: Option<u64>,
+        size: Option<u64>,
+    ) -> Result<Translated, ScanError> {
         let element_size = v.data_type.size() as u64;
         let expected = v.shape.iter().try_fold(element_size, |n, &d| n.checked_mul(d));
+        // A layout message before version 3 records no size (None): libhdf5 reads elements x
+        // element size from the address.
+        let size = size.or(expected).unwrap_or(u64::MAX);
         if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
             let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
             return Err(self.variable_error(&v.var.path, "reading layout", msg));

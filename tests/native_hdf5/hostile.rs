@@ -47,7 +47,7 @@ fn patched(dir: &Path, name: &str, original: &[u8], patch: impl FnOnce(&mut Vec<
     path
 }
 
-fn positions(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+pub(super) fn positions(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
     haystack.windows(needle.len()).enumerate().filter(|(_, w)| *w == needle).map(|(i, _)| i).collect()
 }
 

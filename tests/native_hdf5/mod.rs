@@ -6,6 +6,7 @@
 //! generator, same values) read by libhdf5, and with h5py itself in the Python check.
 
 mod hostile;
+mod legacy;
 mod netcdf4;
 
 use std::path::{Path, PathBuf};

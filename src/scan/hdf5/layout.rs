@@ -23,8 +23,9 @@ pub(crate) type LayoutError = String;
 pub(crate) enum Layout {
     /// Chunked with this chunk shape.
     Chunked(Vec<u64>),
-    /// One block at `address` (absolute; None: never allocated) of `size` bytes.
-    Contiguous { address: Option<u64>, size: u64 },
+    /// One block at `address` (absolute; None: never allocated) of `size` bytes (None: a layout
+    /// message before version 3, which records no size).
+    Contiguous { address: Option<u64>, size: Option<u64> },
     /// Stored in the object header: these bytes, in file order.
     Compact(Vec<u8>),
     /// External files and other layouts vzarr cannot reference.
@@ -100,7 +101,11 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
         }
     }
     let datatype = datatype.ok_or("object header has no datatype message")?;
-    let layout = layout.ok_or("object header has no data layout message")?;
+    let mut layout = layout.ok_or("object header has no data layout message")?;
+    let legacy = if header.version == 1 { legacy_layout(file, address) } else { None };
+    if let Some(old) = &legacy {
+        layout = old.corrected(layout);
+    }
     let element = element_type(&datatype);
     let fill = native_fill(&element, fill.unwrap_or_default());
     let (layout, index) = match layout {
@@ -108,7 +113,7 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
         DataLayout::Compact { data } => (Layout::Compact(data), None),
         DataLayout::Contiguous { address, size } => {
             let address = (address != undefined).then(|| address + base);
-            (Layout::Contiguous { address, size }, None)
+            (Layout::Contiguous { address, size: legacy.is_none().then_some(size) }, None)
         }
         DataLayout::Chunked { address, mut dims, chunk_indexing, mut element_size } => {
             // Layout messages before version 4 (and some writers' version 4) list the element size
@@ -132,6 +137,94 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
         }
     };
     Ok(StorageInfo { layout, filters, element, fill, index })
+}
+
+/// A data layout message of version 1 or 2 (HDF5 1.4 to 1.6, in version-1 object headers), read
+/// from the file's bytes. hdf5-reader 0.12 skips 3 reserved bytes after the layout class of a version-2
+/// message where the format and libhdf5 (`H5O__layout_decode`) skip 5, so it takes the address and the
+/// dimensions from the wrong bytes (PyTables 1.x files), and it reads an address that a compact
+/// message of these versions does not have; and these versions record no storage size.
+struct LegacyLayout {
+    class: u8,
+    address: u64,
+    dims: Vec<u32>,
+    /// A compact message's data.
+    data: Option<Vec<u8>>,
+}
+
+impl LegacyLayout {
+    /// `parsed` (the reader's) with the address and dimensions of this message.
+    fn corrected(&self, parsed: DataLayout) -> DataLayout {
+        match (parsed, self.class) {
+            (DataLayout::Compact { data }, 0) => DataLayout::Compact { data: self.data.clone().unwrap_or(data) },
+            (DataLayout::Contiguous { size, .. }, 1) => DataLayout::Contiguous { address: self.address, size },
+            (DataLayout::Chunked { chunk_indexing, .. }, 2) => {
+                let mut dims = self.dims.clone();
+                let element_size = dims.pop().unwrap_or(0);
+                DataLayout::Chunked { address: self.address, dims, element_size, chunk_indexing }
+            }
+            (other, _) => other,
+        }
+    }
+}
+
+/// Finds the data layout message in the version-1 object header at `header` (following continuation
+/// blocks) and reads it when its version is 1 or 2. None for any other header or message.
+fn legacy_layout(file: &Hdf5File, header: u64) -> Option<LegacyLayout> {
+    let storage = file.storage();
+    let (offset_size, length_size) =
+        (usize::from(file.superblock().offset_size), usize::from(file.superblock().length_size));
+    let prefix = storage.read_range(header, 16).ok()?;
+    if prefix.first() != Some(&1) {
+        return None;
+    }
+    let mut blocks = vec![(header + 16, u64::from(u32::from_le_bytes(prefix.get(8..12)?.try_into().ok()?)))];
+    for _ in 0..64 {
+        let (start, len) = blocks.pop()?;
+        let block = storage.read_range(start, usize::try_from(len.min(1 << 20)).ok()?).ok()?;
+        let mut at = 0;
+        while let Some(head) = block.get(at..at + 8) {
+            let (kind, size) =
+                (u16::from_le_bytes([head[0], head[1]]), usize::from(u16::from_le_bytes([head[2], head[3]])));
+            let body = block.get(at + 8..at + 8 + size)?;
+            match kind {
+                0x08 => return legacy_message(body, offset_size),
+                0x10 => {
+                    blocks.push((le(body.get(..offset_size)?), le(body.get(offset_size..offset_size + length_size)?)))
+                }
+                _ => {}
+            }
+            at += 8 + size;
+        }
+    }
+    None
+}
+
+/// A version 1 or 2 data layout message: version, rank, class, 5 reserved bytes, address, rank
+/// 32-bit dimensions.
+fn legacy_message(body: &[u8], offset_size: usize) -> Option<LegacyLayout> {
+    if !matches!(body.first(), Some(1 | 2)) {
+        return None;
+    }
+    let (rank, class) = (usize::from(*body.get(1)?), *body.get(2)?);
+    // A compact message has no address: its dimensions, then the data's size and the data.
+    let (address, at) = if class == 0 { (0, 8) } else { (le(body.get(8..8 + offset_size)?), 8 + offset_size) };
+    let dims: Vec<u32> =
+        body.get(at..at + 4 * rank)?.chunks_exact(4).map(|d| u32::from_le_bytes([d[0], d[1], d[2], d[3]])).collect();
+    let data = match class {
+        0 => {
+            let at = at + 4 * rank;
+            let size = usize::try_from(le(body.get(at..at + 4)?)).ok()?;
+            Some(body.get(at + 4..at + 4 + size)?.to_vec())
+        }
+        _ => None,
+    };
+    Some(LegacyLayout { class, address, dims, data })
+}
+
+/// A little-endian unsigned integer of up to 8 bytes.
+fn le(bytes: &[u8]) -> u64 {
+    bytes.iter().rev().fold(0, |n, &b| (n << 8) | u64::from(b))
 }
 
 /// The "undefined address" of a file whose addresses take `offset_size` bytes: all bits set.
@@ -351,4 +444,39 @@ fn btree_v1_entries(
         entries.push(IndexEntry { address, size: u64::from(chunk_size), filter_mask, offsets });
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Message bodies laid out as the format specifies (version 1/2: version, rank, class, 5 reserved
+    /// bytes, an address unless compact, rank 32-bit dimensions, then a compact message's size and
+    /// data). Reading through vzarr is compared with libhdf5 for contiguous messages in
+    /// tests/native_hdf5/legacy.rs; libhdf5 1.10 writes no such message to patch for the others.
+    #[test]
+    fn legacy_layout_messages_follow_the_format() {
+        let mut compact = vec![2u8, 1, 0, 0, 0, 0, 0, 0];
+        compact.extend(3u32.to_le_bytes());
+        compact.extend(3u32.to_le_bytes());
+        compact.extend([7, 8, 9]);
+        let parsed = legacy_message(&compact, 8).unwrap();
+        assert_eq!((parsed.class, parsed.dims.as_slice(), parsed.data.as_deref()), (0, &[3][..], Some(&[7, 8, 9][..])));
+        let reader = DataLayout::Compact { data: vec![0; 3] };
+        assert_eq!(parsed.corrected(reader), DataLayout::Compact { data: vec![7, 8, 9] });
+
+        let mut chunked = vec![2u8, 3, 2, 0, 0, 0, 0, 0];
+        chunked.extend(0x1234u64.to_le_bytes());
+        for d in [10u32, 20, 4] {
+            chunked.extend(d.to_le_bytes());
+        }
+        let parsed = legacy_message(&chunked, 8).unwrap();
+        let reader = DataLayout::Chunked { address: 0, dims: vec![], element_size: 0, chunk_indexing: None };
+        let expected =
+            DataLayout::Chunked { address: 0x1234, dims: vec![10, 20], element_size: 4, chunk_indexing: None };
+        assert_eq!(parsed.corrected(reader), expected);
+
+        assert!(legacy_message(&[3, 1, 0, 0], 8).is_none(), "version 3 is the reader's");
+        assert!(legacy_message(&compact[..12], 8).is_none(), "truncated");
+    }
 }

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Runs the real-world corpus: `vzarr scan` then `vzarr verify` on every file fetch.py extracted.
+
+Each file is scanned with `--skip-unsupported` (so one unsupported variable does not hide the rest)
+and the store is verified (every value read through the store compared bit for bit with libnetcdf's
+read of the file). Both run in a child process with a timeout and an address-space limit
+(RLIMIT_AS). The outcome of a file is a set of lines:
+
+    ok                                  scanned without warnings, verified
+    unsupported: <variable>: <reason>   a variable left out (one line each); the rest verified
+    warning: <text>                     any other scan warning
+    error: <why>                        the scan refused the file (one line, the file's path as FILE)
+
+and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>`, several lines per file
+when several variables are left out). The run fails on any difference from that list, on a file
+missing from it, and on a crash (signal), panic, hang (timeout) or verify failure (a value
+difference, or a variable the oracle could not compare) unless the list names that very failure as a
+`known-defect: <failure> # <why>` line: a defect found and not fixed yet, reported by the run, and
+failing it once it stops happening.
+
+    target/pyenv/bin/python tests/corpus/run.py [--update] [--bin target/release/vzarr] [FILTER]
+
+--update rewrites expected.tsv from this run (keeping its known-defect lines; new crashes, panics,
+hangs and verify failures are never written: the run still fails). FILTER keeps only file ids containing it. The corpus comes from
+$VZARR_CORPUS_DIR (else ~/.cache/vzarr-corpus), index.tsv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EXPECTED = HERE / "expected.tsv"
+TIMEOUT_S = 300
+# An expected line `known-defect: <start of the failure> # <why>` names a defect found by the corpus
+# and not fixed yet (a crash or a verify failure): the file still runs, its failure must start with
+# that text (anything else fails), and the run fails once it no longer happens (so it is removed).
+KNOWN = "known-defect: "
+ADDRESS_SPACE = 8 << 30
+
+
+def limit_child() -> None:
+    """Runs in the child before exec: cap its address space."""
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def run(cmd: list[str]) -> tuple[int | None, str]:
+    """Runs `cmd` limited; returns (exit code, or None on timeout; stderr + stdout)."""
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                             timeout=TIMEOUT_S, preexec_fn=limit_child)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {TIMEOUT_S} s"
+    return res.returncode, res.stderr + res.stdout
+
+
+def fatal(code: int | None, out: str, step: str) -> str | None:
+    """The reason a step's result fails whatever the list says: crash, panic, hang."""
+    if code is None:
+        return f"{step}: hang: {out}"
+    if code < 0:
+        return f"{step}: killed by signal {-code}"
+    if "panicked at" in out:
+        line = next(l for l in out.splitlines() if "panicked at" in l)
+        return f"{step}: panic: {line}"
+    if code not in (0, 1, 2, 3):
+        return f"{step}: exit code {code}: {out.strip()[:300]}"
+    return None
+
+
+def scan_outcome(out: str, path: str) -> list[str]:
+    """The outcome lines of a scan that wrote a store (exit 0 or 3)."""
+    lines = []
+    for line in out.splitlines():
+        if not line.startswith("warning: "):
+            continue
+        text = line[len("warning: "):].replace(path, "FILE")
+        if text.startswith("FILE: ") and ": left out: " in text:
+            var, reason = text[len("FILE: "):].split(": left out: ", 1)
+            lines.append(f"unsupported: {var}: {reason}")
+        else:
+            lines.append(f"warning: {text}")
+    return sorted(set(lines)) or ["ok"]
+
+
+def check_file(vzarr: str, file_id: str, path: str) -> tuple[str, list[str], str | None, float]:
+    """Scans and verifies one file: (id, outcome lines, fatal reason or None, seconds)."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="vzarr-corpus-") as tmp:
+        store = os.path.join(tmp, "s.vzarr")
+        code, out = run([vzarr, "scan", path, "-o", store, "--skip-unsupported"])
+        bad = fatal(code, out, "scan")
+        if bad:
+            return file_id, [], bad, time.monotonic() - start
+        if code not in (0, 3):
+            errors = [l for l in out.splitlines() if l.startswith("error: ")] or [out.strip()]
+            why = errors[0].removeprefix("error: ").replace(path, "FILE")
+            return file_id, [f"error: {why}"], None, time.monotonic() - start
+        outcome = scan_outcome(out, path)
+        code, vout = run([vzarr, "verify", store])
+        bad = fatal(code, vout, "verify")
+        if bad is None and code != 0:
+            failed = [l.strip() for l in vout.splitlines() if l.startswith(("FAIL", "error"))]
+            bad = "verify: " + " | ".join(failed or [vout.strip()])[:600]
+        return file_id, outcome, bad, time.monotonic() - start
+
+
+def read_expected() -> dict[str, list[str]]:
+    """expected.tsv as id -> sorted outcome lines."""
+    expected: dict[str, list[str]] = {}
+    if EXPECTED.exists():
+        for line in EXPECTED.read_text().splitlines():
+            if line and not line.startswith("#"):
+                file_id, outcome = line.split("\t", 1)
+                expected.setdefault(file_id, []).append(outcome)
+    return {k: sorted(v) for k, v in expected.items()}
+
+
+def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]]) -> None:
+    """Rewrites expected.tsv: this run's outcomes, plus the entries of files not run."""
+    merged = {**keep, **{k: v for k, v in results.items() if v}}
+    with open(EXPECTED, "w") as out:
+        out.write("# Expected outcome of every real-world corpus file (tests/corpus/run.py).\n")
+        out.write("# <file id>\\t<ok | unsupported: <variable>: <reason> | warning: .. | error: ..>\n")
+        for file_id in sorted(merged):
+            for outcome in merged[file_id]:
+                out.write(f"{file_id}\t{outcome}\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--update", action="store_true")
+    parser.add_argument("--bin", default=str(HERE.parent.parent / "target/release/vzarr"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("filter", nargs="?", default="")
+    args = parser.parse_args()
+    root = Path(os.environ.get("VZARR_CORPUS_DIR") or Path.home() / ".cache" / "vzarr-corpus")
+    index = root / "index.tsv"
+    if not index.exists():
+        print(f"run.py: {index} missing: run tests/corpus/fetch.py first", file=sys.stderr)
+        return 2
+    files = [l.split("\t", 1) for l in index.read_text().splitlines() if l]
+    files = [(i, p) for i, p in files if args.filter in i]
+    expected = read_expected()
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        done = list(pool.map(lambda f: check_file(args.bin, *f), files))
+    results, failures = {}, []
+    known_hit = 0
+    for file_id, outcome, bad, _ in done:
+        want = expected.get(file_id, ["(not in expected.tsv)"])
+        known = [k for k in want if k.startswith(KNOWN)]
+        want = [w for w in want if not w.startswith(KNOWN)]
+        results[file_id] = known + outcome
+        if bad and not any(bad.startswith(k[len(KNOWN):].split(" # ")[0]) for k in known):
+            failures.append(f"{file_id}: {bad}")
+        elif known and not bad:
+            failures.append(f"{file_id}: fixed? remove from expected.tsv: {known}")
+        elif not args.update and outcome != want and not (bad and not outcome):
+            failures.append(f"{file_id}: expected {want}, got {outcome}")
+        known_hit += bool(bad)
+    ran = {d[0] for d in done}
+    for file_id in sorted(expected):
+        if args.filter in file_id and file_id not in ran:
+            failures.append(f"{file_id}: in expected.tsv but not in the corpus (fetch.py, ncgen?)")
+    if args.update:
+        write_expected(results, {k: v for k, v in expected.items() if args.filter not in k})
+    counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0}
+    for outcome in results.values():
+        kinds = {o.split(":")[0] for o in outcome if not o.startswith(KNOWN)}
+        for kind in ("error", "unsupported", "warning", "ok"):
+            if kind in kinds:
+                counts[kind] += 1
+                break
+    slowest = sorted(done, key=lambda d: -d[3])[:3]
+    for line in failures:
+        print(f"FAIL {line}")
+    print(f"corpus: {len(files)} files in {time.monotonic() - start:.0f} s: {counts['ok']} ok, "
+          f"{counts['unsupported']} with unsupported variables, {counts['warning']} with warnings, "
+          f"{counts['error']} errors, {known_hit} known defects; slowest: "
+          + ", ".join(f"{d[0]} {d[3]:.1f} s" for d in slowest))
+    passed = len(files) - len(failures)
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
