@@ -9,6 +9,7 @@ mod bad_input;
 mod cli;
 mod common;
 mod concat;
+mod hostile;
 mod interop;
 mod netcdf3;
 mod scan_hdf5;

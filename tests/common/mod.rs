@@ -9,6 +9,7 @@
 pub mod archives;
 pub mod classic;
 pub mod fixtures;
+pub mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
