@@ -12,6 +12,7 @@ mod concat;
 mod hostile;
 mod interop;
 mod netcdf3;
+mod publish;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod selections;

@@ -49,7 +49,8 @@ pub(crate) struct ScanArgs {
     /// The store to write (a directory, conventionally named *.vzarr).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
-    /// Replace an existing store (atomically).
+    /// Replace an existing store of the same format (atomically). Never replaces anything else: an
+    /// ordinary directory or file, or one of the inputs.
     #[arg(long)]
     pub(crate) overwrite: bool,
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
@@ -98,6 +99,9 @@ pub(crate) struct ReadArgs {
     /// The .npy file to write.
     #[arg(short, long)]
     pub(crate) output: PathBuf,
+    /// Replace an existing .npy file (atomically; never anything else).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
 }
 
 #[derive(Debug, Args)]
@@ -121,7 +125,7 @@ pub(crate) struct ExportArgs {
     /// file:// URLs.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
-    /// Replace an existing file (atomically).
+    /// Replace an existing kerchunk reference file (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
 }
@@ -132,7 +136,7 @@ pub(crate) struct MaterializeArgs {
     pub(crate) store: String,
     /// The Zarr v3 directory store to write.
     pub(crate) output: PathBuf,
-    /// Replace an existing directory (atomically).
+    /// Replace an existing Zarr v3 store (atomically; never any other directory).
     #[arg(long)]
     pub(crate) overwrite: bool,
     /// Chunks copied at once.

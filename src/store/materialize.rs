@@ -15,16 +15,18 @@
 //! are copied too). Missing chunks get no file: readers return the fill value.
 //!
 //! Chunks are fetched through the store's reader (tokio, up to
-//! [`MaterializeOptions::max_concurrent_chunks`] at a time) and written on tokio's blocking pool, each
-//! file synced. Atomic like the native writer: the tree is built in a hidden sibling directory
-//! (`.NAME.tmp-PID-NANOS`) and renamed into place when complete.
+//! [`MaterializeOptions::max_concurrent_chunks`] at a time) and written on tokio's blocking pool.
+//! Atomic like the native writer: the tree is built in a hidden sibling directory and published by
+//! `store/publish` when complete (one `syncfs`, one `renameat2`). `--overwrite` replaces only a Zarr v3
+//! store (a directory whose root `zarr.json` says `"zarr_format": 3`).
 
 use std::path::{Path, PathBuf};
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::export::{check_destination, checked_nodes, chunk_key, node_key, staged, EntryRounds, ExportError};
-use super::native::{io_error, replace, sync_dir, write_file};
+use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
+use super::native::{io_error, write_file};
+use super::publish::OutputKind;
 use super::WriteError;
 use crate::manifest::ChunkEntry;
 use crate::read::{ArrayReader, Store};
@@ -68,7 +70,6 @@ pub async fn materialize(
     options: &MaterializeOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<MaterializeReport, ExportError> {
-    check_destination(destination, options.overwrite)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |root: PathBuf| async move {
         create_dir(&root)?;
@@ -86,10 +87,9 @@ pub async fn materialize(
             report.chunks += chunks;
             report.bytes += bytes;
         }
-        sync_dir(&root)?;
         Ok(report)
     };
-    staged(destination, build, replace).await
+    staged(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store), build).await
 }
 
 /// Copies every present chunk of `array` under `root`; returns (chunks, bytes) written.

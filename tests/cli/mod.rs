@@ -37,8 +37,9 @@ fn scan_then_verify_passes_on_every_fixture() {
 fn check_npy(f: &Fixture, store: &Path, var: &str, select: &str, extents: Option<Vec<Extent>>, shape: &[u64]) {
     let out = f.join(&format!("{}.npy", var.replace('/', "_")));
     let select_arg = format!("--select={select}");
+    // Reading the same variable again replaces the .npy file of the previous read.
     let mut args: Vec<&std::ffi::OsStr> =
-        vec!["read".as_ref(), store.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str()];
+        vec!["read".as_ref(), store.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str(), "--overwrite".as_ref()];
     if !select.is_empty() {
         args.push(select_arg.as_ref());
     }
