@@ -15,6 +15,17 @@ pub(crate) struct Cli {
 const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
 2 usage error; 3 done, but variables were left out (--skip-unsupported).";
 
+/// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
+const MAX_SLAB_MIB: u64 = 1 << 20;
+
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let jobs: usize = text.parse().map_err(|e| format!("{e}"))?;
+    if !(1..=1024).contains(&jobs) {
+        return Err(format!("{jobs} is not in 1..=1024"));
+    }
+    Ok(jobs)
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Scan files and write a virtual Zarr v3 store (*.vzarr).
@@ -43,9 +54,10 @@ pub(crate) enum ScanFormat {
 
 #[derive(Debug, Args)]
 pub(crate) struct ScanArgs {
-    /// Input files, or quoted glob patterns such as 'archive/*.nc'.
+    /// Input files, or quoted glob patterns such as 'archive/*.nc' (an argument naming an existing
+    /// file is that file, even when its name contains `*`, `?` or `[`).
     #[arg(required = true)]
-    pub(crate) inputs: Vec<String>,
+    pub(crate) inputs: Vec<std::ffi::OsString>,
     /// The store to write (a directory, conventionally named *.vzarr).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -66,8 +78,8 @@ pub(crate) struct ScanArgs {
     /// Leave out (with a warning) variables missing from some files instead of failing.
     #[arg(long)]
     pub(crate) drop_missing: bool,
-    /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into.
-    #[arg(long, default_value_t = 16)]
+    /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into (1 to 1048576).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_SLAB_MIB))]
     pub(crate) max_slab_mib: u64,
     /// What to write at --output.
     #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
@@ -139,7 +151,7 @@ pub(crate) struct MaterializeArgs {
     /// Replace an existing Zarr v3 store (atomically; never any other directory).
     #[arg(long)]
     pub(crate) overwrite: bool,
-    /// Chunks copied at once.
-    #[arg(long, default_value_t = 16)]
+    /// Chunks copied at once (1 to 1024).
+    #[arg(long, default_value_t = 16, value_parser = parse_jobs)]
     pub(crate) jobs: usize,
 }
