@@ -10,6 +10,7 @@ mod cli;
 mod common;
 mod concat;
 mod hostile;
+mod hygiene;
 mod interop;
 mod netcdf3;
 mod publish;

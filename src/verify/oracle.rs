@@ -30,6 +30,8 @@ impl OracleVariable {
     }
 
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
+        // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
+        crate::scan::quiet_hdf5();
         with_variable(&self.file, &self.path, f)?
             .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
