@@ -399,6 +399,10 @@ fn python() -> Option<PathBuf> {
 #[test]
 fn python_reads_kerchunk_and_materialized_stores() {
     let Some(python) = python() else {
+        assert!(
+            std::env::var_os("VZARR_REQUIRE_PYTHON").is_none_or(|v| v != "1"),
+            "VZARR_REQUIRE_PYTHON=1 but no usable Python: run tests/python/setup.sh or set VZARR_PYTHON"
+        );
         eprintln!(
             "notice: no Python >= 3.12 with zarr, fsspec, xarray and netCDF4 (set VZARR_PYTHON or run \
              tests/python/setup.sh); skipping the zarr-python/xarray check"
