@@ -6,6 +6,8 @@
 
 mod oracle;
 
+pub use oracle::oracle_opens;
+
 use serde::Serialize;
 
 use crate::cftime::{Calendar, TimeUnits};
@@ -51,8 +53,9 @@ pub async fn verify_store(
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
     let mut verdicts = Vec::new();
+    let mut files = oracle::OracleFiles::default();
     for info in &store.info().arrays {
-        let verdict = match verify_array(store, &info.path, options, progress).await {
+        let verdict = match verify_array(store, &info.path, options, &mut files, progress).await {
             Ok(v) => v,
             Err(e) => ArrayVerdict {
                 path: info.path.clone(),
@@ -71,6 +74,7 @@ async fn verify_array(
     store: &Store,
     path: &str,
     options: &ReadOptions,
+    files: &mut oracle::OracleFiles,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<ArrayVerdict, ReadError> {
     let array = store.array(path).await?;
@@ -93,7 +97,7 @@ async fn verify_array(
         ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None };
     for part in parts {
         let location = store.sources().get(part.source).map(|f| f.location.clone()).unwrap_or_default();
-        let source = oracle::OracleVariable::open(&location, path).map_err(|e| oracle_error(&location, path, e))?;
+        let source = files.variable(&location, path).map_err(|e| oracle_error(&location, path, e))?;
         if reencoded {
             let ours = array.read(&slab_selection(&shape, axis, part.start, part.length), options).await?;
             compare_instants(store, &ours, &source, part.start, &mut verdict)

@@ -14,6 +14,7 @@ mod hygiene;
 mod interop;
 mod netcdf3;
 mod publish;
+mod scale;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod selections;
