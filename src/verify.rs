@@ -5,8 +5,13 @@
 //! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding.
 
 mod oracle;
+mod worker;
 
 pub use oracle::oracle_opens;
+pub use worker::serve_oracle;
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -52,8 +57,42 @@ pub async fn verify_store(
     options: &ReadOptions,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
+    verify_store_with_oracle(store, options, &OracleMode::InProcess, progress).await
+}
+
+/// Where libnetcdf, the oracle, runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OracleMode {
+    /// In this process (a corrupt source can hang it: libhdf5 has endless loops on some corruptions).
+    #[default]
+    InProcess,
+    /// In a child process, `program oracle-worker` (see [`serve_oracle`]), killed when a request is
+    /// not answered within `timeout`: the array's verdict then says which file timed out.
+    Worker {
+        /// The program to start (the `vzarr` binary).
+        program: PathBuf,
+        /// Longest wait for one answer (one slab of at most 32 MiB).
+        timeout: Duration,
+    },
+}
+
+/// [`verify_store`] with the oracle run as `mode` says.
+///
+/// # Errors
+/// [`ReadError`] only when the store itself cannot be used; per-array failures (a source that timed
+/// out included) are reported in the verdicts.
+pub async fn verify_store_with_oracle(
+    store: &Store,
+    options: &ReadOptions,
+    mode: &OracleMode,
+    progress: &(dyn Fn(&str, u64, u64) + Sync),
+) -> Result<Vec<ArrayVerdict>, ReadError> {
     let mut verdicts = Vec::new();
-    let mut files = oracle::OracleFiles::default();
+    let mut files = match mode {
+        OracleMode::InProcess => Oracle::Local(oracle::OracleFiles::default()),
+        OracleMode::Worker { program, timeout } => Oracle::Worker(worker::WorkerOracle::new(program.clone(), *timeout)),
+    };
     for info in &store.info().arrays {
         let verdict = match verify_array(store, &info.path, options, &mut files, progress).await {
             Ok(v) => v,
@@ -74,7 +113,7 @@ async fn verify_array(
     store: &Store,
     path: &str,
     options: &ReadOptions,
-    files: &mut oracle::OracleFiles,
+    files: &mut Oracle,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<ArrayVerdict, ReadError> {
     let array = store.array(path).await?;
@@ -97,18 +136,21 @@ async fn verify_array(
         ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None };
     for part in parts {
         let location = store.sources().get(part.source).map(|f| f.location.clone()).unwrap_or_default();
-        let source = files.variable(&location, path).map_err(|e| oracle_error(&location, path, e))?;
         if reencoded {
             let ours = array.read(&slab_selection(&shape, axis, part.start, part.length), options).await?;
-            compare_instants(store, &ours, &source, part.start, &mut verdict)
+            compare_instants(store, &ours, files, (&location, path), part.start, &mut verdict)
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
         for (start, count) in slabs(&shape, axis, part.length, element_size) {
             let ours = array.read(&slab_selection(&shape, axis, part.start + start, count), options).await?;
             // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let theirs = if shape.is_empty() { source.read_all() } else { source.read_slab(axis, start, count) }
-                .map_err(|e| oracle_error(&location, path, e))?;
+            let theirs = if shape.is_empty() {
+                files.read(&location, path, "all", (0, 0, 0))
+            } else {
+                files.read(&location, path, "slab", (axis, start, count))
+            }
+            .map_err(|e| oracle_error(&location, path, e))?;
             let mut origin = vec![0; shape.len()];
             if let Some(o) = origin.get_mut(axis) {
                 *o = part.start + start;
@@ -122,6 +164,43 @@ async fn verify_array(
         }
     }
     Ok(verdict)
+}
+
+/// The oracle, in this process or in a worker.
+enum Oracle {
+    Local(oracle::OracleFiles),
+    Worker(worker::WorkerOracle),
+}
+
+impl Oracle {
+    /// `op` `all` (everything) or `slab` (`(dim, start, count)`) of variable `path` of `location`.
+    fn read(
+        &mut self,
+        location: &str,
+        path: &str,
+        op: &str,
+        slab: (usize, u64, u64),
+    ) -> Result<Vec<u8>, netcdf::Error> {
+        match self {
+            Oracle::Local(files) => {
+                let variable = files.variable(location, path)?;
+                if op == "all" {
+                    variable.read_all()
+                } else {
+                    variable.read_slab(slab.0, slab.1, slab.2)
+                }
+            }
+            Oracle::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
+        }
+    }
+
+    /// The values of `path` of `location` as f64, with their `units` and `calendar`.
+    fn read_f64(&mut self, location: &str, path: &str) -> Result<oracle::TimeValues, netcdf::Error> {
+        match self {
+            Oracle::Local(files) => files.variable(location, path)?.read_f64(),
+            Oracle::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path, (0, 0, 0))),
+        }
+    }
 }
 
 fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
@@ -161,15 +240,16 @@ fn slabs(shape: &[u64], axis: usize, length: u64, element_size: u64) -> Vec<(u64
 fn compare_instants(
     store: &Store,
     ours: &crate::read::ArrayData,
-    source: &oracle::OracleVariable,
+    oracle: &mut Oracle,
+    (location, path): (&str, &str),
     first: u64,
     verdict: &mut ArrayVerdict,
 ) -> Result<(), netcdf::Error> {
-    let (theirs, mut their_units, mut their_calendar) = source.read_f64()?;
+    let (theirs, mut their_units, mut their_calendar) = oracle.read_f64(location, path)?;
     let coordinate = store.info().provenance.concat_dim.clone().unwrap_or_default();
     if their_units.is_none() {
         // A bounds variable shares its coordinate's units (CF 7.1): read them from the same file.
-        let (_, units, calendar) = source.sibling(&coordinate)?.read_f64()?;
+        let (_, units, calendar) = oracle.read_f64(location, &coordinate)?;
         (their_units, their_calendar) = (units, calendar);
     }
     let (store_units, store_calendar) = store.info().provenance.units.clone().unwrap_or_default();

@@ -40,6 +40,9 @@ pub(crate) enum Command {
     Export(ExportArgs),
     /// Write a real Zarr v3 directory store: metadata plus every chunk's bytes, copied verbatim.
     Materialize(MaterializeArgs),
+    /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
+    #[command(hide = true)]
+    OracleWorker,
 }
 
 /// What `scan` writes.
@@ -123,6 +126,10 @@ pub(crate) struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Seconds to wait for libnetcdf to read one slab of a source before giving up on that array
+    /// (a corrupt file can make libhdf5 loop forever).
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(crate) oracle_timeout: u64,
 }
 
 #[derive(Debug, Args)]

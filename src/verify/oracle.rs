@@ -15,9 +15,14 @@ const OPEN_FILES: usize = 16;
 /// not once per variable).
 static OPENS: AtomicU64 = AtomicU64::new(0);
 
-/// Number of source files the oracle opened in this process.
+/// Number of source files the oracle opened in this process and in the oracle workers it ended.
 pub fn oracle_opens() -> u64 {
     OPENS.load(Ordering::Relaxed)
+}
+
+/// Counts `n` files opened by an oracle worker.
+pub(crate) fn add_opens(n: u64) {
+    OPENS.fetch_add(n, Ordering::Relaxed);
 }
 
 /// The most recently used source files, open: verifying 20,000 variables of one file opens it once
@@ -62,13 +67,6 @@ pub(crate) struct OracleVariable {
 }
 
 impl OracleVariable {
-    /// Another variable of the same file.
-    pub(crate) fn sibling(&self, path: &str) -> Result<OracleVariable, netcdf::Error> {
-        let oracle = OracleVariable { file: self.file.clone(), path: path.to_string() };
-        oracle.read(|_| Ok(()))?;
-        Ok(oracle)
-    }
-
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
         crate::scan::quiet_hdf5();

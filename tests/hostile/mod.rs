@@ -159,3 +159,30 @@ fn two_variables_with_the_same_name_are_refused() {
     let (run, store) = scan(&file, dir.path(), &[]);
     assert_refused(&run, &store, &["twice.nc", "`v`", "second variable"]);
 }
+
+/// Issue 14, item 6 (for `verify`): a source whose metadata sends libhdf5 into an endless loop
+/// (byte 8776 of the sample's January file set to 0xD2: `H5HG_read` via `nc_inq_vartype`) after the
+/// scan. `verify` runs libnetcdf in a child process and reports, per array, the file and that it
+/// timed out, instead of hanging.
+#[test]
+fn verify_times_out_on_a_source_that_hangs_libhdf5() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tas_2023-01.nc");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc"), &file).unwrap();
+    let (run, store) = scan(&file, dir.path(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[8776] = 0xD2;
+    std::fs::write(&file, bytes).unwrap();
+    // Same size and modification time: the store still accepts the file as its source.
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    let args = ["verify".as_ref(), store.as_os_str(), "--oracle-timeout".as_ref(), "3".as_ref()];
+    let run = cli_limited(&args, CHILD_TIMEOUT);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let failed: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(!failed.is_empty(), "{}", run.stdout);
+    for line in failed {
+        assert!(line.contains("tas_2023-01.nc") && line.contains("timed out"), "{line}");
+    }
+}
