@@ -40,6 +40,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Verify(a) => runtime.block_on(verify::run(a)),
         Command::Export(a) => runtime.block_on(export::run(a)),
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
+        Command::OracleWorker => verify::worker(),
     }
 }
 

@@ -16,7 +16,12 @@ fn main() -> ExitCode {
         std::env::set_var("HDF5_USE_FILE_LOCKING", "FALSE");
     }
     let args = cli::args::Cli::parse();
-    match cli::run(args) {
+    let result = cli::run(args);
+    if std::env::var_os("VZARR_TEST_COUNTERS").is_some_and(|v| v == "1") {
+        // For tests that check work grows linearly: syncs per store, source opens per verify.
+        eprintln!("counters: syncs={} oracle_opens={}", vzarr::store::sync_count(), vzarr::verify::oracle_opens());
+    }
+    match result {
         Ok(outcome) => ExitCode::from(outcome as u8),
         Err(err) if cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {

@@ -191,10 +191,19 @@ fn expect_node(doc: &Value, expected: &str) -> Result<(), MetadataError> {
     Ok(())
 }
 
+/// Most dimensions an array may have (libnetcdf's `NC_MAX_VAR_DIMS`; HDF5 allows 32): a crafted
+/// `zarr.json` cannot make per-dimension work unbounded.
+pub const MAX_RANK: usize = 1024;
+
 fn parse_shape(v: &Value) -> Result<Vec<u64>, MetadataError> {
-    v.as_array()
+    let shape = v
+        .as_array()
         .and_then(|items| items.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
-        .ok_or_else(|| invalid("shape", format!("{v} is not a list of non-negative integers")))
+        .ok_or_else(|| invalid("shape", format!("{v} is not a list of non-negative integers")))?;
+    if shape.len() > MAX_RANK {
+        return Err(invalid("shape", format!("{} dimensions; vzarr supports at most {MAX_RANK}", shape.len())));
+    }
+    Ok(shape)
 }
 
 fn check_key_encoding(doc: &Value) -> Result<(), MetadataError> {

@@ -43,7 +43,7 @@ pub fn copy_box(
     check_fits(src.len(), src_shape, dims, element_size, |d| d.src_start + (d.count.max(1) - 1) * d.src_step);
     check_fits(dst.len(), dst_shape, dims, element_size, |d| d.dst_start + d.count.max(1) - 1);
     // SAFETY: check_fits proved every touched element lies inside both buffers.
-    unsafe { copy_rec(src.as_ptr(), &ss, dst.as_mut_ptr(), &ds, dims, element_size) }
+    unsafe { copy_strided(src.as_ptr(), &ss, dst.as_mut_ptr(), &ds, dims, element_size) }
 }
 
 /// Like [`copy_box`], into a raw destination shared between threads.
@@ -63,7 +63,7 @@ pub unsafe fn copy_box_raw(
     let (ss, ds) = (strides(src_shape), strides(dst_shape));
     check_fits(src.len(), src_shape, dims, element_size, |d| d.src_start + (d.count.max(1) - 1) * d.src_step);
     check_fits(dst_len, dst_shape, dims, element_size, |d| d.dst_start + d.count.max(1) - 1);
-    copy_rec(src.as_ptr(), &ss, dst, &ds, dims, element_size);
+    copy_strided(src.as_ptr(), &ss, dst, &ds, dims, element_size);
 }
 
 fn check_fits(len: usize, shape: &[u64], dims: &[DimCopy], element_size: usize, last: impl Fn(&DimCopy) -> u64) {
@@ -75,21 +75,50 @@ fn check_fits(len: usize, shape: &[u64], dims: &[DimCopy], element_size: usize, 
     }
 }
 
-unsafe fn copy_rec(src: *const u8, ss: &[u64], dst: *mut u8, ds: &[u64], dims: &[DimCopy], es: usize) {
-    let Some((dim, inner)) = dims.split_first() else {
+/// Copies the box with an odometer over the outer dimensions (no recursion: the rank is bounded by
+/// the metadata parser, but the stack use does not depend on it either way). The innermost dimension
+/// is one `memcpy` when its step is 1.
+unsafe fn copy_strided(src: *const u8, ss: &[u64], dst: *mut u8, ds: &[u64], dims: &[DimCopy], es: usize) {
+    let Some((last, outer)) = dims.split_last() else {
         std::ptr::copy_nonoverlapping(src, dst, es);
         return;
     };
-    let (s_stride, d_stride) = (ss[0] as usize * es, ds[0] as usize * es);
-    let src0 = src.add(dim.src_start as usize * s_stride);
-    let dst0 = dst.add(dim.dst_start as usize * d_stride);
-    if inner.is_empty() && dim.src_step == 1 {
-        std::ptr::copy_nonoverlapping(src0, dst0, dim.count as usize * es);
+    if dims.iter().any(|d| d.count == 0) {
         return;
     }
-    let s_step = dim.src_step as usize * s_stride;
-    for i in 0..dim.count as usize {
-        copy_rec(src0.add(i * s_step), &ss[1..], dst0.add(i * d_stride), &ds[1..], inner, es);
+    let n = dims.len();
+    let s_stride = |d: usize| ss[d] as usize * es;
+    let d_stride = |d: usize| ds[d] as usize * es;
+    let mut index = vec![0u64; outer.len()];
+    loop {
+        let (mut s_off, mut d_off) = (0usize, 0usize);
+        for (d, (dim, &i)) in outer.iter().zip(&index).enumerate() {
+            s_off += (dim.src_start + i * dim.src_step) as usize * s_stride(d);
+            d_off += (dim.dst_start + i) as usize * d_stride(d);
+        }
+        let src_row = src.add(s_off + last.src_start as usize * s_stride(n - 1));
+        let dst_row = dst.add(d_off + last.dst_start as usize * d_stride(n - 1));
+        if last.src_step == 1 {
+            std::ptr::copy_nonoverlapping(src_row, dst_row, last.count as usize * es);
+        } else {
+            let step = last.src_step as usize * s_stride(n - 1);
+            for i in 0..last.count as usize {
+                std::ptr::copy_nonoverlapping(src_row.add(i * step), dst_row.add(i * d_stride(n - 1)), es);
+            }
+        }
+        // Advance the odometer over the outer dimensions, last fastest.
+        let mut d = outer.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < outer[d].count {
+                break;
+            }
+            index[d] = 0;
+        }
     }
 }
 

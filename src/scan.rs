@@ -129,10 +129,38 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
     let io = |source| ScanError::Io { path: path.to_path_buf(), source };
     let absolute = std::path::absolute(path).map_err(io)?;
     let source = crate::source::fingerprint(&absolute).map_err(io)?;
-    match detect_format(&absolute)? {
+    let dataset = match detect_format(&absolute)? {
         FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
         FileFormat::Netcdf3 => netcdf3::Netcdf3Scanner.scan(&absolute, source, options),
+    }?;
+    check_references(&absolute, &dataset)?;
+    Ok(dataset)
+}
+
+/// Refuses a chunk reference that does not lie inside its source file (`offset + length <= size`),
+/// whatever scanner produced it: a corrupt file must fail at scan, not later at read.
+fn check_references(path: &Path, dataset: &VirtualDataset) -> Result<(), ScanError> {
+    use crate::manifest::ChunkEntry;
+    for array in &dataset.arrays {
+        for entry in &array.chunks.entries {
+            let ChunkEntry::Source { source, offset, length } = *entry else { continue };
+            let size = dataset.sources.get(source).map(|s| s.size);
+            let end = offset.checked_add(length);
+            if let (Some(size), Some(end)) = (size, end) {
+                if end <= size {
+                    continue;
+                }
+            }
+            let size = size.map_or_else(|| format!("no source file {source}"), |s| format!("the {s}-byte file"));
+            return Err(ScanError::Variable {
+                path: path.to_path_buf(),
+                variable: array.path.clone(),
+                what: "chunk reference".into(),
+                source: format!("bytes {offset}..{} lie past the end of {size}", offset.saturating_add(length)).into(),
+            });
+        }
     }
+    Ok(())
 }
 
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged

@@ -47,15 +47,23 @@ pub enum SourceError {
 /// Takes the fingerprint (size, modification time) of a local file, stored under its absolute path.
 ///
 /// # Errors
-/// The I/O error from reading the file's metadata.
+/// The I/O error from reading the file's metadata; `InvalidData` for a path that is not UTF-8 (source
+/// locations are stored as UTF-8 text and read through `object_store`, whose paths are UTF-8: such a
+/// file cannot be referenced, and a lossy name would reference another file).
 pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
+    let Some(location) = absolute.to_str() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "the file name is not valid UTF-8, and vzarr stores source locations as UTF-8 (rename or link the file)",
+        ));
+    };
     let meta = std::fs::metadata(absolute)?;
     let mtime_ns = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok());
-    Ok(SourceFile { location: absolute.display().to_string(), size: meta.len(), mtime_ns })
+    Ok(SourceFile { location: location.to_string(), size: meta.len(), mtime_ns })
 }
 
 /// An object store and the path of one object in it.

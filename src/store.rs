@@ -13,8 +13,9 @@ mod kerchunk;
 mod layout;
 mod materialize;
 mod native;
+mod publish;
 
-pub use export::{chunk_key, node_key, ExportError, ENTRIES_PER_ROUND};
+pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 pub use kerchunk::{
     export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlPrefix,
     KERCHUNK_VERSION,
@@ -27,6 +28,7 @@ pub use materialize::{
     MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
 pub use native::NativeWriter;
+pub use publish::{sync_count, OutputKind, Staged};
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +43,23 @@ pub enum WriteError {
     Exists {
         /// The destination.
         path: PathBuf,
+    },
+    /// The destination exists but is not an output of the kind written: `--overwrite` only replaces
+    /// what vzarr would write there, never other files or directories.
+    #[error("{}: exists and is not {kind}: refusing to replace it (remove it yourself if it must go)", path.display())]
+    NotReplaceable {
+        /// The destination.
+        path: PathBuf,
+        /// What it would have to be ("a vzarr store", ...).
+        kind: &'static str,
+    },
+    /// The destination is one of the inputs, or a directory containing one.
+    #[error("{}: is or contains the input {}: refusing to write there", path.display(), input.display())]
+    Input {
+        /// The destination.
+        path: PathBuf,
+        /// The input it would destroy.
+        input: PathBuf,
     },
     /// A node's name cannot be stored (it collides with a vzarr file or is not a valid path segment).
     #[error("{}: {node}: {reason}", path.display())]
@@ -77,9 +96,14 @@ pub enum WriteError {
 /// Options shared by writers.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
-    /// Replace an existing destination (atomically: the old store stays intact until the new one is
-    /// complete). Default: false.
+    /// Replace an existing destination of the same kind (atomically: the old store stays intact
+    /// until the new one is complete; see `store/publish`). Default: false.
     pub overwrite: bool,
+}
+
+/// The local source files of a dataset (URLs left out): what an output must not replace or contain.
+pub(crate) fn local_sources(sources: &crate::manifest::SourceTable) -> Vec<PathBuf> {
+    sources.iter().filter(|s| !crate::source::is_url(&s.location)).map(|s| PathBuf::from(&s.location)).collect()
 }
 
 /// Persists a virtual dataset.

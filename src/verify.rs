@@ -4,12 +4,18 @@
 //! This module and `scan/` are the only places that open source files with their native libraries;
 //! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding.
 
+mod keys;
 mod netcdf_lookup;
 mod oracle;
+mod worker;
+
+pub use oracle::oracle_opens;
+pub use worker::serve_oracle;
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Serialize;
-
-mod keys;
 
 use crate::cftime::{Calendar, TimeUnits};
 use crate::dataset::{ConcatDimInfo, SourceBox};
@@ -53,9 +59,44 @@ pub async fn verify_store(
     options: &ReadOptions,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
+    verify_store_with_oracle(store, options, &OracleMode::InProcess, progress).await
+}
+
+/// Where libnetcdf, the oracle, runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OracleMode {
+    /// In this process (a corrupt source can hang it: libhdf5 has endless loops on some corruptions).
+    #[default]
+    InProcess,
+    /// In a child process, `program oracle-worker` (see [`serve_oracle`]), killed when a request is
+    /// not answered within `timeout`: the array's verdict then says which file timed out.
+    Worker {
+        /// The program to start (the `vzarr` binary).
+        program: PathBuf,
+        /// Longest wait for one answer (one slab of at most 32 MiB).
+        timeout: Duration,
+    },
+}
+
+/// [`verify_store`] with the oracle run as `mode` says.
+///
+/// # Errors
+/// [`ReadError`] only when the store itself cannot be used; per-array failures (a source that timed
+/// out included) are reported in the verdicts.
+pub async fn verify_store_with_oracle(
+    store: &Store,
+    options: &ReadOptions,
+    mode: &OracleMode,
+    progress: &(dyn Fn(&str, u64, u64) + Sync),
+) -> Result<Vec<ArrayVerdict>, ReadError> {
     let mut verdicts = Vec::new();
+    let mut files = match mode {
+        OracleMode::InProcess => Oracle::Local(oracle::OracleFiles::default()),
+        OracleMode::Worker { program, timeout } => Oracle::Worker(worker::WorkerOracle::new(program.clone(), *timeout)),
+    };
     for info in &store.info().arrays {
-        let verdict = match verify_array(store, &info.path, options, progress).await {
+        let verdict = match verify_array(store, &info.path, options, &mut files, progress).await {
             Ok(v) => v,
             Err(e) => ArrayVerdict {
                 path: info.path.clone(),
@@ -74,6 +115,7 @@ async fn verify_array(
     store: &Store,
     path: &str,
     options: &ReadOptions,
+    files: &mut Oracle,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<ArrayVerdict, ReadError> {
     let array = store.array(path).await?;
@@ -96,13 +138,12 @@ async fn verify_array(
     // An array without any concatenation dimension was taken from one file: compare with that one.
     for b in holders.take(if concatenated { usize::MAX } else { 1 }) {
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
-        let source = oracle::OracleVariable::open(&location, path).map_err(|e| oracle_error(&location, path, e))?;
         let (select, base) = box_selection(&shape, &names, &dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
             let first = base.get(lead).copied().unwrap_or(0);
-            compare_instants(store, &ours, &source, first, &mut verdict)
+            compare_instants(store, &ours, files, (&location, path), first, &mut verdict)
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
@@ -113,8 +154,12 @@ async fn verify_array(
             }
             let ours = array.read(&Selection(sel), options).await?;
             // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let theirs = if file_shape.is_empty() { source.read_all() } else { source.read_slab(0, start, count) }
-                .map_err(|e| oracle_error(&location, path, e))?;
+            let theirs = if file_shape.is_empty() {
+                files.read(&location, path, "all", (0, 0, 0))
+            } else {
+                files.read(&location, path, "slab", (0, start, count))
+            }
+            .map_err(|e| oracle_error(&location, path, e))?;
             let mut origin: Vec<u64> = base[lead..].to_vec();
             if let Some(o) = origin.first_mut() {
                 *o += start;
@@ -131,6 +176,43 @@ async fn verify_array(
         verdict.error = Some(format!("{} of {total} elements have a source to compare with", verdict.elements));
     }
     Ok(verdict)
+}
+
+/// The oracle, in this process or in a worker.
+enum Oracle {
+    Local(oracle::OracleFiles),
+    Worker(worker::WorkerOracle),
+}
+
+impl Oracle {
+    /// `op` `all` (everything) or `slab` (`(dim, start, count)`) of variable `path` of `location`.
+    fn read(
+        &mut self,
+        location: &str,
+        path: &str,
+        op: &str,
+        slab: (usize, u64, u64),
+    ) -> Result<Vec<u8>, netcdf::Error> {
+        match self {
+            Oracle::Local(files) => {
+                let variable = files.variable(location, path)?;
+                if op == "all" {
+                    variable.read_all()
+                } else {
+                    variable.read_slab(slab.0, slab.1, slab.2)
+                }
+            }
+            Oracle::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
+        }
+    }
+
+    /// The values of `path` of `location` as f64, with their `units` and `calendar`.
+    fn read_f64(&mut self, location: &str, path: &str) -> Result<oracle::TimeValues, netcdf::Error> {
+        match self {
+            Oracle::Local(files) => files.variable(location, path)?.read_f64(),
+            Oracle::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path, (0, 0, 0))),
+        }
+    }
 }
 
 /// The selection of the store array that `b`'s file provides (new dimensions, the first `lead`
@@ -207,11 +289,12 @@ fn slabs(shape: &[u64], axis: usize, length: u64, element_size: u64) -> Vec<(u64
 fn compare_instants(
     store: &Store,
     ours: &crate::read::ArrayData,
-    source: &oracle::OracleVariable,
+    oracle: &mut Oracle,
+    (location, path): (&str, &str),
     first: u64,
     verdict: &mut ArrayVerdict,
 ) -> Result<(), netcdf::Error> {
-    let (theirs, mut their_units, mut their_calendar) = source.read_f64()?;
+    let (theirs, mut their_units, mut their_calendar) = oracle.read_f64(location, path)?;
     let provenance = &store.info().provenance;
     let coordinate = provenance
         .concat_dims
@@ -223,7 +306,7 @@ fn compare_instants(
         .unwrap_or_default();
     if their_units.is_none() {
         // A bounds variable shares its coordinate's units (CF 7.1): read them from the same file.
-        let (_, units, calendar) = source.sibling(&coordinate)?.read_f64()?;
+        let (_, units, calendar) = oracle.read_f64(location, &coordinate)?;
         (their_units, their_calendar) = (units, calendar);
     }
     let (store_units, store_calendar) = store.info().provenance.units.clone().unwrap_or_default();

@@ -15,6 +15,17 @@ pub(crate) struct Cli {
 const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
 2 usage error; 3 done, but variables were left out (--skip-unsupported).";
 
+/// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
+const MAX_SLAB_MIB: u64 = 1 << 20;
+
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let jobs: usize = text.parse().map_err(|e| format!("{e}"))?;
+    if !(1..=1024).contains(&jobs) {
+        return Err(format!("{jobs} is not in 1..=1024"));
+    }
+    Ok(jobs)
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Scan files and write a virtual Zarr v3 store (*.vzarr).
@@ -29,6 +40,9 @@ pub(crate) enum Command {
     Export(ExportArgs),
     /// Write a real Zarr v3 directory store: metadata plus every chunk's bytes, copied verbatim.
     Materialize(MaterializeArgs),
+    /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
+    #[command(hide = true)]
+    OracleWorker,
 }
 
 /// What `scan` writes.
@@ -43,13 +57,15 @@ pub(crate) enum ScanFormat {
 
 #[derive(Debug, Args)]
 pub(crate) struct ScanArgs {
-    /// Input files, or quoted glob patterns such as 'archive/*.nc'.
+    /// Input files, or quoted glob patterns such as 'archive/*.nc' (an argument naming an existing
+    /// file is that file, even when its name contains `*`, `?` or `[`).
     #[arg(required = true)]
-    pub(crate) inputs: Vec<String>,
+    pub(crate) inputs: Vec<std::ffi::OsString>,
     /// The store to write (a directory, conventionally named *.vzarr).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
-    /// Replace an existing store (atomically).
+    /// Replace an existing store of the same format (atomically). Never replaces anything else: an
+    /// ordinary directory or file, or one of the inputs.
     #[arg(long)]
     pub(crate) overwrite: bool,
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
@@ -72,8 +88,8 @@ pub(crate) struct ScanArgs {
     /// Leave out (with a warning) variables missing from some files instead of failing.
     #[arg(long)]
     pub(crate) drop_missing: bool,
-    /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into.
-    #[arg(long, default_value_t = 16)]
+    /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into (1 to 1048576).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_SLAB_MIB))]
     pub(crate) max_slab_mib: u64,
     /// What to write at --output.
     #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
@@ -105,6 +121,9 @@ pub(crate) struct ReadArgs {
     /// The .npy file to write.
     #[arg(short, long)]
     pub(crate) output: PathBuf,
+    /// Replace an existing .npy file (atomically; never anything else).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +133,10 @@ pub(crate) struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Seconds to wait for libnetcdf to read one slab of a source before giving up on that array
+    /// (a corrupt file can make libhdf5 loop forever).
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(crate) oracle_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -128,7 +151,7 @@ pub(crate) struct ExportArgs {
     /// file:// URLs.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
-    /// Replace an existing file (atomically).
+    /// Replace an existing kerchunk reference file (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
 }
@@ -139,11 +162,11 @@ pub(crate) struct MaterializeArgs {
     pub(crate) store: String,
     /// The Zarr v3 directory store to write.
     pub(crate) output: PathBuf,
-    /// Replace an existing directory (atomically).
+    /// Replace an existing Zarr v3 store (atomically; never any other directory).
     #[arg(long)]
     pub(crate) overwrite: bool,
-    /// Chunks copied at once.
-    #[arg(long, default_value_t = 16)]
+    /// Chunks copied at once (1 to 1024).
+    #[arg(long, default_value_t = 16, value_parser = parse_jobs)]
     pub(crate) jobs: usize,
     /// Pack chunks into Zarr v3 shards (`sharding_indexed`), copied verbatim: `file` for one shard per
     /// source file along the concatenation dimension (whole extent on the others), or a shard shape

@@ -1,4 +1,5 @@
-//! `vzarr read`: one variable (or a selection) to a NumPy `.npy` file, written atomically.
+//! `vzarr read`: one variable (or a selection) to a NumPy `.npy` file, published atomically
+//! (`store/publish`); an existing `.npy` file is replaced only with `--overwrite`.
 
 use std::io::Write;
 
@@ -8,6 +9,7 @@ use super::args::ReadArgs;
 use super::Outcome;
 use vzarr::grid::Selection;
 use vzarr::read::{ReadOptions, Store};
+use vzarr::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store).await?;
@@ -15,17 +17,15 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;
     let data = array.read(&selection, &ReadOptions::default()).await?;
-    let tmp = args.output.with_extension(format!("npy.tmp-{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|file| {
+    let inputs = store_inputs(&store);
+    let staged = Staged::begin(&args.output, OutputKind::Npy, args.overwrite, &inputs)?;
+    let written = std::fs::File::create(staged.path()).and_then(|file| {
         let mut out = std::io::BufWriter::new(file);
         data.write_npy(&mut out)?;
-        out.flush()?;
-        out.get_ref().sync_all()
+        out.flush()
     });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, &args.output)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("{}: writing", args.output.display()));
-    }
+    written.with_context(|| format!("{}: writing", args.output.display()))?;
+    staged.publish()?;
     eprintln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
     Ok(Outcome::Done)
 }

@@ -1,6 +1,9 @@
 //! `vzarr scan`: expand inputs, scan (in parallel), combine along every `--concat` dimension (merging
 //! files that hold different variables), write the store.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+
 use anyhow::{bail, Context};
 
 use super::args::{ScanArgs, ScanFormat};
@@ -14,7 +17,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let files = expand_inputs(&args.inputs)?;
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
-        max_slab_bytes: args.max_slab_mib.max(1) << 20,
+        max_slab_bytes: args.max_slab_mib << 20,
         concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
         ..ScanOptions::default()
     };
@@ -76,24 +79,31 @@ fn history_line(files: usize, dim: &str) -> String {
     )
 }
 
-/// Files named directly, plus the matches of glob patterns, in natural order; duplicates removed.
-pub(crate) fn expand_inputs(inputs: &[String]) -> anyhow::Result<Vec<std::path::PathBuf>> {
+/// Files named directly, plus the matches of glob patterns, in natural order; duplicates removed. An
+/// argument naming an existing path is that path, even when it contains `*`, `?` or `[`; only other
+/// arguments (which must be UTF-8) are glob patterns.
+pub(crate) fn expand_inputs(inputs: &[OsString]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for input in inputs {
-        if input.contains(['*', '?', '[']) {
-            let matches: Vec<_> = glob::glob(input)
-                .with_context(|| format!("{input}: invalid glob pattern"))?
-                .collect::<Result<_, _>>()
-                .with_context(|| format!("{input}: reading matches"))?;
-            if matches.is_empty() {
-                bail!("{input}: no files match");
-            }
-            files.extend(matches);
-        } else {
-            files.push(input.into());
+        let path = PathBuf::from(input);
+        let pattern = input.to_str().filter(|s| s.contains(['*', '?', '[']));
+        match pattern {
+            Some(pattern) if path.symlink_metadata().is_err() => files.extend(glob_matches(pattern)?),
+            _ => files.push(path),
         }
     }
     files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
     files.dedup();
     Ok(files)
+}
+
+fn glob_matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let matches: Vec<_> = glob::glob(pattern)
+        .with_context(|| format!("{pattern}: invalid glob pattern"))?
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{pattern}: reading matches"))?;
+    if matches.is_empty() {
+        bail!("{pattern}: no files match");
+    }
+    Ok(matches)
 }

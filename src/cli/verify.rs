@@ -1,10 +1,11 @@
 //! `vzarr verify`: every array read through the store equals the source files, bit for bit.
+//! `vzarr oracle-worker` (hidden): the libnetcdf side of `verify`, in a child process.
 
 use super::args::VerifyArgs;
 use super::progress::bar;
 use super::Outcome;
 use vzarr::read::{ReadOptions, Store};
-use vzarr::verify::verify_store;
+use vzarr::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store).await?;
@@ -14,7 +15,12 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         progress.set_position(done);
         progress.set_message(path.to_string());
     };
-    let verdicts = verify_store(&store, &ReadOptions::default(), &report).await?;
+    // libnetcdf runs in a child process: a corrupt source that hangs libhdf5 times out instead.
+    let mode = OracleMode::Worker {
+        program: std::env::current_exe()?,
+        timeout: std::time::Duration::from_secs(args.oracle_timeout),
+    };
+    let verdicts = verify_store_with_oracle(&store, &ReadOptions::default(), &mode, &report).await?;
     progress.finish_and_clear();
     let failed = verdicts.iter().filter(|v| !v.ok()).count();
     if args.json {
@@ -33,4 +39,10 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         outln!("{} arrays, {elements} elements compared with the source files: {failed} failed", verdicts.len());
     }
     Ok(if failed == 0 { Outcome::Done } else { Outcome::Failed })
+}
+
+/// `vzarr oracle-worker`: answers oracle requests on stdin/stdout until stdin closes.
+pub(crate) fn worker() -> anyhow::Result<Outcome> {
+    vzarr::verify::serve_oracle(std::io::stdin().lock(), std::io::BufWriter::new(std::io::stdout().lock()))?;
+    Ok(Outcome::Done)
 }

@@ -25,6 +25,8 @@ pub(crate) struct StoreInner {
     pub(crate) location: String,
     root: ObjectLocation,
     info: StoreInfo,
+    /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
+    array_paths: HashSet<String>,
     sources: SourceTable,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
     checked: Mutex<HashSet<u32>>,
@@ -112,12 +114,14 @@ impl Store {
             location: location.to_string(),
             root,
             info: empty_info(),
+            array_paths: HashSet::new(),
             sources: SourceTable::default(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
         };
         let bytes = fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await?;
         inner.info = parse_info(&bytes, location)?;
+        inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
         let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
         inner.sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
             location: location.to_string(),
@@ -167,7 +171,7 @@ impl Store {
     /// [`ReadError::Manifest`] when its files are invalid.
     pub async fn array(&self, path: &str) -> Result<ArrayReader, ReadError> {
         let inner = &self.inner;
-        if !inner.info.arrays.iter().any(|a| a.path == path) {
+        if !inner.array_paths.contains(path) {
             let available: Vec<&str> = inner.info.arrays.iter().map(|a| a.path.as_str()).collect();
             return Err(ReadError::NoSuchArray {
                 location: inner.location.clone(),

@@ -1,8 +1,11 @@
 //! The NetCDF-3 scanner (CDF-1 classic, CDF-2 64-bit offset, CDF-5 64-bit data), without libnetcdf:
 //! vzarr parses the header itself (`netcdf3/header`) and references the raw big-endian bytes.
 //!
-//! - A record variable (first dimension unlimited) becomes one chunk per record, shape
-//!   `1 x rest`, at `begin + r * record_size`.
+//! - The records of a file's only record variable are contiguous (the record stride is its record
+//!   size): it is referenced like a non-record variable, as slabs along the record dimension.
+//! - Where several record variables interleave, each becomes one chunk per record, shape `1 x rest`,
+//!   at `begin + r * record_size`, within a budget of [`MAX_RECORD_REFERENCES`] references per file;
+//!   a file needing more is refused (a sparse file can claim 2^32 records without using disk).
 //! - A non-record variable is contiguous: one chunk, or slabs along its first dimension when large
 //!   (`scan/contiguous`).
 //! - `char` variables become fixed-width byte strings (`null_terminated_bytes`, NumPy `S<n>`): the
@@ -33,6 +36,12 @@ pub struct Netcdf3Scanner;
 /// Bytes read before the header is known to be longer.
 const FIRST_READ: u64 = 64 << 10;
 
+/// Most per-record chunk references built for the interleaved record variables of one file.
+pub const MAX_RECORD_REFERENCES: u64 = 1 << 22;
+
+/// Most values read from a file for the concatenation coordinate (and its bounds).
+pub const MAX_COORDINATE_VALUES: u64 = 1 << 24;
+
 impl Scanner for Netcdf3Scanner {
     fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
         let io = |source| ScanError::Io { path: path.to_path_buf(), source };
@@ -46,8 +55,9 @@ impl Scanner for Netcdf3Scanner {
         let mut dataset = VirtualDataset::default();
         dataset.sources.push(source);
         dataset.groups.push(GroupNode { path: String::new(), attributes: attributes(&header.attributes) });
+        let layout = Layout::new(&header);
         for var in &header.variables {
-            match array(&header, var, options) {
+            match array(&header, var, &layout, options) {
                 Ok(mut array) => {
                     add_digest(&file, &header, var, &mut array, options);
                     dataset.arrays.push(array);
@@ -80,7 +90,7 @@ fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, HeaderRead
         let bytes = read_prefix(file, want).map_err(HeaderRead::Io)?;
         match header::parse_header(&bytes, file_len) {
             Err(HeaderError::NeedMore { at_least }) if at_least > want && at_least <= file_len => {
-                want = at_least.max(want.saturating_mul(2)).min(file_len);
+                want = at_least.max(want.saturating_mul(2)).min(file_len).min(header::MAX_HEADER_BYTES);
             }
             other => return other.map_err(HeaderRead::Header),
         }
@@ -122,12 +132,24 @@ fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>),
     Ok((DataType::FixedBytes(len), rest.to_vec()))
 }
 
-fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<VirtualArray, String> {
+/// How the record variables of a file lie.
+struct Layout {
+    /// Number of record variables.
+    record_variables: u64,
+}
+
+impl Layout {
+    fn new(header: &Header) -> Self {
+        Layout { record_variables: header.variables.iter().filter(|v| v.is_record).count() as u64 }
+    }
+}
+
+fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions) -> Result<VirtualArray, String> {
     let (data_type, shape) = element(header, var)?;
     let es = data_type.size() as u64;
     let endian = (data_type.swap_unit() > 1).then_some(Endian::Big);
-    let (grid, entries) = if var.is_record {
-        record_layout(header, var, &shape)?
+    let (grid, entries) = if var.is_record && layout.record_variables > 1 {
+        record_layout(header, var, &shape, layout)?
     } else {
         slab_layout(&shape, es, var.begin, 0, options.max_slab_bytes).map_err(|e| e.to_string())?
     };
@@ -152,8 +174,20 @@ fn array(header: &Header, var: &Variable, options: &ScanOptions) -> Result<Virtu
     })
 }
 
-/// One chunk per record.
-fn record_layout(header: &Header, var: &Variable, shape: &[u64]) -> Result<(ChunkGrid, Vec<ChunkEntry>), String> {
+/// One chunk per record (records interleaved with other record variables), within the file's budget.
+fn record_layout(
+    header: &Header,
+    var: &Variable,
+    shape: &[u64],
+    layout: &Layout,
+) -> Result<(ChunkGrid, Vec<ChunkEntry>), String> {
+    let total = header.numrecs.saturating_mul(layout.record_variables);
+    if total > MAX_RECORD_REFERENCES {
+        return Err(format!(
+            "{} records of {} interleaved record variables need {total} chunk references, more than vzarr's limit of {MAX_RECORD_REFERENCES} per file",
+            header.numrecs, layout.record_variables
+        ));
+    }
     let mut chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
     if let Some(first) = chunk.first_mut() {
         *first = 1;
@@ -231,7 +265,19 @@ fn attributes(attrs: &[header::Attribute]) -> Attributes {
         .collect()
 }
 
-/// All of a variable's bytes (records gathered), as stored (big-endian).
+/// A variable's values as f64, refusing more than [`MAX_COORDINATE_VALUES`].
+fn coordinate_values(file: &std::fs::File, header: &Header, var: &Variable) -> std::io::Result<Vec<f64>> {
+    let count = var.shape.iter().product::<u64>();
+    if count > MAX_COORDINATE_VALUES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("`{}` has {count} values, more than vzarr's limit of {MAX_COORDINATE_VALUES} per file", var.name),
+        ));
+    }
+    Ok(decode_f64(&stored_bytes(file, header, var)?, var.nc_type))
+}
+
+/// All of a variable's bytes (records gathered), as stored (big-endian). Callers bound the size.
 fn stored_bytes(file: &std::fs::File, header: &Header, var: &Variable) -> std::io::Result<Vec<u8>> {
     if !var.is_record {
         let mut buf = vec![0u8; var.data_size as usize];
@@ -266,9 +312,9 @@ fn concat_coordinate(file: &std::fs::File, header: &Header, dim: &str) -> std::i
             _ => None,
         })
     };
-    let values = decode_f64(&stored_bytes(file, header, var)?, var.nc_type);
+    let values = coordinate_values(file, header, var)?;
     let bounds = match text(var, "bounds").and_then(|name| find(&name).map(|b| (name, b))) {
-        Some((name, b)) => Some((name, decode_f64(&stored_bytes(file, header, b)?, b.nc_type))),
+        Some((name, b)) => Some((name, coordinate_values(file, header, b)?)),
         None => None,
     };
     let (units, calendar) = (text(var, "units"), text(var, "calendar"));

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::manifest::ChunkEntry;
 use crate::read::{ArrayReader, ReadError, Store};
-use crate::store::WriteError;
+use crate::store::{OutputKind, Staged, WriteError};
 
 /// Manifest entries fetched and handled per round when walking an array.
 pub const ENTRIES_PER_ROUND: u64 = 1 << 16;
@@ -120,34 +120,32 @@ pub(crate) fn checked_nodes(store: &Store) -> Result<(Vec<String>, Vec<String>),
     Ok((groups, arrays))
 }
 
-/// Fails with [`WriteError::Exists`] when `destination` exists and `overwrite` is false.
-pub(crate) fn check_destination(destination: &Path, overwrite: bool) -> Result<(), WriteError> {
-    if !overwrite && destination.symlink_metadata().is_ok() {
-        return Err(WriteError::Exists { path: destination.to_path_buf() });
+/// The local paths an output made from `store` must not replace or contain: the store and its
+/// sources.
+pub fn store_inputs(store: &Store) -> Vec<PathBuf> {
+    let mut inputs = super::local_sources(store.sources());
+    if !crate::source::is_url(store.location()) {
+        inputs.push(PathBuf::from(store.location()));
     }
-    Ok(())
+    inputs
 }
 
-/// Runs `build` on a hidden staging sibling of `destination`, then `publish(staging, destination)`;
-/// on any error the staging path is removed and nothing reaches `destination`.
+/// Runs `build` on the staging path of `destination` (see `store/publish`), then publishes it; on
+/// any error the staging is removed and nothing reaches `destination`.
 pub(crate) async fn staged<T, F>(
     destination: &Path,
+    kind: OutputKind,
+    overwrite: bool,
+    inputs: &[PathBuf],
     build: impl FnOnce(PathBuf) -> F,
-    publish: impl FnOnce(&Path, &Path) -> Result<(), WriteError>,
 ) -> Result<T, ExportError>
 where
     F: std::future::Future<Output = Result<T, ExportError>>,
 {
-    let staging = super::native::sibling(destination, "tmp");
-    let result = match build(staging.clone()).await {
-        Ok(value) => publish(&staging, destination).map(|()| value).map_err(ExportError::from),
-        Err(e) => Err(e),
-    };
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-        let _ = std::fs::remove_file(&staging);
-    }
-    result
+    let staged = Staged::begin(destination, kind, overwrite, inputs)?;
+    let value = build(staged.path().to_path_buf()).await?;
+    staged.publish()?;
+    Ok(value)
 }
 
 #[cfg(test)]

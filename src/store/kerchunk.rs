@@ -20,15 +20,16 @@
 //! [`VirtualDataset`], used by `vzarr scan --format kerchunk-json`) and [`export_kerchunk`] (from an
 //! opened native store, manifest block by manifest block). Both stream: one entry at a time through a
 //! buffered writer, never the whole document in memory. Both are atomic: the JSON is written to a
-//! hidden sibling file and renamed into place when complete.
+//! hidden sibling file and published by `store/publish` when complete.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::export::{check_destination, checked_nodes, chunk_key, node_key, staged, EntryRounds, ExportError};
+use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
 use super::native::io_error;
+use super::publish::{OutputKind, Staged};
 use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer, STORE_FORMAT_VERSION};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
@@ -100,18 +101,16 @@ impl Writer for KerchunkWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        check_destination(destination, options.overwrite)?;
         let urls = source_urls(&dataset.sources, &self.url_prefixes).map_err(|e| WriteError::Io {
             path: destination.to_path_buf(),
             what: "building source URLs".into(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
         })?;
-        let staging = super::native::sibling(destination, "tmp");
-        let result = write_dataset_refs(dataset, &urls, &staging).and_then(|_| publish_file(&staging, destination));
-        if result.is_err() {
-            let _ = std::fs::remove_file(&staging);
-        }
-        result.map(|()| summary(dataset))
+        let inputs = super::local_sources(&dataset.sources);
+        let staged = Staged::begin(destination, OutputKind::KerchunkJson, options.overwrite, &inputs)?;
+        write_dataset_refs(dataset, &urls, staged.path())?;
+        staged.publish()?;
+        Ok(summary(dataset))
     }
 }
 
@@ -126,7 +125,6 @@ pub async fn export_kerchunk(
     destination: &Path,
     options: &KerchunkOptions,
 ) -> Result<KerchunkReport, ExportError> {
-    check_destination(destination, options.overwrite)?;
     let urls = source_urls(store.sources(), &options.url_prefixes)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {
@@ -141,7 +139,7 @@ pub async fn export_kerchunk(
         }
         Ok(refs.finish()?)
     };
-    staged(destination, build, publish_file).await
+    staged(destination, OutputKind::KerchunkJson, options.overwrite, &store_inputs(store), build).await
 }
 
 /// Writes the chunk references of one array of a store.
@@ -260,11 +258,6 @@ pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, Ex
     Ok(url)
 }
 
-/// Renames the finished file into place (an atomic replace of an existing file).
-fn publish_file(staging: &Path, destination: &Path) -> Result<(), WriteError> {
-    std::fs::rename(staging, destination).map_err(io_error(destination, "renaming the reference file into place"))
-}
-
 fn summary(dataset: &VirtualDataset) -> StoreInfo {
     StoreInfo {
         format: "kerchunk-json".into(),
@@ -352,7 +345,6 @@ impl RefsWriter {
         let path = self.path.clone();
         self.out.write_all(b"\n}}\n").map_err(io_error(&path, "writing reference file"))?;
         let file = self.out.into_inner().map_err(|e| io_error(&path, "writing reference file")(e.into_error()))?;
-        file.sync_all().map_err(io_error(&path, "flushing reference file"))?;
         self.report.bytes = file.metadata().map_or(0, |m| m.len());
         Ok(self.report)
     }

@@ -24,9 +24,10 @@
 //! Chunks are fetched through the store's reader (tokio, up to
 //! [`MaterializeOptions::max_concurrent_chunks`] chunks, or
 //! [`MaterializeOptions::max_concurrent_shards`] shards, at a time) and every object is put whole to an
-//! object sink (`materialize/sink`: files under the staging directory, each flushed). Atomic like the
-//! native writer: the tree is built in a hidden sibling directory (`.NAME.tmp-PID-NANOS`) and renamed
-//! into place when complete.
+//! object sink (`materialize/sink`: files under the staging directory). Atomic like the native writer:
+//! the tree is built in a hidden sibling directory and published by `store/publish` when complete (one
+//! `syncfs`, one `renameat2`). `--overwrite` replaces only a Zarr v3 store (a directory whose root
+//! `zarr.json` says `"zarr_format": 3`).
 
 mod plan;
 mod sharded;
@@ -41,8 +42,8 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::export::{check_destination, checked_nodes, chunk_key, node_key, staged, EntryRounds, ExportError};
-use super::native::{replace, sync_dir};
+use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
+use super::publish::OutputKind;
 use crate::codec::sharding::ShardingIndexed;
 use crate::manifest::ChunkEntry;
 use crate::read::{ArrayReader, Store};
@@ -124,7 +125,6 @@ pub async fn materialize(
     options: &MaterializeOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<MaterializeReport, ExportError> {
-    check_destination(destination, options.overwrite)?;
     let (groups, arrays) = checked_nodes(store)?;
     let extents = file_extents(store);
     let build = |root: std::path::PathBuf| async move {
@@ -142,10 +142,9 @@ pub async fn materialize(
             report.layouts.push(layout);
         }
         report.chunks = report.layouts.iter().map(|l| l.chunks_copied).sum();
-        sync_dir(&root)?;
         Ok(report)
     };
-    staged(destination, build, replace).await
+    staged(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store), build).await
 }
 
 /// The files of `store` along its concatenation dimension, from its provenance.

@@ -1,16 +1,17 @@
 //! The native `*.vzarr` writer: Zarr v3 metadata plus a binary chunk manifest per array.
 //!
-//! Atomic by construction: everything is written into a hidden sibling directory
-//! (`.NAME.tmp-PID-NANOS`), flushed, and renamed into place in one step. An error or a crash leaves at
-//! most that hidden directory, never a store that looks complete. When overwriting, the old store is
-//! moved aside only after the new one is complete, then removed.
+//! Atomic by construction: everything is written into a hidden sibling directory and published in
+//! one step by `store/publish` (flushed once with `syncfs`, then `renameat2`). An error or a crash
+//! leaves at most that hidden directory (removed by the next writer), never a store that looks
+//! complete; `--overwrite` exchanges the new store with the old one atomically.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::layout::{check_node_path, ArrayInfo, StoreInfo};
+use super::publish::{OutputKind, Staged};
 use super::{
     WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
@@ -29,7 +30,6 @@ impl Writer for NativeWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        super::export::check_destination(destination, options.overwrite)?;
         for node in dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path)) {
             if !node.is_empty() {
                 check_node_path(node).map_err(|reason| WriteError::BadName {
@@ -39,44 +39,18 @@ impl Writer for NativeWriter {
                 })?;
             }
         }
-        let staging = sibling(destination, "tmp");
-        let result = write_tree(dataset, &staging).and_then(|info| {
-            replace(&staging, destination)?;
-            Ok(info)
-        });
-        if result.is_err() {
-            let _ = std::fs::remove_dir_all(&staging);
-        }
-        result
+        let inputs = super::local_sources(&dataset.sources);
+        let staged = Staged::begin(destination, OutputKind::VzarrStore, options.overwrite, &inputs)?;
+        let info = write_tree(dataset, staged.path())?;
+        staged.publish()?;
+        Ok(info)
     }
-}
-
-/// A hidden sibling of `path` unique to this process and moment.
-pub(crate) fn sibling(path: &Path, tag: &str) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    path.with_file_name(format!(".{name}.{tag}-{}-{nanos}", std::process::id()))
 }
 
 pub(crate) fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
     let path = path.to_path_buf();
     let what = what.to_string();
     move |source| WriteError::Io { path, what, source }
-}
-
-/// Moves the finished `staging` tree to `destination`, replacing an old store only at the end.
-pub(crate) fn replace(staging: &Path, destination: &Path) -> Result<(), WriteError> {
-    if destination.exists() {
-        let old = sibling(destination, "old");
-        std::fs::rename(destination, &old).map_err(io_error(destination, "moving the old store aside"))?;
-        if let Err(e) = std::fs::rename(staging, destination) {
-            let _ = std::fs::rename(&old, destination);
-            return Err(io_error(destination, "renaming the new store into place")(e));
-        }
-        let _ = std::fs::remove_dir_all(&old);
-        return Ok(());
-    }
-    std::fs::rename(staging, destination).map_err(io_error(destination, "renaming the new store into place"))
 }
 
 fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteError> {
@@ -107,7 +81,6 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
     };
     let doc = serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
     write_json(&root.join(STORE_INFO_FILE), &doc)?;
-    sync_dir(root)?;
     Ok(info)
 }
 
@@ -137,7 +110,6 @@ fn write_manifest(array: &VirtualArray, path: &Path, root: &Path) -> Result<Mani
     let (out, header) = writer.finish().map_err(manifest_error)?;
     let file = out.into_inner().map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;
     file.write_all_at(&header.to_bytes(), 0).map_err(io_error(path, "writing manifest header"))?;
-    file.sync_all().map_err(io_error(path, "flushing manifest"))?;
     Ok(header)
 }
 
@@ -146,12 +118,8 @@ fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), WriteError> {
     write_file(path, text.as_bytes())
 }
 
+/// Writes a file of the staging tree (made durable once, when the tree is published).
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let mut file = File::create(path).map_err(io_error(path, "creating file"))?;
-    file.write_all(bytes).map_err(io_error(path, "writing file"))?;
-    file.sync_all().map_err(io_error(path, "flushing file"))
-}
-
-pub(crate) fn sync_dir(dir: &Path) -> Result<(), WriteError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir, "flushing directory"))
+    file.write_all(bytes).map_err(io_error(path, "writing file"))
 }

@@ -1,35 +1,75 @@
 //! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5).
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use netcdf::{Extent, Extents};
 
 use super::netcdf_lookup::with_variable;
+
+/// Source files kept open at once by [`OracleFiles`].
+const OPEN_FILES: usize = 16;
+
+/// Source files opened by the oracle in this process (for tests: `verify` opens each source once,
+/// not once per variable).
+static OPENS: AtomicU64 = AtomicU64::new(0);
+
+/// Number of source files the oracle opened in this process and in the oracle workers it ended.
+pub fn oracle_opens() -> u64 {
+    OPENS.load(Ordering::Relaxed)
+}
+
+/// Counts `n` files opened by an oracle worker.
+pub(crate) fn add_opens(n: u64) {
+    OPENS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// The most recently used source files, open: verifying 20,000 variables of one file opens it once
+/// (opening a NetCDF-4 file reads all of its metadata, so one open per variable is quadratic).
+#[derive(Default)]
+pub(crate) struct OracleFiles {
+    open: VecDeque<(String, Arc<netcdf::File>)>,
+}
+
+impl OracleFiles {
+    /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
+    pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        let file = match self.open.iter().position(|(l, _)| l == location) {
+            Some(i) => {
+                let entry = self.open.remove(i).ok_or_else(|| netcdf::Error::Str("oracle cache".into()))?;
+                let file = entry.1.clone();
+                self.open.push_front(entry);
+                file
+            }
+            None => {
+                crate::scan::quiet_hdf5();
+                let file = Arc::new(netcdf::open(location)?);
+                OPENS.fetch_add(1, Ordering::Relaxed);
+                self.open.push_front((location.to_string(), file.clone()));
+                self.open.truncate(OPEN_FILES);
+                file
+            }
+        };
+        let oracle = OracleVariable { file, path: path.to_string() };
+        oracle.read(|_| Ok(()))?;
+        Ok(oracle)
+    }
+}
 
 /// Values with their `units` and `calendar` attributes.
 pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 
 /// An open source variable.
 pub(crate) struct OracleVariable {
-    file: netcdf::File,
+    file: Arc<netcdf::File>,
     path: String,
 }
 
 impl OracleVariable {
-    /// Opens `path` (`grp/var`) in the file at `location`.
-    pub(crate) fn open(location: &str, path: &str) -> Result<Self, netcdf::Error> {
-        crate::scan::quiet_hdf5();
-        let file = netcdf::open(location)?;
-        let oracle = OracleVariable { file, path: path.to_string() };
-        oracle.read(|_| Ok(()))?;
-        Ok(oracle)
-    }
-
-    /// Another variable of the same file.
-    pub(crate) fn sibling(&self, path: &str) -> Result<OracleVariable, netcdf::Error> {
-        let location = self.file.path()?;
-        OracleVariable::open(&location.display().to_string(), path)
-    }
-
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
+        // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
+        crate::scan::quiet_hdf5();
         with_variable(&self.file, &self.path, f)?
             .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }

@@ -1,7 +1,7 @@
 //! Bad input to `vzarr scan`: one clear line on stderr naming the file (and the variable where there
 //! is one), a non-zero exit, no panic, and nothing written: no store, no hidden staging directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::common::*;
 
@@ -151,4 +151,37 @@ fn opening_something_that_is_not_a_store_is_one_line() {
     assert_one_clear_line(&run, &[&dir.path().display().to_string()]);
     let run = cli(&["verify".as_ref(), dir.path().join("absent.vzarr").as_os_str()]);
     assert_one_clear_line(&run, &["absent.vzarr"]);
+}
+
+/// A plain HDF5 file (superblock version 0) whose last bytes are a contiguous dataset's data, cut
+/// short by 8 bytes with the superblock's end-of-file address patched to match: libhdf5 opens it, but
+/// the dataset's data runs past the end of the file.
+fn write_cut_contiguous(dir: &Path) -> PathBuf {
+    let whole = dir.join("whole.h5");
+    with_hdf5_files(|| {
+        let file = hdf5::File::create(&whole).unwrap();
+        let values: Vec<f64> = (0..1024).map(|i| f64::from(i) * 0.5).collect();
+        file.new_dataset_builder().with_data(&values).create("x").unwrap();
+    });
+    let mut bytes = std::fs::read(&whole).unwrap();
+    let dataset = scan(&whole, &vzarr::ScanOptions::default()).unwrap();
+    let vzarr::manifest::ChunkEntry::Source { offset, length, .. } = dataset.arrays[0].chunks.entries[0] else {
+        panic!("contiguous dataset not referenced");
+    };
+    assert_eq!(offset + length, bytes.len() as u64, "the fixture needs the data at the end of the file");
+    assert_eq!(&bytes[..9], b"\x89HDF\r\n\x1a\n\x00", "superblock version 0");
+    bytes.truncate(bytes.len() - 8);
+    let eof = (bytes.len() as u64).to_le_bytes();
+    bytes[40..48].copy_from_slice(&eof);
+    let cut = dir.join("cut.h5");
+    std::fs::write(&cut, bytes).unwrap();
+    cut
+}
+
+#[test]
+fn a_chunk_past_the_end_of_the_file_is_refused_at_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = write_cut_contiguous(dir.path());
+    let run = scan_leaves_nothing(&cut, dir.path(), &[]);
+    assert_one_clear_line(&run, &["cut.h5", "x", "past the end"]);
 }

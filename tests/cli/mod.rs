@@ -37,8 +37,9 @@ fn scan_then_verify_passes_on_every_fixture() {
 fn check_npy(f: &Fixture, store: &Path, var: &str, select: &str, extents: Option<Vec<Extent>>, shape: &[u64]) {
     let out = f.join(&format!("{}.npy", var.replace('/', "_")));
     let select_arg = format!("--select={select}");
+    // Reading the same variable again replaces the .npy file of the previous read.
     let mut args: Vec<&std::ffi::OsStr> =
-        vec!["read".as_ref(), store.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str()];
+        vec!["read".as_ref(), store.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str(), "--overwrite".as_ref()];
     if !select.is_empty() {
         args.push(select_arg.as_ref());
     }
@@ -182,4 +183,57 @@ fn a_closed_stdout_is_not_a_crash() {
         }
     }
     assert!(crashed.is_empty(), "crashed on a closed stdout:\n{}", crashed.join("\n"));
+}
+
+#[test]
+fn numeric_options_out_of_range_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::common::classic::write_single_short(dir.path(), 3);
+    let store = dir.path().join("s.vzarr");
+    for value in ["18446744073709551615", "17592186044416", "0", "-1"] {
+        let flag = format!("--max-slab-mib={value}");
+        let run = cli(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), store.as_os_str(), flag.as_ref()]);
+        assert_eq!(run.code, 2, "{value}: {}", run.stderr);
+        assert!(run.stderr.contains("max-slab-mib"), "{}", run.stderr);
+        assert!(!store.exists());
+    }
+    cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), store.as_os_str()], 0);
+    for value in ["0", "100000"] {
+        let run = cli(&[
+            "materialize".as_ref(),
+            store.as_os_str(),
+            dir.path().join("z").as_os_str(),
+            "--jobs".as_ref(),
+            value.as_ref(),
+        ]);
+        assert_eq!(run.code, 2, "--jobs {value}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_file_named_like_a_glob_pattern_is_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::common::classic::write_single_short(dir.path(), 3);
+    let odd = dir.path().join("a[1]*?.nc");
+    std::fs::rename(&file, &odd).unwrap();
+    // A decoy the pattern would match.
+    std::fs::write(dir.path().join("a1xy.nc"), b"not netcdf").unwrap();
+    let store = dir.path().join("s.vzarr");
+    cli_expect(&["scan".as_ref(), odd.as_os_str(), "-o".as_ref(), store.as_os_str()], 0);
+    assert_store_matches_oracle(&odd, &store);
+}
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_one_clear_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::common::classic::write_single_short(dir.path(), 3);
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.nc"));
+    std::fs::rename(&file, &odd).unwrap();
+    let store = dir.path().join("s.vzarr");
+    let run = cli(&["scan".as_ref(), odd.as_os_str(), "-o".as_ref(), store.as_os_str()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr_lines().len(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("caf") && run.stderr.contains("not valid UTF-8"), "{}", run.stderr);
+    assert!(!store.exists());
 }

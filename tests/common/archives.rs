@@ -92,6 +92,10 @@ fn ymd(days_since_1970: i64) -> (i32, u32, u32) {
 /// Writes one file: tas(time, lat, lon) float32 chunked (time_chunk, chunk_yx), time + time_bnds, lat,
 /// lon, scalar crs.
 pub fn write_series_file(dir: &Path, f: &SeriesFile) -> PathBuf {
+    super::with_hdf5_files(|| write_series_file_now(dir, f))
+}
+
+fn write_series_file_now(dir: &Path, f: &SeriesFile) -> PathBuf {
     let path = dir.join(&f.name);
     let mut nc = netcdf::create(&path).expect("create series file");
     nc.add_attribute("title", "vzarr concatenation test").unwrap();

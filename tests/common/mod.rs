@@ -11,6 +11,7 @@ pub mod classic;
 pub mod cmip;
 pub mod fixtures;
 pub mod hdf5_oracle;
+pub mod hostile;
 pub mod servers;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +30,21 @@ use vzarr::{ArrayData, NativeWriter, ReadOptions, ScanOptions, Selection, WriteO
 static HDF5_FILES: RwLock<()> = RwLock::new(());
 
 /// Runs `f`, which may open HDF5 files in this process, while no child process is being started.
+/// libhdf5's automatic printing of error stacks is turned off first: the thread-safe libhdf5 keeps
+/// that switch per thread, and libnetcdf probes for attributes that usually do not exist (each probe
+/// would print a stack on a test thread that never silenced it).
+/// Nested calls take the lock once (a second read lock on the same thread would deadlock behind a
+/// waiting writer).
 pub fn with_hdf5_files<T>(f: impl FnOnce() -> T) -> T {
-    let _shared = HDF5_FILES.read().unwrap_or_else(|e| e.into_inner());
-    f()
+    thread_local! {
+        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    hdf5::silence_errors(true);
+    let _shared = (DEPTH.get() == 0).then(|| HDF5_FILES.read().unwrap_or_else(|e| e.into_inner()));
+    DEPTH.set(DEPTH.get() + 1);
+    let result = f();
+    DEPTH.set(DEPTH.get() - 1);
+    result
 }
 
 /// Held while starting a child process: no HDF5 file of this process is open meanwhile.

@@ -26,19 +26,23 @@ fn scan(dir: &Path, files: &[SeriesFile], extra: &[&str]) -> (PathBuf, Vec<PathB
 
 /// Raw native bytes of a whole variable, read by libnetcdf.
 fn oracle(path: &Path, var: &str) -> Vec<u8> {
-    let file = netcdf::open(path).unwrap();
-    let v = file.variable(var).unwrap();
-    v.get_raw_values(..).unwrap()
+    crate::common::with_hdf5_files(|| {
+        let file = netcdf::open(path).unwrap();
+        let v = file.variable(var).unwrap();
+        v.get_raw_values(..).unwrap()
+    })
 }
 
 fn oracle_f64(path: &Path, var: &str) -> (Vec<f64>, String) {
-    let file = netcdf::open(path).unwrap();
-    let v = file.variable(var).unwrap();
-    let units = match v.attribute_value("units") {
-        Some(Ok(netcdf::AttributeValue::Str(s))) => s,
-        _ => String::new(),
-    };
-    (v.get_values::<f64, _>(..).unwrap(), units)
+    crate::common::with_hdf5_files(|| {
+        let file = netcdf::open(path).unwrap();
+        let v = file.variable(var).unwrap();
+        let units = match v.attribute_value("units") {
+            Some(Ok(netcdf::AttributeValue::Str(s))) => s,
+            _ => String::new(),
+        };
+        (v.get_values::<f64, _>(..).unwrap(), units)
+    })
 }
 
 fn read(store: &Path, var: &str) -> vzarr::ArrayData {

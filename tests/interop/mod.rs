@@ -363,8 +363,15 @@ fn exports_refuse_existing_outputs_and_leave_nothing_behind() {
     let run = cli_expect(&[s("materialize"), s(&archive.store), s(&out)], 1);
     assert!(run.stderr.contains("already exists"), "{}", run.stderr);
     assert_eq!(dir_entries(&out), ["keep"], "the existing directory is untouched");
+    // --overwrite replaces a Zarr store only, never an ordinary directory.
+    let run = cli_expect(&[s("materialize"), s(&archive.store), s(&out), s("--overwrite")], 1);
+    assert!(run.stderr.contains("is not a Zarr v3 store"), "{}", run.stderr);
+    assert_eq!(dir_entries(&out), ["keep"], "the existing directory is untouched");
+    std::fs::remove_dir_all(&out).unwrap();
+    cli_expect(&[s("materialize"), s(&archive.store), s(&out)], 0);
+    std::fs::write(out.join("stale"), b"left by an earlier run").unwrap();
     cli_expect(&[s("materialize"), s(&archive.store), s(&out), s("--overwrite")], 0);
-    assert!(!out.join("keep").exists() && out.join("tas/zarr.json").is_file(), "replaced by --overwrite");
+    assert!(!out.join("stale").exists() && out.join("tas/zarr.json").is_file(), "replaced by --overwrite");
     let refs = archive.path("refs.json");
     std::fs::write(&refs, b"old").unwrap();
     cli_expect(&[s("export"), s(&archive.store), s("--kerchunk"), s(&refs)], 1);
@@ -429,6 +436,10 @@ fn python_reads_whole_archive_with_member_strings() {
 #[test]
 fn python_reads_kerchunk_and_materialized_stores() {
     let Some(python) = python() else {
+        assert!(
+            std::env::var_os("VZARR_REQUIRE_PYTHON").is_none_or(|v| v != "1"),
+            "VZARR_REQUIRE_PYTHON=1 but no usable Python: run tests/python/setup.sh or set VZARR_PYTHON"
+        );
         eprintln!(
             "notice: no Python >= 3.12 with zarr, fsspec, xarray and netCDF4 (set VZARR_PYTHON or run \
              tests/python/setup.sh); skipping the zarr-python/xarray check"

@@ -6,7 +6,9 @@
 #   VZARR_PYTHON=/path/to/python3.12 tests/python/setup.sh   use that interpreter for the venv
 #
 # The cargo test `interop::python_reads_kerchunk_and_materialized_stores` runs the check with
-# $VZARR_PYTHON, else target/pyenv/bin/python when it exists, else prints a notice and passes.
+# $VZARR_PYTHON, else target/pyenv/bin/python. Without either it fails when VZARR_REQUIRE_PYTHON=1
+# (`./dev test` sets it after this script succeeded), else prints a notice and passes.
+# Exits non-zero, with the reason on the last line of stderr, when the environment cannot be made.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,12 +38,15 @@ pick_python() {
 }
 
 if ! PY=$(pick_python); then
-  echo "tests/python/setup.sh: no Python >= 3.12 found (set VZARR_PYTHON); skipping" >&2
-  exit 0
+  echo "tests/python/setup.sh: no Python >= 3.12 found (set VZARR_PYTHON)" >&2
+  exit 1
 fi
 echo "using $PY ($("$PY" --version 2>&1))" >&2
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
+if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"; then
+  echo "tests/python/setup.sh: pip could not install ${PINS[*]} (no network access to PyPI?)" >&2
+  exit 1
+fi
 "$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy, h5py
 print("zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "fsspec", fsspec.__version__,
       "xarray", xarray.__version__, "netCDF4", netCDF4.__version__, "numpy", numpy.__version__)'

@@ -33,9 +33,26 @@
 //! and all size arithmetic is overflow-checked. Stricter than libnetcdf on purpose: dimension and
 //! variable names must be non-empty and free of `/` (they become Zarr paths), all names must be
 //! UTF-8, no variable's data may overlap the header, and every variable's data (all `numrecs`
-//! records of a record variable) must lie inside the file.
+//! records of a record variable) must lie inside the file. Names must be unique: two dimensions,
+//! two variables or two attributes of one owner with the same name are refused (libnetcdf refuses to
+//! write them; vzarr would otherwise let one silently replace the other).
+//!
+//! Resource limits (a sparse file makes every length check against the file size pass, so these
+//! bound what a hostile header can make vzarr allocate): the header is at most [`MAX_HEADER_BYTES`],
+//! one attribute's values at most [`MAX_ATTRIBUTE_BYTES`], and a variable has at most
+//! [`MAX_RANK`] dimensions (libnetcdf's `NC_MAX_VAR_DIMS`).
+
+use std::collections::HashSet;
 
 use thiserror::Error;
+
+/// Largest header vzarr parses (bytes). Real headers are far smaller: 20,000 variables with a few
+/// attributes each take a few MiB.
+pub const MAX_HEADER_BYTES: u64 = 128 << 20;
+/// Largest attribute value vzarr reads (bytes).
+pub const MAX_ATTRIBUTE_BYTES: u64 = 32 << 20;
+/// Most dimensions a variable may have (libnetcdf's `NC_MAX_VAR_DIMS`).
+pub const MAX_RANK: u64 = 1024;
 
 /// Tag of a list of dimensions.
 const NC_DIMENSION: u32 = 0x0A;
@@ -426,6 +443,23 @@ fn invalid(at: u64, reason: String) -> HeaderError {
     HeaderError::Invalid { at, reason }
 }
 
+/// Refuses a header field ending past [`MAX_HEADER_BYTES`].
+fn check_header_limit(at: u64, end: u64, what: &str) -> Result<(), HeaderError> {
+    if end > MAX_HEADER_BYTES {
+        let reason = format!("{what} would make the header longer than vzarr's limit of {MAX_HEADER_BYTES} bytes");
+        return Err(invalid(at, reason));
+    }
+    Ok(())
+}
+
+/// Refuses a second name equal to one already in `seen`.
+fn check_unique(seen: &mut HashSet<String>, name: &str, at: u64, what: &str) -> Result<(), HeaderError> {
+    if !seen.insert(name.to_string()) {
+        return Err(invalid(at, format!("a second {what} named `{name}` (names must be unique)")));
+    }
+    Ok(())
+}
+
 /// `n` rounded up to a multiple of 4, or `None` on overflow.
 fn pad4(n: u64) -> Option<u64> {
     n.checked_add(3).map(|x| x & !3)
@@ -452,6 +486,7 @@ impl<'a> Reader<'a> {
             let file_len = self.file_len;
             invalid(start, format!("{what} needs {n} bytes but the {file_len}-byte file ends first"))
         })?;
+        check_header_limit(start, end, what)?;
         let slice = usize::try_from(start)
             .ok()
             .zip(usize::try_from(end).ok())
@@ -471,6 +506,7 @@ impl<'a> Reader<'a> {
                 let left = self.file_len.saturating_sub(self.pos);
                 invalid(self.pos, format!("{what}: {count} entries cannot fit in the {left} bytes left in the file"))
             })?;
+        check_header_limit(self.pos, end, what)?;
         if end > self.bytes.len() as u64 {
             return Err(HeaderError::NeedMore { at_least: end });
         }
@@ -665,9 +701,11 @@ fn read_dimensions(reader: &mut Reader<'_>) -> Result<Vec<Dimension>, HeaderErro
     let width = reader.version.count_width();
     let count = reader.list_len(NC_DIMENSION, 2 * width, "dimension list")?;
     let mut dimensions: Vec<Dimension> = Vec::with_capacity(capacity(count));
+    let mut seen = HashSet::new();
     for _ in 0..count {
         let at = reader.pos;
         let name = reader.path_name("dimension name")?;
+        check_unique(&mut seen, &name, at, "dimension")?;
         let length = reader.count("dimension length")?;
         let is_record = length == 0;
         if is_record && dimensions.iter().any(|d| d.is_record) {
@@ -683,8 +721,11 @@ fn read_attributes(reader: &mut Reader<'_>, owner: &str) -> Result<Vec<Attribute
     let width = reader.version.count_width();
     let count = reader.list_len(NC_ATTRIBUTE, 2 * width + 4, &format!("{owner} list"))?;
     let mut attributes = Vec::with_capacity(capacity(count));
+    let mut seen = HashSet::new();
     for _ in 0..count {
+        let name_at = reader.pos;
         let name = reader.name(&format!("{owner} name"))?;
+        check_unique(&mut seen, &name, name_at, owner)?;
         let what = format!("{owner} `{name}`");
         let nc_type = reader.nc_type(&what)?;
         let at = reader.pos;
@@ -693,6 +734,10 @@ fn read_attributes(reader: &mut Reader<'_>, owner: &str) -> Result<Vec<Attribute
             .checked_mul(nc_type.size())
             .filter(|&n| pad4(n).is_some())
             .ok_or_else(|| invalid(at, format!("{what}: {nelems} values overflow")))?;
+        if len > MAX_ATTRIBUTE_BYTES {
+            let reason = format!("{what}: {len} bytes of values exceed vzarr's limit of {MAX_ATTRIBUTE_BYTES}");
+            return Err(invalid(at, reason));
+        }
         let raw = reader.take(pad4(len).unwrap_or(len), &format!("values of {what}"))?;
         let value = decode_values(nc_type, raw.get(..capacity(len)).unwrap_or(raw));
         attributes.push(Attribute { name, value });
@@ -727,9 +772,14 @@ fn read_variables(reader: &mut Reader<'_>, dimensions: &[Dimension]) -> Result<V
     let width = reader.version.count_width();
     let min_each = 4 * width + 8 + reader.version.offset_width();
     let count = reader.list_len(NC_VARIABLE, min_each, "variable list")?;
-    let mut variables = Vec::with_capacity(capacity(count));
+    let mut variables: Vec<RawVariable> = Vec::with_capacity(capacity(count));
+    let mut seen = HashSet::new();
     for _ in 0..count {
-        variables.push(read_variable(reader, dimensions)?);
+        let variable = read_variable(reader, dimensions)?;
+        if !seen.insert(variable.name.clone()) {
+            return Err(variable.error("a second variable with this name (names must be unique)".into()));
+        }
+        variables.push(variable);
     }
     Ok(variables)
 }
@@ -740,6 +790,10 @@ fn read_variable(reader: &mut Reader<'_>, dimensions: &[Dimension]) -> Result<Ra
     let name = reader.path_name("variable name")?;
     let what = format!("dimension ids of variable `{name}`");
     let rank = reader.count(&what)?;
+    if rank > MAX_RANK {
+        let reason = format!("{rank} dimensions; NetCDF allows at most {MAX_RANK}");
+        return Err(HeaderError::Variable { variable: name, at, reason });
+    }
     reader.ensure_room(rank, reader.version.count_width(), &what)?;
     let mut dim_ids = Vec::with_capacity(capacity(rank));
     for position in 0..rank {
@@ -1410,7 +1464,8 @@ mod tests {
         }
         let mut e = Enc::new(Cdf3Version::Classic, 0);
         e.list(NC_DIMENSION, 0).list(NC_ATTRIBUTE, 0).list(NC_VARIABLE, 1).name("v").count(u32::MAX.into());
-        assert!(err(&padded(e, 100)).to_string().contains("dimension ids of variable `v`"));
+        let message = err(&padded(e, 100)).to_string();
+        assert!(message.contains("variable `v`") && message.contains("at most 1024"), "{message}");
     }
 
     /// A CDF-1 header with dims (name, length) and one int variable over `dim_ids` at `begin`.
@@ -1569,7 +1624,21 @@ mod tests {
                     prop::collection::vec(var, 0..5),
                 )
             })
-            .prop_map(|(version, numrecs, record_dim, mut dims, attrs, mut vars)| {
+            .prop_map(|(version, numrecs, record_dim, mut dims, mut attrs, mut vars)| {
+                // Names are unique (the parser refuses duplicates): keep the first of each.
+                let mut seen = HashSet::from(["rec".to_string()]);
+                dims.retain(|d| seen.insert(d.0.clone()));
+                if dims.is_empty() {
+                    dims.push(("x".into(), 1));
+                }
+                let mut seen = HashSet::new();
+                attrs.retain(|a| seen.insert(a.0.clone()));
+                let mut seen = HashSet::new();
+                vars.retain(|v| seen.insert(v.0.clone()));
+                for v in &mut vars {
+                    let mut seen = HashSet::new();
+                    v.4.retain(|a| seen.insert(a.0.clone()));
+                }
                 let record_dim = record_dim.map(|i| i.min(dims.len()));
                 if let Some(i) = record_dim {
                     dims.insert(i, ("rec".into(), 0));

@@ -2,7 +2,7 @@
 //!
 //! `materialize` produces every object (a `zarr.json`, a chunk, a shard) whole and in memory, then
 //! hands it to an [`ObjectSink`] under its Zarr key (`tas/zarr.json`, `tas/c/0/1/2`). The local sink
-//! writes the object as a file under the staging directory and flushes it; an object store sink (the
+//! writes the object as a file under the staging directory (publishing syncs the tree once); an object store sink (the
 //! remote-archives issue) would `put` it, which is why objects are never appended to or rewritten.
 
 use std::path::{Path, PathBuf};
