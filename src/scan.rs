@@ -191,10 +191,7 @@ pub fn scan_url(
         std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
     match detect_format_of(&name, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options),
-        FileFormat::Netcdf3 => Err(ScanError::UnknownFormat {
-            path: name.clone(),
-            reason: "NetCDF-3 from object stores is scanned once the NetCDF-3 scanner reads byte ranges".into(),
-        }),
+        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options),
     }
 }
 

@@ -15,8 +15,8 @@
 
 pub mod header;
 
-use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use header::{AttrValue, Header, HeaderError, NcType, Variable};
 use serde_json::Value;
@@ -28,6 +28,7 @@ use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, Virt
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+use crate::source::{ByteSource, CacheOptions, CachedSource, LocalFile};
 
 /// Scans NetCDF-3 files.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,38 +45,54 @@ pub const MAX_COORDINATE_VALUES: u64 = 1 << 24;
 
 impl Scanner for Netcdf3Scanner {
     fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        let io = |source| ScanError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let header = read_header(&file, source.size).map_err(|e| match e {
-            HeaderRead::Io(e) => io(e),
-            HeaderRead::Header(e) => {
-                ScanError::Open { path: path.to_path_buf(), format: FileFormat::Netcdf3, source: e.into() }
-            }
-        })?;
-        let mut dataset = VirtualDataset::default();
-        dataset.sources.push(source);
-        dataset.groups.push(GroupNode { path: String::new(), attributes: attributes(&header.attributes) });
-        let layout = Layout::new(&header);
-        for var in &header.variables {
-            match array(&header, var, &layout, options) {
-                Ok(mut array) => {
-                    add_digest(&file, &header, var, &mut array, options);
-                    dataset.arrays.push(array);
-                }
-                Err(problem) => unsupported(path, &var.name, problem, options, &mut dataset.warnings)?,
-            }
-        }
-        for dim in &options.concat_dims {
-            let coordinate = concat_coordinate(&file, &header, dim).map_err(|e| ScanError::Variable {
-                path: path.to_path_buf(),
-                variable: dim.clone(),
-                what: "reading the concatenation coordinate".into(),
-                source: e.into(),
-            })?;
-            dataset.concat.extend(coordinate);
-        }
-        Ok(dataset)
+        let file = LocalFile::open(path).map_err(|e| ScanError::Io { path: path.to_path_buf(), source: e })?;
+        let cached = CachedSource::new(Arc::new(file), CacheOptions::default());
+        scan_netcdf3(path, Arc::new(cached), source, options)
     }
+}
+
+/// Scans the NetCDF-3 file whose bytes `bytes` gives (local or from an object store); `path` names it
+/// in messages and `source` is its fingerprint (the dataset's source 0).
+///
+/// # Errors
+/// [`ScanError`] naming the file (and variable) that could not be scanned.
+pub fn scan_netcdf3(
+    path: &Path,
+    bytes: Arc<dyn ByteSource>,
+    source: SourceFile,
+    options: &ScanOptions,
+) -> Result<VirtualDataset, ScanError> {
+    let io = |source| ScanError::Io { path: path.to_path_buf(), source };
+    let file = bytes.as_ref();
+    let header = read_header(file, bytes.len()).map_err(|e| match e {
+        HeaderRead::Io(e) => io(e),
+        HeaderRead::Header(e) => {
+            ScanError::Open { path: path.to_path_buf(), format: FileFormat::Netcdf3, source: e.into() }
+        }
+    })?;
+    let mut dataset = VirtualDataset::default();
+    dataset.sources.push(source);
+    dataset.groups.push(GroupNode { path: String::new(), attributes: attributes(&header.attributes) });
+    let layout = Layout::new(&header);
+    for var in &header.variables {
+        match array(&header, var, &layout, options) {
+            Ok(mut array) => {
+                add_digest(file, &header, var, &mut array, options);
+                dataset.arrays.push(array);
+            }
+            Err(problem) => unsupported(path, &var.name, problem, options, &mut dataset.warnings)?,
+        }
+    }
+    for dim in &options.concat_dims {
+        let coordinate = concat_coordinate(file, &header, dim).map_err(|e| ScanError::Variable {
+            path: path.to_path_buf(),
+            variable: dim.clone(),
+            what: "reading the concatenation coordinate".into(),
+            source: e.into(),
+        })?;
+        dataset.concat.extend(coordinate);
+    }
+    Ok(dataset)
 }
 
 enum HeaderRead {
@@ -84,7 +101,7 @@ enum HeaderRead {
 }
 
 /// Reads as much of the file as the header needs (64 KiB first, more when the parser asks).
-fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, HeaderRead> {
+fn read_header(file: &dyn ByteSource, file_len: u64) -> Result<Header, HeaderRead> {
     let mut want = FIRST_READ.min(file_len);
     loop {
         let bytes = read_prefix(file, want).map_err(HeaderRead::Io)?;
@@ -97,10 +114,8 @@ fn read_header(file: &std::fs::File, file_len: u64) -> Result<Header, HeaderRead
     }
 }
 
-fn read_prefix(file: &std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = vec![0u8; len as usize];
-    file.read_exact_at(&mut bytes, 0)?;
-    Ok(bytes)
+fn read_prefix(file: &dyn ByteSource, len: u64) -> std::io::Result<Vec<u8>> {
+    Ok(file.read_range(0, len).map_err(std::io::Error::other)?.to_vec())
 }
 
 /// The Zarr data type, element bytes and shape of a variable (char arrays folded).
@@ -266,7 +281,7 @@ fn attributes(attrs: &[header::Attribute]) -> Attributes {
 }
 
 /// A variable's values as f64, refusing more than [`MAX_COORDINATE_VALUES`].
-fn coordinate_values(file: &std::fs::File, header: &Header, var: &Variable) -> std::io::Result<Vec<f64>> {
+fn coordinate_values(file: &dyn ByteSource, header: &Header, var: &Variable) -> std::io::Result<Vec<f64>> {
     let count = var.shape.iter().product::<u64>();
     if count > MAX_COORDINATE_VALUES {
         return Err(std::io::Error::new(
@@ -278,22 +293,21 @@ fn coordinate_values(file: &std::fs::File, header: &Header, var: &Variable) -> s
 }
 
 /// All of a variable's bytes (records gathered), as stored (big-endian). Callers bound the size.
-fn stored_bytes(file: &std::fs::File, header: &Header, var: &Variable) -> std::io::Result<Vec<u8>> {
+fn stored_bytes(file: &dyn ByteSource, header: &Header, var: &Variable) -> std::io::Result<Vec<u8>> {
+    let read = |offset: u64, length: u64| file.read_range(offset, length).map_err(std::io::Error::other);
     if !var.is_record {
-        let mut buf = vec![0u8; var.data_size as usize];
-        file.read_exact_at(&mut buf, var.begin)?;
-        return Ok(buf);
+        return Ok(read(var.begin, var.data_size)?.to_vec());
     }
-    let mut buf = vec![0u8; (var.data_size * header.numrecs) as usize];
-    for (r, record) in buf.chunks_mut(var.data_size.max(1) as usize).enumerate() {
-        file.read_exact_at(record, var.begin + r as u64 * header.record_size)?;
+    let mut buf = Vec::with_capacity((var.data_size * header.numrecs) as usize);
+    for r in 0..header.numrecs {
+        buf.extend_from_slice(&read(var.begin + r * header.record_size, var.data_size)?);
     }
     Ok(buf)
 }
 
 /// Digest of a small variable's stored bytes (the same scanner reads every file, so stored bytes
 /// compare as well as values).
-fn add_digest(file: &std::fs::File, header: &Header, var: &Variable, array: &mut VirtualArray, options: &ScanOptions) {
+fn add_digest(file: &dyn ByteSource, header: &Header, var: &Variable, array: &mut VirtualArray, options: &ScanOptions) {
     if !wants_digest(options, array) {
         return;
     }
@@ -303,7 +317,7 @@ fn add_digest(file: &std::fs::File, header: &Header, var: &Variable, array: &mut
 }
 
 /// The coordinate variable of `dim` (same name, only that dimension), decoded to f64.
-fn concat_coordinate(file: &std::fs::File, header: &Header, dim: &str) -> std::io::Result<Option<ConcatCoordinate>> {
+fn concat_coordinate(file: &dyn ByteSource, header: &Header, dim: &str) -> std::io::Result<Option<ConcatCoordinate>> {
     let find = |name: &str| header.variables.iter().find(|v| v.name == name);
     let Some(var) = find(dim).filter(|v| v.shape.len() == 1 && v.nc_type != NcType::Char) else { return Ok(None) };
     let text = |v: &Variable, name: &str| {

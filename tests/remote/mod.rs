@@ -1,5 +1,5 @@
 //! Scanning over S3 against a real S3-compatible server on 127.0.0.1 (`moto_server`), started by the
-//! test: the references found through ranged reads equal those of the same file scanned locally (whose
+//! test: NetCDF-4, HDF5 2.0 and NetCDF-3 objects; the references found through ranged reads equal those of the same file scanned locally (whose
 //! values the other suites prove equal to libnetcdf's), scanning reads a small part of each file, and
 //! a missing object or bad credentials give one line naming the URL.
 
@@ -13,15 +13,21 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 #[test]
-fn netcdf4_over_s3_gives_the_local_references() {
+fn objects_over_s3_give_the_local_references() {
     let Some(server) = S3Server::start() else {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 scan test not run");
         return;
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let files = ["fixtures/sample/tas_2023-01.nc", "fixtures/hdf5/libver_latest.h5"];
-    let uploads: Vec<(&str, std::path::PathBuf)> =
-        files.iter().map(|f| (f.rsplit('/').next().unwrap(), root.join(f))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let classic = crate::common::with_hdf5_files(|| {
+        crate::common::classic::write_mixed(dir.path(), "classic.nc", netcdf::Options::_64BIT_OFFSET, 4)
+    });
+    let uploads = vec![
+        ("tas_2023-01.nc", root.join("fixtures/sample/tas_2023-01.nc")),
+        ("libver_latest.h5", root.join("fixtures/hdf5/libver_latest.h5")),
+        ("classic.nc", classic),
+    ];
     let objects: Vec<(&str, &std::path::Path)> = uploads.iter().map(|(k, p)| (*k, p.as_path())).collect();
     server.upload("archive", &objects);
     let remote = RemoteOptions { config: server.config(), max_retries: 1, ..RemoteOptions::default() };
