@@ -23,7 +23,7 @@ fn objects_over_s3_give_the_local_references() {
     let classic = crate::common::with_hdf5_files(|| {
         crate::common::classic::write_mixed(dir.path(), "classic.nc", netcdf::Options::_64BIT_OFFSET, 4)
     });
-    let uploads = vec![
+    let uploads = [
         ("tas_2023-01.nc", root.join("fixtures/sample/tas_2023-01.nc")),
         ("libver_latest.h5", root.join("fixtures/hdf5/libver_latest.h5")),
         ("classic.nc", classic),
