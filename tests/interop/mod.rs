@@ -389,11 +389,22 @@ pub(crate) fn python() -> Option<PathBuf> {
         std::env::var_os("VZARR_PYTHON").map(PathBuf::from),
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin/python")),
     ];
-    let probe = "import sys, zarr, numcodecs, fsspec, xarray, netCDF4; sys.exit(sys.version_info < (3, 12))";
-    candidates
+    let probe = "import sys, zarr, numcodecs, fsspec, xarray, netCDF4, h5py; sys.exit(sys.version_info < (3, 12))";
+    let found = candidates
         .into_iter()
         .flatten()
-        .find(|py| std::process::Command::new(py).args(["-c", probe]).output().is_ok_and(|o| o.status.success()))
+        .find(|py| std::process::Command::new(py).args(["-c", probe]).output().is_ok_and(|o| o.status.success()));
+    assert!(
+        found.is_some() || !python_required(),
+        "VZARR_REQUIRE_PYTHON=1 but no usable Python: run tests/python/setup.sh or set VZARR_PYTHON"
+    );
+    found
+}
+
+/// Whether the Python checks must run (`./dev test` sets `VZARR_REQUIRE_PYTHON=1` once the
+/// environment is set up): a missing piece is then a failure, not a skip.
+pub(crate) fn python_required() -> bool {
+    std::env::var_os("VZARR_REQUIRE_PYTHON").is_some_and(|v| v == "1")
 }
 
 /// The CMIP-like archive (issue 9) for Python: xarray opens its kerchunk JSON (and the materialized

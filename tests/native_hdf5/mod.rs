@@ -147,11 +147,8 @@ fn types_without_a_zarr_form_are_named_per_variable() {
 /// (`tests/python/check_hdf5.py`).
 #[test]
 fn h5py_agrees_on_every_fixture() {
-    let python = crate::interop::python().filter(|py| {
-        std::process::Command::new(py).args(["-c", "import h5py"]).output().is_ok_and(|o| o.status.success())
-    });
-    let Some(python) = python else {
-        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); skipping the h5py check");
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the h5py check not run");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,7 @@ fn runtime() -> tokio::runtime::Runtime {
 #[test]
 fn objects_over_s3_give_the_local_references() {
     let Some(server) = S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 scan test not run");
         return;
     };
