@@ -125,16 +125,26 @@ pub trait Scanner {
 /// [`ScanError`] when the file cannot be read, is not a supported format, or has a variable that cannot
 /// be virtualized (unless `options.skip_unsupported`).
 pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-    quiet_hdf5();
     let io = |source| ScanError::Io { path: path.to_path_buf(), source };
     let absolute = std::path::absolute(path).map_err(io)?;
     let source = crate::source::fingerprint(&absolute).map_err(io)?;
-    let dataset = match detect_format(&absolute)? {
-        FileFormat::Hdf5 => hdf5::Hdf5Scanner.scan(&absolute, source, options),
-        FileFormat::Netcdf3 => netcdf3::Netcdf3Scanner.scan(&absolute, source, options),
-    }?;
+    let bytes = open_local(&absolute)?;
+    let dataset = match detect_format_of(&absolute, bytes.as_ref())? {
+        FileFormat::Hdf5 => hdf5::scan_hdf5(&absolute, bytes, source, options)?,
+        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&absolute, bytes, source, options)?,
+    };
     check_references(&absolute, &dataset)?;
     Ok(dataset)
+}
+
+/// A local regular file as a byte source with a block cache (what every scanner reads through).
+///
+/// # Errors
+/// [`ScanError::Io`] when the file cannot be opened or is not a regular file.
+pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source::ByteSource>, ScanError> {
+    use crate::source::{CacheOptions, CachedSource, LocalFile};
+    let file = LocalFile::open(path).map_err(|source| ScanError::Io { path: path.to_path_buf(), source })?;
+    Ok(std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(file), CacheOptions::default())))
 }
 
 /// Refuses a chunk reference that does not lie inside its source file (`offset + length <= size`),
@@ -189,10 +199,12 @@ pub fn scan_url(
     let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone());
     let bytes: std::sync::Arc<dyn crate::source::ByteSource> =
         std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
-    match detect_format_of(&name, bytes.as_ref())? {
-        FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options),
-        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options),
-    }
+    let dataset = match detect_format_of(&name, bytes.as_ref())? {
+        FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
+        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
+    };
+    check_references(&name, &dataset)?;
+    Ok(dataset)
 }
 
 /// An object store error as an I/O error of the kind that says what failed.

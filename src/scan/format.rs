@@ -1,7 +1,6 @@
 //! File format detection by content (REFERENCE.md section 3: HDF5 signature and user block;
 //! section 5: the `CDF` magic of the classic formats).
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::ScanError;
@@ -59,24 +58,5 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
 /// [`ScanError::Io`] when the file cannot be read; [`ScanError::UnknownFormat`] when no signature
 /// matches (the message says what the file starts with).
 pub fn detect_format(path: &Path) -> Result<FileFormat, ScanError> {
-    let io = |source| ScanError::Io { path: path.to_path_buf(), source };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    let mut head = [0u8; 8];
-    let mut offset = 0u64;
-    // The HDF5 superblock may follow a user block of 512, 1024, 2048, ... bytes.
-    while offset + 8 <= len {
-        file.seek(SeekFrom::Start(offset)).map_err(io)?;
-        file.read_exact(&mut head).map_err(io)?;
-        if &head == HDF5_SIGNATURE {
-            return Ok(FileFormat::Hdf5);
-        }
-        if offset == 0 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5) {
-            return Ok(FileFormat::Netcdf3);
-        }
-        offset = if offset == 0 { 512 } else { offset * 2 };
-    }
-    let reason =
-        if len < 8 { format!("only {len} bytes long") } else { "no HDF5 signature and no CDF magic".to_string() };
-    Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
+    detect_format_of(path, super::open_local(path)?.as_ref())
 }

@@ -40,7 +40,7 @@ use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, Vi
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
-use crate::source::{ByteSource, CacheOptions, CachedSource, LocalFile};
+use crate::source::ByteSource;
 
 /// Largest array read whole while scanning (coordinates, digests): 1 GiB.
 const MAX_READ_BYTES: usize = 1 << 30;
@@ -51,9 +51,7 @@ pub struct Hdf5Scanner;
 
 impl Scanner for Hdf5Scanner {
     fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        let file = LocalFile::open(path).map_err(|e| ScanError::Io { path: path.to_path_buf(), source: e })?;
-        let cached = CachedSource::new(Arc::new(file), CacheOptions::default());
-        scan_hdf5(path, Arc::new(cached), source, options)
+        scan_hdf5(path, super::open_local(path)?, source, options)
     }
 }
 

@@ -28,7 +28,7 @@ use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, Virt
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
-use crate::source::{ByteSource, CacheOptions, CachedSource, LocalFile};
+use crate::source::ByteSource;
 
 /// Scans NetCDF-3 files.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,9 +45,7 @@ pub const MAX_COORDINATE_VALUES: u64 = 1 << 24;
 
 impl Scanner for Netcdf3Scanner {
     fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        let file = LocalFile::open(path).map_err(|e| ScanError::Io { path: path.to_path_buf(), source: e })?;
-        let cached = CachedSource::new(Arc::new(file), CacheOptions::default());
-        scan_netcdf3(path, Arc::new(cached), source, options)
+        scan_netcdf3(path, super::open_local(path)?, source, options)
     }
 }
 
