@@ -12,7 +12,6 @@ Prints one line per check and a closing "N passed, M failed" line; exits 1 when 
 import argparse
 import json
 import sys
-import traceback
 
 import fsspec
 import h5py
@@ -20,21 +19,7 @@ import numpy as np
 import zarr
 from zarr.storage import FsspecStore
 
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, name, fn):
-        try:
-            detail = fn()
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-            return
-        self.passed += 1
-        print(f"ok   {name}" + (f": {detail}" if detail else ""))
+from results import Results
 
 
 def numeric_datasets(f):
@@ -89,8 +74,7 @@ def main():
                 return f"{theirs.shape} {theirs.dtype}"
 
             results.check(f"{args.source}:{name} values", values)
-    print(f"{results.passed} passed, {results.failed} failed")
-    sys.exit(0 if results.failed == 0 else 1)
+    sys.exit(0 if results.summary() else 1)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Prints one line per check and a closing "N passed, M failed" line; exits 1 when 
 import argparse
 import re
 import sys
-import traceback
 
 import fsspec
 import netCDF4
@@ -33,26 +32,8 @@ import xarray as xr
 import zarr
 from zarr.storage import FsspecStore
 
+from results import Results
 
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, name, fn):
-        try:
-            detail = fn()
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-            return
-        self.passed += 1
-        print(f"ok   {name}" + (f": {detail}" if detail else ""))
-
-    def summary(self):
-        print(f"{self.passed} passed, {self.failed} failed")
-        return self.failed == 0
 
 
 def raw_netcdf(path, name):
