@@ -33,9 +33,16 @@ pub(crate) struct StoreInner {
 }
 
 impl StoreInner {
+    /// The object at `parts` (slash-separated node names and a file name) below the store's root.
+    /// Names are taken as they are (non-ASCII letters, backslashes), as the writer wrote them; only a
+    /// name object_store cannot hold raw (control characters) is percent-encoded.
     fn child(&self, parts: &str) -> ObjectLocation {
-        let path =
-            parts.split('/').filter(|p| !p.is_empty()).fold(self.root.path.clone(), |p, part| p.clone().join(part));
+        let path = parts.split('/').filter(|p| !p.is_empty()).fold(self.root.path.clone(), |p, part| {
+            match object_store::path::PathPart::parse(part) {
+                Ok(raw) => p.join(raw),
+                Err(_) => p.join(part),
+            }
+        });
         ObjectLocation { store: self.root.store.clone(), path }
     }
 

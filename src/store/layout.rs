@@ -61,16 +61,20 @@ pub struct StoreInfo {
 }
 
 /// Every path segment of a node, checked to be a valid directory name that does not collide with
-/// vzarr's own files.
+/// vzarr's own files. Arrays are leaves, so only a group's entries can collide: `zarr.json` in any
+/// group, and `vzarr.json` / `sources.bin` at the root. Names such as `c`, `manifest.bin`, ones with
+/// a backslash or non-ASCII letters are fine (Zarr v3 allows them, no file of the store shares their
+/// place, and the reader names them raw). Control characters cannot be file names here.
 pub(crate) fn check_node_path(path: &str) -> Result<(), String> {
-    for segment in path.split('/') {
+    for (depth, segment) in path.split('/').enumerate() {
         if segment.is_empty() || segment == "." || segment == ".." {
             return Err(format!("invalid path segment {segment:?}"));
         }
-        if segment.contains('\0') || segment.contains('\\') {
-            return Err("name contains a character that cannot be a file name".into());
+        if segment.chars().any(|c| c.is_ascii_control()) {
+            return Err("name contains a control character, which cannot be a file name".into());
         }
-        if [STORE_INFO_FILE, SOURCES_FILE, MANIFEST_FILE, OWNED_FILE, "zarr.json", "c"].contains(&segment) {
+        let root_file = depth == 0 && [STORE_INFO_FILE, SOURCES_FILE].contains(&segment);
+        if segment == "zarr.json" || root_file {
             return Err(format!("name {segment:?} collides with a file of the store"));
         }
     }
