@@ -25,7 +25,7 @@ use super::contiguous::slab_layout;
 use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
-use crate::grid::ChunkGrid;
+use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
 use crate::source::ByteSource;
@@ -162,7 +162,7 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
     let es = data_type.size() as u64;
     let endian = (data_type.swap_unit() > 1).then_some(Endian::Big);
     let (grid, entries) = if var.is_record && layout.record_variables > 1 {
-        record_layout(header, var, &shape, layout)?
+        record_layout(header, var, &shape, es, layout, options.max_slab_bytes)?
     } else {
         slab_layout(&shape, es, var.begin, 0, options.max_slab_bytes).map_err(|e| e.to_string())?
     };
@@ -188,27 +188,53 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
 }
 
 /// One chunk per record (records interleaved with other record variables), within the file's budget.
+/// Interleaved record variables: record `r` of `var` is at `begin + r * record_size`. Each record is
+/// one chunk, or, when a record is larger than `max_slab_bytes`, split into slabs along its first
+/// dimension as contiguous variables are (a small read then fetches little).
 fn record_layout(
     header: &Header,
     var: &Variable,
     shape: &[u64],
+    element_size: u64,
     layout: &Layout,
+    max_slab_bytes: u64,
 ) -> Result<(ChunkGrid, Vec<ChunkEntry>), String> {
-    let total = header.numrecs.saturating_mul(layout.record_variables);
+    let (record_grid, pieces) = match shape.get(1..).filter(|rest| !rest.is_empty()) {
+        Some(rest) if var.data_size > max_slab_bytes => {
+            let (grid, entries) = slab_layout(rest, element_size, 0, 0, max_slab_bytes).map_err(|e| e.to_string())?;
+            (grid.dims().to_vec(), entries)
+        }
+        Some(rest) => {
+            let dims = rest.iter().map(|&n| ChunkDim::regular(n, n.max(1))).collect::<Result<Vec<_>, _>>();
+            let whole = ChunkEntry::Source { source: 0, offset: 0, length: var.data_size };
+            (dims.map_err(|e| e.to_string())?, vec![whole])
+        }
+        None => (Vec::new(), vec![ChunkEntry::Source { source: 0, offset: 0, length: var.data_size }]),
+    };
+    let per_record = pieces.len() as u64;
+    let interleaved = header.numrecs.saturating_mul(layout.record_variables);
+    let total = interleaved.max(header.numrecs.saturating_mul(per_record));
     if total > MAX_RECORD_REFERENCES {
         return Err(format!(
-            "{} records of {} interleaved record variables need {total} chunk references, more than vzarr's limit of {MAX_RECORD_REFERENCES} per file",
+            "{} records of {} interleaved record variables (this one in {per_record} pieces a record) need {total} chunk references, more than vzarr's limit of {MAX_RECORD_REFERENCES} per file",
             header.numrecs, layout.record_variables
         ));
     }
-    let mut chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-    if let Some(first) = chunk.first_mut() {
-        *first = 1;
-    }
-    let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
+    let records = shape.first().copied().unwrap_or(0);
+    let mut dims = vec![ChunkDim::regular(records, 1).map_err(|e| e.to_string())?];
+    dims.extend(record_grid);
+    let grid = ChunkGrid::new(dims);
     let records = if grid.num_chunks() == 0 { 0 } else { header.numrecs };
     let entries = (0..records)
-        .map(|r| ChunkEntry::Source { source: 0, offset: var.begin + r * header.record_size, length: var.data_size })
+        .flat_map(|r| {
+            let base = var.begin + r * header.record_size;
+            pieces.iter().map(move |piece| match *piece {
+                ChunkEntry::Source { offset, length, .. } => {
+                    ChunkEntry::Source { source: 0, offset: base + offset, length }
+                }
+                other => other,
+            })
+        })
         .collect();
     Ok((grid, entries))
 }

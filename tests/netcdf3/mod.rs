@@ -102,3 +102,33 @@ fn twelve_monthly_classic_files_concatenate_exactly() {
     }
     cli_expect(&["verify".to_string(), store.display().to_string()], 0);
 }
+
+/// Interleaved record variables whose records are larger than `--max-slab-mib` are split into slabs
+/// along their first non-record dimension (issue 16: a 4 GB record was one chunk); every value equals
+/// libnetcdf's.
+#[test]
+fn large_records_of_interleaved_variables_are_split_into_slabs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big_records.nc");
+    crate::common::with_hdf5_files(|| {
+        let mut f = netcdf::create_with(&path, netcdf::Options::_64BIT_OFFSET).unwrap();
+        f.add_unlimited_dimension("time").unwrap();
+        f.add_dimension("y", 300).unwrap();
+        f.add_dimension("x", 500).unwrap();
+        f.add_variable::<f32>("big", &["time", "y", "x"]).unwrap();
+        f.add_variable::<i32>("count", &["time"]).unwrap();
+        f.enddef().unwrap();
+        for r in 0..3usize {
+            let values: Vec<f32> = (0..300 * 500).map(|i| (i + r * 7) as f32 * 0.25).collect();
+            f.variable_mut("big").unwrap().put_values(&values, [r..r + 1, 0..300, 0..500]).unwrap();
+            f.variable_mut("count").unwrap().put_values(&[r as i32 * 10], (r..r + 1,)).unwrap();
+        }
+    });
+    let options = ScanOptions { max_slab_bytes: 128 << 10, ..ScanOptions::default() };
+    let store = assert_exact(&path, dir.path(), &options);
+    let meta = crate::common::array_json(&store, "big");
+    // Records of 600,000 bytes in slabs of at most 128 KiB: 60 rows of 2000 bytes, 5 a record.
+    assert_eq!(meta["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([1, 60, 500]), "{meta}");
+    let small = crate::common::array_json(&store, "count");
+    assert_eq!(small["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([1]), "{small}");
+}
