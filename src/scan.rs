@@ -173,6 +173,15 @@ fn check_references(path: &Path, dataset: &VirtualDataset) -> Result<(), ScanErr
     Ok(())
 }
 
+/// A scanned object of an object store and what scanning it cost.
+#[derive(Debug, Clone)]
+pub struct RemoteScan {
+    /// The scanned dataset (source 0 is the URL).
+    pub dataset: VirtualDataset,
+    /// Ranged requests sent and bytes fetched while scanning (the HEAD request not counted).
+    pub fetched: crate::source::FetchStats,
+}
+
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
 /// reads with a block cache, never downloading it whole. Its fingerprint is its size and
 /// last-modified time from a HEAD request. Blocking: call it from outside `runtime`'s threads.
@@ -185,7 +194,7 @@ pub fn scan_url(
     options: &ScanOptions,
     remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
-) -> Result<VirtualDataset, ScanError> {
+) -> Result<RemoteScan, ScanError> {
     use crate::source::{CacheOptions, CachedSource, ObjectSource};
     let name = PathBuf::from(url);
     let io = |e: std::io::Error| ScanError::Io { path: name.clone(), source: e };
@@ -197,14 +206,14 @@ pub fn scan_url(
     let fingerprint =
         SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() };
     let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone());
-    let bytes: std::sync::Arc<dyn crate::source::ByteSource> =
-        std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
+    let cached = std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
+    let bytes: std::sync::Arc<dyn crate::source::ByteSource> = cached.clone();
     let dataset = match detect_format_of(&name, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
     };
     check_references(&name, &dataset)?;
-    Ok(dataset)
+    Ok(RemoteScan { dataset, fetched: cached.stats() })
 }
 
 /// An object store error as an I/O error of the kind that says what failed.

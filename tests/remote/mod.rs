@@ -8,6 +8,23 @@ use vzarr::ScanOptions;
 
 use crate::common::servers::S3Server;
 
+/// An 8 MB HDF5 file of 1 MB chunks (pseudo-random, so its bytes are the file's bulk).
+fn write_megabyte_chunks(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("megabyte_chunks.h5");
+    let file = hdf5::File::create(&path).unwrap();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let values: Vec<u64> = (0..1 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        })
+        .collect();
+    file.new_dataset_builder().chunk(1 << 17).with_data(&values).create("noise").unwrap();
+    path
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -24,7 +41,9 @@ fn objects_over_s3_give_the_local_references() {
     let classic = crate::common::with_hdf5_files(|| {
         crate::common::classic::write_mixed(dir.path(), "classic.nc", netcdf::Options::_64BIT_OFFSET, 4)
     });
+    let big = crate::common::with_hdf5_files(|| write_megabyte_chunks(dir.path()));
     let uploads = [
+        ("megabyte_chunks.h5", big),
         ("tas_2023-01.nc", root.join("fixtures/sample/tas_2023-01.nc")),
         ("libver_latest.h5", root.join("fixtures/hdf5/libver_latest.h5")),
         ("classic.nc", classic),
@@ -35,8 +54,9 @@ fn objects_over_s3_give_the_local_references() {
     let runtime = runtime();
     for (key, local) in &objects {
         let url = format!("s3://archive/{key}");
-        let ours = vzarr::scan::scan_url(&url, &ScanOptions::default(), &remote, runtime.handle())
+        let scan = vzarr::scan::scan_url(&url, &ScanOptions::default(), &remote, runtime.handle())
             .unwrap_or_else(|e| panic!("{e}"));
+        let ours = scan.dataset;
         let theirs = crate::common::scan(local, &ScanOptions::default()).unwrap();
         let (source, local_source) = (ours.sources.get(0).unwrap(), theirs.sources.get(0).unwrap());
         assert_eq!(source.location, url);
@@ -44,6 +64,13 @@ fn objects_over_s3_give_the_local_references() {
         assert_eq!(ours.arrays.len(), theirs.arrays.len(), "{url}");
         for (a, b) in ours.arrays.iter().zip(&theirs.arrays) {
             assert_eq!((&a.path, &a.metadata, &a.chunks), (&b.path, &b.metadata, &b.chunks), "{url}");
+        }
+        if *key == "megabyte_chunks.h5" {
+            // Metadata only: a few requests, a few percent of the 8 MB file.
+            let size = source.size;
+            eprintln!("{url}: {} requests, {} bytes fetched of {size}", scan.fetched.requests, scan.fetched.bytes);
+            assert!(scan.fetched.requests <= 4, "{url}: {:?}", scan.fetched);
+            assert!(scan.fetched.bytes * 20 < size, "{url}: fetched {:?} of {size} bytes", scan.fetched);
         }
     }
     let missing = vzarr::scan::scan_url("s3://archive/nope.nc", &ScanOptions::default(), &remote, runtime.handle());
