@@ -97,6 +97,11 @@ pub struct ScanOptions {
     /// Arrays of at most this many bytes get a digest of their values, so that arrays taken once
     /// from the first file can be checked identical in the others. Default: 1 MiB.
     pub digest_max_bytes: u64,
+    /// How object-store URLs among the inputs are reached. Default: the environment's configuration.
+    pub remote: crate::source::RemoteOptions,
+    /// The tokio runtime remote reads block on (the caller's; the library builds none). Default:
+    /// None, and URL inputs are then refused with an error that says so.
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Default for ScanOptions {
@@ -106,6 +111,8 @@ impl Default for ScanOptions {
             max_slab_bytes: 16 << 20,
             concat_dims: Vec::new(),
             digest_max_bytes: 1 << 20,
+            remote: crate::source::RemoteOptions::default(),
+            runtime: None,
         }
     }
 }
@@ -248,13 +255,25 @@ pub fn scan_files(
     paths
         .par_iter()
         .map(|path| {
-            let dataset = scan_file(path, options)?;
+            let dataset = scan_input(path, options)?;
             let found: u64 = dataset.arrays.iter().map(|a| a.chunks.entries.len() as u64).sum();
             let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
             Ok(dataset)
         })
         .collect()
+}
+
+/// Scans a local path, or an object-store URL through [`scan_url`] (with `options.runtime`).
+fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+    let Some(url) = path.to_str().filter(|p| crate::source::is_url(p) && !p.starts_with("file://")) else {
+        return scan_file(path, options);
+    };
+    let Some(runtime) = &options.runtime else {
+        let why = "scanning object-store URLs needs ScanOptions::runtime (a tokio runtime handle)";
+        return Err(ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(why) });
+    };
+    scan_url(url, options, &options.remote, runtime).map(|scan| scan.dataset)
 }
 
 /// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per

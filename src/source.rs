@@ -107,9 +107,12 @@ pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
         })?;
         return resolve(&file.display().to_string());
     }
-    let (store, path) = object_store::parse_url(&url)
-        .map_err(|source| SourceError::Resolve { location: location.to_string(), source })?;
-    Ok(ObjectLocation { store: Arc::from(store), path })
+    // Object stores are configured from the environment (credentials, endpoint), as when scanning.
+    let (store, path) = remote::store_for_url(&url, &RemoteOptions::default()).map_err(|e| SourceError::Resolve {
+        location: location.to_string(),
+        source: object_store::Error::Generic { store: "vzarr", source: e.into() },
+    })?;
+    Ok(ObjectLocation { store, path })
 }
 
 #[cfg(test)]

@@ -14,11 +14,14 @@ use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
-    let files = expand_inputs(&args.inputs)?;
+    // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let files = expand_inputs(&args.inputs, runtime.handle())?;
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib << 20,
         concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
+        runtime: Some(runtime.handle().clone()),
         ..ScanOptions::default()
     };
     if files.len() > 1 && args.concat.is_empty() {
@@ -81,20 +84,55 @@ fn history_line(files: usize, dim: &str) -> String {
 
 /// Files named directly, plus the matches of glob patterns, in natural order; duplicates removed. An
 /// argument naming an existing path is that path, even when it contains `*`, `?` or `[`; only other
-/// arguments (which must be UTF-8) are glob patterns.
-pub(crate) fn expand_inputs(inputs: &[OsString]) -> anyhow::Result<Vec<PathBuf>> {
+/// arguments (which must be UTF-8) are glob patterns. Object-store URL globs (`s3://bucket/cmip/*.nc`)
+/// are listed on `runtime`; other URLs are taken as given (HTTP has no listing).
+pub(crate) fn expand_inputs(inputs: &[OsString], runtime: &tokio::runtime::Handle) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for input in inputs {
         let path = PathBuf::from(input);
-        let pattern = input.to_str().filter(|s| s.contains(['*', '?', '[']));
-        match pattern {
-            Some(pattern) if path.symlink_metadata().is_err() => files.extend(glob_matches(pattern)?),
+        let text = input.to_str();
+        let pattern = text.filter(|s| s.contains(['*', '?', '[']));
+        let url = text.filter(|s| vzarr::source::is_url(s));
+        match (url, pattern) {
+            (Some(url), Some(_)) => files.extend(list_url_matches(url, runtime)?),
+            (Some(_), None) => files.push(path),
+            (None, Some(pattern)) if path.symlink_metadata().is_err() => files.extend(glob_matches(pattern)?),
             _ => files.push(path),
         }
     }
     files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
     files.dedup();
     Ok(files)
+}
+
+/// The objects of an object store matching a URL glob: the prefix up to the first pattern character
+/// is listed, and every key is matched against the pattern (`*` stops at `/`).
+fn list_url_matches(pattern: &str, runtime: &tokio::runtime::Handle) -> anyhow::Result<Vec<PathBuf>> {
+    use futures::TryStreamExt;
+    let (scheme, rest) = pattern.split_once("://").context("not a URL")?;
+    let (bucket, key_pattern) = rest.split_once('/').with_context(|| format!("{pattern}: no object key"))?;
+    if matches!(scheme, "http" | "https") {
+        bail!("{pattern}: HTTP servers have no listing: give each URL (or --files-from)");
+    }
+    let base = url::Url::parse(&format!("{scheme}://{bucket}/")).with_context(|| format!("{pattern}: invalid URL"))?;
+    let (store, _) = vzarr::source::store_for_url(&base, &vzarr::source::RemoteOptions::default())?;
+    let literal = &key_pattern[..key_pattern.find(['*', '?', '[']).unwrap_or(key_pattern.len())];
+    let directory = literal.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let prefix = object_store::path::Path::from(directory);
+    let listed: Vec<object_store::ObjectMeta> = runtime
+        .block_on(store.list(Some(&prefix)).try_collect())
+        .with_context(|| format!("{pattern}: listing {scheme}://{bucket}/{directory}"))?;
+    let glob = glob::Pattern::new(key_pattern).with_context(|| format!("{pattern}: invalid glob pattern"))?;
+    let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+    let matches: Vec<PathBuf> = listed
+        .iter()
+        .filter(|meta| glob.matches_with(meta.location.as_ref(), options))
+        .map(|meta| PathBuf::from(format!("{scheme}://{bucket}/{}", meta.location)))
+        .collect();
+    if matches.is_empty() {
+        bail!("{pattern}: no objects match");
+    }
+    Ok(matches)
 }
 
 fn glob_matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {

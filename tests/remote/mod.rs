@@ -78,3 +78,40 @@ fn objects_over_s3_give_the_local_references() {
     assert!(message.starts_with("s3://archive/nope.nc: ") && !message.contains('\n'), "{message}");
     assert!(message.to_lowercase().contains("not found"), "{message}");
 }
+
+/// The command line over S3, configured by the standard environment variables: a glob over a bucket
+/// is listed, the files are scanned and concatenated, and `vzarr read` of the store (its sources on S3)
+/// returns libnetcdf's values of the local files, concatenated.
+#[test]
+fn cli_scans_an_s3_glob_and_reads_the_store_back() {
+    let Some(server) = S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 CLI test not run");
+        return;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
+    let local: Vec<std::path::PathBuf> = months.iter().map(|m| root.join(m)).collect();
+    let objects: Vec<(&str, &std::path::Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
+    server.upload("archive", &objects);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tas.vzarr");
+    let npy = dir.path().join("tas.npy");
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        crate::common::run(command)
+    };
+    let s = |p: &std::path::Path| p.display().to_string();
+    let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&store)]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let read = run(&["read", &s(&store), "tas", "-o", &s(&npy)]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(ours.data == theirs, "tas over S3 equals libnetcdf's reads of the files");
+    let missing = run(&["scan", "s3://archive/nothing-*.nc", "-o", &s(&dir.path().join("x.vzarr"))]);
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("s3://archive/nothing-*.nc: no objects match"), "{}", missing.stderr);
+}
