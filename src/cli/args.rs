@@ -58,9 +58,17 @@ pub(crate) enum ScanFormat {
 #[derive(Debug, Args)]
 pub(crate) struct ScanArgs {
     /// Input files, or quoted glob patterns such as 'archive/*.nc' (an argument naming an existing
-    /// file is that file, even when its name contains `*`, `?` or `[`).
-    #[arg(required = true)]
+    /// file is that file, even when its name contains `*`, `?` or `[`); object-store URLs and URL globs
+    /// (`s3://bucket/cmip/*.nc`, `gs://`, `az://`) and `https://` URLs.
+    #[arg(required_unless_present = "files_from")]
     pub(crate) inputs: Vec<std::ffi::OsString>,
+    /// Also read inputs from FILE, one path, URL or pattern a line (`-`: standard input), for
+    /// archives too large for a command line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) files_from: Option<PathBuf>,
+    /// Reach object stores without credentials (public buckets).
+    #[arg(long)]
+    pub(crate) anonymous: bool,
     /// The store to write (a directory, conventionally named *.vzarr).
     #[arg(short, long)]
     pub(crate) output: PathBuf,

@@ -16,12 +16,18 @@ use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let files = expand_inputs(&args.inputs, runtime.handle())?;
+    let remote = vzarr::source::RemoteOptions { anonymous: args.anonymous, ..Default::default() };
+    let mut inputs = args.inputs.clone();
+    if let Some(list) = &args.files_from {
+        inputs.extend(read_list(list)?);
+    }
+    let files = expand_inputs(&inputs, &remote, runtime.handle())?;
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib << 20,
         concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
         runtime: Some(runtime.handle().clone()),
+        remote: remote.clone(),
         ..ScanOptions::default()
     };
     if files.len() > 1 && args.concat.is_empty() {
@@ -86,7 +92,11 @@ fn history_line(files: usize, dim: &str) -> String {
 /// argument naming an existing path is that path, even when it contains `*`, `?` or `[`; only other
 /// arguments (which must be UTF-8) are glob patterns. Object-store URL globs (`s3://bucket/cmip/*.nc`)
 /// are listed on `runtime`; other URLs are taken as given (HTTP has no listing).
-pub(crate) fn expand_inputs(inputs: &[OsString], runtime: &tokio::runtime::Handle) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn expand_inputs(
+    inputs: &[OsString],
+    remote: &vzarr::source::RemoteOptions,
+    runtime: &tokio::runtime::Handle,
+) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for input in inputs {
         let path = PathBuf::from(input);
@@ -94,7 +104,7 @@ pub(crate) fn expand_inputs(inputs: &[OsString], runtime: &tokio::runtime::Handl
         let pattern = text.filter(|s| s.contains(['*', '?', '[']));
         let url = text.filter(|s| vzarr::source::is_url(s));
         match (url, pattern) {
-            (Some(url), Some(_)) => files.extend(list_url_matches(url, runtime)?),
+            (Some(url), Some(_)) => files.extend(list_url_matches(url, remote, runtime)?),
             (Some(_), None) => files.push(path),
             (None, Some(pattern)) if path.symlink_metadata().is_err() => files.extend(glob_matches(pattern)?),
             _ => files.push(path),
@@ -105,9 +115,25 @@ pub(crate) fn expand_inputs(inputs: &[OsString], runtime: &tokio::runtime::Handl
     Ok(files)
 }
 
+/// The inputs listed in `list` (`-`: standard input), one a line; blank lines are skipped.
+fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
+    use std::io::Read;
+    let mut text = String::new();
+    if list.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text).context("reading the input list from standard input")?;
+    } else {
+        text = std::fs::read_to_string(list).with_context(|| format!("{}: reading the input list", list.display()))?;
+    }
+    Ok(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(OsString::from).collect())
+}
+
 /// The objects of an object store matching a URL glob: the prefix up to the first pattern character
 /// is listed, and every key is matched against the pattern (`*` stops at `/`).
-fn list_url_matches(pattern: &str, runtime: &tokio::runtime::Handle) -> anyhow::Result<Vec<PathBuf>> {
+fn list_url_matches(
+    pattern: &str,
+    remote: &vzarr::source::RemoteOptions,
+    runtime: &tokio::runtime::Handle,
+) -> anyhow::Result<Vec<PathBuf>> {
     use futures::TryStreamExt;
     let (scheme, rest) = pattern.split_once("://").context("not a URL")?;
     let (bucket, key_pattern) = rest.split_once('/').with_context(|| format!("{pattern}: no object key"))?;
@@ -115,7 +141,7 @@ fn list_url_matches(pattern: &str, runtime: &tokio::runtime::Handle) -> anyhow::
         bail!("{pattern}: HTTP servers have no listing: give each URL (or --files-from)");
     }
     let base = url::Url::parse(&format!("{scheme}://{bucket}/")).with_context(|| format!("{pattern}: invalid URL"))?;
-    let (store, _) = vzarr::source::store_for_url(&base, &vzarr::source::RemoteOptions::default())?;
+    let (store, _) = vzarr::source::store_for_url(&base, remote)?;
     let literal = &key_pattern[..key_pattern.find(['*', '?', '[']).unwrap_or(key_pattern.len())];
     let directory = literal.rsplit_once('/').map_or("", |(dir, _)| dir);
     let prefix = object_store::path::Path::from(directory);

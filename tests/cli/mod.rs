@@ -237,3 +237,40 @@ fn a_file_name_that_is_not_utf8_is_one_clear_line() {
     assert!(run.stderr.contains("caf") && run.stderr.contains("not valid UTF-8"), "{}", run.stderr);
     assert!(!store.exists());
 }
+
+/// `--files-from FILE` and `--files-from -` (standard input) give the same store as the files on the
+/// command line, and every value equals libnetcdf's reads of the files.
+#[test]
+fn files_from_a_list_or_standard_input() {
+    use std::io::Write;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let files: Vec<std::path::PathBuf> =
+        ["tas_2023-03.nc", "tas_2023-01.nc", "tas_2023-02.nc"].iter().map(|m| root.join(m)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("inputs.txt");
+    let lines: String = files.iter().map(|f| format!("{}\n\n", f.display())).collect();
+    std::fs::write(&list, &lines).unwrap();
+    let from_file = dir.path().join("a.vzarr");
+    let text = |p: &std::path::Path| p.display().to_string();
+    crate::common::cli_expect(&["scan", "--files-from", &text(&list), "--concat", "time", "-o", &text(&from_file)], 0);
+    let from_stdin = dir.path().join("b.vzarr");
+    let mut child = {
+        let _no_files = crate::common::no_hdf5_files_open();
+        std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"))
+            .args(["scan", "--files-from", "-", "--concat", "time", "-o", &text(&from_stdin)])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut ordered = files.clone();
+    ordered.sort();
+    let theirs: Vec<u8> = ordered.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    for store in [&from_file, &from_stdin] {
+        let ours = crate::common::read(&crate::common::open_store(store), "tas", "");
+        assert!(ours.bytes == theirs, "{}: tas equals libnetcdf's reads, in time order", store.display());
+    }
+}

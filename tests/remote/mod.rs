@@ -111,6 +111,18 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
     let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
     assert!(ours.data == theirs, "tas over S3 equals libnetcdf's reads of the files");
+    // --anonymous sends unsigned requests (public buckets); this bucket is private, so the server
+    // refuses them: one line naming the object and saying access was denied, nothing written.
+    let anonymous = dir.path().join("anonymous.vzarr");
+    let public = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "--anonymous", "-o", &s(&anonymous)]);
+    assert_eq!(public.code, 1, "{}", public.stderr);
+    assert_eq!(public.stderr.trim().lines().count(), 1, "{}", public.stderr);
+    assert!(
+        public.stderr.contains("s3://archive/tas_2023-0") && public.stderr.contains("privileges"),
+        "{}",
+        public.stderr
+    );
+    assert!(!anonymous.exists());
     let missing = run(&["scan", "s3://archive/nothing-*.nc", "-o", &s(&dir.path().join("x.vzarr"))]);
     assert_eq!(missing.code, 1);
     assert!(missing.stderr.contains("s3://archive/nothing-*.nc: no objects match"), "{}", missing.stderr);
