@@ -124,7 +124,10 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
         max_retries: options.max_retries,
         retry_timeout: options.request_timeout * (options.max_retries as u32 + 1),
     };
-    let client = ClientOptions::new().with_timeout(options.request_timeout);
+    // The request timeout goes in as a configuration key, so the client settings the builders read
+    // from the environment (allow_http, proxies, certificates) stay in force.
+    let timeout = ("timeout".to_string(), format!("{}ms", options.request_timeout.as_millis()));
+    let settings: Vec<&(String, String)> = std::iter::once(&timeout).chain(&options.config).collect();
     let configure = |source| RemoteError::Configure { url: url.to_string(), source };
     let base = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
     let unknown_key = |key: &str| RemoteError::Configure {
@@ -133,11 +136,8 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
     };
     let store: Arc<dyn ObjectStore> = match url.scheme() {
         "s3" | "s3a" => {
-            let mut builder = AmazonS3Builder::from_env()
-                .with_url(base)
-                .with_retry(retry)
-                .with_client_options(client_from_env("AWS_", client));
-            for (key, value) in &options.config {
+            let mut builder = AmazonS3Builder::from_env().with_url(base).with_retry(retry);
+            for (key, value) in &settings {
                 builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
             }
             builder = builder.with_skip_signature(options.anonymous);
@@ -147,21 +147,15 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
             Arc::new(builder.build().map_err(configure)?)
         }
         "gs" => {
-            let mut builder = GoogleCloudStorageBuilder::from_env()
-                .with_url(base)
-                .with_retry(retry)
-                .with_client_options(client_from_env("GOOGLE_", client));
-            for (key, value) in &options.config {
+            let mut builder = GoogleCloudStorageBuilder::from_env().with_url(base).with_retry(retry);
+            for (key, value) in &settings {
                 builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
             }
             Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
         }
         "az" | "abfs" | "abfss" | "adl" | "azure" => {
-            let mut builder = MicrosoftAzureBuilder::from_env()
-                .with_url(url.as_str())
-                .with_retry(retry)
-                .with_client_options(client_from_env("AZURE_", client));
-            for (key, value) in &options.config {
+            let mut builder = MicrosoftAzureBuilder::from_env().with_url(url.as_str()).with_retry(retry);
+            for (key, value) in &settings {
                 builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
             }
             Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
@@ -170,7 +164,7 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
             HttpBuilder::new()
                 .with_url(format!("{base}{}", port_suffix(url)))
                 .with_retry(retry)
-                .with_client_options(client.with_allow_http(true))
+                .with_client_options(ClientOptions::new().with_timeout(options.request_timeout).with_allow_http(true))
                 .build()
                 .map_err(configure)?,
         ),
@@ -183,13 +177,6 @@ fn port_suffix(url: &url::Url) -> String {
     url.port().map(|p| format!(":{p}")).unwrap_or_default()
 }
 
-/// Client options with `<PREFIX>ALLOW_HTTP` honoured (builders apply their own environment to
-/// their own config, but `with_client_options` replaces the client section wholesale).
-fn client_from_env(prefix: &str, client: ClientOptions) -> ClientOptions {
-    let allow = std::env::var(format!("{prefix}ALLOW_HTTP")).is_ok_and(|v| matches!(v.as_str(), "true" | "1" | "TRUE"));
-    client.with_allow_http(allow)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +185,22 @@ mod tests {
     fn object_paths_are_decoded_from_urls() {
         let url = url::Url::parse("s3://bucket/a%20b/c.nc").unwrap();
         assert_eq!(object_path(&url).as_ref(), "a b/c.nc");
+    }
+
+    #[test]
+    fn stores_accept_the_timeout_and_explicit_settings() {
+        let options = RemoteOptions {
+            config: vec![("aws_region".into(), "eu-west-1".into())],
+            request_timeout: Duration::from_secs(7),
+            ..RemoteOptions::default()
+        };
+        let s3 = url::Url::parse("s3://bucket/a/b.nc").unwrap();
+        assert_eq!(store_for_url(&s3, &options).unwrap().1.as_ref(), "a/b.nc");
+        let gs = url::Url::parse("gs://bucket/x.nc").unwrap();
+        let anonymous = RemoteOptions { anonymous: true, ..RemoteOptions::default() };
+        assert!(store_for_url(&gs, &anonymous).is_ok());
+        let bad = RemoteOptions { config: vec![("no_such_key".into(), "1".into())], ..RemoteOptions::default() };
+        assert!(store_for_url(&s3, &bad).unwrap_err().to_string().contains("no_such_key"));
     }
 
     #[test]
