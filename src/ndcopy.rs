@@ -4,6 +4,21 @@
 //! Pure and format-agnostic: buffers are bytes, `element_size` bytes per element. The innermost
 //! dimension is copied with one `memcpy` when its step is 1.
 
+/// The C-order index of element `linear` of an array of `shape` (a dimension of length 0 counts as 1).
+pub fn unravel(mut linear: u64, shape: &[u64]) -> Vec<u64> {
+    let mut out = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        out[d] = linear % shape[d].max(1);
+        linear /= shape[d].max(1);
+    }
+    out
+}
+
+/// The C-order position of `index` in an array of `shape` (the inverse of [`unravel`]).
+pub fn ravel(index: &[u64], shape: &[u64]) -> u64 {
+    index.iter().zip(shape).fold(0, |acc, (i, n)| acc * n + i)
+}
+
 /// How one dimension is copied: `count` elements from `src_start` (every `src_step`-th) to
 /// consecutive positions from `dst_start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

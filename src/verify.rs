@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::ndcopy::unravel;
+
 use crate::cftime::{Calendar, TimeUnits};
 use crate::dataset::{ConcatDimInfo, SourceBox};
 use crate::grid::{DimSelection, Selection};
@@ -352,15 +354,6 @@ fn compare(ours: &[u8], theirs: &[u8], element_size: usize, shape: &[u64], origi
         }
     }
     verdict.elements += n as u64;
-}
-
-fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
-    let mut out = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        out[d] = i % shape[d].max(1);
-        i /= shape[d].max(1);
-    }
-    out
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -4,6 +4,7 @@
 use super::{ArrayData, ArrayReader, ReadError};
 use crate::grid::{DimSelection, Selection};
 use crate::metadata::DataType;
+use crate::ndcopy::{ravel, unravel};
 
 /// Largest string array read (elements): the coordinates vzarr writes have one element per key.
 const MAX_ELEMENTS: u64 = 1 << 24;
@@ -40,7 +41,7 @@ pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> 
         for (i, item) in items.into_iter().enumerate() {
             let index: Vec<u64> = unravel(i as u64, &chunk_shape).iter().zip(&origin).map(|(a, b)| a + b).collect();
             if index.iter().zip(&shape).all(|(i, n)| i < n) {
-                all[linear_of(&index, &shape) as usize] = item;
+                all[ravel(&index, &shape) as usize] = item;
             }
         }
     }
@@ -57,7 +58,7 @@ pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> 
     for i in 0..counts.iter().product::<u64>() {
         let at = unravel(i, &counts);
         let index: Vec<u64> = at.iter().enumerate().map(|(d, &k)| per_dim[d][k as usize]).collect();
-        out.push(all[linear_of(&index, &shape) as usize].clone());
+        out.push(all[ravel(&index, &shape) as usize].clone());
     }
     Ok(out)
 }
@@ -70,17 +71,4 @@ pub(crate) fn fixed_width(strings: &[String], shape: Vec<u64>) -> ArrayData {
         slot[..s.len()].copy_from_slice(s.as_bytes());
     }
     ArrayData { data_type: DataType::FixedBytes(width as u32), shape, bytes }
-}
-
-fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
-    let mut out = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        out[d] = i % shape[d].max(1);
-        i /= shape[d].max(1);
-    }
-    out
-}
-
-fn linear_of(index: &[u64], shape: &[u64]) -> u64 {
-    index.iter().zip(shape).fold(0, |acc, (i, n)| acc * n + i)
 }

@@ -99,3 +99,33 @@ pub fn library_version() -> (u32, u32, u32) {
     unsafe { hdf5_sys::h5::H5get_libversion(&mut major, &mut minor, &mut release) };
     (major, minor, release)
 }
+
+/// Attribute `name` of the object at `object` (`""`: the root group) read by libhdf5: numbers as f64.
+pub fn attr_numbers(file: &Path, object: &str, name: &str) -> Vec<f64> {
+    with_hdf5_files(|| attribute(file, object, name).read_raw::<f64>().unwrap())
+}
+
+/// Attribute `name` read by libhdf5 as strings (variable-length UTF-8, or fixed-length, NUL-trimmed).
+pub fn attr_strings(file: &Path, object: &str, name: &str) -> Vec<String> {
+    use hdf5::types::{FixedAscii, VarLenUnicode};
+    with_hdf5_files(|| {
+        let attr = attribute(file, object, name);
+        match attr.read_raw::<VarLenUnicode>() {
+            Ok(v) => v.iter().map(|s| s.as_str().to_string()).collect(),
+            Err(_) => attr.read_raw::<FixedAscii<256>>().unwrap().iter().map(|s| s.as_str().to_string()).collect(),
+        }
+    })
+}
+
+fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
+    let f = hdf5::File::open(file).unwrap();
+    let found = if object.is_empty() {
+        f.attr(name)
+    } else {
+        match f.dataset(object) {
+            Ok(ds) => ds.attr(name),
+            Err(_) => f.group(object).unwrap().attr(name),
+        }
+    };
+    found.unwrap_or_else(|e| panic!("{}: {object}: attribute {name}: {e}", file.display()))
+}

@@ -65,7 +65,19 @@ struct Found {
     group: usize,
     path: String,
     dataset: Dataset,
-    scale: bool,
+    /// For a dimension scale: its `NAME` attribute (None when it has none); read once while walking.
+    scale: Option<Option<String>>,
+}
+
+impl Found {
+    fn is_scale(&self) -> bool {
+        self.scale.is_some()
+    }
+
+    /// A scale that only carries a dimension, not a netCDF variable.
+    fn dimension_only(&self) -> bool {
+        matches!(&self.scale, Some(Some(name)) if name.starts_with(DIMENSION_ONLY))
+    }
 }
 
 /// How one axis of a variable was resolved.
@@ -92,7 +104,7 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
     let mut resolved = Vec::with_capacity(found.len());
     for &g in &post {
         for f in found.iter().filter(|f| f.group == g) {
-            if f.scale && dimension_only(&f.dataset) {
+            if f.dimension_only() {
                 continue;
             }
             let axes = match axes(f, &maps)? {
@@ -147,8 +159,8 @@ fn walk(
     out.groups.push(GroupNode { path: path.to_string(), attributes });
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
     for dataset in datasets {
-        let scale =
-            dataset.attribute("CLASS").ok().and_then(|a| a.read_string().ok()).as_deref() == Some("DIMENSION_SCALE");
+        let text = |name: &str| dataset.attribute(name).ok().and_then(|a| a.read_string().ok());
+        let scale = (text("CLASS").as_deref() == Some("DIMENSION_SCALE")).then(|| text("NAME"));
         let name = leaf(dataset.name()).to_string();
         found.push(Found { group: index, path: join(path, &name), dataset, scale });
     }
@@ -172,9 +184,9 @@ struct ScaleMaps {
 
 fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
     let (mut dims, mut groups, mut by_address, mut by_id) = (Vec::new(), Vec::new(), HashMap::new(), HashMap::new());
-    for f in found.iter().filter(|f| f.scale) {
+    for f in found.iter().filter(|f| f.is_scale()) {
         let ds = &f.dataset;
-        let name = match ds.attribute("NAME").ok().and_then(|a| a.read_string().ok()) {
+        let name = match f.scale.clone().flatten() {
             Some(n) if !n.starts_with(DIMENSION_ONLY) && !n.is_empty() => n.trim_end_matches('\0').to_string(),
             _ => netcdf_name(leaf(&f.path)).to_string(),
         };
@@ -190,10 +202,6 @@ fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
     ScaleMaps { dims, groups, by_address, by_id, offset_size }
 }
 
-fn dimension_only(ds: &Dataset) -> bool {
-    ds.attribute("NAME").ok().and_then(|a| a.read_string().ok()).is_some_and(|n| n.starts_with(DIMENSION_ONLY))
-}
-
 /// The dimensions of one variable from its scales; None when it has none (phony dimensions).
 fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
     let (by_address, by_id) = (&maps.by_address, &maps.by_id);
@@ -202,12 +210,12 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
     if rank == 0 {
         return Ok(Some(Vec::new()));
     }
-    if f.scale && rank == 1 {
+    if f.is_scale() && rank == 1 {
         if let Some(&d) = by_address.get(&ds.address()) {
             return Ok(Some(vec![Axis::Real(d)]));
         }
     }
-    if f.scale {
+    if f.is_scale() {
         if let Ok(ids) = ds.attribute("_Netcdf4Coordinates").and_then(|a| a.read_1d::<i32>()) {
             let axes: Option<Vec<Axis>> =
                 ids.iter().map(|id| by_id.get(&i64::from(*id)).map(|&d| Axis::Real(d))).collect();
