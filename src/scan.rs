@@ -243,7 +243,8 @@ fn remote_io_error(e: object_store::Error) -> std::io::Error {
 /// work (reading and re-encoding tail chunks, building tables) with the library calls.
 ///
 /// # Errors
-/// The first [`ScanError`] in input order.
+/// A [`ScanError`] naming a file that could not be scanned (with several, one of them: files scan in
+/// parallel).
 pub fn scan_files(
     paths: &[PathBuf],
     options: &ScanOptions,
