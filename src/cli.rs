@@ -10,6 +10,7 @@ macro_rules! outln {
 
 pub(crate) mod args;
 mod export;
+mod glob_walk;
 mod info;
 mod materialize;
 mod progress;

@@ -162,10 +162,7 @@ fn list_url_matches(
 }
 
 fn glob_matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
-    let matches: Vec<_> = glob::glob(pattern)
-        .with_context(|| format!("{pattern}: invalid glob pattern"))?
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{pattern}: reading matches"))?;
+    let matches = super::glob_walk::matches(pattern)?;
     if matches.is_empty() {
         bail!("{pattern}: no files match");
     }

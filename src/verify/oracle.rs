@@ -44,7 +44,8 @@ impl OracleFiles {
             }
             None => {
                 crate::scan::quiet_hdf5();
-                let file = Arc::new(netcdf::open(location)?);
+                let path = crate::source::local_path(location).unwrap_or_else(|| location.into());
+                let file = Arc::new(netcdf::open(path)?);
                 OPENS.fetch_add(1, Ordering::Relaxed);
                 self.open.push_front((location.to_string(), file.clone()));
                 self.open.truncate(OPEN_FILES);
