@@ -19,6 +19,8 @@
 
 mod attributes;
 mod layout;
+mod owned;
+mod raw_header;
 mod structure;
 
 use std::path::Path;
@@ -159,6 +161,11 @@ struct Translated {
     rewritten: u64,
 }
 
+/// The attribute that marks a variable whose HDF5 fill value is undefined (libhdf5 then leaves
+/// unwritten elements uninitialized; vzarr reads them as the type's default).
+pub const FILL_UNDEFINED_ATTRIBUTE: &str = "vzarr:fill_value";
+const FILL_UNDEFINED_NOTE: &str = "undefined in the source file; unwritten elements read as the type's default (0)";
+
 /// One variable being scanned.
 struct VarScan<'a> {
     var: &'a H5Variable,
@@ -200,6 +207,7 @@ impl FileContext<'_> {
         let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
+            ElementType::VlenString => return self.vlen_strings(var),
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         let mut shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
@@ -219,6 +227,7 @@ impl FileContext<'_> {
             names.pop();
             fill_bytes = fill_bytes.first().map(|&c| vec![c; length as usize]).unwrap_or_default();
         }
+        let fill_undefined = fill_bytes.is_empty() && raw_header::fill_value_undefined(self.file, ds.address());
         let fill = match fill_bytes.is_empty() {
             true => FillValue::zero(data_type),
             false => FillValue::from_bytes(data_type, fill_bytes)
@@ -243,6 +252,11 @@ impl FileContext<'_> {
             attributes: var.attributes.clone(),
         };
         encode_fill_value_attribute(data_type, &mut metadata.attributes);
+        if fill_undefined {
+            metadata.attributes.insert(FILL_UNDEFINED_ATTRIBUTE.into(), FILL_UNDEFINED_NOTE.into());
+        }
+        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes)
+            .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
             path: var.path.clone(),
             metadata,
@@ -253,12 +267,43 @@ impl FileContext<'_> {
         }))
     }
 
+    /// A variable-length string variable as a store-owned `string` array (see `owned`).
+    fn vlen_strings(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+        let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
+        let (grid, codecs, chunks) = match owned::string_array(var, &shape) {
+            Ok(parts) => parts,
+            Err(problem) => return self.skip(var, format!("cannot store its strings: {problem}")),
+        };
+        let metadata = ArrayMetadata {
+            data_type: DataType::String,
+            chunk_grid: grid,
+            fill_value: FillValue::zero(DataType::String),
+            codecs,
+            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
+            attributes: var.attributes.clone(),
+        };
+        Ok(Some(VirtualArray {
+            path: var.path.clone(),
+            metadata,
+            chunks,
+            rewritten_chunks: 0,
+            digest: None,
+            tails: Vec::new(),
+        }))
+    }
+
     /// Hashes the values of a small array. The digest is an extra check, not a requirement: an
     /// array whose values the reader cannot decode (a filter it lacks) is simply not digested.
     fn add_digest(&self, var: &H5Variable, array: &mut VirtualArray) {
-        if wants_digest(self.options, array) {
-            array.digest = var.dataset.read_native_bytes().ok().map(|values| digest(&values));
+        if !wants_digest(self.options, array) {
+            return;
         }
+        array.digest = if array.metadata.data_type == DataType::String {
+            // The strings, as stored (the file's bytes are references into its heap).
+            Some(digest(&array.chunks.owned))
+        } else {
+            var.dataset.read_native_bytes().ok().map(|values| digest(&values))
+        };
     }
 
     /// Prepares trimmed copies of partial last chunks along the concatenation dimensions.

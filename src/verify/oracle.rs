@@ -94,6 +94,26 @@ impl OracleVariable {
         self.read(|var| var.get_raw_values(..))
     }
 
+    /// Every string of a netCDF `string` variable, in C order.
+    pub(crate) fn read_strings(&self) -> Result<Vec<String>, netcdf::Error> {
+        self.read(|var| {
+            let shape: Vec<u64> = var.dimensions().iter().map(|d| d.len() as u64).collect();
+            let total: u64 = shape.iter().product();
+            if total > crate::read::MAX_STRING_ELEMENTS {
+                return Err(netcdf::Error::Str(format!("{total} strings are more than verify compares")));
+            }
+            if shape.is_empty() {
+                return Ok(vec![var.get_string(..)?]);
+            }
+            (0..total)
+                .map(|i| {
+                    let index: Vec<usize> = crate::ndcopy::unravel(i, &shape).iter().map(|&x| x as usize).collect();
+                    var.get_string(index.as_slice())
+                })
+                .collect()
+        })
+    }
+
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
         self.read(|var| {
