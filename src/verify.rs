@@ -4,6 +4,7 @@
 //! This module and `scan/` are the only places that open source files with their native libraries;
 //! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding.
 
+mod hdf5_fallback;
 mod keys;
 mod netcdf_lookup;
 mod oracle;

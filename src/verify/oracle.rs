@@ -1,4 +1,5 @@
-//! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5).
+//! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
+//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -6,6 +7,7 @@ use std::sync::Arc;
 
 use netcdf::{Extent, Extents};
 
+use super::hdf5_fallback::Hdf5Dataset;
 use super::netcdf_lookup::with_variable;
 
 /// Source files kept open at once by [`OracleFiles`].
@@ -52,8 +54,13 @@ impl OracleFiles {
                 file
             }
         };
-        let oracle = OracleVariable { file, path: path.to_string() };
-        oracle.read(|_| Ok(()))?;
+        let mut oracle = OracleVariable { file, path: path.to_string(), hdf5: None };
+        if let Err(missing) = oracle.read(|_| Ok(())) {
+            // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
+            // libhdf5 reads it.
+            let local = crate::source::local_path(location).ok_or(missing)?;
+            oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
+        }
         Ok(oracle)
     }
 }
@@ -65,6 +72,8 @@ pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 pub(crate) struct OracleVariable {
     file: Arc<netcdf::File>,
     path: String,
+    /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
+    hdf5: Option<Hdf5Dataset>,
 }
 
 impl OracleVariable {
@@ -78,6 +87,9 @@ impl OracleVariable {
     /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything
     /// for a scalar), as native-endian bytes.
     pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.read_slab(dim, start, count);
+        }
         self.read(|var| {
             let dims = var.dimensions();
             if dims.is_empty() {
@@ -91,6 +103,9 @@ impl OracleVariable {
 
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.read_all();
+        }
         self.read(|var| var.get_raw_values(..))
     }
 

@@ -137,7 +137,7 @@ fn types_without_a_zarr_form_are_named_per_variable() {
     let dataset = scan(&file, &options).unwrap();
     let mut arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
     arrays.sort_unstable();
-    assert_eq!(arrays, ["enum", "fine", "vlen_strings"]);
+    assert_eq!(arrays, ["complex128_be", "complex64", "enum", "fine", "vlen_strings"]);
     let left_out: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
     for expected in [
         "compound: left out: cannot reference elements of compound type",
@@ -158,10 +158,23 @@ fn types_without_a_zarr_form_are_named_per_variable() {
     let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(attrs["flag_values"], serde_json::Value::Array(values));
     assert_eq!(attrs["flag_meanings"], names.join(" "));
+    // h5py's complex numbers as Zarr complex types, in either byte order.
+    assert_eq!(array_json_type(&store, "complex64"), "complex64");
+    assert_eq!(array_json_type(&store, "complex128_be"), "complex128");
+    assert_eq!(read(&store, "complex64", "").bytes, read_native(&file, "complex64", 6 * 8));
+    assert_eq!(read(&store, "complex128_be", "").bytes, read_native(&file, "complex128_be", 4 * 16));
+    // `verify` reads what libnetcdf does not list through libhdf5.
+    let path = dir.path().join("s.vzarr");
+    let run = crate::common::cli_expect(&["verify".as_ref(), path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   complex128_be: 4 elements equal"), "{}", run.stdout);
     // Strings read back as libhdf5 reads them.
     let strings = store.array("vlen_strings").unwrap();
     let all = vzarr::grid::Selection::all(&strings.reader().shape());
     assert_eq!(strings.read_strings(&all).unwrap(), crate::common::hdf5_oracle::dataset_strings(&file, "vlen_strings"));
+}
+
+fn array_json_type(store: &vzarr::read::blocking::BlockingStore, array: &str) -> String {
+    store.array(array).unwrap().reader().metadata().data_type.to_string()
 }
 
 /// Writes datasets whose fill value is undefined, the default, and user-defined, with the oldest and

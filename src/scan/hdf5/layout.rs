@@ -252,7 +252,9 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::String { .. } => ElementType::Unsupported("zero-length string type".into()),
         Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => ElementType::VlenString,
         Datatype::VarLen { .. } => ElementType::Unsupported("variable-length type".into()),
-        Datatype::Compound { .. } => ElementType::Unsupported("compound type".into()),
+        Datatype::Compound { .. } => {
+            complex(datatype).unwrap_or_else(|| ElementType::Unsupported("compound type".into()))
+        }
         // Enums are their integer base type; the scanner adds the names as attributes.
         Datatype::Enum { base, .. } => match element_type(base) {
             ElementType::Numeric(t, e) if !t.is_float() && t != DataType::Bool => ElementType::Numeric(t, e),
@@ -263,6 +265,31 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
         Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
     }
+}
+
+/// A compound of two floats of one size and byte order named as real and imaginary parts (`r`, `i`
+/// as h5py writes NumPy complex numbers; `real`, `imag`; `re`, `im`), packed: a Zarr complex type.
+fn complex(datatype: &Datatype) -> Option<ElementType> {
+    let Datatype::Compound { size, fields } = datatype else { return None };
+    let [re, im] = fields.as_slice() else { return None };
+    let names = (re.name.to_ascii_lowercase(), im.name.to_ascii_lowercase());
+    if !matches!((names.0.as_str(), names.1.as_str()), ("r", "i") | ("real", "imag") | ("re", "im")) {
+        return None;
+    }
+    let (
+        Datatype::FloatingPoint { size: a, byte_order: order },
+        Datatype::FloatingPoint { size: b, byte_order: other },
+    ) = (&re.datatype, &im.datatype)
+    else {
+        return None;
+    };
+    let t = match a {
+        4 => DataType::Complex64,
+        8 => DataType::Complex128,
+        _ => return None,
+    };
+    let packed = a == b && order == other && re.byte_offset == 0 && im.byte_offset == u32::from(*a);
+    (packed && *size == 2 * u32::from(*a)).then(|| ElementType::Numeric(t, Some(endian(*order))))
 }
 
 /// Bytes of one element (0 when the type is not supported).
@@ -281,9 +308,9 @@ fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     if size == 0 || stored.len() != size {
         return Vec::new();
     }
-    if let ElementType::Numeric(_, Some(e)) = element {
+    if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
-            stored.reverse();
+            stored.chunks_mut(t.swap_unit()).for_each(<[u8]>::reverse);
         }
     }
     stored
