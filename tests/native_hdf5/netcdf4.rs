@@ -147,3 +147,58 @@ fn string_variables_are_stored_and_read_back() {
     let run = crate::common::cli_expect(&["verify".to_string(), text(&store)], 0);
     assert!(run.stdout.contains("ok   label: 7 elements equal"), "{}", run.stdout);
 }
+
+/// Writes (with netCDF4-python, as the netcdf crate cannot write enum values) a file that declares a
+/// compound, an enum and a vlen type and has one enum variable.
+fn write_user_types(python: &Path, dir: &Path) -> PathBuf {
+    let path = dir.join("user_types.nc");
+    let script = "import sys, netCDF4, numpy as np\n\
+        f = netCDF4.Dataset(sys.argv[1], 'w')\n\
+        f.createCompoundType(np.dtype([('a', 'i4'), ('b', 'f8')]), 'pair_t')\n\
+        f.createVLType(np.int32, 'vl_t')\n\
+        cloud_t = f.createEnumType(np.uint8, 'cloud_t', {'clear': 0, 'cumulus': 1, 'alto stratus': 2})\n\
+        f.createDimension('x', 3)\n\
+        f.createVariable('x', 'f4', ('x',))[:] = [1, 2, 3]\n\
+        f.createVariable('cloud', cloud_t, ('x',))[:] = [0, 2, 1]\n\
+        f.close()\n";
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.args(["-c", script]).arg(&path);
+        c
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    path
+}
+
+/// A NetCDF-4 file that declares user-defined types scans whole; an enum variable is its integer type
+/// with the members as CF flags (as libnetcdf describes the type), values equal libnetcdf's, and
+/// `verify` passes.
+#[test]
+fn declared_types_and_enums_of_netcdf4_files() {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with netCDF4 (run tests/python/setup.sh); the enum check not run");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_user_types(&python, dir.path());
+    let store = scan_to_store(&file, dir.path(), "s.vzarr", &ScanOptions::default());
+    let opened = open_store(&store);
+    for var in ["x", "cloud"] {
+        assert_eq!(read(&opened, var, "").bytes, oracle_read(&file, var, None), "{var}");
+    }
+    let (names, values) = {
+        let f = netcdf::open(&file).unwrap();
+        let netcdf::types::NcVariableType::Enum(e) = f.variable("cloud").unwrap().vartype() else {
+            panic!("libnetcdf sees no enum")
+        };
+        let netcdf::types::EnumTypeValues::U8(values) = e.fieldvalues else { panic!("not a u8 enum") };
+        (e.fieldnames, values)
+    };
+    let attrs = &array_json(&store, "cloud")["attributes"];
+    assert_eq!(attrs["flag_values"], serde_json::json!(values));
+    let meanings: Vec<String> = names.iter().map(|n| n.replace(' ', "_")).collect();
+    assert_eq!(attrs["flag_meanings"], meanings.join(" "));
+    assert_eq!(array_json(&store, "cloud")["data_type"], "uint8");
+    let text = store.display().to_string();
+    crate::common::cli_expect(&["verify", &text], 0);
+}
