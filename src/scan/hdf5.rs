@@ -102,10 +102,15 @@ fn scan_hdf5_unguarded(
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
     }
     for var in &structure.variables {
-        if let Some(mut array) = ctx.scan_variable(var)? {
-            ctx.add_digest(var, &mut array);
-            ctx.add_tail(&mut array)?;
-            dataset.arrays.push(array);
+        match ctx.scan_complete(var) {
+            Ok(Some(array)) => dataset.arrays.push(array),
+            Ok(None) => {}
+            // Under --skip-unsupported no problem of one variable stops the file.
+            Err(ScanError::Variable { variable, what, source, .. }) if options.skip_unsupported => {
+                let problem = format!("{what}: {source}");
+                unsupported(path, &variable, problem, options, &mut ctx.warnings)?;
+            }
+            Err(e) => return Err(e),
         }
     }
     for dim in &options.concat_dims {
@@ -198,6 +203,14 @@ impl FileContext<'_> {
     fn skip(&mut self, var: &H5Variable, problem: String) -> Result<Option<VirtualArray>, ScanError> {
         unsupported(self.path, &var.path, problem, self.options, &mut self.warnings)?;
         Ok(None)
+    }
+
+    /// [`Self::scan_variable`], then its digest and trimmed partial last chunks.
+    fn scan_complete(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+        let Some(mut array) = self.scan_variable(var)? else { return Ok(None) };
+        self.add_digest(var, &mut array);
+        self.add_tail(&mut array)?;
+        Ok(Some(array))
     }
 
     fn scan_variable(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
