@@ -34,6 +34,9 @@ pub(crate) enum Outcome {
 /// Runs the parsed command.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    if let Some(remote) = cli.command.remote() {
+        vzarr::source::set_remote_defaults(remote.options());
+    }
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),

@@ -12,7 +12,7 @@ mod remote;
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{store_for_url, RemoteError, RemoteOptions};
+pub use remote::{remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -112,8 +112,9 @@ pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
             .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
         return Ok(ObjectLocation { store: bytes_path_store(), path });
     }
-    // Object stores are configured from the environment (credentials, endpoint), as when scanning.
-    let (store, path) = remote::store_for_url(&url, &RemoteOptions::default()).map_err(|e| SourceError::Resolve {
+    // Object stores are configured from the environment (credentials, endpoint), as when scanning,
+    // and the process's remote options (`set_remote_defaults`).
+    let (store, path) = remote::store_for_url(&url, &remote_defaults()).map_err(|e| SourceError::Resolve {
         location: location.to_string(),
         source: object_store::Error::Generic { store: "vzarr", source: e.into() },
     })?;

@@ -16,7 +16,7 @@ use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let remote = vzarr::source::RemoteOptions { anonymous: args.anonymous, ..Default::default() };
+    let remote = args.remote.options();
     let mut inputs = args.inputs.clone();
     if let Some(list) = &args.files_from {
         inputs.extend(read_list(list)?);
