@@ -1,0 +1,307 @@
+//! `vzarr append` (issue 12): a store extended with new files equals a fresh scan of every file, file
+//! for file and byte for byte (the `history` line's time aside), and its values equal libnetcdf's reads
+//! of the source files; refused appends leave the store byte for byte as it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::common::archives::{monthly, write_series_file, yearly, SeriesFile, TimeUnits};
+use crate::common::cmip::{cmip_archive, write_cmip_file, CmipFile};
+use crate::common::{cli, cli_expect, open_store, read, with_hdf5_files};
+
+fn scan(files: &[PathBuf], store: &Path, concat: &[&str]) {
+    let mut args: Vec<String> = vec!["scan".into()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    for c in concat {
+        args.extend(["--concat".into(), c.to_string()]);
+    }
+    args.extend(["-o".into(), store.display().to_string()]);
+    cli_expect(&args, 0);
+}
+
+fn append(store: &Path, files: &[PathBuf]) -> crate::common::Run {
+    let mut args: Vec<String> = vec!["append".into(), store.display().to_string()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    cli(&args)
+}
+
+/// Every file of a store (relative path -> bytes); the root `history` line's time is blanked.
+fn snapshot(store: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![store.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path.strip_prefix(store).unwrap().display().to_string();
+            let mut bytes = std::fs::read(&path).unwrap();
+            if name == "zarr.json" {
+                let text = String::from_utf8(bytes).unwrap();
+                let re = regex::Regex::new(r#""history": "\d+ \(seconds"#).unwrap();
+                bytes = re.replace(&text, "\"history\": \"T (seconds").into_owned().into_bytes();
+            }
+            out.insert(name, bytes);
+        }
+    }
+    out
+}
+
+fn assert_same_store(appended: &Path, fresh: &Path) {
+    let (a, b) = (snapshot(appended), snapshot(fresh));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "files of the stores");
+    for (name, bytes) in &a {
+        assert!(bytes == &b[name], "{name} differs:\nappended {}\nfresh    {}", lossy(bytes), lossy(&b[name]));
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(3000)]).into_owned()
+}
+
+fn oracle(path: &Path, var: &str) -> Vec<u8> {
+    with_hdf5_files(|| netcdf::open(path).unwrap().variable(var).unwrap().get_raw_values(..).unwrap())
+}
+
+fn oracle_f64(path: &Path, var: &str) -> Vec<f64> {
+    with_hdf5_files(|| netcdf::open(path).unwrap().variable(var).unwrap().get_values::<f64, _>(..).unwrap())
+}
+
+/// `var` read through the store equals the files' values concatenated in this order.
+fn assert_values(store: &Path, var: &str, in_order: &[PathBuf]) {
+    let ours = read(&open_store(store), var, "");
+    let expected: Vec<u8> = in_order.iter().flat_map(|p| oracle(p, var)).collect();
+    assert_eq!(ours.bytes.len(), expected.len(), "{var}: length");
+    assert_eq!(ours.bytes.iter().zip(&expected).position(|(a, b)| a != b), None, "{var}: first differing byte");
+}
+
+fn write_series(dir: &Path, files: &[SeriesFile]) -> Vec<PathBuf> {
+    files.iter().map(|f| write_series_file(dir, f)).collect()
+}
+
+/// Scans `files[..split]`, appends `files[split..]` (in `order`), and compares with a fresh scan.
+fn append_equals_fresh(dir: &Path, files: &[PathBuf], split: usize, new_in_order: &[PathBuf]) -> PathBuf {
+    let (appended, fresh) = (dir.join("appended.vzarr"), dir.join("fresh.vzarr"));
+    scan(&files[..split], &appended, &["time"]);
+    let run = append(&appended, new_in_order);
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    scan(files, &fresh, &["time"]);
+    assert_same_store(&appended, &fresh);
+    appended
+}
+
+#[test]
+fn one_yearly_file_with_partial_last_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut series = yearly(2001..=2004, 61);
+    series.iter_mut().for_each(|f| f.with_pr = true);
+    let files = write_series(dir.path(), &series);
+    let store = append_equals_fresh(dir.path(), &files, 3, &files[3..]);
+    for var in ["tas", "pr", "time", "time_bnds"] {
+        assert_values(&store, var, &files);
+    }
+    assert_values(&store, "lat", &files[..1]);
+    // A second append on top of the first.
+    let more = write_series(
+        dir.path(),
+        &yearly(2005..=2005, 61)
+            .into_iter()
+            .map(|mut f| {
+                f.with_pr = true;
+                f
+            })
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(append(&store, &more).code, 0);
+    let all: Vec<PathBuf> = files.iter().chain(&more).cloned().collect();
+    let fresh = dir.path().join("fresh5.vzarr");
+    scan(&all, &fresh, &["time"]);
+    assert_same_store(&store, &fresh);
+    assert_values(&store, "tas", &all);
+}
+
+#[test]
+fn several_monthly_files_given_out_of_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &monthly(2001..=2001, Some(10), false));
+    let mut shuffled: Vec<PathBuf> = files[5..].to_vec();
+    shuffled.reverse();
+    let store = append_equals_fresh(dir.path(), &files, 5, &shuffled);
+    for var in ["tas", "time", "time_bnds"] {
+        assert_values(&store, var, &files);
+    }
+}
+
+#[test]
+fn per_file_time_units_are_reencoded_as_a_fresh_scan_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // The store re-encoded its times already; the new files bring their own units too.
+    let mut series = monthly(2001..=2001, Some(7), true);
+    series.iter_mut().for_each(|f| f.units = TimeUnits::HoursSinceStart);
+    let files = write_series(dir.path(), &series);
+    let store = append_equals_fresh(dir.path(), &files, 8, &files[8..]);
+    assert_values(&store, "tas", &files);
+    let expected: Vec<f64> = files
+        .iter()
+        .map(|p| oracle_f64(p, "time"))
+        .enumerate()
+        .flat_map(|(m, v)| {
+            let start = series[m].first_day as f64 - series[0].first_day as f64;
+            v.into_iter().map(move |h| start * 24.0 + h)
+        })
+        .collect();
+    assert_eq!(read(&open_store(&store), "time", "").to_f64_vec(), expected, "time in the first file's units");
+
+    // The store holds its times as references; new files in other units make every value re-encoded.
+    let dir = tempfile::tempdir().unwrap();
+    let mut series = monthly(2002..=2002, Some(7), true);
+    series[9..].iter_mut().for_each(|f| f.units = TimeUnits::HoursSinceStart);
+    let files = write_series(dir.path(), &series);
+    let store = append_equals_fresh(dir.path(), &files, 9, &files[9..]);
+    assert_values(&store, "tas", &files);
+}
+
+fn cmip_paths(dir: &Path, files: &[CmipFile]) -> Vec<PathBuf> {
+    files.iter().map(|f| write_cmip_file(dir, f)).collect()
+}
+
+#[test]
+fn new_years_for_every_member_of_a_member_by_time_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = cmip_archive();
+    let (old, new): (Vec<CmipFile>, Vec<CmipFile>) = all.iter().cloned().partition(|f| f.year < 2006);
+    let (old_paths, new_paths) = (cmip_paths(dir.path(), &old), cmip_paths(dir.path(), &new));
+    let concat = ["member=attr:variant_label", "time"];
+    let (appended, fresh) = (dir.path().join("appended.vzarr"), dir.path().join("fresh.vzarr"));
+    scan(&old_paths, &appended, &concat);
+    let run = append(&appended, &new_paths);
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    let every: Vec<PathBuf> = old_paths.iter().chain(&new_paths).cloned().collect();
+    scan(&every, &fresh, &concat);
+    assert_same_store(&appended, &fresh);
+    for var in ["tas", "pr"] {
+        let mut in_order = Vec::new();
+        for member in ["r1i1p1f1", "r2i1p1f1", "r10i1p1f1"] {
+            for year in 2003..=2006 {
+                let f = all.iter().find(|f| f.var == var && f.member == member && f.year == year).unwrap();
+                in_order.push(dir.path().join(f.name()));
+            }
+        }
+        assert_values(&appended, var, &in_order);
+    }
+
+    // New years for only some members: refused, the store unchanged.
+    let before = snapshot(&appended);
+    let partial: Vec<CmipFile> =
+        all.iter().map(|f| CmipFile { year: 2007, ..f.clone() }).filter(|f| f.member != "r2i1p1f1").collect();
+    let run = append(&appended, &cmip_paths(dir.path(), &partial));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("r2i1p1f1") && run.stderr.lines().count() == 1, "{}", run.stderr);
+    assert_eq!(snapshot(&appended), before);
+}
+
+#[test]
+fn append_works_with_the_older_files_moved_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2004, 61));
+    let (appended, fresh) = (dir.path().join("appended.vzarr"), dir.path().join("fresh.vzarr"));
+    scan(&files, &fresh, &["time"]);
+    scan(&files[..3], &appended, &["time"]);
+    let aside = dir.path().join("aside");
+    std::fs::create_dir(&aside).unwrap();
+    for f in &files[..2] {
+        std::fs::rename(f, aside.join(f.file_name().unwrap())).unwrap();
+    }
+    let run = append(&appended, &files[3..]);
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    for f in &files[..2] {
+        std::fs::rename(aside.join(f.file_name().unwrap()), f).unwrap();
+    }
+    assert_same_store(&appended, &fresh);
+    assert_values(&appended, "tas", &files);
+}
+
+/// Scans the first three yearly files, then tries to append `bad`: exit 1, one line naming `file_hint`
+/// and `problem_hint`, the store unchanged.
+fn assert_refused(dir: &Path, store: &Path, bad: &[PathBuf], hints: &[&str]) {
+    let before = snapshot(store);
+    let run = append(store, bad);
+    assert_eq!(run.code, 1, "expected a refusal: {}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {}", run.stderr);
+    for hint in hints {
+        assert!(lines[0].contains(hint), "{hint:?} not in {:?}", lines[0]);
+    }
+    assert_eq!(snapshot(store), before, "the store changed");
+    assert!(crate::common::dir_entries(dir).iter().all(|n| !n.starts_with(".store")), "staging left behind");
+}
+
+#[test]
+fn refused_appends_leave_the_store_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2003, 61));
+    let store = dir.path().join("store.vzarr");
+    scan(&files, &store, &["time"]);
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    let next = || yearly(2004..=2004, 61).remove(0);
+    let write = |f: SeriesFile| write_series_file(&bad, &f);
+
+    let mut overlap = next();
+    overlap.first_day -= 10;
+    overlap.name = "overlap.nc".into();
+    assert_refused(dir.path(), &store, &[write(overlap)], &["overlap.nc", "overlap"]);
+    let mut before = yearly(2000..=2000, 61).remove(0);
+    before.name = "early.nc".into();
+    assert_refused(dir.path(), &store, &[write(before)], &["early.nc", "not after the store's end"]);
+    let mut gap = yearly(2005..=2005, 61).remove(0);
+    gap.name = "gap.nc".into();
+    assert_refused(dir.path(), &store, &[write(gap)], &["gap.nc", "--allow-gaps"]);
+    let mut units = next();
+    units.name = "units.nc".into();
+    units.tas_text = vec![("units", "degC")];
+    assert_refused(dir.path(), &store, &[write(units)], &["units.nc", "tas", "units"]);
+    let mut extra = next();
+    extra.name = "extra.nc".into();
+    extra.with_pr = true;
+    assert_refused(dir.path(), &store, &[write(extra)], &["pr"]);
+    let mut chunks = next();
+    chunks.name = "chunks.nc".into();
+    chunks.chunk_yx = (10, 12);
+    assert_refused(dir.path(), &store, &[write(chunks)], &["chunks.nc", "tas", "chunking"]);
+    let mut calendar = next();
+    calendar.name = "calendar.nc".into();
+    calendar.calendar = "noleap";
+    assert_refused(dir.path(), &store, &[write(calendar)], &["calendar.nc", "calendar"]);
+    assert_refused(dir.path(), &store, &[files[2].clone()], &["already in the store"]);
+
+    // A gap is accepted when asked for, and recorded.
+    let mut gap = yearly(2005..=2005, 61).remove(0);
+    gap.name = "gap2.nc".into();
+    let run = cli(&["append", store.to_str().unwrap(), write(gap).to_str().unwrap(), "--allow-gaps"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("gap"), "{}", run.stderr);
+}
+
+#[test]
+fn a_changed_last_file_or_a_store_without_its_recipe_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2003, 61));
+    let store = dir.path().join("store.vzarr");
+    scan(&files[..2], &store, &["time"]);
+    // The last stored file rewritten since the scan.
+    let rewritten = yearly(2002..=2002, 61).remove(0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write_series_file(dir.path(), &rewritten);
+    assert_refused(dir.path(), &store, &files[2..], &["tas_2002.nc", "changed since the store was written"]);
+    // A store written before appending existed has no recipe.
+    let other = dir.path().join("old.vzarr");
+    scan(&files[..1], &other, &["time"]);
+    let info_path = other.join("vzarr.json");
+    let mut info: serde_json::Value = serde_json::from_slice(&std::fs::read(&info_path).unwrap()).unwrap();
+    info["provenance"].as_object_mut().unwrap().remove("recipe");
+    std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
+    assert_refused(dir.path(), &other, &files[1..2], &["old.vzarr", "does not record how it was combined"]);
+}
