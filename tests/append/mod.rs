@@ -139,9 +139,10 @@ fn per_file_time_units_are_reencoded_as_a_fresh_scan_does() {
     let dir = tempfile::tempdir().unwrap();
     // The store re-encoded its times already; the new files bring their own units too.
     let mut series = monthly(2001..=2001, Some(7), true);
+    series.truncate(6);
     series.iter_mut().for_each(|f| f.units = TimeUnits::HoursSinceStart);
     let files = write_series(dir.path(), &series);
-    let store = append_equals_fresh(dir.path(), &files, 8, &files[8..]);
+    let store = append_equals_fresh(dir.path(), &files, 4, &files[4..]);
     assert_values(&store, "tas", &files);
     let expected: Vec<f64> = files
         .iter()
@@ -157,9 +158,10 @@ fn per_file_time_units_are_reencoded_as_a_fresh_scan_does() {
     // The store holds its times as references; new files in other units make every value re-encoded.
     let dir = tempfile::tempdir().unwrap();
     let mut series = monthly(2002..=2002, Some(7), true);
-    series[9..].iter_mut().for_each(|f| f.units = TimeUnits::HoursSinceStart);
+    series.truncate(6);
+    series[4..].iter_mut().for_each(|f| f.units = TimeUnits::HoursSinceStart);
     let files = write_series(dir.path(), &series);
-    let store = append_equals_fresh(dir.path(), &files, 9, &files[9..]);
+    let store = append_equals_fresh(dir.path(), &files, 4, &files[4..]);
     assert_values(&store, "tas", &files);
 }
 
@@ -170,7 +172,7 @@ fn cmip_paths(dir: &Path, files: &[CmipFile]) -> Vec<PathBuf> {
 #[test]
 fn new_years_for_every_member_of_a_member_by_time_store() {
     let dir = tempfile::tempdir().unwrap();
-    let all = cmip_archive();
+    let all: Vec<CmipFile> = cmip_archive().into_iter().filter(|f| f.year >= 2004).collect();
     let (old, new): (Vec<CmipFile>, Vec<CmipFile>) = all.iter().cloned().partition(|f| f.year < 2006);
     let (old_paths, new_paths) = (cmip_paths(dir.path(), &old), cmip_paths(dir.path(), &new));
     let concat = ["member=attr:variant_label", "time"];
@@ -184,7 +186,7 @@ fn new_years_for_every_member_of_a_member_by_time_store() {
     for var in ["tas", "pr"] {
         let mut in_order = Vec::new();
         for member in ["r1i1p1f1", "r2i1p1f1", "r10i1p1f1"] {
-            for year in 2003..=2006 {
+            for year in 2004..=2006 {
                 let f = all.iter().find(|f| f.var == var && f.member == member && f.year == year).unwrap();
                 in_order.push(dir.path().join(f.name()));
             }
