@@ -27,6 +27,7 @@ fn append(store: &Path, files: &[PathBuf]) -> crate::common::Run {
 
 /// Every file of a store (relative path -> bytes); the root `history` line's time is blanked.
 fn snapshot(store: &Path) -> BTreeMap<String, Vec<u8>> {
+    let history = regex::Regex::new(r#""history": "\d+ \(seconds"#).unwrap();
     let mut out = BTreeMap::new();
     let mut stack = vec![store.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -40,8 +41,7 @@ fn snapshot(store: &Path) -> BTreeMap<String, Vec<u8>> {
             let mut bytes = std::fs::read(&path).unwrap();
             if name == "zarr.json" {
                 let text = String::from_utf8(bytes).unwrap();
-                let re = regex::Regex::new(r#""history": "\d+ \(seconds"#).unwrap();
-                bytes = re.replace(&text, "\"history\": \"T (seconds").into_owned().into_bytes();
+                bytes = history.replace(&text, "\"history\": \"T (seconds").into_owned().into_bytes();
             }
             out.insert(name, bytes);
         }
