@@ -307,3 +307,22 @@ fn a_changed_last_file_or_a_store_without_its_recipe_is_refused() {
     std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
     assert_refused(dir.path(), &other, &files[1..2], &["old.vzarr", "does not record how it was combined"]);
 }
+
+#[test]
+fn an_append_killed_before_the_exchange_leaves_the_old_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2003, 61));
+    let store = dir.path().join("store.vzarr");
+    scan(&files[..2], &store, &["time"]);
+    let before = snapshot(&store);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.arg("append").arg(&store).arg(&files[2]).env("VZARR_TEST_CRASH_AT", "staged");
+    let run = crate::common::run(command);
+    assert_ne!(run.code, 0, "the append was to be killed");
+    assert_eq!(snapshot(&store), before, "the store changed");
+    assert_values(&store, "tas", &files[..2]);
+    // The next append removes the dead one's staging and succeeds.
+    assert_eq!(append(&store, &files[2..]).code, 0);
+    assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".store")), "staging left");
+    assert_values(&store, "tas", &files);
+}
