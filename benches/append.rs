@@ -1,6 +1,6 @@
 //! Append benchmark: adding one day to a store of N - 1 daily files (`vzarr append`'s library path:
-//! load the store, rescan the last stored file, scan the new one, plan, write) against a fresh scan
-//! + combine + write of all N files, on the archive of `benches/archive.rs` (cached under
+//! load the store, rescan the last stored file, scan the new one, plan, write) against scanning,
+//! combining and writing all N files, on the archive of `benches/archive.rs` (cached under
 //! `target/bench-archive/`). Checks the two stores' manifests are identical.
 //!
 //! Run: `cargo bench --bench append [-- --files N]` (default 365 files).

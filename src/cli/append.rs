@@ -28,6 +28,7 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
         inputs.extend(read_list(list)?);
     }
     let files = expand_inputs(&inputs, &remote, runtime.handle())?;
+    let _lock = lock_store(store, &name)?;
     let info_before = std::fs::read(store.join(STORE_INFO_FILE)).with_context(|| format!("{name}: reading"))?;
     let stored = load_native(store)?;
     let recorded = recorded_options(&stored, &name)?;
@@ -65,6 +66,31 @@ fn report_result(dataset: &VirtualDataset, name: &str, added: usize, sources: u6
     }
     outln!("{name}: appended {added} file(s); {sources} files in the store");
     Ok(())
+}
+
+/// An exclusive lock on the store directory, held until the process ends or the lock is dropped: a
+/// second append of the same store fails at once instead of losing one of the two updates. The lock
+/// is on the directory's inode, which the append replaces: after locking, the path must still name
+/// the locked directory (else a previous append just replaced it, and the new one is locked).
+fn lock_store(store: &Path, name: &str) -> anyhow::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..10 {
+        let dir = std::fs::File::open(store).with_context(|| format!("{name}: opening"))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is passed.
+        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                bail!("{name}: another append to this store is running; nothing was written");
+            }
+            return Err(err).with_context(|| format!("{name}: locking"));
+        }
+        let same = std::fs::metadata(store).map(|m| m.ino()).ok() == dir.metadata().map(|m| m.ino()).ok();
+        if same {
+            return Ok(dir);
+        }
+    }
+    bail!("{name}: replaced repeatedly while locking it; nothing was written")
 }
 
 /// The first `rows` rows of a stored array, read through the store (its sources when referenced).

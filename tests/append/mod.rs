@@ -326,3 +326,20 @@ fn an_append_killed_before_the_exchange_leaves_the_old_store() {
     assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".store")), "staging left");
     assert_values(&store, "tas", &files);
 }
+
+#[test]
+fn a_concurrent_append_is_refused_and_changes_nothing() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2002, 61));
+    let store = dir.path().join("store.vzarr");
+    scan(&files[..1], &store, &["time"]);
+    // Another append holds the store's lock.
+    let held = std::fs::File::open(&store).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    assert_refused(dir.path(), &store, &files[1..], &["store.vzarr", "another append to this store is running"]);
+    drop(held);
+    assert_eq!(append(&store, &files[1..]).code, 0);
+    assert_values(&store, "tas", &files);
+}
