@@ -70,3 +70,24 @@ pub(crate) fn warnings(stored: &VirtualDataset, tail: &VirtualDataset, scanned: 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(pairs: &[(&str, &str)]) -> Attributes {
+        pairs.iter().map(|(k, v)| ((*k).to_string(), serde_json::Value::from(*v))).collect()
+    }
+
+    #[test]
+    fn the_stored_history_line_is_split_off_in_place() {
+        let stored = attrs(&[("title", "t"), ("history", "123: vzarr\nmade by model"), ("source", "s")]);
+        let (line, base) = split_history(&stored, true);
+        assert_eq!(line.as_deref(), Some("123: vzarr"));
+        assert_eq!(base, attrs(&[("title", "t"), ("history", "made by model"), ("source", "s")]));
+        let (line, base) = split_history(&attrs(&[("history", "123: vzarr"), ("a", "b")]), true);
+        assert_eq!((line.as_deref(), base), (Some("123: vzarr"), attrs(&[("a", "b")])));
+        let (line, base) = split_history(&stored, false);
+        assert_eq!((line, base), (None, stored));
+    }
+}

@@ -18,6 +18,9 @@ use vzarr::{ReadOptions, Selection, VirtualDataset};
 pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let store = &args.store;
     let name = store.display().to_string();
+    if store.symlink_metadata().is_err() {
+        bail!("{name}: no such store (vzarr scan writes it first)");
+    }
     if !OutputKind::VzarrStore.owns(store) {
         bail!("{name}: not a native vzarr store (append extends a *.vzarr directory written by vzarr scan)");
     }

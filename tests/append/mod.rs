@@ -62,7 +62,7 @@ fn lossy(bytes: &[u8]) -> String {
 }
 
 fn oracle(path: &Path, var: &str) -> Vec<u8> {
-    with_hdf5_files(|| netcdf::open(path).unwrap().variable(var).unwrap().get_raw_values(..).unwrap())
+    crate::common::oracle_read(path, var, None)
 }
 
 fn oracle_f64(path: &Path, var: &str) -> Vec<f64> {
@@ -103,6 +103,7 @@ fn one_yearly_file_with_partial_last_chunks() {
         assert_values(&store, var, &files);
     }
     assert_values(&store, "lat", &files[..1]);
+    cli_expect(&["verify", store.to_str().unwrap()], 0);
     // A second append on top of the first.
     let more = write_series(
         dir.path(),
@@ -306,6 +307,11 @@ fn a_changed_last_file_or_a_store_without_its_recipe_is_refused() {
     info["provenance"].as_object_mut().unwrap().remove("recipe");
     std::fs::write(&info_path, serde_json::to_string_pretty(&info).unwrap()).unwrap();
     assert_refused(dir.path(), &other, &files[1..2], &["old.vzarr", "does not record how it was combined"]);
+    // Not a store at all.
+    let run = append(&dir.path().join("missing.vzarr"), &files[2..]);
+    assert!(run.code == 1 && run.stderr.contains("missing.vzarr: no such store"), "{}", run.stderr);
+    let run = append(&files[0], &files[2..]);
+    assert!(run.code == 1 && run.stderr.contains("not a native vzarr store"), "{}", run.stderr);
 }
 
 #[test]
