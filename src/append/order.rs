@@ -42,6 +42,8 @@ pub(crate) struct Layout {
     /// The rescanned stored files: location and the arrays their stored box lists.
     pub(crate) last_boxes: Vec<(String, Vec<String>)>,
     boxes: Vec<SourceBox>,
+    /// Per combined source: its group of variables (index in the fresh combine's order).
+    groups: Vec<usize>,
 }
 
 impl Layout {
@@ -62,7 +64,8 @@ impl Layout {
         let last_start = stored_starts.last().copied().unwrap_or(0);
         check_after(tail, scanned, k, &dim)?;
         check_gaps(stored, tail, options)?;
-        let (sources, stored_ids, tail_ids, boxes) = combined_sources(stored, tail, scanned, k, &stored_starts)?;
+        let (sources, stored_ids, tail_ids, boxes, groups) =
+            combined_sources(stored, tail, scanned, k, &stored_starts)?;
         let segment_starts =
             stored_starts.iter().copied().chain(tail_starts.iter().skip(1).map(|s| s + last_start)).collect();
         let last_boxes = stored
@@ -85,6 +88,7 @@ impl Layout {
             segment_starts,
             last_boxes,
             boxes,
+            groups,
         })
     }
 
@@ -92,8 +96,8 @@ impl Layout {
     /// Re-encoding is filled in by `times`.
     pub(crate) fn provenance(&self, stored: &VirtualDataset, tail: &VirtualDataset) -> Provenance {
         let old = &stored.provenance;
-        let mut gaps = old.gaps.clone();
-        gaps.extend(tail.provenance.gaps.iter().cloned());
+        let mut gaps: Vec<String> = old.gaps.iter().chain(&tail.provenance.gaps).cloned().collect();
+        gaps.sort_by_key(|gap| self.group_of_gap(gap));
         gaps.dedup();
         let parts = match &old.concat_dim {
             Some(_) => self
@@ -113,6 +117,18 @@ impl Layout {
             units: old.units.clone(),
             recipe: old.recipe.clone(),
         }
+    }
+}
+
+impl Layout {
+    /// The group of the files a gap note names (`... between A and B`), for ordering the notes group
+    /// by group as a fresh combine lists them.
+    fn group_of_gap(&self, gap: &str) -> usize {
+        let Some((_, files)) = gap.split_once(" between ") else { return 0 };
+        let named = |s: &crate::manifest::SourceFile| {
+            files.strip_prefix(s.location.as_str()).is_some_and(|r| r.starts_with(" and "))
+        };
+        self.sources.iter().position(named).map_or(0, |i| self.groups[i])
     }
 }
 
@@ -188,7 +204,7 @@ fn keys(boxes: &[SourceBox], k: usize, starts: &[u64]) -> Vec<(usize, Vec<u64>)>
     out
 }
 
-type Combined = (SourceTable, Vec<u32>, Vec<u32>, Vec<SourceBox>);
+type Combined = (SourceTable, Vec<u32>, Vec<u32>, Vec<SourceBox>, Vec<usize>);
 
 /// The combined source table (stored files and the tail's new ones, in a fresh scan's order), the id
 /// maps, and every file's box in the result.
@@ -225,6 +241,7 @@ fn combined_sources(
     let old_box: BTreeMap<u32, &SourceBox> = old_boxes.iter().map(|b| (b.source, b)).collect();
     let new_box: BTreeMap<u32, &SourceBox> = tail_boxes.iter().map(|b| (b.source, b)).collect();
     let last_start = stored_starts.last().copied().unwrap_or(0);
+    let groups = order.iter().map(|((g, _), _)| *g).collect();
     for (_, origin) in &order {
         let id = sources.len() as u32;
         let (file, mut b) = match *origin {
@@ -248,7 +265,7 @@ fn combined_sources(
         sources.push(file);
     }
     map_rescanned(stored, tail, scanned, &stored_ids, &mut tail_ids);
-    Ok((sources, stored_ids, tail_ids, boxes))
+    Ok((sources, stored_ids, tail_ids, boxes, groups))
 }
 
 /// The rescanned stored files of the tail take their stored file's combined id.

@@ -349,3 +349,34 @@ fn a_concurrent_append_is_refused_and_changes_nothing() {
     assert_eq!(append(&store, &files[1..]).code, 0);
     assert_values(&store, "tas", &files);
 }
+
+#[test]
+fn gaps_in_a_store_of_two_groups_and_three_members_are_noted_as_a_fresh_scan_notes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2003 and 2005 stored (a gap), 2007 appended (another gap): a store with gaps takes new ones.
+    let all: Vec<CmipFile> = cmip_archive()
+        .into_iter()
+        .filter(|f| f.year == 2003)
+        .flat_map(|f| [2003, 2005, 2007].map(|year| CmipFile { year, ..f.clone() }))
+        .collect();
+    let (old, new): (Vec<CmipFile>, Vec<CmipFile>) = all.iter().cloned().partition(|f| f.year < 2007);
+    let (old_paths, new_paths) = (cmip_paths(dir.path(), &old), cmip_paths(dir.path(), &new));
+    let concat = ["member=attr:variant_label", "time"];
+    let (appended, fresh) = (dir.path().join("appended.vzarr"), dir.path().join("fresh.vzarr"));
+    scan(&old_paths, &appended, &concat);
+    let run = append(&appended, &new_paths);
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    let every: Vec<PathBuf> = old_paths.iter().chain(&new_paths).cloned().collect();
+    scan(&every, &fresh, &concat);
+    assert_same_store(&appended, &fresh);
+    let info: serde_json::Value = serde_json::from_slice(&std::fs::read(appended.join("vzarr.json")).unwrap()).unwrap();
+    assert_eq!(info["provenance"]["gaps"].as_array().map(Vec::len), Some(4), "two gap notes per group");
+    let mut in_order = Vec::new();
+    for member in ["r1i1p1f1", "r2i1p1f1", "r10i1p1f1"] {
+        for year in [2003, 2005, 2007] {
+            let f = all.iter().find(|f| f.var == "pr" && f.member == member && f.year == year).unwrap();
+            in_order.push(dir.path().join(f.name()));
+        }
+    }
+    assert_values(&appended, "pr", &in_order);
+}
