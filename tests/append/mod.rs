@@ -270,6 +270,10 @@ fn refused_appends_leave_the_store_unchanged() {
     extra.name = "extra.nc".into();
     extra.with_pr = true;
     assert_refused(dir.path(), &store, &[write(extra)], &["pr"]);
+    let mut double = next();
+    double.name = "double.nc".into();
+    double.tas_f64 = true;
+    assert_refused(dir.path(), &store, &[write(double)], &["double.nc", "tas", "data type float64"]);
     let mut chunks = next();
     chunks.name = "chunks.nc".into();
     chunks.chunk_yx = (10, 12);
