@@ -384,3 +384,39 @@ fn gaps_in_a_store_of_two_groups_and_three_members_are_noted_as_a_fresh_scan_not
     }
     assert_values(&appended, "pr", &in_order);
 }
+
+#[test]
+fn append_to_a_store_of_objects_on_s3() {
+    let Some(server) = crate::common::servers::S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 append test not run");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc", "tas_2023-04.nc"];
+    let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
+    let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
+    server.upload("archive", &objects);
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        crate::common::run(command)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (appended, fresh) = (dir.path().join("appended.vzarr"), dir.path().join("fresh.vzarr"));
+    let s = |p: &Path| p.display().to_string();
+    let scan = run(&["scan", "s3://archive/tas_2023-0[1-3].nc", "--concat", "time", "-o", &s(&appended)]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let append = run(&["append", &s(&appended), "s3://archive/tas_2023-04.nc"]);
+    assert_eq!(append.code, 0, "{}", append.stderr);
+    let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&fresh)]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    assert_same_store(&appended, &fresh);
+    let npy = dir.path().join("tas.npy");
+    let read = run(&["read", &s(&appended), "tas", "-o", &s(&npy)]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    let theirs: Vec<u8> = local.iter().flat_map(|p| oracle(p, "tas")).collect();
+    assert!(ours.data == theirs, "tas over S3 equals libnetcdf's reads of the files");
+}
