@@ -8,6 +8,7 @@ macro_rules! outln {
     }};
 }
 
+mod append;
 pub(crate) mod args;
 mod export;
 mod glob_walk;
@@ -39,6 +40,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
     }
     match cli.command {
         Command::Scan(a) => scan::run(a),
+        Command::Append(a) => append::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
         Command::Verify(a) => runtime.block_on(verify::run(a)),

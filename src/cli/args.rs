@@ -30,6 +30,8 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 pub(crate) enum Command {
     /// Scan files and write a virtual Zarr v3 store (*.vzarr).
     Scan(ScanArgs),
+    /// Add new files to a native store along its concatenation dimension, without rescanning it.
+    Append(AppendArgs),
     /// Describe a store: arrays, grids, references, rewritten chunks, sources.
     Info(InfoArgs),
     /// Read one variable (or a selection of it) into a NumPy .npy file.
@@ -120,6 +122,26 @@ pub(crate) struct ScanArgs {
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AppendArgs {
+    /// The native store (*.vzarr) to extend; it is replaced atomically, or left as it was on error.
+    pub(crate) store: PathBuf,
+    /// The new files, or quoted glob patterns, as for `scan`; they must start after the store's end
+    /// along its concatenation dimension (for a member x time store: files for every member).
+    #[arg(required_unless_present = "files_from")]
+    pub(crate) inputs: Vec<std::ffi::OsString>,
+    /// Also read inputs from FILE, one path, URL or pattern a line (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) files_from: Option<PathBuf>,
+    /// Reach object stores without credentials (public buckets).
+    #[arg(long)]
+    pub(crate) anonymous: bool,
+    /// Accept new files that leave a gap after the store's end (or between them) in a store that has
+    /// no gap (default: refused, so that a missed file does not go unnoticed).
+    #[arg(long)]
+    pub(crate) allow_gaps: bool,
 }
 
 #[derive(Debug, Args)]

@@ -52,7 +52,12 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
             history: Some(history_line(files.len(), &names.join(", "))),
             first_global_attributes: args.first_global_attributes,
         };
-        combine(scanned, &options)?
+        let mut dataset = combine(scanned, &options)?;
+        if let Some(recipe) = &mut dataset.provenance.recipe {
+            recipe.skip_unsupported = args.skip_unsupported;
+            recipe.max_slab_bytes = Some(args.max_slab_mib << 20);
+        }
+        dataset
     };
     let writer: Box<dyn Writer> = match args.format {
         ScanFormat::Native => Box::new(NativeWriter),
@@ -80,7 +85,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
 }
 
-fn history_line(files: usize, dim: &str) -> String {
+pub(crate) fn history_line(files: usize, dim: &str) -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     format!(
         "{secs} (seconds since 1970-01-01): vzarr {}: virtualized {files} files along {dim}",
@@ -116,7 +121,7 @@ pub(crate) fn expand_inputs(
 }
 
 /// The inputs listed in `list` (`-`: standard input), one a line; blank lines are skipped.
-fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
+pub(crate) fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
     use std::io::Read;
     let mut text = String::new();
     if list.as_os_str() == "-" {
