@@ -25,7 +25,7 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
         bail!("{name}: not a native vzarr store (append extends a *.vzarr directory written by vzarr scan)");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let remote = vzarr::source::RemoteOptions { anonymous: args.anonymous, ..Default::default() };
+    let remote = args.remote.options();
     let mut inputs = args.inputs.clone();
     if let Some(list) = &args.files_from {
         inputs.extend(read_list(list)?);

@@ -52,6 +52,7 @@ impl Command {
     pub(crate) fn remote(&self) -> Option<&RemoteArgs> {
         match self {
             Command::Scan(a) => Some(&a.remote),
+            Command::Append(a) => Some(&a.remote),
             Command::Info(a) => Some(&a.remote),
             Command::Read(a) => Some(&a.remote),
             Command::Verify(a) => Some(&a.remote),
@@ -135,9 +136,8 @@ pub(crate) struct AppendArgs {
     /// Also read inputs from FILE, one path, URL or pattern a line (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     pub(crate) files_from: Option<PathBuf>,
-    /// Reach object stores without credentials (public buckets).
-    #[arg(long)]
-    pub(crate) anonymous: bool,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// Accept new files that leave a gap after the store's end (or between them) in a store that has
     /// no gap (default: refused, so that a missed file does not go unnoticed).
     #[arg(long)]
