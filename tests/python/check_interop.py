@@ -3,6 +3,7 @@
     check_interop.py --refs REFS.json --zarr MATERIALIZED_DIR --concat time SOURCE.nc...
     check_interop.py --refs REFS.json --zarr DIR --member member=variant_label SOURCE.nc...
     check_interop.py --zarr SHARDED_DIR --expect-sharded tas,time_bnds --concat time SOURCE.nc...
+    check_interop.py --refs REFS.json --s3-endpoint http://127.0.0.1:PORT --concat time SOURCE.nc...
 
 Opens
   1. the kerchunk reference JSON through fsspec's ReferenceFileSystem and zarr.storage.FsspecStore,
@@ -17,6 +18,9 @@ With --member DIM=ATTR (a whole archive scanned with `--concat DIM=attr:ATTR --c
 in separate files): xarray must open DIM as a coordinate of strings, the distinct values of the global
 attribute ATTR in natural order; every array equals netCDF4's reads of the files that hold it, grouped
 by member (files of a member ordered by their first time value); arrays led by DIM stack the members.
+
+With --s3-endpoint the references point into S3 (`s3://bucket/key`): fsspec reaches them through s3fs at
+that endpoint (moto's test credentials), as a user opens vzarr's export of a scan of an S3 archive.
 
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed. Pinned environment: tests/python/setup.sh.
 """
@@ -187,8 +191,14 @@ def main():
                         help="comma-separated arrays of --zarr that must be sharding_indexed arrays")
     parser.add_argument("--concat", default="time", help="concatenation dimension (default: time)")
     parser.add_argument("--member", help="DIM=ATTR: a whole archive with a new dimension keyed by ATTR")
+    parser.add_argument("--s3-endpoint", help="the S3 endpoint the references' s3:// URLs live at")
     parser.add_argument("sources", nargs="+", help="source files, in concatenation order")
     args = parser.parse_args()
+    remote = {}
+    if args.s3_endpoint:
+        remote = {"remote_protocol": "s3", "remote_options": {
+            "endpoint_url": args.s3_endpoint, "key": "testing", "secret": "testing", "asynchronous": True,
+            "client_kwargs": {"region_name": "us-east-1"}}}
 
     print(f"zarr {zarr.__version__}, xarray {xr.__version__}, fsspec {fsspec.__version__}, "
           f"netCDF4 {netCDF4.__version__}, numpy {np.__version__}")
@@ -197,13 +207,13 @@ def main():
     if args.member:
         dim, attr = args.member.split("=", 1)
         if args.refs:
-            fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+            fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True, **remote)
             check_archive(results, "kerchunk", FsspecStore(fs, read_only=True, path=""), args.sources, dim, attr)
         if args.zarr:
             check_archive(results, "materialized", args.zarr, args.sources, dim, attr)
         sys.exit(0 if results.summary() else 1)
     if args.refs:
-        fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+        fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True, **remote)
         store = FsspecStore(fs, read_only=True, path="")
         group = zarr.open_group(store, mode="r", zarr_format=3)
         names = check_zarr_group(results, "kerchunk", group, args.sources, args.concat)

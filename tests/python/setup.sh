@@ -22,6 +22,7 @@ PINS=(
   "numpy==2.5.5"
   "h5py==3.16.0"
   "moto[server]==5.1.18"
+  "s3fs==2026.9.0"
 )
 
 pick_python() {

@@ -113,6 +113,18 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
     let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
     assert!(ours.data == theirs, "tas over S3 equals libnetcdf's reads of the files");
+    // The kerchunk export keeps the s3:// URLs: zarr-python and xarray read them through s3fs, and
+    // every value equals netCDF4's reads of the local files.
+    let refs = dir.path().join("tas.json");
+    assert_eq!(run(&["export", &s(&store), "--kerchunk", &s(&refs)]).code, 0);
+    let python = crate::interop::python().expect("moto_server runs, so the Python environment is there");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).args(["--refs", &s(&refs), "--s3-endpoint", &server.endpoint, "--concat", "time"]);
+    command.args(&local).stdout(std::process::Stdio::piped());
+    let check = crate::common::run(command);
+    assert_eq!(check.code, 0, "check_interop.py over S3:\n{}\n{}", check.stdout, check.stderr);
+    assert!(check.stdout.contains("ok   kerchunk xarray tas"), "{}", check.stdout);
     // --anonymous sends unsigned requests (public buckets); this bucket is private, so the server
     // refuses them: one line naming the object and saying access was denied, nothing written.
     let anonymous = dir.path().join("anonymous.vzarr");
