@@ -141,3 +141,64 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     assert_eq!(missing.code, 1);
     assert!(missing.stderr.contains("s3://archive/nothing-*.nc: no objects match"), "{}", missing.stderr);
 }
+
+/// A store kept on S3 itself (a `*.vzarr` directory uploaded as objects) is read in place: `info`,
+/// `read`, `export` and `materialize` take its `s3://` URL; the values equal libnetcdf's reads of the
+/// local files and the materialized copy, read by zarrs, equals them too.
+#[test]
+fn stores_on_s3_are_read_in_place() {
+    let Some(server) = S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 store test not run");
+        return;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc"];
+    let local: Vec<std::path::PathBuf> = months.iter().map(|m| root.join(m)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tas.vzarr");
+    let s = |p: &std::path::Path| p.display().to_string();
+    let mut args = vec!["scan".to_string()];
+    args.extend(local.iter().map(|p| s(p)));
+    args.extend(["--concat".into(), "time".into(), "-o".into(), s(&store)]);
+    crate::common::cli_expect(&args, 0);
+    // Every file of the store, as objects under `stores/tas.vzarr/`.
+    let mut files = Vec::new();
+    let mut pending = vec![store.clone()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let key = format!("stores/tas.vzarr/{}", path.strip_prefix(&store).unwrap().display());
+                files.push((key, path));
+            }
+        }
+    }
+    let objects: Vec<(&str, &std::path::Path)> = files.iter().map(|(k, p)| (k.as_str(), p.as_path())).collect();
+    server.upload("archive", &objects);
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command.stdout(std::process::Stdio::piped());
+        crate::common::run(command)
+    };
+    let url = "s3://archive/stores/tas.vzarr";
+    let info = run(&["info", url]);
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    assert!(info.stdout.contains("tas"), "{}", info.stdout);
+    let npy = dir.path().join("tas.npy");
+    let read = run(&["read", url, "tas", "-o", &s(&npy)]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == theirs, "tas read from the S3 store");
+    let refs = dir.path().join("refs.json");
+    let export = run(&["export", url, "--kerchunk", &s(&refs)]);
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let copy = dir.path().join("tas.zarr");
+    let materialized = run(&["materialize", url, &s(&copy)]);
+    assert_eq!(materialized.code, 0, "{}", materialized.stderr);
+    crate::interop::assert_zarrs_reads_exactly(&copy, &local, &["tas", "time"]);
+}
