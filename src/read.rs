@@ -87,6 +87,9 @@ pub enum ReadError {
     /// A source location cannot be resolved.
     #[error("{0}")]
     Source(#[from] SourceError),
+    /// A source may not be read: outside the authorized containers, or not a regular file.
+    #[error("{0}")]
+    Untrusted(#[from] crate::trust::TrustError),
     /// Fetching bytes failed.
     #[error("{location}: {array}: fetching {what}: {source}")]
     Fetch {

@@ -92,6 +92,8 @@ pub async fn verify_store_with_oracle(
     mode: &OracleMode,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
+    // libnetcdf opens the sources by their stored paths: every one must be authorized first.
+    store.authorize_sources()?;
     let mut verdicts = Vec::new();
     let mut files = match mode {
         OracleMode::InProcess => Oracle::Local(oracle::OracleFiles::default()),

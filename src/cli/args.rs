@@ -40,6 +40,9 @@ pub(crate) enum Command {
     Export(ExportArgs),
     /// Write a real Zarr v3 directory store: metadata plus every chunk's bytes, copied verbatim.
     Materialize(MaterializeArgs),
+    /// Print the source containers of a store (what it can make vzarr read) and add them to your
+    /// trust list.
+    Trust(TrustArgs),
     /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
     #[command(hide = true)]
     OracleWorker,
@@ -112,6 +115,10 @@ pub(crate) struct ScanArgs {
 pub(crate) struct InfoArgs {
     /// The store.
     pub(crate) store: String,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -121,6 +128,10 @@ pub(crate) struct InfoArgs {
 pub(crate) struct ReadArgs {
     /// The store.
     pub(crate) store: String,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// The variable (`tas`, `group/tas`).
     pub(crate) variable: String,
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
@@ -138,6 +149,10 @@ pub(crate) struct ReadArgs {
 pub(crate) struct VerifyArgs {
     /// The store.
     pub(crate) store: String,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -151,6 +166,10 @@ pub(crate) struct VerifyArgs {
 pub(crate) struct ExportArgs {
     /// The store.
     pub(crate) store: String,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
     #[arg(long, value_name = "REFS.json")]
     pub(crate) kerchunk: PathBuf,
@@ -168,6 +187,10 @@ pub(crate) struct ExportArgs {
 pub(crate) struct MaterializeArgs {
     /// The store.
     pub(crate) store: String,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// The Zarr v3 directory store to write.
     pub(crate) output: PathBuf,
     /// Replace an existing Zarr v3 store (atomically; never any other directory).
@@ -185,4 +208,13 @@ pub(crate) struct MaterializeArgs {
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The store whose source containers to trust.
+    pub(crate) store: String,
+    /// Only print the containers; do not change the trust list.
+    #[arg(long)]
+    pub(crate) list: bool,
 }

@@ -8,7 +8,7 @@ use vzarr::store::{export_kerchunk, KerchunkOptions};
 use vzarr::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
     let report = export_kerchunk(&store, &args.kerchunk, &options)
         .await

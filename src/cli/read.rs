@@ -12,7 +12,7 @@ use vzarr::read::{ReadOptions, Store};
 use vzarr::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;

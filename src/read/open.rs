@@ -14,6 +14,7 @@ use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, Sou
 use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve, ObjectLocation};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+use crate::trust::Authorization;
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;
@@ -28,6 +29,8 @@ pub(crate) struct StoreInner {
     /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
     array_paths: HashSet<String>,
     sources: SourceTable,
+    /// The containers the reader trusts: every source is checked against them before it is read.
+    authorization: Authorization,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
     checked: Mutex<HashSet<u32>>,
 }
@@ -61,7 +64,8 @@ impl StoreInner {
         if let Some(loc) = resolved.get(&id) {
             return Ok((loc.clone(), file.location.clone()));
         }
-        let loc = resolve(&file.location)?;
+        let authorized = self.authorization.check(&file.location)?;
+        let loc = resolve(&authorized.location)?;
         resolved.insert(id, loc.clone());
         Ok((loc, file.location.clone()))
     }
@@ -100,12 +104,14 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the store at `location`: a local path (relative or absolute) or a URL.
+    /// Opens the store at `location`: a local path (relative or absolute) or a URL. Its sources are
+    /// read only where `authorization` allows ([`Authorization::check`], at the first read of each
+    /// source); [`Authorization::from_user_config`] gives what the command line trusts.
     ///
     /// # Errors
     /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
     /// written by a newer, incompatible vzarr.
-    pub async fn open(location: &str) -> Result<Self, ReadError> {
+    pub async fn open(location: &str, authorization: &Authorization) -> Result<Self, ReadError> {
         let absolute = if is_url(location) {
             location.to_string()
         } else {
@@ -123,6 +129,7 @@ impl Store {
             info: empty_info(),
             array_paths: HashSet::new(),
             sources: SourceTable::default(),
+            authorization: authorization.clone(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
         };
@@ -151,6 +158,23 @@ impl Store {
     /// The source files.
     pub fn sources(&self) -> &SourceTable {
         &self.inner.sources
+    }
+
+    /// The authorization the store was opened with.
+    pub fn authorization(&self) -> &Authorization {
+        &self.inner.authorization
+    }
+
+    /// Checks every source against the store's authorization without reading any (what an export
+    /// that publishes references, rather than reading them, must do).
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`] for the first source that may not be read.
+    pub fn authorize_sources(&self) -> Result<(), ReadError> {
+        for file in self.inner.sources.iter() {
+            self.inner.authorization.check(&file.location)?;
+        }
+        Ok(())
     }
 
     /// The `zarr.json` bytes of node `path` (`""` for the root group, `grp`, `grp/tas`), exactly as
@@ -230,6 +254,7 @@ fn empty_info() -> StoreInfo {
         arrays: Vec::new(),
         provenance: Default::default(),
         warnings: Vec::new(),
+        source_containers: Vec::new(),
     }
 }
 

@@ -78,6 +78,7 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
         arrays,
         provenance: dataset.provenance.clone(),
         warnings: dataset.warnings.clone(),
+        source_containers: crate::trust::containers_of(&dataset.sources),
     };
     let doc = serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
     write_json(&root.join(STORE_INFO_FILE), &doc)?;
