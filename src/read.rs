@@ -110,6 +110,17 @@ pub enum ReadError {
         /// What differs.
         reason: String,
     },
+    /// The store's files do not belong together: an array's `zarr.json` or the source table is not
+    /// the one its manifest was written for, or store-owned chunk bytes fail their checksum.
+    #[error("{location}: {array}: integrity: {reason}")]
+    Integrity {
+        /// Store location.
+        location: String,
+        /// Array path.
+        array: String,
+        /// What does not match.
+        reason: String,
+    },
     /// A chunk did not decode.
     #[error("{location}: {array}: chunk {chunk:?}: {source}")]
     Decode {

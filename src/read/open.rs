@@ -15,6 +15,7 @@ use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve, ObjectLocation};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 use crate::trust::Authorization;
+use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;
@@ -29,6 +30,8 @@ pub(crate) struct StoreInner {
     /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
     array_paths: HashSet<String>,
     sources: SourceTable,
+    /// SHA-256 of `sources.bin` as read, compared with each manifest's binding.
+    sources_digest: [u8; 32],
     /// The containers the reader trusts: every source is checked against them before it is read.
     authorization: Authorization,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
@@ -129,6 +132,7 @@ impl Store {
             info: empty_info(),
             array_paths: HashSet::new(),
             sources: SourceTable::default(),
+            sources_digest: [0; 32],
             authorization: authorization.clone(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
@@ -137,6 +141,7 @@ impl Store {
         inner.info = parse_info(&bytes, location)?;
         inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
         let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
+        inner.sources_digest = sha256(&bytes);
         inner.sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
             location: location.to_string(),
             what: format!("parsing {SOURCES_FILE}"),
@@ -211,16 +216,18 @@ impl Store {
             });
         }
         let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
-        let metadata = serde_json::from_slice(&doc)
+        let metadata_error =
+            |source| ReadError::Metadata { location: inner.location.clone(), array: path.to_string(), source };
+        let doc: serde_json::Value = serde_json::from_slice(&doc)
             .map_err(|e| crate::metadata::MetadataError::Invalid { field: "zarr.json", reason: e.to_string() })
-            .and_then(|doc| ArrayMetadata::from_json(&doc))
-            .map_err(|source| ReadError::Metadata {
-                location: inner.location.clone(),
-                array: path.to_string(),
-                source,
-            })?;
+            .map_err(metadata_error)?;
         let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));
-        let manifest = open_manifest(&manifest_loc, &inner.location, path).await?;
+        let bound = inner.info.format_version >= 2;
+        let (manifest, binding) = open_manifest(&manifest_loc, &inner.location, path, bound).await?;
+        if let Some(binding) = &binding {
+            self.check_binding(path, binding, &doc)?;
+        }
+        let metadata = ArrayMetadata::from_json(&doc).map_err(metadata_error)?;
         if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
             return Err(ReadError::Store {
                 location: inner.location.clone(),
@@ -238,9 +245,29 @@ impl Store {
             path: path.to_string(),
             metadata,
             manifest,
+            binding: binding.map(Arc::new),
             manifest_loc,
             owned: inner.child(&format!("{path}/{OWNED_FILE}")),
         })
+    }
+}
+
+impl Store {
+    /// Compares a manifest's binding with the array's `zarr.json` and the store's `sources.bin`.
+    fn check_binding(&self, path: &str, binding: &Binding, doc: &serde_json::Value) -> Result<(), ReadError> {
+        let mismatch = |what: &str| ReadError::Integrity {
+            location: self.inner.location.clone(),
+            array: path.to_string(),
+            reason: format!("{what} differs from the one its manifest was written for (edited or swapped?)"),
+        };
+        if binding.metadata_digest != metadata_digest(doc) {
+            let fields = DECODING_FIELDS.join(", ");
+            return Err(mismatch(&format!("zarr.json ({fields})")));
+        }
+        if binding.sources_digest != self.inner.sources_digest {
+            return Err(mismatch(SOURCES_FILE));
+        }
+        Ok(())
     }
 }
 
@@ -277,12 +304,53 @@ fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
     Ok(info)
 }
 
-async fn open_manifest(loc: &ObjectLocation, store: &str, array: &str) -> Result<ManifestIndex, ReadError> {
+/// Reads a manifest's header and index and, when `bound` (store format 2), its binding trailer
+/// (fetched with the index in one request; the owned checksums in a second one when there are any).
+async fn open_manifest(
+    loc: &ObjectLocation,
+    store: &str,
+    array: &str,
+    bound: bool,
+) -> Result<(ManifestIndex, Option<Binding>), ReadError> {
     let manifest_error = |source| ReadError::Manifest { location: store.to_string(), array: array.to_string(), source };
     let head = fetch_range(loc, 0..ManifestHeader::LEN as u64, store, "manifest header").await?;
     let header = ManifestHeader::parse(&head).map_err(manifest_error)?;
-    let index = fetch_range(loc, header.index_range(), store, "manifest index").await?;
-    ManifestIndex::new(header, &index).map_err(manifest_error)
+    let range = header.index_range();
+    if !bound {
+        let index = fetch_range(loc, range, store, "manifest index").await?;
+        return Ok((ManifestIndex::new(header, &index).map_err(manifest_error)?, None));
+    }
+    let end = range.end.saturating_add(FOOTER_LEN);
+    let bytes = fetch_range(loc, range.start..end, store, "manifest index and binding").await?;
+    let split = (range.end - range.start).min(bytes.len() as u64) as usize;
+    let index = ManifestIndex::new(header, &bytes[..split]).map_err(manifest_error)?;
+    let (mut binding, count) =
+        Binding::parse_footer(&bytes[split..], index.header().owned_entries).map_err(manifest_error)?;
+    if count > 0 {
+        let sums = end..end.saturating_add(count * OWNED_SUM_LEN);
+        let bytes = fetch_range(loc, sums, store, "manifest owned checksums").await?;
+        binding.parse_sums(&bytes, count).map_err(manifest_error)?;
+    }
+    Ok((index, Some(binding)))
+}
+
+/// Checks store-owned bytes read at `offset` against the manifest's checksums (stores of format 2;
+/// older ones carry none).
+pub(crate) fn check_owned(
+    binding: Option<&Binding>,
+    store: &str,
+    array: &str,
+    offset: u64,
+    bytes: &[u8],
+) -> Result<(), ReadError> {
+    match binding {
+        None => Ok(()),
+        Some(b) => b.check_owned(offset, bytes).map_err(|reason| ReadError::Integrity {
+            location: store.to_string(),
+            array: array.to_string(),
+            reason,
+        }),
+    }
 }
 
 /// The byte range an entry references (empty for a missing chunk).
@@ -302,6 +370,8 @@ pub struct ArrayReader {
     path: String,
     metadata: ArrayMetadata,
     manifest: ManifestIndex,
+    /// What the manifest was written for, with the owned-chunk checksums (store format 2).
+    binding: Option<Arc<Binding>>,
     manifest_loc: ObjectLocation,
     owned: ObjectLocation,
 }
@@ -375,6 +445,9 @@ impl ArrayReader {
             let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
             return Err(ReadError::SourceChanged { location: name, reason });
         }
+        if let ChunkEntry::Owned { offset, .. } = *entry {
+            check_owned(self.binding.as_deref(), &self.inner.location, &self.path, offset, &bytes)?;
+        }
         Ok(Some(bytes))
     }
 
@@ -416,6 +489,9 @@ impl ArrayReader {
                 if bytes.len() as u64 != want {
                     let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
                     return Err(ReadError::SourceChanged { location: name, reason });
+                }
+                if file.is_none() {
+                    check_owned(self.binding.as_deref(), &self.inner.location, &self.path, range.start, &bytes)?;
                 }
                 out[i] = Some(bytes);
             }
@@ -494,7 +570,12 @@ impl ArrayReader {
             });
         }
         let out_shape = selection.counts();
-        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
+        let ctx = FetchContext {
+            store: self.inner.clone(),
+            array: self.path.clone(),
+            owned: self.owned.clone(),
+            binding: self.binding.clone(),
+        };
         let mut spans = grid.spans(&pieces);
         let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
         loop {
