@@ -12,8 +12,8 @@
 //! owned sum: offset u64 | length u64 | CRC-32C u32   (sorted by offset, one per distinct range)
 //! ```
 
-use super::{crc32, ChunkEntry, ManifestError};
 pub use super::sha256::sha256;
+use super::{crc32, ChunkEntry, ManifestError};
 
 /// Magic bytes opening the binding footer.
 pub const BINDING_MAGIC: [u8; 8] = *b"VZBIND\0\x01";
@@ -99,7 +99,8 @@ impl Binding {
             .iter()
             .filter_map(|e| match *e {
                 ChunkEntry::Owned { offset, length } => {
-                    let (from, to) = (usize::try_from(offset).ok()?, usize::try_from(offset.checked_add(length)?).ok()?);
+                    let (from, to) =
+                        (usize::try_from(offset).ok()?, usize::try_from(offset.checked_add(length)?).ok()?);
                     Some(OwnedSum { offset, length, crc32c: crc32c::crc32c(owned.get(from..to)?) })
                 }
                 _ => None,
@@ -143,7 +144,8 @@ impl Binding {
         if bytes[..8] != BINDING_MAGIC {
             return Err(ManifestError::BadMagic { file: "manifest binding", found: bytes[..8].to_vec() });
         }
-        let (stored, computed) = (u32::from_le_bytes(bytes[92..96].try_into().unwrap_or_default()), crc32(&bytes[..92]));
+        let (stored, computed) =
+            (u32::from_le_bytes(bytes[92..96].try_into().unwrap_or_default()), crc32(&bytes[..92]));
         if stored != computed {
             return Err(ManifestError::ChecksumMismatch { what: "manifest binding".into(), stored, computed });
         }

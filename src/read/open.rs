@@ -10,12 +10,12 @@ use super::fetch::{fetch_all, fetch_batch, fetch_range, FetchContext, Fetched};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
+use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve, ObjectLocation};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 use crate::trust::Authorization;
-use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;

@@ -88,7 +88,12 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
     Ok(info)
 }
 
-fn write_array(array: &VirtualArray, dir: &Path, root: &Path, sources_digest: [u8; 32]) -> Result<ArrayInfo, WriteError> {
+fn write_array(
+    array: &VirtualArray,
+    dir: &Path,
+    root: &Path,
+    sources_digest: [u8; 32],
+) -> Result<ArrayInfo, WriteError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
     let doc = array.metadata.to_json();
     write_json(&dir.join("zarr.json"), &doc)?;

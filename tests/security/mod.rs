@@ -5,3 +5,4 @@
 //! Every store that reads values is checked against libnetcdf's read of the original file.
 
 mod authorization;
+mod integrity;
