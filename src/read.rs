@@ -133,6 +133,21 @@ pub enum ReadError {
         /// The cause.
         source: CodecError,
     },
+    /// A size taken from the store's metadata is above a limit, or overflows: refused before anything
+    /// is allocated.
+    #[error("{location}: {array}: {what} ({}) exceeds {limit}", bytes.map_or_else(|| "more than 2^64 bytes".to_string(), |b| format!("{b} bytes")))]
+    TooLarge {
+        /// Store location.
+        location: String,
+        /// Array path.
+        array: String,
+        /// What is too large ("the selection", "its largest chunk").
+        what: String,
+        /// Its size in bytes; `None` when the size overflows 64 bits.
+        bytes: Option<u64>,
+        /// The limit, described ("the memory limit of N bytes (--max-memory)").
+        limit: String,
+    },
     /// The caller's buffer has the wrong size, or the requested element type differs.
     #[error("{array}: {reason}")]
     Output {
@@ -153,10 +168,32 @@ pub struct ReadOptions {
     /// Check each source file's size and modification time against the scan before reading it.
     /// Default: true.
     pub check_sources: bool,
+    /// Largest buffer a read allocates, in bytes: the selection's output, and each decoded chunk.
+    /// Default: half of the machine's physical memory ([`default_max_memory`]).
+    pub max_memory: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_concurrent_requests: 16, batch_bytes: 64 << 20, check_sources: true }
+        ReadOptions {
+            max_concurrent_requests: 16,
+            batch_bytes: 64 << 20,
+            check_sources: true,
+            max_memory: default_max_memory(),
+        }
+    }
+}
+
+/// Largest decoded chunk accepted from a store's metadata, whatever the memory limit: 1 TiB (the
+/// largest slab `scan --max-slab-mib` writes).
+pub const MAX_CHUNK_BYTES: u64 = 1 << 40;
+
+/// Half of the physical memory (1 GiB when it cannot be determined).
+pub fn default_max_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    match (u64::try_from(pages), u64::try_from(page)) {
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => pages.saturating_mul(page) / 2,
+        _ => 1 << 30,
     }
 }

@@ -18,6 +18,19 @@ const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error
 /// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
 const MAX_SLAB_MIB: u64 = 1 << 20;
 
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&text[..text.len() - 1], 10),
+        Some('M') => (&text[..text.len() - 1], 20),
+        Some('G') => (&text[..text.len() - 1], 30),
+        Some('T') => (&text[..text.len() - 1], 40),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().map_err(|e| format!("{text:?}: {e}"))?;
+    n.checked_mul(1 << shift).filter(|&b| b > 0).ok_or_else(|| format!("{text:?}: not a size between 1 byte and 2^64"))
+}
+
 fn parse_jobs(text: &str) -> Result<usize, String> {
     let jobs: usize = text.parse().map_err(|e| format!("{e}"))?;
     if !(1..=1024).contains(&jobs) {
@@ -143,6 +156,10 @@ pub(crate) struct ReadArgs {
     /// Replace an existing .npy file (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
+    /// Largest buffer the read allocates (the selection, each decoded chunk): bytes, or with a
+    /// K, M, G or T suffix (powers of 1024). Default: half of the physical memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) max_memory: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -228,6 +228,16 @@ impl Store {
             self.check_binding(path, binding, &doc)?;
         }
         let metadata = ArrayMetadata::from_json(&doc).map_err(metadata_error)?;
+        let chunk_bytes = largest_chunk_bytes(&metadata);
+        if chunk_bytes.is_none_or(|b| b > crate::read::MAX_CHUNK_BYTES) {
+            return Err(ReadError::TooLarge {
+                location: inner.location.clone(),
+                array: path.to_string(),
+                what: "its largest chunk".into(),
+                bytes: chunk_bytes,
+                limit: format!("the bound of {} bytes per chunk", crate::read::MAX_CHUNK_BYTES),
+            });
+        }
         if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
             return Err(ReadError::Store {
                 location: inner.location.clone(),
@@ -332,6 +342,13 @@ async fn open_manifest(
         binding.parse_sums(&bytes, count).map_err(manifest_error)?;
     }
     Ok((index, Some(binding)))
+}
+
+/// Decoded bytes of the array's largest chunk (the product of each dimension's largest edge times the
+/// element size); `None` when it overflows 64 bits.
+fn largest_chunk_bytes(metadata: &ArrayMetadata) -> Option<u64> {
+    let dims = metadata.chunk_grid.dims();
+    dims.iter().try_fold(metadata.element_size() as u64, |acc, d| acc.checked_mul(d.edge_range().map_or(0, |r| r.1)))
 }
 
 /// Checks store-owned bytes read at `offset` against the manifest's checksums (stores of format 2;
@@ -526,10 +543,32 @@ impl ArrayReader {
             let strings = super::strings::read_strings(self, selection).await?;
             return Ok(super::strings::fixed_width(&strings, selection.out_shape()));
         }
-        let len = selection.len() as usize * self.metadata.element_size();
+        let len = self.check_memory(selection, options)?;
         let mut bytes = vec![0u8; len];
         self.read_into(selection, &mut bytes, options).await?;
         Ok(ArrayData { data_type: self.metadata.data_type, shape: selection.out_shape(), bytes })
+    }
+
+    /// The output size of `selection` in bytes, checked against `options.max_memory` (with the
+    /// array's largest decoded chunk, which each decoding thread also holds).
+    fn check_memory(&self, selection: &Selection, options: &ReadOptions) -> Result<usize, ReadError> {
+        let too_large = |what: &str, bytes| ReadError::TooLarge {
+            location: self.inner.location.clone(),
+            array: self.path.clone(),
+            what: what.to_string(),
+            bytes,
+            limit: format!("the memory limit of {} bytes (--max-memory)", options.max_memory),
+        };
+        let chunk = largest_chunk_bytes(&self.metadata);
+        if chunk.is_none_or(|b| b > options.max_memory) {
+            return Err(too_large("its largest chunk", chunk));
+        }
+        let bytes =
+            selection.len().checked_mul(self.metadata.element_size() as u64).filter(|_| selection.len() < u64::MAX);
+        match bytes.and_then(|b| usize::try_from(b).ok()) {
+            Some(b) if (b as u64) <= options.max_memory => Ok(b),
+            _ => Err(too_large("the selection", bytes)),
+        }
     }
 
     /// Reads the selected elements of a `string` array.
@@ -562,7 +601,7 @@ impl ArrayReader {
         let grid = &self.metadata.chunk_grid;
         let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
         let pieces = grid.pieces(selection).map_err(selection_error)?;
-        let want = selection.len() as usize * self.metadata.element_size();
+        let want = self.check_memory(selection, options)?;
         if out.len() != want {
             return Err(ReadError::Output {
                 array: self.path.clone(),

@@ -6,3 +6,4 @@
 
 mod authorization;
 mod integrity;
+mod limits;
