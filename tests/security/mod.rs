@@ -7,3 +7,4 @@
 mod authorization;
 mod integrity;
 mod limits;
+mod outputs;
