@@ -337,7 +337,18 @@ async fn open_manifest(
     let (mut binding, count) =
         Binding::parse_footer(&bytes[split..], index.header().owned_entries).map_err(manifest_error)?;
     if count > 0 {
-        let sums = end..end.saturating_add(count * OWNED_SUM_LEN);
+        let sums = end..end.saturating_add(count.saturating_mul(OWNED_SUM_LEN));
+        // The count comes from the file: check that the file holds the records before fetching
+        // (and allocating) them.
+        let size = loc.store.head(&loc.path).await.map(|m| m.size).map_err(|e| ReadError::Store {
+            location: store.to_string(),
+            what: format!("{array}/{MANIFEST_FILE}: size"),
+            source: e.into(),
+        })?;
+        if sums.end != size {
+            let reason = "binding footer: owned checksum count does not match the file size";
+            return Err(manifest_error(crate::manifest::ManifestError::InvalidHeader { reason }));
+        }
         let bytes = fetch_range(loc, sums, store, "manifest owned checksums").await?;
         binding.parse_sums(&bytes, count).map_err(manifest_error)?;
     }
