@@ -84,8 +84,9 @@ pub enum OracleMode {
 /// [`verify_store`] with the oracle run as `mode` says.
 ///
 /// # Errors
-/// [`ReadError`] only when the store itself cannot be used; per-array failures (a source that timed
-/// out included) are reported in the verdicts.
+/// [`ReadError`] only when the store itself cannot be used, or a source is not authorized
+/// ([`ReadError::Untrusted`]: libnetcdf would open it); per-array failures (a source that timed out
+/// included) are reported in the verdicts.
 pub async fn verify_store_with_oracle(
     store: &Store,
     options: &ReadOptions,

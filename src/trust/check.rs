@@ -76,6 +76,9 @@ pub enum TrustError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Authorization {
     containers: Vec<String>,
+    /// Each local container as given and resolved (symbolic links), taken once when added: a check
+    /// compares paths only, whatever the length of the trust list.
+    local: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
 /// A source that passed [`Authorization::check`]: the location to read (for a local file, its
@@ -101,6 +104,10 @@ impl Authorization {
         for c in containers {
             let c = normalize(c.as_ref());
             if !c.is_empty() && !self.containers.contains(&c) {
+                if let Some(path) = local_path(&c) {
+                    let resolved = std::fs::canonicalize(&path).ok();
+                    self.local.push((path, resolved));
+                }
                 self.containers.push(c);
             }
         }
@@ -181,10 +188,9 @@ impl Authorization {
     /// Whether a resolved local path lies inside a trusted local container (compared both as
     /// given and resolved, component by component).
     fn covers_path(&self, resolved: &Path) -> bool {
-        self.containers
-            .iter()
-            .filter_map(|c| local_path(c))
-            .any(|c| resolved.starts_with(&c) || std::fs::canonicalize(&c).is_ok_and(|real| resolved.starts_with(real)))
+        self.local.iter().any(|(given, real)| {
+            resolved.starts_with(given) || real.as_ref().is_some_and(|real| resolved.starts_with(real))
+        })
     }
 }
 
@@ -295,8 +301,12 @@ mod tests {
         let auth = Authorization::new([dir.path().to_str().unwrap()]);
         assert!(auth.check(location).is_ok());
         // A sibling whose name starts with the trusted directory's is not inside it.
-        let sibling = format!("{}x/a.nc", dir.path().display());
-        assert!(auth.check(&sibling).is_err());
+        let sibling = std::path::PathBuf::from(format!("{}x", dir.path().display()));
+        std::fs::create_dir(&sibling).unwrap();
+        std::fs::write(sibling.join("a.nc"), b"x").unwrap();
+        let err = auth.check(sibling.join("a.nc").to_str().unwrap()).unwrap_err();
+        std::fs::remove_dir_all(&sibling).unwrap();
+        assert!(matches!(err, TrustError::Unauthorized { .. }), "{err}");
     }
 
     #[test]
