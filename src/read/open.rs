@@ -170,14 +170,26 @@ impl Store {
         &self.inner.authorization
     }
 
-    /// Checks every source against the store's authorization without reading any (what an export
-    /// that publishes references, rather than reading them, must do).
+    /// Checks every source against the store's authorization without reading any
+    /// ([`Authorization::check`]: what must pass before another library, such as libnetcdf, opens them).
     ///
     /// # Errors
     /// [`ReadError::Untrusted`] for the first source that may not be read.
     pub fn authorize_sources(&self) -> Result<(), ReadError> {
         for file in self.inner.sources.iter() {
             self.inner.authorization.check(&file.location)?;
+        }
+        Ok(())
+    }
+
+    /// Checks that references to every source may be published ([`Authorization::check_reference`]:
+    /// what an export, which writes references rather than reading them, must do).
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`] for the first source that may not be referenced.
+    pub fn authorize_references(&self) -> Result<(), ReadError> {
+        for file in self.inner.sources.iter() {
+            self.inner.authorization.check_reference(&file.location)?;
         }
         Ok(())
     }

@@ -125,7 +125,7 @@ pub async fn export_kerchunk(
     destination: &Path,
     options: &KerchunkOptions,
 ) -> Result<KerchunkReport, ExportError> {
-    store.authorize_sources()?;
+    store.authorize_references()?;
     let urls = source_urls(store.sources(), &options.url_prefixes)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {

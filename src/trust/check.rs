@@ -157,6 +157,29 @@ impl Authorization {
         }
     }
 
+    /// Checks that a reference to `location` may be published (an export writes references, it does
+    /// not read them): as [`Authorization::check`], except that a local file that no longer exists
+    /// (an archive moved to object storage, exported with `--url-prefix`) is checked by its path alone,
+    /// which must not contain `.` or `..` components.
+    ///
+    /// # Errors
+    /// As [`Authorization::check`].
+    pub fn check_reference(&self, location: &str) -> Result<(), TrustError> {
+        match self.check(location) {
+            Err(TrustError::Resolve { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                let path = local_path(location).unwrap_or_else(|| PathBuf::from(location));
+                let plain = path
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_)));
+                if plain && self.covers_path(&path) {
+                    return Ok(());
+                }
+                Err(TrustError::Unauthorized { location: location.to_string(), container: container_of(location) })
+            }
+            other => other.map(|_| ()),
+        }
+    }
+
     fn check_url(&self, location: &str) -> Result<Authorized, TrustError> {
         let after_scheme = location.find("://").map_or(location, |i| &location[i + 3..]);
         let dot = |s: &str| matches!(s.to_ascii_lowercase().as_str(), "." | ".." | "%2e" | "%2e%2e" | ".%2e" | "%2e.");

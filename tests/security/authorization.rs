@@ -196,3 +196,27 @@ fn kerchunk_exports_carry_the_source_containers() {
     let info: serde_json::Value = serde_json::from_slice(&std::fs::read(store.join("vzarr.json")).unwrap()).unwrap();
     assert_eq!(info["source_containers"], serde_json::json!([dir_prefix(f.dir.path())]));
 }
+
+#[test]
+fn exports_of_moved_archives_check_paths_alone() {
+    let f = monthly();
+    let store = scan_fixture(&f);
+    let moved = std::fs::read(&f.path).unwrap();
+    std::fs::remove_file(&f.path).unwrap();
+    let json = f.join("refs.json");
+    let prefix = format!("{}=s3://bucket/archive/", dir_prefix(f.dir.path()));
+    let args = os(&[&"export", &store, &"--kerchunk", &json, &"--url-prefix", &prefix]);
+    // The archive now lives in a bucket: its references are still published from a trusted directory.
+    let trusted = Config::new().run(&[args.clone(), os(&[&"--allow-source", &f.dir.path()])].concat(), &[]);
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["vzarr"]["source_containers"], serde_json::json!(["s3://bucket/archive/"]));
+    let chunk = doc["refs"]["tas/c/0/0/0"].as_array().expect("a reference");
+    assert_eq!(chunk[0], format!("s3://bucket/archive/{}", f.path.file_name().unwrap().to_str().unwrap()));
+    let (offset, length) = (chunk[1].as_u64().unwrap() as usize, chunk[2].as_u64().unwrap() as usize);
+    assert!(offset + length <= moved.len());
+    std::fs::remove_file(&json).unwrap();
+    let refused = Config::new().run(&args, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("is not authorized") && !json.exists(), "{}", refused.stderr);
+}
