@@ -150,7 +150,8 @@ pub(crate) struct ReadArgs {
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
     #[arg(short, long, default_value = "", allow_hyphen_values = true)]
     pub(crate) select: String,
-    /// The .npy file to write.
+    /// The .npy file to write (`-`: standard output; an existing FIFO or character device is written
+    /// through, never replaced).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
     /// Replace an existing .npy file (atomically; never anything else).
@@ -187,7 +188,8 @@ pub(crate) struct ExportArgs {
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]
     pub(crate) allow_source: Vec<String>,
-    /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
+    /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys; `-`: standard output; an
+    /// existing FIFO or character device is written through).
     #[arg(long, value_name = "REFS.json")]
     pub(crate) kerchunk: PathBuf,
     /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
