@@ -220,3 +220,12 @@ fn exports_of_moved_archives_check_paths_alone() {
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     assert!(refused.stderr.contains("is not authorized") && !json.exists(), "{}", refused.stderr);
 }
+
+#[test]
+fn scanning_a_kernel_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("p.vzarr");
+    let run = Config::new().run(&os(&[&"scan", &"/proc/self/environ", &"-o", &store]), &[]);
+    assert_eq!((run.code, run.stderr_lines().len()), (1, 1), "{}", run.stderr);
+    assert!(run.stderr.contains("procfs") && !store.exists(), "{}", run.stderr);
+}
