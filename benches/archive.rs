@@ -56,7 +56,9 @@ fn main() {
     );
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let store = runtime.block_on(Store::open(store.to_str().unwrap())).unwrap();
+    let store = runtime
+        .block_on(Store::open(store.to_str().unwrap(), &vzarr::trust::Authorization::new([dir.to_str().unwrap()])))
+        .unwrap();
     let sst = runtime.block_on(store.array("sst")).unwrap();
     let all = Selection::all(&sst.shape());
     let mut ours_bytes = Vec::new();

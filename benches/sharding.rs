@@ -59,7 +59,9 @@ fn main() {
         NativeWriter.write(&combined, &store_path, &WriteOptions { overwrite: true }).unwrap();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let store = runtime.block_on(Store::open(store_path.to_str().unwrap())).unwrap();
+    let store = runtime
+        .block_on(Store::open(store_path.to_str().unwrap(), &vzarr::trust::Authorization::new([dir.to_str().unwrap()])))
+        .unwrap();
     let stats = store.info().arrays.iter().find(|a| a.path == "sst").unwrap().stats;
     let chunk_bytes = stats.referenced_bytes + stats.owned_bytes;
     println!("source: {} chunks of sst, {chunk_bytes} bytes", stats.referenced + stats.owned);

@@ -6,6 +6,7 @@
 use vzarr::combine::{combine, CombineOptions};
 use vzarr::read::blocking::BlockingStore;
 use vzarr::scan::{scan_files, ScanOptions};
+use vzarr::trust::Authorization;
 use vzarr::{NativeWriter, ReadOptions, Selection, WriteOptions, Writer};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -16,9 +17,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!();
     let dataset = combine(scanned, &CombineOptions::along("time"))?;
     let store_path = std::env::temp_dir().join("vzarr-example.vzarr");
-    NativeWriter.write(&dataset, &store_path, &WriteOptions { overwrite: true })?;
+    let info = NativeWriter.write(&dataset, &store_path, &WriteOptions { overwrite: true })?;
 
-    let store = BlockingStore::open(&store_path.display().to_string())?;
+    // We wrote this store ourselves: trust the source containers it records (a store from
+    // elsewhere is read with the user's trust list: `Authorization::from_user_config()`).
+    let trusted = Authorization::new(&info.source_containers);
+    let store = BlockingStore::open(&store_path.display().to_string(), &trusted)?;
     let tas = store.array("tas")?;
     println!("tas: shape {:?}, grid {}", tas.reader().shape(), tas.reader().metadata().chunk_grid.to_json());
     // 1-7 March 2023 at one grid point: day-of-year 59..66.

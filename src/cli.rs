@@ -14,9 +14,11 @@ mod export;
 mod glob_walk;
 mod info;
 mod materialize;
+mod output;
 mod progress;
 mod read;
 mod scan;
+mod trust;
 mod verify;
 
 use args::{Cli, Command};
@@ -46,6 +48,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Verify(a) => runtime.block_on(verify::run(a)),
         Command::Export(a) => runtime.block_on(export::run(a)),
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
+        Command::Trust(a) => runtime.block_on(trust::run(a)),
         Command::OracleWorker => verify::worker(),
     }
 }

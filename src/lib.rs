@@ -18,8 +18,10 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use vzarr::{scan_file, NativeWriter, ScanOptions, Selection, Store, WriteOptions, Writer, ReadOptions};
 //! let dataset = scan_file("fixtures/sample/tas_2023-01.nc".as_ref(), &ScanOptions::default())?;
-//! NativeWriter.write(&dataset, "tas.vzarr".as_ref(), &WriteOptions::default())?;
-//! let store = Store::open("tas.vzarr").await?;
+//! let info = NativeWriter.write(&dataset, "tas.vzarr".as_ref(), &WriteOptions::default())?;
+//! // Sources are read only inside authorized containers: here the ones this store was written for
+//! // (`vzarr::trust::Authorization::from_user_config()` gives what the command line trusts).
+//! let store = Store::open("tas.vzarr", &vzarr::trust::Authorization::new(&info.source_containers)).await?;
 //! let tas = store.array("tas").await?;
 //! let first_day = tas.read(&Selection::parse("0", &tas.shape())?, &ReadOptions::default()).await?;
 //! # Ok(()) }
@@ -42,6 +44,7 @@ pub mod read;
 pub mod scan;
 pub mod source;
 pub mod store;
+pub mod trust;
 pub mod verify;
 
 pub use dataset::VirtualDataset;

@@ -18,8 +18,10 @@
 //! panic, and no allocation is sized from a count that the input bytes have not been checked to
 //! hold.
 
+pub mod binding;
 mod format;
 mod index;
+mod sha256;
 mod sources;
 mod varint;
 mod writer;

@@ -88,6 +88,9 @@ pub enum ReadError {
     /// A source location cannot be resolved.
     #[error("{0}")]
     Source(#[from] SourceError),
+    /// A source may not be read: outside the authorized containers, or not a regular file.
+    #[error("{0}")]
+    Untrusted(#[from] crate::trust::TrustError),
     /// Fetching bytes failed.
     #[error("{location}: {array}: fetching {what}: {source}")]
     Fetch {
@@ -108,6 +111,17 @@ pub enum ReadError {
         /// What differs.
         reason: String,
     },
+    /// The store's files do not belong together: an array's `zarr.json` or the source table is not
+    /// the one its manifest was written for, or store-owned chunk bytes fail their checksum.
+    #[error("{location}: {array}: integrity: {reason}")]
+    Integrity {
+        /// Store location.
+        location: String,
+        /// Array path.
+        array: String,
+        /// What does not match.
+        reason: String,
+    },
     /// A chunk did not decode.
     #[error("{location}: {array}: chunk {chunk:?}: {source}")]
     Decode {
@@ -119,6 +133,21 @@ pub enum ReadError {
         chunk: Vec<u64>,
         /// The cause.
         source: CodecError,
+    },
+    /// A size taken from the store's metadata is above a limit, or overflows: refused before anything
+    /// is allocated.
+    #[error("{location}: {array}: {what} ({}) exceeds {limit}", bytes.map_or_else(|| "more than 2^64 bytes".to_string(), |b| format!("{b} bytes")))]
+    TooLarge {
+        /// Store location.
+        location: String,
+        /// Array path.
+        array: String,
+        /// What is too large ("the selection", "its largest chunk").
+        what: String,
+        /// Its size in bytes; `None` when the size overflows 64 bits.
+        bytes: Option<u64>,
+        /// The limit, described ("the memory limit of N bytes (--max-memory)").
+        limit: String,
     },
     /// The caller's buffer has the wrong size, or the requested element type differs.
     #[error("{array}: {reason}")]
@@ -140,10 +169,32 @@ pub struct ReadOptions {
     /// Check each source file's size and modification time against the scan before reading it.
     /// Default: true.
     pub check_sources: bool,
+    /// Largest buffer a read allocates, in bytes: the selection's output, and each decoded chunk.
+    /// Default: half of the machine's physical memory ([`default_max_memory`]).
+    pub max_memory: u64,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_concurrent_requests: 16, batch_bytes: 64 << 20, check_sources: true }
+        ReadOptions {
+            max_concurrent_requests: 16,
+            batch_bytes: 64 << 20,
+            check_sources: true,
+            max_memory: default_max_memory(),
+        }
+    }
+}
+
+/// Largest decoded chunk accepted from a store's metadata, whatever the memory limit: 1 TiB (the
+/// largest slab `scan --max-slab-mib` writes).
+pub const MAX_CHUNK_BYTES: u64 = 1 << 40;
+
+/// Half of the physical memory (1 GiB when it cannot be determined).
+pub fn default_max_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    match (u64::try_from(pages), u64::try_from(page)) {
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => pages.saturating_mul(page) / 2,
+        _ => 1 << 30,
     }
 }

@@ -86,14 +86,17 @@ pub enum OracleMode {
 /// [`verify_store`] with the oracle run as `mode` says.
 ///
 /// # Errors
-/// [`ReadError`] only when the store itself cannot be used; per-array failures (a source that timed
-/// out included) are reported in the verdicts.
+/// [`ReadError`] only when the store itself cannot be used, or a source is not authorized
+/// ([`ReadError::Untrusted`]: libnetcdf would open it); per-array failures (a source that timed out
+/// included) are reported in the verdicts.
 pub async fn verify_store_with_oracle(
     store: &Store,
     options: &ReadOptions,
     mode: &OracleMode,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
+    // libnetcdf opens the sources by their stored paths: every one must be authorized first.
+    store.authorize_sources()?;
     let mut verdicts = Vec::new();
     let mut files = match mode {
         OracleMode::InProcess => Oracle::Local(oracle::OracleFiles::default()),
@@ -148,6 +151,11 @@ async fn verify_array(
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
         let (select, base) = box_selection(&shape, &names, &dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
+        let theirs = files.shape(&location, path).map_err(|e| oracle_error(&location, path, e))?;
+        if let Some(reason) = shape_mismatch(&file_shape, element_size, &theirs) {
+            verdict.error = Some(format!("{location}: {reason}"));
+            return Ok(verdict);
+        }
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
             let first = base.get(lead).copied().unwrap_or(0);
@@ -221,6 +229,14 @@ impl Oracle {
             Oracle::Worker(worker) => {
                 worker.request_strings(&worker::Request::new("strings", location, path, (0, 0, 0)))
             }
+        }
+    }
+
+    /// The shape and element size of `path` of `location`.
+    fn shape(&mut self, location: &str, path: &str) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        match self {
+            Oracle::Local(files) => files.variable(location, path)?.shape(),
+            Oracle::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path, (0, 0, 0))),
         }
     }
 
@@ -370,6 +386,28 @@ fn compare(ours: &[u8], theirs: &[u8], element_size: usize, shape: &[u64], origi
         }
     }
     verdict.elements += n as u64;
+}
+
+/// Why a file's part of the store (`ours`: its shape in the store, element size) does not match the
+/// variable in the file (`theirs`); `None` when it does. A 0-d store array may hold a netCDF string
+/// folded from a one-dimensional char variable: only its element size is not compared.
+fn shape_mismatch(ours: &[u64], element_size: u64, theirs: &(Vec<u64>, usize)) -> Option<String> {
+    let (shape, size) = theirs;
+    if ours.is_empty() && shape.len() <= 1 {
+        return None;
+    }
+    // A netCDF char variable is stored as fixed-width strings: its last dimension is the element.
+    let chars = shape.len() == ours.len() + 1 && shape.last().is_some_and(|n| n * *size as u64 == element_size);
+    if chars && shape[..ours.len()] == *ours {
+        return None;
+    }
+    if ours != shape.as_slice() {
+        return Some(format!("the store gives this file's part shape {ours:?}, the file has {shape:?}"));
+    }
+    if element_size != *size as u64 {
+        return Some(format!("the store has {element_size}-byte elements, the file {size}-byte ones"));
+    }
+    None
 }
 
 fn hex(bytes: &[u8]) -> String {

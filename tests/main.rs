@@ -21,6 +21,7 @@ mod remote;
 mod scale;
 mod scan_hdf5;
 mod scan_netcdf4;
+mod security;
 mod selections;
 mod sharding;
 mod store_safety;

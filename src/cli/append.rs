@@ -101,7 +101,8 @@ fn read_stored(store: &Path, path: &str, rows: u64) -> Result<Vec<f64>, String> 
     if rows == 0 {
         return Ok(Vec::new());
     }
-    let opened = BlockingStore::open(&store.display().to_string()).map_err(|e| e.to_string())?;
+    let authorization = super::trust::authorization(&[]).map_err(|e| e.to_string())?;
+    let opened = BlockingStore::open(&store.display().to_string(), &authorization).map_err(|e| e.to_string())?;
     let array = opened.array(path).map_err(|e| e.to_string())?;
     let selection = Selection::parse(&format!("0:{rows}"), &array.reader().shape()).map_err(|e| e.to_string())?;
     let data = array.read(&selection, &ReadOptions::default()).map_err(|e| e.to_string())?;

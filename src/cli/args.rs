@@ -18,6 +18,19 @@ const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error
 /// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
 const MAX_SLAB_MIB: u64 = 1 << 20;
 
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&text[..text.len() - 1], 10),
+        Some('M') => (&text[..text.len() - 1], 20),
+        Some('G') => (&text[..text.len() - 1], 30),
+        Some('T') => (&text[..text.len() - 1], 40),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().map_err(|e| format!("{text:?}: {e}"))?;
+    n.checked_mul(1 << shift).filter(|&b| b > 0).ok_or_else(|| format!("{text:?}: not a size between 1 byte and 2^64"))
+}
+
 fn parse_jobs(text: &str) -> Result<usize, String> {
     let jobs: usize = text.parse().map_err(|e| format!("{e}"))?;
     if !(1..=1024).contains(&jobs) {
@@ -42,6 +55,9 @@ pub(crate) enum Command {
     Export(ExportArgs),
     /// Write a real Zarr v3 directory store: metadata plus every chunk's bytes, copied verbatim.
     Materialize(MaterializeArgs),
+    /// Print the source containers of a store (what it can make vzarr read) and add them to your
+    /// trust list.
+    Trust(TrustArgs),
     /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
     #[command(hide = true)]
     OracleWorker,
@@ -58,7 +74,7 @@ impl Command {
             Command::Verify(a) => Some(&a.remote),
             Command::Export(a) => Some(&a.remote),
             Command::Materialize(a) => Some(&a.remote),
-            Command::OracleWorker => None,
+            Command::Trust(_) | Command::OracleWorker => None,
         }
     }
 }
@@ -150,6 +166,10 @@ pub(crate) struct InfoArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -161,17 +181,26 @@ pub(crate) struct ReadArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// The variable (`tas`, `group/tas`).
     pub(crate) variable: String,
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
     #[arg(short, long, default_value = "", allow_hyphen_values = true)]
     pub(crate) select: String,
-    /// The .npy file to write.
+    /// The .npy file to write (`-`: standard output; an existing FIFO or character device is written
+    /// through, never replaced).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
     /// Replace an existing .npy file (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
+    /// Largest buffer the read allocates (the selection, each decoded chunk): bytes, or with a
+    /// K, M, G or T suffix (powers of 1024). Default: half of the physical memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) max_memory: Option<u64>,
 }
 
 /// How object stores (`s3://`, `gs://`, `az://`, `https://`) are reached, by inputs and by the
@@ -215,6 +244,10 @@ pub(crate) struct VerifyArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -231,6 +264,12 @@ pub(crate) struct ExportArgs {
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
     /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
+    /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys; `-`: standard output; an
+    /// existing FIFO or character device is written through).
     #[arg(long, value_name = "REFS.json")]
     pub(crate) kerchunk: PathBuf,
     /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
@@ -249,6 +288,10 @@ pub(crate) struct MaterializeArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
+    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
     /// The Zarr v3 directory store to write.
     pub(crate) output: PathBuf,
     /// Replace an existing Zarr v3 store (atomically; never any other directory).
@@ -266,4 +309,13 @@ pub(crate) struct MaterializeArgs {
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The store whose source containers to trust.
+    pub(crate) store: String,
+    /// Only print the containers; do not change the trust list.
+    #[arg(long)]
+    pub(crate) list: bool,
 }

@@ -7,8 +7,16 @@ use super::Outcome;
 use vzarr::grid::ChunkDim;
 use vzarr::read::Store;
 
+/// The containers the store's sources lie in (resolved as a reader would) and whether each is
+/// authorized: what reading this store would touch.
+fn containers(store: &Store) -> Vec<serde_json::Value> {
+    let auth = store.authorization();
+    let containers = vzarr::trust::containers_of(store.sources());
+    containers.iter().map(|c| json!({"container": c, "authorized": auth.covers(c)})).collect()
+}
+
 pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let info = store.info();
     let mut arrays = Vec::new();
     for summary in &info.arrays {
@@ -44,6 +52,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         "generator": info.generator,
         "sources": info.sources,
         "source_files": store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>(),
+        "source_containers": containers(&store),
         "concat_dim": info.provenance.concat_dim,
         "concat_dims": concat_dims(&store).await?,
         "gaps": info.provenance.gaps,
@@ -96,6 +105,10 @@ fn print_text(doc: &serde_json::Value) -> std::io::Result<()> {
     let s = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     outln!("store:   {} (format {}, {})", s(&doc["store"]), doc["format_version"], s(&doc["generator"]));
     outln!("sources: {} file(s)", doc["sources"]);
+    for c in doc["source_containers"].as_array().into_iter().flatten() {
+        let state = if c["authorized"] == true { "authorized" } else { "NOT authorized (see `vzarr trust`)" };
+        outln!("  container {}: {state}", c["container"].as_str().unwrap_or_default());
+    }
     for d in doc["concat_dims"].as_array().into_iter().flatten() {
         let values = d["values"].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "));
         match values {

@@ -11,7 +11,7 @@ use vzarr::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
 use vzarr::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
     let options = MaterializeOptions {

@@ -1,24 +1,35 @@
 //! `vzarr read`: one variable (or a selection) to a NumPy `.npy` file, published atomically
-//! (`store/publish`); an existing `.npy` file is replaced only with `--overwrite`.
+//! (`store/publish`); an existing `.npy` file is replaced only with `--overwrite`. `-o -` writes to
+//! standard output, and an existing FIFO or character device is written through (`cli/output`).
 
 use std::io::Write;
 
 use anyhow::Context;
 
 use super::args::ReadArgs;
+use super::output::Target;
 use super::Outcome;
 use vzarr::grid::Selection;
 use vzarr::read::{ReadOptions, Store};
 use vzarr::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;
-    let options =
+    let mut options =
         ReadOptions { max_concurrent_requests: args.remote.max_concurrent_requests as usize, ..ReadOptions::default() };
+    if let Some(limit) = args.max_memory {
+        options.max_memory = limit;
+    }
     let data = array.read(&selection, &options).await?;
+    let target = Target::of(&args.output)?;
+    if !matches!(target, Target::File(_)) {
+        target.write_through(|out| data.write_npy(out))?;
+        eprintln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
+        return Ok(Outcome::Done);
+    }
     let inputs = store_inputs(&store);
     let staged = Staged::begin(&args.output, OutputKind::Npy, args.overwrite, &inputs)?;
     let written = std::fs::File::create(staged.path()).and_then(|file| {

@@ -66,6 +66,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let info = writer
         .write(&dataset, &args.output, &WriteOptions { overwrite: args.overwrite })
         .with_context(|| format!("writing {}", args.output.display()))?;
+    super::trust::trust_written(&info.source_containers);
     for warning in &dataset.warnings {
         eprintln!("warning: {warning}");
     }

@@ -8,7 +8,7 @@ use vzarr::read::{ReadOptions, Store};
 use vzarr::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {
         progress.set_length(total);

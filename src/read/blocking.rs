@@ -23,16 +23,17 @@ pub struct BlockingArray {
 }
 
 impl BlockingStore {
-    /// Opens the store at `location` (path or URL).
+    /// Opens the store at `location` (path or URL), reading sources only where `authorization`
+    /// allows (as [`Store::open`]).
     ///
     /// # Errors
     /// As [`Store::open`]; also [`ReadError::Store`] when the runtime cannot be started.
-    pub fn open(location: &str) -> Result<Self, ReadError> {
+    pub fn open(location: &str, authorization: &crate::trust::Authorization) -> Result<Self, ReadError> {
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
                 ReadError::Store { location: location.into(), what: "starting I/O runtime".into(), source: e.into() }
             })?;
-        let store = runtime.block_on(Store::open(location))?;
+        let store = runtime.block_on(Store::open(location, authorization))?;
         Ok(BlockingStore { runtime: Arc::new(runtime), store })
     }
 

@@ -21,6 +21,8 @@ pub(crate) struct FetchContext {
     pub(crate) store: Arc<StoreInner>,
     pub(crate) array: String,
     pub(crate) owned: ObjectLocation,
+    /// The manifest's binding, whose checksums store-owned bytes are checked against.
+    pub(crate) binding: Option<Arc<crate::manifest::binding::Binding>>,
 }
 
 /// A batch with its bytes: `data[request][range]`.
@@ -56,6 +58,10 @@ async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOpti
         ReadError::Fetch { location: name.clone(), array: ctx.array.clone(), what, source: Box::new(source) }
     })?;
     for (got, want) in bytes.iter().zip(&request.ranges) {
+        if matches!(request.file, FileKey::Owned) && got.len() as u64 == want.end - want.start {
+            let binding = ctx.binding.as_deref();
+            super::open::check_owned(binding, &ctx.store.location, &ctx.array, want.start, got)?;
+        }
         if got.len() as u64 != want.end - want.start {
             return Err(ReadError::SourceChanged {
                 location: name,

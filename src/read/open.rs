@@ -10,10 +10,12 @@ use super::fetch::{fetch_all, fetch_batch, fetch_range, FetchContext, Fetched};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
+use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve, ObjectLocation};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+use crate::trust::Authorization;
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;
@@ -28,6 +30,10 @@ pub(crate) struct StoreInner {
     /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
     array_paths: HashSet<String>,
     sources: SourceTable,
+    /// SHA-256 of `sources.bin` as read, compared with each manifest's binding.
+    sources_digest: [u8; 32],
+    /// The containers the reader trusts: every source is checked against them before it is read.
+    authorization: Authorization,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
     checked: Mutex<HashSet<u32>>,
 }
@@ -61,7 +67,8 @@ impl StoreInner {
         if let Some(loc) = resolved.get(&id) {
             return Ok((loc.clone(), file.location.clone()));
         }
-        let loc = resolve(&file.location)?;
+        let authorized = self.authorization.check(&file.location)?;
+        let loc = resolve(&authorized.location)?;
         resolved.insert(id, loc.clone());
         Ok((loc, file.location.clone()))
     }
@@ -100,12 +107,14 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the store at `location`: a local path (relative or absolute) or a URL.
+    /// Opens the store at `location`: a local path (relative or absolute) or a URL. Its sources are
+    /// read only where `authorization` allows ([`Authorization::check`], at the first read of each
+    /// source); [`Authorization::from_user_config`] gives what the command line trusts.
     ///
     /// # Errors
     /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
     /// written by a newer, incompatible vzarr.
-    pub async fn open(location: &str) -> Result<Self, ReadError> {
+    pub async fn open(location: &str, authorization: &Authorization) -> Result<Self, ReadError> {
         let absolute = if is_url(location) {
             location.to_string()
         } else {
@@ -123,6 +132,8 @@ impl Store {
             info: empty_info(),
             array_paths: HashSet::new(),
             sources: SourceTable::default(),
+            sources_digest: [0; 32],
+            authorization: authorization.clone(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
         };
@@ -130,6 +141,7 @@ impl Store {
         inner.info = parse_info(&bytes, location)?;
         inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
         let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
+        inner.sources_digest = sha256(&bytes);
         inner.sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
             location: location.to_string(),
             what: format!("parsing {SOURCES_FILE}"),
@@ -151,6 +163,35 @@ impl Store {
     /// The source files.
     pub fn sources(&self) -> &SourceTable {
         &self.inner.sources
+    }
+
+    /// The authorization the store was opened with.
+    pub fn authorization(&self) -> &Authorization {
+        &self.inner.authorization
+    }
+
+    /// Checks every source against the store's authorization without reading any
+    /// ([`Authorization::check`]: what must pass before another library, such as libnetcdf, opens them).
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`] for the first source that may not be read.
+    pub fn authorize_sources(&self) -> Result<(), ReadError> {
+        for file in self.inner.sources.iter() {
+            self.inner.authorization.check(&file.location)?;
+        }
+        Ok(())
+    }
+
+    /// Checks that references to every source may be published ([`Authorization::check_reference`]:
+    /// what an export, which writes references rather than reading them, must do).
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`] for the first source that may not be referenced.
+    pub fn authorize_references(&self) -> Result<(), ReadError> {
+        for file in self.inner.sources.iter() {
+            self.inner.authorization.check_reference(&file.location)?;
+        }
+        Ok(())
     }
 
     /// The `zarr.json` bytes of node `path` (`""` for the root group, `grp`, `grp/tas`), exactly as
@@ -187,16 +228,28 @@ impl Store {
             });
         }
         let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
-        let metadata = serde_json::from_slice(&doc)
+        let metadata_error =
+            |source| ReadError::Metadata { location: inner.location.clone(), array: path.to_string(), source };
+        let doc: serde_json::Value = serde_json::from_slice(&doc)
             .map_err(|e| crate::metadata::MetadataError::Invalid { field: "zarr.json", reason: e.to_string() })
-            .and_then(|doc| ArrayMetadata::from_json(&doc))
-            .map_err(|source| ReadError::Metadata {
+            .map_err(metadata_error)?;
+        let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));
+        let bound = inner.info.format_version >= 2;
+        let (manifest, binding) = open_manifest(&manifest_loc, &inner.location, path, bound).await?;
+        if let Some(binding) = &binding {
+            self.check_binding(path, binding, &doc)?;
+        }
+        let metadata = ArrayMetadata::from_json(&doc).map_err(metadata_error)?;
+        let chunk_bytes = largest_chunk_bytes(&metadata);
+        if chunk_bytes.is_none_or(|b| b > crate::read::MAX_CHUNK_BYTES) {
+            return Err(ReadError::TooLarge {
                 location: inner.location.clone(),
                 array: path.to_string(),
-                source,
-            })?;
-        let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));
-        let manifest = open_manifest(&manifest_loc, &inner.location, path).await?;
+                what: "its largest chunk".into(),
+                bytes: chunk_bytes,
+                limit: format!("the bound of {} bytes per chunk", crate::read::MAX_CHUNK_BYTES),
+            });
+        }
         if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
             return Err(ReadError::Store {
                 location: inner.location.clone(),
@@ -214,9 +267,29 @@ impl Store {
             path: path.to_string(),
             metadata,
             manifest,
+            binding: binding.map(Arc::new),
             manifest_loc,
             owned: inner.child(&format!("{path}/{OWNED_FILE}")),
         })
+    }
+}
+
+impl Store {
+    /// Compares a manifest's binding with the array's `zarr.json` and the store's `sources.bin`.
+    fn check_binding(&self, path: &str, binding: &Binding, doc: &serde_json::Value) -> Result<(), ReadError> {
+        let mismatch = |what: &str| ReadError::Integrity {
+            location: self.inner.location.clone(),
+            array: path.to_string(),
+            reason: format!("{what} differs from the one its manifest was written for (edited or swapped?)"),
+        };
+        if binding.metadata_digest != metadata_digest(doc) {
+            let fields = DECODING_FIELDS.join(", ");
+            return Err(mismatch(&format!("zarr.json ({fields})")));
+        }
+        if binding.sources_digest != self.inner.sources_digest {
+            return Err(mismatch(SOURCES_FILE));
+        }
+        Ok(())
     }
 }
 
@@ -230,6 +303,7 @@ fn empty_info() -> StoreInfo {
         arrays: Vec::new(),
         provenance: Default::default(),
         warnings: Vec::new(),
+        source_containers: Vec::new(),
     }
 }
 
@@ -252,12 +326,71 @@ fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
     Ok(info)
 }
 
-async fn open_manifest(loc: &ObjectLocation, store: &str, array: &str) -> Result<ManifestIndex, ReadError> {
+/// Reads a manifest's header and index and, when `bound` (store format 2), its binding trailer
+/// (fetched with the index in one request; the owned checksums in a second one when there are any).
+async fn open_manifest(
+    loc: &ObjectLocation,
+    store: &str,
+    array: &str,
+    bound: bool,
+) -> Result<(ManifestIndex, Option<Binding>), ReadError> {
     let manifest_error = |source| ReadError::Manifest { location: store.to_string(), array: array.to_string(), source };
     let head = fetch_range(loc, 0..ManifestHeader::LEN as u64, store, "manifest header").await?;
     let header = ManifestHeader::parse(&head).map_err(manifest_error)?;
-    let index = fetch_range(loc, header.index_range(), store, "manifest index").await?;
-    ManifestIndex::new(header, &index).map_err(manifest_error)
+    let range = header.index_range();
+    if !bound {
+        let index = fetch_range(loc, range, store, "manifest index").await?;
+        return Ok((ManifestIndex::new(header, &index).map_err(manifest_error)?, None));
+    }
+    let end = range.end.saturating_add(FOOTER_LEN);
+    let bytes = fetch_range(loc, range.start..end, store, "manifest index and binding").await?;
+    let split = (range.end - range.start).min(bytes.len() as u64) as usize;
+    let index = ManifestIndex::new(header, &bytes[..split]).map_err(manifest_error)?;
+    let (mut binding, count) =
+        Binding::parse_footer(&bytes[split..], index.header().owned_entries).map_err(manifest_error)?;
+    if count > 0 {
+        let sums = end..end.saturating_add(count.saturating_mul(OWNED_SUM_LEN));
+        // The count comes from the file: check that the file holds the records before fetching
+        // (and allocating) them.
+        let size = loc.store.head(&loc.path).await.map(|m| m.size).map_err(|e| ReadError::Store {
+            location: store.to_string(),
+            what: format!("{array}/{MANIFEST_FILE}: size"),
+            source: e.into(),
+        })?;
+        if sums.end != size {
+            let reason = "binding footer: owned checksum count does not match the file size";
+            return Err(manifest_error(crate::manifest::ManifestError::InvalidHeader { reason }));
+        }
+        let bytes = fetch_range(loc, sums, store, "manifest owned checksums").await?;
+        binding.parse_sums(&bytes, count).map_err(manifest_error)?;
+    }
+    Ok((index, Some(binding)))
+}
+
+/// Decoded bytes of the array's largest chunk (the product of each dimension's largest edge times the
+/// element size); `None` when it overflows 64 bits.
+fn largest_chunk_bytes(metadata: &ArrayMetadata) -> Option<u64> {
+    let dims = metadata.chunk_grid.dims();
+    dims.iter().try_fold(metadata.element_size() as u64, |acc, d| acc.checked_mul(d.edge_range().map_or(0, |r| r.1)))
+}
+
+/// Checks store-owned bytes read at `offset` against the manifest's checksums (stores of format 2;
+/// older ones carry none).
+pub(crate) fn check_owned(
+    binding: Option<&Binding>,
+    store: &str,
+    array: &str,
+    offset: u64,
+    bytes: &[u8],
+) -> Result<(), ReadError> {
+    match binding {
+        None => Ok(()),
+        Some(b) => b.check_owned(offset, bytes).map_err(|reason| ReadError::Integrity {
+            location: store.to_string(),
+            array: array.to_string(),
+            reason,
+        }),
+    }
 }
 
 /// The byte range an entry references (empty for a missing chunk).
@@ -277,6 +410,8 @@ pub struct ArrayReader {
     path: String,
     metadata: ArrayMetadata,
     manifest: ManifestIndex,
+    /// What the manifest was written for, with the owned-chunk checksums (store format 2).
+    binding: Option<Arc<Binding>>,
     manifest_loc: ObjectLocation,
     owned: ObjectLocation,
 }
@@ -350,6 +485,9 @@ impl ArrayReader {
             let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
             return Err(ReadError::SourceChanged { location: name, reason });
         }
+        if let ChunkEntry::Owned { offset, .. } = *entry {
+            check_owned(self.binding.as_deref(), &self.inner.location, &self.path, offset, &bytes)?;
+        }
         Ok(Some(bytes))
     }
 
@@ -392,6 +530,9 @@ impl ArrayReader {
                     let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
                     return Err(ReadError::SourceChanged { location: name, reason });
                 }
+                if file.is_none() {
+                    check_owned(self.binding.as_deref(), &self.inner.location, &self.path, range.start, &bytes)?;
+                }
                 out[i] = Some(bytes);
             }
         }
@@ -425,10 +566,32 @@ impl ArrayReader {
             let strings = super::strings::read_strings(self, selection).await?;
             return Ok(super::strings::fixed_width(&strings, selection.out_shape()));
         }
-        let len = selection.len() as usize * self.metadata.element_size();
+        let len = self.check_memory(selection, options)?;
         let mut bytes = vec![0u8; len];
         self.read_into(selection, &mut bytes, options).await?;
         Ok(ArrayData { data_type: self.metadata.data_type, shape: selection.out_shape(), bytes })
+    }
+
+    /// The output size of `selection` in bytes, checked against `options.max_memory` (with the
+    /// array's largest decoded chunk, which each decoding thread also holds).
+    fn check_memory(&self, selection: &Selection, options: &ReadOptions) -> Result<usize, ReadError> {
+        let too_large = |what: &str, bytes| ReadError::TooLarge {
+            location: self.inner.location.clone(),
+            array: self.path.clone(),
+            what: what.to_string(),
+            bytes,
+            limit: format!("the memory limit of {} bytes (--max-memory)", options.max_memory),
+        };
+        let chunk = largest_chunk_bytes(&self.metadata);
+        if chunk.is_none_or(|b| b > options.max_memory) {
+            return Err(too_large("its largest chunk", chunk));
+        }
+        let bytes =
+            selection.len().checked_mul(self.metadata.element_size() as u64).filter(|_| selection.len() < u64::MAX);
+        match bytes.and_then(|b| usize::try_from(b).ok()) {
+            Some(b) if (b as u64) <= options.max_memory => Ok(b),
+            _ => Err(too_large("the selection", bytes)),
+        }
     }
 
     /// Reads the selected elements of a `string` array.
@@ -461,7 +624,7 @@ impl ArrayReader {
         let grid = &self.metadata.chunk_grid;
         let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
         let pieces = grid.pieces(selection).map_err(selection_error)?;
-        let want = selection.len() as usize * self.metadata.element_size();
+        let want = self.check_memory(selection, options)?;
         if out.len() != want {
             return Err(ReadError::Output {
                 array: self.path.clone(),
@@ -469,7 +632,12 @@ impl ArrayReader {
             });
         }
         let out_shape = selection.counts();
-        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
+        let ctx = FetchContext {
+            store: self.inner.clone(),
+            array: self.path.clone(),
+            owned: self.owned.clone(),
+            binding: self.binding.clone(),
+        };
         let mut spans = grid.spans(&pieces);
         let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
         loop {

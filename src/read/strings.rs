@@ -53,7 +53,8 @@ pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> 
             DimSelection::Range { start, stop, step } => (start..stop).step_by(step.max(1) as usize).collect(),
         })
         .collect();
-    let mut out = Vec::with_capacity(selection.len() as usize);
+    // Capacity is a hint: a crafted shape must not size an allocation.
+    let mut out = Vec::with_capacity(usize::try_from(selection.len()).unwrap_or(0).min(1 << 20));
     let counts: Vec<u64> = per_dim.iter().map(|v| v.len() as u64).collect();
     for i in 0..counts.iter().product::<u64>() {
         let at = unravel(i, &counts);

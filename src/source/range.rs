@@ -105,6 +105,11 @@ impl LocalFile {
         if !meta.is_file() {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
         }
+        // procfs and sysfs files are regular files of size 0 whose contents are made when read.
+        if let Some(fs) = crate::trust::pseudo_file_system(path) {
+            let reason = format!("on {fs}, a kernel pseudo file system, not an archive file");
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, reason));
+        }
         let file = std::fs::File::open(path)?;
         let size = file.metadata()?.len();
         Ok(LocalFile { location: path.display().to_string(), file, size })
@@ -213,6 +218,8 @@ mod tests {
     fn special_files_are_refused_without_opening_them() {
         let err = LocalFile::open(std::path::Path::new("/dev/null")).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        let err = LocalFile::open(std::path::Path::new("/proc/self/environ")).unwrap_err();
+        assert!(err.to_string().contains("procfs"), "{err}");
     }
 
     #[test]

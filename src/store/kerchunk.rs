@@ -2,7 +2,7 @@
 //! `ReferenceFileSystem`, zarr-python 3, xarray).
 //!
 //! ```text
-//! {"version":1,"refs":{
+//! {"version":1,"vzarr":{"source_containers":["file:///data/"]},"refs":{
 //! "zarr.json":"{\"zarr_format\":3,\"node_type\":\"group\",...}",
 //! "tas/zarr.json":"{\"zarr_format\":3,\"node_type\":\"array\",...}",
 //! "tas/c/0/0/0":["file:///data/tas_202401.nc",20480,1048576],
@@ -125,10 +125,11 @@ pub async fn export_kerchunk(
     destination: &Path,
     options: &KerchunkOptions,
 ) -> Result<KerchunkReport, ExportError> {
+    store.authorize_references()?;
     let urls = source_urls(store.sources(), &options.url_prefixes)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {
-        let mut refs = RefsWriter::create(&staging)?;
+        let mut refs = RefsWriter::create(&staging, &urls)?;
         refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
         for node in groups.iter().chain(&arrays) {
             refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
@@ -166,7 +167,7 @@ async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String])
 
 /// Writes a whole in-memory dataset's references to `path`.
 fn write_dataset_refs(dataset: &VirtualDataset, urls: &[String], path: &Path) -> Result<KerchunkReport, WriteError> {
-    let mut refs = RefsWriter::create(path)?;
+    let mut refs = RefsWriter::create(path, urls)?;
     if !dataset.groups.iter().any(|g| g.path.is_empty()) {
         refs.text("zarr.json", &group_json(&Attributes::new()))?;
     }
@@ -286,6 +287,7 @@ fn summary(dataset: &VirtualDataset) -> StoreInfo {
             .collect(),
         provenance: dataset.provenance.clone(),
         warnings: dataset.warnings.clone(),
+        source_containers: crate::trust::containers_of(&dataset.sources),
     }
 }
 
@@ -298,7 +300,10 @@ struct RefsWriter {
 }
 
 impl RefsWriter {
-    fn create(path: &Path) -> Result<Self, WriteError> {
+    /// Starts the document; `urls` (the source URLs) give the containers recorded under
+    /// `"vzarr": {"source_containers": [...]}` for readers that authorize sources (fsspec ignores
+    /// the key).
+    fn create(path: &Path, urls: &[String]) -> Result<Self, WriteError> {
         let file = File::create(path).map_err(io_error(path, "creating reference file"))?;
         let mut refs = RefsWriter {
             out: BufWriter::new(file),
@@ -306,7 +311,10 @@ impl RefsWriter {
             first: true,
             report: KerchunkReport::default(),
         };
-        let head = format!("{{\"version\":{KERCHUNK_VERSION},\"refs\":{{");
+        let containers = crate::trust::containers_of_locations(urls.iter().map(String::as_str));
+        let containers = serde_json::to_string(&containers).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
+        let head =
+            format!("{{\"version\":{KERCHUNK_VERSION},\"vzarr\":{{\"source_containers\":{containers}}},\"refs\":{{");
         refs.out.write_all(head.as_bytes()).map_err(io_error(path, "writing reference file"))?;
         Ok(refs)
     }

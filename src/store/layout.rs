@@ -24,7 +24,7 @@ pub const MANIFEST_FILE: &str = "manifest.bin";
 /// Per-array owned-bytes file.
 pub const OWNED_FILE: &str = "owned.bin";
 /// Version of the native store layout; bumped on every incompatible change.
-pub const STORE_FORMAT_VERSION: u32 = 1;
+pub const STORE_FORMAT_VERSION: u32 = 2;
 
 /// One array as summarised in `vzarr.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +58,10 @@ pub struct StoreInfo {
     pub provenance: Provenance,
     /// Variables left out while scanning.
     pub warnings: Vec<ScanWarning>,
+    /// The containers (location prefixes ending in `/`) holding the sources, which a reader must
+    /// authorize (see `trust`). Format version 2; empty in older stores.
+    #[serde(default)]
+    pub source_containers: Vec<String>,
 }
 
 /// Every path segment of a node, checked to be a valid directory name that does not collide with

@@ -16,6 +16,7 @@ use super::{
     WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
 use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::manifest::binding::{metadata_digest, sha256, Binding};
 use crate::manifest::{ManifestHeader, ManifestWriter};
 use crate::metadata::{group_json, Attributes};
 
@@ -64,11 +65,13 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
         std::fs::create_dir_all(&dir).map_err(io_error(&dir, "creating directory"))?;
         write_json(&dir.join("zarr.json"), &group_json(&group.attributes))?;
     }
+    let sources = dataset.sources.encode();
+    let sources_digest = sha256(&sources);
     let mut arrays = Vec::with_capacity(dataset.arrays.len());
     for array in &dataset.arrays {
-        arrays.push(write_array(array, &root.join(&array.path), root)?);
+        arrays.push(write_array(array, &root.join(&array.path), root, sources_digest)?);
     }
-    write_file(&root.join(SOURCES_FILE), &dataset.sources.encode())?;
+    write_file(&root.join(SOURCES_FILE), &sources)?;
     let info = StoreInfo {
         format: "vzarr".into(),
         format_version: STORE_FORMAT_VERSION,
@@ -78,16 +81,24 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
         arrays,
         provenance: dataset.provenance.clone(),
         warnings: dataset.warnings.clone(),
+        source_containers: crate::trust::containers_of(&dataset.sources),
     };
     let doc = serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
     write_json(&root.join(STORE_INFO_FILE), &doc)?;
     Ok(info)
 }
 
-fn write_array(array: &VirtualArray, dir: &Path, root: &Path) -> Result<ArrayInfo, WriteError> {
+fn write_array(
+    array: &VirtualArray,
+    dir: &Path,
+    root: &Path,
+    sources_digest: [u8; 32],
+) -> Result<ArrayInfo, WriteError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
-    write_json(&dir.join("zarr.json"), &array.metadata.to_json())?;
-    write_manifest(array, &dir.join(MANIFEST_FILE), root)?;
+    let doc = array.metadata.to_json();
+    write_json(&dir.join("zarr.json"), &doc)?;
+    let binding = Binding::new(metadata_digest(&doc), sources_digest, &array.chunks.entries, &array.chunks.owned);
+    write_manifest(array, &dir.join(MANIFEST_FILE), root, &binding)?;
     if !array.chunks.owned.is_empty() {
         write_file(&dir.join(OWNED_FILE), &array.chunks.owned)?;
     }
@@ -99,7 +110,13 @@ fn write_array(array: &VirtualArray, dir: &Path, root: &Path) -> Result<ArrayInf
     })
 }
 
-fn write_manifest(array: &VirtualArray, path: &Path, root: &Path) -> Result<ManifestHeader, WriteError> {
+/// Writes `manifest.bin`: header, blocks, index, then the binding trailer (store format 2).
+fn write_manifest(
+    array: &VirtualArray,
+    path: &Path,
+    root: &Path,
+    binding: &Binding,
+) -> Result<ManifestHeader, WriteError> {
     let manifest_error = |source| WriteError::Manifest { path: root.to_path_buf(), array: array.path.clone(), source };
     let file = File::create(path).map_err(io_error(path, "creating manifest"))?;
     let mut writer =
@@ -108,7 +125,8 @@ fn write_manifest(array: &VirtualArray, path: &Path, root: &Path) -> Result<Mani
         writer.push(*entry).map_err(manifest_error)?;
     }
     let (out, header) = writer.finish().map_err(manifest_error)?;
-    let file = out.into_inner().map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;
+    let mut file = out.into_inner().map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;
+    file.write_all(&binding.encode()).map_err(io_error(path, "writing manifest binding"))?;
     file.write_all_at(&header.to_bytes(), 0).map_err(io_error(path, "writing manifest header"))?;
     Ok(header)
 }

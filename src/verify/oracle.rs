@@ -101,6 +101,14 @@ impl OracleVariable {
         })
     }
 
+    /// The variable's shape and element size in bytes, as libnetcdf reports them.
+    pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        self.read(|var| {
+            let dims = var.dimensions().iter().map(|d| d.len() as u64).collect();
+            Ok((dims, var.vartype().size()))
+        })
+    }
+
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
         if let Some(dataset) = &self.hdf5 {

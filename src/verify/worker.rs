@@ -3,7 +3,7 @@
 //! a hang (a thread cannot be stopped; a process can).
 //!
 //! Protocol over the child's stdin/stdout: one JSON request per line
-//! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`),
+//! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`, `shape`),
 //! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
 //! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
 //! recently used files open (`OracleFiles`). A request not answered within the timeout kills the child;
@@ -67,6 +67,7 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     match request.op.as_str() {
         "slab" => variable.read_slab(request.dim, request.start, request.count),
         "all" => variable.read_all(),
+        "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
         "f64" => {
             let values = variable.read_f64()?;
             serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))
@@ -151,6 +152,12 @@ impl WorkerOracle {
     }
 
     fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, netcdf::Error> {
+        let payload = self.request(request)?;
+        serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
+    }
+
+    /// The answer of a `shape` request: dimension lengths and element size.
+    pub(crate) fn request_shape(&mut self, request: &Request) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let payload = self.request(request)?;
         serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
     }

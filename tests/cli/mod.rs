@@ -158,7 +158,7 @@ fn run_with_closed_stdout(args: &[&std::ffi::OsStr]) -> Run {
     // SAFETY: both descriptors were just opened by pipe() and are owned here.
     let (reader, writer) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) };
     drop(reader);
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    let mut command = crate::common::vzarr_command();
     command.args(args).env_remove("RUST_BACKTRACE").stdout(std::process::Stdio::from(writer));
     run(command)
 }
@@ -284,7 +284,7 @@ fn files_from_a_list_or_standard_input() {
     let from_stdin = dir.path().join("b.vzarr");
     let mut child = {
         let _no_files = crate::common::no_hdf5_files_open();
-        std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"))
+        crate::common::vzarr_command()
             .args(["scan", "--files-from", "-", "--concat", "time", "-o", &text(&from_stdin)])
             .stdin(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

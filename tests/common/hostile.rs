@@ -6,7 +6,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::Run;
@@ -106,7 +106,7 @@ pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 /// Runs `vzarr args` with at most [`CHILD_ADDRESS_SPACE`] of address space, killed after `timeout`
 /// (the test then fails: a hang).
 pub fn cli_limited<S: AsRef<std::ffi::OsStr>>(args: &[S], timeout: Duration) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    let mut command = crate::common::vzarr_command();
     command.args(args).env_remove("RUST_BACKTRACE").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {

@@ -196,7 +196,15 @@ pub fn scan_to_store(source: &Path, dir: &Path, name: &str, options: &ScanOption
     NativeWriter
         .write(&dataset, &store, &WriteOptions::default())
         .unwrap_or_else(|e| panic!("writing {}: {e}", store.display()));
+    trust_store(&store);
     store
+}
+
+/// Adds the containers `store` declares to the trust list of the `vzarr` runs of this test process
+/// (what `vzarr scan` does for stores it writes; the library writer leaves the trust list alone).
+pub fn trust_store(store: &Path) {
+    let list = test_config_home().join("vzarr").join(vzarr::trust::TRUST_FILE);
+    vzarr::trust::TrustList::add(&list, trusted(store).containers()).expect("updating the test trust list");
 }
 
 /// Scans a fixture with default options into `<fixture dir>/store.vzarr`.
@@ -204,9 +212,62 @@ pub fn scan_fixture(fixture: &Fixture) -> PathBuf {
     scan_to_store(&fixture.path, fixture.dir.path(), "store.vzarr", &ScanOptions::default())
 }
 
-/// Opens a store with the blocking API.
+/// The containers a store declares in its `vzarr.json`, as an authorization: what a test that just
+/// wrote the store trusts (a user's `vzarr scan` adds the same to the trust list).
+pub fn trusted(store: &Path) -> vzarr::trust::Authorization {
+    let text = std::fs::read(store.join("vzarr.json")).unwrap_or_else(|e| panic!("{}: {e}", store.display()));
+    let info: vzarr::store::StoreInfo = serde_json::from_slice(&text).expect("vzarr.json");
+    vzarr::trust::Authorization::new(&info.source_containers)
+}
+
+/// The trust list directory (`XDG_CONFIG_HOME`) of every `vzarr` run by this test process, so that
+/// tests never touch the user's own `~/.config`: one directory per process under the target's
+/// temporary directory (those of finished processes are removed).
+pub fn test_config_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for old in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("trust-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(old.path());
+                }
+            }
+        }
+        let dir = base.join(format!("trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("creating the test trust directory");
+        dir
+    })
+}
+
+/// A `Command` for the `vzarr` binary with the test trust directory as `XDG_CONFIG_HOME`.
+pub fn vzarr_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.env("XDG_CONFIG_HOME", test_config_home());
+    command
+}
+
+/// Re-binds `array`'s manifest to its current `zarr.json` (what a deliberate attacker who edits both
+/// does): recomputes the metadata digest of the binding footer and the footer's CRC, so that tests of
+/// crafted metadata reach the checks behind the integrity check.
+pub fn rebind(store: &Path, array: &str) {
+    use vzarr::manifest::binding::metadata_digest;
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join(array).join("zarr.json")).unwrap()).unwrap();
+    let path = store.join(array).join("manifest.bin");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let end = vzarr::manifest::ManifestHeader::parse(&bytes).unwrap().index_range().end as usize;
+    bytes[end + 8..end + 40].copy_from_slice(&metadata_digest(&doc));
+    let mut crc = flate2::Crc::new();
+    crc.update(&bytes[end..end + 92]);
+    bytes[end + 92..end + 96].copy_from_slice(&crc.sum().to_le_bytes());
+    std::fs::write(&path, bytes).unwrap();
+}
+
+/// Opens a store with the blocking API, trusting the containers it declares.
 pub fn open_store(store: &Path) -> BlockingStore {
-    BlockingStore::open(store.to_str().expect("UTF-8 path"))
+    BlockingStore::open(store.to_str().expect("UTF-8 path"), &trusted(store))
         .unwrap_or_else(|e| panic!("opening {}: {e}", store.display()))
 }
 
@@ -308,7 +369,7 @@ impl Run {
 
 /// Runs `vzarr` with `args`.
 pub fn cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    let mut command = crate::common::vzarr_command();
     command.args(args).env_remove("RUST_BACKTRACE").stdout(Stdio::piped());
     run(command)
 }
@@ -316,6 +377,9 @@ pub fn cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
 /// Runs `command` with stdin closed and stderr captured. Stdout is as the caller set it: pass
 /// `Stdio::piped()` to capture it (`Run::stdout` is empty otherwise).
 pub fn run(mut command: Command) -> Run {
+    if !command.get_envs().any(|(k, _)| k == "XDG_CONFIG_HOME") {
+        command.env("XDG_CONFIG_HOME", test_config_home());
+    }
     command.stdin(Stdio::null()).stderr(Stdio::piped());
     let child = {
         let _exclusive = no_hdf5_files_open();

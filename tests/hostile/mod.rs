@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::hostile::{cli_limited, write_sparse, Cdf2, CHILD_TIMEOUT, NC_BYTE, NC_DOUBLE, NC_FLOAT};
-use crate::common::{assert_same_elements, open_store, oracle_read, range, read, Run};
+use crate::common::{assert_same_elements, open_store, oracle_read, range, read, rebind, Run};
 
 /// `scan file -o dir/out.vzarr` (plus `extra`), limited.
 fn scan(file: &Path, dir: &Path, extra: &[&str]) -> (Run, PathBuf) {
@@ -139,6 +139,7 @@ fn a_store_claiming_100000_dimensions_is_refused_at_read() {
     doc["chunk_grid"]["configuration"]["chunk_shape"] = ones;
     doc["dimension_names"] = serde_json::json!(vec!["x"; 100_000]);
     std::fs::write(&meta, serde_json::to_string(&doc).unwrap()).unwrap();
+    rebind(&store, "v");
     let out = dir.path().join("v.npy");
     let args = ["read".as_ref(), store.as_os_str(), "v".as_ref(), "-o".as_ref(), out.as_os_str()];
     let run = cli_limited(&args, CHILD_TIMEOUT);

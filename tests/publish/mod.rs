@@ -5,7 +5,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::common::classic::{write_mixed, write_single_short};
 use crate::common::*;
@@ -16,7 +16,7 @@ fn os(s: impl AsRef<OsStr>) -> OsString {
 
 /// `vzarr args` with extra environment variables.
 fn vzarr_env(args: &[OsString], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    let mut command = crate::common::vzarr_command();
     command.args(args).env_remove("RUST_BACKTRACE").stdout(Stdio::piped());
     for (k, v) in env {
         command.env(k, v);
@@ -162,7 +162,7 @@ fn eight_writers(source: &Path, store: &Path, overwrite: bool, env: &[(&str, &st
         let _exclusive = no_hdf5_files_open();
         (0..8)
             .map(|_| {
-                let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+                let mut command = crate::common::vzarr_command();
                 command.args(scan_args(source, store, overwrite)).envs(env.iter().copied());
                 command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
                 command.spawn().expect("starting vzarr")

@@ -101,7 +101,7 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     let npy = dir.path().join("tas.npy");
     let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
     let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        let mut command = crate::common::vzarr_command();
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         crate::common::run(command)
     };

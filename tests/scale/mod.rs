@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::common::hostile::{Cdf2, NC_FLOAT};
 use crate::common::{oracle_read, run, Run};
@@ -28,7 +28,7 @@ pub fn write_many_variables(dir: &Path, n: usize) -> PathBuf {
 }
 
 fn counted(args: &[OsString]) -> (Run, u64, u64) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    let mut command = crate::common::vzarr_command();
     command.args(args).env("VZARR_TEST_COUNTERS", "1").stdout(Stdio::piped());
     let run = run(command);
     assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);

@@ -1,0 +1,79 @@
+//! Where a file output goes: `-` is standard output; an existing FIFO or character device (also
+//! through a symbolic link, such as `/dev/stdout`) is written through, never replaced; anything else
+//! is published atomically by `store/publish` (which refuses to replace a symbolic link, an ordinary
+//! file of the user's, or an output without `--overwrite`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// A new directory only this user can enter, under the system's temporary directory (removed by the
+/// caller).
+///
+/// # Errors
+/// The I/O error of creating it.
+pub(crate) fn private_temp_dir() -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("vzarr-{}-{nanos}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("{}: creating", dir.display()))?;
+    Ok(dir)
+}
+
+/// The resolved destination of a file output.
+#[derive(Debug)]
+pub(crate) enum Target {
+    /// Standard output (`-o -`).
+    Stdout,
+    /// An existing FIFO or character device, opened for writing as it is.
+    Special(PathBuf),
+    /// A path to publish a new file at.
+    File(PathBuf),
+}
+
+impl Target {
+    /// Classifies `path` from its metadata (following links), without opening it.
+    ///
+    /// # Errors
+    /// A block device or socket: writing a file over a disk is never what was meant.
+    pub(crate) fn of(path: &Path) -> anyhow::Result<Self> {
+        use std::os::unix::fs::FileTypeExt;
+        if path.as_os_str() == "-" {
+            return Ok(Target::Stdout);
+        }
+        let Ok(meta) = std::fs::metadata(path) else { return Ok(Target::File(path.to_path_buf())) };
+        let t = meta.file_type();
+        if t.is_fifo() || t.is_char_device() {
+            return Ok(Target::Special(path.to_path_buf()));
+        }
+        if t.is_block_device() || t.is_socket() {
+            anyhow::bail!("{}: is a block device or socket: refusing to write there", path.display());
+        }
+        Ok(Target::File(path.to_path_buf()))
+    }
+
+    /// Writes to standard output or through the special file with `write`.
+    ///
+    /// # Errors
+    /// The I/O error, naming the destination.
+    pub(crate) fn write_through(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            Target::Stdout => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                write(&mut out).and_then(|()| out.flush()).context("writing to standard output")
+            }
+            Target::Special(path) => {
+                // No create, no truncate: the file is written as it is, never replaced.
+                let file = std::fs::OpenOptions::new().write(true).open(path);
+                let file = file.with_context(|| format!("{}: opening for writing", path.display()))?;
+                let mut out = std::io::BufWriter::new(file);
+                write(&mut out).and_then(|()| out.flush()).with_context(|| format!("{}: writing", path.display()))
+            }
+            Target::File(path) => anyhow::bail!("{}: not a special file", path.display()),
+        }
+    }
+}
