@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::AppendError;
 use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
-use crate::manifest::{ChunkEntry, ManifestIndex, SourceTable};
+use crate::manifest::binding::{metadata_digest, sha256, Binding, FOOTER_LEN};
+use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
 use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 
@@ -24,8 +25,9 @@ pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
         let reason = format!("not a vzarr store this version reads (format {:?} {})", info.format, info.format_version);
         return Err(store_error(root, STORE_INFO_FILE, reason));
     }
-    let sources =
-        SourceTable::decode(&read(root, SOURCES_FILE)?).map_err(|e| store_error(root, SOURCES_FILE, e.to_string()))?;
+    let sources_bytes = read(root, SOURCES_FILE)?;
+    let sources_digest = sha256(&sources_bytes);
+    let sources = SourceTable::decode(&sources_bytes).map_err(|e| store_error(root, SOURCES_FILE, e.to_string()))?;
     let mut groups = Vec::with_capacity(info.groups.len());
     for path in &info.groups {
         let file = node_file(path, "zarr.json");
@@ -35,7 +37,8 @@ pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
     }
     let mut arrays = Vec::with_capacity(info.arrays.len());
     for array in &info.arrays {
-        let mut loaded = load_array(root, &array.path, sources.len())?;
+        let bound = info.format_version >= 2;
+        let mut loaded = load_array(root, &array.path, sources.len(), bound.then_some(&sources_digest))?;
         loaded.rewritten_chunks = array.rewritten_chunks;
         arrays.push(loaded);
     }
@@ -49,13 +52,27 @@ pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
     })
 }
 
-fn load_array(root: &Path, path: &str, num_sources: usize) -> Result<VirtualArray, AppendError> {
+/// `sources_digest`: the SHA-256 of `sources.bin` for stores of format 2, whose manifests are bound.
+fn load_array(
+    root: &Path,
+    path: &str,
+    num_sources: usize,
+    sources_digest: Option<&[u8; 32]>,
+) -> Result<VirtualArray, AppendError> {
     let meta_file = node_file(path, "zarr.json");
-    let metadata = ArrayMetadata::from_json(&parse_json(root, &meta_file)?)
-        .map_err(|e| store_error(root, &meta_file, e.to_string()))?;
+    let doc = parse_json(root, &meta_file)?;
+    let metadata = ArrayMetadata::from_json(&doc).map_err(|e| store_error(root, &meta_file, e.to_string()))?;
     let manifest_file = node_file(path, MANIFEST_FILE);
-    let entries = ManifestIndex::decode_all(&read(root, &manifest_file)?)
-        .map_err(|e| store_error(root, &manifest_file, e.to_string()))?;
+    let manifest = read(root, &manifest_file)?;
+    let bad_manifest = |reason: String| store_error(root, &manifest_file, reason);
+    let index_end = ManifestHeader::parse(&manifest).map_err(|e| bad_manifest(e.to_string()))?.index_range().end;
+    let (indexed, trailer) = manifest.split_at(usize::try_from(index_end).unwrap_or(usize::MAX).min(manifest.len()));
+    let entries = ManifestIndex::decode_all(indexed).map_err(|e| bad_manifest(e.to_string()))?;
+    // Stores of format 2 bind each manifest to its zarr.json and sources.bin, as the reader checks.
+    let binding = match sources_digest {
+        Some(digest) => Some(bound(trailer, &entries, &doc, digest).map_err(bad_manifest)?),
+        None => None,
+    };
     if entries.len() as u64 != metadata.chunk_grid.num_chunks() {
         let reason = format!("{} entries for a grid of {} chunks", entries.len(), metadata.chunk_grid.num_chunks());
         return Err(store_error(root, &manifest_file, reason));
@@ -75,6 +92,12 @@ fn load_array(root: &Path, path: &str, num_sources: usize) -> Result<VirtualArra
         if bad {
             return Err(store_error(root, &manifest_file, format!("entry {entry:?} points outside the store")));
         }
+        if let (ChunkEntry::Owned { offset, length }, Some(binding)) = (*entry, &binding) {
+            let bytes = &owned[offset as usize..(offset + length) as usize];
+            binding
+                .check_owned(offset, bytes)
+                .map_err(|e| store_error(root, &owned_file, format!("integrity: {e}")))?;
+        }
     }
     Ok(VirtualArray {
         path: path.to_string(),
@@ -84,6 +107,27 @@ fn load_array(root: &Path, path: &str, num_sources: usize) -> Result<VirtualArra
         digest: None,
         tails: Vec::new(),
     })
+}
+
+/// The binding trailer after a manifest's index (store format 2), checked against the array's
+/// `zarr.json` and the store's `sources.bin`.
+fn bound(
+    trailer: &[u8],
+    entries: &[ChunkEntry],
+    doc: &serde_json::Value,
+    sources_digest: &[u8; 32],
+) -> Result<Binding, String> {
+    let owned = entries.iter().filter(|e| matches!(e, ChunkEntry::Owned { .. })).count() as u64;
+    let split = (FOOTER_LEN as usize).min(trailer.len());
+    let (mut binding, count) = Binding::parse_footer(&trailer[..split], owned).map_err(|e| e.to_string())?;
+    binding.parse_sums(&trailer[split..], count).map_err(|e| e.to_string())?;
+    if binding.metadata_digest != metadata_digest(doc) {
+        return Err("integrity: zarr.json is not the metadata this manifest was written for".into());
+    }
+    if binding.sources_digest != *sources_digest {
+        return Err("integrity: sources.bin is not the source table this manifest indexes".into());
+    }
+    Ok(binding)
 }
 
 fn node_file(path: &str, file: &str) -> String {

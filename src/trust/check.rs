@@ -196,16 +196,15 @@ impl Authorization {
     fn check_local(&self, location: &str, path: &Path) -> Result<Authorized, TrustError> {
         let resolved = std::fs::canonicalize(path)
             .map_err(|source| TrustError::Resolve { location: location.to_string(), source })?;
-        let Some(text) = resolved.to_str() else {
-            let reason = "resolves to a path that is not UTF-8".to_string();
-            return Err(TrustError::BadLocation { location: location.to_string(), reason });
-        };
+        // A path that is not UTF-8 is read by its `file://` URL (see `source::location_for_path`).
+        let text = crate::source::location_for_path(&resolved);
         let shown = if text == location { location.to_string() } else { format!("{location} (-> {text})") };
         if !self.covers_path(&resolved) {
-            return Err(TrustError::Unauthorized { location: shown, container: container_of(text) });
+            let container = container_of(&resolved.to_string_lossy());
+            return Err(TrustError::Unauthorized { location: shown, container });
         }
         regular_file(&resolved, &shown)?;
-        Ok(Authorized { location: text.to_string() })
+        Ok(Authorized { location: text })
     }
 
     /// Whether a resolved local path lies inside a trusted local container (compared both as

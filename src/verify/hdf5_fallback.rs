@@ -31,6 +31,28 @@ impl Hdf5Dataset {
         Ok(Hdf5Dataset { dataset })
     }
 
+    /// The dataset's shape and the size of one element of its native type.
+    pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        let shape = self.dataset.shape().iter().map(|&n| n as u64).collect();
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: both type ids are created here and closed before returning.
+        let size = unsafe {
+            let file_type = H5Dget_type(self.dataset.id());
+            if file_type < 0 {
+                return Err(error("H5Dget_type failed"));
+            }
+            let native = H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND);
+            H5Tclose(file_type);
+            if native < 0 {
+                return Err(error("no native form of the dataset's type"));
+            }
+            let size = H5Tget_size(native);
+            H5Tclose(native);
+            size
+        };
+        Ok((shape, size))
+    }
+
     /// Reads `[start, start + count)` along axis `dim` and everything along the others (everything
     /// for a scalar), in native byte order.
     pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {

@@ -103,6 +103,9 @@ impl OracleVariable {
 
     /// The variable's shape and element size in bytes, as libnetcdf reports them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.shape();
+        }
         self.read(|var| {
             let dims = var.dimensions().iter().map(|d| d.len() as u64).collect();
             Ok((dims, var.vartype().size()))
