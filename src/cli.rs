@@ -12,6 +12,7 @@ pub(crate) mod args;
 mod export;
 mod info;
 mod materialize;
+mod merge;
 mod progress;
 mod read;
 mod scan;
@@ -40,6 +41,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Verify(a) => runtime.block_on(verify::run(a)),
         Command::Export(a) => runtime.block_on(export::run(a)),
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
+        Command::Merge(a) => merge::run(a),
         Command::OracleWorker => verify::worker(),
     }
 }

@@ -39,6 +39,7 @@ pub mod metadata;
 pub mod ndcopy;
 pub mod read;
 pub mod scan;
+pub mod shard;
 pub mod source;
 pub mod store;
 pub mod verify;
