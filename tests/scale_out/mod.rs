@@ -4,7 +4,7 @@
 //! runs, corrupt parts, retried tasks, shards from a scheduler's environment, and the part record
 //! round trip on every supported fixture. The Slurm test is `slurm.rs`.
 
-// mod slurm;
+mod slurm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
