@@ -1,9 +1,10 @@
 //! A real scheduler: a single-node Slurm cluster (Debian's `slurmctld`, `slurmd` and `munge`, set up
 //! by `./dev setup`) started by the test as root without systemd, every file of it in a temporary
-//! directory (its own munge key and socket, `slurm.conf`, state, logs, ports). `sbatch --array=0-3`
-//! runs four scan tasks, each taking its shard from Slurm's environment; a merge job waits for them
-//! with `--dependency=afterok`. The merged store must be the single-process scan's, byte for byte,
-//! and `vzarr verify` (libnetcdf) must find every value equal. The daemons are stopped at the end.
+//! directory (its own munge key and socket, `slurm.conf`, state, logs, ports). The documented scripts
+//! (`docs/scale/submit.sh 4`) submit `sbatch --array=0-3 scan-array.sbatch`, four scan tasks each
+//! taking its shard from Slurm's environment, and `merge.sbatch` with `--dependency=afterok` on the
+//! array. The merged store must be the single-process scan's, byte for byte, and `vzarr verify`
+//! (libnetcdf) must find every value equal. The daemons are stopped at the end.
 //!
 //! On a machine where the cluster cannot start (not root, Slurm not installed, a daemon that does not
 //! come up) the test says why in one line and passes, unless `VZARR_REQUIRE_SLURM=1` (set by
@@ -128,10 +129,16 @@ impl Cluster {
 
     /// Runs a Slurm client command; its stdout, or an error with its stderr.
     fn command(&self, program: &str, args: &[&str]) -> Result<String, String> {
+        self.command_env(program, args, &[])
+    }
+
+    /// [`Cluster::command`] with more environment variables.
+    fn command_env(&self, program: &str, args: &[&str], env: &[(&str, String)]) -> Result<String, String> {
         let output = {
             let _exclusive = no_hdf5_files_open();
             Command::new(program)
                 .args(args)
+                .envs(env.iter().map(|(k, v)| (k, v)))
                 .env("SLURM_CONF", &self.conf)
                 .env("SOURCE_DATE_EPOCH", EPOCH)
                 .env_remove("SLURM_JOB_ID")
@@ -180,18 +187,6 @@ impl Cluster {
             }
         }
         None
-    }
-
-    /// Submits a batch script; the job id.
-    fn sbatch(&self, name: &str, options: &[&str], script: &str) -> Result<String, String> {
-        let path = self.dir.join(format!("{name}.sh"));
-        std::fs::write(&path, script).map_err(|e| e.to_string())?;
-        let mut args = vec!["--parsable"];
-        args.extend(options);
-        let path = path.display().to_string();
-        args.push(&path);
-        let out = self.command("sbatch", &args)?;
-        Ok(out.trim().split(';').next().unwrap_or_default().to_string())
     }
 
     /// The state of a job (`PENDING`, `RUNNING`, `COMPLETED`, `FAILED`, ...), every task of an array.
@@ -250,28 +245,37 @@ fn slurm_array_scan_then_dependent_merge_is_the_single_scan() {
     let single = dir.path().join("single.vzarr");
     vzarr(&strings(&["scan", &inputs, "--concat", "time", "-o", &s(&single)]), 0);
 
-    let (bin, parts, merged) = (env!("CARGO_BIN_EXE_vzarr"), dir.path().join("parts"), dir.path().join("merged.vzarr"));
-    std::fs::create_dir_all(&parts).unwrap();
-    let scan = format!("#!/bin/sh\nexec {bin} scan '{inputs}' --concat time -o {}/\n", s(&parts));
-    let logs = format!("--output={}/scan-%a.log", s(dir.path()));
-    let array = cluster.sbatch("scan", &["--array=0-3", &logs], &scan).unwrap();
-    let merge = format!("#!/bin/sh\nexec {bin} merge '{}/*.vzpart' --concat time -o {}\n", s(&parts), s(&merged));
-    let after = format!("--dependency=afterok:{array}");
-    let merge_log = format!("--output={}/merge.log", s(dir.path()));
-    let job = cluster.sbatch("merge", &[&after, &merge_log], &merge).unwrap();
+    // The documented job scripts, as a user submits them: docs/scale/submit.sh runs
+    // `sbatch --array=0-3 scan-array.sbatch` and `sbatch --dependency=afterok:<array> merge.sbatch`.
+    let (parts, merged, list) =
+        (dir.path().join("parts"), dir.path().join("merged.vzarr"), dir.path().join("inputs.txt"));
+    let files: Vec<String> = (2001..=2004).map(|y| s(&src.join(format!("tas_{y}.nc")))).collect();
+    std::fs::write(&list, files.join("\n")).unwrap();
+    let env = [
+        ("VZARR", env!("CARGO_BIN_EXE_vzarr").to_string()),
+        ("VZARR_INPUTS", s(&list)),
+        ("VZARR_PARTS", s(&parts)),
+        ("VZARR_STORE", s(&merged)),
+        ("VZARR_CONCAT", "--concat time".to_string()),
+    ];
+    let submit = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scale/submit.sh");
+    let ids = cluster.command_env("bash", &[&s(&submit), "4"], &env).unwrap();
+    let [array, job] = ids.split_whitespace().collect::<Vec<_>>()[..] else { panic!("submit.sh printed {ids:?}") };
+    let (array, job) = (array.to_string(), job.to_string());
 
     let finished = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"];
     let waited = cluster.wait_for("the merge job", Duration::from_secs(180), |c| {
         Ok(c.job_states(&job)?.first().is_some_and(|state| finished.contains(&state.as_str())))
     });
-    let log = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    let log = |name: &str| std::fs::read_to_string(cluster_dir.join(name)).unwrap_or_default();
+    let merge_log = format!("vzarr-merge-{job}.log");
     waited.unwrap_or_else(|e| {
-        panic!("{e}\nscan tasks: {:?}\nmerge log: {}", cluster.job_states(&array), log("merge.log"))
+        panic!("{e}\nscan tasks: {:?}\nmerge log: {}", cluster.job_states(&array), log(&merge_log))
     });
-    assert_eq!(cluster.job_states(&job).unwrap(), ["COMPLETED"], "merge log: {}", log("merge.log"));
+    assert_eq!(cluster.job_states(&job).unwrap(), ["COMPLETED"], "merge log: {}", log(&merge_log));
     assert_eq!(cluster.job_states(&array).unwrap(), ["COMPLETED"; 4]);
     for task in 0..4 {
-        let out = log(&format!("scan-{task}.log"));
+        let out = log(&format!("vzarr-scan-{array}_{task}.log"));
         assert!(out.starts_with(&format!("shard {task}/4 (Slurm job array: SLURM_ARRAY_TASK_ID={task}")), "{out}");
     }
     assert_same_tree(&single, &merged);
