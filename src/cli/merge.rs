@@ -52,7 +52,7 @@ pub(crate) fn scan_shard(
         bail!("{flag} applies when the parts are combined: give it to `vzarr merge`, not to a sharded scan");
     }
     let range = shard.range(files.len());
-    let destination = part_path(&args.output, shard);
+    let destination = part_path(&args.output, shard)?;
     let locations: Vec<String> = files.iter().map(|f| location(f)).collect();
     let header = PartHeader {
         shard: shard.index,
@@ -97,13 +97,18 @@ fn location(file: &Path) -> String {
     std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
 }
 
-/// `--output` itself, or `part-IIIII-of-NNNNN.vzpart` inside it when it is a directory or ends in `/`.
-fn part_path(output: &Path, shard: Shard) -> PathBuf {
-    let is_dir = output.as_os_str().to_string_lossy().ends_with('/') || output.is_dir();
-    if !is_dir {
-        return output.to_path_buf();
+/// `--output` itself, or `part-IIIII-of-NNNNN.vzpart` inside it when it is a directory or ends in `/`
+/// (created if missing, so that every task of an array can be given the same directory).
+fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
+    let slash = output.as_os_str().to_string_lossy().ends_with('/');
+    if !slash && !output.is_dir() {
+        return Ok(output.to_path_buf());
     }
-    output.join(format!("part-{:05}-of-{:05}.vzpart", shard.index, shard.count))
+    if slash {
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("{}: creating the parts directory", output.display()))?;
+    }
+    Ok(output.join(format!("part-{:05}-of-{:05}.vzpart", shard.index, shard.count)))
 }
 
 pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {

@@ -42,8 +42,8 @@ fn strings(args: &[&str]) -> Vec<String> {
 }
 
 /// Scans `inputs` in `count` shards into `parts/` (one process per shard, as job-array tasks run).
+/// The directory is created by the first task (`-o DIR/`).
 fn scan_shards(inputs: &str, options: &[&str], count: u32, parts: &Path) {
-    std::fs::create_dir_all(parts).unwrap();
     for i in 0..count {
         let mut args = strings(&["scan", inputs, "--shard", &format!("{i}/{count}"), "-o", &format!("{}/", s(parts))]);
         args.extend(strings(options));
@@ -173,7 +173,6 @@ fn parts_of_different_runs_or_options_are_refused() {
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     scan_shards(&inputs, &["--concat", "time"], 2, &a);
     // Another run: one input fewer.
-    std::fs::create_dir_all(&b).unwrap();
     let fewer: Vec<String> = (2001..=2003).map(|y| s(&src.join(format!("tas_{y}.nc")))).collect();
     let mut args = strings(&["scan", "--shard", "1/2", "--concat", "time", "-o", &format!("{}/", s(&b))]);
     args.extend(fewer);
@@ -264,7 +263,6 @@ fn job_array_tasks_take_their_shard_from_the_scheduler() {
     ];
     for (name, vars, extra) in schedulers {
         let parts = dir.path().join(name);
-        std::fs::create_dir_all(&parts).unwrap();
         for i in 0..3 {
             let env: Vec<(&str, String)> = vars
                 .iter()
