@@ -147,6 +147,9 @@ pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
     if !cur.bytes.is_empty() {
         return Err(format!("{} bytes follow the last array", cur.bytes.len()));
     }
+    for array in &arrays {
+        check_entries(array, &sources)?;
+    }
     let groups = meta.groups.into_iter().map(|(path, attributes)| GroupNode { path, attributes }).collect();
     Ok(VirtualDataset { sources, groups, arrays, warnings: meta.warnings, provenance: meta.provenance, concat })
 }
@@ -178,6 +181,28 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, Stri
         digest: a.digest,
         tails,
     })
+}
+
+/// Every entry of the array (its tails too) points inside its source file (as the scan checked) or
+/// inside the array's owned bytes.
+fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), String> {
+    let tails = array.tails.iter().flat_map(|t| t.entries.iter().map(|(_, e)| e));
+    for entry in array.chunks.entries.iter().chain(tails) {
+        let (end, limit, within) = match *entry {
+            ChunkEntry::Missing => continue,
+            ChunkEntry::Source { source, offset, length } => {
+                let size = sources.get(source).map(|s| s.size);
+                (offset.checked_add(length), size, format!("source file {source}"))
+            }
+            ChunkEntry::Owned { offset, length } => {
+                (offset.checked_add(length), Some(array.chunks.owned.len() as u64), "the owned bytes".to_string())
+            }
+        };
+        if !matches!((end, limit), (Some(end), Some(limit)) if end <= limit) {
+            return Err(format!("{}: a chunk entry lies outside {within}: {entry:?}", array.path));
+        }
+    }
+    Ok(())
 }
 
 /// A cursor over a record's bytes; every read is checked against what is left.
