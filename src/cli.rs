@@ -8,8 +8,10 @@ macro_rules! outln {
     }};
 }
 
+mod append;
 pub(crate) mod args;
 mod export;
+mod glob_walk;
 mod info;
 mod materialize;
 mod merge;
@@ -34,8 +36,12 @@ pub(crate) enum Outcome {
 /// Runs the parsed command.
 pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    if let Some(remote) = cli.command.remote() {
+        vzarr::source::set_remote_defaults(remote.options());
+    }
     match cli.command {
         Command::Scan(a) => scan::run(a),
+        Command::Append(a) => append::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
         Command::Verify(a) => runtime.block_on(verify::run(a)),

@@ -47,7 +47,7 @@ mod keys;
 mod merge;
 mod newdim;
 mod order;
-mod reencode;
+pub(crate) mod reencode;
 
 use crate::dataset::VirtualDataset;
 

@@ -159,6 +159,35 @@ pub struct Provenance {
     /// The units and calendar re-encoded values are in.
     #[serde(default)]
     pub units: Option<(String, Option<String>)>,
+    /// How the dataset was combined, so that `vzarr append` can combine new files the same way.
+    /// Absent in stores written before appending was supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<Recipe>,
+}
+
+/// The options a combined dataset was made with (besides [`Provenance::concat_dims`]): what
+/// appending needs to scan and combine new files exactly as a fresh scan of every file would.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Recipe {
+    /// Variables taken from the first file even where others differ (`--take-first`).
+    #[serde(default)]
+    pub take_first: Vec<String>,
+    /// Variables missing from some files were left out (`--drop-missing`).
+    #[serde(default)]
+    pub drop_missing: bool,
+    /// The first file's global attributes were kept (`--first-global-attributes`).
+    #[serde(default)]
+    pub first_global_attributes: bool,
+    /// A line was prepended to the root `history` attribute.
+    #[serde(default)]
+    pub history_line: bool,
+    /// Unsupported variables were left out (`--skip-unsupported`); set by the scan, not by combine.
+    #[serde(default)]
+    pub skip_unsupported: bool,
+    /// The largest slab of a contiguous variable, in bytes (`--max-slab-mib`); set by the scan, not
+    /// by combine (`None`: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_slab_bytes: Option<u64>,
 }
 
 /// One concatenation dimension as recorded in the store.

@@ -28,6 +28,7 @@
 #![warn(missing_docs, unreachable_pub)]
 #![warn(clippy::missing_errors_doc)]
 
+pub mod append;
 pub mod base64;
 pub mod cftime;
 pub mod codec;

@@ -20,6 +20,7 @@ mod fetch;
 mod open;
 mod plan;
 mod strings;
+pub(crate) use strings::MAX_ELEMENTS as MAX_STRING_ELEMENTS;
 
 pub use array_data::{ArrayData, Element};
 pub use open::{ArrayReader, Store};

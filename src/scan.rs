@@ -8,6 +8,7 @@ mod contiguous;
 mod filters;
 mod format;
 mod hdf5;
+pub use hdf5::FILL_UNDEFINED_ATTRIBUTE;
 pub mod netcdf3;
 mod rewrite;
 mod tail;

@@ -1,17 +1,18 @@
 //! Source files: fingerprints taken at scan time, and resolution of a stored location (an absolute
 //! path or a URL) to an `object_store` store and object path for reading.
 //!
-//! Locations are kept as given: absolute local paths for local files, URLs (`s3://`, `https://`,
-//! `file://`) otherwise. Only `file://` and local paths are compiled in today; other schemes resolve
-//! through `object_store::parse_url` once its cloud features are enabled.
+//! Locations are kept as given: absolute local paths for local files (`file://` URLs for the few whose
+//! names are not UTF-8), URLs (`s3://`, `gs://`, `az://`, `https://`) otherwise.
 
+mod bytes_path;
 mod cache;
 mod range;
 mod remote;
 
+pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{store_for_url, RemoteError, RemoteOptions};
+pub use remote::{remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -44,26 +45,20 @@ pub enum SourceError {
     },
 }
 
-/// Takes the fingerprint (size, modification time) of a local file, stored under its absolute path.
+/// Takes the fingerprint (size, modification time) of a local file, stored under its absolute path
+/// (a `file://` URL when the path is not UTF-8, see [`location_for_path`]).
 ///
 /// # Errors
-/// The I/O error from reading the file's metadata; `InvalidData` for a path that is not UTF-8 (source
-/// locations are stored as UTF-8 text and read through `object_store`, whose paths are UTF-8: such a
-/// file cannot be referenced, and a lossy name would reference another file).
+/// The I/O error from reading the file's metadata.
 pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
-    let Some(location) = absolute.to_str() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "the file name is not valid UTF-8, and vzarr stores source locations as UTF-8 (rename or link the file)",
-        ));
-    };
+    let location = location_for_path(absolute);
     let meta = std::fs::metadata(absolute)?;
     let mtime_ns = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok());
-    Ok(SourceFile { location: location.to_string(), size: meta.len(), mtime_ns })
+    Ok(SourceFile { location, size: meta.len(), mtime_ns })
 }
 
 /// An object store and the path of one object in it.
@@ -78,6 +73,11 @@ pub struct ObjectLocation {
 fn local_store() -> Arc<dyn ObjectStore> {
     static LOCAL: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
     LOCAL.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
+}
+
+fn bytes_path_store() -> Arc<dyn ObjectStore> {
+    static STORE: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
+    STORE.get_or_init(|| Arc::new(BytesPathStore)).clone()
 }
 
 /// True when `location` is a URL rather than a local path.
@@ -105,10 +105,16 @@ pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
             location: location.to_string(),
             source: object_store::Error::Generic { store: "file", source: "not a local file URL".into() },
         })?;
-        return resolve(&file.display().to_string());
+        if let Some(path) = file.to_str() {
+            return resolve(path);
+        }
+        let path = bytes_path::object_path(&url)
+            .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
+        return Ok(ObjectLocation { store: bytes_path_store(), path });
     }
-    // Object stores are configured from the environment (credentials, endpoint), as when scanning.
-    let (store, path) = remote::store_for_url(&url, &RemoteOptions::default()).map_err(|e| SourceError::Resolve {
+    // Object stores are configured from the environment (credentials, endpoint), as when scanning,
+    // and the process's remote options (`set_remote_defaults`).
+    let (store, path) = remote::store_for_url(&url, &remote_defaults()).map_err(|e| SourceError::Resolve {
         location: location.to_string(),
         source: object_store::Error::Generic { store: "vzarr", source: e.into() },
     })?;

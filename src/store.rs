@@ -103,7 +103,7 @@ pub struct WriteOptions {
 
 /// The local source files of a dataset (URLs left out): what an output must not replace or contain.
 pub(crate) fn local_sources(sources: &crate::manifest::SourceTable) -> Vec<PathBuf> {
-    sources.iter().filter(|s| !crate::source::is_url(&s.location)).map(|s| PathBuf::from(&s.location)).collect()
+    sources.iter().filter_map(|s| crate::source::local_path(&s.location)).collect()
 }
 
 /// Persists a virtual dataset.

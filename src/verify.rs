@@ -4,9 +4,11 @@
 //! This module and `scan/` are the only places that open source files with their native libraries;
 //! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding.
 
+mod hdf5_fallback;
 mod keys;
 mod netcdf_lookup;
 mod oracle;
+mod strings;
 mod worker;
 
 pub use oracle::oracle_opens;
@@ -131,6 +133,10 @@ async fn verify_array(
         keys::verify_keys(store, &array, &dims[k], k, &boxes, &mut verdict).await?;
         return Ok(verdict);
     }
+    if array.metadata().data_type == crate::metadata::DataType::String {
+        strings::verify_strings(store, &array, (&dims, &boxes), files, &mut verdict).await?;
+        return Ok(verdict);
+    }
     let names = array.metadata().dimension_names.clone().unwrap_or_default();
     let reencoded = store.info().provenance.reencoded.iter().any(|p| p == path);
     // Store axes of new dimensions lead; the file's axes follow.
@@ -205,6 +211,16 @@ impl Oracle {
                 }
             }
             Oracle::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
+        }
+    }
+
+    /// The strings of `string` variable `path` of `location`.
+    fn read_strings(&mut self, location: &str, path: &str) -> Result<Vec<String>, netcdf::Error> {
+        match self {
+            Oracle::Local(files) => files.variable(location, path)?.read_strings(),
+            Oracle::Worker(worker) => {
+                worker.request_strings(&worker::Request::new("strings", location, path, (0, 0, 0)))
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 //! so each topic module is a directory, `tests/<topic>/mod.rs`, and the shared support lives in
 //! `tests/common/` (whose `fixtures.rs` `examples/make_fixtures.rs` also includes).
 
+mod append;
 mod archive;
 mod bad_input;
 mod cli;

@@ -30,6 +30,8 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 pub(crate) enum Command {
     /// Scan files and write a virtual Zarr v3 store (*.vzarr).
     Scan(ScanArgs),
+    /// Add new files to a native store along its concatenation dimension, without rescanning it.
+    Append(AppendArgs),
     /// Describe a store: arrays, grids, references, rewritten chunks, sources.
     Info(InfoArgs),
     /// Read one variable (or a selection of it) into a NumPy .npy file.
@@ -45,6 +47,22 @@ pub(crate) enum Command {
     /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
     #[command(hide = true)]
     OracleWorker,
+}
+
+impl Command {
+    /// The object-store flags of the subcommand, if it has them.
+    pub(crate) fn remote(&self) -> Option<&RemoteArgs> {
+        match self {
+            Command::Scan(a) => Some(&a.remote),
+            Command::Append(a) => Some(&a.remote),
+            Command::Info(a) => Some(&a.remote),
+            Command::Read(a) => Some(&a.remote),
+            Command::Verify(a) => Some(&a.remote),
+            Command::Export(a) => Some(&a.remote),
+            Command::Materialize(a) => Some(&a.remote),
+            Command::Merge(_) | Command::OracleWorker => None,
+        }
+    }
 }
 
 /// What `scan` writes.
@@ -68,9 +86,8 @@ pub(crate) struct ScanArgs {
     /// archives too large for a command line.
     #[arg(long, value_name = "FILE")]
     pub(crate) files_from: Option<PathBuf>,
-    /// Reach object stores without credentials (public buckets).
-    #[arg(long)]
-    pub(crate) anonymous: bool,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// The store to write (a directory, conventionally named *.vzarr).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -156,9 +173,30 @@ pub(crate) struct MergeArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct AppendArgs {
+    /// The native store (*.vzarr) to extend; it is replaced atomically, or left as it was on error.
+    pub(crate) store: PathBuf,
+    /// The new files, or quoted glob patterns, as for `scan`; they must start after the store's end
+    /// along its concatenation dimension (for a member x time store: files for every member).
+    #[arg(required_unless_present = "files_from")]
+    pub(crate) inputs: Vec<std::ffi::OsString>,
+    /// Also read inputs from FILE, one path, URL or pattern a line (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) files_from: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
+    /// Accept new files that leave a gap after the store's end (or between them) in a store that has
+    /// no gap (default: refused, so that a missed file does not go unnoticed).
+    #[arg(long)]
+    pub(crate) allow_gaps: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct InfoArgs {
     /// The store.
     pub(crate) store: String,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -168,6 +206,8 @@ pub(crate) struct InfoArgs {
 pub(crate) struct ReadArgs {
     /// The store.
     pub(crate) store: String,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// The variable (`tas`, `group/tas`).
     pub(crate) variable: String,
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
@@ -181,10 +221,47 @@ pub(crate) struct ReadArgs {
     pub(crate) overwrite: bool,
 }
 
+/// How object stores (`s3://`, `gs://`, `az://`, `https://`) are reached, by inputs and by the
+/// sources a store references. Credentials, regions and endpoints come from the standard
+/// environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RemoteArgs {
+    /// Reach object stores without credentials (public buckets).
+    #[arg(long)]
+    pub(crate) anonymous: bool,
+    /// Accept the charges of requester-pays S3 buckets.
+    #[arg(long)]
+    pub(crate) requester_pays: bool,
+    /// Retries of a failed request (timeouts, 5xx, throttling), with exponential backoff.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub(crate) retries: u64,
+    /// Seconds one request may take before it is abandoned (and retried).
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) request_timeout: u64,
+    /// Source files read from at once (`read`, `verify`, `materialize`).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(crate) max_concurrent_requests: u64,
+}
+
+impl RemoteArgs {
+    /// The library's options for these flags.
+    pub(crate) fn options(&self) -> vzarr::source::RemoteOptions {
+        vzarr::source::RemoteOptions {
+            anonymous: self.anonymous,
+            requester_pays: self.requester_pays,
+            max_retries: self.retries as usize,
+            request_timeout: std::time::Duration::from_secs(self.request_timeout),
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
     /// The store.
     pub(crate) store: String,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -198,6 +275,8 @@ pub(crate) struct VerifyArgs {
 pub(crate) struct ExportArgs {
     /// The store.
     pub(crate) store: String,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
     #[arg(long, value_name = "REFS.json")]
     pub(crate) kerchunk: PathBuf,
@@ -215,6 +294,8 @@ pub(crate) struct ExportArgs {
 pub(crate) struct MaterializeArgs {
     /// The store.
     pub(crate) store: String,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// The Zarr v3 directory store to write.
     pub(crate) output: PathBuf,
     /// Replace an existing Zarr v3 store (atomically; never any other directory).

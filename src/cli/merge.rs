@@ -156,6 +156,8 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
         first_global_attributes: args.first_global_attributes,
         format: args.format,
         url_prefix: &args.url_prefix,
+        skip_unsupported: header.scan.skip_unsupported,
+        max_slab_bytes: header.scan.max_slab_bytes,
     };
     combine_and_write(scanned, scanned_len(header.inputs), &out)
 }

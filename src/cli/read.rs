@@ -16,7 +16,9 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;
-    let data = array.read(&selection, &ReadOptions::default()).await?;
+    let options =
+        ReadOptions { max_concurrent_requests: args.remote.max_concurrent_requests as usize, ..ReadOptions::default() };
+    let data = array.read(&selection, &options).await?;
     let inputs = store_inputs(&store);
     let staged = Staged::begin(&args.output, OutputKind::Npy, args.overwrite, &inputs)?;
     let written = std::fs::File::create(staged.path()).and_then(|file| {

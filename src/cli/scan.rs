@@ -17,7 +17,7 @@ use vzarr::VirtualDataset;
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let remote = vzarr::source::RemoteOptions { anonymous: args.anonymous, ..Default::default() };
+    let remote = args.remote.options();
     let mut inputs = args.inputs.clone();
     if let Some(list) = &args.files_from {
         inputs.extend(read_list(list)?);
@@ -57,6 +57,9 @@ pub(crate) struct Output<'a> {
     pub(crate) first_global_attributes: bool,
     pub(crate) format: ScanFormat,
     pub(crate) url_prefix: &'a [UrlPrefix],
+    /// The scan options recorded in the store (for `append`).
+    pub(crate) skip_unsupported: bool,
+    pub(crate) max_slab_bytes: u64,
 }
 
 impl<'a> From<&'a ScanArgs> for Output<'a> {
@@ -70,6 +73,8 @@ impl<'a> From<&'a ScanArgs> for Output<'a> {
             first_global_attributes: args.first_global_attributes,
             format: args.format,
             url_prefix: &args.url_prefix,
+            skip_unsupported: args.skip_unsupported,
+            max_slab_bytes: args.max_slab_mib << 20,
         }
     }
 }
@@ -91,7 +96,12 @@ pub(crate) fn combine_and_write(
             history: Some(history_line(files, &names.join(", "))),
             first_global_attributes: out.first_global_attributes,
         };
-        combine(scanned, &options)?
+        let mut dataset = combine(scanned, &options)?;
+        if let Some(recipe) = &mut dataset.provenance.recipe {
+            recipe.skip_unsupported = out.skip_unsupported;
+            recipe.max_slab_bytes = Some(out.max_slab_bytes);
+        }
+        dataset
     };
     let writer: Box<dyn Writer> = match out.format {
         ScanFormat::Native => Box::new(NativeWriter),
@@ -121,7 +131,7 @@ pub(crate) fn combine_and_write(
 
 /// The root `history` line. Its time is `SOURCE_DATE_EPOCH` when set (reproducible outputs: a merged
 /// sharded scan and a single scan are then the same bytes), else now.
-fn history_line(files: usize, dim: &str) -> String {
+pub(crate) fn history_line(files: usize, dim: &str) -> String {
     let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<u64>().ok());
     let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let secs = epoch.unwrap_or_else(now);
@@ -159,7 +169,7 @@ pub(crate) fn expand_inputs(
 }
 
 /// The inputs listed in `list` (`-`: standard input), one a line; blank lines are skipped.
-fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
+pub(crate) fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
     use std::io::Read;
     let mut text = String::new();
     if list.as_os_str() == "-" {
@@ -205,10 +215,7 @@ fn list_url_matches(
 }
 
 fn glob_matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
-    let matches: Vec<_> = glob::glob(pattern)
-        .with_context(|| format!("{pattern}: invalid glob pattern"))?
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{pattern}: reading matches"))?;
+    let matches = super::glob_walk::matches(pattern)?;
     if matches.is_empty() {
         bail!("{pattern}: no files match");
     }

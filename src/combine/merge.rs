@@ -8,7 +8,9 @@ use super::concat::{concat_array, take_first, Axis, Part};
 use super::cube::{layout, Layout};
 use super::keys::{new_axis, NewAxis};
 use super::{location, newdim, reencode, CombineError, CombineOptions};
-use crate::dataset::{ConcatDimInfo, Provenance, ScanWarning, SourceBox, SourcePart, VirtualArray, VirtualDataset};
+use crate::dataset::{
+    ConcatDimInfo, Provenance, Recipe, ScanWarning, SourceBox, SourcePart, VirtualArray, VirtualDataset,
+};
 use crate::manifest::SourceTable;
 
 /// One group: its files (indices) and its data variables (sorted).
@@ -71,7 +73,14 @@ pub(crate) fn combine_all(
             arrays.insert(0, newdim::coordinate_array(name, axis)?);
         }
     }
-    let provenance = provenance(&results, options);
+    let mut provenance = provenance(&results, options);
+    provenance.recipe = Some(Recipe {
+        take_first: options.take_first.clone(),
+        drop_missing: options.drop_missing,
+        first_global_attributes: options.first_global_attributes,
+        history_line: options.history.is_some(),
+        ..Recipe::default()
+    });
     let all: Vec<&VirtualDataset> = files.iter().collect();
     let (attributes, _dropped) = global_attributes(&all, options.first_global_attributes);
     let first_file = results.first().and_then(|(g, r)| r.members.first().map(|m| g[m.0])).unwrap_or(0);
@@ -479,6 +488,7 @@ fn provenance(results: &[(Vec<usize>, GroupResult)], options: &CombineOptions) -
         gaps,
         reencoded,
         units,
+        recipe: None,
     }
 }
 

@@ -44,7 +44,7 @@ fn convert(plan: &ReencodePlan, values: impl Fn(&SegmentValues) -> Option<Vec<f6
 }
 
 /// Stores `values` as the array's elements in owned chunks along the first dimension.
-fn store_values(array: &mut VirtualArray, values: &[f64]) -> Result<(), CombineError> {
+pub(crate) fn store_values(array: &mut VirtualArray, values: &[f64]) -> Result<(), CombineError> {
     let meta = &mut array.metadata;
     let shape = meta.shape();
     let expected: u64 = shape.iter().product();

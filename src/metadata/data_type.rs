@@ -32,6 +32,11 @@ pub enum DataType {
     Float32,
     /// `float64`.
     Float64,
+    /// `complex64`: two `float32`, real then imaginary (HDF5 compounds of `r` and `i`, as h5py
+    /// writes NumPy complex numbers).
+    Complex64,
+    /// `complex128`: two `float64`, real then imaginary.
+    Complex128,
     /// Fixed-width byte strings of this many bytes (`null_terminated_bytes`, NumPy `S<n>`): netCDF
     /// character arrays with their last dimension folded into the element.
     FixedBytes(u32),
@@ -45,7 +50,7 @@ pub enum DataType {
 
 impl DataType {
     /// Every data type, for tests and lookups.
-    pub const ALL: [DataType; 11] = [
+    pub const ALL: [DataType; 13] = [
         DataType::Bool,
         DataType::Int8,
         DataType::Int16,
@@ -57,10 +62,12 @@ impl DataType {
         DataType::UInt64,
         DataType::Float32,
         DataType::Float64,
+        DataType::Complex64,
+        DataType::Complex128,
     ];
 
     /// Native-order elements of this type converted to f64 (exact for all but 64-bit integers
-    /// beyond 2^53; NaN for byte strings). A trailing partial element is ignored.
+    /// beyond 2^53; NaN for byte strings and complex numbers). A trailing partial element is ignored.
     pub fn values_to_f64(self, bytes: &[u8]) -> Vec<f64> {
         fn ne<const N: usize>(b: &[u8]) -> [u8; N] {
             let mut out = [0u8; N];
@@ -80,7 +87,7 @@ impl DataType {
                 DataType::UInt64 => u64::from_ne_bytes(ne(b)) as f64,
                 DataType::Float32 => f64::from(f32::from_ne_bytes(ne(b))),
                 DataType::Float64 => f64::from_ne_bytes(ne(b)),
-                DataType::FixedBytes(_) | DataType::String => f64::NAN,
+                DataType::Complex64 | DataType::Complex128 | DataType::FixedBytes(_) | DataType::String => f64::NAN,
             })
             .collect()
     }
@@ -100,6 +107,8 @@ impl DataType {
             DataType::UInt64 => "uint64",
             DataType::Float32 => "float32",
             DataType::Float64 => "float64",
+            DataType::Complex64 => "complex64",
+            DataType::Complex128 => "complex128",
             DataType::FixedBytes(_) => "null_terminated_bytes",
             DataType::String => "string",
         }
@@ -113,10 +122,13 @@ impl DataType {
         }
     }
 
-    /// The byte-swapping unit: the element size for numbers, 1 for bytes.
+    /// The byte-swapping unit: the element size for numbers, each part's for complex numbers, 1 for
+    /// bytes.
     pub fn swap_unit(self) -> usize {
         match self {
             DataType::FixedBytes(_) | DataType::String => 1,
+            DataType::Complex64 => 4,
+            DataType::Complex128 => 8,
             t => t.size(),
         }
     }
@@ -127,7 +139,8 @@ impl DataType {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 => 8,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
             DataType::FixedBytes(n) => n as usize,
             DataType::String => 0,
         }
@@ -147,6 +160,8 @@ impl DataType {
             DataType::UInt64 => "<u8",
             DataType::Float32 => "<f4",
             DataType::Float64 => "<f8",
+            DataType::Complex64 => "<c8",
+            DataType::Complex128 => "<c16",
             DataType::FixedBytes(n) => return format!("|S{n}"),
             DataType::String => "|O",
         };

@@ -61,6 +61,13 @@ impl FillValue {
                 let bits = u64::from_ne_bytes(arr(b));
                 float_json(f64::from_bits(bits), bits == 0x7ff8_0000_0000_0000, || format!("0x{bits:016x}"))
             }
+            DataType::Complex64 | DataType::Complex128 => {
+                // `[real, imaginary]`, each as its float type writes it.
+                let part = if data_type == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
+                let half = part.size();
+                let value = |bytes: &[u8]| FillValue { bytes: bytes.to_vec() }.to_json(part);
+                Value::Array(vec![value(&b[..half]), value(&b[half..2 * half])])
+            }
             DataType::FixedBytes(_) => {
                 // zarr-python writes the value without its trailing NULs.
                 let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
@@ -83,6 +90,12 @@ impl FillValue {
         let bytes = match (data_type, value) {
             (DataType::Bool, Value::Bool(v)) => vec![u8::from(*v)],
             (DataType::String, Value::String(_)) => Vec::new(),
+            (DataType::Complex64 | DataType::Complex128, Value::Array(parts)) if parts.len() == 2 => {
+                let part = if data_type == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
+                let mut bytes = FillValue::from_json(part, &parts[0])?.bytes;
+                bytes.extend(FillValue::from_json(part, &parts[1])?.bytes);
+                bytes
+            }
             (DataType::FixedBytes(n), Value::String(s)) => {
                 let mut bytes = crate::base64::decode(s).filter(|b| b.len() <= n as usize).ok_or_else(bad)?;
                 bytes.resize(n as usize, 0);

@@ -75,6 +75,14 @@ impl BlockingArray {
         self.runtime.block_on(self.array.read(selection, options))
     }
 
+    /// Reads the selected strings of a `string` array.
+    ///
+    /// # Errors
+    /// As [`ArrayReader::read_strings`].
+    pub fn read_strings(&self, selection: &Selection) -> Result<Vec<String>, ReadError> {
+        self.runtime.block_on(self.array.read_strings(selection))
+    }
+
     /// Reads `selection` into `out`.
     ///
     /// # Errors

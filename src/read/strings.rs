@@ -7,7 +7,7 @@ use crate::metadata::DataType;
 use crate::ndcopy::{ravel, unravel};
 
 /// Largest string array read (elements): the coordinates vzarr writes have one element per key.
-const MAX_ELEMENTS: u64 = 1 << 24;
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 24;
 
 /// The selected strings, in C order.
 pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> Result<Vec<String>, ReadError> {

@@ -19,6 +19,8 @@
 
 mod attributes;
 mod layout;
+mod owned;
+mod raw_header;
 mod structure;
 
 use std::path::Path;
@@ -100,10 +102,15 @@ fn scan_hdf5_unguarded(
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
     }
     for var in &structure.variables {
-        if let Some(mut array) = ctx.scan_variable(var)? {
-            ctx.add_digest(var, &mut array);
-            ctx.add_tail(&mut array)?;
-            dataset.arrays.push(array);
+        match ctx.scan_complete(var) {
+            Ok(Some(array)) => dataset.arrays.push(array),
+            Ok(None) => {}
+            // Under --skip-unsupported no problem of one variable stops the file.
+            Err(ScanError::Variable { variable, what, source, .. }) if options.skip_unsupported => {
+                let problem = format!("{what}: {source}");
+                unsupported(path, &variable, problem, options, &mut ctx.warnings)?;
+            }
+            Err(e) => return Err(e),
         }
     }
     for dim in &options.concat_dims {
@@ -159,6 +166,11 @@ struct Translated {
     rewritten: u64,
 }
 
+/// The attribute that marks a variable whose HDF5 fill value is undefined (libhdf5 then leaves
+/// unwritten elements uninitialized; vzarr reads them as the type's default).
+pub const FILL_UNDEFINED_ATTRIBUTE: &str = "vzarr:fill_value";
+const FILL_UNDEFINED_NOTE: &str = "undefined in the source file; unwritten elements read as the type's default (0)";
+
 /// One variable being scanned.
 struct VarScan<'a> {
     var: &'a H5Variable,
@@ -193,6 +205,14 @@ impl FileContext<'_> {
         Ok(None)
     }
 
+    /// [`Self::scan_variable`], then its digest and trimmed partial last chunks.
+    fn scan_complete(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+        let Some(mut array) = self.scan_variable(var)? else { return Ok(None) };
+        self.add_digest(var, &mut array);
+        self.add_tail(&mut array)?;
+        Ok(Some(array))
+    }
+
     fn scan_variable(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
         let ds = &var.dataset;
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
@@ -200,6 +220,7 @@ impl FileContext<'_> {
         let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
+            ElementType::VlenString => return self.vlen_strings(var),
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         let mut shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
@@ -219,6 +240,7 @@ impl FileContext<'_> {
             names.pop();
             fill_bytes = fill_bytes.first().map(|&c| vec![c; length as usize]).unwrap_or_default();
         }
+        let fill_undefined = fill_bytes.is_empty() && raw_header::fill_value_undefined(self.file, ds.address());
         let fill = match fill_bytes.is_empty() {
             true => FillValue::zero(data_type),
             false => FillValue::from_bytes(data_type, fill_bytes)
@@ -243,6 +265,11 @@ impl FileContext<'_> {
             attributes: var.attributes.clone(),
         };
         encode_fill_value_attribute(data_type, &mut metadata.attributes);
+        if fill_undefined {
+            metadata.attributes.insert(FILL_UNDEFINED_ATTRIBUTE.into(), FILL_UNDEFINED_NOTE.into());
+        }
+        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes)
+            .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
             path: var.path.clone(),
             metadata,
@@ -253,12 +280,43 @@ impl FileContext<'_> {
         }))
     }
 
+    /// A variable-length string variable as a store-owned `string` array (see `owned`).
+    fn vlen_strings(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+        let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
+        let (grid, codecs, chunks) = match owned::string_array(var, &shape) {
+            Ok(parts) => parts,
+            Err(problem) => return self.skip(var, format!("cannot store its strings: {problem}")),
+        };
+        let metadata = ArrayMetadata {
+            data_type: DataType::String,
+            chunk_grid: grid,
+            fill_value: FillValue::zero(DataType::String),
+            codecs,
+            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
+            attributes: var.attributes.clone(),
+        };
+        Ok(Some(VirtualArray {
+            path: var.path.clone(),
+            metadata,
+            chunks,
+            rewritten_chunks: 0,
+            digest: None,
+            tails: Vec::new(),
+        }))
+    }
+
     /// Hashes the values of a small array. The digest is an extra check, not a requirement: an
     /// array whose values the reader cannot decode (a filter it lacks) is simply not digested.
     fn add_digest(&self, var: &H5Variable, array: &mut VirtualArray) {
-        if wants_digest(self.options, array) {
-            array.digest = var.dataset.read_native_bytes().ok().map(|values| digest(&values));
+        if !wants_digest(self.options, array) {
+            return;
         }
+        array.digest = if array.metadata.data_type == DataType::String {
+            // The strings, as stored (the file's bytes are references into its heap).
+            Some(digest(&array.chunks.owned))
+        } else {
+            var.dataset.read_native_bytes().ok().map(|values| digest(&values))
+        };
     }
 
     /// Prepares trimmed copies of partial last chunks along the concatenation dimensions.
@@ -299,7 +357,8 @@ impl FileContext<'_> {
         let bytes = Codec::Bytes { endian: v.endian };
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat())
             .map_err(|e| self.variable_error(&v.var.path, "building codecs", e))?;
-        let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size };
+        let swap_unit = v.data_type.swap_unit();
+        let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size, swap_unit };
         let grid =
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;

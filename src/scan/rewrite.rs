@@ -20,6 +20,8 @@ pub(crate) struct ArrayCodecs {
     pub(crate) full: CodecChain,
     /// Bytes per element.
     pub(crate) element_size: usize,
+    /// The byte-swapping unit (`DataType::swap_unit`: each part of a complex number, 1 for bytes).
+    pub(crate) swap_unit: usize,
 }
 
 impl ArrayCodecs {
@@ -45,10 +47,9 @@ impl ArrayCodecs {
         fill: &[u8],
     ) -> Result<Vec<u8>, CodecError> {
         let elements: u64 = chunk_shape.iter().product();
-        let mut native =
-            self.applied(mask)?.decode(stored, self.element_size, elements as usize * self.element_size)?;
+        let mut native = self.applied(mask)?.decode(stored, self.swap_unit, elements as usize * self.element_size)?;
         fill_outside(&mut native, chunk_shape, valid, fill);
-        self.full.encode(&native, self.element_size)
+        self.full.encode(&native, self.swap_unit)
     }
 }
 
@@ -61,7 +62,7 @@ mod tests {
         let bytes = Codec::Bytes { endian: Some(Endian::Big) };
         let filters = vec![Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }];
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat()).unwrap();
-        ArrayCodecs { bytes, filters, full, element_size: 4 }
+        ArrayCodecs { bytes, filters, full, element_size: 4, swap_unit: 4 }
     }
 
     #[test]

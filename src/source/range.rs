@@ -109,6 +109,11 @@ impl LocalFile {
         let size = file.metadata()?.len();
         Ok(LocalFile { location: path.display().to_string(), file, size })
     }
+
+    /// The open file, for readers that take a `std::fs::File`.
+    pub(crate) fn into_file(self) -> std::fs::File {
+        self.file
+    }
 }
 
 impl ByteSource for LocalFile {

@@ -47,6 +47,23 @@ impl Default for RemoteOptions {
     }
 }
 
+/// The options [`crate::source::resolve`] reaches object stores with (the sources a store
+/// references): [`RemoteOptions::default`] unless [`set_remote_defaults`] changed them.
+pub fn remote_defaults() -> RemoteOptions {
+    defaults().lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+}
+
+/// Sets the options of every later [`crate::source::resolve`] in this process (the command line
+/// sets them from its flags).
+pub fn set_remote_defaults(options: RemoteOptions) {
+    *defaults().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = options;
+}
+
+fn defaults() -> &'static Mutex<RemoteOptions> {
+    static DEFAULTS: OnceLock<Mutex<RemoteOptions>> = OnceLock::new();
+    DEFAULTS.get_or_init(Default::default)
+}
+
 /// A URL no store can be built for.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -77,7 +94,9 @@ pub fn store_for_url(
     url: &url::Url,
     options: &RemoteOptions,
 ) -> Result<(Arc<dyn ObjectStore>, ObjectPath), RemoteError> {
-    let key = (url.scheme().to_string(), url.host_str().unwrap_or_default().to_string(), options.clone());
+    // The port is part of the key: two servers on one host are two stores.
+    let host = format!("{}{}", url.host_str().unwrap_or_default(), port_suffix(url));
+    let key = (url.scheme().to_string(), host, options.clone());
     static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
     let stores = STORES.get_or_init(Default::default);
     let path = object_path(url);

@@ -236,7 +236,8 @@ pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<
 /// way).
 ///
 /// # Errors
-/// [`ExportError::Location`] when a local path is not absolute.
+/// [`ExportError::Location`] when a local path is not absolute, or names a file whose name is not
+/// UTF-8 and no rule maps it.
 pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, ExportError> {
     let url = if is_url(location) {
         location.to_string()
@@ -254,6 +255,14 @@ pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, Ex
                 return Ok(format!("{}{rest}", rule.to));
             }
         }
+    }
+    if crate::source::local_path(location).is_some_and(|path| path.to_str().is_none()) {
+        return Err(ExportError::Location {
+            location: location.to_string(),
+            reason: "the file name is not UTF-8, which kerchunk JSON cannot name for fsspec (map it with a URL \
+                     prefix, or read it through the native store)"
+                .into(),
+        });
     }
     Ok(url)
 }

@@ -54,7 +54,7 @@ pub(crate) async fn verify_keys(
 /// A global attribute of the file at `location`, read by libnetcdf, as JSON.
 fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
     crate::scan::quiet_hdf5();
-    let file = netcdf::open(location).ok()?;
+    let file = netcdf::open(crate::source::local_path(location)?).ok()?;
     let value = file.attribute(name)?.value().ok()?;
     attribute_json(value)
 }

@@ -1,4 +1,5 @@
-//! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5).
+//! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
+//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -6,6 +7,7 @@ use std::sync::Arc;
 
 use netcdf::{Extent, Extents};
 
+use super::hdf5_fallback::Hdf5Dataset;
 use super::netcdf_lookup::with_variable;
 
 /// Source files kept open at once by [`OracleFiles`].
@@ -44,15 +46,21 @@ impl OracleFiles {
             }
             None => {
                 crate::scan::quiet_hdf5();
-                let file = Arc::new(netcdf::open(location)?);
+                let path = crate::source::local_path(location).unwrap_or_else(|| location.into());
+                let file = Arc::new(netcdf::open(path)?);
                 OPENS.fetch_add(1, Ordering::Relaxed);
                 self.open.push_front((location.to_string(), file.clone()));
                 self.open.truncate(OPEN_FILES);
                 file
             }
         };
-        let oracle = OracleVariable { file, path: path.to_string() };
-        oracle.read(|_| Ok(()))?;
+        let mut oracle = OracleVariable { file, path: path.to_string(), hdf5: None };
+        if let Err(missing) = oracle.read(|_| Ok(())) {
+            // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
+            // libhdf5 reads it.
+            let local = crate::source::local_path(location).ok_or(missing)?;
+            oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
+        }
         Ok(oracle)
     }
 }
@@ -64,6 +72,8 @@ pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 pub(crate) struct OracleVariable {
     file: Arc<netcdf::File>,
     path: String,
+    /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
+    hdf5: Option<Hdf5Dataset>,
 }
 
 impl OracleVariable {
@@ -77,6 +87,9 @@ impl OracleVariable {
     /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything
     /// for a scalar), as native-endian bytes.
     pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.read_slab(dim, start, count);
+        }
         self.read(|var| {
             let dims = var.dimensions();
             if dims.is_empty() {
@@ -90,7 +103,30 @@ impl OracleVariable {
 
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.read_all();
+        }
         self.read(|var| var.get_raw_values(..))
+    }
+
+    /// Every string of a netCDF `string` variable, in C order.
+    pub(crate) fn read_strings(&self) -> Result<Vec<String>, netcdf::Error> {
+        self.read(|var| {
+            let shape: Vec<u64> = var.dimensions().iter().map(|d| d.len() as u64).collect();
+            let total: u64 = shape.iter().product();
+            if total > crate::read::MAX_STRING_ELEMENTS {
+                return Err(netcdf::Error::Str(format!("{total} strings are more than verify compares")));
+            }
+            if shape.is_empty() {
+                return Ok(vec![var.get_string(..)?]);
+            }
+            (0..total)
+                .map(|i| {
+                    let index: Vec<usize> = crate::ndcopy::unravel(i, &shape).iter().map(|&x| x as usize).collect();
+                    var.get_string(index.as_slice())
+                })
+                .collect()
+        })
     }
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.

@@ -71,6 +71,10 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
             let values = variable.read_f64()?;
             serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))
         }
+        "strings" => {
+            let values = variable.read_strings()?;
+            serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))
+        }
         other => Err(netcdf::Error::Str(format!("unknown oracle request {other:?}"))),
     }
 }
@@ -138,6 +142,15 @@ impl WorkerOracle {
 
     /// The values of a `f64` request.
     pub(crate) fn request_f64(&mut self, request: &Request) -> Result<TimeValues, netcdf::Error> {
+        self.request_json(request)
+    }
+
+    /// The strings of a `strings` request.
+    pub(crate) fn request_strings(&mut self, request: &Request) -> Result<Vec<String>, netcdf::Error> {
+        self.request_json(request)
+    }
+
+    fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, netcdf::Error> {
         let payload = self.request(request)?;
         serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
     }

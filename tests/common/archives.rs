@@ -44,6 +44,8 @@ pub struct SeriesFile {
     pub nan_time: bool,
     /// Chunk lengths of `tas` along lat and lon.
     pub chunk_yx: (usize, usize),
+    /// Write `tas` as float64 instead of float32.
+    pub tas_f64: bool,
 }
 
 impl SeriesFile {
@@ -66,6 +68,7 @@ impl SeriesFile {
             reverse_time: false,
             nan_time: false,
             chunk_yx: (5, 6),
+            tas_f64: false,
         }
     }
 }
@@ -141,7 +144,13 @@ fn write_series_file_now(dir: &Path, f: &SeriesFile) -> PathBuf {
         crs.put_attribute("grid_mapping_name", "latitude_longitude").unwrap();
         crs.put_value(0i32, ..).unwrap();
     }
-    {
+    if f.tas_f64 {
+        let mut tas = nc.add_variable::<f64>("tas", &["time", "lat", "lon"]).unwrap();
+        tas.set_chunking(&[f.time_chunk, f.chunk_yx.0, f.chunk_yx.1]).unwrap();
+        tas.put_attribute("units", "K").unwrap();
+        let v: Vec<f64> = (0..f.days * f.ny * f.nx).map(|i| i as f64).collect();
+        tas.put_values(&v, [0..f.days, 0..f.ny, 0..f.nx]).unwrap();
+    } else {
         let mut tas = nc.add_variable::<f32>("tas", &["time", "lat", "lon"]).unwrap();
         tas.set_chunking(&[f.time_chunk, f.chunk_yx.0, f.chunk_yx.1]).unwrap();
         if f.compress {

@@ -117,6 +117,35 @@ pub fn attr_strings(file: &Path, object: &str, name: &str) -> Vec<String> {
     })
 }
 
+/// Every string of variable-length string dataset `dataset`, read by libhdf5, in C order.
+pub fn dataset_strings(file: &Path, dataset: &str) -> Vec<String> {
+    use hdf5::types::VarLenUnicode;
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        ds.read_raw::<VarLenUnicode>().unwrap().iter().map(|s| s.as_str().to_string()).collect()
+    })
+}
+
+/// True when libhdf5 reports dataset `dataset`'s fill value as undefined (`H5Pfill_value_defined`).
+pub fn fill_value_undefined(file: &Path, dataset: &str) -> bool {
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        ds.dcpl().unwrap().fill_value_defined() == hdf5::plist::dataset_create::FillValue::Undefined
+    })
+}
+
+/// The members (name, value) of enum dataset `dataset`'s type, as libhdf5 describes it.
+pub fn enum_members(file: &Path, dataset: &str) -> Vec<(String, i64)> {
+    use hdf5::types::TypeDescriptor;
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        match ds.dtype().unwrap().to_descriptor().unwrap() {
+            TypeDescriptor::Enum(e) => e.members.iter().map(|m| (m.name.clone(), m.value as i64)).collect(),
+            other => panic!("{dataset} is not an enum: {other:?}"),
+        }
+    })
+}
+
 fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
     let f = hdf5::File::open(file).unwrap();
     let found = if object.is_empty() {

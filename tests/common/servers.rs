@@ -82,3 +82,44 @@ impl Drop for S3Server {
         let _ = self.child.wait();
     }
 }
+
+/// A running `tests/python/range_server.py` (standard library only: any Python 3 runs it), serving
+/// a directory over HTTP with range requests, optionally with faults; stopped on drop.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+}
+
+impl HttpServer {
+    /// Serves `root`; `faults` are the script's options (`--fail N`, `--hang SUBSTRING`).
+    pub fn start(root: &Path, faults: &[&str]) -> Self {
+        use std::io::BufRead;
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let venv = manifest.join("target/pyenv/bin/python");
+        let python = if venv.exists() { venv } else { PathBuf::from("python3") };
+        let mut child = {
+            let _no_files = super::no_hdf5_files_open();
+            Command::new(python)
+                .arg(manifest.join("tests/python/range_server.py"))
+                .arg(root)
+                .args(faults)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("python3 runs tests/python/range_server.py")
+        };
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        std::io::BufReader::new(stdout).read_line(&mut line).expect("the server prints its port");
+        let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("range_server.py said {line:?}"));
+        HttpServer { child, base: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -11,6 +11,7 @@ mod netcdf4;
 
 use std::path::{Path, PathBuf};
 
+use hdf5_sys::h5p::H5P_DEFAULT;
 use vzarr::manifest::ChunkEntry;
 use vzarr::{ScanOptions, VirtualDataset};
 
@@ -124,6 +125,9 @@ fn dimension_scales_and_attributes_of_plain_hdf5() {
     assert_eq!(links.iter().filter(|p| p.starts_with("many/links/")).count(), 20, "dense link storage");
 }
 
+/// Variable-length strings become store-owned `string` arrays and enums their integer type with
+/// CF flags, equal to libhdf5's reads; compound, opaque and variable-length integer datasets are named
+/// per variable.
 #[test]
 fn types_without_a_zarr_form_are_named_per_variable() {
     let file = fixture("unsupported_types.h5");
@@ -131,22 +135,112 @@ fn types_without_a_zarr_form_are_named_per_variable() {
     assert!(err.contains("unsupported_types.h5: compound: cannot reference elements of compound type"), "{err}");
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
     let dataset = scan(&file, &options).unwrap();
-    let arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
-    assert_eq!(arrays, ["fine"]);
+    let mut arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
+    arrays.sort_unstable();
+    assert_eq!(arrays, ["complex128_be", "complex64", "enum", "fine", "vlen_strings"]);
     let left_out: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
     for expected in [
         "compound: left out: cannot reference elements of compound type",
-        "enum: left out: cannot reference elements of enum type",
         "opaque: left out: cannot reference elements of opaque type",
         "vlen_ints: left out: cannot reference elements of variable-length type",
-        "vlen_strings: left out: cannot reference elements of variable-length string type",
     ] {
         assert!(left_out.iter().any(|w| w == expected), "{expected} in {left_out:?}");
     }
-    let theirs = read_native(&file, "fine", 16);
+    assert_eq!(left_out.len(), 3, "{left_out:?}");
     let dir = tempfile::tempdir().unwrap();
-    let store = scan_to_store(&file, dir.path(), "s.vzarr", &options);
-    assert_eq!(read(&open_store(&store), "fine", "").bytes, theirs);
+    let store = open_store(&scan_to_store(&file, dir.path(), "s.vzarr", &options));
+    assert_eq!(read(&store, "fine", "").bytes, read_native(&file, "fine", 16));
+    // Enum values as their base integers, the names as CF flags.
+    let members = crate::common::hdf5_oracle::enum_members(&file, "enum");
+    assert_eq!(read(&store, "enum", "").bytes, read_native(&file, "enum", 2));
+    let attrs = store.array("enum").unwrap().reader().metadata().attributes.clone();
+    let values: Vec<serde_json::Value> = members.iter().map(|(_, v)| (*v).into()).collect();
+    let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(attrs["flag_values"], serde_json::Value::Array(values));
+    assert_eq!(attrs["flag_meanings"], names.join(" "));
+    // h5py's complex numbers as Zarr complex types, in either byte order.
+    assert_eq!(array_json_type(&store, "complex64"), "complex64");
+    assert_eq!(array_json_type(&store, "complex128_be"), "complex128");
+    assert_eq!(read(&store, "complex64", "").bytes, read_native(&file, "complex64", 6 * 8));
+    assert_eq!(read(&store, "complex128_be", "").bytes, read_native(&file, "complex128_be", 4 * 16));
+    // `verify` reads what libnetcdf does not list through libhdf5.
+    let path = dir.path().join("s.vzarr");
+    let run = crate::common::cli_expect(&["verify".as_ref(), path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   complex128_be: 4 elements equal"), "{}", run.stdout);
+    // Strings read back as libhdf5 reads them.
+    let strings = store.array("vlen_strings").unwrap();
+    let all = vzarr::grid::Selection::all(&strings.reader().shape());
+    assert_eq!(strings.read_strings(&all).unwrap(), crate::common::hdf5_oracle::dataset_strings(&file, "vlen_strings"));
+}
+
+fn array_json_type(store: &vzarr::read::blocking::BlockingStore, array: &str) -> String {
+    store.array(array).unwrap().reader().metadata().data_type.to_string()
+}
+
+/// Writes datasets whose fill value is undefined, the default, and user-defined, with the oldest and
+/// the newest file format libhdf5 1.10 writes (fill value messages of versions 2 and 3, object headers
+/// of versions 1 and 2).
+fn write_fill_values(dir: &Path, latest: bool) -> PathBuf {
+    let path = dir.join(format!("fill_{latest}.h5"));
+    crate::common::with_hdf5_files(|| {
+        let mut builder = hdf5::File::with_options();
+        if latest {
+            builder.with_fapl(|p| p.libver_latest());
+        }
+        let file = builder.create(&path).unwrap();
+        let data: Vec<i32> = (0..6).map(|i| i * 3 - 4).collect();
+        undefined_fill_dataset(&file, "undefined", 6, 3);
+        file.dataset("undefined").unwrap().write(&data).unwrap();
+        file.new_dataset::<i32>().shape(6).chunk(3).create("default").unwrap().write(&data).unwrap();
+        file.new_dataset::<i32>().shape(6).chunk(3).fill_value(7).create("user").unwrap().write(&data).unwrap();
+    });
+    path
+}
+
+/// Creates chunked `i32` dataset `name` with an undefined fill value (`H5Pset_fill_value(.., NULL)`,
+/// which the hdf5 crate's builder does not offer).
+fn undefined_fill_dataset(file: &hdf5::File, name: &str, len: u64, chunk: u64) {
+    use hdf5_sys::h5d::H5Dcreate2;
+    use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_chunk, H5Pset_fill_value, H5P_CLS_DATASET_CREATE};
+    use hdf5_sys::h5s::{H5Sclose, H5Screate_simple};
+    let int = hdf5::Datatype::from_type::<i32>().unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    let _guard = hdf5_sys::LOCK.lock();
+    // SAFETY: plain libhdf5 calls on ids created here and closed before returning; the NULL fill
+    // value is what marks it undefined.
+    unsafe {
+        let dcpl = H5Pcreate(*H5P_CLS_DATASET_CREATE);
+        assert!(H5Pset_chunk(dcpl, 1, &chunk) >= 0);
+        assert!(H5Pset_fill_value(dcpl, int.id(), std::ptr::null()) >= 0);
+        let space = H5Screate_simple(1, &len, std::ptr::null());
+        let ds = H5Dcreate2(file.id(), name.as_ptr(), int.id(), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        assert!(ds >= 0, "H5Dcreate2 failed");
+        hdf5_sys::h5d::H5Dclose(ds);
+        H5Sclose(space);
+        H5Pclose(dcpl);
+    }
+}
+
+/// An undefined fill value is a valid state: the variable scans, reads back as libhdf5 reads it, and
+/// carries an attribute saying so, exactly where libhdf5 reports the fill value undefined.
+#[test]
+fn undefined_fill_values_scan_and_are_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    for latest in [false, true] {
+        let file = write_fill_values(dir.path(), latest);
+        let store = open_store(&scan_to_store(&file, dir.path(), &format!("f{latest}.vzarr"), &ScanOptions::default()));
+        for name in ["undefined", "default", "user"] {
+            let undefined = crate::common::hdf5_oracle::fill_value_undefined(&file, name);
+            assert_eq!(undefined, name == "undefined", "libhdf5's view of {name}");
+            let attrs = store.array(name).unwrap().reader().metadata().attributes.clone();
+            assert_eq!(
+                attrs.contains_key(vzarr::scan::FILL_UNDEFINED_ATTRIBUTE),
+                undefined,
+                "{name} (latest {latest})"
+            );
+            assert_eq!(read(&store, name, "").bytes, read_native(&file, name, 24), "{name}");
+        }
+    }
 }
 
 /// h5py (libhdf5 2.0) agrees with vzarr on every fixture, the HDF5 2.0 one included: every chunk

@@ -54,7 +54,7 @@ fn trim_nul(s: &str) -> &str {
 }
 
 /// Decodes `count` numbers of type `datatype` from `raw`.
-fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
+pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
     let (size, order) = match datatype {
         Datatype::FixedPoint { size, byte_order, .. } | Datatype::FloatingPoint { size, byte_order } => {
             (usize::from(*size), *byte_order)

@@ -12,6 +12,7 @@ use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{ByteOrder, Datatype, Hdf5File};
 
+use super::raw_header::{self, le};
 use crate::codec::Endian;
 use crate::metadata::DataType;
 
@@ -47,6 +48,9 @@ pub(crate) enum ElementType {
     Numeric(DataType, Option<Endian>),
     /// Fixed-length strings of this many bytes (netCDF-4 `char` when 1).
     FixedString(u32),
+    /// Variable-length strings (netCDF-4 `string`): their bytes live in the global heap, so they are
+    /// read at scan time into a store-owned array.
+    VlenString,
     /// Anything else, described for the warning.
     Unsupported(String),
 }
@@ -168,36 +172,11 @@ impl LegacyLayout {
     }
 }
 
-/// Finds the data layout message in the version-1 object header at `header` (following continuation
-/// blocks) and reads it when its version is 1 or 2. None for any other header or message.
+/// The data layout message of the version-1 object header at `header`, read when its version is 1
+/// or 2. None for any other header or message.
 fn legacy_layout(file: &Hdf5File, header: u64) -> Option<LegacyLayout> {
-    let storage = file.storage();
-    let (offset_size, length_size) =
-        (usize::from(file.superblock().offset_size), usize::from(file.superblock().length_size));
-    let prefix = storage.read_range(header, 16).ok()?;
-    if prefix.first() != Some(&1) {
-        return None;
-    }
-    let mut blocks = vec![(header + 16, u64::from(u32::from_le_bytes(prefix.get(8..12)?.try_into().ok()?)))];
-    for _ in 0..64 {
-        let (start, len) = blocks.pop()?;
-        let block = storage.read_range(start, usize::try_from(len.min(1 << 20)).ok()?).ok()?;
-        let mut at = 0;
-        while let Some(head) = block.get(at..at + 8) {
-            let (kind, size) =
-                (u16::from_le_bytes([head[0], head[1]]), usize::from(u16::from_le_bytes([head[2], head[3]])));
-            let body = block.get(at + 8..at + 8 + size)?;
-            match kind {
-                0x08 => return legacy_message(body, offset_size),
-                0x10 => {
-                    blocks.push((le(body.get(..offset_size)?), le(body.get(offset_size..offset_size + length_size)?)))
-                }
-                _ => {}
-            }
-            at += 8 + size;
-        }
-    }
-    None
+    let body = raw_header::message_body(file, header, raw_header::DATA_LAYOUT)?;
+    legacy_message(&body, usize::from(file.superblock().offset_size))
 }
 
 /// A version 1 or 2 data layout message: version, rank, class, 5 reserved bytes, address, rank
@@ -220,11 +199,6 @@ fn legacy_message(body: &[u8], offset_size: usize) -> Option<LegacyLayout> {
         _ => None,
     };
     Some(LegacyLayout { class, address, dims, data })
-}
-
-/// A little-endian unsigned integer of up to 8 bytes.
-fn le(bytes: &[u8]) -> u64 {
-    bytes.iter().rev().fold(0, |n, &b| (n << 8) | u64::from(b))
 }
 
 /// The "undefined address" of a file whose addresses take `offset_size` bytes: all bits set.
@@ -274,13 +248,18 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::FloatingPoint { size: 8, byte_order } => numeric(DataType::Float64, 8, *byte_order),
         Datatype::FloatingPoint { size, .. } => ElementType::Unsupported(format!("{size}-byte floating point type")),
         Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } if *n > 0 => ElementType::FixedString(*n),
-        Datatype::String { .. } => ElementType::Unsupported("variable-length string type".into()),
-        Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => {
-            ElementType::Unsupported("variable-length string type".into())
-        }
+        Datatype::String { size: hdf5_reader::StringSize::Variable, .. } => ElementType::VlenString,
+        Datatype::String { .. } => ElementType::Unsupported("zero-length string type".into()),
+        Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => ElementType::VlenString,
         Datatype::VarLen { .. } => ElementType::Unsupported("variable-length type".into()),
-        Datatype::Compound { .. } => ElementType::Unsupported("compound type".into()),
-        Datatype::Enum { .. } => ElementType::Unsupported("enum type".into()),
+        Datatype::Compound { .. } => {
+            complex(datatype).unwrap_or_else(|| ElementType::Unsupported("compound type".into()))
+        }
+        // Enums are their integer base type; the scanner adds the names as attributes.
+        Datatype::Enum { base, .. } => match element_type(base) {
+            ElementType::Numeric(t, e) if !t.is_float() && t != DataType::Bool => ElementType::Numeric(t, e),
+            _ => ElementType::Unsupported("enum type over a non-integer base".into()),
+        },
         Datatype::Opaque { .. } => ElementType::Unsupported("opaque type".into()),
         Datatype::Reference { .. } => ElementType::Unsupported("reference type".into()),
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
@@ -288,12 +267,37 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
     }
 }
 
+/// A compound of two floats of one size and byte order named as real and imaginary parts (`r`, `i`
+/// as h5py writes NumPy complex numbers; `real`, `imag`; `re`, `im`), packed: a Zarr complex type.
+fn complex(datatype: &Datatype) -> Option<ElementType> {
+    let Datatype::Compound { size, fields } = datatype else { return None };
+    let [re, im] = fields.as_slice() else { return None };
+    let names = (re.name.to_ascii_lowercase(), im.name.to_ascii_lowercase());
+    if !matches!((names.0.as_str(), names.1.as_str()), ("r", "i") | ("real", "imag") | ("re", "im")) {
+        return None;
+    }
+    let (
+        Datatype::FloatingPoint { size: a, byte_order: order },
+        Datatype::FloatingPoint { size: b, byte_order: other },
+    ) = (&re.datatype, &im.datatype)
+    else {
+        return None;
+    };
+    let t = match a {
+        4 => DataType::Complex64,
+        8 => DataType::Complex128,
+        _ => return None,
+    };
+    let packed = a == b && order == other && re.byte_offset == 0 && im.byte_offset == u32::from(*a);
+    (packed && *size == 2 * u32::from(*a)).then(|| ElementType::Numeric(t, Some(endian(*order))))
+}
+
 /// Bytes of one element (0 when the type is not supported).
 fn element_bytes(element: &ElementType) -> u32 {
     match element {
         ElementType::Numeric(t, _) => t.size() as u32,
         ElementType::FixedString(n) => *n,
-        ElementType::Unsupported(_) => 0,
+        ElementType::VlenString | ElementType::Unsupported(_) => 0,
     }
 }
 
@@ -304,9 +308,9 @@ fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     if size == 0 || stored.len() != size {
         return Vec::new();
     }
-    if let ElementType::Numeric(_, Some(e)) = element {
+    if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
-            stored.reverse();
+            stored.chunks_mut(t.swap_unit()).for_each(<[u8]>::reverse);
         }
     }
     stored

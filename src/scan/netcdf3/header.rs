@@ -550,13 +550,15 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `name`: count, UTF-8 bytes, padding to 4 bytes.
+    /// A `name`: count, UTF-8 bytes, padding to 4 bytes. A name stops at its first NUL, as libnetcdf
+    /// reads it (old writers counted a terminating NUL in the length: `yy\0` is `yy`).
     fn name(&mut self, what: &str) -> Result<String, HeaderError> {
         let at = self.pos;
         let len = self.count(what)?;
         let padded = pad4(len).ok_or_else(|| invalid(at, format!("{what}: length {len} overflows")))?;
         let raw = self.take(padded, what)?;
         let raw = raw.get(..capacity(len)).unwrap_or(raw);
+        let raw = raw.split(|&b| b == 0).next().unwrap_or_default();
         String::from_utf8(raw.to_vec()).map_err(|e| invalid(at, format!("{what} is not valid UTF-8 ({e})")))
     }
 
@@ -1481,6 +1483,17 @@ mod tests {
         }
         e.list(NC_ATTRIBUTE, 0).u32(ty).count(4).offset(begin);
         padded(e, 400)
+    }
+
+    /// Old writers (netcdf-c's `nctest` files) counted a terminating NUL in a name's length: the name
+    /// stops there, as libnetcdf reads it.
+    #[test]
+    fn names_stop_at_a_nul_as_libnetcdf_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nul.nc");
+        std::fs::write(&path, one_var(Cdf3Version::Classic, &[("yy\0", 1)], &[0], 4, 200)).unwrap();
+        let (header, _) = check_against_libnetcdf(&path);
+        assert_eq!(header.dimensions[0].name, "yy");
     }
 
     #[test]

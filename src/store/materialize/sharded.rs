@@ -163,14 +163,15 @@ fn inner_entry(global: &[u64], slab: &Slab<'_>) -> ChunkEntry {
 /// re-encoded with the array's codecs.
 fn pad_chunk(metadata: &ArrayMetadata, stored: &[u8], shape: &[u64], inner: &[u64]) -> Result<Vec<u8>, CodecError> {
     let size = metadata.element_size();
+    let unit = metadata.data_type.swap_unit();
     let elements = |s: &[u64]| s.iter().product::<u64>() as usize;
-    let decoded = metadata.codecs.decode(stored, size, elements(shape) * size)?;
+    let decoded = metadata.codecs.decode(stored, unit, elements(shape) * size)?;
     let mut padded = vec![0u8; elements(inner) * size];
     let dims: Vec<DimCopy> =
         shape.iter().map(|&count| DimCopy { src_start: 0, src_step: 1, dst_start: 0, count }).collect();
     copy_box(&decoded, shape, &mut padded, inner, &dims, size);
     fill_outside(&mut padded, inner, shape, metadata.fill_value.as_bytes());
-    metadata.codecs.encode(&padded, size)
+    metadata.codecs.encode(&padded, unit)
 }
 
 /// Fetches a shard's chunks, assembles the shard and puts it (nothing when every chunk is missing).

@@ -1,0 +1,109 @@
+//! `vzarr append`: load a native store, rescan its last file(s), scan the new files, plan the
+//! combined dataset (`vzarr::append`), and put it in place of the old store in one atomic exchange.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use super::args::AppendArgs;
+use super::progress::bar;
+use super::scan::{expand_inputs, history_line, read_list};
+use super::Outcome;
+use vzarr::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions};
+use vzarr::read::blocking::BlockingStore;
+use vzarr::scan::scan_files;
+use vzarr::store::{NativeWriter, OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
+use vzarr::{ReadOptions, Selection, VirtualDataset};
+
+pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
+    let store = &args.store;
+    let name = store.display().to_string();
+    if store.symlink_metadata().is_err() {
+        bail!("{name}: no such store (vzarr scan writes it first)");
+    }
+    if !OutputKind::VzarrStore.owns(store) {
+        bail!("{name}: not a native vzarr store (append extends a *.vzarr directory written by vzarr scan)");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let remote = args.remote.options();
+    let mut inputs = args.inputs.clone();
+    if let Some(list) = &args.files_from {
+        inputs.extend(read_list(list)?);
+    }
+    let files = expand_inputs(&inputs, &remote, runtime.handle())?;
+    let _lock = lock_store(store, &name)?;
+    let info_before = std::fs::read(store.join(STORE_INFO_FILE)).with_context(|| format!("{name}: reading"))?;
+    let stored = load_native(store)?;
+    let recorded = recorded_options(&stored, &name)?;
+    let last: Vec<PathBuf> = files_to_rescan(&stored, &recorded, &name)?.into_iter().map(PathBuf::from).collect();
+    let options = vzarr::ScanOptions { runtime: Some(runtime.handle().clone()), remote, ..recorded.scan.clone() };
+    let progress = bar((files.len() + last.len()) as u64, "scanning");
+    let report = |done: usize, _refs: u64| progress.set_position(done as u64);
+    let rescanned = scan_files(&last, &options, &report).context("rescanning the last stored file");
+    let new = rescanned.and_then(|last| Ok((last, scan_files(&files, &options, &report)?)));
+    progress.finish_and_clear();
+    let (last, new) = new?;
+    let dims: Vec<String> = recorded.combine.dim_names();
+    let append_options = AppendOptions {
+        allow_gaps: args.allow_gaps,
+        history: Some(history_line(stored.sources.len() + files.len(), &dims.join(", "))),
+    };
+    let reader = |path: &str, rows: u64| read_stored(store, path, rows);
+    let dataset = plan_append(&stored, last, new, &append_options, &name, &reader)?;
+    if std::fs::read(store.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
+        bail!("{name}: changed while appending (another writer?); nothing was written, run the append again");
+    }
+    let info = NativeWriter
+        .write(&dataset, store, &WriteOptions { overwrite: true })
+        .with_context(|| format!("writing {name}"))?;
+    report_result(&dataset, &name, files.len(), info.sources)?;
+    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+fn report_result(dataset: &VirtualDataset, name: &str, added: usize, sources: u64) -> anyhow::Result<()> {
+    for warning in &dataset.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for gap in &dataset.provenance.gaps {
+        eprintln!("note: gap: {gap}");
+    }
+    outln!("{name}: appended {added} file(s); {sources} files in the store");
+    Ok(())
+}
+
+/// An exclusive lock on the store directory, held until the process ends or the lock is dropped: a
+/// second append of the same store fails at once instead of losing one of the two updates. The lock
+/// is on the directory's inode, which the append replaces: after locking, the path must still name
+/// the locked directory (else a previous append just replaced it, and the new one is locked).
+fn lock_store(store: &Path, name: &str) -> anyhow::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    for _ in 0..10 {
+        let dir = std::fs::File::open(store).with_context(|| format!("{name}: opening"))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is passed.
+        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                bail!("{name}: another append to this store is running; nothing was written");
+            }
+            return Err(err).with_context(|| format!("{name}: locking"));
+        }
+        let same = std::fs::metadata(store).map(|m| m.ino()).ok() == dir.metadata().map(|m| m.ino()).ok();
+        if same {
+            return Ok(dir);
+        }
+    }
+    bail!("{name}: replaced repeatedly while locking it; nothing was written")
+}
+
+/// The first `rows` rows of a stored array, read through the store (its sources when referenced).
+fn read_stored(store: &Path, path: &str, rows: u64) -> Result<Vec<f64>, String> {
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
+    let opened = BlockingStore::open(&store.display().to_string()).map_err(|e| e.to_string())?;
+    let array = opened.array(path).map_err(|e| e.to_string())?;
+    let selection = Selection::parse(&format!("0:{rows}"), &array.reader().shape()).map_err(|e| e.to_string())?;
+    let data = array.read(&selection, &ReadOptions::default()).map_err(|e| e.to_string())?;
+    Ok(data.to_f64_vec())
+}

@@ -1,0 +1,79 @@
+//! Variables a reference cannot name, stored by the store instead: variable-length strings (their
+//! bytes live in the global heap, scattered, not in chunks), and the names of enum values.
+//!
+//! Strings are read at scan time and written as one store-owned chunk per file: Zarr v3 `string`
+//! with the `vlen-utf8` codec, which zarr-python and xarray read as strings. Positions past the
+//! HDF5 extent (a variable shorter than its unlimited dimension) hold the empty string, the netCDF
+//! default fill of `string`.
+
+use hdf5_reader::Datatype;
+use serde_json::Value;
+
+use super::attributes::numbers;
+use super::structure::H5Variable;
+use crate::codec::CodecChain;
+use crate::dataset::ChunkTable;
+use crate::grid::ChunkGrid;
+use crate::metadata::Attributes;
+use crate::ndcopy::{ravel, unravel};
+
+/// Most strings one variable may hold (as the reader's limit for `string` arrays).
+pub(super) const MAX_STRINGS: u64 = crate::read::MAX_STRING_ELEMENTS;
+/// Most bytes of text one variable may hold.
+pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
+
+/// The grid, codecs and chunk table of variable-length string variable `var` of netCDF shape
+/// `shape`; the error says why it cannot be stored.
+pub(super) fn string_array(var: &H5Variable, shape: &[u64]) -> Result<(ChunkGrid, CodecChain, ChunkTable), String> {
+    let stored = var.dataset.shape().to_vec();
+    let count = |s: &[u64]| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).filter(|&n| n <= MAX_STRINGS);
+    let (Some(total), Some(_)) = (count(shape), count(&stored)) else {
+        return Err(format!("more than {MAX_STRINGS} strings"));
+    };
+    if stored.len() != shape.len() || stored.iter().zip(shape).any(|(s, n)| s > n) {
+        return Err(format!("HDF5 extent {stored:?} does not fit netCDF shape {shape:?}"));
+    }
+    let chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
+    let codecs = CodecChain::vlen_utf8();
+    if total == 0 {
+        return Ok((grid, codecs, ChunkTable { entries: Vec::new(), owned: Vec::new() }));
+    }
+    let read = var.dataset.read_strings().map_err(|e| format!("reading strings: {e}"))?;
+    let bytes: usize = read.iter().map(String::len).sum();
+    if bytes > MAX_STRING_BYTES {
+        return Err(format!("{bytes} bytes of strings, more than {MAX_STRING_BYTES}"));
+    }
+    let strings = if stored == shape {
+        read
+    } else {
+        let mut all = vec![String::new(); total as usize];
+        for (i, text) in (0u64..).zip(read) {
+            all[ravel(&unravel(i, &stored), shape) as usize] = text;
+        }
+        all
+    };
+    let encoded = codecs.encode_strings(&strings).map_err(|e| e.to_string())?;
+    let mut chunks = ChunkTable::missing(1);
+    chunks.entries[0] = chunks.push_owned(&encoded);
+    Ok((grid, codecs, chunks))
+}
+
+/// For an enum variable, its members as CF flags: `flag_values` (the integers) and `flag_meanings`
+/// (the names, blank-separated, blanks inside a name replaced by `_`). Attributes of those names the
+/// variable already has are kept. Nothing for other types.
+pub(super) fn add_enum_flags(datatype: &Datatype, attributes: &mut Attributes) -> Result<(), String> {
+    let Datatype::Enum { base, members } = datatype else { return Ok(()) };
+    if attributes.contains_key("flag_values") || attributes.contains_key("flag_meanings") {
+        return Ok(());
+    }
+    let mut values = Vec::with_capacity(members.len());
+    for member in members {
+        let mut value = numbers(base, &member.value, 1)?;
+        values.push(value.pop().ok_or("enum member without a value")?);
+    }
+    let names: Vec<String> = members.iter().map(|m| m.name.split_whitespace().collect::<Vec<_>>().join("_")).collect();
+    attributes.insert("flag_values".into(), Value::Array(values));
+    attributes.insert("flag_meanings".into(), Value::from(names.join(" ")));
+    Ok(())
+}

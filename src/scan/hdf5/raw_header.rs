@@ -1,0 +1,86 @@
+//! Object-header messages read raw, for the few fields `hdf5-reader` parses differently from libhdf5
+//! or does not keep: legacy (version 1 and 2) data layout messages, and whether a fill value is
+//! undefined (`hdf5-reader` reports an undefined and a default fill value alike).
+//!
+//! Reads are bounded: at most 64 header blocks of at most 1 MiB each; anything malformed is `None`
+//! (the caller keeps `hdf5-reader`'s reading).
+
+use hdf5_reader::Hdf5File;
+
+/// Message type of a header continuation.
+const CONTINUATION: u16 = 0x10;
+/// Message type of the (new) fill value message.
+pub(super) const FILL_VALUE: u16 = 0x05;
+/// Message type of the data layout message.
+pub(super) const DATA_LAYOUT: u16 = 0x08;
+
+/// A little-endian unsigned integer of up to 8 bytes.
+pub(super) fn le(bytes: &[u8]) -> u64 {
+    bytes.iter().rev().fold(0, |n, &b| (n << 8) | u64::from(b))
+}
+
+/// The body of the first message of type `kind` in the object header at `address` (format version
+/// 1 or 2), following continuation blocks.
+pub(super) fn message_body(file: &Hdf5File, address: u64, kind: u16) -> Option<Vec<u8>> {
+    let storage = file.storage();
+    let offset_size = usize::from(file.superblock().offset_size);
+    let length_size = usize::from(file.superblock().length_size);
+    let prefix = storage.read_range(address, 64).ok()?;
+    let v2 = prefix.get(..4) == Some(b"OHDR");
+    let first = if v2 {
+        let flags = *prefix.get(5)?;
+        let mut at = 6 + if flags & 0x20 != 0 { 16 } else { 0 } + if flags & 0x10 != 0 { 4 } else { 0 };
+        let width = 1usize << (flags & 0x03);
+        let size = le(prefix.get(at..at + width)?);
+        at += width;
+        (address + at as u64, size)
+    } else if prefix.first() == Some(&1) {
+        (address + 16, u64::from(u32::from_le_bytes(prefix.get(8..12)?.try_into().ok()?)))
+    } else {
+        return None;
+    };
+    let creation_order = v2 && prefix.get(5).is_some_and(|f| f & 0x04 != 0);
+    let mut blocks = vec![first];
+    for _ in 0..64 {
+        let (start, len) = blocks.pop()?;
+        let block = storage.read_range(start, usize::try_from(len.min(1 << 20)).ok()?).ok()?;
+        let messages = match v2 {
+            // Continuation blocks of version 2 headers start with `OCHK` and end with a checksum.
+            true if block.get(..4) == Some(b"OCHK") => block.get(4..block.len().saturating_sub(4))?,
+            _ => &block[..],
+        };
+        let mut at = 0;
+        loop {
+            let (kind_here, size, head) = if v2 {
+                let Some(head) = messages.get(at..at + 4) else { break };
+                let extra = if creation_order { 2 } else { 0 };
+                (u16::from(head[0]), usize::from(u16::from_le_bytes([head[1], head[2]])), 4 + extra)
+            } else {
+                let Some(head) = messages.get(at..at + 8) else { break };
+                (u16::from_le_bytes([head[0], head[1]]), usize::from(u16::from_le_bytes([head[2], head[3]])), 8)
+            };
+            let Some(body) = messages.get(at + head..at + head + size) else { break };
+            if kind_here == kind {
+                return Some(body.to_vec());
+            }
+            if kind_here == CONTINUATION {
+                let target = le(body.get(..offset_size)?);
+                blocks.push((target, le(body.get(offset_size..offset_size + length_size)?)));
+            }
+            at += head + size;
+        }
+    }
+    None
+}
+
+/// True when the dataset's fill value message says the fill value is undefined (version 1 and 2:
+/// the "defined" byte is 0; version 3: flag bit 4), as libhdf5's `H5Pfill_value_defined` reports
+/// `H5D_FILL_VALUE_UNDEFINED`.
+pub(super) fn fill_value_undefined(file: &Hdf5File, address: u64) -> bool {
+    let Some(body) = message_body(file, address, FILL_VALUE) else { return false };
+    match body.first() {
+        Some(1 | 2) => body.get(3) == Some(&0),
+        Some(3) => body.get(1).is_some_and(|flags| flags & 0x10 != 0),
+        _ => false,
+    }
+}

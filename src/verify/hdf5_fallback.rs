@@ -1,0 +1,111 @@
+//! The oracle's second reader: libhdf5 itself, for HDF5 datasets libnetcdf does not list (enums and
+//! complex compounds of files not written by libnetcdf: PyTables, h5py). Values are read with
+//! `H5Dread` into the dataset's native type, so they compare byte for byte with vzarr's native-order
+//! reads. Only numeric layouts get here: vzarr stores enums as their integer type and complex
+//! compounds as Zarr complex types, whose native forms are libhdf5's native forms.
+
+use std::path::Path;
+
+use hdf5_sys::h5d::{H5Dget_space, H5Dget_type, H5Dread};
+use hdf5_sys::h5p::H5P_DEFAULT;
+use hdf5_sys::h5s::{H5S_seloper_t, H5Sclose, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL};
+use hdf5_sys::h5t::{H5T_direction_t, H5Tclose, H5Tget_native_type, H5Tget_size};
+
+/// Largest read (bytes) the fallback makes in one call: verify reads slabs of about 64 MiB.
+const MAX_READ_BYTES: u64 = 1 << 32;
+
+/// A dataset of an HDF5 file, opened by libhdf5.
+pub(crate) struct Hdf5Dataset {
+    dataset: hdf5::Dataset,
+}
+
+fn error(what: impl std::fmt::Display) -> netcdf::Error {
+    netcdf::Error::Str(format!("libhdf5: {what}"))
+}
+
+impl Hdf5Dataset {
+    /// Opens dataset `path` (`grp/name`) of `file`.
+    pub(crate) fn open(file: &Path, path: &str) -> Result<Self, netcdf::Error> {
+        let file = hdf5::File::open(file).map_err(error)?;
+        let dataset = file.dataset(path).map_err(error)?;
+        Ok(Hdf5Dataset { dataset })
+    }
+
+    /// Reads `[start, start + count)` along axis `dim` and everything along the others (everything
+    /// for a scalar), in native byte order.
+    pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+        let shape: Vec<u64> = self.dataset.shape().iter().map(|&n| n as u64).collect();
+        if shape.is_empty() {
+            return self.read(None);
+        }
+        let mut starts = vec![0u64; shape.len()];
+        let mut counts = shape;
+        let end = start.checked_add(count).filter(|&e| dim < counts.len() && e <= counts[dim]);
+        if end.is_none() {
+            return Err(error(format!("slab {start}+{count} along axis {dim} is outside the dataset")));
+        }
+        starts[dim] = start;
+        counts[dim] = count;
+        self.read(Some((&starts, &counts)))
+    }
+
+    /// The whole dataset, in native byte order.
+    pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        self.read(None)
+    }
+
+    fn read(&self, slab: Option<(&[u64], &[u64])>) -> Result<Vec<u8>, netcdf::Error> {
+        let elements: u64 = match slab {
+            Some((_, counts)) => counts.iter().product(),
+            None => self.dataset.shape().iter().map(|&n| n as u64).product(),
+        };
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: every id is created here and closed before returning; the buffer holds `elements`
+        // values of the native type's size, checked against MAX_READ_BYTES before allocating, and the
+        // memory space selects exactly `elements` values.
+        unsafe {
+            let file_type = H5Dget_type(self.dataset.id());
+            if file_type < 0 {
+                return Err(error("H5Dget_type failed"));
+            }
+            let native = H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND);
+            H5Tclose(file_type);
+            if native < 0 {
+                return Err(error("no native form of the dataset's type"));
+            }
+            let size = H5Tget_size(native) as u64;
+            let bytes = elements.checked_mul(size).filter(|&b| b <= MAX_READ_BYTES);
+            let Some(bytes) = bytes else {
+                H5Tclose(native);
+                return Err(error(format!("{elements} elements of {size} bytes is more than verify reads at once")));
+            };
+            let mut out = vec![0u8; bytes as usize];
+            let (memory, file_space) = match slab {
+                None => (H5S_ALL, H5S_ALL),
+                Some((starts, counts)) => {
+                    let space = H5Dget_space(self.dataset.id());
+                    let rank = counts.len() as i32;
+                    H5Sselect_hyperslab(
+                        space,
+                        H5S_seloper_t::H5S_SELECT_SET,
+                        starts.as_ptr(),
+                        std::ptr::null(),
+                        counts.as_ptr(),
+                        std::ptr::null(),
+                    );
+                    (H5Screate_simple(rank, counts.as_ptr(), std::ptr::null()), space)
+                }
+            };
+            let status = H5Dread(self.dataset.id(), native, memory, file_space, H5P_DEFAULT, out.as_mut_ptr().cast());
+            if slab.is_some() {
+                H5Sclose(memory);
+                H5Sclose(file_space);
+            }
+            H5Tclose(native);
+            if status < 0 {
+                return Err(error("H5Dread failed"));
+            }
+            Ok(out)
+        }
+    }
+}
