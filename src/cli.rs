@@ -15,6 +15,7 @@ mod glob_walk;
 mod info;
 mod materialize;
 mod output;
+mod merge;
 mod progress;
 mod read;
 mod scan;
@@ -49,6 +50,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Export(a) => runtime.block_on(export::run(a)),
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
         Command::Trust(a) => runtime.block_on(trust::run(a)),
+        Command::Merge(a) => merge::run(a),
         Command::OracleWorker => verify::worker(),
     }
 }

@@ -42,6 +42,7 @@ pub mod metadata;
 pub mod ndcopy;
 pub mod read;
 pub mod scan;
+pub mod shard;
 pub mod source;
 pub mod store;
 pub mod trust;

@@ -19,6 +19,7 @@ mod netcdf3;
 mod publish;
 mod remote;
 mod scale;
+mod scale_out;
 mod scan_hdf5;
 mod scan_netcdf4;
 mod security;

@@ -58,6 +58,8 @@ pub(crate) enum Command {
     /// Print the source containers of a store (what it can make vzarr read) and add them to your
     /// trust list.
     Trust(TrustArgs),
+    /// Combine the parts of a sharded scan (`scan --shard`) into one store, as one scan would have.
+    Merge(MergeArgs),
     /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
     #[command(hide = true)]
     OracleWorker,
@@ -74,7 +76,7 @@ impl Command {
             Command::Verify(a) => Some(&a.remote),
             Command::Export(a) => Some(&a.remote),
             Command::Materialize(a) => Some(&a.remote),
-            Command::Trust(_) | Command::OracleWorker => None,
+            Command::Trust(_) | Command::Merge(_) | Command::OracleWorker => None,
         }
     }
 }
@@ -137,6 +139,51 @@ pub(crate) struct ScanArgs {
     pub(crate) format: ScanFormat,
     /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+    /// Scan only shard I of N (contiguous slices of the sorted inputs) and write a partial result
+    /// (a part) at --output for `vzarr merge`. Without it, a job-array task takes its shard from the
+    /// scheduler (Slurm, Kubernetes Indexed Job, AWS Batch). An --output that is a directory (or ends
+    /// in `/`) gets `part-IIIII-of-NNNNN.vzpart` inside.
+    #[arg(long, value_name = "I/N", conflicts_with = "no_shard")]
+    pub(crate) shard: Option<vzarr::shard::Shard>,
+    /// The number of shards where the scheduler does not say (Kubernetes Indexed Jobs: the Job's
+    /// `completions`; AWS Batch without AWS_BATCH_JOB_ARRAY_SIZE).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) shard_count: Option<u32>,
+    /// Scan every input into a store even inside a job-array task.
+    #[arg(long)]
+    pub(crate) no_shard: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The parts written by `vzarr scan --shard` (files, or quoted glob patterns such as
+    /// 'parts/*.vzpart'), every shard of one run exactly once.
+    #[arg(required = true)]
+    pub(crate) parts: Vec<std::ffi::OsString>,
+    /// The store to write.
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+    /// Replace an existing store of the same format (atomically).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+    /// As for `scan`; the dimension names must be those the parts were scanned with.
+    #[arg(long, value_name = "DIM[=attr:NAME|=path:REGEX]")]
+    pub(crate) concat: Vec<vzarr::combine::ConcatDim>,
+    /// As for `scan`.
+    #[arg(long)]
+    pub(crate) first_global_attributes: bool,
+    /// As for `scan`. Repeatable.
+    #[arg(long, value_name = "VAR")]
+    pub(crate) take_first: Vec<String>,
+    /// As for `scan`.
+    #[arg(long)]
+    pub(crate) drop_missing: bool,
+    /// What to write at --output.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
+    pub(crate) format: ScanFormat,
+    /// As for `scan`. Repeatable.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
 }

@@ -2,16 +2,17 @@
 //! files that hold different variables), write the store.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
 use super::args::{ScanArgs, ScanFormat};
 use super::progress::bar;
 use super::Outcome;
-use vzarr::combine::{combine, natural_cmp, CombineOptions};
+use vzarr::combine::{combine, natural_cmp, CombineOptions, ConcatDim};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{KerchunkWriter, NativeWriter, UrlPrefix, WriteOptions, Writer};
+use vzarr::VirtualDataset;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
@@ -33,6 +34,9 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     if files.len() > 1 && args.concat.is_empty() {
         bail!("{} input files given: combining several files needs --concat DIM", files.len());
     }
+    if let Some(shard) = super::merge::shard_of(&args)? {
+        return super::merge::scan_shard(&args, &files, shard, &options);
+    }
     let progress = bar(files.len() as u64, "scanning");
     let report = |done: usize, refs: u64| {
         progress.set_position(done as u64);
@@ -40,32 +44,72 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     };
     let scanned = scan_files(&files, &options, &report);
     progress.finish_and_clear();
-    let mut scanned = scanned?;
-    let dataset = if args.concat.is_empty() {
+    combine_and_write(scanned?, files.len(), &Output::from(&args))
+}
+
+/// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).
+pub(crate) struct Output<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) overwrite: bool,
+    pub(crate) concat: &'a [ConcatDim],
+    pub(crate) take_first: &'a [String],
+    pub(crate) drop_missing: bool,
+    pub(crate) first_global_attributes: bool,
+    pub(crate) format: ScanFormat,
+    pub(crate) url_prefix: &'a [UrlPrefix],
+    /// The scan options recorded in the store (for `append`).
+    pub(crate) skip_unsupported: bool,
+    pub(crate) max_slab_bytes: u64,
+}
+
+impl<'a> From<&'a ScanArgs> for Output<'a> {
+    fn from(args: &'a ScanArgs) -> Self {
+        Output {
+            path: &args.output,
+            overwrite: args.overwrite,
+            concat: &args.concat,
+            take_first: &args.take_first,
+            drop_missing: args.drop_missing,
+            first_global_attributes: args.first_global_attributes,
+            format: args.format,
+            url_prefix: &args.url_prefix,
+            skip_unsupported: args.skip_unsupported,
+            max_slab_bytes: args.max_slab_mib << 20,
+        }
+    }
+}
+
+/// Combines the per-file scans (in input order) along every `--concat` dimension and writes the store.
+pub(crate) fn combine_and_write(
+    mut scanned: Vec<VirtualDataset>,
+    files: usize,
+    out: &Output<'_>,
+) -> anyhow::Result<Outcome> {
+    let dataset = if out.concat.is_empty() {
         scanned.pop().context("no input file")?
     } else {
-        let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
+        let names: Vec<String> = out.concat.iter().map(|d| d.name.clone()).collect();
         let options = CombineOptions {
-            dims: args.concat.clone(),
-            take_first: args.take_first.clone(),
-            drop_missing: args.drop_missing,
-            history: Some(history_line(files.len(), &names.join(", "))),
-            first_global_attributes: args.first_global_attributes,
+            dims: out.concat.to_vec(),
+            take_first: out.take_first.to_vec(),
+            drop_missing: out.drop_missing,
+            history: Some(history_line(files, &names.join(", "))),
+            first_global_attributes: out.first_global_attributes,
         };
         let mut dataset = combine(scanned, &options)?;
         if let Some(recipe) = &mut dataset.provenance.recipe {
-            recipe.skip_unsupported = args.skip_unsupported;
-            recipe.max_slab_bytes = Some(args.max_slab_mib << 20);
+            recipe.skip_unsupported = out.skip_unsupported;
+            recipe.max_slab_bytes = Some(out.max_slab_bytes);
         }
         dataset
     };
-    let writer: Box<dyn Writer> = match args.format {
+    let writer: Box<dyn Writer> = match out.format {
         ScanFormat::Native => Box::new(NativeWriter),
-        ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: args.url_prefix.clone() }),
+        ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: out.url_prefix.to_vec() }),
     };
     let info = writer
-        .write(&dataset, &args.output, &WriteOptions { overwrite: args.overwrite })
-        .with_context(|| format!("writing {}", args.output.display()))?;
+        .write(&dataset, out.path, &WriteOptions { overwrite: out.overwrite })
+        .with_context(|| format!("writing {}", out.path.display()))?;
     super::trust::trust_written(&info.source_containers);
     for warning in &dataset.warnings {
         eprintln!("warning: {warning}");
@@ -79,15 +123,19 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
     outln!(
         "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
-        args.output.display(),
+        out.path.display(),
         info.arrays.len(),
         info.sources
     );
     Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
 }
 
+/// The root `history` line. Its time is `SOURCE_DATE_EPOCH` when set (reproducible outputs: a merged
+/// sharded scan and a single scan are then the same bytes), else now.
 pub(crate) fn history_line(files: usize, dim: &str) -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<u64>().ok());
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = epoch.unwrap_or_else(now);
     format!(
         "{secs} (seconds since 1970-01-01): vzarr {}: virtualized {files} files along {dim}",
         env!("CARGO_PKG_VERSION")

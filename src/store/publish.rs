@@ -48,6 +48,8 @@ pub enum OutputKind {
     KerchunkJson,
     /// A NumPy `.npy` file (recognised by its magic, `\x93NUMPY`).
     Npy,
+    /// A partial scan result of `scan --shard` (recognised by its magic, `VZPART`).
+    ScanPart,
 }
 
 impl OutputKind {
@@ -61,6 +63,7 @@ impl OutputKind {
             OutputKind::ZarrStore => "a Zarr v3 store",
             OutputKind::KerchunkJson => "a kerchunk reference file",
             OutputKind::Npy => "a .npy file",
+            OutputKind::ScanPart => "a vzarr scan part",
         }
     }
 
@@ -79,6 +82,7 @@ impl OutputKind {
                 .is_some_and(|doc| doc["zarr_format"] == 3),
             OutputKind::KerchunkJson => starts_with_compact(path, b"{\"version\":"),
             OutputKind::Npy => starts_with_compact(path, b"\x93NUMPY"),
+            OutputKind::ScanPart => starts_with_compact(path, b"VZPART\0\0"),
         }
     }
 }

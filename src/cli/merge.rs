@@ -1,0 +1,167 @@
+//! Sharded scans: `vzarr scan --shard I/N` (or a job-array task) writes a part; `vzarr merge` combines
+//! the parts into the store one `scan` over all inputs would have written.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use super::args::{MergeArgs, ScanArgs};
+use super::progress::bar;
+use super::scan::{combine_and_write, expand_inputs, Output};
+use super::Outcome;
+use vzarr::scan::{scan_files, ScanOptions};
+use vzarr::shard::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
+
+/// The shard this scan is: `--shard`, else the job-array task's (printed with its origin), else none.
+pub(crate) fn shard_of(args: &ScanArgs) -> anyhow::Result<Option<Shard>> {
+    if args.no_shard {
+        return Ok(None);
+    }
+    if let Some(shard) = args.shard {
+        outln!("shard {shard} (--shard)");
+        return Ok(Some(shard));
+    }
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    match shard_from_env(&env, args.shard_count)? {
+        Some((shard, source)) => {
+            outln!("shard {shard} ({source})");
+            Ok(Some(shard))
+        }
+        None if args.shard_count.is_some() => {
+            bail!("--shard-count given but no job-array index found (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX): pass --shard I/N")
+        }
+        None => Ok(None),
+    }
+}
+
+/// Scans the shard's slice of `files` (all inputs, sorted) and writes its part.
+pub(crate) fn scan_shard(
+    args: &ScanArgs,
+    files: &[PathBuf],
+    shard: Shard,
+    options: &ScanOptions,
+) -> anyhow::Result<Outcome> {
+    let merge_only = [
+        ("--take-first", !args.take_first.is_empty()),
+        ("--drop-missing", args.drop_missing),
+        ("--first-global-attributes", args.first_global_attributes),
+        ("--url-prefix", !args.url_prefix.is_empty()),
+        ("--format", args.format != super::args::ScanFormat::Native),
+    ];
+    if let Some((flag, _)) = merge_only.iter().find(|(_, given)| *given) {
+        bail!("{flag} applies when the parts are combined: give it to `vzarr merge`, not to a sharded scan");
+    }
+    let range = shard.range(files.len());
+    let destination = part_path(&args.output, shard)?;
+    let locations: Vec<String> = files.iter().map(|f| location(f)).collect();
+    let header = PartHeader {
+        shard: shard.index,
+        count: shard.count,
+        inputs: files.len() as u64,
+        first: range.start as u64,
+        files: range.len() as u64,
+        inputs_digest: inputs_digest(&locations),
+        scan: PartScanOptions {
+            concat_dims: options.concat_dims.clone(),
+            skip_unsupported: options.skip_unsupported,
+            max_slab_bytes: options.max_slab_bytes,
+            digest_max_bytes: options.digest_max_bytes,
+        },
+        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
+    };
+    outln!("shard {shard}: inputs {}..{} of {}", range.start, range.end, files.len());
+    let slice = &files[range];
+    let progress = bar(slice.len() as u64, "scanning");
+    let report = |done: usize, refs: u64| {
+        progress.set_position(done as u64);
+        progress.set_message(format!("{refs} references"));
+    };
+    let scanned = scan_files(slice, options, &report);
+    progress.finish_and_clear();
+    let scanned = scanned?;
+    write_part(&destination, &header, &scanned).with_context(|| format!("writing {}", destination.display()))?;
+    let refs: usize = scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.entries.len()).sum();
+    outln!("{}: shard {shard}: {} file(s), {refs} chunk entries", destination.display(), scanned.len());
+    for warning in scanned.iter().flat_map(|d| &d.warnings) {
+        eprintln!("warning: {warning}");
+    }
+    Ok(Outcome::Done)
+}
+
+/// An input as recorded for the input digest: local paths made absolute, URLs as given.
+fn location(file: &Path) -> String {
+    let text = file.to_string_lossy();
+    if vzarr::source::is_url(&text) {
+        return text.into_owned();
+    }
+    std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
+}
+
+/// `--output` itself, or `part-IIIII-of-NNNNN.vzpart` inside it when it is a directory or ends in `/`
+/// (created if missing, so that every task of an array can be given the same directory).
+fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
+    let slash = output.as_os_str().to_string_lossy().ends_with('/');
+    if !slash && !output.is_dir() {
+        return Ok(output.to_path_buf());
+    }
+    if slash {
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("{}: creating the parts directory", output.display()))?;
+    }
+    Ok(output.join(format!("part-{:05}-of-{:05}.vzpart", shard.index, shard.count)))
+}
+
+pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let paths = expand_inputs(&args.parts, &vzarr::source::RemoteOptions::default(), runtime.handle())?;
+    if let Some(url) = paths.iter().find(|p| vzarr::source::is_url(&p.to_string_lossy())) {
+        bail!("{}: parts on object stores are not read yet: copy the parts to a local directory", url.display());
+    }
+    let parts = read_parts(&paths)?;
+    let header = parts.first().context("no parts")?.header().clone();
+    let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
+    if names != header.scan.concat_dims {
+        let shown = |n: &[String]| {
+            if n.is_empty() {
+                "no --concat".to_string()
+            } else {
+                format!("--concat {}", n.join(" --concat "))
+            }
+        };
+        bail!(
+            "{}: the parts were scanned with {} but merge was given {}: give merge the same dimensions",
+            parts[0].path().display(),
+            shown(&header.scan.concat_dims),
+            shown(&names)
+        );
+    }
+    if header.inputs > 1 && args.concat.is_empty() {
+        bail!("{} input files in the parts: combining several files needs --concat DIM", header.inputs);
+    }
+    let progress = bar(header.inputs, "reading parts");
+    let mut scanned = Vec::with_capacity(usize::try_from(header.inputs).unwrap_or(0).min(1 << 24));
+    for part in parts {
+        for dataset in part {
+            scanned.push(dataset?);
+            progress.inc(1);
+        }
+    }
+    progress.finish_and_clear();
+    let out = Output {
+        path: &args.output,
+        overwrite: args.overwrite,
+        concat: &args.concat,
+        take_first: &args.take_first,
+        drop_missing: args.drop_missing,
+        first_global_attributes: args.first_global_attributes,
+        format: args.format,
+        url_prefix: &args.url_prefix,
+        skip_unsupported: header.scan.skip_unsupported,
+        max_slab_bytes: header.scan.max_slab_bytes,
+    };
+    combine_and_write(scanned, scanned_len(header.inputs), &out)
+}
+
+fn scanned_len(inputs: u64) -> usize {
+    usize::try_from(inputs).unwrap_or(usize::MAX)
+}

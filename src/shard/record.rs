@@ -1,0 +1,285 @@
+//! One file's scan ([`VirtualDataset`] of a single source) as bytes, and back, exactly.
+//!
+//! ```text
+//! u32 meta length | meta: JSON (groups, warnings, provenance, coordinate names, per array: path,
+//!                   zarr.json, rewritten count, digest, tail dims)
+//! blob: sources.bin                                          (the source table encoding)
+//! per concatenation coordinate: f64s values [, f64s bounds]  (raw little-endian, NaN kept bit for bit)
+//! per array: blob manifest.bin (its chunk table), blob owned bytes,
+//!            per tail: u64s chunk indices, blob manifest.bin of the trimmed entries
+//! ```
+//!
+//! A blob is a u64 length then the bytes; `f64s`/`u64s` a u64 count then 8 bytes each. Every length is
+//! checked against the bytes left before anything is allocated. Chunk entries reuse the manifest
+//! encoding (`docs/design/001-manifest-format.md`) with its checksums; the whole record is covered by
+//! the part's CRC as well (`shard/part`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{
+    ChunkTable, ConcatCoordinate, GroupNode, Provenance, ScanWarning, TailChunks, VirtualArray, VirtualDataset,
+};
+use crate::manifest::{encode_manifest, ChunkEntry, ManifestIndex, SourceTable};
+use crate::metadata::{ArrayMetadata, Attributes};
+
+#[derive(Serialize, Deserialize)]
+struct Meta {
+    groups: Vec<(String, Attributes)>,
+    warnings: Vec<ScanWarning>,
+    provenance: Provenance,
+    concat: Vec<CoordinateMeta>,
+    arrays: Vec<ArrayMeta>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CoordinateMeta {
+    dim: String,
+    units: Option<String>,
+    calendar: Option<String>,
+    bounds: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ArrayMeta {
+    path: String,
+    metadata: serde_json::Value,
+    rewritten_chunks: u64,
+    digest: Option<u64>,
+    tails: Vec<(Vec<usize>, u64)>,
+}
+
+/// Encodes one file's scan.
+///
+/// # Errors
+/// A message naming the array whose chunk table cannot be encoded (an entry whose range overflows).
+pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
+    let meta = Meta {
+        groups: dataset.groups.iter().map(|g| (g.path.clone(), g.attributes.clone())).collect(),
+        warnings: dataset.warnings.clone(),
+        provenance: dataset.provenance.clone(),
+        concat: dataset.concat.iter().map(coordinate_meta).collect(),
+        arrays: dataset.arrays.iter().map(array_meta).collect(),
+    };
+    let json = serde_json::to_vec(&meta).map_err(|e| format!("encoding metadata: {e}"))?;
+    let mut out = Vec::with_capacity(json.len() + 64);
+    out.extend_from_slice(&u32::try_from(json.len()).map_err(|_| "metadata over 4 GiB".to_string())?.to_le_bytes());
+    out.extend_from_slice(&json);
+    put_blob(&mut out, &dataset.sources.encode());
+    for coordinate in &dataset.concat {
+        put_f64s(&mut out, &coordinate.values);
+        if let Some((_, bounds)) = &coordinate.bounds {
+            put_f64s(&mut out, bounds);
+        }
+    }
+    for array in &dataset.arrays {
+        let manifest = |entries: &[ChunkEntry]| {
+            encode_manifest(entries).map_err(|e| format!("{}: encoding chunk entries: {e}", array.path))
+        };
+        put_blob(&mut out, &manifest(&array.chunks.entries)?);
+        put_blob(&mut out, &array.chunks.owned);
+        for tail in &array.tails {
+            put_u64(&mut out, tail.entries.len() as u64);
+            tail.entries.iter().for_each(|(index, _)| put_u64(&mut out, *index));
+            let entries: Vec<ChunkEntry> = tail.entries.iter().map(|(_, e)| *e).collect();
+            put_blob(&mut out, &manifest(&entries)?);
+        }
+    }
+    Ok(out)
+}
+
+fn coordinate_meta(c: &ConcatCoordinate) -> CoordinateMeta {
+    CoordinateMeta {
+        dim: c.dim.clone(),
+        units: c.units.clone(),
+        calendar: c.calendar.clone(),
+        bounds: c.bounds.as_ref().map(|(name, _)| name.clone()),
+    }
+}
+
+fn array_meta(a: &VirtualArray) -> ArrayMeta {
+    ArrayMeta {
+        path: a.path.clone(),
+        metadata: a.metadata.to_json(),
+        rewritten_chunks: a.rewritten_chunks,
+        digest: a.digest,
+        tails: a.tails.iter().map(|t| (t.dims.clone(), t.rewritten)).collect(),
+    }
+}
+
+fn put_u64(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_u64(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn put_f64s(out: &mut Vec<u8>, values: &[f64]) {
+    put_u64(out, values.len() as u64);
+    values.iter().for_each(|v| out.extend_from_slice(&v.to_bits().to_le_bytes()));
+}
+
+/// Decodes what [`encode_dataset`] wrote. Never panics on any input.
+///
+/// # Errors
+/// A message saying what is wrong (truncated, bad JSON, corrupt manifest, entry counts that do not
+/// match an array's grid, trailing bytes).
+pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
+    let mut cur = Reader { bytes };
+    let len = u32::from_le_bytes(cur.take(4, "metadata length")?.try_into().map_err(|_| "metadata length")?);
+    let meta: Meta =
+        serde_json::from_slice(cur.take(len as usize, "metadata")?).map_err(|e| format!("metadata: {e}"))?;
+    let sources = SourceTable::decode(cur.blob("source table")?).map_err(|e| format!("source table: {e}"))?;
+    let mut concat = Vec::with_capacity(meta.concat.len());
+    for c in meta.concat {
+        let values = cur.f64s(&c.dim)?;
+        let bounds = match c.bounds {
+            Some(name) => Some((name.clone(), cur.f64s(&name)?)),
+            None => None,
+        };
+        concat.push(ConcatCoordinate { dim: c.dim, values, units: c.units, calendar: c.calendar, bounds });
+    }
+    let mut arrays = Vec::with_capacity(meta.arrays.len());
+    for a in meta.arrays {
+        arrays.push(decode_array(&mut cur, a)?);
+    }
+    if !cur.bytes.is_empty() {
+        return Err(format!("{} bytes follow the last array", cur.bytes.len()));
+    }
+    for array in &arrays {
+        check_entries(array, &sources)?;
+    }
+    let groups = meta.groups.into_iter().map(|(path, attributes)| GroupNode { path, attributes }).collect();
+    Ok(VirtualDataset { sources, groups, arrays, warnings: meta.warnings, provenance: meta.provenance, concat })
+}
+
+fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, String> {
+    let what = |e: &dyn std::fmt::Display| format!("{}: {e}", a.path);
+    let metadata = ArrayMetadata::from_json(&a.metadata).map_err(|e| what(&e))?;
+    let entries = ManifestIndex::decode_all(cur.blob("chunk entries")?).map_err(|e| what(&e))?;
+    if entries.len() as u64 != metadata.chunk_grid.num_chunks() {
+        let problem =
+            format!("{} chunk entries for a grid of {} chunks", entries.len(), metadata.chunk_grid.num_chunks());
+        return Err(what(&problem));
+    }
+    let owned = cur.blob("owned bytes")?.to_vec();
+    let mut tails = Vec::with_capacity(a.tails.len());
+    for (dims, rewritten) in a.tails {
+        let indices = cur.u64s("tail chunk indices")?;
+        let trimmed = ManifestIndex::decode_all(cur.blob("tail entries")?).map_err(|e| what(&e))?;
+        if trimmed.len() != indices.len() {
+            return Err(what(&format!("{} tail indices but {} tail entries", indices.len(), trimmed.len())));
+        }
+        tails.push(TailChunks { dims, entries: indices.into_iter().zip(trimmed).collect(), rewritten });
+    }
+    Ok(VirtualArray {
+        path: a.path,
+        metadata,
+        chunks: ChunkTable { entries, owned },
+        rewritten_chunks: a.rewritten_chunks,
+        digest: a.digest,
+        tails,
+    })
+}
+
+/// Every entry of the array (its tails too) points inside its source file (as the scan checked) or
+/// inside the array's owned bytes.
+fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), String> {
+    let tails = array.tails.iter().flat_map(|t| t.entries.iter().map(|(_, e)| e));
+    for entry in array.chunks.entries.iter().chain(tails) {
+        let (end, limit, within) = match *entry {
+            ChunkEntry::Missing => continue,
+            ChunkEntry::Source { source, offset, length } => {
+                let size = sources.get(source).map(|s| s.size);
+                (offset.checked_add(length), size, format!("source file {source}"))
+            }
+            ChunkEntry::Owned { offset, length } => {
+                (offset.checked_add(length), Some(array.chunks.owned.len() as u64), "the owned bytes".to_string())
+            }
+        };
+        if !matches!((end, limit), (Some(end), Some(limit)) if end <= limit) {
+            return Err(format!("{}: a chunk entry lies outside {within}: {entry:?}", array.path));
+        }
+    }
+    Ok(())
+}
+
+/// A cursor over a record's bytes; every read is checked against what is left.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], String> {
+        if len > self.bytes.len() {
+            return Err(format!("{what}: truncated: need {len} bytes, have {}", self.bytes.len()));
+        }
+        let (head, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let bytes = self.take(8, what)?;
+        Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| what.to_string())?))
+    }
+
+    /// A u64 count of 8-byte items, checked against the bytes left: the items' bytes.
+    fn items(&mut self, what: &str) -> Result<&'a [u8], String> {
+        let count = self.u64(what)?;
+        let len = count
+            .checked_mul(8)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("{what}: count {count} too large"))?;
+        self.take(len, what)
+    }
+
+    fn blob(&mut self, what: &str) -> Result<&'a [u8], String> {
+        let len = self.u64(what)?;
+        self.take(usize::try_from(len).map_err(|_| format!("{what}: length {len} too large"))?, what)
+    }
+
+    fn u64s(&mut self, what: &str) -> Result<Vec<u64>, String> {
+        let raw = self.items(what)?;
+        Ok(raw.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())).collect())
+    }
+
+    fn f64s(&mut self, what: &str) -> Result<Vec<f64>, String> {
+        Ok(self.u64s(what)?.into_iter().map(f64::from_bits).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncations_and_garbage_are_errors() {
+        let dataset = VirtualDataset {
+            concat: vec![ConcatCoordinate {
+                dim: "time".into(),
+                values: vec![0.5, f64::NAN],
+                units: Some("days".into()),
+                calendar: None,
+                bounds: Some(("time_bnds".into(), vec![0.0, 1.0, 1.0, 2.0])),
+            }],
+            ..VirtualDataset::default()
+        };
+        let bytes = encode_dataset(&dataset).unwrap();
+        let back = decode_dataset(&bytes).unwrap();
+        assert_eq!(back.concat[0].values[0], 0.5);
+        assert_eq!(back.concat[0].values[1].to_bits(), f64::NAN.to_bits());
+        assert_eq!(back.concat[0].bounds, dataset.concat[0].bounds);
+        for len in 0..bytes.len() {
+            assert!(decode_dataset(&bytes[..len]).is_err(), "truncated at {len} accepted");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_dataset(&longer).is_err());
+        let mut huge = bytes;
+        let at = huge.len() - 8 * 4 - 8;
+        huge[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode_dataset(&huge).is_err());
+    }
+}

@@ -1,0 +1,343 @@
+//! Sharded scans (issue 13): `scan --shard I/N` writes one part per shard, `merge` combines them into
+//! the very store (byte for byte) one `scan` over all inputs writes, and `vzarr verify` (libnetcdf)
+//! checks every value of the merged store. Also: missing and duplicated shards, parts of different
+//! runs, corrupt parts, retried tasks, shards from a scheduler's environment, and the part record
+//! round trip on every supported fixture. The Slurm test is `slurm.rs`.
+
+mod slurm;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common::archives::{write_series_file, yearly};
+use crate::common::cmip::{cmip_archive, write_cmip_file};
+use crate::common::{run, supported_fixtures, Run};
+
+/// The `history` time of every output here, so stores written at different seconds compare equal.
+const EPOCH: &str = "1700000000";
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Runs `vzarr` with `args` and extra environment variables (the scheduler's ones are cleared first).
+fn vzarr_env(args: &[String], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.args(args).env("SOURCE_DATE_EPOCH", EPOCH).stdout(Stdio::piped());
+    for name in ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    run(command)
+}
+
+fn vzarr(args: &[String], code: i32) -> Run {
+    let run = vzarr_env(args, &[]);
+    assert_eq!(run.code, code, "vzarr {args:?}\nstdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    run
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// Scans `inputs` in `count` shards into `parts/` (one process per shard, as job-array tasks run).
+/// The directory is created by the first task (`-o DIR/`).
+fn scan_shards(inputs: &str, options: &[&str], count: u32, parts: &Path) {
+    for i in 0..count {
+        let mut args = strings(&["scan", inputs, "--shard", &format!("{i}/{count}"), "-o", &format!("{}/", s(parts))]);
+        args.extend(strings(options));
+        let run = vzarr(&args, 0);
+        assert!(run.stdout.contains(&format!("shard {i}/{count}")), "{}", run.stdout);
+    }
+}
+
+/// Every file under `a` equals the same file under `b`, and both hold the same files.
+fn assert_same_tree(a: &Path, b: &Path) {
+    let list = |root: &Path| -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    out.push(path.strip_prefix(root).unwrap().to_path_buf());
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let (files_a, files_b) = (list(a), list(b));
+    assert_eq!(files_a, files_b, "{} and {} hold different files", a.display(), b.display());
+    assert!(!files_a.is_empty());
+    for file in files_a {
+        let (x, y) = (std::fs::read(a.join(&file)).unwrap(), std::fs::read(b.join(&file)).unwrap());
+        assert!(x == y, "{} differs between {} and {}", file.display(), a.display(), b.display());
+    }
+}
+
+/// gridMET-like yearly files chunked by 61 days (every year's last chunk partial, compressed: trimmed
+/// and re-encoded into store-owned bytes).
+fn yearly_archive(dir: &Path) -> String {
+    for mut f in yearly(2001..=2004, 61) {
+        (f.ny, f.nx, f.chunk_yx) = (4, 6, (2, 3));
+        write_series_file(dir, &f);
+    }
+    format!("{}/*.nc", s(dir))
+}
+
+#[test]
+fn merged_shards_are_the_single_scan_byte_for_byte_and_libnetcdfs_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let out = dir.path();
+    let single = out.join("single.vzarr");
+    vzarr(&strings(&["scan", &inputs, "--concat", "time", "-o", &s(&single)]), 0);
+    let single_json = out.join("single.json");
+    vzarr(&strings(&["scan", &inputs, "--concat", "time", "--format", "kerchunk-json", "-o", &s(&single_json)]), 0);
+    // 1 shard, uneven shards, and more shards than files (some parts hold no file).
+    for count in [1, 2, 8] {
+        let parts = out.join(format!("parts{count}"));
+        scan_shards(&inputs, &["--concat", "time"], count, &parts);
+        let merged = out.join(format!("merged{count}.vzarr"));
+        let glob = format!("{}/*.vzpart", s(&parts));
+        let run = vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &s(&merged)]), 0);
+        assert!(run.stdout.contains("from 4 file(s)"), "{}", run.stdout);
+        assert!(!run.stdout.contains(" 0 rewritten"), "partial last chunks are rewritten: {}", run.stdout);
+        assert_same_tree(&single, &merged);
+        let json = out.join(format!("merged{count}.json"));
+        vzarr(&strings(&["merge", &glob, "--concat", "time", "--format", "kerchunk-json", "-o", &s(&json)]), 0);
+        assert_eq!(
+            std::fs::read(&single_json).unwrap(),
+            std::fs::read(&json).unwrap(),
+            "kerchunk JSON, {count} shards"
+        );
+    }
+    let verify = vzarr(&strings(&["verify", &s(&out.join("merged2.vzarr"))]), 0);
+    assert!(!verify.stdout.is_empty());
+}
+
+#[test]
+fn cmip_archive_in_shards_merges_members_and_variables_as_one_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in").tap_mkdir();
+    for f in cmip_archive().into_iter().filter(|f| f.year <= 2004) {
+        write_cmip_file(&src, &f);
+    }
+    let inputs = format!("{}/*.nc", s(&src));
+    let dims = ["--concat", "member=attr:variant_label", "--concat", "time"];
+    let single = dir.path().join("single.vzarr");
+    let mut args = strings(&["scan", &inputs, "-o", &s(&single)]);
+    args.extend(strings(&dims));
+    vzarr(&args, 0);
+    let parts = dir.path().join("parts");
+    scan_shards(&inputs, &dims, 5, &parts);
+    let merged = dir.path().join("merged.vzarr");
+    let mut args = strings(&["merge", &format!("{}/*.vzpart", s(&parts)), "-o", &s(&merged)]);
+    args.extend(strings(&dims));
+    vzarr(&args, 0);
+    assert_same_tree(&single, &merged);
+    vzarr(&strings(&["verify", &s(&merged)]), 0);
+}
+
+#[test]
+fn missing_and_duplicated_shards_are_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let parts = dir.path().join("parts");
+    scan_shards(&inputs, &["--concat", "time"], 4, &parts);
+    let part = |i: u32| s(&parts.join(format!("part-{i:05}-of-00004.vzpart")));
+    let copy = dir.path().join("copy.vzpart");
+    std::fs::copy(part(2), &copy).unwrap();
+    let store = dir.path().join("m.vzarr");
+    let args = strings(&["merge", &part(0), &part(2), &s(&copy), "--concat", "time", "-o", &s(&store)]);
+    let run = vzarr(&args, 1);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("missing shard(s) 1, 3"), "{}", run.stderr);
+    assert!(run.stderr.contains("duplicated shard(s) 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("copy.vzpart"), "{}", run.stderr);
+    assert!(!store.exists());
+    // The same file named twice (a glob and its name) is one part.
+    let glob = format!("{}/*.vzpart", s(&parts));
+    vzarr(&strings(&["merge", &glob, &part(1), "--concat", "time", "-o", &s(&store)]), 0);
+}
+
+#[test]
+fn parts_of_different_runs_or_options_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in").tap_mkdir();
+    let inputs = yearly_archive(&src);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    scan_shards(&inputs, &["--concat", "time"], 2, &a);
+    // Another run: one input fewer.
+    let fewer: Vec<String> = (2001..=2003).map(|y| s(&src.join(format!("tas_{y}.nc")))).collect();
+    let mut args = strings(&["scan", "--shard", "1/2", "--concat", "time", "-o", &format!("{}/", s(&b))]);
+    args.extend(fewer);
+    vzarr(&args, 0);
+    let store = s(&dir.path().join("m.vzarr"));
+    let first = s(&a.join("part-00000-of-00002.vzpart"));
+    let other = s(&b.join("part-00001-of-00002.vzpart"));
+    let run = vzarr(&strings(&["merge", &first, &other, "--concat", "time", "-o", &store]), 1);
+    assert!(run.stderr.contains("parts of different runs"), "{}", run.stderr);
+    // Merge must be given the dimensions the parts were scanned with.
+    let glob = format!("{}/*.vzpart", s(&a));
+    let run = vzarr(&strings(&["merge", &glob, "--concat", "lat", "-o", &store]), 1);
+    assert!(run.stderr.contains("scanned with --concat time"), "{}", run.stderr);
+    // Combine options belong to merge.
+    let run =
+        vzarr(&strings(&["scan", &inputs, "--shard", "0/2", "--concat", "time", "--drop-missing", "-o", &store]), 1);
+    assert!(run.stderr.contains("give it to `vzarr merge`"), "{}", run.stderr);
+}
+
+#[test]
+fn corrupt_parts_fail_in_one_line_naming_the_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let parts = dir.path().join("parts");
+    scan_shards(&inputs, &["--concat", "time"], 1, &parts);
+    let part = parts.join("part-00000-of-00001.vzpart");
+    let good = std::fs::read(&part).unwrap();
+    let store = s(&dir.path().join("m.vzarr"));
+    let mut cases: Vec<Vec<u8>> = vec![good[..good.len() / 2].to_vec(), good[..10].to_vec()];
+    for at in [3, good.len() / 3, good.len() - 2] {
+        let mut flipped = good.clone();
+        flipped[at] ^= 0x10;
+        cases.push(flipped);
+    }
+    let mut longer = good.clone();
+    longer.extend_from_slice(b"tail");
+    cases.push(longer);
+    for (i, bytes) in cases.iter().enumerate() {
+        std::fs::write(&part, bytes).unwrap();
+        let run = vzarr(&strings(&["merge", &s(&part), "--concat", "time", "-o", &store]), 1);
+        assert_eq!(run.stderr.lines().count(), 1, "case {i}: {}", run.stderr);
+        assert!(run.stderr.contains("part-00000-of-00001.vzpart"), "case {i}: {}", run.stderr);
+        assert!(!Path::new(&store).exists());
+    }
+}
+
+#[test]
+fn a_retried_task_replaces_its_part_but_no_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let part = dir.path().join("p0.vzpart");
+    let args = strings(&["scan", &inputs, "--shard", "0/2", "--concat", "time", "-o", &s(&part)]);
+    vzarr(&args, 0);
+    let first = std::fs::read(&part).unwrap();
+    vzarr(&args, 0);
+    assert_eq!(std::fs::read(&part).unwrap(), first, "a retry writes the same part");
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.starts_with('.')), "staging left behind: {names:?}");
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "mine").unwrap();
+    let run = vzarr(&strings(&["scan", &inputs, "--shard", "0/2", "--concat", "time", "-o", &s(&notes)]), 1);
+    assert!(run.stderr.contains("is not a vzarr scan part"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
+}
+
+/// A scheduler's name, its variables (`{i}`: the shard, `{i1}`: the shard + 1) and extra arguments.
+type Scheduler = (&'static str, Vec<(&'static str, String)>, &'static [&'static str]);
+
+#[test]
+fn job_array_tasks_take_their_shard_from_the_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let by_flag = dir.path().join("flag");
+    scan_shards(&inputs, &["--concat", "time"], 3, &by_flag);
+    let schedulers: [Scheduler; 3] = [
+        (
+            "slurm",
+            vec![
+                ("SLURM_ARRAY_TASK_ID", "{i1}".into()),
+                ("SLURM_ARRAY_TASK_MIN", "1".into()),
+                ("SLURM_ARRAY_TASK_MAX", "3".into()),
+            ],
+            &[],
+        ),
+        ("k8s", vec![("JOB_COMPLETION_INDEX", "{i}".into())], &["--shard-count", "3"]),
+        ("aws", vec![("AWS_BATCH_JOB_ARRAY_INDEX", "{i}".into()), ("AWS_BATCH_JOB_ARRAY_SIZE", "3".into())], &[]),
+    ];
+    for (name, vars, extra) in schedulers {
+        let parts = dir.path().join(name);
+        for i in 0..3 {
+            let env: Vec<(&str, String)> = vars
+                .iter()
+                .map(|(k, v)| (*k, v.replace("{i1}", &(i + 1).to_string()).replace("{i}", &i.to_string())))
+                .collect();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let mut args = strings(&["scan", &inputs, "--concat", "time", "-o", &format!("{}/", s(&parts))]);
+            args.extend(strings(extra));
+            let run = vzarr_env(&args, &env);
+            assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+            assert!(run.stdout.starts_with(&format!("shard {i}/3 (")), "{name}: {}", run.stdout);
+            let part = format!("part-{i:05}-of-00003.vzpart");
+            assert_eq!(
+                std::fs::read(parts.join(&part)).unwrap(),
+                std::fs::read(by_flag.join(&part)).unwrap(),
+                "{name}"
+            );
+        }
+    }
+    let k8s = vzarr_env(
+        &strings(&["scan", &inputs, "--concat", "time", "-o", &s(dir.path())]),
+        &[("JOB_COMPLETION_INDEX", "0")],
+    );
+    assert_eq!(k8s.code, 1);
+    assert!(k8s.stderr.contains("--shard-count"), "{}", k8s.stderr);
+    // Without a shard a job-array task can still scan everything into a store.
+    let store = dir.path().join("whole.vzarr");
+    let args = strings(&["scan", &inputs, "--concat", "time", "--no-shard", "-o", &s(&store)]);
+    assert_eq!(vzarr_env(&args, &[("SLURM_ARRAY_TASK_ID", "0")]).code, 0);
+}
+
+#[test]
+fn part_records_round_trip_every_supported_fixture_exactly() {
+    for (name, fixture) in supported_fixtures() {
+        for options in [
+            vzarr::ScanOptions::default(),
+            vzarr::ScanOptions { concat_dims: vec!["time".into()], ..Default::default() },
+        ] {
+            let scanned = crate::common::scan(&fixture.path, &options).unwrap();
+            let bytes = vzarr::shard::encode_dataset(&scanned).unwrap();
+            let back = vzarr::shard::decode_dataset(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(back == scanned, "{name}: the decoded scan differs");
+        }
+    }
+}
+
+#[test]
+fn part_records_with_entries_outside_their_file_or_grid_are_refused() {
+    let (_, fixture) = supported_fixtures().into_iter().next().unwrap();
+    let scanned = crate::common::scan(&fixture.path, &vzarr::ScanOptions::default()).unwrap();
+    let size = scanned.sources.get(0).unwrap().size;
+    let index = scanned.arrays.iter().position(|a| !a.chunks.entries.is_empty()).unwrap();
+    let past_the_end = vzarr::manifest::ChunkEntry::Source { source: 0, offset: size - 4, length: 8 };
+    let owned_past = vzarr::manifest::ChunkEntry::Owned { offset: 0, length: 1 << 40 };
+    let other_file = vzarr::manifest::ChunkEntry::Source { source: 1, offset: 0, length: 1 };
+    for (what, entry) in [("past the end", past_the_end), ("owned", owned_past), ("other file", other_file)] {
+        let mut bad = scanned.clone();
+        bad.arrays[index].chunks.entries[0] = entry;
+        let err = vzarr::shard::decode_dataset(&vzarr::shard::encode_dataset(&bad).unwrap()).unwrap_err();
+        assert!(err.contains("lies outside"), "{what}: {err}");
+    }
+    let mut extra = scanned.clone();
+    extra.arrays[index].chunks.entries.push(vzarr::manifest::ChunkEntry::Missing);
+    let err = vzarr::shard::decode_dataset(&vzarr::shard::encode_dataset(&extra).unwrap()).unwrap_err();
+    assert!(err.contains("chunk entries for a grid"), "{err}");
+}
+
+trait TapMkdir {
+    fn tap_mkdir(self) -> Self;
+}
+
+impl TapMkdir for PathBuf {
+    /// Creates the directory and returns its path.
+    fn tap_mkdir(self) -> Self {
+        std::fs::create_dir_all(&self).unwrap();
+        self
+    }
+}
