@@ -76,7 +76,8 @@ impl Command {
             Command::Verify(a) => Some(&a.remote),
             Command::Export(a) => Some(&a.remote),
             Command::Materialize(a) => Some(&a.remote),
-            Command::Trust(_) | Command::Merge(_) | Command::OracleWorker => None,
+            Command::Merge(a) => Some(&a.remote),
+            Command::Trust(_) | Command::OracleWorker => None,
         }
     }
 }
@@ -159,9 +160,12 @@ pub(crate) struct ScanArgs {
 #[derive(Debug, Args)]
 pub(crate) struct MergeArgs {
     /// The parts written by `vzarr scan --shard` (files, or quoted glob patterns such as
-    /// 'parts/*.vzpart'), every shard of one run exactly once.
+    /// 'parts/*.vzpart', also on object stores: 's3://bucket/run/*.vzpart'), every shard of one run
+    /// exactly once.
     #[arg(required = true)]
     pub(crate) parts: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
     /// The store to write.
     #[arg(short, long)]
     pub(crate) output: PathBuf,

@@ -112,12 +112,24 @@ fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
 }
 
 pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let paths = expand_inputs(&args.parts, &vzarr::source::RemoteOptions::default(), runtime.handle())?;
-    if let Some(url) = paths.iter().find(|p| vzarr::source::is_url(&p.to_string_lossy())) {
-        bail!("{}: parts on object stores are not read yet: copy the parts to a local directory", url.display());
+    // Multi-threaded: object-store listing and reads block on its handle, which a current-thread
+    // runtime cannot drive.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let remote = args.remote.options();
+    let paths = expand_inputs(&args.parts, &remote, runtime.handle())?;
+    // Parts on object stores are copied into a private directory first (they are compact: about 4
+    // bytes a reference) and read from there; the directory goes when merge ends.
+    let copies = PartCopies::new();
+    let mut local = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let text = path.to_string_lossy();
+        if vzarr::source::is_url(&text) {
+            local.push(copies.fetch(&text, &remote, runtime.handle())?);
+        } else {
+            local.push(path.clone());
+        }
     }
-    let parts = read_parts(&paths)?;
+    let parts = read_parts(&local)?;
     let header = parts.first().context("no parts")?.header().clone();
     let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
     if names != header.scan.concat_dims {
@@ -164,4 +176,53 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
 
 fn scanned_len(inputs: u64) -> usize {
     usize::try_from(inputs).unwrap_or(usize::MAX)
+}
+
+/// Local copies of parts kept on object stores, in a directory removed on drop.
+struct PartCopies {
+    dir: PathBuf,
+    next: std::cell::Cell<usize>,
+}
+
+impl PartCopies {
+    fn new() -> Self {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("vzarr-merge-{}-{nanos}", std::process::id()));
+        PartCopies { dir, next: std::cell::Cell::new(0) }
+    }
+
+    /// Copies the part at `url` and returns the copy's path (named after the part, so errors name it).
+    fn fetch(
+        &self,
+        url: &str,
+        remote: &vzarr::source::RemoteOptions,
+        runtime: &tokio::runtime::Handle,
+    ) -> anyhow::Result<PathBuf> {
+        use futures::StreamExt;
+        use object_store::ObjectStoreExt;
+        use std::io::Write;
+        let parsed = url::Url::parse(url).with_context(|| format!("{url}: invalid URL"))?;
+        let (store, path) = vzarr::source::store_for_url(&parsed, remote)?;
+        let n = self.next.replace(self.next.get() + 1);
+        let dir = self.dir.join(n.to_string());
+        std::fs::create_dir_all(&dir).with_context(|| format!("{}: creating", dir.display()))?;
+        let name = path.filename().unwrap_or("part.vzpart").to_string();
+        let copy = dir.join(name);
+        let mut out = std::fs::File::create(&copy).with_context(|| format!("{}: creating", copy.display()))?;
+        runtime.block_on(async {
+            let mut stream = store.get(&path).await.with_context(|| format!("{url}: reading the part"))?.into_stream();
+            while let Some(bytes) = stream.next().await {
+                let bytes = bytes.with_context(|| format!("{url}: reading the part"))?;
+                out.write_all(&bytes).with_context(|| format!("{}: writing", copy.display()))?;
+            }
+            anyhow::Ok(())
+        })?;
+        Ok(copy)
+    }
+}
+
+impl Drop for PartCopies {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

@@ -341,3 +341,46 @@ impl TapMkdir for PathBuf {
         self
     }
 }
+
+/// Parts kept on an object store (as job-array tasks on a cloud cluster leave them): `merge` takes
+/// an `s3://` glob of them and writes the single scan's store byte for byte.
+#[test]
+fn parts_on_s3_merge_like_local_parts() {
+    let Some(server) = crate::common::servers::S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 parts test not run");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let single = dir.path().join("single.vzarr");
+    vzarr(&strings(&["scan", &inputs, "--concat", "time", "-o", &s(&single)]), 0);
+    let parts = dir.path().join("parts");
+    scan_shards(&inputs, &["--concat", "time"], 3, &parts);
+    let names: Vec<(String, PathBuf)> = std::fs::read_dir(&parts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (format!("run-1/{}", p.file_name().unwrap().to_str().unwrap()), p))
+        .collect();
+    let objects: Vec<(&str, &Path)> = names.iter().map(|(k, p)| (k.as_str(), p.as_path())).collect();
+    server.upload("parts", &objects);
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let merged = dir.path().join("merged.vzarr");
+    let args = strings(&["merge", "s3://parts/run-1/*.vzpart", "--concat", "time", "-o", &s(&merged)]);
+    let run = vzarr_env(&args, &env);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_same_tree(&single, &merged);
+    // A part missing from the bucket is named by its number, as for local parts.
+    let gone = strings(&[
+        "merge",
+        "s3://parts/run-1/part-00001*.vzpart",
+        "--concat",
+        "time",
+        "-o",
+        &s(&dir.path().join("x.vzarr")),
+    ]);
+    let run = vzarr_env(&gone, &env);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("missing") && run.stderr.contains('0'), "{}", run.stderr);
+}
