@@ -10,15 +10,19 @@ read of the file). Both run in a child process with a timeout and an address-spa
     unsupported: <variable>: <reason>   a variable left out (one line each); the rest verified
     warning: <text>                     any other scan warning
     error: <why>                        the scan refused the file (one line, the file's path as FILE)
+    parity: <difference>                xarray on the store differs from xarray on the file
+                                        (examples/xarray_parity.py, on the kerchunk JSON and on the
+                                        materialized store; `parity: <kind> only: ..` when one differs)
 
-and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>`, several lines per file
-when several variables are left out). The run fails on any difference from that list, on a file
+and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>[\t<reason>]`, several lines
+per file when several variables are left out; a parity line carries the reason for the difference,
+which --update keeps). The run fails on any difference from that list, on a file
 missing from it, and on a crash (signal), panic, hang (timeout) or verify failure (a value
 difference, or a variable the oracle could not compare) unless the list names that very failure as a
 `known-defect: <failure> # <why>` line: a defect found and not fixed yet, reported by the run, and
 failing it once it stops happening.
 
-    target/pyenv/bin/python tests/corpus/run.py [--update] [--bin target/release/vzarr] [FILTER]
+    target/pyenv/bin/python tests/corpus/run.py [--update] [--no-parity] [--bin target/release/vzarr] [FILTER]
 
 --update rewrites expected.tsv from this run (keeping its known-defect lines; new crashes, panics,
 hangs and verify failures are never written: the run still fails). FILTER keeps only file ids containing it. The corpus comes from
@@ -28,6 +32,7 @@ $VZARR_CORPUS_DIR (else ~/.cache/vzarr-corpus), index.tsv.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -40,6 +45,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected.tsv"
+PARITY_SCRIPT = HERE.parent.parent / "examples" / "xarray_parity.py"
+PARITY = "parity: "
 TIMEOUT_S = 300
 # An expected line `known-defect: <start of the failure> # <why>` names a defect found by the corpus
 # and not fixed yet (a crash or a verify failure): the file still runs, its failure must start with
@@ -92,8 +99,31 @@ def scan_outcome(out: str, path: str) -> list[str]:
     return sorted(set(lines)) or ["ok"]
 
 
-def check_file(vzarr: str, file_id: str, path: str) -> tuple[str, list[str], str | None, float]:
-    """Scans and verifies one file: (id, outcome lines, fatal reason or None, seconds)."""
+def parity_outcome(vzarr: str, store: str, tmp: str, path: str) -> tuple[list[str], str | None]:
+    """Exports the store as kerchunk JSON and materializes it, then runs examples/xarray_parity.py on
+    both: (`parity:` lines, fatal reason or None)."""
+    refs, zarr_dir = os.path.join(tmp, "refs.json"), os.path.join(tmp, "m.zarr")
+    for step, cmd in (("export", [vzarr, "export", store, "--kerchunk", refs]),
+                      ("materialize", [vzarr, "materialize", store, zarr_dir])):
+        code, out = run(cmd)
+        bad = fatal(code, out, step)
+        if bad or code != 0:
+            return [], bad or f"{step}: {out.strip()[:300]}"
+    code, out = run([sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir])
+    if code != 0:
+        return [], f"parity: {'hang' if code is None else f'exit code {code}'}: {out.strip()[-600:]}"
+    found = json.loads(out.strip().splitlines()[-1])
+    kinds = {"kerchunk": set(found[refs]), "materialized": set(found[zarr_dir])}
+    both = kinds["kerchunk"] & kinds["materialized"]
+    lines = [f"{PARITY}{d.replace(path, 'FILE')}" for d in both]
+    for kind, diffs in kinds.items():
+        lines += [f"{PARITY}{kind} only: {d.replace(path, 'FILE')}" for d in diffs - both]
+    return lines, None
+
+
+def check_file(vzarr: str, file_id: str, path: str, parity: bool) -> tuple[str, list[str], str | None, float]:
+    """Scans and verifies one file (and checks xarray parity): (id, outcome lines, fatal reason or
+    None, seconds)."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="vzarr-corpus-") as tmp:
         store = os.path.join(tmp, "s.vzarr")
@@ -111,29 +141,56 @@ def check_file(vzarr: str, file_id: str, path: str) -> tuple[str, list[str], str
         if bad is None and code != 0:
             failed = [l.strip() for l in vout.splitlines() if l.startswith(("FAIL", "error"))]
             bad = "verify: " + " | ".join(failed or [vout.strip()])[:600]
+        if parity and bad is None:
+            lines, bad = parity_outcome(vzarr, store, tmp, path)
+            outcome = sorted(set(outcome + lines) - {"ok"}) if lines else outcome
         return file_id, outcome, bad, time.monotonic() - start
 
 
-def read_expected() -> dict[str, list[str]]:
-    """expected.tsv as id -> sorted outcome lines."""
+def read_expected() -> tuple[dict[str, list[str]], dict[str, str]]:
+    """expected.tsv as id -> sorted outcome lines, and (id + outcome) -> reason."""
     expected: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
     if EXPECTED.exists():
         for line in EXPECTED.read_text().splitlines():
             if line and not line.startswith("#"):
-                file_id, outcome = line.split("\t", 1)
+                file_id, outcome, *reason = line.split("\t")
                 expected.setdefault(file_id, []).append(outcome)
-    return {k: sorted(v) for k, v in expected.items()}
+                if reason:
+                    reasons[f"{file_id}\t{outcome}"] = reason[0]
+    return {k: sorted(v) for k, v in expected.items()}, reasons
 
 
-def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]]) -> None:
-    """Rewrites expected.tsv: this run's outcomes, plus the entries of files not run."""
+def parity_reason(outcome: str) -> str:
+    """The known cause of a parity difference (from the wording examples/xarray_parity.py uses)."""
+    for needle, why in PARITY_CAUSES:
+        if needle in outcome:
+            return why
+    return "unexplained: to investigate"
+
+
+# (text in a parity line, why the difference is there).
+PARITY_CAUSES = [
+    ("(packed: ", "packed data: scale_factor/add_offset are JSON numbers, which carry no float32 type, "
+                  "so xarray unpacks to float64 (kerchunk JSON and Zarr v3 attributes alike)"),
+    (": missing", "a variable or attribute vzarr cannot virtualize (see the unsupported line)"),
+]
+
+
+def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]], reasons: dict[str, str]) -> None:
+    """Rewrites expected.tsv: this run's outcomes, plus the entries of files not run; parity lines
+    keep their reason (or get the known cause of their wording)."""
     merged = {**keep, **{k: v for k, v in results.items() if v}}
     with open(EXPECTED, "w") as out:
         out.write("# Expected outcome of every real-world corpus file (tests/corpus/run.py).\n")
-        out.write("# <file id>\\t<ok | unsupported: <variable>: <reason> | warning: .. | error: ..>\n")
+        out.write("# <file id>\\t<ok | unsupported: <variable>: <reason> | warning: .. | error: .. | "
+                  "parity: <difference>\\t<why>>\n")
         for file_id in sorted(merged):
             for outcome in merged[file_id]:
-                out.write(f"{file_id}\t{outcome}\n")
+                reason = reasons.get(f"{file_id}\t{outcome}")
+                if outcome.startswith(PARITY) and not reason:
+                    reason = parity_reason(outcome)
+                out.write(f"{file_id}\t{outcome}" + (f"\t{reason}" if reason else "") + "\n")
 
 
 def main() -> int:
@@ -141,6 +198,7 @@ def main() -> int:
     parser.add_argument("--update", action="store_true")
     parser.add_argument("--bin", default=str(HERE.parent.parent / "target/release/vzarr"))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-parity", action="store_true", help="skip the xarray parity step")
     parser.add_argument("filter", nargs="?", default="")
     args = parser.parse_args()
     root = Path(os.environ.get("VZARR_CORPUS_DIR") or Path.home() / ".cache" / "vzarr-corpus")
@@ -150,16 +208,18 @@ def main() -> int:
         return 2
     files = [l.split("\t", 1) for l in index.read_text().splitlines() if l]
     files = [(i, p) for i, p in files if args.filter in i]
-    expected = read_expected()
+    expected, reasons = read_expected()
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        done = list(pool.map(lambda f: check_file(args.bin, *f), files))
+        done = list(pool.map(lambda f: check_file(args.bin, *f, not args.no_parity), files))
     results, failures = {}, []
     known_hit = 0
     for file_id, outcome, bad, _ in done:
         want = expected.get(file_id, ["(not in expected.tsv)"])
         known = [k for k in want if k.startswith(KNOWN)]
         want = [w for w in want if not w.startswith(KNOWN)]
+        if args.no_parity:
+            want = sorted({w for w in want if not w.startswith(PARITY)} or {"ok"})
         results[file_id] = known + outcome
         if bad and not any(bad.startswith(k[len(KNOWN):].split(" # ")[0]) for k in known):
             failures.append(f"{file_id}: {bad}")
@@ -173,11 +233,16 @@ def main() -> int:
         if args.filter in file_id and file_id not in ran:
             failures.append(f"{file_id}: in expected.tsv but not in the corpus (fetch.py, ncgen?)")
     if args.update:
-        write_expected(results, {k: v for k, v in expected.items() if args.filter not in k})
-    counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0}
+        if args.no_parity:  # keep the parity lines of the list
+            results = {k: sorted(set(v + [w for w in expected.get(k, []) if w.startswith(PARITY)]) - {"ok"}
+                                 or {"ok"}) for k, v in results.items()}
+        write_expected(results, {k: v for k, v in expected.items() if args.filter not in k}, reasons)
+    counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0, "parity": 0}
+    scanned = [v for v in results.values() if not any(o.startswith("error: ") for o in v)]
+    same = sum(not any(o.startswith(PARITY) for o in v) for v in scanned)
     for outcome in results.values():
         kinds = {o.split(":")[0] for o in outcome if not o.startswith(KNOWN)}
-        for kind in ("error", "unsupported", "warning", "ok"):
+        for kind in ("error", "unsupported", "warning", "ok", "parity"):
             if kind in kinds:
                 counts[kind] += 1
                 break
@@ -188,6 +253,9 @@ def main() -> int:
           f"{counts['unsupported']} with unsupported variables, {counts['warning']} with warnings, "
           f"{counts['error']} errors, {known_hit} known defects; slowest: "
           + ", ".join(f"{d[0]} {d[3]:.1f} s" for d in slowest))
+    if not args.no_parity:
+        print(f"xarray parity: {same} of {len(scanned)} scanned files open in xarray exactly as the source "
+              f"({100 * same / max(len(scanned), 1):.1f}%)")
     passed = len(files) - len(failures)
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
