@@ -81,8 +81,8 @@ fn write_attributes(dir: &Path, name: &str, options: netcdf::Options) -> PathBuf
     path
 }
 
-/// One case: source files scanned (with `concat` dimensions) to a native store, exported as kerchunk
-/// JSON and materialized.
+/// One case: source files scanned (with `concat` dimensions) to a native store, verified against
+/// libnetcdf, exported as kerchunk JSON and materialized.
 fn case(dir: &Path, name: &str, files: Vec<PathBuf>, concat: &[&str]) -> serde_json::Value {
     let store = dir.join(format!("{name}.vzarr"));
     let mut args = vec![s("scan")];
@@ -92,6 +92,8 @@ fn case(dir: &Path, name: &str, files: Vec<PathBuf>, concat: &[&str]) -> serde_j
     }
     args.extend([s("-o"), s(&store)]);
     cli_expect(&args, 0);
+    // Every value of the store equals libnetcdf's read of the files (char coordinates included).
+    cli_expect(&[s("verify"), s(&store)], 0);
     let refs = dir.join(format!("{name}.json"));
     cli_expect(&[s("export"), s(&store), s("--kerchunk"), s(&refs)], 0);
     let zarr = dir.join(format!("{name}.zarr"));
