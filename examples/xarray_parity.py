@@ -20,7 +20,7 @@ attributes netCDF hides (`_NCProperties`, `_Netcdf4Dimid`, `DIMENSION_LIST`, ...
 values are compared by value (a JSON number carries no float32/int16 type); a scalar and a list of one
 value are different. When xarray cannot decode the source (CF time units without a calendar, ...),
 both sides are opened with the same fallback (`decode_times=False`, then `decode_cf=False`): that is no
-difference.
+difference; nor is xarray failing on the store with exactly the error it gives on the sources.
 
 Prints one line per difference, `DIFF <store kind> <group>/<what>`, then one line per store (`ok` or
 the number of differences), and exits 1 when a store differs (0 otherwise). With --expected TSV and
@@ -102,16 +102,32 @@ def open_store(store, group: str, options: dict) -> xr.Dataset:
 
 
 def open_both(files, store, group, concat):
-    """(source, store dataset, level used) or raises with the source's or the store's error."""
+    """(source, store dataset, level used) or raises with the source's or the store's error. When
+    xarray's default decoding fails on the sources and on the store with the same error, the store
+    behaves as the sources do: SameFailure."""
     last = None
-    for options in OPEN_LEVELS:
+    for level, options in enumerate(OPEN_LEVELS):
         try:
             source = open_sources(files, group, concat, options)
         except Exception as e:  # noqa: BLE001 - try the next fallback
             last = e
+            if level == 0 and same_failure(e, lambda: open_store(store, group, options).load()):
+                raise SameFailure(f"{type(e).__name__}: {one_line(e)}") from e
             continue
         return source, open_store(store, group, options), options
-    raise SourceError(f"the sources do not open in xarray: {type(last).__name__}: {last}")
+    raise SourceError(f"the sources do not open in xarray: {type(last).__name__}: {one_line(last)}")
+
+
+def same_failure(error: Exception, open_it) -> bool:
+    try:
+        open_it()
+    except Exception as e:  # noqa: BLE001 - compared with the source's error
+        return type(e) is type(error) and str(e) == str(error)
+    return False
+
+
+class SameFailure(Exception):
+    """xarray fails on the store exactly as on the sources: no difference."""
 
 
 class SourceError(Exception):
@@ -261,6 +277,8 @@ def parity(store: str, files: list[str], concat: list[str]) -> list[str]:
         g = f"/{group}" if group else "/"
         try:
             source, ours, options = open_both(files, store, group, concat)
+        except SameFailure:
+            continue
         except SourceError as e:
             diffs.append(f"{g}: not compared: {e}")
             continue
