@@ -102,19 +102,24 @@ def open_store(store, group: str, options: dict) -> xr.Dataset:
 
 
 def open_both(files, store, group, concat):
-    """(source, store dataset, level used) or raises with the source's or the store's error. When
-    xarray's default decoding fails on the sources and on the store with the same error, the store
-    behaves as the sources do: SameFailure."""
-    last = None
-    for level, options in enumerate(OPEN_LEVELS):
+    """(source, store dataset, options used) at the first level of OPEN_LEVELS where the sources open,
+    or raises. Levels where the sources and the store fail alike are passed; when the store then fails
+    where the sources open, it still behaved as the sources do under xarray's default decoding:
+    SameFailure. Otherwise the store's error is raised (a difference)."""
+    last, alike = None, True
+    for options in OPEN_LEVELS:
         try:
             source = open_sources(files, group, concat, options)
         except Exception as e:  # noqa: BLE001 - try the next fallback
             last = e
-            if level == 0 and same_failure(e, lambda: open_store(store, group, options).load()):
-                raise SameFailure(f"{type(e).__name__}: {one_line(e)}") from e
+            alike = alike and same_failure(e, lambda: open_store(store, group, options).load())
             continue
-        return source, open_store(store, group, options), options
+        try:
+            return source, open_store(store, group, options), options
+        except Exception as e:  # noqa: BLE001 - a difference unless the default decoding failed alike
+            if last is not None and alike:
+                raise SameFailure(f"{type(last).__name__}: {one_line(last)}") from e
+            raise
     raise SourceError(f"the sources do not open in xarray: {type(last).__name__}: {one_line(last)}")
 
 
@@ -283,7 +288,7 @@ def parity(store: str, files: list[str], concat: list[str]) -> list[str]:
             diffs.append(f"{g}: not compared: {e}")
             continue
         except Exception as e:  # noqa: BLE001 - the store's failure is the difference
-            diffs.append(f"{g}: open: {type(e).__name__}: {one_line(e)}")
+            diffs.append(f"{g}: open: {type(e).__name__}: {one_line(e).replace(str(store), 'STORE')}")
             continue
         diffs += compare_datasets(group, source, ours)
     return diffs
