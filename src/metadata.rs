@@ -5,9 +5,11 @@
 
 mod data_type;
 mod fill_value;
+mod json_text;
 
 pub use data_type::DataType;
 pub use fill_value::FillValue;
+pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
 
 use serde_json::{json, Map, Value};
 
@@ -139,35 +141,20 @@ pub fn node_type(doc: &Value) -> Result<&str, MetadataError> {
     }
 }
 
-/// A JSON value for a floating-point attribute: a number when finite, else `"NaN"`, `"Infinity"` or
-/// `"-Infinity"` (JSON has no non-finite numbers; zarr-python and xarray use these strings).
-pub fn float_attribute(v: f64) -> Value {
-    if v.is_nan() {
-        Value::from("NaN")
-    } else if v.is_infinite() {
-        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        Value::from(v)
-    }
-}
-
 /// Encodes a `_FillValue` attribute the way xarray reads Zarr v3 attributes (its `FillValueCoder`):
-/// for floating-point arrays the base64 of the value as a little-endian f64, for byte strings the
-/// base64 of the bytes; integers stay numbers. Without this xarray cannot open CF data from Zarr v3.
+/// for floating-point arrays the base64 of the value as a little-endian f64; integers stay numbers.
+/// Without this xarray cannot open CF data from Zarr v3. xarray decodes no `_FillValue` of a
+/// fixed-width byte-string array (`|S<n>`: "Unsupported dtype"), so a char array's `_FillValue` is
+/// left out: the array's `fill_value` holds it, and xarray on the netCDF file does not show it as
+/// an attribute either (it moves it to the encoding).
 pub fn encode_fill_value_attribute(data_type: DataType, attributes: &mut Attributes) {
     let Some(value) = attributes.get("_FillValue") else { return };
-    let encoded = match (data_type, value) {
-        (t, Value::Number(n)) if t.is_float() => n.as_f64().map(|v| crate::base64::encode(&v.to_le_bytes())),
-        (t, Value::String(s)) if t.is_float() => {
-            let v = match s.as_str() {
-                "NaN" => Some(f64::NAN),
-                "Infinity" => Some(f64::INFINITY),
-                "-Infinity" => Some(f64::NEG_INFINITY),
-                _ => None,
-            };
-            v.map(|v| crate::base64::encode(&v.to_le_bytes()))
+    let encoded = match data_type {
+        t if t.is_float() => attribute_f64(value).map(|v| crate::base64::encode(&v.to_le_bytes())),
+        DataType::FixedBytes(_) => {
+            attributes.remove("_FillValue");
+            return;
         }
-        (DataType::FixedBytes(_), Value::String(s)) => Some(crate::base64::encode(s.as_bytes())),
         _ => None,
     };
     if let Some(encoded) = encoded {
@@ -305,10 +292,14 @@ mod tests {
         encode_fill_value_attribute(DataType::Int16, &mut ints);
         assert_eq!(ints["_FillValue"], json!(-999));
         let mut nan = Attributes::new();
-        nan.insert("_FillValue".into(), json!("NaN"));
+        nan.insert("_FillValue".into(), float_attribute(f64::NAN));
         encode_fill_value_attribute(DataType::Float64, &mut nan);
         let bytes = crate::base64::decode(nan["_FillValue"].as_str().unwrap()).unwrap();
         assert!(f64::from_le_bytes(bytes.try_into().unwrap()).is_nan());
+        let mut chars = Attributes::new();
+        chars.insert("_FillValue".into(), json!("x"));
+        encode_fill_value_attribute(DataType::FixedBytes(4), &mut chars);
+        assert!(chars.is_empty(), "no _FillValue attribute on a byte-string array: {chars:?}");
     }
 
     #[test]

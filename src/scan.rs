@@ -4,6 +4,7 @@
 //! Format is chosen by content, never by file name: the HDF5 signature (at offset 0, 512, 1024, ...)
 //! selects the HDF5 / NetCDF-4 scanner. Everything format-specific stays under `scan/`.
 
+mod chars;
 mod contiguous;
 mod filters;
 mod format;

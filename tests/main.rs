@@ -16,6 +16,7 @@ mod hygiene;
 mod interop;
 mod native_hdf5;
 mod netcdf3;
+mod parity;
 mod publish;
 mod remote;
 mod scale;

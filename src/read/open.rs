@@ -204,7 +204,7 @@ impl Store {
         let inner = &self.inner;
         let file = if path.is_empty() { "zarr.json".to_string() } else { format!("{path}/zarr.json") };
         let bytes = fetch_all(&inner.child(&file), &inner.location, &file).await?;
-        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| ReadError::Store {
+        crate::metadata::from_text(&bytes).map_err(|e| ReadError::Store {
             location: inner.location.clone(),
             what: format!("parsing {file}"),
             source: e.into(),
@@ -230,7 +230,7 @@ impl Store {
         let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
         let metadata_error =
             |source| ReadError::Metadata { location: inner.location.clone(), array: path.to_string(), source };
-        let doc: serde_json::Value = serde_json::from_slice(&doc)
+        let doc: serde_json::Value = crate::metadata::from_text(&doc)
             .map_err(|e| crate::metadata::MetadataError::Invalid { field: "zarr.json", reason: e.to_string() })
             .map_err(metadata_error)?;
         let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));

@@ -23,7 +23,13 @@ pub(crate) fn slab_layout(
         return Ok((ChunkGrid::new(Vec::new()), vec![entry]));
     };
     let row_bytes = rest.iter().product::<u64>() * element_size;
-    let mut dims = vec![ChunkDim::from_edges(rows, &slab_edges(rows, row_bytes, max_slab_bytes))?];
+    // No rows (a record variable of a file without records): a regular step, as zarr-python refuses a
+    // rectilinear dimension without edges.
+    let first = match rows {
+        0 => ChunkDim::regular(0, 1)?,
+        _ => ChunkDim::from_edges(rows, &slab_edges(rows, row_bytes, max_slab_bytes))?,
+    };
+    let mut dims = vec![first];
     for &extent in rest {
         dims.push(ChunkDim::regular(extent, extent.max(1))?);
     }
@@ -63,6 +69,13 @@ fn slab_edges(rows: u64, row_bytes: u64, max_slab_bytes: u64) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_rows_is_a_regular_grid_zarr_python_opens() {
+        let (grid, entries) = slab_layout(&[0, 3], 4, 100, 0, 1 << 20).unwrap();
+        assert!(entries.is_empty());
+        assert_eq!(grid.to_json()["name"], "regular", "{}", grid.to_json());
+    }
 
     fn covered(entries: &[ChunkEntry]) -> (u64, u64) {
         let mut next = 100;

@@ -30,6 +30,7 @@ use hdf5_reader::{Hdf5File, OpenOptions};
 use layout::{ElementType, Layout, StorageInfo, StoredChunk};
 use structure::{read_structure, H5Variable};
 
+use super::chars::{char_dim_stackable, CharUse};
 use super::contiguous::slab_layout;
 use super::filters::{filter_codec, FilterSpec};
 use super::rewrite::ArrayCodecs;
@@ -96,7 +97,8 @@ fn scan_hdf5_unguarded(
     let structure = read_structure(&file).map_err(open_error)?;
     let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
     dataset.sources.push(source);
-    let mut ctx = FileContext { path, file: &file, bytes, options, warnings: Vec::new() };
+    let variables = &structure.variables;
+    let mut ctx = FileContext { path, file: &file, bytes, options, variables, warnings: Vec::new() };
     for (object, name, why) in structure.dropped_attributes {
         let message = format!("attribute {name} left out: cannot represent {why}");
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
@@ -155,6 +157,8 @@ struct FileContext<'a> {
     file: &'a Hdf5File,
     bytes: Arc<dyn ByteSource>,
     options: &'a ScanOptions,
+    /// Every variable of the file (for the char stacking rule).
+    variables: &'a [H5Variable],
     warnings: Vec<ScanWarning>,
 }
 
@@ -232,7 +236,9 @@ impl FileContext<'_> {
         let mut stored_shape = index_extent.clone();
         let mut fill_bytes = info.fill.clone();
         let mut names: Vec<String> = var.dims.iter().map(|(name, _)| name.clone()).collect();
-        if let Some(length) = char_fold(&info, &shape, &index_extent) {
+        // Only char arrays pay for the stacking rule (it looks at every variable of the group).
+        let fold = char_fold(&info, &shape, &index_extent).filter(|_| stackable_last(var, self.variables));
+        if let Some(length) = fold {
             // netCDF `char` arrays: the last dimension is the string length, as for NetCDF-3.
             data_type = DataType::FixedBytes(length);
             shape.pop();
@@ -467,6 +473,26 @@ fn char_fold(info: &StorageInfo, shape: &[u64], extent: &[u64]) -> Option<u32> {
     };
     let fits = info.element == ElementType::FixedString(1) && stored == length && whole_rows;
     fits.then(|| u32::try_from(length).ok().filter(|&n| n > 0)).flatten()
+}
+
+/// Whether xarray stacks the last dimension of `var` (a char array) into strings (`scan/chars`),
+/// judged among the variables of its group.
+fn stackable_last(var: &H5Variable, variables: &[H5Variable]) -> bool {
+    let parent = |path: &str| path.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let group = parent(&var.path);
+    let uses: Vec<CharUse<'_>> = variables
+        .iter()
+        .filter(|v| parent(&v.path) == group)
+        .map(|v| CharUse {
+            name: v.path.rsplit('/').next().unwrap_or_default(),
+            dims: v.dims.iter().map(|(name, _)| name.as_str()).collect(),
+            is_char: matches!(
+                v.dataset.dtype(),
+                hdf5_reader::Datatype::String { size: hdf5_reader::StringSize::Fixed(1), .. }
+            ),
+        })
+        .collect();
+    var.dims.last().is_some_and(|(dim, _)| char_dim_stackable(dim, &uses))
 }
 
 /// The values (as f64), units, calendar and bounds of the coordinate variable of `dim`, if the file has

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use header::{AttrValue, Header, HeaderError, NcType, Variable};
 use serde_json::Value;
 
+use super::chars::{char_dim_stackable, CharUse};
 use super::contiguous::slab_layout;
 use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::codec::{CodecChain, Endian};
@@ -134,15 +135,31 @@ fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), Stri
     Ok((t, var.shape.clone()))
 }
 
-/// A char variable's last dimension becomes the string length, unless it is the record dimension.
+/// A char variable's last dimension becomes the string length, unless it is the record dimension or
+/// xarray would not stack it into strings (`scan/chars`).
 fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), String> {
-    let last_is_record = var.dim_ids.last().and_then(|&d| header.dimensions.get(d)).is_none_or(|d| d.is_record);
-    if last_is_record {
+    let last = var.dim_ids.last().and_then(|&d| header.dimensions.get(d));
+    if last.is_none_or(|d| d.is_record || !stackable(header, &d.name)) {
         return Ok((DataType::FixedBytes(1), var.shape.clone()));
     }
     let (&len, rest) = var.shape.split_last().ok_or("char variable without dimensions")?;
     let len = u32::try_from(len).ok().filter(|&n| n > 0).ok_or("char dimension of length 0 or over 4 GiB")?;
     Ok((DataType::FixedBytes(len), rest.to_vec()))
+}
+
+/// Whether xarray stacks the char dimension `dim` of this file into strings.
+fn stackable(header: &Header, dim: &str) -> bool {
+    let dim_name = |&d: &usize| header.dimensions.get(d).map_or("", |d| d.name.as_str());
+    let group: Vec<CharUse<'_>> = header
+        .variables
+        .iter()
+        .map(|v| CharUse {
+            name: &v.name,
+            dims: v.dim_ids.iter().map(dim_name).collect(),
+            is_char: v.nc_type == NcType::Char,
+        })
+        .collect();
+    char_dim_stackable(dim, &group)
 }
 
 /// How the record variables of a file lie.

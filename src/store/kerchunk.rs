@@ -330,8 +330,7 @@ impl RefsWriter {
     /// A metadata document as inline JSON text, formatted as the native writer formats `zarr.json`
     /// (so a scan straight to JSON and an export of the native store write the same bytes).
     fn text(&mut self, key: &str, doc: &serde_json::Value) -> Result<(), WriteError> {
-        let text = serde_json::to_string_pretty(doc).map_err(|e| self.error()(e.into()))?;
-        self.raw_text(key, text.as_bytes())
+        self.raw_text(key, crate::metadata::to_text(doc).as_bytes())
     }
 
     /// A stored metadata document (UTF-8 JSON bytes), inline verbatim as JSON text.

@@ -211,12 +211,12 @@ fn sharded_metadata(
         node: array.path().to_string(),
         reason,
     };
-    let mut doc: serde_json::Value = serde_json::from_slice(stored).map_err(|e| node_error(e.to_string()))?;
+    let mut doc: serde_json::Value = crate::metadata::from_text(stored).map_err(|e| node_error(e.to_string()))?;
     let object = doc.as_object_mut().ok_or_else(|| node_error("zarr.json is not an object".into()))?;
     let codec = ShardingIndexed { chunk_shape: layout.chunk_shape.clone(), codecs: array.metadata().codecs.clone() };
     object.insert("chunk_grid".into(), layout.grid.to_json());
     object.insert("codecs".into(), serde_json::Value::Array(vec![codec.to_json()]));
-    serde_json::to_vec_pretty(&doc).map_err(|e| node_error(e.to_string()))
+    Ok(crate::metadata::to_text(&doc).into_bytes())
 }
 
 /// Copies every present chunk of `array` as one object each.

@@ -132,8 +132,7 @@ fn write_manifest(
 }
 
 fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), WriteError> {
-    let text = serde_json::to_string_pretty(doc).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
-    write_file(path, text.as_bytes())
+    write_file(path, crate::metadata::to_text(doc).as_bytes())
 }
 
 /// Writes a file of the staging tree (made durable once, when the tree is published).

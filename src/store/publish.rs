@@ -78,7 +78,7 @@ impl OutputKind {
             OutputKind::VzarrStore => starts_with_compact(&path.join(super::STORE_INFO_FILE), b"{\"format\":\"vzarr\""),
             OutputKind::ZarrStore => std::fs::read(path.join("zarr.json"))
                 .ok()
-                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|b| crate::metadata::from_text(&b).ok())
                 .is_some_and(|doc| doc["zarr_format"] == 3),
             OutputKind::KerchunkJson => starts_with_compact(path, b"{\"version\":"),
             OutputKind::Npy => starts_with_compact(path, b"\x93NUMPY"),

@@ -10,15 +10,19 @@ read of the file). Both run in a child process with a timeout and an address-spa
     unsupported: <variable>: <reason>   a variable left out (one line each); the rest verified
     warning: <text>                     any other scan warning
     error: <why>                        the scan refused the file (one line, the file's path as FILE)
+    parity: <difference>                xarray on the store differs from xarray on the file
+                                        (examples/xarray_parity.py, on the kerchunk JSON and on the
+                                        materialized store; `parity: <kind> only: ..` when one differs)
 
-and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>`, several lines per file
-when several variables are left out). The run fails on any difference from that list, on a file
+and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>[\t<reason>]`, several lines
+per file when several variables are left out; a parity line carries the reason for the difference,
+which --update keeps). The run fails on any difference from that list, on a file
 missing from it, and on a crash (signal), panic, hang (timeout) or verify failure (a value
 difference, or a variable the oracle could not compare) unless the list names that very failure as a
 `known-defect: <failure> # <why>` line: a defect found and not fixed yet, reported by the run, and
 failing it once it stops happening.
 
-    target/pyenv/bin/python tests/corpus/run.py [--update] [--bin target/release/vzarr] [FILTER]
+    target/pyenv/bin/python tests/corpus/run.py [--update] [--no-parity] [--bin target/release/vzarr] [FILTER]
 
 --update rewrites expected.tsv from this run (keeping its known-defect lines; new crashes, panics,
 hangs and verify failures are never written: the run still fails). FILTER keeps only file ids containing it. The corpus comes from
@@ -28,7 +32,9 @@ $VZARR_CORPUS_DIR (else ~/.cache/vzarr-corpus), index.tsv.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -40,6 +46,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected.tsv"
+PARITY_SCRIPT = HERE.parent.parent / "examples" / "xarray_parity.py"
+PARITY = "parity: "
 TIMEOUT_S = 300
 # An expected line `known-defect: <start of the failure> # <why>` names a defect found by the corpus
 # and not fixed yet (a crash or a verify failure): the file still runs, its failure must start with
@@ -92,8 +100,36 @@ def scan_outcome(out: str, path: str) -> list[str]:
     return sorted(set(lines)) or ["ok"]
 
 
-def check_file(vzarr: str, file_id: str, path: str) -> tuple[str, list[str], str | None, float]:
-    """Scans and verifies one file: (id, outcome lines, fatal reason or None, seconds)."""
+def parity_outcome(vzarr: str, store: str, tmp: str, path: str) -> tuple[list[str], str | None]:
+    """Exports the store as kerchunk JSON and materializes it, then runs examples/xarray_parity.py on
+    both: (`parity:` lines, fatal reason or None)."""
+    refs, zarr_dir = os.path.join(tmp, "refs.json"), os.path.join(tmp, "m.zarr")
+    for step, cmd in (("export", [vzarr, "export", store, "--kerchunk", refs]),
+                      ("materialize", [vzarr, "materialize", store, zarr_dir])):
+        code, out = run(cmd)
+        bad = fatal(code, out, step)
+        if bad or code != 0:
+            return [], bad or f"{step}: {out.strip()[:300]}"
+    code, out = run([sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir])
+    if code is not None and code < 0:
+        # Killed by a signal: when opening the file alone crashes too, libnetcdf crashed on the source.
+        probe, _ = run([sys.executable, str(PARITY_SCRIPT), "--probe", path])
+        if probe is not None and probe < 0:
+            return [f"{PARITY}/: not compared: netCDF4-python crashes on the source (signal {-probe})"], None
+    if code != 0:
+        return [], f"parity: {'hang' if code is None else f'exit code {code}'}: {out.strip()[-600:]}"
+    found = json.loads(out.strip().splitlines()[-1])
+    kinds = {"kerchunk": set(found[refs]), "materialized": set(found[zarr_dir])}
+    both = kinds["kerchunk"] & kinds["materialized"]
+    lines = [f"{PARITY}{d.replace(path, 'FILE')}" for d in both]
+    for kind, diffs in kinds.items():
+        lines += [f"{PARITY}{kind} only: {d.replace(path, 'FILE')}" for d in diffs - both]
+    return lines, None
+
+
+def check_file(vzarr: str, file_id: str, path: str, parity: bool) -> tuple[str, list[str], str | None, float]:
+    """Scans and verifies one file (and checks xarray parity): (id, outcome lines, fatal reason or
+    None, seconds)."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="vzarr-corpus-") as tmp:
         store = os.path.join(tmp, "s.vzarr")
@@ -111,29 +147,72 @@ def check_file(vzarr: str, file_id: str, path: str) -> tuple[str, list[str], str
         if bad is None and code != 0:
             failed = [l.strip() for l in vout.splitlines() if l.startswith(("FAIL", "error"))]
             bad = "verify: " + " | ".join(failed or [vout.strip()])[:600]
+        if parity and bad is None:
+            lines, bad = parity_outcome(vzarr, store, tmp, path)
+            outcome = sorted(set(outcome + lines) - {"ok"}) if lines else outcome
         return file_id, outcome, bad, time.monotonic() - start
 
 
-def read_expected() -> dict[str, list[str]]:
-    """expected.tsv as id -> sorted outcome lines."""
+def read_expected() -> tuple[dict[str, list[str]], dict[str, str]]:
+    """expected.tsv as id -> sorted outcome lines, and (id + outcome) -> reason."""
     expected: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
     if EXPECTED.exists():
         for line in EXPECTED.read_text().splitlines():
             if line and not line.startswith("#"):
-                file_id, outcome = line.split("\t", 1)
+                file_id, outcome, *reason = line.split("\t")
                 expected.setdefault(file_id, []).append(outcome)
-    return {k: sorted(v) for k, v in expected.items()}
+                if reason:
+                    reasons[f"{file_id}\t{outcome}"] = reason[0]
+    return {k: sorted(v) for k, v in expected.items()}, reasons
 
 
-def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]]) -> None:
-    """Rewrites expected.tsv: this run's outcomes, plus the entries of files not run."""
+def parity_reason(outcome: str) -> str:
+    """The known cause of a parity difference (from the wording examples/xarray_parity.py uses)."""
+    for pattern, why in PARITY_CAUSES:
+        if re.search(pattern, outcome):
+            return why
+    return "unexplained: to investigate"
+
+
+# (pattern of a parity line, why the difference is there); the first match gives the reason.
+PARITY_CAUSES = [
+    (r"\(packed: ", "packed data: scale_factor/add_offset are JSON numbers, which carry no float32 type, so "
+                   "xarray unpacks to float64 (kerchunk JSON and Zarr v3 attributes alike)"),
+    (r"dtype \|S\d+ != source object|values differ \(.*b'.*!= source nan",
+     "a char array with a _FillValue: xarray decodes no _FillValue attribute of a Zarr v3 byte-string "
+     "array, so vzarr writes none and xarray does not mask it"),
+    (r": variable .*: missing$", "a variable vzarr cannot virtualize (the unsupported line says why)"),
+    (r": dimensions \[", "a dimension only variables vzarr leaves out use"),
+    (r": attribute .*: missing \(source", "an attribute vzarr cannot represent (the warning line)"),
+    (r"Shuffle buffer is not an integer multiple",
+     "fletcher32 before shuffle in the HDF5 pipeline: numcodecs.shuffle refuses the checksummed buffer "
+     "(vzarr's reader reads it)"),
+    (r"not compared: netCDF4-python crashes", "libnetcdf crashes on the source: nothing to compare"),
+    (r"not compared: the sources do not open", "xarray cannot open the source with netCDF4 (a filter "
+                                              "plugin libnetcdf lacks, a type it refuses): nothing to compare"),
+    (r"not compared: netCDF4 cannot open", "libnetcdf refuses the file: nothing to compare"),
+    (r"GroupNotFoundError", "an HDF5 external link to a group of another file: libnetcdf follows it, "
+                            "vzarr references no other file's groups"),
+    (r"attribute created_on_s390x: extra", "an h5py bool (HDF5 enum) attribute netCDF4-python does not show; "
+                                           "vzarr writes its integer"),
+]
+
+
+def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]], reasons: dict[str, str]) -> None:
+    """Rewrites expected.tsv: this run's outcomes, plus the entries of files not run; parity lines
+    keep their reason (or get the known cause of their wording)."""
     merged = {**keep, **{k: v for k, v in results.items() if v}}
     with open(EXPECTED, "w") as out:
         out.write("# Expected outcome of every real-world corpus file (tests/corpus/run.py).\n")
-        out.write("# <file id>\\t<ok | unsupported: <variable>: <reason> | warning: .. | error: ..>\n")
+        out.write("# <file id>\\t<ok | unsupported: <variable>: <reason> | warning: .. | error: .. | "
+                  "parity: <difference>\\t<why>>\n")
         for file_id in sorted(merged):
             for outcome in merged[file_id]:
-                out.write(f"{file_id}\t{outcome}\n")
+                reason = reasons.get(f"{file_id}\t{outcome}")
+                if outcome.startswith(PARITY) and not reason:
+                    reason = parity_reason(outcome)
+                out.write(f"{file_id}\t{outcome}" + (f"\t{reason}" if reason else "") + "\n")
 
 
 def main() -> int:
@@ -141,6 +220,7 @@ def main() -> int:
     parser.add_argument("--update", action="store_true")
     parser.add_argument("--bin", default=str(HERE.parent.parent / "target/release/vzarr"))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-parity", action="store_true", help="skip the xarray parity step")
     parser.add_argument("filter", nargs="?", default="")
     args = parser.parse_args()
     root = Path(os.environ.get("VZARR_CORPUS_DIR") or Path.home() / ".cache" / "vzarr-corpus")
@@ -150,16 +230,18 @@ def main() -> int:
         return 2
     files = [l.split("\t", 1) for l in index.read_text().splitlines() if l]
     files = [(i, p) for i, p in files if args.filter in i]
-    expected = read_expected()
+    expected, reasons = read_expected()
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        done = list(pool.map(lambda f: check_file(args.bin, *f), files))
+        done = list(pool.map(lambda f: check_file(args.bin, *f, not args.no_parity), files))
     results, failures = {}, []
     known_hit = 0
     for file_id, outcome, bad, _ in done:
         want = expected.get(file_id, ["(not in expected.tsv)"])
         known = [k for k in want if k.startswith(KNOWN)]
         want = [w for w in want if not w.startswith(KNOWN)]
+        if args.no_parity:
+            want = sorted({w for w in want if not w.startswith(PARITY)} or {"ok"})
         results[file_id] = known + outcome
         if bad and not any(bad.startswith(k[len(KNOWN):].split(" # ")[0]) for k in known):
             failures.append(f"{file_id}: {bad}")
@@ -173,11 +255,18 @@ def main() -> int:
         if args.filter in file_id and file_id not in ran:
             failures.append(f"{file_id}: in expected.tsv but not in the corpus (fetch.py, ncgen?)")
     if args.update:
-        write_expected(results, {k: v for k, v in expected.items() if args.filter not in k})
-    counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0}
+        if args.no_parity:  # keep the parity lines of the list
+            results = {k: sorted(set(v + [w for w in expected.get(k, []) if w.startswith(PARITY)]) - {"ok"}
+                                 or {"ok"}) for k, v in results.items()}
+        write_expected(results, {k: v for k, v in expected.items() if args.filter not in k}, reasons)
+    counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0, "parity": 0}
+    # Parity is measured on the files xarray opens with netCDF4 (not those it cannot compare).
+    not_compared = f"{PARITY}/: not compared: "
+    scanned = [v for v in results.values() if not any(o.startswith(("error: ", not_compared)) for o in v)]
+    same = sum(not any(o.startswith(PARITY) and " not compared: " not in o for o in v) for v in scanned)
     for outcome in results.values():
         kinds = {o.split(":")[0] for o in outcome if not o.startswith(KNOWN)}
-        for kind in ("error", "unsupported", "warning", "ok"):
+        for kind in ("error", "unsupported", "warning", "ok", "parity"):
             if kind in kinds:
                 counts[kind] += 1
                 break
@@ -188,6 +277,9 @@ def main() -> int:
           f"{counts['unsupported']} with unsupported variables, {counts['warning']} with warnings, "
           f"{counts['error']} errors, {known_hit} known defects; slowest: "
           + ", ".join(f"{d[0]} {d[3]:.1f} s" for d in slowest))
+    if not args.no_parity:
+        print(f"xarray parity: {same} of {len(scanned)} files xarray opens open in xarray exactly as the "
+              f"source ({100 * same / max(len(scanned), 1):.1f}%; {len(results) - len(scanned)} not compared)")
     passed = len(files) - len(failures)
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0

@@ -1,7 +1,7 @@
 //! HDF5 attributes as JSON attribute values, as netCDF users see them (netCDF4-python, xarray):
 //! one-element attributes become scalars, lists stay lists, strings are text, non-finite floats are
-//! the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (REFERENCE.md section 2), enum values their
-//! integers. Types with no JSON form (compound, opaque, references, non-string vlen) are reported
+//! the markers written as the bare tokens `NaN`, `Infinity`, `-Infinity` (`metadata::json_text`),
+//! enum values their integers. Types with no JSON form (compound, opaque, references, non-string vlen) are reported
 //! so the caller can warn, never guessed.
 
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
@@ -30,6 +30,10 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
     let values = match &attr.datatype {
         Datatype::String { .. } | Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => {
             let strings = attr.read_strings().map_err(|e| e.to_string())?;
+            if strings.is_empty() {
+                // An empty netCDF text attribute (a null dataspace): netCDF reports "".
+                return Ok(Value::from(""));
+            }
             return Ok(one_or_list(strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect(), &attr.shape));
         }
         Datatype::Enum { base, .. } => numbers(base, &attr.raw_data, count)?,
@@ -120,10 +124,13 @@ mod tests {
         );
         let float = Datatype::FloatingPoint { size: 4, byte_order: le };
         let raw: Vec<u8> = [1.5f32, f32::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(attribute_json(&attr(float, vec![2], raw)).unwrap(), serde_json::json!([1.5, "NaN"]));
+        assert_eq!(
+            attribute_json(&attr(float, vec![2], raw)).unwrap(),
+            serde_json::json!([1.5, float_attribute(f64::NAN)])
+        );
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
-        assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), Value::from("-Infinity"));
+        assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
     }
 
     #[test]

@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""xarray parity: a vzarr output opens in xarray exactly as its source files do.
+
+    python examples/xarray_parity.py STORE FILES... [--store STORE2] [--concat DIM]...
+                                     [--case NAME --expected TSV] [--json]
+    python examples/xarray_parity.py --batch CASES.json --expected TSV     (the test suite's form)
+
+STORE is vzarr's kerchunk JSON (`vzarr export --kerchunk`, `vzarr scan --format kerchunk-json`;
+opened through fsspec's reference filesystem) or a materialized Zarr v3 directory (`vzarr
+materialize`); --store adds more stores to check against the same files. FILES are the source files,
+in the order vzarr scanned them. The sources are opened with `xr.open_dataset(f, engine="netcdf4")`;
+several files are combined as vzarr combined them: `xr.combine_nested` along one --concat dimension (in
+the order given), `xr.combine_by_coords` for several (tiles), with global attributes kept only when
+equal in every file (`combine_attrs="drop_conflicts"`). Every group is compared (`group=`).
+
+Compared, with xarray's default decoding on both sides (CF times, masking, scaling): the variables,
+dimensions and their sizes, coordinates, each variable's dimensions, decoded dtype and decoded values
+(NaN- and NaT-aware), each variable's attributes and the global attributes, ignoring the bookkeeping
+attributes netCDF hides (`_NCProperties`, `_Netcdf4Dimid`, `DIMENSION_LIST`, ...). Numeric attribute
+values are compared by value (a JSON number carries no float32/int16 type); a scalar and a list of one
+value are different. When xarray cannot decode the source (CF time units without a calendar, ...),
+both sides are opened with the same fallback (`decode_times=False`, then `decode_cf=False`): that is no
+difference; nor is xarray failing on the store with exactly the error it gives on the sources.
+
+Prints one line per difference, `DIFF <store kind> <group>/<what>`, then one line per store (`ok` or
+the number of differences), and exits 1 when a store differs (0 otherwise). With --expected TSV and
+--case NAME the differences must be exactly the lines of TSV for NAME (`NAME<TAB>difference<TAB>
+reason`): a difference not listed, or a listed one that no longer happens, fails. --json prints
+{store: [differences]} instead (tests/corpus/run.py). --batch checks a JSON list of cases
+`{"case", "stores", "files", "concat"}` in one run. Needs xarray, zarr 3, fsspec and netCDF4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+import xarray as xr
+
+# Attributes libnetcdf, HDF5 dimension scales or the zarr/xarray stack keep for themselves.
+BOOKKEEPING = {
+    "_NCProperties", "_Netcdf4Dimid", "_Netcdf4Coordinates", "_IsNetcdf4", "_SuperblockVersion",
+    "_nc3_strict", "DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_ARRAY_DIMENSIONS",
+}
+# Fallbacks tried in order when xarray cannot decode the source (same options for the store).
+OPEN_LEVELS = ({}, {"decode_times": False}, {"decode_times": False, "decode_timedelta": False},
+               {"decode_cf": False})
+
+
+# ---------------------------------------------------------------------------------------------------
+# Opening.
+
+def store_kind(store: str) -> str:
+    return "kerchunk" if Path(store).is_file() else "materialized"
+
+
+def zarr_store(store: str):
+    """A zarr store object for a kerchunk JSON file, or the directory path itself."""
+    if Path(store).is_file():
+        import fsspec
+        from zarr.storage import FsspecStore
+        fs = fsspec.filesystem("reference", fo=store, asynchronous=True)
+        return FsspecStore(fs, read_only=True, path="")
+    return store
+
+
+def groups_of(path: str) -> list[str]:
+    """Every group of a netCDF file, depth first, the root as ""."""
+    out = []
+
+    def walk(group, prefix):
+        out.append(prefix)
+        for name, sub in group.groups.items():
+            walk(sub, f"{prefix}/{name}" if prefix else name)
+
+    with netCDF4.Dataset(path) as ds:
+        walk(ds, "")
+    return out
+
+
+def open_sources(files: list[str], group: str, concat: list[str], options: dict) -> xr.Dataset:
+    kwargs = {"engine": "netcdf4", "group": group or None, **options}
+    parts = [xr.open_dataset(f, **kwargs).load() for f in files]
+    if len(parts) == 1:
+        return parts[0]
+    common = {"data_vars": "minimal", "coords": "minimal", "compat": "override", "join": "exact",
+              "combine_attrs": "drop_conflicts"}
+    if len(concat) == 1:
+        return xr.combine_nested(parts, concat_dim=concat[0], **common)
+    return xr.combine_by_coords(parts, **common)
+
+
+def open_store(store, group: str, options: dict) -> xr.Dataset:
+    # Not loaded here: a variable whose chunks cannot be read is one difference, not a failed open.
+    return xr.open_zarr(zarr_store(store), group=group or None, zarr_format=3, consolidated=False,
+                        chunks=None, **options)
+
+
+def open_both(files, store, group, concat):
+    """(source, store dataset, options used) at the first level of OPEN_LEVELS where the sources open,
+    or raises. Levels where the sources and the store fail alike are passed; when the store then fails
+    where the sources open, it still behaved as the sources do under xarray's default decoding:
+    SameFailure. Otherwise the store's error is raised (a difference)."""
+    last, alike = None, True
+    for options in OPEN_LEVELS:
+        try:
+            source = open_sources(files, group, concat, options)
+        except Exception as e:  # noqa: BLE001 - try the next fallback
+            last = e
+            alike = alike and same_failure(e, lambda: open_store(store, group, options).load())
+            continue
+        try:
+            return source, open_store(store, group, options), options
+        except Exception as e:  # noqa: BLE001 - a difference unless the default decoding failed alike
+            if last is not None and alike:
+                raise SameFailure(f"{type(last).__name__}: {one_line(last)}") from e
+            raise
+    raise SourceError(f"the sources do not open in xarray: {type(last).__name__}: {one_line(last)}")
+
+
+def same_failure(error: Exception, open_it) -> bool:
+    try:
+        open_it()
+    except Exception as e:  # noqa: BLE001 - compared with the source's error
+        return type(e) is type(error) and str(e) == str(error)
+    return False
+
+
+class SameFailure(Exception):
+    """xarray fails on the store exactly as on the sources: no difference."""
+
+
+class SourceError(Exception):
+    """xarray cannot open the source files at all: nothing to compare."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Comparing.
+
+def show(value) -> str:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def attr_kind(value) -> str:
+    """"str", "bytes", "number" or "bool", and a shape: the parts of an attribute JSON can carry."""
+    arr = np.asarray(value)
+    if arr.dtype.kind in "US" or isinstance(value, str):
+        kind = "str"
+    elif arr.dtype.kind == "b":
+        kind = "bool"
+    elif arr.dtype.kind in "iuf":
+        kind = "number"
+    else:
+        kind = arr.dtype.kind
+    shape = "scalar" if arr.ndim == 0 else f"list of {arr.size}"
+    return f"{kind} {shape}"
+
+
+def same_attr(a, b) -> bool:
+    if attr_kind(a) != attr_kind(b):
+        return False
+    x, y = np.asarray(a), np.asarray(b)
+    if x.dtype.kind in "iufb" and y.dtype.kind in "iufb":
+        x, y = x.astype(np.float64) if x.dtype.kind == "f" else x, y.astype(np.float64) if y.dtype.kind == "f" else y
+        return x.shape == y.shape and bool(np.all((x == y) | (np.isnan(x) & np.isnan(y)) if
+                                                  x.dtype.kind == "f" and y.dtype.kind == "f" else x == y))
+    return x.shape == y.shape and bool(np.all(x == y))
+
+
+def appended_history(source, ours) -> bool:
+    """Whether `ours` is the source's history (if any) with vzarr's line(s) appended (CF 2.6.2)."""
+    if not isinstance(ours, str) or (source is not None and not isinstance(source, str)):
+        return False
+    before = source or ""
+    return ours != before and ours.startswith(before) and "vzarr" in ours[len(before):]
+
+
+def compare_attrs(where: str, source: dict, ours: dict) -> list[str]:
+    diffs = []
+    for name in sorted(set(source) | set(ours)):
+        if name in BOOKKEEPING:
+            continue
+        if name not in ours:
+            diffs.append(f"{where}: attribute {name}: missing (source {show(source[name])})")
+        elif name == "history" and appended_history(source.get(name), ours[name]):
+            diffs.append(f"{where}: attribute history: vzarr appended its line")
+        elif name not in source:
+            diffs.append(f"{where}: attribute {name}: extra {show(ours[name])}")
+        elif not same_attr(source[name], ours[name]):
+            diffs.append(f"{where}: attribute {name}: {show(ours[name])} ({attr_kind(ours[name])}) != source "
+                         f"{show(source[name])} ({attr_kind(source[name])})")
+    return diffs
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    if a.dtype.kind in "mM" and b.dtype.kind in "mM":
+        return bool(np.all((a == b) | (np.isnat(a) & np.isnat(b))))
+    if a.dtype.kind == "O" or b.dtype.kind == "O":
+        return all(x == y or (x != x and y != y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist()))
+    return bool(np.array_equal(a, b))
+
+
+def packed(var: xr.Variable) -> bool:
+    return "scale_factor" in var.encoding or "add_offset" in var.encoding
+
+
+def compare_variable(where: str, src: xr.Variable, ours: xr.Variable) -> list[str]:
+    diffs = []
+    if src.dims != ours.dims:
+        return [f"{where}: dims {ours.dims} != source {src.dims}"]
+    if src.dtype != ours.dtype:
+        why = " (packed: scale_factor/add_offset are JSON numbers, which carry no float32 type)" \
+            if packed(src) and src.dtype == np.float32 and ours.dtype == np.float64 else ""
+        diffs.append(f"{where}: dtype {ours.dtype} != source {src.dtype}{why}")
+    try:
+        a = np.asarray(ours.values)
+    except Exception as e:  # noqa: BLE001 - the store's failure is the difference
+        return diffs + [f"{where}: read: {type(e).__name__}: {one_line(e)}"] + \
+            compare_attrs(where, dict(src.attrs), dict(ours.attrs))
+    b = np.asarray(src.values)
+    if a.dtype != b.dtype and a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        a = a.astype(b.dtype)  # the dtype difference is reported above; compare what the values are
+    if not same_values(a, b):
+        diffs.append(f"{where}: values differ ({first_difference(a, b)})")
+    diffs += compare_attrs(where, dict(src.attrs), dict(ours.attrs))
+    return diffs
+
+
+def first_difference(a: np.ndarray, b: np.ndarray) -> str:
+    if a.shape != b.shape:
+        return f"shape {a.shape} != source {b.shape}"
+    try:
+        for i, (x, y) in enumerate(zip(a.ravel().tolist(), b.ravel().tolist())):
+            if not (x == y or (x != x and y != y)):
+                return f"first at flat index {i}: {show(x)} != source {show(y)}"
+    except Exception as e:  # noqa: BLE001 - a description only
+        return f"{type(e).__name__}"
+    return "types differ"
+
+
+def compare_datasets(group: str, source: xr.Dataset, ours: xr.Dataset) -> list[str]:
+    g = f"/{group}" if group else "/"
+    diffs = []
+    for name in sorted(set(source.variables) - set(ours.variables)):
+        diffs.append(f"{g}: variable {name}: missing")
+    for name in sorted(set(ours.variables) - set(source.variables)):
+        diffs.append(f"{g}: variable {name}: extra")
+    if dict(source.sizes) != dict(ours.sizes):
+        diffs.append(f"{g}: dimensions {sorted(ours.sizes.items())} != source {sorted(source.sizes.items())}")
+    for name in sorted(set(source.coords) ^ set(ours.coords)):
+        if name in source.variables and name in ours.variables:
+            side = "source" if name in source.coords else "store"
+            diffs.append(f"{g}: variable {name}: a coordinate in the {side} only")
+    for name in sorted(set(source.variables) & set(ours.variables)):
+        diffs += compare_variable(f"{g}{'/' if group else ''}{name}", source.variables[name], ours.variables[name])
+    diffs += compare_attrs(f"{g}: global", dict(source.attrs), dict(ours.attrs))
+    return diffs
+
+
+def parity(store: str, files: list[str], concat: list[str]) -> list[str]:
+    """Every difference between xarray on the source files and xarray on `store`."""
+    diffs = []
+    try:
+        groups = groups_of(files[0])
+    except Exception as e:  # noqa: BLE001 - nothing to compare with
+        return [f"/: not compared: netCDF4 cannot open the source: {type(e).__name__}: {one_line(e)}"]
+    for group in groups:
+        g = f"/{group}" if group else "/"
+        try:
+            source, ours, options = open_both(files, store, group, concat)
+        except SameFailure:
+            continue
+        except SourceError as e:
+            diffs.append(f"{g}: not compared: {e}")
+            continue
+        except Exception as e:  # noqa: BLE001 - the store's failure is the difference
+            diffs.append(f"{g}: open: {type(e).__name__}: {one_line(e).replace(str(store), 'STORE')}")
+            continue
+        diffs += compare_datasets(group, source, ours)
+    return diffs
+
+
+def one_line(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# ---------------------------------------------------------------------------------------------------
+# Expectations and the command line.
+
+def read_expected(path: str, case: str) -> dict[str, str]:
+    expected = {}
+    for line in Path(path).read_text().splitlines():
+        if line and not line.startswith("#"):
+            fields = line.split("\t")
+            if fields[0] == case:
+                expected[fields[1]] = fields[2] if len(fields) > 2 else ""
+    return expected
+
+
+def check(stores: list[str], files: list[str], concat: list[str], expected: dict[str, str],
+          label: str = "", listed_in: str = "") -> bool:
+    """Prints the differences of every store; False when one is not in `expected` or an expected one
+    no longer happens."""
+    failed = False
+    prefix = f"{label}: " if label else ""
+    for store in stores:
+        diffs = parity(store, files, concat)
+        kind = store_kind(store)
+        unexpected = [d for d in diffs if d not in expected]
+        stale = [d for d in expected if d not in diffs]
+        for d in diffs:
+            note = f"  # {expected[d]}" if expected.get(d) else ""
+            print(f"{'DIFF' if d in unexpected else 'known'} {prefix}{kind} {d}{note}")
+        for d in stale:
+            print(f"STALE {prefix}{kind} {d}: listed in {listed_in} but no longer happens")
+        failed |= bool(unexpected or stale)
+        status = "ok" if not diffs else f"{len(diffs)} differences ({len(diffs) - len(unexpected)} expected)"
+        print(f"{prefix}{kind} {store}: {status}")
+    return not failed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("store", nargs="?", help="kerchunk JSON file or materialized Zarr v3 directory")
+    parser.add_argument("files", nargs="*", help="the source files, in scan order")
+    parser.add_argument("--store", action="append", default=[], dest="stores", help="another store to check")
+    parser.add_argument("--concat", action="append", default=[], help="concatenation dimension (repeatable)")
+    parser.add_argument("--expected", help="TSV of expected differences (CASE, difference, reason)")
+    parser.add_argument("--case", help="this case's name in --expected")
+    parser.add_argument("--json", action="store_true", help="print {store: [differences]} as JSON only")
+    parser.add_argument("--probe", action="store_true",
+                        help="only open FILES with xarray (every group); exit 0 when they open or fail cleanly")
+    parser.add_argument("--batch", help="JSON list of cases {case, stores, files, concat}, checked against "
+                                        "--expected in one run (the test suite's form)")
+    args = parser.parse_args()
+    if args.case and not args.expected:
+        parser.error("--case needs --expected")
+    if args.probe and args.store:
+        args.files.insert(0, args.store)
+    elif not args.batch and (not args.store or not args.files):
+        parser.error("STORE and FILES are required (or --batch)")
+    warnings.simplefilter("ignore")
+    import zarr
+    zarr.config.set({"array.rectilinear_chunks": True})
+    if args.probe:  # does opening the sources alone crash the interpreter (libnetcdf on odd files)?
+        for group in groups_of(args.files[0]):
+            for options in OPEN_LEVELS:
+                try:
+                    open_sources(args.files, group, args.concat, options)
+                    break
+                except Exception:  # noqa: BLE001 - only a crash matters here
+                    continue
+        return 0
+    if args.batch:
+        ok = True
+        for case in json.loads(Path(args.batch).read_text()):
+            expected = read_expected(args.expected, case["case"]) if args.expected else {}
+            ok &= check(case["stores"], case["files"], case.get("concat", []), expected, case["case"], args.expected)
+        print("parity: all cases as expected" if ok else "parity: FAILED")
+        return 0 if ok else 1
+    stores = [args.store, *args.stores]
+    if args.json:
+        print(json.dumps({s: parity(s, args.files, args.concat) for s in stores}))
+        return 0
+    expected = read_expected(args.expected, args.case) if args.expected and args.case else {}
+    return 0 if check(stores, args.files, args.concat, expected, listed_in=args.expected or "") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
