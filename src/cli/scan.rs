@@ -11,7 +11,7 @@ use super::progress::bar;
 use super::Outcome;
 use vzarr::combine::{combine, natural_cmp, CombineOptions};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{KerchunkWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, WriteOptions, Writer};
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
@@ -54,19 +54,20 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         };
         combine(scanned, &options)?
     };
+    if args.format == ScanFormat::Icechunk {
+        return scan_to_icechunk(&args, &dataset, &remote, &runtime);
+    }
+    if args.branch.is_some() || args.message.is_some() {
+        bail!("--branch and --message apply to --format icechunk only");
+    }
     let writer: Box<dyn Writer> = match args.format {
-        ScanFormat::Native => Box::new(NativeWriter),
+        ScanFormat::Native | ScanFormat::Icechunk => Box::new(NativeWriter),
         ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: args.url_prefix.clone() }),
     };
     let info = writer
         .write(&dataset, &args.output, &WriteOptions { overwrite: args.overwrite })
         .with_context(|| format!("writing {}", args.output.display()))?;
-    for warning in &dataset.warnings {
-        eprintln!("warning: {warning}");
-    }
-    for gap in &dataset.provenance.gaps {
-        eprintln!("note: gap: {gap}");
-    }
+    print_notes(&dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
     let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
@@ -78,6 +79,46 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         info.sources
     );
     Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+/// `scan --format icechunk`: one new snapshot of the repository at `--output`.
+fn scan_to_icechunk(
+    args: &ScanArgs,
+    dataset: &vzarr::VirtualDataset,
+    remote: &vzarr::source::RemoteOptions,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<Outcome> {
+    let repo = args.output.to_string_lossy().into_owned();
+    let options = IcechunkOptions {
+        branch: args.branch.clone().unwrap_or_else(|| "main".into()),
+        message: args.message.clone(),
+        commit_to_existing: args.branch.is_some() || args.message.is_some() || args.overwrite,
+        remote: remote.clone(),
+        ..IcechunkOptions::default()
+    };
+    let info = runtime.block_on(write_icechunk(dataset, &repo, &options))?;
+    print_notes(dataset);
+    let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
+    let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
+    outln!(
+        "{repo}: {} snapshot {} on branch {}: {} arrays from {} file(s): {refs} virtual references, {owned} store-owned chunks",
+        if info.created { "new repository," } else { "new" },
+        info.snapshot,
+        info.branch,
+        info.arrays.len(),
+        info.sources
+    );
+    outln!("virtual chunk containers to authorize when reading: {}", info.containers.join(" "));
+    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+fn print_notes(dataset: &vzarr::VirtualDataset) {
+    for warning in &dataset.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for gap in &dataset.provenance.gaps {
+        eprintln!("note: gap: {gap}");
+    }
 }
 
 fn history_line(files: usize, dim: &str) -> String {
