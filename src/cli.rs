@@ -12,6 +12,7 @@ pub(crate) mod args;
 mod export;
 mod info;
 mod materialize;
+mod open;
 mod progress;
 mod read;
 mod scan;

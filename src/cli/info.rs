@@ -8,7 +8,8 @@ use vzarr::grid::ChunkDim;
 use vzarr::read::Store;
 
 pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let opened = super::open::open_store(&args.store).await?;
+    let store = opened.store.clone();
     let info = store.info();
     let mut arrays = Vec::new();
     for summary in &info.arrays {

@@ -8,11 +8,12 @@ use anyhow::Context;
 use super::args::ReadArgs;
 use super::Outcome;
 use vzarr::grid::Selection;
-use vzarr::read::{ReadOptions, Store};
+use vzarr::read::ReadOptions;
 use vzarr::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store).await?;
+    let opened = super::open::open_store(&args.store).await?;
+    let store = opened.store.clone();
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;

@@ -14,12 +14,15 @@
 //! - in the repository config, one virtual chunk container per source directory: a reader
 //!   authorizes those prefixes (`authorize_virtual_chunk_access`) and nothing else.
 //!
+//! [`read_icechunk`] turns a branch back into a [`VirtualDataset`] (for `read`, `info`, `verify`).
+//!
 //! [`write_icechunk`] is the whole job and the unit `vzarr append` reuses: plan the combined dataset,
 //! then commit it. The snapshot replaces the branch's whole content (nodes absent from the dataset
 //! are gone from it; history keeps them). Writes are atomic and memory stays bounded: see
 //! `icechunk/write`.
 
 mod location;
+mod read;
 mod write;
 
 use std::path::PathBuf;
@@ -29,6 +32,10 @@ use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
 
 pub use location::looks_like_repository;
+pub use read::{read_icechunk, MAX_SPARSE_FACTOR};
+
+/// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
+pub const SUMMARY_PROPERTY: &str = "vzarr";
 
 /// Default number of chunks committed per round ([`IcechunkOptions::batch_chunks`]).
 pub const DEFAULT_BATCH_CHUNKS: u64 = 1 << 20;

@@ -24,11 +24,12 @@ use vzarr::store::{write_icechunk, IcechunkOptions};
 /// Python checks are not required.
 fn icechunk_python() -> Option<PathBuf> {
     let python = python()?;
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import icechunk"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(ok || !python_required(), "VZARR_REQUIRE_PYTHON=1 but icechunk is not installed: run tests/python/setup.sh");
+    let ok =
+        std::process::Command::new(&python).args(["-c", "import icechunk"]).output().is_ok_and(|o| o.status.success());
+    assert!(
+        ok || !python_required(),
+        "VZARR_REQUIRE_PYTHON=1 but icechunk is not installed: run tests/python/setup.sh"
+    );
     if !ok {
         eprintln!("notice: no icechunk in {} (run tests/python/setup.sh); skipping", python.display());
     }
@@ -104,8 +105,11 @@ fn python_reads_icechunk_repositories_with_netcdf4_values() {
 fn python_reads_the_sample_archive_from_icechunk() {
     let Some(python) = icechunk_python() else { return };
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
-    let mut sources: Vec<PathBuf> =
-        crate::common::dir_entries(&sample).iter().map(|n| sample.join(n)).filter(|p| p.extension().is_some_and(|e| e == "nc")).collect();
+    let mut sources: Vec<PathBuf> = crate::common::dir_entries(&sample)
+        .iter()
+        .map(|n| sample.join(n))
+        .filter(|p| p.extension().is_some_and(|e| e == "nc"))
+        .collect();
     sources.sort();
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("sample.icechunk");
@@ -168,4 +172,30 @@ fn a_directory_that_is_not_a_repository_is_refused() {
     assert!(run.stderr.contains("exists and is not an Icechunk repository"), "{}", run.stderr);
     assert_eq!(std::fs::read(target.join("keep.txt")).unwrap(), b"user data");
     assert_eq!(crate::common::dir_entries(&target), ["keep.txt"]);
+}
+
+/// `read`, `info` and `verify` take the repository as the store: `verify` compares every value with
+/// libnetcdf, `read` of a whole variable equals the files' values concatenated, `info` says what the
+/// native store says; a source modified after the commit is refused in one line.
+#[test]
+fn read_info_and_verify_open_icechunk_repositories() {
+    let archive = Archive::new(&files_with_chunk(10, true));
+    let repo = archive.path("repo.icechunk");
+    scan_icechunk(&archive.sources, &repo, &[], 0);
+    let verified = cli_expect(&["verify", &s(&repo)], 0);
+    assert!(verified.stdout.contains("ok   tas:"), "{}", verified.stdout);
+    assert!(verified.stdout.contains(": 0 failed"), "{}", verified.stdout);
+    let npy = archive.path("tas.npy");
+    cli_expect(&["read", &s(&repo), "tas", "-o", &s(&npy)], 0);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    crate::interop::assert_same("read tas from icechunk", &ours.data, &crate::interop::oracle(&archive.sources, "tas"));
+    let native_info = cli_expect(&["info", &s(&archive.store), "--json"], 0).stdout;
+    let ice_info = cli_expect(&["info", &s(&repo), "--json"], 0).stdout;
+    let strip = |text: &str, store: &Path| text.replace(&s(store), "STORE");
+    assert_eq!(strip(&ice_info, &repo), strip(&native_info, &archive.store));
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&archive.sources[1]).unwrap().set_modified(later).unwrap();
+    let refused = cli_expect(&["read", &s(&repo), "tas", "-o", &s(archive.path("again.npy"))], 1);
+    assert!(refused.stderr.contains("modified after the repository was written"), "{}", refused.stderr);
+    assert!(refused.stderr.contains(&s(archive.sources[1].file_name().unwrap())), "{}", refused.stderr);
 }

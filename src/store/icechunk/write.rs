@@ -30,12 +30,13 @@ use tokio::sync::RwLock;
 use super::location::{
     checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
 };
+use super::SUMMARY_PROPERTY;
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{group_json, Attributes};
 use crate::store::layout::check_node_path;
-use crate::store::{chunk_key, node_key, ArrayInfo};
+use crate::store::{chunk_key, node_key, ArrayInfo, StoreInfo, STORE_FORMAT_VERSION};
 
 /// References handed to Icechunk per call (bounds the temporary vector).
 const REFS_PER_CALL: usize = 1 << 16;
@@ -296,13 +297,33 @@ async fn commit_rounds(
         }
         drop(store);
         let mut session = session.write().await;
-        let commit = session.commit(message).allow_empty(true);
+        let commit = session.commit(message).allow_empty(true).properties(properties(dataset));
         let commit = if number == 0 { commit } else { commit.amend() };
         let id =
             commit.execute().await.map_err(|e| failed(format!("committing round {}", number + 1), e.to_string()))?;
         snapshot = Some(id);
     }
     snapshot.ok_or_else(|| failed("committing".into(), "nothing to commit".into()))
+}
+
+/// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
+/// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
+fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
+    let info = StoreInfo {
+        format: "vzarr".into(),
+        format_version: STORE_FORMAT_VERSION,
+        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
+        sources: dataset.sources.len() as u64,
+        groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
+        arrays: dataset.arrays.iter().map(array_info).collect(),
+        provenance: dataset.provenance.clone(),
+        warnings: dataset.warnings.clone(),
+    };
+    let mut properties = icechunk::format::snapshot::SnapshotProperties::new();
+    if let Ok(value) = serde_json::to_value(&info) {
+        properties.insert(SUMMARY_PROPERTY.into(), value);
+    }
+    properties
 }
 
 /// Moves `branch` from `base` to `snapshot` (or creates it at `snapshot`).
