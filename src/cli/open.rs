@@ -1,5 +1,5 @@
 //! Opening the store `read`, `info` and `verify` name: a native store, or an Icechunk repository
-//! (a local directory holding one; its `main` branch).
+//! (a local directory or an `s3://` URL holding one; its `main` branch).
 //!
 //! An Icechunk repository is read into a [`vzarr::VirtualDataset`] (`store/icechunk/read`: sources
 //! checked against the references' checksums) and written as a native store in a private temporary
@@ -27,12 +27,20 @@ impl Drop for Temporary {
     }
 }
 
-/// Opens `location` (see the module docs).
+/// Opens `location` (see the module docs). A URL is opened as a native store, else (when that fails)
+/// as an Icechunk repository; the native store's error is reported when neither opens.
 pub(crate) async fn open_store(location: &str) -> anyhow::Result<Opened> {
-    if vzarr::source::is_url(location) || !looks_like_repository(Path::new(location)) {
+    let remote = vzarr::source::RemoteOptions::default();
+    let dataset = if vzarr::source::is_url(location) {
+        match Store::open(location).await {
+            Ok(store) => return Ok(Opened { store, _temporary: None }),
+            Err(native) => read_icechunk(location, "main", &remote).await.map_err(|_| native)?,
+        }
+    } else if looks_like_repository(Path::new(location)) {
+        read_icechunk(location, "main", &remote).await?
+    } else {
         return Ok(Opened { store: Store::open(location).await?, _temporary: None });
-    }
-    let dataset = read_icechunk(location, "main", &vzarr::source::RemoteOptions::default()).await?;
+    };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
     std::fs::create_dir(&dir)?;
