@@ -199,3 +199,27 @@ fn read_info_and_verify_open_icechunk_repositories() {
     assert!(refused.stderr.contains("modified after the repository was written"), "{}", refused.stderr);
     assert!(refused.stderr.contains(&s(archive.sources[1].file_name().unwrap())), "{}", refused.stderr);
 }
+
+/// A write that fails after the repository was created (Icechunk refuses a zero-length reference)
+/// leaves nothing: no repository directory, one error naming the array.
+#[test]
+fn a_failed_write_to_a_new_repository_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = files_with_chunk(10, false);
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| files.iter().map(|f| crate::common::archives::write_series_file(dir.path(), f)).collect());
+    let combine_options = CombineOptions { dims: vec![ConcatDim::existing("time")], ..CombineOptions::default() };
+    let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
+    let mut dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
+    let tas = dataset.arrays.iter_mut().find(|a| a.path == "tas").unwrap();
+    let entry =
+        tas.chunks.entries.iter_mut().find(|e| matches!(e, vzarr::manifest::ChunkEntry::Source { .. })).unwrap();
+    if let vzarr::manifest::ChunkEntry::Source { length, .. } = entry {
+        *length = 0;
+    }
+    let repo = dir.path().join("broken.icechunk");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let error = runtime.block_on(write_icechunk(&dataset, &s(&repo), &IcechunkOptions::default())).unwrap_err();
+    assert!(error.to_string().contains(": tas: "), "{error}");
+    assert!(!repo.exists(), "the new repository is removed");
+}

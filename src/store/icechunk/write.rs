@@ -62,7 +62,39 @@ pub(super) async fn write(
 ) -> Result<IcechunkInfo, IcechunkError> {
     check_nodes(dataset, repo)?;
     let (sources, prefixes) = sources(dataset)?;
+    // A local directory this call creates is removed again when the write fails: no half-made
+    // repository is left behind (an existing one only ever gains unreferenced objects).
+    let fresh = local_path(repo).filter(|p| p.read_dir().map_or(true, |mut d| d.next().is_none()));
+    let existed = fresh.as_ref().is_some_and(|p| p.is_dir());
     let (repository, created) = open_or_create(repo, options, &prefixes).await?;
+    let result = commit(dataset, repo, options, &repository, created, &sources, prefixes).await;
+    if let (Err(_), true, Some(path)) = (&result, created, fresh) {
+        remove_new_repository(&path, existed);
+    }
+    result
+}
+
+/// Removes what a failed write created at `path`: the directory, or only its contents when it
+/// existed (empty) before.
+fn remove_new_repository(path: &std::path::Path, existed: bool) {
+    if !existed {
+        let _ = std::fs::remove_dir_all(path);
+        return;
+    }
+    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
+    }
+}
+
+async fn commit(
+    dataset: &VirtualDataset,
+    repo: &str,
+    options: &IcechunkOptions,
+    repository: &Repository,
+    created: bool,
+    sources: &Sources,
+    prefixes: Vec<String>,
+) -> Result<IcechunkInfo, IcechunkError> {
     let failed = |what: &str| {
         let repo = repo.to_string();
         let what = what.to_string();
@@ -88,7 +120,7 @@ pub(super) async fn write(
     let temporary = temporary_branch();
     writer.create_branch(&temporary, &base).await.map_err(failed("creating a temporary branch"))?;
     let message = options.message.clone().unwrap_or_else(|| default_message(dataset));
-    let committed = commit_rounds(&writer, &temporary, dataset, &sources, &rounds, &message, repo).await;
+    let committed = commit_rounds(&writer, &temporary, dataset, sources, &rounds, &message, repo).await;
     let moved = match committed {
         Ok(snapshot) => {
             move_branch(&writer, &options.branch, target_exists, &snapshot, &base, repo).await.map(|()| snapshot)
