@@ -187,7 +187,8 @@ mod tests {
         };
         assert_eq!(secs(checksum(&file(Some(5_000_000_000)))), Some(5));
         assert_eq!(secs(checksum(&file(Some(5_000_000_001)))), Some(6));
-        assert_eq!(secs(checksum(&file(Some(-1)))), None);
+        assert_eq!(secs(checksum(&file(Some(-1)))), Some(0));
+        assert_eq!(secs(checksum(&file(Some(-2_000_000_000)))), None);
         assert_eq!(secs(checksum(&file(None))), None);
     }
 }
