@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use icechunk::config::ManifestSplittingConfig;
+use icechunk::config::{CachingConfig, ManifestSplittingConfig};
 use icechunk::config::{ManifestConfig, ManifestSplitCondition, ManifestSplitDim, ManifestSplitDimCondition};
 use icechunk::format::manifest::VirtualChunkLocation;
 use icechunk::format::manifest::VirtualChunkRef;
@@ -113,10 +113,13 @@ async fn commit(
     let base_branch = if target_exists { options.branch.as_str() } else { "main" };
     let base = repository.lookup_branch(base_branch).await.map_err(failed("looking up the branch"))?;
     let rounds = plan_rounds(dataset, options.batch_chunks.max(1));
-    let writer = repository
-        .reopen(Some(split_config(dataset, options.batch_chunks.max(1))), None)
+    // A second handle for writing, whose config (manifest splits, a chunk-reference cache of one
+    // round instead of Icechunk's 15 million) is layered on the persisted one and never saved.
+    let writer = Repository::open(Arc::clone(repository.storage()))
+        .config(write_config(dataset, options.batch_chunks.max(1)))
+        .execute()
         .await
-        .map_err(failed("configuring manifest splits"))?;
+        .map_err(failed("opening the repository for writing"))?;
     let temporary = temporary_branch();
     writer.create_branch(&temporary, &base).await.map_err(failed("creating a temporary branch"))?;
     let message = options.message.clone().unwrap_or_else(|| default_message(dataset));
@@ -242,9 +245,10 @@ async fn open_or_create(
     Ok((repository, false))
 }
 
-/// Manifest splits for the arrays with more chunks than a round: runs of whole rows along the first
-/// axis, at most a round each (one row when a row alone exceeds it).
-fn split_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
+/// The writing handle's config: manifest splits for the arrays with more chunks than a round (runs of
+/// whole rows along the first axis, at most a round each; one row when a row alone exceeds it), and
+/// a cache of at most one round of chunk references (the manifests written are not read again).
+fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
     let mut rules = Vec::new();
     for array in &dataset.arrays {
         let grid = &array.metadata.chunk_grid;
@@ -266,8 +270,10 @@ fn split_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
         vec![ManifestSplitDim { condition: ManifestSplitDimCondition::Any, num_chunks: u32::MAX }],
     ));
     let splitting = ManifestSplittingConfig { split_sizes: Some(rules) };
+    let caching = CachingConfig { num_chunk_refs: Some(batch), ..CachingConfig::default() };
     RepositoryConfig {
         manifest: Some(ManifestConfig { splitting: Some(splitting), ..ManifestConfig::default() }),
+        caching: Some(caching),
         ..RepositoryConfig::default()
     }
 }
