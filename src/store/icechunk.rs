@@ -18,8 +18,8 @@
 //!
 //! [`write_icechunk`] is the whole job and the unit `vzarr append` reuses: plan the combined dataset,
 //! then commit it. The snapshot replaces the branch's whole content (nodes absent from the dataset
-//! are gone from it; history keeps them). Writes are atomic and memory stays bounded: see
-//! `icechunk/write`.
+//! are gone from it; history keeps them). Writes are atomic and the change set is bounded (the transaction
+//! log is not yet): see `icechunk/write`.
 
 mod location;
 mod read;
