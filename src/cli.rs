@@ -15,6 +15,7 @@ mod glob_walk;
 mod info;
 mod materialize;
 mod merge;
+mod open;
 mod output;
 mod progress;
 mod read;

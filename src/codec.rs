@@ -410,7 +410,7 @@ impl CodecChain {
     /// Whether element bytes of `element_size` must be byte-swapped between the stored and the
     /// native order.
     fn needs_swap(&self, element_size: usize, len: usize) -> Result<bool, CodecError> {
-        if element_size == 0 || len % element_size != 0 {
+        if element_size == 0 || !len.is_multiple_of(element_size) {
             return Err(CodecError::ElementSize { element_size, len });
         }
         if element_size == 1 {

@@ -4,11 +4,14 @@
 //! directory: a valid Zarr v3 hierarchy whose arrays carry a binary chunk manifest instead of chunk
 //! files. Its file names and the `vzarr.json` summary live in `store/layout`, shared with the reader.
 //!
+//! `store/icechunk` commits a dataset to an Icechunk repository ([`write_icechunk`]).
+//!
 //! Exports for other readers: `store/kerchunk` (kerchunk reference JSON, also a [`Writer`]) and
 //! `store/materialize` (a real Zarr v3 directory store with the chunk bytes copied, optionally packed
 //! into `sharding_indexed` shards), sharing `store/export`.
 
 mod export;
+mod icechunk;
 mod kerchunk;
 mod layout;
 mod materialize;
@@ -16,6 +19,10 @@ mod native;
 mod publish;
 
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
+pub use icechunk::{
+    looks_like_repository, read_icechunk, write_icechunk, IcechunkError, IcechunkInfo, IcechunkOptions,
+    DEFAULT_BATCH_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
+};
 pub use kerchunk::{
     export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlPrefix,
     KERCHUNK_VERSION,

@@ -13,6 +13,7 @@ mod common;
 mod concat;
 mod hostile;
 mod hygiene;
+mod icechunk_repo;
 mod interop;
 mod native_hdf5;
 mod netcdf3;

@@ -90,6 +90,9 @@ pub(crate) enum ScanFormat {
     Native,
     /// kerchunk reference JSON (one file), as `vzarr export --kerchunk` writes.
     KerchunkJson,
+    /// An Icechunk repository (a directory or an s3:// URL): created, or given a new snapshot with
+    /// --branch / --message.
+    Icechunk,
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +158,13 @@ pub(crate) struct ScanArgs {
     /// Scan every input into a store even inside a job-array task.
     #[arg(long)]
     pub(crate) no_shard: bool,
+    /// With --format icechunk: the branch to commit to (default `main`); an existing repository
+    /// gets a new snapshot on it.
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
+    /// With --format icechunk: the commit message; an existing repository gets a new snapshot.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -170,6 +170,9 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
         url_prefix: &args.url_prefix,
         skip_unsupported: header.scan.skip_unsupported,
         max_slab_bytes: header.scan.max_slab_bytes,
+        branch: None,
+        message: None,
+        remote,
     };
     combine_and_write(scanned, scanned_len(header.inputs), &out)
 }

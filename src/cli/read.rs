@@ -10,11 +10,12 @@ use super::args::ReadArgs;
 use super::output::Target;
 use super::Outcome;
 use vzarr::grid::Selection;
-use vzarr::read::{ReadOptions, Store};
+use vzarr::read::ReadOptions;
 use vzarr::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let opened = super::open::open_store(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let store = opened.store.clone();
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;

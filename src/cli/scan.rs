@@ -11,7 +11,7 @@ use super::progress::bar;
 use super::Outcome;
 use vzarr::combine::{combine, natural_cmp, CombineOptions, ConcatDim};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{KerchunkWriter, NativeWriter, UrlPrefix, WriteOptions, Writer};
+use vzarr::store::{write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, UrlPrefix, WriteOptions, Writer};
 use vzarr::VirtualDataset;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
@@ -60,6 +60,11 @@ pub(crate) struct Output<'a> {
     /// The scan options recorded in the store (for `append`).
     pub(crate) skip_unsupported: bool,
     pub(crate) max_slab_bytes: u64,
+    /// Icechunk output: the branch and commit message (`None`: a new repository's `main`).
+    pub(crate) branch: Option<&'a str>,
+    pub(crate) message: Option<&'a str>,
+    /// How an object-store output (an Icechunk repository on S3) is reached.
+    pub(crate) remote: vzarr::source::RemoteOptions,
 }
 
 impl<'a> From<&'a ScanArgs> for Output<'a> {
@@ -75,6 +80,9 @@ impl<'a> From<&'a ScanArgs> for Output<'a> {
             url_prefix: &args.url_prefix,
             skip_unsupported: args.skip_unsupported,
             max_slab_bytes: args.max_slab_mib << 20,
+            branch: args.branch.as_deref(),
+            message: args.message.as_deref(),
+            remote: args.remote.options(),
         }
     }
 }
@@ -103,20 +111,21 @@ pub(crate) fn combine_and_write(
         }
         dataset
     };
+    if out.format == ScanFormat::Icechunk {
+        return scan_to_icechunk(out, &dataset);
+    }
+    if out.branch.is_some() || out.message.is_some() {
+        bail!("--branch and --message apply to --format icechunk only");
+    }
     let writer: Box<dyn Writer> = match out.format {
-        ScanFormat::Native => Box::new(NativeWriter),
+        ScanFormat::Native | ScanFormat::Icechunk => Box::new(NativeWriter),
         ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: out.url_prefix.to_vec() }),
     };
     let info = writer
         .write(&dataset, out.path, &WriteOptions { overwrite: out.overwrite })
         .with_context(|| format!("writing {}", out.path.display()))?;
     super::trust::trust_written(&info.source_containers);
-    for warning in &dataset.warnings {
-        eprintln!("warning: {warning}");
-    }
-    for gap in &dataset.provenance.gaps {
-        eprintln!("note: gap: {gap}");
-    }
+    print_notes(&dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
     let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
@@ -128,6 +137,42 @@ pub(crate) fn combine_and_write(
         info.sources
     );
     Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+/// `--format icechunk`: one new snapshot of the repository at `--output`.
+fn scan_to_icechunk(out: &Output<'_>, dataset: &VirtualDataset) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let repo = out.path.to_string_lossy().into_owned();
+    let options = IcechunkOptions {
+        branch: out.branch.unwrap_or("main").to_string(),
+        message: out.message.map(str::to_string),
+        commit_to_existing: out.branch.is_some() || out.message.is_some() || out.overwrite,
+        remote: out.remote.clone(),
+        ..IcechunkOptions::default()
+    };
+    let info = runtime.block_on(write_icechunk(dataset, &repo, &options))?;
+    print_notes(dataset);
+    let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
+    let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
+    outln!(
+        "{repo}: {} snapshot {} on branch {}: {} arrays from {} file(s): {refs} virtual references, {owned} store-owned chunks",
+        if info.created { "new repository," } else { "new" },
+        info.snapshot,
+        info.branch,
+        info.arrays.len(),
+        info.sources
+    );
+    outln!("virtual chunk containers to authorize when reading: {}", info.containers.join(" "));
+    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+fn print_notes(dataset: &VirtualDataset) {
+    for warning in &dataset.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for gap in &dataset.provenance.gaps {
+        eprintln!("note: gap: {gap}");
+    }
 }
 
 /// The root `history` line. Its time is `SOURCE_DATE_EPOCH` when set (reproducible outputs: a merged

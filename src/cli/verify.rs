@@ -4,11 +4,12 @@
 use super::args::VerifyArgs;
 use super::progress::bar;
 use super::Outcome;
-use vzarr::read::{ReadOptions, Store};
+use vzarr::read::ReadOptions;
 use vzarr::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let opened = super::open::open_store(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let store = opened.store.clone();
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {
         progress.set_length(total);

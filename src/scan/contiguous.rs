@@ -55,7 +55,7 @@ fn slab_edges(rows: u64, row_bytes: u64, max_slab_bytes: u64) -> Vec<u64> {
         return Vec::new();
     }
     let height = (max_slab_bytes / row_bytes.max(1)).clamp(1, rows);
-    let divisor = (height.div_ceil(2)..=height).rev().find(|d| rows % d == 0);
+    let divisor = (height.div_ceil(2)..=height).rev().find(|d| rows.is_multiple_of(*d));
     match divisor {
         Some(d) => vec![d; (rows / d) as usize],
         None => {

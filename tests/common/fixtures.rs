@@ -428,7 +428,7 @@ pub fn write_masked_chunks(dir: &Path) -> PathBuf {
                     .flat_map(|y| (x0..x0 + cx).map(move |x| (y * 1000 + x) as i32 * 7 - 3000))
                     .flat_map(i32::to_le_bytes)
                     .collect();
-                let mask = if k % 2 == 0 { 0 } else { 0b10 };
+                let mask = if k.is_multiple_of(2) { 0 } else { 0b10 };
                 let stored = if mask == 0 { both.encode(&raw, 4) } else { only_shuffle.encode(&raw, 4) }.unwrap();
                 let offset = [y0 as u64, x0 as u64];
                 // SAFETY: the dataset id is open; offset and stored outlive the call.

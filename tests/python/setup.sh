@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the Python environment of the cross-implementation check (tests/python/check_interop.py):
-# a venv at target/pyenv with pinned zarr-python 3, numcodecs, fsspec, xarray and netCDF4.
+# a venv at target/pyenv with pinned zarr-python 3, numcodecs, fsspec, xarray, netCDF4 and icechunk.
 #
 #   tests/python/setup.sh            create or update target/pyenv
 #   VZARR_PYTHON=/path/to/python3.12 tests/python/setup.sh   use that interpreter for the venv
@@ -23,6 +23,9 @@ PINS=(
   "h5py==3.16.0"
   "moto[server]==5.1.18"
   "s3fs==2026.9.0"
+  # Reads the repositories of `scan --format icechunk` (tests/python/check_icechunk.py); 2.3.0 is the
+  # Python release of the Rust crate 2.3.x vzarr writes with (format spec v2).
+  "icechunk==2.3.0"
 )
 
 pick_python() {
@@ -48,6 +51,6 @@ if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PI
   echo "tests/python/setup.sh: pip could not install ${PINS[*]} (no network access to PyPI?)" >&2
   exit 1
 fi
-"$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy, h5py
-print("zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "fsspec", fsspec.__version__,
+"$VENV/bin/python" -c 'import zarr, numcodecs, fsspec, xarray, netCDF4, numpy, h5py, icechunk
+print("icechunk", icechunk.__version__, "zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "fsspec", fsspec.__version__,
       "xarray", xarray.__version__, "netCDF4", netCDF4.__version__, "numpy", numpy.__version__)'

@@ -202,3 +202,40 @@ fn stores_on_s3_are_read_in_place() {
     assert_eq!(materialized.code, 0, "{}", materialized.stderr);
     crate::interop::assert_zarrs_reads_exactly(&copy, &local, &["tas", "time"]);
 }
+
+/// Sources and the Icechunk repository both on S3: `scan --format icechunk -o s3://...` commits, and
+/// `read` of the repository URL equals libnetcdf's reads of the files.
+#[test]
+fn icechunk_repository_on_s3_over_s3_sources() {
+    let Some(server) = S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 Icechunk test not run");
+        return;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc"];
+    let local: Vec<std::path::PathBuf> = months.iter().map(|m| root.join(m)).collect();
+    let objects: Vec<(&str, &std::path::Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
+    server.upload("archive", &objects);
+    server.upload("repos", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("tas.npy");
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
+        crate::common::run(command)
+    };
+    let repo = "s3://repos/tas.icechunk";
+    let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    assert!(scan.stdout.contains("s3://archive/"), "the container prefix is printed: {}", scan.stdout);
+    let read = run(&["read", repo, "tas", "-o", &npy.display().to_string()]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(ours.data == theirs, "tas from the S3 repository equals libnetcdf's reads of the files");
+    let again = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
+    assert_eq!(again.code, 1, "{}", again.stdout);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+}

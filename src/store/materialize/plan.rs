@@ -246,7 +246,7 @@ fn whole_chunks(extent: u64, chunk: u64) -> u64 {
 /// A regular outer dimension of shards of `size` (a positive multiple of `chunk`).
 fn regular(extent: u64, size: u64, chunk: u64, dim: impl FnOnce() -> String) -> Result<ChunkDim, Unshardable> {
     match ChunkDim::regular(extent, size) {
-        Ok(d) if size % chunk == 0 => Ok(d),
+        Ok(d) if size.is_multiple_of(chunk) => Ok(d),
         _ => Err(Unshardable::NotMultiple { dim: dim(), shard: size, chunk }),
     }
 }

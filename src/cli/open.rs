@@ -1,0 +1,53 @@
+//! Opening the store `read`, `info` and `verify` name: a native store, or an Icechunk repository
+//! (a local directory or an `s3://` URL holding one; its `main` branch).
+//!
+//! An Icechunk repository is read into a [`vzarr::VirtualDataset`] (`store/icechunk/read`: sources
+//! checked against the references' checksums) and written as a native store in a private temporary
+//! directory, removed when the command ends; the usual reader then serves it, so reads, `info` and
+//! `verify` (with the provenance vzarr kept in the snapshot) behave exactly as on a native store.
+
+use std::path::{Path, PathBuf};
+
+use vzarr::read::Store;
+use vzarr::store::{looks_like_repository, read_icechunk, NativeWriter, WriteOptions, Writer};
+use vzarr::trust::Authorization;
+
+/// An opened store, and the temporary native copy of an Icechunk repository's metadata (if any),
+/// removed on drop (after the store, which is dropped first).
+pub(crate) struct Opened {
+    pub(crate) store: Store,
+    _temporary: Option<Temporary>,
+}
+
+/// A directory removed on drop.
+struct Temporary(PathBuf);
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Opens `location` (see the module docs). A URL is opened as a native store, else (when that fails)
+/// as an Icechunk repository; the native store's error is reported when neither opens.
+pub(crate) async fn open_store(location: &str, authorization: &Authorization) -> anyhow::Result<Opened> {
+    let remote = vzarr::source::remote_defaults();
+    let dataset = if vzarr::source::is_url(location) {
+        match Store::open(location, authorization).await {
+            Ok(store) => return Ok(Opened { store, _temporary: None }),
+            Err(native) => read_icechunk(location, "main", &remote).await.map_err(|_| native)?,
+        }
+    } else if looks_like_repository(Path::new(location)) {
+        read_icechunk(location, "main", &remote).await?
+    } else {
+        return Ok(Opened { store: Store::open(location, authorization).await?, _temporary: None });
+    };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&dir)?;
+    let temporary = Temporary(dir);
+    let native = temporary.0.join("view.vzarr");
+    NativeWriter.write(&dataset, &native, &WriteOptions::default())?;
+    let store = Store::open(&native.display().to_string(), authorization).await?;
+    Ok(Opened { store, _temporary: Some(temporary) })
+}

@@ -1,0 +1,194 @@
+//! Where things are, in Icechunk's terms: the repository's storage, each source file's virtual chunk
+//! location (a URL), the virtual chunk containers covering them, and the checksum that makes Icechunk
+//! refuse a source changed since the scan.
+//!
+//! - A local source `/data/a b.nc` is the URL `file:///data/a%20b.nc` (Icechunk parses `file://`
+//!   locations as URLs, so the path is percent-encoded); URLs are kept as given.
+//! - Containers: one per source directory (`file:///data/`, `s3://bucket/cmip/`), dropping those
+//!   inside another one, so a reader authorizes exactly the prefixes the sources live under.
+//! - Checksum: [`Checksum::LastModified`] in whole seconds, rounded up. Icechunk asks the store for
+//!   the bytes "if unmodified since" that second; rounding down would refuse a file modified at
+//!   `12:00:00.5` that never changed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use icechunk::config::{HttpConfig, S3Options};
+use icechunk::format::manifest::{Checksum, SecondsSinceEpoch};
+use icechunk::virtual_chunks::VirtualChunkContainer;
+use icechunk::{ObjectStoreConfig, Storage};
+
+use super::IcechunkError;
+use crate::manifest::SourceFile;
+use crate::source::{is_url, RemoteOptions};
+
+/// The virtual chunk URL of a source location (an absolute local path or a URL).
+///
+/// # Errors
+/// [`IcechunkError::Location`] for a relative local path.
+pub(crate) fn source_url(location: &str) -> Result<String, IcechunkError> {
+    if is_url(location) {
+        return Ok(location.to_string());
+    }
+    url::Url::from_file_path(location).map(String::from).map_err(|()| IcechunkError::Location {
+        location: location.to_string(),
+        reason: "not an absolute local path".into(),
+    })
+}
+
+/// The directory prefix of a URL (up to and including its last `/`).
+fn directory_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].rfind('/') {
+        Some(i) => &url[..after_scheme + i + 1],
+        None => url,
+    }
+}
+
+/// The container prefixes covering `urls`: each URL's directory, without those inside another.
+pub(crate) fn container_prefixes<'a>(urls: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let dirs: BTreeSet<String> = urls.into_iter().map(|u| directory_of(u).to_string()).collect();
+    let mut kept: Vec<String> = Vec::new();
+    // Sorted order puts a prefix right before everything it covers.
+    for dir in dirs {
+        if !kept.last().is_some_and(|prefix| dir.starts_with(prefix.as_str())) {
+            kept.push(dir);
+        }
+    }
+    kept
+}
+
+/// The virtual chunk container for `prefix`, reading through the object store its scheme names,
+/// configured from the environment as vzarr's own reads are.
+///
+/// # Errors
+/// [`IcechunkError::Location`] for a scheme Icechunk cannot read virtual chunks from.
+pub(crate) fn container(prefix: &str, remote: &RemoteOptions) -> Result<VirtualChunkContainer, IcechunkError> {
+    let bad = |reason: String| IcechunkError::Location { location: prefix.to_string(), reason };
+    let scheme = prefix.split_once("://").map_or("", |(s, _)| s);
+    let store = match scheme {
+        "file" => {
+            let url = url::Url::parse(prefix).map_err(|e| bad(e.to_string()))?;
+            let path = url.to_file_path().map_err(|()| bad("not a local path".into()))?;
+            ObjectStoreConfig::LocalFileSystem(path)
+        }
+        "s3" | "s3a" => ObjectStoreConfig::S3(s3_options(remote)),
+        "gs" | "gcs" => ObjectStoreConfig::Gcs(HashMap::new()),
+        "az" | "abfs" | "abfss" => ObjectStoreConfig::Azure(HashMap::new()),
+        "http" | "https" => ObjectStoreConfig::Http(HttpConfig::default()),
+        other => return Err(bad(format!("Icechunk cannot read virtual chunks from {other}:// locations"))),
+    };
+    VirtualChunkContainer::new(prefix.to_string(), store).map_err(bad)
+}
+
+/// S3 options from the standard environment variables (region, endpoint, plain HTTP), path-style
+/// when an endpoint is given (S3-compatible servers).
+pub(crate) fn s3_options(remote: &RemoteOptions) -> S3Options {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let endpoint_url = env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"));
+    let virtual_hosted = env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let mut options = S3Options::default();
+    options.region = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION"));
+    options.force_path_style = endpoint_url.is_some() && !virtual_hosted;
+    options.endpoint_url = endpoint_url;
+    options.anonymous = remote.anonymous;
+    options.allow_http = env("AWS_ALLOW_HTTP").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    options.requester_pays = remote.requester_pays;
+    options
+}
+
+/// The checksum recorded with every reference into `file`: its modification time in whole
+/// seconds, rounded up; `None` when unknown or outside Icechunk's range (1970..2106).
+pub(crate) fn checksum(file: &SourceFile) -> Option<Checksum> {
+    let ns = file.mtime_ns?;
+    let seconds = ns.div_euclid(1_000_000_000) + i64::from(ns.rem_euclid(1_000_000_000) != 0);
+    u32::try_from(seconds).ok().map(|s| Checksum::LastModified(SecondsSinceEpoch(s)))
+}
+
+/// The storage of the repository at `repo`: a local directory, or an `s3://bucket/prefix` URL.
+///
+/// # Errors
+/// [`IcechunkError::Repository`] when the storage cannot be configured or the scheme is not
+/// supported.
+pub(crate) async fn storage(
+    repo: &str,
+    remote: &RemoteOptions,
+) -> Result<Arc<dyn Storage + Send + Sync>, IcechunkError> {
+    let failed =
+        |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
+    if !is_url(repo) {
+        let path = std::path::absolute(repo).map_err(|e| failed("resolving the path", e.to_string()))?;
+        return icechunk::new_local_filesystem_storage(&path)
+            .await
+            .map_err(|e| failed("opening the local storage", e.to_string()));
+    }
+    let url = url::Url::parse(repo).map_err(|e| failed("parsing the URL", e.to_string()))?;
+    match url.scheme() {
+        "s3" | "s3a" => {
+            let bucket = url.host_str().unwrap_or_default().to_string();
+            let prefix = url.path().trim_matches('/').to_string();
+            let credentials = if remote.anonymous {
+                icechunk::config::S3Credentials::Anonymous
+            } else {
+                icechunk::config::S3Credentials::FromEnv
+            };
+            icechunk::new_s3_object_store_storage(
+                s3_options(remote),
+                bucket,
+                (!prefix.is_empty()).then_some(prefix),
+                Some(credentials),
+                Vec::new(),
+                Vec::new(),
+            )
+            .await
+            .map_err(|e| failed("opening the S3 storage", e.to_string()))
+        }
+        other => {
+            Err(failed("opening", format!("repositories on {other}:// are not supported (a local path or s3://)")))
+        }
+    }
+}
+
+/// The local directory of a repository location, when it is one.
+pub(crate) fn local_path(repo: &str) -> Option<PathBuf> {
+    (!is_url(repo)).then(|| PathBuf::from(repo))
+}
+
+/// Whether `path` holds an Icechunk repository: Icechunk keeps a `repo` file at the root
+/// (format spec v2) or a `refs` directory (v1).
+pub fn looks_like_repository(path: &Path) -> bool {
+    path.join("repo").is_file() || path.join("refs").is_dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_paths_become_percent_encoded_file_urls() {
+        assert_eq!(source_url("/data/a b.nc").unwrap(), "file:///data/a%20b.nc");
+        assert_eq!(source_url("s3://bucket/x.nc").unwrap(), "s3://bucket/x.nc");
+        assert!(source_url("relative.nc").is_err());
+    }
+
+    #[test]
+    fn containers_are_source_directories_without_nested_ones() {
+        let urls = ["file:///a/x.nc", "file:///a/b/y.nc", "file:///ab/z.nc", "s3://bkt/p/q.nc"];
+        assert_eq!(container_prefixes(urls), vec!["file:///a/", "file:///ab/", "s3://bkt/p/"]);
+    }
+
+    #[test]
+    fn last_modified_is_rounded_up_to_the_second() {
+        let file = |mtime_ns| SourceFile { location: "/x".into(), size: 1, mtime_ns };
+        let secs = |c: Option<Checksum>| match c {
+            Some(Checksum::LastModified(SecondsSinceEpoch(s))) => Some(s),
+            _ => None,
+        };
+        assert_eq!(secs(checksum(&file(Some(5_000_000_000)))), Some(5));
+        assert_eq!(secs(checksum(&file(Some(5_000_000_001)))), Some(6));
+        assert_eq!(secs(checksum(&file(Some(-1)))), Some(0));
+        assert_eq!(secs(checksum(&file(Some(-2_000_000_000)))), None);
+        assert_eq!(secs(checksum(&file(None))), None);
+    }
+}

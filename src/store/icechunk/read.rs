@@ -1,0 +1,224 @@
+//! Reading a repository back: the [`VirtualDataset`] a branch's snapshot holds, for `vzarr
+//! read/info/verify`.
+//!
+//! Stage: store -> dataset. Input: a repository location and branch; output: the groups, arrays
+//! (their `zarr.json` as stored), every chunk as a source reference or store-owned bytes, and the
+//! summary (provenance, warnings) vzarr kept in the snapshot's properties. Virtual references are
+//! resolved by vzarr's own reader afterwards, not through Icechunk, so no container needs
+//! authorizing here; instead every source is checked now against the reference's checksum (a file
+//! modified after the repository was written is refused, as Icechunk would) and fingerprinted (size,
+//! modification time) for the reader's own checks.
+//!
+//! Store-owned chunks (inline or chunk objects of the repository) are copied into memory: they are
+//! the few rewritten chunks and small coordinates. The chunk table is dense (24 bytes a chunk), and
+//! never larger than the chunks the manifests list allow for (see [`MAX_SPARSE_FACTOR`]).
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use icechunk::format::manifest::{Checksum, ChunkPayload, SecondsSinceEpoch};
+use icechunk::format::snapshot::NodeData;
+use icechunk::format::{ByteRange, Path as IcPath};
+use icechunk::repository::VersionInfo;
+use icechunk::{Repository, Store};
+
+use super::location::storage;
+use super::{IcechunkError, SUMMARY_PROPERTY};
+use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
+use crate::manifest::{ChunkEntry, SourceFile};
+use crate::metadata::{group_from_json, ArrayMetadata};
+use crate::source::{is_url, RemoteOptions};
+use crate::store::{chunk_key, StoreInfo};
+
+/// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
+/// the dense chunk table is never sized by a shape alone.
+pub const MAX_SPARSE_FACTOR: u64 = 64;
+
+/// The sources met so far: location -> id, and the strictest checksum seen for each.
+#[derive(Default)]
+struct SourceIds {
+    ids: HashMap<String, u32>,
+    locations: Vec<String>,
+    checksums: Vec<Option<u32>>,
+}
+
+impl SourceIds {
+    fn id(&mut self, url: &str, checksum: Option<&Checksum>) -> u32 {
+        let seconds = match checksum {
+            Some(Checksum::LastModified(SecondsSinceEpoch(s))) => Some(*s),
+            _ => None,
+        };
+        let id = *self.ids.entry(url.to_string()).or_insert_with(|| {
+            self.locations.push(url.to_string());
+            self.checksums.push(None);
+            (self.locations.len() - 1) as u32
+        });
+        let slot = &mut self.checksums[id as usize];
+        *slot = match (*slot, seconds) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        id
+    }
+}
+
+/// The dataset on `branch` of the repository at `repo`.
+///
+/// # Errors
+/// [`IcechunkError`] when the repository, a node or a chunk cannot be read, and
+/// [`IcechunkError::Location`] for a source that is missing or was modified after the repository
+/// was written.
+pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<VirtualDataset, IcechunkError> {
+    let failed =
+        |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
+    let storage = storage(repo, remote).await?;
+    let repository = Repository::open(storage).execute().await.map_err(|e| failed("opening", e.to_string()))?;
+    let version = VersionInfo::BranchTipRef(branch.to_string());
+    let summary = summary(&repository, &version).await.map_err(|e| failed("reading the snapshot", e))?;
+    let session =
+        repository.readonly_session(&version).await.map_err(|e| failed("opening the branch", e.to_string()))?;
+    let nodes: Vec<_> = session
+        .list_nodes(&IcPath::root())
+        .await
+        .map_err(|e| failed("listing nodes", e.to_string()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| failed("listing nodes", e.to_string()))?;
+    let session = std::sync::Arc::new(tokio::sync::RwLock::new(session));
+    let store = Store::from_session(session.clone()).await;
+    let mut dataset = VirtualDataset::default();
+    let mut sources = SourceIds::default();
+    for node in nodes {
+        let path = node.path.to_string().trim_start_matches('/').to_string();
+        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: path.clone(), reason };
+        let doc: serde_json::Value = serde_json::from_slice(&node.user_data).map_err(|e| bad(e.to_string()))?;
+        match node.node_data {
+            NodeData::Group => {
+                let attributes = group_from_json(&doc).map_err(|e| bad(e.to_string()))?;
+                dataset.groups.push(GroupNode { path, attributes });
+            }
+            NodeData::Array { .. } => {
+                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| bad(e.to_string()))?;
+                let chunks = {
+                    let session = session.read().await;
+                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources).await.map_err(bad)?
+                };
+                dataset.arrays.push(VirtualArray {
+                    path,
+                    metadata,
+                    chunks,
+                    rewritten_chunks: 0,
+                    digest: None,
+                    tails: Vec::new(),
+                });
+            }
+        }
+    }
+    dataset.groups.sort_by(|a, b| a.path.cmp(&b.path));
+    for (location, seconds) in sources.locations.iter().zip(&sources.checksums) {
+        dataset.sources.push(fingerprint(location, *seconds, remote).await?);
+    }
+    if let Some(info) = summary {
+        apply_summary(&mut dataset, info);
+    }
+    Ok(dataset)
+}
+
+/// The vzarr summary of the branch's snapshot, when vzarr wrote it.
+async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Option<StoreInfo>, String> {
+    let ancestry = repository.ancestry(version).await.map_err(|e| e.to_string())?;
+    let mut ancestry = std::pin::pin!(ancestry);
+    let Some(first) = ancestry.next().await else { return Ok(None) };
+    let info = first.map_err(|e| e.to_string())?;
+    Ok(info.metadata.get(SUMMARY_PROPERTY).and_then(|v| serde_json::from_value(v.clone()).ok()))
+}
+
+/// Keeps the summary's provenance and warnings, and the arrays' order and rewrite counts.
+fn apply_summary(dataset: &mut VirtualDataset, info: StoreInfo) {
+    let order: HashMap<&str, usize> = info.arrays.iter().enumerate().map(|(i, a)| (a.path.as_str(), i)).collect();
+    dataset.arrays.sort_by_key(|a| order.get(a.path.as_str()).copied().unwrap_or(usize::MAX));
+    for array in &mut dataset.arrays {
+        if let Some(&i) = order.get(array.path.as_str()) {
+            array.rewritten_chunks = info.arrays[i].rewritten_chunks;
+        }
+    }
+    dataset.provenance = info.provenance;
+    dataset.warnings = info.warnings;
+}
+
+async fn chunk_table(
+    session: &icechunk::session::Session,
+    store: &Store,
+    node: &IcPath,
+    path: &str,
+    metadata: &ArrayMetadata,
+    sources: &mut SourceIds,
+) -> Result<ChunkTable, String> {
+    let grid = &metadata.chunk_grid;
+    let grid_shape = grid.grid_shape();
+    let mut listed: Vec<(u64, ChunkEntry)> = Vec::new();
+    let mut owned = Vec::new();
+    let mut chunks = std::pin::pin!(session.array_chunk_iterator(node).await);
+    while let Some(info) = chunks.next().await {
+        let info = info.map_err(|e| e.to_string())?;
+        let coords: Vec<u64> = info.coord.0.iter().map(|&c| u64::from(c)).collect();
+        if coords.len() != grid_shape.len() || coords.iter().zip(&grid_shape).any(|(c, n)| c >= n) {
+            return Err(format!("chunk {coords:?} outside the grid {grid_shape:?}"));
+        }
+        let entry = match info.payload {
+            ChunkPayload::Virtual(r) => {
+                let source = sources.id(r.location.url(), r.checksum.as_ref());
+                ChunkEntry::Source { source, offset: r.offset, length: r.length }
+            }
+            _ => {
+                let key = chunk_key(path, &coords);
+                let bytes = store.get(&key, &ByteRange::ALL).await.map_err(|e| format!("{key}: {e}"))?;
+                let offset = owned.len() as u64;
+                owned.extend_from_slice(&bytes);
+                ChunkEntry::Owned { offset, length: bytes.len() as u64 }
+            }
+        };
+        listed.push((grid.linear_index(&coords), entry));
+    }
+    let n = grid.checked_num_chunks().ok_or("the grid has too many chunks")?;
+    let most = (listed.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
+    if n > most {
+        return Err(format!("{n} chunks in the grid but only {} stored: too sparse to open", listed.len()));
+    }
+    let mut table = ChunkTable::missing(n as usize);
+    table.owned = owned;
+    for (linear, entry) in listed {
+        table.entries[linear as usize] = entry;
+    }
+    Ok(table)
+}
+
+/// The source at virtual chunk URL `url`, fingerprinted now; refused when modified after
+/// `checksum` (seconds since the epoch).
+async fn fingerprint(url: &str, checksum: Option<u32>, remote: &RemoteOptions) -> Result<SourceFile, IcechunkError> {
+    let bad = |reason: String| IcechunkError::Location { location: url.to_string(), reason };
+    let file = if url.starts_with("file://") {
+        let path = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+            .ok_or_else(|| bad("not a local file path".into()))?;
+        crate::source::fingerprint(&path).map_err(|e| bad(e.to_string()))?
+    } else if is_url(url) {
+        remote_fingerprint(url, remote).await.map_err(bad)?
+    } else {
+        return Err(bad("not a URL".into()));
+    };
+    if let (Some(seconds), Some(mtime)) = (checksum, file.mtime_ns) {
+        if mtime > i64::from(seconds) * 1_000_000_000 {
+            return Err(bad("modified after the repository was written: scan it again".into()));
+        }
+    }
+    Ok(file)
+}
+
+async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceFile, String> {
+    use object_store::ObjectStoreExt;
+    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
+    let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(|e| e.to_string())?;
+    let meta = store.head(&path).await.map_err(|e| e.to_string())?;
+    Ok(SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() })
+}

@@ -1,0 +1,225 @@
+//! Icechunk repositories as output (issue 12): `vzarr scan --format icechunk` and the library's
+//! `write_icechunk`.
+//!
+//! - icechunk-python + zarr-python + xarray (`tests/python/check_icechunk.py`) read the repository
+//!   and every value equals netCDF4's reads of the sources: the sample archive (a `_FillValue`), months
+//!   of unequal length chunked by 10 days, compressed (interior partial chunks rewritten into
+//!   store-owned Icechunk chunks) and uncompressed (trimmed byte ranges), and the kitchen-sink file
+//!   (groups, a 0-d variable, missing chunks). A source touched after the scan is refused by Icechunk.
+//! - A dataset committed in several rounds (bounded memory) is one snapshot and reads the same.
+//! - Committing to an existing repository takes `--branch`/`--message`; refusals are one line and leave
+//!   the repository's history unchanged.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::common::archives::{monthly, SeriesFile};
+use crate::common::{cli_expect, with_hdf5_files};
+use crate::interop::{python, python_required, s, Archive};
+use vzarr::combine::{combine, CombineOptions, ConcatDim};
+use vzarr::scan::{scan_files, ScanOptions};
+use vzarr::store::{write_icechunk, IcechunkOptions};
+
+/// A Python with icechunk, zarr, xarray and netCDF4; `None` (a notice) when there is none and the
+/// Python checks are not required.
+fn icechunk_python() -> Option<PathBuf> {
+    let python = python()?;
+    let ok =
+        std::process::Command::new(&python).args(["-c", "import icechunk"]).output().is_ok_and(|o| o.status.success());
+    assert!(
+        ok || !python_required(),
+        "VZARR_REQUIRE_PYTHON=1 but icechunk is not installed: run tests/python/setup.sh"
+    );
+    if !ok {
+        eprintln!("notice: no icechunk in {} (run tests/python/setup.sh); skipping", python.display());
+    }
+    ok.then_some(python)
+}
+
+/// Runs check_icechunk.py on `repo` and asserts that every check passed.
+fn python_check(python: &Path, repo: &Path, sources: &[PathBuf], extra: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_icechunk.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).args(["--repo", &s(repo), "--concat", "time"]).args(extra);
+    command.args(sources).stdout(std::process::Stdio::piped());
+    let run = crate::common::run(command);
+    eprintln!("{}", run.stdout);
+    assert_eq!(run.code, 0, "check_icechunk.py failed:\n{}\n{}", run.stdout, run.stderr);
+    run.stdout
+}
+
+fn scan_icechunk(sources: &[PathBuf], repo: &Path, extra: &[&str], code: i32) -> crate::common::Run {
+    let mut args = vec!["scan".to_string()];
+    args.extend(sources.iter().map(s));
+    if sources.len() > 1 {
+        args.extend(["--concat", "time"].map(String::from));
+    }
+    args.extend(["--format", "icechunk", "-o"].map(String::from));
+    args.push(s(repo));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    cli_expect(&args, code)
+}
+
+/// The snapshot messages of `branch`, newest first (the Rust crate reading what vzarr wrote).
+fn history(repo: &Path, branch: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        use futures::TryStreamExt;
+        let storage = icechunk::new_local_filesystem_storage(repo).await.unwrap();
+        let repository = icechunk::Repository::open(storage).execute().await.unwrap();
+        let version = icechunk::repository::VersionInfo::BranchTipRef(branch.to_string());
+        let ancestry = repository.ancestry(&version).await.unwrap();
+        let snapshots: Vec<_> = ancestry.try_collect().await.unwrap();
+        snapshots.into_iter().map(|info| info.message).collect()
+    })
+}
+
+fn files_with_chunk(days_chunk: usize, compress: bool) -> Vec<SeriesFile> {
+    let mut files = monthly(2023..=2023, Some(days_chunk), compress);
+    files.truncate(4); // 31, 28, 31, 30 days: every month ends inside a 10-day chunk
+    files
+}
+
+#[test]
+fn python_reads_icechunk_repositories_with_netcdf4_values() {
+    let Some(python) = icechunk_python() else { return };
+    let archives = [
+        Archive::new(&files_with_chunk(10, true)),
+        Archive::new(&files_with_chunk(10, false)),
+        Archive::kitchen_sink(),
+    ];
+    for (i, archive) in archives.iter().enumerate() {
+        let repo = archive.path("repo.icechunk");
+        let run = scan_icechunk(&archive.sources, &repo, &[], 0);
+        assert!(run.stdout.contains("new repository"), "{}", run.stdout);
+        let stale: &[&str] = if i == 0 { &["--stale"] } else { &[] };
+        let out = python_check(&python, &repo, &archive.sources, &[&["--snapshots", "1"], stale].concat());
+        if i == 0 {
+            assert!(out.contains("ok   icechunk refuses a source modified after the scan"), "{out}");
+            assert!(out.contains("grid=rectilinear"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn python_reads_the_sample_archive_from_icechunk() {
+    let Some(python) = icechunk_python() else { return };
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let mut sources: Vec<PathBuf> = crate::common::dir_entries(&sample)
+        .iter()
+        .map(|n| sample.join(n))
+        .filter(|p| p.extension().is_some_and(|e| e == "nc"))
+        .collect();
+    sources.sort();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("sample.icechunk");
+    scan_icechunk(&sources, &repo, &[], 0);
+    python_check(&python, &repo, &sources, &["--snapshots", "1"]);
+}
+
+/// A dataset committed in rounds of 7 chunks is still one snapshot whose values are the files'.
+#[test]
+fn many_rounds_make_one_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = files_with_chunk(10, true);
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| files.iter().map(|f| crate::common::archives::write_series_file(dir.path(), f)).collect());
+    let combine_options = CombineOptions { dims: vec![ConcatDim::existing("time")], ..CombineOptions::default() };
+    let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
+    let dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
+    let repo = dir.path().join("rounds.icechunk");
+    let options = IcechunkOptions { batch_chunks: 7, message: Some("in rounds".into()), ..IcechunkOptions::default() };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let info = runtime.block_on(write_icechunk(&dataset, &s(&repo), &options)).unwrap();
+    let chunks: u64 = info.arrays.iter().map(|a| a.chunks).sum();
+    assert!(info.rounds as u64 >= chunks / 7, "{} rounds for {chunks} chunks", info.rounds);
+    assert_eq!(history(&repo, "main"), ["in rounds", "Repository initialized"]);
+    let runtime = Arc::new(runtime);
+    let branches = runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
+        icechunk::Repository::open(storage).execute().await.unwrap().list_branches().await.unwrap()
+    });
+    assert_eq!(branches.into_iter().collect::<Vec<_>>(), ["main"], "no temporary branch is left");
+    if let Some(python) = icechunk_python() {
+        python_check(&python, &repo, &sources, &["--snapshots", "1"]);
+    }
+}
+
+#[test]
+fn existing_repositories_take_a_new_snapshot_only_when_asked() {
+    let archive = Archive::new(&files_with_chunk(10, true));
+    let repo = archive.path("repo.icechunk");
+    scan_icechunk(&archive.sources, &repo, &[], 0);
+    let refused = scan_icechunk(&archive.sources, &repo, &[], 1);
+    assert!(refused.stderr.contains("already exists (pass --branch or --message"), "{}", refused.stderr);
+    assert_eq!(refused.stderr.trim().lines().count(), 1, "{}", refused.stderr);
+    assert_eq!(history(&repo, "main").len(), 2, "a refused write adds no snapshot");
+    scan_icechunk(&archive.sources, &repo, &["--message", "again"], 0);
+    assert_eq!(history(&repo, "main")[0], "again");
+    assert_eq!(history(&repo, "main").len(), 3);
+    let missing = scan_icechunk(&archive.sources, &repo, &["--branch", "nope"], 1);
+    assert!(missing.stderr.contains("no branch \"nope\" (branches: main)"), "{}", missing.stderr);
+    assert_eq!(history(&repo, "main").len(), 3);
+}
+
+#[test]
+fn a_directory_that_is_not_a_repository_is_refused() {
+    let archive = Archive::new(&files_with_chunk(10, true));
+    let target = archive.path("occupied");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep.txt"), b"user data").unwrap();
+    let run = scan_icechunk(&archive.sources, &target, &["--overwrite"], 1);
+    assert!(run.stderr.contains("exists and is not an Icechunk repository"), "{}", run.stderr);
+    assert_eq!(std::fs::read(target.join("keep.txt")).unwrap(), b"user data");
+    assert_eq!(crate::common::dir_entries(&target), ["keep.txt"]);
+}
+
+/// `read`, `info` and `verify` take the repository as the store: `verify` compares every value with
+/// libnetcdf, `read` of a whole variable equals the files' values concatenated, `info` says what the
+/// native store says; a source modified after the commit is refused in one line.
+#[test]
+fn read_info_and_verify_open_icechunk_repositories() {
+    let archive = Archive::new(&files_with_chunk(10, true));
+    let repo = archive.path("repo.icechunk");
+    scan_icechunk(&archive.sources, &repo, &[], 0);
+    let verified = cli_expect(&["verify", &s(&repo)], 0);
+    assert!(verified.stdout.contains("ok   tas:"), "{}", verified.stdout);
+    assert!(verified.stdout.contains(": 0 failed"), "{}", verified.stdout);
+    let npy = archive.path("tas.npy");
+    cli_expect(&["read", &s(&repo), "tas", "-o", &s(&npy)], 0);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    crate::interop::assert_same("read tas from icechunk", &ours.data, &crate::interop::oracle(&archive.sources, "tas"));
+    let native_info = cli_expect(&["info", &s(&archive.store), "--json"], 0).stdout;
+    let ice_info = cli_expect(&["info", &s(&repo), "--json"], 0).stdout;
+    let strip = |text: &str, store: &Path| text.replace(&s(store), "STORE");
+    assert_eq!(strip(&ice_info, &repo), strip(&native_info, &archive.store));
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&archive.sources[1]).unwrap().set_modified(later).unwrap();
+    let refused = cli_expect(&["read", &s(&repo), "tas", "-o", &s(archive.path("again.npy"))], 1);
+    assert!(refused.stderr.contains("modified after the repository was written"), "{}", refused.stderr);
+    assert!(refused.stderr.contains(&s(archive.sources[1].file_name().unwrap())), "{}", refused.stderr);
+}
+
+/// A write that fails after the repository was created (Icechunk refuses a zero-length reference)
+/// leaves nothing: no repository directory, one error naming the array.
+#[test]
+fn a_failed_write_to_a_new_repository_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = files_with_chunk(10, false);
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| files.iter().map(|f| crate::common::archives::write_series_file(dir.path(), f)).collect());
+    let combine_options = CombineOptions { dims: vec![ConcatDim::existing("time")], ..CombineOptions::default() };
+    let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
+    let mut dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
+    let tas = dataset.arrays.iter_mut().find(|a| a.path == "tas").unwrap();
+    let entry =
+        tas.chunks.entries.iter_mut().find(|e| matches!(e, vzarr::manifest::ChunkEntry::Source { .. })).unwrap();
+    if let vzarr::manifest::ChunkEntry::Source { length, .. } = entry {
+        *length = 0;
+    }
+    let repo = dir.path().join("broken.icechunk");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let error = runtime.block_on(write_icechunk(&dataset, &s(&repo), &IcechunkOptions::default())).unwrap_err();
+    assert!(error.to_string().contains(": tas: "), "{error}");
+    assert!(!repo.exists(), "the new repository is removed");
+}
