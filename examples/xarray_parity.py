@@ -55,17 +55,33 @@ OPEN_LEVELS = ({}, {"decode_times": False}, {"decode_times": False, "decode_time
 # ---------------------------------------------------------------------------------------------------
 # Opening.
 
+def is_icechunk(store: str) -> bool:
+    """An Icechunk repository directory (`vzarr scan --format icechunk`)."""
+    return Path(store, "repo").is_file() or Path(store, "refs").is_dir()
+
+
 def store_kind(store: str) -> str:
-    return "kerchunk" if Path(store).is_file() else "materialized"
+    if Path(store).is_file():
+        return "kerchunk"
+    return "icechunk" if is_icechunk(store) else "materialized"
 
 
 def zarr_store(store: str):
-    """A zarr store object for a kerchunk JSON file, or the directory path itself."""
+    """A zarr store object for a kerchunk JSON file or an Icechunk repository (its `main` branch, with
+    the repository's virtual chunk containers authorized for local files), or the directory itself."""
     if Path(store).is_file():
         import fsspec
         from zarr.storage import FsspecStore
         fs = fsspec.filesystem("reference", fo=store, asynchronous=True)
         return FsspecStore(fs, read_only=True, path="")
+    if is_icechunk(store):
+        import icechunk
+        storage = icechunk.local_filesystem_storage(store)
+        config = icechunk.Repository.fetch_config(storage)
+        prefixes = [c.url_prefix for c in config.virtual_chunk_containers.values()]
+        access = {p: icechunk.credentials.LocalFileSystemAccess for p in prefixes}
+        repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
+        return repo.readonly_session("main").store
     return store
 
 
@@ -303,13 +319,29 @@ def one_line(e: Exception) -> str:
 # Expectations and the command line.
 
 def read_expected(path: str, case: str) -> dict[str, str]:
+    """The listed differences of `case`: `{difference: reason}`. A line whose case is `CASE@KIND`
+    applies to stores of that kind only (keyed `KIND\tdifference` here)."""
     expected = {}
     for line in Path(path).read_text().splitlines():
         if line and not line.startswith("#"):
             fields = line.split("\t")
-            if fields[0] == case:
-                expected[fields[1]] = fields[2] if len(fields) > 2 else ""
+            name, _, kind = fields[0].partition("@")
+            if name == case:
+                key = f"{kind}\t{fields[1]}" if kind else fields[1]
+                expected[key] = fields[2] if len(fields) > 2 else ""
     return expected
+
+
+def for_kind(expected: dict[str, str], kind: str) -> dict[str, str]:
+    """The differences expected of a store of `kind`."""
+    out = {}
+    for key, reason in expected.items():
+        only, sep, difference = key.partition("\t")
+        if not sep:
+            out[key] = reason
+        elif only == kind:
+            out[difference] = reason
+    return out
 
 
 def check(stores: list[str], files: list[str], concat: list[str], expected: dict[str, str],
@@ -321,10 +353,11 @@ def check(stores: list[str], files: list[str], concat: list[str], expected: dict
     for store in stores:
         diffs = parity(store, files, concat)
         kind = store_kind(store)
-        unexpected = [d for d in diffs if d not in expected]
-        stale = [d for d in expected if d not in diffs]
+        expected_here = for_kind(expected, kind)
+        unexpected = [d for d in diffs if d not in expected_here]
+        stale = [d for d in expected_here if d not in diffs]
         for d in diffs:
-            note = f"  # {expected[d]}" if expected.get(d) else ""
+            note = f"  # {expected_here[d]}" if expected_here.get(d) else ""
             print(f"{'DIFF' if d in unexpected else 'known'} {prefix}{kind} {d}{note}")
         for d in stale:
             print(f"STALE {prefix}{kind} {d}: listed in {listed_in} but no longer happens")

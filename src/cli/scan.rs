@@ -151,6 +151,8 @@ fn scan_to_icechunk(out: &Output<'_>, dataset: &VirtualDataset) -> anyhow::Resul
         ..IcechunkOptions::default()
     };
     let info = runtime.block_on(write_icechunk(dataset, &repo, &options))?;
+    // As for every store scan writes: its sources' containers join the user's trust list.
+    super::trust::trust_written(&vzarr::trust::containers_of(&dataset.sources));
     print_notes(dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();

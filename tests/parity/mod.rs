@@ -1,5 +1,5 @@
-//! xarray parity (issue 17): xarray opens vzarr's kerchunk JSON and materialized Zarr store exactly as
-//! it opens the source files with netCDF4 (variables, dimensions, coordinates, decoded dtypes and
+//! xarray parity (issue 17): xarray opens vzarr's kerchunk JSON, materialized Zarr store and Icechunk
+//! repository exactly as it opens the source files with netCDF4 (variables, dimensions, coordinates, decoded dtypes and
 //! values, attributes), checked by the script users run, `examples/xarray_parity.py`, over the
 //! fixtures, an attribute fixture (char coordinate, char fill value, non-finite and one-element
 //! attributes, packed data; NetCDF-4 and NetCDF-3) and the generated archives (concatenated along
@@ -82,7 +82,7 @@ fn write_attributes(dir: &Path, name: &str, options: netcdf::Options) -> PathBuf
 }
 
 /// One case: source files scanned (with `concat` dimensions) to a native store, verified against
-/// libnetcdf, exported as kerchunk JSON and materialized.
+/// libnetcdf, exported as kerchunk JSON and materialized, and scanned to an Icechunk repository.
 fn case(dir: &Path, name: &str, files: Vec<PathBuf>, concat: &[&str]) -> serde_json::Value {
     let store = dir.join(format!("{name}.vzarr"));
     let mut args = vec![s("scan")];
@@ -98,8 +98,13 @@ fn case(dir: &Path, name: &str, files: Vec<PathBuf>, concat: &[&str]) -> serde_j
     cli_expect(&[s("export"), s(&store), s("--kerchunk"), s(&refs)], 0);
     let zarr = dir.join(format!("{name}.zarr"));
     cli_expect(&[s("materialize"), s(&store), s(&zarr)], 0);
+    // The same scan as an Icechunk repository.
+    let repo = dir.join(format!("{name}.icechunk"));
+    let mut args = args[..args.len() - 2].to_vec();
+    args.extend([s("--format"), s("icechunk"), s("-o"), s(&repo)]);
+    cli_expect(&args, 0);
     let files: Vec<String> = files.iter().map(s).collect();
-    serde_json::json!({"case": name, "stores": [s(&refs), s(&zarr)], "files": files, "concat": concat})
+    serde_json::json!({"case": name, "stores": [s(&refs), s(&zarr), s(&repo)], "files": files, "concat": concat})
 }
 
 fn tiles(dir: &Path) -> Vec<PathBuf> {
@@ -160,7 +165,7 @@ fn xarray_opens_every_store_as_it_opens_the_sources() {
     assert_eq!(run.code, 0, "xarray_parity.py found unexpected differences:\n{}\n{}", run.stdout, run.stderr);
     for case in &cases {
         let name = case["case"].as_str().unwrap();
-        for kind in ["kerchunk", "materialized"] {
+        for kind in ["kerchunk", "materialized", "icechunk"] {
             assert!(run.stdout.contains(&format!("{name}: {kind} ")), "{name} {kind} not checked:\n{}", run.stdout);
         }
     }

@@ -118,6 +118,16 @@ fn merged_shards_are_the_single_scan_byte_for_byte_and_libnetcdfs_values() {
     }
     let verify = vzarr(&strings(&["verify", &s(&out.join("merged2.vzarr"))]), 0);
     assert!(!verify.stdout.is_empty());
+    // Merge writes an Icechunk repository too; read back, tas equals libnetcdf's reads of the files.
+    let repo = out.join("merged.icechunk");
+    let glob = format!("{}/*.vzpart", s(&out.join("parts2")));
+    vzarr(&strings(&["merge", &glob, "--concat", "time", "--format", "icechunk", "-o", &s(&repo)]), 0);
+    let npy = out.join("tas.npy");
+    vzarr(&strings(&["read", &s(&repo), "tas", "-o", &s(&npy)]), 0);
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(out.join("in")).unwrap().map(|e| e.unwrap().path()).collect();
+    sources.sort();
+    let theirs: Vec<u8> = sources.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == theirs, "tas of the merged repository");
 }
 
 #[test]

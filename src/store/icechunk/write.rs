@@ -409,8 +409,32 @@ async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &str) -> Res
     Ok(())
 }
 
+/// `doc` with every non-finite attribute marker replaced by its token as a string.
+fn strict(doc: Value) -> Value {
+    match doc {
+        Value::Array(items) => Value::Array(items.into_iter().map(strict).collect()),
+        Value::Object(map) => match crate::metadata::attribute_f64(&Value::Object(map.clone())) {
+            Some(v) if !v.is_finite() => {
+                let token = if v.is_nan() {
+                    "NaN"
+                } else if v > 0.0 {
+                    "Infinity"
+                } else {
+                    "-Infinity"
+                };
+                Value::from(token)
+            }
+            _ => Value::Object(map.into_iter().map(|(k, v)| (k, strict(v))).collect()),
+        },
+        other => other,
+    }
+}
+
+/// Writes a node's `zarr.json`. Icechunk parses it as strict JSON, which has no `NaN` / `Infinity`
+/// tokens, so non-finite float attributes are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` here
+/// (the other outputs write the bare tokens, see `metadata::json_text`).
 async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
-    let bytes = serde_json::to_vec(doc).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(|e| e.to_string())?;
     store.set(&node_key(node), Bytes::from(bytes)).await.map_err(|e| e.to_string())
 }
 
