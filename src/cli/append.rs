@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 
 use super::args::AppendArgs;
 use super::progress::bar;
-use super::scan::{expand_inputs, history_line, read_list};
+use super::scan::{history_line, input_files};
 use super::Outcome;
 use vzarr::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions};
 use vzarr::read::blocking::BlockingStore;
@@ -26,11 +26,7 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let remote = args.remote.options();
-    let mut inputs = args.inputs.clone();
-    if let Some(list) = &args.files_from {
-        inputs.extend(read_list(list)?);
-    }
-    let files = expand_inputs(&inputs, &remote, runtime.handle())?;
+    let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
     let _lock = lock_store(store, &name)?;
     let info_before = std::fs::read(store.join(STORE_INFO_FILE)).with_context(|| format!("{name}: reading"))?;
     let stored = load_native(store)?;

@@ -18,11 +18,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let remote = args.remote.options();
-    let mut inputs = args.inputs.clone();
-    if let Some(list) = &args.files_from {
-        inputs.extend(read_list(list)?);
-    }
-    let files = expand_inputs(&inputs, &remote, runtime.handle())?;
+    let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib << 20,
@@ -189,6 +185,20 @@ pub(crate) fn history_line(files: usize, dim: &str) -> String {
     )
 }
 
+/// The files of the command line's inputs and of `--files-from` (see [`expand_inputs`]).
+pub(crate) fn input_files(
+    inputs: &[OsString],
+    files_from: Option<&Path>,
+    remote: &vzarr::source::RemoteOptions,
+    runtime: &tokio::runtime::Handle,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut inputs = inputs.to_vec();
+    if let Some(list) = files_from {
+        inputs.extend(read_list(list)?);
+    }
+    expand_inputs(&inputs, remote, runtime)
+}
+
 /// Files named directly, plus the matches of glob patterns, in natural order; duplicates removed. An
 /// argument naming an existing path is that path, even when it contains `*`, `?` or `[`; only other
 /// arguments (which must be UTF-8) are glob patterns. Object-store URL globs (`s3://bucket/cmip/*.nc`)
@@ -217,7 +227,7 @@ pub(crate) fn expand_inputs(
 }
 
 /// The inputs listed in `list` (`-`: standard input), one a line; blank lines are skipped.
-pub(crate) fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
+fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
     use std::io::Read;
     let mut text = String::new();
     if list.as_os_str() == "-" {
