@@ -104,6 +104,12 @@ pub struct ScanOptions {
     /// The tokio runtime remote reads block on (the caller's; the library builds none). Default:
     /// None, and URL inputs are then refused with an error that says so.
     pub runtime: Option<tokio::runtime::Handle>,
+    /// Object-store inputs scanned at once by [`scan_files`] (each waits on one request at a time, so
+    /// this is also the most requests in flight). Default: 16.
+    pub max_concurrent_requests: usize,
+    /// Remote objects scanned, their bytes, and the requests and bytes it took, summed over every
+    /// scan sharing these options (clones share the totals).
+    pub fetched: std::sync::Arc<crate::source::FetchTotals>,
 }
 
 impl Default for ScanOptions {
@@ -115,6 +121,8 @@ impl Default for ScanOptions {
             digest_max_bytes: 1 << 20,
             remote: crate::source::RemoteOptions::default(),
             runtime: None,
+            max_concurrent_requests: 16,
+            fetched: std::sync::Arc::default(),
         }
     }
 }
@@ -192,8 +200,10 @@ pub struct RemoteScan {
 }
 
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
-/// reads with a block cache, never downloading it whole. Its fingerprint is its size and
-/// last-modified time from a HEAD request. Blocking: call it from outside `runtime`'s threads.
+/// reads with a block cache, never downloading it whole. The first request fetches the first block;
+/// its answer also gives the object's size and last-modified time, the fingerprint (a server that
+/// cannot answer it, e.g. for an empty object, is asked with a HEAD request instead). Blocking: call
+/// it from outside `runtime`'s threads.
 ///
 /// # Errors
 /// [`ScanError`] naming the URL: not found, access denied, no credentials, timeouts (after retries),
@@ -204,28 +214,62 @@ pub fn scan_url(
     remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
 ) -> Result<RemoteScan, ScanError> {
-    use crate::source::{CacheOptions, CachedSource, ObjectSource};
+    use crate::source::{ByteSource, CacheOptions, CachedSource, ObjectSource};
     let name = PathBuf::from(url);
     let io = |e: std::io::Error| ScanError::Io { path: name.clone(), source: e };
     let parsed = url::Url::parse(url).map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
     let (store, object) = crate::source::store_for_url(&parsed, remote)
         .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
-    let meta =
-        runtime.block_on(object_store::ObjectStoreExt::head(&store, &object)).map_err(|e| io(remote_io_error(e)))?;
+    let cache = CacheOptions::default();
+    let (meta, head) =
+        runtime.block_on(first_block(&store, &object, cache.block_bytes)).map_err(|e| io(remote_io_error(e)))?;
     let fingerprint =
         SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() };
-    let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone());
-    let cached = std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
-    let bytes: std::sync::Arc<dyn crate::source::ByteSource> = cached.clone();
+    let object: std::sync::Arc<dyn ByteSource> =
+        std::sync::Arc::new(ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()));
+    let cached = std::sync::Arc::new(match &head {
+        Some(head) => CachedSource::primed(object, cache, head),
+        None => CachedSource::new(object, cache),
+    });
+    let bytes: std::sync::Arc<dyn ByteSource> = cached.clone();
     let dataset = match detect_format_of(&name, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
     };
     check_references(&name, &dataset)?;
-    Ok(RemoteScan { dataset, fetched: cached.stats() })
+    let fetched = cached.stats();
+    options.fetched.add(meta.size, fetched);
+    Ok(RemoteScan { dataset, fetched })
 }
 
-/// An object store error as an I/O error of the kind that says what failed.
+/// The object's metadata and its first `block` bytes, in one ranged GET. Where the server cannot
+/// answer a range (an empty object, a server that ignores ranges) the metadata comes from a HEAD
+/// request and no bytes do; not found, access denied and other failures are returned as they are.
+async fn first_block(
+    store: &std::sync::Arc<dyn object_store::ObjectStore>,
+    path: &object_store::path::Path,
+    block: u64,
+) -> Result<(object_store::ObjectMeta, Option<bytes::Bytes>), object_store::Error> {
+    let options = object_store::GetOptions { range: Some((0..block).into()), ..Default::default() };
+    match store.get_opts(path, options).await {
+        Ok(got) => {
+            let meta = got.meta.clone();
+            Ok((meta, Some(got.bytes().await?)))
+        }
+        Err(e) if is_range_refusal(&e) => Ok((object_store::ObjectStoreExt::head(store, path).await?, None)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a ranged GET failed because of the range itself: 416 (the object is empty) or a server
+/// answering with the whole object.
+fn is_range_refusal(e: &object_store::Error) -> bool {
+    let text = e.to_string();
+    text.contains("416") || text.contains("Range Not Satisfiable") || text.contains("non-partial response")
+}
+
+/// An object store error as an I/O error of the kind that says what failed, in one line (a server's
+/// XML or JSON error body left out).
 fn remote_io_error(e: object_store::Error) -> std::io::Error {
     use std::io::ErrorKind;
     let kind = match &e {
@@ -235,11 +279,15 @@ fn remote_io_error(e: object_store::Error) -> std::io::Error {
         }
         _ => ErrorKind::Other,
     };
-    std::io::Error::new(kind, e)
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    let line = line.split(": <").next().unwrap_or(line).trim_end_matches(':');
+    std::io::Error::new(kind, line.to_string())
 }
 
 /// Scans many files in parallel (rayon), in the given order. `progress(files_done, references)` is
-/// called after each file.
+/// called after each file. With object-store URLs among them, `options.max_concurrent_requests` files
+/// are scanned at once (on a pool of that many threads), however few cores there are.
 ///
 /// libhdf5 and libnetcdf calls are serialised behind one lock, so parallelism overlaps the rest of the
 /// work (reading and re-encoding tail chunks, building tables) with the library calls.
@@ -248,6 +296,23 @@ fn remote_io_error(e: object_store::Error) -> std::io::Error {
 /// A [`ScanError`] naming a file that could not be scanned (with several, one of them: files scan in
 /// parallel).
 pub fn scan_files(
+    paths: &[PathBuf],
+    options: &ScanOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Vec<VirtualDataset>, ScanError> {
+    let remote =
+        paths.iter().any(|p| p.to_str().is_some_and(|p| crate::source::is_url(p) && !p.starts_with("file://")));
+    let wanted = options.max_concurrent_requests.max(1);
+    if remote && wanted > rayon::current_num_threads() {
+        // Remote scans wait on the network, one request at a time per file: keep `wanted` in flight.
+        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(wanted).build() {
+            return pool.install(|| scan_each(paths, options, progress));
+        }
+    }
+    scan_each(paths, options, progress)
+}
+
+fn scan_each(
     paths: &[PathBuf],
     options: &ScanOptions,
     progress: &(dyn Fn(usize, u64) + Sync),

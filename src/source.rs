@@ -10,7 +10,7 @@ mod range;
 mod remote;
 
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
-pub use cache::{CacheOptions, CachedSource, FetchStats};
+pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
 pub use remote::{remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
 

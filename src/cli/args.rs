@@ -281,7 +281,8 @@ pub(crate) struct RemoteArgs {
     /// Seconds one request may take before it is abandoned (and retried).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(crate) request_timeout: u64,
-    /// Source files read from at once (`read`, `verify`, `materialize`).
+    /// Remote files scanned at once (`scan`, `append`, `merge`), or source files read from at once
+    /// (`read`, `verify`, `materialize`).
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub(crate) max_concurrent_requests: u64,
 }

@@ -25,6 +25,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
         runtime: Some(runtime.handle().clone()),
         remote: remote.clone(),
+        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
         ..ScanOptions::default()
     };
     if files.len() > 1 && args.concat.is_empty() {
@@ -40,7 +41,23 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     };
     let scanned = scan_files(&files, &options, &report);
     progress.finish_and_clear();
-    combine_and_write(scanned?, files.len(), &Output::from(&args))
+    let outcome = combine_and_write(scanned?, files.len(), &Output::from(&args))?;
+    print_fetched(&options.fetched)?;
+    Ok(outcome)
+}
+
+/// What scanning remote objects cost: requests, and bytes fetched against the objects' sizes.
+pub(crate) fn print_fetched(totals: &vzarr::source::FetchTotals) -> anyhow::Result<()> {
+    let (objects, size, fetched) = (totals.objects(), totals.object_bytes(), totals.stats());
+    if objects > 0 {
+        let share = 100.0 * fetched.bytes as f64 / size.max(1) as f64;
+        outln!(
+            "read {objects} remote file(s) of {size} bytes: {} requests, {} bytes fetched ({share:.2}%)",
+            fetched.requests,
+            fetched.bytes
+        );
+    }
+    Ok(())
 }
 
 /// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).

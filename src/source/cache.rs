@@ -5,6 +5,9 @@
 //! `read_ahead` bytes in one request. The cache keeps at most `max_bytes` of blocks, evicting the
 //! oldest first. Large reads (at least `bypass_bytes`, e.g. whole chunks) go straight to the source
 //! and are not cached. Counters report requests and bytes fetched.
+//!
+//! A remote scan opens with one request for the first block, whose answer also carries the object's
+//! size and fingerprint (no HEAD request): [`CachedSource::primed`] starts the cache with it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,6 +45,40 @@ pub struct FetchStats {
     pub bytes: u64,
 }
 
+/// Totals over many sources (the remote objects of a whole scan), shared between threads.
+#[derive(Debug, Default)]
+pub struct FetchTotals {
+    objects: AtomicU64,
+    object_bytes: AtomicU64,
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl FetchTotals {
+    /// Counts one object of `size` bytes, read with `stats`.
+    pub fn add(&self, size: u64, stats: FetchStats) {
+        self.objects.fetch_add(1, Ordering::Relaxed);
+        self.object_bytes.fetch_add(size, Ordering::Relaxed);
+        self.requests.fetch_add(stats.requests, Ordering::Relaxed);
+        self.bytes.fetch_add(stats.bytes, Ordering::Relaxed);
+    }
+
+    /// Objects counted so far.
+    pub fn objects(&self) -> u64 {
+        self.objects.load(Ordering::Relaxed)
+    }
+
+    /// Their sizes, summed.
+    pub fn object_bytes(&self) -> u64 {
+        self.object_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Requests sent and bytes fetched for them.
+    pub fn stats(&self) -> FetchStats {
+        FetchStats { requests: self.requests.load(Ordering::Relaxed), bytes: self.bytes.load(Ordering::Relaxed) }
+    }
+}
+
 #[derive(Default)]
 struct Blocks {
     blocks: HashMap<u64, Bytes>,
@@ -69,6 +106,25 @@ impl CachedSource {
             requests: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
         }
+    }
+
+    /// Wraps `inner` whose first `head.len()` bytes were fetched by the caller in one request
+    /// (counted here): the cache starts with the whole blocks among them, and with a short last one
+    /// only where it ends the source.
+    pub fn primed(inner: Arc<dyn ByteSource>, options: CacheOptions, head: &Bytes) -> Self {
+        let cached = CachedSource::new(inner, options);
+        cached.requests.store(1, Ordering::Relaxed);
+        cached.bytes.store(head.len() as u64, Ordering::Relaxed);
+        let (block, size) = (cached.options.block_bytes as usize, cached.inner.len());
+        let mut guard = cached.blocks();
+        for (index, start) in (0..head.len()).step_by(block).enumerate() {
+            let end = (start + block).min(head.len());
+            if end - start == block || end as u64 == size {
+                guard.insert(index as u64, head.slice(start..end), &cached.options);
+            }
+        }
+        drop(guard);
+        cached
     }
 
     /// Requests and bytes fetched so far.
@@ -204,6 +260,24 @@ mod tests {
             assert_eq!(&got[..], &data[offset as usize..(offset + length) as usize], "{offset}+{length}");
         }
         assert!(cached.read_range(999, 2).is_err());
+    }
+
+    #[test]
+    fn a_primed_cache_serves_its_head_without_requests() {
+        let options = CacheOptions { block_bytes: 16, read_ahead: 32, max_bytes: 1024, bypass_bytes: 100 };
+        let data: Vec<u8> = (0..100).map(|i| (i * 7 % 251) as u8).collect();
+        let inner: Arc<dyn ByteSource> = Arc::new(Memory(data.clone()));
+        // 40 bytes fetched by the caller: blocks 0 and 1 are whole, the 8 bytes of block 2 are not.
+        let cached = CachedSource::primed(inner.clone(), options, &Bytes::copy_from_slice(&data[..40]));
+        assert_eq!(cached.read_range(3, 29).unwrap(), &data[3..32]);
+        assert_eq!(cached.stats(), FetchStats { requests: 1, bytes: 40 });
+        assert_eq!(cached.read_range(30, 10).unwrap(), &data[30..40]);
+        assert_eq!(cached.stats().requests, 2, "block 2 was incomplete, so it is fetched");
+        // A head that is the whole (short) source ends in a short block, which is kept.
+        let short: Arc<dyn ByteSource> = Arc::new(Memory(data[..20].to_vec()));
+        let cached = CachedSource::primed(short, options, &Bytes::copy_from_slice(&data[..20]));
+        assert_eq!(cached.read_range(0, 20).unwrap(), &data[..20]);
+        assert_eq!(cached.stats().requests, 1);
     }
 
     #[test]

@@ -26,6 +26,8 @@ PINS=(
   # Reads the repositories of `scan --format icechunk` (tests/python/check_icechunk.py); 2.3.0 is the
   # Python release of the Rust crate 2.3.x vzarr writes with (format spec v2).
   "icechunk==2.3.0"
+  # kerchunk's remote scan, timed next to vzarr's by benches/remote.rs.
+  "kerchunk==0.2.10"
 )
 
 pick_python() {

@@ -1,0 +1,322 @@
+//! Remote scan benchmark: vzarr against kerchunk on the same S3 server, in the same run.
+//!
+//! Two archives are uploaded to a local S3-compatible server (`moto_server` from the Python
+//! environment of `tests/python/setup.sh`) and scanned through a proxy that adds a fixed latency to
+//! every request (20 ms by default), as a distant object store would:
+//! - the daily archive of REFERENCE.md section 8 (small chunks, files of about 0.5 MB; 120 days by
+//!   default, as in REFERENCE.md section 11);
+//! - a monthly archive with MB-sized chunks (`tas(days, 180, 360)` float32, chunks of 2 MB).
+//!
+//! For each archive, `vzarr scan 's3://…/*.nc' --concat time` (the command line a user runs) and
+//! kerchunk (`SingleHdf5ToZarr` over s3fs file objects, then `MultiZarrToZarr` along time, as its
+//! documentation shows) are timed, and the proxy counts their requests and the bytes they received.
+//! Targets: vzarr >= 10x faster than kerchunk; bytes fetched while scanning the MB-chunk archive
+//! <= 2% of the archive.
+//!
+//! Run: `cargo bench --bench remote [-- --files N --latency-ms MS]`. Without the Python environment
+//! (moto_server, kerchunk) one line says why nothing was measured.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{archive_dir, ensure_archive};
+
+/// Days per month of the monthly archive (2023).
+const MONTH_DAYS: [usize; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
+        return; // built by `cargo test --all-targets`: nothing to measure there
+    }
+    let arg = |name: &str, default: u64| {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
+    };
+    let files = arg("--files", 120) as usize;
+    let latency = Duration::from_millis(arg("--latency-ms", 20));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/pyenv/bin/python");
+    if let Err(why) = check_python(&python) {
+        println!("remote benchmark not run: {why} (run tests/python/setup.sh)");
+        return;
+    }
+    let daily = ensure_archive(&archive_dir(files), files);
+    let monthly = ensure_monthly(&root.join("target/bench-remote/monthly"));
+    let server = Moto::start(&python);
+    server.upload(&python, "bench", "daily", &daily);
+    server.upload(&python, "bench", "monthly", &monthly);
+    let proxy = LatencyProxy::start(server.port, latency);
+    println!(
+        "S3 server: moto_server on 127.0.0.1, reached through a proxy adding {} ms per request",
+        latency.as_millis()
+    );
+    let work = tempfile::tempdir().unwrap();
+    for (name, paths) in [("daily", &daily), ("monthly", &monthly)] {
+        let bytes: u64 = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+        println!("\n{name} archive: {} files, {:.1} MB", paths.len(), bytes as f64 / 1e6);
+        let store = work.path().join(format!("{name}.vzarr"));
+        let ours = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store));
+        let theirs = proxy.measure(|| kerchunk_scan(&python, &proxy.endpoint(), name, &work.path().join(name)));
+        report("vzarr scan", &ours, paths.len(), bytes);
+        report("kerchunk (h5py over s3fs)", &theirs, paths.len(), bytes);
+        println!(
+            "  vzarr / kerchunk: {:.3}x the time (target <= 0.1), {:.3}x the bytes",
+            ours.seconds / theirs.seconds,
+            ours.bytes as f64 / theirs.bytes.max(1) as f64
+        );
+        if name == "monthly" {
+            println!(
+                "  vzarr fetched {:.2}% of the MB-chunk archive (target <= 2%)",
+                100.0 * ours.bytes as f64 / bytes as f64
+            );
+        }
+    }
+}
+
+/// What one tool did through the proxy.
+struct Measured {
+    seconds: f64,
+    requests: u64,
+    bytes: u64,
+}
+
+fn report(what: &str, m: &Measured, files: usize, archive_bytes: u64) {
+    println!(
+        "  {what:<28} {:7.2} s  {:6.1} requests/file  {:9.0} bytes/file  ({:.1}% of the archive)",
+        m.seconds,
+        m.requests as f64 / files as f64,
+        m.bytes as f64 / files as f64,
+        100.0 * m.bytes as f64 / archive_bytes as f64
+    );
+}
+
+fn check_python(python: &Path) -> Result<(), String> {
+    if !python.exists() {
+        return Err(format!("{} is missing", python.display()));
+    }
+    let probe = Command::new(python).args(["-c", "import kerchunk, s3fs, moto, boto3"]).output();
+    match probe {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("import failed").to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The S3 settings of both tools, pointed at `endpoint`.
+fn s3_env(endpoint: &str) -> [(&'static str, String); 5] {
+    [
+        ("AWS_ENDPOINT_URL", endpoint.to_string()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_ACCESS_KEY_ID", "testing".into()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+        ("AWS_REGION", "us-east-1".into()),
+    ]
+}
+
+fn vzarr_scan(endpoint: &str, prefix: &str, store: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vzarr"))
+        .args(["scan", &format!("s3://bench/{prefix}/*.nc"), "--concat", "time", "--overwrite", "-o"])
+        .arg(store)
+        .envs(s3_env(endpoint))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "vzarr scan failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn kerchunk_scan(python: &Path, endpoint: &str, prefix: &str, json: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/remote_kerchunk.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args([&format!("bench/{prefix}"), "time"])
+        .arg(json)
+        .envs(s3_env(endpoint))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "kerchunk failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The monthly archive with MB-sized chunks, written once.
+fn ensure_monthly(dir: &Path) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut paths = Vec::new();
+    for (month, &days) in MONTH_DAYS.iter().enumerate() {
+        let path = dir.join(format!("tas_2023-{:02}.nc", month + 1));
+        if !path.exists() {
+            let first_day: usize = MONTH_DAYS[..month].iter().sum();
+            write_month(&path, first_day, days);
+        }
+        paths.push(path);
+    }
+    paths
+}
+
+fn write_month(path: &Path, first_day: usize, days: usize) {
+    let (ny, nx) = (180, 360);
+    let tmp = path.with_extension("tmp");
+    let mut f = netcdf::create(&tmp).unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("lat", ny).unwrap();
+    f.add_dimension("lon", nx).unwrap();
+    let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
+    time.put_attribute("units", "days since 2023-01-01").unwrap();
+    time.put_attribute("calendar", "standard").unwrap();
+    let days_since: Vec<f64> = (first_day..first_day + days).map(|d| d as f64).collect();
+    time.put_values(&days_since, (0..days,)).unwrap();
+    let mut tas = f.add_variable::<f32>("tas", &["time", "lat", "lon"]).unwrap();
+    tas.set_chunking(&[days, ny / 2, nx / 2]).unwrap();
+    tas.put_attribute("units", "K").unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ first_day as u64;
+    let values: Vec<f32> = (0..days * ny * nx)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            250.0 + (state >> 40) as f32 / (1u64 << 24) as f32 * 60.0
+        })
+        .collect();
+    tas.put_values(&values, [0..days, 0..ny, 0..nx]).unwrap();
+    f.close().unwrap();
+    std::fs::rename(tmp, path).unwrap();
+}
+
+/// A running `moto_server`, stopped on drop.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    fn start(python: &Path) -> Self {
+        let port = free_port();
+        let server = python.with_file_name("moto_server");
+        let child = Command::new(server)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("moto_server starts");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "moto_server did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Moto { child, port }
+    }
+
+    /// Uploads `paths` to `s3://bucket/prefix/` directly (not through the proxy).
+    fn upload(&self, python: &Path, bucket: &str, prefix: &str, paths: &[PathBuf]) {
+        let mut script = format!(
+            "import boto3\ns3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{}', aws_access_key_id='testing', \
+             aws_secret_access_key='testing', region_name='us-east-1')\n\
+             if not any(b['Name'] == '{bucket}' for b in s3.list_buckets()['Buckets']): s3.create_bucket(Bucket='{bucket}')\n",
+            self.port
+        );
+        for path in paths {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            script.push_str(&format!(
+                "s3.upload_file({:?}, '{bucket}', '{prefix}/{name}')\n",
+                path.display().to_string()
+            ));
+        }
+        let status = Command::new(python).args(["-c", &script]).status().unwrap();
+        assert!(status.success(), "uploading to moto failed");
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A TCP proxy in front of the S3 server that holds every HTTP request `latency` before passing it
+/// on, and counts requests and the bytes sent back.
+struct LatencyProxy {
+    port: u16,
+    requests: Arc<AtomicU64>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl LatencyProxy {
+    fn start(upstream: u16, latency: Duration) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (requests, bytes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (r, b) = (requests.clone(), bytes.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let (r, b) = (r.clone(), b.clone());
+                let (client2, server2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || forward_requests(client, server, latency, &r));
+                std::thread::spawn(move || forward_responses(server2, client2, &b));
+            }
+        });
+        LatencyProxy { port, requests, bytes }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Runs `f`, returning its wall time and the requests and bytes that went through the proxy.
+    fn measure(&self, f: impl FnOnce()) -> Measured {
+        let (requests, bytes) = (self.requests.load(Ordering::SeqCst), self.bytes.load(Ordering::SeqCst));
+        let start = Instant::now();
+        f();
+        let seconds = start.elapsed().as_secs_f64();
+        Measured {
+            seconds,
+            requests: self.requests.load(Ordering::SeqCst) - requests,
+            bytes: self.bytes.load(Ordering::SeqCst) - bytes,
+        }
+    }
+}
+
+/// True when `data` starts an HTTP request line.
+fn starts_request(data: &[u8]) -> bool {
+    ["GET ", "HEAD ", "PUT ", "POST ", "DELETE "].iter().any(|m| data.starts_with(m.as_bytes()))
+}
+
+fn forward_requests(mut from: TcpStream, mut to: TcpStream, latency: Duration, requests: &AtomicU64) {
+    let mut buf = vec![0u8; 64 << 10];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        if starts_request(&buf[..n]) {
+            requests.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(latency);
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+fn forward_responses(mut from: TcpStream, mut to: TcpStream, bytes: &AtomicU64) {
+    let mut buf = vec![0u8; 256 << 10];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        bytes.fetch_add(n as u64, Ordering::SeqCst);
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
