@@ -91,14 +91,14 @@ pub enum WriteError {
         source: std::io::Error,
     },
     /// An object-store request failed while publishing an output there.
-    #[error("{url}: {what}: {source}")]
+    #[error("{url}: {what}: {reason}")]
     Remote {
         /// The destination URL.
         url: String,
         /// What was being done.
         what: String,
-        /// The object store's error.
-        source: Box<object_store::Error>,
+        /// What failed, in a few words (the server's error code and message when it sent one).
+        reason: String,
     },
     /// Another writer is writing the destination (it holds the destination's lock object).
     #[error("{url}: being written by another vzarr ({holder}); if that writer is gone, delete {url}/{lock} or wait until it is stale")]

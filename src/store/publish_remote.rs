@@ -46,7 +46,7 @@
 //!
 //! Memory: uploads stream from the local files, at most [`SINGLE_PUT_MAX`] per upload in flight.
 //!
-//! Test hook: `VZARR_TEST_CRASH_AT=<point>` kills the process at `remote-locked` (lock taken),
+//! Test hooks: `VZARR_TEST_SINGLE_PUT_MAX=<bytes>` lowers [`SINGLE_PUT_MAX`]; `VZARR_TEST_CRASH_AT=<point>` kills the process at `remote-locked` (lock taken),
 //! `remote-hidden` (old visible document deleted) or `remote-uploaded` (every part uploaded, the
 //! visible document not yet).
 
@@ -174,7 +174,7 @@ impl RemoteOutput {
     fn remote_error(&self, what: &str) -> impl FnOnce(object_store::Error) -> WriteError {
         let url = self.url.clone();
         let what = what.to_string();
-        move |source| WriteError::Remote { url, what, source: Box::new(source) }
+        move |source| WriteError::Remote { url, what, reason: summarize(&source) }
     }
 
     fn child(&self, relative: &str) -> ObjectPath {
@@ -250,7 +250,7 @@ impl RemoteOutput {
                 Existing::Output(meta) => PutMode::Update(UpdateVersion { e_tag: meta.e_tag, version: meta.version }),
                 Existing::Nothing | Existing::Debris => PutMode::Create,
             };
-            let result = if size <= SINGLE_PUT_MAX {
+            let result = if size <= single_put_max() {
                 let bytes = std::fs::read(&self.local).map_err(super::native::io_error(&self.local, "reading"))?;
                 self.store.put_opts(&self.path, PutPayload::from(bytes), PutOptions::from(mode)).await.map(|_| ())
             } else {
@@ -328,7 +328,7 @@ impl RemoteOutput {
         let local = self.local.join(file);
         let path = self.child(file);
         let size = std::fs::metadata(&local).map_err(super::native::io_error(&local, "reading"))?.len();
-        let result = if size <= SINGLE_PUT_MAX {
+        let result = if size <= single_put_max() {
             let bytes = std::fs::read(&local).map_err(super::native::io_error(&local, "reading"))?;
             self.store.put(&path, PutPayload::from(bytes)).await.map(|_| ())
         } else {
@@ -398,6 +398,32 @@ impl Drop for RemoteOutput {
     }
 }
 
+/// An object store's error in a few words: the server's `<Code>` and `<Message>` when its reply
+/// has them (`NoSuchBucket: The specified bucket does not exist`), else what the error kind says.
+fn summarize(e: &object_store::Error) -> String {
+    let text = e.to_string();
+    let tag = |name: &str| {
+        let start = text.find(&format!("<{name}>"))? + name.len() + 2;
+        let end = start + text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..end].trim_start_matches("<![CDATA[").trim_end_matches("]]>").trim().to_string())
+    };
+    if let Some(code) = tag("Code") {
+        return match tag("Message") {
+            Some(message) => format!("{code}: {message}"),
+            None => code,
+        };
+    }
+    match e {
+        object_store::Error::NotFound { .. } => "not found".into(),
+        object_store::Error::PermissionDenied { .. } => "access denied".into(),
+        object_store::Error::Unauthenticated { .. } => "not authenticated (check the credentials)".into(),
+        object_store::Error::NotImplemented { .. } => {
+            "not supported by this object store (vzarr needs conditional writes to publish here)".into()
+        }
+        _ => text.replace('\n', " "),
+    }
+}
+
 /// The URL locations among `sources` (what a remote output must not be, nor contain).
 #[must_use]
 pub fn url_sources(sources: &crate::manifest::SourceTable) -> Vec<String> {
@@ -422,7 +448,7 @@ async fn upload_parts(store: &dyn ObjectStore, path: &ObjectPath, local: &Path) 
     let to_store = |e: std::io::Error| object_store::Error::Generic { store: "vzarr", source: Box::new(e) };
     let mut file = std::fs::File::open(local).map_err(to_store)?;
     let upload = store.put_multipart_opts(path, Default::default()).await?;
-    let chunk = usize::try_from(SINGLE_PUT_MAX).unwrap_or(usize::MAX);
+    let chunk = usize::try_from(single_put_max()).unwrap_or(usize::MAX);
     let mut writer = WriteMultipart::new_with_chunk_size(upload, chunk);
     let mut buffer = vec![0u8; chunk];
     loop {
@@ -441,6 +467,12 @@ async fn upload_parts(store: &dyn ObjectStore, path: &ObjectPath, local: &Path) 
         writer.write(&buffer[..n]);
     }
     writer.finish().await.map(|_| ())
+}
+
+/// [`SINGLE_PUT_MAX`], or `VZARR_TEST_SINGLE_PUT_MAX` (a test hook, at least S3's 5 MiB part minimum).
+fn single_put_max() -> u64 {
+    let hook = std::env::var("VZARR_TEST_SINGLE_PUT_MAX").ok().and_then(|s| s.parse::<u64>().ok());
+    hook.map_or(SINGLE_PUT_MAX, |n| n.max(5 << 20))
 }
 
 /// Every file below `root`, as slash-separated relative paths (a file kind: its name).

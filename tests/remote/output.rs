@@ -49,6 +49,12 @@ impl Bucket {
         })
     }
 
+    /// The ETag of object `key` (a multipart upload's ends in `-<parts>`).
+    fn etag(&self, key: &str) -> String {
+        let path = object_store::path::Path::from(key);
+        self.runtime.block_on(self.store.head(&path)).unwrap().e_tag.unwrap_or_default()
+    }
+
     fn put(&self, key: &str, bytes: &[u8]) {
         let path = object_store::path::Path::from(key);
         self.runtime.block_on(self.store.put(&path, PutPayload::from(bytes.to_vec()))).unwrap();
@@ -157,8 +163,13 @@ fn every_output_is_written_to_s3_as_it_is_written_locally() {
     ok(scan(&["--format", "kerchunk-json", "-o", &s(&local_refs)]));
     ok(scan(&["--format", "kerchunk-json", "-o", "s3://out/refs/tas.json"]));
     assert_eq!(out.objects("refs/tas.json"), local_tree(&local_refs));
+    // --overwrite replaces a kerchunk object (a conditional update of its ETag).
+    let first = months(1).iter().map(|p| s(p)).collect::<Vec<_>>();
+    ok(run(&["scan", &first[0], "--format", "kerchunk-json", "-o", "s3://out/refs/one.json"], &[]));
+    ok(scan(&["--format", "kerchunk-json", "-o", "s3://out/refs/one.json", "--overwrite"]));
+    assert_eq!(out.objects("refs/one.json"), local_tree(&local_refs));
     // Parts on S3 (a prefix ending in `/`), merged from an S3 glob into an S3 store: the scan's store.
-    for shard in ["0/2", "1/2"] {
+    for shard in ["0/2", "1/2", "0/2"] {
         ok(scan(&["--shard", shard, "-o", "s3://out/parts/"]));
     }
     let parts = out.objects("parts");
@@ -307,4 +318,28 @@ fn interrupted_and_concurrent_remote_writes() {
     assert_eq!(read.code, 0, "{}", read.stderr);
     assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == oracle(&two, "tas"));
     assert!(!out.objects("race.vzarr").contains_key(vzarr::store::LOCK_OBJECT));
+}
+
+/// Objects above the single-PUT size go up in parts (a multipart upload, atomic too): a sharded
+/// materialization of 1 MB chunks into one 8 MB shard, with the single-PUT limit at 5 MiB, equals the
+/// local materialization byte for byte.
+#[test]
+fn large_objects_are_uploaded_in_parts() {
+    let Some(server) = start() else { return };
+    let out = Bucket::new(&server, "out");
+    let run = runner(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::common::with_hdf5_files(|| super::write_megabyte_chunks(dir.path()));
+    let store = dir.path().join("noise.vzarr");
+    assert_eq!(run(&["scan", &s(&file), "-o", &s(&store)], &[]).code, 0);
+    let local = dir.path().join("noise.zarr");
+    assert_eq!(run(&["materialize", &s(&store), &s(&local), "--shards", "file"], &[]).code, 0);
+    let hook = [("VZARR_TEST_SINGLE_PUT_MAX", "5242880")];
+    let remote = run(&["materialize", &s(&store), "s3://out/noise.zarr", "--shards", "file"], &hook);
+    assert_eq!(remote.code, 0, "{}", remote.stderr);
+    let objects = out.objects("noise.zarr");
+    let (big, _) = objects.iter().find(|(_, bytes)| bytes.len() > 5 << 20).expect("one object above the limit");
+    let etag = out.etag(&format!("noise.zarr/{big}"));
+    assert!(etag.trim_matches('"').ends_with("-2"), "{big} uploaded in two parts: ETag {etag}");
+    assert_eq!(objects, local_tree(&local));
 }
