@@ -25,7 +25,7 @@
 //! `--overwrite` the old store is hidden (its visible document deleted) before its parts are
 //! overwritten, and the new one appears when complete. A reader therefore finds the old store, no
 //! store, or the new store, never a mix (a reader that opened the old store before the switch and
-//! reads a part after it fails on the manifest's binding to its metadata, not with wrong values). A
+//! opens an array after it fails on the manifest's binding to the metadata and source table). A
 //! failed or interrupted write leaves the old store (failure before the switch) or no store, never a
 //! half-written one that looks complete; what it uploaded is deleted where the failure allows.
 //!
