@@ -119,6 +119,22 @@ impl RemoteTarget<'_> {
         Ok(value)
     }
 
+    /// Refuses at once a destination [`RemoteTarget::write_async`] would refuse (before a long scan).
+    ///
+    /// # Errors
+    /// The destination's refusal.
+    pub(crate) fn check(&self, runtime: &tokio::runtime::Handle) -> anyhow::Result<()> {
+        let begin = vzarr::store::RemoteOutput::begin(
+            self.url,
+            self.kind,
+            self.overwrite,
+            &self.inputs,
+            &self.remote,
+            self.max_concurrent,
+        );
+        runtime.block_on(begin).map(drop).with_context(|| format!("writing {}", self.url))
+    }
+
     /// [`RemoteTarget::write_async`] for a blocking `write`, on a runtime of its own.
     ///
     /// # Errors

@@ -36,6 +36,21 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     if let Some(shard) = super::merge::shard_of(&args)? {
         return super::merge::scan_shard(&args, &files, shard, &options);
     }
+    if let Some(url) = super::output::remote_url(&args.output).filter(|_| args.format != ScanFormat::Icechunk) {
+        // An object-store output that will be refused is refused before the scan.
+        let kind =
+            if args.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
+        let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| vzarr::source::is_url(f));
+        let target = super::output::RemoteTarget {
+            url,
+            kind,
+            overwrite: args.overwrite,
+            inputs: inputs.collect(),
+            remote: remote.clone(),
+            max_concurrent: args.remote.max_concurrent_requests as usize,
+        };
+        target.check(runtime.handle())?;
+    }
     let progress = bar(files.len() as u64, "scanning");
     let report = |done: usize, refs: u64| {
         progress.set_position(done as u64);

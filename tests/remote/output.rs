@@ -318,6 +318,23 @@ fn interrupted_and_concurrent_remote_writes() {
     assert_eq!(read.code, 0, "{}", read.stderr);
     assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == oracle(&two, "tas"));
     assert!(!out.objects("race.vzarr").contains_key(vzarr::store::LOCK_OBJECT));
+    // Concurrent writers of one kerchunk object: the conditional put lets exactly one through.
+    let writers: Vec<_> = (0..3)
+        .map(|_| {
+            let mut command = crate::common::vzarr_command();
+            command.arg("scan").args(&two).args(["--concat", "time", "--format", "kerchunk-json"]);
+            command.args(["-o", "s3://out/race.json"]);
+            command.envs(server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)));
+            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+            let _no_files = crate::common::no_hdf5_files_open();
+            command.spawn().unwrap()
+        })
+        .collect();
+    let results: Vec<_> = writers.into_iter().map(|w| w.wait_with_output().unwrap()).collect();
+    assert_eq!(results.iter().filter(|r| r.status.success()).count(), 1);
+    for loser in results.iter().filter(|r| !r.status.success()) {
+        assert!(String::from_utf8_lossy(&loser.stderr).contains("already exists"));
+    }
 }
 
 /// Objects above the single-PUT size go up in parts (a multipart upload, atomic too): a sharded
