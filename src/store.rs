@@ -17,6 +17,7 @@ mod layout;
 mod materialize;
 mod native;
 mod publish;
+mod publish_remote;
 
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 pub use icechunk::{
@@ -36,6 +37,7 @@ pub use materialize::{
 };
 pub use native::NativeWriter;
 pub use publish::{sync_count, OutputKind, Staged};
+pub use publish_remote::{url_sources, RemoteOutput, LOCK_OBJECT, SINGLE_PUT_MAX};
 
 use std::path::{Path, PathBuf};
 
@@ -87,6 +89,26 @@ pub enum WriteError {
         what: String,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// An object-store request failed while publishing an output there.
+    #[error("{url}: {what}: {reason}")]
+    Remote {
+        /// The destination URL.
+        url: String,
+        /// What was being done.
+        what: String,
+        /// What failed, in a few words (the server's error code and message when it sent one).
+        reason: String,
+    },
+    /// Another writer is writing the destination (it holds the destination's lock object).
+    #[error("{url}: being written by another vzarr ({holder}); if that writer is gone, delete {url}/{lock} or wait until it is stale")]
+    Busy {
+        /// The destination URL.
+        url: String,
+        /// Who holds the lock, as its lock object says.
+        holder: String,
+        /// The lock object's name below the destination.
+        lock: &'static str,
     },
     /// Encoding an array's manifest failed.
     #[error("{}: {array}: encoding manifest: {source}", path.display())]

@@ -14,6 +14,8 @@ n=${1:-16}
 definition=${DEFINITION:-vzarr}
 # The merge's own command: the same --concat as the job definition's scan, and where the store goes.
 concat=${CONCAT:-time}
+# PARTS and STORE may be S3 URLs instead of EFS paths (PARTS=s3://bucket/run STORE=s3://bucket/tas.vzarr;
+# the job definition's `parts` parameter then s3://bucket/run/): parts and store are uploaded atomically.
 parts=${PARTS:-/mnt/work/parts}
 store=${STORE:-/mnt/work/tas.vzarr}
 scan=$(aws batch submit-job --job-name vzarr-scan --job-queue "$QUEUE" --job-definition "$definition" \

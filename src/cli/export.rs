@@ -13,6 +13,21 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     let target = Target::of(&args.kerchunk)?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
     let context = || format!("exporting {} to {}", args.store, args.kerchunk.display());
+    if let Some(url) = super::output::remote_url(&args.kerchunk) {
+        let target = super::output::RemoteTarget {
+            url,
+            kind: vzarr::store::OutputKind::KerchunkJson,
+            overwrite: args.overwrite,
+            inputs: store_urls(&store),
+            remote: args.remote.options(),
+            max_concurrent: args.remote.max_concurrent_requests as usize,
+        };
+        let local = KerchunkOptions { overwrite: false, ..options };
+        let export = |path: std::path::PathBuf| async move { Ok(export_kerchunk(&store, &path, &local).await?) };
+        let report = target.write_async(export).await.with_context(context)?;
+        outln!("{url}: {} metadata documents, {} chunk references", report.metadata, report.references);
+        return Ok(Outcome::Done);
+    }
     if !matches!(target, Target::File(_)) {
         // Written whole to a private temporary file first (an export that fails writes nothing),
         // then copied through.
@@ -40,4 +55,14 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
         report.bytes
     );
     Ok(Outcome::Done)
+}
+
+/// The URLs an object-store output made from `store` must not be nor contain: the store's and its
+/// sources'.
+pub(crate) fn store_urls(store: &Store) -> Vec<String> {
+    let mut urls = vzarr::store::url_sources(store.sources());
+    if vzarr::source::is_url(store.location()) {
+        urls.push(store.location().to_string());
+    }
+    urls
 }

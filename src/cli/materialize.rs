@@ -20,7 +20,25 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
         shards: args.shards.clone(),
         max_concurrent_shards: args.shard_jobs.max(1),
     };
-    let result = materialize(&store, &args.output, &options, &|n| progress.inc(n)).await;
+    let result = match super::output::remote_url(&args.output) {
+        Some(url) => {
+            let target = super::output::RemoteTarget {
+                url,
+                kind: vzarr::store::OutputKind::ZarrStore,
+                overwrite: args.overwrite,
+                inputs: super::export::store_urls(&store),
+                remote: args.remote.options(),
+                max_concurrent: args.remote.max_concurrent_requests as usize,
+            };
+            let local = MaterializeOptions { overwrite: false, ..options.clone() };
+            let (store, progress) = (&store, &progress);
+            let copy = |path: std::path::PathBuf| async move {
+                Ok(materialize(store, &path, &local, &|n| progress.inc(n)).await?)
+            };
+            target.write_async(copy).await
+        }
+        None => Ok(materialize(&store, &args.output, &options, &|n| progress.inc(n)).await?),
+    };
     progress.finish_and_clear();
     let report = result.with_context(|| format!("materializing {} to {}", args.store, args.output.display()))?;
     if options.shards.is_some() {

@@ -79,7 +79,21 @@ pub(crate) fn scan_shard(
     let scanned = scan_files(slice, options, &report);
     progress.finish_and_clear();
     let scanned = scanned?;
-    write_part(&destination, &header, &scanned).with_context(|| format!("writing {}", destination.display()))?;
+    let write = |local: &Path| Ok(write_part(local, &header, &scanned)?);
+    match super::output::remote_url(&destination) {
+        Some(url) => super::output::RemoteTarget {
+            url,
+            kind: vzarr::store::OutputKind::ScanPart,
+            // A retried task replaces its part, as locally.
+            overwrite: true,
+            inputs: locations.iter().filter(|l| vzarr::source::is_url(l)).cloned().collect(),
+            remote: args.remote.options(),
+            max_concurrent: args.remote.max_concurrent_requests as usize,
+        }
+        .write(write),
+        None => write(&destination),
+    }
+    .with_context(|| format!("writing {}", destination.display()))?;
     let refs: usize = scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.entries.len()).sum();
     outln!("{}: shard {shard}: {} file(s), {refs} chunk entries", destination.display(), scanned.len());
     for warning in scanned.iter().flat_map(|d| &d.warnings) {
@@ -101,6 +115,11 @@ fn location(file: &Path) -> String {
 /// (created if missing, so that every task of an array can be given the same directory).
 fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
     let slash = output.as_os_str().to_string_lossy().ends_with('/');
+    let name = format!("part-{:05}-of-{:05}.vzpart", shard.index, shard.count);
+    if let Some(url) = super::output::remote_url(output) {
+        // An object-store prefix is a "directory" when it ends in `/` (nothing to create).
+        return Ok(PathBuf::from(if slash { format!("{url}{name}") } else { url.to_string() }));
+    }
     if !slash && !output.is_dir() {
         return Ok(output.to_path_buf());
     }
@@ -108,7 +127,7 @@ fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
         std::fs::create_dir_all(output)
             .with_context(|| format!("{}: creating the parts directory", output.display()))?;
     }
-    Ok(output.join(format!("part-{:05}-of-{:05}.vzpart", shard.index, shard.count)))
+    Ok(output.join(name))
 }
 
 pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
@@ -129,6 +148,8 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
             local.push(path.clone());
         }
     }
+    let part_urls: Vec<String> =
+        paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| vzarr::source::is_url(p)).collect();
     let parts = read_parts(&local)?;
     let header = parts.first().context("no parts")?.header().clone();
     let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
@@ -173,6 +194,8 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
         branch: None,
         message: None,
         remote,
+        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+        other_inputs: part_urls,
     };
     combine_and_write(scanned, scanned_len(header.inputs), &out)
 }

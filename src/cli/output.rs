@@ -77,3 +77,70 @@ impl Target {
         }
     }
 }
+
+/// The URL of an object-store output (`s3://bucket/stores/tas.vzarr`), `None` for a local path.
+pub(crate) fn remote_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| vzarr::source::is_url(s))
+}
+
+/// How an object-store output is written: what it is, whether it may replace one, what it must not
+/// hold, and how the store is reached (see `store/publish_remote`).
+pub(crate) struct RemoteTarget<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) kind: vzarr::store::OutputKind,
+    pub(crate) overwrite: bool,
+    /// Input URLs the output must not be, nor contain.
+    pub(crate) inputs: Vec<String>,
+    pub(crate) remote: vzarr::source::RemoteOptions,
+    pub(crate) max_concurrent: usize,
+}
+
+impl RemoteTarget<'_> {
+    /// Checks the destination, runs `write` on a private local path, then publishes what it wrote on
+    /// the object store.
+    ///
+    /// # Errors
+    /// The destination's refusal, `write`'s error, or the upload's.
+    pub(crate) async fn write_async<T, F>(&self, write: impl FnOnce(PathBuf) -> F) -> anyhow::Result<T>
+    where
+        F: std::future::Future<Output = anyhow::Result<T>>,
+    {
+        let output = vzarr::store::RemoteOutput::begin(
+            self.url,
+            self.kind,
+            self.overwrite,
+            &self.inputs,
+            &self.remote,
+            self.max_concurrent,
+        )
+        .await?;
+        let value = write(output.local_path().to_path_buf()).await?;
+        output.publish().await?;
+        Ok(value)
+    }
+
+    /// Refuses at once a destination [`RemoteTarget::write_async`] would refuse (before a long scan).
+    ///
+    /// # Errors
+    /// The destination's refusal.
+    pub(crate) fn check(&self, runtime: &tokio::runtime::Handle) -> anyhow::Result<()> {
+        let begin = vzarr::store::RemoteOutput::begin(
+            self.url,
+            self.kind,
+            self.overwrite,
+            &self.inputs,
+            &self.remote,
+            self.max_concurrent,
+        );
+        runtime.block_on(begin).map(drop).with_context(|| format!("writing {}", self.url))
+    }
+
+    /// [`RemoteTarget::write_async`] for a blocking `write`, on a runtime of its own.
+    ///
+    /// # Errors
+    /// As [`RemoteTarget::write_async`].
+    pub(crate) fn write<T>(&self, write: impl FnOnce(&Path) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        runtime.block_on(self.write_async(|local| async move { write(&local) }))
+    }
+}

@@ -11,7 +11,10 @@ use super::progress::bar;
 use super::Outcome;
 use vzarr::combine::{combine, natural_cmp, CombineOptions, ConcatDim};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, UrlPrefix, WriteOptions, Writer};
+use vzarr::store::{
+    write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, OutputKind, StoreInfo, UrlPrefix, WriteOptions,
+    Writer,
+};
 use vzarr::VirtualDataset;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
@@ -33,6 +36,21 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(shard) = super::merge::shard_of(&args)? {
         return super::merge::scan_shard(&args, &files, shard, &options);
+    }
+    if let Some(url) = super::output::remote_url(&args.output).filter(|_| args.format != ScanFormat::Icechunk) {
+        // An object-store output that will be refused is refused before the scan.
+        let kind =
+            if args.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
+        let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| vzarr::source::is_url(f));
+        let target = super::output::RemoteTarget {
+            url,
+            kind,
+            overwrite: args.overwrite,
+            inputs: inputs.collect(),
+            remote: remote.clone(),
+            max_concurrent: args.remote.max_concurrent_requests as usize,
+        };
+        target.check(runtime.handle())?;
     }
     let progress = bar(files.len() as u64, "scanning");
     let report = |done: usize, refs: u64| {
@@ -76,8 +94,12 @@ pub(crate) struct Output<'a> {
     /// Icechunk output: the branch and commit message (`None`: a new repository's `main`).
     pub(crate) branch: Option<&'a str>,
     pub(crate) message: Option<&'a str>,
-    /// How an object-store output (an Icechunk repository on S3) is reached.
+    /// How an object-store output (an Icechunk repository or a store on S3) is reached.
     pub(crate) remote: vzarr::source::RemoteOptions,
+    /// Uploads in flight at once for an object-store output.
+    pub(crate) max_concurrent_requests: usize,
+    /// Inputs an object-store output must not be nor contain, besides the sources (merge's parts).
+    pub(crate) other_inputs: Vec<String>,
 }
 
 impl<'a> From<&'a ScanArgs> for Output<'a> {
@@ -96,6 +118,8 @@ impl<'a> From<&'a ScanArgs> for Output<'a> {
             branch: args.branch.as_deref(),
             message: args.message.as_deref(),
             remote: args.remote.options(),
+            max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+            other_inputs: Vec::new(),
         }
     }
 }
@@ -134,9 +158,8 @@ pub(crate) fn combine_and_write(
         ScanFormat::Native | ScanFormat::Icechunk => Box::new(NativeWriter),
         ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: out.url_prefix.to_vec() }),
     };
-    let info = writer
-        .write(&dataset, out.path, &WriteOptions { overwrite: out.overwrite })
-        .with_context(|| format!("writing {}", out.path.display()))?;
+    let info =
+        write_output(writer.as_ref(), &dataset, out).with_context(|| format!("writing {}", out.path.display()))?;
     super::trust::trust_written(&info.source_containers);
     print_notes(&dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
@@ -150,6 +173,26 @@ pub(crate) fn combine_and_write(
         info.sources
     );
     Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+/// Writes `dataset` with `writer` at the output path, or for an object-store URL, locally first and
+/// then uploaded (`store/publish_remote`).
+fn write_output(writer: &dyn Writer, dataset: &VirtualDataset, out: &Output<'_>) -> anyhow::Result<StoreInfo> {
+    let Some(url) = super::output::remote_url(out.path) else {
+        return Ok(writer.write(dataset, out.path, &WriteOptions { overwrite: out.overwrite })?);
+    };
+    let kind = if out.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
+    let mut inputs = vzarr::store::url_sources(&dataset.sources);
+    inputs.extend(out.other_inputs.iter().cloned());
+    let target = super::output::RemoteTarget {
+        url,
+        kind,
+        overwrite: out.overwrite,
+        inputs,
+        remote: out.remote.clone(),
+        max_concurrent: out.max_concurrent_requests,
+    };
+    target.write(|local| Ok(writer.write(dataset, local, &WriteOptions::default())?))
 }
 
 /// `--format icechunk`: one new snapshot of the repository at `--output`.

@@ -53,11 +53,34 @@ pub enum OutputKind {
 }
 
 impl OutputKind {
-    fn is_dir(self) -> bool {
+    pub(crate) fn is_dir(self) -> bool {
         matches!(self, OutputKind::VzarrStore | OutputKind::ZarrStore)
     }
 
-    fn describe(self) -> &'static str {
+    /// The document that makes a directory kind visible to readers, written last on object stores:
+    /// `vzarr.json` of a vzarr store, the root `zarr.json` of a Zarr v3 store; `None` for files.
+    pub(crate) fn visible_document(self) -> Option<&'static str> {
+        match self {
+            OutputKind::VzarrStore => Some(super::STORE_INFO_FILE),
+            OutputKind::ZarrStore => Some("zarr.json"),
+            _ => None,
+        }
+    }
+
+    /// Whether `head` (the first bytes of the file, or of the directory kind's
+    /// [`visible_document`](Self::visible_document)) shows an output of this kind: the rule of
+    /// [`OutputKind::owns`], applied to bytes (an object on an object store).
+    pub(crate) fn owns_document(self, head: &[u8]) -> bool {
+        match self {
+            OutputKind::VzarrStore => compact_starts_with(head, b"{\"format\":\"vzarr\""),
+            OutputKind::ZarrStore => crate::metadata::from_text(head).ok().is_some_and(|doc| doc["zarr_format"] == 3),
+            OutputKind::KerchunkJson => compact_starts_with(head, b"{\"version\":"),
+            OutputKind::Npy => compact_starts_with(head, b"\x93NUMPY"),
+            OutputKind::ScanPart => compact_starts_with(head, b"VZPART\0\0"),
+        }
+    }
+
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             OutputKind::VzarrStore => "a vzarr store",
             OutputKind::ZarrStore => "a Zarr v3 store",
@@ -92,7 +115,12 @@ fn starts_with_compact(file: &Path, prefix: &[u8]) -> bool {
     use std::io::Read;
     let mut head = Vec::new();
     let read = std::fs::File::open(file).and_then(|f| f.take(4096).read_to_end(&mut head));
-    read.is_ok() && head.iter().filter(|b| !b.is_ascii_whitespace()).take(prefix.len()).eq(prefix.iter())
+    read.is_ok() && compact_starts_with(&head, prefix)
+}
+
+/// Whether `head`, whitespace removed, starts with `prefix`.
+fn compact_starts_with(head: &[u8], prefix: &[u8]) -> bool {
+    head.iter().filter(|b| !b.is_ascii_whitespace()).take(prefix.len()).eq(prefix.iter())
 }
 
 /// An output being written: its hidden staging path, published with [`Staged::publish`], removed on
@@ -347,7 +375,7 @@ fn strip<'a>(name: &'a OsStr, prefix: &OsStr) -> Option<&'a [u8]> {
 }
 
 /// Whether process `pid` exists (a process we may not signal exists too).
-fn process_alive(pid: u32) -> bool {
+pub(crate) fn process_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
     // SAFETY: signal 0 only checks for existence and permission.
     let result = unsafe { libc::kill(pid, 0) };
@@ -435,7 +463,7 @@ fn rename_exchange(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point`.
-fn crash_point(point: &str) {
+pub(crate) fn crash_point(point: &str) {
     if std::env::var_os("VZARR_TEST_CRASH_AT").is_some_and(|v| v == point) {
         // SAFETY: kill(2) on our own PID; the process ends here, as with kill -9.
         unsafe {

@@ -4,6 +4,7 @@
 //! a missing object or bad credentials give one line naming the URL.
 
 mod http;
+mod output;
 
 use vzarr::source::RemoteOptions;
 use vzarr::ScanOptions;
