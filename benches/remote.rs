@@ -7,7 +7,8 @@
 //!   default, as in REFERENCE.md section 11);
 //! - a monthly archive with MB-sized chunks (`tas(days, 180, 360)` float32, chunks of 2 MB).
 //!
-//! For each archive, `vzarr scan 's3://…/*.nc' --concat time` (the command line a user runs) and
+//! For each archive, `vzarr scan 's3://…/*.nc' --concat time` (the command line a user runs, with the
+//! default 16 files in flight and with 64) and
 //! kerchunk (`SingleHdf5ToZarr` over s3fs file objects, then `MultiZarrToZarr` along time, as its
 //! documentation shows) are timed, and the proxy counts their requests and the bytes they received.
 //! Targets: vzarr >= 10x faster than kerchunk; bytes fetched while scanning the MB-chunk archive
@@ -62,9 +63,11 @@ fn main() {
         let bytes: u64 = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
         println!("\n{name} archive: {} files, {:.1} MB", paths.len(), bytes as f64 / 1e6);
         let store = work.path().join(format!("{name}.vzarr"));
-        let ours = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store));
+        let ours = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store, 16));
+        let wide = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store, 64));
         let theirs = proxy.measure(|| kerchunk_scan(&python, &proxy.endpoint(), name, &work.path().join(name)));
-        report("vzarr scan", &ours, paths.len(), bytes);
+        report("vzarr scan (16 in flight)", &ours, paths.len(), bytes);
+        report("vzarr scan (64 in flight)", &wide, paths.len(), bytes);
         report("kerchunk (h5py over s3fs)", &theirs, paths.len(), bytes);
         println!(
             "  vzarr / kerchunk: {:.3}x the time (target <= 0.1), {:.3}x the bytes",
@@ -120,9 +123,10 @@ fn s3_env(endpoint: &str) -> [(&'static str, String); 5] {
     ]
 }
 
-fn vzarr_scan(endpoint: &str, prefix: &str, store: &Path) {
+fn vzarr_scan(endpoint: &str, prefix: &str, store: &Path, in_flight: usize) {
     let out = Command::new(env!("CARGO_BIN_EXE_vzarr"))
-        .args(["scan", &format!("s3://bench/{prefix}/*.nc"), "--concat", "time", "--overwrite", "-o"])
+        .args(["scan", &format!("s3://bench/{prefix}/*.nc"), "--concat", "time", "--overwrite"])
+        .args(["--max-concurrent-requests", &in_flight.to_string(), "-o"])
         .arg(store)
         .envs(s3_env(endpoint))
         .output()

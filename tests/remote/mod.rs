@@ -114,12 +114,22 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
     let run = |args: &[&str]| {
         let mut command = crate::common::vzarr_command();
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
         crate::common::run(command)
     };
     let s = |p: &std::path::Path| p.display().to_string();
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&store)]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
+    // The summary says what scanning cost: one first-block request per file at least, and the bytes.
+    let size: u64 = local.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
+    let summary = scan
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("read 3 remote file(s)"))
+        .unwrap_or_else(|| panic!("{}", scan.stdout));
+    assert!(summary.starts_with(&format!("read 3 remote file(s) of {size} bytes: ")), "{summary}");
+    let requests: u64 = summary.split(": ").nth(1).and_then(|r| r.split(' ').next()?.parse().ok()).unwrap();
+    assert!((3..=9).contains(&requests), "{summary}");
     let read = run(&["read", &s(&store), "tas", "-o", &s(&npy)]);
     assert_eq!(read.code, 0, "{}", read.stderr);
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
@@ -193,7 +203,7 @@ fn stores_on_s3_are_read_in_place() {
     let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
     let run = |args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
         command.stdout(std::process::Stdio::piped());
         crate::common::run(command)
     };
