@@ -105,15 +105,7 @@ impl RemoteTarget<'_> {
     where
         F: std::future::Future<Output = anyhow::Result<T>>,
     {
-        let output = vzarr::store::RemoteOutput::begin(
-            self.url,
-            self.kind,
-            self.overwrite,
-            &self.inputs,
-            &self.remote,
-            self.max_concurrent,
-        )
-        .await?;
+        let output = self.begin().await?;
         let value = write(output.local_path().to_path_buf()).await?;
         output.publish().await?;
         Ok(value)
@@ -124,15 +116,20 @@ impl RemoteTarget<'_> {
     /// # Errors
     /// The destination's refusal.
     pub(crate) fn check(&self, runtime: &tokio::runtime::Handle) -> anyhow::Result<()> {
-        let begin = vzarr::store::RemoteOutput::begin(
+        runtime.block_on(self.begin()).map(drop).with_context(|| format!("writing {}", self.url))
+    }
+
+    /// Takes the destination for writing (see [`vzarr::store::RemoteOutput::begin`]).
+    async fn begin(&self) -> Result<vzarr::store::RemoteOutput, vzarr::store::WriteError> {
+        vzarr::store::RemoteOutput::begin(
             self.url,
             self.kind,
             self.overwrite,
             &self.inputs,
             &self.remote,
             self.max_concurrent,
-        );
-        runtime.block_on(begin).map(drop).with_context(|| format!("writing {}", self.url))
+        )
+        .await
     }
 
     /// [`RemoteTarget::write_async`] for a blocking `write`, on a runtime of its own.

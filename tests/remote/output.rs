@@ -297,17 +297,7 @@ fn interrupted_and_concurrent_remote_writes() {
     assert!(reads(&two));
     // Concurrent writers of one new store: exactly one wins, the others say why.
     let race = "s3://out/race.vzarr";
-    let writers: Vec<_> = (0..4)
-        .map(|_| {
-            let mut command = crate::common::vzarr_command();
-            command.arg("scan").args(&two).args(["--concat", "time", "-o", race]);
-            command.envs(server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)));
-            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-            let _no_files = crate::common::no_hdf5_files_open();
-            command.spawn().unwrap()
-        })
-        .collect();
-    let results: Vec<_> = writers.into_iter().map(|w| w.wait_with_output().unwrap()).collect();
+    let results = race_scans(&server, 4, &two, &["-o", race]);
     let winners = results.iter().filter(|r| r.status.success()).count();
     assert_eq!(winners, 1, "{:?}", results.iter().map(|r| String::from_utf8_lossy(&r.stderr)).collect::<Vec<_>>());
     for loser in results.iter().filter(|r| !r.status.success()) {
@@ -319,18 +309,7 @@ fn interrupted_and_concurrent_remote_writes() {
     assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == oracle(&two, "tas"));
     assert!(!out.objects("race.vzarr").contains_key(vzarr::store::LOCK_OBJECT));
     // Concurrent writers of one kerchunk object: the conditional put lets exactly one through.
-    let writers: Vec<_> = (0..3)
-        .map(|_| {
-            let mut command = crate::common::vzarr_command();
-            command.arg("scan").args(&two).args(["--concat", "time", "--format", "kerchunk-json"]);
-            command.args(["-o", "s3://out/race.json"]);
-            command.envs(server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)));
-            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-            let _no_files = crate::common::no_hdf5_files_open();
-            command.spawn().unwrap()
-        })
-        .collect();
-    let results: Vec<_> = writers.into_iter().map(|w| w.wait_with_output().unwrap()).collect();
+    let results = race_scans(&server, 3, &two, &["--format", "kerchunk-json", "-o", "s3://out/race.json"]);
     assert_eq!(results.iter().filter(|r| r.status.success()).count(), 1);
     for loser in results.iter().filter(|r| !r.status.success()) {
         assert!(String::from_utf8_lossy(&loser.stderr).contains("already exists"));
@@ -359,4 +338,24 @@ fn large_objects_are_uploaded_in_parts() {
     let etag = out.etag(&format!("noise.zarr/{big}"));
     assert!(etag.trim_matches('"').ends_with("-2"), "{big} uploaded in two parts: ETag {etag}");
     assert_eq!(objects, local_tree(&local));
+}
+
+/// `writers` processes of `vzarr scan INPUTS --concat time ARGS` started at once; their outputs.
+fn race_scans<I: AsRef<std::ffi::OsStr>>(
+    server: &S3Server,
+    writers: usize,
+    inputs: &[I],
+    args: &[&str],
+) -> Vec<std::process::Output> {
+    let children: Vec<_> = (0..writers)
+        .map(|_| {
+            let mut command = crate::common::vzarr_command();
+            command.arg("scan").args(inputs).args(["--concat", "time"]).args(args);
+            command.envs(server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)));
+            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+            let _no_files = crate::common::no_hdf5_files_open();
+            command.spawn().unwrap()
+        })
+        .collect();
+    children.into_iter().map(|w| w.wait_with_output().unwrap()).collect()
 }
