@@ -15,6 +15,8 @@
 //!   authorizes those prefixes (`authorize_virtual_chunk_access`) and nothing else.
 //!
 //! [`read_icechunk`] turns a branch back into a [`VirtualDataset`] (for `read`, `info`, `verify`).
+//! [`read_branch`] reads it without touching the sources, and [`update_icechunk`] commits a
+//! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
 //! [`write_icechunk`] is the whole job and the unit `vzarr append` reuses: plan the combined dataset,
 //! then commit it. The snapshot replaces the branch's whole content (nodes absent from the dataset
@@ -23,6 +25,7 @@
 
 mod location;
 mod read;
+mod update;
 mod write;
 
 use std::path::PathBuf;
@@ -32,7 +35,7 @@ use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
 
 pub use location::looks_like_repository;
-pub use read::{read_icechunk, MAX_SPARSE_FACTOR};
+pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SPARSE_FACTOR};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
 pub const SUMMARY_PROPERTY: &str = "vzarr";
@@ -167,4 +170,19 @@ pub async fn write_icechunk(
     options: &IcechunkOptions,
 ) -> Result<IcechunkInfo, IcechunkError> {
     write::write(dataset, repo, options).await
+}
+
+/// Commits `dataset` as one new snapshot on `options.branch` of the repository at `repo`, on top
+/// of `stored` (the branch as [`read_branch`] read it), recording only the nodes and chunks that
+/// differ from it. Fails, writing nothing, when the branch has moved since `stored` was read.
+///
+/// # Errors
+/// [`IcechunkError`] naming the repository, node or source; the branch is left unchanged.
+pub async fn update_icechunk(
+    stored: &StoredBranch,
+    dataset: &VirtualDataset,
+    repo: &str,
+    options: &IcechunkOptions,
+) -> Result<IcechunkInfo, IcechunkError> {
+    update::update(stored, dataset, repo, options).await
 }

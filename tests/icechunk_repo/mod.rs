@@ -10,6 +10,8 @@
 //! - Committing to an existing repository takes `--branch`/`--message`; refusals are one line and leave
 //!   the repository's history unchanged.
 
+mod append;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

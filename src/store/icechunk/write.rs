@@ -48,16 +48,16 @@ const REFS_PER_CALL: usize = 1 << 16;
 
 /// A run of one array's chunks, in linear order, committed in one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Piece {
-    array: usize,
-    start: u64,
-    end: u64,
+pub(super) struct Piece {
+    pub(super) array: usize,
+    pub(super) start: u64,
+    pub(super) end: u64,
 }
 
 /// The per-source facts every reference needs.
-struct Sources {
-    urls: Vec<VirtualChunkLocation>,
-    checksums: Vec<Option<icechunk::format::manifest::Checksum>>,
+pub(super) struct Sources {
+    pub(super) urls: Vec<VirtualChunkLocation>,
+    pub(super) checksums: Vec<Option<icechunk::format::manifest::Checksum>>,
 }
 
 pub(super) async fn write(
@@ -150,7 +150,7 @@ async fn commit(
     })
 }
 
-fn array_info(array: &VirtualArray) -> ArrayInfo {
+pub(super) fn array_info(array: &VirtualArray) -> ArrayInfo {
     ArrayInfo {
         path: array.path.clone(),
         chunks: array.chunks.entries.len() as u64,
@@ -168,7 +168,7 @@ fn temporary_branch() -> String {
     format!("vzarr-writing-{}-{nanos}", std::process::id())
 }
 
-fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
+pub(super) fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
     let nodes = dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path));
     for node in nodes.filter(|n| !n.is_empty()) {
         check_node_path(node).map_err(|reason| IcechunkError::Node {
@@ -181,7 +181,7 @@ fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError
 }
 
 /// Every source's location and checksum, and the container prefixes covering them.
-fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkError> {
+pub(super) fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkError> {
     let mut urls = Vec::with_capacity(dataset.sources.len());
     let mut checksums = Vec::with_capacity(dataset.sources.len());
     let mut texts = Vec::with_capacity(dataset.sources.len());
@@ -198,7 +198,7 @@ fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkE
 }
 
 /// Opens the repository (adding the containers it lacks to its config) or creates it.
-async fn open_or_create(
+pub(super) async fn open_or_create(
     repo: &str,
     options: &IcechunkOptions,
     prefixes: &[String],
@@ -253,7 +253,7 @@ async fn open_or_create(
 /// The writing handle's config: manifest splits for the arrays with more chunks than a round (runs of
 /// whole rows along the first axis, at most a round each; one row when a row alone exceeds it), and
 /// a cache of at most one round of chunk references (the manifests written are not read again).
-fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
+pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
     let mut rules = Vec::new();
     for array in &dataset.arrays {
         let grid = &array.metadata.chunk_grid;
@@ -351,7 +351,7 @@ async fn commit_rounds(
 
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
 /// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
-fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
+pub(super) fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
     let info = StoreInfo {
         format: "vzarr".into(),
         format_version: STORE_FORMAT_VERSION,
@@ -433,7 +433,7 @@ fn strict(doc: Value) -> Value {
 /// Writes a node's `zarr.json`. Icechunk parses it as strict JSON, which has no `NaN` / `Infinity`
 /// tokens, so non-finite float attributes are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` here
 /// (the other outputs write the bare tokens, see `metadata::json_text`).
-async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
+pub(super) async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
     let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(|e| e.to_string())?;
     store.set(&node_key(node), Bytes::from(bytes)).await.map_err(|e| e.to_string())
 }
@@ -454,7 +454,7 @@ pub(crate) fn icechunk_array_json(mut doc: Value, grid: &crate::grid::ChunkGrid)
 }
 
 /// Records one piece's chunks: virtual references in bulk, owned chunks as Icechunk chunks.
-async fn write_piece(
+pub(super) async fn write_piece(
     store: &Store,
     array: &VirtualArray,
     piece: &Piece,
@@ -498,18 +498,22 @@ async fn write_piece(
     Ok(())
 }
 
-fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
+pub(super) fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
     let from = usize::try_from(offset).ok()?;
     let to = usize::try_from(offset.checked_add(length)?).ok()?;
     array.chunks.owned.get(from..to)
 }
 
-fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
+pub(super) fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
     let coords: Option<Vec<u32>> = coords.iter().map(|&c| u32::try_from(c).ok()).collect();
     coords.map(ChunkIndices).ok_or_else(|| "a chunk index exceeds Icechunk's 32-bit limit".to_string())
 }
 
-async fn set_refs(store: &Store, path: &IcPath, refs: Vec<(ChunkIndices, VirtualChunkRef)>) -> Result<(), String> {
+pub(super) async fn set_refs(
+    store: &Store,
+    path: &IcPath,
+    refs: Vec<(ChunkIndices, VirtualChunkRef)>,
+) -> Result<(), String> {
     match store.set_virtual_refs(path, true, refs).await.map_err(|e| e.to_string())? {
         SetVirtualRefsResult::Done => Ok(()),
         SetVirtualRefsResult::FailedRefs(failed) => Err(format!(
