@@ -228,3 +228,24 @@ fn branches_for_append_read_info_and_verify() {
     let run = cli(&["info", &s(&native), "--branch", "dev"]);
     assert!(run.code == 1 && run.stderr.contains("--branch applies to Icechunk repositories only"), "{}", run.stderr);
 }
+
+/// An append killed after its snapshot is written but before the branch moves leaves the previous
+/// snapshot the tip, readable; the next append succeeds with one commit.
+#[test]
+fn an_append_killed_before_the_branch_moves_leaves_the_previous_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2003, 61));
+    let repo = dir.path().join("repo.icechunk");
+    scan_icechunk(&files[..2], &repo, &[], 0);
+    let before = (tip(&repo, "main"), history(&repo, "main"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.arg("append").arg(&repo).arg(&files[2]).env("VZARR_TEST_CRASH_AT", "icechunk-snapshot-written");
+    let run = crate::common::run(command);
+    assert_ne!(run.code, 0, "the append was to be killed: {}", run.stderr);
+    assert_eq!((tip(&repo, "main"), history(&repo, "main")), before, "the branch moved");
+    assert_values(&repo, "main", "tas", &files[..2]);
+    let run = append(&repo, &files[2..], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(history(&repo, "main").len(), 3);
+    assert_values(&repo, "main", "tas", &files);
+}

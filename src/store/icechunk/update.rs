@@ -17,8 +17,14 @@
 //! keep their manifests. Memory is bounded by the number of changed chunks, not the stored total.
 //!
 //! Atomicity: the session starts at the snapshot read; if the branch has moved since, nothing is
-//! written. The commit moves the branch by compare-and-swap, so a concurrent commit makes this one
-//! fail, and an interrupted one leaves the previous snapshot the branch's tip.
+//! written. The changes are written as a new snapshot (manifests, snapshot, transaction log) not yet
+//! on any branch, whose parent is the snapshot read; then the branch is moved to it by
+//! compare-and-swap from the snapshot read, so a concurrent commit makes this one fail, and an
+//! interrupted one leaves the previous snapshot the branch's tip (and at most an unreferenced
+//! snapshot, removed by Icechunk's garbage collection).
+//!
+//! Test hook: `VZARR_TEST_CRASH_AT=icechunk-snapshot-written` kills the process (SIGKILL) after the
+//! new snapshot is written and before the branch moves.
 
 use std::sync::Arc;
 
@@ -76,13 +82,18 @@ pub(super) async fn update(
     update_nodes(&store, &both, repo).await?;
     drop(store);
     let message = options.message.clone().unwrap_or_else(|| format!("vzarr {}", env!("CARGO_PKG_VERSION")));
-    let mut session = session.write().await;
-    let snapshot = session
-        .commit(&message)
-        .properties(properties(dataset))
-        .execute()
+    let snapshot = {
+        let mut session = session.write().await;
+        let commit = session.commit(&message).properties(properties(dataset)).anonymous();
+        commit.execute().await.map_err(|e| failed("writing the new snapshot", e.to_string()))?
+    };
+    crash_point("icechunk-snapshot-written");
+    let base = icechunk::format::SnapshotId::try_from(stored.snapshot.as_str())
+        .map_err(|e| failed("reading the base snapshot id", e.to_string()))?;
+    writer
+        .reset_branch(&options.branch, &snapshot, Some(&base))
         .await
-        .map_err(|e| failed(&format!("committing to branch {:?}", options.branch), e.to_string()))?;
+        .map_err(|e| failed(&format!("moving branch {:?} to the new snapshot", options.branch), e.to_string()))?;
     Ok(IcechunkInfo {
         repo: repo.to_string(),
         branch: options.branch.clone(),
@@ -204,5 +215,15 @@ fn same_entry(old: &VirtualArray, before: ChunkEntry, new: &VirtualArray, entry:
             owned_bytes(old, o1, l1).is_some() && owned_bytes(old, o1, l1) == owned_bytes(new, o2, l2)
         }
         _ => false,
+    }
+}
+
+/// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point` (a test hook).
+fn crash_point(point: &str) {
+    if std::env::var_os("VZARR_TEST_CRASH_AT").is_some_and(|v| v == point) {
+        // SAFETY: kill(2) on our own PID; the process ends here, as with kill -9.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
     }
 }
