@@ -249,3 +249,40 @@ fn an_append_killed_before_the_branch_moves_leaves_the_previous_snapshot() {
     assert_eq!(history(&repo, "main").len(), 3);
     assert_values(&repo, "main", "tas", &files);
 }
+
+/// Sources and repository on S3 (moto): `append s3://...` commits the new month; `read` of the
+/// repository equals libnetcdf's reads of the three files.
+#[test]
+fn append_to_a_repository_on_s3() {
+    let Some(server) = crate::common::servers::S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 Icechunk append not run");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
+    let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
+    let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
+    server.upload("archive", &objects);
+    server.upload("repos", &[]);
+    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
+        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
+        crate::common::run(command)
+    };
+    let repo = "s3://repos/tas.icechunk";
+    let scan = run(&["scan", "s3://archive/tas_2023-0[12].nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let appended = run(&["append", repo, "s3://archive/tas_2023-03.nc", "--message", "March"]);
+    assert_eq!(appended.code, 0, "{}", appended.stderr);
+    assert!(appended.stdout.contains("new snapshot"), "{}", appended.stdout);
+    let again = run(&["append", repo, "s3://archive/tas_2023-03.nc"]);
+    assert!(again.code == 1 && again.stderr.contains("already in the store"), "{}", again.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("tas.npy");
+    let read = run(&["read", repo, "tas", "-o", &s(&npy), "--branch", "main"]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    assert_same("tas from the appended S3 repository", &ours.data, &oracle(&local, "tas"));
+}
