@@ -18,10 +18,11 @@
 //! [`read_branch`] reads it without touching the sources, and [`update_icechunk`] commits a
 //! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
-//! [`write_icechunk`] is the whole job and the unit `vzarr append` reuses: plan the combined dataset,
-//! then commit it. The snapshot replaces the branch's whole content (nodes absent from the dataset
-//! are gone from it; history keeps them). Writes are atomic and the change set is bounded (the transaction
-//! log is not yet): see `icechunk/write`.
+//! [`write_icechunk`] commits a whole dataset: the new content replaces the branch's whole content
+//! (nodes absent from the dataset are gone from it; history keeps them). Writes are atomic and
+//! memory is bounded by one round of chunks ([`IcechunkOptions::batch_chunks`]); a dataset of more
+//! chunks is committed as a chain of snapshots, one per round, the branch moving once to the last:
+//! see `icechunk/write`.
 
 mod location;
 mod read;
@@ -116,9 +117,10 @@ pub struct IcechunkOptions {
     /// How object stores (the repository's and the sources') are reached. Default: credentials
     /// from the environment.
     pub remote: RemoteOptions,
-    /// Chunks recorded per round before they are written out as manifests: bounds memory (about
-    /// 300 bytes per chunk in Icechunk's change set). Arrays with more chunks get their manifests
-    /// split along the first axis. Default: [`DEFAULT_BATCH_CHUNKS`].
+    /// Chunks recorded per round before they are written out as manifests and committed: bounds
+    /// memory (about 700 bytes per chunk of a round: Icechunk's change set, transaction log and
+    /// manifest). Arrays with more chunks get their manifests split along the first axis; each
+    /// round is one snapshot of the chain. Default: [`DEFAULT_BATCH_CHUNKS`].
     pub batch_chunks: u64,
 }
 
@@ -156,10 +158,11 @@ pub struct IcechunkInfo {
     pub rounds: u64,
 }
 
-/// Commits `dataset` as one new snapshot of the Icechunk repository at `repo` (a local directory or
-/// an `s3://bucket/prefix` URL), creating the repository when it does not exist.
+/// Commits `dataset` to the Icechunk repository at `repo` (a local directory or an
+/// `s3://bucket/prefix` URL), creating the repository when it does not exist: one new snapshot, or
+/// one per round when the dataset has more than [`IcechunkOptions::batch_chunks`] chunks.
 ///
-/// The branch moves in one step from its previous snapshot to the new one (compare-and-swap: a
+/// The branch moves in one step from its previous snapshot to the last new one (compare-and-swap: a
 /// concurrent commit to the branch makes this call fail rather than lose either).
 ///
 /// # Errors

@@ -3,21 +3,27 @@
 //! Icechunk keeps a session's changes in memory (a map entry per chunk, a few hundred bytes each)
 //! until the commit writes them out as manifests. So the chunks go in rounds of at most
 //! [`IcechunkOptions::batch_chunks`], and each round is committed before the next one starts:
-//! - on a temporary branch created at the target branch's tip: the first round is a new commit
-//!   (the nodes, then its chunks), every later round amends it, so one snapshot results whose
-//!   parent is the old tip;
+//! - on a temporary branch created at the target branch's tip: the first round is a commit of the
+//!   nodes and its chunks, each later round a commit of its chunks on top of the previous one; the
+//!   last carries the message and vzarr's summary, the others `MESSAGE (part i of k)`;
 //! - manifests are split (in the session's config only, never persisted) so that a round touches
 //!   whole manifests of its own: an array with more chunks than a round is split along its first
 //!   axis into runs of rows of at most a round, and a later round reuses the manifests written
 //!   before instead of rewriting them;
-//! - finally the target branch is moved from its old tip to that snapshot (compare-and-swap) and the
-//!   temporary branch deleted. Readers of the branch see the old snapshot or the new one, nothing
-//!   in between; on error the temporary branch is deleted and the target branch never moved.
+//! - finally the target branch is moved from its old tip to the last round's snapshot
+//!   (compare-and-swap) and the temporary branch deleted. Readers of the branch see the old snapshot
+//!   or the complete new one, nothing in between; on error the temporary branch is deleted and the
+//!   target branch never moved.
 //!
-//! Known limit (measured by `cargo bench --bench combine -- write`): the rounds bound the change set,
-//! but an amending commit merges the previous round's transaction log, which lists every chunk
-//! written so far, so memory and time still grow with the total (10^7 references: +4.1 GB, 76 s). A
-//! fix is to chain anonymous snapshots (`commit().anonymous()`) and commit only the last one.
+//! Why a chain of commits and not one snapshot: the rounds used to amend one commit, but an amending
+//! commit merges the previous transaction log (which lists every chunk changed so far) into the new
+//! one, so each round cost as much as all before it: 10^7 references took 76 s and +4.1 GB
+//! (quadratic time, memory growing with the total). Committed as a chain, each round's transaction
+//! log lists only its own chunks: memory stays at about one round's (`cargo bench --bench
+//! icechunk`). The price: a write of more than one round shows its parts in the branch's history
+//! (one snapshot per round; a dataset of at most [`IcechunkOptions::batch_chunks`] chunks, and every
+//! `vzarr append`, is one snapshot). Icechunk 2.3 has no public way to write manifests for a
+//! snapshot without recording every chunk in its transaction log.
 
 use std::sync::Arc;
 
@@ -314,8 +320,8 @@ fn plan_rounds(dataset: &VirtualDataset, batch: u64) -> Vec<Vec<Piece>> {
     rounds
 }
 
-/// Commits every round on `branch` (the first a new commit, the others amending it) and returns
-/// the resulting snapshot.
+/// Commits every round on `branch`, each on top of the previous one, and returns the last
+/// snapshot (see the module docs).
 async fn commit_rounds(
     repository: &Repository,
     branch: &str,
@@ -340,8 +346,11 @@ async fn commit_rounds(
         }
         drop(store);
         let mut session = session.write().await;
-        let commit = session.commit(message).allow_empty(true).properties(properties(dataset));
-        let commit = if number == 0 { commit } else { commit.amend() };
+        let last = number + 1 == rounds.len();
+        let text =
+            if last { message.to_string() } else { format!("{message} (part {} of {})", number + 1, rounds.len()) };
+        let commit = session.commit(&text).allow_empty(true);
+        let commit = if last { commit.properties(properties(dataset)) } else { commit };
         let id =
             commit.execute().await.map_err(|e| failed(format!("committing round {}", number + 1), e.to_string()))?;
         snapshot = Some(id);
