@@ -204,7 +204,8 @@ pub(crate) struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct AppendArgs {
-    /// The native store (*.vzarr) to extend; it is replaced atomically, or left as it was on error.
+    /// The native store (*.vzarr) to extend, replaced atomically (or left as it was on error); or an
+    /// Icechunk repository (a directory or an s3:// URL), which gets one new commit on --branch.
     pub(crate) store: PathBuf,
     /// The new files, or quoted glob patterns, as for `scan`; they must start after the store's end
     /// along its concatenation dimension (for a member x time store: files for every member).
@@ -219,6 +220,12 @@ pub(crate) struct AppendArgs {
     /// no gap (default: refused, so that a missed file does not go unnoticed).
     #[arg(long)]
     pub(crate) allow_gaps: bool,
+    /// For an Icechunk repository: the branch to append to (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
+    /// For an Icechunk repository: the commit message (default: `vzarr append:` and the new files).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -227,6 +234,9 @@ pub(crate) struct InfoArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// For an Icechunk repository: the branch to read (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
     /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]
@@ -242,6 +252,9 @@ pub(crate) struct ReadArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// For an Icechunk repository: the branch to read (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
     /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]
@@ -306,6 +319,9 @@ pub(crate) struct VerifyArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
+    /// For an Icechunk repository: the branch to read (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
     /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]

@@ -1,5 +1,5 @@
 //! Opening the store `read`, `info` and `verify` name: a native store, or an Icechunk repository
-//! (a local directory or an `s3://` URL holding one; its `main` branch).
+//! (a local directory or an `s3://` URL holding one; its `main` branch, or the one `--branch` names).
 //!
 //! An Icechunk repository is read into a [`vzarr::VirtualDataset`] (`store/icechunk/read`: sources
 //! checked against the references' checksums) and written as a native store in a private temporary
@@ -28,17 +28,31 @@ impl Drop for Temporary {
     }
 }
 
-/// Opens `location` (see the module docs). A URL is opened as a native store, else (when that fails)
-/// as an Icechunk repository; the native store's error is reported when neither opens.
-pub(crate) async fn open_store(location: &str, authorization: &Authorization) -> anyhow::Result<Opened> {
+/// Opens `location` (see the module docs) at `branch` (Icechunk repositories only; default `main`).
+/// A URL is opened as a native store, else (when that fails) as an Icechunk repository; the native
+/// store's error is reported when neither opens.
+pub(crate) async fn open_store(
+    location: &str,
+    branch: Option<&str>,
+    authorization: &Authorization,
+) -> anyhow::Result<Opened> {
     let remote = vzarr::source::remote_defaults();
+    let on_branch = branch.unwrap_or("main");
+    let not_repository = || anyhow::anyhow!("{location}: --branch applies to Icechunk repositories only");
     let dataset = if vzarr::source::is_url(location) {
         match Store::open(location, authorization).await {
+            Ok(_) if branch.is_some() => return Err(not_repository()),
             Ok(store) => return Ok(Opened { store, _temporary: None }),
-            Err(native) => read_icechunk(location, "main", &remote).await.map_err(|_| native)?,
+            Err(native) => match read_icechunk(location, on_branch, &remote).await {
+                Ok(dataset) => dataset,
+                Err(e) if branch.is_some() => return Err(e.into()),
+                Err(_) => return Err(native.into()),
+            },
         }
     } else if looks_like_repository(Path::new(location)) {
-        read_icechunk(location, "main", &remote).await?
+        read_icechunk(location, on_branch, &remote).await?
+    } else if branch.is_some() {
+        return Err(not_repository());
     } else {
         return Ok(Opened { store: Store::open(location, authorization).await?, _temporary: None });
     };

@@ -8,7 +8,9 @@ use vzarr::read::ReadOptions;
 use vzarr::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
-    let opened = super::open::open_store(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let opened =
+        super::open::open_store(&args.store, args.branch.as_deref(), &super::trust::authorization(&args.allow_source)?)
+            .await?;
     let store = opened.store.clone();
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {

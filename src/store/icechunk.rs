@@ -15,14 +15,18 @@
 //!   authorizes those prefixes (`authorize_virtual_chunk_access`) and nothing else.
 //!
 //! [`read_icechunk`] turns a branch back into a [`VirtualDataset`] (for `read`, `info`, `verify`).
+//! [`read_branch`] reads it without touching the sources, and [`update_icechunk`] commits a
+//! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
-//! [`write_icechunk`] is the whole job and the unit `vzarr append` reuses: plan the combined dataset,
-//! then commit it. The snapshot replaces the branch's whole content (nodes absent from the dataset
-//! are gone from it; history keeps them). Writes are atomic and the change set is bounded (the transaction
-//! log is not yet): see `icechunk/write`.
+//! [`write_icechunk`] commits a whole dataset: the new content replaces the branch's whole content
+//! (nodes absent from the dataset are gone from it; history keeps them). Writes are atomic and
+//! memory is bounded by one round of chunks ([`IcechunkOptions::batch_chunks`]); a dataset of more
+//! chunks is committed as a chain of snapshots, one per round, the branch moving once to the last:
+//! see `icechunk/write`.
 
 mod location;
 mod read;
+mod update;
 mod write;
 
 use std::path::PathBuf;
@@ -32,7 +36,7 @@ use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
 
 pub use location::looks_like_repository;
-pub use read::{read_icechunk, MAX_SPARSE_FACTOR};
+pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SPARSE_FACTOR};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
 pub const SUMMARY_PROPERTY: &str = "vzarr";
@@ -113,9 +117,10 @@ pub struct IcechunkOptions {
     /// How object stores (the repository's and the sources') are reached. Default: credentials
     /// from the environment.
     pub remote: RemoteOptions,
-    /// Chunks recorded per round before they are written out as manifests: bounds memory (about
-    /// 300 bytes per chunk in Icechunk's change set). Arrays with more chunks get their manifests
-    /// split along the first axis. Default: [`DEFAULT_BATCH_CHUNKS`].
+    /// Chunks recorded per round before they are written out as manifests and committed: bounds
+    /// memory (about 700 bytes per chunk of a round: Icechunk's change set, transaction log and
+    /// manifest). Arrays with more chunks get their manifests split along the first axis; each
+    /// round is one snapshot of the chain. Default: [`DEFAULT_BATCH_CHUNKS`].
     pub batch_chunks: u64,
 }
 
@@ -153,10 +158,11 @@ pub struct IcechunkInfo {
     pub rounds: u64,
 }
 
-/// Commits `dataset` as one new snapshot of the Icechunk repository at `repo` (a local directory or
-/// an `s3://bucket/prefix` URL), creating the repository when it does not exist.
+/// Commits `dataset` to the Icechunk repository at `repo` (a local directory or an
+/// `s3://bucket/prefix` URL), creating the repository when it does not exist: one new snapshot, or
+/// one per round when the dataset has more than [`IcechunkOptions::batch_chunks`] chunks.
 ///
-/// The branch moves in one step from its previous snapshot to the new one (compare-and-swap: a
+/// The branch moves in one step from its previous snapshot to the last new one (compare-and-swap: a
 /// concurrent commit to the branch makes this call fail rather than lose either).
 ///
 /// # Errors
@@ -167,4 +173,19 @@ pub async fn write_icechunk(
     options: &IcechunkOptions,
 ) -> Result<IcechunkInfo, IcechunkError> {
     write::write(dataset, repo, options).await
+}
+
+/// Commits `dataset` as one new snapshot on `options.branch` of the repository at `repo`, on top
+/// of `stored` (the branch as [`read_branch`] read it), recording only the nodes and chunks that
+/// differ from it. Fails, writing nothing, when the branch has moved since `stored` was read.
+///
+/// # Errors
+/// [`IcechunkError`] naming the repository, node or source; the branch is left unchanged.
+pub async fn update_icechunk(
+    stored: &StoredBranch,
+    dataset: &VirtualDataset,
+    repo: &str,
+    options: &IcechunkOptions,
+) -> Result<IcechunkInfo, IcechunkError> {
+    update::update(stored, dataset, repo, options).await
 }

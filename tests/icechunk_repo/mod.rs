@@ -6,9 +6,13 @@
 //!   of unequal length chunked by 10 days, compressed (interior partial chunks rewritten into
 //!   store-owned Icechunk chunks) and uncompressed (trimmed byte ranges), and the kitchen-sink file
 //!   (groups, a 0-d variable, missing chunks). A source touched after the scan is refused by Icechunk.
-//! - A dataset committed in several rounds (bounded memory) is one snapshot and reads the same.
+//! - A dataset committed in several rounds (bounded memory) is a chain of snapshots, one per round,
+//!   the branch moving once to the last, and reads the same.
 //! - Committing to an existing repository takes `--branch`/`--message`; refusals are one line and leave
 //!   the repository's history unchanged.
+//! - `append.rs`: `vzarr append REPO` (one commit per append) and `--branch` for read/info/verify.
+
+mod append;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -117,9 +121,10 @@ fn python_reads_the_sample_archive_from_icechunk() {
     python_check(&python, &repo, &sources, &["--snapshots", "1"]);
 }
 
-/// A dataset committed in rounds of 7 chunks is still one snapshot whose values are the files'.
+/// A dataset committed in rounds of 7 chunks is a chain of snapshots, one per round, the last with
+/// the message; the branch moved once (no temporary branch left), and its values are the files'.
 #[test]
-fn many_rounds_make_one_snapshot() {
+fn many_rounds_make_a_chain_of_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     let files = files_with_chunk(10, true);
     let sources: Vec<PathBuf> =
@@ -133,7 +138,11 @@ fn many_rounds_make_one_snapshot() {
     let info = runtime.block_on(write_icechunk(&dataset, &s(&repo), &options)).unwrap();
     let chunks: u64 = info.arrays.iter().map(|a| a.chunks).sum();
     assert!(info.rounds as u64 >= chunks / 7, "{} rounds for {chunks} chunks", info.rounds);
-    assert_eq!(history(&repo, "main"), ["in rounds", "Repository initialized"]);
+    let k = info.rounds;
+    let mut expected: Vec<String> = vec!["in rounds".into()];
+    expected.extend((1..k).rev().map(|i| format!("in rounds (part {i} of {k})")));
+    expected.push("Repository initialized".into());
+    assert_eq!(history(&repo, "main"), expected);
     let runtime = Arc::new(runtime);
     let branches = runtime.block_on(async {
         let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
@@ -141,7 +150,7 @@ fn many_rounds_make_one_snapshot() {
     });
     assert_eq!(branches.into_iter().collect::<Vec<_>>(), ["main"], "no temporary branch is left");
     if let Some(python) = icechunk_python() {
-        python_check(&python, &repo, &sources, &["--snapshots", "1"]);
+        python_check(&python, &repo, &sources, &["--snapshots", &k.to_string()]);
     }
 }
 

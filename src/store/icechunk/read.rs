@@ -65,18 +65,96 @@ impl SourceIds {
 /// The dataset on `branch` of the repository at `repo`.
 ///
 /// # Errors
-/// [`IcechunkError`] when the repository, a node or a chunk cannot be read, and
+/// [`IcechunkError`] when the repository, the branch, a node or a chunk cannot be read, and
 /// [`IcechunkError::Location`] for a source that is missing or was modified after the repository
 /// was written.
 pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<VirtualDataset, IcechunkError> {
+    let stored = read_branch(repo, branch, remote).await?;
+    let mut dataset = stored.dataset;
+    let mut files = Vec::with_capacity(dataset.sources.len());
+    for (location, seconds) in stored.urls.iter().zip(&stored.checksums) {
+        files.push(fingerprint(location, *seconds, remote).await?);
+    }
+    dataset.sources = table(files);
+    Ok(dataset)
+}
+
+/// A branch's dataset as the repository records it, without touching any source (for `append`,
+/// which must work with the old source files moved away).
+#[derive(Debug, Clone)]
+pub struct StoredBranch {
+    /// The dataset. Its sources carry no size (0) and, as modification time, the references'
+    /// checksum (whole seconds) when they have one: see [`refresh_sources`] for the files read again.
+    pub dataset: VirtualDataset,
+    /// The snapshot read (the branch's tip when it was read).
+    pub snapshot: String,
+    /// Per source id: its virtual chunk URL.
+    urls: Vec<String>,
+    /// Per source id: the references' checksum (seconds since the epoch).
+    checksums: Vec<Option<u32>>,
+}
+
+/// The dataset on `branch` of the repository at `repo`, sources as recorded (not fingerprinted).
+///
+/// # Errors
+/// [`IcechunkError::NoBranch`] for a branch the repository lacks, else [`IcechunkError`] when the
+/// repository, a node or a chunk cannot be read.
+pub async fn read_branch(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<StoredBranch, IcechunkError> {
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
     let repository = Repository::open(storage).execute().await.map_err(|e| failed("opening", e.to_string()))?;
-    let version = VersionInfo::BranchTipRef(branch.to_string());
-    let summary = summary(&repository, &version).await.map_err(|e| failed("reading the snapshot", e))?;
+    let snapshot = match repository.lookup_branch(branch).await {
+        Ok(snapshot) => snapshot,
+        Err(e) => {
+            let branches = repository.list_branches().await.map_err(|_| failed("opening the branch", e.to_string()))?;
+            if branches.contains(branch) {
+                return Err(failed("opening the branch", e.to_string()));
+            }
+            let available: Vec<&str> = branches.iter().map(String::as_str).collect();
+            let (repo, branch, available) = (repo.to_string(), branch.to_string(), available.join(", "));
+            return Err(IcechunkError::NoBranch { repo, branch, available });
+        }
+    };
+    let version = VersionInfo::SnapshotId(snapshot.clone());
+    let mut stored = read_version(&repository, &version, repo).await?;
+    stored.snapshot = snapshot.to_string();
+    Ok(stored)
+}
+
+/// Replaces the sources at `locations` by their fingerprints now (size, modification time), each
+/// checked against the references' checksum: the files `append` reads again.
+///
+/// # Errors
+/// [`IcechunkError::Location`] for a source missing, unknown to the branch, or modified after the
+/// repository was written.
+pub async fn refresh_sources(
+    stored: &mut StoredBranch,
+    locations: &[String],
+    remote: &RemoteOptions,
+) -> Result<(), IcechunkError> {
+    let mut files: Vec<SourceFile> = stored.dataset.sources.iter().cloned().collect();
+    for location in locations {
+        let Some(id) = files.iter().position(|f| f.location == *location) else {
+            let reason = "not a source of the branch".to_string();
+            return Err(IcechunkError::Location { location: location.clone(), reason });
+        };
+        files[id] = fingerprint(&stored.urls[id], stored.checksums[id], remote).await?;
+    }
+    stored.dataset.sources = table(files);
+    Ok(())
+}
+
+async fn read_version(
+    repository: &Repository,
+    version: &VersionInfo,
+    repo: &str,
+) -> Result<StoredBranch, IcechunkError> {
+    let failed =
+        |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
+    let summary = summary(repository, version).await.map_err(|e| failed("reading the snapshot", e))?;
     let session =
-        repository.readonly_session(&version).await.map_err(|e| failed("opening the branch", e.to_string()))?;
+        repository.readonly_session(version).await.map_err(|e| failed("opening the branch", e.to_string()))?;
     let nodes: Vec<_> = session
         .list_nodes(&IcPath::root())
         .await
@@ -114,13 +192,28 @@ pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> 
         }
     }
     dataset.groups.sort_by(|a, b| a.path.cmp(&b.path));
-    for (location, seconds) in sources.locations.iter().zip(&sources.checksums) {
-        dataset.sources.push(fingerprint(location, *seconds, remote).await?);
-    }
+    let recorded = sources.locations.iter().zip(&sources.checksums).map(|(url, seconds)| recorded(url, *seconds));
+    dataset.sources = table(recorded.collect());
     if let Some(info) = summary {
         apply_summary(&mut dataset, info);
     }
-    Ok(dataset)
+    Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
+}
+
+fn table(files: Vec<SourceFile>) -> crate::manifest::SourceTable {
+    let mut table = crate::manifest::SourceTable::new();
+    for file in files {
+        table.push(file);
+    }
+    table
+}
+
+/// A source as the references record it: its location (a local path for `file://` URLs, as a scan
+/// names it), no size, the checksum's second as modification time.
+fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
+    let path = url.starts_with("file://").then(|| url::Url::parse(url).ok()?.to_file_path().ok()).flatten();
+    let location = path.map_or_else(|| url.to_string(), |p| crate::source::location_for_path(&p));
+    SourceFile { location, size: 0, mtime_ns: seconds.map(|s| i64::from(s) * 1_000_000_000) }
 }
 
 /// The vzarr summary of the branch's snapshot, when vzarr wrote it.

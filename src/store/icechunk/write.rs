@@ -3,21 +3,27 @@
 //! Icechunk keeps a session's changes in memory (a map entry per chunk, a few hundred bytes each)
 //! until the commit writes them out as manifests. So the chunks go in rounds of at most
 //! [`IcechunkOptions::batch_chunks`], and each round is committed before the next one starts:
-//! - on a temporary branch created at the target branch's tip: the first round is a new commit
-//!   (the nodes, then its chunks), every later round amends it, so one snapshot results whose
-//!   parent is the old tip;
+//! - on a temporary branch created at the target branch's tip: the first round is a commit of the
+//!   nodes and its chunks, each later round a commit of its chunks on top of the previous one; the
+//!   last carries the message and vzarr's summary, the others `MESSAGE (part i of k)`;
 //! - manifests are split (in the session's config only, never persisted) so that a round touches
 //!   whole manifests of its own: an array with more chunks than a round is split along its first
 //!   axis into runs of rows of at most a round, and a later round reuses the manifests written
 //!   before instead of rewriting them;
-//! - finally the target branch is moved from its old tip to that snapshot (compare-and-swap) and the
-//!   temporary branch deleted. Readers of the branch see the old snapshot or the new one, nothing
-//!   in between; on error the temporary branch is deleted and the target branch never moved.
+//! - finally the target branch is moved from its old tip to the last round's snapshot
+//!   (compare-and-swap) and the temporary branch deleted. Readers of the branch see the old snapshot
+//!   or the complete new one, nothing in between; on error the temporary branch is deleted and the
+//!   target branch never moved.
 //!
-//! Known limit (measured by `cargo bench --bench combine -- write`): the rounds bound the change set,
-//! but an amending commit merges the previous round's transaction log, which lists every chunk
-//! written so far, so memory and time still grow with the total (10^7 references: +4.1 GB, 76 s). A
-//! fix is to chain anonymous snapshots (`commit().anonymous()`) and commit only the last one.
+//! Why a chain of commits and not one snapshot: the rounds used to amend one commit, but an amending
+//! commit merges the previous transaction log (which lists every chunk changed so far) into the new
+//! one, so each round cost as much as all before it: 10^7 references took 76 s and +4.1 GB
+//! (quadratic time, memory growing with the total). Committed as a chain, each round's transaction
+//! log lists only its own chunks: memory stays at about one round's (`cargo bench --bench
+//! icechunk`). The price: a write of more than one round shows its parts in the branch's history
+//! (one snapshot per round; a dataset of at most [`IcechunkOptions::batch_chunks`] chunks, and every
+//! `vzarr append`, is one snapshot). Icechunk 2.3 has no public way to write manifests for a
+//! snapshot without recording every chunk in its transaction log.
 
 use std::sync::Arc;
 
@@ -48,16 +54,16 @@ const REFS_PER_CALL: usize = 1 << 16;
 
 /// A run of one array's chunks, in linear order, committed in one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Piece {
-    array: usize,
-    start: u64,
-    end: u64,
+pub(super) struct Piece {
+    pub(super) array: usize,
+    pub(super) start: u64,
+    pub(super) end: u64,
 }
 
 /// The per-source facts every reference needs.
-struct Sources {
-    urls: Vec<VirtualChunkLocation>,
-    checksums: Vec<Option<icechunk::format::manifest::Checksum>>,
+pub(super) struct Sources {
+    pub(super) urls: Vec<VirtualChunkLocation>,
+    pub(super) checksums: Vec<Option<icechunk::format::manifest::Checksum>>,
 }
 
 pub(super) async fn write(
@@ -150,7 +156,7 @@ async fn commit(
     })
 }
 
-fn array_info(array: &VirtualArray) -> ArrayInfo {
+pub(super) fn array_info(array: &VirtualArray) -> ArrayInfo {
     ArrayInfo {
         path: array.path.clone(),
         chunks: array.chunks.entries.len() as u64,
@@ -168,7 +174,7 @@ fn temporary_branch() -> String {
     format!("vzarr-writing-{}-{nanos}", std::process::id())
 }
 
-fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
+pub(super) fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
     let nodes = dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path));
     for node in nodes.filter(|n| !n.is_empty()) {
         check_node_path(node).map_err(|reason| IcechunkError::Node {
@@ -181,7 +187,7 @@ fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError
 }
 
 /// Every source's location and checksum, and the container prefixes covering them.
-fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkError> {
+pub(super) fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkError> {
     let mut urls = Vec::with_capacity(dataset.sources.len());
     let mut checksums = Vec::with_capacity(dataset.sources.len());
     let mut texts = Vec::with_capacity(dataset.sources.len());
@@ -198,7 +204,7 @@ fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkE
 }
 
 /// Opens the repository (adding the containers it lacks to its config) or creates it.
-async fn open_or_create(
+pub(super) async fn open_or_create(
     repo: &str,
     options: &IcechunkOptions,
     prefixes: &[String],
@@ -253,7 +259,7 @@ async fn open_or_create(
 /// The writing handle's config: manifest splits for the arrays with more chunks than a round (runs of
 /// whole rows along the first axis, at most a round each; one row when a row alone exceeds it), and
 /// a cache of at most one round of chunk references (the manifests written are not read again).
-fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
+pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
     let mut rules = Vec::new();
     for array in &dataset.arrays {
         let grid = &array.metadata.chunk_grid;
@@ -314,8 +320,8 @@ fn plan_rounds(dataset: &VirtualDataset, batch: u64) -> Vec<Vec<Piece>> {
     rounds
 }
 
-/// Commits every round on `branch` (the first a new commit, the others amending it) and returns
-/// the resulting snapshot.
+/// Commits every round on `branch`, each on top of the previous one, and returns the last
+/// snapshot (see the module docs).
 async fn commit_rounds(
     repository: &Repository,
     branch: &str,
@@ -340,8 +346,11 @@ async fn commit_rounds(
         }
         drop(store);
         let mut session = session.write().await;
-        let commit = session.commit(message).allow_empty(true).properties(properties(dataset));
-        let commit = if number == 0 { commit } else { commit.amend() };
+        let last = number + 1 == rounds.len();
+        let text =
+            if last { message.to_string() } else { format!("{message} (part {} of {})", number + 1, rounds.len()) };
+        let commit = session.commit(&text).allow_empty(true);
+        let commit = if last { commit.properties(properties(dataset)) } else { commit };
         let id =
             commit.execute().await.map_err(|e| failed(format!("committing round {}", number + 1), e.to_string()))?;
         snapshot = Some(id);
@@ -351,7 +360,7 @@ async fn commit_rounds(
 
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
 /// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
-fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
+pub(super) fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
     let info = StoreInfo {
         format: "vzarr".into(),
         format_version: STORE_FORMAT_VERSION,
@@ -433,7 +442,7 @@ fn strict(doc: Value) -> Value {
 /// Writes a node's `zarr.json`. Icechunk parses it as strict JSON, which has no `NaN` / `Infinity`
 /// tokens, so non-finite float attributes are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` here
 /// (the other outputs write the bare tokens, see `metadata::json_text`).
-async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
+pub(super) async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
     let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(|e| e.to_string())?;
     store.set(&node_key(node), Bytes::from(bytes)).await.map_err(|e| e.to_string())
 }
@@ -454,7 +463,7 @@ pub(crate) fn icechunk_array_json(mut doc: Value, grid: &crate::grid::ChunkGrid)
 }
 
 /// Records one piece's chunks: virtual references in bulk, owned chunks as Icechunk chunks.
-async fn write_piece(
+pub(super) async fn write_piece(
     store: &Store,
     array: &VirtualArray,
     piece: &Piece,
@@ -498,18 +507,22 @@ async fn write_piece(
     Ok(())
 }
 
-fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
+pub(super) fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
     let from = usize::try_from(offset).ok()?;
     let to = usize::try_from(offset.checked_add(length)?).ok()?;
     array.chunks.owned.get(from..to)
 }
 
-fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
+pub(super) fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
     let coords: Option<Vec<u32>> = coords.iter().map(|&c| u32::try_from(c).ok()).collect();
     coords.map(ChunkIndices).ok_or_else(|| "a chunk index exceeds Icechunk's 32-bit limit".to_string())
 }
 
-async fn set_refs(store: &Store, path: &IcPath, refs: Vec<(ChunkIndices, VirtualChunkRef)>) -> Result<(), String> {
+pub(super) async fn set_refs(
+    store: &Store,
+    path: &IcPath,
+    refs: Vec<(ChunkIndices, VirtualChunkRef)>,
+) -> Result<(), String> {
     match store.set_virtual_refs(path, true, refs).await.map_err(|e| e.to_string())? {
         SetVirtualRefsResult::Done => Ok(()),
         SetVirtualRefsResult::FailedRefs(failed) => Err(format!(

@@ -1,0 +1,229 @@
+//! Committing a changed dataset on top of the branch snapshot it was planned from: `vzarr append` on
+//! an Icechunk repository.
+//!
+//! Stage: plan -> store. Input: the dataset the branch held ([`StoredBranch`], read by
+//! `read_branch`) and the dataset to commit (the append's plan); output: one new snapshot on the
+//! branch whose parent is the snapshot read. Only what differs enters the commit's change set:
+//! - a group or array whose `zarr.json` changed is updated (an array keeps its chunks; the appended
+//!   dimension grows);
+//! - per array, a chunk whose entry changed (a new chunk, the last stored chunk trimmed or rewritten
+//!   as a store-owned chunk, re-encoded times) is set, one that disappeared is deleted; unchanged
+//!   references are not touched (compared by source location, checksum, offset and length, since
+//!   source ids shift when files are inserted);
+//! - nodes gone from the dataset are deleted, new ones written whole.
+//!
+//! Icechunk then writes a new manifest for each manifest it has changes in (the whole array's, or
+//! with manifest splitting, those of the splits touched) and reuses every other; unchanged arrays
+//! keep their manifests. Memory is bounded by the number of changed chunks, not the stored total.
+//!
+//! Atomicity: the session starts at the snapshot read; if the branch has moved since, nothing is
+//! written. The changes are written as a new snapshot (manifests, snapshot, transaction log) not yet
+//! on any branch, whose parent is the snapshot read; then the branch is moved to it by
+//! compare-and-swap from the snapshot read, so a concurrent commit makes this one fail, and an
+//! interrupted one leaves the previous snapshot the branch's tip (and at most an unreferenced
+//! snapshot, removed by Icechunk's garbage collection).
+//!
+//! Test hook: `VZARR_TEST_CRASH_AT=icechunk-snapshot-written` kills the process (SIGKILL) after the
+//! new snapshot is written and before the branch moves.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use icechunk::format::manifest::VirtualChunkRef;
+use icechunk::format::Path as IcPath;
+use icechunk::{Repository, Store};
+use tokio::sync::RwLock;
+
+use super::read::StoredBranch;
+use super::write::{
+    array_info, check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs,
+    sources, write_config, write_piece, Piece, Sources,
+};
+use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
+use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::manifest::ChunkEntry;
+use crate::metadata::{group_json, Attributes};
+use crate::store::{chunk_key, node_key};
+
+/// References handed to Icechunk per call.
+const REFS_PER_CALL: usize = 1 << 16;
+
+pub(super) async fn update(
+    stored: &StoredBranch,
+    dataset: &VirtualDataset,
+    repo: &str,
+    options: &IcechunkOptions,
+) -> Result<IcechunkInfo, IcechunkError> {
+    let failed = |what: &str, e: String| IcechunkError::Repository { repo: repo.into(), what: what.into(), reason: e };
+    check_nodes(dataset, repo)?;
+    let (new_sources, prefixes) = sources(dataset)?;
+    let (old_sources, _) = sources(&stored.dataset)?;
+    let existing = IcechunkOptions { commit_to_existing: true, ..options.clone() };
+    let (repository, created) = open_or_create(repo, &existing, &prefixes).await?;
+    if created {
+        return Err(failed("appending", "the repository has disappeared".into()));
+    }
+    let writer = Repository::open(Arc::clone(repository.storage()))
+        .config(write_config(dataset, options.batch_chunks.max(1)))
+        .execute()
+        .await
+        .map_err(|e| failed("opening the repository for writing", e.to_string()))?;
+    let session = writer
+        .writable_session(&options.branch)
+        .await
+        .map_err(|e| failed(&format!("opening branch {:?}", options.branch), e.to_string()))?;
+    if session.snapshot_id().to_string() != stored.snapshot {
+        let reason = "another commit moved the branch while appending; nothing was written, run the append again";
+        return Err(failed(&format!("branch {:?}", options.branch), reason.into()));
+    }
+    let session = Arc::new(RwLock::new(session));
+    let store = Store::from_session(Arc::clone(&session)).await;
+    let both = Both { old: &stored.dataset, new: dataset, old_sources: &old_sources, new_sources: &new_sources };
+    update_nodes(&store, &both, repo).await?;
+    drop(store);
+    let message = options.message.clone().unwrap_or_else(|| format!("vzarr {}", env!("CARGO_PKG_VERSION")));
+    let snapshot = {
+        let mut session = session.write().await;
+        let commit = session.commit(&message).properties(properties(dataset)).anonymous();
+        commit.execute().await.map_err(|e| failed("writing the new snapshot", e.to_string()))?
+    };
+    crash_point("icechunk-snapshot-written");
+    let base = icechunk::format::SnapshotId::try_from(stored.snapshot.as_str())
+        .map_err(|e| failed("reading the base snapshot id", e.to_string()))?;
+    writer
+        .reset_branch(&options.branch, &snapshot, Some(&base))
+        .await
+        .map_err(|e| failed(&format!("moving branch {:?} to the new snapshot", options.branch), e.to_string()))?;
+    Ok(IcechunkInfo {
+        repo: repo.to_string(),
+        branch: options.branch.clone(),
+        snapshot: snapshot.to_string(),
+        created: false,
+        containers: prefixes,
+        sources: dataset.sources.len() as u64,
+        arrays: dataset.arrays.iter().map(array_info).collect(),
+        rounds: 1,
+    })
+}
+
+/// The stored and the new dataset, with their sources in Icechunk's terms.
+struct Both<'a> {
+    old: &'a VirtualDataset,
+    new: &'a VirtualDataset,
+    old_sources: &'a Sources,
+    new_sources: &'a Sources,
+}
+
+/// Records every changed node and chunk in the session behind `store`.
+async fn update_nodes(store: &Store, both: &Both<'_>, repo: &str) -> Result<(), IcechunkError> {
+    let failed = |node: &str, e: String| IcechunkError::Node { repo: repo.into(), node: node.into(), reason: e };
+    for old in both.old.arrays.iter().filter(|a| both.new.array(&a.path).is_none()) {
+        store.delete(&node_key(&old.path)).await.map_err(|e| failed(&old.path, e.to_string()))?;
+    }
+    for old in both.old.groups.iter().filter(|g| !both.new.groups.iter().any(|n| n.path == g.path)) {
+        if !old.path.is_empty() {
+            store.delete(&node_key(&old.path)).await.map_err(|e| failed(&old.path, e.to_string()))?;
+        }
+    }
+    let empty = Attributes::new();
+    let root = both.new.groups.iter().find(|g| g.path.is_empty()).map_or(&empty, |g| &g.attributes);
+    set_json(store, "", &group_json(root)).await.map_err(|e| failed("/", e))?;
+    for group in both.new.groups.iter().filter(|g| !g.path.is_empty()) {
+        set_json(store, &group.path, &group_json(&group.attributes)).await.map_err(|e| failed(&group.path, e))?;
+    }
+    for (index, array) in both.new.arrays.iter().enumerate() {
+        // Icechunk leaves a node whose `zarr.json` bytes are unchanged as it is.
+        let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);
+        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e))?;
+        match both.old.array(&array.path) {
+            Some(old) => update_chunks(store, old, array, both, repo).await?,
+            None => {
+                let piece = Piece { array: index, start: 0, end: array.chunks.entries.len() as u64 };
+                write_piece(store, array, &piece, both.new_sources, repo).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets the chunks of `new` whose entry differs from `old`'s at the same grid coordinates.
+async fn update_chunks(
+    store: &Store,
+    old: &VirtualArray,
+    new: &VirtualArray,
+    both: &Both<'_>,
+    repo: &str,
+) -> Result<(), IcechunkError> {
+    let failed = |reason: String| IcechunkError::Node { repo: repo.into(), node: new.path.clone(), reason };
+    let path = IcPath::try_from(format!("/{}", new.path).as_str()).map_err(|e| failed(e.to_string()))?;
+    let (old_grid, grid) = (&old.metadata.chunk_grid, &new.metadata.chunk_grid);
+    let old_shape = old_grid.grid_shape();
+    let mut refs = Vec::new();
+    for linear in 0..new.chunks.entries.len() as u64 {
+        let coords = grid.chunk_coords(linear);
+        let inside = coords.len() == old_shape.len() && coords.iter().zip(&old_shape).all(|(c, n)| c < n);
+        let before = if inside { old.chunks.entries.get(old_grid.linear_index(&coords) as usize) } else { None };
+        let before = before.copied().unwrap_or(ChunkEntry::Missing);
+        let entry = new.chunks.entries[linear as usize];
+        if same_entry(old, before, new, entry, both) {
+            continue;
+        }
+        match entry {
+            ChunkEntry::Missing => {
+                let key = chunk_key(&new.path, &coords);
+                store.delete(&key).await.map_err(|e| failed(format!("{key}: {e}")))?;
+            }
+            ChunkEntry::Source { source, offset, length } => {
+                let location = both.new_sources.urls.get(source as usize).cloned();
+                let location = location.ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
+                let checksum = both.new_sources.checksums[source as usize].clone();
+                refs.push((indices(&coords).map_err(failed)?, VirtualChunkRef { location, offset, length, checksum }));
+                if refs.len() == REFS_PER_CALL {
+                    set_refs(store, &path, std::mem::take(&mut refs)).await.map_err(failed)?;
+                }
+            }
+            ChunkEntry::Owned { offset, length } => {
+                let bytes = owned_bytes(new, offset, length)
+                    .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
+                let key = chunk_key(&new.path, &coords);
+                store.set(&key, Bytes::copy_from_slice(bytes)).await.map_err(|e| failed(format!("{key}: {e}")))?;
+            }
+        }
+    }
+    if !refs.is_empty() {
+        set_refs(store, &path, refs).await.map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// Whether two chunk entries give the same chunk in Icechunk: the same source URL, checksum and
+/// byte range, or the same store-owned bytes, or both missing.
+fn same_entry(old: &VirtualArray, before: ChunkEntry, new: &VirtualArray, entry: ChunkEntry, both: &Both<'_>) -> bool {
+    match (before, entry) {
+        (ChunkEntry::Missing, ChunkEntry::Missing) => true,
+        (
+            ChunkEntry::Source { source: a, offset: o1, length: l1 },
+            ChunkEntry::Source { source: b, offset: o2, length: l2 },
+        ) => {
+            let (a, b) = (a as usize, b as usize);
+            o1 == o2
+                && l1 == l2
+                && both.old_sources.urls.get(a).map(|u| u.url()) == both.new_sources.urls.get(b).map(|u| u.url())
+                && both.old_sources.checksums.get(a) == both.new_sources.checksums.get(b)
+        }
+        (ChunkEntry::Owned { offset: o1, length: l1 }, ChunkEntry::Owned { offset: o2, length: l2 }) => {
+            owned_bytes(old, o1, l1).is_some() && owned_bytes(old, o1, l1) == owned_bytes(new, o2, l2)
+        }
+        _ => false,
+    }
+}
+
+/// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point` (a test hook).
+fn crash_point(point: &str) {
+    if std::env::var_os("VZARR_TEST_CRASH_AT").is_some_and(|v| v == point) {
+        // SAFETY: kill(2) on our own PID; the process ends here, as with kill -9.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
