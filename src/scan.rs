@@ -192,8 +192,8 @@ pub struct RemoteScan {
 }
 
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
-/// reads with a block cache, never downloading it whole. Its fingerprint is its size and
-/// last-modified time from a HEAD request. Blocking: call it from outside `runtime`'s threads.
+/// reads with a block cache, never downloading it whole. Its fingerprint is its size, last-modified
+/// time and ETag (when the server gives one) from a HEAD request. Blocking: call it from outside `runtime`'s threads.
 ///
 /// # Errors
 /// [`ScanError`] naming the URL: not found, access denied, no credentials, timeouts (after retries),
@@ -212,8 +212,7 @@ pub fn scan_url(
         .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
     let meta =
         runtime.block_on(object_store::ObjectStoreExt::head(&store, &object)).map_err(|e| io(remote_io_error(e)))?;
-    let fingerprint =
-        SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() };
+    let fingerprint = crate::source::object_fingerprint(url, &meta);
     let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone());
     let cached = std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::default()));
     let bytes: std::sync::Arc<dyn crate::source::ByteSource> = cached.clone();

@@ -10,6 +10,7 @@ use vzarr::verify::{verify_store_with_oracle, OracleMode};
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     let opened = super::open::open_store(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
     let store = opened.store.clone();
+    store.set_check_sources(!args.no_check_sources);
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {
         progress.set_length(total);

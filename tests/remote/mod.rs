@@ -4,6 +4,7 @@
 //! a missing object or bad credentials give one line naming the URL.
 
 mod http;
+mod stale;
 
 use vzarr::source::RemoteOptions;
 use vzarr::ScanOptions;

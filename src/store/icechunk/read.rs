@@ -220,5 +220,5 @@ async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceF
     let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
     let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(|e| e.to_string())?;
     let meta = store.head(&path).await.map_err(|e| e.to_string())?;
-    Ok(SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() })
+    Ok(SourceFile::new(url, meta.size, meta.last_modified.timestamp_nanos_opt()))
 }
