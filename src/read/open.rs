@@ -176,6 +176,18 @@ impl Store {
         self.inner.check_sources.store(check, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Source `id`'s object and stored location, authorized and (unless the checks are off)
+    /// compared with its fingerprint: what a reader outside the store (`verify`'s copies for
+    /// libnetcdf) reads.
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`], [`ReadError::SourceChanged`], or the error of fetching its metadata.
+    pub(crate) async fn checked_source(&self, id: u32) -> Result<(ObjectLocation, String), ReadError> {
+        let (location, name) = self.inner.source_location(id)?;
+        self.inner.check_source(id, &location).await?;
+        Ok((location, name))
+    }
+
     /// The authorization the store was opened with.
     pub fn authorization(&self) -> &Authorization {
         &self.inner.authorization

@@ -94,8 +94,9 @@ pub fn store_for_url(
     url: &url::Url,
     options: &RemoteOptions,
 ) -> Result<(Arc<dyn ObjectStore>, ObjectPath), RemoteError> {
-    // The port is part of the key: two servers on one host are two stores.
-    let host = format!("{}{}", url.host_str().unwrap_or_default(), port_suffix(url));
+    // The port is part of the key: two servers on one host are two stores. So is the user name: in
+    // `abfs://container@account.dfs.core.windows.net/...` it is the container.
+    let host = format!("{}@{}{}", url.username(), url.host_str().unwrap_or_default(), port_suffix(url));
     let key = (url.scheme().to_string(), host, options.clone());
     static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
     let stores = STORES.get_or_init(Default::default);
@@ -220,6 +221,24 @@ mod tests {
         assert!(store_for_url(&gs, &anonymous).is_ok());
         let bad = RemoteOptions { config: vec![("no_such_key".into(), "1".into())], ..RemoteOptions::default() };
         assert!(store_for_url(&s3, &bad).unwrap_err().to_string().contains("no_such_key"));
+    }
+
+    #[test]
+    fn azure_containers_are_told_apart() {
+        let options = RemoteOptions {
+            config: vec![("azure_storage_use_emulator".into(), "true".into())],
+            ..RemoteOptions::default()
+        };
+        let store = |u: &str| store_for_url(&url::Url::parse(u).unwrap(), &options).unwrap();
+        let (a, path) = store("abfs://one@acct.dfs.core.windows.net/d/x.nc");
+        let (b, _) = store("abfs://two@acct.dfs.core.windows.net/d/x.nc");
+        assert_eq!(path.as_ref(), "d/x.nc");
+        assert!(!Arc::ptr_eq(&a, &b), "two containers of one account are two stores");
+        assert!(Arc::ptr_eq(&a, &store("abfs://one@acct.dfs.core.windows.net/e.nc").0));
+        let (c, path) = store("az://one/d/x.nc");
+        assert_eq!(path.as_ref(), "d/x.nc");
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(store("abfss://one@acct.dfs.core.windows.net/d/x.nc").1.as_ref(), "d/x.nc");
     }
 
     #[test]

@@ -1,19 +1,21 @@
 //! Verifying the coordinate of a new dimension: each key in the store against the key taken again
 //! from a source file at that position (its global attribute, read by libnetcdf, or its file name).
 
-use super::ArrayVerdict;
+use super::{ArrayVerdict, Oracle};
 use crate::combine::{derive_key, DimKey};
 use crate::dataset::{ConcatDimInfo, SourceBox};
 use crate::grid::Selection;
 use crate::read::{ArrayReader, ReadError, ReadOptions, Store};
 
-/// Compares the keys of dimension `dim` (number `k` of the concatenation dimensions).
+/// Compares the keys of dimension `dim` (number `k` of the concatenation dimensions); with `only`, the
+/// keys of that source's positions alone. Global attributes are read from the file `files` opens for
+/// the source (its local copy for a remote one).
 pub(crate) async fn verify_keys(
     store: &Store,
     array: &ArrayReader,
-    dim: &ConcatDimInfo,
-    k: usize,
+    (dim, k): (&ConcatDimInfo, usize),
     boxes: &[SourceBox],
+    (files, only): (&mut Oracle, Option<u32>),
     verdict: &mut ArrayVerdict,
 ) -> Result<(), ReadError> {
     let all = Selection::all(&array.shape());
@@ -32,8 +34,12 @@ pub(crate) async fn verify_keys(
             verdict.error.get_or_insert(format!("{} index {i}: no source file at this position", dim.name));
             continue;
         };
+        if only.is_some_and(|id| id != b.source) {
+            continue;
+        }
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
-        let theirs = derive_key(&key, &location, &|name| global_attribute(&location, name));
+        let local = files.local(&location).ok();
+        let theirs = derive_key(&key, &location, &|name| global_attribute(local.as_deref()?, name));
         verdict.elements += 1;
         let same = match &theirs {
             Ok(t) => t == value || matches!((t.parse::<f64>(), value.parse::<f64>()), (Ok(x), Ok(y)) if x == y),

@@ -3,6 +3,7 @@
 //! values the other suites prove equal to libnetcdf's), scanning reads a small part of each file, and
 //! a missing object or bad credentials give one line naming the URL.
 
+mod azure;
 mod http;
 mod stale;
 

@@ -1,0 +1,52 @@
+//! `verify` of a store whose sources are on object stores or HTTP servers: source by source, each
+//! copied to a temporary local file ([`super::copies`]) that libnetcdf reads, every array's part from
+//! that source compared, then the copy closed and removed before the next source is fetched. Each
+//! source is downloaded once, whatever the number of arrays, and disk use stays at one source.
+
+use super::copies::copy_source;
+use super::{boxes, finish, verify_array, ArrayVerdict, Oracle};
+use crate::read::{ArrayReader, ReadOptions, Store};
+
+/// Compares every array of `store` with its sources, one source at a time (see the module docs).
+/// Failures (a source that cannot be copied included) are reported in the verdicts of the arrays
+/// they concern.
+pub(super) async fn verify_by_source(
+    store: &Store,
+    options: &ReadOptions,
+    files: &mut Oracle,
+    progress: &(dyn Fn(&str, u64, u64) + Sync),
+) -> Vec<ArrayVerdict> {
+    let mut verdicts: Vec<ArrayVerdict> = store.info().arrays.iter().map(|a| ArrayVerdict::new(&a.path)).collect();
+    let mut arrays: Vec<Option<ArrayReader>> = Vec::with_capacity(verdicts.len());
+    for verdict in &mut verdicts {
+        match store.array(&verdict.path).await {
+            Ok(array) => arrays.push(Some(array)),
+            Err(e) => {
+                verdict.error = Some(e.to_string());
+                arrays.push(None);
+            }
+        }
+    }
+    let dir = std::env::temp_dir();
+    for (id, source) in (0u32..).zip(store.sources().iter()) {
+        progress(&format!("copying {}", source.location), 0, 0);
+        let copy = copy_source(store, id, &dir).await;
+        let path = copy.as_ref().map(|c| c.path().to_path_buf()).map_err(|e| format!("no local copy: {e}"));
+        files.set_copy(&source.location, path);
+        for (array, verdict) in arrays.iter().zip(&mut verdicts) {
+            let Some(array) = array.as_ref().filter(|_| verdict.error.is_none()) else { continue };
+            if let Err(e) = verify_array(store, array, options, (files, Some(id)), progress, verdict).await {
+                verdict.error = Some(e.to_string());
+            }
+        }
+        files.forget_copy();
+        drop(copy);
+    }
+    let dims = boxes(store).0;
+    for (array, verdict) in arrays.iter().zip(&mut verdicts) {
+        if let Some(array) = array {
+            finish(array, &dims, verdict);
+        }
+    }
+    verdicts
+}
