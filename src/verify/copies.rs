@@ -64,11 +64,10 @@ impl Drop for LocalCopy {
 pub(crate) async fn copy_source(store: &Store, id: u32, dir: &Path) -> Result<LocalCopy, ReadError> {
     let (location, name) = store.checked_source(id).await?;
     let expected = store.sources().get(id).map(|f| f.size);
-    let fetch_error = |source| ReadError::Fetch {
+    let fetch_error = |e: object_store::Error| ReadError::Store {
         location: name.clone(),
-        array: String::new(),
-        what: "a local copy for libnetcdf".into(),
-        source: Box::new(source),
+        what: "copying it for libnetcdf".into(),
+        source: describe(&e).into(),
     };
     let local_error = |e: std::io::Error| ReadError::Store {
         location: name.clone(),
@@ -94,6 +93,20 @@ pub(crate) async fn copy_source(store: &Store, id: u32, dir: &Path) -> Result<Lo
         return Err(ReadError::SourceChanged { location: name, reason });
     }
     Ok(copy)
+}
+
+/// An object store error in a few words: what failed, then the first line of the details (servers
+/// append their XML error documents).
+fn describe(e: &object_store::Error) -> String {
+    let first_line =
+        |e: &object_store::Error| e.to_string().lines().next().unwrap_or_default().trim_end_matches(':').to_string();
+    match e {
+        object_store::Error::NotFound { .. } => "not found".to_string(),
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            format!("access denied ({})", first_line(e))
+        }
+        _ => first_line(e),
+    }
 }
 
 #[cfg(test)]

@@ -30,13 +30,13 @@ pub(super) async fn verify_by_source(
     let dir = std::env::temp_dir();
     for (id, source) in (0u32..).zip(store.sources().iter()) {
         progress(&format!("copying {}", source.location), 0, 0);
-        let copy = copy_source(store, id, &dir).await;
-        let path = copy.as_ref().map(|c| c.path().to_path_buf()).map_err(|e| format!("no local copy: {e}"));
-        files.set_copy(&source.location, path);
+        let copy = copy_source(store, id, &dir).await.map_err(|e| one_line(&e.to_string()));
+        files.set_copy(&source.location, copy.as_ref().map(|c| c.path().to_path_buf()).map_err(Clone::clone));
         for (array, verdict) in arrays.iter().zip(&mut verdicts) {
             let Some(array) = array.as_ref().filter(|_| verdict.error.is_none()) else { continue };
             if let Err(e) = verify_array(store, array, options, (files, Some(id)), progress, verdict).await {
-                verdict.error = Some(e.to_string());
+                // Without a copy the oracle fails for every array from this source: say why once.
+                verdict.error = Some(copy.as_ref().err().cloned().unwrap_or_else(|| one_line(&e.to_string())));
             }
         }
         files.forget_copy();
@@ -49,4 +49,9 @@ pub(super) async fn verify_by_source(
         }
     }
     verdicts
+}
+
+/// A message on one line (an object store's error may carry the server's multi-line XML document).
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ").replace(": : ", ": ")
 }

@@ -72,7 +72,10 @@ impl Azurite {
              await c.createIfNotExists();\n"
         );
         for (name, path) in objects {
-            script.push_str(&format!("await c.getBlockBlobClient({name:?}).uploadFile({:?});\n", path.display().to_string()));
+            script.push_str(&format!(
+                "await c.getBlockBlobClient({name:?}).uploadFile({:?});\n",
+                path.display().to_string()
+            ));
         }
         script.push_str("})().catch((e) => { console.error(e.message); process.exit(1); });\n");
         let _no_files = crate::common::no_hdf5_files_open();

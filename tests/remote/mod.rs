@@ -6,6 +6,7 @@
 mod azure;
 mod http;
 mod stale;
+mod verify;
 
 use vzarr::source::RemoteOptions;
 use vzarr::ScanOptions;
