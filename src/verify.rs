@@ -113,13 +113,14 @@ pub async fn verify_store_with_oracle(
     if store.sources().iter().any(|f| crate::source::local_path(&f.location).is_none()) {
         return Ok(remote::verify_by_source(store, options, &mut files, progress).await);
     }
+    let layout = Layout::of(store);
     let mut verdicts = Vec::new();
     for info in &store.info().arrays {
         let mut verdict = ArrayVerdict::new(&info.path);
         let part = async {
             let array = store.array(&info.path).await?;
-            verify_array(store, &array, options, (&mut files, None), progress, &mut verdict).await?;
-            finish(&array, &boxes(store).0, &mut verdict);
+            verify_array(store, &array, (options, &layout), (&mut files, None), progress, &mut verdict).await?;
+            finish(&array, &mut verdict);
             Ok::<_, ReadError>(())
         };
         if let Err(e) = part.await {
@@ -137,11 +138,53 @@ impl ArrayVerdict {
     }
 }
 
+/// The concatenation dimensions and the sources' boxes, indexed for lookups by source and by array.
+struct Layout {
+    dims: Vec<ConcatDimInfo>,
+    boxes: Vec<SourceBox>,
+    /// The boxes of each source, by index into `boxes`.
+    by_source: std::collections::HashMap<u32, Vec<usize>>,
+    /// The first box holding each array (an array without a concatenation dimension is compared with
+    /// that file alone).
+    first_holder: std::collections::HashMap<String, usize>,
+}
+
+impl Layout {
+    fn of(store: &Store) -> Self {
+        let (dims, boxes) = boxes(store);
+        let mut by_source: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+        let mut first_holder = std::collections::HashMap::new();
+        for (i, b) in boxes.iter().enumerate() {
+            by_source.entry(b.source).or_default().push(i);
+            for a in &b.arrays {
+                first_holder.entry(a.clone()).or_insert(i);
+            }
+        }
+        Layout { dims, boxes, by_source, first_holder }
+    }
+
+    /// The boxes holding `path` that are compared: every one when `concatenated`, else the first;
+    /// with `only`, those of that source alone.
+    fn holders<'a>(&'a self, path: &'a str, concatenated: bool, only: Option<u32>) -> Vec<&'a SourceBox> {
+        if !concatenated {
+            let first = self.first_holder.get(path).map(|&i| &self.boxes[i]);
+            return first.filter(|b| only.is_none_or(|id| b.source == id)).into_iter().collect();
+        }
+        let holds = |b: &&SourceBox| b.arrays.iter().any(|a| a == path);
+        match only {
+            None => self.boxes.iter().filter(holds).collect(),
+            Some(id) => {
+                let mine = self.by_source.get(&id).map(Vec::as_slice).unwrap_or_default();
+                mine.iter().map(|&i| &self.boxes[i]).filter(holds).collect()
+            }
+        }
+    }
+}
+
 /// Once every source has been compared: an array some of whose elements no source provided fails.
-fn finish(array: &crate::read::ArrayReader, dims: &[ConcatDimInfo], verdict: &mut ArrayVerdict) {
+fn finish(array: &crate::read::ArrayReader, verdict: &mut ArrayVerdict) {
     let total: u64 = array.shape().iter().product();
-    let keys = dims.iter().any(|d| d.name == array.path() && d.key != "coordinate");
-    if verdict.elements < total && verdict.error.is_none() && !keys {
+    if verdict.elements < total && verdict.error.is_none() {
         let what = if array.metadata().data_type == crate::metadata::DataType::String { "strings" } else { "elements" };
         verdict.error = Some(format!("{} of {total} {what} have a source to compare with", verdict.elements));
     }
@@ -151,7 +194,7 @@ fn finish(array: &crate::read::ArrayReader, dims: &[ConcatDimInfo], verdict: &mu
 async fn verify_array(
     store: &Store,
     array: &crate::read::ArrayReader,
-    options: &ReadOptions,
+    (options, layout): (&ReadOptions, &Layout),
     (files, only): (&mut Oracle, Option<u32>),
     progress: &(dyn Fn(&str, u64, u64) + Sync),
     verdict: &mut ArrayVerdict,
@@ -160,24 +203,22 @@ async fn verify_array(
     let shape = array.shape();
     let total: u64 = shape.iter().product();
     let element_size = array.metadata().element_size() as u64;
-    let (dims, boxes) = boxes(store);
+    let dims = &layout.dims;
     if let Some(k) = dims.iter().position(|d| d.name == path && d.key != "coordinate") {
-        return keys::verify_keys(store, array, (&dims[k], k), &boxes, (files, only), verdict).await;
+        return keys::verify_keys(store, array, (&dims[k], k), layout, (files, only), verdict).await;
     }
     if array.metadata().data_type == crate::metadata::DataType::String {
-        return strings::verify_strings(store, array, (&dims, &boxes), (files, only), verdict).await;
+        return strings::verify_strings(store, array, layout, (files, only), verdict).await;
     }
     let names = array.metadata().dimension_names.clone().unwrap_or_default();
     let reencoded = store.info().provenance.reencoded.iter().any(|p| p == path);
     // Store axes of new dimensions lead; the file's axes follow.
     let lead = names.iter().take_while(|n| dims.iter().any(|d| d.name == **n && d.key != "coordinate")).count();
     let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
-    let holders = boxes.iter().filter(|b| b.arrays.iter().any(|a| a == path));
     // An array without any concatenation dimension was taken from one file: compare with that one.
-    let holders = holders.take(if concatenated { usize::MAX } else { 1 });
-    for b in holders.filter(|b| only.is_none_or(|id| b.source == id)) {
+    for b in layout.holders(path, concatenated, only) {
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
-        let (select, base) = box_selection(&shape, &names, &dims, b, lead);
+        let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
         let theirs = files.shape(&location, path).map_err(|e| oracle_error(&location, path, e))?;
         if let Some(reason) = shape_mismatch(&file_shape, element_size, &theirs) {

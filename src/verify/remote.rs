@@ -4,7 +4,7 @@
 //! source is downloaded once, whatever the number of arrays, and disk use stays at one source.
 
 use super::copies::copy_source;
-use super::{boxes, finish, verify_array, ArrayVerdict, Oracle};
+use super::{finish, verify_array, ArrayVerdict, Layout, Oracle};
 use crate::read::{ArrayReader, ReadOptions, Store};
 
 /// Compares every array of `store` with its sources, one source at a time (see the module docs).
@@ -28,13 +28,14 @@ pub(super) async fn verify_by_source(
         }
     }
     let dir = std::env::temp_dir();
+    let layout = Layout::of(store);
     for (id, source) in (0u32..).zip(store.sources().iter()) {
         progress(&format!("copying {}", source.location), 0, 0);
         let copy = copy_source(store, id, &dir).await.map_err(|e| one_line(&e.to_string()));
         files.set_copy(&source.location, copy.as_ref().map(|c| c.path().to_path_buf()).map_err(Clone::clone));
         for (array, verdict) in arrays.iter().zip(&mut verdicts) {
             let Some(array) = array.as_ref().filter(|_| verdict.error.is_none()) else { continue };
-            if let Err(e) = verify_array(store, array, options, (files, Some(id)), progress, verdict).await {
+            if let Err(e) = verify_array(store, array, (options, &layout), (files, Some(id)), progress, verdict).await {
                 // Without a copy the oracle fails for every array from this source: say why once.
                 verdict.error = Some(copy.as_ref().err().cloned().unwrap_or_else(|| one_line(&e.to_string())));
             }
@@ -42,10 +43,9 @@ pub(super) async fn verify_by_source(
         files.forget_copy();
         drop(copy);
     }
-    let dims = boxes(store).0;
     for (array, verdict) in arrays.iter().zip(&mut verdicts) {
         if let Some(array) = array {
-            finish(array, &dims, verdict);
+            finish(array, verdict);
         }
     }
     verdicts

@@ -125,7 +125,21 @@ fn verify_copies_http_sources_and_names_a_changed_one() {
     let ok = vzarr(&[], tmp.path(), &["verify", &classic_store]);
     assert_eq!(ok.code, 0, "{}\n{}", ok.stdout, ok.stderr);
     assert!(ok.stdout.ends_with("0 failed\n") && !ok.stdout.contains("FAIL"), "{}", ok.stdout);
-    let _ = classic;
+    // A new dimension keyed by a global attribute: verify reads each key from the source's copy.
+    let other = served.path().join("classic_b.nc");
+    let bytes = std::fs::read(&classic).unwrap();
+    let at = bytes.windows(13).position(|w| w == b"classic mixed").unwrap();
+    let mut edited = bytes.clone();
+    edited[at..at + 13].copy_from_slice(b"classic MIXED");
+    std::fs::write(&other, edited).unwrap();
+    let keyed = served.path().join("keyed.vzarr").display().to_string();
+    let (a, b) = (format!("{}/classic.nc", server.base), format!("{}/classic_b.nc", server.base));
+    let scan = vzarr(&[], tmp.path(), &["scan", &a, &b, "--concat", "run=attr:title", "-o", &keyed]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let ok = vzarr(&[], tmp.path(), &["verify", &keyed]);
+    assert_eq!(ok.code, 0, "{}\n{}", ok.stdout, ok.stderr);
+    assert_eq!(line_of(&ok.stdout, "run"), "ok   run: 2 elements equal", "{}", ok.stdout);
+    assert_eq!(copies_left(tmp.path()), Vec::<String>::new());
     // The server's ETag comes from size and mtime: a touched file is a changed source.
     let feb = served.path().join(months[1]);
     let later = std::fs::metadata(&feb).unwrap().modified().unwrap() + std::time::Duration::from_secs(7);
