@@ -12,7 +12,7 @@ mod remote;
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
+pub use remote::{describe_error, remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

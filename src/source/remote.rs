@@ -193,6 +193,25 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
     Ok(store)
 }
 
+/// An object store error in one line that says what failed: `not found`, `access denied (...)`, else
+/// the error without the XML document servers append to their error responses.
+pub fn describe_error(e: &object_store::Error) -> String {
+    let text = e.to_string();
+    let text = text.split("<?xml").next().unwrap_or_default();
+    let brief = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let brief = brief.trim_end_matches(':').to_string();
+    match e {
+        object_store::Error::NotFound { .. } => "not found".to_string(),
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            format!("access denied: {brief}")
+        }
+        _ if brief.contains("403 Forbidden") || brief.contains("401 Unauthorized") => {
+            format!("access denied: {brief}")
+        }
+        _ => brief,
+    }
+}
+
 fn port_suffix(url: &url::Url) -> String {
     url.port().map(|p| format!(":{p}")).unwrap_or_default()
 }
@@ -239,6 +258,15 @@ mod tests {
         assert_eq!(path.as_ref(), "d/x.nc");
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(store("abfss://one@acct.dfs.core.windows.net/d/x.nc").1.as_ref(), "d/x.nc");
+    }
+
+    #[test]
+    fn errors_are_described_in_one_line() {
+        let not_found = object_store::Error::NotFound { path: "a".into(), source: "gone".into() };
+        assert_eq!(describe_error(&not_found), "not found");
+        let xml = "list failed: 403 Forbidden: <?xml version=\"1.0\"?>\n<Error>\n<Code>x</Code></Error>";
+        let generic = object_store::Error::Generic { store: "MicrosoftAzure", source: xml.into() };
+        assert_eq!(describe_error(&generic), "access denied: Generic MicrosoftAzure error: list failed: 403 Forbidden");
     }
 
     #[test]

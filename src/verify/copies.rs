@@ -67,7 +67,7 @@ pub(crate) async fn copy_source(store: &Store, id: u32, dir: &Path) -> Result<Lo
     let fetch_error = |e: object_store::Error| ReadError::Store {
         location: name.clone(),
         what: "copying it for libnetcdf".into(),
-        source: describe(&e).into(),
+        source: crate::source::describe_error(&e).into(),
     };
     let local_error = |e: std::io::Error| ReadError::Store {
         location: name.clone(),
@@ -93,20 +93,6 @@ pub(crate) async fn copy_source(store: &Store, id: u32, dir: &Path) -> Result<Lo
         return Err(ReadError::SourceChanged { location: name, reason });
     }
     Ok(copy)
-}
-
-/// An object store error in a few words: what failed, then the first line of the details (servers
-/// append their XML error documents).
-fn describe(e: &object_store::Error) -> String {
-    let first_line =
-        |e: &object_store::Error| e.to_string().lines().next().unwrap_or_default().trim_end_matches(':').to_string();
-    match e {
-        object_store::Error::NotFound { .. } => "not found".to_string(),
-        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-            format!("access denied ({})", first_line(e))
-        }
-        _ => first_line(e),
-    }
 }
 
 #[cfg(test)]
