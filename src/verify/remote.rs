@@ -30,9 +30,18 @@ pub(super) async fn verify_by_source(
     let dir = std::env::temp_dir();
     let layout = Layout::of(store);
     for (id, source) in (0u32..).zip(store.sources().iter()) {
-        progress(&format!("copying {}", source.location), 0, 0);
-        let copy = copy_source(store, id, &dir).await.map_err(|e| one_line(&e.to_string()));
-        files.set_copy(&source.location, copy.as_ref().map(|c| c.path().to_path_buf()).map_err(Clone::clone));
+        // A local source (in a store that also has remote ones) is read where it is.
+        let copy = if crate::source::local_path(&source.location).is_some() {
+            Ok(None)
+        } else {
+            progress(&format!("copying {}", source.location), 0, 0);
+            copy_source(store, id, &dir).await.map(Some).map_err(|e| one_line(&e.to_string()))
+        };
+        match &copy {
+            Ok(Some(c)) => files.set_copy(&source.location, Ok(c.path().to_path_buf())),
+            Ok(None) => {}
+            Err(e) => files.set_copy(&source.location, Err(e.clone())),
+        }
         for (array, verdict) in arrays.iter().zip(&mut verdicts) {
             let Some(array) = array.as_ref().filter(|_| verdict.error.is_none()) else { continue };
             if let Err(e) = verify_array(store, array, (options, &layout), (files, Some(id)), progress, verdict).await {
