@@ -61,7 +61,7 @@ fn file(member: usize, year: u64) -> VirtualDataset {
         ..VirtualDataset::default()
     };
     let location = format!("/archive/tas_day_M_r{member}i1p1f1_gn_{year}.nc");
-    dataset.sources.push(SourceFile { location, size: 1 << 20, mtime_ns: Some(0) });
+    dataset.sources.push(SourceFile::new(location, 1 << 20, Some(0)));
     let first = (year * DAYS) as f64;
     dataset.concat.push(ConcatCoordinate {
         dim: "time".into(),
@@ -120,7 +120,7 @@ fn many_refs(n: u64) -> VirtualDataset {
     let mut dataset = VirtualDataset { arrays: vec![v], ..VirtualDataset::default() };
     for f in 0..n.div_ceil(1000) {
         let location = format!("/archive/part{f:06}.nc");
-        dataset.sources.push(SourceFile { location, size: 1 << 20, mtime_ns: Some(1_700_000_000_000_000_000) });
+        dataset.sources.push(SourceFile::new(location, 1 << 20, Some(1_700_000_000_000_000_000)));
     }
     dataset
 }

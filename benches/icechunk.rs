@@ -115,7 +115,7 @@ fn many_refs(n: u64) -> VirtualDataset {
     let mut dataset = VirtualDataset { arrays: vec![array], ..VirtualDataset::default() };
     for f in 0..n.div_ceil(PER_FILE) {
         let location = format!("/archive/part{f:06}.nc");
-        dataset.sources.push(SourceFile { location, size: 1 << 20, mtime_ns: Some(1_700_000_000_000_000_000) });
+        dataset.sources.push(SourceFile::new(location, 1 << 20, Some(1_700_000_000_000_000_000)));
     }
     dataset
 }

@@ -320,11 +320,11 @@ fn check_inputs(stored: &VirtualDataset, last: &[VirtualDataset], new: &[Virtual
         let then = by_location.get(now.location.as_str()).copied();
         let reason = match then {
             None => Some("not a source of the store".to_string()),
-            Some(then) if then.size != now.size => Some(format!("size was {} bytes, is {}", then.size, now.size)),
-            Some(then) if then.mtime_ns.is_some() && then.mtime_ns != now.mtime_ns => {
-                Some("modification time differs".to_string())
+            // Size, ETag (remote objects) and modification time, as `read` compares them.
+            Some(then) if then.mtime_ns.is_some() && now.mtime_ns.is_none() && then.etag.is_none() => {
+                Some("modification time unknown".to_string())
             }
-            Some(_) => None,
+            Some(then) => then.changed_since(now),
         };
         if let Some(reason) = reason {
             return Err(AppendError::Changed { file: now.location.clone(), reason });

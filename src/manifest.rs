@@ -34,8 +34,10 @@ pub use writer::{encode_manifest, encode_manifest_with_block_len, ManifestWriter
 /// Version of the `manifest.bin` format written by this crate (and the only one it reads).
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
 
-/// Version of the `sources.bin` format written by this crate (and the only one it reads).
-pub const SOURCES_FORMAT_VERSION: u32 = 1;
+/// Newest version of the `sources.bin` format: 2 adds the ETag of remote objects. The writer keeps
+/// writing version 1 for tables without any ETag (local files), so those stay readable by older
+/// vzarr; the reader reads both.
+pub const SOURCES_FORMAT_VERSION: u32 = 2;
 
 /// Entries per block when none is given: 4096 (about 20 KiB per block for typical archives).
 pub const DEFAULT_BLOCK_LEN: u32 = 4096;

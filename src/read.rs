@@ -166,8 +166,8 @@ pub struct ReadOptions {
     pub max_concurrent_requests: usize,
     /// Stored bytes fetched per batch; bounds memory beyond the output. Default: 64 MiB.
     pub batch_bytes: u64,
-    /// Check each source file's size and modification time against the scan before reading it.
-    /// Default: true.
+    /// Check each source file's size, ETag and modification time against the scan before reading it.
+    /// Default: true. (`Store::set_check_sources(false)` turns the check off for every read.)
     pub check_sources: bool,
     /// Largest buffer a read allocates, in bytes: the selection's output, and each decoded chunk.
     /// Default: half of the machine's physical memory ([`default_max_memory`]).

@@ -201,9 +201,9 @@ pub struct RemoteScan {
 
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
 /// reads with a block cache, never downloading it whole. The first request fetches the first block;
-/// its answer also gives the object's size and last-modified time, the fingerprint (a server that
-/// cannot answer it, e.g. for an empty object, is asked with a HEAD request instead). Blocking: call
-/// it from outside `runtime`'s threads.
+/// its answer also gives the fingerprint: the object's size, last-modified time and ETag (when the
+/// server gives one). A server that cannot answer it (an empty object) is asked with a HEAD request
+/// instead. Blocking: call it from outside `runtime`'s threads.
 ///
 /// # Errors
 /// [`ScanError`] naming the URL: not found, access denied, no credentials, timeouts (after retries),
@@ -223,8 +223,7 @@ pub fn scan_url(
     let cache = CacheOptions::default();
     let (meta, head) =
         runtime.block_on(first_block(&store, &object, cache.block_bytes)).map_err(|e| io(remote_io_error(e)))?;
-    let fingerprint =
-        SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() };
+    let fingerprint = crate::source::object_fingerprint(url, &meta);
     let object: std::sync::Arc<dyn ByteSource> =
         std::sync::Arc::new(ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()));
     let cached = std::sync::Arc::new(match &head {

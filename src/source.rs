@@ -12,7 +12,7 @@ mod remote;
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
+pub use remote::{describe_error, remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -58,7 +58,13 @@ pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok());
-    Ok(SourceFile { location, size: meta.len(), mtime_ns })
+    Ok(SourceFile::new(location, meta.len(), mtime_ns))
+}
+
+/// The fingerprint of a remote object from its metadata (a HEAD request): size, last-modified time
+/// and the ETag when the server gave one.
+pub fn object_fingerprint(location: &str, meta: &object_store::ObjectMeta) -> SourceFile {
+    SourceFile::new(location, meta.size, meta.last_modified.timestamp_nanos_opt()).with_etag(meta.e_tag.clone())
 }
 
 /// An object store and the path of one object in it.

@@ -2,12 +2,16 @@
 //! compare it bit for bit with the same values read by libnetcdf from the original files.
 //!
 //! This module and `scan/` are the only places that open source files with their native libraries;
-//! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding.
+//! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding. Sources on object
+//! stores and HTTP servers are read by the oracle from temporary local copies, one source at a time
+//! (`remote`, `copies`).
 
+mod copies;
 mod hdf5_fallback;
 mod keys;
 mod netcdf_lookup;
 mod oracle;
+mod remote;
 mod strings;
 mod worker;
 
@@ -97,69 +101,134 @@ pub async fn verify_store_with_oracle(
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
     // libnetcdf opens the sources by their stored paths: every one must be authorized first.
     store.authorize_sources()?;
-    let mut verdicts = Vec::new();
-    let mut files = match mode {
-        OracleMode::InProcess => Oracle::Local(oracle::OracleFiles::default()),
-        OracleMode::Worker { program, timeout } => Oracle::Worker(worker::WorkerOracle::new(program.clone(), *timeout)),
+    let mut files = Oracle {
+        backend: match mode {
+            OracleMode::InProcess => Backend::Local(oracle::OracleFiles::default()),
+            OracleMode::Worker { program, timeout } => {
+                Backend::Worker(worker::WorkerOracle::new(program.clone(), *timeout))
+            }
+        },
+        copy: None,
     };
+    if store.sources().iter().any(|f| crate::source::local_path(&f.location).is_none()) {
+        return Ok(remote::verify_by_source(store, options, &mut files, progress).await);
+    }
+    let layout = Layout::of(store);
+    let mut verdicts = Vec::new();
     for info in &store.info().arrays {
-        let verdict = match verify_array(store, &info.path, options, &mut files, progress).await {
-            Ok(v) => v,
-            Err(e) => ArrayVerdict {
-                path: info.path.clone(),
-                elements: 0,
-                mismatches: 0,
-                first_mismatch: None,
-                error: Some(e.to_string()),
-            },
+        let mut verdict = ArrayVerdict::new(&info.path);
+        let part = async {
+            let array = store.array(&info.path).await?;
+            verify_array(store, &array, (options, &layout), (&mut files, None), progress, &mut verdict).await?;
+            finish(&array, &mut verdict);
+            Ok::<_, ReadError>(())
         };
+        if let Err(e) = part.await {
+            verdict.error = Some(e.to_string());
+        }
         verdicts.push(verdict);
     }
     Ok(verdicts)
 }
 
+impl ArrayVerdict {
+    /// Nothing compared yet.
+    fn new(path: &str) -> Self {
+        ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None }
+    }
+}
+
+/// The concatenation dimensions and the sources' boxes, indexed for lookups by source and by array.
+struct Layout {
+    dims: Vec<ConcatDimInfo>,
+    boxes: Vec<SourceBox>,
+    /// The boxes of each source, by index into `boxes`.
+    by_source: std::collections::HashMap<u32, Vec<usize>>,
+    /// The first box holding each array (an array without a concatenation dimension is compared with
+    /// that file alone).
+    first_holder: std::collections::HashMap<String, usize>,
+}
+
+impl Layout {
+    fn of(store: &Store) -> Self {
+        let (dims, boxes) = boxes(store);
+        let mut by_source: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+        let mut first_holder = std::collections::HashMap::new();
+        for (i, b) in boxes.iter().enumerate() {
+            by_source.entry(b.source).or_default().push(i);
+            for a in &b.arrays {
+                first_holder.entry(a.clone()).or_insert(i);
+            }
+        }
+        Layout { dims, boxes, by_source, first_holder }
+    }
+
+    /// The boxes holding `path` that are compared: every one when `concatenated`, else the first;
+    /// with `only`, those of that source alone.
+    fn holders<'a>(&'a self, path: &'a str, concatenated: bool, only: Option<u32>) -> Vec<&'a SourceBox> {
+        if !concatenated {
+            let first = self.first_holder.get(path).map(|&i| &self.boxes[i]);
+            return first.filter(|b| only.is_none_or(|id| b.source == id)).into_iter().collect();
+        }
+        let holds = |b: &&SourceBox| b.arrays.iter().any(|a| a == path);
+        match only {
+            None => self.boxes.iter().filter(holds).collect(),
+            Some(id) => {
+                let mine = self.by_source.get(&id).map(Vec::as_slice).unwrap_or_default();
+                mine.iter().map(|&i| &self.boxes[i]).filter(holds).collect()
+            }
+        }
+    }
+}
+
+/// Once every source has been compared: an array some of whose elements no source provided fails.
+fn finish(array: &crate::read::ArrayReader, verdict: &mut ArrayVerdict) {
+    let total: u64 = array.shape().iter().product();
+    if verdict.elements < total && verdict.error.is_none() {
+        let what = if array.metadata().data_type == crate::metadata::DataType::String { "strings" } else { "elements" };
+        verdict.error = Some(format!("{} of {total} {what} have a source to compare with", verdict.elements));
+    }
+}
+
+/// Compares `array` with its sources (only source `only`, when given), adding to `verdict`.
 async fn verify_array(
     store: &Store,
-    path: &str,
-    options: &ReadOptions,
-    files: &mut Oracle,
+    array: &crate::read::ArrayReader,
+    (options, layout): (&ReadOptions, &Layout),
+    (files, only): (&mut Oracle, Option<u32>),
     progress: &(dyn Fn(&str, u64, u64) + Sync),
-) -> Result<ArrayVerdict, ReadError> {
-    let array = store.array(path).await?;
+    verdict: &mut ArrayVerdict,
+) -> Result<(), ReadError> {
+    let path = array.path();
     let shape = array.shape();
     let total: u64 = shape.iter().product();
     let element_size = array.metadata().element_size() as u64;
-    let (dims, boxes) = boxes(store);
-    let mut verdict =
-        ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None };
+    let dims = &layout.dims;
     if let Some(k) = dims.iter().position(|d| d.name == path && d.key != "coordinate") {
-        keys::verify_keys(store, &array, &dims[k], k, &boxes, &mut verdict).await?;
-        return Ok(verdict);
+        return keys::verify_keys(store, array, (&dims[k], k), layout, (files, only), verdict).await;
     }
     if array.metadata().data_type == crate::metadata::DataType::String {
-        strings::verify_strings(store, &array, (&dims, &boxes), files, &mut verdict).await?;
-        return Ok(verdict);
+        return strings::verify_strings(store, array, layout, (files, only), verdict).await;
     }
     let names = array.metadata().dimension_names.clone().unwrap_or_default();
     let reencoded = store.info().provenance.reencoded.iter().any(|p| p == path);
     // Store axes of new dimensions lead; the file's axes follow.
     let lead = names.iter().take_while(|n| dims.iter().any(|d| d.name == **n && d.key != "coordinate")).count();
     let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
-    let holders = boxes.iter().filter(|b| b.arrays.iter().any(|a| a == path));
     // An array without any concatenation dimension was taken from one file: compare with that one.
-    for b in holders.take(if concatenated { usize::MAX } else { 1 }) {
+    for b in layout.holders(path, concatenated, only) {
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
-        let (select, base) = box_selection(&shape, &names, &dims, b, lead);
+        let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
         let theirs = files.shape(&location, path).map_err(|e| oracle_error(&location, path, e))?;
         if let Some(reason) = shape_mismatch(&file_shape, element_size, &theirs) {
             verdict.error = Some(format!("{location}: {reason}"));
-            return Ok(verdict);
+            return Ok(());
         }
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
             let first = base.get(lead).copied().unwrap_or(0);
-            compare_instants(store, &ours, files, (&location, path), first, &mut verdict)
+            compare_instants(store, &ours, files, (&location, path), first, verdict)
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
@@ -184,23 +253,61 @@ async fn verify_array(
             if let Some(n) = slab_shape.first_mut() {
                 *n = count;
             }
-            compare(&ours.bytes, &theirs, element_size as usize, &slab_shape, &origin, &mut verdict);
+            compare(&ours.bytes, &theirs, element_size as usize, &slab_shape, &origin, verdict);
             progress(path, verdict.elements, total);
         }
     }
-    if verdict.elements < total && verdict.error.is_none() {
-        verdict.error = Some(format!("{} of {total} elements have a source to compare with", verdict.elements));
-    }
-    Ok(verdict)
+    Ok(())
 }
 
-/// The oracle, in this process or in a worker.
-enum Oracle {
+/// The oracle, in this process or in a worker, and the local copy it reads for a remote source.
+struct Oracle {
+    backend: Backend,
+    /// A remote source's location and its local copy (or why there is none).
+    copy: Option<(String, Result<PathBuf, String>)>,
+}
+
+/// Where libnetcdf runs.
+enum Backend {
     Local(oracle::OracleFiles),
     Worker(worker::WorkerOracle),
 }
 
 impl Oracle {
+    /// The local file the oracle opens for `location`: its copy for the current remote source, the
+    /// location itself for a local one. A remote source without a copy is an error: libnetcdf is
+    /// never handed a URL.
+    fn local(&self, location: &str) -> Result<String, netcdf::Error> {
+        match &self.copy {
+            Some((url, copy)) if url == location => {
+                copy.as_ref().map(|p| p.display().to_string()).map_err(|e| netcdf::Error::Str(e.clone()))
+            }
+            _ if crate::source::local_path(location).is_none() => {
+                Err(netcdf::Error::Str("no local copy of this remote source".into()))
+            }
+            _ => Ok(location.to_string()),
+        }
+    }
+
+    /// Reads `location` from now on from `copy` (or fails with the reason there is none).
+    fn set_copy(&mut self, location: &str, copy: Result<PathBuf, String>) {
+        self.copy = Some((location.to_string(), copy));
+    }
+
+    /// Closes the current copy (so that removing it frees its space) and forgets it.
+    fn forget_copy(&mut self) {
+        if let Some((_, Ok(path))) = self.copy.take() {
+            let path = path.display().to_string();
+            match &mut self.backend {
+                Backend::Local(files) => files.forget(&path),
+                Backend::Worker(worker) => {
+                    // A worker that cannot answer is ended, which closes its files too.
+                    let _ = worker.forget(&path);
+                }
+            }
+        }
+    }
+
     /// `op` `all` (everything) or `slab` (`(dim, start, count)`) of variable `path` of `location`.
     fn read(
         &mut self,
@@ -209,8 +316,9 @@ impl Oracle {
         op: &str,
         slab: (usize, u64, u64),
     ) -> Result<Vec<u8>, netcdf::Error> {
-        match self {
-            Oracle::Local(files) => {
+        let location = &self.local(location)?;
+        match &mut self.backend {
+            Backend::Local(files) => {
                 let variable = files.variable(location, path)?;
                 if op == "all" {
                     variable.read_all()
@@ -218,15 +326,16 @@ impl Oracle {
                     variable.read_slab(slab.0, slab.1, slab.2)
                 }
             }
-            Oracle::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
+            Backend::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
         }
     }
 
     /// The strings of `string` variable `path` of `location`.
     fn read_strings(&mut self, location: &str, path: &str) -> Result<Vec<String>, netcdf::Error> {
-        match self {
-            Oracle::Local(files) => files.variable(location, path)?.read_strings(),
-            Oracle::Worker(worker) => {
+        let location = &self.local(location)?;
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(location, path)?.read_strings(),
+            Backend::Worker(worker) => {
                 worker.request_strings(&worker::Request::new("strings", location, path, (0, 0, 0)))
             }
         }
@@ -234,17 +343,19 @@ impl Oracle {
 
     /// The shape and element size of `path` of `location`.
     fn shape(&mut self, location: &str, path: &str) -> Result<(Vec<u64>, usize), netcdf::Error> {
-        match self {
-            Oracle::Local(files) => files.variable(location, path)?.shape(),
-            Oracle::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path, (0, 0, 0))),
+        let location = &self.local(location)?;
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(location, path)?.shape(),
+            Backend::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path, (0, 0, 0))),
         }
     }
 
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.
     fn read_f64(&mut self, location: &str, path: &str) -> Result<oracle::TimeValues, netcdf::Error> {
-        match self {
-            Oracle::Local(files) => files.variable(location, path)?.read_f64(),
-            Oracle::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path, (0, 0, 0))),
+        let location = &self.local(location)?;
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(location, path)?.read_f64(),
+            Backend::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path, (0, 0, 0))),
         }
     }
 }

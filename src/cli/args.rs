@@ -275,6 +275,10 @@ pub(crate) struct ReadArgs {
     /// K, M, G or T suffix (powers of 1024). Default: half of the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) max_memory: Option<u64>,
+    /// Read the sources even when their size, ETag or modification time differ from the scan's
+    /// (by default such a source is an error naming it: its bytes may have moved).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 /// How object stores (`s3://`, `gs://`, `az://`, `https://`) are reached, by inputs and by the
@@ -333,6 +337,10 @@ pub(crate) struct VerifyArgs {
     /// (a corrupt file can make libhdf5 loop forever).
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub(crate) oracle_timeout: u64,
+    /// Read the sources even when their size, ETag or modification time differ from the scan's
+    /// (by default such a source is an error naming it: its bytes may have moved).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]
@@ -387,6 +395,10 @@ pub(crate) struct MaterializeArgs {
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
+    /// Read the sources even when their size, ETag or modification time differ from the scan's
+    /// (by default such a source is an error naming it: its bytes may have moved).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]

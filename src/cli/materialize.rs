@@ -12,6 +12,7 @@ use vzarr::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    store.set_check_sources(!args.no_check_sources);
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
     let options = MaterializeOptions {

@@ -21,8 +21,11 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;
-    let mut options =
-        ReadOptions { max_concurrent_requests: args.remote.max_concurrent_requests as usize, ..ReadOptions::default() };
+    let mut options = ReadOptions {
+        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+        check_sources: !args.no_check_sources,
+        ..ReadOptions::default()
+    };
     if let Some(limit) = args.max_memory {
         options.max_memory = limit;
     }

@@ -316,9 +316,10 @@ fn list_url_matches(
     let literal = &key_pattern[..key_pattern.find(['*', '?', '[']).unwrap_or(key_pattern.len())];
     let directory = literal.rsplit_once('/').map_or("", |(dir, _)| dir);
     let prefix = object_store::path::Path::from(directory);
-    let listed: Vec<object_store::ObjectMeta> = runtime
-        .block_on(store.list(Some(&prefix)).try_collect())
-        .with_context(|| format!("{pattern}: listing {scheme}://{bucket}/{directory}"))?;
+    let listed: Vec<object_store::ObjectMeta> =
+        runtime.block_on(store.list(Some(&prefix)).try_collect()).map_err(|e| {
+            anyhow::anyhow!("{pattern}: listing {scheme}://{bucket}/{directory}: {}", vzarr::source::describe_error(&e))
+        })?;
     let glob = glob::Pattern::new(key_pattern).with_context(|| format!("{pattern}: invalid glob pattern"))?;
     let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
     let matches: Vec<PathBuf> = listed

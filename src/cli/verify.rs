@@ -12,6 +12,7 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         super::open::open_store(&args.store, args.branch.as_deref(), &super::trust::authorization(&args.allow_source)?)
             .await?;
     let store = opened.store.clone();
+    store.set_check_sources(!args.no_check_sources);
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {
         progress.set_length(total);

@@ -2,7 +2,7 @@
 //!
 //! Stage: built by `scan`/`combine` (one [`SourceFile`] per input file, its index is the `source`
 //! of [`super::ChunkEntry::Source`]), written by `store`, read by `read`, which checks each
-//! file's size and mtime before trusting the byte ranges. Follows
+//! file's size, ETag and mtime before trusting the byte ranges ([`SourceFile::changed_since`]). Follows
 //! `docs/design/001-manifest-format.md`, section "sources.bin".
 //!
 //! Locations are front-coded: archives list thousands of files under one directory or bucket
@@ -27,9 +27,16 @@ const TRAILER_LEN: usize = 4;
 const MIN_ENTRY_BYTES: usize = 4;
 /// Flags bit 0: an mtime follows.
 const FLAG_MTIME: u8 = 0x01;
+/// Flags bit 1 (format version 2 only): an ETag follows (after the mtime, when both are present).
+const FLAG_ETAG: u8 = 0x02;
+/// The format version of tables without any ETag: what vzarr wrote before ETags were recorded.
+const VERSION_WITHOUT_ETAGS: u32 = 1;
 
 /// A source file and the fingerprint checked at read time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Build one with [`SourceFile::new`] (and [`SourceFile::with_etag`]) or with `..Default::default()`,
+/// so that code keeps compiling when the fingerprint gains a field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceFile {
     /// Path or URL of the file, as the reader will open it.
     pub location: String,
@@ -37,6 +44,71 @@ pub struct SourceFile {
     pub size: u64,
     /// Modification time in nanoseconds since the Unix epoch (negative before 1970), if known.
     pub mtime_ns: Option<i64>,
+    /// The ETag the server gave for a remote object (quotes and a `W/` prefix kept as sent), if any.
+    /// Local files have none.
+    pub etag: Option<String>,
+}
+
+impl SourceFile {
+    /// A fingerprint without an ETag.
+    #[must_use]
+    pub fn new(location: impl Into<String>, size: u64, mtime_ns: Option<i64>) -> Self {
+        SourceFile { location: location.into(), size, mtime_ns, etag: None }
+    }
+
+    /// The same fingerprint with `etag` (`None` leaves it unknown).
+    #[must_use]
+    pub fn with_etag(mut self, etag: Option<String>) -> Self {
+        self.etag = etag;
+        self
+    }
+
+    /// Why the file whose fingerprint is now `now` is not the one fingerprinted as `self` (one short
+    /// phrase), or `None` when nothing known differs.
+    ///
+    /// Compared in this order: the size; the ETag when both are known (a strong ETag names the
+    /// object's exact bytes, so an equal strong ETag settles it: the object is unchanged even if
+    /// its last-modified time moved, as after a metadata-only copy); then the modification time when
+    /// both are known.
+    #[must_use]
+    pub fn changed_since(&self, now: &SourceFile) -> Option<String> {
+        if self.size != now.size {
+            return Some(format!("size was {} bytes, is {}", self.size, now.size));
+        }
+        if let (Some(then), Some(etag)) = (&self.etag, &now.etag) {
+            if then != etag {
+                return Some(format!("ETag was {then}, is {etag}"));
+            }
+            if !then.starts_with("W/") {
+                return None;
+            }
+        }
+        match (self.mtime_ns, now.mtime_ns) {
+            (Some(then), Some(mtime)) if then != mtime => {
+                Some(format!("modification time was {}, is {}", format_ns(then), format_ns(mtime)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A time in nanoseconds since the Unix epoch as UTC text (`2024-05-01T10:20:30.5Z`), the
+/// proleptic Gregorian calendar (Hinnant's `civil_from_days`).
+fn format_ns(ns: i64) -> String {
+    let (secs, nanos) = (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let fraction = if nanos == 0 { String::new() } else { format!(".{nanos:09}").trim_end_matches('0').to_string() };
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}{fraction}Z")
 }
 
 /// All sources of a store, in source id order.
@@ -98,12 +170,15 @@ impl SourceTable {
         self.files.iter()
     }
 
-    /// Encodes the table as `sources.bin` (format version [`SOURCES_FORMAT_VERSION`]).
+    /// Encodes the table as `sources.bin`: format version [`SOURCES_FORMAT_VERSION`] when a file
+    /// has an ETag, else version 1 (byte for byte what vzarr wrote before ETags, readable by it).
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + TRAILER_LEN + 32 * self.files.len());
+        let etags = self.files.iter().any(|f| f.etag.is_some());
+        let version = if etags { SOURCES_FORMAT_VERSION } else { VERSION_WITHOUT_ETAGS };
         out.extend_from_slice(&SOURCES_MAGIC);
-        out.extend_from_slice(&SOURCES_FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
         let mut prev = "";
         for file in &self.files {
@@ -113,12 +188,15 @@ impl SourceTable {
             put_varint(&mut out, (loc.len() - shared) as u64);
             out.extend_from_slice(&loc.as_bytes()[shared..]);
             put_varint(&mut out, file.size);
-            match file.mtime_ns {
-                Some(mtime) => {
-                    out.push(FLAG_MTIME);
-                    put_varint(&mut out, zigzag(mtime));
-                }
-                None => out.push(0),
+            let flags =
+                if file.mtime_ns.is_some() { FLAG_MTIME } else { 0 } | if file.etag.is_some() { FLAG_ETAG } else { 0 };
+            out.push(flags);
+            if let Some(mtime) = file.mtime_ns {
+                put_varint(&mut out, zigzag(mtime));
+            }
+            if let Some(etag) = &file.etag {
+                put_varint(&mut out, etag.len() as u64);
+                out.extend_from_slice(etag.as_bytes());
             }
             prev = loc;
         }
@@ -136,7 +214,7 @@ impl SourceTable {
     /// [`ManifestError::CorruptSourceTable`] for an entry that cannot be decoded (bad lengths,
     /// invalid UTF-8, unknown flags, trailing bytes).
     pub fn decode(bytes: &[u8]) -> Result<Self, ManifestError> {
-        let (count, body) = split_checked(bytes)?;
+        let (version, count, body) = split_checked(bytes)?;
         // Every entry takes at least MIN_ENTRY_BYTES, so this bounds the allocation below.
         let most = (body.len() / MIN_ENTRY_BYTES) as u64;
         if count > most {
@@ -155,7 +233,7 @@ impl SourceTable {
                 position: HEADER_LEN as u64 + cursor.position(),
                 cause,
             };
-            let file = decode_file(&mut cursor, &prev).map_err(|e| corrupt(&cursor, e))?;
+            let file = decode_file(&mut cursor, &prev, version).map_err(|e| corrupt(&cursor, e))?;
             prev.clone_from(&file.location);
             files.push(file);
         }
@@ -182,8 +260,8 @@ fn shared_prefix(prev: &str, loc: &str) -> usize {
     shared
 }
 
-/// Checks magic, version, checksum and count; returns the count and the entry bytes.
-fn split_checked(bytes: &[u8]) -> Result<(u64, &[u8]), ManifestError> {
+/// Checks magic, version, checksum and count; returns the version, the count and the entry bytes.
+fn split_checked(bytes: &[u8]) -> Result<(u32, u64, &[u8]), ManifestError> {
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
         return Err(ManifestError::Truncated {
             what: "source table",
@@ -197,7 +275,7 @@ fn split_checked(bytes: &[u8]) -> Result<(u64, &[u8]), ManifestError> {
         return Err(ManifestError::BadMagic { file: "source table", found: head[..8].to_vec() });
     }
     let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-    if version != SOURCES_FORMAT_VERSION {
+    if !(VERSION_WITHOUT_ETAGS..=SOURCES_FORMAT_VERSION).contains(&version) {
         return Err(ManifestError::UnsupportedVersion {
             file: "source table",
             version,
@@ -215,11 +293,11 @@ fn split_checked(bytes: &[u8]) -> Result<(u64, &[u8]), ManifestError> {
     if count > u64::from(u32::MAX) {
         return Err(ManifestError::TooManySources { max: u64::from(u32::MAX) });
     }
-    Ok((count, body))
+    Ok((version, count, body))
 }
 
-/// Decodes one entry given the previous entry's location.
-fn decode_file(cursor: &mut Cursor<'_>, prev: &str) -> Result<SourceFile, DecodeError> {
+/// Decodes one entry given the previous entry's location (ETags only in format version 2).
+fn decode_file(cursor: &mut Cursor<'_>, prev: &str, version: u32) -> Result<SourceFile, DecodeError> {
     let shared = cursor.read_varint()?;
     let limit = prev.len().min(MAX_SHARED_PREFIX) as u64;
     if shared > limit {
@@ -233,12 +311,21 @@ fn decode_file(cursor: &mut Cursor<'_>, prev: &str) -> Result<SourceFile, Decode
     location.extend_from_slice(suffix);
     let location = String::from_utf8(location).map_err(|_| DecodeError::InvalidUtf8)?;
     let size = cursor.read_varint()?;
-    let mtime_ns = match cursor.read_u8()? {
-        0 => None,
-        FLAG_MTIME => Some(cursor.read_zigzag()?),
-        tag => return Err(DecodeError::BadTag { tag }),
+    let flags = cursor.read_u8()?;
+    let known = if version >= 2 { FLAG_MTIME | FLAG_ETAG } else { FLAG_MTIME };
+    if flags & !known != 0 {
+        return Err(DecodeError::BadTag { tag: flags });
+    }
+    let mtime_ns = if flags & FLAG_MTIME != 0 { Some(cursor.read_zigzag()?) } else { None };
+    let etag = if flags & FLAG_ETAG != 0 {
+        let len = cursor.read_varint()?;
+        // Bounded by the input: read_bytes fails if fewer bytes remain.
+        let bytes = cursor.read_bytes(len)?;
+        Some(String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::InvalidUtf8)?)
+    } else {
+        None
     };
-    Ok(SourceFile { location, size, mtime_ns })
+    Ok(SourceFile { location, size, mtime_ns, etag })
 }
 
 #[cfg(test)]
@@ -247,7 +334,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn file(location: &str, size: u64, mtime_ns: Option<i64>) -> SourceFile {
-        SourceFile { location: location.to_owned(), size, mtime_ns }
+        SourceFile::new(location, size, mtime_ns)
     }
 
     fn table(files: &[SourceFile]) -> SourceTable {
@@ -273,6 +360,87 @@ mod tests {
         expected.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(bytes, expected);
         assert_eq!(SourceTable::decode(&bytes).unwrap(), t);
+    }
+
+    #[test]
+    fn etags_make_a_version_2_table() {
+        let t =
+            table(&[file("s3://b/a.nc", 300, Some(-1)).with_etag(Some("\"e1\"".into())), file("s3://b/c.nc", 5, None)]);
+        let bytes = t.encode();
+        let mut expected = b"VZSOURC\0\x02\0\0\0\x02\0\0\0\0\0\0\0".to_vec();
+        expected.extend_from_slice(&[0, 11]);
+        expected.extend_from_slice(b"s3://b/a.nc");
+        // size 300, flags mtime + ETag, mtime zigzag(-1) = 1, ETag of 4 bytes.
+        expected.extend_from_slice(&[0xac, 0x02, 0x03, 0x01, 0x04]);
+        expected.extend_from_slice(b"\"e1\"");
+        expected.extend_from_slice(&[7, 4]);
+        expected.extend_from_slice(b"c.nc");
+        expected.extend_from_slice(&[5, 0x00]);
+        let crc = crc32(&expected);
+        expected.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(bytes, expected);
+        assert_eq!(SourceTable::decode(&bytes).unwrap(), t);
+        // An ETag-only entry (no mtime).
+        let t = table(&[file("https://h/x.nc", 1, None).with_etag(Some(String::new()))]);
+        assert_eq!(SourceTable::decode(&t.encode()).unwrap(), t);
+    }
+
+    #[test]
+    fn version_1_tables_still_read_and_reject_etags() {
+        // A table as vzarr wrote it before ETags (the bytes of the design note's example).
+        let mut old = b"VZSOURC\0\x01\0\0\0\x02\0\0\0\0\0\0\0".to_vec();
+        old.extend_from_slice(&[0, 7]);
+        old.extend_from_slice(b"/d/a.nc");
+        old.extend_from_slice(&[0xac, 0x02, 0x00, 3, 4]);
+        old.extend_from_slice(b"b.nc");
+        old.extend_from_slice(&[5, 0x01, 0x01]);
+        let crc = crc32(&old);
+        old.extend_from_slice(&crc.to_le_bytes());
+        let t = SourceTable::decode(&old).unwrap();
+        assert_eq!(t, table(&[file("/d/a.nc", 300, None), file("/d/b.nc", 5, Some(-1))]));
+        assert!(t.iter().all(|f| f.etag.is_none()));
+        // Without ETags the writer keeps writing version 1, byte for byte.
+        assert_eq!(t.encode(), old);
+        // The ETag flag is reserved in version 1.
+        let with_etag = table(&[file("/a", 1, None).with_etag(Some("x".into()))]).encode();
+        let mut v1 = with_etag.clone();
+        v1[8] = 1;
+        let n = v1.len() - 4;
+        let crc = crc32(&v1[..n]);
+        v1[n..].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            SourceTable::decode(&v1),
+            Err(ManifestError::CorruptSourceTable { cause: DecodeError::BadTag { tag: 2 }, .. })
+        ));
+        assert!(SourceTable::decode(&with_etag).is_ok());
+    }
+
+    #[test]
+    fn changes_are_named() {
+        let etag = |e: &str| Some(format!("\"{e}\""));
+        let then = file("s3://b/a.nc", 10, Some(1_700_000_000_000_000_000)).with_etag(etag("a"));
+        assert_eq!(then.changed_since(&then), None);
+        let bigger = SourceFile { size: 11, ..then.clone() };
+        assert_eq!(then.changed_since(&bigger).unwrap(), "size was 10 bytes, is 11");
+        let replaced = then.clone().with_etag(etag("b"));
+        assert_eq!(then.changed_since(&replaced).unwrap(), "ETag was \"a\", is \"b\"");
+        // An equal strong ETag settles it; a weak one leaves the mtime to compare.
+        let touched = SourceFile { mtime_ns: Some(1_700_000_001_500_000_000), ..then.clone() };
+        assert_eq!(then.changed_since(&touched), None);
+        let weak = then.clone().with_etag(Some("W/\"a\"".into()));
+        let weak_touched = touched.clone().with_etag(Some("W/\"a\"".into()));
+        assert_eq!(
+            weak.changed_since(&weak_touched).unwrap(),
+            "modification time was 2023-11-14T22:13:20Z, is 2023-11-14T22:13:21.5Z"
+        );
+        // Without an ETag on either side the mtime decides; unknown values are not compared.
+        let local = file("/d/a.nc", 10, Some(0));
+        assert!(local
+            .changed_since(&file("/d/a.nc", 10, Some(-1)))
+            .unwrap()
+            .contains("1969-12-31T23:59:59.999999999Z"));
+        assert_eq!(local.changed_since(&file("/d/a.nc", 10, None)), None);
+        assert!(then.changed_since(&touched.clone().with_etag(None)).unwrap().starts_with("modification"));
     }
 
     #[test]
@@ -331,8 +499,8 @@ mod tests {
         b[0] = b'X';
         assert!(matches!(SourceTable::decode(&b), Err(ManifestError::BadMagic { .. })));
         let mut b = good.clone();
-        b[8] = 2;
-        assert!(matches!(SourceTable::decode(&b), Err(ManifestError::UnsupportedVersion { version: 2, .. })));
+        b[8] = 3;
+        assert!(matches!(SourceTable::decode(&b), Err(ManifestError::UnsupportedVersion { version: 3, .. })));
         let mut b = good.clone();
         b[21] ^= 0x40;
         assert!(matches!(SourceTable::decode(&b), Err(ManifestError::ChecksumMismatch { .. })));
@@ -378,11 +546,9 @@ mod tests {
 
     fn arb_file() -> impl Strategy<Value = SourceFile> {
         let location = prop_oneof!["(/data/archive/(era5|gridmet)/[0-9]{4}/)?[a-zé日_]{0,12}\\.nc", "\\PC{0,30}",];
-        (location, any::<u64>(), proptest::option::of(any::<i64>())).prop_map(|(location, size, mtime_ns)| SourceFile {
-            location,
-            size,
-            mtime_ns,
-        })
+        let etag = proptest::option::of(prop_oneof!["\"[0-9a-f]{32}\"", "W/\"\\PC{0,20}\""]);
+        (location, any::<u64>(), proptest::option::of(any::<i64>()), etag)
+            .prop_map(|(location, size, mtime_ns, etag)| SourceFile { location, size, mtime_ns, etag })
     }
 
     proptest! {

@@ -36,6 +36,9 @@ pub(crate) struct StoreInner {
     authorization: Authorization,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
     checked: Mutex<HashSet<u32>>,
+    /// Whether sources are checked against their fingerprints before they are read (default true;
+    /// [`Store::set_check_sources`]).
+    check_sources: std::sync::atomic::AtomicBool,
 }
 
 impl StoreInner {
@@ -73,8 +76,12 @@ impl StoreInner {
         Ok((loc, file.location.clone()))
     }
 
-    /// Compares source `id`'s size and modification time with the scan's, once per store.
+    /// Compares source `id`'s fingerprint (size, ETag, modification time: [`SourceFile::changed_since`])
+    /// with the scan's, once per store.
     pub(crate) async fn check_source(&self, id: u32, location: &ObjectLocation) -> Result<(), ReadError> {
+        if !self.check_sources.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
         if self.checked.lock().unwrap_or_else(|e| e.into_inner()).contains(&id) {
             return Ok(());
         }
@@ -85,15 +92,9 @@ impl StoreInner {
             what: "file metadata".into(),
             source: Box::new(source),
         })?;
-        let changed = |reason: String| ReadError::SourceChanged { location: file.location.clone(), reason };
-        if meta.size != file.size {
-            return Err(changed(format!("size was {} bytes, is {}", file.size, meta.size)));
-        }
-        let now = meta.last_modified.timestamp_nanos_opt();
-        if let (Some(then), Some(now)) = (file.mtime_ns, now) {
-            if then != now {
-                return Err(changed("modification time differs".into()));
-            }
+        let now = crate::source::object_fingerprint(&file.location, &meta);
+        if let Some(reason) = file.changed_since(&now) {
+            return Err(ReadError::SourceChanged { location: file.location.clone(), reason });
         }
         self.checked.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
         Ok(())
@@ -136,6 +137,7 @@ impl Store {
             authorization: authorization.clone(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
+            check_sources: std::sync::atomic::AtomicBool::new(true),
         };
         let bytes = fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await?;
         inner.info = parse_info(&bytes, location)?;
@@ -163,6 +165,27 @@ impl Store {
     /// The source files.
     pub fn sources(&self) -> &SourceTable {
         &self.inner.sources
+    }
+
+    /// Whether every read through this store (and its clones) first compares each source's size,
+    /// ETag and modification time with the scan's ([`ReadError::SourceChanged`] when they differ).
+    /// Default: true. `false` reads sources as they are now (`--no-check-sources`): a source
+    /// changed since the scan then gives wrong values or a decoding error. Reads with
+    /// [`ReadOptions::check_sources`](super::ReadOptions::check_sources) false skip the check too.
+    pub fn set_check_sources(&self, check: bool) {
+        self.inner.check_sources.store(check, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Source `id`'s object and stored location, authorized and (unless the checks are off)
+    /// compared with its fingerprint: what a reader outside the store (`verify`'s copies for
+    /// libnetcdf) reads.
+    ///
+    /// # Errors
+    /// [`ReadError::Untrusted`], [`ReadError::SourceChanged`], or the error of fetching its metadata.
+    pub(crate) async fn checked_source(&self, id: u32) -> Result<(ObjectLocation, String), ReadError> {
+        let (location, name) = self.inner.source_location(id)?;
+        self.inner.check_source(id, &location).await?;
+        Ok((location, name))
     }
 
     /// The authorization the store was opened with.

@@ -94,8 +94,9 @@ pub fn store_for_url(
     url: &url::Url,
     options: &RemoteOptions,
 ) -> Result<(Arc<dyn ObjectStore>, ObjectPath), RemoteError> {
-    // The port is part of the key: two servers on one host are two stores.
-    let host = format!("{}{}", url.host_str().unwrap_or_default(), port_suffix(url));
+    // The port is part of the key: two servers on one host are two stores. So is the user name: in
+    // `abfs://container@account.dfs.core.windows.net/...` it is the container.
+    let host = format!("{}@{}{}", url.username(), url.host_str().unwrap_or_default(), port_suffix(url));
     let key = (url.scheme().to_string(), host, options.clone());
     static STORES: OnceLock<Mutex<HashMap<StoreKey, Arc<dyn ObjectStore>>>> = OnceLock::new();
     let stores = STORES.get_or_init(Default::default);
@@ -192,6 +193,25 @@ fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>
     Ok(store)
 }
 
+/// An object store error in one line that says what failed: `not found`, `access denied (...)`, else
+/// the error without the XML document servers append to their error responses.
+pub fn describe_error(e: &object_store::Error) -> String {
+    let text = e.to_string();
+    let text = text.split("<?xml").next().unwrap_or_default();
+    let brief = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let brief = brief.trim_end_matches(':').to_string();
+    match e {
+        object_store::Error::NotFound { .. } => "not found".to_string(),
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            format!("access denied: {brief}")
+        }
+        _ if brief.contains("403 Forbidden") || brief.contains("401 Unauthorized") => {
+            format!("access denied: {brief}")
+        }
+        _ => brief,
+    }
+}
+
 fn port_suffix(url: &url::Url) -> String {
     url.port().map(|p| format!(":{p}")).unwrap_or_default()
 }
@@ -220,6 +240,33 @@ mod tests {
         assert!(store_for_url(&gs, &anonymous).is_ok());
         let bad = RemoteOptions { config: vec![("no_such_key".into(), "1".into())], ..RemoteOptions::default() };
         assert!(store_for_url(&s3, &bad).unwrap_err().to_string().contains("no_such_key"));
+    }
+
+    #[test]
+    fn azure_containers_are_told_apart() {
+        let options = RemoteOptions {
+            config: vec![("azure_storage_use_emulator".into(), "true".into())],
+            ..RemoteOptions::default()
+        };
+        let store = |u: &str| store_for_url(&url::Url::parse(u).unwrap(), &options).unwrap();
+        let (a, path) = store("abfs://one@acct.dfs.core.windows.net/d/x.nc");
+        let (b, _) = store("abfs://two@acct.dfs.core.windows.net/d/x.nc");
+        assert_eq!(path.as_ref(), "d/x.nc");
+        assert!(!Arc::ptr_eq(&a, &b), "two containers of one account are two stores");
+        assert!(Arc::ptr_eq(&a, &store("abfs://one@acct.dfs.core.windows.net/e.nc").0));
+        let (c, path) = store("az://one/d/x.nc");
+        assert_eq!(path.as_ref(), "d/x.nc");
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(store("abfss://one@acct.dfs.core.windows.net/d/x.nc").1.as_ref(), "d/x.nc");
+    }
+
+    #[test]
+    fn errors_are_described_in_one_line() {
+        let not_found = object_store::Error::NotFound { path: "a".into(), source: "gone".into() };
+        assert_eq!(describe_error(&not_found), "not found");
+        let xml = "list failed: 403 Forbidden: <?xml version=\"1.0\"?>\n<Error>\n<Code>x</Code></Error>";
+        let generic = object_store::Error::Generic { store: "MicrosoftAzure", source: xml.into() };
+        assert_eq!(describe_error(&generic), "access denied: Generic MicrosoftAzure error: list failed: 403 Forbidden");
     }
 
     #[test]

@@ -65,6 +65,14 @@ impl OracleFiles {
     }
 }
 
+impl OracleFiles {
+    /// Closes the file at `location` if it is open (before its temporary copy is removed: an open
+    /// file keeps its disk space).
+    pub(crate) fn forget(&mut self, location: &str) {
+        self.open.retain(|(l, _)| l != location);
+    }
+}
+
 /// Values with their `units` and `calendar` attributes.
 pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 

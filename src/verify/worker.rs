@@ -3,7 +3,8 @@
 //! a hang (a thread cannot be stopped; a process can).
 //!
 //! Protocol over the child's stdin/stdout: one JSON request per line
-//! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`, `shape`),
+//! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`,
+//! `shape`, `strings`, `opens`, and `forget`, which closes the file at `location`),
 //! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
 //! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
 //! recently used files open (`OracleFiles`). A request not answered within the timeout kills the child;
@@ -63,6 +64,10 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     if request.op == "opens" {
         return Ok(super::oracle::oracle_opens().to_le_bytes().to_vec());
     }
+    if request.op == "forget" {
+        files.forget(&request.location);
+        return Ok(Vec::new());
+    }
     let variable = files.variable(&request.location, &request.path)?;
     match request.op.as_str() {
         "slab" => variable.read_slab(request.dim, request.start, request.count),
@@ -99,6 +104,14 @@ pub(crate) struct WorkerOracle {
 impl WorkerOracle {
     pub(crate) fn new(program: PathBuf, timeout: Duration) -> Self {
         WorkerOracle { program, timeout, running: None, timed_out: std::collections::HashSet::new() }
+    }
+
+    /// Closes the file at `location` in the worker, if it is running and has it open.
+    pub(crate) fn forget(&mut self, location: &str) -> Result<(), netcdf::Error> {
+        if self.running.is_none() {
+            return Ok(());
+        }
+        self.request(&Request::new("forget", location, "", (0, 0, 0))).map(|_| ())
     }
 
     /// Sends `request`; the payload of the answer.

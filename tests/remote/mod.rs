@@ -3,8 +3,11 @@
 //! values the other suites prove equal to libnetcdf's), scanning reads a small part of each file, and
 //! a missing object or bad credentials give one line naming the URL.
 
+mod azure;
 mod http;
 mod output;
+mod stale;
+mod verify;
 
 use vzarr::source::RemoteOptions;
 use vzarr::ScanOptions;

@@ -123,6 +123,20 @@ fn a_source_rewritten_with_the_same_size_is_refused() {
     drop(file);
     assert_eq!(std::fs::metadata(&f.path).unwrap().len(), size);
     assert_reads_fail_as_changed(&f, &store);
+    let out = f.join("touched.npy");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<std::ffi::OsString> = vec!["read".into(), store.clone().into(), "i32".into(), "-o".into()];
+        a.push(out.clone().into());
+        a.extend(extra.iter().map(std::ffi::OsString::from));
+        a
+    };
+    let run = cli(&args(&[]));
+    assert!(run.stderr.contains("source file changed since the scan (modification time was "), "{}", run.stderr);
+    // Only touched: read without the check, the values are libnetcdf's.
+    let run = cli(&args(&["--no-check-sources"]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ours = crate::common::parse_npy(&std::fs::read(&out).unwrap());
+    assert!(ours.data == crate::common::oracle_read(&f.path, "i32", None), "i32 read without the check");
 }
 
 /// Edits `array`'s `zarr.json` in `store` with `edit`.

@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn last_modified_is_rounded_up_to_the_second() {
-        let file = |mtime_ns| SourceFile { location: "/x".into(), size: 1, mtime_ns };
+        let file = |mtime_ns| SourceFile::new("/x", 1, mtime_ns);
         let secs = |c: Option<Checksum>| match c {
             Some(Checksum::LastModified(SecondsSinceEpoch(s))) => Some(s),
             _ => None,

@@ -213,7 +213,7 @@ fn table(files: Vec<SourceFile>) -> crate::manifest::SourceTable {
 fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
     let path = url.starts_with("file://").then(|| url::Url::parse(url).ok()?.to_file_path().ok()).flatten();
     let location = path.map_or_else(|| url.to_string(), |p| crate::source::location_for_path(&p));
-    SourceFile { location, size: 0, mtime_ns: seconds.map(|s| i64::from(s) * 1_000_000_000) }
+    SourceFile::new(location, 0, seconds.map(|s| i64::from(s) * 1_000_000_000))
 }
 
 /// The vzarr summary of the branch's snapshot, when vzarr wrote it.
@@ -313,5 +313,5 @@ async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceF
     let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
     let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(|e| e.to_string())?;
     let meta = store.head(&path).await.map_err(|e| e.to_string())?;
-    Ok(SourceFile { location: url.to_string(), size: meta.size, mtime_ns: meta.last_modified.timestamp_nanos_opt() })
+    Ok(SourceFile::new(url, meta.size, meta.last_modified.timestamp_nanos_opt()))
 }
