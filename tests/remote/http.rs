@@ -110,3 +110,36 @@ fn a_silent_server_times_out_and_a_gone_one_is_named() {
     assert!(run.stderr.contains(&url), "{}", run.stderr);
     assert!(!npy.exists());
 }
+
+/// HTTP has no listing: an archive served over HTTP is given as a list of URLs (`--files-from`, in
+/// any order), scanned and concatenated along time; the store's values equal libnetcdf's reads of
+/// the files, in time order.
+#[test]
+fn a_url_list_over_http_is_one_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let months = ["tas_2023-03.nc", "tas_2023-01.nc", "tas_2023-02.nc"];
+    for month in months {
+        std::fs::copy(root.join(month), dir.path().join(month)).unwrap();
+    }
+    let server = HttpServer::start(dir.path(), &[]);
+    let list = dir.path().join("urls.txt");
+    let urls: String = months.iter().map(|m| format!("{}/{m}\n", server.base)).collect();
+    std::fs::write(&list, urls).unwrap();
+    let store = dir.path().join("tas.vzarr");
+    let run = cli(&[
+        "scan",
+        "--files-from",
+        &list.display().to_string(),
+        "--concat",
+        "time",
+        "-o",
+        &store.display().to_string(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut ordered: Vec<PathBuf> = months.iter().map(|m| dir.path().join(m)).collect();
+    ordered.sort();
+    let theirs: Vec<u8> = ordered.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    let ours = crate::common::read(&crate::common::open_store(&store), "tas", "");
+    assert!(ours.bytes == theirs, "tas over HTTP equals libnetcdf's reads of the files, in time order");
+}
