@@ -60,6 +60,22 @@ impl S3Server {
         .collect()
     }
 
+    /// The environment variables that point vzarr's command line at this server (`AWS_ENDPOINT_URL`,
+    /// `AWS_ALLOW_HTTP`, credentials, region).
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect()
+    }
+
+    /// Creates `bucket` and uploads the sample archive's `months` (`fixtures/sample/NAME`) under their
+    /// names; returns their local paths, in the same order.
+    pub fn upload_samples(&self, bucket: &str, months: &[&str]) -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+        let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
+        let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
+        self.upload(bucket, &objects);
+        local
+    }
+
     /// Creates `bucket` and uploads each (key, local file) with boto3 (moto's dependency).
     pub fn upload(&self, bucket: &str, objects: &[(&str, &Path)]) {
         let mut script = format!(

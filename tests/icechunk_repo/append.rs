@@ -259,13 +259,10 @@ fn append_to_a_repository_on_s3() {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 Icechunk append not run");
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
-    let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
-    let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
-    server.upload("archive", &objects);
+    let local = server.upload_samples("archive", &months);
     server.upload("repos", &[]);
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let run = |args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());

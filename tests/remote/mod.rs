@@ -106,15 +106,12 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 CLI test not run");
         return;
     };
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
-    let local: Vec<std::path::PathBuf> = months.iter().map(|m| root.join(m)).collect();
-    let objects: Vec<(&str, &std::path::Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
-    server.upload("archive", &objects);
+    let local = server.upload_samples("archive", &months);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("tas.vzarr");
     let npy = dir.path().join("tas.npy");
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let run = |args: &[&str]| {
         let mut command = crate::common::vzarr_command();
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
@@ -203,7 +200,7 @@ fn stores_on_s3_are_read_in_place() {
     }
     let objects: Vec<(&str, &std::path::Path)> = files.iter().map(|(k, p)| (k.as_str(), p.as_path())).collect();
     server.upload("archive", &objects);
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let run = |args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
@@ -237,15 +234,12 @@ fn icechunk_repository_on_s3_over_s3_sources() {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 Icechunk test not run");
         return;
     };
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let months = ["tas_2023-01.nc", "tas_2023-02.nc"];
-    let local: Vec<std::path::PathBuf> = months.iter().map(|m| root.join(m)).collect();
-    let objects: Vec<(&str, &std::path::Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
-    server.upload("archive", &objects);
+    let local = server.upload_samples("archive", &months);
     server.upload("repos", &[]);
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("tas.npy");
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let run = |args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());

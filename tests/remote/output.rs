@@ -104,7 +104,7 @@ fn start() -> Option<S3Server> {
 /// `vzarr` with the server's settings in the standard environment variables, and a fixed history
 /// time (a store's bytes then depend on its inputs only).
 fn runner(server: &S3Server) -> impl Fn(&[&str], &[(&str, &str)]) -> crate::common::Run {
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     move |args: &[&str], extra: &[(&str, &str)]| {
         let mut command = crate::common::vzarr_command();
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -351,7 +351,7 @@ fn race_scans<I: AsRef<std::ffi::OsStr>>(
         .map(|_| {
             let mut command = crate::common::vzarr_command();
             command.arg("scan").args(inputs).args(["--concat", "time"]).args(args);
-            command.envs(server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)));
+            command.envs(server.env());
             command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
             let _no_files = crate::common::no_hdf5_files_open();
             command.spawn().unwrap()

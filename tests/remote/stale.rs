@@ -2,7 +2,7 @@
 //! tells) makes `read` fail with one line naming it, `--no-check-sources` reads it anyway, and the
 //! fingerprints in `sources.bin` hold the ETags the server gave.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common::servers::S3Server;
 use crate::common::Run;
@@ -24,15 +24,12 @@ fn an_s3_source_replaced_with_the_same_size_is_named() {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); stale S3 source test not run");
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let months = ["tas_2023-01.nc", "tas_2023-02.nc"];
-    let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
-    let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
-    server.upload("archive", &objects);
+    let local = server.upload_samples("archive", &months);
     let dir = tempfile::tempdir().unwrap();
     let s = |p: &Path| p.display().to_string();
     let (store, npy) = (dir.path().join("tas.vzarr"), dir.path().join("tas.npy"));
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let run = |args: &[&str]| -> Run {
         let mut command = crate::common::vzarr_command();
         command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));

@@ -2,7 +2,7 @@
 //! reads a temporary local copy of each source, one at a time, removed afterwards; a source changed
 //! or removed after the scan makes verify fail with a line naming it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use crate::common::servers::{HttpServer, S3Server};
@@ -34,14 +34,11 @@ fn verify_copies_s3_sources_and_names_a_changed_one() {
         eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 verify test not run");
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
-    let local: Vec<PathBuf> = months.iter().map(|m| root.join(m)).collect();
-    let objects: Vec<(&str, &Path)> = months.iter().zip(&local).map(|(m, p)| (*m, p.as_path())).collect();
-    server.upload("archive", &objects);
+    let local = server.upload_samples("archive", &months);
     let (dir, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let store = dir.path().join("tas.vzarr").display().to_string();
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let scan = vzarr(&env, tmp.path(), &["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &store]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
     let ok = vzarr(&env, tmp.path(), &["verify", &store]);

@@ -374,7 +374,7 @@ fn parts_on_s3_merge_like_local_parts() {
         .collect();
     let objects: Vec<(&str, &Path)> = names.iter().map(|(k, p)| (k.as_str(), p.as_path())).collect();
     server.upload("parts", &objects);
-    let env: Vec<(String, String)> = server.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect();
+    let env = server.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let merged = dir.path().join("merged.vzarr");
     let args = strings(&["merge", "s3://parts/run-1/*.vzpart", "--concat", "time", "-o", &s(&merged)]);
