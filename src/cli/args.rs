@@ -108,43 +108,14 @@ pub(crate) struct ScanArgs {
     pub(crate) files_from: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
-    /// The store to write (a directory, conventionally named *.vzarr).
-    #[arg(short, long)]
-    pub(crate) output: PathBuf,
-    /// Replace an existing store of the same format (atomically). Never replaces anything else: an
-    /// ordinary directory or file, or one of the inputs.
-    #[arg(long)]
-    pub(crate) overwrite: bool,
+    #[command(flatten)]
+    pub(crate) combine: CombineArgs,
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
     #[arg(long)]
     pub(crate) skip_unsupported: bool,
-    /// Concatenate the files along this dimension. Repeatable: the first is outermost. `DIM`: an
-    /// existing dimension, files ordered by its coordinate values (`time`; tiles along `y` and `x`).
-    /// `DIM=attr:NAME`: a new dimension keyed by a global attribute (`member=attr:variant_label`).
-    /// `DIM=path:REGEX`: a new dimension keyed by the first capture group of REGEX over the file
-    /// name (`member=path:'_(r\d+i\d+p\d+f\d+)_'`). Files holding different variables are merged.
-    #[arg(long, value_name = "DIM[=attr:NAME|=path:REGEX]")]
-    pub(crate) concat: Vec<vzarr::combine::ConcatDim>,
-    /// Keep the first file's global attributes where files differ (default: drop those that differ).
-    #[arg(long)]
-    pub(crate) first_global_attributes: bool,
-    /// Take this variable (one without the concatenation dimensions) from the first file even if it
-    /// differs in others. Repeatable.
-    #[arg(long, value_name = "VAR")]
-    pub(crate) take_first: Vec<String>,
-    /// Leave out (with a warning) variables missing from some files instead of failing.
-    #[arg(long)]
-    pub(crate) drop_missing: bool,
     /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into (1 to 1048576).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_SLAB_MIB))]
     pub(crate) max_slab_mib: u64,
-    /// What to write at --output.
-    #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
-    pub(crate) format: ScanFormat,
-    /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
-    /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
-    #[arg(long, value_name = "OLD=NEW")]
-    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
     /// Scan only shard I of N (contiguous slices of the sorted inputs) and write a partial result
     /// (a part) at --output for `vzarr merge`. Without it, a job-array task takes its shard from the
     /// scheduler (Slurm, Kubernetes Indexed Job, AWS Batch). An --output that is a directory (or ends
@@ -167,39 +138,55 @@ pub(crate) struct ScanArgs {
     pub(crate) message: Option<String>,
 }
 
+/// What `scan` and `merge` write, and how they combine the files: the options the two share.
 #[derive(Debug, Args)]
-pub(crate) struct MergeArgs {
-    /// The parts written by `vzarr scan --shard` (files, or quoted glob patterns such as
-    /// 'parts/*.vzpart', also on object stores: 's3://bucket/run/*.vzpart'), every shard of one run
-    /// exactly once.
-    #[arg(required = true)]
-    pub(crate) parts: Vec<std::ffi::OsString>,
-    #[command(flatten)]
-    pub(crate) remote: RemoteArgs,
-    /// The store to write.
+pub(crate) struct CombineArgs {
+    /// The store to write (a directory, conventionally named *.vzarr), the kerchunk file or the
+    /// Icechunk repository (--format).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
-    /// Replace an existing store of the same format (atomically).
+    /// Replace an existing store of the same format (atomically). Never replaces anything else: an
+    /// ordinary directory or file, or one of the inputs.
     #[arg(long)]
     pub(crate) overwrite: bool,
-    /// As for `scan`; the dimension names must be those the parts were scanned with.
+    /// Concatenate the files along this dimension. Repeatable: the first is outermost. `DIM`: an
+    /// existing dimension, files ordered by its coordinate values (`time`; tiles along `y` and `x`).
+    /// `DIM=attr:NAME`: a new dimension keyed by a global attribute (`member=attr:variant_label`).
+    /// `DIM=path:REGEX`: a new dimension keyed by the first capture group of REGEX over the file
+    /// name (`member=path:'_(r\d+i\d+p\d+f\d+)_'`). Files holding different variables are merged.
     #[arg(long, value_name = "DIM[=attr:NAME|=path:REGEX]")]
     pub(crate) concat: Vec<vzarr::combine::ConcatDim>,
-    /// As for `scan`.
+    /// Keep the first file's global attributes where files differ (default: drop those that differ).
     #[arg(long)]
     pub(crate) first_global_attributes: bool,
-    /// As for `scan`. Repeatable.
+    /// Take this variable (one without the concatenation dimensions) from the first file even if it
+    /// differs in others. Repeatable.
     #[arg(long, value_name = "VAR")]
     pub(crate) take_first: Vec<String>,
-    /// As for `scan`.
+    /// Leave out (with a warning) variables missing from some files instead of failing.
     #[arg(long)]
     pub(crate) drop_missing: bool,
     /// What to write at --output.
     #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
     pub(crate) format: ScanFormat,
-    /// As for `scan`. Repeatable.
+    /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
+    /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The parts written by `vzarr scan --shard` (files, or quoted glob patterns such as
+    /// 'parts/*.vzpart', also on object stores: 's3://bucket/run/*.vzpart'), every shard of one run
+    /// exactly once. The options are those of `scan`; --concat must name the dimensions the parts
+    /// were scanned with.
+    #[arg(required = true)]
+    pub(crate) parts: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
+    #[command(flatten)]
+    pub(crate) combine: CombineArgs,
 }
 
 #[derive(Debug, Args)]

@@ -42,17 +42,17 @@ pub(crate) fn scan_shard(
     options: &ScanOptions,
 ) -> anyhow::Result<Outcome> {
     let merge_only = [
-        ("--take-first", !args.take_first.is_empty()),
-        ("--drop-missing", args.drop_missing),
-        ("--first-global-attributes", args.first_global_attributes),
-        ("--url-prefix", !args.url_prefix.is_empty()),
-        ("--format", args.format != super::args::ScanFormat::Native),
+        ("--take-first", !args.combine.take_first.is_empty()),
+        ("--drop-missing", args.combine.drop_missing),
+        ("--first-global-attributes", args.combine.first_global_attributes),
+        ("--url-prefix", !args.combine.url_prefix.is_empty()),
+        ("--format", args.combine.format != super::args::ScanFormat::Native),
     ];
     if let Some((flag, _)) = merge_only.iter().find(|(_, given)| *given) {
         bail!("{flag} applies when the parts are combined: give it to `vzarr merge`, not to a sharded scan");
     }
     let range = shard.range(files.len());
-    let destination = part_path(&args.output, shard)?;
+    let destination = part_path(&args.combine.output, shard)?;
     let locations: Vec<String> = files.iter().map(|f| location(f)).collect();
     let header = PartHeader {
         shard: shard.index,
@@ -152,7 +152,7 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
         paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| vzarr::source::is_url(p)).collect();
     let parts = read_parts(&local)?;
     let header = parts.first().context("no parts")?.header().clone();
-    let names: Vec<String> = args.concat.iter().map(|d| d.name.clone()).collect();
+    let names: Vec<String> = args.combine.concat.iter().map(|d| d.name.clone()).collect();
     if names != header.scan.concat_dims {
         let shown = |n: &[String]| {
             if n.is_empty() {
@@ -168,7 +168,7 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
             shown(&names)
         );
     }
-    if header.inputs > 1 && args.concat.is_empty() {
+    if header.inputs > 1 && args.combine.concat.is_empty() {
         bail!("{} input files in the parts: combining several files needs --concat DIM", header.inputs);
     }
     let progress = bar(header.inputs, "reading parts");
@@ -181,14 +181,7 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
     }
     progress.finish_and_clear();
     let out = Output {
-        path: &args.output,
-        overwrite: args.overwrite,
-        concat: &args.concat,
-        take_first: &args.take_first,
-        drop_missing: args.drop_missing,
-        first_global_attributes: args.first_global_attributes,
-        format: args.format,
-        url_prefix: &args.url_prefix,
+        combine: &args.combine,
         skip_unsupported: header.scan.skip_unsupported,
         max_slab_bytes: header.scan.max_slab_bytes,
         branch: None,

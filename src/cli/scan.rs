@@ -6,14 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::args::{ScanArgs, ScanFormat};
+use super::args::{CombineArgs, ScanArgs, ScanFormat};
 use super::progress::bar;
 use super::Outcome;
-use vzarr::combine::{combine, natural_cmp, CombineOptions, ConcatDim};
+use vzarr::combine::{combine, natural_cmp, CombineOptions};
 use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{
-    write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, OutputKind, StoreInfo, UrlPrefix, WriteOptions,
-    Writer,
+    write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, OutputKind, StoreInfo, WriteOptions, Writer,
 };
 use vzarr::VirtualDataset;
 
@@ -25,27 +24,32 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let options = ScanOptions {
         skip_unsupported: args.skip_unsupported,
         max_slab_bytes: args.max_slab_mib << 20,
-        concat_dims: args.concat.iter().map(|d| d.name.clone()).collect(),
+        concat_dims: args.combine.concat.iter().map(|d| d.name.clone()).collect(),
         runtime: Some(runtime.handle().clone()),
         remote: remote.clone(),
         max_concurrent_requests: args.remote.max_concurrent_requests as usize,
         ..ScanOptions::default()
     };
-    if files.len() > 1 && args.concat.is_empty() {
+    if files.len() > 1 && args.combine.concat.is_empty() {
         bail!("{} input files given: combining several files needs --concat DIM", files.len());
     }
     if let Some(shard) = super::merge::shard_of(&args)? {
         return super::merge::scan_shard(&args, &files, shard, &options);
     }
-    if let Some(url) = super::output::remote_url(&args.output).filter(|_| args.format != ScanFormat::Icechunk) {
+    if let Some(url) =
+        super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != ScanFormat::Icechunk)
+    {
         // An object-store output that will be refused is refused before the scan.
-        let kind =
-            if args.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
+        let kind = if args.combine.format == ScanFormat::KerchunkJson {
+            OutputKind::KerchunkJson
+        } else {
+            OutputKind::VzarrStore
+        };
         let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| vzarr::source::is_url(f));
         let target = super::output::RemoteTarget {
             url,
             kind,
-            overwrite: args.overwrite,
+            overwrite: args.combine.overwrite,
             inputs: inputs.collect(),
             remote: remote.clone(),
             max_concurrent: args.remote.max_concurrent_requests as usize,
@@ -80,14 +84,8 @@ pub(crate) fn print_fetched(totals: &vzarr::source::FetchTotals) -> anyhow::Resu
 
 /// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).
 pub(crate) struct Output<'a> {
-    pub(crate) path: &'a Path,
-    pub(crate) overwrite: bool,
-    pub(crate) concat: &'a [ConcatDim],
-    pub(crate) take_first: &'a [String],
-    pub(crate) drop_missing: bool,
-    pub(crate) first_global_attributes: bool,
-    pub(crate) format: ScanFormat,
-    pub(crate) url_prefix: &'a [UrlPrefix],
+    /// Where, in what format, and how the files are combined.
+    pub(crate) combine: &'a CombineArgs,
     /// The scan options recorded in the store (for `append`).
     pub(crate) skip_unsupported: bool,
     pub(crate) max_slab_bytes: u64,
@@ -105,14 +103,7 @@ pub(crate) struct Output<'a> {
 impl<'a> From<&'a ScanArgs> for Output<'a> {
     fn from(args: &'a ScanArgs) -> Self {
         Output {
-            path: &args.output,
-            overwrite: args.overwrite,
-            concat: &args.concat,
-            take_first: &args.take_first,
-            drop_missing: args.drop_missing,
-            first_global_attributes: args.first_global_attributes,
-            format: args.format,
-            url_prefix: &args.url_prefix,
+            combine: &args.combine,
             skip_unsupported: args.skip_unsupported,
             max_slab_bytes: args.max_slab_mib << 20,
             branch: args.branch.as_deref(),
@@ -130,16 +121,16 @@ pub(crate) fn combine_and_write(
     files: usize,
     out: &Output<'_>,
 ) -> anyhow::Result<Outcome> {
-    let dataset = if out.concat.is_empty() {
+    let dataset = if out.combine.concat.is_empty() {
         scanned.pop().context("no input file")?
     } else {
-        let names: Vec<String> = out.concat.iter().map(|d| d.name.clone()).collect();
+        let names: Vec<String> = out.combine.concat.iter().map(|d| d.name.clone()).collect();
         let options = CombineOptions {
-            dims: out.concat.to_vec(),
-            take_first: out.take_first.to_vec(),
-            drop_missing: out.drop_missing,
+            dims: out.combine.concat.to_vec(),
+            take_first: out.combine.take_first.to_vec(),
+            drop_missing: out.combine.drop_missing,
             history: Some(history_line(files, &names.join(", "))),
-            first_global_attributes: out.first_global_attributes,
+            first_global_attributes: out.combine.first_global_attributes,
         };
         let mut dataset = combine(scanned, &options)?;
         if let Some(recipe) = &mut dataset.provenance.recipe {
@@ -148,18 +139,18 @@ pub(crate) fn combine_and_write(
         }
         dataset
     };
-    if out.format == ScanFormat::Icechunk {
+    if out.combine.format == ScanFormat::Icechunk {
         return scan_to_icechunk(out, &dataset);
     }
     if out.branch.is_some() || out.message.is_some() {
         bail!("--branch and --message apply to --format icechunk only");
     }
-    let writer: Box<dyn Writer> = match out.format {
+    let writer: Box<dyn Writer> = match out.combine.format {
         ScanFormat::Native | ScanFormat::Icechunk => Box::new(NativeWriter),
-        ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: out.url_prefix.to_vec() }),
+        ScanFormat::KerchunkJson => Box::new(KerchunkWriter { url_prefixes: out.combine.url_prefix.to_vec() }),
     };
-    let info =
-        write_output(writer.as_ref(), &dataset, out).with_context(|| format!("writing {}", out.path.display()))?;
+    let info = write_output(writer.as_ref(), &dataset, out)
+        .with_context(|| format!("writing {}", out.combine.output.display()))?;
     super::trust::trust_written(&info.source_containers);
     print_notes(&dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
@@ -168,7 +159,7 @@ pub(crate) fn combine_and_write(
     let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
     outln!(
         "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
-        out.path.display(),
+        out.combine.output.display(),
         info.arrays.len(),
         info.sources
     );
@@ -178,16 +169,17 @@ pub(crate) fn combine_and_write(
 /// Writes `dataset` with `writer` at the output path, or for an object-store URL, locally first and
 /// then uploaded (`store/publish_remote`).
 fn write_output(writer: &dyn Writer, dataset: &VirtualDataset, out: &Output<'_>) -> anyhow::Result<StoreInfo> {
-    let Some(url) = super::output::remote_url(out.path) else {
-        return Ok(writer.write(dataset, out.path, &WriteOptions { overwrite: out.overwrite })?);
+    let Some(url) = super::output::remote_url(&out.combine.output) else {
+        return Ok(writer.write(dataset, &out.combine.output, &WriteOptions { overwrite: out.combine.overwrite })?);
     };
-    let kind = if out.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
+    let kind =
+        if out.combine.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
     let mut inputs = vzarr::store::url_sources(&dataset.sources);
     inputs.extend(out.other_inputs.iter().cloned());
     let target = super::output::RemoteTarget {
         url,
         kind,
-        overwrite: out.overwrite,
+        overwrite: out.combine.overwrite,
         inputs,
         remote: out.remote.clone(),
         max_concurrent: out.max_concurrent_requests,
@@ -198,11 +190,11 @@ fn write_output(writer: &dyn Writer, dataset: &VirtualDataset, out: &Output<'_>)
 /// `--format icechunk`: one new snapshot of the repository at `--output`.
 fn scan_to_icechunk(out: &Output<'_>, dataset: &VirtualDataset) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let repo = out.path.to_string_lossy().into_owned();
+    let repo = out.combine.output.to_string_lossy().into_owned();
     let options = IcechunkOptions {
         branch: out.branch.unwrap_or("main").to_string(),
         message: out.message.map(str::to_string),
-        commit_to_existing: out.branch.is_some() || out.message.is_some() || out.overwrite,
+        commit_to_existing: out.branch.is_some() || out.message.is_some() || out.combine.overwrite,
         remote: out.remote.clone(),
         ..IcechunkOptions::default()
     };
