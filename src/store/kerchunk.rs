@@ -30,7 +30,7 @@ use std::str::FromStr;
 use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
 use super::native::io_error;
 use super::publish::{OutputKind, Staged};
-use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer, STORE_FORMAT_VERSION};
+use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::{group_json, Attributes};
@@ -269,26 +269,7 @@ pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, Ex
 }
 
 fn summary(dataset: &VirtualDataset) -> StoreInfo {
-    StoreInfo {
-        format: "kerchunk-json".into(),
-        format_version: STORE_FORMAT_VERSION,
-        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
-        sources: dataset.sources.len() as u64,
-        groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
-        arrays: dataset
-            .arrays
-            .iter()
-            .map(|a| ArrayInfo {
-                path: a.path.clone(),
-                chunks: a.chunks.entries.len() as u64,
-                stats: a.chunks.stats(),
-                rewritten_chunks: a.rewritten_chunks,
-            })
-            .collect(),
-        provenance: dataset.provenance.clone(),
-        warnings: dataset.warnings.clone(),
-        source_containers: crate::trust::containers_of(&dataset.sources),
-    }
+    StoreInfo::of(dataset, "kerchunk-json", dataset.arrays.iter().map(ArrayInfo::of).collect())
 }
 
 /// The streaming JSON writer: `{"version":1,"refs":{` + one `key: value` per call + `}}`.

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::dataset::{ChunkStats, Provenance, ScanWarning};
+use crate::dataset::{ChunkStats, Provenance, ScanWarning, VirtualArray, VirtualDataset};
 
 /// Store summary file at the root.
 pub const STORE_INFO_FILE: &str = "vzarr.json";
@@ -62,6 +62,36 @@ pub struct StoreInfo {
     /// authorize (see `trust`). Format version 2; empty in older stores.
     #[serde(default)]
     pub source_containers: Vec<String>,
+}
+
+impl StoreInfo {
+    /// The summary every writer records of `dataset` (a native store's `vzarr.json`, a kerchunk
+    /// file's and an Icechunk snapshot's summary), written as `format` with `arrays`.
+    pub(crate) fn of(dataset: &VirtualDataset, format: &str, arrays: Vec<ArrayInfo>) -> Self {
+        StoreInfo {
+            format: format.into(),
+            format_version: STORE_FORMAT_VERSION,
+            generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
+            sources: dataset.sources.len() as u64,
+            groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
+            arrays,
+            provenance: dataset.provenance.clone(),
+            warnings: dataset.warnings.clone(),
+            source_containers: crate::trust::containers_of(&dataset.sources),
+        }
+    }
+}
+
+impl ArrayInfo {
+    /// The statistics of `array` as scanned and combined.
+    pub(crate) fn of(array: &VirtualArray) -> Self {
+        ArrayInfo {
+            path: array.path.clone(),
+            chunks: array.chunks.entries.len() as u64,
+            stats: array.chunks.stats(),
+            rewritten_chunks: array.rewritten_chunks,
+        }
+    }
 }
 
 /// Every path segment of a node, checked to be a valid directory name that does not collide with

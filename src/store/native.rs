@@ -12,9 +12,7 @@ use std::path::Path;
 
 use super::layout::{check_node_path, ArrayInfo, StoreInfo};
 use super::publish::{OutputKind, Staged};
-use super::{
-    WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
-};
+use super::{WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::binding::{metadata_digest, sha256, Binding};
 use crate::manifest::{ManifestHeader, ManifestWriter};
@@ -72,17 +70,7 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
         arrays.push(write_array(array, &root.join(&array.path), root, sources_digest)?);
     }
     write_file(&root.join(SOURCES_FILE), &sources)?;
-    let info = StoreInfo {
-        format: "vzarr".into(),
-        format_version: STORE_FORMAT_VERSION,
-        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
-        sources: dataset.sources.len() as u64,
-        groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
-        arrays,
-        provenance: dataset.provenance.clone(),
-        warnings: dataset.warnings.clone(),
-        source_containers: crate::trust::containers_of(&dataset.sources),
-    };
+    let info = StoreInfo::of(dataset, "vzarr", arrays);
     let doc = serde_json::to_value(&info).map_err(|e| io_error(root, "encoding vzarr.json")(e.into()))?;
     write_json(&root.join(STORE_INFO_FILE), &doc)?;
     Ok(info)

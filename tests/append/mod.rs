@@ -394,12 +394,7 @@ fn append_to_a_store_of_objects_on_s3() {
     };
     let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc", "tas_2023-04.nc"];
     let local = server.upload_samples("archive", &months);
-    let env = server.env();
-    let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let dir = tempfile::tempdir().unwrap();
     let (appended, fresh) = (dir.path().join("appended.vzarr"), dir.path().join("fresh.vzarr"));
     let s = |p: &Path| p.display().to_string();

@@ -66,6 +66,13 @@ impl S3Server {
         self.config().into_iter().map(|(k, v)| (k.to_uppercase(), v)).collect()
     }
 
+    /// Runs `vzarr ARGS` pointed at this server ([`S3Server::env`]), its standard output captured.
+    pub fn vzarr(&self, args: &[&str]) -> super::Run {
+        let mut command = super::vzarr_command();
+        command.args(args).envs(self.env()).stdout(Stdio::piped());
+        super::run(command)
+    }
+
     /// Creates `bucket` and uploads the sample archive's `months` (`fixtures/sample/NAME`) under their
     /// names; returns their local paths, in the same order.
     pub fn upload_samples(&self, bucket: &str, months: &[&str]) -> Vec<PathBuf> {

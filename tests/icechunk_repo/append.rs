@@ -262,12 +262,7 @@ fn append_to_a_repository_on_s3() {
     let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
     let local = server.upload_samples("archive", &months);
     server.upload("repos", &[]);
-    let env = server.env();
-    let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let repo = "s3://repos/tas.icechunk";
     let scan = run(&["scan", "s3://archive/tas_2023-0[12].nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);

@@ -111,12 +111,7 @@ fn cli_scans_an_s3_glob_and_reads_the_store_back() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("tas.vzarr");
     let npy = dir.path().join("tas.npy");
-    let env = server.env();
-    let run = |args: &[&str]| {
-        let mut command = crate::common::vzarr_command();
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let s = |p: &std::path::Path| p.display().to_string();
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&store)]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
@@ -200,13 +195,7 @@ fn stores_on_s3_are_read_in_place() {
     }
     let objects: Vec<(&str, &std::path::Path)> = files.iter().map(|(k, p)| (k.as_str(), p.as_path())).collect();
     server.upload("archive", &objects);
-    let env = server.env();
-    let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
-        command.stdout(std::process::Stdio::piped());
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let url = "s3://archive/stores/tas.vzarr";
     let info = run(&["info", url]);
     assert_eq!(info.code, 0, "{}", info.stderr);
@@ -239,12 +228,7 @@ fn icechunk_repository_on_s3_over_s3_sources() {
     server.upload("repos", &[]);
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("tas.npy");
-    let env = server.env();
-    let run = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"));
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).stdout(std::process::Stdio::piped());
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let repo = "s3://repos/tas.icechunk";
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);

@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use crate::common::servers::S3Server;
-use crate::common::Run;
 
 /// `bytes` with `from` replaced by `to` (same length) exactly once: a file of the same size whose
 /// data chunks are untouched.
@@ -29,12 +28,7 @@ fn an_s3_source_replaced_with_the_same_size_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let s = |p: &Path| p.display().to_string();
     let (store, npy) = (dir.path().join("tas.vzarr"), dir.path().join("tas.npy"));
-    let env = server.env();
-    let run = |args: &[&str]| -> Run {
-        let mut command = crate::common::vzarr_command();
-        command.args(args).envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        crate::common::run(command)
-    };
+    let run = |args: &[&str]| server.vzarr(args);
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&store)]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
     let sources = vzarr::manifest::SourceTable::decode(&std::fs::read(store.join("sources.bin")).unwrap()).unwrap();

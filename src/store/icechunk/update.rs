@@ -36,8 +36,8 @@ use tokio::sync::RwLock;
 
 use super::read::StoredBranch;
 use super::write::{
-    array_info, check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs,
-    sources, write_config, write_piece, Piece, Sources,
+    check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs, sources,
+    write_config, write_piece, Piece, Sources,
 };
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
@@ -101,7 +101,7 @@ pub(super) async fn update(
         created: false,
         containers: prefixes,
         sources: dataset.sources.len() as u64,
-        arrays: dataset.arrays.iter().map(array_info).collect(),
+        arrays: dataset.arrays.iter().map(crate::store::ArrayInfo::of).collect(),
         rounds: 1,
     })
 }

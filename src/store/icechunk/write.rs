@@ -47,7 +47,7 @@ use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{group_json, Attributes};
 use crate::store::layout::check_node_path;
-use crate::store::{chunk_key, node_key, ArrayInfo, StoreInfo, STORE_FORMAT_VERSION};
+use crate::store::{chunk_key, node_key, ArrayInfo, StoreInfo};
 
 /// References handed to Icechunk per call (bounds the temporary vector).
 const REFS_PER_CALL: usize = 1 << 16;
@@ -151,18 +151,9 @@ async fn commit(
         created,
         containers: prefixes,
         sources: dataset.sources.len() as u64,
-        arrays: dataset.arrays.iter().map(array_info).collect(),
+        arrays: dataset.arrays.iter().map(ArrayInfo::of).collect(),
         rounds: rounds.len() as u64,
     })
-}
-
-pub(super) fn array_info(array: &VirtualArray) -> ArrayInfo {
-    ArrayInfo {
-        path: array.path.clone(),
-        chunks: array.chunks.entries.len() as u64,
-        stats: array.chunks.stats(),
-        rewritten_chunks: array.rewritten_chunks,
-    }
 }
 
 fn default_message(dataset: &VirtualDataset) -> String {
@@ -361,17 +352,7 @@ async fn commit_rounds(
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
 /// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
 pub(super) fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
-    let info = StoreInfo {
-        format: "vzarr".into(),
-        format_version: STORE_FORMAT_VERSION,
-        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
-        sources: dataset.sources.len() as u64,
-        groups: dataset.groups.iter().map(|g| g.path.clone()).collect(),
-        arrays: dataset.arrays.iter().map(array_info).collect(),
-        provenance: dataset.provenance.clone(),
-        warnings: dataset.warnings.clone(),
-        source_containers: crate::trust::containers_of(&dataset.sources),
-    };
+    let info = StoreInfo::of(dataset, "vzarr", dataset.arrays.iter().map(ArrayInfo::of).collect());
     let mut properties = icechunk::format::snapshot::SnapshotProperties::new();
     if let Ok(value) = serde_json::to_value(&info) {
         properties.insert(SUMMARY_PROPERTY.into(), value);
