@@ -6,8 +6,8 @@
 //! attribute. Combined with `member=attr:variant_label` and `time`, for growing archives.
 //!
 //! A second part writes one synthetic array of 10^5 .. 10^7 references (1,000 chunks per source file)
-//! with the native writer and as an Icechunk repository (`write_icechunk`, rounds of
-//! `DEFAULT_BATCH_CHUNKS`), and prints both times, their ratio and each one's peak memory growth.
+//! with the native writer and as an Icechunk repository (`write_icechunk`, manifests of at most
+//! `DEFAULT_MANIFEST_CHUNKS`), and prints both times, their ratio and each one's peak memory growth.
 //!
 //! Run: `cargo bench --bench combine` (`-- write` for the writers only, `-- combine` for combine only).
 
@@ -157,13 +157,13 @@ fn write_part() {
             NativeWriter.write(&dataset, &native, &WriteOptions::default()).unwrap();
         });
         let repo = dir.path().join("v.icechunk").display().to_string();
-        let mut rounds = 0;
+        let mut manifests = 0;
         let (ice_s, ice_kib) = timed(|| {
             let info = runtime.block_on(write_icechunk(&dataset, &repo, &IcechunkOptions::default())).unwrap();
-            rounds = info.rounds;
+            manifests = info.manifests;
         });
         println!(
-            "  {n:>9} refs: native {native_s:.2} s (+{} MiB peak), icechunk {ice_s:.2} s in {rounds} round(s) \
+            "  {n:>9} refs: native {native_s:.2} s (+{} MiB peak), icechunk {ice_s:.2} s in {manifests} manifest(s) \
              (+{} MiB peak, {:.0} bytes/ref): {:.1}x the native writer's time",
             native_kib / 1024,
             ice_kib / 1024,

@@ -1,5 +1,5 @@
 //! Icechunk benchmark: committing one array of n virtual references (1,000 chunks per source file)
-//! to a new Icechunk repository (`write_icechunk`, rounds of `DEFAULT_BATCH_CHUNKS`) against
+//! to a new Icechunk repository (`write_icechunk`, manifests of `DEFAULT_MANIFEST_CHUNKS`) against
 //! writing the same dataset as a native store (`NativeWriter`), in the same run: time and peak
 //! memory growth of each, and their ratios. Then an append-sized update on top of the repository
 //! (`read_branch` + `update_icechunk` adding one more source file's 1,000 chunks), which records only
@@ -7,18 +7,22 @@
 //!
 //! Peak memory is the growth of the process's peak resident set (`VmHWM`, reset before each step
 //! through `/proc/self/clear_refs`). The native writer streams the in-memory dataset and adds next
-//! to nothing, so the Icechunk peak is also given as a multiple of the dataset's own size.
+//! to nothing, so the Icechunk peak is also given as a multiple of the dataset's own size (its chunk
+//! entries).
 //!
-//! Measured (2 shared cores, local disk; rounds of 2^20 chunks; other builds running):
-//! - before the rounds were chained (each round amended one commit, merging the growing
-//!   transaction log: quadratic time, memory growing with the total): 4x10^6 references 23.6 s and
-//!   +1.43 GB; 10^7 references 76 s and +4.1 GB;
-//! - chained: 10^6 (one round) 2.9 s, +0.68 GB; 4x10^6 20.6 s, +0.81 GB; 10^7 38.7 s (187x the
-//!   native writer's 0.21 s), +0.85 GB (3.7x the 0.23 GB dataset itself): memory stays at about one
-//!   round's, time is linear (about 4 microseconds a reference, Icechunk's own cost);
-//! - an update commit of 1,000 new references on top of 10^7: 10.5 s and +0.99 GB, nearly all of it
-//!   reading the branch's 10^7 references back (`read_branch`); the commit's change set holds only
-//!   the 1,000 new references.
+//! Measured (2 shared cores, local disk, manifests of 2^20 chunks):
+//! - through Icechunk's session (every reference in its change set, each location compressed on
+//!   its own), committed as a chain of rounds of 2^20 chunks: 10^6 references 2.9 s and +0.68 GB;
+//!   10^7 38.7 s (187x the native writer's 0.21 s) and +0.85 GB; amending one commit instead was
+//!   quadratic (10^7: 76 s, +4.1 GB);
+//! - manifests and transaction log built by vzarr (`store/icechunk/manifests`, `snapshot`,
+//!   `transaction_log`), one snapshot: 10^6 references 0.32 s and +0.1 GB; 10^7 in 10 manifests
+//!   3.0-3.5 s (13-15x the native writer's 0.23-0.27 s) and +0.41-0.46 GB (1.8-2x the 0.23 GB
+//!   dataset itself). What remains is the format's own cost: a flatbuffer table per reference in
+//!   the manifests and another in the transaction log, about 0.75 GB for 10^7, zstd-compressed;
+//! - an update commit of 1,000 new references on top of 10^7: 8.6 s and +0.9-1.0 GB, nearly all of
+//!   it reading the branch's 10^7 references back (`read_branch`); the commit's change set holds
+//!   only the 1,000 new references.
 //!
 //! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000]` (the default list).
 
@@ -48,30 +52,32 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("one array of n virtual references: native store vs Icechunk repository (local disk)");
     for n in sizes {
-        let before = status_kib("VmRSS:");
         let dataset = many_refs(n);
         // The dataset itself (24 bytes a chunk entry): the native writer streams it and adds ~nothing,
         // so the Icechunk writer's peak is compared with it.
-        let dataset_kib = status_kib("VmRSS:").saturating_sub(before).max(1);
+        let dataset_kib = (n as usize * std::mem::size_of::<ChunkEntry>() / 1024).max(1);
         let dir = tempfile::tempdir().unwrap();
         let native = dir.path().join("v.vzarr");
         let (native_s, native_kib) = measured(|| {
             NativeWriter.write(&dataset, &native, &WriteOptions::default()).unwrap();
         });
         let repo = dir.path().join("v.icechunk").display().to_string();
-        let mut rounds = 0;
+        let mut manifests = 0;
         let (ice_s, ice_kib) = measured(|| {
             let info = runtime.block_on(write_icechunk(&dataset, &repo, &IcechunkOptions::default())).unwrap();
-            rounds = info.rounds;
+            manifests = info.manifests;
         });
         println!(
-            "  {n:>9} refs: native {native_s:.2} s, +{} MiB peak | icechunk {ice_s:.2} s in {rounds} round(s), \
-             +{} MiB peak ({:.0} bytes/ref) | icechunk/native: {:.0}x time, peak {:.1}x the dataset in memory",
+            "  {n:>9} refs: native {native_s:.2} s, +{} MiB peak | icechunk {ice_s:.2} s in {manifests} manifest(s), \
+             +{} MiB peak ({:.0} bytes/ref) | icechunk/native: {:.0}x time, peak {:.1}x the dataset in memory, \
+             {} vs {} MiB on disk",
             native_kib / 1024,
             ice_kib / 1024,
             ice_kib as f64 * 1024.0 / n as f64,
             ice_s / native_s,
             ice_kib as f64 / dataset_kib as f64,
+            disk_bytes(std::path::Path::new(&repo)) >> 20,
+            disk_bytes(&native) >> 20,
         );
         let grown = many_refs(n + PER_FILE);
         let (read_s, read_kib) = measured(|| {
@@ -121,6 +127,14 @@ fn many_refs(n: u64) -> VirtualDataset {
 }
 
 /// Seconds `f` takes and the growth of the peak resident set meanwhile, KiB.
+/// Bytes of the files under `path`.
+fn disk_bytes(path: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return std::fs::metadata(path).map_or(0, |m| m.len());
+    };
+    entries.flatten().map(|e| disk_bytes(&e.path())).sum()
+}
+
 fn measured(f: impl FnOnce()) -> (f64, u64) {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let base = status_kib("VmRSS:");

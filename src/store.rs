@@ -22,7 +22,7 @@ mod publish_remote;
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
-    IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_BATCH_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
+    IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
 };
 pub use kerchunk::{
     export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlPrefix,

@@ -18,14 +18,18 @@
 //! [`read_branch`] reads it without touching the sources, and [`update_icechunk`] commits a
 //! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
-//! [`write_icechunk`] commits a whole dataset: the new content replaces the branch's whole content
-//! (nodes absent from the dataset are gone from it; history keeps them). Writes are atomic and
-//! memory is bounded by one round of chunks ([`IcechunkOptions::batch_chunks`]); a dataset of more
-//! chunks is committed as a chain of snapshots, one per round, the branch moving once to the last:
-//! see `icechunk/write`.
+//! [`write_icechunk`] commits a whole dataset as one snapshot: the new content replaces the
+//! branch's whole content (nodes absent from the dataset are gone from it; history keeps them).
+//! Writes are atomic; the references go into manifests vzarr builds itself, at most
+//! [`IcechunkOptions::manifest_chunks`] chunks each, bypassing Icechunk's in-memory change set:
+//! see `icechunk/write`, `icechunk/snapshot` and `icechunk/manifests`.
 
 mod location;
+mod manifests;
+mod object;
 mod read;
+mod snapshot;
+mod transaction_log;
 mod update;
 mod write;
 
@@ -41,8 +45,7 @@ pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SP
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
 pub const SUMMARY_PROPERTY: &str = "vzarr";
 
-/// Default number of chunks committed per round ([`IcechunkOptions::batch_chunks`]).
-pub const DEFAULT_BATCH_CHUNKS: u64 = 1 << 20;
+pub use manifests::DEFAULT_MANIFEST_CHUNKS;
 
 /// An Icechunk write that failed. The repository's branches are as they were: a failed write
 /// leaves at most unreferenced objects (removed by Icechunk's garbage collection).
@@ -117,11 +120,11 @@ pub struct IcechunkOptions {
     /// How object stores (the repository's and the sources') are reached. Default: credentials
     /// from the environment.
     pub remote: RemoteOptions,
-    /// Chunks recorded per round before they are written out as manifests and committed: bounds
-    /// memory (about 700 bytes per chunk of a round: Icechunk's change set, transaction log and
-    /// manifest). Arrays with more chunks get their manifests split along the first axis; each
-    /// round is one snapshot of the chain. Default: [`DEFAULT_BATCH_CHUNKS`].
-    pub batch_chunks: u64,
+    /// Most chunks in one manifest: an array with more gets one manifest per run of whole rows
+    /// along its first axis (one row when a row alone has more). Bounds the memory of a write
+    /// (a few batches of manifests at a time) and of a reader (a manifest is loaded whole).
+    /// Default: [`DEFAULT_MANIFEST_CHUNKS`].
+    pub manifest_chunks: u64,
 }
 
 impl Default for IcechunkOptions {
@@ -131,7 +134,7 @@ impl Default for IcechunkOptions {
             message: None,
             commit_to_existing: false,
             remote: RemoteOptions::default(),
-            batch_chunks: DEFAULT_BATCH_CHUNKS,
+            manifest_chunks: DEFAULT_MANIFEST_CHUNKS,
         }
     }
 }
@@ -153,16 +156,14 @@ pub struct IcechunkInfo {
     pub sources: u64,
     /// Per array: chunk counts.
     pub arrays: Vec<ArrayInfo>,
-    /// Rounds the chunks were committed in (1 unless the dataset exceeds
-    /// [`IcechunkOptions::batch_chunks`]).
-    pub rounds: u64,
+    /// Manifests written (an append writes only those it changes).
+    pub manifests: u64,
 }
 
 /// Commits `dataset` to the Icechunk repository at `repo` (a local directory or an
-/// `s3://bucket/prefix` URL), creating the repository when it does not exist: one new snapshot, or
-/// one per round when the dataset has more than [`IcechunkOptions::batch_chunks`] chunks.
+/// `s3://bucket/prefix` URL), creating the repository when it does not exist: one new snapshot.
 ///
-/// The branch moves in one step from its previous snapshot to the last new one (compare-and-swap: a
+/// The branch moves in one step from its previous snapshot to the new one (compare-and-swap: a
 /// concurrent commit to the branch makes this call fail rather than lose either).
 ///
 /// # Errors

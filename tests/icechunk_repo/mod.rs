@@ -6,8 +6,8 @@
 //!   of unequal length chunked by 10 days, compressed (interior partial chunks rewritten into
 //!   store-owned Icechunk chunks) and uncompressed (trimmed byte ranges), and the kitchen-sink file
 //!   (groups, a 0-d variable, missing chunks). A source touched after the scan is refused by Icechunk.
-//! - A dataset committed in several rounds (bounded memory) is a chain of snapshots, one per round,
-//!   the branch moving once to the last, and reads the same.
+//! - An array of more chunks than a manifest holds is split into several manifests of one snapshot,
+//!   whose transaction log Icechunk reads back, and reads the same.
 //! - Committing to an existing repository takes `--branch`/`--message`; refusals are one line and leave
 //!   the repository's history unchanged.
 //! - `append.rs`: `vzarr append REPO` (one commit per append) and `--branch` for read/info/verify.
@@ -15,7 +15,6 @@
 mod append;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::common::archives::{monthly, SeriesFile};
 use crate::common::{cli_expect, with_hdf5_files};
@@ -121,36 +120,84 @@ fn python_reads_the_sample_archive_from_icechunk() {
     python_check(&python, &repo, &sources, &["--snapshots", "1"]);
 }
 
-/// A dataset committed in rounds of 7 chunks is a chain of snapshots, one per round, the last with
-/// the message; the branch moved once (no temporary branch left), and its values are the files'.
+/// A dataset of more chunks than a manifest holds (7 here) is one snapshot of several manifests of
+/// at most 7 chunks; the branch moved once (no temporary branch left); Icechunk's diff of the commit
+/// (read from the transaction log vzarr wrote) lists every array as new and every stored chunk as
+/// updated. An update adding a month rewrites only the manifests it touches (the splits line up).
+/// The values are the files' (store-owned chunks included: compressed months ending inside a chunk).
 #[test]
-fn many_rounds_make_a_chain_of_snapshots() {
+fn large_arrays_are_split_into_manifests_of_one_snapshot() {
+    use futures::TryStreamExt;
+    use icechunk::repository::VersionInfo;
     let dir = tempfile::tempdir().unwrap();
     let files = files_with_chunk(10, true);
     let sources: Vec<PathBuf> =
         with_hdf5_files(|| files.iter().map(|f| crate::common::archives::write_series_file(dir.path(), f)).collect());
     let combine_options = CombineOptions { dims: vec![ConcatDim::existing("time")], ..CombineOptions::default() };
     let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
-    let dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
-    let repo = dir.path().join("rounds.icechunk");
-    let options = IcechunkOptions { batch_chunks: 7, message: Some("in rounds".into()), ..IcechunkOptions::default() };
+    let scan = |files: &[PathBuf]| combine(scan_files(files, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
+    let dataset = scan(&sources[..3]);
+    let repo = dir.path().join("split.icechunk");
+    let options = IcechunkOptions { manifest_chunks: 7, message: Some("split".into()), ..IcechunkOptions::default() };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let info = runtime.block_on(write_icechunk(&dataset, &s(&repo), &options)).unwrap();
-    let chunks: u64 = info.arrays.iter().map(|a| a.chunks).sum();
-    assert!(info.rounds as u64 >= chunks / 7, "{} rounds for {chunks} chunks", info.rounds);
-    let k = info.rounds;
-    let mut expected: Vec<String> = vec!["in rounds".into()];
-    expected.extend((1..k).rev().map(|i| format!("in rounds (part {i} of {k})")));
-    expected.push("Repository initialized".into());
-    assert_eq!(history(&repo, "main"), expected);
-    let runtime = Arc::new(runtime);
-    let branches = runtime.block_on(async {
+    let stored = |a: &vzarr::dataset::VirtualArray| {
+        a.chunks.entries.iter().filter(|e| !matches!(e, vzarr::manifest::ChunkEntry::Missing)).count()
+    };
+    let owned = |a: &vzarr::dataset::VirtualArray| {
+        a.chunks.entries.iter().any(|e| matches!(e, vzarr::manifest::ChunkEntry::Owned { .. }))
+    };
+    let chunks: usize = dataset.arrays.iter().map(stored).sum();
+    let largest = dataset.arrays.iter().map(stored).max().unwrap();
+    assert!(largest > 14, "the test needs an array of several manifests ({largest} chunks)");
+    assert!(dataset.arrays.iter().any(owned), "the test needs store-owned chunks");
+    assert_eq!(history(&repo, "main"), ["split", "Repository initialized"]);
+    let repository = runtime.block_on(async {
         let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
-        icechunk::Repository::open(storage).execute().await.unwrap().list_branches().await.unwrap()
+        icechunk::Repository::open(storage).execute().await.unwrap()
     });
-    assert_eq!(branches.into_iter().collect::<Vec<_>>(), ["main"], "no temporary branch is left");
+    let manifests = |version: &VersionInfo| {
+        runtime.block_on(async {
+            let ancestry: Vec<_> = repository.ancestry(version).await.unwrap().try_collect().await.unwrap();
+            let snapshot = repository.asset_manager().fetch_snapshot(&ancestry[0].id).await.unwrap();
+            let files: Vec<_> = snapshot.manifest_files().collect::<Result<_, _>>().unwrap();
+            (files, ancestry.iter().map(|a| a.id.clone()).collect::<Vec<_>>())
+        })
+    };
+    let tip = VersionInfo::BranchTipRef("main".into());
+    let (files, ancestry) = manifests(&tip);
+    assert_eq!(files.len() as u64, info.manifests);
+    assert!(files.len() >= chunks.div_ceil(7), "{} manifests for {chunks} chunks", files.len());
+    assert!(files.iter().all(|f| f.num_chunk_refs <= 7), "{files:?}");
+    assert_eq!(files.iter().map(|f| f.num_chunk_refs as usize).sum::<usize>(), chunks);
+    runtime.block_on(async {
+        let branches: Vec<String> = repository.list_branches().await.unwrap().into_iter().collect();
+        assert_eq!(branches, ["main"], "no temporary branch is left");
+        let diff = repository.diff(&VersionInfo::SnapshotId(ancestry[1].clone()), &tip).await.unwrap();
+        let arrays: Vec<String> = diff.new_arrays.iter().map(|p| p.to_string()).collect();
+        let mut expected: Vec<String> = dataset.arrays.iter().map(|a| format!("/{}", a.path)).collect();
+        expected.sort();
+        assert_eq!(arrays, expected);
+        assert_eq!(diff.updated_chunks.values().map(|c| c.len()).sum::<usize>(), chunks);
+    });
+
+    let grown = scan(&sources);
+    let remote = vzarr::source::RemoteOptions::default();
+    let branch = runtime.block_on(vzarr::store::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let update = IcechunkOptions { commit_to_existing: true, message: Some("april".into()), ..options };
+    let updated = runtime.block_on(vzarr::store::update_icechunk(&branch, &grown, &s(&repo), &update)).unwrap();
+    let (after, _) = manifests(&tip);
+    let kept = after.iter().filter(|f| files.iter().any(|old| old.id == f.id)).count();
+    assert_eq!(kept + updated.manifests as usize, after.len());
+    assert!(kept * 2 > files.len(), "{kept} of {} manifests kept, {} written", files.len(), updated.manifests);
+    assert!(after.iter().all(|f| f.num_chunk_refs <= 7), "{after:?}");
+    assert_eq!(
+        after.iter().map(|f| f.num_chunk_refs as usize).sum::<usize>(),
+        grown.arrays.iter().map(stored).sum::<usize>()
+    );
+    assert_eq!(history(&repo, "main"), ["april", "split", "Repository initialized"]);
     if let Some(python) = icechunk_python() {
-        python_check(&python, &repo, &sources, &["--snapshots", &k.to_string()]);
+        python_check(&python, &repo, &sources, &["--snapshots", "2"]);
     }
 }
 
@@ -169,6 +216,23 @@ fn existing_repositories_take_a_new_snapshot_only_when_asked() {
     let missing = scan_icechunk(&archive.sources, &repo, &["--branch", "nope"], 1);
     assert!(missing.stderr.contains("no branch \"nope\" (branches: main)"), "{}", missing.stderr);
     assert_eq!(history(&repo, "main").len(), 3);
+}
+
+/// A repository in Icechunk's format 1 is refused with one line and keeps its history: vzarr writes
+/// format 2 (the rectilinear grid), and its manifests and transaction log are format 2's.
+#[test]
+fn format_1_repositories_are_refused() {
+    let archive = Archive::new(&files_with_chunk(10, true));
+    let repo = archive.path("v1.icechunk");
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
+        let spec = icechunk::format::format_constants::SpecVersionBin::V1;
+        icechunk::Repository::create(storage).spec_version(spec).execute().await.unwrap();
+    });
+    let refused = scan_icechunk(&archive.sources, &repo, &["--message", "again"], 1);
+    assert!(refused.stderr.contains("Icechunk format 1"), "{}", refused.stderr);
+    assert_eq!(refused.stderr.trim().lines().count(), 1, "{}", refused.stderr);
+    assert_eq!(history(&repo, "main"), ["Repository initialized"]);
 }
 
 #[test]

@@ -34,10 +34,11 @@ use icechunk::format::Path as IcPath;
 use icechunk::{Repository, Store};
 use tokio::sync::RwLock;
 
+use super::manifests::Piece;
 use super::read::StoredBranch;
 use super::write::{
     check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs, sources,
-    write_config, write_piece, Piece, Sources,
+    write_config, write_piece, Sources,
 };
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
@@ -64,7 +65,7 @@ pub(super) async fn update(
         return Err(failed("appending", "the repository has disappeared".into()));
     }
     let writer = Repository::open(Arc::clone(repository.storage()))
-        .config(write_config(dataset, options.batch_chunks.max(1)))
+        .config(write_config(dataset, options.manifest_chunks.max(1)))
         .execute()
         .await
         .map_err(|e| failed("opening the repository for writing", e.to_string()))?;
@@ -94,6 +95,7 @@ pub(super) async fn update(
         .reset_branch(&options.branch, &snapshot, Some(&base))
         .await
         .map_err(|e| failed(&format!("moving branch {:?} to the new snapshot", options.branch), e.to_string()))?;
+    let manifests = new_manifests(&writer, &base, &snapshot).await.map_err(|e| failed("counting manifests", e))?;
     Ok(IcechunkInfo {
         repo: repo.to_string(),
         branch: options.branch.clone(),
@@ -102,8 +104,27 @@ pub(super) async fn update(
         containers: prefixes,
         sources: dataset.sources.len() as u64,
         arrays: dataset.arrays.iter().map(crate::store::ArrayInfo::of).collect(),
-        rounds: 1,
+        manifests,
     })
+}
+
+/// The manifests `snapshot` holds that its parent `base` does not: those the commit wrote.
+async fn new_manifests(
+    repository: &Repository,
+    base: &icechunk::format::SnapshotId,
+    snapshot: &icechunk::format::SnapshotId,
+) -> Result<u64, String> {
+    let asset_manager = repository.asset_manager();
+    let old = asset_manager.fetch_snapshot(base).await.map_err(|e| e.to_string())?;
+    let new = asset_manager.fetch_snapshot(snapshot).await.map_err(|e| e.to_string())?;
+    let mut count = 0;
+    for file in new.manifest_files() {
+        let file = file.map_err(|e| e.to_string())?;
+        if old.manifest_info(&file.id).map_err(|e| e.to_string())?.is_none() {
+            count += 1;
+        }
+    }
+    Ok(count)
 }
 
 /// The stored and the new dataset, with their sources in Icechunk's terms.

@@ -1,29 +1,19 @@
-//! Committing a dataset to an Icechunk repository, atomically and in bounded memory.
+//! Committing a dataset to an Icechunk repository as one new snapshot, atomically and in bounded
+//! memory.
 //!
-//! Icechunk keeps a session's changes in memory (a map entry per chunk, a few hundred bytes each)
-//! until the commit writes them out as manifests. So the chunks go in rounds of at most
-//! [`IcechunkOptions::batch_chunks`], and each round is committed before the next one starts:
-//! - on a temporary branch created at the target branch's tip: the first round is a commit of the
-//!   nodes and its chunks, each later round a commit of its chunks on top of the previous one; the
-//!   last carries the message and vzarr's summary, the others `MESSAGE (part i of k)`;
-//! - manifests are split (in the session's config only, never persisted) so that a round touches
-//!   whole manifests of its own: an array with more chunks than a round is split along its first
-//!   axis into runs of rows of at most a round, and a later round reuses the manifests written
-//!   before instead of rewriting them;
-//! - finally the target branch is moved from its old tip to the last round's snapshot
-//!   (compare-and-swap) and the temporary branch deleted. Readers of the branch see the old snapshot
-//!   or the complete new one, nothing in between; on error the temporary branch is deleted and the
-//!   target branch never moved.
+//! Icechunk's session keeps every chunk reference of a commit in memory (a change-set entry, a few
+//! hundred bytes each) and compresses each location on its own: 10^7 references took 38.7 s and
+//! +0.85 GB even when committed in rounds, a chain of snapshots. So the references bypass the
+//! session: `icechunk/snapshot` writes the snapshot from manifests vzarr builds itself
+//! (`icechunk/manifests`), one per run of at most [`IcechunkOptions::manifest_chunks`] chunks:
+//! - on a temporary branch created at the target branch's tip, one snapshot holding the whole
+//!   dataset, with the message and vzarr's summary;
+//! - then the target branch is moved from its old tip to that snapshot (compare-and-swap) and the
+//!   temporary branch deleted. Readers of the branch see the old snapshot or the complete new one,
+//!   nothing in between; on error the temporary branch is deleted and the target branch never
+//!   moved.
 //!
-//! Why a chain of commits and not one snapshot: the rounds used to amend one commit, but an amending
-//! commit merges the previous transaction log (which lists every chunk changed so far) into the new
-//! one, so each round cost as much as all before it: 10^7 references took 76 s and +4.1 GB
-//! (quadratic time, memory growing with the total). Committed as a chain, each round's transaction
-//! log lists only its own chunks: memory stays at about one round's (`cargo bench --bench
-//! icechunk`). The price: a write of more than one round shows its parts in the branch's history
-//! (one snapshot per round; a dataset of at most [`IcechunkOptions::batch_chunks`] chunks, and every
-//! `vzarr append`, is one snapshot). Icechunk 2.3 has no public way to write manifests for a
-//! snapshot without recording every chunk in its transaction log.
+//! Measured (`cargo bench --bench icechunk`): see the benchmark's header.
 
 use std::sync::Arc;
 
@@ -36,11 +26,12 @@ use icechunk::format::{ChunkIndices, Path as IcPath, SnapshotId};
 use icechunk::store::SetVirtualRefsResult;
 use icechunk::{Repository, RepositoryConfig, Store};
 use serde_json::Value;
-use tokio::sync::RwLock;
 
 use super::location::{
     checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
 };
+use super::manifests::{self, Piece};
+use super::snapshot::{write_snapshot, Commit};
 use super::SUMMARY_PROPERTY;
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
@@ -51,14 +42,6 @@ use crate::store::{chunk_key, node_key, ArrayInfo, StoreInfo};
 
 /// References handed to Icechunk per call (bounds the temporary vector).
 const REFS_PER_CALL: usize = 1 << 16;
-
-/// A run of one array's chunks, in linear order, committed in one round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Piece {
-    pub(super) array: usize,
-    pub(super) start: u64,
-    pub(super) end: u64,
-}
 
 /// The per-source facts every reference needs.
 pub(super) struct Sources {
@@ -123,27 +106,21 @@ async fn commit(
     }
     let base_branch = if target_exists { options.branch.as_str() } else { "main" };
     let base = repository.lookup_branch(base_branch).await.map_err(failed("looking up the branch"))?;
-    let rounds = plan_rounds(dataset, options.batch_chunks.max(1));
-    // A second handle for writing, whose config (manifest splits, a chunk-reference cache of one
-    // round instead of Icechunk's 15 million) is layered on the persisted one and never saved.
-    let writer = Repository::open(Arc::clone(repository.storage()))
-        .config(write_config(dataset, options.batch_chunks.max(1)))
-        .execute()
-        .await
-        .map_err(failed("opening the repository for writing"))?;
+    let pieces = manifests::plan(dataset, options.manifest_chunks.max(1));
     let temporary = temporary_branch();
-    writer.create_branch(&temporary, &base).await.map_err(failed("creating a temporary branch"))?;
+    repository.create_branch(&temporary, &base).await.map_err(failed("creating a temporary branch"))?;
     let message = options.message.clone().unwrap_or_else(|| default_message(dataset));
-    let committed = commit_rounds(&writer, &temporary, dataset, sources, &rounds, &message, repo).await;
-    let moved = match committed {
-        Ok(snapshot) => {
-            move_branch(&writer, &options.branch, target_exists, &snapshot, &base, repo).await.map(|()| snapshot)
-        }
+    let commit = Commit { dataset, sources, pieces: &pieces, message: &message, properties: properties(dataset) };
+    let written = write_snapshot(repository, &temporary, &base, commit, repo).await;
+    let moved = match written {
+        Ok((snapshot, manifests)) => move_branch(repository, &options.branch, target_exists, &snapshot, &base, repo)
+            .await
+            .map(|()| (snapshot, manifests)),
         Err(e) => Err(e),
     };
     // Best effort: a leftover temporary branch is harmless (and named for what it is).
-    let _ = writer.delete_branch(&temporary).await;
-    let snapshot = moved?;
+    let _ = repository.delete_branch(&temporary).await;
+    let (snapshot, manifests) = moved?;
     Ok(IcechunkInfo {
         repo: repo.to_string(),
         branch: options.branch.clone(),
@@ -152,7 +129,7 @@ async fn commit(
         containers: prefixes,
         sources: dataset.sources.len() as u64,
         arrays: dataset.arrays.iter().map(ArrayInfo::of).collect(),
-        rounds: rounds.len() as u64,
+        manifests,
     })
 }
 
@@ -247,9 +224,11 @@ pub(super) async fn open_or_create(
     Ok((repository, false))
 }
 
-/// The writing handle's config: manifest splits for the arrays with more chunks than a round (runs of
-/// whole rows along the first axis, at most a round each; one row when a row alone exceeds it), and
-/// a cache of at most one round of chunk references (the manifests written are not read again).
+/// The config of a session that changes a stored dataset (`vzarr append`): the manifest splits of
+/// [`manifests::plan`] for the arrays with more than `batch` chunks (runs of whole rows along the
+/// first axis, at most `batch` chunks each; one row when a row alone exceeds it), so Icechunk
+/// rewrites only the manifests holding changed chunks, and a cache of at most `batch` chunk
+/// references. Layered on the persisted config, never saved.
 pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryConfig {
     let mut rules = Vec::new();
     for array in &dataset.arrays {
@@ -278,75 +257,6 @@ pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryCo
         caching: Some(caching),
         ..RepositoryConfig::default()
     }
-}
-
-/// The rounds: pieces of whole manifest splits, packed greedily up to `batch` chunks a round.
-fn plan_rounds(dataset: &VirtualDataset, batch: u64) -> Vec<Vec<Piece>> {
-    let mut rounds: Vec<Vec<Piece>> = vec![Vec::new()];
-    let mut filled = 0u64;
-    for (index, array) in dataset.arrays.iter().enumerate() {
-        let grid = &array.metadata.chunk_grid;
-        let n = array.chunks.entries.len() as u64;
-        let step = match grid.grid_shape().first() {
-            Some(&rows) if n > batch && rows > 0 => {
-                let per_row = (n / rows).max(1);
-                per_row * (batch / per_row).max(1)
-            }
-            _ => n.max(1),
-        };
-        let mut start = 0;
-        while start < n {
-            let end = start.saturating_add(step).min(n);
-            if filled > 0 && filled + (end - start) > batch {
-                rounds.push(Vec::new());
-                filled = 0;
-            }
-            if let Some(round) = rounds.last_mut() {
-                round.push(Piece { array: index, start, end });
-            }
-            filled += end - start;
-            start = end;
-        }
-    }
-    rounds
-}
-
-/// Commits every round on `branch`, each on top of the previous one, and returns the last
-/// snapshot (see the module docs).
-async fn commit_rounds(
-    repository: &Repository,
-    branch: &str,
-    dataset: &VirtualDataset,
-    sources: &Sources,
-    rounds: &[Vec<Piece>],
-    message: &str,
-    repo: &str,
-) -> Result<SnapshotId, IcechunkError> {
-    let failed = |what: String, e: String| IcechunkError::Repository { repo: repo.to_string(), what, reason: e };
-    let mut snapshot = None;
-    for (number, round) in rounds.iter().enumerate() {
-        let session =
-            repository.writable_session(branch).await.map_err(|e| failed("opening a session".into(), e.to_string()))?;
-        let session = Arc::new(RwLock::new(session));
-        let store = Store::from_session(Arc::clone(&session)).await;
-        if number == 0 {
-            write_nodes(&store, dataset, repo).await?;
-        }
-        for piece in round {
-            write_piece(&store, &dataset.arrays[piece.array], piece, sources, repo).await?;
-        }
-        drop(store);
-        let mut session = session.write().await;
-        let last = number + 1 == rounds.len();
-        let text =
-            if last { message.to_string() } else { format!("{message} (part {} of {})", number + 1, rounds.len()) };
-        let commit = session.commit(&text).allow_empty(true);
-        let commit = if last { commit.properties(properties(dataset)) } else { commit };
-        let id =
-            commit.execute().await.map_err(|e| failed(format!("committing round {}", number + 1), e.to_string()))?;
-        snapshot = Some(id);
-    }
-    snapshot.ok_or_else(|| failed("committing".into(), "nothing to commit".into()))
 }
 
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
@@ -382,7 +292,7 @@ async fn move_branch(
 }
 
 /// Replaces the branch's content by the dataset's groups and arrays (metadata only).
-async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
+pub(super) async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
     let failed =
         |node: &str, e: String| IcechunkError::Node { repo: repo.to_string(), node: node.to_string(), reason: e };
     store.clear().await.map_err(|e| failed("/", format!("clearing the previous content: {e}")))?;
