@@ -48,11 +48,17 @@ impl SourceIds {
             Some(Checksum::LastModified(SecondsSinceEpoch(s))) => Some(*s),
             _ => None,
         };
-        let id = *self.ids.entry(url.to_string()).or_insert_with(|| {
-            self.locations.push(url.to_string());
-            self.checksums.push(None);
-            (self.locations.len() - 1) as u32
-        });
+        // Looked up before inserting: a reference's location is allocated only for a new source.
+        let id = match self.ids.get(url) {
+            Some(&id) => id,
+            None => {
+                let id = self.locations.len() as u32;
+                self.ids.insert(url.to_string(), id);
+                self.locations.push(url.to_string());
+                self.checksums.push(None);
+                id
+            }
+        };
         let slot = &mut self.checksums[id as usize];
         *slot = match (*slot, seconds) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -253,16 +259,19 @@ async fn chunk_table(
     let mut chunks = std::pin::pin!(session.array_chunk_iterator(node).await);
     while let Some(info) = chunks.next().await {
         let info = info.map_err(|e| e.to_string())?;
-        let coords: Vec<u64> = info.coord.0.iter().map(|&c| u64::from(c)).collect();
-        if coords.len() != grid_shape.len() || coords.iter().zip(&grid_shape).any(|(c, n)| c >= n) {
-            return Err(format!("chunk {coords:?} outside the grid {grid_shape:?}"));
+        let coord = &info.coord.0;
+        if coord.len() != grid_shape.len() || coord.iter().zip(&grid_shape).any(|(&c, &n)| u64::from(c) >= n) {
+            return Err(format!("chunk {coord:?} outside the grid {grid_shape:?}"));
         }
+        // Row-major, as `ChunkGrid::linear_index`, without a vector per reference.
+        let linear = coord.iter().zip(&grid_shape).fold(0u64, |acc, (&c, &n)| acc * n + u64::from(c));
         let entry = match info.payload {
             ChunkPayload::Virtual(r) => {
                 let source = sources.id(r.location.url(), r.checksum.as_ref());
                 ChunkEntry::Source { source, offset: r.offset, length: r.length }
             }
             _ => {
+                let coords: Vec<u64> = coord.iter().map(|&c| u64::from(c)).collect();
                 let key = chunk_key(path, &coords);
                 let bytes = store.get(&key, &ByteRange::ALL).await.map_err(|e| format!("{key}: {e}"))?;
                 let offset = owned.len() as u64;
@@ -270,7 +279,7 @@ async fn chunk_table(
                 ChunkEntry::Owned { offset, length: bytes.len() as u64 }
             }
         };
-        listed.push((grid.linear_index(&coords), entry));
+        listed.push((linear, entry));
     }
     let n = grid.checked_num_chunks().ok_or("the grid has too many chunks")?;
     let most = (listed.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
