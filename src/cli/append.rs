@@ -136,7 +136,8 @@ fn read_repository(
     }
     runtime.block_on(async {
         let authorization = super::trust::authorization(&[]).map_err(|e| e.to_string())?;
-        let opened = super::open::open_store(repo, Some(branch), &authorization).await.map_err(|e| e.to_string())?;
+        let opened =
+            super::open::open_store(repo, Some(branch), &authorization, true).await.map_err(|e| e.to_string())?;
         let array = opened.store.array(path).await.map_err(|e| e.to_string())?;
         let selection = Selection::parse(&format!("0:{rows}"), &array.shape()).map_err(|e| e.to_string())?;
         let data = array.read(&selection, &ReadOptions::default()).await.map_err(|e| e.to_string())?;

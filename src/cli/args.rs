@@ -231,6 +231,10 @@ pub(crate) struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    /// For an Icechunk repository: do not compare the sources with the references' checksums (by
+    /// default a source modified after the repository was written is an error naming it).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,14 +2,14 @@
 //! (a local directory or an `s3://` URL holding one; its `main` branch, or the one `--branch` names).
 //!
 //! An Icechunk repository is read into a [`vzarr::VirtualDataset`] (`store/icechunk/read`: sources
-//! checked against the references' checksums) and written as a native store in a private temporary
+//! checked against the references' checksums, unless `--no-check-sources`) and written as a native store in a private temporary
 //! directory, removed when the command ends; the usual reader then serves it, so reads, `info` and
 //! `verify` (with the provenance vzarr kept in the snapshot) behave exactly as on a native store.
 
 use std::path::{Path, PathBuf};
 
 use vzarr::read::Store;
-use vzarr::store::{looks_like_repository, read_icechunk, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{looks_like_repository, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
 use vzarr::trust::Authorization;
 
 /// An opened store, and the temporary native copy of an Icechunk repository's metadata (if any),
@@ -30,11 +30,13 @@ impl Drop for Temporary {
 
 /// Opens `location` (see the module docs) at `branch` (Icechunk repositories only; default `main`).
 /// A URL is opened as a native store, else (when that fails) as an Icechunk repository; the native
-/// store's error is reported when neither opens.
+/// store's error is reported when neither opens. With `check_sources` false an Icechunk
+/// repository's sources are not fingerprinted (the store's own check is the caller's to turn off).
 pub(crate) async fn open_store(
     location: &str,
     branch: Option<&str>,
     authorization: &Authorization,
+    check_sources: bool,
 ) -> anyhow::Result<Opened> {
     let remote = vzarr::source::remote_defaults();
     let on_branch = branch.unwrap_or("main");
@@ -43,14 +45,14 @@ pub(crate) async fn open_store(
         match Store::open(location, authorization).await {
             Ok(_) if branch.is_some() => return Err(not_repository()),
             Ok(store) => return Ok(Opened { store, _temporary: None }),
-            Err(native) => match read_icechunk(location, on_branch, &remote).await {
+            Err(native) => match read_repository(location, on_branch, &remote, check_sources).await {
                 Ok(dataset) => dataset,
                 Err(e) if branch.is_some() => return Err(e.into()),
                 Err(_) => return Err(native.into()),
             },
         }
     } else if looks_like_repository(Path::new(location)) {
-        read_icechunk(location, on_branch, &remote).await?
+        read_repository(location, on_branch, &remote, check_sources).await?
     } else if branch.is_some() {
         return Err(not_repository());
     } else {
@@ -64,4 +66,19 @@ pub(crate) async fn open_store(
     NativeWriter.write(&dataset, &native, &WriteOptions::default())?;
     let store = Store::open(&native.display().to_string(), authorization).await?;
     Ok(Opened { store, _temporary: Some(temporary) })
+}
+
+/// The dataset on `branch` of the Icechunk repository at `location`, its sources fingerprinted and
+/// checked against the references' checksums when `check_sources`.
+async fn read_repository(
+    location: &str,
+    branch: &str,
+    remote: &vzarr::source::RemoteOptions,
+    check_sources: bool,
+) -> Result<vzarr::VirtualDataset, vzarr::store::IcechunkError> {
+    if check_sources {
+        read_icechunk(location, branch, remote).await
+    } else {
+        read_branch(location, branch, remote).await.map(|stored| stored.dataset)
+    }
 }

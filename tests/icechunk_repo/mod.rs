@@ -249,7 +249,8 @@ fn a_directory_that_is_not_a_repository_is_refused() {
 
 /// `read`, `info` and `verify` take the repository as the store: `verify` compares every value with
 /// libnetcdf, `read` of a whole variable equals the files' values concatenated, `info` says what the
-/// native store says; a source modified after the commit is refused in one line.
+/// native store says; a source modified after the commit is refused in one line naming it, unless
+/// `--no-check-sources` (then `read` still equals the files and `verify` passes).
 #[test]
 fn read_info_and_verify_open_icechunk_repositories() {
     let archive = Archive::new(&files_with_chunk(10, true));
@@ -271,6 +272,20 @@ fn read_info_and_verify_open_icechunk_repositories() {
     let refused = cli_expect(&["read", &s(&repo), "tas", "-o", &s(archive.path("again.npy"))], 1);
     assert!(refused.stderr.contains("modified after the repository was written"), "{}", refused.stderr);
     assert!(refused.stderr.contains(&s(archive.sources[1].file_name().unwrap())), "{}", refused.stderr);
+    let refused = cli_expect(&["info", &s(&repo)], 1);
+    assert!(refused.stderr.contains("modified after the repository was written"), "{}", refused.stderr);
+    // --no-check-sources reads anyway (the bytes did not change, only the time).
+    cli_expect(&["info", &s(&repo), "--no-check-sources"], 0);
+    let anyway = archive.path("anyway.npy");
+    cli_expect(&["read", &s(&repo), "tas", "-o", &s(&anyway), "--no-check-sources"], 0);
+    let ours = crate::common::parse_npy(&std::fs::read(&anyway).unwrap());
+    crate::interop::assert_same(
+        "read tas, sources unchecked",
+        &ours.data,
+        &crate::interop::oracle(&archive.sources, "tas"),
+    );
+    let verified = cli_expect(&["verify", &s(&repo), "--no-check-sources"], 0);
+    assert!(verified.stdout.contains(": 0 failed"), "{}", verified.stdout);
 }
 
 /// A write that fails after the repository was created (Icechunk refuses a zero-length reference)
