@@ -68,6 +68,17 @@ pub(crate) async fn open_store(
     Ok(Opened { store, _temporary: Some(temporary) })
 }
 
+/// Opens the store a `read`, `info` or `verify` command names, with its `--branch`,
+/// `--allow-source` (besides the trust list) and `--no-check-sources`.
+pub(crate) async fn open_named(
+    store: &str,
+    branch: Option<&str>,
+    allow_source: &[String],
+    no_check_sources: bool,
+) -> anyhow::Result<Opened> {
+    open_store(store, branch, &super::trust::authorization(allow_source)?, !no_check_sources).await
+}
+
 /// The dataset on `branch` of the Icechunk repository at `location`, its sources fingerprinted and
 /// checked against the references' checksums when `check_sources`.
 async fn read_repository(
