@@ -201,6 +201,36 @@ fn large_arrays_are_split_into_manifests_of_one_snapshot() {
     }
 }
 
+/// An update that brings an array the branch lacks records all its chunks, references and
+/// store-owned ones (compressed months ending inside a chunk): `read` of it equals libnetcdf's.
+#[test]
+fn an_update_adding_an_array_records_all_its_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = files_with_chunk(10, true);
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| files.iter().map(|f| crate::common::archives::write_series_file(dir.path(), f)).collect());
+    let combine_options = CombineOptions { dims: vec![ConcatDim::existing("time")], ..CombineOptions::default() };
+    let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
+    let dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
+    let owned = |a: &vzarr::dataset::VirtualArray| {
+        a.chunks.entries.iter().any(|e| matches!(e, vzarr::manifest::ChunkEntry::Owned { .. }))
+    };
+    assert!(owned(dataset.array("tas").unwrap()), "the test needs store-owned chunks in tas");
+    let mut without = dataset.clone();
+    without.arrays.retain(|a| a.path != "tas");
+    let repo = dir.path().join("grown.icechunk");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(write_icechunk(&without, &s(&repo), &IcechunkOptions::default())).unwrap();
+    let remote = vzarr::source::RemoteOptions::default();
+    let branch = runtime.block_on(vzarr::store::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let update = IcechunkOptions { commit_to_existing: true, ..IcechunkOptions::default() };
+    runtime.block_on(vzarr::store::update_icechunk(&branch, &dataset, &s(&repo), &update)).unwrap();
+    let npy = dir.path().join("tas.npy");
+    cli_expect(&["read", &s(&repo), "tas", "-o", &s(&npy), "--allow-source", &s(dir.path())], 0);
+    let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+    crate::interop::assert_same("tas added by an update", &ours.data, &crate::interop::oracle(&sources, "tas"));
+}
+
 #[test]
 fn existing_repositories_take_a_new_snapshot_only_when_asked() {
     let archive = Archive::new(&files_with_chunk(10, true));

@@ -34,11 +34,11 @@ use icechunk::format::Path as IcPath;
 use icechunk::{Repository, Store};
 use tokio::sync::RwLock;
 
-use super::manifests::Piece;
 use super::read::StoredBranch;
+use super::snapshot::write_owned;
 use super::write::{
     check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs, sources,
-    write_config, write_piece, Sources,
+    write_config, Sources,
 };
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
@@ -152,19 +152,46 @@ async fn update_nodes(store: &Store, both: &Both<'_>, repo: &str) -> Result<(), 
     for group in both.new.groups.iter().filter(|g| !g.path.is_empty()) {
         set_json(store, &group.path, &group_json(&group.attributes)).await.map_err(|e| failed(&group.path, e))?;
     }
-    for (index, array) in both.new.arrays.iter().enumerate() {
+    for array in &both.new.arrays {
         // Icechunk leaves a node whose `zarr.json` bytes are unchanged as it is.
         let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);
         set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e))?;
         match both.old.array(&array.path) {
             Some(old) => update_chunks(store, old, array, both, repo).await?,
-            None => {
-                let piece = Piece { array: index, start: 0, end: array.chunks.entries.len() as u64 };
-                write_piece(store, array, &piece, both.new_sources, repo).await?;
-            }
+            None => write_new_array(store, array, both.new_sources, repo).await?,
         }
     }
     Ok(())
+}
+
+/// Records every chunk of an array the stored dataset did not have: its references in bulk, its
+/// store-owned chunks as Icechunk chunks.
+async fn write_new_array(
+    store: &Store,
+    array: &VirtualArray,
+    sources: &Sources,
+    repo: &str,
+) -> Result<(), IcechunkError> {
+    let failed = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: array.path.clone(), reason };
+    let path = IcPath::try_from(format!("/{}", array.path).as_str()).map_err(|e| failed(e.to_string()))?;
+    let grid = &array.metadata.chunk_grid;
+    let mut refs = Vec::new();
+    for (linear, entry) in array.chunks.entries.iter().enumerate() {
+        if let ChunkEntry::Source { source, offset, length } = *entry {
+            let location = sources.urls.get(source as usize).cloned();
+            let location = location.ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
+            let checksum = sources.checksums[source as usize].clone();
+            let coords = indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
+            refs.push((coords, VirtualChunkRef { location, offset, length, checksum }));
+            if refs.len() == REFS_PER_CALL {
+                set_refs(store, &path, std::mem::take(&mut refs)).await.map_err(failed)?;
+            }
+        }
+    }
+    if !refs.is_empty() {
+        set_refs(store, &path, refs).await.map_err(failed)?;
+    }
+    write_owned(store, array, repo).await
 }
 
 /// Sets the chunks of `new` whose entry differs from `old`'s at the same grid coordinates.

@@ -30,18 +30,14 @@ use serde_json::Value;
 use super::location::{
     checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
 };
-use super::manifests::{self, Piece};
+use super::manifests;
 use super::snapshot::{write_snapshot, Commit};
 use super::SUMMARY_PROPERTY;
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
-use crate::manifest::ChunkEntry;
 use crate::metadata::{group_json, Attributes};
 use crate::store::layout::check_node_path;
-use crate::store::{chunk_key, node_key, ArrayInfo, StoreInfo};
-
-/// References handed to Icechunk per call (bounds the temporary vector).
-const REFS_PER_CALL: usize = 1 << 16;
+use crate::store::{node_key, ArrayInfo, StoreInfo};
 
 /// The per-source facts every reference needs.
 pub(super) struct Sources {
@@ -351,51 +347,6 @@ pub(crate) fn icechunk_array_json(mut doc: Value, grid: &crate::grid::ChunkGrid)
         }
     }
     doc
-}
-
-/// Records one piece's chunks: virtual references in bulk, owned chunks as Icechunk chunks.
-pub(super) async fn write_piece(
-    store: &Store,
-    array: &VirtualArray,
-    piece: &Piece,
-    sources: &Sources,
-    repo: &str,
-) -> Result<(), IcechunkError> {
-    let failed = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: array.path.clone(), reason };
-    let path = IcPath::try_from(format!("/{}", array.path).as_str()).map_err(|e| failed(e.to_string()))?;
-    let grid = &array.metadata.chunk_grid;
-    let mut refs = Vec::with_capacity(REFS_PER_CALL.min((piece.end - piece.start) as usize));
-    for linear in piece.start..piece.end {
-        match array.chunks.entries[linear as usize] {
-            ChunkEntry::Missing => {}
-            ChunkEntry::Source { source, offset, length } => {
-                let url = sources
-                    .urls
-                    .get(source as usize)
-                    .ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
-                let reference = VirtualChunkRef {
-                    location: url.clone(),
-                    offset,
-                    length,
-                    checksum: sources.checksums[source as usize].clone(),
-                };
-                refs.push((indices(&grid.chunk_coords(linear)).map_err(failed)?, reference));
-                if refs.len() == REFS_PER_CALL {
-                    set_refs(store, &path, std::mem::take(&mut refs)).await.map_err(failed)?;
-                }
-            }
-            ChunkEntry::Owned { offset, length } => {
-                let bytes = owned_bytes(array, offset, length)
-                    .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
-                let key = chunk_key(&array.path, &grid.chunk_coords(linear));
-                store.set(&key, Bytes::copy_from_slice(bytes)).await.map_err(|e| failed(format!("{key}: {e}")))?;
-            }
-        }
-    }
-    if !refs.is_empty() {
-        set_refs(store, &path, refs).await.map_err(failed)?;
-    }
-    Ok(())
 }
 
 pub(super) fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
