@@ -1,4 +1,9 @@
-//! The command-line front end (binary only): clap arguments -> library options -> one library call.
+//! The `vzarr` command line (feature `cli`): clap arguments -> library options -> one library call.
+//!
+//! The `vzarr` binary and the Python package's `vzarr` command both run [`run_command_line`].
+//!
+//! Exit codes: 0 success; 1 failure (bad input, I/O error, or `verify` found differences);
+//! 2 usage error; 3 finished, but variables were left out (`--skip-unsupported`).
 
 /// `println!` that returns the write error (a closed pipe ends the command quietly, see `main`).
 macro_rules! outln {
@@ -21,9 +26,45 @@ mod progress;
 mod read;
 mod scan;
 mod trust;
+#[cfg(feature = "verify")]
 mod verify;
 
+use std::ffi::OsString;
+
 use args::{Cli, Command};
+use clap::Parser;
+
+/// Parses `args` (the program name first, as in `std::env::args_os`), runs the command and returns its
+/// exit code; errors are printed to standard error as one line.
+pub fn run_command_line<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // --help and --version print to standard output and succeed; usage errors exit 2.
+            let _ = err.print();
+            return u8::try_from(err.exit_code()).unwrap_or(2);
+        }
+    };
+    let result = run(cli);
+    #[cfg(debug_assertions)]
+    if std::env::var_os("VZARR_TEST_COUNTERS").is_some_and(|v| v == "1") {
+        // Test builds only: syncs per store and source opens per verify, for tests that check work grows
+        // linearly.
+        eprintln!("counters: syncs={} oracle_opens={}", crate::store::sync_count(), oracle_opens());
+    }
+    match result {
+        Ok(outcome) => outcome as u8,
+        Err(err) if is_broken_pipe(&err) => 0,
+        Err(err) => {
+            eprintln!("error: {}", describe(&err));
+            1
+        }
+    }
+}
 
 /// How a successful run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,38 +72,55 @@ pub(crate) enum Outcome {
     /// Everything done.
     Done = 0,
     /// Ran to the end, but found differences (verify).
+    #[cfg_attr(not(feature = "verify"), allow(dead_code))]
     Failed = 1,
     /// Done, with variables left out.
     Partial = 3,
 }
 
 /// Runs the parsed command.
-pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     if let Some(remote) = cli.command.remote() {
-        vzarr::source::set_remote_defaults(remote.options());
+        crate::source::set_remote_defaults(remote.options());
     }
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Append(a) => append::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
+        #[cfg(feature = "verify")]
         Command::Verify(a) => runtime.block_on(verify::run(a)),
         Command::Export(a) => runtime.block_on(export::run(a)),
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
         Command::Trust(a) => runtime.block_on(trust::run(a)),
         Command::Merge(a) => merge::run(a),
+        #[cfg(feature = "verify")]
         Command::OracleWorker => verify::worker(),
+        #[cfg(not(feature = "verify"))]
+        Command::Verify(_) | Command::OracleWorker => anyhow::bail!(
+            "verify compares with libnetcdf and libhdf5, which this build of vzarr leaves out: use a vzarr \
+             built with the `verify` feature (`cargo install vzarr`) and the libraries installed"
+        ),
     }
 }
 
+/// Source files the verify oracle opened in this process (test builds' counters).
+#[cfg(debug_assertions)]
+fn oracle_opens() -> u64 {
+    #[cfg(feature = "verify")]
+    return crate::verify::oracle_opens();
+    #[cfg(not(feature = "verify"))]
+    0
+}
+
 /// True when the command stopped because its output pipe was closed (`vzarr info | head`).
-pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// One line: the error and its causes, without repeating a cause already in the message.
-pub(crate) fn describe(err: &anyhow::Error) -> String {
+fn describe(err: &anyhow::Error) -> String {
     let mut line = err.to_string();
     for cause in err.chain().skip(1) {
         let text = cause.to_string();

@@ -33,6 +33,8 @@
 pub mod append;
 pub mod base64;
 pub mod cftime;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod codec;
 pub mod combine;
 pub mod dataset;
@@ -45,7 +47,9 @@ pub mod scan;
 pub mod shard;
 pub mod source;
 pub mod store;
+mod test_hooks;
 pub mod trust;
+#[cfg(feature = "verify")]
 pub mod verify;
 
 pub use dataset::VirtualDataset;

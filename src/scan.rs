@@ -343,12 +343,6 @@ fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, Scan
     scan_url(url, options, &options.remote, runtime).map(|scan| scan.dataset)
 }
 
-/// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
-/// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
-pub fn quiet_hdf5() {
-    ::hdf5::silence_errors(true);
-}
-
 /// Most chunks one array's grid may have: its dense chunk table (24 bytes a chunk) is allocated
 /// before the index is read, so a crafted extent must not size it. 2^27 chunks is a 3 GiB table.
 pub const MAX_CHUNKS_PER_ARRAY: u64 = 1 << 27;

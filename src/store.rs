@@ -11,6 +11,7 @@
 //! into `sharding_indexed` shards), sharing `store/export`.
 
 mod export;
+#[cfg(feature = "icechunk")]
 mod icechunk;
 mod kerchunk;
 mod layout;
@@ -20,6 +21,7 @@ mod publish;
 mod publish_remote;
 
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
+#[cfg(feature = "icechunk")]
 pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
     IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,

@@ -527,3 +527,9 @@ fn hex(bytes: &[u8]) -> String {
         s
     })
 }
+
+/// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
+/// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
+pub(crate) fn quiet_hdf5() {
+    ::hdf5::silence_errors(true);
+}

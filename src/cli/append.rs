@@ -1,5 +1,5 @@
 //! `vzarr append`: load a native store, rescan its last file(s), scan the new files, plan the
-//! combined dataset (`vzarr::append`), and put it in place of the old store in one atomic exchange.
+//! combined dataset (`crate::append`), and put it in place of the old store in one atomic exchange.
 //!
 //! An Icechunk repository (a directory holding one, or an object-store URL) is loaded from its branch
 //! without touching the old sources (`read_branch`; the files read again are checked against their
@@ -15,19 +15,19 @@ use super::args::AppendArgs;
 use super::progress::bar;
 use super::scan::{history_line, input_files};
 use super::Outcome;
-use vzarr::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions};
-use vzarr::read::blocking::BlockingStore;
-use vzarr::scan::scan_files;
-use vzarr::store::{
+use crate::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions};
+use crate::read::blocking::BlockingStore;
+use crate::scan::scan_files;
+use crate::store::{
     looks_like_repository, read_branch, refresh_sources, update_icechunk, IcechunkOptions, NativeWriter, OutputKind,
     WriteOptions, Writer, STORE_INFO_FILE,
 };
-use vzarr::{ReadOptions, Selection, VirtualDataset};
+use crate::{ReadOptions, Selection, VirtualDataset};
 
 pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let store = &args.store;
     let name = store.display().to_string();
-    if vzarr::source::is_url(&name) || looks_like_repository(store) {
+    if crate::source::is_url(&name) || looks_like_repository(store) {
         return run_icechunk(&args, &name);
     }
     if args.branch.is_some() || args.message.is_some() {
@@ -67,12 +67,12 @@ fn scan_and_plan(
     last: &[String],
     args: &AppendArgs,
     runtime: &tokio::runtime::Handle,
-    reader: &vzarr::append::CoordinateReader<'_>,
+    reader: &crate::append::CoordinateReader<'_>,
 ) -> anyhow::Result<VirtualDataset> {
     let recorded = recorded_options(stored, name)?;
     let last: Vec<PathBuf> = last.iter().map(PathBuf::from).collect();
     let options =
-        vzarr::ScanOptions { runtime: Some(runtime.clone()), remote: args.remote.options(), ..recorded.scan.clone() };
+        crate::ScanOptions { runtime: Some(runtime.clone()), remote: args.remote.options(), ..recorded.scan.clone() };
     let progress = bar((files.len() + last.len()) as u64, "scanning");
     let report = |done: usize, _refs: u64| progress.set_position(done as u64);
     let rescanned = scan_files(&last, &options, &report).context("rescanning the last stored file");

@@ -121,7 +121,7 @@ pub(crate) struct ScanArgs {
     /// scheduler (Slurm, Kubernetes Indexed Job, AWS Batch). An --output that is a directory (or ends
     /// in `/`) gets `part-IIIII-of-NNNNN.vzpart` inside.
     #[arg(long, value_name = "I/N", conflicts_with = "no_shard")]
-    pub(crate) shard: Option<vzarr::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
     /// The number of shards where the scheduler does not say (Kubernetes Indexed Jobs: the Job's
     /// `completions`; AWS Batch without AWS_BATCH_JOB_ARRAY_SIZE).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -155,7 +155,7 @@ pub(crate) struct CombineArgs {
     /// `DIM=path:REGEX`: a new dimension keyed by the first capture group of REGEX over the file
     /// name (`member=path:'_(r\d+i\d+p\d+f\d+)_'`). Files holding different variables are merged.
     #[arg(long, value_name = "DIM[=attr:NAME|=path:REGEX]")]
-    pub(crate) concat: Vec<vzarr::combine::ConcatDim>,
+    pub(crate) concat: Vec<crate::combine::ConcatDim>,
     /// Keep the first file's global attributes where files differ (default: drop those that differ).
     #[arg(long)]
     pub(crate) first_global_attributes: bool,
@@ -172,7 +172,7 @@ pub(crate) struct CombineArgs {
     /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
-    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+    pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,
 }
 
 #[derive(Debug, Args)]
@@ -297,8 +297,8 @@ pub(crate) struct RemoteArgs {
 
 impl RemoteArgs {
     /// The library's options for these flags.
-    pub(crate) fn options(&self) -> vzarr::source::RemoteOptions {
-        vzarr::source::RemoteOptions {
+    pub(crate) fn options(&self) -> crate::source::RemoteOptions {
+        crate::source::RemoteOptions {
             anonymous: self.anonymous,
             requester_pays: self.requester_pays,
             max_retries: self.retries as usize,
@@ -353,7 +353,7 @@ pub(crate) struct ExportArgs {
     /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
     /// file:// URLs.
     #[arg(long, value_name = "OLD=NEW")]
-    pub(crate) url_prefix: Vec<vzarr::store::UrlPrefix>,
+    pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,
     /// Replace an existing kerchunk reference file (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
@@ -382,7 +382,7 @@ pub(crate) struct MaterializeArgs {
     /// such as `365,180,360` (arrays of that many dimensions). Arrays whose chunks cannot be packed
     /// verbatim are written unsharded, with the reason printed.
     #[arg(long, value_name = "file|N,N,..")]
-    pub(crate) shards: Option<vzarr::store::ShardSpec>,
+    pub(crate) shards: Option<crate::store::ShardSpec>,
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,

@@ -5,8 +5,8 @@ use anyhow::Context;
 use super::args::ExportArgs;
 use super::output::Target;
 use super::Outcome;
-use vzarr::store::{export_kerchunk, KerchunkOptions};
-use vzarr::Store;
+use crate::store::{export_kerchunk, KerchunkOptions};
+use crate::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
@@ -16,7 +16,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     if let Some(url) = super::output::remote_url(&args.kerchunk) {
         let target = super::output::RemoteTarget {
             url,
-            kind: vzarr::store::OutputKind::KerchunkJson,
+            kind: crate::store::OutputKind::KerchunkJson,
             overwrite: args.overwrite,
             inputs: store_urls(&store),
             remote: args.remote.options(),
@@ -60,8 +60,8 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
 /// The URLs an object-store output made from `store` must not be nor contain: the store's and its
 /// sources'.
 pub(crate) fn store_urls(store: &Store) -> Vec<String> {
-    let mut urls = vzarr::store::url_sources(store.sources());
-    if vzarr::source::is_url(store.location()) {
+    let mut urls = crate::store::url_sources(store.sources());
+    if crate::source::is_url(store.location()) {
         urls.push(store.location().to_string());
     }
     urls

@@ -4,14 +4,14 @@ use serde_json::json;
 
 use super::args::InfoArgs;
 use super::Outcome;
-use vzarr::grid::ChunkDim;
-use vzarr::read::Store;
+use crate::grid::ChunkDim;
+use crate::read::Store;
 
 /// The containers the store's sources lie in (resolved as a reader would) and whether each is
 /// authorized: what reading this store would touch.
 fn containers(store: &Store) -> Vec<serde_json::Value> {
     let auth = store.authorization();
-    let containers = vzarr::trust::containers_of(store.sources());
+    let containers = crate::trust::containers_of(store.sources());
     containers.iter().map(|c| json!({"container": c, "authorized": auth.covers(c)})).collect()
 }
 
@@ -78,11 +78,11 @@ async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
         let mut entry = json!({"name": dim.name, "key": dim.key});
         if dim.key != "coordinate" && store.info().arrays.iter().any(|a| a.path == dim.name) {
             let array = store.array(&dim.name).await?;
-            let all = vzarr::Selection::all(&array.shape());
-            let keys: Vec<String> = if array.metadata().data_type == vzarr::metadata::DataType::String {
+            let all = crate::Selection::all(&array.shape());
+            let keys: Vec<String> = if array.metadata().data_type == crate::metadata::DataType::String {
                 array.read_strings(&all).await?
             } else {
-                let data = array.read(&all, &vzarr::ReadOptions::default()).await?;
+                let data = array.read(&all, &crate::ReadOptions::default()).await?;
                 data.to_f64_vec().iter().map(f64::to_string).collect()
             };
             entry["values"] = json!(keys);

@@ -6,9 +6,9 @@ use anyhow::Context;
 use super::args::MaterializeArgs;
 use super::progress::bar;
 use super::Outcome;
-use vzarr::grid::ChunkGrid;
-use vzarr::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
-use vzarr::Store;
+use crate::grid::ChunkGrid;
+use crate::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
+use crate::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
@@ -25,7 +25,7 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
         Some(url) => {
             let target = super::output::RemoteTarget {
                 url,
-                kind: vzarr::store::OutputKind::ZarrStore,
+                kind: crate::store::OutputKind::ZarrStore,
                 overwrite: args.overwrite,
                 inputs: super::export::store_urls(&store),
                 remote: args.remote.options(),

@@ -9,8 +9,8 @@ use super::args::{MergeArgs, ScanArgs};
 use super::progress::bar;
 use super::scan::{combine_and_write, expand_inputs, Output};
 use super::Outcome;
-use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::shard::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
+use crate::scan::{scan_files, ScanOptions};
+use crate::shard::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
 
 /// The shard this scan is: `--shard`, else the job-array task's (printed with its origin), else none.
 pub(crate) fn shard_of(args: &ScanArgs) -> anyhow::Result<Option<Shard>> {
@@ -83,10 +83,10 @@ pub(crate) fn scan_shard(
     match super::output::remote_url(&destination) {
         Some(url) => super::output::RemoteTarget {
             url,
-            kind: vzarr::store::OutputKind::ScanPart,
+            kind: crate::store::OutputKind::ScanPart,
             // A retried task replaces its part, as locally.
             overwrite: true,
-            inputs: locations.iter().filter(|l| vzarr::source::is_url(l)).cloned().collect(),
+            inputs: locations.iter().filter(|l| crate::source::is_url(l)).cloned().collect(),
             remote: args.remote.options(),
             max_concurrent: args.remote.max_concurrent_requests as usize,
         }
@@ -105,7 +105,7 @@ pub(crate) fn scan_shard(
 /// An input as recorded for the input digest: local paths made absolute, URLs as given.
 fn location(file: &Path) -> String {
     let text = file.to_string_lossy();
-    if vzarr::source::is_url(&text) {
+    if crate::source::is_url(&text) {
         return text.into_owned();
     }
     std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
@@ -142,14 +142,14 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
     let mut local = Vec::with_capacity(paths.len());
     for path in &paths {
         let text = path.to_string_lossy();
-        if vzarr::source::is_url(&text) {
+        if crate::source::is_url(&text) {
             local.push(copies.fetch(&text, &remote, runtime.handle())?);
         } else {
             local.push(path.clone());
         }
     }
     let part_urls: Vec<String> =
-        paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| vzarr::source::is_url(p)).collect();
+        paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| crate::source::is_url(p)).collect();
     let parts = read_parts(&local)?;
     let header = parts.first().context("no parts")?.header().clone();
     let names: Vec<String> = args.combine.concat.iter().map(|d| d.name.clone()).collect();
@@ -214,14 +214,14 @@ impl PartCopies {
     fn fetch(
         &self,
         url: &str,
-        remote: &vzarr::source::RemoteOptions,
+        remote: &crate::source::RemoteOptions,
         runtime: &tokio::runtime::Handle,
     ) -> anyhow::Result<PathBuf> {
         use futures::StreamExt;
         use object_store::ObjectStoreExt;
         use std::io::Write;
         let parsed = url::Url::parse(url).with_context(|| format!("{url}: invalid URL"))?;
-        let (store, path) = vzarr::source::store_for_url(&parsed, remote)?;
+        let (store, path) = crate::source::store_for_url(&parsed, remote)?;
         let n = self.next.replace(self.next.get() + 1);
         let dir = self.dir.join(n.to_string());
         std::fs::create_dir_all(&dir).with_context(|| format!("{}: creating", dir.display()))?;

@@ -1,16 +1,16 @@
 //! Opening the store `read`, `info` and `verify` name: a native store, or an Icechunk repository
 //! (a local directory or an `s3://` URL holding one; its `main` branch, or the one `--branch` names).
 //!
-//! An Icechunk repository is read into a [`vzarr::VirtualDataset`] (`store/icechunk/read`: sources
+//! An Icechunk repository is read into a [`crate::VirtualDataset`] (`store/icechunk/read`: sources
 //! checked against the references' checksums, unless `--no-check-sources`) and written as a native store in a private temporary
 //! directory, removed when the command ends; the usual reader then serves it, so reads, `info` and
 //! `verify` (with the provenance vzarr kept in the snapshot) behave exactly as on a native store.
 
 use std::path::{Path, PathBuf};
 
-use vzarr::read::Store;
-use vzarr::store::{looks_like_repository, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
-use vzarr::trust::Authorization;
+use crate::read::Store;
+use crate::store::{looks_like_repository, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
+use crate::trust::Authorization;
 
 /// An opened store, and the temporary native copy of an Icechunk repository's metadata (if any),
 /// removed on drop (after the store, which is dropped first).
@@ -38,10 +38,10 @@ pub(crate) async fn open_store(
     authorization: &Authorization,
     check_sources: bool,
 ) -> anyhow::Result<Opened> {
-    let remote = vzarr::source::remote_defaults();
+    let remote = crate::source::remote_defaults();
     let on_branch = branch.unwrap_or("main");
     let not_repository = || anyhow::anyhow!("{location}: --branch applies to Icechunk repositories only");
-    let dataset = if vzarr::source::is_url(location) {
+    let dataset = if crate::source::is_url(location) {
         match Store::open(location, authorization).await {
             Ok(_) if branch.is_some() => return Err(not_repository()),
             Ok(store) => return Ok(Opened { store, _temporary: None }),
@@ -84,9 +84,9 @@ pub(crate) async fn open_named(
 async fn read_repository(
     location: &str,
     branch: &str,
-    remote: &vzarr::source::RemoteOptions,
+    remote: &crate::source::RemoteOptions,
     check_sources: bool,
-) -> Result<vzarr::VirtualDataset, vzarr::store::IcechunkError> {
+) -> Result<crate::VirtualDataset, crate::store::IcechunkError> {
     if check_sources {
         read_icechunk(location, branch, remote).await
     } else {

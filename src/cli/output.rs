@@ -80,18 +80,18 @@ impl Target {
 
 /// The URL of an object-store output (`s3://bucket/stores/tas.vzarr`), `None` for a local path.
 pub(crate) fn remote_url(path: &Path) -> Option<&str> {
-    path.to_str().filter(|s| vzarr::source::is_url(s))
+    path.to_str().filter(|s| crate::source::is_url(s))
 }
 
 /// How an object-store output is written: what it is, whether it may replace one, what it must not
 /// hold, and how the store is reached (see `store/publish_remote`).
 pub(crate) struct RemoteTarget<'a> {
     pub(crate) url: &'a str,
-    pub(crate) kind: vzarr::store::OutputKind,
+    pub(crate) kind: crate::store::OutputKind,
     pub(crate) overwrite: bool,
     /// Input URLs the output must not be, nor contain.
     pub(crate) inputs: Vec<String>,
-    pub(crate) remote: vzarr::source::RemoteOptions,
+    pub(crate) remote: crate::source::RemoteOptions,
     pub(crate) max_concurrent: usize,
 }
 
@@ -119,9 +119,9 @@ impl RemoteTarget<'_> {
         runtime.block_on(self.begin()).map(drop).with_context(|| format!("writing {}", self.url))
     }
 
-    /// Takes the destination for writing (see [`vzarr::store::RemoteOutput::begin`]).
-    async fn begin(&self) -> Result<vzarr::store::RemoteOutput, vzarr::store::WriteError> {
-        vzarr::store::RemoteOutput::begin(
+    /// Takes the destination for writing (see [`crate::store::RemoteOutput::begin`]).
+    async fn begin(&self) -> Result<crate::store::RemoteOutput, crate::store::WriteError> {
+        crate::store::RemoteOutput::begin(
             self.url,
             self.kind,
             self.overwrite,

@@ -9,9 +9,9 @@ use anyhow::Context;
 use super::args::ReadArgs;
 use super::output::Target;
 use super::Outcome;
-use vzarr::grid::Selection;
-use vzarr::read::ReadOptions;
-use vzarr::store::{store_inputs, OutputKind, Staged};
+use crate::grid::Selection;
+use crate::read::ReadOptions;
+use crate::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let opened =

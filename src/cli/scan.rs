@@ -9,12 +9,12 @@ use anyhow::{bail, Context};
 use super::args::{CombineArgs, ScanArgs, ScanFormat};
 use super::progress::bar;
 use super::Outcome;
-use vzarr::combine::{combine, natural_cmp, CombineOptions};
-use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{
+use crate::combine::{combine, natural_cmp, CombineOptions};
+use crate::scan::{scan_files, ScanOptions};
+use crate::store::{
     write_icechunk, IcechunkOptions, KerchunkWriter, NativeWriter, OutputKind, StoreInfo, WriteOptions, Writer,
 };
-use vzarr::VirtualDataset;
+use crate::VirtualDataset;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
@@ -45,7 +45,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         } else {
             OutputKind::VzarrStore
         };
-        let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| vzarr::source::is_url(f));
+        let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| crate::source::is_url(f));
         let target = super::output::RemoteTarget {
             url,
             kind,
@@ -69,7 +69,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
 }
 
 /// What scanning remote objects cost: requests, and bytes fetched against the objects' sizes.
-pub(crate) fn print_fetched(totals: &vzarr::source::FetchTotals) -> anyhow::Result<()> {
+pub(crate) fn print_fetched(totals: &crate::source::FetchTotals) -> anyhow::Result<()> {
     let (objects, size, fetched) = (totals.objects(), totals.object_bytes(), totals.stats());
     if objects > 0 {
         let share = 100.0 * fetched.bytes as f64 / size.max(1) as f64;
@@ -93,7 +93,7 @@ pub(crate) struct Output<'a> {
     pub(crate) branch: Option<&'a str>,
     pub(crate) message: Option<&'a str>,
     /// How an object-store output (an Icechunk repository or a store on S3) is reached.
-    pub(crate) remote: vzarr::source::RemoteOptions,
+    pub(crate) remote: crate::source::RemoteOptions,
     /// Uploads in flight at once for an object-store output.
     pub(crate) max_concurrent_requests: usize,
     /// Inputs an object-store output must not be nor contain, besides the sources (merge's parts).
@@ -174,7 +174,7 @@ fn write_output(writer: &dyn Writer, dataset: &VirtualDataset, out: &Output<'_>)
     };
     let kind =
         if out.combine.format == ScanFormat::KerchunkJson { OutputKind::KerchunkJson } else { OutputKind::VzarrStore };
-    let mut inputs = vzarr::store::url_sources(&dataset.sources);
+    let mut inputs = crate::store::url_sources(&dataset.sources);
     inputs.extend(out.other_inputs.iter().cloned());
     let target = super::output::RemoteTarget {
         url,
@@ -200,7 +200,7 @@ fn scan_to_icechunk(out: &Output<'_>, dataset: &VirtualDataset) -> anyhow::Resul
     };
     let info = runtime.block_on(write_icechunk(dataset, &repo, &options))?;
     // As for every store scan writes: its sources' containers join the user's trust list.
-    super::trust::trust_written(&vzarr::trust::containers_of(&dataset.sources));
+    super::trust::trust_written(&crate::trust::containers_of(&dataset.sources));
     print_notes(dataset);
     let refs: u64 = info.arrays.iter().map(|a| a.stats.referenced).sum();
     let owned: u64 = info.arrays.iter().map(|a| a.stats.owned).sum();
@@ -241,7 +241,7 @@ pub(crate) fn history_line(files: usize, dim: &str) -> String {
 pub(crate) fn input_files(
     inputs: &[OsString],
     files_from: Option<&Path>,
-    remote: &vzarr::source::RemoteOptions,
+    remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut inputs = inputs.to_vec();
@@ -257,7 +257,7 @@ pub(crate) fn input_files(
 /// are listed on `runtime`; other URLs are taken as given (HTTP has no listing).
 pub(crate) fn expand_inputs(
     inputs: &[OsString],
-    remote: &vzarr::source::RemoteOptions,
+    remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -265,7 +265,7 @@ pub(crate) fn expand_inputs(
         let path = PathBuf::from(input);
         let text = input.to_str();
         let pattern = text.filter(|s| s.contains(['*', '?', '[']));
-        let url = text.filter(|s| vzarr::source::is_url(s));
+        let url = text.filter(|s| crate::source::is_url(s));
         match (url, pattern) {
             (Some(url), Some(_)) => files.extend(list_url_matches(url, remote, runtime)?),
             (Some(_), None) => files.push(path),
@@ -294,7 +294,7 @@ fn read_list(list: &std::path::Path) -> anyhow::Result<Vec<OsString>> {
 /// is listed, and every key is matched against the pattern (`*` stops at `/`).
 fn list_url_matches(
     pattern: &str,
-    remote: &vzarr::source::RemoteOptions,
+    remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<Vec<PathBuf>> {
     use futures::TryStreamExt;
@@ -304,13 +304,13 @@ fn list_url_matches(
         bail!("{pattern}: HTTP servers have no listing: give each URL (or --files-from)");
     }
     let base = url::Url::parse(&format!("{scheme}://{bucket}/")).with_context(|| format!("{pattern}: invalid URL"))?;
-    let (store, _) = vzarr::source::store_for_url(&base, remote)?;
+    let (store, _) = crate::source::store_for_url(&base, remote)?;
     let literal = &key_pattern[..key_pattern.find(['*', '?', '[']).unwrap_or(key_pattern.len())];
     let directory = literal.rsplit_once('/').map_or("", |(dir, _)| dir);
     let prefix = object_store::path::Path::from(directory);
     let listed: Vec<object_store::ObjectMeta> =
         runtime.block_on(store.list(Some(&prefix)).try_collect()).map_err(|e| {
-            anyhow::anyhow!("{pattern}: listing {scheme}://{bucket}/{directory}: {}", vzarr::source::describe_error(&e))
+            anyhow::anyhow!("{pattern}: listing {scheme}://{bucket}/{directory}: {}", crate::source::describe_error(&e))
         })?;
     let glob = glob::Pattern::new(key_pattern).with_context(|| format!("{pattern}: invalid glob pattern"))?;
     let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };

@@ -5,8 +5,8 @@ use anyhow::Context;
 
 use super::args::TrustArgs;
 use super::Outcome;
-use vzarr::read::Store;
-use vzarr::trust::{containers_of, Authorization, TrustList};
+use crate::read::Store;
+use crate::trust::{containers_of, Authorization, TrustList};
 
 /// What a reading command trusts: the trust list, the environment variable, then `--allow-source`.
 pub(crate) fn authorization(allow: &[String]) -> anyhow::Result<Authorization> {

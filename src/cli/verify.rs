@@ -4,8 +4,8 @@
 use super::args::VerifyArgs;
 use super::progress::bar;
 use super::Outcome;
-use vzarr::read::ReadOptions;
-use vzarr::verify::{verify_store_with_oracle, OracleMode};
+use crate::read::ReadOptions;
+use crate::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     let opened =
@@ -46,6 +46,6 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
 
 /// `vzarr oracle-worker`: answers oracle requests on stdin/stdout until stdin closes.
 pub(crate) fn worker() -> anyhow::Result<Outcome> {
-    vzarr::verify::serve_oracle(std::io::stdin().lock(), std::io::BufWriter::new(std::io::stdout().lock()))?;
+    crate::verify::serve_oracle(std::io::stdin().lock(), std::io::BufWriter::new(std::io::stdout().lock()))?;
     Ok(Outcome::Done)
 }

@@ -182,6 +182,7 @@ impl Store {
     ///
     /// # Errors
     /// [`ReadError::Untrusted`], [`ReadError::SourceChanged`], or the error of fetching its metadata.
+    #[cfg(feature = "verify")]
     pub(crate) async fn checked_source(&self, id: u32) -> Result<(ObjectLocation, String), ReadError> {
         let (location, name) = self.inner.source_location(id)?;
         self.inner.check_source(id, &location).await?;

@@ -10,12 +10,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use object_store::aws::AmazonS3Builder;
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
-use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use object_store::ObjectStore;
 
 /// How remote stores are reached.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -75,6 +71,14 @@ pub enum RemoteError {
         url: String,
         /// Its scheme.
         scheme: String,
+    },
+    /// The URL's backend was left out of this build (its Cargo feature is off).
+    #[error("{url}: this build of vzarr cannot reach such URLs (built without the `{feature}` feature)")]
+    NotBuilt {
+        /// The URL.
+        url: String,
+        /// The Cargo feature that builds its backend.
+        feature: &'static str,
     },
     /// The store's builder refused its configuration (missing bucket, bad endpoint, ...).
     #[error("{url}: cannot configure the object store: {source}")]
@@ -139,58 +143,136 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn build(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
-    let retry = RetryConfig {
-        backoff: BackoffConfig::default(),
-        max_retries: options.max_retries,
-        retry_timeout: options.request_timeout * (options.max_retries as u32 + 1),
-    };
-    // The request timeout goes in as a configuration key, so the client settings the builders read
-    // from the environment (allow_http, proxies, certificates) stay in force.
-    let timeout = ("timeout".to_string(), format!("{}ms", options.request_timeout.as_millis()));
-    let settings: Vec<&(String, String)> = std::iter::once(&timeout).chain(&options.config).collect();
-    let configure = |source| RemoteError::Configure { url: url.to_string(), source };
-    let base = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
-    let unknown_key = |key: &str| RemoteError::Configure {
-        url: url.to_string(),
-        source: object_store::Error::UnknownConfigurationKey { store: "vzarr", key: key.to_string() },
-    };
-    let store: Arc<dyn ObjectStore> = match url.scheme() {
-        "s3" | "s3a" => {
-            let mut builder = AmazonS3Builder::from_env().with_url(base).with_retry(retry);
-            for (key, value) in &settings {
-                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
+    match url.scheme() {
+        "s3" | "s3a" => backends::s3(url, options),
+        "gs" => backends::gcs(url, options),
+        "az" | "abfs" | "abfss" | "adl" | "azure" => backends::azure(url, options),
+        "http" | "https" => backends::http(url, options),
+        scheme => Err(RemoteError::Scheme { url: url.to_string(), scheme: scheme.to_string() }),
+    }
+}
+
+/// One builder per backend, each behind its Cargo feature; a backend left out of the build is a
+/// [`RemoteError::NotBuilt`].
+mod backends {
+    use std::sync::Arc;
+
+    use object_store::ObjectStore;
+
+    use super::{RemoteError, RemoteOptions};
+
+    #[cfg(any(feature = "aws", feature = "gcp", feature = "azure", feature = "http"))]
+    mod settings {
+        use object_store::{BackoffConfig, RetryConfig};
+
+        use super::super::{RemoteError, RemoteOptions};
+
+        /// Retries with exponential backoff, each attempt bounded by the request timeout.
+        pub(super) fn retry(options: &RemoteOptions) -> RetryConfig {
+            RetryConfig {
+                backoff: BackoffConfig::default(),
+                max_retries: options.max_retries,
+                retry_timeout: options.request_timeout * (options.max_retries as u32 + 1),
             }
-            builder = builder.with_skip_signature(options.anonymous);
-            if options.requester_pays {
-                builder = builder.with_request_payer(true);
-            }
-            Arc::new(builder.build().map_err(configure)?)
         }
-        "gs" => {
-            let mut builder = GoogleCloudStorageBuilder::from_env().with_url(base).with_retry(retry);
-            for (key, value) in &settings {
-                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
-            }
-            Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
+
+        /// The request timeout, then the explicit settings, as configuration keys: the client settings
+        /// the builders read from the environment (allow_http, proxies, certificates) stay in force.
+        pub(super) fn pairs(options: &RemoteOptions) -> Vec<(String, String)> {
+            let timeout = ("timeout".to_string(), format!("{}ms", options.request_timeout.as_millis()));
+            std::iter::once(timeout).chain(options.config.iter().cloned()).collect()
         }
-        "az" | "abfs" | "abfss" | "adl" | "azure" => {
-            let mut builder = MicrosoftAzureBuilder::from_env().with_url(url.as_str()).with_retry(retry);
-            for (key, value) in &settings {
-                builder = builder.with_config(key.parse().map_err(|_| unknown_key(key))?, value);
+
+        pub(super) fn unknown_key(url: &url::Url, key: &str) -> RemoteError {
+            RemoteError::Configure {
+                url: url.to_string(),
+                source: object_store::Error::UnknownConfigurationKey { store: "vzarr", key: key.to_string() },
             }
-            Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(configure)?)
         }
-        "http" | "https" => Arc::new(
-            HttpBuilder::new()
-                .with_url(format!("{base}{}", port_suffix(url)))
-                .with_retry(retry)
-                .with_client_options(ClientOptions::new().with_timeout(options.request_timeout).with_allow_http(true))
-                .build()
-                .map_err(configure)?,
-        ),
-        scheme => return Err(RemoteError::Scheme { url: url.to_string(), scheme: scheme.to_string() }),
-    };
-    Ok(store)
+
+        pub(super) fn configure(url: &url::Url) -> impl Fn(object_store::Error) -> RemoteError + '_ {
+            move |source| RemoteError::Configure { url: url.to_string(), source }
+        }
+
+        /// `scheme://host` of `url`, which the builders take.
+        pub(super) fn base(url: &url::Url) -> String {
+            format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default())
+        }
+    }
+
+    #[cfg(not(all(feature = "aws", feature = "gcp", feature = "azure", feature = "http")))]
+    fn not_built(url: &url::Url, feature: &'static str) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        Err(RemoteError::NotBuilt { url: url.to_string(), feature })
+    }
+
+    #[cfg(feature = "aws")]
+    pub(super) fn s3(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        let mut builder = object_store::aws::AmazonS3Builder::from_env()
+            .with_url(settings::base(url))
+            .with_retry(settings::retry(options));
+        for (key, value) in settings::pairs(options) {
+            builder = builder.with_config(key.parse().map_err(|_| settings::unknown_key(url, &key))?, value);
+        }
+        builder = builder.with_skip_signature(options.anonymous);
+        if options.requester_pays {
+            builder = builder.with_request_payer(true);
+        }
+        Ok(Arc::new(builder.build().map_err(settings::configure(url))?))
+    }
+
+    #[cfg(not(feature = "aws"))]
+    pub(super) fn s3(url: &url::Url, _: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        not_built(url, "aws")
+    }
+
+    #[cfg(feature = "gcp")]
+    pub(super) fn gcs(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        let mut builder = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+            .with_url(settings::base(url))
+            .with_retry(settings::retry(options));
+        for (key, value) in settings::pairs(options) {
+            builder = builder.with_config(key.parse().map_err(|_| settings::unknown_key(url, &key))?, value);
+        }
+        Ok(Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(settings::configure(url))?))
+    }
+
+    #[cfg(not(feature = "gcp"))]
+    pub(super) fn gcs(url: &url::Url, _: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        not_built(url, "gcp")
+    }
+
+    #[cfg(feature = "azure")]
+    pub(super) fn azure(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        let mut builder = object_store::azure::MicrosoftAzureBuilder::from_env()
+            .with_url(url.as_str())
+            .with_retry(settings::retry(options));
+        for (key, value) in settings::pairs(options) {
+            builder = builder.with_config(key.parse().map_err(|_| settings::unknown_key(url, &key))?, value);
+        }
+        Ok(Arc::new(builder.with_skip_signature(options.anonymous).build().map_err(settings::configure(url))?))
+    }
+
+    #[cfg(not(feature = "azure"))]
+    pub(super) fn azure(url: &url::Url, _: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        not_built(url, "azure")
+    }
+
+    #[cfg(feature = "http")]
+    pub(super) fn http(url: &url::Url, options: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        let client = object_store::ClientOptions::new().with_timeout(options.request_timeout).with_allow_http(true);
+        let store = object_store::http::HttpBuilder::new()
+            .with_url(format!("{}{}", settings::base(url), super::port_suffix(url)))
+            .with_retry(settings::retry(options))
+            .with_client_options(client)
+            .build()
+            .map_err(settings::configure(url))?;
+        Ok(Arc::new(store))
+    }
+
+    #[cfg(not(feature = "http"))]
+    pub(super) fn http(url: &url::Url, _: &RemoteOptions) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+        not_built(url, "http")
+    }
 }
 
 /// An object store error in one line that says what failed: `not found`, `access denied (...)`, else

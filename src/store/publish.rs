@@ -25,9 +25,9 @@
 //! aside to `.NAME.old-PID-NANOS`, new moved in): not atomic, a reader can find nothing in between, but
 //! no data is lost: a crash in between leaves the old output aside, and the next writer puts it back.
 //!
-//! Test hooks, read only here: `VZARR_TEST_CRASH_AT=<point>` kills the process (SIGKILL, as kill -9
-//! would) at that point (`begun`, `staged`, `exchanged`, `moved-aside`); `VZARR_TEST_NO_RENAMEAT2=1`
-//! takes the fallbacks.
+//! `renameat2` and `syncfs` are Linux calls; elsewhere publishing always takes the fallbacks and syncs
+//! file by file. Test hooks (debug builds only, [`crate::test_hooks`]): crash points `begun`, `staged`,
+//! `exchanged`, `moved-aside`, and forcing the fallbacks.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -408,10 +408,12 @@ pub fn sync_count() -> u64 {
 fn sync_tree(path: &Path) -> Result<(), WriteError> {
     let file = std::fs::File::open(path).map_err(io_error(path, "opening for sync"))?;
     SYNCS.fetch_add(1, Ordering::Relaxed);
+    #[cfg(target_os = "linux")]
     // SAFETY: the descriptor is open for the duration of the call.
     if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&file)) } == 0 {
         return Ok(());
     }
+    drop(file);
     fsync_each(path)
 }
 
@@ -434,13 +436,12 @@ fn unsupported(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP))
 }
 
-fn fallback_forced() -> bool {
-    std::env::var_os("VZARR_TEST_NO_RENAMEAT2").is_some_and(|v| v == "1")
-}
-
+/// `renameat2(2)` with `flags`; an `EINVAL` error (unsupported, so the callers fall back) where the
+/// call does not exist or the test hook forces the fallbacks.
+#[cfg(target_os = "linux")]
 fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
     use std::ffi::CString;
-    if fallback_forced() {
+    if crate::test_hooks::renameat2_disabled() {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
@@ -454,23 +455,24 @@ fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()>
     }
 }
 
+#[cfg(not(target_os = "linux"))]
+fn renameat2(_from: &Path, _to: &Path, _flags: libc::c_uint) -> std::io::Result<()> {
+    Err(std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// `renameat2`'s flags, as Linux defines them (the fallbacks run everywhere else).
+const RENAME_NOREPLACE: libc::c_uint = 1;
+const RENAME_EXCHANGE: libc::c_uint = 2;
+
 fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    renameat2(from, to, libc::RENAME_NOREPLACE)
+    renameat2(from, to, RENAME_NOREPLACE)
 }
 
 fn rename_exchange(from: &Path, to: &Path) -> std::io::Result<()> {
-    renameat2(from, to, libc::RENAME_EXCHANGE)
+    renameat2(from, to, RENAME_EXCHANGE)
 }
 
-/// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point`.
-pub(crate) fn crash_point(point: &str) {
-    if std::env::var_os("VZARR_TEST_CRASH_AT").is_some_and(|v| v == point) {
-        // SAFETY: kill(2) on our own PID; the process ends here, as with kill -9.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
-    }
-}
+pub(crate) use crate::test_hooks::crash_point;
 
 #[cfg(test)]
 mod tests {

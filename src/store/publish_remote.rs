@@ -46,7 +46,7 @@
 //!
 //! Memory: uploads stream from the local files, at most [`SINGLE_PUT_MAX`] per upload in flight.
 //!
-//! Test hooks: `VZARR_TEST_SINGLE_PUT_MAX=<bytes>` lowers [`SINGLE_PUT_MAX`]; `VZARR_TEST_CRASH_AT=<point>` kills the process at `remote-locked` (lock taken),
+//! Test hooks (debug builds only): `VZARR_TEST_SINGLE_PUT_MAX=<bytes>` lowers [`SINGLE_PUT_MAX`]; `VZARR_TEST_CRASH_AT=<point>` kills the process at `remote-locked` (lock taken),
 //! `remote-hidden` (old visible document deleted) or `remote-uploaded` (every part uploaded, the
 //! visible document not yet).
 
@@ -471,8 +471,7 @@ async fn upload_parts(store: &dyn ObjectStore, path: &ObjectPath, local: &Path) 
 
 /// [`SINGLE_PUT_MAX`], or `VZARR_TEST_SINGLE_PUT_MAX` (a test hook, at least S3's 5 MiB part minimum).
 fn single_put_max() -> u64 {
-    let hook = std::env::var("VZARR_TEST_SINGLE_PUT_MAX").ok().and_then(|s| s.parse::<u64>().ok());
-    hook.map_or(SINGLE_PUT_MAX, |n| n.max(5 << 20))
+    crate::test_hooks::single_put_max().map_or(SINGLE_PUT_MAX, |n| n.max(5 << 20))
 }
 
 /// Every file below `root`, as slash-separated relative paths (a file kind: its name).

@@ -82,7 +82,7 @@ async fn read_keys(array: &ArrayReader, selection: &Selection) -> Result<Vec<Str
 
 /// A global attribute of the file at `location`, read by libnetcdf, as JSON.
 fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
-    crate::scan::quiet_hdf5();
+    crate::verify::quiet_hdf5();
     let file = netcdf::open(crate::source::local_path(location)?).ok()?;
     let value = file.attribute(name)?.value().ok()?;
     attribute_json(value)

@@ -45,7 +45,7 @@ impl OracleFiles {
                 file
             }
             None => {
-                crate::scan::quiet_hdf5();
+                crate::verify::quiet_hdf5();
                 let path = crate::source::local_path(location).unwrap_or_else(|| location.into());
                 let file = Arc::new(netcdf::open(path)?);
                 OPENS.fetch_add(1, Ordering::Relaxed);
@@ -87,7 +87,7 @@ pub(crate) struct OracleVariable {
 impl OracleVariable {
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
-        crate::scan::quiet_hdf5();
+        crate::verify::quiet_hdf5();
         with_variable(&self.file, &self.path, f)?
             .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }

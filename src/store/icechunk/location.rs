@@ -10,7 +10,7 @@
 //!   the bytes "if unmodified since" that second; rounding down would refuse a file modified at
 //!   `12:00:00.5` that never changed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -74,8 +74,10 @@ pub(crate) fn container(prefix: &str, remote: &RemoteOptions) -> Result<VirtualC
             ObjectStoreConfig::LocalFileSystem(path)
         }
         "s3" | "s3a" => ObjectStoreConfig::S3(s3_options(remote)),
-        "gs" | "gcs" => ObjectStoreConfig::Gcs(HashMap::new()),
-        "az" | "abfs" | "abfss" => ObjectStoreConfig::Azure(HashMap::new()),
+        #[cfg(feature = "gcp")]
+        "gs" | "gcs" => ObjectStoreConfig::Gcs(std::collections::HashMap::new()),
+        #[cfg(feature = "azure")]
+        "az" | "abfs" | "abfss" => ObjectStoreConfig::Azure(std::collections::HashMap::new()),
         "http" | "https" => ObjectStoreConfig::Http(HttpConfig::default()),
         other => return Err(bad(format!("Icechunk cannot read virtual chunks from {other}:// locations"))),
     };
@@ -111,6 +113,7 @@ pub(crate) fn checksum(file: &SourceFile) -> Option<Checksum> {
 /// # Errors
 /// [`IcechunkError::Repository`] when the storage cannot be configured or the scheme is not
 /// supported.
+#[cfg_attr(not(feature = "aws"), allow(unused_variables))]
 pub(crate) async fn storage(
     repo: &str,
     remote: &RemoteOptions,
@@ -125,6 +128,7 @@ pub(crate) async fn storage(
     }
     let url = url::Url::parse(repo).map_err(|e| failed("parsing the URL", e.to_string()))?;
     match url.scheme() {
+        #[cfg(feature = "aws")]
         "s3" | "s3a" => {
             let bucket = url.host_str().unwrap_or_default().to_string();
             let prefix = url.path().trim_matches('/').to_string();

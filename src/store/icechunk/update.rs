@@ -23,9 +23,10 @@
 //! interrupted one leaves the previous snapshot the branch's tip (and at most an unreferenced
 //! snapshot, removed by Icechunk's garbage collection).
 //!
-//! Test hook: `VZARR_TEST_CRASH_AT=icechunk-snapshot-written` kills the process (SIGKILL) after the
+//! Test hook (debug builds): `VZARR_TEST_CRASH_AT=icechunk-snapshot-written` kills the process (SIGKILL) after the
 //! new snapshot is written and before the branch moves.
 
+use crate::test_hooks::crash_point;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -263,15 +264,5 @@ fn same_entry(old: &VirtualArray, before: ChunkEntry, new: &VirtualArray, entry:
             owned_bytes(old, o1, l1).is_some() && owned_bytes(old, o1, l1) == owned_bytes(new, o2, l2)
         }
         _ => false,
-    }
-}
-
-/// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point` (a test hook).
-fn crash_point(point: &str) {
-    if std::env::var_os("VZARR_TEST_CRASH_AT").is_some_and(|v| v == point) {
-        // SAFETY: kill(2) on our own PID; the process ends here, as with kill -9.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
     }
 }
