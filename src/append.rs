@@ -99,7 +99,7 @@ pub enum AppendError {
         stored: String,
     },
     /// The new files would open a gap in a store that has none.
-    #[error("{detail} (the store has no gaps; pass --allow-gaps to append anyway)")]
+    #[error("{detail} (the store has no gaps)")]
     Gap {
         /// The gap, described.
         detail: String,
@@ -160,7 +160,7 @@ pub fn recorded_options(stored: &VirtualDataset, store: &str) -> Result<Recorded
     let not = |reason: &str| AppendError::NotAppendable { store: store.to_string(), reason: reason.to_string() };
     let provenance = &stored.provenance;
     let recipe: &Recipe = provenance.recipe.as_ref().ok_or_else(|| {
-        not("it does not record how it was combined (written by a vzarr older than `append`, or from one file without --concat); rescan every file with vzarr scan")
+        not("it does not record how it was combined (written by a vzarr older than `append`, or from one file without a concatenation dimension); rescan every file")
     })?;
     let dims = provenance
         .concat_dims

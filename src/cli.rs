@@ -16,7 +16,6 @@ macro_rules! outln {
 mod append;
 pub(crate) mod args;
 mod export;
-mod glob_walk;
 mod info;
 mod materialize;
 mod merge;
@@ -129,5 +128,58 @@ fn describe(err: &anyhow::Error) -> String {
             line.push_str(&text);
         }
     }
+    if let Some(hint) = err.chain().find_map(hint) {
+        line.push_str(&hint);
+    }
     line.replace('\n', " ")
+}
+
+/// The command-line flag that answers a library error, when one does (library messages name no flag).
+fn hint(err: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use crate::combine::CombineError;
+    use crate::pipeline::PipelineError;
+    use crate::read::ReadError;
+    use crate::scan::ScanError;
+    use crate::store::{IcechunkError, WriteError};
+    use crate::trust::TrustError;
+    if let Some(e) = err.downcast_ref::<PipelineError>() {
+        return match e {
+            PipelineError::Scan(e) => hint(e),
+            PipelineError::Combine(e) => hint(e),
+            PipelineError::Write { source, .. } => hint(source),
+            PipelineError::Icechunk(e) => hint(e),
+            _ => None,
+        };
+    }
+    if let Some(ReadError::Untrusted(e)) = err.downcast_ref::<ReadError>() {
+        return hint(e);
+    }
+    let text = match err {
+        e if matches!(e.downcast_ref(), Some(WriteError::Exists { .. })) => " (pass --overwrite to replace it)".into(),
+        e if matches!(e.downcast_ref(), Some(ScanError::Unsupported { .. })) => {
+            " (pass --skip-unsupported to leave such variables out)".into()
+        }
+        e if matches!(e.downcast_ref(), Some(CombineError::MissingVariable { .. })) => {
+            " (pass --drop-missing to leave such variables out)".into()
+        }
+        e if matches!(e.downcast_ref(), Some(IcechunkError::Exists { .. })) => {
+            " (pass --branch or --message to commit a new snapshot to it)".into()
+        }
+        e if matches!(e.downcast_ref(), Some(crate::append::AppendError::Gap { .. })) => {
+            " (pass --allow-gaps to append anyway)".into()
+        }
+        e if matches!(e.downcast_ref(), Some(ReadError::TooLarge { .. })) => " (raise it with --max-memory)".into(),
+        e if matches!(e.downcast_ref(), Some(crate::shard::ShardError::NoShard(_))) => " (pass --shard I/N)".into(),
+        e if matches!(e.downcast_ref(), Some(crate::shard::ShardError::NoCount(_))) => " (pass --shard-count N)".into(),
+        e => match (e.downcast_ref::<CombineError>(), e.downcast_ref::<TrustError>()) {
+            (Some(CombineError::Mismatch { variable, take_first_possible: true, .. }), _) => {
+                format!(" (pass --take-first {variable} to take the first file's)")
+            }
+            (_, Some(TrustError::Unauthorized { container, .. })) => {
+                format!(" (--allow-source {container}, or `vzarr trust STORE`)")
+            }
+            _ => return None,
+        },
+    };
+    Some(text)
 }

@@ -70,7 +70,7 @@ pub enum CombineError {
         dim: String,
     },
     /// A variable is missing from a file.
-    #[error("{file}: {variable}: missing from this file but present in {other} (pass --drop-missing to leave such variables out)")]
+    #[error("{file}: {variable}: missing from this file but present in {other} ")]
     MissingVariable {
         /// The file lacking it.
         file: String,
@@ -80,7 +80,7 @@ pub enum CombineError {
         other: String,
     },
     /// A variable differs where it must agree.
-    #[error("{file}: {variable}: {what} differs from {first}{hint}")]
+    #[error("{file}: {variable}: {what} differs from {first}")]
     Mismatch {
         /// The first differing file.
         file: String,
@@ -90,8 +90,8 @@ pub enum CombineError {
         what: String,
         /// The file it was compared with.
         first: String,
-        /// How to accept the difference, when there is a way (` (pass ...)`), else empty.
-        hint: String,
+        /// Whether taking the first file's values (`take_first`) would accept the difference.
+        take_first_possible: bool,
     },
     /// An attribute that changes the meaning of the values differs between files.
     #[error(

@@ -4,7 +4,7 @@
 //! rectilinear grid) and read (resolving a selection to chunks). Depends on nothing else in the crate.
 //!
 //! Follows the Zarr v3 core `regular` grid and the zarr-extensions `rectilinear` grid
-//! (REFERENCE.md section 1):
+//! (Zarr v3 core specification, chunk grids; zarr-extensions `rectilinear`):
 //! - [`ChunkDim`] (in `grid/dim.rs`): one dimension, regular or varying edges, index <-> chunk lookup.
 //! - [`ChunkGrid`] (here): N dimensions, chunk coordinates, row-major linear chunk indices.
 //! - JSON in/out with run-length encoding (`grid/json.rs`).

@@ -31,7 +31,7 @@
 #![warn(clippy::missing_errors_doc)]
 
 pub mod append;
-pub mod base64;
+mod base64;
 pub mod cftime;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -39,9 +39,11 @@ pub mod codec;
 pub mod combine;
 pub mod dataset;
 pub mod grid;
+pub mod inputs;
 pub mod manifest;
 pub mod metadata;
 pub mod ndcopy;
+pub mod pipeline;
 pub mod read;
 pub mod scan;
 pub mod shard;

@@ -58,7 +58,7 @@ pub enum ScanError {
         source: BoxError,
     },
     /// A variable uses something vzarr cannot reference (filter, type, layout).
-    #[error("{}: {variable}: {problem} (pass --skip-unsupported to leave such variables out)", path.display())]
+    #[error("{}: {variable}: {problem}", path.display())]
     Unsupported {
         /// The file.
         path: PathBuf,

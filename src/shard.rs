@@ -34,6 +34,12 @@ pub enum ShardError {
     /// `--shard` or the scheduler's environment does not give a valid shard.
     #[error("{0}")]
     Spec(String),
+    /// The scheduler's environment gives no usable shard number: the shard must be given explicitly.
+    #[error("{0}")]
+    NoShard(String),
+    /// The scheduler's environment gives a shard number but not the number of shards.
+    #[error("{0}")]
+    NoCount(String),
     /// Reading or writing a part failed.
     #[error("{}: {what}: {source}", path.display())]
     Io {

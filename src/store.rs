@@ -50,7 +50,7 @@ use crate::dataset::VirtualDataset;
 #[non_exhaustive]
 pub enum WriteError {
     /// The destination exists and overwriting was not asked for.
-    #[error("{}: already exists (pass --overwrite to replace it)", path.display())]
+    #[error("{}: already exists", path.display())]
     Exists {
         /// The destination.
         path: PathBuf,

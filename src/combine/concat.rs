@@ -32,7 +32,7 @@ fn mismatch(part: &Part<'_>, first: &Part<'_>, what: String) -> CombineError {
         variable: part.array.path.clone(),
         what,
         first: first.location.to_string(),
-        hint: String::new(),
+        take_first_possible: false,
     }
 }
 
@@ -54,7 +54,7 @@ pub(crate) fn take_first(parts: &[Part<'_>], allow_differ: bool) -> Result<Virtu
                 variable: part.array.path.clone(),
                 what: "its data".into(),
                 first: first.location.to_string(),
-                hint: format!(" (pass --take-first {} to take the first file's)", part.array.path),
+                take_first_possible: true,
             });
         }
     }

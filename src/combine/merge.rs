@@ -387,17 +387,17 @@ impl Merging<'_> {
         if kind == Kind::Data || held_kind == Kind::Data {
             return Err(CombineError::TwoGroups { file: here, variable: array.path.clone(), other: held_at });
         }
-        let mismatch = |what: String, hint: String| CombineError::Mismatch {
+        let mismatch = |what: String, take_first_possible: bool| CombineError::Mismatch {
             file: here.clone(),
             variable: array.path.clone(),
             what,
             first: held_at.clone(),
-            hint,
+            take_first_possible,
         };
         let (a, b) = (&array.metadata, &held.metadata);
         if a.shape() != b.shape() || a.data_type != b.data_type {
             let what = format!("shape {:?} {} (other files: {:?} {})", a.shape(), a.data_type, b.shape(), b.data_type);
-            return Err(mismatch(what, String::new()));
+            return Err(mismatch(what, false));
         }
         let attrs = [(&b.attributes, held_at.as_str()), (&a.attributes, here.as_str())];
         check_meaning(&array.path, &attrs, kind == Kind::Coordinate)?;
@@ -418,12 +418,7 @@ impl Merging<'_> {
         if same {
             return Ok(());
         }
-        let hint = if kind == Kind::TakenFirst {
-            format!(" (pass --take-first {} to take the first file's)", array.path)
-        } else {
-            String::new()
-        };
-        Err(mismatch("its data".into(), hint))
+        Err(mismatch("its data".into(), kind == Kind::TakenFirst))
     }
 }
 

@@ -1,7 +1,7 @@
 //! One dimension of a chunk grid: the array extent plus the chunk edges along it.
 //!
 //! Stage: pure data model, shared by scan, combine and read. Input: an extent and a chunk size (Zarr v3
-//! core `regular` grid) or a list of edges (zarr-extensions `rectilinear` grid, REFERENCE.md section 1).
+//! core `regular` grid) or a list of edges (zarr-extensions `rectilinear` grid, the Zarr v3 core specification's chunk grids and the zarr-extensions `rectilinear` grid).
 //! Output: a validated [`ChunkDim`] answering "which chunk holds index i" and "where does chunk k start".
 //!
 //! Varying edges are stored run-length encoded (`edge` repeated `count` times, with the prefix sums of

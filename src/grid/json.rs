@@ -2,7 +2,7 @@
 //!
 //! Stage: pure data model (metadata writing and reading). Input/output: a `serde_json::Value` plus the
 //! array shape. Follows the Zarr v3 core `regular` grid and the zarr-extensions `rectilinear` grid
-//! (REFERENCE.md section 1):
+//! (Zarr v3 core specification, chunk grids; zarr-extensions `rectilinear`):
 //! - all dimensions regular: `{"name": "regular", "configuration": {"chunk_shape": [..]}}`;
 //! - otherwise `{"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [..]}}`
 //!   where a regular dimension is a bare integer and a varying one a list in which maximal runs of

@@ -5,8 +5,8 @@
 //! touches, and their cartesian product as [`ChunkSpan`]s in row-major chunk order.
 //!
 //! Cost is O(chunks touched x log runs) per dimension, never O(selected elements): a step longer than a
-//! chunk jumps straight to the next touched chunk. Only the valid part of a chunk (inside the extent,
-//! REFERENCE.md section 1) is ever selected.
+//! chunk jumps straight to the next touched chunk. Only the valid part of a chunk (inside the
+//! array's extent; an edge chunk's padding is never read) is ever selected.
 
 use super::{ChunkDim, ChunkGrid, GridError};
 
@@ -34,6 +34,27 @@ impl DimSelection {
             Self::Range { start, stop, step } if stop > start && step > 0 => (stop - start - 1) / step + 1,
             Self::Range { .. } => 0,
         }
+    }
+}
+
+impl From<u64> for DimSelection {
+    /// One index (the dimension is dropped from the output shape).
+    fn from(index: u64) -> Self {
+        DimSelection::Index(index)
+    }
+}
+
+impl From<std::ops::Range<u64>> for DimSelection {
+    /// `start..stop` with step 1.
+    fn from(range: std::ops::Range<u64>) -> Self {
+        DimSelection::Range { start: range.start, stop: range.end, step: 1 }
+    }
+}
+
+impl From<std::ops::RangeInclusive<u64>> for DimSelection {
+    /// `start..=last` with step 1.
+    fn from(range: std::ops::RangeInclusive<u64>) -> Self {
+        DimSelection::Range { start: *range.start(), stop: range.end().saturating_add(1), step: 1 }
     }
 }
 
@@ -70,6 +91,47 @@ impl Selection {
         }
         dims.extend(shape.iter().skip(dims.len()).map(|&n| full(n)));
         Ok(Self(dims))
+    }
+
+    /// A selection from Rust values per leading dimension (`3`, `0..31`, `0..=6`, or a
+    /// [`DimSelection`] with a step); dimensions not given select everything.
+    ///
+    /// ```
+    /// use vzarr::grid::{DimSelection, Selection};
+    /// let week = Selection::new([DimSelection::from(59..66)], &[365, 10, 20])?;
+    /// assert_eq!(week.out_shape(), vec![7, 10, 20]);
+    /// let point = Selection::new([5u64, 3, 7], &[365, 10, 20])?;
+    /// assert_eq!(point.out_shape(), Vec::<u64>::new());
+    /// # Ok::<(), vzarr::grid::GridError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`GridError::RankMismatch`] for more entries than dimensions, [`GridError::IndexOutOfRange`] for
+    /// an index outside its dimension, [`GridError::SelectionOutOfBounds`] for a range past the extent,
+    /// decreasing, or with a step of 0.
+    pub fn new<I, D>(dims: I, shape: &[u64]) -> Result<Self, GridError>
+    where
+        I: IntoIterator<Item = D>,
+        D: Into<DimSelection>,
+    {
+        let mut resolved: Vec<DimSelection> = dims.into_iter().map(Into::into).collect();
+        if resolved.len() > shape.len() {
+            return Err(GridError::RankMismatch { what: "selection", expected: shape.len(), got: resolved.len() });
+        }
+        for (dim, (selection, &len)) in resolved.iter().zip(shape).enumerate() {
+            let out = |reason| GridError::SelectionOutOfBounds { dim, len, reason };
+            match *selection {
+                DimSelection::Index(i) if i >= len => {
+                    return Err(GridError::IndexOutOfRange { index: i128::from(i), dim, len })
+                }
+                DimSelection::Range { step: 0, .. } => return Err(out("the step is 0")),
+                DimSelection::Range { start, stop, .. } if start > stop => return Err(out("the range decreases")),
+                DimSelection::Range { stop, .. } if stop > len => return Err(out("the range ends past the extent")),
+                _ => {}
+            }
+        }
+        resolved.extend(shape.iter().skip(resolved.len()).map(|&n| full(n)));
+        Ok(Self(resolved))
     }
 
     /// Elements selected along every dimension (1 for an index).

@@ -604,7 +604,7 @@ impl ArrayReader {
             array: self.path.clone(),
             what: what.to_string(),
             bytes,
-            limit: format!("the memory limit of {} bytes (--max-memory)", options.max_memory),
+            limit: format!("the memory limit of {} bytes", options.max_memory),
         };
         let chunk = largest_chunk_bytes(&self.metadata);
         if chunk.is_none_or(|b| b > options.max_memory) {

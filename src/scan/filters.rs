@@ -1,4 +1,4 @@
-//! HDF5 filter pipeline -> Zarr v3 codec chain (REFERENCE.md section 3 for filter ids, section 2 for
+//! HDF5 filter pipeline -> Zarr v3 codec chain (the HDF5 specification's filter ids; the Zarr v3 codec specifications for
 //! the codec names the Python stack uses).
 //!
 //! The pipeline order in the dataset creation property list is the encode order, which is also the

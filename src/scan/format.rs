@@ -1,4 +1,4 @@
-//! File format detection by content (REFERENCE.md section 3: HDF5 signature and user block;
+//! File format detection by content (the HDF5 file format specification: HDF5 signature and user block;
 //! section 5: the `CDF` magic of the classic formats).
 
 use std::path::Path;

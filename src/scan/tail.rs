@@ -1,5 +1,5 @@
 //! Trimmed copies of a file's partial last chunks along the concatenation dimensions (issue: interior
-//! partial chunks, REFERENCE.md section 4).
+//! partial chunks, files whose length is not a multiple of their chunk).
 //!
 //! vzarr never references a chunk as if it had a shape it does not decode to. A file's last chunk
 //! along a concatenation dimension is interior in the combined array unless the file comes last along

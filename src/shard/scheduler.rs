@@ -77,9 +77,9 @@ fn slurm(
     let spanned = max.filter(|&m| m >= min).map(|m| (m - min) / step + 1);
     let count = match (listed, spanned, count_arg) {
         (Some(c), Some(s), _) if c != s => {
-            return Err(ShardError::Spec(format!(
+            return Err(ShardError::NoShard(format!(
                 "SLURM_ARRAY_TASK_COUNT={c} but the array spans {s} ids from {min} to {max:?} in steps of {step}: \
-                 an array given as a list has no shard numbers; pass --shard I/N"
+                 an array given as a list has no shard numbers; give the shard explicitly"
             )))
         }
         (Some(c), _, _) => {
@@ -94,14 +94,14 @@ fn slurm(
             variables.push(format!("--shard-count {c}"));
             u64::from(c)
         }
-        (None, None, None) => return Err(ShardError::Spec(
-            "SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MAX: pass --shard I/N"
+        (None, None, None) => return Err(ShardError::NoShard(
+            "SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MAX: give the shard explicitly"
                 .into(),
         )),
     };
     if id < min || (id - min) % step != 0 {
-        return Err(ShardError::Spec(format!(
-            "SLURM_ARRAY_TASK_ID={id} is not on the array's steps (from {min} by {step}): pass --shard I/N"
+        return Err(ShardError::NoShard(format!(
+            "SLURM_ARRAY_TASK_ID={id} is not on the array's steps (from {min} by {step}): give the shard explicitly"
         )));
     }
     let shard = Shard::new(to_u32("shard", (id - min) / step)?, to_u32("shard count", count)?)
@@ -123,7 +123,7 @@ fn indexed(
             let size = number(size_name, &text)?;
             if count_arg.is_some_and(|c| u64::from(c) != size) {
                 return Err(ShardError::Spec(format!(
-                    "{size_name}={size} but --shard-count {}: give one or make them agree",
+                    "{size_name}={size} but {} shards were given: give one or make them agree",
                     count_arg.unwrap_or_default()
                 )));
             }
@@ -135,8 +135,8 @@ fn indexed(
             u64::from(c)
         }
         (None, None) => {
-            return Err(ShardError::Spec(format!(
-                "{name} is set ({scheduler} job array) but the number of tasks is not known: pass --shard-count N"
+            return Err(ShardError::NoCount(format!(
+                "{name} is set ({scheduler} job array) but the number of tasks is not known: give the number of shards"
             )))
         }
     };
@@ -189,7 +189,7 @@ mod tests {
             ("SLURM_ARRAY_TASK_MAX", "7"),
             ("SLURM_ARRAY_TASK_COUNT", "3"),
         ];
-        assert!(from(&list, None).unwrap_err().to_string().contains("--shard I/N"));
+        assert!(from(&list, None).unwrap_err().to_string().contains("give the shard explicitly"));
         assert!(from(&[("SLURM_ARRAY_TASK_ID", "2")], None).is_err());
         assert!(from(&[("SLURM_ARRAY_TASK_ID", "x"), ("SLURM_ARRAY_TASK_COUNT", "4")], None).is_err());
         assert!(from(&[("SLURM_ARRAY_TASK_ID", "4"), ("SLURM_ARRAY_TASK_COUNT", "4")], None).is_err());
@@ -199,7 +199,7 @@ mod tests {
     fn kubernetes_needs_the_count_on_the_command_line() {
         assert_eq!(from(&[("JOB_COMPLETION_INDEX", "5")], Some(8)).unwrap(), shard(5, 8));
         let err = from(&[("JOB_COMPLETION_INDEX", "5")], None).unwrap_err().to_string();
-        assert!(err.contains("--shard-count"), "{err}");
+        assert!(err.contains("number of shards"), "{err}");
     }
 
     #[test]

@@ -53,9 +53,7 @@ pub use manifests::DEFAULT_MANIFEST_CHUNKS;
 #[non_exhaustive]
 pub enum IcechunkError {
     /// The repository exists and committing to it was not asked for.
-    #[error(
-        "{repo}: an Icechunk repository already exists (pass --branch or --message to commit a new snapshot to it)"
-    )]
+    #[error("{repo}: an Icechunk repository already exists")]
     Exists {
         /// The repository location.
         repo: String,

@@ -16,8 +16,8 @@ pub const ALLOW_ENV: &str = "VZARR_ALLOW_SOURCES";
 pub enum TrustError {
     /// The source lies outside every authorized container.
     #[error(
-        "{location}: source container {container} is not authorized (after reviewing it: \
-         --allow-source {container}, {ALLOW_ENV}={container}, or `vzarr trust STORE`)"
+        "{location}: source container {container} is not authorized (after reviewing it, add it to the \
+         trust list or to {ALLOW_ENV})"
     )]
     Unauthorized {
         /// The source as stored (and, if different, the file it resolves to).
@@ -319,7 +319,7 @@ mod tests {
         let location = file.to_str().unwrap();
         let err = Authorization::default().check(location).unwrap_err();
         assert!(matches!(&err, TrustError::Unauthorized { container, .. } if container.ends_with('/')), "{err}");
-        assert!(err.to_string().contains("--allow-source"), "{err}");
+        assert!(err.to_string().contains("VZARR_ALLOW_SOURCES"), "{err}");
         let auth = Authorization::new([dir.path().to_str().unwrap()]);
         assert!(auth.check(location).is_ok());
         // A sibling whose name starts with the trusted directory's is not inside it.

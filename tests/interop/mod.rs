@@ -291,7 +291,10 @@ fn assert_refs_match_store(refs: &serde_json::Map<String, Value>, store_path: &P
                 ChunkEntry::Owned { .. } => {
                     inline += 1;
                     let text = value.as_str().and_then(|t| t.strip_prefix("base64:")).expect("base64: value");
-                    vzarr::base64::decode(text).expect("valid base64")
+                    {
+                        use base64::Engine as _;
+                        base64::engine::general_purpose::STANDARD.decode(text).expect("valid base64")
+                    }
                 }
                 _ => {
                     references += 1;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::metadata::float_attribute;
 
 /// Bookkeeping attributes of netCDF-4 and HDF5 dimension scales: never user attributes
-/// (REFERENCE.md section 3).
+/// (the HDF5 file format specification).
 pub(crate) const BOOKKEEPING: [&str; 10] = [
     "DIMENSION_LIST",
     "REFERENCE_LIST",

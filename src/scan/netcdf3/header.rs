@@ -9,7 +9,7 @@
 //!
 //! Follows the `NetCDF` classic format specification (Unidata, "File Format Specifications", the
 //! BNF grammar and its notes), its 64-bit offset variant, the CDF-5 specification (`PnetCDF`) and
-//! REFERENCE.md section 5:
+//! the NetCDF classic and 64-bit offset format specification:
 //! - All integers are big-endian. List tags (`NC_DIMENSION` 0x0A, `NC_VARIABLE` 0x0B,
 //!   `NC_ATTRIBUTE` 0x0C) and `nc_type` are 32-bit. Counts (`nelems`, dimension lengths,
 //!   dimension ids, `numrecs`, `vsize`) are 32-bit in CDF-1/2 and 64-bit in CDF-5. `begin` is
@@ -379,8 +379,8 @@ pub struct Header {
     pub attributes: Vec<Attribute>,
     /// Variables in header order.
     pub variables: Vec<Variable>,
-    /// Distance in bytes between consecutive records of every record variable (REFERENCE.md
-    /// section 5): the sum of the padded record sizes, or the unpadded size when there is
+    /// Distance in bytes between consecutive records of every record variable (the NetCDF classic
+    /// format specification): the sum of the padded record sizes, or the unpadded size when there is
     /// exactly one record variable. 0 when there are no record variables.
     pub record_size: u64,
     /// Bytes consumed by the header.

@@ -13,7 +13,7 @@
 //! One exception is repaired instead of refused: equal edges followed by a shorter LAST one (an
 //! uncompressed slab cut at the array's end); that chunk is padded to the inner shape when written.
 //! A shard at the end of a dimension is extended to a whole number of chunks: the outer grid's last
-//! chunk may extend past the array (REFERENCE.md section 1), and the source's own last chunk already
+//! chunk may extend past the array (Zarr v3 core specification, chunk grids; zarr-extensions `rectilinear`), and the source's own last chunk already
 //! does.
 
 use std::str::FromStr;
@@ -139,7 +139,7 @@ pub enum Unshardable {
         array: usize,
     },
     /// Shards (or one slab of them) would hold more chunks than the writer keeps in memory.
-    #[error("{what} would hold {count} chunks (at most {limit}); choose a smaller --shards shape")]
+    #[error("{what} would hold {count} chunks (at most {limit}); choose a smaller shard shape")]
     TooLarge {
         /// "a shard" or "a slab of shards".
         what: &'static str,

@@ -7,8 +7,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::Context;
 use glob::{MatchOptions, Pattern};
+
+use super::InputError;
 
 const WILDCARDS: [char; 3] = ['*', '?', '['];
 
@@ -16,7 +17,7 @@ const WILDCARDS: [char; 3] = ['*', '?', '['];
 ///
 /// # Errors
 /// An invalid pattern component, or a directory on the way that exists but cannot be read.
-pub(crate) fn matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn matches(pattern: &str) -> Result<Vec<PathBuf>, InputError> {
     let mut base = PathBuf::new();
     let mut components = Path::new(pattern).components().peekable();
     while let Some(c) = components.next_if(|c| !c.as_os_str().to_string_lossy().contains(WILDCARDS)) {
@@ -40,7 +41,8 @@ pub(crate) fn matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
         } else if last_literal {
             found.into_iter().map(|p| p.join(text.as_ref())).collect()
         } else {
-            let component = Pattern::new(&text).with_context(|| format!("{pattern}: invalid glob pattern"))?;
+            let component =
+                Pattern::new(&text).map_err(|source| InputError::Pattern { pattern: pattern.to_string(), source })?;
             let mut next = Vec::new();
             for dir in found {
                 next.extend(children(&dir)?.into_iter().filter(|child| {
@@ -60,25 +62,25 @@ pub(crate) fn matches(pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// The entries of `dir`; none when it does not exist or is not a directory.
-fn children(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn children(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     let listing = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     let entries = match std::fs::read_dir(listing) {
         Ok(entries) => entries,
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
             return Ok(Vec::new())
         }
-        Err(e) => return Err(e).with_context(|| format!("{}: reading the directory", listing.display())),
+        Err(source) => return Err(InputError::Directory { path: listing.to_path_buf(), source }),
     };
     let mut out = Vec::new();
     for entry in entries {
-        let entry = entry.with_context(|| format!("{}: reading the directory", listing.display()))?;
+        let entry = entry.map_err(|source| InputError::Directory { path: listing.to_path_buf(), source })?;
         out.push(dir.join(entry.file_name()));
     }
     Ok(out)
 }
 
 /// `dir` and every directory below it (symlinked directories are not followed, so no cycles).
-fn descend(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+fn descend(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
     out.push(dir.to_path_buf());
     for child in children(dir)? {
         if child.symlink_metadata().is_ok_and(|m| m.is_dir()) {

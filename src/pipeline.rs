@@ -1,0 +1,70 @@
+//! The whole job as two library calls, for pipelines and language bindings:
+//!
+//! ```text
+//!  Archive (inputs, --concat dims once, options) ──scan()──▶ VirtualDataset ──write_dataset(Output)──▶ Written
+//!          inputs::expand_inputs → scan::scan_files → combine::combine       store/ (native, kerchunk, Icechunk;
+//!                                                                            local or on an object store)
+//! ```
+//!
+//! [`Archive`] names the inputs (paths, URLs, glob patterns) and how to combine them: the
+//! concatenation dimensions are given once and reach both the scan (which records their coordinates
+//! and prepares partial last chunks) and the combine. [`write_dataset`] writes the result where
+//! [`Output`] says, atomically: a local output is published in one step, an object-store output is
+//! written locally and uploaded with the store made visible last.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), vzarr::pipeline::PipelineError> {
+//! use vzarr::pipeline::{write_dataset, Archive, Format, Output};
+//! let archive = Archive::new(["fixtures/sample/*.nc"]).concat("time")?;
+//! let scanned = archive.scan()?;
+//! let written = write_dataset(&scanned.dataset, &Output::new("tas.vzarr", Format::Native))?;
+//! println!("{} arrays, {} references", written.info().arrays.len(), written.references());
+//! # Ok(()) }
+//! ```
+
+mod archive;
+mod output;
+
+#[cfg(feature = "cli")]
+pub(crate) use archive::history_line;
+pub use archive::{Archive, ScannedArchive};
+pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
+
+/// A pipeline step that failed; each variant keeps the stage's own error as its source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// Options that do not fit together (an unparsable `--concat` spec, several files without a
+    /// concatenation dimension, ...).
+    #[error("{0}")]
+    Options(String),
+    /// The inputs could not be expanded into files.
+    #[error(transparent)]
+    Inputs(#[from] crate::inputs::InputError),
+    /// A file could not be scanned.
+    #[error(transparent)]
+    Scan(#[from] crate::scan::ScanError),
+    /// The scanned files do not combine.
+    #[error(transparent)]
+    Combine(#[from] crate::combine::CombineError),
+    /// The output could not be written (nothing is left at the destination).
+    #[error("writing {output}: {source}")]
+    Write {
+        /// The output's path or URL.
+        output: String,
+        /// Why.
+        source: crate::store::WriteError,
+    },
+    /// The Icechunk commit failed (the branch is unchanged).
+    #[cfg(feature = "icechunk")]
+    #[error(transparent)]
+    Icechunk(#[from] crate::store::IcechunkError),
+    /// The tokio runtime for object-store inputs or outputs could not be started.
+    #[error("starting the I/O runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// A multi-threaded tokio runtime of two workers, for the calls made without the caller's runtime.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, PipelineError> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(PipelineError::Runtime)
+}
