@@ -80,9 +80,6 @@ pub(crate) enum Outcome {
 /// Runs the parsed command.
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    if let Some(remote) = cli.command.remote() {
-        crate::source::set_remote_defaults(remote.options());
-    }
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Append(a) => append::run(a),

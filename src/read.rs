@@ -23,7 +23,7 @@ mod strings;
 pub(crate) use strings::MAX_ELEMENTS as MAX_STRING_ELEMENTS;
 
 pub use array_data::{ArrayData, Element};
-pub use open::{ArrayReader, Store};
+pub use open::{ArrayReader, OpenOptions, Store};
 
 use crate::codec::CodecError;
 use crate::grid::GridError;

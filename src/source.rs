@@ -12,7 +12,7 @@ mod remote;
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{describe_error, remote_defaults, set_remote_defaults, store_for_url, RemoteError, RemoteOptions};
+pub use remote::{describe_error, store_for_url, RemoteError, RemoteOptions};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -93,12 +93,22 @@ pub fn is_url(location: &str) -> bool {
         .is_some_and(|(scheme, _)| scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'))
 }
 
-/// Resolves a stored location (absolute path or URL) to a store and object path.
+/// Resolves a stored location (absolute path or URL) to a store and object path, reaching object
+/// stores with the environment's configuration ([`RemoteOptions::default`]).
+///
+/// # Errors
+/// As [`resolve_with`].
+pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
+    resolve_with(location, &RemoteOptions::default())
+}
+
+/// Resolves a stored location (absolute path or URL) to a store and object path; object stores are
+/// configured from the environment (credentials, endpoint), then from `remote`.
 ///
 /// # Errors
 /// [`SourceError`] when the location is not a valid absolute path or URL, or names a scheme this build
 /// cannot reach.
-pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
+pub fn resolve_with(location: &str, remote: &RemoteOptions) -> Result<ObjectLocation, SourceError> {
     if !is_url(location) {
         let path = ObjectPath::from_absolute_path(location)
             .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
@@ -112,15 +122,13 @@ pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
             source: object_store::Error::Generic { store: "file", source: "not a local file URL".into() },
         })?;
         if let Some(path) = file.to_str() {
-            return resolve(path);
+            return resolve_with(path, remote);
         }
         let path = bytes_path::object_path(&url)
             .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
         return Ok(ObjectLocation { store: bytes_path_store(), path });
     }
-    // Object stores are configured from the environment (credentials, endpoint), as when scanning,
-    // and the process's remote options (`set_remote_defaults`).
-    let (store, path) = remote::store_for_url(&url, &remote_defaults()).map_err(|e| SourceError::Resolve {
+    let (store, path) = remote::store_for_url(&url, remote).map_err(|e| SourceError::Resolve {
         location: location.to_string(),
         source: object_store::Error::Generic { store: "vzarr", source: e.into() },
     })?;

@@ -47,7 +47,7 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let stored = load_native(store)?;
     let recorded = recorded_options(&stored, &name)?;
     let last = files_to_rescan(&stored, &recorded, &name)?;
-    let reader = |path: &str, rows: u64| read_stored(store, path, rows);
+    let reader = |path: &str, rows: u64| read_stored(store, path, rows, &remote);
     let dataset = scan_and_plan(&stored, &name, &files, &last, &args, runtime.handle(), &reader)?;
     if std::fs::read(store.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
         bail!("{name}: changed while appending (another writer?); nothing was written, run the append again");
@@ -97,7 +97,7 @@ fn run_icechunk(args: &AppendArgs, name: &str) -> anyhow::Result<Outcome> {
     let recorded = recorded_options(&stored.dataset, name)?;
     let last = files_to_rescan(&stored.dataset, &recorded, name)?;
     runtime.block_on(refresh_sources(&mut stored, &last, &remote))?;
-    let reader = |path: &str, rows: u64| read_repository(&runtime, name, &branch, path, rows);
+    let reader = |path: &str, rows: u64| read_repository(&runtime, name, &branch, path, rows, &remote);
     let dataset = scan_and_plan(&stored.dataset, name, &files, &last, args, runtime.handle(), &reader)?;
     let options = IcechunkOptions {
         branch,
@@ -130,14 +130,16 @@ fn read_repository(
     branch: &str,
     path: &str,
     rows: u64,
+    remote: &crate::source::RemoteOptions,
 ) -> Result<Vec<f64>, String> {
     if rows == 0 {
         return Ok(Vec::new());
     }
     runtime.block_on(async {
         let authorization = super::trust::authorization(&[]).map_err(|e| e.to_string())?;
-        let opened =
-            super::open::open_store(repo, Some(branch), &authorization, true).await.map_err(|e| e.to_string())?;
+        let opened = super::open::open_store(repo, Some(branch), &authorization, true, remote)
+            .await
+            .map_err(|e| e.to_string())?;
         let array = opened.store.array(path).await.map_err(|e| e.to_string())?;
         let selection = Selection::parse(&format!("0:{rows}"), &array.shape()).map_err(|e| e.to_string())?;
         let data = array.read(&selection, &ReadOptions::default()).await.map_err(|e| e.to_string())?;
@@ -182,12 +184,13 @@ fn lock_store(store: &Path, name: &str) -> anyhow::Result<std::fs::File> {
 }
 
 /// The first `rows` rows of a stored array, read through the store (its sources when referenced).
-fn read_stored(store: &Path, path: &str, rows: u64) -> Result<Vec<f64>, String> {
+fn read_stored(store: &Path, path: &str, rows: u64, remote: &crate::source::RemoteOptions) -> Result<Vec<f64>, String> {
     if rows == 0 {
         return Ok(Vec::new());
     }
     let authorization = super::trust::authorization(&[]).map_err(|e| e.to_string())?;
-    let opened = BlockingStore::open(&store.display().to_string(), &authorization).map_err(|e| e.to_string())?;
+    let options = crate::read::OpenOptions::new(authorization).with_remote(remote.clone());
+    let opened = BlockingStore::open_with(&store.display().to_string(), &options).map_err(|e| e.to_string())?;
     let array = opened.array(path).map_err(|e| e.to_string())?;
     let selection = Selection::parse(&format!("0:{rows}"), &array.reader().shape()).map_err(|e| e.to_string())?;
     let data = array.read(&selection, &ReadOptions::default()).map_err(|e| e.to_string())?;

@@ -65,23 +65,6 @@ pub(crate) enum Command {
     OracleWorker,
 }
 
-impl Command {
-    /// The object-store flags of the subcommand, if it has them.
-    pub(crate) fn remote(&self) -> Option<&RemoteArgs> {
-        match self {
-            Command::Scan(a) => Some(&a.remote),
-            Command::Append(a) => Some(&a.remote),
-            Command::Info(a) => Some(&a.remote),
-            Command::Read(a) => Some(&a.remote),
-            Command::Verify(a) => Some(&a.remote),
-            Command::Export(a) => Some(&a.remote),
-            Command::Materialize(a) => Some(&a.remote),
-            Command::Merge(a) => Some(&a.remote),
-            Command::Trust(_) | Command::OracleWorker => None,
-        }
-    }
-}
-
 /// What `scan` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum ScanFormat {

@@ -9,7 +9,12 @@ use crate::store::{export_kerchunk, KerchunkOptions};
 use crate::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let store = Store::open_with(
+        &args.store,
+        &crate::read::OpenOptions::new(super::trust::authorization(&args.allow_source)?)
+            .with_remote(args.remote.options()),
+    )
+    .await?;
     let target = Target::of(&args.kerchunk)?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
     let context = || format!("exporting {} to {}", args.store, args.kerchunk.display());

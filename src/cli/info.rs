@@ -16,8 +16,14 @@ fn containers(store: &Store) -> Vec<serde_json::Value> {
 }
 
 pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
-    let opened =
-        super::open::open_named(&args.store, args.branch.as_deref(), &args.allow_source, args.no_check_sources).await?;
+    let opened = super::open::open_named(
+        &args.store,
+        args.branch.as_deref(),
+        &args.allow_source,
+        args.no_check_sources,
+        &args.remote.options(),
+    )
+    .await?;
     let store = opened.store.clone();
     let info = store.info();
     let mut arrays = Vec::new();

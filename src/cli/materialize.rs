@@ -11,7 +11,12 @@ use crate::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
 use crate::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
-    let store = Store::open(&args.store, &super::trust::authorization(&args.allow_source)?).await?;
+    let store = Store::open_with(
+        &args.store,
+        &crate::read::OpenOptions::new(super::trust::authorization(&args.allow_source)?)
+            .with_remote(args.remote.options()),
+    )
+    .await?;
     store.set_check_sources(!args.no_check_sources);
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");

@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::read::Store;
+use crate::read::{OpenOptions, Store};
+use crate::source::RemoteOptions;
 use crate::store::{looks_like_repository, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
 use crate::trust::Authorization;
 
@@ -37,26 +38,27 @@ pub(crate) async fn open_store(
     branch: Option<&str>,
     authorization: &Authorization,
     check_sources: bool,
+    remote: &RemoteOptions,
 ) -> anyhow::Result<Opened> {
-    let remote = crate::source::remote_defaults();
+    let options = OpenOptions::new(authorization.clone()).with_remote(remote.clone());
     let on_branch = branch.unwrap_or("main");
     let not_repository = || anyhow::anyhow!("{location}: --branch applies to Icechunk repositories only");
     let dataset = if crate::source::is_url(location) {
-        match Store::open(location, authorization).await {
+        match Store::open_with(location, &options).await {
             Ok(_) if branch.is_some() => return Err(not_repository()),
             Ok(store) => return Ok(Opened { store, _temporary: None }),
-            Err(native) => match read_repository(location, on_branch, &remote, check_sources).await {
+            Err(native) => match read_repository(location, on_branch, remote, check_sources).await {
                 Ok(dataset) => dataset,
                 Err(e) if branch.is_some() => return Err(e.into()),
                 Err(_) => return Err(native.into()),
             },
         }
     } else if looks_like_repository(Path::new(location)) {
-        read_repository(location, on_branch, &remote, check_sources).await?
+        read_repository(location, on_branch, remote, check_sources).await?
     } else if branch.is_some() {
         return Err(not_repository());
     } else {
-        return Ok(Opened { store: Store::open(location, authorization).await?, _temporary: None });
+        return Ok(Opened { store: Store::open_with(location, &options).await?, _temporary: None });
     };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
@@ -64,7 +66,7 @@ pub(crate) async fn open_store(
     let temporary = Temporary(dir);
     let native = temporary.0.join("view.vzarr");
     NativeWriter.write(&dataset, &native, &WriteOptions::default())?;
-    let store = Store::open(&native.display().to_string(), authorization).await?;
+    let store = Store::open_with(&native.display().to_string(), &options).await?;
     Ok(Opened { store, _temporary: Some(temporary) })
 }
 
@@ -75,8 +77,9 @@ pub(crate) async fn open_named(
     branch: Option<&str>,
     allow_source: &[String],
     no_check_sources: bool,
+    remote: &RemoteOptions,
 ) -> anyhow::Result<Opened> {
-    open_store(store, branch, &super::trust::authorization(allow_source)?, !no_check_sources).await
+    open_store(store, branch, &super::trust::authorization(allow_source)?, !no_check_sources, remote).await
 }
 
 /// The dataset on `branch` of the Icechunk repository at `location`, its sources fingerprinted and
@@ -84,7 +87,7 @@ pub(crate) async fn open_named(
 async fn read_repository(
     location: &str,
     branch: &str,
-    remote: &crate::source::RemoteOptions,
+    remote: &RemoteOptions,
     check_sources: bool,
 ) -> Result<crate::VirtualDataset, crate::store::IcechunkError> {
     if check_sources {

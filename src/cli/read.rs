@@ -14,8 +14,14 @@ use crate::read::ReadOptions;
 use crate::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let opened =
-        super::open::open_named(&args.store, args.branch.as_deref(), &args.allow_source, args.no_check_sources).await?;
+    let opened = super::open::open_named(
+        &args.store,
+        args.branch.as_deref(),
+        &args.allow_source,
+        args.no_check_sources,
+        &args.remote.options(),
+    )
+    .await?;
     let store = opened.store.clone();
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())

@@ -13,7 +13,7 @@ use crate::grid::Selection;
 use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
-use crate::source::{is_url, resolve, ObjectLocation};
+use crate::source::{is_url, resolve_with, ObjectLocation, RemoteOptions};
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 use crate::trust::Authorization;
 
@@ -34,6 +34,8 @@ pub(crate) struct StoreInner {
     sources_digest: [u8; 32],
     /// The containers the reader trusts: every source is checked against them before it is read.
     authorization: Authorization,
+    /// How the store's and its sources' object stores are reached.
+    remote: RemoteOptions,
     resolved: Mutex<HashMap<u32, ObjectLocation>>,
     checked: Mutex<HashSet<u32>>,
     /// Whether sources are checked against their fingerprints before they are read (default true;
@@ -71,7 +73,7 @@ impl StoreInner {
             return Ok((loc.clone(), file.location.clone()));
         }
         let authorized = self.authorization.check(&file.location)?;
-        let loc = resolve(&authorized.location)?;
+        let loc = resolve_with(&authorized.location, &self.remote)?;
         resolved.insert(id, loc.clone());
         Ok((loc, file.location.clone()))
     }
@@ -101,6 +103,50 @@ impl StoreInner {
     }
 }
 
+/// How [`Store::open_with`] opens a store and reads its sources.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// The containers sources may be read from ([`Authorization::check`], at the first read of each
+    /// source). Default: none, so no source can be read: give the containers the writer reported
+    /// (`StoreInfo::source_containers`) or [`Authorization::from_user_config`] (what the command line
+    /// trusts).
+    pub authorization: Authorization,
+    /// How object stores (the store's own and its sources') are reached. Default: credentials and
+    /// endpoints from the environment.
+    pub remote: RemoteOptions,
+    /// Compare each source's size, ETag and modification time with the scan's before reading it.
+    /// Default: true.
+    pub check_sources: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { authorization: Authorization::default(), remote: RemoteOptions::default(), check_sources: true }
+    }
+}
+
+impl OpenOptions {
+    /// Default options reading sources inside `authorization`'s containers.
+    pub fn new(authorization: Authorization) -> Self {
+        OpenOptions { authorization, ..OpenOptions::default() }
+    }
+
+    /// With these remote options.
+    #[must_use]
+    pub fn with_remote(mut self, remote: RemoteOptions) -> Self {
+        self.remote = remote;
+        self
+    }
+
+    /// With source checks on or off.
+    #[must_use]
+    pub fn with_check_sources(mut self, check: bool) -> Self {
+        self.check_sources = check;
+        self
+    }
+}
+
 /// An opened store: its summary, source table and arrays.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -116,6 +162,14 @@ impl Store {
     /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
     /// written by a newer, incompatible vzarr.
     pub async fn open(location: &str, authorization: &Authorization) -> Result<Self, ReadError> {
+        Self::open_with(location, &OpenOptions::new(authorization.clone())).await
+    }
+
+    /// Opens the store at `location` (a local path or a URL) as `options` say.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub async fn open_with(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
         let absolute = if is_url(location) {
             location.to_string()
         } else {
@@ -126,7 +180,7 @@ impl Store {
             })?;
             path.display().to_string()
         };
-        let root = resolve(&absolute)?;
+        let root = resolve_with(&absolute, &options.remote)?;
         let mut inner = StoreInner {
             location: location.to_string(),
             root,
@@ -134,10 +188,11 @@ impl Store {
             array_paths: HashSet::new(),
             sources: SourceTable::default(),
             sources_digest: [0; 32],
-            authorization: authorization.clone(),
+            authorization: options.authorization.clone(),
+            remote: options.remote.clone(),
             resolved: Mutex::default(),
             checked: Mutex::default(),
-            check_sources: std::sync::atomic::AtomicBool::new(true),
+            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
         };
         let bytes = fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await?;
         inner.info = parse_info(&bytes, location)?;

@@ -43,23 +43,6 @@ impl Default for RemoteOptions {
     }
 }
 
-/// The options [`crate::source::resolve`] reaches object stores with (the sources a store
-/// references): [`RemoteOptions::default`] unless [`set_remote_defaults`] changed them.
-pub fn remote_defaults() -> RemoteOptions {
-    defaults().lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-}
-
-/// Sets the options of every later [`crate::source::resolve`] in this process (the command line
-/// sets them from its flags).
-pub fn set_remote_defaults(options: RemoteOptions) {
-    *defaults().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = options;
-}
-
-fn defaults() -> &'static Mutex<RemoteOptions> {
-    static DEFAULTS: OnceLock<Mutex<RemoteOptions>> = OnceLock::new();
-    DEFAULTS.get_or_init(Default::default)
-}
-
 /// A URL no store can be built for.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
