@@ -166,8 +166,8 @@ fn hint(err: &(dyn std::error::Error + 'static)) -> Option<String> {
             " (pass --allow-gaps to append anyway)".into()
         }
         e if matches!(e.downcast_ref(), Some(ReadError::TooLarge { .. })) => " (raise it with --max-memory)".into(),
-        e if matches!(e.downcast_ref(), Some(crate::shard::ShardError::NoShard(_))) => " (pass --shard I/N)".into(),
-        e if matches!(e.downcast_ref(), Some(crate::shard::ShardError::NoCount(_))) => " (pass --shard-count N)".into(),
+        e if matches!(e.downcast_ref(), Some(crate::parts::ShardError::NoShard(_))) => " (pass --shard I/N)".into(),
+        e if matches!(e.downcast_ref(), Some(crate::parts::ShardError::NoCount(_))) => " (pass --shard-count N)".into(),
         e => match (e.downcast_ref::<CombineError>(), e.downcast_ref::<TrustError>()) {
             (Some(CombineError::Mismatch { variable, take_first_possible: true, .. }), _) => {
                 format!(" (pass --take-first {variable} to take the first file's)")

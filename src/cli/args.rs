@@ -104,7 +104,7 @@ pub(crate) struct ScanArgs {
     /// scheduler (Slurm, Kubernetes Indexed Job, AWS Batch). An --output that is a directory (or ends
     /// in `/`) gets `part-IIIII-of-NNNNN.vzpart` inside.
     #[arg(long, value_name = "I/N", conflicts_with = "no_shard")]
-    pub(crate) shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::parts::Shard>,
     /// The number of shards where the scheduler does not say (Kubernetes Indexed Jobs: the Job's
     /// `completions`; AWS Batch without AWS_BATCH_JOB_ARRAY_SIZE).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -9,8 +9,8 @@ use super::args::{MergeArgs, ScanArgs};
 use super::progress::bar;
 use super::scan::{combine_and_write, expand_inputs, Output};
 use super::Outcome;
+use crate::parts::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
 use crate::scan::{scan_files, ScanOptions};
-use crate::shard::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
 
 /// The shard this scan is: `--shard`, else the job-array task's (printed with its origin), else none.
 pub(crate) fn shard_of(args: &ScanArgs) -> anyhow::Result<Option<Shard>> {

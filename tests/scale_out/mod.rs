@@ -312,8 +312,8 @@ fn part_records_round_trip_every_supported_fixture_exactly() {
             vzarr::ScanOptions { concat_dims: vec!["time".into()], ..Default::default() },
         ] {
             let scanned = crate::common::scan(&fixture.path, &options).unwrap();
-            let bytes = vzarr::shard::encode_dataset(&scanned).unwrap();
-            let back = vzarr::shard::decode_dataset(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let bytes = vzarr::parts::encode_dataset(&scanned).unwrap();
+            let back = vzarr::parts::decode_dataset(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(back == scanned, "{name}: the decoded scan differs");
         }
     }
@@ -331,12 +331,12 @@ fn part_records_with_entries_outside_their_file_or_grid_are_refused() {
     for (what, entry) in [("past the end", past_the_end), ("owned", owned_past), ("other file", other_file)] {
         let mut bad = scanned.clone();
         bad.arrays[index].chunks.entries[0] = entry;
-        let err = vzarr::shard::decode_dataset(&vzarr::shard::encode_dataset(&bad).unwrap()).unwrap_err();
+        let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&bad).unwrap()).unwrap_err();
         assert!(err.contains("lies outside"), "{what}: {err}");
     }
     let mut extra = scanned.clone();
     extra.arrays[index].chunks.entries.push(vzarr::manifest::ChunkEntry::Missing);
-    let err = vzarr::shard::decode_dataset(&vzarr::shard::encode_dataset(&extra).unwrap()).unwrap_err();
+    let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&extra).unwrap()).unwrap_err();
     assert!(err.contains("chunk entries for a grid"), "{err}");
 }
 

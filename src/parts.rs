@@ -1,4 +1,5 @@
-//! Scale-out: a scan split into shards (job-array tasks), each writing a *part*, then one merge.
+//! Scan parts (scale-out): a scan split into shards of the inputs (job-array tasks), each writing a
+//! *part*, then one merge. (Zarr sharding, a codec, is another thing: `codec/sharding`.)
 //!
 //! ```text
 //! inputs (sorted) ──slice I of N──▶ scan (per-file datasets) ──write_part──▶ part I   (one per task)
@@ -7,10 +8,10 @@
 //!
 //! A shard is a contiguous slice of the sorted inputs ([`Shard::range`]), so every node computes the
 //! same slices from the same inputs. A part holds the shard's per-file scans as they are, not
-//! combined (`shard/record`: the manifest encoding for chunk entries, JSON for metadata), plus what
+//! combined (`parts/record`: the manifest encoding for chunk entries, JSON for metadata), plus what
 //! merge needs to check the parts belong together: shard number and count, the number of inputs, the
 //! index of the shard's first input, a digest of the whole sorted input list and the scan options
-//! (`shard/part`). Merging reads the parts one file at a time and hands exactly the datasets one
+//! (`parts/part`). Merging reads the parts one file at a time and hands exactly the datasets one
 //! `scan` over all inputs would have made, in the same order, to the same combine: the same store.
 //! The format is specified in `docs/design/003-scan-parts.md`.
 //!

@@ -12,7 +12,7 @@
 //! A blob is a u64 length then the bytes; `f64s`/`u64s` a u64 count then 8 bytes each. Every length is
 //! checked against the bytes left before anything is allocated. Chunk entries reuse the manifest
 //! encoding (`docs/design/001-manifest-format.md`) with its checksums; the whole record is covered by
-//! the part's CRC as well (`shard/part`).
+//! the part's CRC as well (`parts/part`).
 
 use serde::{Deserialize, Serialize};
 

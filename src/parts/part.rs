@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! "VZPART\0\0" | u32 version | u32 header length | header (JSON: PartHeader) | u32 CRC-32 of all before
-//! per file, in input order: u64 record length | record (shard/record) | u32 CRC-32 of the record
+//! per file, in input order: u64 record length | record (parts/record) | u32 CRC-32 of the record
 //! end of file (exactly after the header's `files` records)
 //! ```
 //!
