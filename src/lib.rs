@@ -42,7 +42,7 @@ pub mod grid;
 pub mod inputs;
 pub mod manifest;
 pub mod metadata;
-pub mod ndcopy;
+mod ndcopy;
 pub mod parts;
 pub mod pipeline;
 pub mod read;

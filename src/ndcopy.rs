@@ -5,7 +5,7 @@
 //! dimension is copied with one `memcpy` when its step is 1.
 
 /// The C-order index of element `linear` of an array of `shape` (a dimension of length 0 counts as 1).
-pub fn unravel(mut linear: u64, shape: &[u64]) -> Vec<u64> {
+pub(crate) fn unravel(mut linear: u64, shape: &[u64]) -> Vec<u64> {
     let mut out = vec![0; shape.len()];
     for d in (0..shape.len()).rev() {
         out[d] = linear % shape[d].max(1);
@@ -15,14 +15,14 @@ pub fn unravel(mut linear: u64, shape: &[u64]) -> Vec<u64> {
 }
 
 /// The C-order position of `index` in an array of `shape` (the inverse of [`unravel`]).
-pub fn ravel(index: &[u64], shape: &[u64]) -> u64 {
+pub(crate) fn ravel(index: &[u64], shape: &[u64]) -> u64 {
     index.iter().zip(shape).fold(0, |acc, (i, n)| acc * n + i)
 }
 
 /// How one dimension is copied: `count` elements from `src_start` (every `src_step`-th) to
 /// consecutive positions from `dst_start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DimCopy {
+pub(crate) struct DimCopy {
     /// First source index.
     pub src_start: u64,
     /// Source stride (>= 1).
@@ -46,7 +46,7 @@ fn strides(shape: &[u64]) -> Vec<u64> {
 ///
 /// # Panics
 /// When the box does not fit either buffer (a caller bug, not an input error).
-pub fn copy_box(
+pub(crate) fn copy_box(
     src: &[u8],
     src_shape: &[u64],
     dst: &mut [u8],
@@ -66,7 +66,7 @@ pub fn copy_box(
 /// # Safety
 /// `dst` must be valid for writes of `dst_len` bytes for the duration of the call, the box must fit
 /// `dst_shape` (checked: panics otherwise), and no other thread may write the elements this box covers.
-pub unsafe fn copy_box_raw(
+pub(crate) unsafe fn copy_box_raw(
     src: &[u8],
     src_shape: &[u64],
     dst: *mut u8,
@@ -138,7 +138,7 @@ unsafe fn copy_strided(src: *const u8, ss: &[u64], dst: *mut u8, ds: &[u64], dim
 }
 
 /// Sets every element of `buf` (shape `shape`) outside the box `[0, valid[d])` to `fill`.
-pub fn fill_outside(buf: &mut [u8], shape: &[u64], valid: &[u64], fill: &[u8]) {
+pub(crate) fn fill_outside(buf: &mut [u8], shape: &[u64], valid: &[u64], fill: &[u8]) {
     let es = fill.len();
     let total: u64 = shape.iter().product();
     if total == 0 || es == 0 || valid.iter().zip(shape).all(|(v, s)| v >= s) {

@@ -38,8 +38,10 @@ pub use materialize::{
     MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
 pub use native::NativeWriter;
-pub use publish::{sync_count, OutputKind, Staged};
-pub use publish_remote::{url_sources, RemoteOutput, LOCK_OBJECT, SINGLE_PUT_MAX};
+#[cfg(all(feature = "cli", debug_assertions))]
+pub(crate) use publish::sync_count;
+pub use publish::{OutputKind, Staged};
+pub use publish_remote::{url_sources, RemoteOutput, SINGLE_PUT_MAX};
 
 use std::path::{Path, PathBuf};
 

@@ -15,8 +15,9 @@ mod remote;
 mod strings;
 mod worker;
 
-pub use oracle::oracle_opens;
-pub use worker::serve_oracle;
+#[cfg(debug_assertions)]
+pub(crate) use oracle::oracle_opens;
+pub(crate) use worker::serve_oracle;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -399,7 +399,8 @@ static SYNCS: AtomicU64 = AtomicU64::new(0);
 
 /// Number of sync calls (`syncfs`, `fsync`) made by [`Staged::publish`] in this process.
 #[must_use]
-pub fn sync_count() -> u64 {
+#[cfg(all(feature = "cli", debug_assertions))]
+pub(crate) fn sync_count() -> u64 {
     SYNCS.load(Ordering::Relaxed)
 }
 

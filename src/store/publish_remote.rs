@@ -68,7 +68,7 @@ use crate::source::{store_for_url, RemoteOptions};
 /// Files up to this size are uploaded with one PUT; larger ones in parts of this size.
 pub const SINGLE_PUT_MAX: u64 = 16 << 20;
 /// The lock object of a directory output, below its prefix.
-pub const LOCK_OBJECT: &str = ".vzarr-lock";
+pub(crate) const LOCK_OBJECT: &str = ".vzarr-lock";
 /// Default age after which a lock held by another host is stale.
 const LOCK_STALE_DEFAULT: Duration = Duration::from_secs(3600);
 /// Parts of a multipart upload in flight per file.

@@ -18,7 +18,7 @@ const OPEN_FILES: usize = 16;
 static OPENS: AtomicU64 = AtomicU64::new(0);
 
 /// Number of source files the oracle opened in this process and in the oracle workers it ended.
-pub fn oracle_opens() -> u64 {
+pub(crate) fn oracle_opens() -> u64 {
     OPENS.load(Ordering::Relaxed)
 }
 

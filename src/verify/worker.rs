@@ -41,7 +41,7 @@ impl Request {
 ///
 /// # Errors
 /// The I/O error of reading a request or writing an answer.
-pub fn serve_oracle(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+pub(crate) fn serve_oracle(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
     let mut files = OracleFiles::default();
     for line in input.lines() {
         let line = line?;

@@ -284,7 +284,7 @@ fn interrupted_and_concurrent_remote_writes() {
     assert_eq!(scan(&one, &["-o", url], &[]).code, 0);
     assert!(reads(&one));
     let old = out.objects("tas.vzarr");
-    assert!(!old.contains_key(vzarr::store::LOCK_OBJECT));
+    assert!(!old.contains_key(LOCK_OBJECT));
     // An overwrite killed before the switch: the old store, intact.
     let crashed = scan(&two, &["-o", url, "--overwrite"], &[("VZARR_TEST_CRASH_AT", "remote-locked")]);
     assert_ne!(crashed.code, 0);
@@ -307,7 +307,7 @@ fn interrupted_and_concurrent_remote_writes() {
     let read = run(&["read", race, "tas", "-o", &s(&npy), "--overwrite"], &[]);
     assert_eq!(read.code, 0, "{}", read.stderr);
     assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == oracle(&two, "tas"));
-    assert!(!out.objects("race.vzarr").contains_key(vzarr::store::LOCK_OBJECT));
+    assert!(!out.objects("race.vzarr").contains_key(LOCK_OBJECT));
     // Concurrent writers of one kerchunk object: the conditional put lets exactly one through.
     let results = race_scans(&server, 3, &two, &["--format", "kerchunk-json", "-o", "s3://out/race.json"]);
     assert_eq!(results.iter().filter(|r| r.status.success()).count(), 1);
@@ -359,3 +359,6 @@ fn race_scans<I: AsRef<std::ffi::OsStr>>(
         .collect();
     children.into_iter().map(|w| w.wait_with_output().unwrap()).collect()
 }
+
+/// The lock object a remote output's writer holds under the store's prefix (named in the README).
+const LOCK_OBJECT: &str = ".vzarr-lock";
