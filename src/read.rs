@@ -47,6 +47,14 @@ pub enum ReadError {
         /// The cause.
         source: BoxError,
     },
+    /// No store at the location: it has no `vzarr.json` (a missing path, or something else).
+    #[error("{location}: no vzarr store there ({what})")]
+    NotFound {
+        /// Store location.
+        location: String,
+        /// What was not found.
+        what: String,
+    },
     /// No such array in the store.
     #[error("{location}: no array named {array:?} (arrays: {available})")]
     NoSuchArray {

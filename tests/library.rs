@@ -90,3 +90,20 @@ fn library_errors_name_no_command_line_flag() {
     let bad = Archive::new([&files[0]]).concat("time=nothing:x").unwrap_err();
     assert!(matches!(bad, PipelineError::Options(_)), "{bad}");
 }
+
+#[test]
+fn a_missing_store_is_not_found_and_a_damaged_one_is_corrupt() {
+    use vzarr::read::ReadError;
+    let dir = tempfile::tempdir().unwrap();
+    let auth = Authorization::default();
+    let missing = dir.path().join("nowhere.vzarr");
+    let err = BlockingStore::open(missing.to_str().unwrap(), &auth).unwrap_err();
+    assert!(matches!(err, ReadError::NotFound { .. }), "{err}");
+
+    let one = Archive::new([&sample_files()[0]]).scan().unwrap();
+    let store = dir.path().join("one.vzarr");
+    write_dataset(&one.dataset, &Output::new(&store, Format::Native)).unwrap();
+    std::fs::write(store.join("vzarr.json"), b"{ not json").unwrap();
+    let err = BlockingStore::open(store.to_str().unwrap(), &auth).unwrap_err();
+    assert!(matches!(err, ReadError::Store { .. }), "{err}");
+}

@@ -194,7 +194,17 @@ impl Store {
             checked: Mutex::default(),
             check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
         };
-        let bytes = fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await?;
+        let bytes = match fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await {
+            Err(ReadError::Store { source, .. })
+                if matches!(source.downcast_ref(), Some(object_store::Error::NotFound { .. })) =>
+            {
+                return Err(ReadError::NotFound {
+                    location: location.to_string(),
+                    what: format!("no {STORE_INFO_FILE}"),
+                });
+            }
+            other => other?,
+        };
         inner.info = parse_info(&bytes, location)?;
         inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
         let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
