@@ -786,6 +786,12 @@ impl ArrayReader {
             .map_err(|e| ReadError::Output { array: self.path.clone(), reason: format!("fetch task failed: {e}") })??;
         let names = |id: u32| self.inner.sources.get(id).map_or_else(|| format!("source {id}"), |f| f.location.clone());
         let ctx = DecodeContext { array: &self.path, store: &self.inner.location, source_name: &names };
-        decode_batch(&fetched, &self.metadata, out, out_shape, &ctx)
+        let mut decode = move || decode_batch(&fetched, &self.metadata, out, out_shape, &ctx);
+        // Decoding is CPU work on rayon: on a multi-threaded runtime this worker tells tokio it blocks,
+        // so the runtime's other tasks (the next batch's fetch) move to other workers meanwhile.
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(decode),
+            _ => decode(),
+        }
     }
 }
