@@ -151,6 +151,9 @@ fn hint(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     if let Some(ReadError::Untrusted(e)) = err.downcast_ref::<ReadError>() {
         return hint(e);
     }
+    if let Some(WriteError::Icechunk(e)) = err.downcast_ref::<WriteError>() {
+        return hint(e.as_ref());
+    }
     let text = match err {
         e if matches!(e.downcast_ref(), Some(WriteError::Exists { .. })) => " (pass --overwrite to replace it)".into(),
         e if matches!(e.downcast_ref(), Some(ScanError::Unsupported { .. })) => {

@@ -22,6 +22,8 @@ mod publish_remote;
 
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 #[cfg(feature = "icechunk")]
+pub use icechunk::IcechunkWriter;
+#[cfg(feature = "icechunk")]
 pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
     IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
@@ -124,6 +126,10 @@ pub enum WriteError {
         /// The cause.
         source: crate::manifest::ManifestError,
     },
+    /// The Icechunk commit failed (the repository's branches are unchanged).
+    #[cfg(feature = "icechunk")]
+    #[error(transparent)]
+    Icechunk(Box<IcechunkError>),
 }
 
 /// Options shared by writers.

@@ -174,6 +174,56 @@ pub async fn write_icechunk(
     write::write(dataset, repo, options).await
 }
 
+/// An Icechunk repository as a [`Writer`](crate::store::Writer): each write commits one new snapshot
+/// ([`write_icechunk`]) to the repository at the destination (a local directory, or an `s3://` URL
+/// given as a path). [`WriteOptions::overwrite`](crate::store::WriteOptions::overwrite) commits to an
+/// existing repository. The [`StoreInfo`](crate::store::StoreInfo) returned is the snapshot's summary,
+/// with the virtual chunk containers a reader must authorize as its source containers.
+///
+/// A blocking call: inside a multi-threaded tokio runtime it blocks in place; elsewhere it runs on a
+/// runtime of its own (not inside a current-thread runtime).
+#[derive(Debug, Clone, Default)]
+pub struct IcechunkWriter {
+    /// Branch, message and manifest size ([`IcechunkOptions::commit_to_existing`] is also set by
+    /// `overwrite`).
+    pub options: IcechunkOptions,
+}
+
+impl crate::store::Writer for IcechunkWriter {
+    fn write(
+        &self,
+        dataset: &VirtualDataset,
+        destination: &std::path::Path,
+        options: &crate::store::WriteOptions,
+    ) -> Result<crate::store::StoreInfo, crate::store::WriteError> {
+        let repo = destination.to_string_lossy().into_owned();
+        let options = IcechunkOptions {
+            commit_to_existing: self.options.commit_to_existing || options.overwrite,
+            ..self.options.clone()
+        };
+        let commit = write_icechunk(dataset, &repo, &options);
+        let committed = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| handle.block_on(commit))
+            }
+            _ => tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|source| crate::store::WriteError::Io {
+                    path: destination.to_path_buf(),
+                    what: "starting the I/O runtime".into(),
+                    source,
+                })?
+                .block_on(commit),
+        };
+        let info = committed.map_err(|e| crate::store::WriteError::Icechunk(Box::new(e)))?;
+        let mut summary = crate::store::StoreInfo::of(dataset, "icechunk", info.arrays);
+        summary.source_containers = info.containers;
+        Ok(summary)
+    }
+}
+
 /// Commits `dataset` as one new snapshot on `options.branch` of the repository at `repo`, on top
 /// of `stored` (the branch as [`read_branch`] read it), recording only the nodes and chunks that
 /// differ from it. Fails, writing nothing, when the branch has moved since `stored` was read.
