@@ -19,6 +19,8 @@ mod decode;
 mod fetch;
 mod open;
 mod plan;
+#[cfg(feature = "icechunk")]
+mod repository;
 mod strings;
 pub(crate) use strings::MAX_ELEMENTS as MAX_STRING_ELEMENTS;
 
@@ -31,7 +33,7 @@ use crate::manifest::ManifestError;
 use crate::metadata::MetadataError;
 use crate::source::SourceError;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A read that failed. Each variant names the store location or source file, and the array.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +56,22 @@ pub enum ReadError {
         location: String,
         /// What was not found.
         what: String,
+    },
+    /// An Icechunk repository, or its branch, could not be read.
+    #[error("{location}: {source}")]
+    Repository {
+        /// The repository location.
+        location: String,
+        /// The cause.
+        source: BoxError,
+    },
+    /// A branch was given for a location that holds a native store, not an Icechunk repository.
+    #[error("{location}: a branch applies to Icechunk repositories only (this is a native store; {reason})")]
+    NotARepository {
+        /// The location.
+        location: String,
+        /// Why it did not open as a repository.
+        reason: String,
     },
     /// No such array in the store.
     #[error("{location}: no array named {array:?} (arrays: {available})")]

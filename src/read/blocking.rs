@@ -55,6 +55,14 @@ impl BlockingStore {
         self.store.sources()
     }
 
+    /// The `zarr.json` document of the group or array at `path` (`""`: the root group).
+    ///
+    /// # Errors
+    /// As [`Store::node_metadata`].
+    pub fn node_metadata(&self, path: &str) -> Result<bytes::Bytes, ReadError> {
+        self.runtime.block_on(self.store.node_metadata(path))
+    }
+
     /// Opens an array.
     ///
     /// # Errors
@@ -90,6 +98,27 @@ impl BlockingArray {
     /// As [`ArrayReader::read_strings`].
     pub fn read_strings(&self, selection: &Selection) -> Result<Vec<String>, ReadError> {
         self.runtime.block_on(self.array.read_strings(selection))
+    }
+
+    /// The stored (encoded) bytes of the chunk at grid coordinates `coords`: what a Zarr store holds at
+    /// the chunk's key; `None` for a chunk never written or coordinates outside the grid.
+    ///
+    /// # Errors
+    /// As [`ArrayReader::entries`] and [`ArrayReader::stored_chunk`].
+    pub fn stored_chunk_at(&self, coords: &[u64]) -> Result<Option<bytes::Bytes>, ReadError> {
+        let grid = &self.array.metadata().chunk_grid;
+        let inside =
+            coords.len() == grid.dims().len() && coords.iter().zip(grid.dims()).all(|(&c, d)| c < d.num_chunks());
+        if !inside {
+            return Ok(None);
+        }
+        let linear = grid.linear_index(coords);
+        self.runtime.block_on(async {
+            match self.array.entries(linear..linear + 1).await?.first() {
+                Some(entry) => self.array.stored_chunk(entry).await,
+                None => Ok(None),
+            }
+        })
     }
 
     /// Reads `selection` into `out`.

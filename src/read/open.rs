@@ -41,6 +41,10 @@ pub(crate) struct StoreInner {
     /// Whether sources are checked against their fingerprints before they are read (default true;
     /// [`Store::set_check_sources`]).
     check_sources: std::sync::atomic::AtomicBool,
+    /// The temporary native copy an Icechunk repository's branch is served from, removed with the
+    /// last clone of the store.
+    #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
+    view: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl StoreInner {
@@ -118,11 +122,19 @@ pub struct OpenOptions {
     /// Compare each source's size, ETag and modification time with the scan's before reading it.
     /// Default: true.
     pub check_sources: bool,
+    /// The branch of an Icechunk repository to read. Default: `None`, which reads a native store, or
+    /// the `main` branch of a repository.
+    pub branch: Option<String>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { authorization: Authorization::default(), remote: RemoteOptions::default(), check_sources: true }
+        OpenOptions {
+            authorization: Authorization::default(),
+            remote: RemoteOptions::default(),
+            check_sources: true,
+            branch: None,
+        }
     }
 }
 
@@ -136,6 +148,13 @@ impl OpenOptions {
     #[must_use]
     pub fn with_remote(mut self, remote: RemoteOptions) -> Self {
         self.remote = remote;
+        self
+    }
+
+    /// Reading this branch of an Icechunk repository.
+    #[must_use]
+    pub fn with_branch(mut self, branch: impl Into<String>) -> Self {
+        self.branch = Some(branch.into());
         self
     }
 
@@ -165,11 +184,40 @@ impl Store {
         Self::open_with(location, &OpenOptions::new(authorization.clone())).await
     }
 
-    /// Opens the store at `location` (a local path or a URL) as `options` say.
+    /// Opens the store at `location` (a local path or a URL) as `options` say: a native store, or an
+    /// Icechunk repository (a directory holding one, a URL where no native store is, or any location
+    /// when [`OpenOptions::branch`] is given; feature `icechunk`).
     ///
     /// # Errors
-    /// As [`Store::open`].
+    /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read.
     pub async fn open_with(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
+        #[cfg(feature = "icechunk")]
+        {
+            let local_repository =
+                !is_url(location) && crate::store::looks_like_repository(std::path::Path::new(location));
+            if local_repository || options.branch.is_some() {
+                let branch = options.branch.as_deref().unwrap_or("main");
+                return match super::repository::open_repository(location, branch, options).await {
+                    Err(e) if !local_repository && Self::open_native(location, options).await.is_ok() => {
+                        Err(ReadError::NotARepository { location: location.to_string(), reason: e.to_string() })
+                    }
+                    other => other,
+                };
+            }
+            if is_url(location) {
+                return match Self::open_native(location, options).await {
+                    Ok(store) => Ok(store),
+                    Err(native) => {
+                        super::repository::open_repository(location, "main", options).await.map_err(|_| native)
+                    }
+                };
+            }
+        }
+        Self::open_native(location, options).await
+    }
+
+    /// Opens the native store at `location`.
+    pub(crate) async fn open_native(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
         let absolute = if is_url(location) {
             location.to_string()
         } else {
@@ -193,6 +241,7 @@ impl Store {
             resolved: Mutex::default(),
             checked: Mutex::default(),
             check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
+            view: None,
         };
         let bytes = match fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await {
             Err(ReadError::Store { source, .. })
@@ -215,6 +264,17 @@ impl Store {
             source: e.into(),
         })?;
         Ok(Store { inner: Arc::new(inner) })
+    }
+
+    /// Serves this store (the native copy of a repository's branch) as the repository at `location`,
+    /// keeping `view` (the copy's directory guard) alive as long as the store.
+    #[cfg(feature = "icechunk")]
+    pub(crate) fn into_view_of(self, location: &str, view: Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        let mut inner =
+            Arc::try_unwrap(self.inner).unwrap_or_else(|_| unreachable!("a store just opened has one owner"));
+        inner.location = location.to_string();
+        inner.view = Some(view);
+        Store { inner: Arc::new(inner) }
     }
 
     /// The location the store was opened from.

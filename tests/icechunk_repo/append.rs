@@ -226,7 +226,7 @@ fn branches_for_append_read_info_and_verify() {
         assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
     }
     let run = cli(&["info", &s(&native), "--branch", "dev"]);
-    assert!(run.code == 1 && run.stderr.contains("--branch applies to Icechunk repositories only"), "{}", run.stderr);
+    assert!(run.code == 1 && run.stderr.contains("a branch applies to Icechunk repositories only"), "{}", run.stderr);
 }
 
 /// An append killed after its snapshot is written but before the branch moves leaves the previous

@@ -1,0 +1,59 @@
+//! vzarr's typed errors as Python exceptions: `vzarr.Error` and one subclass per kind a caller may
+//! want to catch, each carrying vzarr's one-line message.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::PyErr;
+use vzarr::pipeline::PipelineError;
+use vzarr::read::ReadError;
+use vzarr::store::WriteError;
+use vzarr::trust::TrustError;
+
+create_exception!(_vzarr, Error, PyException, "Every error vzarr raises.");
+create_exception!(_vzarr, NotFound, Error, "No store, file or array at the location given.");
+create_exception!(_vzarr, NotAuthorized, Error, "A source lies outside the authorized containers.");
+create_exception!(_vzarr, SourceChanged, Error, "A source file changed since it was scanned.");
+create_exception!(_vzarr, SelectionError, Error, "A selection that does not fit the array.");
+create_exception!(_vzarr, ScanError, Error, "A file that cannot be scanned, or inputs that do not combine.");
+create_exception!(_vzarr, AlreadyExists, Error, "The output exists and overwriting was not asked for.");
+
+/// The Python exception for a read error.
+pub(crate) fn read_error(e: ReadError) -> PyErr {
+    let text = e.to_string();
+    match e {
+        ReadError::NotFound { .. } | ReadError::NoSuchArray { .. } => NotFound::new_err(text),
+        ReadError::SourceChanged { .. } => SourceChanged::new_err(text),
+        ReadError::Untrusted(TrustError::Unauthorized { .. }) => NotAuthorized::new_err(text),
+        ReadError::Selection { .. } => SelectionError::new_err(text),
+        ReadError::NotARepository { .. } => pyo3::exceptions::PyValueError::new_err(text),
+        _ => Error::new_err(text),
+    }
+}
+
+/// The Python exception for a scan, combine or write error.
+pub(crate) fn pipeline_error(e: PipelineError) -> PyErr {
+    let text = e.to_string();
+    match e {
+        PipelineError::Inputs(vzarr::inputs::InputError::NoMatch { .. }) => NotFound::new_err(text),
+        PipelineError::Scan(_) | PipelineError::Combine(_) | PipelineError::Inputs(_) => ScanError::new_err(text),
+        PipelineError::Write { source: WriteError::Exists { .. }, .. } => AlreadyExists::new_err(text),
+        PipelineError::Icechunk(vzarr::store::IcechunkError::Exists { .. }) => AlreadyExists::new_err(text),
+        _ => Error::new_err(text),
+    }
+}
+
+/// Runs `f`, turning a panic (a bug in vzarr) into `vzarr.Error` instead of letting it cross into
+/// Python.
+pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> pyo3::PyResult<T>) -> pyo3::PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown cause");
+            Err(Error::new_err(format!("{what}: internal error in vzarr (please report it): {message}")))
+        }
+    }
+}

@@ -1,0 +1,45 @@
+"""vzarr: virtual Zarr v3 datasets over archives of HDF5, NetCDF-4 and NetCDF-3 files.
+
+Scan an archive into a store without copying a byte, then open it from Python::
+
+    import vzarr
+    report = vzarr.scan("archive/*.nc", concat=["time"], output="tas.vzarr")
+    store = vzarr.open("tas.vzarr")
+    tas = store["tas"]
+    week = tas[59:66, :, 10]          # a NumPy array, read from the source files
+
+    import xarray as xr
+    ds = xr.open_dataset("tas.vzarr", engine="vzarr", chunks={})   # dask chunks = the store's grid
+
+Everything runs in vzarr's Rust library (scans and reads in parallel, the GIL released); no C
+library is needed at run time.
+"""
+
+from ._vzarr import (
+    AlreadyExists,
+    Error,
+    NotAuthorized,
+    NotFound,
+    ScanError,
+    SelectionError,
+    SourceChanged,
+    __version__,
+)
+from ._scan import ScanReport, scan
+from ._store import Array, Store, open
+
+__all__ = [
+    "AlreadyExists",
+    "Array",
+    "Error",
+    "NotAuthorized",
+    "NotFound",
+    "ScanError",
+    "ScanReport",
+    "SelectionError",
+    "SourceChanged",
+    "Store",
+    "__version__",
+    "open",
+    "scan",
+]

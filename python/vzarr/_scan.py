@@ -1,0 +1,88 @@
+"""`vzarr.scan`: files scanned, combined and written in one call."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from . import _vzarr
+
+FORMATS = ("native", "kerchunk-json", "icechunk")
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What `scan` wrote."""
+
+    #: The output's path or URL.
+    output: str
+    #: Files scanned.
+    files: int
+    #: Arrays written.
+    arrays: int
+    #: Chunk references into the source files.
+    references: int
+    #: Chunks the output holds itself (partial chunks rewritten, small arrays, strings).
+    owned_chunks: int
+    #: Variables left out (`skip_unsupported=True`) or dropped (`drop_missing=True`), one line each.
+    warnings: list[str] = field(default_factory=list)
+    #: The containers (location prefixes) holding the sources, which a reader must authorize.
+    source_containers: list[str] = field(default_factory=list)
+    #: Containers newly added to the user's trust list.
+    trusted: list[str] = field(default_factory=list)
+    #: Icechunk output: the new snapshot and its branch.
+    snapshot: str | None = None
+    branch: str | None = None
+
+
+def _paths(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    if isinstance(inputs, (str, os.PathLike)):
+        return [os.fspath(inputs)]
+    return [os.fspath(i) for i in inputs]
+
+
+def scan(
+    inputs: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    concat: Sequence[str] | str | None = None,
+    output: str | os.PathLike,
+    format: str = "native",
+    overwrite: bool = False,
+    skip_unsupported: bool = False,
+    take_first: Sequence[str] = (),
+    drop_missing: bool = False,
+    storage_options: Mapping[str, object] | None = None,
+    progress: bool = False,
+    branch: str | None = None,
+    message: str | None = None,
+) -> ScanReport:
+    """Scans `inputs` (paths, URLs or glob patterns such as ``"s3://bucket/cmip/*.nc"``), combines
+    them along the `concat` dimensions (``["time"]``, ``["member=attr:variant_label", "time"]``; the
+    first is outermost) and writes `output` as `format`: ``"native"`` (a ``.vzarr`` store),
+    ``"kerchunk-json"`` or ``"icechunk"`` (a new snapshot on `branch`, default ``main``).
+
+    The sources' containers join the user's trust list (as the command line does), so
+    `vzarr.open(output)` reads them without `allow_sources`. `progress` is accepted for
+    compatibility with the command line and prints nothing. Raises `vzarr.ScanError` for a file
+    that cannot be scanned or files that do not combine, `vzarr.AlreadyExists` when `output` exists
+    and `overwrite` is false, `vzarr.NotFound` for a pattern matching nothing.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format {format!r}: expected one of {', '.join(FORMATS)}")
+    if isinstance(concat, str):
+        concat = [concat]
+    report = _vzarr.scan(
+        _paths(inputs),
+        list(concat or ()),
+        os.fspath(output),
+        format,
+        overwrite,
+        skip_unsupported,
+        list(take_first),
+        drop_missing,
+        dict(storage_options) if storage_options else None,
+        branch,
+        message,
+    )
+    return ScanReport(**report)

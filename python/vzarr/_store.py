@@ -1,0 +1,206 @@
+"""`vzarr.open`, `vzarr.Store` and `vzarr.Array`: a store's arrays read as NumPy arrays."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from . import _vzarr
+
+
+def open(
+    store: str | os.PathLike,
+    *,
+    allow_sources: Sequence[str] = (),
+    branch: str | None = None,
+    storage_options: Mapping[str, object] | None = None,
+    check_sources: bool = True,
+) -> "Store":
+    """Opens a native store (``*.vzarr``, local or on an object store) or an Icechunk repository (a
+    directory or URL; its `branch`, default ``main``).
+
+    Sources are read only inside trusted containers: the user's trust list (which `vzarr.scan` and
+    ``vzarr scan`` fill), ``VZARR_ALLOW_SOURCES`` and `allow_sources`. With `check_sources` (the
+    default) every source's size, ETag and modification time are compared with the scan's before it
+    is read (`vzarr.SourceChanged`). Raises `vzarr.NotFound` when there is no store.
+    """
+    inner = _vzarr.Store.open(
+        os.fspath(store),
+        list(allow_sources),
+        dict(storage_options) if storage_options else None,
+        check_sources,
+        branch,
+    )
+    return Store(inner)
+
+
+class Store(Mapping):
+    """An opened store: a mapping of array paths (``"tas"``, ``"group/var"``) to `Array`."""
+
+    def __init__(self, inner: "_vzarr.Store"):
+        self._inner = inner
+        self._paths = list(inner.array_paths())
+        self._arrays: dict[str, Array] = {}
+
+    @property
+    def location(self) -> str:
+        """Where the store was opened from."""
+        return self._inner.location
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The root group's attributes."""
+        return self.group_attrs("")
+
+    @property
+    def groups(self) -> list[str]:
+        """Group paths, the root (``""``) first."""
+        return list(self._inner.group_paths())
+
+    def group_attrs(self, path: str) -> dict[str, Any]:
+        """The attributes of the group at `path`."""
+        return json.loads(self._inner.node_metadata(path)).get("attributes", {})
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The store's summary: sources, arrays and chunk counts, provenance, warnings."""
+        return json.loads(self._inner.info_json())
+
+    def zarr_metadata(self, path: str) -> bytes:
+        """The ``zarr.json`` document of the group or array at `path`."""
+        return self._inner.node_metadata(path)
+
+    def __getitem__(self, path: str) -> "Array":
+        if path not in self._arrays:
+            if path not in self._paths:
+                raise KeyError(path)
+            self._arrays[path] = Array(self._inner.array(path))
+        return self._arrays[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __repr__(self) -> str:
+        return f"<vzarr.Store {self.location!r}: {len(self)} arrays>"
+
+    def zarr_store(self) -> "Any":
+        """A read-only `zarr.abc.store.Store` serving this store's ``zarr.json`` documents and chunk
+        bytes straight from the sources, for `zarr.open_group` and `xarray.open_zarr`. Arrays with
+        rectilinear chunk grids need ``zarr.config.set({"array.rectilinear_chunks": True})``."""
+        from .zarr_store import VzarrStore
+
+        return VzarrStore(self)
+
+
+class Array:
+    """One array of a store. Indexing (integers, slices with a positive step, Ellipsis) reads the
+    selection in parallel in Rust, with the GIL released, and returns a NumPy array."""
+
+    def __init__(self, inner: "_vzarr.Array"):
+        self._inner = inner
+        self._metadata = json.loads(inner.metadata_json())
+        kind = inner.dtype
+        self._strings = kind == "str"
+        self.dtype = np.dtype(object) if self._strings else np.dtype(kind)
+        self.shape = tuple(inner.shape)
+        self.path = inner.path
+        dims = inner.dims
+        self.dims = tuple(dims) if dims is not None else None
+        self.chunks = tuple(tuple(edges) for edges in inner.chunks)
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The array's attributes."""
+        return self._metadata.get("attributes", {})
+
+    @property
+    def fill_value(self) -> Any:
+        """The fill value, as ``zarr.json`` writes it."""
+        return self._metadata.get("fill_value")
+
+    @property
+    def zarr_metadata(self) -> dict[str, Any]:
+        """The array's ``zarr.json`` document."""
+        return self._metadata
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<vzarr.Array {self.path!r} {self.shape} {self.dtype}>"
+
+    def __array__(self, dtype=None, copy=None):
+        data = self[...]
+        return data if dtype is None else data.astype(dtype)
+
+    def __getitem__(self, key) -> np.ndarray:
+        entries, out_shape = _selection(key, self.shape)
+        if self._strings:
+            values = self._inner.read_strings(entries)
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out.reshape(out_shape)
+        count = int(np.prod(out_shape, dtype=np.int64))
+        buffer = bytearray(count * self.dtype.itemsize)
+        self._inner.read_into(entries, buffer)
+        return np.frombuffer(buffer, dtype=self.dtype).reshape(out_shape)
+
+    def chunk_bytes(self, coords: Sequence[int]) -> bytes | None:
+        """The stored (encoded) bytes of chunk `coords`; None for a chunk never written."""
+        return self._inner.chunk_bytes([int(c) for c in coords])
+
+
+def _selection(key, shape: tuple[int, ...]) -> tuple[list, tuple[int, ...]]:
+    """Per dimension an index or ``(start, stop, step)``, and the result's shape (NumPy rules)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if ellipses:
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1 :]
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices: the array is {len(shape)}-dimensional, {len(key)} were given")
+    entries: list = []
+    out_shape: list[int] = []
+    for dim, (k, n) in enumerate(zip(key, shape)):
+        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            i = int(k)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError(f"index {int(k)} is out of bounds for axis {dim} with size {n}")
+            entries.append(i)
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step < 1:
+                raise IndexError("vzarr reads slices with a positive step")
+            stop = max(stop, start)
+            entries.append((start, stop, step))
+            out_shape.append(len(range(start, stop, step)))
+        else:
+            raise TypeError(
+                f"vzarr arrays are indexed with integers, slices and Ellipsis, not {type(k).__name__}"
+            )
+    for n in shape[len(key) :]:
+        entries.append((0, n, 1))
+        out_shape.append(n)
+    return entries, tuple(out_shape)
