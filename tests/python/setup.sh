@@ -28,6 +28,10 @@ PINS=(
   "icechunk==2.3.0"
   # kerchunk's remote scan, timed next to vzarr's by benches/remote.rs.
   "kerchunk==0.2.10"
+  # The Python package: built with maturin, tested with pytest (tests/python/package), dask chunks.
+  "maturin==1.16.0"
+  "pytest==9.2.0"
+  "dask==2026.8.0"
 )
 
 pick_python() {

@@ -1,0 +1,98 @@
+"""vzarr.scan and vzarr.open: every value equals netCDF4's read of the source files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import vzarr
+from conftest import read_concat
+
+
+def test_scan_report_and_store_shape(sample_files, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    report = vzarr.scan(sample_files, concat=["time"], output=out)
+    assert report.files == 12 and report.arrays >= 2 and report.references > 0
+    assert report.trusted == report.source_containers
+    store = vzarr.open(out)
+    assert "tas" in store and len(store) == report.arrays
+    tas = store["tas"]
+    expected = read_concat(sample_files, "tas")
+    assert tas.shape == expected.shape and tas.dtype == expected.dtype
+    assert tas.dims == ("time", "lat", "lon")
+    # The rectilinear grid: the files' own chunk edges along time (months), summing to the shape.
+    assert tas.chunks[0][:3] == (31, 28, 31) and sum(tas.chunks[0]) == tas.shape[0]
+    assert tas.attrs["units"] == "K"
+    assert store.attrs["Conventions"] == "CF-1.8"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (Ellipsis,),
+        (slice(59, 66), slice(None), 10),
+        (-1,),
+        (slice(None, None, 7), 3),
+        (Ellipsis, 5),
+        (slice(20, 40, 3), slice(2, 9, 2), slice(None, None, 5)),
+        (slice(100, 100),),
+        (0, 0, 0),
+    ],
+)
+def test_selections_equal_netcdf4(sample_files, tmp_path, key):
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan("%s/*.nc" % sample_files[0].rsplit("/", 1)[0], concat="time", output=out)
+    tas = vzarr.open(out)["tas"]
+    expected = read_concat(sample_files, "tas")
+    got = tas[key]
+    assert got.shape == expected[key].shape
+    np.testing.assert_array_equal(got, expected[key])
+    if got.ndim:
+        got[...] = 0  # results are ordinary writable arrays
+
+
+def test_uneven_months_with_partial_chunks(monthly, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    report = vzarr.scan(monthly, concat=["time"], output=out)
+    assert report.owned_chunks > 0, "partial interior chunks are rewritten into the store"
+    store = vzarr.open(out)
+    np.testing.assert_array_equal(store["tas"][...], read_concat(monthly, "tas"))
+    np.testing.assert_array_equal(store["time"][...], read_concat(monthly, "time"))
+    # Each month's own 10-day chunks, its last one cut where the month ends.
+    days = (31, 28, 31, 30, 31, 30)
+    edges = tuple(e for n in days for e in [10] * (n // 10) + ([n % 10] if n % 10 else []))
+    assert store["tas"].chunks[0] == edges
+
+
+def test_kerchunk_and_icechunk_outputs(monthly, tmp_path):
+    refs = tmp_path / "tas.json"
+    vzarr.scan(monthly, concat=["time"], output=refs, format="kerchunk-json")
+    doc = json.loads(refs.read_text())
+    assert doc["version"] == 1 and "tas/zarr.json" in doc["refs"]
+
+    repo = tmp_path / "tas.icechunk"
+    report = vzarr.scan(monthly, concat=["time"], output=repo, format="icechunk")
+    assert report.snapshot and report.branch == "main"
+    store = vzarr.open(repo)
+    np.testing.assert_array_equal(store["tas"][...], read_concat(monthly, "tas"))
+    store = vzarr.open(repo, branch="main")
+    np.testing.assert_array_equal(store["tas"][3:25, 1], read_concat(monthly, "tas")[3:25, 1])
+
+
+def test_the_vzarr_command_is_installed(sample_files, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    command = os.path.join(os.path.dirname(sys.executable), "vzarr")  # the wheel's console script
+    out = tmp_path / "cli.vzarr"
+    run = subprocess.run([command, "scan", *sample_files, "--concat", "time", "-o", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    info = subprocess.run([command, "info", str(out), "--json"], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["sources"] == 12
+    verify = subprocess.run([command, "verify", str(out)], capture_output=True, text=True)
+    assert verify.returncode == 1
+    lines = verify.stderr.strip().splitlines()
+    assert len(lines) == 1 and "verify" in lines[0] and "libnetcdf" in lines[0], verify.stderr

@@ -1,0 +1,73 @@
+"""The xarray backend (engine="vzarr") and the zarr-python store against the source files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import vzarr
+import xarray as xr
+import zarr
+
+
+def open_files(files):
+    return xr.open_mfdataset(
+        files,
+        engine="netcdf4",
+        combine="nested",
+        concat_dim="time",
+        data_vars="minimal",
+        coords="minimal",
+        compat="override",
+        join="override",
+    )
+
+
+def test_engine_equals_open_mfdataset(sample_files, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(sample_files, concat=["time"], output=out)
+    ours = xr.open_dataset(out, engine="vzarr")
+    theirs = open_files(sample_files)
+    for name in theirs.variables:
+        xr.testing.assert_identical(ours[name].load(), theirs[name].load())
+    # Global attributes equal, but for the history line vzarr prepends (CF 2.6.2).
+    assert {k: v for k, v in ours.attrs.items() if k != "history"} == {
+        k: v for k, v in theirs.attrs.items() if k != "history"
+    }
+
+
+def test_engine_is_lazy_and_chunks_follow_the_grid(monthly, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(monthly, concat=["time"], output=out)
+    ds = xr.open_dataset(out, engine="vzarr", chunks={})
+    store = vzarr.open(out)
+    assert ds.tas.chunks[0] == store["tas"].chunks[0]  # the months' 10-day chunks, cut at month ends
+    theirs = open_files(monthly)
+    xr.testing.assert_identical(ds.tas.load(), theirs.tas.load())
+    # Masked values (_FillValue) decode as NaN, as from the files.
+    assert np.isnan(ds.tas.values[0, 0, 0]) and np.isnan(theirs.tas.values[0, 0, 0])
+    lazy = xr.open_dataset(out, engine="vzarr")
+    point = lazy.tas.isel(time=45, lat=2, lon=3)
+    assert float(point) == float(theirs.tas.isel(time=45, lat=2, lon=3))
+
+
+def test_engine_opens_icechunk_repositories(monthly, tmp_path):
+    repo = tmp_path / "tas.icechunk"
+    vzarr.scan(monthly, concat=["time"], output=repo, format="icechunk")
+    ds = xr.open_dataset(repo, engine="vzarr", branch="main", chunks={})
+    xr.testing.assert_identical(ds.tas.load(), open_files(monthly).tas.load())
+
+
+def test_zarr_store_serves_metadata_and_chunks(monthly, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(monthly, concat=["time"], output=out)
+    store = vzarr.open(out).zarr_store()
+    with zarr.config.set({"array.rectilinear_chunks": False}):
+        with pytest.raises(Exception, match="rectilinear_chunks"):
+            zarr.open_group(store, mode="r")["tas"]
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        group = zarr.open_group(store, mode="r", zarr_format=3)
+        from conftest import read_concat
+
+        np.testing.assert_array_equal(group["tas"][:], read_concat(monthly, "tas"))
+        ds = xr.open_zarr(store, consolidated=False, zarr_format=3)
+        xr.testing.assert_identical(ds.tas.load(), open_files(monthly).tas.load())
