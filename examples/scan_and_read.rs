@@ -1,32 +1,33 @@
-//! Library use, end to end: scan the bundled sample archive (12 monthly NetCDF-4 files), combine it
-//! along `time`, write a store, and read a slice back.
+//! Library use, end to end, with no C library: scan the bundled sample archive (12 monthly NetCDF-4
+//! files) and combine it along `time` in one call, write a native store, read a slice back.
 //!
-//! Run: `cargo run --example scan_and_read`
+//! Run: `cargo run --example scan_and_read` (any feature set, `--no-default-features` included).
 
-use vzarr::combine::{combine, CombineOptions};
+use vzarr::grid::{DimSelection, Selection};
+use vzarr::pipeline::{write_dataset, Archive, Format, Output};
 use vzarr::read::blocking::BlockingStore;
-use vzarr::scan::{scan_files, ScanOptions};
+use vzarr::read::{OpenOptions, ReadOptions};
 use vzarr::trust::Authorization;
-use vzarr::{NativeWriter, ReadOptions, Selection, WriteOptions, Writer};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut files: Vec<_> = glob::glob("fixtures/sample/*.nc")?.collect::<Result<_, _>>()?;
-    files.sort();
-    let options = ScanOptions { concat_dims: vec!["time".into()], ..ScanOptions::default() };
-    let scanned = scan_files(&files, &options, &|done, refs| eprint!("\rscanned {done} files, {refs} references"))?;
-    eprintln!();
-    let dataset = combine(scanned, &CombineOptions::along("time"))?;
+    // The concatenation dimension is given once: the scan records its coordinates and prepares
+    // partial last chunks, the combine concatenates along it.
+    let scanned = Archive::new(["fixtures/sample/*.nc"]).concat("time")?.scan()?;
+    println!("scanned {} files", scanned.files.len());
     let store_path = std::env::temp_dir().join("vzarr-example.vzarr");
-    let info = NativeWriter.write(&dataset, &store_path, &WriteOptions { overwrite: true })?;
+    let output = Output { overwrite: true, ..Output::new(&store_path, Format::Native) };
+    let written = write_dataset(&scanned.dataset, &output)?;
+    println!("{} arrays, {} chunk references", written.arrays().len(), written.references());
 
     // We wrote this store ourselves: trust the source containers it records (a store from
     // elsewhere is read with the user's trust list: `Authorization::from_user_config()`).
-    let trusted = Authorization::new(&info.source_containers);
-    let store = BlockingStore::open(&store_path.display().to_string(), &trusted)?;
+    let options = OpenOptions::new(Authorization::new(written.source_containers()));
+    let store = BlockingStore::open_with(&store_path.display().to_string(), &options)?;
     let tas = store.array("tas")?;
-    println!("tas: shape {:?}, grid {}", tas.reader().shape(), tas.reader().metadata().chunk_grid.to_json());
-    // 1-7 March 2023 at one grid point: day-of-year 59..66.
-    let week = tas.read(&Selection::parse("59:66, 4, 10", &tas.reader().shape())?, &ReadOptions::default())?;
-    println!("1-7 March at (lat 4, lon 10): {:?}", week.to_vec::<f32>()?);
+    let shape = tas.reader().shape();
+    println!("tas: shape {shape:?}, grid {}", tas.reader().metadata().chunk_grid.to_json());
+    // 1-7 March 2023 at one grid point: day-of-year 59..66, selected with Rust ranges.
+    let week = Selection::new([DimSelection::from(59..66), 4.into(), 10.into()], &shape)?;
+    println!("1-7 March at (lat 4, lon 10): {:?}", tas.read(&week, &ReadOptions::default())?.to_vec::<f32>()?);
     Ok(())
 }

@@ -14,16 +14,26 @@
 //! HDF5, netCDF or I/O. [`grid::ChunkGrid`] is the spine: the scanner builds `zarr.json` from it and
 //! the reader resolves selections through it.
 //!
+//! The whole job is two calls of [`pipeline`]; reading goes through [`read::Store`] (async) or
+//! [`read::blocking::BlockingStore`]:
+//!
 //! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use vzarr::{scan_file, NativeWriter, ScanOptions, Selection, Store, WriteOptions, Writer, ReadOptions};
-//! let dataset = scan_file("fixtures/sample/tas_2023-01.nc".as_ref(), &ScanOptions::default())?;
-//! let info = NativeWriter.write(&dataset, "tas.vzarr".as_ref(), &WriteOptions::default())?;
+//! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use vzarr::grid::{DimSelection, Selection};
+//! use vzarr::pipeline::{write_dataset, Archive, Format, Output};
+//! use vzarr::read::blocking::BlockingStore;
+//! use vzarr::read::{OpenOptions, ReadOptions};
+//! use vzarr::trust::Authorization;
+//! // Scan and combine in one call; the concatenation dimensions are given once.
+//! let scanned = Archive::new(["cmip/*.nc"]).concat("member=attr:variant_label")?.concat("time")?.scan()?;
+//! let written = write_dataset(&scanned.dataset, &Output::new("tas.vzarr", Format::Native))?;
 //! // Sources are read only inside authorized containers: here the ones this store was written for
-//! // (`vzarr::trust::Authorization::from_user_config()` gives what the command line trusts).
-//! let store = Store::open("tas.vzarr", &vzarr::trust::Authorization::new(&info.source_containers)).await?;
-//! let tas = store.array("tas").await?;
-//! let first_day = tas.read(&Selection::parse("0", &tas.shape())?, &ReadOptions::default()).await?;
+//! // (`Authorization::from_user_config()` gives what the command line trusts).
+//! let options = OpenOptions::new(Authorization::new(written.source_containers()));
+//! let store = BlockingStore::open_with("tas.vzarr", &options)?;
+//! let tas = store.array("tas")?;
+//! let week = Selection::new([DimSelection::from(0), DimSelection::from(0..7)], &tas.reader().shape())?;
+//! let values = tas.read(&week, &ReadOptions::default())?.to_ndarray::<f32>()?;
 //! # Ok(()) }
 //! ```
 

@@ -18,7 +18,7 @@
 //! let archive = Archive::new(["fixtures/sample/*.nc"]).concat("time")?;
 //! let scanned = archive.scan()?;
 //! let written = write_dataset(&scanned.dataset, &Output::new("tas.vzarr", Format::Native))?;
-//! println!("{} arrays, {} references", written.info().arrays.len(), written.references());
+//! println!("{} arrays, {} references", written.arrays().len(), written.references());
 //! # Ok(()) }
 //! ```
 
