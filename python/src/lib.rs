@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 mod errors;
+mod parse;
 mod remote;
 mod scan;
 mod store;
@@ -25,6 +26,7 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::parse_file, m)?)?;
     m.add_class::<store::Store>()?;
     m.add_class::<store::Array>()?;
     m.add("Error", py.get_type::<errors::Error>())?;

@@ -32,6 +32,9 @@ PINS=(
   "maturin==1.16.0"
   "pytest==9.2.0"
   "dask==2026.8.0"
+  # vzarr.virtualizarr.Parser is tested against VirtualiZarr's HDFParser.
+  "virtualizarr==2.8.0"
+  "obstore==0.12.1"
 )
 
 pick_python() {

@@ -1,0 +1,104 @@
+//! `parse_file`: one HDF5, NetCDF-4 or NetCDF-3 file scanned into the parts of a VirtualiZarr
+//! `ManifestStore` (python/vzarr/virtualizarr.py assembles them): per array its `zarr.json` and its
+//! chunk references as packed columns (kind, offset, length: no Python object per chunk), store-owned
+//! chunks as bytes. Safe to call from many threads: the scan holds no lock and releases the GIL.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use vzarr::dataset::VirtualDataset;
+use vzarr::manifest::ChunkEntry;
+use vzarr::scan::{scan_file, scan_url, ScanOptions};
+use vzarr::source::RemoteOptions;
+
+use crate::errors::{guard, Error, ScanError};
+
+/// A chunk the file never wrote.
+const MISSING: u8 = 0;
+/// A chunk referenced in the file.
+const REFERENCED: u8 = 1;
+/// A chunk vzarr holds itself (bytes inlined in the manifest).
+const INLINED: u8 = 2;
+
+/// Scans the file at `url` (a path, `file://` URL or object-store URL) and returns
+/// `{"groups": [(path, attributes JSON)], "arrays": [...], "warnings": [...]}`; each array is a dict
+/// with `path`, `zarr_json` (text), `grid_shape`, `kinds` (u8 per chunk), `offsets` and `lengths`
+/// (little-endian u64 per chunk, row-major) and `inlined` (a dict of linear index to bytes).
+#[pyfunction]
+#[pyo3(signature = (url, skip_unsupported, storage_options=None))]
+pub(crate) fn parse_file<'py>(
+    py: Python<'py>,
+    url: String,
+    skip_unsupported: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let remote = crate::remote::remote_options(storage_options)?;
+    let dataset = guard("parse", || py.detach(|| scan_one(&url, skip_unsupported, &remote)).map_err(scan_error))?;
+    let out = PyDict::new(py);
+    let groups = PyList::empty(py);
+    for group in &dataset.groups {
+        let attributes = serde_json::to_string(&group.attributes).map_err(|e| Error::new_err(e.to_string()))?;
+        groups.append((group.path.as_str(), attributes))?;
+    }
+    out.set_item("groups", groups)?;
+    let arrays = PyList::empty(py);
+    for array in &dataset.arrays {
+        let n = array.chunks.entries.len();
+        let (mut kinds, mut offsets, mut lengths) =
+            (Vec::with_capacity(n), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
+        let inlined = PyDict::new(py);
+        for (linear, entry) in array.chunks.entries.iter().enumerate() {
+            let (kind, offset, length) = match *entry {
+                ChunkEntry::Missing => (MISSING, 0, 0),
+                ChunkEntry::Source { offset, length, .. } => (REFERENCED, offset, length),
+                ChunkEntry::Owned { offset, length } => {
+                    let bytes = usize::try_from(offset)
+                        .ok()
+                        .zip(usize::try_from(offset.saturating_add(length)).ok())
+                        .and_then(|(start, end)| array.chunks.owned.get(start..end))
+                        .ok_or_else(|| Error::new_err(format!("{url}: {}: owned chunk out of range", array.path)))?;
+                    inlined.set_item(linear, PyBytes::new(py, bytes))?;
+                    (INLINED, 0, length)
+                }
+            };
+            kinds.push(kind);
+            offsets.extend_from_slice(&offset.to_le_bytes());
+            lengths.extend_from_slice(&length.to_le_bytes());
+        }
+        let item = PyDict::new(py);
+        item.set_item("path", &array.path)?;
+        item.set_item("zarr_json", array.metadata.to_json().to_string())?;
+        item.set_item("grid_shape", array.metadata.chunk_grid.grid_shape())?;
+        item.set_item("kinds", PyBytes::new(py, &kinds))?;
+        item.set_item("offsets", PyBytes::new(py, &offsets))?;
+        item.set_item("lengths", PyBytes::new(py, &lengths))?;
+        item.set_item("inlined", inlined)?;
+        arrays.append(item)?;
+    }
+    out.set_item("arrays", arrays)?;
+    out.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+    Ok(out)
+}
+
+/// Scans one file named by a path, a `file://` URL or an object-store URL.
+fn scan_one(url: &str, skip_unsupported: bool, remote: &RemoteOptions) -> Result<VirtualDataset, vzarr::ScanError> {
+    let options = ScanOptions { skip_unsupported, remote: remote.clone(), ..ScanOptions::default() };
+    let io = |e: std::io::Error| vzarr::ScanError::Io { path: url.into(), source: e };
+    if let Some(path) = url::Url::parse(url).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok()) {
+        return scan_file(&path, &options);
+    }
+    if !vzarr::source::is_url(url) {
+        return scan_file(std::path::Path::new(url), &options);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(io)?;
+    let options = ScanOptions { runtime: Some(runtime.handle().clone()), ..options };
+    scan_url(url, &options, remote, runtime.handle()).map(|scan| scan.dataset)
+}
+
+/// A variable vzarr cannot reference is `NotImplementedError`, as VirtualiZarr's parsers raise it;
+/// anything else is `vzarr.ScanError`.
+fn scan_error(e: vzarr::ScanError) -> PyErr {
+    match e {
+        vzarr::ScanError::Unsupported { .. } => pyo3::exceptions::PyNotImplementedError::new_err(e.to_string()),
+        e => ScanError::new_err(e.to_string()),
+    }
+}
