@@ -23,11 +23,13 @@
 //! ```
 
 mod archive;
+mod merge;
 mod output;
 
 #[cfg(feature = "cli")]
 pub(crate) use archive::history_line;
 pub use archive::{Archive, ScannedArchive};
+pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
 
 /// A pipeline step that failed; each variant keeps the stage's own error as its source.
@@ -59,6 +61,29 @@ pub enum PipelineError {
     #[cfg(feature = "icechunk")]
     #[error(transparent)]
     Icechunk(#[from] crate::store::IcechunkError),
+    /// Scan parts that are damaged, or not the parts of one run.
+    #[error(transparent)]
+    Parts(#[from] crate::parts::ShardError),
+    /// Scan parts merged along other dimensions than they were scanned along.
+    #[error("{}: the parts were scanned along [{}] but are merged along [{}]: merge along the same dimensions", part.display(), scanned.join(", "), given.join(", "))]
+    PartsDimensions {
+        /// A part.
+        part: std::path::PathBuf,
+        /// The dimensions the parts were scanned along.
+        scanned: Vec<String>,
+        /// The dimensions given to the merge.
+        given: Vec<String>,
+    },
+    /// A part on an object store could not be copied for reading.
+    #[error("{url}: {what}: {reason}")]
+    PartCopy {
+        /// The part's URL.
+        url: String,
+        /// What was being done.
+        what: String,
+        /// Why it failed, in one line.
+        reason: String,
+    },
     /// The tokio runtime for object-store inputs or outputs could not be started.
     #[error("starting the I/O runtime: {0}")]
     Runtime(#[source] std::io::Error),

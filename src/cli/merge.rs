@@ -7,9 +7,9 @@ use anyhow::{bail, Context};
 
 use super::args::{MergeArgs, ScanArgs};
 use super::progress::bar;
-use super::scan::{combine_and_write, expand_inputs, Output};
+use super::scan::{write_combined, Output};
 use super::Outcome;
-use crate::parts::{inputs_digest, read_parts, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
+use crate::parts::{inputs_digest, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
 use crate::scan::{scan_files, ScanOptions};
 
 /// The shard this scan is: `--shard`, else the job-array task's (printed with its origin), else none.
@@ -135,113 +135,29 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
     // runtime cannot drive.
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let remote = args.remote.options();
-    let paths = expand_inputs(&args.parts, &remote, runtime.handle())?;
-    // Parts on object stores are copied into a private directory first (they are compact: about 4
-    // bytes a reference) and read from there; the directory goes when merge ends.
-    let copies = PartCopies::new();
-    let mut local = Vec::with_capacity(paths.len());
-    for path in &paths {
-        let text = path.to_string_lossy();
-        if crate::source::is_url(&text) {
-            local.push(copies.fetch(&text, &remote, runtime.handle())?);
-        } else {
-            local.push(path.clone());
-        }
-    }
-    let part_urls: Vec<String> =
-        paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| crate::source::is_url(p)).collect();
-    let parts = read_parts(&local)?;
-    let header = parts.first().context("no parts")?.header().clone();
-    let names: Vec<String> = args.combine.concat.iter().map(|d| d.name.clone()).collect();
-    if names != header.scan.concat_dims {
-        let shown = |n: &[String]| {
-            if n.is_empty() {
-                "no --concat".to_string()
-            } else {
-                format!("--concat {}", n.join(" --concat "))
-            }
-        };
-        bail!(
-            "{}: the parts were scanned with {} but merge was given {}: give merge the same dimensions",
-            parts[0].path().display(),
-            shown(&header.scan.concat_dims),
-            shown(&names)
-        );
-    }
-    if header.inputs > 1 && args.combine.concat.is_empty() {
-        bail!("{} input files in the parts: combining several files needs --concat DIM", header.inputs);
-    }
-    let progress = bar(header.inputs, "reading parts");
-    let mut scanned = Vec::with_capacity(usize::try_from(header.inputs).unwrap_or(0).min(1 << 24));
-    for part in parts {
-        for dataset in part {
-            scanned.push(dataset?);
-            progress.inc(1);
-        }
-    }
-    progress.finish_and_clear();
-    let out = Output {
+    let mut out = Output {
         combine: &args.combine,
-        skip_unsupported: header.scan.skip_unsupported,
-        max_slab_bytes: header.scan.max_slab_bytes,
+        skip_unsupported: false,
+        max_slab_bytes: 0,
         branch: None,
         message: None,
         remote,
         max_concurrent_requests: args.remote.max_concurrent_requests as usize,
-        other_inputs: part_urls,
+        other_inputs: Vec::new(),
     };
-    combine_and_write(scanned, scanned_len(header.inputs), &out)
-}
-
-fn scanned_len(inputs: u64) -> usize {
-    usize::try_from(inputs).unwrap_or(usize::MAX)
-}
-
-/// Local copies of parts kept on object stores, in a directory removed on drop.
-struct PartCopies {
-    dir: PathBuf,
-    next: std::cell::Cell<usize>,
-}
-
-impl PartCopies {
-    fn new() -> Self {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("vzarr-merge-{}-{nanos}", std::process::id()));
-        PartCopies { dir, next: std::cell::Cell::new(0) }
+    let archive = out.archive().with_inputs(args.parts.clone());
+    let progress = bar(0, "reading parts");
+    let report = |done: u64, total: u64| {
+        progress.set_length(total);
+        progress.set_position(done);
+    };
+    let merged = archive.merge_parts_on(runtime.handle(), &report);
+    progress.finish_and_clear();
+    let merged = merged?;
+    if let Some(recipe) = &merged.dataset.provenance.recipe {
+        out.skip_unsupported = recipe.skip_unsupported;
+        out.max_slab_bytes = recipe.max_slab_bytes.unwrap_or_default();
     }
-
-    /// Copies the part at `url` and returns the copy's path (named after the part, so errors name it).
-    fn fetch(
-        &self,
-        url: &str,
-        remote: &crate::source::RemoteOptions,
-        runtime: &tokio::runtime::Handle,
-    ) -> anyhow::Result<PathBuf> {
-        use futures::StreamExt;
-        use object_store::ObjectStoreExt;
-        use std::io::Write;
-        let parsed = url::Url::parse(url).with_context(|| format!("{url}: invalid URL"))?;
-        let (store, path) = crate::source::store_for_url(&parsed, remote)?;
-        let n = self.next.replace(self.next.get() + 1);
-        let dir = self.dir.join(n.to_string());
-        std::fs::create_dir_all(&dir).with_context(|| format!("{}: creating", dir.display()))?;
-        let name = path.filename().unwrap_or("part.vzpart").to_string();
-        let copy = dir.join(name);
-        let mut out = std::fs::File::create(&copy).with_context(|| format!("{}: creating", copy.display()))?;
-        runtime.block_on(async {
-            let mut stream = store.get(&path).await.with_context(|| format!("{url}: reading the part"))?.into_stream();
-            while let Some(bytes) = stream.next().await {
-                let bytes = bytes.with_context(|| format!("{url}: reading the part"))?;
-                out.write_all(&bytes).with_context(|| format!("{}: writing", copy.display()))?;
-            }
-            anyhow::Ok(())
-        })?;
-        Ok(copy)
-    }
-}
-
-impl Drop for PartCopies {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    out.other_inputs = merged.part_urls;
+    write_combined(merged.dataset, &out)
 }

@@ -154,7 +154,11 @@ pub(crate) fn combine_and_write(
     files: usize,
     out: &Output<'_>,
 ) -> anyhow::Result<Outcome> {
-    let dataset = out.archive().combine(scanned, files)?;
+    write_combined(out.archive().combine(scanned, files)?, out)
+}
+
+/// Writes the combined dataset and reports what was written.
+pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
     if out.combine.format != ScanFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
         bail!("--branch and --message apply to --format icechunk only");
     }

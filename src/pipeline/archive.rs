@@ -70,6 +70,17 @@ impl Archive {
         Ok(self)
     }
 
+    /// The same archive over other inputs.
+    #[must_use]
+    pub fn with_inputs<I, S>(mut self, inputs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.inputs = inputs.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Adds a concatenation dimension given as a value.
     #[must_use]
     pub fn concat_dim(mut self, dim: ConcatDim) -> Self {

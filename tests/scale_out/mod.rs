@@ -195,7 +195,7 @@ fn parts_of_different_runs_or_options_are_refused() {
     // Merge must be given the dimensions the parts were scanned with.
     let glob = format!("{}/*.vzpart", s(&a));
     let run = vzarr(&strings(&["merge", &glob, "--concat", "lat", "-o", &store]), 1);
-    assert!(run.stderr.contains("scanned with --concat time"), "{}", run.stderr);
+    assert!(run.stderr.contains("scanned along [time] but are merged along [lat]"), "{}", run.stderr);
     // Combine options belong to merge.
     let run =
         vzarr(&strings(&["scan", &inputs, "--shard", "0/2", "--concat", "time", "--drop-missing", "-o", &store]), 1);
