@@ -145,6 +145,8 @@ fn hint(err: &(dyn std::error::Error + 'static)) -> Option<String> {
             PipelineError::Combine(e) => hint(e),
             PipelineError::Write { source, .. } => hint(source),
             PipelineError::Icechunk(e) => hint(e),
+            PipelineError::Append(e) => hint(e),
+            PipelineError::Parts(e) => hint(e),
             _ => None,
         };
     }

@@ -22,12 +22,12 @@
 //! # Ok(()) }
 //! ```
 
+mod append;
 mod archive;
 mod merge;
 mod output;
 
-#[cfg(feature = "cli")]
-pub(crate) use archive::history_line;
+pub use append::{AppendTo, Appended};
 pub use archive::{Archive, ScannedArchive};
 pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
@@ -61,6 +61,17 @@ pub enum PipelineError {
     #[cfg(feature = "icechunk")]
     #[error(transparent)]
     Icechunk(#[from] crate::store::IcechunkError),
+    /// A store that cannot be appended to: missing, not a native store, or busy.
+    #[error("{store}: {reason}")]
+    Store {
+        /// The store.
+        store: String,
+        /// Why.
+        reason: String,
+    },
+    /// New files that do not follow the store's end, or a store that records no way to append.
+    #[error(transparent)]
+    Append(#[from] crate::append::AppendError),
     /// Scan parts that are damaged, or not the parts of one run.
     #[error(transparent)]
     Parts(#[from] crate::parts::ShardError),

@@ -35,7 +35,12 @@ pub(crate) fn pipeline_error(e: PipelineError) -> PyErr {
     let text = e.to_string();
     match e {
         PipelineError::Inputs(vzarr::inputs::InputError::NoMatch { .. }) => NotFound::new_err(text),
-        PipelineError::Scan(_) | PipelineError::Combine(_) | PipelineError::Inputs(_) => ScanError::new_err(text),
+        PipelineError::Scan(_)
+        | PipelineError::Combine(_)
+        | PipelineError::Inputs(_)
+        | PipelineError::Append(_)
+        | PipelineError::Parts(_)
+        | PipelineError::PartsDimensions { .. } => ScanError::new_err(text),
         PipelineError::Write { source: WriteError::Exists { .. }, .. } => AlreadyExists::new_err(text),
         PipelineError::Icechunk(vzarr::store::IcechunkError::Exists { .. }) => AlreadyExists::new_err(text),
         _ => Error::new_err(text),

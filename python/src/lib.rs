@@ -25,6 +25,8 @@ fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
 fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::append, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_file, m)?)?;
     m.add_class::<store::Store>()?;

@@ -1,12 +1,111 @@
-//! `scan`: inputs scanned, combined and written in one call (the library's `pipeline`), with the GIL
-//! released; the report as a dict.
+//! `scan`, `merge` and `append`: files scanned, combined and written in one call each (the library's
+//! `pipeline`), with the GIL released; reports as dicts.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use vzarr::pipeline::{write_dataset, Archive, Format, Output, Written};
+use vzarr::dataset::VirtualDataset;
+use vzarr::pipeline::{write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
 use vzarr::store::IcechunkOptions;
 
 use crate::errors::{guard, pipeline_error, Error};
+
+/// Where and how `scan` and `merge` write.
+struct Target {
+    output: String,
+    format: Format,
+    overwrite: bool,
+    trust_sources: bool,
+}
+
+impl Target {
+    fn new(
+        output: String,
+        format: &str,
+        overwrite: bool,
+        branch: Option<String>,
+        message: Option<String>,
+        trust_sources: bool,
+    ) -> PyResult<Self> {
+        let format = match format {
+            "native" => Format::Native,
+            "kerchunk-json" => Format::KerchunkJson { url_prefixes: Vec::new() },
+            "icechunk" => Format::Icechunk(IcechunkOptions {
+                branch: branch.clone().unwrap_or_else(|| "main".into()),
+                message: message.clone(),
+                commit_to_existing: branch.is_some() || message.is_some(),
+                ..IcechunkOptions::default()
+            }),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "format {other:?}: expected \"native\", \"kerchunk-json\" or \"icechunk\""
+                )))
+            }
+        };
+        if (branch.is_some() || message.is_some()) && !matches!(format, Format::Icechunk(_)) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "branch and message apply to format=\"icechunk\" only",
+            ));
+        }
+        Ok(Target { output, format, overwrite, trust_sources })
+    }
+
+    /// Writes `dataset` (with the archive's remote options) and returns the report.
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        archive: &Archive,
+        dataset: &VirtualDataset,
+        files: usize,
+        other_inputs: Vec<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let out = Output {
+            overwrite: self.overwrite,
+            remote: archive.remote_options().clone(),
+            other_inputs,
+            ..Output::new(&self.output, self.format.clone())
+        };
+        let (written, trusted) = guard("write", || {
+            let written = py.detach(|| write_dataset(dataset, &out)).map_err(pipeline_error)?;
+            // As the command line does: the sources' containers join the user's trust list, so the
+            // store opens without allow_sources.
+            let trusted = if self.trust_sources { trust(&written.source_containers())? } else { Vec::new() };
+            Ok((written, trusted))
+        })?;
+        let report = PyDict::new(py);
+        report.set_item("output", &self.output)?;
+        report.set_item("files", files)?;
+        report.set_item("arrays", written.arrays().len())?;
+        report.set_item("references", written.references())?;
+        report.set_item("owned_chunks", written.owned_chunks())?;
+        report.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        report.set_item("source_containers", written.source_containers())?;
+        report.set_item("trusted", trusted)?;
+        if let Written::Icechunk(info) = &written {
+            report.set_item("snapshot", &info.snapshot)?;
+            report.set_item("branch", &info.branch)?;
+        }
+        Ok(report)
+    }
+}
+
+/// The archive of `inputs` combined along `concat` with these options.
+fn archive(
+    inputs: &[String],
+    concat: &[String],
+    take_first: Vec<String>,
+    drop_missing: bool,
+    storage_options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Archive> {
+    let mut archive =
+        Archive::new(inputs).drop_missing(drop_missing).remote(crate::remote::remote_options(storage_options)?);
+    for spec in concat {
+        archive = archive.concat(spec).map_err(pipeline_error)?;
+    }
+    for variable in take_first {
+        archive = archive.take_first(variable);
+    }
+    Ok(archive)
+}
 
 /// Scans `inputs`, combines them along `concat` and writes `output` as `format` (`native`,
 /// `kerchunk-json` or `icechunk`); returns the report.
@@ -29,62 +128,82 @@ pub(crate) fn scan<'py>(
     message: Option<String>,
     trust_sources: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let remote = crate::remote::remote_options(storage_options)?;
-    let format = match format {
-        "native" => Format::Native,
-        "kerchunk-json" => Format::KerchunkJson { url_prefixes: Vec::new() },
-        "icechunk" => Format::Icechunk(IcechunkOptions {
-            branch: branch.clone().unwrap_or_else(|| "main".into()),
-            message: message.clone(),
-            commit_to_existing: branch.is_some() || message.is_some(),
-            ..IcechunkOptions::default()
-        }),
-        other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "format {other:?}: expected \"native\", \"kerchunk-json\" or \"icechunk\""
-            )))
-        }
-    };
-    if (branch.is_some() || message.is_some()) && !matches!(format, Format::Icechunk(_)) {
-        return Err(pyo3::exceptions::PyValueError::new_err("branch and message apply to format=\"icechunk\" only"));
-    }
-    let mut archive =
-        Archive::new(&inputs).skip_unsupported(skip_unsupported).drop_missing(drop_missing).remote(remote.clone());
-    for spec in &concat {
-        archive = archive.concat(spec).map_err(pipeline_error)?;
-    }
-    for variable in take_first {
-        archive = archive.take_first(variable);
-    }
-    let out = Output { overwrite, remote, ..Output::new(&output, format) };
-    let (scanned, written, trusted) = guard("scan", || {
-        py.detach(|| {
-            let scanned = archive.scan()?;
-            let written = write_dataset(&scanned.dataset, &out)?;
-            Ok((scanned, written))
+    let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
+    let archive =
+        archive(&inputs, &concat, take_first, drop_missing, storage_options)?.skip_unsupported(skip_unsupported);
+    let scanned = guard("scan", || py.detach(|| archive.scan()).map_err(pipeline_error))?;
+    target.write(py, &archive, &scanned.dataset, scanned.files.len(), Vec::new())
+}
+
+/// Merges the scan parts `parts` (files, globs or URLs of `vzarr scan --shard` parts) along `concat`
+/// and writes `output`; returns the report.
+#[pyfunction]
+#[pyo3(signature = (parts, concat, output, format, overwrite, take_first, drop_missing,
+    storage_options=None, branch=None, message=None, trust_sources=true))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
+pub(crate) fn merge<'py>(
+    py: Python<'py>,
+    parts: Vec<String>,
+    concat: Vec<String>,
+    output: String,
+    format: &str,
+    overwrite: bool,
+    take_first: Vec<String>,
+    drop_missing: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+    branch: Option<String>,
+    message: Option<String>,
+    trust_sources: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
+    let archive = archive(&parts, &concat, take_first, drop_missing, storage_options)?;
+    let merged = guard("merge", || {
+        py.detach(|| -> Result<_, PipelineError> {
+            let runtime = runtime()?;
+            archive.merge_parts_on(runtime.handle(), &|_, _| {})
         })
         .map_err(pipeline_error)
-        .and_then(|(scanned, written)| {
-            // As the command line does: the sources' containers join the user's trust list, so the
-            // store opens without allow_sources.
-            let trusted = if trust_sources { trust(&written.source_containers())? } else { Vec::new() };
-            Ok((scanned, written, trusted))
+    })?;
+    let files = usize::try_from(merged.inputs).unwrap_or(usize::MAX);
+    target.write(py, &archive, &merged.dataset, files, merged.part_urls)
+}
+
+/// Appends `inputs` to the native store or Icechunk repository `store`; returns the report.
+#[pyfunction]
+#[pyo3(signature = (store, inputs, allow_gaps, storage_options=None, branch=None, message=None))]
+pub(crate) fn append<'py>(
+    py: Python<'py>,
+    store: String,
+    inputs: Vec<String>,
+    allow_gaps: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+    branch: Option<String>,
+    message: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let archive = Archive::new(&inputs).remote(crate::remote::remote_options(storage_options)?);
+    let options = AppendTo { allow_gaps, branch, message };
+    let appended = guard("append", || {
+        py.detach(|| -> Result<_, PipelineError> {
+            let runtime = runtime()?;
+            archive.append_to(&store, &options, runtime.handle(), &|_| {})
         })
+        .map_err(pipeline_error)
     })?;
     let report = PyDict::new(py);
-    report.set_item("output", &output)?;
-    report.set_item("files", scanned.files.len())?;
-    report.set_item("arrays", written.arrays().len())?;
-    report.set_item("references", written.references())?;
-    report.set_item("owned_chunks", written.owned_chunks())?;
-    report.set_item("warnings", scanned.dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-    report.set_item("source_containers", written.source_containers())?;
-    report.set_item("trusted", trusted)?;
-    if let Written::Icechunk(info) = &written {
-        report.set_item("snapshot", &info.snapshot)?;
-        report.set_item("branch", &info.branch)?;
+    report.set_item("store", &store)?;
+    report.set_item("files", appended.files)?;
+    report.set_item("sources", appended.sources)?;
+    report.set_item("warnings", appended.dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+    if let Some((snapshot, branch)) = &appended.snapshot {
+        report.set_item("snapshot", snapshot)?;
+        report.set_item("branch", branch)?;
     }
     Ok(report)
+}
+
+/// A runtime for object-store listing and reads (the library builds none itself for these calls).
+fn runtime() -> Result<tokio::runtime::Runtime, PipelineError> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(PipelineError::Runtime)
 }
 
 /// Adds `containers` to the user's trust list; returns those that were new.

@@ -25,11 +25,12 @@ from ._vzarr import (
     SourceChanged,
     __version__,
 )
-from ._scan import ScanReport, scan
+from ._scan import AppendReport, ScanReport, append, merge, scan
 from ._store import Array, Store, open
 
 __all__ = [
     "AlreadyExists",
+    "AppendReport",
     "Array",
     "Error",
     "NotAuthorized",
@@ -40,6 +41,8 @@ __all__ = [
     "SourceChanged",
     "Store",
     "__version__",
+    "append",
+    "merge",
     "open",
     "scan",
 ]

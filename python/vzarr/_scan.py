@@ -86,3 +86,80 @@ def scan(
         message,
     )
     return ScanReport(**report)
+
+
+@dataclass(frozen=True)
+class AppendReport:
+    """What `append` did."""
+
+    #: The store appended to.
+    store: str
+    #: New files appended.
+    files: int
+    #: Source files in the store after the append.
+    sources: int
+    #: Variables left out, one line each.
+    warnings: list[str] = field(default_factory=list)
+    #: Icechunk repositories: the new snapshot and its branch.
+    snapshot: str | None = None
+    branch: str | None = None
+
+
+def append(
+    store: str | os.PathLike,
+    inputs: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    allow_gaps: bool = False,
+    storage_options: Mapping[str, object] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+) -> AppendReport:
+    """Appends new files (paths, URLs or glob patterns) after the end of `store` along its
+    concatenation dimension, without rescanning it: a native store is replaced atomically (a
+    concurrent append is refused), an Icechunk repository gets one new snapshot on `branch`. The
+    scan and combine options are those the store records. Raises `vzarr.ScanError` for files that do
+    not follow the store's end (or would open a gap, unless `allow_gaps`)."""
+    report = _vzarr.append(
+        os.fspath(store),
+        _paths(inputs),
+        allow_gaps,
+        dict(storage_options) if storage_options else None,
+        branch,
+        message,
+    )
+    return AppendReport(**report)
+
+
+def merge(
+    parts: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    concat: Sequence[str] | str | None = None,
+    output: str | os.PathLike,
+    format: str = "native",
+    overwrite: bool = False,
+    take_first: Sequence[str] = (),
+    drop_missing: bool = False,
+    storage_options: Mapping[str, object] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+) -> ScanReport:
+    """Merges the parts of a sharded scan (``vzarr scan --shard I/N`` on a job array; files, glob
+    patterns or object-store URLs) into the store one scan over all inputs would have written.
+    `concat` must name the dimensions the parts were scanned along."""
+    if format not in FORMATS:
+        raise ValueError(f"format {format!r}: expected one of {', '.join(FORMATS)}")
+    if isinstance(concat, str):
+        concat = [concat]
+    report = _vzarr.merge(
+        _paths(parts),
+        list(concat or ()),
+        os.fspath(output),
+        format,
+        overwrite,
+        list(take_first),
+        drop_missing,
+        dict(storage_options) if storage_options else None,
+        branch,
+        message,
+    )
+    return ScanReport(**report)

@@ -203,8 +203,6 @@ fn print_notes(dataset: &VirtualDataset) {
     }
 }
 
-pub(crate) use crate::pipeline::history_line;
-
 /// The files of the command line's inputs and of `--files-from` (see [`expand_inputs`]).
 pub(crate) fn input_files(
     inputs: &[OsString],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -96,3 +97,38 @@ def test_the_vzarr_command_is_installed(sample_files, tmp_path):
     assert verify.returncode == 1
     lines = verify.stderr.strip().splitlines()
     assert len(lines) == 1 and "verify" in lines[0] and "libnetcdf" in lines[0], verify.stderr
+
+
+def test_append_and_merge(monthly, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(monthly[:3], concat=["time"], output=out)
+    report = vzarr.append(out, monthly[3:])
+    assert report.files == 3 and report.sources == 6
+    np.testing.assert_array_equal(vzarr.open(out)["tas"][...], read_concat(monthly, "tas"))
+    with pytest.raises(vzarr.ScanError, match="already in the store"):
+        vzarr.append(out, monthly[:1])
+
+    repo = tmp_path / "tas.icechunk"
+    vzarr.scan(monthly[:2], concat=["time"], output=repo, format="icechunk")
+    appended = vzarr.append(repo, monthly[2:])
+    assert appended.snapshot and appended.branch == "main"
+    np.testing.assert_array_equal(vzarr.open(repo)["tas"][...], read_concat(monthly, "tas"))
+
+    # Parts of a sharded scan (two job-array tasks), merged from Python.
+    command = os.path.join(os.path.dirname(sys.executable), "vzarr")
+    parts = tmp_path / "parts"
+    for shard in ("0/2", "1/2"):
+        run = subprocess.run(
+            [command, "scan", *monthly, "--concat", "time", "--shard", shard, "-o", f"{parts}/"],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+    merged = tmp_path / "merged.vzarr"
+    vzarr.merge(f"{parts}/*.vzpart", concat=["time"], output=merged)
+    np.testing.assert_array_equal(vzarr.open(merged)["tas"][...], read_concat(monthly, "tas"))
+    with pytest.raises(vzarr.ScanError, match="scanned along"):
+        vzarr.merge(f"{parts}/*.vzpart", concat=["lat"], output=tmp_path / "bad.vzarr")
