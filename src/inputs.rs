@@ -56,11 +56,9 @@ pub enum InputError {
         pattern: String,
         /// The listed prefix.
         prefix: String,
-        /// The store's error in one line.
+        /// The store's error in one line (not found, access denied, ...: without the XML document
+        /// servers append to their error responses).
         reason: String,
-        /// The store's error.
-        #[source]
-        source: Box<object_store::Error>,
     },
     /// No object store can be built for the pattern's URL.
     #[error(transparent)]
@@ -117,11 +115,10 @@ fn list_url_matches(
     let directory = literal.rsplit_once('/').map_or("", |(dir, _)| dir);
     let prefix = object_store::path::Path::from(directory);
     let listed: Vec<object_store::ObjectMeta> =
-        runtime.block_on(store.list(Some(&prefix)).try_collect()).map_err(|source| InputError::Listing {
+        runtime.block_on(store.list(Some(&prefix)).try_collect()).map_err(|e| InputError::Listing {
             pattern: pattern.to_string(),
             prefix: format!("{scheme}://{bucket}/{directory}"),
-            reason: crate::source::describe_error(&source),
-            source: Box::new(source),
+            reason: crate::source::describe_error(&e),
         })?;
     let glob = glob::Pattern::new(key_pattern)
         .map_err(|source| InputError::Pattern { pattern: pattern.to_string(), source })?;
