@@ -170,7 +170,8 @@ pub(crate) fn merge<'py>(
 
 /// Appends `inputs` to the native store or Icechunk repository `store`; returns the report.
 #[pyfunction]
-#[pyo3(signature = (store, inputs, allow_gaps, storage_options=None, branch=None, message=None))]
+#[pyo3(signature = (store, inputs, allow_gaps, storage_options=None, branch=None, message=None, trust_sources=true))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn append<'py>(
     py: Python<'py>,
     store: String,
@@ -179,6 +180,7 @@ pub(crate) fn append<'py>(
     storage_options: Option<&Bound<'py, PyDict>>,
     branch: Option<String>,
     message: Option<String>,
+    trust_sources: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let archive = Archive::new(&inputs).remote(crate::remote::remote_options(storage_options)?);
     let options = AppendTo { allow_gaps, branch, message };
@@ -189,8 +191,11 @@ pub(crate) fn append<'py>(
         })
         .map_err(pipeline_error)
     })?;
+    let trusted = if trust_sources { trust(&appended.source_containers)? } else { Vec::new() };
     let report = PyDict::new(py);
     report.set_item("store", &store)?;
+    report.set_item("source_containers", &appended.source_containers)?;
+    report.set_item("trusted", trusted)?;
     report.set_item("files", appended.files)?;
     report.set_item("sources", appended.sources)?;
     report.set_item("warnings", appended.dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;

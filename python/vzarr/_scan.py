@@ -100,6 +100,10 @@ class AppendReport:
     sources: int
     #: Variables left out, one line each.
     warnings: list[str] = field(default_factory=list)
+    #: The containers holding the store's sources, the new files' among them.
+    source_containers: list[str] = field(default_factory=list)
+    #: Containers newly added to the user's trust list.
+    trusted: list[str] = field(default_factory=list)
     #: Icechunk repositories: the new snapshot and its branch.
     snapshot: str | None = None
     branch: str | None = None

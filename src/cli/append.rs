@@ -28,9 +28,13 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let appended = archive.append_to(&name, &options, runtime.handle(), &|done| progress.set_position(done as u64));
     progress.finish_and_clear();
     let appended = appended.with_context(|| format!("appending to {name}"))?;
+    // As scan does: the sources' containers (the new files' among them) join the trust list, so the
+    // store reads on without --allow-source.
+    super::trust::trust_written(&appended.source_containers);
     report_result(&appended.dataset, &name, appended.files, appended.sources)?;
     if let Some((snapshot, branch)) = &appended.snapshot {
         outln!("{name}: new snapshot {snapshot} on branch {branch}");
+        outln!("virtual chunk containers to authorize when reading: {}", appended.source_containers.join(" "));
     }
     Ok(if appended.dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
 }

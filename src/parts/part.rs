@@ -141,6 +141,11 @@ impl PartReader {
     /// # Errors
     /// [`ShardError::Io`] or [`ShardError::Corrupt`] (not a part, another version, bad checksum).
     pub fn open(path: &Path) -> Result<Self, ShardError> {
+        // A FIFO or device matched by a glob would block or never end: only regular files are parts.
+        let kind = std::fs::metadata(path).map_err(io(path, "opening the part"))?.file_type();
+        if !kind.is_file() {
+            return Err(ShardError::Corrupt { path: path.to_path_buf(), problem: "not a regular file".into() });
+        }
         let file = File::open(path).map_err(io(path, "opening the part"))?;
         let left = file.metadata().map_err(io(path, "opening the part"))?.len();
         let mut reader = PartReader {
@@ -293,6 +298,18 @@ pub fn read_parts(paths: &[PathBuf]) -> Result<Vec<PartReader>, ShardError> {
     Ok(parts)
 }
 
+/// The first scan option that differs between two parts: its name and both values.
+fn first_difference(a: &PartScanOptions, b: &PartScanOptions) -> Option<(&'static str, String, String)> {
+    let dims = |o: &PartScanOptions| format!("[{}]", o.concat_dims.join(", "));
+    let options = [
+        ("concatenation dimensions", dims(a), dims(b)),
+        ("skip_unsupported", a.skip_unsupported.to_string(), b.skip_unsupported.to_string()),
+        ("max_slab_bytes", a.max_slab_bytes.to_string(), b.max_slab_bytes.to_string()),
+        ("digest_max_bytes", a.digest_max_bytes.to_string(), b.digest_max_bytes.to_string()),
+    ];
+    options.into_iter().find(|(_, x, y)| x != y)
+}
+
 fn check_same_run(first: &PartHeader, first_path: &str, part: &PartReader) -> Result<(), ShardError> {
     let h = &part.header;
     let differs = |what: &str, here: String, there: String| {
@@ -308,8 +325,8 @@ fn check_same_run(first: &PartHeader, first_path: &str, part: &PartReader) -> Re
         let list = |h: &PartHeader| format!("{} inputs (digest {})", h.inputs, h.inputs_digest);
         return differs("the input list", list(h), list(first));
     }
-    if h.scan != first.scan {
-        return differs("the scan options", format!("{:?}", h.scan), format!("{:?}", first.scan));
+    if let Some((option, here, there)) = first_difference(&h.scan, &first.scan) {
+        return differs(&format!("the scan option {option}"), here, there);
     }
     if h.generator != first.generator {
         return differs("the generator", h.generator.clone(), first.generator.clone());

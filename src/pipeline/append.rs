@@ -39,6 +39,9 @@ pub struct Appended {
     pub sources: u64,
     /// Icechunk repositories: the new snapshot and its branch.
     pub snapshot: Option<(String, String)>,
+    /// The containers (location prefixes) holding the store's sources after the append, which a
+    /// reader must authorize: the new files' among them.
+    pub source_containers: Vec<String>,
 }
 
 impl Archive {
@@ -89,7 +92,13 @@ impl Archive {
         let info = NativeWriter
             .write(&dataset, path, &WriteOptions { overwrite: true })
             .map_err(|source| PipelineError::Write { output: store.to_string(), source })?;
-        Ok(Appended { dataset, files: files.len(), sources: info.sources, snapshot: None })
+        Ok(Appended {
+            dataset,
+            files: files.len(),
+            sources: info.sources,
+            snapshot: None,
+            source_containers: info.source_containers,
+        })
     }
 
     /// [`Archive::append_to`] for an Icechunk repository: one new commit on the branch.
@@ -124,6 +133,7 @@ impl Archive {
             files: files.len(),
             sources: info.sources,
             snapshot: Some((info.snapshot, info.branch)),
+            source_containers: info.containers,
         })
     }
 

@@ -412,3 +412,27 @@ fn append_to_a_store_of_objects_on_s3() {
     let theirs: Vec<u8> = local.iter().flat_map(|p| oracle(p, "tas")).collect();
     assert!(ours.data == theirs, "tas over S3 equals libnetcdf's reads of the files");
 }
+
+/// Files appended from another directory are read like the scanned ones: append adds their container
+/// to the trust list as scan does, so `verify` (every value against libnetcdf, through the trust list)
+/// passes without --allow-source.
+#[test]
+fn appended_sources_in_a_new_directory_are_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).unwrap();
+    let files = write_series(&base, &yearly(2001..=2004, 61));
+    // A sibling of the scanned files' directory: a container of its own.
+    let incoming = dir.path().join("incoming");
+    std::fs::create_dir(&incoming).unwrap();
+    let moved = incoming.join(files[3].file_name().unwrap());
+    std::fs::rename(&files[3], &moved).unwrap();
+    let store = dir.path().join("store.vzarr");
+    scan(&files[..3], &store, &["time"]);
+    let run = append(&store, std::slice::from_ref(&moved));
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    assert!(run.stderr.contains(&format!("{}/", incoming.display())), "the new container is trusted: {}", run.stderr);
+    let verify = cli(&["verify".into(), store.display().to_string()]);
+    assert_eq!(verify.code, 0, "verify of the appended store: {}{}", verify.stdout, verify.stderr);
+    assert!(!verify.stdout.contains("FAIL"), "{}", verify.stdout);
+}

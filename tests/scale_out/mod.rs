@@ -394,3 +394,36 @@ fn parts_on_s3_merge_like_local_parts() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("missing") && run.stderr.contains('0'), "{}", run.stderr);
 }
+
+/// Parts scanned with different options are refused naming the option and both values, not a dump of
+/// the options' structure; a FIFO among the parts a glob matches is refused at once instead of
+/// blocking the merge.
+#[test]
+fn differing_options_are_named_and_fifos_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in").tap_mkdir();
+    let inputs = yearly_archive(&src);
+    let parts = dir.path().join("parts");
+    let shard = |i: u32, extra: &[&str]| {
+        let mut args = strings(&["scan", &inputs, "--shard", &format!("{i}/2"), "--concat", "time"]);
+        args.extend(strings(extra));
+        args.extend(strings(&["-o", &format!("{}/", s(&parts))]));
+        vzarr(&args, 0);
+    };
+    shard(0, &[]);
+    shard(1, &["--max-slab-mib", "4"]);
+    let glob = format!("{}/*.vzpart", s(&parts));
+    let store = s(&dir.path().join("m.vzarr"));
+    let run = vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &store]), 1);
+    let line = run.stderr.trim();
+    assert!(line.contains("the scan option max_slab_bytes is 4194304 but 16777216"), "{line}");
+    assert!(!line.contains("PartScanOptions") && !line.contains('{'), "{line}");
+
+    shard(1, &[]);
+    let fifo = parts.join("zz-fifo.vzpart");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let run = vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &store]), 1);
+    assert!(run.stderr.contains("zz-fifo.vzpart") && run.stderr.contains("not a regular file"), "{}", run.stderr);
+}
