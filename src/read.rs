@@ -57,6 +57,18 @@ pub enum ReadError {
         /// What was not found.
         what: String,
     },
+    /// The server answered a ranged read with fewer bytes than asked for, on every attempt.
+    #[error("{location}: bytes {start}..{end}: the server sent {got} bytes, fewer than asked for")]
+    ShortReply {
+        /// The object.
+        location: String,
+        /// First byte asked for.
+        start: u64,
+        /// One past the last byte asked for.
+        end: u64,
+        /// Bytes sent on the last attempt.
+        got: usize,
+    },
     /// An Icechunk repository, or its branch, could not be read.
     #[error("{location}: {source}")]
     Repository {

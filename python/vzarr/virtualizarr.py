@@ -20,7 +20,9 @@ for the URL (its `config`), plus `storage_options` when given.
 from __future__ import annotations
 
 import json
+import threading
 import warnings
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -101,8 +103,22 @@ def _manifest_array(url: str, item: dict) -> ManifestArray:
     manifest = ChunkManifest.from_arrays(
         paths=paths, offsets=offsets, lengths=lengths, validate_paths=False, inlined=inlined or None
     )
-    metadata = ArrayV3Metadata.from_dict(json.loads(item["zarr_json"]))
-    return ManifestArray(metadata=metadata, chunkmanifest=manifest)
+    return ManifestArray(metadata=_metadata(item["zarr_json"]), chunkmanifest=manifest)
+
+
+_metadata_lock = threading.Lock()
+
+
+def _metadata(zarr_json: str) -> ArrayV3Metadata:
+    """The array metadata of a ``zarr.json`` text. The files of an archive mostly share their
+    variables' metadata, and ArrayV3Metadata is immutable: each distinct text is parsed once."""
+    with _metadata_lock:
+        return _parse_metadata(zarr_json)
+
+
+@lru_cache(maxsize=4096)
+def _parse_metadata(zarr_json: str) -> ArrayV3Metadata:
+    return ArrayV3Metadata.from_dict(json.loads(zarr_json))
 
 
 def _tree(arrays: dict[str, ManifestArray], groups: dict[str, dict]) -> ManifestGroup:

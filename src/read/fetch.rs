@@ -1,8 +1,13 @@
-//! Read step 2 (async I/O): fetch a batch's byte ranges through object_store, one `get_ranges` call
-//! per file (object_store coalesces nearby ranges), at most `max_concurrent_requests` files at once.
+//! Read step 2 (async I/O): fetch a batch's byte ranges through object_store: per file, ranges less
+//! than [`COALESCE_GAP`] apart are merged into one ranged GET, at most `max_concurrent_requests` files
+//! at once.
 //!
-//! Before the first read of a source file its fingerprint (size, modification time) is compared with
-//! the one recorded at scan time: references into a changed file would return wrong bytes.
+//! Before the first read of a source file its fingerprint (size, modification time, ETag) is compared
+//! with the one recorded at scan time: references into a changed file would return wrong bytes. Every
+//! ranged GET of a source then carries the recorded ETag as `If-Match` (or, without one, the recorded
+//! modification time as `If-Unmodified-Since`), so an object replaced after that check is refused by
+//! the server (412: [`ReadError::SourceChanged`]) instead of read. A reply shorter than the range asked
+//! for is asked again, then refused naming the object and the range; it never reaches a slice.
 
 use std::sync::Arc;
 
@@ -53,10 +58,15 @@ async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOpti
             (location, name)
         }
     };
-    let what = format!("{} byte ranges", request.ranges.len());
-    let bytes = location.store.get_ranges(&location.path, &request.ranges).await.map_err(|source| {
-        ReadError::Fetch { location: name.clone(), array: ctx.array.clone(), what, source: Box::new(source) }
-    })?;
+    // Sources read as they are now (`check_sources` off) carry no precondition either.
+    let condition = match request.file {
+        FileKey::Source(id) if options.check_sources && ctx.store.checks_sources() => {
+            Condition::of(ctx.store.source(id)?)
+        }
+        _ => Condition::default(),
+    };
+    let target = Target { location: &location, name: &name, array: &ctx.array, condition };
+    let bytes = get_ranges(&target, &request.ranges, options.max_concurrent_requests).await?;
     for (got, want) in bytes.iter().zip(&request.ranges) {
         if matches!(request.file, FileKey::Owned) && got.len() as u64 == want.end - want.start {
             let binding = ctx.binding.as_deref();
@@ -75,6 +85,117 @@ async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOpti
         }
     }
     Ok(bytes)
+}
+
+/// Ranges of one object less than this many bytes apart are fetched with one GET (as object_store's
+/// own coalescing does).
+pub(crate) const COALESCE_GAP: u64 = 1 << 20;
+
+/// Attempts at a range whose reply is shorter than asked for.
+const SHORT_REPLY_ATTEMPTS: usize = 3;
+
+/// The precondition every ranged GET of a source carries: the object must still be the one scanned.
+#[derive(Debug, Clone, Default)]
+struct Condition {
+    etag: Option<String>,
+    unmodified_since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Condition {
+    fn of(file: &crate::manifest::SourceFile) -> Self {
+        let etag = file.etag.clone();
+        // Last-Modified has whole seconds: the scan's time rounded up still admits the scanned object.
+        let seconds = |ns: i64| ns.div_euclid(1_000_000_000) + i64::from(ns.rem_euclid(1_000_000_000) != 0);
+        let unmodified_since = match etag {
+            None => file.mtime_ns.and_then(|ns| chrono::DateTime::from_timestamp(seconds(ns), 0)),
+            Some(_) => None,
+        };
+        Condition { etag, unmodified_since }
+    }
+}
+
+/// The object a fetch reads, with names for messages.
+struct Target<'a> {
+    location: &'a ObjectLocation,
+    name: &'a str,
+    array: &'a str,
+    condition: Condition,
+}
+
+/// The bytes of every range of one object, in order: nearby ranges merged, the merged requests
+/// `concurrent` at a time, each conditional and length-checked ([`get_checked`]).
+async fn get_ranges(
+    target: &Target<'_>,
+    ranges: &[std::ops::Range<u64>],
+    concurrent: usize,
+) -> Result<Vec<Bytes>, ReadError> {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&i| ranges[i].start);
+    let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+    for &i in &order {
+        let r = &ranges[i];
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(COALESCE_GAP) => last.end = last.end.max(r.end),
+            _ => merged.push(r.clone()),
+        }
+    }
+    let requests: Vec<_> = merged.iter().map(|r| get_checked(target, r.clone())).collect();
+    let fetched: Vec<Bytes> = futures::stream::iter(requests).buffered(concurrent.max(1)).try_collect().await?;
+    Ok(ranges
+        .iter()
+        .map(|r| {
+            if r.start >= r.end {
+                return Bytes::new();
+            }
+            // Every range lies inside exactly one merged range, whose bytes have its full length.
+            let m = merged.partition_point(|m| m.end < r.end).min(merged.len() - 1);
+            let start = usize::try_from(r.start.saturating_sub(merged[m].start)).unwrap_or(usize::MAX);
+            let end = start.saturating_add(usize::try_from(r.end - r.start).unwrap_or(usize::MAX));
+            fetched[m].slice(start.min(fetched[m].len())..end.min(fetched[m].len()))
+        })
+        .collect())
+}
+
+/// One ranged GET with the target's precondition; a short reply is asked again, then refused.
+async fn get_checked(target: &Target<'_>, range: std::ops::Range<u64>) -> Result<Bytes, ReadError> {
+    let want = range.end - range.start;
+    let mut got = 0;
+    for _ in 0..SHORT_REPLY_ATTEMPTS {
+        let options = object_store::GetOptions {
+            range: Some(range.clone().into()),
+            if_match: target.condition.etag.clone(),
+            if_unmodified_since: target.condition.unmodified_since,
+            ..Default::default()
+        };
+        let result = target.location.store.get_opts(&target.location.path, options).await;
+        let bytes = match result {
+            Ok(reply) => reply.bytes().await,
+            Err(e) => Err(e),
+        };
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            Err(object_store::Error::Precondition { .. }) => {
+                return Err(ReadError::SourceChanged {
+                    location: target.name.to_string(),
+                    reason: "the object was replaced since the scan (the server refused the recorded ETag or time)"
+                        .into(),
+                })
+            }
+            Err(source) => {
+                return Err(ReadError::Fetch {
+                    location: target.name.to_string(),
+                    array: target.array.to_string(),
+                    what: format!("bytes {}..{}", range.start, range.end),
+                    source: Box::new(source),
+                })
+            }
+        };
+        if bytes.len() as u64 == want {
+            return Ok(bytes);
+        }
+        got = bytes.len();
+    }
+    Err(ReadError::ShortReply { location: target.name.to_string(), start: range.start, end: range.end, got })
 }
 
 /// Fetches one whole object (store files: `vzarr.json`, `sources.bin`, `zarr.json`).

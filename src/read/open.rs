@@ -61,7 +61,7 @@ impl StoreInner {
         ObjectLocation { store: self.root.store.clone(), path }
     }
 
-    fn source(&self, id: u32) -> Result<&SourceFile, ReadError> {
+    pub(crate) fn source(&self, id: u32) -> Result<&SourceFile, ReadError> {
         self.sources.get(id).ok_or_else(|| ReadError::Store {
             location: self.location.clone(),
             what: format!("source id {id}"),
@@ -80,6 +80,11 @@ impl StoreInner {
         let loc = resolve_with(&authorized.location, &self.remote)?;
         resolved.insert(id, loc.clone());
         Ok((loc, file.location.clone()))
+    }
+
+    /// Whether sources are checked against their fingerprints ([`Store::set_check_sources`]).
+    pub(crate) fn checks_sources(&self) -> bool {
+        self.check_sources.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Compares source `id`'s fingerprint (size, ETag, modification time: [`SourceFile::changed_since`])

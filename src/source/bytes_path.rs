@@ -90,13 +90,8 @@ impl ObjectStore for BytesPathStore {
     }
 
     async fn get_opts(&self, location: &ObjectPath, options: GetOptions) -> object_store::Result<GetResult> {
-        if options.if_match.is_some()
-            || options.if_none_match.is_some()
-            || options.if_modified_since.is_some()
-            || options.if_unmodified_since.is_some()
-            || options.version.is_some()
-        {
-            return Err(read_only("conditional get"));
+        if options.version.is_some() {
+            return Err(read_only("versioned get"));
         }
         let path = file_path(location);
         // Refuse FIFOs and devices before opening them, as every local source read does.
@@ -105,6 +100,8 @@ impl ObjectStore for BytesPathStore {
         let last_modified = meta.modified().map_err(|e| io_error(location, e))?.into();
         let meta =
             ObjectMeta { location: location.clone(), last_modified, size: meta.len(), e_tag: None, version: None };
+        // If-Unmodified-Since and the other preconditions, against the file as it is now.
+        options.check_preconditions(&meta)?;
         let range = match &options.range {
             Some(range) => range
                 .as_range(meta.size)

@@ -16,6 +16,18 @@ use object_store::{ObjectStore, ObjectStoreExt};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RangeError {
+    /// The server answered with fewer bytes than the range asked for, on every attempt.
+    #[error("{location}: bytes {offset}..{}: the server sent {got} bytes, fewer than asked for", offset + length)]
+    ShortReply {
+        /// The object.
+        location: String,
+        /// First byte asked for.
+        offset: u64,
+        /// Bytes asked for.
+        length: u64,
+        /// Bytes sent on the last attempt.
+        got: u64,
+    },
     /// The range ends past the end of the object.
     #[error("{location}: {length} bytes at offset {offset} lie past the end of the file ({size} bytes)")]
     PastEnd {
@@ -173,6 +185,9 @@ impl ObjectSource {
     }
 }
 
+/// Attempts at a range whose reply is shorter than asked for.
+const SHORT_REPLY_ATTEMPTS: usize = 3;
+
 impl ByteSource for ObjectSource {
     fn location(&self) -> &str {
         &self.location
@@ -187,13 +202,19 @@ impl ByteSource for ObjectSource {
         if length == 0 {
             return Ok(Bytes::new());
         }
-        let fetched = self.runtime.block_on(self.store.get_range(&self.path, offset..offset + length));
-        let store_error = |source| RangeError::Store { location: self.location.clone(), offset, length, source };
-        let bytes = fetched.map_err(store_error)?;
-        if bytes.len() as u64 != length {
-            return Err(RangeError::PastEnd { location: self.location.clone(), offset, length, size: self.size });
+        // A reply shorter than the range (a truncated body with a matching Content-Length) is asked
+        // again, then refused naming the object and the range.
+        let mut got = 0;
+        for _ in 0..SHORT_REPLY_ATTEMPTS {
+            let fetched = self.runtime.block_on(self.store.get_range(&self.path, offset..offset + length));
+            let store_error = |source| RangeError::Store { location: self.location.clone(), offset, length, source };
+            let bytes = fetched.map_err(store_error)?;
+            if bytes.len() as u64 == length {
+                return Ok(bytes);
+            }
+            got = bytes.len() as u64;
         }
-        Ok(bytes)
+        Err(RangeError::ShortReply { location: self.location.clone(), offset, length, got })
     }
 }
 

@@ -75,3 +75,42 @@ fn an_s3_source_replaced_with_the_same_size_is_named() {
     assert_eq!(materialized.code, 0, "{}", materialized.stderr);
     crate::interop::assert_zarrs_reads_exactly(&copy, &local, &["tas", "time"]);
 }
+
+/// An object replaced after the reader checked its fingerprint (same size, data chunks unchanged) is
+/// not read: every ranged GET carries the recorded ETag as If-Match, the server answers 412, and the
+/// read fails as a changed source instead of returning the new object's bytes.
+#[test]
+fn an_s3_object_replaced_after_the_check_is_refused_by_its_etag() {
+    use vzarr::grid::Selection;
+    use vzarr::read::blocking::BlockingStore;
+    use vzarr::read::{OpenOptions, ReadError, ReadOptions};
+    let Some(server) = S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); If-Match test not run");
+        return;
+    };
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc"];
+    let local = server.upload_samples("replaced", &months);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tas.vzarr");
+    let scan =
+        server.vzarr(&["scan", "s3://replaced/tas_2023-0*.nc", "--concat", "time", "-o", &store.display().to_string()]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let remote = vzarr::source::RemoteOptions { config: server.config(), ..Default::default() };
+    let options = OpenOptions::new(vzarr::trust::Authorization::new(["s3://replaced/"])).with_remote(remote);
+    let opened = BlockingStore::open_with(&store.display().to_string(), &options).unwrap();
+    let tas = opened.array("tas").unwrap();
+    let all = Selection::all(&tas.reader().shape());
+    // The first read checks both sources' fingerprints and reads them: libnetcdf's values.
+    let first = tas.read(&all, &ReadOptions::default()).unwrap();
+    let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(first.bytes == theirs, "tas equals libnetcdf's reads of the files");
+    // February replaced by an object of the same size whose data chunks are the same bytes.
+    let original = std::fs::read(&local[1]).unwrap();
+    let replacement = dir.path().join("replacement.nc");
+    std::fs::write(&replacement, edited(&original, b"vzarr sample archive", b"vzarr sample ARCHIVE")).unwrap();
+    server.upload("replaced", &[("tas_2023-02.nc", &replacement)]);
+    let err = tas.read(&all, &ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, ReadError::SourceChanged { .. }), "{err}");
+    assert!(err.to_string().contains("s3://replaced/tas_2023-02.nc"), "{err}");
+}
