@@ -161,7 +161,7 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
 pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source::ByteSource>, ScanError> {
     use crate::source::{CacheOptions, CachedSource, LocalFile};
     let file = LocalFile::open(path).map_err(|source| ScanError::Io { path: path.to_path_buf(), source })?;
-    Ok(std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(file), CacheOptions::default())))
+    Ok(std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(file), CacheOptions::local())))
 }
 
 /// Refuses a chunk reference that does not lie inside its source file (`offset + length <= size`),

@@ -30,6 +30,15 @@ pub struct CacheOptions {
     pub bypass_bytes: u64,
 }
 
+impl CacheOptions {
+    /// For local files, where a read is a cheap system call: small blocks and no read-ahead, so that
+    /// scanning a file's metadata copies little more than the metadata (a file whose chunk index is
+    /// spread through it is not read whole).
+    pub fn local() -> Self {
+        CacheOptions { block_bytes: 8 << 10, read_ahead: 0, ..CacheOptions::default() }
+    }
+}
+
 impl Default for CacheOptions {
     fn default() -> Self {
         CacheOptions { block_bytes: 64 << 10, read_ahead: 192 << 10, max_bytes: 16 << 20, bypass_bytes: 1 << 20 }
