@@ -111,7 +111,7 @@ fn archive(
 /// `kerchunk-json` or `icechunk`); returns the report.
 #[pyfunction]
 #[pyo3(signature = (inputs, concat, output, format, overwrite, skip_unsupported, take_first, drop_missing,
-    storage_options=None, branch=None, message=None, trust_sources=true))]
+    storage_options=None, branch=None, message=None, trust_sources=true, progress=false))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn scan<'py>(
     py: Python<'py>,
@@ -127,11 +127,28 @@ pub(crate) fn scan<'py>(
     branch: Option<String>,
     message: Option<String>,
     trust_sources: bool,
+    progress: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
     let archive =
         archive(&inputs, &concat, take_first, drop_missing, storage_options)?.skip_unsupported(skip_unsupported);
-    let scanned = guard("scan", || py.detach(|| archive.scan()).map_err(pipeline_error))?;
+    // With `progress`, a line on standard error that counts the files scanned and references found.
+    let report = |done: usize, references: u64| {
+        if progress {
+            eprint!("\rvzarr: scanned {done} files, {references} references");
+        }
+    };
+    let scanned = guard("scan", || {
+        py.detach(|| -> Result<_, PipelineError> {
+            let runtime = runtime()?;
+            let scanned = archive.scan_on(runtime.handle(), &report);
+            if progress {
+                eprintln!();
+            }
+            scanned
+        })
+        .map_err(pipeline_error)
+    })?;
     target.write(py, &archive, &scanned.dataset, scanned.files.len(), Vec::new())
 }
 

@@ -63,8 +63,8 @@ def scan(
     ``"kerchunk-json"`` or ``"icechunk"`` (a new snapshot on `branch`, default ``main``).
 
     The sources' containers join the user's trust list (as the command line does), so
-    `vzarr.open(output)` reads them without `allow_sources`. `progress` is accepted for
-    compatibility with the command line and prints nothing. Raises `vzarr.ScanError` for a file
+    `vzarr.open(output)` reads them without `allow_sources`. With `progress`, a line on
+    standard error counts the files scanned and the references found. Raises `vzarr.ScanError` for a file
     that cannot be scanned or files that do not combine, `vzarr.AlreadyExists` when `output` exists
     and `overwrite` is false, `vzarr.NotFound` for a pattern matching nothing.
     """
@@ -84,6 +84,8 @@ def scan(
         dict(storage_options) if storage_options else None,
         branch,
         message,
+        True,
+        progress,
     )
     return ScanReport(**report)
 

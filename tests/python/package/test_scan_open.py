@@ -132,3 +132,11 @@ def test_append_and_merge(monthly, tmp_path):
     np.testing.assert_array_equal(vzarr.open(merged)["tas"][...], read_concat(monthly, "tas"))
     with pytest.raises(vzarr.ScanError, match="scanned along"):
         vzarr.merge(f"{parts}/*.vzpart", concat=["lat"], output=tmp_path / "bad.vzarr")
+
+
+def test_progress_counts_files_on_standard_error(monthly, tmp_path, capfd):
+    vzarr.scan(monthly, concat=["time"], output=tmp_path / "quiet.vzarr")
+    assert "scanned" not in capfd.readouterr().err
+    vzarr.scan(monthly, concat=["time"], output=tmp_path / "loud.vzarr", progress=True)
+    err = capfd.readouterr().err
+    assert f"scanned {len(monthly)} files" in err, err
