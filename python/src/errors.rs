@@ -25,7 +25,6 @@ pub(crate) fn read_error(e: ReadError) -> PyErr {
         ReadError::SourceChanged { .. } => SourceChanged::new_err(text),
         ReadError::Untrusted(TrustError::Unauthorized { .. }) => NotAuthorized::new_err(text),
         ReadError::Selection { .. } => SelectionError::new_err(text),
-        ReadError::NotARepository { .. } => pyo3::exceptions::PyValueError::new_err(text),
         _ => Error::new_err(text),
     }
 }

@@ -204,7 +204,8 @@ impl Store {
                 let branch = options.branch.as_deref().unwrap_or("main");
                 return match super::repository::open_repository(location, branch, options).await {
                     Err(e) if !local_repository && Self::open_native(location, options).await.is_ok() => {
-                        Err(ReadError::NotARepository { location: location.to_string(), reason: e.to_string() })
+                        let reason = super::repository::one_line(&e.to_string());
+                        Err(ReadError::NotARepository { location: location.to_string(), reason })
                     }
                     other => other,
                 };

@@ -27,7 +27,10 @@ impl Drop for TemporaryView {
 /// # Errors
 /// [`ReadError::Repository`] when the repository, the branch or a source cannot be read.
 pub(crate) async fn open_repository(location: &str, branch: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    let failed = |source: crate::read::BoxError| ReadError::Repository { location: location.to_string(), source };
+    let failed = |source: crate::read::BoxError| ReadError::Repository {
+        location: location.to_string(),
+        source: one_line(&source.to_string()).into(),
+    };
     let dataset = if options.check_sources {
         read_icechunk(location, branch, &options.remote).await
     } else {
@@ -48,4 +51,21 @@ fn private_temp_dir() -> std::io::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+/// An error's text in one line: Icechunk's errors add a multi-line `context:` section (a span trace)
+/// that says nothing to a user; it is dropped and the rest joined.
+pub(crate) fn one_line(text: &str) -> String {
+    let head = text.split("context:").next().unwrap_or(text);
+    head.split_whitespace().collect::<Vec<_>>().join(" ").trim_end_matches([':', ' ']).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn errors_become_one_line_without_the_context_section() {
+        let text = "repo: opening: the repository doesn't exist\n\ncontext:\n   0: icechunk::x\n";
+        assert_eq!(super::one_line(text), "repo: opening: the repository doesn't exist");
+        assert_eq!(super::one_line("plain"), "plain");
+    }
 }
