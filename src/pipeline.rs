@@ -100,7 +100,11 @@ pub enum PipelineError {
     Runtime(#[source] std::io::Error),
 }
 
-/// A multi-threaded tokio runtime of two workers, for the calls made without the caller's runtime.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, PipelineError> {
+/// A multi-threaded tokio runtime of two workers, for callers without one of their own (the
+/// `*_on` calls take the caller's handle).
+///
+/// # Errors
+/// [`PipelineError::Runtime`] when the runtime cannot be started.
+pub fn runtime() -> Result<tokio::runtime::Runtime, PipelineError> {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(PipelineError::Runtime)
 }

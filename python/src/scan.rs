@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
-use vzarr::pipeline::{write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
+use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
 use vzarr::store::IcechunkOptions;
 
 use crate::errors::{guard, pipeline_error, Error};
@@ -221,11 +221,6 @@ pub(crate) fn append<'py>(
         report.set_item("branch", branch)?;
     }
     Ok(report)
-}
-
-/// A runtime for object-store listing and reads (the library builds none itself for these calls).
-fn runtime() -> Result<tokio::runtime::Runtime, PipelineError> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(PipelineError::Runtime)
 }
 
 /// Adds `containers` to the user's trust list; returns those that were new.
