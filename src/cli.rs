@@ -21,6 +21,7 @@ mod materialize;
 mod merge;
 mod open;
 mod output;
+mod panics;
 mod progress;
 mod read;
 mod scan;
@@ -48,7 +49,13 @@ where
             return u8::try_from(err.exit_code()).unwrap_or(2);
         }
     };
-    let result = run(cli);
+    let result = match panics::caught(|| run(cli)) {
+        Ok(result) => result,
+        Err(message) => {
+            eprintln!("error: internal error: {message} (a bug in vzarr: please report it)");
+            return 101;
+        }
+    };
     #[cfg(debug_assertions)]
     if std::env::var_os("VZARR_TEST_COUNTERS").is_some_and(|v| v == "1") {
         // Test builds only: syncs per store and source opens per verify, for tests that check work grows

@@ -22,6 +22,8 @@ mod publish_remote;
 
 pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 #[cfg(feature = "icechunk")]
+pub(crate) use icechunk::one_line;
+#[cfg(feature = "icechunk")]
 pub use icechunk::IcechunkWriter;
 #[cfg(feature = "icechunk")]
 pub use icechunk::{

@@ -198,10 +198,11 @@ pub(crate) struct AppendArgs {
     pub(crate) message: Option<String>,
 }
 
+/// The store `info`, `read` and `verify` open, and how.
 #[derive(Debug, Args)]
-pub(crate) struct InfoArgs {
-    /// The store.
-    pub(crate) store: String,
+pub(crate) struct StoreArgs {
+    /// The store: a native store or an Icechunk repository, a local path or a URL.
+    pub(crate) store: std::ffi::OsString,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
     /// For an Icechunk repository: the branch to read (default `main`).
@@ -211,28 +212,26 @@ pub(crate) struct InfoArgs {
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]
     pub(crate) allow_source: Vec<String>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// For an Icechunk repository: do not compare the sources with the references' checksums (by
-    /// default a source modified after the repository was written is an error naming it).
+    /// Read the sources even when their size, ETag or modification time differ from the scan's
+    /// (by default such a source is an error naming it: its bytes may have moved); for an Icechunk
+    /// repository, also do not compare them with the references' checksums.
     #[arg(long)]
     pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ReadArgs {
-    /// The store.
-    pub(crate) store: String,
+pub(crate) struct InfoArgs {
     #[command(flatten)]
-    pub(crate) remote: RemoteArgs,
-    /// For an Icechunk repository: the branch to read (default `main`).
-    #[arg(long, value_name = "BRANCH")]
-    pub(crate) branch: Option<String>,
-    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
-    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
-    #[arg(long = "allow-source", value_name = "PREFIX")]
-    pub(crate) allow_source: Vec<String>,
+    pub(crate) open: StoreArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) open: StoreArgs,
     /// The variable (`tas`, `group/tas`).
     pub(crate) variable: String,
     /// NumPy-style selection per dimension, e.g. `0:31,:,10` or `-1` (default: everything).
@@ -249,10 +248,6 @@ pub(crate) struct ReadArgs {
     /// K, M, G or T suffix (powers of 1024). Default: half of the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) max_memory: Option<u64>,
-    /// Read the sources even when their size, ETag or modification time differ from the scan's
-    /// (by default such a source is an error naming it: its bytes may have moved).
-    #[arg(long)]
-    pub(crate) no_check_sources: bool,
 }
 
 /// How object stores (`s3://`, `gs://`, `az://`, `https://`) are reached, by inputs and by the
@@ -293,17 +288,8 @@ impl RemoteArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
-    /// The store.
-    pub(crate) store: String,
     #[command(flatten)]
-    pub(crate) remote: RemoteArgs,
-    /// For an Icechunk repository: the branch to read (default `main`).
-    #[arg(long, value_name = "BRANCH")]
-    pub(crate) branch: Option<String>,
-    /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
-    /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
-    #[arg(long = "allow-source", value_name = "PREFIX")]
-    pub(crate) allow_source: Vec<String>,
+    pub(crate) open: StoreArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -311,10 +297,6 @@ pub(crate) struct VerifyArgs {
     /// (a corrupt file can make libhdf5 loop forever).
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub(crate) oracle_timeout: u64,
-    /// Read the sources even when their size, ETag or modification time differ from the scan's
-    /// (by default such a source is an error naming it: its bytes may have moved).
-    #[arg(long)]
-    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]

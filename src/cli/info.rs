@@ -16,15 +16,7 @@ fn containers(store: &Store) -> Vec<serde_json::Value> {
 }
 
 pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
-    let opened = super::open::open_named(
-        &args.store,
-        args.branch.as_deref(),
-        &args.allow_source,
-        args.no_check_sources,
-        &args.remote.options(),
-    )
-    .await?;
-    let store = opened.store.clone();
+    let store = args.open.open().await?;
     let info = store.info();
     let mut arrays = Vec::new();
     for summary in &info.arrays {
@@ -55,7 +47,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         }));
     }
     let doc = json!({
-        "store": args.store,
+        "store": args.open.name(),
         "format_version": info.format_version,
         "generator": info.generator,
         "sources": info.sources,

@@ -14,21 +14,13 @@ use crate::read::ReadOptions;
 use crate::store::{store_inputs, OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
-    let opened = super::open::open_named(
-        &args.store,
-        args.branch.as_deref(),
-        &args.allow_source,
-        args.no_check_sources,
-        &args.remote.options(),
-    )
-    .await?;
-    let store = opened.store.clone();
+    let store = args.open.open().await?;
     let array = store.array(&args.variable).await?;
     let selection = Selection::parse(&args.select, &array.shape())
-        .with_context(|| format!("{}: {}: selection {:?}", args.store, args.variable, args.select))?;
+        .with_context(|| format!("{}: {}: selection {:?}", args.open.name(), args.variable, args.select))?;
     let mut options = ReadOptions {
-        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
-        check_sources: !args.no_check_sources,
+        max_concurrent_requests: args.open.remote.max_concurrent_requests as usize,
+        check_sources: !args.open.no_check_sources,
         ..ReadOptions::default()
     };
     if let Some(limit) = args.max_memory {

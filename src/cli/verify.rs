@@ -8,16 +8,8 @@ use crate::read::ReadOptions;
 use crate::verify::{verify_store_with_oracle, OracleMode};
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
-    let opened = super::open::open_named(
-        &args.store,
-        args.branch.as_deref(),
-        &args.allow_source,
-        args.no_check_sources,
-        &args.remote.options(),
-    )
-    .await?;
-    let store = opened.store.clone();
-    store.set_check_sources(!args.no_check_sources);
+    let store = args.open.open().await?;
+    store.set_check_sources(!args.open.no_check_sources);
     let progress = bar(0, "verifying");
     let report = |path: &str, done: u64, total: u64| {
         progress.set_length(total);

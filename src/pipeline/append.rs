@@ -112,6 +112,10 @@ impl Archive {
     ) -> Result<Appended, PipelineError> {
         use crate::store::{read_branch, refresh_sources, update_icechunk, IcechunkOptions};
         let files = self.files(runtime)?;
+        // A local repository is locked like a native store: Icechunk's compare-and-swap of the branch
+        // is not atomic on a local file system, and two appends could both "succeed" with one commit
+        // lost. On object stores the branch moves by a conditional write; a lost race is refused.
+        let _lock = if crate::source::is_url(repo) { None } else { Some(lock_store(Path::new(repo), repo)?) };
         let remote = self.remote_options().clone();
         let branch = options.branch.clone().unwrap_or_else(|| "main".into());
         let mut stored = runtime.block_on(read_branch(repo, &branch, &remote))?;

@@ -204,7 +204,7 @@ impl Store {
                 let branch = options.branch.as_deref().unwrap_or("main");
                 return match super::repository::open_repository(location, branch, options).await {
                     Err(e) if !local_repository && Self::open_native(location, options).await.is_ok() => {
-                        let reason = super::repository::one_line(&e.to_string());
+                        let reason = crate::store::one_line(&e.to_string());
                         Err(ReadError::NotARepository { location: location.to_string(), reason })
                     }
                     other => other,
@@ -272,14 +272,18 @@ impl Store {
         Ok(Store { inner: Arc::new(inner) })
     }
 
-    /// Serves this store (the native copy of a repository's branch) as the repository at `location`,
-    /// keeping `view` (the copy's directory guard) alive as long as the store.
+    /// Serves this store (the native copy of a repository's branch, or a store opened under another
+    /// name) as the store at `location`, keeping `view` (what the store's files depend on: the copy's
+    /// directory guard, a directory descriptor) alive as long as the store, beside any earlier one.
     #[cfg(feature = "icechunk")]
     pub(crate) fn into_view_of(self, location: &str, view: Arc<dyn std::any::Any + Send + Sync>) -> Self {
         let mut inner =
             Arc::try_unwrap(self.inner).unwrap_or_else(|_| unreachable!("a store just opened has one owner"));
         inner.location = location.to_string();
-        inner.view = Some(view);
+        inner.view = Some(match inner.view.take() {
+            Some(earlier) => Arc::new((earlier, view)),
+            None => view,
+        });
         Store { inner: Arc::new(inner) }
     }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{OpenOptions, ReadError, Store};
-use crate::store::{read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
+use crate::store::{one_line, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
 
 /// A directory removed on drop.
 struct TemporaryView(PathBuf);
@@ -51,21 +51,4 @@ fn private_temp_dir() -> std::io::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
-}
-
-/// An error's text in one line: Icechunk's errors add a multi-line `context:` section (a span trace)
-/// that says nothing to a user; it is dropped and the rest joined.
-pub(crate) fn one_line(text: &str) -> String {
-    let head = text.split("context:").next().unwrap_or(text);
-    head.split_whitespace().collect::<Vec<_>>().join(" ").trim_end_matches([':', ' ']).to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn errors_become_one_line_without_the_context_section() {
-        let text = "repo: opening: the repository doesn't exist\n\ncontext:\n   0: icechunk::x\n";
-        assert_eq!(super::one_line(text), "repo: opening: the repository doesn't exist");
-        assert_eq!(super::one_line("plain"), "plain");
-    }
 }

@@ -18,6 +18,7 @@
 //! object_store 0.13 where vzarr uses 0.14 (two object_store versions in one binary).
 
 mod attributes;
+mod btree_v1;
 mod layout;
 mod owned;
 mod raw_header;

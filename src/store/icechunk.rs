@@ -75,7 +75,7 @@ pub enum IcechunkError {
         available: String,
     },
     /// A source location cannot be referenced from Icechunk.
-    #[error("{location}: cannot be referenced from Icechunk: {reason}")]
+    #[error("{location}: cannot be referenced from Icechunk: {}", one_line(reason))]
     Location {
         /// The source location (or container prefix).
         location: String,
@@ -83,7 +83,7 @@ pub enum IcechunkError {
         reason: String,
     },
     /// A node of the dataset cannot be written.
-    #[error("{repo}: {node}: {reason}")]
+    #[error("{repo}: {node}: {}", one_line(reason))]
     Node {
         /// The repository location.
         repo: String,
@@ -93,7 +93,7 @@ pub enum IcechunkError {
         reason: String,
     },
     /// An Icechunk operation failed.
-    #[error("{repo}: {what}: {reason}")]
+    #[error("{repo}: {what}: {}", one_line(reason))]
     Repository {
         /// The repository location.
         repo: String,
@@ -102,6 +102,13 @@ pub enum IcechunkError {
         /// The cause, as Icechunk reported it.
         reason: String,
     },
+}
+
+/// An error's text in one line: Icechunk's errors add a multi-line `context:` section (a span trace)
+/// that says nothing to a user; it is dropped and the rest joined.
+pub(crate) fn one_line(text: &str) -> String {
+    let head = text.split("context:").next().unwrap_or(text);
+    head.split_whitespace().collect::<Vec<_>>().join(" ").trim_end_matches([':', ' ']).to_string()
 }
 
 /// Options of [`write_icechunk`].
@@ -237,4 +244,16 @@ pub async fn update_icechunk(
     options: &IcechunkOptions,
 ) -> Result<IcechunkInfo, IcechunkError> {
     update::update(stored, dataset, repo, options).await
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    #[test]
+    fn errors_become_one_line_without_the_context_section() {
+        let text = "repo: opening: the repository doesn't exist\n\ncontext:\n   0: icechunk::x\n";
+        assert_eq!(super::one_line(text), "repo: opening: the repository doesn't exist");
+        assert_eq!(super::one_line("plain"), "plain");
+        let error = super::IcechunkError::Repository { repo: "r".into(), what: "w".into(), reason: text.into() };
+        assert_eq!(error.to_string(), "r: w: repo: opening: the repository doesn't exist");
+    }
 }

@@ -30,7 +30,7 @@
 //! `exchanged`, `moved-aside`, and forcing the fallbacks.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -336,12 +336,25 @@ fn sibling(path: &Path, tag: &str, pid: u32) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// `.NAME.TAG-`: the start of every sibling name of `path` with `tag`.
+/// Longest output name kept whole in sibling names: `.NAME.TAG-PID-NANOS` must fit the 255-byte name
+/// limit of common file systems, and the tag, PID and time take up to 37 bytes.
+const MAX_NAME_IN_SIBLING: usize = 200;
+
+/// `.NAME.TAG-`: the start of every sibling name of `path` with `tag`. A name longer than
+/// [`MAX_NAME_IN_SIBLING`] bytes is shortened to its start, `~` and a hash of the whole name.
 fn sibling_prefix(path: &Path, tag: &str) -> OsString {
-    let mut name = OsString::from(".");
-    name.push(path.file_name().unwrap_or_else(|| OsStr::new("output")));
-    name.push(format!(".{tag}-"));
-    name
+    let full = path.file_name().unwrap_or_else(|| OsStr::new("output")).as_bytes();
+    let mut name = b".".to_vec();
+    if full.len() <= MAX_NAME_IN_SIBLING {
+        name.extend_from_slice(full);
+    } else {
+        // FNV-1a: stable across builds, so any vzarr finds the staging another one left.
+        let hash = full.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        name.extend_from_slice(&full[..MAX_NAME_IN_SIBLING - 17]);
+        name.extend_from_slice(format!("~{hash:016x}").as_bytes());
+    }
+    name.extend_from_slice(format!(".{tag}-").as_bytes());
+    OsString::from_vec(name)
 }
 
 /// Removes the staging of dead writers of `destination`, and puts back an old output that a dead
@@ -496,6 +509,20 @@ mod tests {
         assert!(!OutputKind::ZarrStore.owns(dir.path()));
         std::fs::write(dir.path().join("zarr.json"), b"{\"zarr_format\":3,\"node_type\":\"group\"}").unwrap();
         assert!(OutputKind::ZarrStore.owns(dir.path()));
+    }
+
+    #[test]
+    fn sibling_names_of_long_output_names_fit_the_name_limit() {
+        let long = "x".repeat(255);
+        let path = Path::new("/d").join(&long);
+        let staging = sibling(&path, "tmp", u32::MAX);
+        let name = staging.file_name().unwrap().as_bytes();
+        assert!(name.len() <= 255, "{} bytes", name.len());
+        assert!(name.starts_with(sibling_prefix(&path, "tmp").as_bytes()));
+        let other = Path::new("/d").join(format!("{}y", &long[..254]));
+        assert_ne!(sibling_prefix(&path, "tmp"), sibling_prefix(&other, "tmp"), "names differing at the end");
+        let short = Path::new("/d/out.vzarr");
+        assert_eq!(sibling_prefix(short, "old"), OsStr::new(".out.vzarr.old-"));
     }
 
     #[test]

@@ -74,21 +74,27 @@ pub fn chunk_at(file: &Path, dataset: &str, origin: &[u64]) -> Option<LibChunk> 
 
 /// The whole dataset read by libhdf5 into its native type, as bytes.
 pub fn read_native(file: &Path, dataset: &str, len: usize) -> Vec<u8> {
+    try_read_native(file, dataset, len)
+        .unwrap_or_else(|| panic!("{}: {dataset}: libhdf5 cannot read it", file.display()))
+}
+
+/// As [`read_native`]; None when libhdf5 cannot open the file or the dataset, or cannot read it.
+pub fn try_read_native(file: &Path, dataset: &str, len: usize) -> Option<Vec<u8>> {
     with_hdf5_files(|| {
-        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        let ds = hdf5::File::open(file).ok()?.dataset(dataset).ok()?;
         let mut buf = vec![0u8; len];
         let _guard = hdf5_sys::LOCK.lock();
         // SAFETY: the memory type is the dataset's native type, whose size times the element count
         // the caller passes as `len`.
-        unsafe {
+        let ret = unsafe {
             let ftype = H5Dget_type(ds.id());
             let native = H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND);
             let ret = H5Dread(ds.id(), native, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast());
             H5Tclose(native);
             H5Tclose(ftype);
-            assert!(ret >= 0, "{}: {dataset}: H5Dread failed", file.display());
-        }
-        buf
+            ret
+        };
+        (ret >= 0).then_some(buf)
     })
 }
 

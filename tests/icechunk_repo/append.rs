@@ -278,3 +278,37 @@ fn append_to_a_repository_on_s3() {
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
     assert_same("tas from the appended S3 repository", &ours.data, &oracle(&local, "tas"));
 }
+
+/// Issue 28, item 1: two appends racing on one local repository (one of two years, one of the first
+/// of them), over many trials. Never two successes with one commit: every append that exits 0 has its
+/// commit in the history, and a loser fails with one line; the branch reads as libnetcdf reads the
+/// files its history committed.
+#[test]
+fn concurrent_appends_never_lose_a_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_series(dir.path(), &yearly(2001..=2003, 61));
+    let mut refused = 0;
+    for trial in 0..16 {
+        let repo = dir.path().join(format!("repo{trial}.icechunk"));
+        scan_icechunk(&files[..1], &repo, &["--concat", "time"], 0);
+        let before = history(&repo, "main").len();
+        let (two, one) = std::thread::scope(|scope| {
+            let two = scope.spawn(|| append(&repo, &files[1..3], &[]));
+            let one = scope.spawn(|| append(&repo, &files[1..2], &[]));
+            (two.join().unwrap(), one.join().unwrap())
+        });
+        for run in [&two, &one].into_iter().filter(|r| r.code != 0) {
+            refused += 1;
+            let lines = run.stderr_lines();
+            assert_eq!(lines.len(), 1, "trial {trial}: a refusal is one line:\n{}", run.stderr);
+            assert!(!lines[0].contains("context") && !lines[0].contains("panicked"), "trial {trial}: {}", lines[0]);
+        }
+        let succeeded = [&two, &one].iter().filter(|r| r.code == 0).count();
+        assert!(succeeded >= 1, "trial {trial}: neither append succeeded:\n{}\n{}", two.stderr, one.stderr);
+        assert_eq!(history(&repo, "main").len(), before + succeeded, "trial {trial}: a commit was lost");
+        let committed = if two.code == 0 { 3 } else { 2 };
+        assert_values(&repo, "main", "tas", &files[..committed]);
+    }
+    // The two appends overlap (the same first year), so in every trial one of them is refused.
+    assert_eq!(refused, 16);
+}

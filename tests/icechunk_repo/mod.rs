@@ -13,6 +13,7 @@
 //! - `append.rs`: `vzarr append REPO` (one commit per append) and `--branch` for read/info/verify.
 
 mod append;
+mod damage;
 
 use std::path::{Path, PathBuf};
 

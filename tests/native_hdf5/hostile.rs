@@ -30,7 +30,7 @@ fn scan_guarded(path: &Path, limit: Duration) -> Result<Result<VirtualDataset, S
 }
 
 /// One input's outcome is acceptable: a one-line error naming the file, or a scan.
-fn check_outcome(path: &Path, what: &str) -> Result<Option<VirtualDataset>, String> {
+pub(super) fn check_outcome(path: &Path, what: &str) -> Result<Option<VirtualDataset>, String> {
     match scan_guarded(path, Duration::from_secs(20)).map_err(|e| format!("{what}: {e}"))? {
         Ok(dataset) => Ok(Some(dataset)),
         Err(message) if message.contains("internal error") => Err(format!("{what}: {message}")),
@@ -39,7 +39,7 @@ fn check_outcome(path: &Path, what: &str) -> Result<Option<VirtualDataset>, Stri
     }
 }
 
-fn patched(dir: &Path, name: &str, original: &[u8], patch: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
+pub(super) fn patched(dir: &Path, name: &str, original: &[u8], patch: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
     let mut bytes = original.to_vec();
     patch(&mut bytes);
     let path = dir.join(name);
@@ -253,11 +253,15 @@ fn read_back(path: &Path, source: &Path, dataset: &VirtualDataset, pristine: &Vi
 
 #[test]
 fn byte_flip_campaign() {
+    run_limited_worker("native_hdf5::hostile::campaign_worker", Duration::from_secs(300));
+}
+
+/// Runs the ignored test `worker` of this binary in a child process whose address space is capped
+/// at 6 GiB, failing when it fails, panics or runs past `deadline`; the worker prints `campaign: `.
+pub(super) fn run_limited_worker(worker: &str, deadline: Duration) {
     let exe = std::env::current_exe().unwrap();
     let mut command = std::process::Command::new(exe);
-    command
-        .args(["--exact", "native_hdf5::hostile::campaign_worker", "--ignored", "--test-threads=1", "--nocapture"])
-        .env("VZARR_CAMPAIGN", "1");
+    command.args(["--exact", worker, "--ignored", "--test-threads=1", "--nocapture"]).env("VZARR_CAMPAIGN", "1");
     // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
     unsafe {
         use std::os::unix::process::CommandExt;
@@ -274,15 +278,16 @@ fn byte_flip_campaign() {
         command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
     };
     let started = Instant::now();
-    let output = wait_with_deadline(child, Duration::from_secs(300));
+    let output = wait_with_deadline(child, deadline);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "campaign failed after {:?}:\n{stdout}\n{}",
+        "{worker} failed after {:?}:\n{stdout}\n{}",
         started.elapsed(),
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("campaign: "), "the worker ran: {stdout}");
+    println!("{stdout}");
 }
 
 fn wait_with_deadline(mut child: std::process::Child, deadline: Duration) -> std::process::Output {

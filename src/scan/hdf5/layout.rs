@@ -369,16 +369,19 @@ fn index_entries(
     let (address, dims, ndim) = (index.address, index.dims.as_slice(), extent.len());
     match &index.indexing {
         None => {
-            let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+            // The largest extent a chunk may start below: fixed maximum dimensions, else the extent.
+            let bound: Vec<u64> = match max_dims {
+                Some(max) if max.len() == ndim => max.iter().zip(extent).map(|(&m, &e)| m.max(e)).collect(),
+                _ => extent.to_vec(),
+            };
+            let tree = super::btree_v1::ChunkTree {
                 storage,
-                address,
                 offset_size,
                 length_size,
-                Some(ndim as u32),
-                dims,
-                None,
-            )?;
-            btree_v1_entries(leaves, ndim)
+                chunk: &dims[..ndim.min(dims.len())],
+                bound: &bound,
+            };
+            tree.entries(address).map_err(hdf5_reader::error::Error::InvalidData)
         }
         Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => {
             let size = if *filtered_size == 0 { index.chunk_bytes() } else { *filtered_size };
@@ -430,24 +433,6 @@ impl ChunkIndex {
     fn chunk_bytes(&self) -> u64 {
         self.dims.iter().map(|&d| u64::from(d)).product::<u64>() * u64::from(self.element_size)
     }
-}
-
-/// Chunk entries from the leaves of a v1 B-tree (raw data keys carry the chunk's size, filter mask
-/// and element offsets).
-fn btree_v1_entries(
-    leaves: Vec<(hdf5_reader::btree_v1::BTreeV1Key, u64)>,
-    ndim: usize,
-) -> hdf5_reader::error::Result<Vec<IndexEntry>> {
-    use hdf5_reader::btree_v1::BTreeV1Key;
-    let mut entries = Vec::with_capacity(leaves.len());
-    for (key, address) in leaves {
-        let BTreeV1Key::RawData { chunk_size, filter_mask, mut offsets } = key else {
-            return Err(hdf5_reader::error::Error::InvalidData("chunk B-tree holds a group key".into()));
-        };
-        offsets.truncate(ndim);
-        entries.push(IndexEntry { address, size: u64::from(chunk_size), filter_mask, offsets });
-    }
-    Ok(entries)
 }
 
 #[cfg(test)]

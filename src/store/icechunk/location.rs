@@ -29,6 +29,14 @@ use crate::source::{is_url, RemoteOptions};
 /// [`IcechunkError::Location`] for a relative local path.
 pub(crate) fn source_url(location: &str) -> Result<String, IcechunkError> {
     if is_url(location) {
+        // A local path that is not UTF-8 is recorded as a percent-encoded `file://` URL, which
+        // Icechunk's containers (UTF-8 prefixes) never match.
+        let local = crate::source::local_path(location);
+        if local.is_some_and(|path| path.to_str().is_none()) {
+            let reason = "its path is not valid UTF-8, which Icechunk's virtual references cannot name \
+                          (rename it, or write a native store)";
+            return Err(IcechunkError::Location { location: location.to_string(), reason: reason.into() });
+        }
         return Ok(location.to_string());
     }
     url::Url::from_file_path(location).map(String::from).map_err(|()| IcechunkError::Location {
@@ -174,6 +182,14 @@ mod tests {
         assert_eq!(source_url("/data/a b.nc").unwrap(), "file:///data/a%20b.nc");
         assert_eq!(source_url("s3://bucket/x.nc").unwrap(), "s3://bucket/x.nc");
         assert!(source_url("relative.nc").is_err());
+    }
+
+    #[test]
+    fn paths_that_are_not_utf8_are_refused_by_name() {
+        let error = source_url("file:///data/caf%E9.nc").unwrap_err().to_string();
+        assert!(error.starts_with("file:///data/caf%E9.nc: cannot be referenced"), "{error}");
+        assert!(error.contains("not valid UTF-8"), "{error}");
+        assert_eq!(source_url("file:///data/caf%C3%A9.nc").unwrap(), "file:///data/caf%C3%A9.nc");
     }
 
     #[test]

@@ -82,7 +82,34 @@ pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> 
         files.push(fingerprint(location, *seconds, remote).await?);
     }
     dataset.sources = table(files);
+    check_references(&dataset).map_err(|reason| IcechunkError::Repository {
+        repo: repo.to_string(),
+        what: "checking the references against their sources".into(),
+        reason,
+    })?;
     Ok(dataset)
+}
+
+/// Refuses a reference that does not lie inside its source as fingerprinted now: a damaged
+/// manifest, or a source truncated since the repository was written.
+fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
+    for array in &dataset.arrays {
+        for (linear, entry) in array.chunks.entries.iter().enumerate() {
+            let ChunkEntry::Source { source, offset, length } = *entry else { continue };
+            let Some(file) = dataset.sources.get(source) else { continue };
+            if offset.checked_add(length).is_none_or(|end| end > file.size) {
+                let coords = array.metadata.chunk_grid.chunk_coords(linear as u64);
+                return Err(format!(
+                    "array {} chunk {coords:?}: bytes {offset}..{} lie past the end of the {}-byte source {}",
+                    array.path,
+                    offset.saturating_add(length),
+                    file.size,
+                    file.location
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A branch's dataset as the repository records it, without touching any source (for `append`,
@@ -106,6 +133,30 @@ pub struct StoredBranch {
 /// [`IcechunkError::NoBranch`] for a branch the repository lacks, else [`IcechunkError`] when the
 /// repository, a node or a chunk cannot be read.
 pub async fn read_branch(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<StoredBranch, IcechunkError> {
+    use futures::FutureExt;
+    // Icechunk panics on some damaged snapshots (an unknown node type in the flatbuffer): the panic
+    // becomes this repository's error.
+    std::panic::AssertUnwindSafe(read_branch_unguarded(repo, branch, remote)).catch_unwind().await.unwrap_or_else(
+        |panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(IcechunkError::Repository {
+                repo: repo.to_string(),
+                what: "reading the branch".into(),
+                reason: format!("Icechunk failed on it ({message}): the repository is damaged"),
+            })
+        },
+    )
+}
+
+async fn read_branch_unguarded(
+    repo: &str,
+    branch: &str,
+    remote: &RemoteOptions,
+) -> Result<StoredBranch, IcechunkError> {
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
@@ -159,6 +210,7 @@ async fn read_version(
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let summary = summary(repository, version).await.map_err(|e| failed("reading the snapshot", e))?;
+    check_manifest_files(repository, version).await.map_err(|e| failed("reading the snapshot", e))?;
     let session =
         repository.readonly_session(version).await.map_err(|e| failed("opening the branch", e.to_string()))?;
     let nodes: Vec<_> = session
@@ -201,6 +253,7 @@ async fn read_version(
     let recorded = sources.locations.iter().zip(&sources.checksums).map(|(url, seconds)| recorded(url, *seconds));
     dataset.sources = table(recorded.collect());
     if let Some(info) = summary {
+        check_summary(&dataset, &info).map_err(|e| failed("checking the manifests against the snapshot", e))?;
         apply_summary(&mut dataset, info);
     }
     Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
@@ -228,7 +281,64 @@ async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Optio
     let mut ancestry = std::pin::pin!(ancestry);
     let Some(first) = ancestry.next().await else { return Ok(None) };
     let info = first.map_err(|e| e.to_string())?;
-    Ok(info.metadata.get(SUMMARY_PROPERTY).and_then(|v| serde_json::from_value(v.clone()).ok()))
+    let Some(value) = info.metadata.get(SUMMARY_PROPERTY) else { return Ok(None) };
+    let summary = serde_json::from_value(value.clone()).map_err(|e| format!("its vzarr summary is damaged: {e}"))?;
+    Ok(Some(summary))
+}
+
+/// Refuses a snapshot that gives one of its manifest files an absurd size (a damaged snapshot),
+/// before Icechunk sizes requests by it.
+async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), String> {
+    let VersionInfo::SnapshotId(id) = version else { return Ok(()) };
+    let snapshot = repository.asset_manager().fetch_snapshot(id).await.map_err(|e| e.to_string())?;
+    for file in snapshot.manifest_files() {
+        let file = file.map_err(|e| e.to_string())?;
+        if file.size_bytes > MAX_MANIFEST_BYTES {
+            return Err(format!(
+                "it records {} bytes for manifest {}, more than any manifest holds: the repository is damaged",
+                file.size_bytes, file.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The largest manifest file a snapshot may record (64 GiB: far more than 10^8 references take).
+const MAX_MANIFEST_BYTES: u64 = 1 << 36;
+
+/// Checks the arrays read from the manifests against the summary vzarr recorded with the snapshot:
+/// the same arrays, each with the same grid size and the same numbers of referenced, store-owned and
+/// missing chunks. A snapshot or manifest damaged so that chunks fall out of a manifest's extents or
+/// out of the node list would otherwise read as fill values.
+fn check_summary(dataset: &VirtualDataset, info: &StoreInfo) -> Result<(), String> {
+    for array in &dataset.arrays {
+        if !info.arrays.iter().any(|a| a.path == array.path) {
+            return Err(format!("array {} is not in the snapshot's summary: the repository is damaged", array.path));
+        }
+    }
+    for recorded in &info.arrays {
+        let Some(array) = dataset.array(&recorded.path) else {
+            return Err(format!(
+                "array {} of the snapshot's summary has no node: the repository is damaged",
+                recorded.path
+            ));
+        };
+        let (found, want) = (array.chunks.stats(), &recorded.stats);
+        let counts = |chunks: u64, s: &crate::dataset::ChunkStats| (chunks, s.referenced, s.owned, s.missing);
+        let (got, expected) = (counts(array.chunks.entries.len() as u64, &found), counts(recorded.chunks, want));
+        if got != expected || found.referenced_bytes != want.referenced_bytes {
+            let describe = |(n, r, o, m): (u64, u64, u64, u64)| {
+                format!("{n} chunks ({r} referenced, {o} store-owned, {m} missing)")
+            };
+            return Err(format!(
+                "array {}: the manifests give {} but the snapshot's summary records {}: the repository is damaged",
+                array.path,
+                describe(got),
+                describe(expected)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Keeps the summary's provenance and warnings, and the arrays' order and rewrite counts.

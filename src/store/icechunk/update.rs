@@ -92,10 +92,14 @@ pub(super) async fn update(
     crash_point("icechunk-snapshot-written");
     let base = icechunk::format::SnapshotId::try_from(stored.snapshot.as_str())
         .map_err(|e| failed("reading the base snapshot id", e.to_string()))?;
-    writer
-        .reset_branch(&options.branch, &snapshot, Some(&base))
-        .await
-        .map_err(|e| failed(&format!("moving branch {:?} to the new snapshot", options.branch), e.to_string()))?;
+    writer.reset_branch(&options.branch, &snapshot, Some(&base)).await.map_err(|e| {
+        let what = format!("moving branch {:?} to the new snapshot", options.branch);
+        if matches!(e.kind, icechunk::repository::RepositoryErrorKind::Conflict { .. }) {
+            let reason = "another commit moved the branch while appending; nothing was committed, run the append again";
+            return failed(&what, reason.into());
+        }
+        failed(&what, e.to_string())
+    })?;
     let manifests = new_manifests(&writer, &base, &snapshot).await.map_err(|e| failed("counting manifests", e))?;
     Ok(IcechunkInfo {
         repo: repo.to_string(),

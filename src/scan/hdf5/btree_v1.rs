@@ -1,0 +1,270 @@
+//! The version 1 B-tree chunk index (node type 1, raw data chunks) of datasets whose layout message
+//! predates version 4, walked and checked as it is walked (HDF5 file format specification, III.A.1).
+//!
+//! A node holds `n` children and `n + 1` keys; child `i` holds the chunks whose offsets `k`
+//! satisfy `key[i] <= k < key[i + 1]`, compared dimension by dimension from the first (libhdf5's
+//! lookups rely on it). A leaf's children are chunks: key `i` gives the chunk's element offsets, its
+//! stored size and filter mask. A corrupt index is refused, naming the node, where a walk that
+//! trusted it would read other values than libhdf5 (a chunk dropped, duplicated or misplaced):
+//! - every node has the `TREE` signature, node type 1 and the level its parent implies (one less),
+//!   and is reached once (no loops, no shared subtrees);
+//! - the keys of a node's children are strictly increasing, and lie inside the range its parent
+//!   gives it (the final key is not checked: libhdf5 and libnetcdf often write it equal to the last
+//!   chunk's offsets, not past them);
+//! - a chunk's offsets are on the chunk grid, its element-size offset is 0, and it lies inside the
+//!   dataset's largest extent (its maximum dimensions where they are fixed);
+//! - so every chunk position appears once.
+//!
+//! Memory: one node at a time plus the entries found; a node's size is bounded by its 16-bit entry
+//! count and is read only where the file has those bytes.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use hdf5_reader::btree_v1::{BTreeV1Key, BTreeV1Node};
+use hdf5_reader::chunk_index::ChunkEntry as IndexEntry;
+use hdf5_reader::io::Cursor;
+use hdf5_reader::storage::Storage;
+
+/// What the walk needs to know of the file and the dataset.
+pub(super) struct ChunkTree<'a> {
+    /// The file's bytes (addresses relative to the superblock).
+    pub storage: &'a dyn Storage,
+    /// Bytes of a file address.
+    pub offset_size: u8,
+    /// Bytes of a file length.
+    pub length_size: u8,
+    /// The chunk's shape (without the element-size dimension).
+    pub chunk: &'a [u32],
+    /// Per dimension, the largest extent a chunk may start below: the maximum dimension where it
+    /// is fixed, `u64::MAX` where unlimited.
+    pub bound: &'a [u64],
+}
+
+impl ChunkTree<'_> {
+    /// Every chunk the tree rooted at `root` indexes, in key order.
+    ///
+    /// # Errors
+    /// A message naming the node (by address) and what is wrong with it.
+    pub(super) fn entries(&self, root: u64) -> Result<Vec<IndexEntry>, String> {
+        let mut walk = Walk { tree: self, visited: HashSet::new(), entries: Vec::new() };
+        if !Cursor::is_undefined_offset(root, self.offset_size) {
+            walk.node(root, None, None, None)?;
+        }
+        Ok(walk.entries)
+    }
+}
+
+struct Walk<'t, 'a> {
+    tree: &'t ChunkTree<'a>,
+    visited: HashSet<u64>,
+    entries: Vec<IndexEntry>,
+}
+
+impl Walk<'_, '_> {
+    /// Walks the node at `address`, whose parent says it has `level` and holds keys in `lo..hi`.
+    fn node(&mut self, address: u64, level: Option<u8>, lo: Option<&[u64]>, hi: Option<&[u64]>) -> Result<(), String> {
+        let bad = |what: String| format!("B-tree node at {address:#x}: {what}");
+        if Cursor::is_undefined_offset(address, self.tree.offset_size) {
+            return Err(bad("a child address is undefined".into()));
+        }
+        if !self.visited.insert(address) {
+            return Err(bad("reached twice (a loop or a shared subtree)".into()));
+        }
+        let node = self.read(address).map_err(bad)?;
+        if node.node_type != 1 {
+            return Err(bad(format!("node type {} in a chunk index", node.node_type)));
+        }
+        if let Some(expected) = level.filter(|&l| l != node.level) {
+            return Err(bad(format!("level {}, but its parent's level makes it {expected}", node.level)));
+        }
+        if node.children.is_empty() && level.is_some() {
+            return Err(bad("no entries below the root".into()));
+        }
+        let ndim = self.tree.chunk.len();
+        let mut keys: Vec<(&[u64], u32, u32, u64)> = Vec::with_capacity(node.keys.len());
+        for key in &node.keys {
+            let BTreeV1Key::RawData { chunk_size, filter_mask, offsets } = key else {
+                return Err(bad("holds a group key".into()));
+            };
+            if offsets.len() != ndim + 1 {
+                return Err(bad(format!("a key of {} offsets for a rank-{ndim} dataset", offsets.len())));
+            }
+            keys.push((&offsets[..ndim], *chunk_size, *filter_mask, offsets[ndim]));
+        }
+        // The final key (the right key of the last child) is not checked: files libhdf5 and
+        // libnetcdf write give it as the last chunk's own offsets as often as past them.
+        keys.pop();
+        for pair in keys.windows(2) {
+            if compare(pair[0].0, pair[1].0) != Ordering::Less {
+                return Err(bad(format!("keys {:?} and {:?} are not in increasing order", pair[0].0, pair[1].0)));
+            }
+        }
+        if let (Some(lo), Some(&(first, ..))) = (lo, keys.first()) {
+            if compare(first, lo) == Ordering::Less {
+                return Err(bad(format!("key {first:?} lies before its parent's key {lo:?}")));
+            }
+        }
+        if let (Some(hi), Some(&(last, ..))) = (hi, keys.last()) {
+            if compare(last, hi) != Ordering::Less {
+                return Err(bad(format!("key {last:?} lies at or after its parent's next key {hi:?}")));
+            }
+        }
+        for (i, &child) in node.children.iter().enumerate() {
+            let (offsets, size, filter_mask, element) = keys[i];
+            if node.level > 0 {
+                // The last child's chunks are bounded by what bounds this node.
+                let next = keys.get(i + 1).map_or(hi, |k| Some(k.0));
+                self.node(child, Some(node.level - 1), Some(offsets), next)?;
+                continue;
+            }
+            self.check_chunk(offsets, element).map_err(bad)?;
+            let entry = IndexEntry { address: child, size: u64::from(size), filter_mask, offsets: offsets.to_vec() };
+            if let Some(previous) = self.entries.last() {
+                if compare(&previous.offsets, offsets) != Ordering::Less {
+                    return Err(bad(format!("chunk {offsets:?} follows chunk {:?}", previous.offsets)));
+                }
+            }
+            self.entries.push(entry);
+        }
+        Ok(())
+    }
+
+    /// A leaf key names a chunk: on the grid, inside the dataset's largest extent.
+    fn check_chunk(&self, offsets: &[u64], element: u64) -> Result<(), String> {
+        if element != 0 {
+            return Err(format!("chunk {offsets:?} has element offset {element}, not 0"));
+        }
+        for ((&offset, &chunk), &bound) in offsets.iter().zip(self.tree.chunk).zip(self.tree.bound) {
+            if offset % u64::from(chunk.max(1)) != 0 {
+                return Err(format!("chunk {offsets:?} is off the chunk grid {:?}", self.tree.chunk));
+            }
+            if offset >= bound {
+                return Err(format!("chunk {offsets:?} lies outside the dataset's extent {:?}", self.tree.bound));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads and parses the node at `address`, only where the file has its bytes.
+    fn read(&self, address: u64) -> Result<BTreeV1Node, String> {
+        let tree = self.tree;
+        let header_len = 8 + 2 * u64::from(tree.offset_size);
+        let header = tree.storage.read_range(address, header_len as usize).map_err(|e| e.to_string())?;
+        let entries = header.as_ref().get(6..8).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
+        let key_size = 8 + 8 * (tree.chunk.len() as u64 + 1);
+        let len = header_len + (entries + 1) * key_size + entries * u64::from(tree.offset_size);
+        if address.checked_add(len).is_none_or(|end| end > tree.storage.len()) {
+            return Err(format!("{entries} entries would run past the end of the file"));
+        }
+        let bytes = tree.storage.read_range(address, len as usize).map_err(|e| e.to_string())?;
+        let ndim = u32::try_from(tree.chunk.len()).map_err(|_| "rank too large".to_string())?;
+        let mut cursor = Cursor::new(bytes.as_ref());
+        BTreeV1Node::parse(&mut cursor, tree.offset_size, tree.length_size, Some(ndim)).map_err(|e| e.to_string())
+    }
+}
+
+/// Offsets compared dimension by dimension from the first, as libhdf5 orders chunk keys.
+fn compare(a: &[u64], b: &[u64]) -> Ordering {
+    a.cmp(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file image holding the given nodes at their addresses (8-byte addresses and lengths).
+    struct Image(Vec<u8>);
+
+    impl Storage for Image {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_range(
+            &self,
+            offset: u64,
+            len: usize,
+        ) -> hdf5_reader::error::Result<hdf5_reader::storage::StorageBuffer> {
+            let start = offset as usize;
+            let bytes = self.0.get(start..start + len).ok_or(hdf5_reader::error::Error::UnexpectedEof {
+                offset,
+                needed: len as u64,
+                available: self.len().saturating_sub(offset),
+            })?;
+            Ok(hdf5_reader::storage::StorageBuffer::from_vec(bytes.to_vec()))
+        }
+    }
+
+    /// A rank-1 node: level, then (key, child) pairs and the final key.
+    fn node(level: u8, keys: &[u64], children: &[u64]) -> Vec<u8> {
+        let mut out = b"TREE".to_vec();
+        out.push(1);
+        out.push(level);
+        out.extend_from_slice(&(children.len() as u16).to_le_bytes());
+        out.extend_from_slice(&u64::MAX.to_le_bytes());
+        out.extend_from_slice(&u64::MAX.to_le_bytes());
+        for (i, key) in keys.iter().enumerate() {
+            out.extend_from_slice(&16u32.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&0u64.to_le_bytes());
+            if let Some(child) = children.get(i) {
+                out.extend_from_slice(&child.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    fn image(nodes: &[(u64, Vec<u8>)]) -> Image {
+        let mut bytes = vec![0u8; 4096];
+        for (at, node) in nodes {
+            bytes[*at as usize..*at as usize + node.len()].copy_from_slice(node);
+        }
+        Image(bytes)
+    }
+
+    fn walk(image: &Image, bound: u64) -> Result<Vec<u64>, String> {
+        let tree = ChunkTree { storage: image, offset_size: 8, length_size: 8, chunk: &[4], bound: &[bound] };
+        tree.entries(0).map(|e| e.iter().map(|c| c.offsets[0]).collect())
+    }
+
+    #[test]
+    fn a_two_level_tree_gives_its_chunks_in_order() {
+        let nodes = [
+            (0, node(1, &[0, 8, 16], &[1000, 2000])),
+            (1000, node(0, &[0, 4, 8], &[3000, 3016])),
+            (2000, node(0, &[8, 12, 16], &[3032, 3048])),
+        ];
+        assert_eq!(walk(&image(&nodes), 16).unwrap(), vec![0, 4, 8, 12]);
+        // A final key equal to the last chunk's offsets, as libnetcdf writes it.
+        assert_eq!(walk(&image(&[(0, node(0, &[0, 4, 4], &[3000, 3016]))]), 16).unwrap(), vec![0, 4]);
+    }
+
+    #[test]
+    fn corrupt_trees_are_refused_by_node() {
+        let refused = |nodes: &[(u64, Vec<u8>)], bound: u64, needle: &str| {
+            let error = walk(&image(nodes), bound).unwrap_err();
+            assert!(error.contains(needle), "{needle:?} not in {error:?}");
+        };
+        // Keys out of order in a leaf.
+        refused(&[(0, node(0, &[4, 0, 8], &[3000, 3016]))], 16, "not in increasing order");
+        // A child whose keys leave the range its parent gives it (a chunk duplicated across leaves).
+        let nodes = [
+            (0, node(1, &[0, 8, 16], &[1000, 2000])),
+            (1000, node(0, &[0, 4, 8], &[3000, 3016])),
+            (2000, node(0, &[4, 12, 16], &[3032, 3048])),
+        ];
+        refused(&nodes, 16, "before its parent's key");
+        // A chunk outside the dataset's fixed extent.
+        refused(&[(0, node(0, &[0, 16, 20], &[3000, 3016]))], 16, "outside the dataset's extent");
+        // Off the chunk grid.
+        refused(&[(0, node(0, &[0, 6, 8], &[3000, 3016]))], 16, "off the chunk grid");
+        // A loop, and a child at the wrong level.
+        refused(&[(0, node(1, &[0, 8], &[0]))], 16, "reached twice");
+        refused(&[(0, node(2, &[0, 8], &[1000])), (1000, node(0, &[0, 8], &[3000]))], 16, "level 0");
+        // An entry count that runs past the end of the file.
+        let mut huge = node(0, &[0, 4], &[3000]);
+        huge[6..8].copy_from_slice(&u16::MAX.to_le_bytes());
+        refused(&[(0, huge)], 16, "past the end of the file");
+    }
+}

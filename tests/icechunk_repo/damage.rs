@@ -1,0 +1,159 @@
+//! Damaged Icechunk repositories (issue 28, items 4 and 9): seeded sweeps of single-byte flips in the
+//! branch's snapshot and in its manifests, each followed by `vzarr read` of every array in a child
+//! process with its address space capped and a timeout.
+//!
+//! - Snapshot: every read gives the values libnetcdf reads from the sources, or fails with one line
+//!   naming the repository and the problem: never chunks silently read as fill values.
+//! - Manifests: Icechunk keeps no checksum of a manifest, so a flipped byte of a reference's offset
+//!   that still lies inside its source reads other bytes (as a flipped offset in kerchunk JSON
+//!   would). What vzarr can check it does (chunk counts against the snapshot's summary, references
+//!   inside their sources); every read exits 0 or fails with one line naming the repository.
+//!
+//! Never a panic, a hang or a multi-line error.
+
+use std::path::{Path, PathBuf};
+
+use super::scan_icechunk;
+use crate::common::archives::{write_series_file, yearly};
+use crate::common::hostile::{cli_limited, CHILD_TIMEOUT};
+use crate::common::{parse_npy, try_read, with_hdf5_files};
+use crate::interop::{assert_same, oracle, s};
+
+/// Flips per swept file.
+const FLIPS: usize = 30;
+
+/// The files of the snapshot at the tip of `main` and of every manifest.
+fn damageable_files(repo: &Path) -> (PathBuf, Vec<PathBuf>) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let tip = runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(repo).await.unwrap();
+        let repository = icechunk::Repository::open(storage).execute().await.unwrap();
+        repository.lookup_branch("main").await.unwrap().to_string()
+    });
+    let snapshot = repo.join("snapshots").join(&tip);
+    assert!(snapshot.is_file(), "no snapshot file {}", snapshot.display());
+    let mut manifests: Vec<PathBuf> =
+        std::fs::read_dir(repo.join("manifests")).unwrap().map(|e| e.unwrap().path()).collect();
+    manifests.sort();
+    assert!(!manifests.is_empty(), "no manifest files");
+    (snapshot, manifests)
+}
+
+/// Byte positions to flip in a file of `len` bytes: seeded, spread over the whole file.
+fn positions(len: usize, seed: u64) -> Vec<usize> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..FLIPS.min(len))
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % len as u64) as usize
+        })
+        .collect()
+}
+
+/// Reads `var` of `repo` in a limited child: the values equal libnetcdf's (when `exact`), or one
+/// clean line naming the repository.
+fn assert_read_exact_or_refused(repo: &Path, var: &str, sources: &[PathBuf], what: &str, exact: bool) {
+    let out = repo.with_extension(format!("{var}.npy"));
+    let run = cli_limited(
+        &["read".as_ref(), repo.as_os_str(), var.as_ref(), "-o".as_ref(), out.as_os_str(), "--overwrite".as_ref()],
+        CHILD_TIMEOUT,
+    );
+    if run.code == 0 && !exact {
+        return;
+    }
+    if run.code == 0 {
+        let ours = parse_npy(&std::fs::read(&out).unwrap());
+        assert_same(&format!("{var} after {what}"), &ours.data, &oracle(sources, var));
+        return;
+    }
+    assert_eq!(run.code, 1, "{what}: read {var}: exit code {} (killed or hung?):\n{}", run.code, run.stderr);
+    let lines = run.stderr_lines();
+    assert_eq!(lines.len(), 1, "{what}: read {var}: one line on stderr:\n{}", run.stderr);
+    // A damaged reference is refused naming the repository, or, where only reading the chunk shows
+    // it (bytes that do not decode), the source file and the chunk.
+    let named = lines[0].contains(&s(repo)) || sources.iter().any(|f| lines[0].contains(&s(f)));
+    assert!(named, "{what}: read {var}: neither the repository nor a source is named: {}", lines[0]);
+    for bad in ["context:", "panicked", "RUST_BACKTRACE"] {
+        assert!(!lines[0].contains(bad), "{what}: read {var}: {bad:?} in {}", lines[0]);
+    }
+}
+
+fn sweep(repo: &Path, file: &Path, seed: u64, sources: &[PathBuf], exact: bool) {
+    let pristine = std::fs::read(file).unwrap();
+    for at in positions(pristine.len(), seed) {
+        let mut damaged = pristine.clone();
+        damaged[at] ^= 0x5A;
+        std::fs::write(file, &damaged).unwrap();
+        let what = format!("flipping byte {at} of {}", file.display());
+        for var in ["tas", "time", "lat", "lon"] {
+            assert_read_exact_or_refused(repo, var, sources, &what, exact);
+        }
+    }
+    std::fs::write(file, &pristine).unwrap();
+}
+
+#[test]
+fn flipped_bytes_in_snapshots_and_manifests_read_exactly_or_fail_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| yearly(2001..=2002, 61).iter().map(|f| write_series_file(dir.path(), f)).collect());
+    let repo = dir.path().join("repo.icechunk");
+    scan_icechunk(&sources, &repo, &[], 0);
+    for var in ["tas", "time", "lat", "lon"] {
+        assert_read_exact_or_refused(&repo, var, &sources, "no damage", true);
+    }
+    let (snapshot, manifests) = damageable_files(&repo);
+    sweep(&repo, &snapshot, 1, &sources, true);
+    for (i, manifest) in manifests.iter().enumerate() {
+        sweep(&repo, manifest, 2 + i as u64, &sources, false);
+    }
+}
+
+/// Every byte of the branch's snapshot flipped in turn and the repository opened and read in this
+/// process (the sweep above runs in limited children, this one covers every byte): each array reads
+/// exactly libnetcdf's values, or the open or the read fails with one line naming the repository.
+/// Flips that drop a node's manifest or move its extents must be among the refusals, not fill values.
+#[test]
+fn every_flipped_snapshot_byte_reads_exactly_or_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources: Vec<PathBuf> =
+        with_hdf5_files(|| yearly(2001..=2002, 61).iter().map(|f| write_series_file(dir.path(), f)).collect());
+    let repo = dir.path().join("repo.icechunk");
+    scan_icechunk(&sources, &repo, &[], 0);
+    let vars = ["tas", "time", "time_bnds", "lat", "lon"];
+    let expected: Vec<Vec<u8>> = vars.iter().map(|v| oracle(&sources, v)).collect();
+    let (snapshot, _) = damageable_files(&repo);
+    let pristine = std::fs::read(&snapshot).unwrap();
+    let authorization = vzarr::trust::Authorization::new([s(dir.path())]);
+    let one_clean_line = |message: &str, what: &str| {
+        assert!(!message.contains('\n') && !message.contains("context:"), "{what}: {message:?}");
+        assert!(message.contains(&s(&repo)), "{what}: the repository is not named: {message}");
+    };
+    let (mut refused, mut exact) = (0, 0);
+    for at in 0..pristine.len() {
+        let mut damaged = pristine.clone();
+        damaged[at] ^= 0x5A;
+        std::fs::write(&snapshot, &damaged).unwrap();
+        let what = format!("snapshot byte {at} flipped");
+        let store = match vzarr::read::blocking::BlockingStore::open(&s(&repo), &authorization) {
+            Ok(store) => store,
+            Err(e) => {
+                one_clean_line(&e.to_string(), &what);
+                refused += 1;
+                continue;
+            }
+        };
+        for (var, theirs) in vars.iter().zip(&expected) {
+            match try_read(&store, var, "") {
+                Ok(ours) => assert_same(&format!("{var} after {what}"), &ours.bytes, theirs),
+                Err(e) => one_clean_line(&e, &format!("{what}: {var}")),
+            }
+        }
+        exact += 1;
+    }
+    std::fs::write(&snapshot, &pristine).unwrap();
+    println!("{} snapshot bytes: {refused} flips refused, {exact} read exactly", pristine.len());
+    assert!(refused > 0 && exact > 0, "the sweep reaches both outcomes");
+}
