@@ -6,11 +6,13 @@
 
 mod bytes_path;
 mod cache;
+mod directory_alias;
 mod range;
 mod remote;
 
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
+pub use directory_alias::DirectoryAlias;
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
 pub use remote::{describe_error, store_for_url, RemoteError, RemoteOptions};
 

@@ -25,7 +25,8 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
         Archive::new(&files).remote(remote).max_concurrent_requests(args.remote.max_concurrent_requests as usize);
     let options = AppendTo { allow_gaps: args.allow_gaps, branch: args.branch.clone(), message: args.message.clone() };
     let progress = bar(files.len() as u64, "scanning");
-    let appended = archive.append_to(&name, &options, runtime.handle(), &|done| progress.set_position(done as u64));
+    let appended =
+        archive.append_to(&args.store, &options, runtime.handle(), &|done| progress.set_position(done as u64));
     progress.finish_and_clear();
     let appended = appended.with_context(|| format!("appending to {name}"))?;
     // As scan does: the sources' containers (the new files' among them) join the trust list, so the

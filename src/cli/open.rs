@@ -4,13 +4,13 @@
 //!
 //! Stores are reached through object_store, whose paths are UTF-8. A local store whose name is not
 //! valid UTF-8 (which `scan` and `append` write without trouble) is opened through a descriptor of
-//! its directory (`/proc/self/fd/N`, held as long as the store), and messages name it as given.
+//! its directory ([`DirectoryAlias`], held as long as the store), and messages name it as given.
 
-use std::ffi::OsStr;
 use std::sync::Arc;
 
 use super::args::StoreArgs;
 use crate::read::{OpenOptions, Store};
+use crate::source::DirectoryAlias;
 
 impl StoreArgs {
     /// The store's name for messages (lossy where it is not UTF-8).
@@ -29,21 +29,10 @@ impl StoreArgs {
         if let Some(location) = self.store.to_str() {
             return Ok(Store::open_with(location, &options).await?);
         }
-        let (alias, directory) = descriptor_alias(&self.store).map_err(|e| anyhow::anyhow!("{}: {e}", self.name()))?;
-        let store = Store::open_with(&alias, &options)
+        let alias = DirectoryAlias::open(&self.store).map_err(|e| anyhow::anyhow!("{}: {e}", self.name()))?;
+        let store = Store::open_with(alias.path(), &options)
             .await
-            .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace(&alias, &self.name())))?;
-        Ok(store.into_view_of(&self.name(), Arc::new(directory)))
+            .map_err(|e| anyhow::anyhow!("{}", alias.unalias(&e.to_string(), &self.store)))?;
+        Ok(store.into_view_of(&self.name(), Arc::new(alias)))
     }
-}
-
-/// A UTF-8 path naming the directory `path` names: `/proc/self/fd/N` of a descriptor opened on it,
-/// valid while the returned file is open.
-fn descriptor_alias(path: &OsStr) -> std::io::Result<(String, std::fs::File)> {
-    use std::os::fd::AsRawFd;
-    let directory = std::fs::File::open(path)?;
-    if !directory.metadata()?.is_dir() {
-        return Err(std::io::Error::other("not a store directory"));
-    }
-    Ok((format!("/proc/self/fd/{}", directory.as_raw_fd()), directory))
 }

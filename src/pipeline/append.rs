@@ -5,6 +5,7 @@
 //! checked against their references' checksums) and gets one new snapshot holding only what changed: a
 //! refused append writes nothing, an interrupted one leaves the previous snapshot the branch's tip.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::{Archive, PipelineError};
@@ -14,6 +15,7 @@ use crate::grid::Selection;
 use crate::read::blocking::BlockingStore;
 use crate::read::{OpenOptions, ReadOptions};
 use crate::scan::scan_files;
+use crate::source::DirectoryAlias;
 use crate::store::{NativeWriter, OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
 use crate::trust::Authorization;
 
@@ -56,20 +58,32 @@ impl Archive {
     /// do not follow the store's end, and the scan and write errors; nothing is written on error.
     pub fn append_to(
         &self,
-        store: &str,
+        store: &(impl AsRef<OsStr> + ?Sized),
         options: &AppendTo,
         runtime: &tokio::runtime::Handle,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Appended, PipelineError> {
-        #[cfg(feature = "icechunk")]
-        if crate::source::is_url(store) || crate::store::looks_like_repository(Path::new(store)) {
-            return self.append_to_repository(store, options, runtime, progress);
-        }
+        let path = Path::new(store.as_ref());
+        let name = path.to_string_lossy().into_owned();
+        let store = name.as_str();
         let refuse = |reason: &str| PipelineError::Store { store: store.to_string(), reason: reason.to_string() };
+        // A local store whose name is not UTF-8 is read (and an Icechunk repository committed to)
+        // through a descriptor of its directory: object_store paths are UTF-8.
+        let alias = match path.to_str() {
+            Some(_) => None,
+            None => Some(DirectoryAlias::open(path.as_os_str()).map_err(|e| refuse(&format!("opening: {e}")))?),
+        };
+        let location = alias.as_ref().map_or(store, DirectoryAlias::path);
+        #[cfg(feature = "icechunk")]
+        if crate::source::is_url(location) || crate::store::looks_like_repository(Path::new(location)) {
+            return self.append_to_repository(location, options, runtime, progress).map_err(|e| match &alias {
+                Some(alias) => refuse(&alias.unalias(&e.to_string(), path.as_os_str())),
+                None => e,
+            });
+        }
         if options.branch.is_some() || options.message.is_some() {
             return Err(refuse("a branch and message apply to Icechunk repositories only"));
         }
-        let path = Path::new(store);
         if path.symlink_metadata().is_err() {
             return Err(refuse("no such store (scan writes it first)"));
         }
@@ -84,7 +98,10 @@ impl Archive {
         let recorded = recorded_options(&stored, store)?;
         let last = files_to_rescan(&stored, &recorded, store)?;
         let remote = self.remote_options().clone();
-        let reader = |array: &str, rows: u64| read_rows(store, None, array, rows, &remote);
+        let reader = |array: &str, rows: u64| {
+            let rows = read_rows(location, None, array, rows, &remote);
+            rows.map_err(|e| alias.as_ref().map_or(e.clone(), |a| a.unalias(&e, path.as_os_str())))
+        };
         let dataset = self.scan_and_plan(&stored, store, &files, &last, options, runtime, &reader, progress)?;
         if std::fs::read(path.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
             return Err(refuse("changed while appending (another writer?); nothing was written, run the append again"));

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::PipelineError;
 use crate::dataset::VirtualDataset;
+#[cfg(feature = "icechunk")]
+use crate::source::DirectoryAlias;
 use crate::source::RemoteOptions;
 #[cfg(feature = "icechunk")]
 use crate::store::{IcechunkInfo, IcechunkOptions};
@@ -179,12 +181,15 @@ pub fn write_dataset_on(
 ) -> Result<Written, PipelineError> {
     #[cfg(feature = "icechunk")]
     if let Format::Icechunk(options) = &output.format {
-        let repo = output.location.to_string_lossy().into_owned();
         let options = IcechunkOptions {
             commit_to_existing: options.commit_to_existing || output.overwrite,
             remote: output.remote.clone(),
             ..options.clone()
         };
+        if output.location.to_str().is_none() {
+            return write_icechunk_not_utf8(dataset, &output.location, &options, runtime);
+        }
+        let repo = output.location.to_string_lossy().into_owned();
         let info = runtime.block_on(crate::store::write_icechunk(dataset, &repo, &options))?;
         return Ok(Written::Icechunk(info));
     }
@@ -207,6 +212,33 @@ pub fn write_dataset_on(
     let info = write_local(dataset, output, staged.local_path(), false)?;
     runtime.block_on(staged.publish()).map_err(failed)?;
     Ok(Written::Store(info))
+}
+
+/// An Icechunk repository at a local path that is not UTF-8, written through a descriptor of its
+/// directory ([`DirectoryAlias`]; created here when missing, and removed again if the write fails).
+#[cfg(feature = "icechunk")]
+fn write_icechunk_not_utf8(
+    dataset: &VirtualDataset,
+    location: &Path,
+    options: &IcechunkOptions,
+    runtime: &tokio::runtime::Handle,
+) -> Result<Written, PipelineError> {
+    let name = location.to_string_lossy().into_owned();
+    let refuse = |reason: String| PipelineError::Store { store: name.clone(), reason };
+    let created = std::fs::create_dir(location).is_ok();
+    let alias = DirectoryAlias::open(location.as_os_str()).map_err(|e| refuse(format!("opening: {e}")))?;
+    match runtime.block_on(crate::store::write_icechunk(dataset, alias.path(), options)) {
+        Ok(mut info) => {
+            info.repo.clone_from(&name);
+            Ok(Written::Icechunk(info))
+        }
+        Err(e) => {
+            if created {
+                let _ = std::fs::remove_dir_all(location);
+            }
+            Err(refuse(alias.unalias(&e.to_string(), location.as_os_str()).replacen(&format!("{name}: "), "", 1)))
+        }
+    }
 }
 
 fn write_local(

@@ -302,3 +302,84 @@ fn files_from_a_list_or_standard_input() {
         assert!(ours.bytes == theirs, "{}: tas equals libnetcdf's reads, in time order", store.display());
     }
 }
+
+/// Issue 28, item 8: a store (and an Icechunk repository) whose own name is not UTF-8 is written,
+/// appended to, read, inspected and verified like any other, and messages name it; a read of it
+/// equals libnetcdf's reads of the sources.
+#[test]
+fn stores_whose_names_are_not_utf8_read_inspect_and_verify() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
+    let files: Vec<std::path::PathBuf> = ["tas_2023-01.nc", "tas_2023-02.nc"].iter().map(|m| root.join(m)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let theirs: Vec<u8> = files.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    for (name, extra) in [(&b"st\xf6re.vzarr"[..], &[][..]), (&b"r\xe9po.icechunk"[..], &["--format", "icechunk"][..])]
+    {
+        let store = dir.path().join(std::ffi::OsStr::from_bytes(name));
+        let mut args: Vec<&std::ffi::OsStr> = vec!["scan".as_ref(), files[0].as_os_str()];
+        args.extend(["--concat", "time", "-o"].map(std::ffi::OsStr::new));
+        args.push(store.as_os_str());
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        cli_expect(&args, 0);
+        cli_expect(&["append".as_ref(), store.as_os_str(), files[1].as_os_str()], 0);
+        let info = cli_expect(&["info".as_ref(), store.as_os_str()], 0);
+        assert!(info.stdout.contains("tas"), "{}", info.stdout);
+        cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+        let npy = dir.path().join("tas.npy");
+        let out = &["read".as_ref(), store.as_os_str(), "tas".as_ref(), "-o".as_ref(), npy.as_os_str()];
+        cli_expect(&[&out[..], &["--overwrite".as_ref()]].concat(), 0);
+        let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+        assert!(ours.data == theirs, "{}: tas equals libnetcdf's reads", store.display());
+        // An error names the store as given (lossy), not the descriptor it was opened through.
+        let run = cli(&["read".as_ref(), store.as_os_str(), "nosuch".as_ref(), "-o".as_ref(), npy.as_os_str()]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(run.stderr.contains(&store.to_string_lossy().into_owned()), "{}", run.stderr);
+        assert!(!run.stderr.contains("/proc/self/fd"), "{}", run.stderr);
+    }
+}
+
+/// Issue 28, item 8: output names up to the file system's 255-byte limit are written, replaced and
+/// read (the hidden staging sibling's name is shortened to fit).
+#[test]
+fn output_names_up_to_255_bytes_are_written_and_replaced() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    let dir = tempfile::tempdir().unwrap();
+    for len in [226, 240, 255] {
+        let name = format!("{}.vzarr", "s".repeat(len - 6));
+        assert_eq!(name.len(), len);
+        let store = dir.path().join(&name);
+        let text = store.display().to_string();
+        cli_expect(&["scan", &sample.display().to_string(), "-o", &text], 0);
+        cli_expect(&["scan", &sample.display().to_string(), "-o", &text, "--overwrite"], 0);
+        let ours = crate::common::read(&crate::common::open_store(&store), "tas", "");
+        assert!(ours.bytes == crate::common::oracle_read(&sample, "tas", None), "{len}-byte name: tas");
+        let left: Vec<String> =
+            crate::common::dir_entries(dir.path()).into_iter().filter(|n| n.starts_with('.')).collect();
+        assert!(left.is_empty(), "{len}-byte name: staging left behind: {left:?}");
+    }
+}
+
+/// Issue 28, item 8: an Icechunk scan of a file whose path is not UTF-8 is refused in one line that
+/// names the file and the reason (Icechunk's references cannot name it), and writes nothing.
+#[test]
+fn icechunk_scans_of_paths_that_are_not_utf8_name_the_problem() {
+    use std::os::unix::ffi::OsStrExt;
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"t\xe4s.nc"));
+    std::fs::copy(&sample, &odd).unwrap();
+    let repo = dir.path().join("repo.icechunk");
+    let run = cli(&[
+        "scan".as_ref(),
+        odd.as_os_str(),
+        "--format".as_ref(),
+        "icechunk".as_ref(),
+        "-o".as_ref(),
+        repo.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines = run.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].contains("t%E4s.nc") && lines[0].contains("not valid UTF-8"), "{}", lines[0]);
+    assert!(!repo.exists(), "nothing written");
+}
