@@ -224,8 +224,9 @@ pub fn scan_url(
     let (meta, head) =
         runtime.block_on(first_block(&store, &object, cache.block_bytes)).map_err(|e| io(remote_io_error(e)))?;
     let fingerprint = crate::source::object_fingerprint(url, &meta);
-    let object: std::sync::Arc<dyn ByteSource> =
-        std::sync::Arc::new(ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()));
+    let object: std::sync::Arc<dyn ByteSource> = std::sync::Arc::new(
+        ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag.clone()),
+    );
     let cached = std::sync::Arc::new(match &head {
         Some(head) => CachedSource::primed(object, cache, head),
         None => CachedSource::new(object, cache),
@@ -249,15 +250,29 @@ async fn first_block(
     path: &object_store::path::Path,
     block: u64,
 ) -> Result<(object_store::ObjectMeta, Option<bytes::Bytes>), object_store::Error> {
-    let options = object_store::GetOptions { range: Some((0..block).into()), ..Default::default() };
-    match store.get_opts(path, options).await {
-        Ok(got) => {
-            let meta = got.meta.clone();
-            Ok((meta, Some(got.bytes().await?)))
-        }
-        Err(e) if is_range_refusal(&e) => Ok((object_store::ObjectStoreExt::head(store, path).await?, None)),
-        Err(e) => Err(e),
+    // A reply covering less than the block (of an object at least that long) is asked again.
+    let mut last = None;
+    for _ in 0..3 {
+        let options = object_store::GetOptions { range: Some((0..block).into()), ..Default::default() };
+        let error = match store.get_opts(path, options).await {
+            Ok(got) => {
+                let meta = got.meta.clone();
+                let bytes = got.bytes().await?;
+                if bytes.len() as u64 == block.min(meta.size) {
+                    return Ok((meta, Some(bytes)));
+                }
+                let source = format!("bytes 0..{block}: the server sent {} bytes, fewer than asked for", bytes.len());
+                object_store::Error::Generic { store: "object store", source: source.into() }
+            }
+            Err(e) if is_range_refusal(&e) => {
+                return Ok((object_store::ObjectStoreExt::head(store, path).await?, None))
+            }
+            Err(e) if crate::source::short_range_reply(&e).is_some() => e,
+            Err(e) => return Err(e),
+        };
+        last = Some(error);
     }
+    Err(last.unwrap_or_else(|| object_store::Error::Generic { store: "object store", source: "no attempt".into() }))
 }
 
 /// Whether a ranged GET failed because of the range itself: 416 (the object is empty) or a server

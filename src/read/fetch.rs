@@ -174,6 +174,10 @@ async fn get_checked(target: &Target<'_>, range: std::ops::Range<u64>) -> Result
         };
         let bytes = match bytes {
             Ok(bytes) => bytes,
+            Err(e) if crate::source::short_range_reply(&e).is_some() => {
+                got = crate::source::short_range_reply(&e).unwrap_or(0) as usize;
+                continue;
+            }
             Err(object_store::Error::Precondition { .. }) => {
                 return Err(ReadError::SourceChanged {
                     location: target.name.to_string(),

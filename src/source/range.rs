@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStore;
 
 /// A failed range read, naming the object.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +27,12 @@ pub enum RangeError {
         length: u64,
         /// Bytes sent on the last attempt.
         got: u64,
+    },
+    /// The object changed while it was read: the server refused the ETag it gave first.
+    #[error("{location}: changed while it was being read (its ETag no longer matches); nothing was kept")]
+    Changed {
+        /// The object.
+        location: String,
     },
     /// The range ends past the end of the object.
     #[error("{location}: {length} bytes at offset {offset} lie past the end of the file ({size} bytes)")]
@@ -162,6 +168,7 @@ pub struct ObjectSource {
     path: ObjectPath,
     size: u64,
     runtime: tokio::runtime::Handle,
+    etag: Option<String>,
 }
 
 impl std::fmt::Debug for ObjectSource {
@@ -181,12 +188,32 @@ impl ObjectSource {
         size: u64,
         runtime: tokio::runtime::Handle,
     ) -> Self {
-        ObjectSource { location, store, path, size, runtime }
+        ObjectSource { location, store, path, size, runtime, etag: None }
+    }
+
+    /// Every read asks for this version of the object (`If-Match: etag`): an object replaced while
+    /// it is read fails with [`RangeError::Changed`] instead of mixing two versions.
+    #[must_use]
+    pub fn with_etag(mut self, etag: Option<String>) -> Self {
+        self.etag = etag;
+        self
     }
 }
 
 /// Attempts at a range whose reply is shorter than asked for.
 const SHORT_REPLY_ATTEMPTS: usize = 3;
+
+/// The bytes a ranged GET got, when object_store refused its reply for covering less than the range
+/// (a 206 whose `Content-Range` ends early): such a reply is asked again like a short body.
+/// object_store's error type for it is private; its message is `Requested A..B, got C..D`.
+pub(crate) fn short_range_reply(error: &object_store::Error) -> Option<u64> {
+    let object_store::Error::Generic { source, .. } = error else { return None };
+    let text = source.to_string();
+    let got = text.strip_prefix("Requested ")?.split_once(", got ")?.1;
+    let (start, end) = got.split_once("..")?;
+    let (start, end): (u64, u64) = (start.trim().parse().ok()?, end.trim().parse().ok()?);
+    end.checked_sub(start)
+}
 
 impl ByteSource for ObjectSource {
     fn location(&self) -> &str {
@@ -206,9 +233,28 @@ impl ByteSource for ObjectSource {
         // again, then refused naming the object and the range.
         let mut got = 0;
         for _ in 0..SHORT_REPLY_ATTEMPTS {
-            let fetched = self.runtime.block_on(self.store.get_range(&self.path, offset..offset + length));
-            let store_error = |source| RangeError::Store { location: self.location.clone(), offset, length, source };
-            let bytes = fetched.map_err(store_error)?;
+            let options = object_store::GetOptions {
+                range: Some((offset..offset + length).into()),
+                if_match: self.etag.clone(),
+                ..Default::default()
+            };
+            let fetched = self.runtime.block_on(async {
+                let reply = self.store.get_opts(&self.path, options).await?;
+                reply.bytes().await
+            });
+            let bytes = match fetched {
+                Ok(bytes) => bytes,
+                Err(e) if short_range_reply(&e).is_some() => {
+                    got = short_range_reply(&e).unwrap_or(0);
+                    continue;
+                }
+                Err(object_store::Error::Precondition { .. }) => {
+                    return Err(RangeError::Changed { location: self.location.clone() })
+                }
+                Err(source) => {
+                    return Err(RangeError::Store { location: self.location.clone(), offset, length, source })
+                }
+            };
             if bytes.len() as u64 == length {
                 return Ok(bytes);
             }
@@ -221,6 +267,15 @@ impl ByteSource for ObjectSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replies_covering_less_than_the_range_are_recognised() {
+        let error = |text: &str| object_store::Error::Generic { store: "S3", source: text.to_string().into() };
+        assert_eq!(short_range_reply(&error("Requested 24890..62217, got 24890..43553")), Some(18663));
+        assert_eq!(short_range_reply(&error("Access denied")), None);
+        let not_found = object_store::Error::NotFound { path: "a".into(), source: "gone".into() };
+        assert_eq!(short_range_reply(&not_found), None);
+    }
 
     #[test]
     fn local_reads_are_bounded_by_the_file() {

@@ -9,6 +9,7 @@
 pub mod archives;
 pub mod classic;
 pub mod cmip;
+pub mod fault_proxy;
 pub mod fixtures;
 pub mod hdf5_oracle;
 pub mod hostile;

@@ -4,6 +4,7 @@
 //! a missing object or bad credentials give one line naming the URL.
 
 mod azure;
+mod faults;
 mod http;
 mod output;
 mod stale;
