@@ -131,4 +131,26 @@ fn faults_between_vzarr_and_s3_are_retried_or_named() {
     assert_one_line(&scan(&broken), "scan with short bodies", &["s3://faults/tas_2023-01.nc"]);
     proxy.clear();
     assert!(!broken.exists(), "a failed scan wrote nothing");
+
+    // An Icechunk repository of the same sources reads them the same way: with a condition, and a
+    // 412 is the same "changed since the scan".
+    let repo = dir.path().join("tas.icechunk");
+    let run = through(
+        &proxy,
+        &server,
+        &["scan", "s3://faults/tas_2023-0*.nc", "--concat", "time", "--format", "icechunk", "-o", &s(&repo)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    proxy.take_requests();
+    proxy.inject(Fault::Reset, "tas_2023-02.nc", 1);
+    assert_reads_exactly(&proxy, &server, &repo, &npy, &local, "Icechunk read after a reset");
+    let ranged: Vec<_> = proxy.take_requests().into_iter().filter(|r| r.method == "GET" && r.range.is_some()).collect();
+    // Icechunk records a modification time, not an ETag: the condition is If-Unmodified-Since.
+    let conditional = |r: &crate::common::fault_proxy::Request| r.if_match.is_some() || r.if_unmodified_since.is_some();
+    assert!(!ranged.is_empty() && ranged.iter().all(conditional), "Icechunk read without a condition: {ranged:?}");
+    let _ = std::fs::remove_file(&npy);
+    proxy.inject(Fault::PreconditionFailed, "tas_2023-02.nc", usize::MAX);
+    let replaced = through(&proxy, &server, &["read", &s(&repo), "tas", "-o", &s(&npy)]);
+    assert_one_line(&replaced, "Icechunk read, 412", &["s3://faults/tas_2023-02.nc", "changed since the scan"]);
+    proxy.clear();
 }
