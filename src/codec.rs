@@ -168,8 +168,8 @@ impl Codec {
             Codec::Zlib { level } | Codec::Gzip { level } if level > 9 => {
                 bad(format!("level {level} is outside 0..=9"))
             }
-            Codec::Zstd { level, .. } if !zstd::compression_level_range().contains(&level) => {
-                let range = zstd::compression_level_range();
+            Codec::Zstd { level, .. } if !compress::zstd_levels().contains(&level) => {
+                let range = compress::zstd_levels();
                 bad(format!("level {level} is outside {}..={}", range.start(), range.end()))
             }
             _ => Ok(()),

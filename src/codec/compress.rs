@@ -1,6 +1,8 @@
 //! Compressors: `numcodecs.zlib` (HDF5 deflate, filter 1), `gzip`, `zstd` (HDF5 filter 32015).
 //!
-//! Stage: inside [`crate::codec`]. Backed by `flate2` (zlib-rs) and `zstd`.
+//! Stage: inside [`crate::codec`]. Backed by `flate2` (zlib-rs) and, for zstd, libzstd (the `zstd`
+//! feature, on by default) or else the pure-Rust `ruzstd` (which encodes at its fastest level,
+//! about libzstd's level 1, whatever level the codec names: any zstd decoder reads the result).
 //!
 //! Decompression writes into a caller-sized buffer and never grows it: output that would not
 //! fit is an error ([`CodecError::DecodedTooLong`]), so corrupt input cannot make vzarr allocate
@@ -52,11 +54,14 @@ pub(super) fn compress(codec: &Codec, input: &[u8]) -> Result<Vec<u8>, CodecErro
             encoder.write_all(input).map_err(encode_error)?;
             encoder.finish().map_err(encode_error)
         }
+        #[cfg(feature = "zstd")]
         Codec::Zstd { level, checksum } => {
             let mut compressor = zstd::bulk::Compressor::new(level).map_err(encode_error)?;
             compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum)).map_err(encode_error)?;
             compressor.compress(input).map_err(encode_error)
         }
+        #[cfg(not(feature = "zstd"))]
+        Codec::Zstd { .. } => Ok(ruzstd::encoding::compress_to_vec(input, ruzstd::encoding::CompressionLevel::Fastest)),
         _ => Err(CodecError::ChainShape { reason: format!("{} is not a compressor", codec.name()) }),
     }
 }
@@ -127,7 +132,59 @@ fn gunzip_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     }
 }
 
+/// The compression levels zstd accepts.
+pub(super) fn zstd_levels() -> std::ops::RangeInclusive<i32> {
+    #[cfg(feature = "zstd")]
+    return zstd::compression_level_range();
+    #[cfg(not(feature = "zstd"))]
+    return -131_072..=22;
+}
+
+/// Decodes zstd frame(s) into `dst` (pure Rust): frame by frame, each frame's declared size and
+/// checksum checked.
+#[cfg(not(feature = "zstd"))]
+fn unzstd_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    const CODEC: &str = "zstd";
+    let corrupt = |e: &dyn std::fmt::Display| CodecError::Corrupt {
+        codec: CODEC,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+    };
+    if input.is_empty() {
+        return Err(CodecError::Truncated { codec: CODEC, len: 0 });
+    }
+    let (mut rest, mut written) = (input, 0usize);
+    let mut decoder = FrameDecoder::new();
+    while !rest.is_empty() {
+        decoder.init(&mut rest).map_err(|e| corrupt(&e))?;
+        if decoder.content_size() > (dst.len() - written) as u64 {
+            return Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() });
+        }
+        while !decoder.is_finished() {
+            if rest.is_empty() {
+                return Err(CodecError::Truncated { codec: CODEC, len: input.len() });
+            }
+            decoder.decode_blocks(&mut rest, BlockDecodingStrategy::UptoBytes(1 << 20)).map_err(|e| corrupt(&e))?;
+            written += decoder.read(&mut dst[written..]).map_err(|e| corrupt(&e))?;
+            if decoder.can_collect() != 0 {
+                return Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() });
+            }
+        }
+        written += decoder.read(&mut dst[written..]).map_err(|e| corrupt(&e))?;
+        if decoder.can_collect() != 0 {
+            return Err(CodecError::DecodedTooLong { codec: CODEC, limit: dst.len() });
+        }
+        if let (Some(stored), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum()) {
+            if stored != computed {
+                return Err(corrupt(&format!("frame checksum {stored:#010x}, data give {computed:#010x}")));
+            }
+        }
+    }
+    Ok(written)
+}
+
 /// Decodes zstd frame(s) into `dst`.
+#[cfg(feature = "zstd")]
 fn unzstd_into(input: &[u8], dst: &mut [u8]) -> Result<usize, CodecError> {
     const CODEC: &str = "zstd";
     // libzstd decodes an empty input as zero frames, successfully; it cannot be a zstd chunk.
@@ -235,10 +292,20 @@ mod tests {
     #[test]
     fn zstd_checksum_flag_is_written_and_verified() {
         let data = sample(500);
-        let with = compress(&ZSTD, &data).unwrap();
-        let without = compress(&Codec::Zstd { level: 3, checksum: false }, &data).unwrap();
-        assert_eq!(with.len(), without.len() + 4);
-        // Corrupt the content checksum (last 4 bytes): decoding must fail.
+        #[cfg(feature = "zstd")]
+        {
+            let with = compress(&ZSTD, &data).unwrap();
+            let without = compress(&Codec::Zstd { level: 3, checksum: false }, &data).unwrap();
+            assert_eq!(with.len(), without.len() + 4);
+        }
+        // A frame with a content checksum (libzstd's, from the dev-dependency in either build) decodes;
+        // with its checksum (last 4 bytes) corrupted, decoding fails.
+        let mut compressor = zstd::bulk::Compressor::new(3).unwrap();
+        compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true)).unwrap();
+        let with = compressor.compress(&data).unwrap();
+        let mut good = vec![0; 500];
+        assert_eq!(unzstd_into(&with, &mut good).unwrap(), 500);
+        assert_eq!(good, data);
         let mut bad = with.clone();
         let last = bad.len() - 1;
         bad[last] ^= 0xff;
