@@ -1,8 +1,10 @@
 //! The oracle's second reader: libhdf5 itself, for HDF5 datasets libnetcdf does not list (enums and
-//! complex compounds of files not written by libnetcdf: PyTables, h5py). Values are read with
-//! `H5Dread` into the dataset's native type, so they compare byte for byte with vzarr's native-order
-//! reads. Only numeric layouts get here: vzarr stores enums as their integer type and complex
-//! compounds as Zarr complex types, whose native forms are libhdf5's native forms.
+//! complex compounds of files not written by libnetcdf: PyTables, h5py) and for fixed-length string
+//! datasets, which libnetcdf shows as variable-length strings. Values are read with `H5Dread` into
+//! the dataset's native type, so they compare byte for byte with vzarr's native-order reads: vzarr
+//! stores enums as their integer type, complex compounds as Zarr complex types and fixed-length
+//! strings as fixed-width bytes, whose native forms are libhdf5's native forms (a string type's
+//! native form is itself: no conversion, the stored bytes with their padding).
 
 use std::path::Path;
 
@@ -29,6 +31,22 @@ impl Hdf5Dataset {
         let file = hdf5::File::open(file).map_err(error)?;
         let dataset = file.dataset(path).map_err(error)?;
         Ok(Hdf5Dataset { dataset })
+    }
+
+    /// Whether the dataset holds fixed-length strings (`H5T_STRING`, not variable-length).
+    pub(crate) fn is_fixed_length_string(&self) -> bool {
+        use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the type id is created here and closed before returning.
+        unsafe {
+            let file_type = H5Dget_type(self.dataset.id());
+            if file_type < 0 {
+                return false;
+            }
+            let fixed = H5Tget_class(file_type) == H5T_class_t::H5T_STRING && H5Tis_variable_str(file_type) == 0;
+            H5Tclose(file_type);
+            fixed
+        }
     }
 
     /// The dataset's shape and the size of one element of its native type.

@@ -55,11 +55,21 @@ impl OracleFiles {
             }
         };
         let mut oracle = OracleVariable { file, path: path.to_string(), hdf5: None };
-        if let Err(missing) = oracle.read(|_| Ok(())) {
-            // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
-            // libhdf5 reads it.
-            let local = crate::source::local_path(location).ok_or(missing)?;
-            oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
+        match oracle.read(|var| Ok(matches!(var.vartype(), netcdf::types::NcVariableType::String))) {
+            Err(missing) => {
+                // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
+                // libhdf5 reads it.
+                let local = crate::source::local_path(location).ok_or(missing)?;
+                oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
+            }
+            Ok(true) => {
+                // libnetcdf shows an HDF5 fixed-length string dataset as netCDF strings (pointers);
+                // vzarr stores its fixed-width elements, which libhdf5 reads as they are.
+                let local = crate::source::local_path(location);
+                let dataset = local.and_then(|local| Hdf5Dataset::open(&local, path).ok());
+                oracle.hdf5 = dataset.filter(Hdf5Dataset::is_fixed_length_string);
+            }
+            Ok(false) => {}
         }
         Ok(oracle)
     }

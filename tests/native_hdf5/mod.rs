@@ -268,3 +268,50 @@ fn h5py_agrees_on_every_fixture() {
         assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
     }
 }
+
+/// Issue 26: HDF5 fixed-length string datasets (scalar, contiguous, chunked, compact, and HDF-EOS5's
+/// 32000-byte `StructMetadata.0` in a group) read back as libhdf5 reads them, and `verify` compares
+/// them with libhdf5's fixed-width view instead of libnetcdf's string pointers: no false alarm.
+#[test]
+fn fixed_length_strings_read_as_libhdf5_and_verify() {
+    use hdf5::types::FixedAscii;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("strings.h5");
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let label = FixedAscii::<16>::from_ascii(b"sixteen byte lab").unwrap();
+        f.new_dataset::<FixedAscii<16>>().shape(()).create("label").unwrap().write_scalar(&label).unwrap();
+        let names: Vec<FixedAscii<8>> = ["alpha", "beta", "gamma", "delta", "epsilon"]
+            .iter()
+            .map(|n| FixedAscii::from_ascii(n.as_bytes()).unwrap())
+            .collect();
+        let names = ndarray::Array1::from_vec(names);
+        f.new_dataset::<FixedAscii<8>>().chunk(2).shape(5).create("names").unwrap().write(&names).unwrap();
+        f.new_dataset::<FixedAscii<8>>().shape(5).create("contiguous").unwrap().write(&names).unwrap();
+        let compact = f
+            .new_dataset::<FixedAscii<8>>()
+            .shape(5)
+            .layout(hdf5::plist::dataset_create::Layout::Compact)
+            .create("compact")
+            .unwrap();
+        compact.write(&names).unwrap();
+        let group = f.create_group("HDFEOS INFORMATION").unwrap();
+        let odl = format!("GROUP=SwathStructure\nEND_GROUP=SwathStructure\n{}END\n", " ".repeat(100));
+        let metadata = FixedAscii::<32000>::from_ascii(odl.as_bytes()).unwrap();
+        let dataset = group.new_dataset::<FixedAscii<32000>>().shape(()).create("StructMetadata.0").unwrap();
+        dataset.write_scalar(&metadata).unwrap();
+    });
+    let store_path = scan_to_store(&file, dir.path(), "s.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    for (path, bytes) in [
+        ("label", 16),
+        ("names", 5 * 8),
+        ("contiguous", 5 * 8),
+        ("compact", 5 * 8),
+        ("HDFEOS INFORMATION/StructMetadata.0", 32000),
+    ] {
+        assert_eq!(read(&store, path, "").bytes, read_native(&file, path, bytes), "{path}");
+    }
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("StructMetadata.0"), "{}", run.stdout);
+}
