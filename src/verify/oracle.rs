@@ -46,15 +46,23 @@ impl OracleFiles {
             }
             None => {
                 crate::verify::quiet_hdf5();
-                let path = crate::source::local_path(location).unwrap_or_else(|| location.into());
-                let file = Arc::new(netcdf::open(path)?);
+                let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
+                let file = match netcdf::open(&local) {
+                    Ok(file) => Arc::new(file),
+                    // libnetcdf refuses some whole HDF5 files (an external link to a missing file, a
+                    // dataset with a null dataspace): libhdf5 reads their datasets.
+                    Err(refused) => {
+                        let dataset = Hdf5Dataset::open(&local, path).map_err(|_| refused)?;
+                        return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: Some(dataset) });
+                    }
+                };
                 OPENS.fetch_add(1, Ordering::Relaxed);
                 self.open.push_front((location.to_string(), file.clone()));
                 self.open.truncate(OPEN_FILES);
                 file
             }
         };
-        let mut oracle = OracleVariable { file, path: path.to_string(), hdf5: None };
+        let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None };
         match oracle.read(|var| Ok(matches!(var.vartype(), netcdf::types::NcVariableType::String))) {
             Err(missing) => {
                 // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
@@ -88,7 +96,8 @@ pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 
 /// An open source variable.
 pub(crate) struct OracleVariable {
-    file: Arc<netcdf::File>,
+    /// The file opened by libnetcdf; None when libnetcdf refused it and libhdf5 reads the dataset.
+    file: Option<Arc<netcdf::File>>,
     path: String,
     /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
     hdf5: Option<Hdf5Dataset>,
@@ -98,8 +107,8 @@ impl OracleVariable {
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
         crate::verify::quiet_hdf5();
-        with_variable(&self.file, &self.path, f)?
-            .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
+        let file = self.file.as_ref().ok_or_else(|| netcdf::Error::Str("libnetcdf cannot open the file".into()))?;
+        with_variable(file, &self.path, f)?.ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
 
     /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything

@@ -315,3 +315,22 @@ fn fixed_length_strings_read_as_libhdf5_and_verify() {
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("StructMetadata.0"), "{}", run.stdout);
 }
+
+/// Issue 26: a plain HDF5 file libnetcdf refuses as a whole (here: an external link to a missing
+/// file) is verified through libhdf5: its datasets compare equal, no false alarm.
+#[test]
+fn files_libnetcdf_refuses_are_verified_through_libhdf5() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("linked.h5");
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let values: Vec<f64> = (0..10).map(|i| f64::from(i) * 1.5).collect();
+        f.new_dataset::<f64>().shape(10).create("data").unwrap().write(&values).unwrap();
+        f.link_external("missing.h5", "/x", "elsewhere").unwrap();
+    });
+    assert!(crate::common::with_hdf5_files(|| netcdf::open(&file).is_err()), "libnetcdf refuses the file");
+    let store_path = scan_to_store(&file, dir.path(), "s.vzarr", &ScanOptions::default());
+    assert_eq!(read(&open_store(&store_path), "data", "").bytes, read_native(&file, "data", 80));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   data: 10 elements equal"), "{}", run.stdout);
+}
