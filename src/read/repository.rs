@@ -27,9 +27,11 @@ impl Drop for TemporaryView {
 /// # Errors
 /// [`ReadError::Repository`] when the repository, the branch or a source cannot be read.
 pub(crate) async fn open_repository(location: &str, branch: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    let failed = |source: crate::read::BoxError| ReadError::Repository {
-        location: location.to_string(),
-        source: one_line(&source.to_string()).into(),
+    // The repository's own errors name it already: the prefix is not repeated.
+    let failed = |source: crate::read::BoxError| {
+        let text = one_line(&source.to_string());
+        let text = text.strip_prefix(&format!("{location}: ")).map_or(text.clone(), str::to_string);
+        ReadError::Repository { location: location.to_string(), source: text.into() }
     };
     let dataset = if options.check_sources {
         read_icechunk(location, branch, &options.remote).await

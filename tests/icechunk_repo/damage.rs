@@ -140,6 +140,9 @@ fn every_flipped_snapshot_byte_reads_exactly_or_is_refused() {
         let store = match vzarr::read::blocking::BlockingStore::open(&s(&repo), &authorization) {
             Ok(store) => store,
             Err(e) => {
+                if std::env::var_os("VZARR_PRINT_REFUSALS").is_some() {
+                    println!("REFUSAL {e}");
+                }
                 one_clean_line(&e.to_string(), &what);
                 refused += 1;
                 continue;

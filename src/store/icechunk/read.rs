@@ -207,36 +207,48 @@ async fn read_version(
     version: &VersionInfo,
     repo: &str,
 ) -> Result<StoredBranch, IcechunkError> {
-    let failed =
-        |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
-    let summary = summary(repository, version).await.map_err(|e| failed("reading the snapshot", e))?;
-    check_manifest_files(repository, version).await.map_err(|e| failed("reading the snapshot", e))?;
-    let session =
-        repository.readonly_session(version).await.map_err(|e| failed("opening the branch", e.to_string()))?;
+    // Errors name the snapshot file, what was being read from it, and the cause.
+    let snapshot = match version {
+        VersionInfo::SnapshotId(id) => format!("snapshot {id} (snapshots/{id})"),
+        _ => "the snapshot".to_string(),
+    };
+    let failed = |what: &str, e: String| IcechunkError::Repository {
+        repo: repo.to_string(),
+        what: format!("{what} {snapshot}"),
+        reason: damaged(&e),
+    };
+    let summary = summary(repository, version).await.map_err(|e| failed("reading", e))?;
+    check_manifest_files(repository, version).await.map_err(|e| failed("reading", e))?;
+    let session = repository.readonly_session(version).await.map_err(|e| failed("opening", e.to_string()))?;
     let nodes: Vec<_> = session
         .list_nodes(&IcPath::root())
         .await
-        .map_err(|e| failed("listing nodes", e.to_string()))?
+        .map_err(|e| failed("listing the nodes of", e.to_string()))?
         .collect::<Result<_, _>>()
-        .map_err(|e| failed("listing nodes", e.to_string()))?;
+        .map_err(|e| failed("listing the nodes of", e.to_string()))?;
     let session = std::sync::Arc::new(tokio::sync::RwLock::new(session));
     let store = Store::from_session(session.clone()).await;
     let mut dataset = VirtualDataset::default();
     let mut sources = SourceIds::default();
     for node in nodes {
         let path = node.path.to_string().trim_start_matches('/').to_string();
-        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: path.clone(), reason };
-        let doc: serde_json::Value = serde_json::from_slice(&node.user_data).map_err(|e| bad(e.to_string()))?;
+        let name = if path.is_empty() { "/".to_string() } else { path.clone() };
+        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: name.clone(), reason };
+        let metadata_error = |e: String| bad(format!("its zarr.json in {snapshot} is damaged: {e}"));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&node.user_data).map_err(|e| metadata_error(e.to_string()))?;
         match node.node_data {
             NodeData::Group => {
-                let attributes = group_from_json(&doc).map_err(|e| bad(e.to_string()))?;
+                let attributes = group_from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
                 dataset.groups.push(GroupNode { path, attributes });
             }
             NodeData::Array { .. } => {
-                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| bad(e.to_string()))?;
+                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
                 let chunks = {
                     let session = session.read().await;
-                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources).await.map_err(bad)?
+                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources)
+                        .await
+                        .map_err(|e| bad(format!("reading its chunks (manifests of {snapshot}): {}", damaged(&e))))?
                 };
                 dataset.arrays.push(VirtualArray {
                     path,
@@ -253,7 +265,7 @@ async fn read_version(
     let recorded = sources.locations.iter().zip(&sources.checksums).map(|(url, seconds)| recorded(url, *seconds));
     dataset.sources = table(recorded.collect());
     if let Some(info) = summary {
-        check_summary(&dataset, &info).map_err(|e| failed("checking the manifests against the snapshot", e))?;
+        check_summary(&dataset, &info).map_err(|e| failed("checking the manifests against", e))?;
         apply_summary(&mut dataset, info);
     }
     Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
@@ -284,6 +296,18 @@ async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Optio
     let Some(value) = info.metadata.get(SUMMARY_PROPERTY) else { return Ok(None) };
     let summary = serde_json::from_value(value.clone()).map_err(|e| format!("its vzarr summary is damaged: {e}"))?;
     Ok(Some(summary))
+}
+
+/// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
+fn damaged(reason: &str) -> String {
+    let reason = crate::store::one_line(reason);
+    match reason.as_str() {
+        "Invalid Icechunk metadata file" | "I/O error" | "invalid magic numbers in file" => {
+            format!("the file does not decode ({reason}): the repository is damaged")
+        }
+        "object not found" => "a file it lists is missing (object not found): the repository is damaged".into(),
+        _ => reason,
+    }
 }
 
 /// Refuses a snapshot that gives one of its manifest files an absurd size (a damaged snapshot),
