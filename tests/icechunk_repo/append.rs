@@ -312,3 +312,50 @@ fn concurrent_appends_never_lose_a_commit() {
     // The two appends overlap (the same first year), so in every trial one of them is refused.
     assert_eq!(refused, 16);
 }
+
+/// Issue 28, item 1, over S3 (moto): two overlapping appends racing on one repository, over several
+/// trials. The branch moves by Icechunk's conditional write: exactly one succeeds, the other fails
+/// in one line, and the branch reads as libnetcdf reads the winner's files.
+#[test]
+fn concurrent_appends_to_an_s3_repository_never_both_succeed() {
+    let Some(server) = crate::common::servers::S3Server::start() else {
+        assert!(!crate::interop::python_required(), "VZARR_REQUIRE_PYTHON=1 but moto_server is not installed");
+        eprintln!("notice: moto_server is not installed (run tests/python/setup.sh); S3 append race not run");
+        return;
+    };
+    let months = ["tas_2023-01.nc", "tas_2023-02.nc", "tas_2023-03.nc"];
+    let local = server.upload_samples("race", &months);
+    server.upload("racerepos", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("tas.npy");
+    for trial in 0..6 {
+        let repo = format!("s3://racerepos/t{trial}.icechunk");
+        let scan = server.vzarr(&[
+            "scan",
+            "s3://race/tas_2023-01.nc",
+            "--concat",
+            "time",
+            "--format",
+            "icechunk",
+            "-o",
+            &repo,
+        ]);
+        assert_eq!(scan.code, 0, "{}", scan.stderr);
+        let (two, one) = std::thread::scope(|scope| {
+            let two = scope
+                .spawn(|| server.vzarr(&["append", &repo, "s3://race/tas_2023-02.nc", "s3://race/tas_2023-03.nc"]));
+            let one = scope.spawn(|| server.vzarr(&["append", &repo, "s3://race/tas_2023-02.nc"]));
+            (two.join().unwrap(), one.join().unwrap())
+        });
+        let succeeded = [&two, &one].iter().filter(|r| r.code == 0).count();
+        assert_eq!(succeeded, 1, "trial {trial}: exactly one append succeeds:\n{}\n{}", two.stderr, one.stderr);
+        let loser = if two.code == 0 { &one } else { &two };
+        assert_eq!(loser.stderr_lines().len(), 1, "trial {trial}: {}", loser.stderr);
+        assert!(!loser.stderr.contains("context"), "trial {trial}: {}", loser.stderr);
+        let read = server.vzarr(&["read", &repo, "tas", "-o", &s(&npy), "--overwrite"]);
+        assert_eq!(read.code, 0, "{}", read.stderr);
+        let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+        let committed = if two.code == 0 { 3 } else { 2 };
+        assert_same(&format!("trial {trial}: tas"), &ours.data, &oracle(&local[..committed], "tas"));
+    }
+}
