@@ -47,6 +47,11 @@ pub struct ArrayVerdict {
     pub first_mismatch: Option<String>,
     /// Why the array could not be compared at all.
     pub error: Option<String>,
+    /// Elements not compared because the source leaves them undefined: chunks never written of a
+    /// dataset whose fill time is "never" (netCDF's `NOFILL`), which libhdf5 leaves as the caller's
+    /// buffer held them and vzarr reads as the fill value.
+    #[serde(default)]
+    pub undefined_in_source: u64,
 }
 
 impl ArrayVerdict {
@@ -135,7 +140,8 @@ pub async fn verify_store_with_oracle(
 impl ArrayVerdict {
     /// Nothing compared yet.
     fn new(path: &str) -> Self {
-        ArrayVerdict { path: path.to_string(), elements: 0, mismatches: 0, first_mismatch: None, error: None }
+        let path = path.to_string();
+        ArrayVerdict { path, elements: 0, mismatches: 0, first_mismatch: None, error: None, undefined_in_source: 0 }
     }
 }
 
@@ -233,19 +239,26 @@ async fn verify_array(
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
+        let undefined_unwritten = files.fill_time_never(&location, path);
         for (start, count) in slabs(&file_shape, 0, file_shape.first().copied().unwrap_or(1), element_size) {
             let mut sel = select.clone();
             if let Some(s) = sel.get_mut(lead) {
                 *s = DimSelection::Range { start: base[lead] + start, stop: base[lead] + start + count, step: 1 };
             }
-            let ours = array.read(&Selection(sel), options).await?;
+            let sel = Selection(sel);
+            let ours = array.read(&sel, options).await?;
             // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let theirs = if file_shape.is_empty() {
+            let mut theirs = if file_shape.is_empty() {
                 files.read(&location, path, "all", (0, 0, 0))
             } else {
                 files.read(&location, path, "slab", (0, start, count))
             }
             .map_err(|e| oracle_error(&location, path, e))?;
+            if undefined_unwritten {
+                // Elements the source leaves undefined take the store's values: not compared.
+                let skipped = take_unwritten(array, &sel, &ours.bytes, &mut theirs, element_size as usize).await?;
+                verdict.undefined_in_source += skipped;
+            }
             let mut origin: Vec<u64> = base[lead..].to_vec();
             if let Some(o) = origin.first_mut() {
                 *o += start;
@@ -348,6 +361,18 @@ impl Oracle {
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.shape(),
             Backend::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path, (0, 0, 0))),
+        }
+    }
+
+    /// Whether libhdf5 leaves the never-written chunks of `path` of `location` undefined (fill time
+    /// "never"); false when the oracle cannot tell.
+    fn fill_time_never(&mut self, location: &str, path: &str) -> bool {
+        let Ok(location) = self.local(location) else { return false };
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(&location, path).is_ok_and(|v| v.fill_time_never(&location)),
+            Backend::Worker(worker) => worker
+                .request(&worker::Request::new("fill_never", &location, path, (0, 0, 0)))
+                .is_ok_and(|answer| answer == [1]),
         }
     }
 
@@ -479,6 +504,45 @@ fn compare_instants(
     }
     verdict.elements += values.len().min(theirs.len()) as u64;
     Ok(())
+}
+
+/// Copies into `theirs` the store's values (`ours`, the read of `selection`) of the elements that
+/// lie in chunks the store holds no data for (never written in the source); returns how many.
+async fn take_unwritten(
+    array: &crate::read::ArrayReader,
+    selection: &Selection,
+    ours: &[u8],
+    theirs: &mut [u8],
+    element_size: usize,
+) -> Result<u64, ReadError> {
+    let grid = &array.metadata().chunk_grid;
+    let pieces =
+        grid.pieces(selection).map_err(|source| ReadError::Selection { array: array.path().into(), source })?;
+    let out_shape = selection.counts();
+    let mut taken = 0u64;
+    for span in grid.spans(&pieces) {
+        let linear = grid.linear_index(&span.coords);
+        if !matches!(array.entries(linear..linear + 1).await?.first(), Some(crate::manifest::ChunkEntry::Missing)) {
+            continue;
+        }
+        // Every element of the span's box in the output, in C order.
+        let counts: Vec<u64> = span.pieces.iter().map(|p| p.count).collect();
+        let n: u64 = counts.iter().product();
+        for i in 0..n {
+            let index = unravel(i, &counts);
+            let at = index
+                .iter()
+                .zip(&span.pieces)
+                .zip(&out_shape)
+                .fold(0u64, |acc, ((&k, piece), &extent)| acc * extent + piece.out_start + k);
+            let range = at as usize * element_size..(at as usize + 1) * element_size;
+            if let (Some(dst), Some(src)) = (theirs.get_mut(range.clone()), ours.get(range)) {
+                dst.copy_from_slice(src);
+                taken += 1;
+            }
+        }
+    }
+    Ok(taken)
 }
 
 fn compare(ours: &[u8], theirs: &[u8], element_size: usize, shape: &[u64], origin: &[u64], verdict: &mut ArrayVerdict) {

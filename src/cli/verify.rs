@@ -33,6 +33,13 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
                 (None, Some(m)) => {
                     outln!("FAIL {}: {} of {} elements differ; first at {m}", v.path, v.mismatches, v.elements)
                 }
+                (None, None) if v.undefined_in_source > 0 => outln!(
+                    "ok   {}: {} elements equal ({} never written in the source, whose fill time is 'never': \
+                     undefined there, not compared)",
+                    v.path,
+                    v.elements - v.undefined_in_source,
+                    v.undefined_in_source
+                ),
                 (None, None) => outln!("ok   {}: {} elements equal", v.path, v.elements),
             }
         }

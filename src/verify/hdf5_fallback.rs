@@ -49,6 +49,26 @@ impl Hdf5Dataset {
         }
     }
 
+    /// Whether the dataset's fill time is "never": libhdf5 leaves the elements of chunks never written
+    /// as the caller's buffer held them (netCDF's `NOFILL` variables are such datasets).
+    pub(crate) fn fill_time_never(&self) -> bool {
+        use hdf5_sys::h5d::{H5D_fill_time_t, H5Dget_create_plist};
+        use hdf5_sys::h5p::{H5Pclose, H5Pget_fill_time};
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the property list is created here and closed before returning; the fill time is
+        // written into a local.
+        unsafe {
+            let plist = H5Dget_create_plist(self.dataset.id());
+            if plist < 0 {
+                return false;
+            }
+            let mut time = H5D_fill_time_t::H5D_FILL_TIME_IFSET;
+            let status = H5Pget_fill_time(plist, &mut time);
+            H5Pclose(plist);
+            status >= 0 && time == H5D_fill_time_t::H5D_FILL_TIME_NEVER
+        }
+    }
+
     /// The dataset's shape and the size of one element of its native type.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let shape = self.dataset.shape().iter().map(|&n| n as u64).collect();

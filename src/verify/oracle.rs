@@ -139,6 +139,16 @@ impl OracleVariable {
         })
     }
 
+    /// Whether libhdf5 leaves the never-written chunks of this HDF5 dataset undefined (its fill time is
+    /// "never"); false for NetCDF-3 files and whenever libhdf5 cannot tell.
+    pub(crate) fn fill_time_never(&self, location: &str) -> bool {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.fill_time_never();
+        }
+        let Some(local) = crate::source::local_path(location) else { return false };
+        Hdf5Dataset::open(&local, &self.path).is_ok_and(|d| d.fill_time_never())
+    }
+
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
         if let Some(dataset) = &self.hdf5 {

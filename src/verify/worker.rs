@@ -4,7 +4,7 @@
 //!
 //! Protocol over the child's stdin/stdout: one JSON request per line
 //! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`,
-//! `shape`, `strings`, `opens`, and `forget`, which closes the file at `location`),
+//! `shape`, `strings`, `fill_never`, `opens`, and `forget`, which closes the file at `location`),
 //! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
 //! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
 //! recently used files open (`OracleFiles`). A request not answered within the timeout kills the child;
@@ -72,6 +72,7 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     match request.op.as_str() {
         "slab" => variable.read_slab(request.dim, request.start, request.count),
         "all" => variable.read_all(),
+        "fill_never" => Ok(vec![u8::from(variable.fill_time_never(&request.location))]),
         "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
         "f64" => {
             let values = variable.read_f64()?;

@@ -334,3 +334,35 @@ fn files_libnetcdf_refuses_are_verified_through_libhdf5() {
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("ok   data: 10 elements equal"), "{}", run.stdout);
 }
+
+/// Issue 26: a dataset whose fill time is "never" (netCDF's `NOFILL`) with chunks never written:
+/// libhdf5 leaves those elements as its caller's buffer held them, vzarr reads them as the fill
+/// value (documented), and `verify` reports them as undefined in the source instead of a difference,
+/// while every written element is compared.
+#[test]
+fn never_written_chunks_of_fill_time_never_are_undefined_not_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nofill.h5");
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let ds = f
+            .new_dataset::<f32>()
+            .chunk((4, 4))
+            .shape((12, 8))
+            .fill_value(-999.0f32)
+            .fill_time(hdf5::plist::dataset_create::FillTime::Never)
+            .create("v")
+            .unwrap();
+        let rows = ndarray::Array2::from_shape_fn((4, 8), |(i, j)| (i * 8 + j) as f32 + 0.5);
+        ds.write_slice(&rows, ndarray::s![0..4, ..]).unwrap();
+    });
+    let store_path = scan_to_store(&file, dir.path(), "s.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    // Written rows: libhdf5's values; never-written rows: the fill value.
+    let written = read(&store, "v", "0:4,:").bytes;
+    assert_eq!(written, read_native(&file, "v", 12 * 8 * 4)[..4 * 8 * 4].to_vec());
+    let unwritten = read(&store, "v", "4:12,:").bytes;
+    assert!(unwritten.chunks(4).all(|b| f32::from_le_bytes(b.try_into().unwrap()) == -999.0));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   v: 32 elements equal (64 never written in the source"), "{}", run.stdout);
+}
