@@ -240,34 +240,24 @@ async fn verify_array(
             continue;
         }
         let undefined_unwritten = files.fill_time_never(&location, path);
-        for (start, count) in slabs(&file_shape, 0, file_shape.first().copied().unwrap_or(1), element_size) {
+        for (starts, counts) in comparison_boxes(&file_shape, element_size) {
             let mut sel = select.clone();
-            if let Some(s) = sel.get_mut(lead) {
-                *s = DimSelection::Range { start: base[lead] + start, stop: base[lead] + start + count, step: 1 };
+            for (k, (&start, &count)) in starts.iter().zip(&counts).enumerate() {
+                let b = base[lead + k];
+                sel[lead + k] = DimSelection::Range { start: b + start, stop: b + start + count, step: 1 };
             }
             let sel = Selection(sel);
             let ours = array.read(&sel, options).await?;
             // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let mut theirs = if file_shape.is_empty() {
-                files.read(&location, path, "all", (0, 0, 0))
-            } else {
-                files.read(&location, path, "slab", (0, start, count))
-            }
-            .map_err(|e| oracle_error(&location, path, e))?;
+            let mut theirs =
+                files.read(&location, path, &starts, &counts).map_err(|e| oracle_error(&location, path, e))?;
             if undefined_unwritten {
                 // Elements the source leaves undefined take the store's values: not compared.
                 let skipped = take_unwritten(array, &sel, &ours.bytes, &mut theirs, element_size as usize).await?;
                 verdict.undefined_in_source += skipped;
             }
-            let mut origin: Vec<u64> = base[lead..].to_vec();
-            if let Some(o) = origin.first_mut() {
-                *o += start;
-            }
-            let mut slab_shape = file_shape.clone();
-            if let Some(n) = slab_shape.first_mut() {
-                *n = count;
-            }
-            compare(&ours.bytes, &theirs, element_size as usize, &slab_shape, &origin, verdict);
+            let origin: Vec<u64> = base[lead..].iter().zip(&starts).map(|(b, s)| b + s).collect();
+            compare(&ours.bytes, &theirs, element_size as usize, &counts, &origin, verdict);
             progress(path, verdict.elements, total);
         }
     }
@@ -322,25 +312,23 @@ impl Oracle {
         }
     }
 
-    /// `op` `all` (everything) or `slab` (`(dim, start, count)`) of variable `path` of `location`.
-    fn read(
-        &mut self,
-        location: &str,
-        path: &str,
-        op: &str,
-        slab: (usize, u64, u64),
-    ) -> Result<Vec<u8>, netcdf::Error> {
+    /// The values of variable `path` of `location` in the box `counts` from `starts` (C order), or
+    /// all of them when `starts` is empty.
+    fn read(&mut self, location: &str, path: &str, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
         let location = &self.local(location)?;
         match &mut self.backend {
             Backend::Local(files) => {
                 let variable = files.variable(location, path)?;
-                if op == "all" {
+                if starts.is_empty() {
                     variable.read_all()
                 } else {
-                    variable.read_slab(slab.0, slab.1, slab.2)
+                    variable.read_box(starts, counts)
                 }
             }
-            Backend::Worker(worker) => worker.request(&worker::Request::new(op, location, path, slab)),
+            Backend::Worker(worker) if starts.is_empty() => {
+                worker.request(&worker::Request::new("all", location, path))
+            }
+            Backend::Worker(worker) => worker.request(&worker::Request::of_box(location, path, starts, counts)),
         }
     }
 
@@ -349,9 +337,7 @@ impl Oracle {
         let location = &self.local(location)?;
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.read_strings(),
-            Backend::Worker(worker) => {
-                worker.request_strings(&worker::Request::new("strings", location, path, (0, 0, 0)))
-            }
+            Backend::Worker(worker) => worker.request_strings(&worker::Request::new("strings", location, path)),
         }
     }
 
@@ -360,7 +346,7 @@ impl Oracle {
         let location = &self.local(location)?;
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.shape(),
-            Backend::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path, (0, 0, 0))),
+            Backend::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path)),
         }
     }
 
@@ -370,9 +356,9 @@ impl Oracle {
         let Ok(location) = self.local(location) else { return false };
         match &mut self.backend {
             Backend::Local(files) => files.variable(&location, path).is_ok_and(|v| v.fill_time_never(&location)),
-            Backend::Worker(worker) => worker
-                .request(&worker::Request::new("fill_never", &location, path, (0, 0, 0)))
-                .is_ok_and(|answer| answer == [1]),
+            Backend::Worker(worker) => {
+                worker.request(&worker::Request::new("fill_never", &location, path)).is_ok_and(|answer| answer == [1])
+            }
         }
     }
 
@@ -381,7 +367,7 @@ impl Oracle {
         let location = &self.local(location)?;
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.read_f64(),
-            Backend::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path, (0, 0, 0))),
+            Backend::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path)),
         }
     }
 }
@@ -441,18 +427,40 @@ fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
     }
 }
 
-/// (start, count) steps covering `length` indices along `axis`; rows are grouped to about
-/// [`SLAB_BYTES`] when `axis` is the first dimension.
-fn slabs(shape: &[u64], axis: usize, length: u64, element_size: u64) -> Vec<(u64, u64)> {
-    if shape.is_empty() {
-        return vec![(0, 1)];
-    }
-    if axis != 0 {
-        return vec![(0, length)];
-    }
-    let row_bytes = shape[1..].iter().product::<u64>() * element_size;
-    let rows = (SLAB_BYTES / row_bytes.max(1)).max(1);
-    (0..length).step_by(rows as usize).map(|s| (s, rows.min(length - s))).collect()
+/// The boxes (first index and count per dimension, C order) that cover `shape` in pieces of about
+/// [`SLAB_BYTES`] at most (one element at least): whole rows grouped along the first dimension, and
+/// where one index of a dimension already holds more, that dimension is cut too, the ones before it
+/// taken one index at a time. Verify's memory is bounded by the box, whatever the variable's shape.
+/// A scalar is one box with no dimensions (read whole).
+fn comparison_boxes(shape: &[u64], element_size: u64) -> impl Iterator<Item = (Vec<u64>, Vec<u64>)> + '_ {
+    // The first dimension along which several indices may be grouped within the budget.
+    let inner = |d: usize| shape[d + 1..].iter().product::<u64>().saturating_mul(element_size);
+    let cut = (0..shape.len()).find(|&d| inner(d) <= SLAB_BYTES).unwrap_or(shape.len().saturating_sub(1));
+    let step = if shape.is_empty() { 1 } else { (SLAB_BYTES / inner(cut).max(1)).max(1) };
+    let outer: u64 = shape[..cut.min(shape.len())].iter().product();
+    let along = shape.get(cut).copied().unwrap_or(1);
+    let per_outer = along.div_ceil(step);
+    let total = if shape.contains(&0) {
+        0
+    } else if shape.is_empty() {
+        1
+    } else {
+        outer * per_outer
+    };
+    (0..total).map(move |i| {
+        if shape.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let (o, k) = (i / per_outer, i % per_outer);
+        let mut starts: Vec<u64> = unravel(o, &shape[..cut]);
+        let mut counts = vec![1; cut];
+        let start = k * step;
+        starts.push(start);
+        counts.push(step.min(along - start));
+        starts.extend(std::iter::repeat_n(0, shape.len() - cut - 1));
+        counts.extend_from_slice(&shape[cut + 1..]);
+        (starts, counts)
+    })
 }
 
 /// Compares a re-encoded time coordinate as instants: the store's values in the store's units against
@@ -597,4 +605,44 @@ fn hex(bytes: &[u8]) -> String {
 /// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
 pub(crate) fn quiet_hdf5() {
     ::hdf5::silence_errors(true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{comparison_boxes, SLAB_BYTES};
+
+    /// Every element of `shape` in exactly one box, each box within the budget (or one element).
+    fn assert_covers(shape: &[u64], element_size: u64) {
+        let total: u64 = shape.iter().product();
+        let mut seen = 0u64;
+        let mut last_end: Option<Vec<u64>> = None;
+        for (starts, counts) in comparison_boxes(shape, element_size) {
+            let n: u64 = counts.iter().product();
+            assert!(n * element_size <= SLAB_BYTES || n == 1, "{shape:?}: box {counts:?} over the budget");
+            for ((&s, &c), &extent) in starts.iter().zip(&counts).zip(shape) {
+                assert!(c >= 1 && s + c <= extent, "{shape:?}: box {starts:?}+{counts:?} outside");
+            }
+            // Boxes come in C order without overlap: each starts after the previous one.
+            if let Some(previous) = &last_end {
+                assert!(starts > *previous || starts.is_empty(), "{shape:?}: {starts:?} after {previous:?}");
+            }
+            last_end = Some(starts.clone());
+            seen += n;
+        }
+        assert_eq!(seen, total, "{shape:?}: every element once");
+    }
+
+    #[test]
+    fn boxes_cover_every_shape_within_the_budget() {
+        assert_covers(&[], 8);
+        assert_covers(&[10], 4);
+        assert_covers(&[0, 5], 4);
+        assert_covers(&[3, 1 << 24], 4); // 64 MiB rows: each row cut in two
+        assert_covers(&[2, 3, 1 << 23], 8); // rows of 3 x 64 MiB: cut along the last dimension
+        assert_covers(&[5, 1 << 30], 4); // 4 GiB rows
+        assert_covers(&[1000, 7, 11], 4); // small: rows grouped
+        let boxes: Vec<_> = comparison_boxes(&[3, 1 << 24], 4).collect();
+        assert_eq!(boxes.len(), 6);
+        assert_eq!(boxes[1], (vec![0, 1 << 23], vec![1, 1 << 23]));
+    }
 }

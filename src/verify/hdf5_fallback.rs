@@ -91,22 +91,20 @@ impl Hdf5Dataset {
         Ok((shape, size))
     }
 
-    /// Reads `[start, start + count)` along axis `dim` and everything along the others (everything
-    /// for a scalar), in native byte order.
-    pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+    /// Reads `counts` indices from `starts` along every axis (everything for a scalar), in native
+    /// byte order and C order.
+    pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
         let shape: Vec<u64> = self.dataset.shape().iter().map(|&n| n as u64).collect();
         if shape.is_empty() {
             return self.read(None);
         }
-        let mut starts = vec![0u64; shape.len()];
-        let mut counts = shape;
-        let end = start.checked_add(count).filter(|&e| dim < counts.len() && e <= counts[dim]);
-        if end.is_none() {
-            return Err(error(format!("slab {start}+{count} along axis {dim} is outside the dataset")));
+        let inside = starts.len() == shape.len()
+            && counts.len() == shape.len()
+            && starts.iter().zip(counts).zip(&shape).all(|((&s, &c), &n)| s.checked_add(c).is_some_and(|e| e <= n));
+        if !inside {
+            return Err(error(format!("box {starts:?} + {counts:?} is outside the dataset's shape {shape:?}")));
         }
-        starts[dim] = start;
-        counts[dim] = count;
-        self.read(Some((&starts, &counts)))
+        self.read(Some((starts, counts)))
     }
 
     /// The whole dataset, in native byte order.

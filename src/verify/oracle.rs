@@ -111,19 +111,30 @@ impl OracleVariable {
         with_variable(file, &self.path, f)?.ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
 
-    /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything
-    /// for a scalar), as native-endian bytes.
-    pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+    /// Reads `counts` indices from `starts` along the first dimensions and everything along the
+    /// others (everything for a scalar), as native-endian bytes in C order.
+    pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
         if let Some(dataset) = &self.hdf5 {
-            return dataset.read_slab(dim, start, count);
+            return dataset.read_box(starts, counts);
         }
         self.read(|var| {
             let dims = var.dimensions();
             if dims.is_empty() {
                 return var.get_raw_values(..);
             }
-            let mut extents: Vec<Extent> = dims.iter().map(|d| (0..d.len()).into()).collect();
-            extents[dim] = (start as usize..(start + count) as usize).into();
+            if starts.len() != counts.len() || starts.len() > dims.len() {
+                return Err(netcdf::Error::Str(format!("a box of rank {} for rank {}", starts.len(), dims.len())));
+            }
+            // Dimensions the box leaves out (a char variable's string length, folded into the
+            // store's elements) are read whole.
+            let extents: Vec<Extent> = dims
+                .iter()
+                .enumerate()
+                .map(|(d, dim)| match (starts.get(d), counts.get(d)) {
+                    (Some(&s), Some(&c)) => (s as usize..(s + c) as usize).into(),
+                    _ => (0..dim.len()).into(),
+                })
+                .collect();
             var.get_raw_values(Extents::from(extents))
         })
     }

@@ -3,7 +3,7 @@
 //! a hang (a thread cannot be stopped; a process can).
 //!
 //! Protocol over the child's stdin/stdout: one JSON request per line
-//! (`{"op":"slab","location":..,"path":..,"dim":..,"start":..,"count":..}`, ops `slab`, `all`, `f64`,
+//! (`{"op":"box","location":..,"path":..,"starts":[..],"counts":[..]}`, ops `box`, `all`, `f64`,
 //! `shape`, `strings`, `fill_never`, `opens`, and `forget`, which closes the file at `location`),
 //! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
 //! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
@@ -26,14 +26,22 @@ pub(crate) struct Request {
     op: String,
     location: String,
     path: String,
-    dim: usize,
-    start: u64,
-    count: u64,
+    /// `box`: the first index along every dimension.
+    #[serde(default)]
+    starts: Vec<u64>,
+    /// `box`: the number of indices along every dimension.
+    #[serde(default)]
+    counts: Vec<u64>,
 }
 
 impl Request {
-    pub(crate) fn new(op: &str, location: &str, path: &str, (dim, start, count): (usize, u64, u64)) -> Self {
-        Request { op: op.into(), location: location.into(), path: path.into(), dim, start, count }
+    pub(crate) fn new(op: &str, location: &str, path: &str) -> Self {
+        Request { op: op.into(), location: location.into(), path: path.into(), starts: Vec::new(), counts: Vec::new() }
+    }
+
+    /// A `box` request: the values of `counts` indices from `starts` along every dimension.
+    pub(crate) fn of_box(location: &str, path: &str, starts: &[u64], counts: &[u64]) -> Self {
+        Request { starts: starts.to_vec(), counts: counts.to_vec(), ..Request::new("box", location, path) }
     }
 }
 
@@ -70,7 +78,7 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     }
     let variable = files.variable(&request.location, &request.path)?;
     match request.op.as_str() {
-        "slab" => variable.read_slab(request.dim, request.start, request.count),
+        "box" => variable.read_box(&request.starts, &request.counts),
         "all" => variable.read_all(),
         "fill_never" => Ok(vec![u8::from(variable.fill_time_never(&request.location))]),
         "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
@@ -112,7 +120,7 @@ impl WorkerOracle {
         if self.running.is_none() {
             return Ok(());
         }
-        self.request(&Request::new("forget", location, "", (0, 0, 0))).map(|_| ())
+        self.request(&Request::new("forget", location, "")).map(|_| ())
     }
 
     /// Sends `request`; the payload of the answer.
@@ -210,7 +218,7 @@ impl Drop for WorkerOracle {
     /// Adds the worker's count of opened files to this process's (`oracle_opens`), then ends it.
     fn drop(&mut self) {
         if self.running.is_some() {
-            if let Ok(bytes) = self.request(&Request::new("opens", "", "", (0, 0, 0))) {
+            if let Ok(bytes) = self.request(&Request::new("opens", "", "")) {
                 let count = <[u8; 8]>::try_from(bytes.as_slice()).map_or(0, u64::from_le_bytes);
                 super::oracle::add_opens(count);
             }

@@ -106,12 +106,17 @@ pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 /// Runs `vzarr args` with at most [`CHILD_ADDRESS_SPACE`] of address space, killed after `timeout`
 /// (the test then fails: a hang).
 pub fn cli_limited<S: AsRef<std::ffi::OsStr>>(args: &[S], timeout: Duration) -> Run {
+    cli_limited_to(args, timeout, CHILD_ADDRESS_SPACE)
+}
+
+/// As [`cli_limited`], with at most `address_space` bytes of address space.
+pub fn cli_limited_to<S: AsRef<std::ffi::OsStr>>(args: &[S], timeout: Duration, address_space: u64) -> Run {
     let mut command = crate::common::vzarr_command();
     command.args(args).env_remove("RUST_BACKTRACE").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: CHILD_ADDRESS_SPACE, rlim_max: CHILD_ADDRESS_SPACE };
+        command.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: address_space, rlim_max: address_space };
             if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }

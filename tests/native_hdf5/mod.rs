@@ -366,3 +366,25 @@ fn never_written_chunks_of_fill_time_never_are_undefined_not_differences() {
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("ok   v: 32 elements equal (64 never written in the source"), "{}", run.stdout);
 }
+
+/// Issue 26: `verify` compares in boxes of bounded size, not whole rows: a dataset whose rows are
+/// 1 GiB each (in 8 MiB chunks, one written, the others read as the fill value by both sides)
+/// verifies under a 1.5 GiB address-space limit, where reading a whole row on each side aborted.
+#[test]
+fn verify_compares_rows_larger_than_memory_in_bounded_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wide.h5");
+    let columns = 1usize << 27;
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let ds = f.new_dataset::<f64>().chunk((1, 1 << 20)).shape((2, columns)).create("wide").unwrap();
+        let first = ndarray::Array2::from_shape_fn((1, 1 << 20), |(_, j)| j as f64 * 0.25);
+        ds.write_slice(&first, ndarray::s![0..1, 0..1 << 20]).unwrap();
+    });
+    let store = dir.path().join("s.vzarr");
+    crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), store.as_os_str()], 0);
+    let args = ["verify".as_ref(), store.as_os_str()];
+    let run = crate::common::hostile::cli_limited_to(&args, std::time::Duration::from_secs(300), 3 << 29);
+    assert_eq!(run.code, 0, "verify under 1.5 GiB: {}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(&format!("ok   wide: {} elements equal", 2 * columns)), "{}", run.stdout);
+}
