@@ -24,6 +24,7 @@
 //! [`IcechunkOptions::manifest_chunks`] chunks each, bypassing Icechunk's in-memory change set:
 //! see `icechunk/write`, `icechunk/snapshot` and `icechunk/manifests`.
 
+mod digest;
 mod location;
 mod manifests;
 mod object;

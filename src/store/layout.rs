@@ -37,6 +37,10 @@ pub struct ArrayInfo {
     pub stats: ChunkStats,
     /// Chunks vzarr rewrote.
     pub rewritten_chunks: u64,
+    /// Icechunk snapshots only: a digest of every chunk's reference or stored bytes
+    /// (`store/icechunk/digest`), which a reader checks the manifests against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references_digest: Option<String>,
 }
 
 /// The `vzarr.json` document.
@@ -90,6 +94,7 @@ impl ArrayInfo {
             chunks: array.chunks.entries.len() as u64,
             stats: array.chunks.stats(),
             rewritten_chunks: array.rewritten_chunks,
+            references_digest: None,
         }
     }
 }

@@ -95,6 +95,7 @@ fn write_array(
         chunks: array.chunks.entries.len() as u64,
         stats: array.chunks.stats(),
         rewritten_chunks: array.rewritten_chunks,
+        references_digest: None,
     })
 }
 

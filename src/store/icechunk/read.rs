@@ -22,6 +22,7 @@ use icechunk::format::{ByteRange, Path as IcPath};
 use icechunk::repository::VersionInfo;
 use icechunk::{Repository, Store};
 
+use super::digest::references_digest;
 use super::location::storage;
 use super::{IcechunkError, SUMMARY_PROPERTY};
 use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
@@ -265,7 +266,7 @@ async fn read_version(
     let recorded = sources.locations.iter().zip(&sources.checksums).map(|(url, seconds)| recorded(url, *seconds));
     dataset.sources = table(recorded.collect());
     if let Some(info) = summary {
-        check_summary(&dataset, &info).map_err(|e| failed("checking the manifests against", e))?;
+        check_summary(&dataset, &info, &sources.locations).map_err(|e| failed("checking the manifests against", e))?;
         apply_summary(&mut dataset, info);
     }
     Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
@@ -331,10 +332,12 @@ async fn check_manifest_files(repository: &Repository, version: &VersionInfo) ->
 const MAX_MANIFEST_BYTES: u64 = 1 << 36;
 
 /// Checks the arrays read from the manifests against the summary vzarr recorded with the snapshot:
-/// the same arrays, each with the same grid size and the same numbers of referenced, store-owned and
-/// missing chunks. A snapshot or manifest damaged so that chunks fall out of a manifest's extents or
-/// out of the node list would otherwise read as fill values.
-fn check_summary(dataset: &VirtualDataset, info: &StoreInfo) -> Result<(), String> {
+/// the same arrays, each with the same grid size, the same numbers of referenced, store-owned and
+/// missing chunks, and (where recorded) the same digest of every reference and stored chunk
+/// (`urls`: each source id's virtual chunk URL). A snapshot or manifest damaged so that chunks fall
+/// out of a manifest's extents or out of the node list would otherwise read as fill values, and a
+/// damaged reference as other bytes.
+fn check_summary(dataset: &VirtualDataset, info: &StoreInfo, urls: &[String]) -> Result<(), String> {
     for array in &dataset.arrays {
         if !info.arrays.iter().any(|a| a.path == array.path) {
             return Err(format!("array {} is not in the snapshot's summary: the repository is damaged", array.path));
@@ -360,6 +363,16 @@ fn check_summary(dataset: &VirtualDataset, info: &StoreInfo) -> Result<(), Strin
                 describe(got),
                 describe(expected)
             ));
+        }
+        if let Some(recorded_digest) = &recorded.references_digest {
+            let digest = references_digest(array, |id| urls.get(id as usize).map(String::as_str));
+            if digest.as_ref() != Some(recorded_digest) {
+                return Err(format!(
+                    "array {}: its chunk references differ from those the snapshot's summary records (a manifest \
+                     or chunk is damaged): the repository is damaged",
+                    array.path
+                ));
+            }
         }
     }
     Ok(())

@@ -27,6 +27,7 @@ use icechunk::store::SetVirtualRefsResult;
 use icechunk::{Repository, RepositoryConfig, Store};
 use serde_json::Value;
 
+use super::digest::references_digest;
 use super::location::{
     checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
 };
@@ -258,7 +259,14 @@ pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryCo
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
 /// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
 pub(super) fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
-    let info = StoreInfo::of(dataset, "vzarr", dataset.arrays.iter().map(ArrayInfo::of).collect());
+    let urls: Vec<String> =
+        sources(dataset).map(|(s, _)| s.urls.iter().map(|u| u.url().to_string()).collect()).unwrap_or_default();
+    let arrays = dataset.arrays.iter().map(|array| {
+        let mut info = ArrayInfo::of(array);
+        info.references_digest = references_digest(array, |id| urls.get(id as usize).map(String::as_str));
+        info
+    });
+    let info = StoreInfo::of(dataset, "vzarr", arrays.collect());
     let mut properties = icechunk::format::snapshot::SnapshotProperties::new();
     if let Ok(value) = serde_json::to_value(&info) {
         properties.insert(SUMMARY_PROPERTY.into(), value);
