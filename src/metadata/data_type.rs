@@ -28,6 +28,8 @@ pub enum DataType {
     UInt32,
     /// `uint64`.
     UInt64,
+    /// `float16`: IEEE 754 binary16 (HDF5's `H5T_IEEE_F16*`, NumPy `float16`).
+    Float16,
     /// `float32`.
     Float32,
     /// `float64`.
@@ -50,7 +52,7 @@ pub enum DataType {
 
 impl DataType {
     /// Every data type, for tests and lookups.
-    pub const ALL: [DataType; 13] = [
+    pub const ALL: [DataType; 14] = [
         DataType::Bool,
         DataType::Int8,
         DataType::Int16,
@@ -60,6 +62,7 @@ impl DataType {
         DataType::UInt16,
         DataType::UInt32,
         DataType::UInt64,
+        DataType::Float16,
         DataType::Float32,
         DataType::Float64,
         DataType::Complex64,
@@ -85,6 +88,7 @@ impl DataType {
                 DataType::UInt16 => f64::from(u16::from_ne_bytes(ne(b))),
                 DataType::UInt32 => f64::from(u32::from_ne_bytes(ne(b))),
                 DataType::UInt64 => u64::from_ne_bytes(ne(b)) as f64,
+                DataType::Float16 => f16_to_f64(u16::from_ne_bytes(ne(b))),
                 DataType::Float32 => f64::from(f32::from_ne_bytes(ne(b))),
                 DataType::Float64 => f64::from_ne_bytes(ne(b)),
                 DataType::Complex64 | DataType::Complex128 | DataType::FixedBytes(_) | DataType::String => f64::NAN,
@@ -105,6 +109,7 @@ impl DataType {
             DataType::UInt16 => "uint16",
             DataType::UInt32 => "uint32",
             DataType::UInt64 => "uint64",
+            DataType::Float16 => "float16",
             DataType::Float32 => "float32",
             DataType::Float64 => "float64",
             DataType::Complex64 => "complex64",
@@ -137,7 +142,7 @@ impl DataType {
     pub fn size(self) -> usize {
         match self {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
-            DataType::Int16 | DataType::UInt16 => 2,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
@@ -158,6 +163,7 @@ impl DataType {
             DataType::UInt16 => "<u2",
             DataType::UInt32 => "<u4",
             DataType::UInt64 => "<u8",
+            DataType::Float16 => "<f2",
             DataType::Float32 => "<f4",
             DataType::Float64 => "<f8",
             DataType::Complex64 => "<c8",
@@ -168,9 +174,9 @@ impl DataType {
         descr.to_string()
     }
 
-    /// True for `float32` and `float64`.
+    /// True for `float16`, `float32` and `float64`.
     pub fn is_float(self) -> bool {
-        matches!(self, DataType::Float32 | DataType::Float64)
+        matches!(self, DataType::Float16 | DataType::Float32 | DataType::Float64)
     }
 
     /// Parses the `data_type` field of `zarr.json`.
@@ -197,6 +203,49 @@ impl DataType {
             reason: format!("unsupported data type {value}"),
         })
     }
+}
+
+/// An IEEE 754 binary16 value (its bits) as f64, exactly.
+pub(crate) fn f16_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let mantissa = f64::from(bits & 0x3ff);
+    match exponent {
+        0 => sign * mantissa * 2f64.powi(-24),
+        31 if mantissa == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + mantissa / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// The IEEE 754 binary16 bits nearest to `value` (ties to even; NaN stays NaN, overflow is
+/// infinite).
+pub(crate) fn f64_to_f16(value: f64) -> u16 {
+    if value.is_nan() {
+        return 0x7e00;
+    }
+    let sign: u16 = if value.is_sign_negative() { 0x8000 } else { 0 };
+    let magnitude = value.abs();
+    if magnitude >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    // Units of the smallest subnormal (2^-24) for subnormals, else of the value's ulp.
+    let exponent = if magnitude < 2f64.powi(-14) { -14 } else { magnitude.log2().floor() as i32 };
+    let ulp = 2f64.powi(exponent.max(-14) - 10);
+    let units = (magnitude / ulp).round_ties_even();
+    if exponent < -14 || (exponent == -14 && units < 1024.0) {
+        // Subnormal (or rounded up into the smallest normal: 1024 units of 2^-24 is 2^-14).
+        return sign | units as u16;
+    }
+    let (mut e, mut m) = (exponent, units - 1024.0);
+    if m >= 1024.0 {
+        e += 1;
+        m -= 1024.0;
+    }
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    sign | (((e + 15) as u16) << 10) | m as u16
 }
 
 impl std::fmt::Display for DataType {
@@ -227,6 +276,26 @@ mod tests {
         assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (12, 1, "|S12".to_string()));
         let zero = serde_json::json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 0}});
         assert!(DataType::from_json(&zero).is_err());
+    }
+
+    #[test]
+    fn half_floats_convert_exactly_and_round_to_nearest_even() {
+        for bits in 0..=u16::MAX {
+            let value = f16_to_f64(bits);
+            if value.is_nan() {
+                assert!(f64_to_f16(value) & 0x7c00 == 0x7c00 && f64_to_f16(value) & 0x3ff != 0);
+                continue;
+            }
+            // -0.0 keeps its sign; every other value comes back to its bits.
+            assert_eq!(f64_to_f16(value), bits, "{bits:#06x} = {value}");
+        }
+        assert_eq!(f16_to_f64(0x3c00), 1.0);
+        assert_eq!(f16_to_f64(0xc000), -2.0);
+        assert_eq!(f16_to_f64(0x7bff), 65504.0);
+        assert_eq!(f16_to_f64(0x0001), 2f64.powi(-24));
+        assert_eq!(f64_to_f16(1.0 + 2f64.powi(-11)), 0x3c00, "a tie rounds to even");
+        assert_eq!(f64_to_f16(1e6), 0x7c00);
+        assert_eq!(f64_to_f16(-9.96921e36), 0xfc00);
     }
 
     #[test]

@@ -53,6 +53,11 @@ impl FillValue {
             DataType::UInt32 => Value::from(u32::from_ne_bytes(arr(b))),
             DataType::Int64 => Value::from(i64::from_ne_bytes(arr(b))),
             DataType::UInt64 => Value::from(u64::from_ne_bytes(arr(b))),
+            DataType::Float16 => {
+                let bits = u16::from_ne_bytes(arr(b));
+                let value = super::data_type::f16_to_f64(bits);
+                float_json(value, bits == 0x7e00, || format!("0x{bits:04x}"))
+            }
             DataType::Float32 => {
                 let bits = u32::from_ne_bytes(arr(b));
                 float_json(f64::from(f32::from_bits(bits)), bits == 0x7fc0_0000, || format!("0x{bits:08x}"))
@@ -102,6 +107,7 @@ impl FillValue {
                 bytes
             }
             (t, Value::String(s)) if t.is_float() => parse_float_string(t, s).ok_or_else(bad)?,
+            (DataType::Float16, v) => super::data_type::f64_to_f16(v.as_f64().ok_or_else(bad)?).to_ne_bytes().to_vec(),
             (DataType::Float32, v) => (v.as_f64().ok_or_else(bad)? as f32).to_ne_bytes().to_vec(),
             (DataType::Float64, v) => v.as_f64().ok_or_else(bad)?.to_ne_bytes().to_vec(),
             (t, v) => int_bytes(t, v).ok_or_else(bad)?,
@@ -131,6 +137,7 @@ fn float_json(v: f64, canonical_nan: bool, hex: impl Fn() -> String) -> Value {
 
 fn parse_float_string(t: DataType, s: &str) -> Option<Vec<u8>> {
     let f32_or_f64 = |v: f64| match t {
+        DataType::Float16 => super::data_type::f64_to_f16(v).to_ne_bytes().to_vec(),
         DataType::Float32 => (v as f32).to_ne_bytes().to_vec(),
         _ => v.to_ne_bytes().to_vec(),
     };
@@ -141,6 +148,9 @@ fn parse_float_string(t: DataType, s: &str) -> Option<Vec<u8>> {
         hex => {
             let digits = hex.strip_prefix("0x")?;
             match t {
+                DataType::Float16 if digits.len() == 4 => {
+                    Some(u16::from_str_radix(digits, 16).ok()?.to_ne_bytes().to_vec())
+                }
                 DataType::Float32 if digits.len() == 8 => {
                     Some(u32::from_str_radix(digits, 16).ok()?.to_ne_bytes().to_vec())
                 }

@@ -228,6 +228,10 @@ impl FileContext<'_> {
             ElementType::VlenString => return self.vlen_strings(var),
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
+        if data_type == DataType::Float16 && !raw_header::is_ieee_half(self.file, ds.address()) {
+            let what = "a 2-byte floating point type that is not IEEE binary16 (bfloat16?)";
+            return self.skip(var, format!("cannot reference elements of {what}"));
+        }
         let mut shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
         let index_extent = ds.shape().to_vec();
         if index_extent.len() != shape.len() || index_extent.iter().zip(&shape).any(|(h, n)| h > n) {

@@ -21,6 +21,24 @@ pub(crate) struct Hdf5Dataset {
     dataset: hdf5::Dataset,
 }
 
+/// The memory type values are read into: the file type's native form, except for 2-byte floats
+/// (libhdf5 1.10 has no native half float and would widen them), read as they are in little-endian
+/// order, as vzarr stores `float16`.
+///
+/// # Safety
+/// `file_type` must be a valid datatype id; the caller closes the returned id.
+unsafe fn memory_type(file_type: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
+    use hdf5_sys::h5t::{H5T_class_t, H5T_order_t, H5Tcopy, H5Tget_class, H5Tset_order};
+    if H5Tget_class(file_type) == H5T_class_t::H5T_FLOAT && H5Tget_size(file_type) == 2 {
+        let copy = H5Tcopy(file_type);
+        if copy >= 0 {
+            H5Tset_order(copy, H5T_order_t::H5T_ORDER_LE);
+        }
+        return copy;
+    }
+    H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND)
+}
+
 fn error(what: impl std::fmt::Display) -> netcdf::Error {
     netcdf::Error::Str(format!("libhdf5: {what}"))
 }
@@ -46,6 +64,22 @@ impl Hdf5Dataset {
             let fixed = H5Tget_class(file_type) == H5T_class_t::H5T_STRING && H5Tis_variable_str(file_type) == 0;
             H5Tclose(file_type);
             fixed
+        }
+    }
+
+    /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).
+    pub(crate) fn is_half_float(&self) -> bool {
+        use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the type id is created here and closed before returning.
+        unsafe {
+            let file_type = H5Dget_type(self.dataset.id());
+            if file_type < 0 {
+                return false;
+            }
+            let half = H5Tget_class(file_type) == H5T_class_t::H5T_FLOAT && H5Tget_size(file_type) == 2;
+            H5Tclose(file_type);
+            half
         }
     }
 
@@ -79,7 +113,7 @@ impl Hdf5Dataset {
             if file_type < 0 {
                 return Err(error("H5Dget_type failed"));
             }
-            let native = H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND);
+            let native = memory_type(file_type);
             H5Tclose(file_type);
             if native < 0 {
                 return Err(error("no native form of the dataset's type"));
@@ -126,7 +160,7 @@ impl Hdf5Dataset {
             if file_type < 0 {
                 return Err(error("H5Dget_type failed"));
             }
-            let native = H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND);
+            let native = memory_type(file_type);
             H5Tclose(file_type);
             if native < 0 {
                 return Err(error("no native form of the dataset's type"));

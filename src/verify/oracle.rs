@@ -63,21 +63,27 @@ impl OracleFiles {
             }
         };
         let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None };
-        match oracle.read(|var| Ok(matches!(var.vartype(), netcdf::types::NcVariableType::String))) {
+        use netcdf::types::{FloatType, NcVariableType};
+        match oracle.read(|var| match var.vartype() {
+            NcVariableType::String => Ok(Some(Hdf5Dataset::is_fixed_length_string as fn(&Hdf5Dataset) -> bool)),
+            NcVariableType::Float(FloatType::F32) => Ok(Some(Hdf5Dataset::is_half_float as fn(&Hdf5Dataset) -> bool)),
+            _ => Ok(None),
+        }) {
             Err(missing) => {
                 // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
                 // libhdf5 reads it.
                 let local = crate::source::local_path(location).ok_or(missing)?;
                 oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
             }
-            Ok(true) => {
-                // libnetcdf shows an HDF5 fixed-length string dataset as netCDF strings (pointers);
-                // vzarr stores its fixed-width elements, which libhdf5 reads as they are.
+            Ok(Some(shown_otherwise)) => {
+                // libnetcdf shows an HDF5 fixed-length string dataset as netCDF strings (pointers)
+                // and a half-float one as float32; vzarr stores fixed-width strings and float16, which
+                // libhdf5 reads as they are.
                 let local = crate::source::local_path(location);
                 let dataset = local.and_then(|local| Hdf5Dataset::open(&local, path).ok());
-                oracle.hdf5 = dataset.filter(Hdf5Dataset::is_fixed_length_string);
+                oracle.hdf5 = dataset.filter(shown_otherwise);
             }
-            Ok(false) => {}
+            Ok(None) => {}
         }
         Ok(oracle)
     }

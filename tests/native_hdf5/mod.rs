@@ -388,3 +388,82 @@ fn verify_compares_rows_larger_than_memory_in_bounded_boxes() {
     assert_eq!(run.code, 0, "verify under 1.5 GiB: {}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains(&format!("ok   wide: {} elements equal", 2 * columns)), "{}", run.stdout);
 }
+
+/// Issue 26: IEEE half floats (h5py's `float16`: a copy of `H5T_IEEE_F32LE` with binary16 fields,
+/// little- and big-endian, contiguous and chunked with a fill value) become Zarr `float16`, read back
+/// as libhdf5 reads their bits, and verify (libhdf5 reads them without widening); a 2-byte float with
+/// another layout (bfloat16) is named and left out under `--skip-unsupported`.
+#[test]
+fn half_floats_are_float16_and_other_two_byte_floats_are_refused() {
+    use hdf5_sys::h5d::{H5Dclose, H5Dcreate2, H5Dwrite};
+    use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_chunk, H5Pset_fill_value, H5P_CLS_DATASET_CREATE, H5P_DEFAULT};
+    use hdf5_sys::h5s::{H5Sclose, H5Screate_simple, H5S_ALL};
+    use hdf5_sys::h5t::{
+        H5T_order_t, H5Tclose, H5Tcopy, H5Tset_ebias, H5Tset_fields, H5Tset_order, H5Tset_size, H5T_IEEE_F32LE,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("half.h5");
+    // 1.0, -2.5, 65504, the smallest subnormal, 0.1 (rounded), -0.0, infinity, NaN, ...
+    let bits: Vec<u16> = vec![0x3c00, 0xc100, 0x7bff, 0x0001, 0x2e66, 0x8000, 0x7c00, 0x7e00, 0x3555, 0x0400];
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let _lock = hdf5_sys::LOCK.lock();
+        // SAFETY: every id is created here and closed before the block ends; the buffers hold the
+        // dataspace's 10 elements of 2 bytes.
+        unsafe {
+            let half = |order: H5T_order_t, fields: (usize, usize, usize, usize, usize), bias: usize| {
+                let t = H5Tcopy(*H5T_IEEE_F32LE);
+                H5Tset_fields(t, fields.0, fields.1, fields.2, fields.3, fields.4);
+                H5Tset_size(t, 2);
+                H5Tset_ebias(t, bias);
+                H5Tset_order(t, order);
+                t
+            };
+            let dims = [bits.len() as u64];
+            let space = H5Screate_simple(1, dims.as_ptr(), std::ptr::null());
+            let chunked = H5Pcreate(*H5P_CLS_DATASET_CREATE);
+            H5Pset_chunk(chunked, 1, [4u64].as_ptr());
+            let ieee_le = half(H5T_order_t::H5T_ORDER_LE, (15, 10, 5, 0, 10), 15);
+            let fill: u16 = 0xbc00; // -1.0
+            H5Pset_fill_value(chunked, ieee_le, (&fill as *const u16).cast());
+            let big_bits: Vec<u16> = bits.iter().map(|b| b.swap_bytes()).collect();
+            for (name, order, plist, data) in [
+                ("le", H5T_order_t::H5T_ORDER_LE, H5P_DEFAULT, &bits),
+                ("be", H5T_order_t::H5T_ORDER_BE, H5P_DEFAULT, &big_bits),
+                ("chunked", H5T_order_t::H5T_ORDER_LE, chunked, &bits),
+            ] {
+                let t = half(order, (15, 10, 5, 0, 10), 15);
+                let c = std::ffi::CString::new(name).unwrap();
+                let ds = H5Dcreate2(f.id(), c.as_ptr(), t, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+                assert!(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.as_ptr().cast()) >= 0);
+                H5Dclose(ds);
+                H5Tclose(t);
+            }
+            // bfloat16: 8 exponent bits, 7 mantissa bits.
+            let bf16 = half(H5T_order_t::H5T_ORDER_LE, (15, 7, 8, 0, 7), 127);
+            let c = std::ffi::CString::new("bfloat").unwrap();
+            let ds = H5Dcreate2(f.id(), c.as_ptr(), bf16, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            assert!(H5Dwrite(ds, bf16, H5S_ALL, H5S_ALL, H5P_DEFAULT, bits.as_ptr().cast()) >= 0);
+            H5Dclose(ds);
+            H5Tclose(bf16);
+            H5Tclose(ieee_le);
+            H5Pclose(chunked);
+            H5Sclose(space);
+        }
+    });
+    let refused = vzarr::scan_file(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(refused.contains("bfloat") && refused.contains("not IEEE binary16"), "{refused}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let store_path = scan_to_store(&file, dir.path(), "s.vzarr", &options);
+    let store = open_store(&store_path);
+    let native: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+    for name in ["le", "be", "chunked"] {
+        assert_eq!(array_json_type(&store, name), "float16", "{name}");
+        assert_eq!(read(&store, name, "").bytes, native, "{name}: the bits libhdf5 stored");
+    }
+    assert!(store.array("bfloat").is_err(), "bfloat16 left out");
+    let chunked = store.array("chunked").unwrap().reader().metadata().fill_value.as_bytes().to_vec();
+    assert_eq!(chunked, 0xbc00u16.to_ne_bytes(), "the fill value");
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   be: 10 elements equal"), "{}", run.stdout);
+}

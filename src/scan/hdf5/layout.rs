@@ -244,6 +244,9 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
             (8, false) => numeric(DataType::UInt64, 8, *byte_order),
             _ => ElementType::Unsupported(format!("{size}-byte integer type")),
         },
+        // Two-byte floats are taken as IEEE binary16; the scanner checks the layout in the raw
+        // datatype message (`raw_header::is_ieee_half`) and refuses others (bfloat16).
+        Datatype::FloatingPoint { size: 2, byte_order } => numeric(DataType::Float16, 2, *byte_order),
         Datatype::FloatingPoint { size: 4, byte_order } => numeric(DataType::Float32, 4, *byte_order),
         Datatype::FloatingPoint { size: 8, byte_order } => numeric(DataType::Float64, 8, *byte_order),
         Datatype::FloatingPoint { size, .. } => ElementType::Unsupported(format!("{size}-byte floating point type")),

@@ -9,6 +9,8 @@ use hdf5_reader::Hdf5File;
 
 /// Message type of a header continuation.
 const CONTINUATION: u16 = 0x10;
+/// Message type of the datatype message.
+pub(super) const DATATYPE: u16 = 0x03;
 /// Message type of the (new) fill value message.
 pub(super) const FILL_VALUE: u16 = 0x05;
 /// Message type of the data layout message.
@@ -83,4 +85,30 @@ pub(super) fn fill_value_undefined(file: &Hdf5File, address: u64) -> bool {
         Some(3) => body.get(1).is_some_and(|flags| flags & 0x10 != 0),
         _ => false,
     }
+}
+
+/// True when the dataset's datatype message describes an IEEE 754 binary16 float: class 1 (floating
+/// point), 2 bytes, 16 bits of precision at offset 0, sign at bit 15, exponent of 5 bits at bit 10
+/// with bias 15, mantissa of 10 bits at bit 0, normalization implied (the HDF5 file format
+/// specification, datatype message, class 1 properties). A shared (committed) datatype is not
+/// followed: false.
+pub(super) fn is_ieee_half(file: &Hdf5File, address: u64) -> bool {
+    let Some(body) = message_body(file, address, DATATYPE) else { return false };
+    let Some(properties) = body.get(8..20) else { return false };
+    let class = body[0] & 0x0f;
+    let bits = [body[1], body[2]];
+    let size = le(&body[4..8]);
+    let normalization = (bits[0] >> 4) & 0x03;
+    let sign_location = bits[1];
+    let (offset, precision) = (le(&properties[0..2]), le(&properties[2..4]));
+    let (exponent_location, exponent_size, mantissa_location, mantissa_size) =
+        (properties[4], properties[5], properties[6], properties[7]);
+    let bias = le(&properties[8..12]);
+    class == 1
+        && size == 2
+        && normalization == 2
+        && sign_location == 15
+        && (offset, precision) == (0, 16)
+        && (exponent_location, exponent_size, mantissa_location, mantissa_size) == (10, 5, 0, 10)
+        && bias == 15
 }
