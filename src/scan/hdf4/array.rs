@@ -1,0 +1,333 @@
+//! One scientific data set as a [`VirtualArray`]: its grid, codec chain, fill value and chunk
+//! references, from how its data element is stored.
+//!
+//! | storage                        | grid                  | chunks                                 |
+//! |--------------------------------|-----------------------|----------------------------------------|
+//! | never written                  | one chunk             | missing (the fill value)               |
+//! | contiguous                     | slabs (`contiguous`)  | references                             |
+//! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
+//! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
+//! | linked blocks, RLE, other      | as above              | decoded, stored by the store           |
+//!
+//! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
+//! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.
+
+use std::io::Write;
+
+use super::dd::DdIndex;
+use super::decode::decode;
+use super::errors::Hdf4Error;
+use super::sds::{Sds, DFTAG_SD};
+use super::special::{read_stored, storage, Chunked, Coder, Storage, DFTAG_CHUNK};
+use super::vobjects::{records, vdata};
+use crate::codec::{Codec, CodecChain, Endian};
+use crate::dataset::{ChunkTable, VirtualArray};
+use crate::grid::ChunkGrid;
+use crate::manifest::ChunkEntry;
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+use crate::scan::contiguous::slab_layout;
+use crate::scan::{ScanOptions, MAX_CHUNKS_PER_ARRAY};
+use crate::source::ByteSource;
+
+/// Most bytes of decoded values one array may store in the store (linked blocks, RLE, ...).
+pub(crate) const MAX_DECODED_BYTES: u64 = 256 << 20;
+
+/// The zlib level store-owned chunks of deflated arrays are written with.
+const OWNED_ZLIB_LEVEL: u32 = 6;
+
+/// The virtual array of data set `sds`.
+///
+/// # Errors
+/// [`Hdf4Error::Unsupported`] for types and storage vzarr cannot represent; other variants for
+/// malformed or unreadable structures.
+pub(crate) fn build(
+    file: &dyn ByteSource,
+    index: &DdIndex,
+    sds: &Sds,
+    options: &ScanOptions,
+) -> Result<VirtualArray, Hdf4Error> {
+    let data_type = sds.number_type.data_type().map_err(Hdf4Error::Unsupported)?;
+    let endian =
+        (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
+    let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name };
+    let total = layout.total_bytes()?;
+    let stored = match sds.data_ref {
+        Some(r) => storage(file, index, DFTAG_SD, r)?,
+        None => None,
+    };
+    let mut chunk_fill = None;
+    let (grid, codecs, chunks) = match stored {
+        None => layout.whole(CodecChain::raw(endian), None)?,
+        Some(Storage::Plain { offset, length }) => {
+            if length < total {
+                return Err(Hdf4Error::Unsupported(format!(
+                    "contiguous data of {length} bytes, fewer than the {total} of its shape"
+                )));
+            }
+            let (grid, entries) = slab_layout(&sds.shape, data_type.size() as u64, offset, 0, options.max_slab_bytes)
+                .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+            (grid, CodecChain::raw(endian), ChunkTable { entries, owned: Vec::new() })
+        }
+        Some(Storage::Compressed { coder: Coder::Deflate, data, length }) if length == total => match *data {
+            Storage::Plain { offset, length } if length > 0 => {
+                layout.whole(layout.zlib(), Some(ChunkEntry::Source { source: 0, offset, length }))?
+            }
+            data => layout.whole_decoded(&decode_whole(file, Coder::Deflate, &data, total, &sds.name)?)?,
+        },
+        Some(Storage::Compressed { coder, data, length }) if length == total => {
+            layout.whole_decoded(&decode_whole(file, coder, &data, total, &sds.name)?)?
+        }
+        Some(Storage::Compressed { length, .. }) => {
+            return Err(Hdf4Error::Unsupported(format!(
+                "compressed data of {length} bytes, not the {total} of its shape"
+            )));
+        }
+        Some(linked @ Storage::Linked { .. }) => {
+            let bytes = read_stored(file, &linked, MAX_DECODED_BYTES, &format!("linked blocks of {}", sds.name))?;
+            if (bytes.len() as u64) < total {
+                return Err(Hdf4Error::Unsupported(format!(
+                    "linked blocks hold {} bytes, fewer than the {total} of its shape",
+                    bytes.len()
+                )));
+            }
+            layout.whole_decoded(&bytes[..total as usize])?
+        }
+        Some(Storage::Chunked(chunked)) => {
+            chunk_fill = Some(chunked.fill.clone());
+            layout.chunked(file, index, &chunked)?
+        }
+    };
+    let fill = fill_value(sds, data_type, endian, chunk_fill.as_deref());
+    let mut attributes: Attributes = sds.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
+    encode_fill_value_attribute(data_type, &mut attributes);
+    let metadata = ArrayMetadata {
+        data_type,
+        chunk_grid: grid,
+        fill_value: FillValue::from_bytes(data_type, fill).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?,
+        codecs,
+        dimension_names: Some(sds.dims.clone()),
+        attributes,
+    };
+    Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
+}
+
+/// The fill value as native bytes: `_FillValue`, else the chunked header's, else zeros.
+fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill: Option<&[u8]>) -> Vec<u8> {
+    let size = data_type.size();
+    let attribute = sds.attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| a.native_bytes());
+    if let Some(bytes) = attribute.filter(|b| b.len() == size) {
+        return bytes;
+    }
+    if let Some(stored) = chunk_fill.filter(|b| b.len() == size) {
+        let mut bytes = stored.to_vec();
+        if endian.is_some_and(|e| e != Endian::native()) {
+            bytes.reverse();
+        }
+        return bytes;
+    }
+    vec![0; size]
+}
+
+/// Decodes a whole compressed element.
+fn decode_whole(
+    file: &dyn ByteSource,
+    coder: Coder,
+    data: &Storage,
+    total: u64,
+    name: &str,
+) -> Result<Vec<u8>, Hdf4Error> {
+    if total > MAX_DECODED_BYTES {
+        return Err(Hdf4Error::Unsupported(format!(
+            "{coder} data of {total} bytes, more than vzarr decodes ({MAX_DECODED_BYTES})"
+        )));
+    }
+    let encoded = read_stored(file, data, file.len(), &format!("compressed data of {name}"))?;
+    decode(coder, &encoded, total as usize).map_err(Hdf4Error::Unsupported)
+}
+
+/// What every storage form needs to know of the array.
+struct Layout<'a> {
+    data_type: DataType,
+    endian: Option<Endian>,
+    shape: &'a [u64],
+    name: &'a str,
+}
+
+type Parts = (ChunkGrid, CodecChain, ChunkTable);
+
+/// A chunk as found in the chunk table, before the array's codec chain is chosen.
+enum Found {
+    /// Uncompressed bytes of the file.
+    Plain(u64, u64),
+    /// A zlib stream in the file.
+    Zlib(u64, u64),
+    /// Decoded values (as stored: the file's byte order).
+    Decoded(Vec<u8>),
+}
+
+impl Layout<'_> {
+    fn total_bytes(&self) -> Result<u64, Hdf4Error> {
+        self.shape
+            .iter()
+            .try_fold(self.data_type.size() as u64, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| Hdf4Error::Unsupported(format!("shape {:?} has more bytes than fit in 64 bits", self.shape)))
+    }
+
+    fn zlib(&self) -> CodecChain {
+        let codecs = vec![Codec::Bytes { endian: self.endian }, Codec::Zlib { level: OWNED_ZLIB_LEVEL }];
+        CodecChain::new(codecs).unwrap_or_else(|_| CodecChain::raw(self.endian))
+    }
+
+    /// One chunk covering the whole array.
+    fn whole(&self, codecs: CodecChain, entry: Option<ChunkEntry>) -> Result<Parts, Hdf4Error> {
+        let chunk: Vec<u64> = self.shape.iter().map(|&n| n.max(1)).collect();
+        let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let mut table = ChunkTable::missing(grid.num_chunks() as usize);
+        if let (Some(slot), Some(entry)) = (table.entries.first_mut(), entry) {
+            *slot = entry;
+        }
+        Ok((grid, codecs, table))
+    }
+
+    /// One store-owned chunk holding the decoded values (zlib-compressed).
+    fn whole_decoded(&self, stored: &[u8]) -> Result<Parts, Hdf4Error> {
+        let (grid, codecs, mut table) = self.whole(self.zlib(), None)?;
+        if !table.entries.is_empty() {
+            let entry = table.push_owned(&zlib(stored)?);
+            table.entries[0] = entry;
+        }
+        Ok((grid, codecs, table))
+    }
+
+    fn chunked(&self, file: &dyn ByteSource, index: &DdIndex, chunked: &Chunked) -> Result<Parts, Hdf4Error> {
+        let what = format!("chunk table of {}", self.name);
+        if chunked.dims.len() != self.shape.len() {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!("{} dimensions for a rank-{} data set", chunked.dims.len(), self.shape.len()),
+            ));
+        }
+        let chunk: Vec<u64> = chunked.dims.iter().map(|&(_, c)| c).collect();
+        let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let count = grid.checked_num_chunks().filter(|&n| n <= MAX_CHUNKS_PER_ARRAY).ok_or_else(|| {
+            Hdf4Error::Unsupported(format!(
+                "shape {:?} in chunks of {chunk:?} has more than vzarr's limit of {MAX_CHUNKS_PER_ARRAY} chunks",
+                self.shape
+            ))
+        })?;
+        let chunk_bytes = chunk.iter().product::<u64>() * self.data_type.size() as u64;
+        let found = self.chunk_list(file, index, chunked, &grid, chunk_bytes)?;
+        let zlib_chain = found.iter().any(|(_, f)| matches!(f, Found::Zlib(..)));
+        let codecs = if zlib_chain { self.zlib() } else { CodecChain::raw(self.endian) };
+        let mut table = ChunkTable::missing(count as usize);
+        let mut decoded = 0u64;
+        for (linear, f) in found {
+            let entry = match f {
+                Found::Plain(offset, length) if !zlib_chain => ChunkEntry::Source { source: 0, offset, length },
+                Found::Zlib(offset, length) => ChunkEntry::Source { source: 0, offset, length },
+                Found::Plain(offset, length) => {
+                    let bytes = read_stored(file, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
+                    table.push_owned(&zlib(&bytes)?)
+                }
+                Found::Decoded(bytes) => {
+                    decoded += bytes.len() as u64;
+                    if decoded > MAX_DECODED_BYTES {
+                        return Err(Hdf4Error::Unsupported(format!(
+                            "more than {MAX_DECODED_BYTES} bytes of chunks to decode"
+                        )));
+                    }
+                    if zlib_chain {
+                        table.push_owned(&zlib(&bytes)?)
+                    } else {
+                        table.push_owned(&bytes)
+                    }
+                }
+            };
+            table.entries[linear as usize] = entry;
+        }
+        Ok((grid, codecs, table))
+    }
+
+    /// Every chunk of the chunk table: (linear index, where its bytes are).
+    fn chunk_list(
+        &self,
+        file: &dyn ByteSource,
+        index: &DdIndex,
+        chunked: &Chunked,
+        grid: &ChunkGrid,
+        chunk_bytes: u64,
+    ) -> Result<Vec<(u64, Found)>, Hdf4Error> {
+        let what = format!("chunk table of {}", self.name);
+        let table = vdata(file, index, chunked.table_ref)?;
+        let rank = self.shape.len();
+        let row = 4 * rank + 4;
+        if usize::from(table.record_size) != row {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!("records of {} bytes, not the {row} of a rank-{rank} table", table.record_size),
+            ));
+        }
+        let rows = records(file, index, &table, file.len())?;
+        let grid_shape = grid.grid_shape();
+        let mut found = Vec::with_capacity(rows.len() / row);
+        for record in rows.chunks_exact(row) {
+            let be32 = |i: usize| {
+                u64::from(u32::from_be_bytes([record[4 * i], record[4 * i + 1], record[4 * i + 2], record[4 * i + 3]]))
+            };
+            let coords: Vec<u64> = (0..rank).map(be32).collect();
+            if coords.iter().zip(&grid_shape).any(|(c, n)| c >= n) {
+                return Err(Hdf4Error::malformed(
+                    what,
+                    format!("chunk {coords:?} lies outside the grid {grid_shape:?}"),
+                ));
+            }
+            let reference = u16::from_be_bytes([record[4 * rank + 2], record[4 * rank + 3]]);
+            let chunk_what = format!("chunk {coords:?} of {}", self.name);
+            let stored = storage(file, index, DFTAG_CHUNK, reference)?.ok_or(Hdf4Error::Missing {
+                what: chunk_what.clone(),
+                tag: DFTAG_CHUNK,
+                reference,
+            })?;
+            found.push((grid.linear_index(&coords), self.chunk(file, stored, chunk_bytes, &chunk_what)?));
+        }
+        Ok(found)
+    }
+
+    fn chunk(&self, file: &dyn ByteSource, stored: Storage, chunk_bytes: u64, what: &str) -> Result<Found, Hdf4Error> {
+        match stored {
+            Storage::Plain { offset, length } if length >= chunk_bytes => Ok(Found::Plain(offset, chunk_bytes)),
+            Storage::Plain { length, .. } => {
+                Err(Hdf4Error::malformed(what, format!("{length} bytes, fewer than the chunk's {chunk_bytes}")))
+            }
+            Storage::Compressed { coder, data, .. } => match (coder, *data) {
+                (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => Ok(Found::Zlib(offset, length)),
+                (coder, data) => {
+                    if chunk_bytes > MAX_DECODED_BYTES {
+                        return Err(Hdf4Error::Unsupported(format!("{what}: {coder} chunks of {chunk_bytes} bytes")));
+                    }
+                    let encoded = read_stored(file, &data, file.len(), what)?;
+                    decode(coder, &encoded, chunk_bytes as usize)
+                        .map(Found::Decoded)
+                        .map_err(|e| Hdf4Error::Unsupported(format!("{what}: {e}")))
+                }
+            },
+            linked @ Storage::Linked { .. } => {
+                let mut bytes = read_stored(file, &linked, MAX_DECODED_BYTES, what)?;
+                if (bytes.len() as u64) < chunk_bytes {
+                    return Err(Hdf4Error::malformed(what, "linked blocks shorter than the chunk"));
+                }
+                bytes.truncate(chunk_bytes as usize);
+                Ok(Found::Decoded(bytes))
+            }
+            Storage::Chunked(_) => Err(Hdf4Error::malformed(what, "a chunk that is itself chunked")),
+        }
+    }
+}
+
+fn zlib(bytes: &[u8]) -> Result<Vec<u8>, Hdf4Error> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(OWNED_ZLIB_LEVEL));
+    encoder
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .map_err(|e| Hdf4Error::Unsupported(format!("compressing: {e}")))
+}
