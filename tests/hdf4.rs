@@ -14,15 +14,18 @@ use std::path::{Path, PathBuf};
 
 use vzarr::dataset::VirtualDataset;
 use vzarr::grid::Selection;
-use vzarr::pipeline::{write_dataset, Format, Output};
+use vzarr::pipeline::{write_dataset, Archive, Format, Output};
 use vzarr::read::blocking::BlockingStore;
 use vzarr::trust::Authorization;
 use vzarr::{scan_file, ScanOptions};
 
-/// The committed fixtures.
+/// The committed fixtures (with the granules and the split series).
 pub fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hdf4");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<PathBuf> = ["", "granules", "series"]
+        .iter()
+        .flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()))
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "hdf"));
     files.sort();
     assert!(files.len() >= 4, "fixtures missing: {files:?}");
@@ -87,4 +90,50 @@ fn attributes_dimensions_and_scales() {
     assert_eq!(shape, &[4]);
     let y: Vec<f32> = y.chunks_exact(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap())).collect();
     assert_eq!(y, [10.0, 20.0, 30.0, 40.0]);
+}
+
+/// Scans and combines `pattern` with `concat`, writes a native store, and reads `array` back whole.
+fn combined(pattern: &str, concat: &str, array: &str) -> (Vec<u64>, Vec<u8>, VirtualDataset) {
+    let pattern = format!("{}/fixtures/hdf4/{pattern}", env!("CARGO_MANIFEST_DIR"));
+    let scanned =
+        Archive::new([pattern]).concat(concat).unwrap().history(false).scan().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let store_path = dir.path().join("combined.vzarr");
+    let written = write_dataset(&scanned.dataset, &Output::new(&store_path, Format::Native)).unwrap();
+    let store =
+        BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers())).unwrap();
+    let reader = store.array(array).unwrap();
+    let shape = reader.reader().shape();
+    let data = reader.read(&Selection::all(&shape), &Default::default()).unwrap();
+    (shape, data.bytes, scanned.dataset)
+}
+
+#[test]
+fn daily_granules_combine_along_a_new_dimension_keyed_by_the_file_name() {
+    let (shape, bytes, dataset) = combined("granules/MODLIKE.A*.hdf", r"day=path:A(\d{7})", "Surface_Temperature");
+    assert_eq!(shape, [3, 4, 6]);
+    let mut expected = Vec::new();
+    for day in 1..=3 {
+        let (_, arrays) = read_back(&fixture(&format!("granules/MODLIKE.A2024{day:03}.hdf")), &ScanOptions::default());
+        expected.extend(arrays.into_iter().find(|(n, ..)| n == "Surface_Temperature").unwrap().2);
+    }
+    assert_eq!(bytes, expected);
+    let array = dataset.arrays.iter().find(|a| a.path == "Surface_Temperature").unwrap();
+    assert_eq!(array.metadata.dimension_names.as_ref().unwrap()[0], "day");
+}
+
+#[test]
+fn a_series_split_in_files_combines_along_its_coordinate() {
+    let (shape, bytes, _) = combined("series/part*.hdf", "time", "time");
+    assert_eq!(shape, [10]);
+    let time: Vec<f64> = bytes.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
+    assert_eq!(time, (0..10).map(f64::from).collect::<Vec<_>>());
+    let (shape, bytes, _) = combined("series/part*.hdf", "time", "level");
+    assert_eq!(shape, [10, 3]);
+    let mut expected = Vec::new();
+    for part in 1..=2 {
+        let (_, arrays) = read_back(&fixture(&format!("series/part{part}.hdf")), &ScanOptions::default());
+        expected.extend(arrays.into_iter().find(|(n, ..)| n == "level").unwrap().2);
+    }
+    assert_eq!(bytes, expected);
 }

@@ -17,6 +17,7 @@
 //! HDF4 Specification and Developer's Guide (version 4.2); `REFERENCE.md` section 15.
 
 mod array;
+mod combining;
 mod cursor;
 mod dd;
 mod decode;
@@ -77,7 +78,11 @@ pub fn scan_hdf4(
                 let problem = "a second data set of this name (vzarr keeps the first)".to_string();
                 unsupported(path, &name, problem, options, &mut dataset.warnings)?;
             }
-            Ok(array) => dataset.arrays.push(array),
+            Ok(mut array) => {
+                combining::add_digest(file, options, &mut array);
+                combining::add_tails(path, file, options, &mut array)?;
+                dataset.arrays.push(array);
+            }
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
             Err(e) => {
                 return Err(ScanError::Variable {
@@ -88,6 +93,15 @@ pub fn scan_hdf4(
                 })
             }
         }
+    }
+    for dim in &options.concat_dims {
+        let coordinate = combining::concat_coordinate(file, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
+            path: path.to_path_buf(),
+            variable: dim.clone(),
+            what: "reading the concatenation coordinate".into(),
+            source: e.into(),
+        })?;
+        dataset.concat.extend(coordinate);
     }
     Ok(dataset)
 }
