@@ -137,3 +137,26 @@ fn a_series_split_in_files_combines_along_its_coordinate() {
     }
     assert_eq!(bytes, expected);
 }
+
+/// Counts of (referenced, store-owned, missing) chunks and the codec names of `array` in `file`.
+fn storage_of(file: &str, array: &str) -> (u64, u64, u64, Vec<&'static str>) {
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    let dataset = scan_file(&fixture(file), &options).unwrap();
+    let a = dataset.arrays.iter().find(|a| a.path == array).unwrap_or_else(|| panic!("{file}: no {array}"));
+    let stats = a.chunks.stats();
+    (stats.referenced, stats.owned, stats.missing, a.metadata.codecs.codecs().iter().map(|c| c.name()).collect())
+}
+
+#[test]
+fn bytes_a_zarr_reader_can_decode_are_referenced_the_rest_stored() {
+    assert_eq!(storage_of("types.hdf", "v_f32"), (1, 0, 0, vec!["bytes"]));
+    assert_eq!(storage_of("chunked.hdf", "v_i16"), (6, 0, 0, vec!["bytes"]));
+    assert_eq!(storage_of("chunked_deflate.hdf", "v_f64"), (6, 0, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("deflate.hdf", "v_i32"), (1, 0, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("chunked_partial.hdf", "partial"), (2, 0, 2, vec!["bytes"]));
+    assert_eq!(storage_of("chunked_partial.hdf", "squashed"), (6, 0, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("chunked_rle.hdf", "v_i16"), (0, 6, 0, vec!["bytes"]));
+    assert_eq!(storage_of("chunked_huff.hdf", "v_u32"), (0, 6, 0, vec!["bytes"]));
+    assert_eq!(storage_of("compressed.hdf", "rle"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("unlimited.hdf", "series"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
+}

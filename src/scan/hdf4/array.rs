@@ -64,19 +64,18 @@ pub(crate) fn build(
                     "contiguous data of {length} bytes, fewer than the {total} of its shape"
                 )));
             }
-            let (grid, entries) = slab_layout(&sds.shape, data_type.size() as u64, offset, 0, options.max_slab_bytes)
-                .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-            (grid, CodecChain::raw(endian), ChunkTable { entries, owned: Vec::new() })
+            layout.slabs(offset, options.max_slab_bytes)?
         }
-        Some(Storage::Compressed { coder: Coder::Deflate, data, length }) if length == total => match *data {
-            Storage::Plain { offset, length } if length > 0 => {
+        Some(Storage::Compressed { coder, data, length }) if length == total => match (coder, *data) {
+            (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => {
                 layout.whole(layout.zlib(), Some(ChunkEntry::Source { source: 0, offset, length }))?
             }
-            data => layout.whole_decoded(&decode_whole(file, Coder::Deflate, &data, total, &sds.name)?)?,
+            // hrepack writes uncompressed data as "compressed" with no coder.
+            (Coder::None, Storage::Plain { offset, length }) if length >= total => {
+                layout.slabs(offset, options.max_slab_bytes)?
+            }
+            (coder, data) => layout.whole_decoded(&decode_whole(file, coder, &data, total, &sds.name)?)?,
         },
-        Some(Storage::Compressed { coder, data, length }) if length == total => {
-            layout.whole_decoded(&decode_whole(file, coder, &data, total, &sds.name)?)?
-        }
         Some(Storage::Compressed { length, .. }) => {
             return Err(Hdf4Error::Unsupported(format!(
                 "compressed data of {length} bytes, not the {total} of its shape"
@@ -176,6 +175,13 @@ impl Layout<'_> {
     fn zlib(&self) -> CodecChain {
         let codecs = vec![Codec::Bytes { endian: self.endian }, Codec::Zlib { level: OWNED_ZLIB_LEVEL }];
         CodecChain::new(codecs).unwrap_or_else(|_| CodecChain::raw(self.endian))
+    }
+
+    /// Contiguous bytes at `offset` as slabs along the first dimension.
+    fn slabs(&self, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
+        let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, 0, max_slab_bytes)
+            .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        Ok((grid, CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
     }
 
     /// One chunk covering the whole array.
@@ -301,6 +307,10 @@ impl Layout<'_> {
             }
             Storage::Compressed { coder, data, .. } => match (coder, *data) {
                 (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => Ok(Found::Zlib(offset, length)),
+                // hrepack writes uncompressed chunks as "compressed" with no coder.
+                (Coder::None, Storage::Plain { offset, length }) if length >= chunk_bytes => {
+                    Ok(Found::Plain(offset, chunk_bytes))
+                }
                 (coder, data) => {
                     if chunk_bytes > MAX_DECODED_BYTES {
                         return Err(Hdf4Error::Unsupported(format!("{what}: {coder} chunks of {chunk_bytes} bytes")));
