@@ -37,8 +37,11 @@ pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hdf4").join(name)
 }
 
+/// Arrays read back: (name, shape, native-endian values).
+pub type ReadArrays = Vec<(String, Vec<u64>, Vec<u8>)>;
+
 /// Scans `path`, writes a native store and returns every array's values as native bytes, by name.
-pub fn read_back(path: &Path, options: &ScanOptions) -> (VirtualDataset, Vec<(String, Vec<u64>, Vec<u8>)>) {
+pub fn read_back(path: &Path, options: &ScanOptions) -> (VirtualDataset, ReadArrays) {
     let dataset = scan_file(path, options).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap();
     let store_path = dir.path().join("store.vzarr");

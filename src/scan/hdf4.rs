@@ -117,7 +117,8 @@ pub(crate) fn read_exact(file: &dyn ByteSource, offset: u64, length: u64, what: 
         let reason = format!("{length} bytes at offset {offset} lie past the end of the {size}-byte file");
         return Err(Hdf4Error::malformed(what, reason));
     }
-    file.read_range(offset, length).map_err(|source| Hdf4Error::Read { what: what.to_string(), source })
+    file.read_range(offset, length)
+        .map_err(|source| Hdf4Error::Read { what: what.to_string(), source: Box::new(source) })
 }
 
 #[cfg(test)]

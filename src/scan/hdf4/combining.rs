@@ -31,14 +31,15 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
         return Err(format!("{} holds {total} bytes, more than {limit}", array.path));
     }
     let row = dims.iter().skip(1).map(|d| d.extent()).product::<u64>() * es as u64;
-    let (chunks, edge, valid): (u64, Box<dyn Fn(u64) -> u64>, Box<dyn Fn(u64) -> u64>) = match dims.first() {
-        Some(d) => (d.num_chunks(), Box::new(|k| d.edge(k)), Box::new(|k| d.valid(k))),
-        None => (1, Box::new(|_| 1), Box::new(|_| 1)),
+    // (edge, valid) rows of each chunk along the first dimension; a scalar is one chunk of one.
+    let rows: Vec<(u64, u64)> = match dims.first() {
+        Some(d) => (0..d.num_chunks()).map(|k| (d.edge(k), d.valid(k))).collect(),
+        None => vec![(1, 1)],
     };
     let mut out = Vec::with_capacity(total as usize);
-    for k in 0..chunks {
-        let decoded_len = (edge(k) * row) as usize;
-        let entry = array.chunks.entries.get(k as usize).copied().unwrap_or(ChunkEntry::Missing);
+    for (k, &(edge, valid)) in rows.iter().enumerate() {
+        let decoded_len = (edge * row) as usize;
+        let entry = array.chunks.entries.get(k).copied().unwrap_or(ChunkEntry::Missing);
         let decoded = match entry {
             ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
             ChunkEntry::Source { offset, length, .. } => {
@@ -51,7 +52,7 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
                 meta.codecs.decode(stored, es, decoded_len).map_err(|e| e.to_string())?
             }
         };
-        out.extend_from_slice(&decoded[..(valid(k) * row) as usize]);
+        out.extend_from_slice(&decoded[..(valid * row) as usize]);
     }
     Ok(out)
 }

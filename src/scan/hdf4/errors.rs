@@ -11,7 +11,7 @@ pub enum Hdf4Error {
         /// What was being read.
         what: String,
         /// The byte source's error.
-        source: crate::source::RangeError,
+        source: Box<crate::source::RangeError>,
     },
     /// A structure of the file is malformed: truncated, inconsistent or out of range.
     #[error("{what}: {reason}")]
