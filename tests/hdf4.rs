@@ -122,7 +122,9 @@ fn daily_granules_combine_along_a_new_dimension_keyed_by_the_file_name() {
     }
     assert_eq!(bytes, expected);
     let array = dataset.arrays.iter().find(|a| a.path == "Surface_Temperature").unwrap();
-    assert_eq!(array.metadata.dimension_names.as_ref().unwrap()[0], "day");
+    let dims = array.metadata.dimension_names.as_deref().unwrap();
+    assert_eq!(dims, ["day", "YDim", "XDim"]);
+    assert!(dataset.arrays.iter().any(|a| a.path == "XDim"), "the grid's longitudes, taken once");
 }
 
 #[test]
@@ -162,4 +164,21 @@ fn bytes_a_zarr_reader_can_decode_are_referenced_the_rest_stored() {
     assert_eq!(storage_of("chunked_huff.hdf", "v_u32"), (0, 6, 0, vec!["bytes"]));
     assert_eq!(storage_of("compressed.hdf", "rle"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
     assert_eq!(storage_of("unlimited.hdf", "series"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
+}
+
+#[test]
+fn hdf_eos2_structural_metadata_names_dimensions_and_gives_grid_coordinates() {
+    let (dataset, arrays) = read_back(&fixture("granules/MODLIKE.A2024001.hdf"), &ScanOptions::default());
+    let field = dataset.arrays.iter().find(|a| a.path == "Surface_Temperature").unwrap();
+    assert_eq!(field.metadata.dimension_names.as_deref(), Some(&["YDim".to_string(), "XDim".to_string()][..]));
+    let attrs = &field.metadata.attributes;
+    assert_eq!(attrs["hdfeos_grid"], "MOD_Grid_Daily");
+    assert_eq!(attrs["hdfeos_Projection"], "GCTP_GEO");
+    assert_eq!(attrs["hdfeos_UpperLeftPointMtrs"], serde_json::json!([-180000000.0, 90000000.0]));
+    let f64s = |name: &str| -> Vec<f64> {
+        let (_, _, bytes) = arrays.iter().find(|(n, ..)| n == name).unwrap();
+        bytes.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect()
+    };
+    assert_eq!(f64s("XDim"), [-150.0, -90.0, -30.0, 30.0, 90.0, 150.0]);
+    assert_eq!(f64s("YDim"), [67.5, 22.5, -22.5, -67.5]);
 }

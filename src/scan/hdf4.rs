@@ -10,6 +10,8 @@
 //!   deflate as `numcodecs.zlib`. Linked blocks and RLE are decoded and stored by the store.
 //!   Skipping Huffman, NBIT, szip and external files are refused per variable (left out with a
 //!   warning under `skip_unsupported`).
+//! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields
+//!   and adds their projection as attributes (`hdf4/eos`).
 //! - Hostile files: every length is checked against the file size before anything is allocated,
 //!   chains of DD blocks and of linked blocks are followed with visited sets, and a malformed
 //!   structure is a one-line error naming it.
@@ -21,6 +23,7 @@ mod combining;
 mod cursor;
 mod dd;
 mod decode;
+mod eos;
 mod errors;
 mod sds;
 mod special;
@@ -78,11 +81,7 @@ pub fn scan_hdf4(
                 let problem = "a second data set of this name (vzarr keeps the first)".to_string();
                 unsupported(path, &name, problem, options, &mut dataset.warnings)?;
             }
-            Ok(mut array) => {
-                combining::add_digest(file, options, &mut array);
-                combining::add_tails(path, file, options, &mut array)?;
-                dataset.arrays.push(array);
-            }
+            Ok(array) => dataset.arrays.push(array),
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
             Err(e) => {
                 return Err(ScanError::Variable {
@@ -93,6 +92,11 @@ pub fn scan_hdf4(
                 })
             }
         }
+    }
+    eos::apply(&mut dataset);
+    for array in &mut dataset.arrays {
+        combining::add_digest(file, options, array);
+        combining::add_tails(path, file, options, array)?;
     }
     for dim in &options.concat_dims {
         let coordinate = combining::concat_coordinate(file, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
