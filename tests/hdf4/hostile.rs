@@ -117,3 +117,56 @@ fn every_descriptor(bytes: &[u8]) -> Vec<(usize, u16, u16, u32, u32)> {
     }
     out
 }
+
+/// Deterministic pseudo-random numbers (xorshift), so a failure reproduces.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mutated.hdf");
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for fixture in super::fixtures() {
+        let original = std::fs::read(&fixture).unwrap();
+        let spots = structure_bytes(&original);
+        for _ in 0..150 {
+            let mut bytes = original.clone();
+            for _ in 0..1 + xorshift(&mut state) % 3 {
+                let at = spots[(xorshift(&mut state) % spots.len() as u64) as usize];
+                bytes[at] = match xorshift(&mut state) % 4 {
+                    0 => 0,
+                    1 => 0xff,
+                    2 => bytes[at].wrapping_add(1),
+                    _ => xorshift(&mut state) as u8,
+                };
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            if let Err(e) = scan_file(&path, &options) {
+                assert!(!e.to_string().contains('\n'), "{}: not one line: {e}", fixture.display());
+            }
+        }
+    }
+}
+
+/// Offsets of structure bytes: the descriptors and the first bytes of every object that is not plain
+/// data (vgroups, vdata headers, dimension records, number types, special element headers, link
+/// tables, chunk tables).
+fn structure_bytes(bytes: &[u8]) -> Vec<usize> {
+    let mut spots = Vec::new();
+    for (pos, tag, _, offset, length) in every_descriptor(bytes) {
+        spots.extend(pos..pos + 12);
+        let base = tag & !0x4000;
+        let header = tag & 0x4000 != 0 || [1965, 1962, 1963, 701, 106, 20].contains(&base);
+        if header {
+            let (start, end) = (offset as usize, (offset as usize + (length as usize).min(64)).min(bytes.len()));
+            spots.extend(start..end.max(start));
+        }
+    }
+    spots
+}
