@@ -1,5 +1,6 @@
 //! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
-//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list.
+//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list, or through libhdf4 for HDF4
+//! files (with the `hdf4-oracle` feature).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +38,14 @@ pub(crate) struct OracleFiles {
 impl OracleFiles {
     /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        {
+            let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
+            if super::hdf4_oracle::is_hdf4(&local) {
+                let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
+                return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4 });
+            }
+        }
         let file = match self.open.iter().position(|(l, _)| l == location) {
             Some(i) => {
                 let entry = self.open.remove(i).ok_or_else(|| netcdf::Error::Str("oracle cache".into()))?;
@@ -54,7 +63,13 @@ impl OracleFiles {
                 file
             }
         };
-        let mut oracle = OracleVariable { file, path: path.to_string(), hdf5: None };
+        let mut oracle = OracleVariable {
+            file: Some(file),
+            path: path.to_string(),
+            hdf5: None,
+            #[cfg(feature = "hdf4-oracle")]
+            hdf4: None,
+        };
         if let Err(missing) = oracle.read(|_| Ok(())) {
             // A dataset libnetcdf does not list (an enum or complex compound of a plain HDF5 file):
             // libhdf5 reads it.
@@ -78,23 +93,32 @@ pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 
 /// An open source variable.
 pub(crate) struct OracleVariable {
-    file: Arc<netcdf::File>,
+    /// The file, open in libnetcdf (`None` for an HDF4 file).
+    file: Option<Arc<netcdf::File>>,
     path: String,
     /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
     hdf5: Option<Hdf5Dataset>,
+    /// The data set of an HDF4 file, read by libhdf4.
+    #[cfg(feature = "hdf4-oracle")]
+    hdf4: Option<super::hdf4_oracle::Hdf4Dataset>,
 }
 
 impl OracleVariable {
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
         crate::verify::quiet_hdf5();
-        with_variable(&self.file, &self.path, f)?
-            .ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
+        let file =
+            self.file.as_ref().ok_or_else(|| netcdf::Error::Str(format!("{}: not a netCDF variable", self.path)))?;
+        with_variable(file, &self.path, f)?.ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
 
     /// Reads `[start, start + count)` along dimension `dim` and everything along the others (everything
     /// for a scalar), as native-endian bytes.
     pub(crate) fn read_slab(&self, dim: usize, start: u64, count: u64) -> Result<Vec<u8>, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_slab(dim, start, count);
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_slab(dim, start, count);
         }
@@ -111,6 +135,10 @@ impl OracleVariable {
 
     /// The variable's shape and element size in bytes, as libnetcdf reports them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.shape();
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.shape();
         }
@@ -122,6 +150,10 @@ impl OracleVariable {
 
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_all();
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_all();
         }
@@ -150,6 +182,10 @@ impl OracleVariable {
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_f64();
+        }
         self.read(|var| {
             let text = |name: &str| match var.attribute_value(name) {
                 Some(Ok(netcdf::AttributeValue::Str(s))) => Some(s),

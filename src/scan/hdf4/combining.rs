@@ -38,7 +38,8 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
     };
     let mut out = Vec::with_capacity(total as usize);
     for (k, &(edge, valid)) in rows.iter().enumerate() {
-        let decoded_len = edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
+        let decoded_len =
+            edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
         let decoded_len = decoded_len as usize;
         let entry = array.chunks.entries.get(k).copied().unwrap_or(ChunkEntry::Missing);
         let decoded = match entry {
