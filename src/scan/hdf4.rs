@@ -42,6 +42,8 @@ use crate::manifest::SourceFile;
 use crate::source::ByteSource;
 
 pub(crate) use dd::SIGNATURE;
+#[cfg(feature = "hdf4-oracle")]
+pub(crate) use eos::geo_coordinates;
 
 /// Scans HDF4 files (the SD interface's scientific data sets).
 #[derive(Debug, Clone, Copy, Default)]

@@ -2,6 +2,9 @@
 //! with the SD interface of libmfhdf (`SDstart`, `SDselect`, `SDreaddata`), independent of vzarr's own
 //! HDF4 reader. Only with the `hdf4-oracle` feature, which links libmfhdf and libdf.
 //!
+//! The `XDim`/`YDim` coordinates vzarr derives for an HDF-EOS2 geographic grid are not data sets:
+//! they are derived again here from the structural metadata as libhdf4 reads it.
+//!
 //! libhdf4 is not thread-safe: every call holds one process-wide lock, and each read opens and closes
 //! the file (an HDF4 open is cheap: it reads the descriptor blocks).
 
@@ -38,7 +41,7 @@ const FAIL: c_int = -1;
 /// libhdf4's `H4_MAX_VAR_DIMS`.
 const MAX_RANK: usize = 32;
 /// Longest attribute text read.
-const MAX_TEXT: i32 = 1 << 16;
+const MAX_TEXT: i32 = 1 << 24;
 
 /// Whether the file at `path` starts with the HDF4 signature.
 pub(crate) fn is_hdf4(path: &Path) -> bool {
@@ -68,6 +71,8 @@ pub(crate) struct Hdf4Dataset {
     name: CString,
     shape: Vec<u64>,
     number_type: i32,
+    /// The values of an HDF-EOS2 grid coordinate (not a data set of the file).
+    derived: Option<Vec<f64>>,
 }
 
 /// An open data set, closed (with its file) when dropped.
@@ -91,9 +96,12 @@ impl Hdf4Dataset {
     pub(crate) fn open(file: &Path, name: &str) -> Result<Self, netcdf::Error> {
         let c = |s: &str| CString::new(s).map_err(|_| error(format!("{s}: a NUL in the name")));
         let file = c(&file.to_string_lossy())?;
-        let mut dataset = Hdf4Dataset { file, name: c(name)?, shape: Vec::new(), number_type: 0 };
+        let mut dataset = Hdf4Dataset { file, name: c(name)?, shape: Vec::new(), number_type: 0, derived: None };
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let open = dataset.select()?;
+        let open = match dataset.select() {
+            Ok(open) => open,
+            Err(e) => return dataset.grid_coordinate(name).ok_or(e),
+        };
         let mut dims = [0i32; MAX_RANK];
         let (mut rank, mut nt, mut nattrs) = (0, 0, 0);
         let mut buf = [0 as c_char; 256];
@@ -106,6 +114,21 @@ impl Hdf4Dataset {
         dataset.shape = dims[..rank as usize].iter().map(|&d| d.max(0) as u64).collect();
         dataset.number_type = nt;
         Ok(dataset)
+    }
+
+    /// `XDim` or `YDim` of the file's HDF-EOS2 geographic grid (the caller holds the lock).
+    fn grid_coordinate(mut self, name: &str) -> Option<Self> {
+        let text = struct_metadata(&self.file)?;
+        let (lon, lat) = crate::scan::hdf_eos_geo_coordinates(&text)?;
+        let values = match name {
+            "XDim" => lon,
+            "YDim" => lat,
+            _ => return None,
+        };
+        self.shape = vec![values.len() as u64];
+        self.number_type = 6;
+        self.derived = Some(values);
+        Some(self)
     }
 
     /// Opens the file and selects the data set (the caller holds the lock).
@@ -154,6 +177,12 @@ impl Hdf4Dataset {
     }
 
     fn read(&self, starts: &[u64], edges: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(values) = &self.derived {
+            let (start, count) =
+                (starts.first().copied().unwrap_or(0) as usize, edges.first().copied().unwrap_or(0) as usize);
+            let slab = values.get(start..start + count).ok_or_else(|| error("past the coordinate's end".into()))?;
+            return Ok(slab.iter().flat_map(|v| v.to_ne_bytes()).collect());
+        }
         let (_, size) = self.shape()?;
         let values = edges.iter().try_fold(1u64, |n, &e| n.checked_mul(e)).filter(|&n| n <= 1 << 32);
         let values = values.ok_or_else(|| error("a slab too large for libhdf4".into()))?;
@@ -195,31 +224,48 @@ impl Hdf4Dataset {
             27 => crate::metadata::DataType::UInt64,
             nt => return Err(error(format!("HDF4 number type {nt} is not numeric"))),
         };
+        if self.derived.is_some() {
+            return Ok((data_type.values_to_f64(&bytes), None, None));
+        }
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = self.select()?;
-        Ok((data_type.values_to_f64(&bytes), text_attribute(&open, "units"), text_attribute(&open, "calendar")))
+        Ok((data_type.values_to_f64(&bytes), text_attribute(open.sds, "units"), text_attribute(open.sds, "calendar")))
     }
 }
 
-/// A text attribute of the selected data set.
-fn text_attribute(open: &Open, name: &str) -> Option<String> {
+/// `StructMetadata.0` (and `.1`, ... continuing it) of the file, as libhdf4 reads them (the caller
+/// holds the lock).
+fn struct_metadata(file: &CStr) -> Option<String> {
+    // SAFETY: the file id is checked and closed once.
+    let sd = unsafe { SDstart(file.as_ptr(), DFACC_READ) };
+    if sd == FAIL {
+        return None;
+    }
+    let text: String = (0..).map_while(|i| text_attribute(sd, &format!("StructMetadata.{i}"))).collect();
+    // SAFETY: as above.
+    unsafe { SDend(sd) };
+    (!text.is_empty()).then_some(text)
+}
+
+/// A text attribute of a file or data set id.
+fn text_attribute(id: i32, name: &str) -> Option<String> {
     let cname = CString::new(name).ok()?;
     // SAFETY: the attribute's count is checked before its bytes are read into a buffer of that size.
     unsafe {
-        let index = SDfindattr(open.sds, cname.as_ptr());
+        let index = SDfindattr(id, cname.as_ptr());
         if index == FAIL {
             return None;
         }
         let mut buf = [0 as c_char; 256];
         let (mut nt, mut count) = (0, 0);
-        if SDattrinfo(open.sds, index, buf.as_mut_ptr(), &mut nt, &mut count) == FAIL
+        if SDattrinfo(id, index, buf.as_mut_ptr(), &mut nt, &mut count) == FAIL
             || !matches!(nt & 0xfff, 3 | 4)
             || !(0..=MAX_TEXT).contains(&count)
         {
             return None;
         }
         let mut text = vec![0u8; count as usize + 1];
-        if SDreadattr(open.sds, index, text.as_mut_ptr().cast()) == FAIL {
+        if SDreadattr(id, index, text.as_mut_ptr().cast()) == FAIL {
             return None;
         }
         Some(CStr::from_bytes_until_nul(&text).ok()?.to_string_lossy().into_owned())

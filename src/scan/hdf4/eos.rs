@@ -178,6 +178,18 @@ fn rename_dims(arrays: &mut [VirtualArray], fields: &[Field]) -> bool {
     changed
 }
 
+/// The (longitudes, latitudes) of the only geographic grid described by structural metadata `text`
+/// (what the `XDim` and `YDim` coordinate arrays hold), for `verify`.
+#[cfg(feature = "hdf4-oracle")]
+pub(crate) fn geo_coordinates(text: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+    let top = odl::parse(text);
+    let grids: Vec<GeoGrid> = top.child("GridStructure")?.children.iter().filter_map(geo_grid).collect();
+    match <[GeoGrid; 1]>::try_from(grids) {
+        Ok([grid]) => Some((grid.lon, grid.lat)),
+        Err(_) => None,
+    }
+}
+
 /// A geographic grid's coordinates: (longitudes, latitudes) of its pixels.
 struct GeoGrid {
     lon: Vec<f64>,
