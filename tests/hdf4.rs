@@ -10,6 +10,10 @@ mod oracle;
 #[path = "hdf4/hostile.rs"]
 mod hostile;
 
+#[cfg(feature = "http")]
+#[path = "hdf4/remote.rs"]
+mod remote;
+
 use std::path::{Path, PathBuf};
 
 use vzarr::dataset::VirtualDataset;

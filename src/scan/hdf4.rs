@@ -95,6 +95,7 @@ pub fn scan_hdf4(
             }
         }
     }
+    left_out_objects(path, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
     for array in &mut dataset.arrays {
         combining::add_digest(file, options, array);
@@ -110,6 +111,34 @@ pub fn scan_hdf4(
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)
+}
+
+/// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) are a
+/// warning; numeric data groups with no SD data set (written by the old DFSD interface) are
+/// unsupported, as a data set would be.
+fn left_out_objects(
+    path: &Path,
+    index: &dd::DdIndex,
+    dataset: &mut VirtualDataset,
+    options: &ScanOptions,
+) -> Result<(), ScanError> {
+    const DFTAG_RIG: u16 = 306;
+    const DFTAG_NDG: u16 = 720;
+    let images = index.refs_of(DFTAG_RIG).count();
+    if images > 0 {
+        dataset.warnings.push(crate::dataset::ScanWarning {
+            file: path.display().to_string(),
+            variable: String::new(),
+            message: format!(
+                "{images} raster image(s) of the GR/DFR8/DF24 interfaces left out: vzarr reads SD data sets"
+            ),
+        });
+    }
+    if dataset.arrays.is_empty() && index.refs_of(DFTAG_NDG).next().is_some() {
+        let problem = "numeric data groups without SD data sets (the DFSD interface) are not read".to_string();
+        unsupported(path, "(DFSD data sets)", problem, options, &mut dataset.warnings)?;
+    }
+    Ok(())
 }
 
 /// Reads `length` bytes at `offset`, naming `what` in the error.
