@@ -168,6 +168,8 @@ fn bytes_a_zarr_reader_can_decode_are_referenced_the_rest_stored() {
     assert_eq!(storage_of("chunked_huff.hdf", "v_u32"), (0, 6, 0, vec!["bytes"]));
     assert_eq!(storage_of("compressed.hdf", "rle"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
     assert_eq!(storage_of("unlimited.hdf", "series"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("chunked_partial.hdf", "nbit_wide"), (0, 1, 0, vec!["bytes", "numcodecs.zlib"]));
+    assert_eq!(storage_of("chunked_partial.hdf", "little_endian"), (1, 0, 0, vec!["bytes"]));
 }
 
 #[test]

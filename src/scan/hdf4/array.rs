@@ -7,7 +7,8 @@
 //! | contiguous                     | slabs (`contiguous`)  | references                             |
 //! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
 //! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
-//! | linked blocks, RLE, other      | as above              | decoded, stored by the store           |
+//! | linked blocks, RLE, skipping   | as above              | decoded, stored by the store           |
+//! | Huffman, NBIT                  |                       |                                        |
 //!
 //! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
 //! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.

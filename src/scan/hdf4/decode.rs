@@ -1,10 +1,11 @@
 //! Decoding compressed elements a Zarr reader cannot decode itself, so their values can be stored by
-//! the store (HDF4's `crle.c` and `cskphuff.c`; deflate through `flate2` for compressed bytes that are
+//! the store (HDF4's `crle.c`, `cskphuff.c` and `cnbit.c`; deflate through `flate2` for compressed bytes that are
 //! not one range).
 //!
 //! Every decoder produces exactly the element's uncompressed length and refuses input that would
 //! produce more or that ends early.
 
+mod nbit;
 mod skip_huffman;
 
 use std::io::Read;
@@ -21,6 +22,7 @@ pub(crate) fn decode(coder: Coder, input: &[u8], length: usize) -> Result<Vec<u8
         Coder::Rle => rle(input, length)?,
         Coder::Deflate => inflate(input, length)?,
         Coder::SkipHuffman { skip } => skip_huffman::decode(input, skip, length)?,
+        Coder::Nbit(nbit) => nbit::decode(input, nbit, length)?,
         other => return Err(format!("{other} decoding is not implemented")),
     };
     if out.len() < length {

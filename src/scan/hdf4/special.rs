@@ -78,8 +78,9 @@ pub(crate) enum Coder {
     None,
     /// HDF4's run-length encoding.
     Rle,
-    /// N-bit packing of a number type's bits.
-    Nbit,
+    /// N-bit packing: `bits` bits of each value, the highest at bit `top` (counted from the value's
+    /// least significant bit), with the rest filled with ones or zeros, or sign-extended.
+    Nbit(Nbit),
     /// Adaptive ("skipping") Huffman coding of each byte position of `skip` byte elements.
     SkipHuffman {
         /// Bytes per element (the byte positions coded separately).
@@ -98,13 +99,28 @@ impl std::fmt::Display for Coder {
         match self {
             Coder::None => f.write_str("no compression"),
             Coder::Rle => f.write_str("RLE"),
-            Coder::Nbit => f.write_str("NBIT"),
+            Coder::Nbit(_) => f.write_str("NBIT"),
             Coder::SkipHuffman { skip } => write!(f, "skipping Huffman (skip {skip})"),
             Coder::Deflate => f.write_str("deflate"),
             Coder::Szip => f.write_str("szip"),
             Coder::Other(code) => write!(f, "compression method {code}"),
         }
     }
+}
+
+/// The parameters of an NBIT element (`comp_coder_nbit_info_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Nbit {
+    /// The number type of the values (`DFNT_*`).
+    pub(crate) number_type: u32,
+    /// Whether the stored bits are sign-extended.
+    pub(crate) sign_extend: bool,
+    /// Whether the bits outside the stored ones are ones (else zeros).
+    pub(crate) fill_one: bool,
+    /// The highest stored bit, from the least significant bit of the value.
+    pub(crate) top: u32,
+    /// How many bits are stored per value.
+    pub(crate) bits: u32,
 }
 
 /// A chunked element's header.
@@ -225,7 +241,13 @@ fn compressed(
     let coder = match c.u16()? {
         0 => Coder::None,
         1 => Coder::Rle,
-        2 => Coder::Nbit,
+        2 => Coder::Nbit(Nbit {
+            number_type: c.u32()?,
+            sign_extend: c.u16()? != 0,
+            fill_one: c.u16()? != 0,
+            top: c.u32()?,
+            bits: c.u32()?,
+        }),
         3 => Coder::SkipHuffman { skip: c.u32()? },
         4 => Coder::Deflate,
         5 => Coder::Szip,
