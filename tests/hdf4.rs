@@ -188,3 +188,43 @@ fn hdf_eos2_structural_metadata_names_dimensions_and_gives_grid_coordinates() {
     assert_eq!(f64s("XDim"), [-150.0, -90.0, -30.0, 30.0, 90.0, 150.0]);
     assert_eq!(f64s("YDim"), [67.5, 22.5, -22.5, -67.5]);
 }
+
+/// A Python with pyhdf, xarray and zarr: `VZARR_PYTHON`, else `target/pyenv` (tests/python/setup.sh).
+fn python_with_pyhdf() -> Option<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates =
+        [std::env::var_os("VZARR_PYTHON").map(PathBuf::from), Some(manifest.join("target/pyenv/bin/python"))];
+    candidates.into_iter().flatten().find(|python| {
+        std::process::Command::new(python)
+            .args(["-c", "import pyhdf.SD, xarray, zarr, fsspec"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// xarray opens the combined MODIS-like granules through vzarr's kerchunk export, with named
+/// dimensions, and reads pyhdf's values (`tests/python/check_hdf4.py`).
+#[test]
+fn xarray_opens_combined_granules_with_named_dimensions() {
+    let Some(python) = python_with_pyhdf() else {
+        eprintln!("notice: no Python with pyhdf and xarray (run tests/python/setup.sh); the xarray check not run");
+        return;
+    };
+    let pattern = format!("{}/fixtures/hdf4/granules/MODLIKE.A*.hdf", env!("CARGO_MANIFEST_DIR"));
+    let scanned = Archive::new([pattern]).concat(r"day=path:A(\d{7})").unwrap().history(false).scan().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let refs = dir.path().join("granules.json");
+    let format = Format::KerchunkJson { url_prefixes: Vec::new() };
+    write_dataset(&scanned.dataset, &Output::new(&refs, format)).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf4.py");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .args(["--refs".as_ref(), refs.as_os_str(), "--concat".as_ref(), "day".as_ref()])
+        .args(&scanned.files)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    eprintln!("{stdout}");
+}
