@@ -27,6 +27,10 @@ extern "C" {
 }
 
 const DFACC_READ: i32 = 1;
+
+/// libhdf4 is not thread-safe: the tests of this module (the oracle here, `verify`'s in the library)
+/// take turns.
+static LIBHDF4: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const FAIL: c_int = -1;
 
 /// One data set as libhdf4 reads it: name, shape and native-endian values.
@@ -50,6 +54,7 @@ fn size_of(nt: i32) -> usize {
 /// Every data set of `path` (coordinate variables included) as libhdf4 reads it.
 fn libhdf4(path: &Path) -> Vec<Read> {
     let name = CString::new(path.to_str().unwrap()).unwrap();
+    let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: plain C calls with buffers sized as the library documents (names up to 64 bytes, up to
     // 32 dimensions, data of product(dims) * size bytes).
     unsafe {
@@ -132,6 +137,7 @@ fn verify_proves_hdf4_stores() {
         let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
         let store = BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers()))
             .unwrap();
+        let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
         let verdicts = runtime
             .block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {}))
             .unwrap();

@@ -111,7 +111,8 @@ pub(crate) fn build(
     Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
 }
 
-/// The fill value as native bytes: `_FillValue`, else the chunked header's, else zeros.
+/// The fill value as native bytes: `_FillValue`, else the chunked header's, else the netCDF default
+/// of the type the SD interface maps it to (what libhdf4 reads where nothing was written).
 fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill: Option<&[u8]>) -> Vec<u8> {
     let size = data_type.size();
     let attribute = sds.attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| a.native_bytes());
@@ -125,7 +126,20 @@ fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill
         }
         return bytes;
     }
-    vec![0; size]
+    default_fill(data_type)
+}
+
+/// netCDF's default fill values (`NC_FILL_*`), which the SD interface uses for every type of the
+/// same size: unsigned types get the signed pattern (`0x81`, `0x8001`, `0x80000001`).
+fn default_fill(data_type: DataType) -> Vec<u8> {
+    match data_type {
+        DataType::Int8 | DataType::UInt8 => vec![0x81],
+        DataType::Int16 | DataType::UInt16 => (-32767i16).to_ne_bytes().to_vec(),
+        DataType::Int32 | DataType::UInt32 => (-2147483647i32).to_ne_bytes().to_vec(),
+        DataType::Float32 => 9.969_21e36_f32.to_ne_bytes().to_vec(),
+        DataType::Float64 => 9.969_209_968_386_869e36_f64.to_ne_bytes().to_vec(),
+        other => vec![0; other.size()],
+    }
 }
 
 /// Decodes a whole compressed element.
