@@ -26,7 +26,7 @@ use vzarr::{scan_file, ScanOptions};
 /// The committed fixtures (with the granules and the split series).
 pub fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hdf4");
-    let mut files: Vec<PathBuf> = ["", "granules", "series"]
+    let mut files: Vec<PathBuf> = ["", "granules", "series", "series_chunked"]
         .iter()
         .flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()))
         .collect();
@@ -133,15 +133,28 @@ fn daily_granules_combine_along_a_new_dimension_keyed_by_the_file_name() {
 
 #[test]
 fn a_series_split_in_files_combines_along_its_coordinate() {
-    let (shape, bytes, _) = combined("series/part*.hdf", "time", "time");
+    for dir in ["series", "series_chunked"] {
+        series_combines(dir);
+    }
+}
+
+/// The two files of `dir` combined along `time` read as the files one after the other.
+fn series_combines(dir: &str) {
+    let (shape, bytes, _) = combined(&format!("{dir}/part*.hdf"), "time", "time");
     assert_eq!(shape, [10]);
     let time: Vec<f64> = bytes.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
     assert_eq!(time, (0..10).map(f64::from).collect::<Vec<_>>());
-    let (shape, bytes, _) = combined("series/part*.hdf", "time", "level");
+    let (shape, bytes, dataset) = combined(&format!("{dir}/part*.hdf"), "time", "level");
     assert_eq!(shape, [10, 3]);
+    if dir == "series_chunked" {
+        let level = dataset.arrays.iter().find(|a| a.path == "level").unwrap();
+        let edges: Vec<u64> = level.metadata.chunk_grid.dims()[0].edges().collect();
+        // The first file's partial last chunk is trimmed; the last file's stays the array's edge chunk.
+        assert_eq!(edges, [2, 2, 1, 2, 2, 2]);
+    }
     let mut expected = Vec::new();
     for part in 1..=2 {
-        let (_, arrays) = read_back(&fixture(&format!("series/part{part}.hdf")), &ScanOptions::default());
+        let (_, arrays) = read_back(&fixture(&format!("{dir}/part{part}.hdf")), &ScanOptions::default());
         expected.extend(arrays.into_iter().find(|(n, ..)| n == "level").unwrap().2);
     }
     assert_eq!(bytes, expected);
