@@ -241,3 +241,20 @@ fn xarray_opens_combined_granules_with_named_dimensions() {
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     eprintln!("{stdout}");
 }
+
+/// Without libhdf4 (the `hdf4-oracle` feature), `verify` says why it cannot read an HDF4 source.
+#[cfg(all(feature = "verify", not(feature = "hdf4-oracle")))]
+#[test]
+fn verify_without_libhdf4_says_which_feature_reads_hdf4() {
+    let dataset = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store_path = dir.path().join("store.vzarr");
+    let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
+    let store =
+        BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers())).unwrap();
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    let verdicts =
+        runtime.block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {})).unwrap();
+    let error = verdicts[0].error.as_deref().unwrap_or_default();
+    assert!(error.contains("hdf4-oracle"), "{verdicts:?}");
+}

@@ -43,13 +43,6 @@ const MAX_RANK: usize = 32;
 /// Longest attribute text read.
 const MAX_TEXT: i32 = 1 << 24;
 
-/// Whether the file at `path` starts with the HDF4 signature.
-pub(crate) fn is_hdf4(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == [0x0e, 0x03, 0x13, 0x01]
-}
-
 fn error(message: String) -> netcdf::Error {
     netcdf::Error::Str(message)
 }
