@@ -10,8 +10,10 @@
 //!   deflate as `numcodecs.zlib`. Linked blocks, RLE, skipping Huffman and NBIT are decoded and
 //!   stored by the store. szip, JPEG and external files are refused per variable (left out with a
 //!   warning under `skip_unsupported`).
-//! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields
-//!   and adds their projection as attributes (`hdf4/eos`).
+//! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
+//!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
+//!   (`hdf4/eos`).
+//! - Data sets stay at the root, as the SD interface lists them: vgroups are not made groups.
 //! - Hostile files: every length is checked against the file size before anything is allocated,
 //!   chains of DD blocks and of linked blocks are followed with visited sets, and a malformed
 //!   structure is a one-line error naming it.
@@ -76,14 +78,18 @@ pub fn scan_hdf4(
     dataset.sources.push(source);
     let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
     dataset.groups.push(GroupNode { path: String::new(), attributes });
+    let mut names = std::collections::HashSet::new();
     for (name, read) in sd.datasets {
         let built = read.and_then(|sds| array::build(file, &index, &sds, options));
         match built {
-            Ok(_) if dataset.arrays.iter().any(|a| a.path == name) => {
+            Ok(_) if names.contains(&name) => {
                 let problem = "a second data set of this name (vzarr keeps the first)".to_string();
                 unsupported(path, &name, problem, options, &mut dataset.warnings)?;
             }
-            Ok(array) => dataset.arrays.push(array),
+            Ok(array) => {
+                names.insert(name);
+                dataset.arrays.push(array);
+            }
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
             Err(e) => {
                 return Err(ScanError::Variable {
