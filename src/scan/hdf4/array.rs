@@ -75,7 +75,7 @@ pub(crate) fn build(
             (Coder::None, Storage::Plain { offset, length }) if length >= total => {
                 layout.slabs(offset, options.max_slab_bytes)?
             }
-            (coder, data) => layout.whole_decoded(&decode_whole(file, coder, &data, total, &sds.name)?)?,
+            (coder, data) => layout.whole_decoded(&decode_whole(file, index, coder, &data, total, &sds.name)?)?,
         },
         Some(Storage::Compressed { length, .. }) => {
             return Err(Hdf4Error::Unsupported(format!(
@@ -83,7 +83,8 @@ pub(crate) fn build(
             )));
         }
         Some(linked @ Storage::Linked { .. }) => {
-            let bytes = read_stored(file, &linked, MAX_DECODED_BYTES, &format!("linked blocks of {}", sds.name))?;
+            let bytes =
+                read_stored(file, index, &linked, MAX_DECODED_BYTES, &format!("linked blocks of {}", sds.name))?;
             if (bytes.len() as u64) < total {
                 return Err(Hdf4Error::Unsupported(format!(
                     "linked blocks hold {} bytes, fewer than the {total} of its shape",
@@ -145,6 +146,7 @@ fn default_fill(data_type: DataType) -> Vec<u8> {
 /// Decodes a whole compressed element.
 fn decode_whole(
     file: &dyn ByteSource,
+    index: &DdIndex,
     coder: Coder,
     data: &Storage,
     total: u64,
@@ -155,7 +157,7 @@ fn decode_whole(
             "{coder} data of {total} bytes, more than vzarr decodes ({MAX_DECODED_BYTES})"
         )));
     }
-    let encoded = read_stored(file, data, file.len(), &format!("compressed data of {name}"))?;
+    let encoded = read_stored(file, index, data, file.len(), &format!("compressed data of {name}"))?;
     decode(coder, &encoded, total as usize).map_err(Hdf4Error::Unsupported)
 }
 
@@ -247,7 +249,7 @@ impl Layout<'_> {
                 Found::Plain(offset, length) if !zlib_chain => ChunkEntry::Source { source: 0, offset, length },
                 Found::Zlib(offset, length) => ChunkEntry::Source { source: 0, offset, length },
                 Found::Plain(offset, length) => {
-                    let bytes = read_stored(file, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
+                    let bytes = read_stored(file, index, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
                     table.push_owned(&zlib(&bytes)?)
                 }
                 Found::Decoded(bytes) => {
@@ -309,12 +311,19 @@ impl Layout<'_> {
                 tag: DFTAG_CHUNK,
                 reference,
             })?;
-            found.push((grid.linear_index(&coords), self.chunk(file, stored, chunk_bytes, &chunk_what)?));
+            found.push((grid.linear_index(&coords), self.chunk(file, index, stored, chunk_bytes, &chunk_what)?));
         }
         Ok(found)
     }
 
-    fn chunk(&self, file: &dyn ByteSource, stored: Storage, chunk_bytes: u64, what: &str) -> Result<Found, Hdf4Error> {
+    fn chunk(
+        &self,
+        file: &dyn ByteSource,
+        index: &DdIndex,
+        stored: Storage,
+        chunk_bytes: u64,
+        what: &str,
+    ) -> Result<Found, Hdf4Error> {
         match stored {
             Storage::Plain { offset, length } if length >= chunk_bytes => Ok(Found::Plain(offset, chunk_bytes)),
             Storage::Plain { length, .. } => {
@@ -330,14 +339,14 @@ impl Layout<'_> {
                     if chunk_bytes > MAX_DECODED_BYTES {
                         return Err(Hdf4Error::Unsupported(format!("{what}: {coder} chunks of {chunk_bytes} bytes")));
                     }
-                    let encoded = read_stored(file, &data, file.len(), what)?;
+                    let encoded = read_stored(file, index, &data, file.len(), what)?;
                     decode(coder, &encoded, chunk_bytes as usize)
                         .map(Found::Decoded)
                         .map_err(|e| Hdf4Error::Unsupported(format!("{what}: {e}")))
                 }
             },
             linked @ Storage::Linked { .. } => {
-                let mut bytes = read_stored(file, &linked, MAX_DECODED_BYTES, what)?;
+                let mut bytes = read_stored(file, index, &linked, MAX_DECODED_BYTES, what)?;
                 if (bytes.len() as u64) < chunk_bytes {
                     return Err(Hdf4Error::malformed(what, "linked blocks shorter than the chunk"));
                 }

@@ -7,6 +7,7 @@
 //! is bounded by the file size (12 bytes each), so no allocation is sized by an untrusted count.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::errors::Hdf4Error;
 use super::read_exact;
@@ -35,12 +36,19 @@ pub(crate) struct Dd {
     pub(crate) special: bool,
 }
 
+/// Bytes of structure (headers, tables, attribute values, compressed input) the reader may read for
+/// one file beyond four times its size: descriptors may point many objects at the same bytes, and
+/// the budget keeps such a file from costing more than a bounded amount of work.
+const BUDGET_BASE: u64 = 64 << 20;
+
 /// Every object of a file by (base tag, ref), the special bit removed from the tag.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct DdIndex {
     objects: HashMap<(u16, u16), Dd>,
     /// (base tag, ref) in the order the descriptors appear.
     order: Vec<(u16, u16)>,
+    /// Bytes the reader may still read for the file's structures.
+    budget: AtomicU64,
 }
 
 impl DdIndex {
@@ -55,6 +63,20 @@ impl DdIndex {
     /// [`Hdf4Error::Missing`] when the file has no such object.
     pub(crate) fn require(&self, tag: u16, reference: u16, what: &str) -> Result<Dd, Hdf4Error> {
         self.get(tag, reference).ok_or_else(|| Hdf4Error::Missing { what: what.to_string(), tag, reference })
+    }
+
+    /// Takes `bytes` from the file's budget of structure reads.
+    ///
+    /// # Errors
+    /// [`Hdf4Error::Malformed`] naming `what` once the budget is spent.
+    pub(crate) fn spend(&self, bytes: u64, what: &str) -> Result<(), Hdf4Error> {
+        let taken = self.budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(bytes));
+        taken.map(|_| ()).map_err(|_| {
+            Hdf4Error::malformed(
+                what,
+                "the file's structures take more reading than four times its size (objects sharing bytes?)",
+            )
+        })
     }
 
     /// The refs of every object with base tag `tag`, in file order.
@@ -73,7 +95,7 @@ pub(crate) fn read_index(file: &dyn ByteSource) -> Result<DdIndex, Hdf4Error> {
     if magic.as_ref() != SIGNATURE {
         return Err(Hdf4Error::malformed("signature", "not 0e 03 13 01"));
     }
-    let mut index = DdIndex::default();
+    let mut index = DdIndex { budget: AtomicU64::new(BUDGET_BASE + 4 * size), ..DdIndex::default() };
     let mut seen = HashSet::new();
     let mut at = 4u64;
     while at != 0 {
@@ -151,6 +173,15 @@ mod tests {
         assert_eq!(index.get(702, 3), Some(Dd { offset: 100, length: 8, special: false }));
         assert!(index.get(702, 5).unwrap().special);
         assert_eq!(index.refs_of(702).collect::<Vec<_>>(), [3, 5]);
+    }
+
+    #[test]
+    fn structure_reads_are_bounded_by_the_budget() {
+        let f = file(&[(4, &[dd(702, 3, 100, 8)], 0)], 200);
+        let index = read_index(&f).unwrap();
+        index.spend(BUDGET_BASE, "headers").unwrap();
+        index.spend(800, "headers").unwrap();
+        assert!(index.spend(1, "vgroup 7").unwrap_err().to_string().starts_with("vgroup 7: "));
     }
 
     #[test]

@@ -168,6 +168,7 @@ fn storage_at(
     if depth >= MAX_DEPTH {
         return Err(Hdf4Error::malformed(what, format!("special elements nested more than {MAX_DEPTH} deep")));
     }
+    index.spend(dd.length.min(MAX_HEADER), &what)?;
     let header = read_exact(file, dd.offset, dd.length.min(MAX_HEADER), &what)?;
     let mut c = Cursor::new(&header, &what);
     match c.u16()? {
@@ -205,6 +206,7 @@ fn linked(file: &dyn ByteSource, index: &DdIndex, c: &mut Cursor<'_>, what: &str
         let dd = index.require(DFTAG_LINKED, link, &table_what)?;
         in_file(file, dd.offset, dd.length, &table_what)?;
         let wanted = 2 + 2 * u64::from(per_table);
+        index.spend(dd.length.min(wanted), &table_what)?;
         let table = read_exact(file, dd.offset, dd.length.min(wanted), &table_what)?;
         let mut t = Cursor::new(&table, &table_what);
         let next = t.u16()?;
@@ -291,12 +293,14 @@ fn chunked(c: &mut Cursor<'_>, what: &str) -> Result<Chunked, Hdf4Error> {
     Ok(Chunked { dims, element_size, fill, table_ref })
 }
 
-/// Reads the bytes of a plain or linked element (at most `limit` bytes).
+/// Reads the bytes of a plain or linked element (at most `limit` bytes), from the file's budget.
 ///
 /// # Errors
-/// [`Hdf4Error`] when the element is larger than `limit`, compressed or chunked, or unreadable.
+/// [`Hdf4Error`] when the element is larger than `limit` or the budget, compressed or chunked, or
+/// unreadable.
 pub(crate) fn read_stored(
     file: &dyn ByteSource,
+    index: &DdIndex,
     storage: &Storage,
     limit: u64,
     what: &str,
@@ -307,12 +311,14 @@ pub(crate) fn read_stored(
             if *length > limit {
                 return Err(too_big(*length));
             }
+            index.spend(*length, what)?;
             Ok(read_exact(file, *offset, *length, what)?.to_vec())
         }
         Storage::Linked { length, blocks } => {
             if *length > limit {
                 return Err(too_big(*length));
             }
+            index.spend(*length, what)?;
             let mut out = Vec::with_capacity(*length as usize);
             for &(offset, length) in blocks {
                 out.extend_from_slice(&read_exact(file, offset, length, what)?);

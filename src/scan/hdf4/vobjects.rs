@@ -72,7 +72,9 @@ fn header(file: &dyn ByteSource, index: &DdIndex, tag: u16, reference: u16, what
     if dd.special {
         return Err(Hdf4Error::Unsupported(format!("{what} is a special element")));
     }
-    Ok(read_exact(file, dd.offset, dd.length.min(MAX_HEADER), what)?.to_vec())
+    let length = dd.length.min(MAX_HEADER);
+    index.spend(length, what)?;
+    Ok(read_exact(file, dd.offset, length, what)?.to_vec())
 }
 
 /// Reads vgroup `reference`.
@@ -141,7 +143,7 @@ pub(crate) fn records(file: &dyn ByteSource, index: &DdIndex, vdata: &Vdata, lim
         tag: DFTAG_VS,
         reference: vdata.reference,
     })?;
-    let mut bytes = read_stored(file, &stored, limit, &what)?;
+    let mut bytes = read_stored(file, index, &stored, limit, &what)?;
     if (bytes.len() as u64) < want {
         return Err(Hdf4Error::malformed(
             what,
