@@ -258,3 +258,13 @@ fn verify_without_libhdf4_says_which_feature_reads_hdf4() {
     let error = verdicts[0].error.as_deref().unwrap_or_default();
     assert!(error.contains("hdf4-oracle"), "{verdicts:?}");
 }
+
+#[test]
+fn vdata_tables_are_left_out_with_a_warning() {
+    let dataset = scan_file(&fixture("tables.hdf"), &ScanOptions::default()).unwrap();
+    assert_eq!(dataset.arrays.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(), ["temperature"]);
+    let warnings: Vec<String> = dataset.warnings.iter().map(ToString::to_string).collect();
+    assert!(warnings.iter().any(|w| w.contains("1 vdata table(s)")), "{warnings:?}");
+    let quiet = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
+    assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+}

@@ -101,7 +101,7 @@ pub fn scan_hdf4(
             }
         }
     }
-    left_out_objects(path, &index, &mut dataset, options)?;
+    left_out_objects(path, file, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
     for array in &mut dataset.arrays {
         combining::add_digest(file, options, array);
@@ -119,11 +119,12 @@ pub fn scan_hdf4(
     Ok(dataset)
 }
 
-/// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) are a
-/// warning; numeric data groups with no SD data set (written by the old DFSD interface) are
+/// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) and
+/// vdata tables are a warning; numeric data groups with no SD data set (written by the old DFSD interface) are
 /// unsupported, as a data set would be.
 fn left_out_objects(
     path: &Path,
+    file: &dyn ByteSource,
     index: &dd::DdIndex,
     dataset: &mut VirtualDataset,
     options: &ScanOptions,
@@ -140,11 +141,30 @@ fn left_out_objects(
             ),
         });
     }
+    let tables = user_vdatas(file, index);
+    if tables > 0 {
+        dataset.warnings.push(crate::dataset::ScanWarning {
+            file: path.display().to_string(),
+            variable: String::new(),
+            message: format!("{tables} vdata table(s) of the VS interface left out: vzarr reads SD data sets"),
+        });
+    }
     if dataset.arrays.is_empty() && index.refs_of(DFTAG_NDG).next().is_some() {
         let problem = "numeric data groups without SD data sets (the DFSD interface) are not read".to_string();
         unsupported(path, "(DFSD data sets)", problem, options, &mut dataset.warnings)?;
     }
     Ok(())
+}
+
+/// Vdatas that are tables of the VS interface, not the SD model's own (attributes, dimension values,
+/// markers, chunk tables); unreadable headers are not counted.
+fn user_vdatas(file: &dyn ByteSource, index: &dd::DdIndex) -> usize {
+    const SD_CLASSES: [&str; 6] = ["Attr0.0", "DimVal0.0", "DimVal0.1", "SDSVar", "CoordVar", "Var0.0"];
+    index
+        .refs_of(vobjects::DFTAG_VH)
+        .filter_map(|r| vobjects::vdata(file, index, r).ok())
+        .filter(|v| !SD_CLASSES.contains(&v.class.as_str()) && !v.class.starts_with("_HDF_CHK_TBL_"))
+        .count()
 }
 
 /// Reads `length` bytes at `offset`, naming `what` in the error.

@@ -99,7 +99,9 @@ fn every_value_of_every_fixture_equals_libhdf4() {
     let options = ScanOptions { skip_unsupported: true, ..Default::default() };
     for path in fixtures() {
         let (dataset, arrays) = read_back(&path, &options);
-        let left_out: Vec<&str> = dataset.warnings.iter().map(|w| w.variable.as_str()).collect();
+        // Warnings about the whole file (tables, images) name no variable.
+        let left_out: Vec<&str> =
+            dataset.warnings.iter().map(|w| w.variable.as_str()).filter(|v| !v.is_empty()).collect();
         let expected = libhdf4(&path);
         for read in &expected {
             if left_out.contains(&read.name.as_str()) {
