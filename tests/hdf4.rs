@@ -268,3 +268,13 @@ fn vdata_tables_are_left_out_with_a_warning() {
     let quiet = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
     assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
 }
+
+#[test]
+fn data_in_an_external_file_is_refused_per_variable() {
+    let err = scan_file(&fixture("chunked_partial.hdf"), &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("external: ") && err.contains("external file"), "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    let dataset = scan_file(&fixture("chunked_partial.hdf"), &options).unwrap();
+    assert!(dataset.warnings.iter().any(|w| w.variable == "external"), "{:?}", dataset.warnings);
+    assert!(dataset.arrays.iter().any(|a| a.path == "partial"));
+}
