@@ -170,3 +170,34 @@ fn structure_bytes(bytes: &[u8]) -> Vec<usize> {
     }
     spots
 }
+
+/// Vgroups whose data sets list their dimension record only in the numeric data group (as older
+/// writers did) scan as the originals do.
+#[test]
+fn dimension_records_found_through_numeric_data_groups() {
+    let original = original();
+    let mut bytes = original.clone();
+    for (_, tag, _, offset, length) in every_descriptor(&original) {
+        if tag != 1965 {
+            continue;
+        }
+        let (o, n) =
+            (offset as usize, u16::from_be_bytes([original[offset as usize], original[offset as usize + 1]]) as usize);
+        for k in 0..n {
+            let at = o + 2 + 2 * k;
+            if at + 2 <= o + length as usize && u16::from_be_bytes([bytes[at], bytes[at + 1]]) == 701 {
+                bytes[at..at + 2].copy_from_slice(&1u16.to_be_bytes());
+            }
+        }
+    }
+    assert_ne!(bytes, original, "no dimension record members found");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ndg_only.hdf");
+    std::fs::write(&path, &bytes).unwrap();
+    let theirs = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
+    let ours = scan_file(&path, &ScanOptions::default()).unwrap();
+    assert_eq!(ours.arrays.len(), theirs.arrays.len());
+    for (a, b) in ours.arrays.iter().zip(&theirs.arrays) {
+        assert_eq!((&a.path, &a.metadata, &a.chunks), (&b.path, &b.metadata, &b.chunks));
+    }
+}

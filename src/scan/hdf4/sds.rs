@@ -28,6 +28,8 @@ pub(crate) const DFTAG_NT: u16 = 106;
 pub(crate) const DFTAG_SDD: u16 = 701;
 /// The data tag of a data set.
 pub(crate) const DFTAG_SD: u16 = 702;
+/// The numeric data group tag (the DFSD model's list of a data set's objects).
+pub(crate) const DFTAG_NDG: u16 = 720;
 
 /// Most bytes of one attribute's values.
 const MAX_ATTRIBUTE_BYTES: u64 = 64 << 20;
@@ -202,7 +204,7 @@ fn attribute(file: &dyn ByteSource, index: &DdIndex, v: &super::vobjects::Vdata)
 
 fn sds(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Sds, Hdf4Error> {
     let mut dims = Vec::new();
-    let (mut nt, mut sdd, mut data_ref) = (None, None, None);
+    let (mut nt, mut sdd, mut data_ref, mut ndg) = (None, None, None, None);
     let mut attributes = Vec::new();
     for &(tag, reference) in &group.members {
         match tag {
@@ -221,10 +223,21 @@ fn sds(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Sds, Hd
             DFTAG_NT => nt = Some(number_type(file, index, reference)?),
             DFTAG_SDD => sdd = Some(reference),
             DFTAG_SD => data_ref = Some(reference),
+            DFTAG_NDG => ndg = Some(reference),
             _ => {}
         }
     }
     let what = format!("data set {} (vgroup {})", group.name, group.reference);
+    // Older writers list the dimension record and the data only in the numeric data group.
+    if let (None, Some(ndg)) = (sdd, ndg) {
+        for (tag, reference) in numeric_data_group(file, index, ndg)? {
+            match tag {
+                DFTAG_SDD => sdd = sdd.or(Some(reference)),
+                DFTAG_SD => data_ref = data_ref.or(Some(reference)),
+                _ => {}
+            }
+        }
+    }
     let sdd = sdd.ok_or_else(|| Hdf4Error::malformed(&what, "no dimension record"))?;
     let (shape, sdd_nt) = dimension_record(file, index, sdd)?;
     let number_type = match (nt, sdd_nt) {
@@ -236,6 +249,16 @@ fn sds(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Sds, Hd
         dims = (0..shape.len()).map(|i| format!("fakeDim{i}")).collect();
     }
     Ok(Sds { name: group.name.clone(), reference: group.reference, dims, shape, number_type, attributes, data_ref })
+}
+
+/// The (tag, ref) members of numeric data group `reference`.
+fn numeric_data_group(file: &dyn ByteSource, index: &DdIndex, reference: u16) -> Result<Vec<(u16, u16)>, Hdf4Error> {
+    let what = format!("numeric data group {reference}");
+    let dd = index.require(DFTAG_NDG, reference, &what)?;
+    let length = dd.length.min(4 * 256);
+    index.spend(length, &what)?;
+    let bytes = read_exact(file, dd.offset, length, &what)?;
+    Ok(bytes.chunks_exact(4).map(|b| (u16::from_be_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]]))).collect())
 }
 
 fn number_type(file: &dyn ByteSource, index: &DdIndex, reference: u16) -> Result<NumberType, Hdf4Error> {
