@@ -278,3 +278,14 @@ fn data_in_an_external_file_is_refused_per_variable() {
     assert!(dataset.warnings.iter().any(|w| w.variable == "external"), "{:?}", dataset.warnings);
     assert!(dataset.arrays.iter().any(|a| a.path == "partial"));
 }
+
+/// Decoded values are stored in slabs along the first dimension, as contiguous data is referenced.
+#[test]
+fn decoded_values_are_stored_in_slabs() {
+    let small = ScanOptions { max_slab_bytes: 1000, ..Default::default() };
+    let (dataset, slabbed) = read_back(&fixture("unlimited.hdf"), &small);
+    let series = dataset.arrays.iter().find(|a| a.path == "series").unwrap();
+    assert_eq!(series.chunks.stats().owned, 5, "30 rows of 160 bytes in slabs of 6 rows");
+    let (_, whole) = read_back(&fixture("unlimited.hdf"), &ScanOptions::default());
+    assert_eq!(slabbed, whole);
+}

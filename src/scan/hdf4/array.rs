@@ -7,8 +7,8 @@
 //! | contiguous                     | slabs (`contiguous`)  | references                             |
 //! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
 //! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
-//! | linked blocks, RLE, skipping   | as above              | decoded, stored by the store           |
-//! | Huffman, NBIT                  |                       |                                        |
+//! | linked blocks, RLE, skipping   | slabs (whole) /       | decoded, stored by the store (zlib)    |
+//! | Huffman, NBIT                  | the chunk shape       |                                        |
 //!
 //! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
 //! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.
@@ -75,7 +75,10 @@ pub(crate) fn build(
             (Coder::None, Storage::Plain { offset, length }) if length >= total => {
                 layout.slabs(offset, options.max_slab_bytes)?
             }
-            (coder, data) => layout.whole_decoded(&decode_whole(file, index, coder, &data, total, &sds.name)?)?,
+            (coder, data) => {
+                let decoded = decode_whole(file, index, coder, &data, total, &sds.name)?;
+                layout.decoded_slabs(&decoded, options.max_slab_bytes)?
+            }
         },
         Some(Storage::Compressed { length, .. }) => {
             return Err(Hdf4Error::Unsupported(format!(
@@ -91,7 +94,7 @@ pub(crate) fn build(
                     bytes.len()
                 )));
             }
-            layout.whole_decoded(&bytes[..total as usize])?
+            layout.decoded_slabs(&bytes, options.max_slab_bytes)?
         }
         Some(Storage::Chunked(chunked)) => {
             chunk_fill = Some(chunked.fill.clone());
@@ -213,13 +216,20 @@ impl Layout<'_> {
     }
 
     /// One store-owned chunk holding the decoded values (zlib-compressed).
-    fn whole_decoded(&self, stored: &[u8]) -> Result<Parts, Hdf4Error> {
-        let (grid, codecs, mut table) = self.whole(self.zlib(), None)?;
-        if !table.entries.is_empty() {
-            let entry = table.push_owned(&zlib(stored)?);
-            table.entries[0] = entry;
+    /// Decoded values (as stored: the file's byte order) kept by the store, zlib-compressed, in slabs
+    /// along the first dimension as contiguous data is referenced, so a small read decodes little.
+    fn decoded_slabs(&self, stored: &[u8], max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
+        let (grid, slabs) = slab_layout(self.shape, self.data_type.size() as u64, 0, 0, max_slab_bytes)
+            .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let mut table = ChunkTable::missing(slabs.len());
+        for (slot, slab) in slabs.iter().enumerate() {
+            let ChunkEntry::Source { offset, length, .. } = *slab else { continue };
+            let bytes = stored
+                .get(offset as usize..(offset + length) as usize)
+                .ok_or_else(|| Hdf4Error::malformed(self.name, "decoded values shorter than the shape"))?;
+            table.entries[slot] = table.push_owned(&zlib(bytes)?);
         }
-        Ok((grid, codecs, table))
+        Ok((grid, self.zlib(), table))
     }
 
     fn chunked(&self, file: &dyn ByteSource, index: &DdIndex, chunked: &Chunked) -> Result<Parts, Hdf4Error> {
