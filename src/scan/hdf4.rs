@@ -7,8 +7,8 @@
 //!   (`scale_factor`, `add_offset`, `_FillValue`, `valid_range`, `units`, ...) and fill value; file
 //!   attributes go on the root group; dimension scales are one-dimensional coordinate arrays.
 //! - Contiguous data is referenced as slabs, chunked data one reference per chunk of the chunk table,
-//!   deflate as `numcodecs.zlib`. Linked blocks, RLE, skipping Huffman and NBIT are decoded and
-//!   stored by the store. szip, JPEG and external files are refused per variable (left out with a
+//!   deflate as `numcodecs.zlib`, linked blocks of whole rows one reference per block. Other linked
+//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. szip, JPEG and external files are refused per variable (left out with a
 //!   warning under `skip_unsupported`).
 //! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
 //!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates

@@ -7,8 +7,9 @@
 //! | contiguous                     | slabs (`contiguous`)  | references                             |
 //! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
 //! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
-//! | linked blocks, RLE, skipping   | slabs (whole) /       | decoded, stored by the store (zlib)    |
-//! | Huffman, NBIT                  | the chunk shape       |                                        |
+//! | linked blocks of whole rows    | one chunk per block   | references (rectilinear along dim 0)   |
+//! | other linked blocks, RLE,      | slabs (whole) /       | decoded, stored by the store (zlib)    |
+//! | skipping Huffman, NBIT         | the chunk shape       |                                        |
 //!
 //! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
 //! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.
@@ -23,7 +24,7 @@ use super::special::{read_stored, storage, Chunked, Coder, Storage, DFTAG_CHUNK}
 use super::vobjects::{records, vdata};
 use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, VirtualArray};
-use crate::grid::ChunkGrid;
+use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, Attributes, DataType, FillValue};
 use crate::scan::contiguous::slab_layout;
@@ -84,6 +85,9 @@ pub(crate) fn build(
             return Err(Hdf4Error::Unsupported(format!(
                 "compressed data of {length} bytes, not the {total} of its shape"
             )));
+        }
+        Some(Storage::Linked { ref blocks, .. }) if layout.row_aligned(blocks, total).is_some() => {
+            layout.linked_rows(blocks, total)?
         }
         Some(linked @ Storage::Linked { .. }) => {
             let bytes =
@@ -202,6 +206,52 @@ impl Layout<'_> {
         let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, 0, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
         Ok((grid, CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
+    }
+
+    /// Bytes of one row (one index along the first dimension), when the array has rows.
+    fn row_bytes(&self, total: u64) -> Option<u64> {
+        let rows = *self.shape.first()?;
+        (rows > 0 && total > 0).then(|| total / rows)
+    }
+
+    /// The rows each linked block holds, when every block holds whole rows (cut at the array's end).
+    fn row_aligned(&self, blocks: &[(u64, u64)], total: u64) -> Option<Vec<u64>> {
+        let row = self.row_bytes(total)?;
+        let mut left = total;
+        let mut edges = Vec::new();
+        for &(_, length) in blocks {
+            let take = length.min(left);
+            if take % row != 0 {
+                return None;
+            }
+            if take > 0 {
+                edges.push(take / row);
+            }
+            left -= take;
+        }
+        (left == 0).then_some(edges)
+    }
+
+    /// Linked blocks holding whole rows, referenced one chunk per block (a rectilinear grid along the
+    /// first dimension).
+    fn linked_rows(&self, blocks: &[(u64, u64)], total: u64) -> Result<Parts, Hdf4Error> {
+        let edges = self.row_aligned(blocks, total).unwrap_or_default();
+        let grid_error = |e: crate::grid::GridError| Hdf4Error::Unsupported(e.to_string());
+        let rows = self.shape.first().copied().unwrap_or(0);
+        let mut dims = vec![ChunkDim::from_edges(rows, &edges).map_err(grid_error)?];
+        for &extent in self.shape.iter().skip(1) {
+            dims.push(ChunkDim::regular(extent, extent.max(1)).map_err(grid_error)?);
+        }
+        let mut left = total;
+        let mut entries = Vec::with_capacity(edges.len());
+        for &(offset, length) in blocks {
+            let take = length.min(left);
+            if take > 0 {
+                entries.push(ChunkEntry::Source { source: 0, offset, length: take });
+            }
+            left -= take;
+        }
+        Ok((ChunkGrid::new(dims), CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
     }
 
     /// One chunk covering the whole array.
