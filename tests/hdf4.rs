@@ -302,3 +302,27 @@ fn linked_blocks_of_whole_rows_are_referenced() {
     let edges: Vec<u64> = uneven.metadata.chunk_grid.dims()[0].edges().collect();
     assert_eq!(edges.iter().sum::<u64>(), 150, "{edges:?}");
 }
+
+/// zarr-python reads every array of every fixture's kerchunk export (big-endian `bytes`, zlib,
+/// rectilinear grids of linked blocks, store-owned chunks) as pyhdf reads the file.
+#[test]
+fn zarr_python_reads_every_fixture_as_pyhdf_does() {
+    let Some(python) = python_with_pyhdf() else {
+        eprintln!("notice: no Python with pyhdf and zarr (run tests/python/setup.sh); the zarr-python check not run");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf4.py");
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    for (i, path) in fixtures().into_iter().enumerate() {
+        let dataset = scan_file(&path, &options).unwrap();
+        let refs = dir.path().join(format!("refs{i}.json"));
+        let format = Format::KerchunkJson { url_prefixes: Vec::new() };
+        write_dataset(&dataset, &Output::new(&refs, format)).unwrap();
+        let output =
+            std::process::Command::new(&python).arg(&script).arg("--refs").arg(&refs).arg(&path).output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{}: {stdout}\n{}", path.display(), String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    }
+}
