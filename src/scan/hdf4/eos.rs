@@ -281,6 +281,29 @@ fn coordinate(name: &str, values: &[f64], standard_name: &str, units: &str) -> O
 mod tests {
     use super::*;
 
+    fn array(name: &str, dims: &[&str], shape: &[u64]) -> VirtualArray {
+        let mut a = coordinate(name, &[0.0], "x", "1").unwrap();
+        a.metadata.chunk_grid = ChunkGrid::regular(shape, shape).unwrap();
+        a.metadata.dimension_names = Some(dims.iter().map(|d| d.to_string()).collect());
+        a
+    }
+
+    fn field(name: &str, dims: &[&str]) -> Field {
+        Field { name: name.into(), dims: dims.iter().map(|d| d.to_string()).collect(), attributes: Map::new() }
+    }
+
+    #[test]
+    fn dimensions_are_renamed_unless_a_name_would_get_two_lengths() {
+        let mut arrays =
+            vec![array("a", &["YDim:G1", "XDim:G1"], &[2, 3]), array("b", &["YDim:G2", "XDim:G2"], &[2, 3])];
+        assert!(rename_dims(&mut arrays, &[field("a", &["YDim", "XDim"]), field("b", &["YDim", "XDim"])]));
+        assert_eq!(arrays[1].metadata.dimension_names.as_deref().unwrap(), ["YDim", "XDim"]);
+        let mut arrays =
+            vec![array("a", &["YDim:G1", "XDim:G1"], &[2, 3]), array("b", &["YDim:G2", "XDim:G2"], &[4, 3])];
+        assert!(!rename_dims(&mut arrays, &[field("a", &["YDim", "XDim"]), field("b", &["YDim", "XDim"])]));
+        assert_eq!(arrays[1].metadata.dimension_names.as_deref().unwrap(), ["YDim:G2", "XDim:G2"]);
+    }
+
     #[test]
     fn packed_degrees_minutes_seconds() {
         assert_eq!(packed_dms(-180000000.0), -180.0);
