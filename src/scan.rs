@@ -2,12 +2,13 @@
 //! variable lives, as a single-source [`VirtualDataset`].
 //!
 //! Format is chosen by content, never by file name: the HDF5 signature (at offset 0, 512, 1024, ...)
-//! selects the HDF5 / NetCDF-4 scanner. Everything format-specific stays under `scan/`.
+//! selects the HDF5 / NetCDF-4 scanner, `CDF` the NetCDF-3 one and `0e 03 13 01` the HDF4 one. Everything format-specific stays under `scan/`.
 
 mod chars;
 mod contiguous;
 mod filters;
 mod format;
+mod hdf4;
 mod hdf5;
 pub use hdf5::FILL_UNDEFINED_ATTRIBUTE;
 pub mod netcdf3;
@@ -16,6 +17,9 @@ mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, detect_format_of, FileFormat};
+#[cfg(feature = "hdf4-oracle")]
+pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;
+pub use hdf4::{scan_hdf4, Hdf4Error, Hdf4Scanner};
 pub use hdf5::{scan_hdf5, Hdf5Scanner};
 pub use netcdf3::Netcdf3Scanner;
 
@@ -39,8 +43,8 @@ pub enum ScanError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The content is neither HDF5 nor NetCDF.
-    #[error("{}: not an HDF5 or NetCDF file ({reason})", path.display())]
+    /// The content is neither HDF5, NetCDF nor HDF4.
+    #[error("{}: not an HDF5, NetCDF or HDF4 file ({reason})", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,
@@ -149,6 +153,7 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
     let dataset = match detect_format_of(&absolute, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&absolute, bytes, source, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&absolute, bytes, source, options)?,
+        FileFormat::Hdf4 => hdf4::scan_hdf4(&absolute, bytes, source, options)?,
     };
     check_references(&absolute, &dataset)?;
     Ok(dataset)
@@ -235,6 +240,7 @@ pub fn scan_url(
     let dataset = match detect_format_of(&name, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
+        FileFormat::Hdf4 => hdf4::scan_hdf4(&name, bytes, fingerprint, options)?,
     };
     check_references(&name, &dataset)?;
     let fetched = cached.stats();

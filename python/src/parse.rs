@@ -1,4 +1,4 @@
-//! `parse_file`: one HDF5, NetCDF-4 or NetCDF-3 file scanned into the parts of a VirtualiZarr
+//! `parse_file`: one HDF5, NetCDF-4, NetCDF-3 or HDF4 file scanned into the parts of a VirtualiZarr
 //! `ManifestStore` (python/vzarr/virtualizarr.py assembles them): per array its `zarr.json` and its
 //! chunk references as packed columns (kind, offset, length: no Python object per chunk), store-owned
 //! chunks as bytes. Safe to call from many threads: the scan holds no lock and releases the GIL.

@@ -1,4 +1,4 @@
-"""vzarr: virtual Zarr v3 datasets over archives of HDF5, NetCDF-4 and NetCDF-3 files.
+"""vzarr: virtual Zarr v3 datasets over archives of HDF5, NetCDF-4, NetCDF-3 and HDF4 files.
 
 Scan an archive into a store without copying a byte, then open it from Python::
 

@@ -1,4 +1,4 @@
-"""A VirtualiZarr parser backed by vzarr's Rust scanner: HDF5, NetCDF-4 and NetCDF-3 files, local or
+"""A VirtualiZarr parser backed by vzarr's Rust scanner: HDF5, NetCDF-4, NetCDF-3 and HDF4 files, local or
 on object stores, safe in thread pools (no HDF5 lock: vzarr reads the format itself)::
 
     from obspec_utils.registry import ObjectStoreRegistry

@@ -1,5 +1,5 @@
 //! File format detection by content (the HDF5 file format specification: HDF5 signature and user block;
-//! section 5: the `CDF` magic of the classic formats).
+//! section 5: the `CDF` magic of the classic formats; section 15: the HDF4 signature).
 
 use std::path::Path;
 
@@ -13,6 +13,8 @@ pub enum FileFormat {
     Hdf5,
     /// NetCDF-3: classic (CDF-1), 64-bit offset (CDF-2) or 64-bit data (CDF-5).
     Netcdf3,
+    /// HDF4 (scientific data sets of the SD interface, HDF-EOS2).
+    Hdf4,
 }
 
 impl std::fmt::Display for FileFormat {
@@ -20,6 +22,7 @@ impl std::fmt::Display for FileFormat {
         f.write_str(match self {
             FileFormat::Hdf5 => "HDF5/NetCDF-4",
             FileFormat::Netcdf3 => "NetCDF-3",
+            FileFormat::Hdf4 => "HDF4",
         })
     }
 }
@@ -42,13 +45,22 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
         if head.as_ref() == HDF5_SIGNATURE {
             return Ok(FileFormat::Hdf5);
         }
+        if offset == 0 && head.starts_with(&super::hdf4::SIGNATURE) {
+            return Ok(FileFormat::Hdf4);
+        }
         if offset == 0 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5) {
             return Ok(FileFormat::Netcdf3);
         }
         offset = if offset == 0 { 512 } else { offset * 2 };
     }
-    let reason =
-        if len < 8 { format!("only {len} bytes long") } else { "no HDF5 signature and no CDF magic".to_string() };
+    if len >= 4 && source.read_range(0, 4).map_err(io)?.as_ref() == super::hdf4::SIGNATURE {
+        return Ok(FileFormat::Hdf4);
+    }
+    let reason = if len < 8 {
+        format!("only {len} bytes long")
+    } else {
+        "no HDF5 signature, no CDF magic and no HDF4 signature".to_string()
+    };
     Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
 }
 

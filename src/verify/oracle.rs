@@ -1,5 +1,6 @@
 //! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
-//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list.
+//! or through libhdf5 itself for HDF5 datasets libnetcdf does not list, or through libhdf4 for HDF4
+//! files (with the `hdf4-oracle` feature).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +38,20 @@ pub(crate) struct OracleFiles {
 impl OracleFiles {
     /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
+        if is_hdf4(&local) {
+            #[cfg(feature = "hdf4-oracle")]
+            {
+                let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
+                return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4 });
+            }
+            #[cfg(not(feature = "hdf4-oracle"))]
+            return Err(netcdf::Error::Str(
+                "an HDF4 source: libnetcdf cannot read it; vzarr reads it with libhdf4 when built with the \
+                 hdf4-oracle feature"
+                    .into(),
+            ));
+        }
         let file = match self.open.iter().position(|(l, _)| l == location) {
             Some(i) => {
                 let entry = self.open.remove(i).ok_or_else(|| netcdf::Error::Str("oracle cache".into()))?;
@@ -53,7 +68,13 @@ impl OracleFiles {
                     // dataset with a null dataspace): libhdf5 reads their datasets.
                     Err(refused) => {
                         let dataset = Hdf5Dataset::open(&local, path).map_err(|_| refused)?;
-                        return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: Some(dataset) });
+                        return Ok(OracleVariable {
+                            file: None,
+                            path: path.to_string(),
+                            hdf5: Some(dataset),
+                            #[cfg(feature = "hdf4-oracle")]
+                            hdf4: None,
+                        });
                     }
                 };
                 OPENS.fetch_add(1, Ordering::Relaxed);
@@ -62,7 +83,13 @@ impl OracleFiles {
                 file
             }
         };
-        let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None };
+        let mut oracle = OracleVariable {
+            file: Some(file),
+            path: path.to_string(),
+            hdf5: None,
+            #[cfg(feature = "hdf4-oracle")]
+            hdf4: None,
+        };
         use netcdf::types::{FloatType, NcVariableType};
         match oracle.read(|var| match var.vartype() {
             NcVariableType::String => Ok(Some(Hdf5Dataset::is_fixed_length_string as fn(&Hdf5Dataset) -> bool)),
@@ -97,16 +124,27 @@ impl OracleFiles {
     }
 }
 
+/// Whether the file at `path` starts with the HDF4 signature.
+fn is_hdf4(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == [0x0e, 0x03, 0x13, 0x01]
+}
+
 /// Values with their `units` and `calendar` attributes.
 pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 
 /// An open source variable.
 pub(crate) struct OracleVariable {
-    /// The file opened by libnetcdf; None when libnetcdf refused it and libhdf5 reads the dataset.
+    /// The file opened by libnetcdf; None for an HDF4 file, or when libnetcdf refused it and libhdf5
+    /// reads the dataset.
     file: Option<Arc<netcdf::File>>,
     path: String,
     /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
     hdf5: Option<Hdf5Dataset>,
+    /// The data set of an HDF4 file, read by libhdf4.
+    #[cfg(feature = "hdf4-oracle")]
+    hdf4: Option<super::hdf4_oracle::Hdf4Dataset>,
 }
 
 impl OracleVariable {
@@ -120,6 +158,10 @@ impl OracleVariable {
     /// Reads `counts` indices from `starts` along the first dimensions and everything along the
     /// others (everything for a scalar), as native-endian bytes in C order.
     pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_box(starts, counts);
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_box(starts, counts);
         }
@@ -147,6 +189,10 @@ impl OracleVariable {
 
     /// The variable's shape and element size in bytes, as libnetcdf reports them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.shape();
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.shape();
         }
@@ -168,6 +214,10 @@ impl OracleVariable {
 
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_all();
+        }
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_all();
         }
@@ -196,6 +246,10 @@ impl OracleVariable {
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
+        #[cfg(feature = "hdf4-oracle")]
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.read_f64();
+        }
         self.read(|var| {
             let text = |name: &str| match var.attribute_value(name) {
                 Some(Ok(netcdf::AttributeValue::Str(s))) => Some(s),

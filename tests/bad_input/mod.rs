@@ -55,7 +55,7 @@ fn text_file_is_not_hdf5_or_netcdf() {
     let text = dir.path().join("notes.nc");
     std::fs::write(&text, "these are notes, not a NetCDF file\n".repeat(40)).unwrap();
     let run = scan_leaves_nothing(&text, dir.path(), &[]);
-    assert_one_clear_line(&run, &["notes.nc", "not an HDF5 or NetCDF file"]);
+    assert_one_clear_line(&run, &["notes.nc", "not an HDF5, NetCDF or HDF4 file"]);
 }
 
 #[test]

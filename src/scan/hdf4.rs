@@ -1,0 +1,219 @@
+//! The HDF4 scanner, without libhdf4: vzarr reads the data descriptors (`hdf4/dd`), the SD model of
+//! scientific data sets (`hdf4/sds`, on vgroups and vdatas: `hdf4/vobjects`) and special elements
+//! (`hdf4/special`) itself, through the same byte-range trait as the other scanners (local files and
+//! object stores alike), and references the stored bytes (`hdf4/array`).
+//!
+//! - Each data set becomes an array named after it, with its dimension names, attributes
+//!   (`scale_factor`, `add_offset`, `_FillValue`, `valid_range`, `units`, ...) and fill value; file
+//!   attributes go on the root group; dimension scales are one-dimensional coordinate arrays.
+//! - Contiguous data is referenced as slabs, chunked data one reference per chunk of the chunk table,
+//!   deflate as `numcodecs.zlib`, linked blocks of whole rows one reference per block. Other linked
+//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. szip, JPEG and external files are refused per variable (left out with a
+//!   warning under `skip_unsupported`).
+//! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
+//!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
+//!   (`hdf4/eos`).
+//! - Data sets stay at the root, as the SD interface lists them: vgroups are not made groups.
+//! - Hostile files: every length is checked against the file size before anything is allocated,
+//!   chains of DD blocks and of linked blocks are followed with visited sets, and a malformed
+//!   structure is a one-line error naming it.
+//!
+//! HDF4 Specification and Developer's Guide (version 4.2); `REFERENCE.md` section 15.
+
+mod array;
+mod combining;
+mod cursor;
+mod dd;
+mod decode;
+mod eos;
+mod errors;
+mod sds;
+mod special;
+mod vobjects;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+pub use errors::Hdf4Error;
+
+use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use crate::dataset::{GroupNode, VirtualDataset};
+use crate::manifest::SourceFile;
+use crate::source::ByteSource;
+
+pub(crate) use dd::SIGNATURE;
+#[cfg(feature = "hdf4-oracle")]
+pub(crate) use eos::geo_coordinates;
+
+/// Scans HDF4 files (the SD interface's scientific data sets).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hdf4Scanner;
+
+impl Scanner for Hdf4Scanner {
+    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+        scan_hdf4(path, super::open_local(path)?, source, options)
+    }
+}
+
+/// Scans the HDF4 file whose bytes `bytes` gives (local or from an object store); `path` names it in
+/// messages and `source` is its fingerprint (the dataset's source 0).
+///
+/// # Errors
+/// [`ScanError::Open`] when the file's structure cannot be read; [`ScanError::Unsupported`] or
+/// [`ScanError::Variable`] naming a data set that cannot be virtualized (the first left out with a
+/// warning under `options.skip_unsupported`).
+pub fn scan_hdf4(
+    path: &Path,
+    bytes: Arc<dyn ByteSource>,
+    source: SourceFile,
+    options: &ScanOptions,
+) -> Result<VirtualDataset, ScanError> {
+    let file = bytes.as_ref();
+    let open = |e: Hdf4Error| ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf4, source: e.into() };
+    let index = dd::read_index(file).map_err(open)?;
+    let sd = sds::read_sd(file, &index).map_err(open)?;
+    let mut dataset = VirtualDataset::default();
+    dataset.sources.push(source);
+    let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
+    dataset.groups.push(GroupNode { path: String::new(), attributes });
+    let mut names = std::collections::HashSet::new();
+    for (name, read) in sd.datasets {
+        let built = read.and_then(|sds| array::build(file, &index, &sds, options));
+        match built {
+            Ok(_) if names.contains(&name) => {
+                let problem = "a second data set of this name (vzarr keeps the first)".to_string();
+                unsupported(path, &name, problem, options, &mut dataset.warnings)?;
+            }
+            Ok(array) => {
+                names.insert(name);
+                dataset.arrays.push(array);
+            }
+            Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
+            Err(e) => {
+                return Err(ScanError::Variable {
+                    path: path.to_path_buf(),
+                    variable: name,
+                    what: "reading its HDF4 structure".into(),
+                    source: e.into(),
+                })
+            }
+        }
+    }
+    left_out_objects(path, file, &index, &mut dataset, options)?;
+    eos::apply(&mut dataset);
+    for array in &mut dataset.arrays {
+        combining::add_digest(file, options, array);
+        combining::add_tails(path, file, options, array)?;
+    }
+    for dim in &options.concat_dims {
+        let coordinate = combining::concat_coordinate(file, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
+            path: path.to_path_buf(),
+            variable: dim.clone(),
+            what: "reading the concatenation coordinate".into(),
+            source: e.into(),
+        })?;
+        dataset.concat.extend(coordinate);
+    }
+    Ok(dataset)
+}
+
+/// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) and
+/// vdata tables are a warning; numeric data groups with no SD data set (written by the old DFSD interface) are
+/// unsupported, as a data set would be.
+fn left_out_objects(
+    path: &Path,
+    file: &dyn ByteSource,
+    index: &dd::DdIndex,
+    dataset: &mut VirtualDataset,
+    options: &ScanOptions,
+) -> Result<(), ScanError> {
+    const DFTAG_RIG: u16 = 306;
+    const DFTAG_NDG: u16 = 720;
+    let images = index.refs_of(DFTAG_RIG).count();
+    if images > 0 {
+        dataset.warnings.push(crate::dataset::ScanWarning {
+            file: path.display().to_string(),
+            variable: String::new(),
+            message: format!(
+                "{images} raster image(s) of the GR/DFR8/DF24 interfaces left out: vzarr reads SD data sets"
+            ),
+        });
+    }
+    let tables = user_vdatas(file, index);
+    if tables > 0 {
+        dataset.warnings.push(crate::dataset::ScanWarning {
+            file: path.display().to_string(),
+            variable: String::new(),
+            message: format!("{tables} vdata table(s) of the VS interface left out: vzarr reads SD data sets"),
+        });
+    }
+    if dataset.arrays.is_empty() && index.refs_of(DFTAG_NDG).next().is_some() {
+        let problem = "numeric data groups without SD data sets (the DFSD interface) are not read".to_string();
+        unsupported(path, "(DFSD data sets)", problem, options, &mut dataset.warnings)?;
+    }
+    Ok(())
+}
+
+/// Vdatas that are tables of the VS interface, not the SD model's own (attributes, dimension values,
+/// markers, chunk tables); unreadable headers are not counted.
+fn user_vdatas(file: &dyn ByteSource, index: &dd::DdIndex) -> usize {
+    const SD_CLASSES: [&str; 6] = ["Attr0.0", "DimVal0.0", "DimVal0.1", "SDSVar", "CoordVar", "Var0.0"];
+    index
+        .refs_of(vobjects::DFTAG_VH)
+        .filter_map(|r| vobjects::vdata(file, index, r).ok())
+        .filter(|v| !SD_CLASSES.contains(&v.class.as_str()) && !v.class.starts_with("_HDF_CHK_TBL_"))
+        .count()
+}
+
+/// Reads `length` bytes at `offset`, naming `what` in the error.
+///
+/// # Errors
+/// [`Hdf4Error::Malformed`] when the range lies past the end of the file, [`Hdf4Error::Read`] when it
+/// cannot be read.
+pub(crate) fn read_exact(file: &dyn ByteSource, offset: u64, length: u64, what: &str) -> Result<Bytes, Hdf4Error> {
+    let size = file.len();
+    if offset.checked_add(length).is_none_or(|end| end > size) {
+        let reason = format!("{length} bytes at offset {offset} lie past the end of the {size}-byte file");
+        return Err(Hdf4Error::malformed(what, reason));
+    }
+    file.read_range(offset, length)
+        .map_err(|source| Hdf4Error::Read { what: what.to_string(), source: Box::new(source) })
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! An in-memory byte source for the reader's unit tests.
+
+    use bytes::Bytes;
+
+    use crate::source::{ByteSource, RangeError};
+
+    /// Bytes in memory, named like a file.
+    pub(crate) struct MemorySource {
+        name: String,
+        bytes: Bytes,
+    }
+
+    impl MemorySource {
+        pub(crate) fn new(name: &str, bytes: Vec<u8>) -> Self {
+            MemorySource { name: name.to_string(), bytes: Bytes::from(bytes) }
+        }
+    }
+
+    impl ByteSource for MemorySource {
+        fn location(&self) -> &str {
+            &self.name
+        }
+
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+
+        fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError> {
+            crate::source::check_range(&self.name, offset, length, self.len())?;
+            Ok(self.bytes.slice(offset as usize..(offset + length) as usize))
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! One scientific data set as a [`VirtualArray`]: its grid, codec chain, fill value and chunk
+//! references, from how its data element is stored.
+//!
+//! | storage                        | grid                  | chunks                                 |
+//! |--------------------------------|-----------------------|----------------------------------------|
+//! | never written                  | one chunk             | missing (the fill value)               |
+//! | contiguous                     | slabs (`contiguous`)  | references                             |
+//! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
+//! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
+//! | linked blocks of whole rows    | one chunk per block   | references (rectilinear along dim 0)   |
+//! | other linked blocks, RLE,      | slabs (whole) /       | decoded, stored by the store (zlib)    |
+//! | skipping Huffman, NBIT         | the chunk shape       |                                        |
+//!
+//! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
+//! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.
+
+use std::io::Write;
+
+use super::dd::DdIndex;
+use super::decode::decode;
+use super::errors::Hdf4Error;
+use super::sds::{Sds, DFTAG_SD};
+use super::special::{read_stored, storage, Chunked, Coder, Storage, DFTAG_CHUNK};
+use super::vobjects::{records, vdata};
+use crate::codec::{Codec, CodecChain, Endian};
+use crate::dataset::{ChunkTable, VirtualArray};
+use crate::grid::{ChunkDim, ChunkGrid};
+use crate::manifest::ChunkEntry;
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+use crate::scan::contiguous::slab_layout;
+use crate::scan::{ScanOptions, MAX_CHUNKS_PER_ARRAY};
+use crate::source::ByteSource;
+
+/// Most bytes of decoded values one array may store in the store (linked blocks, RLE, ...).
+pub(crate) const MAX_DECODED_BYTES: u64 = 256 << 20;
+
+/// The zlib level store-owned chunks of deflated arrays are written with.
+const OWNED_ZLIB_LEVEL: u32 = 6;
+
+/// The virtual array of data set `sds`.
+///
+/// # Errors
+/// [`Hdf4Error::Unsupported`] for types and storage vzarr cannot represent; other variants for
+/// malformed or unreadable structures.
+pub(crate) fn build(
+    file: &dyn ByteSource,
+    index: &DdIndex,
+    sds: &Sds,
+    options: &ScanOptions,
+) -> Result<VirtualArray, Hdf4Error> {
+    let data_type = sds.number_type.data_type().map_err(Hdf4Error::Unsupported)?;
+    let endian =
+        (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
+    let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name };
+    let total = layout.total_bytes()?;
+    let stored = match sds.data_ref {
+        Some(r) => storage(file, index, DFTAG_SD, r)?,
+        None => None,
+    };
+    let mut chunk_fill = None;
+    let (grid, codecs, chunks) = match stored {
+        None => layout.whole(CodecChain::raw(endian), None)?,
+        Some(Storage::Plain { offset, length }) => {
+            if length < total {
+                return Err(Hdf4Error::Unsupported(format!(
+                    "contiguous data of {length} bytes, fewer than the {total} of its shape"
+                )));
+            }
+            layout.slabs(offset, options.max_slab_bytes)?
+        }
+        Some(Storage::Compressed { coder, data, length }) if length == total => match (coder, *data) {
+            (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => {
+                layout.whole(layout.zlib(), Some(ChunkEntry::Source { source: 0, offset, length }))?
+            }
+            // hrepack writes uncompressed data as "compressed" with no coder.
+            (Coder::None, Storage::Plain { offset, length }) if length >= total => {
+                layout.slabs(offset, options.max_slab_bytes)?
+            }
+            (coder, data) => {
+                let decoded = decode_whole(file, index, coder, &data, total, &sds.name)?;
+                layout.decoded_slabs(&decoded, options.max_slab_bytes)?
+            }
+        },
+        Some(Storage::Compressed { length, .. }) => {
+            return Err(Hdf4Error::Unsupported(format!(
+                "compressed data of {length} bytes, not the {total} of its shape"
+            )));
+        }
+        Some(Storage::Linked { ref blocks, .. }) if layout.row_aligned(blocks, total).is_some() => {
+            layout.linked_rows(blocks, total)?
+        }
+        Some(linked @ Storage::Linked { .. }) => {
+            let bytes =
+                read_stored(file, index, &linked, MAX_DECODED_BYTES, &format!("linked blocks of {}", sds.name))?;
+            if (bytes.len() as u64) < total {
+                return Err(Hdf4Error::Unsupported(format!(
+                    "linked blocks hold {} bytes, fewer than the {total} of its shape",
+                    bytes.len()
+                )));
+            }
+            layout.decoded_slabs(&bytes, options.max_slab_bytes)?
+        }
+        Some(Storage::Chunked(chunked)) => {
+            chunk_fill = Some(chunked.fill.clone());
+            layout.chunked(file, index, &chunked)?
+        }
+    };
+    let fill = fill_value(sds, data_type, endian, chunk_fill.as_deref());
+    let mut attributes: Attributes = sds.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
+    encode_fill_value_attribute(data_type, &mut attributes);
+    let metadata = ArrayMetadata {
+        data_type,
+        chunk_grid: grid,
+        fill_value: FillValue::from_bytes(data_type, fill).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?,
+        codecs,
+        dimension_names: Some(sds.dims.clone()),
+        attributes,
+    };
+    Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
+}
+
+/// The fill value as native bytes: `_FillValue`, else the chunked header's, else the netCDF default
+/// of the type the SD interface maps it to (what libhdf4 reads where nothing was written).
+fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill: Option<&[u8]>) -> Vec<u8> {
+    let size = data_type.size();
+    let attribute = sds.attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| a.native_bytes());
+    if let Some(bytes) = attribute.filter(|b| b.len() == size) {
+        return bytes;
+    }
+    if let Some(stored) = chunk_fill.filter(|b| b.len() == size) {
+        let mut bytes = stored.to_vec();
+        if endian.is_some_and(|e| e != Endian::native()) {
+            bytes.reverse();
+        }
+        return bytes;
+    }
+    default_fill(data_type)
+}
+
+/// netCDF's default fill values (`NC_FILL_*`), which the SD interface uses for every type of the
+/// same size: unsigned types get the signed pattern (`0x81`, `0x8001`, `0x80000001`).
+fn default_fill(data_type: DataType) -> Vec<u8> {
+    match data_type {
+        DataType::Int8 | DataType::UInt8 => vec![0x81],
+        DataType::Int16 | DataType::UInt16 => (-32767i16).to_ne_bytes().to_vec(),
+        DataType::Int32 | DataType::UInt32 => (-2147483647i32).to_ne_bytes().to_vec(),
+        DataType::Float32 => 9.969_21e36_f32.to_ne_bytes().to_vec(),
+        DataType::Float64 => 9.969_209_968_386_869e36_f64.to_ne_bytes().to_vec(),
+        other => vec![0; other.size()],
+    }
+}
+
+/// Decodes a whole compressed element.
+fn decode_whole(
+    file: &dyn ByteSource,
+    index: &DdIndex,
+    coder: Coder,
+    data: &Storage,
+    total: u64,
+    name: &str,
+) -> Result<Vec<u8>, Hdf4Error> {
+    if total > MAX_DECODED_BYTES {
+        return Err(Hdf4Error::Unsupported(format!(
+            "{coder} data of {total} bytes, more than vzarr decodes ({MAX_DECODED_BYTES})"
+        )));
+    }
+    let encoded = read_stored(file, index, data, file.len(), &format!("compressed data of {name}"))?;
+    decode(coder, &encoded, total as usize).map_err(Hdf4Error::Unsupported)
+}
+
+/// What every storage form needs to know of the array.
+struct Layout<'a> {
+    data_type: DataType,
+    endian: Option<Endian>,
+    shape: &'a [u64],
+    name: &'a str,
+}
+
+type Parts = (ChunkGrid, CodecChain, ChunkTable);
+
+/// A chunk as found in the chunk table, before the array's codec chain is chosen.
+enum Found {
+    /// Uncompressed bytes of the file.
+    Plain(u64, u64),
+    /// A zlib stream in the file.
+    Zlib(u64, u64),
+    /// Decoded values (as stored: the file's byte order).
+    Decoded(Vec<u8>),
+}
+
+impl Layout<'_> {
+    fn total_bytes(&self) -> Result<u64, Hdf4Error> {
+        self.shape
+            .iter()
+            .try_fold(self.data_type.size() as u64, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| Hdf4Error::Unsupported(format!("shape {:?} has more bytes than fit in 64 bits", self.shape)))
+    }
+
+    fn zlib(&self) -> CodecChain {
+        let codecs = vec![Codec::Bytes { endian: self.endian }, Codec::Zlib { level: OWNED_ZLIB_LEVEL }];
+        CodecChain::new(codecs).unwrap_or_else(|_| CodecChain::raw(self.endian))
+    }
+
+    /// Contiguous bytes at `offset` as slabs along the first dimension.
+    fn slabs(&self, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
+        let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, 0, max_slab_bytes)
+            .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        Ok((grid, CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
+    }
+
+    /// Bytes of one row (one index along the first dimension), when the array has rows.
+    fn row_bytes(&self, total: u64) -> Option<u64> {
+        let rows = *self.shape.first()?;
+        (rows > 0 && total > 0).then(|| total / rows)
+    }
+
+    /// The rows each linked block holds, when every block holds whole rows (cut at the array's end).
+    fn row_aligned(&self, blocks: &[(u64, u64)], total: u64) -> Option<Vec<u64>> {
+        let row = self.row_bytes(total)?;
+        let mut left = total;
+        let mut edges = Vec::new();
+        for &(_, length) in blocks {
+            let take = length.min(left);
+            if take % row != 0 {
+                return None;
+            }
+            if take > 0 {
+                edges.push(take / row);
+            }
+            left -= take;
+        }
+        (left == 0).then_some(edges)
+    }
+
+    /// Linked blocks holding whole rows, referenced one chunk per block (a rectilinear grid along the
+    /// first dimension).
+    fn linked_rows(&self, blocks: &[(u64, u64)], total: u64) -> Result<Parts, Hdf4Error> {
+        let edges = self.row_aligned(blocks, total).unwrap_or_default();
+        let grid_error = |e: crate::grid::GridError| Hdf4Error::Unsupported(e.to_string());
+        let rows = self.shape.first().copied().unwrap_or(0);
+        let mut dims = vec![ChunkDim::from_edges(rows, &edges).map_err(grid_error)?];
+        for &extent in self.shape.iter().skip(1) {
+            dims.push(ChunkDim::regular(extent, extent.max(1)).map_err(grid_error)?);
+        }
+        let mut left = total;
+        let mut entries = Vec::with_capacity(edges.len());
+        for &(offset, length) in blocks {
+            let take = length.min(left);
+            if take > 0 {
+                entries.push(ChunkEntry::Source { source: 0, offset, length: take });
+            }
+            left -= take;
+        }
+        Ok((ChunkGrid::new(dims), CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
+    }
+
+    /// One chunk covering the whole array.
+    fn whole(&self, codecs: CodecChain, entry: Option<ChunkEntry>) -> Result<Parts, Hdf4Error> {
+        let chunk: Vec<u64> = self.shape.iter().map(|&n| n.max(1)).collect();
+        let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let mut table = ChunkTable::missing(grid.num_chunks() as usize);
+        if let (Some(slot), Some(entry)) = (table.entries.first_mut(), entry) {
+            *slot = entry;
+        }
+        Ok((grid, codecs, table))
+    }
+
+    /// One store-owned chunk holding the decoded values (zlib-compressed).
+    /// Decoded values (as stored: the file's byte order) kept by the store, zlib-compressed, in slabs
+    /// along the first dimension as contiguous data is referenced, so a small read decodes little.
+    fn decoded_slabs(&self, stored: &[u8], max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
+        let (grid, slabs) = slab_layout(self.shape, self.data_type.size() as u64, 0, 0, max_slab_bytes)
+            .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let mut table = ChunkTable::missing(slabs.len());
+        for (slot, slab) in slabs.iter().enumerate() {
+            let ChunkEntry::Source { offset, length, .. } = *slab else { continue };
+            let bytes = stored
+                .get(offset as usize..(offset + length) as usize)
+                .ok_or_else(|| Hdf4Error::malformed(self.name, "decoded values shorter than the shape"))?;
+            table.entries[slot] = table.push_owned(&zlib(bytes)?);
+        }
+        Ok((grid, self.zlib(), table))
+    }
+
+    fn chunked(&self, file: &dyn ByteSource, index: &DdIndex, chunked: &Chunked) -> Result<Parts, Hdf4Error> {
+        let what = format!("chunk table of {}", self.name);
+        if chunked.dims.len() != self.shape.len() {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!("{} dimensions for a rank-{} data set", chunked.dims.len(), self.shape.len()),
+            ));
+        }
+        let chunk: Vec<u64> = chunked.dims.iter().map(|&(_, c)| c).collect();
+        let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
+        let count = grid.checked_num_chunks().filter(|&n| n <= MAX_CHUNKS_PER_ARRAY).ok_or_else(|| {
+            Hdf4Error::Unsupported(format!(
+                "shape {:?} in chunks of {chunk:?} has more than vzarr's limit of {MAX_CHUNKS_PER_ARRAY} chunks",
+                self.shape
+            ))
+        })?;
+        let chunk_bytes = chunk.iter().product::<u64>() * self.data_type.size() as u64;
+        let found = self.chunk_list(file, index, chunked, &grid, chunk_bytes)?;
+        let zlib_chain = found.iter().any(|(_, f)| matches!(f, Found::Zlib(..)));
+        let codecs = if zlib_chain { self.zlib() } else { CodecChain::raw(self.endian) };
+        let mut table = ChunkTable::missing(count as usize);
+        let mut decoded = 0u64;
+        for (linear, f) in found {
+            let entry = match f {
+                Found::Plain(offset, length) if !zlib_chain => ChunkEntry::Source { source: 0, offset, length },
+                Found::Zlib(offset, length) => ChunkEntry::Source { source: 0, offset, length },
+                Found::Plain(offset, length) => {
+                    let bytes = read_stored(file, index, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
+                    table.push_owned(&zlib(&bytes)?)
+                }
+                Found::Decoded(bytes) => {
+                    decoded += bytes.len() as u64;
+                    if decoded > MAX_DECODED_BYTES {
+                        return Err(Hdf4Error::Unsupported(format!(
+                            "more than {MAX_DECODED_BYTES} bytes of chunks to decode"
+                        )));
+                    }
+                    if zlib_chain {
+                        table.push_owned(&zlib(&bytes)?)
+                    } else {
+                        table.push_owned(&bytes)
+                    }
+                }
+            };
+            table.entries[linear as usize] = entry;
+        }
+        Ok((grid, codecs, table))
+    }
+
+    /// Every chunk of the chunk table: (linear index, where its bytes are).
+    fn chunk_list(
+        &self,
+        file: &dyn ByteSource,
+        index: &DdIndex,
+        chunked: &Chunked,
+        grid: &ChunkGrid,
+        chunk_bytes: u64,
+    ) -> Result<Vec<(u64, Found)>, Hdf4Error> {
+        let what = format!("chunk table of {}", self.name);
+        let table = vdata(file, index, chunked.table_ref)?;
+        let rank = self.shape.len();
+        let row = 4 * rank + 4;
+        if usize::from(table.record_size) != row {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!("records of {} bytes, not the {row} of a rank-{rank} table", table.record_size),
+            ));
+        }
+        let rows = records(file, index, &table, file.len())?;
+        let grid_shape = grid.grid_shape();
+        let mut found = Vec::with_capacity(rows.len() / row);
+        for record in rows.chunks_exact(row) {
+            let be32 = |i: usize| {
+                u64::from(u32::from_be_bytes([record[4 * i], record[4 * i + 1], record[4 * i + 2], record[4 * i + 3]]))
+            };
+            let coords: Vec<u64> = (0..rank).map(be32).collect();
+            if coords.iter().zip(&grid_shape).any(|(c, n)| c >= n) {
+                return Err(Hdf4Error::malformed(
+                    what,
+                    format!("chunk {coords:?} lies outside the grid {grid_shape:?}"),
+                ));
+            }
+            let reference = u16::from_be_bytes([record[4 * rank + 2], record[4 * rank + 3]]);
+            let chunk_what = format!("chunk {coords:?} of {}", self.name);
+            let stored = storage(file, index, DFTAG_CHUNK, reference)?.ok_or(Hdf4Error::Missing {
+                what: chunk_what.clone(),
+                tag: DFTAG_CHUNK,
+                reference,
+            })?;
+            found.push((grid.linear_index(&coords), self.chunk(file, index, stored, chunk_bytes, &chunk_what)?));
+        }
+        Ok(found)
+    }
+
+    fn chunk(
+        &self,
+        file: &dyn ByteSource,
+        index: &DdIndex,
+        stored: Storage,
+        chunk_bytes: u64,
+        what: &str,
+    ) -> Result<Found, Hdf4Error> {
+        match stored {
+            Storage::Plain { offset, length } if length >= chunk_bytes => Ok(Found::Plain(offset, chunk_bytes)),
+            Storage::Plain { length, .. } => {
+                Err(Hdf4Error::malformed(what, format!("{length} bytes, fewer than the chunk's {chunk_bytes}")))
+            }
+            Storage::Compressed { coder, data, .. } => match (coder, *data) {
+                (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => Ok(Found::Zlib(offset, length)),
+                // hrepack writes uncompressed chunks as "compressed" with no coder.
+                (Coder::None, Storage::Plain { offset, length }) if length >= chunk_bytes => {
+                    Ok(Found::Plain(offset, chunk_bytes))
+                }
+                (coder, data) => {
+                    if chunk_bytes > MAX_DECODED_BYTES {
+                        return Err(Hdf4Error::Unsupported(format!("{what}: {coder} chunks of {chunk_bytes} bytes")));
+                    }
+                    let encoded = read_stored(file, index, &data, file.len(), what)?;
+                    decode(coder, &encoded, chunk_bytes as usize)
+                        .map(Found::Decoded)
+                        .map_err(|e| Hdf4Error::Unsupported(format!("{what}: {e}")))
+                }
+            },
+            linked @ Storage::Linked { .. } => {
+                let mut bytes = read_stored(file, index, &linked, MAX_DECODED_BYTES, what)?;
+                if (bytes.len() as u64) < chunk_bytes {
+                    return Err(Hdf4Error::malformed(what, "linked blocks shorter than the chunk"));
+                }
+                bytes.truncate(chunk_bytes as usize);
+                Ok(Found::Decoded(bytes))
+            }
+            Storage::Chunked(_) => Err(Hdf4Error::malformed(what, "a chunk that is itself chunked")),
+        }
+    }
+}
+
+fn zlib(bytes: &[u8]) -> Result<Vec<u8>, Hdf4Error> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(OWNED_ZLIB_LEVEL));
+    encoder
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .map_err(|e| Hdf4Error::Unsupported(format!("compressing: {e}")))
+}

@@ -1,0 +1,127 @@
+//! What combining HDF4 files needs from the scan (as the other scanners give it): digests of small
+//! arrays taken once from the first file, the concatenation coordinate's values, and trimmed copies
+//! of partial last chunks along concatenation dimensions (`scan/tail`).
+//!
+//! Values are read back through the array's own chunk table and codecs, so they are exactly what a
+//! reader of the store sees. Only arrays chunked along their first dimension alone (every
+//! coordinate, every contiguous or whole-array layout) are read this way; others get no digest.
+
+use std::path::Path;
+
+use super::errors::Hdf4Error;
+use crate::dataset::{ConcatCoordinate, VirtualArray};
+use crate::manifest::ChunkEntry;
+use crate::scan::tail::{prepare_tails, TailError};
+use crate::scan::{concat_axes, digest, wants_digest, ScanError, ScanOptions};
+use crate::source::ByteSource;
+
+/// Most bytes of values read back for a coordinate.
+const MAX_VALUE_BYTES: u64 = 128 << 20;
+
+/// The native-endian values of `array`, when it is chunked along its first dimension only.
+fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec<u8>, String> {
+    let meta = &array.metadata;
+    let dims = meta.chunk_grid.dims();
+    let es = meta.data_type.size();
+    if dims.iter().skip(1).any(|d| d.num_chunks() != 1 || d.edge(0) != d.extent()) {
+        return Err(format!("{} is chunked along more than its first dimension", array.path));
+    }
+    let total = meta.shape().iter().product::<u64>() * es as u64;
+    if total > limit {
+        return Err(format!("{} holds {total} bytes, more than {limit}", array.path));
+    }
+    let row = dims.iter().skip(1).map(|d| d.extent()).product::<u64>() * es as u64;
+    // (edge, valid) rows of each chunk along the first dimension; a scalar is one chunk of one.
+    let rows: Vec<(u64, u64)> = match dims.first() {
+        Some(d) => (0..d.num_chunks()).map(|k| (d.edge(k), d.valid(k))).collect(),
+        None => vec![(1, 1)],
+    };
+    let mut out = Vec::with_capacity(total as usize);
+    for (k, &(edge, valid)) in rows.iter().enumerate() {
+        let decoded_len =
+            edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
+        let decoded_len = decoded_len as usize;
+        let entry = array.chunks.entries.get(k).copied().unwrap_or(ChunkEntry::Missing);
+        let decoded = match entry {
+            ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
+            ChunkEntry::Source { offset, length, .. } => {
+                let stored = file.read_range(offset, length).map_err(|e| e.to_string())?;
+                meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
+            }
+            ChunkEntry::Owned { offset, length } => {
+                let stored =
+                    array.chunks.owned.get(offset as usize..(offset + length) as usize).ok_or("owned bytes")?;
+                meta.codecs.decode(stored, es, decoded_len).map_err(|e| e.to_string())?
+            }
+        };
+        out.extend_from_slice(&decoded[..(valid * row) as usize]);
+    }
+    Ok(out)
+}
+
+/// Sets the digest of a small array (no digest when its values cannot be read back).
+pub(super) fn add_digest(file: &dyn ByteSource, options: &ScanOptions, array: &mut VirtualArray) {
+    if wants_digest(options, array) {
+        array.digest = values(file, array, options.digest_max_bytes).ok().map(|v| digest(&v));
+    }
+}
+
+/// The coordinate array of `dim` (named `dim`, one-dimensional along `dim`), decoded to f64.
+///
+/// # Errors
+/// A message when its values cannot be read back.
+pub(super) fn concat_coordinate(
+    file: &dyn ByteSource,
+    arrays: &[VirtualArray],
+    dim: &str,
+) -> Result<Option<ConcatCoordinate>, String> {
+    let names = |a: &VirtualArray| a.metadata.dimension_names.clone().unwrap_or_default();
+    let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
+    let text =
+        |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
+    let as_f64 = |a: &VirtualArray| values(file, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
+    let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
+        Some(b) => Some((b.path.clone(), as_f64(b)?)),
+        None => None,
+    };
+    Ok(Some(ConcatCoordinate {
+        dim: dim.to_string(),
+        values: as_f64(array)?,
+        units: text(array, "units"),
+        calendar: text(array, "calendar"),
+        bounds,
+    }))
+}
+
+/// Prepares trimmed copies of the partial last chunks along the concatenation dimensions.
+///
+/// # Errors
+/// [`ScanError`] naming the array when a chunk cannot be read, decoded or re-encoded.
+pub(super) fn add_tails(
+    path: &Path,
+    file: &dyn ByteSource,
+    options: &ScanOptions,
+    array: &mut VirtualArray,
+) -> Result<(), ScanError> {
+    let names = array.metadata.dimension_names.clone().unwrap_or_default();
+    let axes: Vec<usize> = concat_axes(options, &names).collect();
+    if axes.is_empty() {
+        return Ok(());
+    }
+    let variable = array.path.clone();
+    let failed = |what: &str, source: Box<dyn std::error::Error + Send + Sync>| ScanError::Variable {
+        path: path.to_path_buf(),
+        variable: variable.clone(),
+        what: what.into(),
+        source,
+    };
+    let mut read = |offset: u64, length: u64| {
+        super::read_exact(file, offset, length, "a partial last chunk")
+            .map(|b| b.to_vec())
+            .map_err(|e: Hdf4Error| failed("reading a partial last chunk", e.into()))
+    };
+    prepare_tails(array, &axes, &mut read).map_err(|e| match e {
+        TailError::Read(e) => e,
+        TailError::Codec(e) => failed("trimming the partial last chunk", e.into()),
+    })
+}

@@ -1,0 +1,269 @@
+//! libhdf4 as the oracle for HDF4 sources (Debian's libnetcdf is built without HDF4): a data set read
+//! with the SD interface of libmfhdf (`SDstart`, `SDselect`, `SDreaddata`), independent of vzarr's own
+//! HDF4 reader. Only with the `hdf4-oracle` feature, which links libmfhdf and libdf.
+//!
+//! The `XDim`/`YDim` coordinates vzarr derives for an HDF-EOS2 geographic grid are not data sets:
+//! they are derived again here from the structural metadata as libhdf4 reads it.
+//!
+//! libhdf4 is not thread-safe: every call holds one process-wide lock, and each read opens and closes
+//! the file (an HDF4 open is cheap: it reads the descriptor blocks).
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Serialises every libhdf4 call.
+static LOCK: Mutex<()> = Mutex::new(());
+
+// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
+// keeps libdf linked under `--as-needed`.
+#[link(name = "df")]
+extern "C" {
+    fn Hishdf(name: *const c_char) -> c_int;
+}
+
+#[link(name = "mfhdf")]
+extern "C" {
+    fn SDstart(name: *const c_char, access: i32) -> i32;
+    fn SDnametoindex(sd: i32, name: *const c_char) -> i32;
+    fn SDselect(sd: i32, index: i32) -> i32;
+    fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
+    fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
+    fn SDfindattr(id: i32, name: *const c_char) -> i32;
+    fn SDattrinfo(id: i32, index: i32, name: *mut c_char, nt: *mut i32, count: *mut i32) -> c_int;
+    fn SDreadattr(id: i32, index: i32, data: *mut c_void) -> c_int;
+    fn SDendaccess(sds: i32) -> c_int;
+    fn SDend(sd: i32) -> c_int;
+}
+
+const DFACC_READ: i32 = 1;
+const FAIL: c_int = -1;
+/// libhdf4's `H4_MAX_VAR_DIMS`.
+const MAX_RANK: usize = 32;
+/// Longest attribute text read.
+const MAX_TEXT: i32 = 1 << 24;
+
+fn error(message: String) -> netcdf::Error {
+    netcdf::Error::Str(message)
+}
+
+/// Bytes of one value of number type `nt` (`DFNT_*`, format flags removed).
+fn value_size(nt: i32) -> Option<usize> {
+    match nt & 0xfff {
+        3 | 4 | 20 | 21 => Some(1),
+        22 | 23 => Some(2),
+        5 | 24 | 25 => Some(4),
+        6 | 26 | 27 => Some(8),
+        _ => None,
+    }
+}
+
+/// One data set of an HDF4 file, by name.
+pub(crate) struct Hdf4Dataset {
+    file: CString,
+    name: CString,
+    shape: Vec<u64>,
+    number_type: i32,
+    /// The values of an HDF-EOS2 grid coordinate (not a data set of the file).
+    derived: Option<Vec<f64>>,
+}
+
+/// An open data set, closed (with its file) when dropped.
+struct Open {
+    sd: i32,
+    sds: i32,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        // SAFETY: ids returned by SDstart and SDselect, closed once.
+        unsafe {
+            SDendaccess(self.sds);
+            SDend(self.sd);
+        }
+    }
+}
+
+impl Hdf4Dataset {
+    /// The data set `name` of the HDF4 file at `file`.
+    pub(crate) fn open(file: &Path, name: &str) -> Result<Self, netcdf::Error> {
+        let c = |s: &str| CString::new(s).map_err(|_| error(format!("{s}: a NUL in the name")));
+        let file = c(&file.to_string_lossy())?;
+        let mut dataset = Hdf4Dataset { file, name: c(name)?, shape: Vec::new(), number_type: 0, derived: None };
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let open = match dataset.select() {
+            Ok(open) => open,
+            Err(e) => return dataset.grid_coordinate(name).ok_or(e),
+        };
+        let mut dims = [0i32; MAX_RANK];
+        let (mut rank, mut nt, mut nattrs) = (0, 0, 0);
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: `buf` holds libhdf4's longest name (64) and `dims` its most dimensions.
+        let status =
+            unsafe { SDgetinfo(open.sds, buf.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) };
+        if status == FAIL || !(0..=MAX_RANK as i32).contains(&rank) {
+            return Err(error(format!("libhdf4 cannot describe {name}")));
+        }
+        dataset.shape = dims[..rank as usize].iter().map(|&d| d.max(0) as u64).collect();
+        dataset.number_type = nt;
+        Ok(dataset)
+    }
+
+    /// `XDim` or `YDim` of the file's HDF-EOS2 geographic grid (the caller holds the lock).
+    fn grid_coordinate(mut self, name: &str) -> Option<Self> {
+        let text = struct_metadata(&self.file)?;
+        let (lon, lat) = crate::scan::hdf_eos_geo_coordinates(&text)?;
+        let values = match name {
+            "XDim" => lon,
+            "YDim" => lat,
+            _ => return None,
+        };
+        self.shape = vec![values.len() as u64];
+        self.number_type = 6;
+        self.derived = Some(values);
+        Some(self)
+    }
+
+    /// Opens the file and selects the data set (the caller holds the lock).
+    fn select(&self) -> Result<Open, netcdf::Error> {
+        let name = self.name.to_string_lossy();
+        // SAFETY: NUL-terminated strings; ids checked before use.
+        unsafe {
+            if Hishdf(self.file.as_ptr()) != 1 {
+                return Err(error(format!("{}: libhdf4 does not read it as HDF4", self.file.to_string_lossy())));
+            }
+            let sd = SDstart(self.file.as_ptr(), DFACC_READ);
+            if sd == FAIL {
+                return Err(error(format!("{}: libhdf4 cannot open it", self.file.to_string_lossy())));
+            }
+            let index = SDnametoindex(sd, self.name.as_ptr());
+            let sds = if index == FAIL { FAIL } else { SDselect(sd, index) };
+            if sds == FAIL {
+                SDend(sd);
+                return Err(error(format!("no data set {name} in the HDF4 file")));
+            }
+            Ok(Open { sd, sds })
+        }
+    }
+
+    /// The shape and bytes per value, as libhdf4 reports them.
+    pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
+        let size = value_size(self.number_type)
+            .ok_or_else(|| error(format!("HDF4 number type {} has no size here", self.number_type)))?;
+        Ok((self.shape.clone(), size))
+    }
+
+    /// `counts` values from `starts` along the first dimensions and everything along the others, as
+    /// native-endian bytes in C order.
+    pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
+        if starts.len() != counts.len() || starts.len() > self.shape.len() {
+            return Err(error(format!("a box of rank {} for rank {}", starts.len(), self.shape.len())));
+        }
+        // Dimensions the box leaves out are read whole.
+        let mut origin = starts.to_vec();
+        let mut edges = counts.to_vec();
+        origin.extend(std::iter::repeat_n(0, self.shape.len() - starts.len()));
+        edges.extend_from_slice(&self.shape[counts.len()..]);
+        self.read(&origin, &edges)
+    }
+
+    /// Every value, as native-endian bytes.
+    pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
+        self.read(&vec![0; self.shape.len()], &self.shape.clone())
+    }
+
+    fn read(&self, starts: &[u64], edges: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some(values) = &self.derived {
+            let (start, count) =
+                (starts.first().copied().unwrap_or(0) as usize, edges.first().copied().unwrap_or(0) as usize);
+            let slab = values.get(start..start + count).ok_or_else(|| error("past the coordinate's end".into()))?;
+            return Ok(slab.iter().flat_map(|v| v.to_ne_bytes()).collect());
+        }
+        let (_, size) = self.shape()?;
+        let values = edges.iter().try_fold(1u64, |n, &e| n.checked_mul(e)).filter(|&n| n <= 1 << 32);
+        let values = values.ok_or_else(|| error("a slab too large for libhdf4".into()))?;
+        let mut out = vec![0u8; values as usize * size];
+        if values == 0 {
+            return Ok(out);
+        }
+        let to_i32 = |v: &[u64]| {
+            v.iter()
+                .map(|&x| i32::try_from(x).map_err(|_| error("an index past 2^31".into())))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let (mut start, mut edge) = (to_i32(starts)?, to_i32(edges)?);
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let open = self.select()?;
+        // SAFETY: `out` holds product(edge) values of `size` bytes; start/edge have rank entries.
+        let status = unsafe {
+            SDreaddata(open.sds, start.as_mut_ptr(), std::ptr::null_mut(), edge.as_mut_ptr(), out.as_mut_ptr().cast())
+        };
+        if status == FAIL {
+            return Err(error(format!("libhdf4 cannot read {}", self.name.to_string_lossy())));
+        }
+        Ok(out)
+    }
+
+    /// The values as f64, with the `units` and `calendar` attributes.
+    pub(crate) fn read_f64(&self) -> Result<super::oracle::TimeValues, netcdf::Error> {
+        let bytes = self.read_all()?;
+        let data_type = match self.number_type & 0xfff {
+            3 | 21 => crate::metadata::DataType::UInt8,
+            4 | 20 => crate::metadata::DataType::Int8,
+            22 => crate::metadata::DataType::Int16,
+            23 => crate::metadata::DataType::UInt16,
+            24 => crate::metadata::DataType::Int32,
+            25 => crate::metadata::DataType::UInt32,
+            5 => crate::metadata::DataType::Float32,
+            6 => crate::metadata::DataType::Float64,
+            26 => crate::metadata::DataType::Int64,
+            27 => crate::metadata::DataType::UInt64,
+            nt => return Err(error(format!("HDF4 number type {nt} is not numeric"))),
+        };
+        if self.derived.is_some() {
+            return Ok((data_type.values_to_f64(&bytes), None, None));
+        }
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let open = self.select()?;
+        Ok((data_type.values_to_f64(&bytes), text_attribute(open.sds, "units"), text_attribute(open.sds, "calendar")))
+    }
+}
+
+/// `StructMetadata.0` (and `.1`, ... continuing it) of the file, as libhdf4 reads them (the caller
+/// holds the lock).
+fn struct_metadata(file: &CStr) -> Option<String> {
+    // SAFETY: the file id is checked and closed once.
+    let sd = unsafe { SDstart(file.as_ptr(), DFACC_READ) };
+    if sd == FAIL {
+        return None;
+    }
+    let text: String = (0..).map_while(|i| text_attribute(sd, &format!("StructMetadata.{i}"))).collect();
+    // SAFETY: as above.
+    unsafe { SDend(sd) };
+    (!text.is_empty()).then_some(text)
+}
+
+/// A text attribute of a file or data set id.
+fn text_attribute(id: i32, name: &str) -> Option<String> {
+    let cname = CString::new(name).ok()?;
+    // SAFETY: the attribute's count is checked before its bytes are read into a buffer of that size.
+    unsafe {
+        let index = SDfindattr(id, cname.as_ptr());
+        if index == FAIL {
+            return None;
+        }
+        let mut buf = [0 as c_char; 256];
+        let (mut nt, mut count) = (0, 0);
+        if SDattrinfo(id, index, buf.as_mut_ptr(), &mut nt, &mut count) == FAIL
+            || !matches!(nt & 0xfff, 3 | 4)
+            || !(0..=MAX_TEXT).contains(&count)
+        {
+            return None;
+        }
+        let mut text = vec![0u8; count as usize + 1];
+        if SDreadattr(id, index, text.as_mut_ptr().cast()) == FAIL {
+            return None;
+        }
+        Some(CStr::from_bytes_until_nul(&text).ok()?.to_string_lossy().into_owned())
+    }
+}

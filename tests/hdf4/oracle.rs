@@ -1,0 +1,149 @@
+//! libhdf4 as the oracle: every data set of every fixture read with `SDreaddata` (libmfhdf) equals
+//! what vzarr reads through its store.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::Path;
+
+use vzarr::ScanOptions;
+
+use super::{fixtures, read_back};
+
+// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
+// keeps libdf linked under `--as-needed`.
+#[link(name = "df")]
+extern "C" {
+    fn Hishdf(name: *const c_char) -> c_int;
+}
+
+#[link(name = "mfhdf")]
+extern "C" {
+    fn SDstart(name: *const c_char, access: i32) -> i32;
+    fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
+    fn SDselect(sd: i32, index: i32) -> i32;
+    fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
+    fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
+    fn SDendaccess(sds: i32) -> c_int;
+    fn SDend(sd: i32) -> c_int;
+}
+
+const DFACC_READ: i32 = 1;
+
+/// libhdf4 is not thread-safe: the tests of this module (the oracle here, `verify`'s in the library)
+/// take turns.
+static LIBHDF4: std::sync::Mutex<()> = std::sync::Mutex::new(());
+const FAIL: c_int = -1;
+
+/// One data set as libhdf4 reads it: name, shape and native-endian values (`None` when libhdf4
+/// cannot read them: an external file it does not find from the test's directory).
+struct Read {
+    name: String,
+    shape: Vec<u64>,
+    bytes: Option<Vec<u8>>,
+}
+
+/// Bytes of one value of HDF4 number type `nt` (format flags removed).
+fn size_of(nt: i32) -> usize {
+    match nt & 0xfff {
+        3 | 4 | 20 | 21 => 1,
+        22 | 23 => 2,
+        5 | 24 | 25 => 4,
+        6 | 26 | 27 => 8,
+        other => panic!("number type {other}"),
+    }
+}
+
+/// Every data set of `path` (coordinate variables included) as libhdf4 reads it.
+fn libhdf4(path: &Path) -> Vec<Read> {
+    let name = CString::new(path.to_str().unwrap()).unwrap();
+    let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: plain C calls with buffers sized as the library documents (names up to 64 bytes, up to
+    // 32 dimensions, data of product(dims) * size bytes).
+    unsafe {
+        assert_eq!(Hishdf(name.as_ptr()), 1, "{} is not HDF4 to libhdf4", path.display());
+        let sd = SDstart(name.as_ptr(), DFACC_READ);
+        assert_ne!(sd, FAIL, "SDstart {}", path.display());
+        let (mut count, mut attrs) = (0, 0);
+        assert_ne!(SDfileinfo(sd, &mut count, &mut attrs), FAIL);
+        let mut out = Vec::new();
+        for i in 0..count {
+            let sds = SDselect(sd, i);
+            assert_ne!(sds, FAIL);
+            let mut name = [0 as c_char; 256];
+            let (mut rank, mut nt, mut nattrs) = (0, 0, 0);
+            let mut dims = [0i32; 32];
+            assert_ne!(SDgetinfo(sds, name.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs), FAIL);
+            let shape: Vec<u64> = dims[..rank as usize].iter().map(|&d| d as u64).collect();
+            let n: u64 = shape.iter().product();
+            let mut bytes = vec![0u8; n as usize * size_of(nt)];
+            let mut start = [0i32; 32];
+            let mut read = true;
+            if n > 0 {
+                let data = bytes.as_mut_ptr().cast();
+                read = SDreaddata(sds, start.as_mut_ptr(), std::ptr::null_mut(), dims.as_mut_ptr(), data) != FAIL;
+            }
+            SDendaccess(sds);
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+            out.push(Read { name, shape, bytes: read.then_some(bytes) });
+        }
+        SDend(sd);
+        out
+    }
+}
+
+#[test]
+fn every_value_of_every_fixture_equals_libhdf4() {
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    for path in fixtures() {
+        let (dataset, arrays) = read_back(&path, &options);
+        // Warnings about the whole file (tables, images) name no variable.
+        let left_out: Vec<&str> =
+            dataset.warnings.iter().map(|w| w.variable.as_str()).filter(|v| !v.is_empty()).collect();
+        let expected = libhdf4(&path);
+        for read in &expected {
+            if left_out.contains(&read.name.as_str()) {
+                eprintln!("{}: {}: left out by vzarr", path.display(), read.name);
+                continue;
+            }
+            let (_, shape, bytes) = arrays
+                .iter()
+                .find(|(name, ..)| *name == read.name)
+                .unwrap_or_else(|| panic!("{}: vzarr has no array {}", path.display(), read.name));
+            assert_eq!(shape, &read.shape, "{}: {}: shape", path.display(), read.name);
+            let theirs =
+                read.bytes.as_ref().unwrap_or_else(|| panic!("{}: libhdf4 cannot read {}", path.display(), read.name));
+            assert!(bytes == theirs, "{}: {}: values differ from libhdf4's", path.display(), read.name);
+        }
+        // Beyond libhdf4's data sets, vzarr adds only the coordinates of HDF-EOS2 geographic grids.
+        let extra: Vec<&str> =
+            arrays.iter().map(|(n, ..)| n.as_str()).filter(|n| !expected.iter().any(|r| r.name == *n)).collect();
+        assert!(extra.iter().all(|n| ["XDim", "YDim"].contains(n)), "{}: extra arrays {extra:?}", path.display());
+        assert_eq!(arrays.len() - extra.len(), expected.len() - left_out.len(), "{}: array count", path.display());
+    }
+}
+
+/// `verify` (libhdf4 as its oracle) on the store of every fixture: every array is proven equal (the
+/// coordinates of HDF-EOS2 grids against the structural metadata libhdf4 reads).
+#[test]
+fn verify_proves_hdf4_stores() {
+    use vzarr::pipeline::{write_dataset, Format, Output};
+    use vzarr::read::blocking::BlockingStore;
+    use vzarr::trust::Authorization;
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    for path in fixtures() {
+        let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+        let dataset = vzarr::scan_file(&path, &options).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store_path = dir.path().join("store.vzarr");
+        let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
+        let store = BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers()))
+            .unwrap();
+        let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
+        let verdicts = runtime
+            .block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {}))
+            .unwrap();
+        for v in &verdicts {
+            assert!(v.ok(), "{}: {}: {v:?}", path.display(), v.path);
+        }
+        assert_eq!(verdicts.len(), dataset.arrays.len());
+    }
+}

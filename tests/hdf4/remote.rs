@@ -1,0 +1,62 @@
+//! HDF4 files over HTTP with range requests (`tests/python/range_server.py`, standard library only):
+//! the scan through ranged GETs gives exactly the local scan's arrays and chunk references.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use vzarr::source::RemoteOptions;
+use vzarr::{scan_file, ScanOptions};
+
+/// The range server on a directory, stopped on drop.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(root: &Path) -> Self {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let venv = manifest.join("target/pyenv/bin/python");
+        let python = if venv.exists() { venv } else { PathBuf::from("python3") };
+        let mut child = Command::new(python)
+            .arg(manifest.join("tests/python/range_server.py"))
+            .arg(root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs tests/python/range_server.py");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        std::io::BufReader::new(stdout).read_line(&mut line).expect("the server prints its port");
+        let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("range_server.py said {line:?}"));
+        Server { child, base: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn http_sources_scan_like_local_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hdf4");
+    let server = Server::start(&root);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let remote = RemoteOptions { max_retries: 0, ..RemoteOptions::default() };
+    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    for file in super::fixtures().iter().filter(|f| f.parent() == Some(root.as_path())) {
+        let url = format!("{}/{}", server.base, file.file_name().unwrap().to_str().unwrap());
+        let ours = vzarr::scan::scan_url(&url, &options, &remote, runtime.handle()).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = scan_file(file, &options).unwrap();
+        assert_eq!(ours.dataset.sources.get(0).unwrap().location, url);
+        assert_eq!(ours.dataset.arrays.len(), theirs.arrays.len(), "{url}");
+        for (a, b) in ours.dataset.arrays.iter().zip(&theirs.arrays) {
+            assert_eq!((&a.path, &a.metadata, &a.chunks), (&b.path, &b.metadata, &b.chunks), "{url}");
+        }
+        assert!(ours.fetched.bytes <= file.metadata().unwrap().len() * 2, "{url}: {:?}", ours.fetched);
+    }
+}
