@@ -46,6 +46,8 @@ use crate::source::ByteSource;
 pub(crate) use dd::SIGNATURE;
 #[cfg(feature = "hdf4-oracle")]
 pub(crate) use eos::geo_coordinates;
+#[cfg(feature = "hdf4-oracle")]
+pub(crate) use sds::NumberType;
 
 /// Scans HDF4 files (the SD interface's scientific data sets).
 #[derive(Debug, Clone, Copy, Default)]

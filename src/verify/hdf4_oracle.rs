@@ -47,17 +47,6 @@ fn error(message: String) -> netcdf::Error {
     netcdf::Error::Str(message)
 }
 
-/// Bytes of one value of number type `nt` (`DFNT_*`, format flags removed).
-fn value_size(nt: i32) -> Option<usize> {
-    match nt & 0xfff {
-        3 | 4 | 20 | 21 => Some(1),
-        22 | 23 => Some(2),
-        5 | 24 | 25 => Some(4),
-        6 | 26 | 27 => Some(8),
-        _ => None,
-    }
-}
-
 /// One data set of an HDF4 file, by name.
 pub(crate) struct Hdf4Dataset {
     file: CString,
@@ -148,7 +137,10 @@ impl Hdf4Dataset {
 
     /// The shape and bytes per value, as libhdf4 reports them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
-        let size = value_size(self.number_type)
+        let size = u32::try_from(self.number_type)
+            .ok()
+            .and_then(crate::scan::Hdf4NumberType::value_size)
+            .map(|n| n as usize)
             .ok_or_else(|| error(format!("HDF4 number type {} has no size here", self.number_type)))?;
         Ok((self.shape.clone(), size))
     }

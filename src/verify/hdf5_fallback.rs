@@ -54,22 +54,19 @@ impl Hdf5Dataset {
     /// Whether the dataset holds fixed-length strings (`H5T_STRING`, not variable-length).
     pub(crate) fn is_fixed_length_string(&self) -> bool {
         use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
-        let _guard = hdf5_sys::LOCK.lock();
-        // SAFETY: the type id is created here and closed before returning.
-        unsafe {
-            let file_type = H5Dget_type(self.dataset.id());
-            if file_type < 0 {
-                return false;
-            }
-            let fixed = H5Tget_class(file_type) == H5T_class_t::H5T_STRING && H5Tis_variable_str(file_type) == 0;
-            H5Tclose(file_type);
-            fixed
-        }
+        // SAFETY: `t` is a valid datatype id for the duration of the call.
+        self.file_type_is(|t| unsafe { H5Tget_class(t) == H5T_class_t::H5T_STRING && H5Tis_variable_str(t) == 0 })
     }
 
     /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).
     pub(crate) fn is_half_float(&self) -> bool {
         use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};
+        // SAFETY: `t` is a valid datatype id for the duration of the call.
+        self.file_type_is(|t| unsafe { H5Tget_class(t) == H5T_class_t::H5T_FLOAT && H5Tget_size(t) == 2 })
+    }
+
+    /// `test` applied to the dataset's file type (false when libhdf5 cannot give it).
+    fn file_type_is(&self, test: impl FnOnce(hdf5_sys::h5i::hid_t) -> bool) -> bool {
         let _guard = hdf5_sys::LOCK.lock();
         // SAFETY: the type id is created here and closed before returning.
         unsafe {
@@ -77,9 +74,9 @@ impl Hdf5Dataset {
             if file_type < 0 {
                 return false;
             }
-            let half = H5Tget_class(file_type) == H5T_class_t::H5T_FLOAT && H5Tget_size(file_type) == 2;
+            let answer = test(file_type);
             H5Tclose(file_type);
-            half
+            answer
         }
     }
 

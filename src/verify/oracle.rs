@@ -39,7 +39,7 @@ impl OracleFiles {
     /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
         let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
-        if is_hdf4(&local) {
+        if matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
             #[cfg(feature = "hdf4-oracle")]
             {
                 let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
@@ -122,13 +122,6 @@ impl OracleFiles {
     pub(crate) fn forget(&mut self, location: &str) {
         self.open.retain(|(l, _)| l != location);
     }
-}
-
-/// Whether the file at `path` starts with the HDF4 signature.
-fn is_hdf4(path: &std::path::Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == [0x0e, 0x03, 0x13, 0x01]
 }
 
 /// Values with their `units` and `calendar` attributes.

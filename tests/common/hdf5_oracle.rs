@@ -98,6 +98,30 @@ pub fn try_read_native(file: &Path, dataset: &str, len: usize) -> Option<Vec<u8>
     })
 }
 
+/// The whole dataset read by libhdf5 in its own file type with little-endian byte order, as bytes:
+/// for types libhdf5 1.10 would widen into a native type (2-byte floats), the values as stored.
+pub fn read_as_stored_le(file: &Path, dataset: &str, len: usize) -> Vec<u8> {
+    use hdf5_sys::h5t::{H5T_order_t, H5Tcopy, H5Tset_order};
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        let mut buf = vec![0u8; len];
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the memory type is the file type (byte order changed), whose size times the element
+        // count the caller passes as `len`.
+        let ret = unsafe {
+            let ftype = H5Dget_type(ds.id());
+            let memory = H5Tcopy(ftype);
+            H5Tset_order(memory, H5T_order_t::H5T_ORDER_LE);
+            let ret = H5Dread(ds.id(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast());
+            H5Tclose(memory);
+            H5Tclose(ftype);
+            ret
+        };
+        assert!(ret >= 0, "{}: {dataset}: H5Dread failed", file.display());
+        buf
+    })
+}
+
 /// The linked libhdf5's version (major, minor, release).
 pub fn library_version() -> (u32, u32, u32) {
     let (mut major, mut minor, mut release) = (0, 0, 0);

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{history, icechunk_python, python_check, scan_icechunk};
+use super::{history, icechunk_python, python_check, scan_icechunk, tip};
 use crate::common::archives::{monthly, write_series_file, yearly, SeriesFile};
 use crate::common::cmip::{cmip_archive, write_cmip_file, CmipFile};
 use crate::common::{cli, cli_expect, with_hdf5_files};
@@ -49,16 +49,6 @@ fn assert_values(repo: &Path, branch: &str, var: &str, in_order: &[PathBuf]) {
     cli_expect(&["read", &s(repo), var, "-o", &s(&npy), "--branch", branch], 0);
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
     assert_same(&format!("{var} from the appended repository"), &ours.data, &oracle(in_order, var));
-}
-
-/// The snapshot id at the tip of `branch`.
-fn tip(repo: &Path, branch: &str) -> String {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let storage = icechunk::new_local_filesystem_storage(repo).await.unwrap();
-        let repository = icechunk::Repository::open(storage).execute().await.unwrap();
-        repository.lookup_branch(branch).await.unwrap().to_string()
-    })
 }
 
 #[test]

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::scan_icechunk;
+use super::{scan_icechunk, tip};
 use crate::common::archives::{write_series_file, yearly};
 use crate::common::hostile::{cli_limited, CHILD_TIMEOUT};
 use crate::common::{parse_npy, try_read, with_hdf5_files};
@@ -23,13 +23,7 @@ const FLIPS: usize = 30;
 
 /// The files of the snapshot at the tip of `main` and of every manifest.
 fn damageable_files(repo: &Path) -> (PathBuf, Vec<PathBuf>) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let tip = runtime.block_on(async {
-        let storage = icechunk::new_local_filesystem_storage(repo).await.unwrap();
-        let repository = icechunk::Repository::open(storage).execute().await.unwrap();
-        repository.lookup_branch("main").await.unwrap().to_string()
-    });
-    let snapshot = repo.join("snapshots").join(&tip);
+    let snapshot = repo.join("snapshots").join(tip(repo, "main"));
     assert!(snapshot.is_file(), "no snapshot file {}", snapshot.display());
     let mut manifests: Vec<PathBuf> =
         std::fs::read_dir(repo.join("manifests")).unwrap().map(|e| e.unwrap().path()).collect();

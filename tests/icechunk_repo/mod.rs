@@ -64,6 +64,16 @@ fn scan_icechunk(sources: &[PathBuf], repo: &Path, extra: &[&str], code: i32) ->
     cli_expect(&args, code)
 }
 
+/// The snapshot id at the tip of `branch`.
+fn tip(repo: &Path, branch: &str) -> String {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(repo).await.unwrap();
+        let repository = icechunk::Repository::open(storage).execute().await.unwrap();
+        repository.lookup_branch(branch).await.unwrap().to_string()
+    })
+}
+
 /// The snapshot messages of `branch`, newest first (the Rust crate reading what vzarr wrote).
 fn history(repo: &Path, branch: &str) -> Vec<String> {
     let runtime = tokio::runtime::Runtime::new().unwrap();

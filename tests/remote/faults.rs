@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::common::fault_proxy::{Fault, FaultProxy};
 use crate::common::servers::S3Server;
 use crate::common::{parse_npy, run, vzarr_command, Run};
+use crate::interop::s;
 
 const MONTHS: [&str; 2] = ["tas_2023-01.nc", "tas_2023-02.nc"];
 
@@ -23,10 +24,6 @@ fn through(proxy: &FaultProxy, server: &S3Server, args: &[&str]) -> Run {
     command.args(args).args(["--retries", "3", "--request-timeout", "2"]).envs(proxy.env(server.env()));
     command.stdout(std::process::Stdio::piped());
     run(command)
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
 }
 
 /// Reads tas through the proxy into `npy`; the values must equal libnetcdf's reads of `local`.

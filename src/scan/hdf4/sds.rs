@@ -72,6 +72,18 @@ impl NumberType {
         })
     }
 
+    /// Bytes of one value of number type `code` (`DFNT_*`; format flags ignored), for the types
+    /// vzarr reads.
+    pub(crate) fn value_size(code: u32) -> Option<u32> {
+        match code & 0xfff {
+            3 | 4 | 20 | 21 => Some(1),
+            22 | 23 => Some(2),
+            5 | 24 | 25 => Some(4),
+            6 | 26 | 27 => Some(8),
+            _ => None,
+        }
+    }
+
     fn is_text(self) -> bool {
         matches!(self.code, 3 | 4)
     }

@@ -18,7 +18,6 @@
 //! Memory: one node at a time plus the entries found; a node's size is bounded by its 16-bit entry
 //! count and is read only where the file has those bytes.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use hdf5_reader::btree_v1::{BTreeV1Key, BTreeV1Node};
@@ -96,17 +95,17 @@ impl Walk<'_, '_> {
         // libnetcdf write give it as the last chunk's own offsets as often as past them.
         keys.pop();
         for pair in keys.windows(2) {
-            if compare(pair[0].0, pair[1].0) != Ordering::Less {
+            if pair[0].0 >= pair[1].0 {
                 return Err(bad(format!("keys {:?} and {:?} are not in increasing order", pair[0].0, pair[1].0)));
             }
         }
         if let (Some(lo), Some(&(first, ..))) = (lo, keys.first()) {
-            if compare(first, lo) == Ordering::Less {
+            if first < lo {
                 return Err(bad(format!("key {first:?} lies before its parent's key {lo:?}")));
             }
         }
         if let (Some(hi), Some(&(last, ..))) = (hi, keys.last()) {
-            if compare(last, hi) != Ordering::Less {
+            if last >= hi {
                 return Err(bad(format!("key {last:?} lies at or after its parent's next key {hi:?}")));
             }
         }
@@ -121,7 +120,7 @@ impl Walk<'_, '_> {
             self.check_chunk(offsets, element).map_err(bad)?;
             let entry = IndexEntry { address: child, size: u64::from(size), filter_mask, offsets: offsets.to_vec() };
             if let Some(previous) = self.entries.last() {
-                if compare(&previous.offsets, offsets) != Ordering::Less {
+                if previous.offsets.as_slice() >= offsets {
                     return Err(bad(format!("chunk {offsets:?} follows chunk {:?}", previous.offsets)));
                 }
             }
@@ -162,11 +161,6 @@ impl Walk<'_, '_> {
         let mut cursor = Cursor::new(bytes.as_ref());
         BTreeV1Node::parse(&mut cursor, tree.offset_size, tree.length_size, Some(ndim)).map_err(|e| e.to_string())
     }
-}
-
-/// Offsets compared dimension by dimension from the first, as libhdf5 orders chunk keys.
-fn compare(a: &[u64], b: &[u64]) -> Ordering {
-    a.cmp(b)
 }
 
 #[cfg(test)]

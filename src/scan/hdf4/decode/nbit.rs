@@ -25,17 +25,6 @@ fn low_bits(k: u32) -> u8 {
     }
 }
 
-/// Bytes of a value of number type `nt`.
-fn value_size(nt: u32) -> Option<u32> {
-    match nt & 0xfff {
-        3 | 4 | 20 | 21 => Some(1),
-        22 | 23 => Some(2),
-        5 | 24 | 25 => Some(4),
-        6 | 26 | 27 => Some(8),
-        _ => None,
-    }
-}
-
 /// The per-byte masks of `HCIcnbit_init`.
 fn masks(size: u32, top: u32, bits: u32) -> Vec<ByteMask> {
     let (mask_top, mask_bot) = (top as i64, top as i64 - (bits as i64 - 1));
@@ -93,7 +82,8 @@ impl Bits<'_> {
 /// # Errors
 /// A message when the parameters are out of range or the data ends early.
 pub(crate) fn decode(input: &[u8], nbit: Nbit, length: usize) -> Result<Vec<u8>, String> {
-    let size = value_size(nbit.number_type).ok_or_else(|| format!("NBIT of number type {}", nbit.number_type))?;
+    let size = super::super::sds::NumberType::value_size(nbit.number_type)
+        .ok_or_else(|| format!("NBIT of number type {}", nbit.number_type))?;
     if nbit.bits == 0 || nbit.top >= size * 8 || nbit.bits > nbit.top + 1 {
         return Err(format!("NBIT of {} bits from bit {} in {size}-byte values", nbit.bits, nbit.top));
     }
