@@ -25,6 +25,10 @@
 //!   iterator: a location string per reference) and 1.7 s committing (Icechunk rewrites the one
 //!   manifest holding the last row, 2^20 references); the change set holds only the new ones.
 //!
+//! Then opening each store and reading one chunk in the middle of the array (`Store::open_with`,
+//! `ArrayReader::read`, a fresh store each time): the repository is read lazily (its snapshot, then
+//! the one manifest holding the chunk), the native store reads its summary and one manifest block.
+//!
 //! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000]` (the default list).
 
 use std::time::Instant;
@@ -53,7 +57,8 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("one array of n virtual references: native store vs Icechunk repository (local disk)");
     for n in sizes {
-        let dataset = many_refs(n);
+        let sources = tempfile::tempdir().unwrap();
+        let dataset = many_refs(n, sources.path());
         // The dataset itself (24 bytes a chunk entry): the native writer streams it and adds ~nothing,
         // so the Icechunk writer's peak is compared with it.
         let dataset_kib = (n as usize * std::mem::size_of::<ChunkEntry>() / 1024).max(1);
@@ -80,7 +85,23 @@ fn main() {
             disk_bytes(std::path::Path::new(&repo)) >> 20,
             disk_bytes(&native) >> 20,
         );
-        let grown = many_refs(n + PER_FILE);
+        let middle = n / 2;
+        let source = dataset.sources.get((middle / PER_FILE) as u32).unwrap();
+        make_source(source);
+        let native_path = native.display().to_string();
+        let (native_read_s, native_read_kib) =
+            measured(|| runtime.block_on(read_one(&native_path, middle, sources.path())));
+        let (ice_read_s, ice_read_kib) = measured(|| runtime.block_on(read_one(&repo, middle, sources.path())));
+        println!(
+            "  {n:>9} refs: open + read one chunk: native {:.1} ms, +{} MiB | icechunk {:.1} ms, +{} MiB | \
+             icechunk/native: {:.1}x time",
+            native_read_s * 1e3,
+            native_read_kib / 1024,
+            ice_read_s * 1e3,
+            ice_read_kib / 1024,
+            ice_read_s / native_read_s
+        );
+        let grown = many_refs(n + PER_FILE, sources.path());
         let mut reading_s = 0.0;
         let (read_s, read_kib) = measured(|| {
             let remote = vzarr::source::RemoteOptions::default();
@@ -99,9 +120,29 @@ fn main() {
     }
 }
 
+/// Opens the store at `location` and reads chunk `linear` of `v` (one element), its sources in `dir`.
+async fn read_one(location: &str, linear: u64, dir: &std::path::Path) {
+    let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.display())]);
+    let store = vzarr::read::Store::open_with(location, &vzarr::read::OpenOptions::new(trusted)).await.unwrap();
+    let array = store.array("v").await.unwrap();
+    let coords = array.metadata().chunk_grid.chunk_coords(linear);
+    let dims: Vec<vzarr::grid::DimSelection> = coords.iter().map(|&c| c.into()).collect();
+    let selection = vzarr::grid::Selection::new(dims, &array.shape()).unwrap();
+    let data = array.read(&selection, &vzarr::read::ReadOptions::default()).await.unwrap();
+    assert_eq!(data.bytes, [0u8; 8], "the source holds zeros");
+}
+
+/// Writes source `file` as the dataset records it: its size of zeros, its modification time.
+fn make_source(file: &SourceFile) {
+    let handle = std::fs::File::create(&file.location).unwrap();
+    handle.set_len(file.size).unwrap();
+    let seconds = file.mtime_ns.unwrap() / 1_000_000_000;
+    handle.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds as u64)).unwrap();
+}
+
 /// One array `v(time, y, x)` of `n` one-element chunks (rounded down to whole rows of 100), every
-/// chunk a reference into one of `n / 1000` source files.
-fn many_refs(n: u64) -> VirtualDataset {
+/// chunk a reference into one of `n / 1000` source files in `dir` (not written).
+fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
     let rows = n / 100;
     let grid = ChunkGrid::regular(&[rows, 10, 10], &[1, 1, 1]).unwrap();
     let entries = (0..grid.num_chunks())
@@ -125,7 +166,7 @@ fn many_refs(n: u64) -> VirtualDataset {
     };
     let mut dataset = VirtualDataset { arrays: vec![array], ..VirtualDataset::default() };
     for f in 0..n.div_ceil(PER_FILE) {
-        let location = format!("/archive/part{f:06}.nc");
+        let location = dir.join(format!("part{f:06}.nc")).display().to_string();
         dataset.sources.push(SourceFile::new(location, 1 << 20, Some(1_700_000_000_000_000_000)));
     }
     dataset

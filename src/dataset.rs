@@ -40,8 +40,15 @@ impl ChunkTable {
 
     /// Counts of the table's contents.
     pub fn stats(&self) -> ChunkStats {
+        ChunkStats::of(&self.entries)
+    }
+}
+
+impl ChunkStats {
+    /// Counts of `entries`.
+    pub fn of<'a>(entries: impl IntoIterator<Item = &'a ChunkEntry>) -> Self {
         let mut stats = ChunkStats::default();
-        for entry in &self.entries {
+        for entry in entries {
             match entry {
                 ChunkEntry::Missing => stats.missing += 1,
                 ChunkEntry::Source { length, .. } => {

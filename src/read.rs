@@ -17,10 +17,13 @@ mod array_data;
 pub mod blocking;
 mod decode;
 mod fetch;
+mod index;
 mod open;
 mod plan;
+mod references;
 #[cfg(feature = "icechunk")]
 mod repository;
+mod sources;
 mod strings;
 pub(crate) use strings::MAX_ELEMENTS as MAX_STRING_ELEMENTS;
 

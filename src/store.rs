@@ -26,6 +26,8 @@ pub(crate) use icechunk::one_line;
 #[cfg(feature = "icechunk")]
 pub use icechunk::IcechunkWriter;
 #[cfg(feature = "icechunk")]
+pub(crate) use icechunk::{check_manifest_files, chunks_digest, damaged, fingerprint, open_branch, recorded};
+#[cfg(feature = "icechunk")]
 pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
     IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
@@ -35,7 +37,7 @@ pub use kerchunk::{
     KERCHUNK_VERSION,
 };
 pub use layout::{
-    ArrayInfo, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
+    ArrayInfo, BlockDigests, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
 pub use materialize::{
     file_extents, materialize, plan_shards, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,

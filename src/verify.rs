@@ -107,7 +107,9 @@ pub async fn verify_store_with_oracle(
     mode: &OracleMode,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
-    // libnetcdf opens the sources by their stored paths: every one must be authorized first.
+    // libnetcdf opens the sources by their stored paths: every one must be authorized first (a
+    // repository names them in its manifests, all read first).
+    let sources = store.all_sources().await?;
     store.authorize_sources()?;
     let mut files = Oracle {
         backend: match mode {
@@ -118,7 +120,7 @@ pub async fn verify_store_with_oracle(
         },
         copy: None,
     };
-    if store.sources().iter().any(|f| crate::source::local_path(&f.location).is_none()) {
+    if sources.iter().any(|f| crate::source::local_path(&f.location).is_none()) {
         return Ok(remote::verify_by_source(store, options, &mut files, progress).await);
     }
     let layout = Layout::of(store);

@@ -1,9 +1,9 @@
 //! One round-trip suite for every [`Writer`]: the native store, kerchunk JSON and an Icechunk
 //! repository are written through the same trait from one scanned archive (months ending inside
 //! 10-day chunks, so some chunks are store-owned), read back as what each holds for every chunk (a
-//! source range, owned bytes, or nothing) and compared with the dataset that was written. Values read
-//! through the native store are compared with libnetcdf's in `tests/library.rs` and `tests/main.rs`;
-//! Icechunk repositories are read by icechunk-python in `tests/main.rs` (`icechunk_repo`).
+//! source range, owned bytes, or nothing) and compared with the dataset that was written: once as
+//! each format is laid out, once through the one reader (`Store::open_with`, `ArrayReader`), whose
+//! reads of every variable equal libnetcdf's reads of the files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +84,44 @@ fn kerchunk_held(path: &Path) -> BTreeMap<String, Held> {
     out
 }
 
+/// What a store opened through the library's one reader holds for every chunk: its entries, the
+/// sources' locations, the store-owned chunks' bytes.
+async fn reader_held(store: &vzarr::read::Store) -> BTreeMap<String, Held> {
+    let mut out = BTreeMap::new();
+    for info in &store.info().arrays {
+        let array = store.array(&info.path).await.unwrap();
+        let grid = &array.metadata().chunk_grid;
+        let entries = array.entries(0..grid.num_chunks()).await.unwrap();
+        let sources = store.sources();
+        for (linear, entry) in (0u64..).zip(&entries) {
+            let key = chunk_key(&info.path, &grid.chunk_coords(linear));
+            let value = match *entry {
+                ChunkEntry::Missing => continue,
+                ChunkEntry::Source { source, offset, length } => {
+                    Held::Source { path: local_path(&sources.get(source).unwrap().location), offset, length }
+                }
+                ChunkEntry::Owned { .. } => Held::Owned(array.stored_chunk(entry).await.unwrap().unwrap().to_vec()),
+            };
+            out.insert(key, value);
+        }
+    }
+    out
+}
+
+/// libnetcdf's values of `var`, the files concatenated along time, as native-endian bytes.
+fn libnetcdf_bytes(files: &[PathBuf], var: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for path in files {
+        let file = netcdf::open(path).unwrap();
+        let variable = file.variable(var).unwrap();
+        match var {
+            "tas" => out.extend(variable.get_values::<f32, _>(..).unwrap().iter().flat_map(|v| v.to_ne_bytes())),
+            _ => out.extend(variable.get_values::<f64, _>(..).unwrap().iter().flat_map(|v| v.to_ne_bytes())),
+        }
+    }
+    out
+}
+
 /// Monthly files of a daily variable chunked by 10 days: every month but one ends inside a chunk.
 fn monthly_archive(dir: &Path) -> Vec<PathBuf> {
     let days = [31, 28, 31, 30];
@@ -138,6 +176,17 @@ fn every_writer_round_trips_every_chunk() {
             }
         };
         assert_eq!(got, expected, "{name}: every chunk as written");
+        let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
+        let store = runtime
+            .block_on(vzarr::read::Store::open_with(out.to_str().unwrap(), &vzarr::read::OpenOptions::new(trusted)))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(runtime.block_on(reader_held(&store)), expected, "{name}: every chunk through the reader");
+        for var in ["tas", "time"] {
+            let array = runtime.block_on(store.array(var)).unwrap();
+            let all = vzarr::grid::Selection::all(&array.shape());
+            let data = runtime.block_on(array.read(&all, &vzarr::read::ReadOptions::default())).unwrap();
+            assert_eq!(data.bytes, libnetcdf_bytes(&files, var), "{name}: {var} as libnetcdf reads the files");
+        }
         // Writing again without overwrite is refused, through every writer alike.
         let again = writer.write(&dataset, &out, &WriteOptions::default());
         assert!(again.is_err(), "{name}: an existing output is not replaced without overwrite");

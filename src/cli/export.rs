@@ -16,6 +16,8 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     )
     .await?;
     let target = Target::of(&args.kerchunk)?;
+    // Every source is known before the output's checks (a repository names them in its manifests).
+    store.all_sources().await?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
     let context = || format!("exporting {} to {}", args.store, args.kerchunk.display());
     if let Some(url) = super::output::remote_url(&args.kerchunk) {
@@ -65,7 +67,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
 /// The URLs an object-store output made from `store` must not be nor contain: the store's and its
 /// sources'.
 pub(crate) fn store_urls(store: &Store) -> Vec<String> {
-    let mut urls = crate::store::url_sources(store.sources());
+    let mut urls = crate::store::url_sources(&store.sources());
     if crate::source::is_url(store.location()) {
         urls.push(store.location().to_string());
     }

@@ -11,7 +11,11 @@ use crate::read::Store;
 /// authorized: what reading this store would touch.
 fn containers(store: &Store) -> Vec<serde_json::Value> {
     let auth = store.authorization();
-    let containers = crate::trust::containers_of(store.sources());
+    // A repository's sources are named in its manifests; its summary lists their containers.
+    let containers = match store.is_repository() {
+        true => store.info().source_containers.clone(),
+        false => crate::trust::containers_of(&store.sources()),
+    };
     containers.iter().map(|c| json!({"container": c, "authorized": auth.covers(c)})).collect()
 }
 
@@ -51,7 +55,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         "format_version": info.format_version,
         "generator": info.generator,
         "sources": info.sources,
-        "source_files": store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>(),
+        "source_files": (!store.is_repository()).then(|| store.sources().iter().map(|s| s.location.clone()).collect::<Vec<_>>()),
         "source_containers": containers(&store),
         "concat_dim": info.provenance.concat_dim,
         "concat_dims": concat_dims(&store).await?,

@@ -18,6 +18,7 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     )
     .await?;
     store.set_check_sources(!args.no_check_sources);
+    store.all_sources().await?;
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
     let options = MaterializeOptions {

@@ -33,7 +33,8 @@ pub(crate) fn trust_written(containers: &[String]) {
 /// then adds them to the trust list unless `--list`.
 pub(crate) async fn run(args: TrustArgs) -> anyhow::Result<Outcome> {
     let store = Store::open(&args.store, &Authorization::default()).await?;
-    let containers = containers_of(store.sources());
+    let sources = store.all_sources().await?;
+    let containers = containers_of(&sources);
     for c in &containers {
         outln!("{c}");
     }

@@ -147,6 +147,13 @@ impl SourceTable {
         Ok(id)
     }
 
+    /// Replaces file `id` (nothing happens for an id not in the table).
+    pub(crate) fn replace(&mut self, id: u32, file: SourceFile) {
+        if let Some(slot) = usize::try_from(id).ok().and_then(|i| self.files.get_mut(i)) {
+            *slot = file;
+        }
+    }
+
     /// Number of files.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -50,9 +50,17 @@ impl BlockingStore {
         self.store.info()
     }
 
-    /// The source files.
-    pub fn sources(&self) -> &SourceTable {
+    /// The source files known now ([`Store::sources`]).
+    pub fn sources(&self) -> std::sync::Arc<SourceTable> {
         self.store.sources()
+    }
+
+    /// Every source file ([`Store::all_sources`]).
+    ///
+    /// # Errors
+    /// As [`Store::all_sources`].
+    pub fn all_sources(&self) -> Result<std::sync::Arc<SourceTable>, ReadError> {
+        self.runtime.block_on(self.store.all_sources())
     }
 
     /// The `zarr.json` document of the group or array at `path` (`""`: the root group).

@@ -25,9 +25,8 @@ use crate::source::ObjectLocation;
 pub(crate) struct FetchContext {
     pub(crate) store: Arc<StoreInner>,
     pub(crate) array: String,
-    pub(crate) owned: ObjectLocation,
-    /// The manifest's binding, whose checksums store-owned bytes are checked against.
-    pub(crate) binding: Option<Arc<crate::manifest::binding::Binding>>,
+    /// Where the array's store-owned chunks are read.
+    pub(crate) owned: super::index::OwnedChunks,
 }
 
 /// A batch with its bytes: `data[request][range]`.
@@ -48,8 +47,15 @@ pub(crate) async fn fetch_batch(ctx: FetchContext, batch: Batch, options: ReadOp
 }
 
 async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOptions) -> Result<Vec<Bytes>, ReadError> {
+    let concurrent = options.max_concurrent_requests;
     let (location, name) = match request.file {
-        FileKey::Owned => (ctx.owned.clone(), format!("{}/{}", ctx.store.location, ctx.array)),
+        FileKey::Owned => {
+            let fetch = async |location: &ObjectLocation, name: &str| {
+                let target = Target { location, name, array: &ctx.array, condition: Condition::default() };
+                get_ranges(&target, &request.ranges, concurrent).await
+            };
+            return ctx.owned.read(&ctx.store, &ctx.array, &request.ranges, fetch).await;
+        }
         FileKey::Source(id) => {
             let (location, name) = ctx.store.source_location(id)?;
             if options.check_sources {
@@ -61,17 +67,13 @@ async fn fetch_file(ctx: &FetchContext, request: FileRequest, options: &ReadOpti
     // Sources read as they are now (`check_sources` off) carry no precondition either.
     let condition = match request.file {
         FileKey::Source(id) if options.check_sources && ctx.store.checks_sources() => {
-            Condition::of(ctx.store.source(id)?)
+            Condition::of(&ctx.store.source(id)?)
         }
         _ => Condition::default(),
     };
     let target = Target { location: &location, name: &name, array: &ctx.array, condition };
-    let bytes = get_ranges(&target, &request.ranges, options.max_concurrent_requests).await?;
+    let bytes = get_ranges(&target, &request.ranges, concurrent).await?;
     for (got, want) in bytes.iter().zip(&request.ranges) {
-        if matches!(request.file, FileKey::Owned) && got.len() as u64 == want.end - want.start {
-            let binding = ctx.binding.as_deref();
-            super::open::check_owned(binding, &ctx.store.location, &ctx.array, want.start, got)?;
-        }
         if got.len() as u64 != want.end - want.start {
             return Err(ReadError::SourceChanged {
                 location: name,

@@ -7,7 +7,9 @@ use object_store::ObjectStoreExt;
 
 use super::decode::{decode_batch, DecodeContext};
 use super::fetch::{fetch_all, fetch_batch, fetch_range, FetchContext, Fetched};
+use super::index::{ChunkIndex, OwnedChunks};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
+use super::sources::SourceRegistry;
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
 use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
@@ -29,7 +31,7 @@ pub(crate) struct StoreInner {
     info: StoreInfo,
     /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
     array_paths: HashSet<String>,
-    sources: SourceTable,
+    sources: SourceRegistry,
     /// SHA-256 of `sources.bin` as read, compared with each manifest's binding.
     sources_digest: [u8; 32],
     /// The containers the reader trusts: every source is checked against them before it is read.
@@ -41,10 +43,15 @@ pub(crate) struct StoreInner {
     /// Whether sources are checked against their fingerprints before they are read (default true;
     /// [`Store::set_check_sources`]).
     check_sources: std::sync::atomic::AtomicBool,
-    /// The temporary native copy an Icechunk repository's branch is served from, removed with the
-    /// last clone of the store.
+    /// What the store's files depend on (a directory descriptor the store is reached through),
+    /// kept alive with the last clone of the store.
     #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
     view: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The branch of an Icechunk repository the store serves (its chunks read lazily).
+    #[cfg(feature = "icechunk")]
+    repository: Option<Arc<super::repository::RepositoryView>>,
+    /// The reference document the store serves (read whole).
+    references: Option<Arc<super::references::ReferenceView>>,
 }
 
 impl StoreInner {
@@ -61,12 +68,29 @@ impl StoreInner {
         ObjectLocation { store: self.root.store.clone(), path }
     }
 
-    pub(crate) fn source(&self, id: u32) -> Result<&SourceFile, ReadError> {
+    pub(crate) fn source(&self, id: u32) -> Result<SourceFile, ReadError> {
         self.sources.get(id).ok_or_else(|| ReadError::Store {
             location: self.location.clone(),
             what: format!("source id {id}"),
             source: format!("not in the source table of {} files", self.sources.len()).into(),
         })
+    }
+
+    /// The store's sources.
+    pub(crate) fn sources(&self) -> &SourceRegistry {
+        &self.sources
+    }
+
+    /// Whether the store serves an Icechunk repository's branch.
+    fn is_repository(&self) -> bool {
+        #[cfg(feature = "icechunk")]
+        {
+            self.repository.is_some()
+        }
+        #[cfg(not(feature = "icechunk"))]
+        {
+            false
+        }
     }
 
     /// The object location and display name of source `id`, resolved once.
@@ -79,7 +103,7 @@ impl StoreInner {
         let authorized = self.authorization.check(&file.location)?;
         let loc = resolve_with(&authorized.location, &self.remote)?;
         resolved.insert(id, loc.clone());
-        Ok((loc, file.location.clone()))
+        Ok((loc, file.location))
     }
 
     /// Whether sources are checked against their fingerprints ([`Store::set_check_sources`]).
@@ -97,6 +121,13 @@ impl StoreInner {
             return Ok(());
         }
         let file = self.source(id)?;
+        if self.references.is_some() {
+            // A reference document records no fingerprint of its sources: nothing to compare.
+            return Ok(());
+        }
+        if self.is_repository() {
+            return self.check_repository_source(id, file).await;
+        }
         let meta = location.store.head(&location.path).await.map_err(|source| ReadError::Fetch {
             location: file.location.clone(),
             array: String::new(),
@@ -108,6 +139,24 @@ impl StoreInner {
             return Err(ReadError::SourceChanged { location: file.location.clone(), reason });
         }
         self.checked.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+        Ok(())
+    }
+
+    /// Checks a repository's source `id` (recorded as `file`) against its references' checksum:
+    /// refused when modified after the repository was written. Its fingerprint now replaces the
+    /// record, so later reads carry it as their precondition.
+    async fn check_repository_source(&self, id: u32, file: SourceFile) -> Result<(), ReadError> {
+        #[cfg(feature = "icechunk")]
+        {
+            let Some((url, seconds)) = self.sources.url(id) else { return Ok(()) };
+            let now = crate::store::fingerprint(&url, seconds, &self.remote)
+                .await
+                .map_err(|e| super::repository::repository_error(&self.location, &e.to_string()))?;
+            self.sources.replace(id, SourceFile { location: file.location, ..now });
+            self.checked.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+        }
+        #[cfg(not(feature = "icechunk"))]
+        let _ = (id, file);
         Ok(())
     }
 }
@@ -189,13 +238,18 @@ impl Store {
         Self::open_with(location, &OpenOptions::new(authorization.clone())).await
     }
 
-    /// Opens the store at `location` (a local path or a URL) as `options` say: a native store, or an
+    /// Opens the store at `location` (a local path or a URL) as `options` say: a native store, an
     /// Icechunk repository (a directory holding one, a URL where no native store is, or any location
-    /// when [`OpenOptions::branch`] is given; feature `icechunk`).
+    /// when [`OpenOptions::branch`] is given; feature `icechunk`; read lazily, a manifest at a time),
+    /// or a kerchunk reference document with Zarr v3 keys (a file, or a URL ending in `.json`; read
+    /// whole). All are read through the same [`ArrayReader`].
     ///
     /// # Errors
     /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read.
     pub async fn open_with(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
+        if options.branch.is_none() && super::references::looks_like_references(location) {
+            return super::references::open_references(location, options).await;
+        }
         #[cfg(feature = "icechunk")]
         {
             let local_repository =
@@ -240,7 +294,7 @@ impl Store {
             root,
             info: empty_info(),
             array_paths: HashSet::new(),
-            sources: SourceTable::default(),
+            sources: SourceRegistry::default(),
             sources_digest: [0; 32],
             authorization: options.authorization.clone(),
             remote: options.remote.clone(),
@@ -248,6 +302,9 @@ impl Store {
             checked: Mutex::default(),
             check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
             view: None,
+            #[cfg(feature = "icechunk")]
+            repository: None,
+            references: None,
         };
         let bytes = match fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await {
             Err(ReadError::Store { source, .. })
@@ -264,12 +321,74 @@ impl Store {
         inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
         let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
         inner.sources_digest = sha256(&bytes);
-        inner.sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
+        let sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
             location: location.to_string(),
             what: format!("parsing {SOURCES_FILE}"),
             source: e.into(),
         })?;
+        inner.sources = SourceRegistry::fixed(sources);
         Ok(Store { inner: Arc::new(inner) })
+    }
+
+    /// The store serving a repository's branch: `info` its summary, `view` its nodes and chunks.
+    #[cfg(feature = "icechunk")]
+    pub(crate) fn open_view(
+        location: &str,
+        info: StoreInfo,
+        view: Arc<super::repository::RepositoryView>,
+        options: &OpenOptions,
+    ) -> Result<Self, ReadError> {
+        let absolute = match is_url(location) {
+            true => location.to_string(),
+            false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
+        };
+        let root = resolve_with(&absolute, &options.remote)?;
+        let inner = StoreInner {
+            location: location.to_string(),
+            root,
+            array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
+            info,
+            sources: SourceRegistry::default(),
+            sources_digest: [0; 32],
+            authorization: options.authorization.clone(),
+            remote: options.remote.clone(),
+            resolved: Mutex::default(),
+            checked: Mutex::default(),
+            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
+            view: None,
+            repository: Some(view),
+            references: None,
+        };
+        Ok(Store { inner: Arc::new(inner) })
+    }
+
+    /// The store a reference document at `location` (the object `root`) describes.
+    pub(crate) fn open_references_view(
+        location: &str,
+        root: ObjectLocation,
+        info: StoreInfo,
+        sources: SourceRegistry,
+        view: Arc<super::references::ReferenceView>,
+        options: &OpenOptions,
+    ) -> Self {
+        let inner = StoreInner {
+            location: location.to_string(),
+            root,
+            array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
+            info,
+            sources,
+            sources_digest: [0; 32],
+            authorization: options.authorization.clone(),
+            remote: options.remote.clone(),
+            resolved: Mutex::default(),
+            checked: Mutex::default(),
+            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
+            view: None,
+            #[cfg(feature = "icechunk")]
+            repository: None,
+            references: Some(view),
+        };
+        Store { inner: Arc::new(inner) }
     }
 
     /// Serves this store (the native copy of a repository's branch, or a store opened under another
@@ -297,9 +416,49 @@ impl Store {
         &self.inner.info
     }
 
-    /// The source files.
-    pub fn sources(&self) -> &SourceTable {
-        &self.inner.sources
+    /// The source files known now: every one of a native store; of an Icechunk repository, those
+    /// the manifests loaded so far name (a repository lists its sources only in its manifests:
+    /// [`Store::all_sources`] loads them all).
+    pub fn sources(&self) -> Arc<SourceTable> {
+        self.inner.sources.table()
+    }
+
+    /// Every source file. For an Icechunk repository this reads every array's manifests (each
+    /// checked as a read would check it).
+    ///
+    /// # Errors
+    /// As [`ArrayReader::entries`].
+    pub async fn all_sources(&self) -> Result<Arc<SourceTable>, ReadError> {
+        if self.inner.is_repository() {
+            for summary in &self.inner.info.arrays {
+                let array = self.array(&summary.path).await?;
+                let n = array.metadata().chunk_grid.num_chunks();
+                let mut start = 0;
+                while start < n {
+                    let end = start.saturating_add(crate::store::ENTRIES_PER_ROUND).min(n);
+                    array.entries(start..end).await?;
+                    start = end;
+                }
+            }
+        }
+        Ok(self.inner.sources.table())
+    }
+
+    /// Whether the store is an Icechunk repository's branch (whose sources are known only as its
+    /// manifests are read, and whose chunk counts are known without reading only when vzarr wrote
+    /// it).
+    pub fn is_repository(&self) -> bool {
+        self.inner.is_repository()
+    }
+
+    /// Whether the store's summary ([`Store::info`]) counts its arrays' chunks: true for native
+    /// stores and repositories vzarr wrote, false for repositories other tools wrote.
+    pub fn counts_chunks(&self) -> bool {
+        #[cfg(feature = "icechunk")]
+        if let Some(view) = &self.inner.repository {
+            return view.summarized();
+        }
+        true
     }
 
     /// Whether every read through this store (and its clones) first compares each source's size,
@@ -335,7 +494,7 @@ impl Store {
     /// # Errors
     /// [`ReadError::Untrusted`] for the first source that may not be read.
     pub fn authorize_sources(&self) -> Result<(), ReadError> {
-        for file in self.inner.sources.iter() {
+        for file in self.inner.sources.table().iter() {
             self.inner.authorization.check(&file.location)?;
         }
         Ok(())
@@ -347,7 +506,7 @@ impl Store {
     /// # Errors
     /// [`ReadError::Untrusted`] for the first source that may not be referenced.
     pub fn authorize_references(&self) -> Result<(), ReadError> {
-        for file in self.inner.sources.iter() {
+        for file in self.inner.sources.table().iter() {
             self.inner.authorization.check_reference(&file.location)?;
         }
         Ok(())
@@ -361,6 +520,21 @@ impl Store {
     /// [`ReadError::Store`] when the file cannot be read or is not JSON.
     pub async fn node_metadata(&self, path: &str) -> Result<bytes::Bytes, ReadError> {
         let inner = &self.inner;
+        #[cfg(feature = "icechunk")]
+        if let Some(view) = &inner.repository {
+            return view.node_metadata(path).ok_or_else(|| ReadError::Store {
+                location: inner.location.clone(),
+                what: format!("node {path:?}"),
+                source: "not in the repository's snapshot".into(),
+            });
+        }
+        if let Some(view) = &inner.references {
+            return view.node_metadata(path).ok_or_else(|| ReadError::Store {
+                location: inner.location.clone(),
+                what: format!("node {path:?}"),
+                source: "not in the reference document".into(),
+            });
+        }
         let file = if path.is_empty() { "zarr.json".to_string() } else { format!("{path}/zarr.json") };
         let bytes = fetch_all(&inner.child(&file), &inner.location, &file).await?;
         crate::metadata::from_text(&bytes).map_err(|e| ReadError::Store {
@@ -386,6 +560,35 @@ impl Store {
                 available: available.join(", "),
             });
         }
+        #[cfg(feature = "icechunk")]
+        if let Some(view) = &inner.repository {
+            let Some((metadata, chunks)) = view.array(path) else {
+                let reason = "the snapshot's summary lists it but the snapshot has no such array";
+                return Err(ReadError::Store {
+                    location: inner.location.clone(),
+                    what: path.to_string(),
+                    source: reason.into(),
+                });
+            };
+            self.check_chunk_size(path, &metadata)?;
+            return Ok(ArrayReader {
+                inner: self.inner.clone(),
+                path: path.to_string(),
+                metadata,
+                index: ChunkIndex::Repository(chunks.clone()),
+                owned: OwnedChunks::Repository(chunks),
+            });
+        }
+        if let Some((metadata, table)) = inner.references.as_ref().and_then(|view| view.array(path)) {
+            self.check_chunk_size(path, &metadata)?;
+            return Ok(ArrayReader {
+                inner: self.inner.clone(),
+                path: path.to_string(),
+                metadata,
+                index: ChunkIndex::Table(table.clone()),
+                owned: OwnedChunks::Table(table),
+            });
+        }
         let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
         let metadata_error =
             |source| ReadError::Metadata { location: inner.location.clone(), array: path.to_string(), source };
@@ -399,16 +602,7 @@ impl Store {
             self.check_binding(path, binding, &doc)?;
         }
         let metadata = ArrayMetadata::from_json(&doc).map_err(metadata_error)?;
-        let chunk_bytes = largest_chunk_bytes(&metadata);
-        if chunk_bytes.is_none_or(|b| b > crate::read::MAX_CHUNK_BYTES) {
-            return Err(ReadError::TooLarge {
-                location: inner.location.clone(),
-                array: path.to_string(),
-                what: "its largest chunk".into(),
-                bytes: chunk_bytes,
-                limit: format!("the bound of {} bytes per chunk", crate::read::MAX_CHUNK_BYTES),
-            });
-        }
+        self.check_chunk_size(path, &metadata)?;
         if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
             return Err(ReadError::Store {
                 location: inner.location.clone(),
@@ -425,11 +619,27 @@ impl Store {
             inner: self.inner.clone(),
             path: path.to_string(),
             metadata,
-            manifest,
-            binding: binding.map(Arc::new),
-            manifest_loc,
-            owned: inner.child(&format!("{path}/{OWNED_FILE}")),
+            index: ChunkIndex::Native { manifest, location: manifest_loc },
+            owned: OwnedChunks::File {
+                location: inner.child(&format!("{path}/{OWNED_FILE}")),
+                binding: binding.map(Arc::new),
+            },
         })
+    }
+
+    /// Refuses an array whose largest chunk decodes to more than [`crate::read::MAX_CHUNK_BYTES`].
+    fn check_chunk_size(&self, path: &str, metadata: &ArrayMetadata) -> Result<(), ReadError> {
+        let chunk_bytes = largest_chunk_bytes(metadata);
+        if chunk_bytes.is_none_or(|b| b > crate::read::MAX_CHUNK_BYTES) {
+            return Err(ReadError::TooLarge {
+                location: self.inner.location.clone(),
+                array: path.to_string(),
+                what: "its largest chunk".into(),
+                bytes: chunk_bytes,
+                limit: format!("the bound of {} bytes per chunk", crate::read::MAX_CHUNK_BYTES),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -562,17 +772,29 @@ fn entry_range(entry: &ChunkEntry) -> std::ops::Range<u64> {
     }
 }
 
+/// Every range's bytes of one object, each asked for once (no precondition: store files).
+async fn get_plain_ranges(
+    location: &ObjectLocation,
+    name: &str,
+    array: &str,
+    ranges: &[std::ops::Range<u64>],
+) -> Result<Vec<bytes::Bytes>, ReadError> {
+    location.store.get_ranges(&location.path, ranges).await.map_err(|source| ReadError::Fetch {
+        location: name.to_string(),
+        array: array.to_string(),
+        what: format!("{} chunks", ranges.len()),
+        source: Box::new(source),
+    })
+}
+
 /// One array of an opened store.
 #[derive(Debug)]
 pub struct ArrayReader {
     inner: Arc<StoreInner>,
     path: String,
     metadata: ArrayMetadata,
-    manifest: ManifestIndex,
-    /// What the manifest was written for, with the owned-chunk checksums (store format 2).
-    binding: Option<Arc<Binding>>,
-    manifest_loc: ObjectLocation,
-    owned: ObjectLocation,
+    index: ChunkIndex,
+    owned: OwnedChunks,
 }
 
 impl ArrayReader {
@@ -596,19 +818,7 @@ impl ArrayReader {
     /// # Errors
     /// [`ReadError::Store`] / [`ReadError::Manifest`] when a block cannot be fetched or decoded.
     pub async fn entries(&self, range: std::ops::Range<u64>) -> Result<Vec<ChunkEntry>, ReadError> {
-        let end = range.end.min(self.manifest.header().num_chunks);
-        let mut out = Vec::with_capacity(end.saturating_sub(range.start) as usize);
-        if range.start >= end {
-            return Ok(out);
-        }
-        for block in self.manifest.block_of(range.start)..=self.manifest.block_of(end - 1) {
-            let entries = self.block(block).await?;
-            let chunks = self.manifest.block_chunks(block);
-            let from = range.start.max(chunks.start) - chunks.start;
-            let to = end.min(chunks.end) - chunks.start;
-            out.extend_from_slice(&entries[from as usize..to as usize]);
-        }
-        Ok(out)
+        self.index.entries(&self.inner, &self.path, range).await
     }
 
     /// The stored (still encoded) bytes of one chunk, exactly as its entry references them: from the
@@ -620,34 +830,7 @@ impl ArrayReader {
     /// [`ReadError::Fetch`] when the bytes cannot be read; [`ReadError::SourceChanged`] when the source
     /// file changed since the scan or holds fewer bytes than referenced.
     pub async fn stored_chunk(&self, entry: &ChunkEntry) -> Result<Option<bytes::Bytes>, ReadError> {
-        let (location, name, range) = match *entry {
-            ChunkEntry::Missing => return Ok(None),
-            ChunkEntry::Owned { offset, length } => {
-                let name = format!("{}/{}/{OWNED_FILE}", self.inner.location, self.path);
-                (self.owned.clone(), name, offset..offset.saturating_add(length))
-            }
-            ChunkEntry::Source { source, offset, length } => {
-                let (location, name) = self.inner.source_location(source)?;
-                self.inner.check_source(source, &location).await?;
-                (location, name, offset..offset.saturating_add(length))
-            }
-        };
-        let want = range.end - range.start;
-        let bytes =
-            location.store.get_range(&location.path, range.clone()).await.map_err(|source| ReadError::Fetch {
-                location: name.clone(),
-                array: self.path.clone(),
-                what: "chunk".into(),
-                source: Box::new(source),
-            })?;
-        if bytes.len() as u64 != want {
-            let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
-            return Err(ReadError::SourceChanged { location: name, reason });
-        }
-        if let ChunkEntry::Owned { offset, .. } = *entry {
-            check_owned(self.binding.as_deref(), &self.inner.location, &self.path, offset, &bytes)?;
-        }
-        Ok(Some(bytes))
+        Ok(self.stored_chunks(std::slice::from_ref(entry)).await?.pop().flatten())
     }
 
     /// The stored bytes of several chunks, in the order of `entries` (`None` for missing ones), with
@@ -667,46 +850,34 @@ impl ArrayReader {
         }
         let mut out = vec![None; entries.len()];
         for (file, indices) in by_file {
-            let (location, name) = match file {
-                None => (self.owned.clone(), format!("{}/{}/{OWNED_FILE}", self.inner.location, self.path)),
+            let ranges: Vec<std::ops::Range<u64>> = indices.iter().map(|&i| entry_range(&entries[i])).collect();
+            let fetched = match file {
+                None => {
+                    let fetch = async |location: &ObjectLocation, name: &str| {
+                        get_plain_ranges(location, name, &self.path, &ranges).await
+                    };
+                    self.owned.read(&self.inner, &self.path, &ranges, fetch).await?
+                }
                 Some(source) => {
                     let (location, name) = self.inner.source_location(source)?;
                     self.inner.check_source(source, &location).await?;
-                    (location, name)
+                    let fetched = get_plain_ranges(&location, &name, &self.path, &ranges).await?;
+                    for (bytes, range) in fetched.iter().zip(&ranges) {
+                        let want = range.end - range.start;
+                        if bytes.len() as u64 != want {
+                            let reason =
+                                format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
+                            return Err(ReadError::SourceChanged { location: name, reason });
+                        }
+                    }
+                    fetched
                 }
             };
-            let ranges: Vec<std::ops::Range<u64>> = indices.iter().map(|&i| entry_range(&entries[i])).collect();
-            let fetched =
-                location.store.get_ranges(&location.path, &ranges).await.map_err(|source| ReadError::Fetch {
-                    location: name.clone(),
-                    array: self.path.clone(),
-                    what: format!("{} chunks", ranges.len()),
-                    source: Box::new(source),
-                })?;
-            for ((&i, range), bytes) in indices.iter().zip(&ranges).zip(fetched) {
-                let want = range.end - range.start;
-                if bytes.len() as u64 != want {
-                    let reason = format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
-                    return Err(ReadError::SourceChanged { location: name, reason });
-                }
-                if file.is_none() {
-                    check_owned(self.binding.as_deref(), &self.inner.location, &self.path, range.start, &bytes)?;
-                }
+            for (&i, bytes) in indices.iter().zip(fetched) {
                 out[i] = Some(bytes);
             }
         }
         Ok(out)
-    }
-
-    async fn block(&self, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {
-        let bytes =
-            fetch_range(&self.manifest_loc, self.manifest.block_bytes(block), &self.inner.location, "manifest block")
-                .await?;
-        self.manifest.decode_block(block, &bytes).map_err(|source| ReadError::Manifest {
-            location: self.inner.location.clone(),
-            array: self.path.clone(),
-            source,
-        })
     }
 
     /// Reads `selection` into a new buffer.
@@ -791,12 +962,7 @@ impl ArrayReader {
             });
         }
         let out_shape = selection.counts();
-        let ctx = FetchContext {
-            store: self.inner.clone(),
-            array: self.path.clone(),
-            owned: self.owned.clone(),
-            binding: self.binding.clone(),
-        };
+        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
         let mut spans = grid.spans(&pieces);
         let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
         loop {
@@ -823,26 +989,8 @@ impl ArrayReader {
     async fn lookup(&self, spans: Vec<crate::grid::ChunkSpan>) -> Result<Vec<ChunkRead>, ReadError> {
         let grid = &self.metadata.chunk_grid;
         let linear: Vec<u64> = spans.iter().map(|span| grid.linear_index(&span.coords)).collect();
-        // Spans of a selection that cuts across the fastest dimension alternate between blocks: fetch
-        // each block once.
-        let mut blocks = std::collections::BTreeMap::new();
-        for &l in &linear {
-            let block = self.manifest.block_of(l);
-            if let std::collections::btree_map::Entry::Vacant(slot) = blocks.entry(block) {
-                slot.insert(self.block(block).await?);
-            }
-        }
-        let reads = spans
-            .into_iter()
-            .zip(linear)
-            .map(|(span, l)| {
-                let block = self.manifest.block_of(l);
-                let start = self.manifest.block_chunks(block).start;
-                let entry = blocks.get(&block).map_or(ChunkEntry::Missing, |entries| entries[(l - start) as usize]);
-                ChunkRead::new(span, entry)
-            })
-            .collect();
-        Ok(reads)
+        let entries = self.index.entries_at(&self.inner, &self.path, &linear).await?;
+        Ok(spans.into_iter().zip(entries).map(|(span, entry)| ChunkRead::new(span, entry)).collect())
     }
 
     async fn decode(
@@ -854,7 +1002,7 @@ impl ArrayReader {
         let fetched = task
             .await
             .map_err(|e| ReadError::Output { array: self.path.clone(), reason: format!("fetch task failed: {e}") })??;
-        let names = |id: u32| self.inner.sources.get(id).map_or_else(|| format!("source {id}"), |f| f.location.clone());
+        let names = |id: u32| self.inner.sources.get(id).map_or_else(|| format!("source {id}"), |f| f.location);
         let ctx = DecodeContext { array: &self.path, store: &self.inner.location, source_name: &names };
         let mut decode = move || decode_batch(&fetched, &self.metadata, out, out_shape, &ctx);
         // Decoding is CPU work on rayon: on a multi-threaded runtime this worker tells tokio it blocks,

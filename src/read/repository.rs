@@ -1,56 +1,210 @@
-//! Icechunk repositories opened through [`Store::open_with`](super::Store::open_with): the branch's
-//! nodes and chunk references are read (sources fingerprinted and checked against the references'
-//! checksums, unless source checks are off) and written as a native store in a private temporary
-//! directory, which the returned store serves and removes when its last clone is dropped. Reads,
-//! `info` and `verify` then behave exactly as on a native store.
+//! Icechunk repositories opened through [`Store::open_with`](super::Store::open_with), read lazily.
 //!
-//! The whole branch is read at open: seconds for 10^7 references. Reading only the manifests a
-//! selection touches is the next step for large repositories.
+//! Opening reads the branch's snapshot only: its nodes (every group's and array's `zarr.json`, each
+//! array's list of manifests and their extents) and the summary vzarr recorded with it. The summary
+//! becomes the store's [`StoreInfo`] after its arrays and grid sizes are checked against the nodes.
+//! Chunk references are read when a selection needs them, a block of an array at a time
+//! ([`ArrayChunks`]), each block checked against the digest the summary records; sources are
+//! numbered as references name them, and each is checked against its references' checksum (not
+//! modified after the repository was written) when first read. Reading one chunk of a repository
+//! of 10^7 references fetches the snapshot and one manifest.
+//!
+//! A repository another tool wrote has no summary: its arrays' chunk counts are unknown until read
+//! (`info` counts them), and blocks are checked only structurally.
 
-use std::path::PathBuf;
+mod chunks;
+
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures::FutureExt;
+use icechunk::format::snapshot::{NodeData, Snapshot};
+use icechunk::repository::VersionInfo;
+
+pub(crate) use chunks::ArrayChunks;
+use chunks::{ArrayNode, ManifestSpan};
+
 use super::{OpenOptions, ReadError, Store};
-use crate::store::{one_line, read_branch, read_icechunk, NativeWriter, WriteOptions, Writer};
+use crate::metadata::{group_from_json, group_json, to_text, ArrayMetadata};
+use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, StoreInfo, SUMMARY_PROPERTY};
 
-/// A directory removed on drop.
-struct TemporaryView(PathBuf);
+/// What a store opened on a repository's branch serves beside its [`StoreInfo`].
+#[derive(Debug)]
+pub(crate) struct RepositoryView {
+    /// Per node path (`""` for the root): its `zarr.json` as a native store writes it.
+    nodes: HashMap<String, bytes::Bytes>,
+    /// Per array path: its metadata and chunk references.
+    arrays: HashMap<String, (ArrayMetadata, Arc<ArrayChunks>)>,
+    /// Whether the snapshot carries vzarr's summary (its counts are then known without reading).
+    summarized: bool,
+}
 
-impl Drop for TemporaryView {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl RepositoryView {
+    /// The `zarr.json` of node `path`.
+    pub(crate) fn node_metadata(&self, path: &str) -> Option<bytes::Bytes> {
+        self.nodes.get(path).cloned()
+    }
+
+    /// Array `path`'s metadata and chunk references.
+    pub(crate) fn array(&self, path: &str) -> Option<(ArrayMetadata, Arc<ArrayChunks>)> {
+        self.arrays.get(path).map(|(m, c)| (m.clone(), c.clone()))
+    }
+
+    /// Whether the snapshot carries vzarr's summary.
+    pub(crate) fn summarized(&self) -> bool {
+        self.summarized
     }
 }
 
 /// The store serving `branch` of the repository at `location`.
 ///
 /// # Errors
-/// [`ReadError::Repository`] when the repository, the branch or a source cannot be read.
+/// [`ReadError::Repository`] when the repository, the branch or its snapshot cannot be read.
 pub(crate) async fn open_repository(location: &str, branch: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    // The repository's own errors name it already: the prefix is not repeated.
-    let failed = |source: crate::read::BoxError| {
-        let text = one_line(&source.to_string());
-        let text = text.strip_prefix(&format!("{location}: ")).map_or(text.clone(), str::to_string);
-        ReadError::Repository { location: location.to_string(), source: text.into() }
-    };
-    let dataset = if options.check_sources {
-        read_icechunk(location, branch, &options.remote).await
-    } else {
-        read_branch(location, branch, &options.remote).await.map(|stored| stored.dataset)
-    }
-    .map_err(|e| failed(e.into()))?;
-    let view = TemporaryView(private_temp_dir().map_err(|e| failed(e.into()))?);
-    let native = view.0.join("view.vzarr");
-    NativeWriter.write(&dataset, &native, &WriteOptions::default()).map_err(|e| failed(e.into()))?;
-    let store = Store::open_native(&native.display().to_string(), options).await?;
-    Ok(store.into_view_of(location, Arc::new(view)))
+    // Icechunk panics on some damaged snapshots (an unknown node type in the flatbuffer): the panic
+    // becomes this repository's error.
+    let opened = std::panic::AssertUnwindSafe(open_view(location, branch, &options.remote)).catch_unwind().await;
+    let opened = opened.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(IcechunkError::Repository {
+            repo: location.to_string(),
+            what: "reading the branch".into(),
+            reason: format!("Icechunk failed on it ({message}): the repository is damaged"),
+        })
+    });
+    let (info, view) = opened.map_err(|e| repository_error(location, &e.to_string()))?;
+    Store::open_view(location, info, Arc::new(view), options)
 }
 
-/// A new directory only this user can enter, under the system's temporary directory.
-fn private_temp_dir() -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("vzarr-icechunk-{}-{nanos}", std::process::id()));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
+/// A repository's error in one line, its location said once.
+pub(crate) fn repository_error(location: &str, text: &str) -> ReadError {
+    let text = one_line(text);
+    let text = text.strip_prefix(&format!("{location}: ")).map_or(text.clone(), str::to_string);
+    ReadError::Repository { location: location.to_string(), source: text.into() }
+}
+
+async fn open_view(
+    repo: &str,
+    branch: &str,
+    remote: &crate::source::RemoteOptions,
+) -> Result<(StoreInfo, RepositoryView), IcechunkError> {
+    let (repository, id) = crate::store::open_branch(repo, branch, remote).await?;
+    let snapshot_name = format!("snapshot {id} (snapshots/{id})");
+    let failed = |what: &str, e: String| IcechunkError::Repository {
+        repo: repo.to_string(),
+        what: format!("{what} {snapshot_name}"),
+        reason: damaged(&e),
+    };
+    let version = VersionInfo::SnapshotId(id.clone());
+    crate::store::check_manifest_files(&repository, &version).await.map_err(|e| failed("reading", e))?;
+    let assets = Arc::clone(repository.asset_manager());
+    let snapshot = assets.fetch_snapshot(&id).await.map_err(|e| failed("reading", e.to_string()))?;
+    let summary = summary(&snapshot).map_err(|e| failed("reading", e))?;
+    let sizes: HashMap<_, u64> = snapshot
+        .manifest_files()
+        .map(|file| file.map(|f| (f.id, f.size_bytes)))
+        .collect::<Result<_, _>>()
+        .map_err(|e| failed("reading", e.to_string()))?;
+    let mut view = RepositoryView { nodes: HashMap::new(), arrays: HashMap::new(), summarized: summary.is_some() };
+    let mut groups = Vec::new();
+    let mut arrays = Vec::new();
+    for node in snapshot.iter() {
+        let node = node.map_err(|e| failed("listing the nodes of", e.to_string()))?;
+        let path = node.path.to_string().trim_start_matches('/').to_string();
+        let name = if path.is_empty() { "/".to_string() } else { path.clone() };
+        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: name.clone(), reason };
+        let metadata_error = |e: String| bad(format!("its zarr.json in {snapshot_name} is damaged: {e}"));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&node.user_data).map_err(|e| metadata_error(e.to_string()))?;
+        match node.node_data {
+            NodeData::Group => {
+                let attributes = group_from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+                view.nodes.insert(path.clone(), to_text(&group_json(&attributes)).into_bytes().into());
+                groups.push(path);
+            }
+            NodeData::Array { shape, manifests, .. } => {
+                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+                let grid_shape = metadata.chunk_grid.grid_shape();
+                let icechunk_shape: Vec<u64> = shape.num_chunks().map(u64::from).collect();
+                if grid_shape != icechunk_shape {
+                    return Err(bad(format!(
+                        "its zarr.json gives a grid of {grid_shape:?} chunks, the snapshot {icechunk_shape:?}: the \
+                         repository is damaged"
+                    )));
+                }
+                let recorded = summary.as_ref().and_then(|s| s.arrays.iter().find(|a| a.path == path));
+                let digests = recorded.and_then(|a| a.block_digests.clone()).map(|d| (d.chunks, d.digests));
+                let manifests = manifests
+                    .into_iter()
+                    .map(|m| ManifestSpan {
+                        size: sizes.get(&m.object_id).copied().unwrap_or(0),
+                        id: m.object_id,
+                        extents: m.extents,
+                    })
+                    .collect();
+                let array = ArrayNode { path: path.clone(), node: node.id, manifests, grid_shape, digests };
+                let chunks = ArrayChunks::new(repo, array, Arc::clone(&assets)).map_err(bad)?;
+                view.nodes.insert(path.clone(), to_text(&metadata.to_json()).into_bytes().into());
+                arrays.push(ArrayInfo::of_grid(&path, metadata.chunk_grid.num_chunks()));
+                view.arrays.insert(path, (metadata, Arc::new(chunks)));
+            }
+        }
+    }
+    let info = match summary {
+        Some(summary) => {
+            check_summary(&summary, &arrays).map_err(|e| failed("checking the nodes against the summary of", e))?;
+            summary
+        }
+        None => {
+            groups.sort();
+            foreign_info(groups, arrays)
+        }
+    };
+    Ok((info, view))
+}
+
+/// The vzarr summary recorded with the snapshot, when vzarr wrote it.
+fn summary(snapshot: &Snapshot) -> Result<Option<StoreInfo>, String> {
+    let properties = snapshot.metadata().map_err(|e| e.to_string())?;
+    let Some(value) = properties.get(SUMMARY_PROPERTY) else { return Ok(None) };
+    let summary = serde_json::from_value(value.clone()).map_err(|e| format!("its vzarr summary is damaged: {e}"))?;
+    Ok(Some(summary))
+}
+
+/// Checks that the snapshot's arrays are those of its summary, each with the grid size recorded.
+fn check_summary(summary: &StoreInfo, arrays: &[ArrayInfo]) -> Result<(), String> {
+    for array in arrays {
+        let Some(recorded) = summary.arrays.iter().find(|a| a.path == array.path) else {
+            return Err(format!("array {} is not in the snapshot's summary: the repository is damaged", array.path));
+        };
+        if recorded.chunks != array.chunks {
+            return Err(format!(
+                "array {} has {} chunks in its zarr.json but {} in the snapshot's summary: the repository is damaged",
+                array.path, array.chunks, recorded.chunks
+            ));
+        }
+    }
+    if let Some(missing) = summary.arrays.iter().find(|a| !arrays.iter().any(|b| b.path == a.path)) {
+        return Err(format!("array {} of the snapshot's summary has no node: the repository is damaged", missing.path));
+    }
+    Ok(())
+}
+
+/// The summary of a repository another tool wrote: its nodes, chunk counts unknown (zero).
+fn foreign_info(groups: Vec<String>, arrays: Vec<ArrayInfo>) -> StoreInfo {
+    StoreInfo {
+        format: "icechunk".into(),
+        format_version: crate::store::STORE_FORMAT_VERSION,
+        generator: String::new(),
+        sources: 0,
+        groups,
+        arrays,
+        provenance: Default::default(),
+        warnings: Vec::new(),
+        source_containers: Vec::new(),
+    }
 }

@@ -123,7 +123,7 @@ pub(crate) fn checked_nodes(store: &Store) -> Result<(Vec<String>, Vec<String>),
 /// The local paths an output made from `store` must not replace or contain: the store and its
 /// sources.
 pub fn store_inputs(store: &Store) -> Vec<PathBuf> {
-    let mut inputs = super::local_sources(store.sources());
+    let mut inputs = super::local_sources(&store.sources());
     if !crate::source::is_url(store.location()) {
         inputs.push(PathBuf::from(store.location()));
     }

@@ -125,8 +125,9 @@ pub async fn export_kerchunk(
     destination: &Path,
     options: &KerchunkOptions,
 ) -> Result<KerchunkReport, ExportError> {
+    let sources = store.all_sources().await?;
     store.authorize_references()?;
-    let urls = source_urls(store.sources(), &options.url_prefixes)?;
+    let urls = source_urls(&sources, &options.url_prefixes)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {
         let mut refs = RefsWriter::create(&staging, &urls)?;

@@ -41,6 +41,21 @@ pub struct ArrayInfo {
     /// (`store/icechunk/digest`), which a reader checks the manifests against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub references_digest: Option<String>,
+    /// Icechunk snapshots only: the same digest per block of chunks, which a reader loading the
+    /// manifests one block at a time checks each block against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_digests: Option<BlockDigests>,
+}
+
+/// Digests of an array's chunks in blocks of `chunks` chunks, in linear (row-major) order; the
+/// last block may be shorter. Blocks are runs of whole rows along the first axis, as the
+/// manifests are split.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockDigests {
+    /// Chunks per block.
+    pub chunks: u64,
+    /// One digest per block, as 16 hexadecimal digits.
+    pub digests: Vec<String>,
 }
 
 /// The `vzarr.json` document.
@@ -95,6 +110,19 @@ impl ArrayInfo {
             stats: array.chunks.stats(),
             rewritten_chunks: array.rewritten_chunks,
             references_digest: None,
+            block_digests: None,
+        }
+    }
+
+    /// An array of `chunks` chunks whose contents are not counted (all statistics zero).
+    pub(crate) fn of_grid(path: &str, chunks: u64) -> Self {
+        ArrayInfo {
+            path: path.to_string(),
+            chunks,
+            stats: ChunkStats::default(),
+            rewritten_chunks: 0,
+            references_digest: None,
+            block_digests: None,
         }
     }
 }

@@ -125,6 +125,8 @@ pub async fn materialize(
     options: &MaterializeOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<MaterializeReport, ExportError> {
+    // Every source known (a repository names them in its manifests) before the output's checks.
+    store.all_sources().await?;
     let (groups, arrays) = checked_nodes(store)?;
     let extents = file_extents(store);
     let build = |root: std::path::PathBuf| async move {

@@ -96,6 +96,7 @@ fn write_array(
         stats: array.chunks.stats(),
         rewritten_chunks: array.rewritten_chunks,
         references_digest: None,
+        block_digests: None,
     })
 }
 

@@ -6,17 +6,60 @@
 //! source location (the virtual chunk URL), offset and length, or its stored bytes. It is a 64-bit
 //! mixing hash over 64-bit words (not cryptographic: it detects damage, not tampering), about a
 //! nanosecond a word, so 10^7 references cost tens of milliseconds.
+//!
+//! Two digests are recorded: one of the whole array (checked by readers that load the whole branch,
+//! `vzarr append` and earlier vzarr versions), and one per block of whole rows, the blocks the
+//! manifests are split into (checked by the lazy reader, `read/repository`, as it loads each block).
 
 use crate::dataset::VirtualArray;
 use crate::manifest::ChunkEntry;
+use crate::store::BlockDigests;
 
 /// The digest of `array`'s chunks, with `url(source)` the virtual chunk URL of each source id, as
 /// 16 hexadecimal digits. `None` when a source id has no URL.
 pub(crate) fn references_digest<'u>(array: &VirtualArray, url: impl Fn(u32) -> Option<&'u str>) -> Option<String> {
+    let entries = array.chunks.entries.iter().enumerate().map(|(linear, entry)| (linear as u64, *entry));
+    chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))
+}
+
+/// The digests of `array`'s chunks in blocks of `per_block` chunks (linear order; the last block
+/// may be shorter): what a lazy reader checks each block of chunks it loads against.
+pub(crate) fn block_digests<'u>(
+    array: &VirtualArray,
+    per_block: u64,
+    url: impl Fn(u32) -> Option<&'u str> + Copy,
+) -> Option<BlockDigests> {
+    let n = array.chunks.entries.len() as u64;
+    let per_block = per_block.max(1);
+    let mut digests = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let end = start.saturating_add(per_block).min(n);
+        let entries = (start..end).map(|linear| (linear, array.chunks.entries[linear as usize]));
+        digests.push(chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))?);
+        start = end;
+    }
+    Some(BlockDigests { chunks: per_block, digests })
+}
+
+fn owned_slice(owned: &[u8], offset: u64, length: u64) -> Option<&[u8]> {
+    let from = usize::try_from(offset).ok()?;
+    let to = usize::try_from(offset.checked_add(length)?).ok()?;
+    owned.get(from..to)
+}
+
+/// The digest of chunks given as `(linear index, entry)` in increasing linear order: `url(source)`
+/// names each source id's virtual chunk URL, `owned(offset, length)` gives a store-owned chunk's
+/// bytes. `None` when a source has no URL or an owned chunk no bytes.
+pub(crate) fn chunks_digest<'u, 'o>(
+    entries: impl Iterator<Item = (u64, ChunkEntry)>,
+    url: impl Fn(u32) -> Option<&'u str>,
+    owned: impl Fn(u64, u64) -> Option<&'o [u8]>,
+) -> Option<String> {
     let mut urls: Vec<Option<u64>> = Vec::new();
     let mut hash = Mix::default();
-    for (linear, entry) in array.chunks.entries.iter().enumerate() {
-        match *entry {
+    for (linear, entry) in entries {
+        match entry {
             ChunkEntry::Missing => continue,
             ChunkEntry::Source { source, offset, length } => {
                 let slot = source as usize;
@@ -31,13 +74,10 @@ pub(crate) fn references_digest<'u>(array: &VirtualArray, url: impl Fn(u32) -> O
                         h
                     }
                 };
-                hash.words(&[linear as u64, 1, location, offset, length]);
+                hash.words(&[linear, 1, location, offset, length]);
             }
             ChunkEntry::Owned { offset, length } => {
-                let from = usize::try_from(offset).ok()?;
-                let to = usize::try_from(offset.checked_add(length)?).ok()?;
-                let bytes = array.chunks.owned.get(from..to)?;
-                hash.words(&[linear as u64, 2, Mix::of_bytes(bytes), length]);
+                hash.words(&[linear, 2, Mix::of_bytes(owned(offset, length)?), length]);
             }
         }
     }

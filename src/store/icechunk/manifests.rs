@@ -45,13 +45,7 @@ pub(super) fn plan(dataset: &VirtualDataset, per_manifest: u64) -> Vec<Piece> {
     let mut pieces = Vec::new();
     for (index, array) in dataset.arrays.iter().enumerate() {
         let n = array.chunks.entries.len() as u64;
-        let step = match array.metadata.chunk_grid.grid_shape().first() {
-            Some(&rows) if n > per_manifest && rows > 0 => {
-                let per_row = (n / rows).max(1);
-                per_row * (per_manifest / per_row).max(1)
-            }
-            _ => n.max(1),
-        };
+        let step = chunks_per_manifest(array, per_manifest);
         let mut start = 0;
         while start < n {
             let end = start.saturating_add(step).min(n);
@@ -60,6 +54,20 @@ pub(super) fn plan(dataset: &VirtualDataset, per_manifest: u64) -> Vec<Piece> {
         }
     }
     pieces
+}
+
+/// The chunks of each of `array`'s manifests (the last may hold fewer): whole rows along the
+/// first axis, at most `per_manifest` chunks (one row when a row alone is larger), or the whole
+/// array when it has no more chunks than that.
+pub(super) fn chunks_per_manifest(array: &VirtualArray, per_manifest: u64) -> u64 {
+    let n = array.chunks.entries.len() as u64;
+    match array.metadata.chunk_grid.grid_shape().first() {
+        Some(&rows) if n > per_manifest && rows > 0 => {
+            let per_row = (n / rows).max(1);
+            per_row * (per_manifest / per_row).max(1)
+        }
+        _ => n.max(1),
+    }
 }
 
 /// One built manifest and the extents of the chunks it holds.

@@ -158,12 +158,29 @@ async fn read_branch_unguarded(
     branch: &str,
     remote: &RemoteOptions,
 ) -> Result<StoredBranch, IcechunkError> {
+    let (repository, snapshot) = open_branch(repo, branch, remote).await?;
+    let version = VersionInfo::SnapshotId(snapshot.clone());
+    let mut stored = read_version(&repository, &version, repo).await?;
+    stored.snapshot = snapshot.to_string();
+    Ok(stored)
+}
+
+/// The repository at `repo` and the snapshot its `branch` points at.
+///
+/// # Errors
+/// [`IcechunkError::NoBranch`] for a branch the repository lacks (naming those it has), else
+/// [`IcechunkError::Repository`].
+pub(crate) async fn open_branch(
+    repo: &str,
+    branch: &str,
+    remote: &RemoteOptions,
+) -> Result<(Repository, icechunk::format::SnapshotId), IcechunkError> {
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
     let repository = Repository::open(storage).execute().await.map_err(|e| failed("opening", e.to_string()))?;
-    let snapshot = match repository.lookup_branch(branch).await {
-        Ok(snapshot) => snapshot,
+    match repository.lookup_branch(branch).await {
+        Ok(snapshot) => Ok((repository, snapshot)),
         Err(e) => {
             let branches = repository.list_branches().await.map_err(|_| failed("opening the branch", e.to_string()))?;
             if branches.contains(branch) {
@@ -171,13 +188,9 @@ async fn read_branch_unguarded(
             }
             let available: Vec<&str> = branches.iter().map(String::as_str).collect();
             let (repo, branch, available) = (repo.to_string(), branch.to_string(), available.join(", "));
-            return Err(IcechunkError::NoBranch { repo, branch, available });
+            Err(IcechunkError::NoBranch { repo, branch, available })
         }
-    };
-    let version = VersionInfo::SnapshotId(snapshot.clone());
-    let mut stored = read_version(&repository, &version, repo).await?;
-    stored.snapshot = snapshot.to_string();
-    Ok(stored)
+    }
 }
 
 /// Replaces the sources at `locations` by their fingerprints now (size, modification time), each
@@ -282,7 +295,7 @@ fn table(files: Vec<SourceFile>) -> crate::manifest::SourceTable {
 
 /// A source as the references record it: its location (a local path for `file://` URLs, as a scan
 /// names it), no size, the checksum's second as modification time.
-fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
+pub(crate) fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
     let path = url.starts_with("file://").then(|| url::Url::parse(url).ok()?.to_file_path().ok()).flatten();
     let location = path.map_or_else(|| url.to_string(), |p| crate::source::location_for_path(&p));
     SourceFile::new(location, 0, seconds.map(|s| i64::from(s) * 1_000_000_000))
@@ -300,7 +313,7 @@ async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Optio
 }
 
 /// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
-fn damaged(reason: &str) -> String {
+pub(crate) fn damaged(reason: &str) -> String {
     let reason = crate::store::one_line(reason);
     match reason.as_str() {
         "Invalid Icechunk metadata file" | "I/O error" | "invalid magic numbers in file" => {
@@ -313,7 +326,7 @@ fn damaged(reason: &str) -> String {
 
 /// Refuses a snapshot that gives one of its manifest files an absurd size (a damaged snapshot),
 /// before Icechunk sizes requests by it.
-async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), String> {
+pub(crate) async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), String> {
     let VersionInfo::SnapshotId(id) = version else { return Ok(()) };
     let snapshot = repository.asset_manager().fetch_snapshot(id).await.map_err(|e| e.to_string())?;
     for file in snapshot.manifest_files() {
@@ -443,7 +456,11 @@ async fn chunk_table(
 
 /// The source at virtual chunk URL `url`, fingerprinted now; refused when modified after
 /// `checksum` (seconds since the epoch).
-async fn fingerprint(url: &str, checksum: Option<u32>, remote: &RemoteOptions) -> Result<SourceFile, IcechunkError> {
+pub(crate) async fn fingerprint(
+    url: &str,
+    checksum: Option<u32>,
+    remote: &RemoteOptions,
+) -> Result<SourceFile, IcechunkError> {
     let bad = |reason: String| IcechunkError::Location { location: url.to_string(), reason };
     let file = if url.starts_with("file://") {
         let path = url::Url::parse(url)

@@ -86,7 +86,8 @@ pub(super) async fn update(
     let message = options.message.clone().unwrap_or_else(|| format!("vzarr {}", env!("CARGO_PKG_VERSION")));
     let snapshot = {
         let mut session = session.write().await;
-        let commit = session.commit(&message).properties(properties(dataset)).anonymous();
+        let commit =
+            session.commit(&message).properties(properties(dataset, options.manifest_chunks.max(1))).anonymous();
         commit.execute().await.map_err(|e| failed("writing the new snapshot", e.to_string()))?
     };
     crash_point("icechunk-snapshot-written");

@@ -27,7 +27,7 @@ use icechunk::store::SetVirtualRefsResult;
 use icechunk::{Repository, RepositoryConfig, Store};
 use serde_json::Value;
 
-use super::digest::references_digest;
+use super::digest::{block_digests, references_digest};
 use super::location::{
     checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
 };
@@ -107,7 +107,13 @@ async fn commit(
     let temporary = temporary_branch();
     repository.create_branch(&temporary, &base).await.map_err(failed("creating a temporary branch"))?;
     let message = options.message.clone().unwrap_or_else(|| default_message(dataset));
-    let commit = Commit { dataset, sources, pieces: &pieces, message: &message, properties: properties(dataset) };
+    let commit = Commit {
+        dataset,
+        sources,
+        pieces: &pieces,
+        message: &message,
+        properties: properties(dataset, options.manifest_chunks.max(1)),
+    };
     let written = write_snapshot(repository, &temporary, &base, commit, repo).await;
     let moved = match written {
         Ok((snapshot, manifests)) => move_branch(repository, &options.branch, target_exists, &snapshot, &base, repo)
@@ -257,13 +263,20 @@ pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryCo
 }
 
 /// The snapshot properties: the native store's summary (`vzarr.json`: provenance, warnings, array
-/// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again.
-pub(super) fn properties(dataset: &VirtualDataset) -> icechunk::format::snapshot::SnapshotProperties {
+/// statistics) under the key [`SUMMARY_PROPERTY`], so `read`/`info`/`verify` find it again, with
+/// each array's digests: of all its chunks, and of each manifest's chunks (`per_manifest`: the
+/// splits of [`manifests::plan`]).
+pub(super) fn properties(
+    dataset: &VirtualDataset,
+    per_manifest: u64,
+) -> icechunk::format::snapshot::SnapshotProperties {
     let urls: Vec<String> =
         sources(dataset).map(|(s, _)| s.urls.iter().map(|u| u.url().to_string()).collect()).unwrap_or_default();
     let arrays = dataset.arrays.iter().map(|array| {
         let mut info = ArrayInfo::of(array);
-        info.references_digest = references_digest(array, |id| urls.get(id as usize).map(String::as_str));
+        let url = |id: u32| urls.get(id as usize).map(String::as_str);
+        info.references_digest = references_digest(array, url);
+        info.block_digests = block_digests(array, manifests::chunks_per_manifest(array, per_manifest), url);
         info
     });
     let info = StoreInfo::of(dataset, "vzarr", arrays.collect());
