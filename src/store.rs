@@ -14,7 +14,7 @@ mod export;
 #[cfg(feature = "icechunk")]
 mod icechunk;
 mod kerchunk;
-mod layout;
+pub(crate) mod layout;
 mod materialize;
 mod native;
 mod publish;

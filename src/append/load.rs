@@ -8,10 +8,11 @@ use std::path::Path;
 
 use super::AppendError;
 use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
-use crate::manifest::binding::{metadata_digest, sha256, Binding, FOOTER_LEN};
+use crate::manifest::binding::{sha256, Binding, FOOTER_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
 use crate::metadata::{group_from_json, ArrayMetadata};
-use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+use crate::store::layout::node_file;
+use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 
 /// Reads the native store at `root` into a dataset: sources, groups, arrays with every chunk entry
 /// and their owned bytes, provenance and warnings (each array's `rewritten_chunks` from `vzarr.json`).
@@ -19,12 +20,7 @@ use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FOR
 /// # Errors
 /// [`AppendError::Store`] naming the store file that is missing or invalid.
 pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
-    let info: StoreInfo = serde_json::from_slice(&read(root, STORE_INFO_FILE)?)
-        .map_err(|e| store_error(root, STORE_INFO_FILE, e.to_string()))?;
-    if info.format != "vzarr" || info.format_version > STORE_FORMAT_VERSION {
-        let reason = format!("not a vzarr store this version reads (format {:?} {})", info.format, info.format_version);
-        return Err(store_error(root, STORE_INFO_FILE, reason));
-    }
+    let info = StoreInfo::parse(&read(root, STORE_INFO_FILE)?).map_err(|e| store_error(root, STORE_INFO_FILE, e))?;
     let sources_bytes = read(root, SOURCES_FILE)?;
     let sources_digest = sha256(&sources_bytes);
     let sources = SourceTable::decode(&sources_bytes).map_err(|e| store_error(root, SOURCES_FILE, e.to_string()))?;
@@ -121,20 +117,9 @@ fn bound(
     let split = (FOOTER_LEN as usize).min(trailer.len());
     let (mut binding, count) = Binding::parse_footer(&trailer[..split], owned).map_err(|e| e.to_string())?;
     binding.parse_sums(&trailer[split..], count).map_err(|e| e.to_string())?;
-    if binding.metadata_digest != metadata_digest(doc) {
-        return Err("integrity: zarr.json is not the metadata this manifest was written for".into());
-    }
-    if binding.sources_digest != *sources_digest {
-        return Err("integrity: sources.bin is not the source table this manifest indexes".into());
-    }
-    Ok(binding)
-}
-
-fn node_file(path: &str, file: &str) -> String {
-    if path.is_empty() {
-        file.to_string()
-    } else {
-        format!("{path}/{file}")
+    match binding.mismatch(doc, sources_digest) {
+        Some(reason) => Err(format!("integrity: {reason}")),
+        None => Ok(binding),
     }
 }
 

@@ -92,6 +92,21 @@ fn canonical(value: &serde_json::Value, out: &mut String) {
 }
 
 impl Binding {
+    /// Why the array's `zarr.json` (`doc`) or the store's `sources.bin` (SHA-256 `sources_digest`)
+    /// is not what this manifest was written for, or `None` when both are: the native store's one
+    /// binding check, shared by its reader and `append`.
+    #[must_use]
+    pub fn mismatch(&self, doc: &serde_json::Value, sources_digest: &[u8; 32]) -> Option<String> {
+        let what = if self.metadata_digest != metadata_digest(doc) {
+            format!("zarr.json ({})", DECODING_FIELDS.join(", "))
+        } else if self.sources_digest != *sources_digest {
+            "sources.bin".to_string()
+        } else {
+            return None;
+        };
+        Some(format!("{what} differs from the one its manifest was written for (edited or swapped?)"))
+    }
+
     /// The binding of an array: digests plus the CRC-32C of each owned range of `entries` in
     /// `owned` (ranges outside `owned` are left out; the writer has checked them).
     pub fn new(metadata_digest: [u8; 32], sources_digest: [u8; 32], entries: &[ChunkEntry], owned: &[u8]) -> Self {

@@ -12,11 +12,11 @@ use super::plan::{split_by_bytes, Batch, ChunkRead};
 use super::sources::SourceRegistry;
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
-use crate::manifest::binding::{metadata_digest, sha256, Binding, DECODING_FIELDS, FOOTER_LEN, OWNED_SUM_LEN};
+use crate::manifest::binding::{sha256, Binding, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::{is_url, resolve_with, ObjectLocation, RemoteOptions};
-use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 use crate::trust::Authorization;
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
@@ -646,19 +646,12 @@ impl Store {
 impl Store {
     /// Compares a manifest's binding with the array's `zarr.json` and the store's `sources.bin`.
     fn check_binding(&self, path: &str, binding: &Binding, doc: &serde_json::Value) -> Result<(), ReadError> {
-        let mismatch = |what: &str| ReadError::Integrity {
-            location: self.inner.location.clone(),
-            array: path.to_string(),
-            reason: format!("{what} differs from the one its manifest was written for (edited or swapped?)"),
-        };
-        if binding.metadata_digest != metadata_digest(doc) {
-            let fields = DECODING_FIELDS.join(", ");
-            return Err(mismatch(&format!("zarr.json ({fields})")));
+        match binding.mismatch(doc, &self.inner.sources_digest) {
+            None => Ok(()),
+            Some(reason) => {
+                Err(ReadError::Integrity { location: self.inner.location.clone(), array: path.to_string(), reason })
+            }
         }
-        if binding.sources_digest != self.inner.sources_digest {
-            return Err(mismatch(SOURCES_FILE));
-        }
-        Ok(())
     }
 }
 
@@ -677,22 +670,11 @@ fn empty_info() -> StoreInfo {
 }
 
 fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
-    let bad = |reason: String| ReadError::Store {
+    StoreInfo::parse(bytes).map_err(|reason| ReadError::Store {
         location: location.to_string(),
         what: format!("parsing {STORE_INFO_FILE}"),
         source: reason.into(),
-    };
-    let info: StoreInfo = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-    if info.format != "vzarr" {
-        return Err(bad(format!("not a vzarr store (format {:?})", info.format)));
-    }
-    if info.format_version > STORE_FORMAT_VERSION {
-        return Err(bad(format!(
-            "store format version {} is newer than this vzarr reads ({STORE_FORMAT_VERSION}); upgrade vzarr",
-            info.format_version
-        )));
-    }
-    Ok(info)
+    })
 }
 
 /// Reads a manifest's header and index and, when `bound` (store format 2), its binding trailer

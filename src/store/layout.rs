@@ -26,6 +26,15 @@ pub const OWNED_FILE: &str = "owned.bin";
 /// Version of the native store layout; bumped on every incompatible change.
 pub const STORE_FORMAT_VERSION: u32 = 2;
 
+/// The file `file` of node `path` (`""`: the root) inside a native store: `tas/zarr.json`.
+pub(crate) fn node_file(path: &str, file: &str) -> String {
+    if path.is_empty() {
+        file.to_string()
+    } else {
+        format!("{path}/{file}")
+    }
+}
+
 /// One array as summarised in `vzarr.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArrayInfo {
@@ -84,6 +93,25 @@ pub struct StoreInfo {
 }
 
 impl StoreInfo {
+    /// A native store's `vzarr.json`, checked to be a vzarr store of a format version this vzarr
+    /// reads: the one place both the reader and `append` parse it.
+    ///
+    /// # Errors
+    /// One phrase: not JSON of this shape, not a vzarr store, or a newer format version.
+    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
+        let info: StoreInfo = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if info.format != "vzarr" {
+            return Err(format!("not a vzarr store (format {:?})", info.format));
+        }
+        if info.format_version > STORE_FORMAT_VERSION {
+            return Err(format!(
+                "store format version {} is newer than this vzarr reads ({STORE_FORMAT_VERSION}); upgrade vzarr",
+                info.format_version
+            ));
+        }
+        Ok(info)
+    }
+
     /// The summary every writer records of `dataset` (a native store's `vzarr.json`, a kerchunk
     /// file's and an Icechunk snapshot's summary), written as `format` with `arrays`.
     pub(crate) fn of(dataset: &VirtualDataset, format: &str, arrays: Vec<ArrayInfo>) -> Self {
