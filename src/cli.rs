@@ -28,6 +28,7 @@ mod scan;
 mod trust;
 #[cfg(feature = "verify")]
 mod verify;
+mod write;
 
 use std::ffi::OsString;
 

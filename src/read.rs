@@ -18,6 +18,8 @@ pub mod blocking;
 mod decode;
 mod fetch;
 mod index;
+mod inner;
+mod objects;
 mod open;
 mod plan;
 mod references;

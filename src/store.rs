@@ -162,3 +162,10 @@ pub trait Writer {
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError>;
 }
+
+/// The [`WriteError::Io`] of doing `what` to `path`.
+pub(crate) fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
+    let path = path.to_path_buf();
+    let what = what.to_string();
+    move |source| WriteError::Io { path, what, source }
+}

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 
 use super::args::{MergeArgs, ScanArgs};
 use super::progress::bar;
-use super::scan::{write_combined, Output};
+use super::write::{write_combined, Output};
 use super::Outcome;
 use crate::parts::{inputs_digest, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
 use crate::scan::{scan_files, ScanOptions};

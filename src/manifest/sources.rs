@@ -148,6 +148,7 @@ impl SourceTable {
     }
 
     /// Replaces file `id` (nothing happens for an id not in the table).
+    #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
     pub(crate) fn replace(&mut self, id: u32, file: SourceFile) {
         if let Some(slot) = usize::try_from(id).ok().and_then(|i| self.files.get_mut(i)) {
             *slot = file;

@@ -9,15 +9,16 @@
 //! the server (412: [`ReadError::SourceChanged`]) instead of read. A reply shorter than the range asked
 //! for is asked again, then refused naming the object and the range; it never reaches a slice.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use object_store::ObjectStoreExt;
 
-use super::open::StoreInner;
+use super::inner::{check_owned, StoreInner};
 use super::plan::{Batch, FileKey, FileRequest};
 use super::{ReadError, ReadOptions};
+use crate::manifest::binding::Binding;
 use crate::source::ObjectLocation;
 
 /// What a fetch needs that outlives the caller: shared store state and the array's own files.
@@ -26,7 +27,7 @@ pub(crate) struct FetchContext {
     pub(crate) store: Arc<StoreInner>,
     pub(crate) array: String,
     /// Where the array's store-owned chunks are read.
-    pub(crate) owned: super::index::OwnedChunks,
+    pub(crate) owned: OwnedChunks,
 }
 
 /// A batch with its bytes: `data[request][range]`.
@@ -204,26 +205,85 @@ async fn get_checked(target: &Target<'_>, range: std::ops::Range<u64>) -> Result
     Err(ReadError::ShortReply { location: target.name.to_string(), start: range.start, end: range.end, got })
 }
 
-/// Fetches one whole object (store files: `vzarr.json`, `sources.bin`, `zarr.json`).
-pub(crate) async fn fetch_all(location: &ObjectLocation, display: &str, what: &str) -> Result<Bytes, ReadError> {
-    let store_error = |source: object_store::Error| ReadError::Store {
-        location: display.to_string(),
-        what: format!("reading {what}"),
-        source: source.into(),
-    };
-    location.store.get(&location.path).await.map_err(store_error)?.bytes().await.map_err(store_error)
+/// Where an array's store-owned chunks ([`ChunkEntry::Owned`]) are read.
+#[derive(Debug, Clone)]
+pub(crate) enum OwnedChunks {
+    /// A native store's `owned.bin`, with the manifest's binding (store format 2) whose checksums
+    /// the bytes are checked against.
+    File {
+        /// The `owned.bin` object.
+        location: ObjectLocation,
+        /// The manifest's binding.
+        binding: Option<Arc<Binding>>,
+    },
+    /// A repository's inline chunks and chunk objects, by slot.
+    #[cfg(feature = "icechunk")]
+    Repository(Arc<super::repository::ArrayChunks>),
+    /// A reference document's inline chunks, by index.
+    Table(Arc<super::references::ReferenceTable>),
 }
 
-/// Fetches one byte range of an object (manifest header, index and blocks).
-pub(crate) async fn fetch_range(
-    location: &ObjectLocation,
-    range: std::ops::Range<u64>,
-    display: &str,
-    what: &str,
-) -> Result<Bytes, ReadError> {
-    location.store.get_range(&location.path, range).await.map_err(|source| ReadError::Store {
-        location: display.to_string(),
-        what: format!("reading {what}"),
-        source: source.into(),
-    })
+impl OwnedChunks {
+    /// The bytes of the store-owned chunks at `ranges` (entry offsets and lengths), in order, each
+    /// checked (native stores of format 2: against the manifest's checksums).
+    pub(crate) async fn read(
+        &self,
+        store: &StoreInner,
+        array: &str,
+        ranges: &[Range<u64>],
+        fetch: impl AsyncFnOnce(&ObjectLocation, &str) -> Result<Vec<Bytes>, ReadError>,
+    ) -> Result<Vec<Bytes>, ReadError> {
+        match self {
+            OwnedChunks::File { location, binding } => {
+                let name = format!("{}/{}", store.location, array);
+                let bytes = fetch(location, &name).await?;
+                for (got, want) in bytes.iter().zip(ranges) {
+                    if got.len() as u64 != want.end - want.start {
+                        let reason = format!(
+                            "short read at offset {}: {} of {} bytes",
+                            want.start,
+                            got.len(),
+                            want.end - want.start
+                        );
+                        return Err(ReadError::SourceChanged { location: name, reason });
+                    }
+                    check_owned(binding.as_deref(), &store.location, array, want.start, got)?;
+                }
+                Ok(bytes)
+            }
+            #[cfg(feature = "icechunk")]
+            OwnedChunks::Repository(chunks) => {
+                let mut out = Vec::with_capacity(ranges.len());
+                for range in ranges {
+                    let bytes = chunks
+                        .owned_bytes(range.start)
+                        .await
+                        .map_err(|e| super::repository::repository_error(chunks.repo(), &e))?;
+                    if bytes.len() as u64 != range.end - range.start {
+                        let reason = format!(
+                            "store-owned chunk {} holds {} bytes, its entry {}",
+                            range.start,
+                            bytes.len(),
+                            range.end - range.start
+                        );
+                        return Err(super::repository::repository_error(chunks.repo(), &reason));
+                    }
+                    out.push(bytes);
+                }
+                Ok(out)
+            }
+            OwnedChunks::Table(table) => ranges
+                .iter()
+                .map(|range| {
+                    let bytes =
+                        table.owned.get(range.start as usize).filter(|b| b.len() as u64 == range.end - range.start);
+                    bytes.cloned().ok_or_else(|| ReadError::Store {
+                        location: store.location.clone(),
+                        what: array.to_string(),
+                        source: format!("no inline chunk {} of {} bytes", range.start, range.end - range.start).into(),
+                    })
+                })
+                .collect(),
+        }
+    }
 }

@@ -1,16 +1,13 @@
-//! Where an array's chunk entries and store-owned bytes come from: a native store's manifest and
-//! `owned.bin`, or an Icechunk repository's manifests and chunk objects, loaded as reads need them.
+//! Where an array's chunk entries come from: a native store's manifest, an Icechunk repository's
+//! manifests (loaded as reads need them), or a reference document's table.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
-use super::fetch::fetch_range;
-use super::open::{check_owned, StoreInner};
+use super::inner::StoreInner;
+use super::objects::fetch_range;
 use super::ReadError;
-use crate::manifest::binding::Binding;
 use crate::manifest::{ChunkEntry, ManifestIndex};
 use crate::source::ObjectLocation;
 
@@ -28,24 +25,6 @@ pub(crate) enum ChunkIndex {
     #[cfg(feature = "icechunk")]
     Repository(Arc<super::repository::ArrayChunks>),
     /// A reference document's table, read whole.
-    Table(Arc<super::references::ReferenceTable>),
-}
-
-/// Where an array's store-owned chunks ([`ChunkEntry::Owned`]) are read.
-#[derive(Debug, Clone)]
-pub(crate) enum OwnedChunks {
-    /// A native store's `owned.bin`, with the manifest's binding (store format 2) whose checksums
-    /// the bytes are checked against.
-    File {
-        /// The `owned.bin` object.
-        location: ObjectLocation,
-        /// The manifest's binding.
-        binding: Option<Arc<Binding>>,
-    },
-    /// A repository's inline chunks and chunk objects, by slot.
-    #[cfg(feature = "icechunk")]
-    Repository(Arc<super::repository::ArrayChunks>),
-    /// A reference document's inline chunks, by index.
     Table(Arc<super::references::ReferenceTable>),
 }
 
@@ -140,69 +119,4 @@ async fn native_block(
         array: array.to_string(),
         source,
     })
-}
-
-impl OwnedChunks {
-    /// The bytes of the store-owned chunks at `ranges` (entry offsets and lengths), in order, each
-    /// checked (native stores of format 2: against the manifest's checksums).
-    pub(crate) async fn read(
-        &self,
-        store: &StoreInner,
-        array: &str,
-        ranges: &[Range<u64>],
-        fetch: impl AsyncFnOnce(&ObjectLocation, &str) -> Result<Vec<Bytes>, ReadError>,
-    ) -> Result<Vec<Bytes>, ReadError> {
-        match self {
-            OwnedChunks::File { location, binding } => {
-                let name = format!("{}/{}", store.location, array);
-                let bytes = fetch(location, &name).await?;
-                for (got, want) in bytes.iter().zip(ranges) {
-                    if got.len() as u64 != want.end - want.start {
-                        let reason = format!(
-                            "short read at offset {}: {} of {} bytes",
-                            want.start,
-                            got.len(),
-                            want.end - want.start
-                        );
-                        return Err(ReadError::SourceChanged { location: name, reason });
-                    }
-                    check_owned(binding.as_deref(), &store.location, array, want.start, got)?;
-                }
-                Ok(bytes)
-            }
-            #[cfg(feature = "icechunk")]
-            OwnedChunks::Repository(chunks) => {
-                let mut out = Vec::with_capacity(ranges.len());
-                for range in ranges {
-                    let bytes = chunks
-                        .owned_bytes(range.start)
-                        .await
-                        .map_err(|e| super::repository::repository_error(chunks.repo(), &e))?;
-                    if bytes.len() as u64 != range.end - range.start {
-                        let reason = format!(
-                            "store-owned chunk {} holds {} bytes, its entry {}",
-                            range.start,
-                            bytes.len(),
-                            range.end - range.start
-                        );
-                        return Err(super::repository::repository_error(chunks.repo(), &reason));
-                    }
-                    out.push(bytes);
-                }
-                Ok(out)
-            }
-            OwnedChunks::Table(table) => ranges
-                .iter()
-                .map(|range| {
-                    let bytes =
-                        table.owned.get(range.start as usize).filter(|b| b.len() as u64 == range.end - range.start);
-                    bytes.cloned().ok_or_else(|| ReadError::Store {
-                        location: store.location.clone(),
-                        what: array.to_string(),
-                        source: format!("no inline chunk {} of {} bytes", range.start, range.end - range.start).into(),
-                    })
-                })
-                .collect(),
-        }
-    }
 }

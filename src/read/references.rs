@@ -14,7 +14,7 @@ use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::fetch::fetch_all;
+use super::objects::fetch_all;
 use super::sources::SourceRegistry;
 use super::{OpenOptions, ReadError, Store};
 use crate::dataset::ChunkStats;

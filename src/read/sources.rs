@@ -80,11 +80,13 @@ impl SourceRegistry {
 
     /// The virtual chunk URL of repository source `id` and the earliest modification time its
     /// references record.
+    #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
     pub(crate) fn url(&self, id: u32) -> Option<(String, Option<u32>)> {
         self.urls.lock().unwrap_or_else(|e| e.into_inner()).urls.get(id as usize).cloned()
     }
 
     /// Replaces source `id`'s record by `file` (its fingerprint now).
+    #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
     pub(crate) fn replace(&self, id: u32, file: SourceFile) {
         let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
         Arc::make_mut(&mut table).replace(id, file);

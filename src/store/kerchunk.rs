@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
-use super::native::io_error;
+use super::io_error;
 use super::publish::{OutputKind, Staged};
 use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::dataset::{VirtualArray, VirtualDataset};

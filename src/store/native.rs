@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::layout::{check_node_path, ArrayInfo, StoreInfo};
 use super::publish::{OutputKind, Staged};
-use super::{WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
+use super::{io_error, WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::binding::{metadata_digest, sha256, Binding};
 use crate::manifest::{ManifestHeader, ManifestWriter};
@@ -44,12 +44,6 @@ impl Writer for NativeWriter {
         staged.publish()?;
         Ok(info)
     }
-}
-
-pub(crate) fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
-    let path = path.to_path_buf();
-    let what = what.to_string();
-    move |source| WriteError::Io { path, what, source }
 }
 
 fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteError> {

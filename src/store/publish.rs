@@ -277,7 +277,7 @@ impl Drop for Staged {
 }
 
 fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteError {
-    super::native::io_error(path, what)
+    super::io_error(path, what)
 }
 
 fn not_replaceable(path: &Path, kind: OutputKind) -> WriteError {

@@ -132,7 +132,7 @@ impl RemoteOutput {
         if path.as_ref().is_empty() {
             return Err(invalid("names a bucket, not an object in it".into()));
         }
-        let temp = private_dir().map_err(super::native::io_error(&std::env::temp_dir(), "creating a directory"))?;
+        let temp = private_dir().map_err(super::io_error(&std::env::temp_dir(), "creating a directory"))?;
         let name = path.filename().unwrap_or("output").to_string();
         let local = temp.join(name);
         let output =
@@ -244,14 +244,14 @@ impl RemoteOutput {
 
     /// A file kind: one conditional PUT (or a multipart upload of a large file).
     async fn publish_file(&self) -> Result<(), WriteError> {
-        let size = std::fs::metadata(&self.local).map_err(super::native::io_error(&self.local, "reading"))?.len();
+        let size = std::fs::metadata(&self.local).map_err(super::io_error(&self.local, "reading"))?.len();
         for _ in 0..5 {
             let mode = match self.existing(false).await? {
                 Existing::Output(meta) => PutMode::Update(UpdateVersion { e_tag: meta.e_tag, version: meta.version }),
                 Existing::Nothing | Existing::Debris => PutMode::Create,
             };
             let result = if size <= single_put_max() {
-                let bytes = std::fs::read(&self.local).map_err(super::native::io_error(&self.local, "reading"))?;
+                let bytes = std::fs::read(&self.local).map_err(super::io_error(&self.local, "reading"))?;
                 self.store.put_opts(&self.path, PutPayload::from(bytes), PutOptions::from(mode)).await.map(|_| ())
             } else {
                 upload_parts(self.store.as_ref(), &self.path, &self.local).await
@@ -298,7 +298,7 @@ impl RemoteOutput {
             crash_point("remote-uploaded");
             self.check_lock(lock).await?;
             let bytes = std::fs::read(self.local.join(visible_name))
-                .map_err(super::native::io_error(&self.local.join(visible_name), "reading"))?;
+                .map_err(super::io_error(&self.local.join(visible_name), "reading"))?;
             let put = self.store.put_opts(&visible, PutPayload::from(bytes), PutOptions::from(PutMode::Create)).await;
             match put {
                 Ok(_) => Ok(()),
@@ -327,9 +327,9 @@ impl RemoteOutput {
     async fn upload(&self, file: &String) -> Result<(), WriteError> {
         let local = self.local.join(file);
         let path = self.child(file);
-        let size = std::fs::metadata(&local).map_err(super::native::io_error(&local, "reading"))?.len();
+        let size = std::fs::metadata(&local).map_err(super::io_error(&local, "reading"))?.len();
         let result = if size <= single_put_max() {
-            let bytes = std::fs::read(&local).map_err(super::native::io_error(&local, "reading"))?;
+            let bytes = std::fs::read(&local).map_err(super::io_error(&local, "reading"))?;
             self.store.put(&path, PutPayload::from(bytes)).await.map(|_| ())
         } else {
             upload_parts(self.store.as_ref(), &path, &local).await
@@ -479,9 +479,9 @@ fn local_files(root: &Path) -> Result<Vec<String>, WriteError> {
     let mut files = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(super::native::io_error(&dir, "listing"))?;
+        let entries = std::fs::read_dir(&dir).map_err(super::io_error(&dir, "listing"))?;
         for entry in entries {
-            let path = entry.map_err(super::native::io_error(&dir, "listing"))?.path();
+            let path = entry.map_err(super::io_error(&dir, "listing"))?.path();
             if path.is_dir() {
                 pending.push(path);
                 continue;

@@ -14,9 +14,9 @@ use vzarr::store::{write_icechunk, IcechunkOptions};
 use vzarr::trust::Authorization;
 
 /// The repository at `repo` opened through the library, its sources in `dir` trusted.
-fn open(repo: &Path, dir: &Path) -> Result<BlockingStore, vzarr::read::ReadError> {
+fn open(repo: &Path, dir: &Path) -> Result<BlockingStore, String> {
     let options = OpenOptions::new(Authorization::new([format!("{}/", dir.display())]));
-    BlockingStore::open_with(&s(repo), &options)
+    BlockingStore::open_with(&s(repo), &options).map_err(|e| e.to_string())
 }
 
 /// `tas` rows `rows` (time indices) read from the store, or the error's text.

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::super::export::ExportError;
-use super::super::native::{io_error, write_file};
+use super::super::io_error;
+use super::super::native::write_file;
 use super::super::WriteError;
 
 /// A destination of whole objects.

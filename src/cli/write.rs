@@ -1,0 +1,142 @@
+//! Writing a combined dataset where and as the command line says: `scan`'s output, and `merge`'s of
+//! a sharded scan's parts.
+
+use std::ffi::OsString;
+
+use anyhow::bail;
+
+use super::args::{CombineArgs, ScanArgs, ScanFormat};
+use super::Outcome;
+use crate::pipeline::{write_dataset, Format, Written};
+use crate::store::IcechunkOptions;
+use crate::VirtualDataset;
+
+/// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).
+pub(crate) struct Output<'a> {
+    /// Where, in what format, and how the files are combined.
+    pub(crate) combine: &'a CombineArgs,
+    /// The scan options recorded in the store (for `append`).
+    pub(crate) skip_unsupported: bool,
+    pub(crate) max_slab_bytes: u64,
+    /// Icechunk output: the branch and commit message (`None`: a new repository's `main`).
+    pub(crate) branch: Option<&'a str>,
+    pub(crate) message: Option<&'a str>,
+    /// How an object-store output (an Icechunk repository or a store on S3) is reached.
+    pub(crate) remote: crate::source::RemoteOptions,
+    /// Uploads in flight at once for an object-store output.
+    pub(crate) max_concurrent_requests: usize,
+    /// Inputs an object-store output must not be nor contain, besides the sources (merge's parts).
+    pub(crate) other_inputs: Vec<String>,
+}
+
+impl<'a> From<&'a ScanArgs> for Output<'a> {
+    fn from(args: &'a ScanArgs) -> Self {
+        Output {
+            combine: &args.combine,
+            skip_unsupported: args.skip_unsupported,
+            max_slab_bytes: args.max_slab_mib << 20,
+            branch: args.branch.as_deref(),
+            message: args.message.as_deref(),
+            remote: args.remote.options(),
+            max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+            other_inputs: Vec::new(),
+        }
+    }
+}
+
+impl Output<'_> {
+    /// The library's view of the combine options (the concatenation dimensions given once).
+    pub(crate) fn archive(&self) -> crate::pipeline::Archive {
+        let mut archive = crate::pipeline::Archive::new(Vec::<OsString>::new())
+            .drop_missing(self.combine.drop_missing)
+            .first_global_attributes(self.combine.first_global_attributes)
+            .skip_unsupported(self.skip_unsupported)
+            .max_slab_bytes(self.max_slab_bytes)
+            .remote(self.remote.clone())
+            .max_concurrent_requests(self.max_concurrent_requests);
+        for dim in &self.combine.concat {
+            archive = archive.concat_dim(dim.clone());
+        }
+        for variable in &self.combine.take_first {
+            archive = archive.take_first(variable.clone());
+        }
+        archive
+    }
+
+    /// Where and in what format the library writes.
+    fn pipeline_output(&self) -> crate::pipeline::Output {
+        let format = match self.combine.format {
+            ScanFormat::Native => Format::Native,
+            ScanFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
+            ScanFormat::Icechunk => Format::Icechunk(IcechunkOptions {
+                branch: self.branch.unwrap_or("main").to_string(),
+                message: self.message.map(str::to_string),
+                commit_to_existing: self.branch.is_some() || self.message.is_some(),
+                ..IcechunkOptions::default()
+            }),
+        };
+        crate::pipeline::Output {
+            location: self.combine.output.clone(),
+            format,
+            overwrite: self.combine.overwrite,
+            remote: self.remote.clone(),
+            max_concurrent_requests: self.max_concurrent_requests,
+            other_inputs: self.other_inputs.clone(),
+        }
+    }
+}
+
+/// Combines the per-file scans (in input order) along every `--concat` dimension and writes the store.
+pub(crate) fn combine_and_write(
+    scanned: Vec<VirtualDataset>,
+    files: usize,
+    out: &Output<'_>,
+) -> anyhow::Result<Outcome> {
+    write_combined(out.archive().combine(scanned, files)?, out)
+}
+
+/// Writes the combined dataset and reports what was written.
+pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
+    if out.combine.format != ScanFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
+        bail!("--branch and --message apply to --format icechunk only");
+    }
+    let written = write_dataset(&dataset, &out.pipeline_output())?;
+    // As for every store scan writes: its sources' containers join the user's trust list.
+    super::trust::trust_written(&written.source_containers());
+    print_notes(&dataset);
+    let (refs, owned) = (written.references(), written.owned_chunks());
+    match &written {
+        Written::Store(info) => {
+            let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
+            let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
+            outln!(
+                "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
+                out.combine.output.display(),
+                info.arrays.len(),
+                info.sources
+            );
+        }
+        Written::Icechunk(info) => {
+            outln!(
+                "{}: {} snapshot {} on branch {}: {} arrays from {} file(s): {refs} virtual references, {owned} store-owned chunks",
+                info.repo,
+                if info.created { "new repository," } else { "new" },
+                info.snapshot,
+                info.branch,
+                info.arrays.len(),
+                info.sources
+            );
+            outln!("virtual chunk containers to authorize when reading: {}", info.containers.join(" "));
+        }
+    }
+    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+fn print_notes(dataset: &VirtualDataset) {
+    for warning in &dataset.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for gap in &dataset.provenance.gaps {
+        eprintln!("note: gap: {gap}");
+    }
+}
