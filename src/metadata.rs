@@ -6,10 +6,12 @@
 mod data_type;
 mod fill_value;
 mod json_text;
+mod struct_type;
 
 pub use data_type::DataType;
 pub use fill_value::FillValue;
 pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
+pub use struct_type::{StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
 use serde_json::{json, Map, Value};
 

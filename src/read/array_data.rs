@@ -102,15 +102,25 @@ impl ArrayData {
             [n] => format!("({n},)"),
             dims => format!("({})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
         };
-        let descr = npy_descr(self.data_type);
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-        // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
-        // ending in a newline.
-        let unpadded = 10 + header.len() + 1;
+        let descr = match self.data_type {
+            // A struct's descr is a list of its fields, not a string.
+            DataType::Struct(s) => s.numpy_descr(),
+            t => format!("'{}'", npy_descr(t)),
+        };
+        let mut header = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
+        // magic (6) + version (2) + header length (2; 4 in version 2.0, for the long headers of
+        // structs of many fields) + header, padded with spaces to a multiple of 64, ending in a newline.
+        let long = header.len() + 64 > usize::from(u16::MAX);
+        let unpadded = if long { 12 } else { 10 } + header.len() + 1;
         header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
         header.push('\n');
-        out.write_all(b"\x93NUMPY\x01\x00")?;
-        out.write_all(&(header.len() as u16).to_le_bytes())?;
+        if long {
+            out.write_all(b"\x93NUMPY\x02\x00")?;
+            out.write_all(&(header.len() as u32).to_le_bytes())?;
+        } else {
+            out.write_all(b"\x93NUMPY\x01\x00")?;
+            out.write_all(&(header.len() as u16).to_le_bytes())?;
+        }
         out.write_all(header.as_bytes())?;
         out.write_all(&self.bytes)
     }

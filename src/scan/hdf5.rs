@@ -19,6 +19,7 @@
 
 mod attributes;
 mod btree_v1;
+mod compound;
 mod layout;
 mod owned;
 mod raw_header;

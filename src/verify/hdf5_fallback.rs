@@ -4,7 +4,10 @@
 //! the dataset's native type, so they compare byte for byte with vzarr's native-order reads: vzarr
 //! stores enums as their integer type, complex compounds as Zarr complex types and fixed-length
 //! strings as fixed-width bytes, whose native forms are libhdf5's native forms (a string type's
-//! native form is itself: no conversion, the stored bytes with their padding).
+//! native form is itself: no conversion, the stored bytes with their padding). Compound datasets
+//! (other than complex numbers) are read in the file's own compound type: vzarr references a compound
+//! only when its layout in the file is the packed little-endian layout of its Zarr struct, so that
+//! is the layout to compare, where libhdf5's native form would add C alignment padding.
 
 use std::path::Path;
 
@@ -23,7 +26,8 @@ pub(crate) struct Hdf5Dataset {
 
 /// The memory type values are read into: the file type's native form, except for 2-byte floats
 /// (libhdf5 1.10 has no native half float and would widen them), read as they are in little-endian
-/// order, as vzarr stores `float16`.
+/// order, as vzarr stores `float16`, and compounds that are not complex numbers, read in the file's
+/// own type (see the module docs).
 ///
 /// # Safety
 /// `file_type` must be a valid datatype id; the caller closes the returned id.
@@ -36,7 +40,35 @@ unsafe fn memory_type(file_type: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
         }
         return copy;
     }
+    if H5Tget_class(file_type) == H5T_class_t::H5T_COMPOUND && !is_complex(file_type) {
+        return H5Tcopy(file_type);
+    }
     H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND)
+}
+
+/// Whether a compound type is two floats of one size named as a complex number's parts, as the
+/// scanner maps them to Zarr complex types (`scan/hdf5/layout.rs`), whose native form is vzarr's.
+///
+/// # Safety
+/// `compound` must be a valid compound datatype id.
+unsafe fn is_complex(compound: hdf5_sys::h5i::hid_t) -> bool {
+    use hdf5_sys::h5t::{H5T_class_t, H5Tget_member_class, H5Tget_member_name, H5Tget_nmembers};
+    if H5Tget_nmembers(compound) != 2 {
+        return false;
+    }
+    let mut names = Vec::with_capacity(2);
+    for i in 0..2 {
+        if H5Tget_member_class(compound, i) != H5T_class_t::H5T_FLOAT {
+            return false;
+        }
+        let name = H5Tget_member_name(compound, i);
+        if name.is_null() {
+            return false;
+        }
+        names.push(std::ffi::CStr::from_ptr(name).to_string_lossy().to_ascii_lowercase());
+        hdf5_sys::h5::H5free_memory(name.cast());
+    }
+    matches!((names[0].as_str(), names[1].as_str()), ("r", "i") | ("real", "imag") | ("re", "im"))
 }
 
 fn error(what: impl std::fmt::Display) -> netcdf::Error {
@@ -56,6 +88,14 @@ impl Hdf5Dataset {
         use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
         // SAFETY: `t` is a valid datatype id for the duration of the call.
         self.file_type_is(|t| unsafe { H5Tget_class(t) == H5T_class_t::H5T_STRING && H5Tis_variable_str(t) == 0 })
+    }
+
+    /// Whether the dataset holds compound or opaque elements (which libnetcdf reads in its native
+    /// form, with C alignment padding; vzarr stores them as packed structs and raw bytes).
+    pub(crate) fn is_compound_or_opaque(&self) -> bool {
+        use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};
+        // SAFETY: `t` is a valid datatype id for the duration of the call.
+        self.file_type_is(|t| unsafe { matches!(H5Tget_class(t), H5T_class_t::H5T_COMPOUND | H5T_class_t::H5T_OPAQUE) })
     }
 
     /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).
