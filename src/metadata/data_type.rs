@@ -56,10 +56,8 @@ pub enum DataType {
     /// `r<bits>`, which vzarr also accepts when reading).
     RawBytes(u32),
     /// `struct`: packed named fields (HDF5 compound types), read by zarr-python 3 as a NumPy
-    /// structured dtype. vzarr keeps struct elements in their stored (little-endian) byte order:
-    /// [`swap_unit`] is 1.
-    ///
-    /// [`swap_unit`]: DataType::swap_unit
+    /// structured dtype. Its multi-byte fields take the `bytes` codec's byte order, and swap one by
+    /// one ([`DataType::byte_swap`]).
     Struct(&'static StructType),
 }
 
@@ -150,8 +148,17 @@ impl DataType {
         }
     }
 
+    /// How elements change between stored and native byte order: by [`DataType::swap_unit`], or
+    /// field by field for structs.
+    pub fn byte_swap(self) -> crate::codec::ByteSwap {
+        match self {
+            DataType::Struct(s) => crate::codec::ByteSwap::Fields(s),
+            t => crate::codec::ByteSwap::Unit(t.swap_unit()),
+        }
+    }
+
     /// The byte-swapping unit: the element size for numbers, each part's for complex numbers, 1 for
-    /// bytes and for structs (kept in their stored byte order).
+    /// bytes and for structs (whose fields swap one by one: [`DataType::byte_swap`]).
     pub fn swap_unit(self) -> usize {
         match self {
             DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_) | DataType::Struct(_) => 1,

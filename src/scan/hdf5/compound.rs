@@ -7,10 +7,11 @@
 //! referenced when its members, in offset order, leave no byte unused, every member maps to a Zarr
 //! type of the same size (numbers, complex numbers, enums as their integers, fixed-length strings as
 //! `null_terminated_bytes`, opaque members as `raw_bytes`, nested compounds as structs), and its
-//! multi-byte members are little-endian (vzarr keeps struct elements in their stored order, which is
-//! the order it reads them in). Anything else is refused with its reason: padding or overlapping
-//! members, array members (zarr-python 3.4 does not represent NumPy subarray fields), variable-length
-//! or reference members, big-endian members.
+//! multi-byte members share one byte order, which becomes the `bytes` codec's `endian` (zarr-python
+//! applies it to every field; vzarr's reader swaps field by field, `codec::ByteSwap`). Anything else
+//! is refused with its reason: padding or overlapping members, array members (zarr-python 3.4 does
+//! not represent NumPy subarray fields), variable-length or reference members, members of both byte
+//! orders.
 
 use hdf5_reader::{CompoundField, Datatype};
 
@@ -22,15 +23,17 @@ use crate::metadata::{DataType, StructField, StructType, MAX_STRUCT_DEPTH};
 /// checks that first), `depth` compounds deep.
 pub(super) fn struct_element(size: u32, fields: &[CompoundField], depth: usize) -> ElementType {
     match struct_type(size, fields, depth) {
-        Ok(s) => {
-            let endian = s.has_multi_byte_fields().then_some(Endian::Little);
-            ElementType::Numeric(DataType::Struct(s), endian)
-        }
+        Ok((s, endian)) => ElementType::Numeric(DataType::Struct(s), endian),
         Err(why) => ElementType::Unsupported(format!("compound type ({why})")),
     }
 }
 
-fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<&'static StructType, String> {
+/// The struct of a compound and the byte order of its multi-byte members (None: it has none).
+fn struct_type(
+    size: u32,
+    fields: &[CompoundField],
+    depth: usize,
+) -> Result<(&'static StructType, Option<Endian>), String> {
     if depth >= MAX_STRUCT_DEPTH {
         return Err(format!("compounds nested more than {MAX_STRUCT_DEPTH} deep"));
     }
@@ -38,8 +41,16 @@ fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<&'st
     members.sort_by_key(|m| m.byte_offset);
     let mut at = 0u64;
     let mut out = Vec::with_capacity(members.len());
+    let mut order: Option<(Endian, &str)> = None;
     for m in members {
-        let data_type = member_type(&m.datatype, depth).map_err(|why| format!("member {}: {why}", m.name))?;
+        let (data_type, endian) = member_type(&m.datatype, depth).map_err(|why| format!("member {}: {why}", m.name))?;
+        match (order, endian) {
+            (Some((first, name)), Some(e)) if e != first => {
+                return Err(format!("members {name} and {} have different byte orders", m.name));
+            }
+            (None, Some(e)) => order = Some((e, &m.name)),
+            _ => {}
+        }
         let offset = u64::from(m.byte_offset);
         if offset != at {
             let what = if offset > at { "unused bytes before" } else { "overlapping bytes at" };
@@ -51,11 +62,12 @@ fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<&'st
     if at != u64::from(size) {
         return Err(format!("{} unused bytes after the last member: Zarr's struct is packed", u64::from(size) - at));
     }
-    StructType::intern(out).map_err(|e| e.to_string())
+    let s = StructType::intern(out).map_err(|e| e.to_string())?;
+    Ok((s, order.map(|(e, _)| e)))
 }
 
-/// The Zarr type of one member, or why it has none.
-fn member_type(datatype: &Datatype, depth: usize) -> Result<DataType, String> {
+/// The Zarr type of one member with its byte order when it has one, or why it has none.
+fn member_type(datatype: &Datatype, depth: usize) -> Result<(DataType, Option<Endian>), String> {
     let element = match datatype {
         Datatype::Compound { size, fields } => match element_type(datatype) {
             // A complex number; any other compound is a nested struct.
@@ -66,11 +78,9 @@ fn member_type(datatype: &Datatype, depth: usize) -> Result<DataType, String> {
         other => element_type(other),
     };
     match element {
-        ElementType::Numeric(t, Some(Endian::Big)) if t.swap_unit() > 1 => {
-            Err("big-endian; vzarr references little-endian compounds only".into())
-        }
-        ElementType::Numeric(t, _) => Ok(t),
-        ElementType::FixedString(n) => Ok(DataType::FixedBytes(n)),
+        ElementType::Numeric(t @ DataType::Struct(_), e) => Ok((t, e)),
+        ElementType::Numeric(t, e) => Ok((t, e.filter(|_| t.swap_unit() > 1))),
+        ElementType::FixedString(n) => Ok((DataType::FixedBytes(n), None)),
         ElementType::VlenString => Err("variable-length strings".into()),
         ElementType::Unsupported(what) => Err(what),
     }
@@ -106,7 +116,7 @@ mod tests {
     }
 
     #[test]
-    fn padding_big_endian_and_array_members_are_refused() {
+    fn padding_mixed_byte_orders_and_array_members_are_refused() {
         let (le, be) = (ByteOrder::LittleEndian, ByteOrder::BigEndian);
         let why = |e: ElementType| match e {
             ElementType::Unsupported(why) => why,
@@ -116,7 +126,10 @@ mod tests {
         assert!(gap.contains("unused bytes before member b at offset 4"), "{gap}");
         let tail = why(struct_element(8, &[member("a", 0, int(4, le))], 0));
         assert!(tail.contains("4 unused bytes after"), "{tail}");
-        assert!(why(struct_element(4, &[member("a", 0, int(4, be))], 0)).contains("big-endian"));
+        let mixed = why(struct_element(6, &[member("a", 0, int(4, be)), member("b", 4, int(2, le))], 0));
+        assert!(mixed.contains("members a and b have different byte orders"), "{mixed}");
+        let big = struct_element(5, &[member("c", 0, int(1, le)), member("a", 1, int(4, be))], 0);
+        assert!(matches!(big, ElementType::Numeric(DataType::Struct(_), Some(Endian::Big))), "{big:?}");
         let array = Datatype::Array { base: Box::new(int(2, le)), dims: vec![2] };
         assert!(why(struct_element(4, &[member("v", 0, array)], 0)).contains("array members"));
         // One-byte members have no byte order.

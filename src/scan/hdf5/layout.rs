@@ -321,7 +321,7 @@ fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     }
     if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
-            stored.chunks_mut(t.swap_unit()).for_each(<[u8]>::reverse);
+            t.byte_swap().apply(&mut stored);
         }
     }
     stored
