@@ -6,9 +6,7 @@ DIR/structs.h5 (h5py) holds compound datasets of every layout vzarr references a
 (packed; little- and big-endian; members out of offset order; nested compounds with complex, string,
 enum and opaque members; chunked with gzip+shuffle, contiguous, compact), the layouts it refuses
 (padding, an array member, members of both byte orders), opaque datasets, a dataset and attributes of
-a committed (named) compound type, and compound attributes. DIR/structs_v110.h5 holds a committed
-datatype used by a dataset and by attributes in the v110 format (attribute messages that refer to the
-committed type instead of holding it). DIR/structs.nc (netCDF4-python) holds a netCDF-4 compound
+a committed (named) compound type, and compound attributes. DIR/structs.nc (netCDF4-python) holds a netCDF-4 compound
 variable and a compound attribute; DIR/table.h5 a PyTables table when PyTables is installed.
 """
 
@@ -76,18 +74,6 @@ def write_h5(path):
         f.attrs["with_array"] = np.array((np.arange(3, dtype="<f4"), 7), dtype=[("v", "<f4", (3,)), ("n", "<u2")])
 
 
-def write_committed_v110(path):
-    """Attribute messages of version 3 (the v110 format) that refer to a committed datatype."""
-    with h5py.File(path, "w", libver=("v110", "v110")) as f:
-        f["pair_t"] = np.dtype([("u", "<i2"), ("v", "<f4")])
-        f["real_t"] = np.dtype("<f4")
-        ds = f.create_dataset("values", data=np.arange(6, dtype="<f4") * 0.5, dtype=f["real_t"], chunks=(3,))
-        ds.attrs.create("scale", np.float32(2.5), dtype=f["real_t"])
-        ds.attrs.create("pair", np.array((3, 2.5), dtype=f["pair_t"]))
-        f.create_dataset("pairs", data=records(f["pair_t"].dtype, 5), dtype=f["pair_t"])
-        f.attrs.create("offset", np.float32(-1.0), dtype=f["real_t"])
-
-
 def write_nc(path):
     import netCDF4
 
@@ -132,7 +118,6 @@ def write_table(path):
 def main():
     out = pathlib.Path(sys.argv[1])
     write_h5(out / "structs.h5")
-    write_committed_v110(out / "structs_v110.h5")
     write_nc(out / "structs.nc")
     write_table(out / "table.h5")
 

@@ -78,6 +78,9 @@ fn member_type(datatype: &Datatype, depth: usize) -> Result<(DataType, Option<En
         other => element_type(other),
     };
     match element {
+        // The datatype message's bit layout, which tells IEEE binary16 from bfloat16, is not at hand
+        // for a member (`raw_header::is_ieee_half` reads a dataset's).
+        ElementType::Numeric(DataType::Float16, _) => Err("2-byte floats (IEEE half or bfloat16?)".into()),
         ElementType::Numeric(t @ DataType::Struct(_), e) => Ok((t, e)),
         ElementType::Numeric(t, e) => Ok((t, e.filter(|_| t.swap_unit() > 1))),
         ElementType::FixedString(n) => Ok((DataType::FixedBytes(n), None)),
