@@ -138,7 +138,12 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
     let Some(python) = crate::interop::python() else { return };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_structs.py");
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
-    for name in ["structs.h5", "structs.nc", "table.h5"] {
+    let expected: [(&str, &[&str]); 3] = [
+        ("structs.h5", &["chunked", "committed", "compact", "contiguous_be", "grid", "nested", "opaque", "unordered"]),
+        ("structs.nc", &["obs"]),
+        ("table.h5", &["particles"]),
+    ];
+    for (name, arrays) in expected {
         let source = fx.join(name);
         if !source.exists() {
             continue;
@@ -152,5 +157,8 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
         let run = crate::common::run(command);
         assert_eq!(run.code, 0, "check_structs.py {name}:\n{}\n{}", run.stdout, run.stderr);
         assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+        for array in arrays {
+            assert!(run.stdout.contains(&format!("ok   {array} zarr-python")), "{name}: {array}: {}", run.stdout);
+        }
     }
 }
