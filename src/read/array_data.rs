@@ -154,6 +154,20 @@ mod tests {
     }
 
     #[test]
+    fn npy_header_of_a_struct_lists_its_fields() {
+        use crate::metadata::{StructField, StructType};
+        let field = |name: &str, data_type| StructField { name: name.into(), data_type };
+        let s = StructType::intern(vec![field("a", DataType::Int16), field("it's", DataType::RawBytes(3))]).unwrap();
+        let data = ArrayData { data_type: DataType::Struct(s), shape: vec![2], bytes: vec![0; 10] };
+        let mut out = Vec::new();
+        data.write_npy(&mut out).unwrap();
+        let header_len = u16::from_le_bytes([out[8], out[9]]) as usize;
+        let header = std::str::from_utf8(&out[10..10 + header_len]).unwrap();
+        assert!(header.starts_with("{'descr': [('a', '<i2'), ('it\\'s', '|V3')], "), "{header}");
+        assert_eq!((out.len(), (10 + header_len) % 64), (10 + header_len + 10, 0));
+    }
+
+    #[test]
     fn typed_views_check_the_type() {
         let data = ArrayData {
             data_type: DataType::Float32,
