@@ -121,7 +121,7 @@ impl FillValue {
                 crate::base64::decode(s).filter(|b| b.len() == t.size()).ok_or_else(bad)?
             }
             (DataType::Struct(t), Value::Object(values)) => {
-                let mut bytes = Vec::with_capacity(t.size());
+                let mut bytes = Vec::new();
                 for f in t.fields() {
                     match values.get(&f.name) {
                         Some(v) => bytes.extend(FillValue::from_json(f.data_type, v)?.bytes),

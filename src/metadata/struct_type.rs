@@ -53,8 +53,8 @@ impl StructType {
     ///
     /// # Errors
     /// [`MetadataError::Invalid`] when there are no fields or more than [`MAX_STRUCT_FIELDS`], a name
-    /// is empty or repeated, a field has no fixed size (`string`), or the struct nests deeper than
-    /// [`MAX_STRUCT_DEPTH`].
+    /// is empty or repeated, a field has no fixed size (`string`), the element is larger than
+    /// `u32::MAX` bytes, or the struct nests deeper than [`MAX_STRUCT_DEPTH`].
     pub fn intern(fields: Vec<StructField>) -> Result<&'static StructType, MetadataError> {
         let invalid = |reason: String| MetadataError::Invalid { field: "data_type", reason };
         if fields.is_empty() || fields.len() > MAX_STRUCT_FIELDS {
@@ -69,7 +69,11 @@ impl StructType {
                 return Err(invalid(format!("struct field {} has no fixed size ({})", f.name, f.data_type)));
             }
         }
-        let candidate = StructType { size: fields.iter().map(|f| f.data_type.size()).sum(), fields };
+        let size: usize = fields.iter().map(|f| f.data_type.size()).sum();
+        if u32::try_from(size).is_err() {
+            return Err(invalid(format!("a struct of {size} bytes (at most {} as in HDF5)", u32::MAX)));
+        }
+        let candidate = StructType { size, fields };
         if candidate.depth() > MAX_STRUCT_DEPTH {
             return Err(invalid(format!("structs nested more than {MAX_STRUCT_DEPTH} deep")));
         }
