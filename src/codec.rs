@@ -31,6 +31,7 @@
 //! # Ok::<(), vzarr::codec::CodecError>(())
 //! ```
 
+mod byte_swap;
 mod compress;
 mod fletcher32;
 mod json;
@@ -41,6 +42,7 @@ mod vlen;
 
 use std::borrow::Cow;
 
+pub use byte_swap::ByteSwap;
 pub use fletcher32::checksum as fletcher32_checksum;
 
 /// Byte order of multi-byte elements in stored chunks (the `endian` of the `bytes` codec).
@@ -407,13 +409,14 @@ impl CodecChain {
         vlen::encode(items)
     }
 
-    /// Whether element bytes of `element_size` must be byte-swapped between the stored and the
-    /// native order.
-    fn needs_swap(&self, element_size: usize, len: usize) -> Result<bool, CodecError> {
+    /// Whether elements swapped by `swap` must be byte-swapped between the stored and the native
+    /// order.
+    fn needs_swap(&self, swap: ByteSwap, len: usize) -> Result<bool, CodecError> {
+        let element_size = swap.granule();
         if element_size == 0 || !len.is_multiple_of(element_size) {
             return Err(CodecError::ElementSize { element_size, len });
         }
-        if element_size == 1 {
+        if !swap.reorders() {
             return Ok(false);
         }
         match self.endian() {
@@ -422,24 +425,25 @@ impl CodecChain {
         }
     }
 
-    /// Decodes one stored chunk into `out`, which must be exactly the decoded length (elements ×
-    /// `element_size` bytes). The output is in NATIVE byte order. Decompression writes straight
+    /// Decodes one stored chunk into `out`, which must be exactly the decoded length (a multiple of
+    /// the swap's granule: the swap unit for numbers, a struct's size). The output is in NATIVE byte order. Decompression writes straight
     /// into `out` when it is the last decode stage, and byte swapping happens in place.
     ///
     /// # Errors
-    /// [`CodecError::ElementSize`] when `element_size` is 0 or does not divide `out.len()`;
+    /// [`CodecError::ElementSize`] when the granule is 0 or does not divide `out.len()`;
     /// [`CodecError::MissingEndian`]; any stage's error ([`CodecError::Corrupt`],
     /// [`CodecError::Truncated`], [`CodecError::ChecksumMismatch`],
     /// [`CodecError::DecodedTooLong`]); [`CodecError::DecodedLength`] when the decoded length is
     /// not `out.len()`.
-    pub fn decode_into(&self, encoded: &[u8], element_size: usize, out: &mut [u8]) -> Result<(), CodecError> {
+    pub fn decode_into(&self, encoded: &[u8], swap: impl Into<ByteSwap>, out: &mut [u8]) -> Result<(), CodecError> {
+        let swap = swap.into();
         if self.is_strings() {
             return Err(CodecError::ChainShape { reason: "vlen-utf8 decodes to strings, not elements".to_owned() });
         }
-        let swap = self.needs_swap(element_size, out.len())?;
+        let swapped = self.needs_swap(swap, out.len())?;
         pipeline::decode_into(self.bytes_to_bytes(), encoded, out)?;
-        if swap {
-            swap_bytes(out, element_size);
+        if swapped {
+            swap.apply(out);
         }
         Ok(())
     }
@@ -448,11 +452,12 @@ impl CodecChain {
     ///
     /// # Errors
     /// As [`CodecChain::decode_into`].
-    pub fn decode(&self, encoded: &[u8], element_size: usize, decoded_len: usize) -> Result<Vec<u8>, CodecError> {
+    pub fn decode(&self, encoded: &[u8], swap: impl Into<ByteSwap>, decoded_len: usize) -> Result<Vec<u8>, CodecError> {
+        let swap = swap.into();
         // Validate before allocating, so a bad element size costs nothing.
-        self.needs_swap(element_size, decoded_len)?;
+        self.needs_swap(swap, decoded_len)?;
         let mut out = vec![0; decoded_len];
-        self.decode_into(encoded, element_size, &mut out)?;
+        self.decode_into(encoded, swap, &mut out)?;
         Ok(out)
     }
 
@@ -461,10 +466,11 @@ impl CodecChain {
     /// # Errors
     /// [`CodecError::ElementSize`], [`CodecError::MissingEndian`], or
     /// [`CodecError::Encode`] when a compressor fails.
-    pub fn encode(&self, native: &[u8], element_size: usize) -> Result<Vec<u8>, CodecError> {
+    pub fn encode(&self, native: &[u8], swap: impl Into<ByteSwap>) -> Result<Vec<u8>, CodecError> {
+        let swap = swap.into();
         let mut data = Cow::Borrowed(native);
-        if self.needs_swap(element_size, native.len())? {
-            swap_bytes(data.to_mut(), element_size);
+        if self.needs_swap(swap, native.len())? {
+            swap.apply(data.to_mut());
         }
         pipeline::encode(self.bytes_to_bytes(), data)
     }

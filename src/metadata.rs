@@ -6,10 +6,12 @@
 mod data_type;
 mod fill_value;
 mod json_text;
+mod struct_type;
 
 pub use data_type::DataType;
 pub use fill_value::FillValue;
 pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
+pub use struct_type::{StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
 use serde_json::{json, Map, Value};
 
@@ -146,12 +148,13 @@ pub fn node_type(doc: &Value) -> Result<&str, MetadataError> {
 /// Without this xarray cannot open CF data from Zarr v3. xarray decodes no `_FillValue` of a
 /// fixed-width byte-string array (`|S<n>`: "Unsupported dtype"), so a char array's `_FillValue` is
 /// left out: the array's `fill_value` holds it, and xarray on the netCDF file does not show it as
-/// an attribute either (it moves it to the encoding).
+/// an attribute either (it moves it to the encoding). Struct and raw-bytes arrays lose theirs likewise
+/// (their `fill_value` holds it; xarray has no attribute form for them).
 pub fn encode_fill_value_attribute(data_type: DataType, attributes: &mut Attributes) {
     let Some(value) = attributes.get("_FillValue") else { return };
     let encoded = match data_type {
         t if t.is_float() => attribute_f64(value).map(|v| crate::base64::encode(&v.to_le_bytes())),
-        DataType::FixedBytes(_) => {
+        DataType::FixedBytes(_) | DataType::Struct(_) | DataType::RawBytes(_) => {
             attributes.remove("_FillValue");
             return;
         }

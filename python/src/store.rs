@@ -99,8 +99,8 @@ impl Array {
         self.array.reader().shape()
     }
 
-    /// The element type: a NumPy dtype string (`"<f4"`, `"|S8"`, `"|b1"`) or `"str"` for
-    /// variable-length strings.
+    /// The element type: a NumPy dtype string (`"<f4"`, `"|S8"`, `"|b1"`, `"|V4"`), a structured
+    /// dtype's field list (`"[('a', '<i4'), ('b', '<f8')]"`), or `"str"` for variable-length strings.
     #[getter]
     fn dtype(&self) -> String {
         numpy_dtype(self.array.reader().metadata().data_type)
@@ -202,7 +202,11 @@ fn numpy_dtype(data_type: DataType) -> String {
         DataType::Float64 => format!("{native}f8"),
         DataType::Complex64 => format!("{native}c8"),
         DataType::Complex128 => format!("{native}c16"),
+        DataType::Float16 => format!("{native}f2"),
         DataType::FixedBytes(n) => format!("|S{n}"),
+        DataType::RawBytes(n) => format!("|V{n}"),
+        // A list of (name, type) pairs, as NumPy prints a structured dtype.
+        DataType::Struct(s) => s.numpy_descr(),
         DataType::String => "str".into(),
         _ => "|V0".into(),
     }

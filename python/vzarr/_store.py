@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections.abc import Mapping
@@ -108,7 +109,13 @@ class Array:
         self._metadata = json.loads(inner.metadata_json())
         kind = inner.dtype
         self._strings = kind == "str"
-        self.dtype = np.dtype(object) if self._strings else np.dtype(kind)
+        if self._strings:
+            self.dtype = np.dtype(object)
+        elif kind.startswith("["):
+            # A struct: NumPy's list of (name, type) pairs.
+            self.dtype = np.dtype(ast.literal_eval(kind))
+        else:
+            self.dtype = np.dtype(kind)
         self.shape = tuple(inner.shape)
         self.path = inner.path
         dims = inner.dims

@@ -1,12 +1,15 @@
 //! Zarr v3 core data types (zarr-specs v3 core, "Data types") that vzarr emits.
 //!
 //! Pure model: maps names to element sizes. The scanners decide which source types map here.
+//! Beyond the core types: `null_terminated_bytes`, `raw_bytes` and `struct` (zarr-extensions), in the
+//! spelling zarr-python 3 reads.
 
 use serde_json::Value;
 
+use super::struct_type::StructType;
 use super::MetadataError;
 
-/// A Zarr v3 core numeric or boolean data type.
+/// A Zarr v3 data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
@@ -48,6 +51,14 @@ pub enum DataType {
     ///
     /// [`size`]: DataType::size
     String,
+    /// Raw bytes of this many bytes, no byte order (HDF5 opaque types): `raw_bytes` with
+    /// `length_bytes`, which zarr-python 3 reads as NumPy `V<n>` (it does not read the core spec's
+    /// `r<bits>`, which vzarr also accepts when reading).
+    RawBytes(u32),
+    /// `struct`: packed named fields (HDF5 compound types), read by zarr-python 3 as a NumPy
+    /// structured dtype. Its multi-byte fields take the `bytes` codec's byte order, and swap one by
+    /// one ([`DataType::byte_swap`]).
+    Struct(&'static StructType),
 }
 
 impl DataType {
@@ -91,7 +102,12 @@ impl DataType {
                 DataType::Float16 => f16_to_f64(u16::from_ne_bytes(ne(b))),
                 DataType::Float32 => f64::from(f32::from_ne_bytes(ne(b))),
                 DataType::Float64 => f64::from_ne_bytes(ne(b)),
-                DataType::Complex64 | DataType::Complex128 | DataType::FixedBytes(_) | DataType::String => f64::NAN,
+                DataType::Complex64
+                | DataType::Complex128
+                | DataType::FixedBytes(_)
+                | DataType::String
+                | DataType::RawBytes(_)
+                | DataType::Struct(_) => f64::NAN,
             })
             .collect()
     }
@@ -116,22 +132,36 @@ impl DataType {
             DataType::Complex128 => "complex128",
             DataType::FixedBytes(_) => "null_terminated_bytes",
             DataType::String => "string",
+            DataType::RawBytes(_) => "raw_bytes",
+            DataType::Struct(_) => "struct",
         }
     }
 
     /// The `data_type` JSON.
     pub fn to_json(self) -> Value {
         match self {
-            DataType::FixedBytes(n) => serde_json::json!({"name": self.name(), "configuration": {"length_bytes": n}}),
+            DataType::FixedBytes(n) | DataType::RawBytes(n) => {
+                serde_json::json!({"name": self.name(), "configuration": {"length_bytes": n}})
+            }
+            DataType::Struct(s) => s.to_json(),
             t => Value::from(t.name()),
         }
     }
 
+    /// How elements change between stored and native byte order: by [`DataType::swap_unit`], or
+    /// field by field for structs.
+    pub fn byte_swap(self) -> crate::codec::ByteSwap {
+        match self {
+            DataType::Struct(s) => crate::codec::ByteSwap::Fields(s),
+            t => crate::codec::ByteSwap::Unit(t.swap_unit()),
+        }
+    }
+
     /// The byte-swapping unit: the element size for numbers, each part's for complex numbers, 1 for
-    /// bytes.
+    /// bytes and for structs (whose fields swap one by one: [`DataType::byte_swap`]).
     pub fn swap_unit(self) -> usize {
         match self {
-            DataType::FixedBytes(_) | DataType::String => 1,
+            DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_) | DataType::Struct(_) => 1,
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
             t => t.size(),
@@ -146,12 +176,14 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
-            DataType::FixedBytes(n) => n as usize,
+            DataType::FixedBytes(n) | DataType::RawBytes(n) => n as usize,
+            DataType::Struct(s) => s.size(),
             DataType::String => 0,
         }
     }
 
-    /// The NumPy type string (`<i4`, `|u1`, `|S8`, ...) for native (little-endian) data.
+    /// The NumPy type string (`<i4`, `|u1`, `|S8`, `|V4`, ...) for native (little-endian) data; a
+    /// struct's is its list of fields (`[('a', '<i4'), ...]`).
     pub fn numpy_descr(self) -> String {
         let descr = match self {
             DataType::Bool => "|b1",
@@ -169,6 +201,8 @@ impl DataType {
             DataType::Complex64 => "<c8",
             DataType::Complex128 => "<c16",
             DataType::FixedBytes(n) => return format!("|S{n}"),
+            DataType::RawBytes(n) => return format!("|V{n}"),
+            DataType::Struct(s) => return s.numpy_descr(),
             DataType::String => "|O",
         };
         descr.to_string()
@@ -184,19 +218,32 @@ impl DataType {
     /// # Errors
     /// [`MetadataError::Invalid`] when the value is not one of the supported names.
     pub fn from_json(value: &Value) -> Result<Self, MetadataError> {
-        if value.get("name").and_then(Value::as_str) == Some("null_terminated_bytes") {
+        Self::from_json_at(value, 0)
+    }
+
+    /// [`DataType::from_json`] for a type nested `depth` structs deep.
+    pub(super) fn from_json_at(value: &Value, depth: usize) -> Result<Self, MetadataError> {
+        let length = || {
             let n = value.pointer("/configuration/length_bytes").and_then(Value::as_u64);
-            return match n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
-                Some(n) => Ok(DataType::FixedBytes(n)),
-                None => Err(MetadataError::Invalid {
-                    field: "data_type",
-                    reason: format!("{value}: length_bytes must be a positive integer"),
-                }),
-            };
+            n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0).ok_or_else(|| MetadataError::Invalid {
+                field: "data_type",
+                reason: format!("{value}: length_bytes must be a positive integer"),
+            })
+        };
+        match value.get("name").and_then(Value::as_str) {
+            Some("null_terminated_bytes") => return length().map(DataType::FixedBytes),
+            Some("raw_bytes") => return length().map(DataType::RawBytes),
+            Some("struct" | "structured") => return StructType::from_json(value, depth).map(DataType::Struct),
+            _ => {}
         }
         let name = value.as_str().unwrap_or_default();
         if name == "string" {
             return Ok(DataType::String);
+        }
+        // The core spec's raw bits `r<bits>`, whole bytes only.
+        let bits = name.strip_prefix('r').and_then(|b| b.parse::<u32>().ok());
+        if let Some(bytes) = bits.filter(|b| b % 8 == 0 && *b > 0).map(|b| b / 8) {
+            return Ok(DataType::RawBytes(bytes));
         }
         DataType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| MetadataError::Invalid {
             field: "data_type",
@@ -252,6 +299,11 @@ impl std::fmt::Display for DataType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DataType::FixedBytes(n) => write!(f, "bytes{n}"),
+            DataType::RawBytes(n) => write!(f, "raw_bytes{n}"),
+            DataType::Struct(s) => {
+                let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
+                write!(f, "struct{{{}}}", names.join(", "))
+            }
             t => f.write_str(t.name()),
         }
     }
@@ -276,6 +328,16 @@ mod tests {
         assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (12, 1, "|S12".to_string()));
         let zero = serde_json::json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 0}});
         assert!(DataType::from_json(&zero).is_err());
+    }
+
+    #[test]
+    fn raw_bytes_round_trip_and_read_core_raw_bits() {
+        let t = DataType::RawBytes(3);
+        assert_eq!(DataType::from_json(&t.to_json()).unwrap(), t);
+        assert_eq!(t.to_json(), serde_json::json!({"name": "raw_bytes", "configuration": {"length_bytes": 3}}));
+        assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (3, 1, "|V3".to_string()));
+        assert_eq!(DataType::from_json(&Value::from("r24")).unwrap(), t);
+        assert!(DataType::from_json(&Value::from("r12")).is_err());
     }
 
     #[test]

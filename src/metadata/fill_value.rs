@@ -80,6 +80,17 @@ impl FillValue {
             }
             // Strings have no fixed-size element: the fill value is the empty string.
             DataType::String => Value::from(""),
+            // All bytes, base64, as zarr-python writes `raw_bytes`.
+            DataType::RawBytes(_) => Value::from(crate::base64::encode(b)),
+            // Field name -> the field's own fill value, as zarr-python writes `struct`.
+            DataType::Struct(s) => Value::Object(
+                s.offsets()
+                    .map(|(at, f)| {
+                        let bytes = b[at..at + f.data_type.size()].to_vec();
+                        (f.name.clone(), FillValue { bytes }.to_json(f.data_type))
+                    })
+                    .collect(),
+            ),
         }
     }
 
@@ -99,6 +110,24 @@ impl FillValue {
                 let part = if data_type == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
                 let mut bytes = FillValue::from_json(part, &parts[0])?.bytes;
                 bytes.extend(FillValue::from_json(part, &parts[1])?.bytes);
+                bytes
+            }
+            (DataType::RawBytes(n), Value::String(s)) => {
+                crate::base64::decode(s).filter(|b| b.len() == n as usize).ok_or_else(bad)?
+            }
+            // Base64 of the little-endian element (zarr-python's older form): vzarr keeps structs
+            // in their stored little-endian order.
+            (DataType::Struct(t), Value::String(s)) => {
+                crate::base64::decode(s).filter(|b| b.len() == t.size()).ok_or_else(bad)?
+            }
+            (DataType::Struct(t), Value::Object(values)) => {
+                let mut bytes = Vec::new();
+                for f in t.fields() {
+                    match values.get(&f.name) {
+                        Some(v) => bytes.extend(FillValue::from_json(f.data_type, v)?.bytes),
+                        None => bytes.extend(FillValue::zero(f.data_type).bytes),
+                    }
+                }
                 bytes
             }
             (DataType::FixedBytes(n), Value::String(s)) => {
@@ -223,5 +252,33 @@ mod tests {
         assert_eq!(round_trip(DataType::Bool, vec![1]), true);
         assert!(FillValue::from_json(DataType::UInt8, &Value::from(256)).is_err());
         assert!(FillValue::from_json(DataType::Int16, &Value::from("NaN")).is_err());
+    }
+}
+
+#[cfg(test)]
+mod struct_tests {
+    use super::*;
+    use crate::metadata::{StructField, StructType};
+
+    #[test]
+    fn structs_are_objects_of_their_fields_and_raw_bytes_base64() {
+        let field = |name: &str, data_type| StructField { name: name.into(), data_type };
+        let s = StructType::intern(vec![field("a", DataType::Int16), field("s", DataType::FixedBytes(3))]).unwrap();
+        let t = DataType::Struct(s);
+        let mut bytes = (-2i16).to_ne_bytes().to_vec();
+        bytes.extend(b"x\0\0");
+        let fv = FillValue::from_bytes(t, bytes).unwrap();
+        assert_eq!(fv.to_json(t), serde_json::json!({"a": -2, "s": "eA=="}));
+        assert_eq!(FillValue::from_json(t, &fv.to_json(t)).unwrap(), fv);
+        let partial = FillValue::from_json(t, &serde_json::json!({"s": "eA=="})).unwrap();
+        assert_eq!(partial.as_bytes(), b"\0\0x\0\0", "a missing field is zero");
+        let base64 = FillValue::from_json(t, &Value::from(crate::base64::encode(fv.as_bytes()))).unwrap();
+        assert_eq!(base64, fv);
+
+        let raw = DataType::RawBytes(2);
+        let fv = FillValue::from_bytes(raw, vec![0, 7]).unwrap();
+        assert_eq!(fv.to_json(raw), "AAc=");
+        assert_eq!(FillValue::from_json(raw, &fv.to_json(raw)).unwrap(), fv);
+        assert!(FillValue::from_json(raw, &Value::from("AA==")).is_err(), "1 byte for 2");
     }
 }

@@ -102,15 +102,25 @@ impl ArrayData {
             [n] => format!("({n},)"),
             dims => format!("({})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
         };
-        let descr = npy_descr(self.data_type);
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-        // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
-        // ending in a newline.
-        let unpadded = 10 + header.len() + 1;
+        let descr = match self.data_type {
+            // A struct's descr is a list of its fields, not a string.
+            DataType::Struct(s) => s.numpy_descr(),
+            t => format!("'{}'", npy_descr(t)),
+        };
+        let mut header = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
+        // magic (6) + version (2) + header length (2; 4 in version 2.0, for the long headers of
+        // structs of many fields) + header, padded with spaces to a multiple of 64, ending in a newline.
+        let long = header.len() + 64 > usize::from(u16::MAX);
+        let unpadded = if long { 12 } else { 10 } + header.len() + 1;
         header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
         header.push('\n');
-        out.write_all(b"\x93NUMPY\x01\x00")?;
-        out.write_all(&(header.len() as u16).to_le_bytes())?;
+        if long {
+            out.write_all(b"\x93NUMPY\x02\x00")?;
+            out.write_all(&(header.len() as u32).to_le_bytes())?;
+        } else {
+            out.write_all(b"\x93NUMPY\x01\x00")?;
+            out.write_all(&(header.len() as u16).to_le_bytes())?;
+        }
         out.write_all(header.as_bytes())?;
         out.write_all(&self.bytes)
     }
@@ -141,6 +151,20 @@ mod tests {
         let header = std::str::from_utf8(&out[10..10 + header_len]).unwrap();
         assert!(header.contains("'descr': '<i2'") && header.contains("'shape': (2, 3)"), "{header}");
         assert_eq!(out.len(), 10 + header_len + 12);
+    }
+
+    #[test]
+    fn npy_header_of_a_struct_lists_its_fields() {
+        use crate::metadata::{StructField, StructType};
+        let field = |name: &str, data_type| StructField { name: name.into(), data_type };
+        let s = StructType::intern(vec![field("a", DataType::Int16), field("it's", DataType::RawBytes(3))]).unwrap();
+        let data = ArrayData { data_type: DataType::Struct(s), shape: vec![2], bytes: vec![0; 10] };
+        let mut out = Vec::new();
+        data.write_npy(&mut out).unwrap();
+        let header_len = u16::from_le_bytes([out[8], out[9]]) as usize;
+        let header = std::str::from_utf8(&out[10..10 + header_len]).unwrap();
+        assert!(header.starts_with("{'descr': [('a', '<i2'), ('it\\'s', '|V3')], "), "{header}");
+        assert_eq!((out.len(), (10 + header_len) % 64), (10 + header_len + 10, 0));
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub(crate) fn decode_batch(
             }
             (entry, Some(bytes)) => {
                 let len = chunk_shape.iter().product::<u64>() as usize * element_size;
-                meta.codecs.decode(bytes, meta.data_type.swap_unit(), len).map_err(|source| ReadError::Decode {
+                meta.codecs.decode(bytes, meta.data_type.byte_swap(), len).map_err(|source| ReadError::Decode {
                     location: match entry {
                         ChunkEntry::Source { source, .. } => (ctx.source_name)(source),
                         _ => format!("{}/{}", ctx.store, ctx.array),

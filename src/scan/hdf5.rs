@@ -19,6 +19,7 @@
 
 mod attributes;
 mod btree_v1;
+mod compound;
 mod layout;
 mod owned;
 mod raw_header;
@@ -368,8 +369,8 @@ impl FileContext<'_> {
         let bytes = Codec::Bytes { endian: v.endian };
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat())
             .map_err(|e| self.variable_error(&v.var.path, "building codecs", e))?;
-        let swap_unit = v.data_type.swap_unit();
-        let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size, swap_unit };
+        let swap = v.data_type.byte_swap();
+        let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size, swap };
         let grid =
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;

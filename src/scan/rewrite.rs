@@ -6,7 +6,7 @@
 //! as the fill value, whatever the chunk holds there). Both are decoded with the filters actually
 //! applied, patched, and re-encoded with the array's full codec chain.
 
-use crate::codec::{Codec, CodecChain, CodecError};
+use crate::codec::{ByteSwap, Codec, CodecChain, CodecError};
 use crate::ndcopy::fill_outside;
 
 /// The codecs of one array, per pipeline position, so that masked chunks can be decoded.
@@ -20,8 +20,8 @@ pub(crate) struct ArrayCodecs {
     pub(crate) full: CodecChain,
     /// Bytes per element.
     pub(crate) element_size: usize,
-    /// The byte-swapping unit (`DataType::swap_unit`: each part of a complex number, 1 for bytes).
-    pub(crate) swap_unit: usize,
+    /// How elements are byte-swapped (`DataType::byte_swap`).
+    pub(crate) swap: ByteSwap,
 }
 
 impl ArrayCodecs {
@@ -47,9 +47,9 @@ impl ArrayCodecs {
         fill: &[u8],
     ) -> Result<Vec<u8>, CodecError> {
         let elements: u64 = chunk_shape.iter().product();
-        let mut native = self.applied(mask)?.decode(stored, self.swap_unit, elements as usize * self.element_size)?;
+        let mut native = self.applied(mask)?.decode(stored, self.swap, elements as usize * self.element_size)?;
         fill_outside(&mut native, chunk_shape, valid, fill);
-        self.full.encode(&native, self.swap_unit)
+        self.full.encode(&native, self.swap)
     }
 }
 
@@ -62,7 +62,7 @@ mod tests {
         let bytes = Codec::Bytes { endian: Some(Endian::Big) };
         let filters = vec![Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }];
         let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat()).unwrap();
-        ArrayCodecs { bytes, filters, full, element_size: 4, swap_unit: 4 }
+        ArrayCodecs { bytes, filters, full, element_size: 4, swap: ByteSwap::Unit(4) }
     }
 
     #[test]

@@ -103,7 +103,7 @@ fn crop_owned(
 ) -> Result<ChunkEntry, TailError> {
     let es = array.metadata.element_size();
     let codecs = &array.metadata.codecs;
-    let unit = array.metadata.data_type.swap_unit();
+    let unit = array.metadata.data_type.byte_swap();
     let full = codecs.decode(stored, unit, shape.iter().product::<u64>() as usize * es).map_err(TailError::Codec)?;
     let mut out = vec![0u8; cropped.iter().product::<u64>() as usize * es];
     let dims: Vec<DimCopy> =

@@ -4,7 +4,10 @@
 //! the dataset's native type, so they compare byte for byte with vzarr's native-order reads: vzarr
 //! stores enums as their integer type, complex compounds as Zarr complex types and fixed-length
 //! strings as fixed-width bytes, whose native forms are libhdf5's native forms (a string type's
-//! native form is itself: no conversion, the stored bytes with their padding).
+//! native form is itself: no conversion, the stored bytes with their padding). Compounds are read
+//! into a memory type built here: each member's native form, in file offset order, no padding (nested
+//! compounds likewise), which is the layout of vzarr's `struct` elements in native byte order;
+//! libhdf5 picks each member by name and converts it from the file's byte order itself.
 
 use std::path::Path;
 
@@ -23,7 +26,7 @@ pub(crate) struct Hdf5Dataset {
 
 /// The memory type values are read into: the file type's native form, except for 2-byte floats
 /// (libhdf5 1.10 has no native half float and would widen them), read as they are in little-endian
-/// order, as vzarr stores `float16`.
+/// order, as vzarr stores `float16`, and compounds, whose native form is packed (see the module docs).
 ///
 /// # Safety
 /// `file_type` must be a valid datatype id; the caller closes the returned id.
@@ -36,7 +39,68 @@ unsafe fn memory_type(file_type: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
         }
         return copy;
     }
+    if H5Tget_class(file_type) == H5T_class_t::H5T_COMPOUND {
+        return packed_native(file_type, 0);
+    }
     H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND)
+}
+
+/// Closes every valid type id of `parts`.
+///
+/// # Safety
+/// Each id of `parts` is a valid datatype id or negative.
+unsafe fn close_all(parts: &[(u32, hdf5_sys::h5i::hid_t)]) {
+    for &(_, t) in parts.iter().filter(|&&(_, t)| t >= 0) {
+        H5Tclose(t);
+    }
+}
+
+/// A compound's native form with its members in file offset order and no padding (nested compounds
+/// likewise): the layout of vzarr's `struct` elements. -1 on any failure.
+///
+/// # Safety
+/// `compound` must be a valid compound datatype id; the caller closes the returned id.
+unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sys::h5i::hid_t {
+    use hdf5_sys::h5t::{
+        H5T_class_t, H5Tcreate, H5Tget_class, H5Tget_member_name, H5Tget_member_offset, H5Tget_member_type,
+        H5Tget_nmembers, H5Tinsert,
+    };
+    let count = H5Tget_nmembers(compound);
+    if count <= 0 || depth > crate::metadata::MAX_STRUCT_DEPTH {
+        return -1;
+    }
+    let mut members: Vec<(usize, u32)> = (0..count as u32).map(|i| (H5Tget_member_offset(compound, i), i)).collect();
+    members.sort_unstable();
+    let mut parts = Vec::with_capacity(members.len());
+    for &(_, i) in &members {
+        let member = H5Tget_member_type(compound, i);
+        let native = match H5Tget_class(member) {
+            H5T_class_t::H5T_COMPOUND => packed_native(member, depth + 1),
+            _ => H5Tget_native_type(member, H5T_direction_t::H5T_DIR_ASCEND),
+        };
+        H5Tclose(member);
+        parts.push((i, native));
+    }
+    let size: usize = parts.iter().map(|&(_, t)| if t < 0 { 0 } else { H5Tget_size(t) }).sum();
+    let packed = if parts.iter().all(|&(_, t)| t >= 0) { H5Tcreate(H5T_class_t::H5T_COMPOUND, size) } else { -1 };
+    let mut at = 0;
+    for &(i, native) in &parts {
+        if packed >= 0 {
+            let name = H5Tget_member_name(compound, i);
+            let inserted = !name.is_null() && H5Tinsert(packed, name, at, native) >= 0;
+            if !name.is_null() {
+                hdf5_sys::h5::H5free_memory(name.cast());
+            }
+            if !inserted {
+                H5Tclose(packed);
+                close_all(&parts);
+                return -1;
+            }
+            at += H5Tget_size(native);
+        }
+    }
+    close_all(&parts);
+    packed
 }
 
 fn error(what: impl std::fmt::Display) -> netcdf::Error {
@@ -56,6 +120,14 @@ impl Hdf5Dataset {
         use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
         // SAFETY: `t` is a valid datatype id for the duration of the call.
         self.file_type_is(|t| unsafe { H5Tget_class(t) == H5T_class_t::H5T_STRING && H5Tis_variable_str(t) == 0 })
+    }
+
+    /// Whether the dataset holds compound or opaque elements (which libnetcdf reads in its native
+    /// form, with C alignment padding; vzarr stores them as packed structs and raw bytes).
+    pub(crate) fn is_compound_or_opaque(&self) -> bool {
+        use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};
+        // SAFETY: `t` is a valid datatype id for the duration of the call.
+        self.file_type_is(|t| unsafe { matches!(H5Tget_class(t), H5T_class_t::H5T_COMPOUND | H5T_class_t::H5T_OPAQUE) })
     }
 
     /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).

@@ -94,6 +94,9 @@ impl OracleFiles {
         match oracle.read(|var| match var.vartype() {
             NcVariableType::String => Ok(Some(Hdf5Dataset::is_fixed_length_string as fn(&Hdf5Dataset) -> bool)),
             NcVariableType::Float(FloatType::F32) => Ok(Some(Hdf5Dataset::is_half_float as fn(&Hdf5Dataset) -> bool)),
+            NcVariableType::Compound(_) | NcVariableType::Opaque(_) => {
+                Ok(Some(Hdf5Dataset::is_compound_or_opaque as fn(&Hdf5Dataset) -> bool))
+            }
             _ => Ok(None),
         }) {
             Err(missing) => {
@@ -103,9 +106,9 @@ impl OracleFiles {
                 oracle.hdf5 = Some(Hdf5Dataset::open(&local, path)?);
             }
             Ok(Some(shown_otherwise)) => {
-                // libnetcdf shows an HDF5 fixed-length string dataset as netCDF strings (pointers)
-                // and a half-float one as float32; vzarr stores fixed-width strings and float16, which
-                // libhdf5 reads as they are.
+                // libnetcdf shows an HDF5 fixed-length string dataset as netCDF strings (pointers),
+                // a half-float one as float32 and compounds with C alignment padding; vzarr stores
+                // fixed-width strings, float16 and packed structs, which libhdf5 reads as they are.
                 let local = crate::source::local_path(location);
                 let dataset = local.and_then(|local| Hdf5Dataset::open(&local, path).ok());
                 oracle.hdf5 = dataset.filter(shown_otherwise);

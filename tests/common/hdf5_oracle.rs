@@ -188,3 +188,42 @@ fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
     };
     found.unwrap_or_else(|e| panic!("{}: {object}: attribute {name}: {e}", file.display()))
 }
+
+/// Member `path` (member names from the dataset's compound inward) of every element of the compound
+/// dataset `dataset` of `elements` elements, as libhdf5 reads it: the member picked by name through a
+/// memory type holding only it, converted to the member type's native form. None when libhdf5 cannot.
+pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -> Option<Vec<u8>> {
+    use hdf5_sys::h5t::{H5T_class_t, H5Tcreate, H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tinsert};
+    let names: Vec<std::ffi::CString> = path.iter().map(|n| std::ffi::CString::new(*n).unwrap()).collect();
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).ok()?.dataset(dataset).ok()?;
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: every type id is created here and closed before returning; the buffer holds
+        // `elements` values of the leaf's native size, the memory type's size.
+        unsafe {
+            let mut leaf = H5Dget_type(ds.id());
+            for name in &names {
+                let index = H5Tget_member_index(leaf, name.as_ptr());
+                let member = if index < 0 { -1 } else { H5Tget_member_type(leaf, index as u32) };
+                H5Tclose(leaf);
+                if member < 0 {
+                    return None;
+                }
+                leaf = member;
+            }
+            let mut memory = H5Tget_native_type(leaf, H5T_direction_t::H5T_DIR_ASCEND);
+            H5Tclose(leaf);
+            let size = H5Tget_size(memory);
+            for name in names.iter().rev() {
+                let outer = H5Tcreate(H5T_class_t::H5T_COMPOUND, size);
+                H5Tinsert(outer, name.as_ptr(), 0, memory);
+                H5Tclose(memory);
+                memory = outer;
+            }
+            let mut buf = vec![0u8; elements * size];
+            let ret = H5Dread(ds.id(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast());
+            H5Tclose(memory);
+            (ret >= 0).then_some(buf)
+        }
+    })
+}

@@ -9,6 +9,7 @@ mod btree;
 mod hostile;
 mod legacy;
 mod netcdf4;
+mod structs;
 
 use std::path::{Path, PathBuf};
 
@@ -126,31 +127,34 @@ fn dimension_scales_and_attributes_of_plain_hdf5() {
     assert_eq!(links.iter().filter(|p| p.starts_with("many/links/")).count(), 20, "dense link storage");
 }
 
-/// Variable-length strings become store-owned `string` arrays and enums their integer type with
-/// CF flags, equal to libhdf5's reads; compound, opaque and variable-length integer datasets are named
-/// per variable.
+/// Variable-length strings become store-owned `string` arrays, enums their integer type with CF
+/// flags, compounds Zarr structs and opaque types raw bytes, equal to libhdf5's reads; variable-length
+/// integer datasets are named per variable.
 #[test]
 fn types_without_a_zarr_form_are_named_per_variable() {
     let file = fixture("unsupported_types.h5");
     let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
-    assert!(err.contains("unsupported_types.h5: compound: cannot reference elements of compound type"), "{err}");
+    assert!(
+        err.contains("unsupported_types.h5: vlen_ints: cannot reference elements of variable-length type"),
+        "{err}"
+    );
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
     let dataset = scan(&file, &options).unwrap();
     let mut arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
     arrays.sort_unstable();
-    assert_eq!(arrays, ["complex128_be", "complex64", "enum", "fine", "vlen_strings"]);
+    assert_eq!(arrays, ["complex128_be", "complex64", "compound", "enum", "fine", "opaque", "vlen_strings"]);
     let left_out: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
-    for expected in [
-        "compound: left out: cannot reference elements of compound type",
-        "opaque: left out: cannot reference elements of opaque type",
-        "vlen_ints: left out: cannot reference elements of variable-length type",
-    ] {
-        assert!(left_out.iter().any(|w| w == expected), "{expected} in {left_out:?}");
-    }
-    assert_eq!(left_out.len(), 3, "{left_out:?}");
+    assert_eq!(left_out, ["vlen_ints: left out: cannot reference elements of variable-length type"]);
     let dir = tempfile::tempdir().unwrap();
     let store = open_store(&scan_to_store(&file, dir.path(), "s.vzarr", &options));
     assert_eq!(read(&store, "fine", "").bytes, read_native(&file, "fine", 16));
+    // A packed compound {a: int32, b: float64} and 2-byte opaque values, as libhdf5 reads them.
+    assert_eq!(array_json_type(&store, "compound"), "struct{a, b}");
+    let ours = read(&store, "compound", "").bytes;
+    let member = |name| crate::common::hdf5_oracle::read_member(&file, "compound", &[name], 1).unwrap();
+    assert_eq!((ours[..4].to_vec(), ours[4..].to_vec()), (member("a"), member("b")));
+    assert_eq!(array_json_type(&store, "opaque"), "raw_bytes2");
+    assert_eq!(read(&store, "opaque", "").bytes, read_native(&file, "opaque", 2));
     // Enum values as their base integers, the names as CF flags.
     let members = crate::common::hdf5_oracle::enum_members(&file, "enum");
     assert_eq!(read(&store, "enum", "").bytes, read_native(&file, "enum", 2));

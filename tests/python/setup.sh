@@ -21,6 +21,8 @@ PINS=(
   "netCDF4==1.7.5.1.post1"
   "numpy==2.5.5"
   "h5py==3.16.0"
+  # Writes the PyTables table of the compound-type tests (tests/python/make_structs.py).
+  "tables==3.11.1"
   # libhdf4's SD interface from Python: writes fixtures/hdf4 (make_fixtures.py), the HDF4 oracle.
   "pyhdf==0.11.7"
   "moto[server]==5.1.18"

@@ -1,8 +1,9 @@
 //! HDF5 attributes as JSON attribute values, as netCDF users see them (netCDF4-python, xarray):
 //! one-element attributes become scalars, lists stay lists, strings are text, non-finite floats are
 //! the markers written as the bare tokens `NaN`, `Infinity`, `-Infinity` (`metadata::json_text`),
-//! enum values their integers. Types with no JSON form (compound, opaque, references, non-string vlen) are reported
-//! so the caller can warn, never guessed.
+//! enum values their integers, compound values JSON objects of member name -> value (members in the
+//! file's order; array members as lists, fixed-length strings as text). Types with no JSON form
+//! (opaque, references, non-string vlen) are reported so the caller can warn, never guessed.
 
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
 use serde_json::Value;
@@ -37,6 +38,7 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
             return Ok(one_or_list(strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect(), &attr.shape));
         }
         Datatype::Enum { base, .. } => numbers(base, &attr.raw_data, count)?,
+        Datatype::Compound { .. } => records(&attr.datatype, &attr.raw_data, count)?,
         other => numbers(other, &attr.raw_data, count)?,
     };
     Ok(one_or_list(values, &attr.shape))
@@ -63,7 +65,7 @@ pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec
         Datatype::FixedPoint { size, byte_order, .. } | Datatype::FloatingPoint { size, byte_order } => {
             (usize::from(*size), *byte_order)
         }
-        Datatype::Compound { .. } => return Err("compound type".into()),
+        Datatype::Compound { .. } => return Err("nested compound type".into()),
         Datatype::Opaque { .. } => return Err("opaque type".into()),
         Datatype::Reference { .. } => return Err("reference type".into()),
         Datatype::VarLen { .. } => return Err("variable-length type".into()),
@@ -79,6 +81,70 @@ pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec
         return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
     };
     Ok(raw[..needed as usize].chunks_exact(size).map(|bytes| number(datatype, bytes, order)).collect())
+}
+
+/// Deepest nesting of compound and array members decoded in an attribute.
+const MAX_NESTING: usize = 16;
+
+/// Decodes `count` compound values from `raw`, each a JSON object.
+fn records(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
+    let size = value_size(datatype, 0).ok_or("compound type with members of no fixed size")?;
+    let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64);
+    let Some(needed) = needed else {
+        return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
+    };
+    raw[..needed as usize].chunks_exact(size.max(1)).map(|bytes| value(datatype, bytes, 0)).collect()
+}
+
+/// Bytes of one value of `datatype` (None for types of no fixed size or nested too deep).
+fn value_size(datatype: &Datatype, depth: usize) -> Option<usize> {
+    if depth > MAX_NESTING {
+        return None;
+    }
+    match datatype {
+        Datatype::FixedPoint { size, .. } | Datatype::FloatingPoint { size, .. } => Some(usize::from(*size)),
+        Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } => Some(*n as usize),
+        Datatype::Compound { size, .. } => Some(*size as usize),
+        Datatype::Enum { base, .. } => value_size(base, depth + 1),
+        Datatype::Array { base, dims } => {
+            dims.iter().try_fold(value_size(base, depth + 1)?, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// One value of `datatype` from its `bytes` (exactly its size).
+fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, String> {
+    match datatype {
+        Datatype::String { size: hdf5_reader::StringSize::Fixed(_), .. } => {
+            Ok(Value::from(trim_nul(&String::from_utf8_lossy(bytes))))
+        }
+        Datatype::Enum { base, .. } => value(base, bytes, depth + 1),
+        Datatype::Compound { fields, .. } => {
+            let mut object = serde_json::Map::with_capacity(fields.len());
+            for f in fields {
+                let size =
+                    value_size(&f.datatype, depth + 1).ok_or_else(|| format!("member {}: no fixed size", f.name))?;
+                let start = f.byte_offset as usize;
+                let member = start.checked_add(size).and_then(|end| bytes.get(start..end));
+                let member = member.ok_or_else(|| format!("member {} lies outside its compound", f.name))?;
+                object.insert(f.name.clone(), value(&f.datatype, member, depth + 1)?);
+            }
+            Ok(Value::Object(object))
+        }
+        Datatype::Array { base, .. } => {
+            let size = value_size(base, depth + 1).ok_or("array member of no fixed size")?;
+            bytes
+                .chunks_exact(size.max(1))
+                .map(|b| value(base, b, depth + 1))
+                .collect::<Result<_, _>>()
+                .map(Value::Array)
+        }
+        other => {
+            let mut one = numbers(other, bytes, 1)?;
+            one.pop().ok_or_else(|| "empty value".to_string())
+        }
+    }
 }
 
 fn number(datatype: &Datatype, bytes: &[u8], order: ByteOrder) -> Value {
@@ -131,6 +197,55 @@ mod tests {
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
         assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn compounds_are_objects_of_their_members() {
+        use hdf5_reader::CompoundField;
+        let le = ByteOrder::LittleEndian;
+        let point = Datatype::Compound {
+            size: 4,
+            fields: vec![
+                CompoundField {
+                    name: "x".into(),
+                    byte_offset: 0,
+                    datatype: Datatype::FixedPoint { size: 1, signed: true, byte_order: le },
+                },
+                CompoundField {
+                    name: "v".into(),
+                    byte_offset: 1,
+                    datatype: Datatype::Array {
+                        base: Box::new(Datatype::FixedPoint { size: 1, signed: false, byte_order: le }),
+                        dims: vec![3],
+                    },
+                },
+            ],
+        };
+        let text = Datatype::String {
+            size: hdf5_reader::StringSize::Fixed(3),
+            encoding: hdf5_reader::StringEncoding::Ascii,
+            padding: hdf5_reader::StringPadding::NullPad,
+        };
+        let record = Datatype::Compound {
+            size: 12,
+            fields: vec![
+                CompoundField { name: "p".into(), byte_offset: 8, datatype: point },
+                CompoundField { name: "s".into(), byte_offset: 0, datatype: text },
+                CompoundField {
+                    name: "f".into(),
+                    byte_offset: 4,
+                    datatype: Datatype::FloatingPoint { size: 4, byte_order: le },
+                },
+            ],
+        };
+        let mut raw = b"ab\0\0".to_vec();
+        raw.extend(2.5f32.to_le_bytes());
+        raw.extend([0xff, 1, 2, 3]);
+        assert_eq!(
+            attribute_json(&attr(record.clone(), vec![], raw.clone())).unwrap(),
+            serde_json::json!({"p": {"x": -1, "v": [1, 2, 3]}, "s": "ab", "f": 2.5})
+        );
+        assert!(attribute_json(&attr(record, vec![2], raw)).is_err(), "two values in the bytes of one");
     }
 
     #[test]

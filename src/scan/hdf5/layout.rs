@@ -255,19 +255,27 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::String { .. } => ElementType::Unsupported("zero-length string type".into()),
         Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => ElementType::VlenString,
         Datatype::VarLen { .. } => ElementType::Unsupported("variable-length type".into()),
-        Datatype::Compound { .. } => {
-            complex(datatype).unwrap_or_else(|| ElementType::Unsupported("compound type".into()))
+        // Complex numbers, else a Zarr struct when the layout allows (`compound`).
+        Datatype::Compound { size, fields } => {
+            complex(datatype).unwrap_or_else(|| super::compound::struct_element(*size, fields, 0))
         }
         // Enums are their integer base type; the scanner adds the names as attributes.
         Datatype::Enum { base, .. } => match element_type(base) {
-            ElementType::Numeric(t, e) if !t.is_float() && t != DataType::Bool => ElementType::Numeric(t, e),
+            ElementType::Numeric(t, e) if is_integer(t) => ElementType::Numeric(t, e),
             _ => ElementType::Unsupported("enum type over a non-integer base".into()),
         },
-        Datatype::Opaque { .. } => ElementType::Unsupported("opaque type".into()),
+        // Raw bytes: no byte order, no meaning vzarr could know (the tag is not kept).
+        Datatype::Opaque { size, .. } if *size > 0 => ElementType::Numeric(DataType::RawBytes(*size), None),
+        Datatype::Opaque { .. } => ElementType::Unsupported("zero-length opaque type".into()),
         Datatype::Reference { .. } => ElementType::Unsupported("reference type".into()),
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
         Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
     }
+}
+
+fn is_integer(t: DataType) -> bool {
+    use DataType::{Int16, Int32, Int64, Int8, UInt16, UInt32, UInt64, UInt8};
+    matches!(t, Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64)
 }
 
 /// A compound of two floats of one size and byte order named as real and imaginary parts (`r`, `i`
@@ -313,7 +321,7 @@ fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     }
     if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
-            stored.chunks_mut(t.swap_unit()).for_each(<[u8]>::reverse);
+            t.byte_swap().apply(&mut stored);
         }
     }
     stored

@@ -163,7 +163,7 @@ fn inner_entry(global: &[u64], slab: &Slab<'_>) -> ChunkEntry {
 /// re-encoded with the array's codecs.
 fn pad_chunk(metadata: &ArrayMetadata, stored: &[u8], shape: &[u64], inner: &[u64]) -> Result<Vec<u8>, CodecError> {
     let size = metadata.element_size();
-    let unit = metadata.data_type.swap_unit();
+    let unit = metadata.data_type.byte_swap();
     let elements = |s: &[u64]| s.iter().product::<u64>() as usize;
     let decoded = metadata.codecs.decode(stored, unit, elements(shape) * size)?;
     let mut padded = vec![0u8; elements(inner) * size];

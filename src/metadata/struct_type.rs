@@ -1,0 +1,222 @@
+//! The `struct` data type (zarr-extensions `data-types/struct`): named fields, each of its own data
+//! type, packed one after another with no padding, as zarr-python 3 writes and reads it (a NumPy
+//! structured dtype, `zarr.dtype.Struct`):
+//!
+//! ```json
+//! {"name": "struct", "configuration": {"fields": [
+//!     {"name": "a", "data_type": "int32"},
+//!     {"name": "p", "data_type": {"name": "struct", "configuration": {"fields": [...]}}}]}}
+//! ```
+//!
+//! zarr-python 3.4 also reads its legacy spelling `{"name": "structured", "configuration": {"fields":
+//! [["a", "int32"], ...]}}`; vzarr reads both and writes `struct`. Every multi-byte field is stored
+//! in the byte order of the array's `bytes` codec. The fill value is a JSON object of field name ->
+//! the field's own fill value JSON (zarr-python also reads base64 of the little-endian element).
+//!
+//! Types are interned: [`StructType::intern`] returns one `&'static` instance per distinct layout, so
+//! [`DataType`] stays `Copy`. Each distinct layout a process meets is kept for its lifetime (a few
+//! hundred bytes each; files hold a handful).
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{json, Value};
+
+use super::{DataType, MetadataError};
+
+/// Deepest nesting of structs vzarr accepts (HDF5 files nest compounds a few levels at most).
+pub const MAX_STRUCT_DEPTH: usize = 16;
+
+/// Most fields one struct may have.
+pub const MAX_STRUCT_FIELDS: usize = 4096;
+
+/// One named field of a [`StructType`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StructField {
+    /// The field name (not empty; unique within its struct).
+    pub name: String,
+    /// The field's data type (numbers, fixed-width bytes, raw bytes, complex, or another struct).
+    pub data_type: DataType,
+}
+
+/// A packed record of named fields: field `i` starts where field `i - 1` ends.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StructType {
+    fields: Vec<StructField>,
+    size: usize,
+}
+
+static INTERNED: OnceLock<Mutex<HashSet<&'static StructType>>> = OnceLock::new();
+
+impl StructType {
+    /// The interned struct of these fields.
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] when there are no fields or more than [`MAX_STRUCT_FIELDS`], a name
+    /// is empty or repeated, a field has no fixed size (`string`), the element is larger than
+    /// `u32::MAX` bytes, or the struct nests deeper than [`MAX_STRUCT_DEPTH`].
+    pub fn intern(fields: Vec<StructField>) -> Result<&'static StructType, MetadataError> {
+        let invalid = |reason: String| MetadataError::Invalid { field: "data_type", reason };
+        if fields.is_empty() || fields.len() > MAX_STRUCT_FIELDS {
+            return Err(invalid(format!("a struct needs 1 to {MAX_STRUCT_FIELDS} fields, not {}", fields.len())));
+        }
+        let mut names = HashSet::new();
+        for f in &fields {
+            if f.name.is_empty() || !names.insert(f.name.as_str()) {
+                return Err(invalid(format!("struct field name {:?} is empty or repeated", f.name)));
+            }
+            if f.data_type.size() == 0 {
+                return Err(invalid(format!("struct field {} has no fixed size ({})", f.name, f.data_type)));
+            }
+        }
+        let size: usize = fields.iter().map(|f| f.data_type.size()).sum();
+        if u32::try_from(size).is_err() {
+            return Err(invalid(format!("a struct of {size} bytes (at most {} as in HDF5)", u32::MAX)));
+        }
+        let candidate = StructType { size, fields };
+        if candidate.depth() > MAX_STRUCT_DEPTH {
+            return Err(invalid(format!("structs nested more than {MAX_STRUCT_DEPTH} deep")));
+        }
+        let table = INTERNED.get_or_init(Mutex::default);
+        let mut table = table.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&known) = table.get(&candidate) {
+            return Ok(known);
+        }
+        let leaked: &'static StructType = Box::leak(Box::new(candidate));
+        table.insert(leaked);
+        Ok(leaked)
+    }
+
+    /// The fields, in storage order.
+    pub fn fields(&self) -> &[StructField] {
+        &self.fields
+    }
+
+    /// Bytes per element: the sum of the fields' sizes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Each field with its byte offset in the element.
+    pub fn offsets(&self) -> impl Iterator<Item = (usize, &StructField)> {
+        self.fields.iter().scan(0, |at, f| {
+            let offset = *at;
+            *at += f.data_type.size();
+            Some((offset, f))
+        })
+    }
+
+    /// Levels of structs: 1 for a struct of plain fields.
+    fn depth(&self) -> usize {
+        1 + self
+            .fields
+            .iter()
+            .map(|f| match f.data_type {
+                DataType::Struct(s) => s.depth(),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether any field (nested ones included) has a byte order (numbers of more than one byte).
+    pub fn has_multi_byte_fields(&self) -> bool {
+        self.fields.iter().any(|f| match f.data_type {
+            DataType::Struct(s) => s.has_multi_byte_fields(),
+            t => t.swap_unit() > 1,
+        })
+    }
+
+    /// The `data_type` JSON.
+    pub fn to_json(&self) -> Value {
+        let fields: Vec<Value> =
+            self.fields.iter().map(|f| json!({"name": f.name, "data_type": f.data_type.to_json()})).collect();
+        json!({"name": "struct", "configuration": {"fields": fields}})
+    }
+
+    /// Parses `struct` (or legacy `structured`) data type JSON, `depth` levels below the array's.
+    pub(super) fn from_json(value: &Value, depth: usize) -> Result<&'static StructType, MetadataError> {
+        let invalid = |reason: String| MetadataError::Invalid { field: "data_type", reason };
+        if depth >= MAX_STRUCT_DEPTH {
+            return Err(invalid(format!("structs nested more than {MAX_STRUCT_DEPTH} deep")));
+        }
+        let listed = value.pointer("/configuration/fields").and_then(Value::as_array);
+        let listed = listed.ok_or_else(|| invalid(format!("{value}: a struct needs configuration.fields")))?;
+        if listed.len() > MAX_STRUCT_FIELDS {
+            return Err(invalid(format!("a struct of {} fields", listed.len())));
+        }
+        let mut fields = Vec::with_capacity(listed.len());
+        for field in listed {
+            let (name, data_type) = match field {
+                Value::Object(o) => (o.get("name"), o.get("data_type")),
+                Value::Array(pair) if pair.len() == 2 => (pair.first(), pair.get(1)),
+                _ => (None, None),
+            };
+            let (Some(Value::String(name)), Some(data_type)) = (name, data_type) else {
+                return Err(invalid(format!("struct field {field} needs a name and a data_type")));
+            };
+            let data_type = DataType::from_json_at(data_type, depth + 1)?;
+            fields.push(StructField { name: name.clone(), data_type });
+        }
+        StructType::intern(fields)
+    }
+
+    /// The NumPy dtype description of native-order elements (`[('a', '<i4'), ('b', '|S3')]`), as an
+    /// `.npy` header writes it.
+    pub fn numpy_descr(&self) -> String {
+        let fields: Vec<String> = self
+            .fields
+            .iter()
+            .map(|f| {
+                let name = f.name.replace('\\', "\\\\").replace('\'', "\\'");
+                match f.data_type {
+                    DataType::Struct(s) => format!("('{name}', {})", s.numpy_descr()),
+                    t => format!("('{name}', '{}')", t.numpy_descr()),
+                }
+            })
+            .collect();
+        format!("[{}]", fields.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, data_type: DataType) -> StructField {
+        StructField { name: name.into(), data_type }
+    }
+
+    #[test]
+    fn interned_structs_are_one_instance_and_round_trip() {
+        let inner = StructType::intern(vec![field("x", DataType::UInt8), field("y", DataType::Float64)]).unwrap();
+        let fields = vec![field("a", DataType::Int32), field("p", DataType::Struct(inner))];
+        let outer = StructType::intern(fields.clone()).unwrap();
+        assert!(std::ptr::eq(outer, StructType::intern(fields).unwrap()));
+        assert_eq!(outer.size(), 13);
+        assert_eq!(outer.offsets().map(|(o, _)| o).collect::<Vec<_>>(), vec![0, 4]);
+        let parsed = DataType::from_json(&DataType::Struct(outer).to_json()).unwrap();
+        assert_eq!(parsed, DataType::Struct(outer));
+        assert_eq!(outer.numpy_descr(), "[('a', '<i4'), ('p', [('x', '|u1'), ('y', '<f8')])]");
+    }
+
+    #[test]
+    fn legacy_structured_spelling_is_read() {
+        let legacy = json!({"name": "structured", "configuration": {"fields": [["a", "int16"], ["b", "uint8"]]}});
+        let DataType::Struct(s) = DataType::from_json(&legacy).unwrap() else { panic!("not a struct") };
+        assert_eq!((s.size(), s.fields()[1].name.as_str()), (3, "b"));
+    }
+
+    #[test]
+    fn bad_structs_are_refused() {
+        assert!(StructType::intern(vec![]).is_err());
+        assert!(StructType::intern(vec![field("a", DataType::Int8), field("a", DataType::Int8)]).is_err());
+        assert!(StructType::intern(vec![field("", DataType::Int8)]).is_err());
+        assert!(StructType::intern(vec![field("s", DataType::String)]).is_err());
+        let mut deep = json!("int8");
+        for _ in 0..=MAX_STRUCT_DEPTH {
+            deep = json!({"name": "struct", "configuration": {"fields": [{"name": "f", "data_type": deep}]}});
+        }
+        assert!(DataType::from_json(&deep).is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! Issue 26: HDF5 compound types as Zarr `struct` arrays and opaque types as `raw_bytes`, on files
+//! h5py, netCDF4-python and PyTables write (`tests/python/make_structs.py`): every member of every
+//! element read through the store equals libhdf5's read of that member (picked by name, converted to
+//! its native form), `vzarr verify` passes, layouts no Zarr reader could decode are refused with their
+//! reason, and zarr-python and xarray read the kerchunk export as h5py reads the file
+//! (`tests/python/check_structs.py`).
+
+use std::path::{Path, PathBuf};
+
+use vzarr::metadata::{DataType, StructType};
+use vzarr::ScanOptions;
+
+use crate::common::hdf5_oracle::{read_member, read_native};
+use crate::common::{open_store, read, scan, scan_to_store};
+
+/// The fixtures, written by `make_structs.py` into `dir` (None without the Python environment).
+fn fixtures(dir: &Path) -> Option<PathBuf> {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with h5py and netCDF4 (run tests/python/setup.sh); the struct tests not run");
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_structs.py");
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.arg(script).arg(dir);
+        c
+    });
+    assert_eq!(run.code, 0, "make_structs.py: {}", run.stderr);
+    Some(dir.to_path_buf())
+}
+
+/// Every leaf member of `s`: its path of names and its byte range in an element. Complex numbers,
+/// strings and raw bytes are leaves.
+fn leaves(s: &StructType, base: usize, prefix: &[String], out: &mut Vec<(Vec<String>, usize, usize)>) {
+    for (offset, field) in s.offsets() {
+        let mut path = prefix.to_vec();
+        path.push(field.name.clone());
+        match field.data_type {
+            DataType::Struct(inner) => leaves(inner, base + offset, &path, out),
+            t => out.push((path, base + offset, t.size())),
+        }
+    }
+}
+
+/// Compares every member of every struct array of the store of `file` with libhdf5, and opaque
+/// arrays byte for byte; returns the arrays compared.
+fn assert_members_match_libhdf5(file: &Path, store: &Path) -> Vec<String> {
+    let opened = open_store(store);
+    let mut compared = Vec::new();
+    let names: Vec<String> = opened.info().arrays.iter().map(|a| a.path.clone()).collect();
+    for name in names {
+        let data = read(&opened, &name, "");
+        let elements = data.len() as usize;
+        match data.data_type {
+            DataType::Struct(s) => {
+                let mut fields = Vec::new();
+                leaves(s, 0, &[], &mut fields);
+                for (path, offset, size) in fields {
+                    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+                    let theirs = read_member(file, &name, &names, elements)
+                        .unwrap_or_else(|| panic!("{}: {name}: libhdf5 cannot read member {path:?}", file.display()));
+                    let ours: Vec<u8> =
+                        data.bytes.chunks_exact(s.size()).flat_map(|e| e[offset..offset + size].to_vec()).collect();
+                    assert_eq!(ours, theirs, "{}: {name}: member {path:?}", file.display());
+                }
+            }
+            DataType::RawBytes(n) => {
+                assert_eq!(data.bytes, read_native(file, &name, elements * n as usize), "{name}");
+            }
+            _ => continue,
+        }
+        compared.push(name);
+    }
+    compared.sort();
+    compared
+}
+
+#[test]
+fn compounds_and_opaque_types_read_as_libhdf5_reads_every_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let file = fx.join("structs.h5");
+    let store = scan_to_store(&file, dir.path(), "structs.vzarr", &options);
+    let compared = assert_members_match_libhdf5(&file, &store);
+    let expected =
+        ["chunked", "committed", "compact", "contiguous_be", "grid", "nested", "opaque", "unordered"].map(String::from);
+    assert_eq!(compared, expected);
+    // Zarr's struct is packed, has no subarray fields, and takes one byte order.
+    let dataset = scan(&file, &options).unwrap();
+    let refused: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
+    for expected in [
+        "padded: left out: cannot reference elements of compound type (unused bytes before member b at offset 8",
+        "with_array: left out: cannot reference elements of compound type (member v: array members",
+        "mixed_order: left out: cannot reference elements of compound type (members a and b have different byte orders)",
+    ] {
+        assert!(refused.iter().any(|w| w.starts_with(expected)), "{expected} in {refused:?}");
+    }
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("structs.h5: mixed_order: cannot reference elements of compound type"), "{err}");
+    let run = crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+    for name in &compared {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
+}
+
+/// netCDF-4 compound variables (libnetcdf wrote them; netCDF4-python aligns members as C does, so a
+/// type with padding is refused) and a PyTables table.
+#[test]
+fn netcdf4_compounds_and_pytables_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let nc = fx.join("structs.nc");
+    let store = scan_to_store(&nc, dir.path(), "nc.vzarr", &options);
+    assert_eq!(assert_members_match_libhdf5(&nc, &store), ["obs"]);
+    let refused: Vec<String> = scan(&nc, &options).unwrap().warnings.iter().map(|w| w.variable.clone()).collect();
+    assert_eq!(refused, ["padded"]);
+    crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+    let table = fx.join("table.h5");
+    if !table.exists() {
+        assert!(!crate::interop::python_required(), "PyTables is missing: run tests/python/setup.sh");
+        eprintln!("notice: no PyTables; the table check not run");
+        return;
+    }
+    let store = scan_to_store(&table, dir.path(), "table.vzarr", &ScanOptions::default());
+    assert_eq!(assert_members_match_libhdf5(&table, &store), ["particles"]);
+    crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+}
+
+/// zarr-python and xarray read the kerchunk export of every fixture as h5py reads the file: fields,
+/// values and compound attributes.
+#[test]
+fn zarr_python_and_xarray_read_structs_as_h5py() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let Some(python) = crate::interop::python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_structs.py");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let expected: [(&str, &[&str]); 3] = [
+        ("structs.h5", &["chunked", "committed", "compact", "contiguous_be", "grid", "nested", "opaque", "unordered"]),
+        ("structs.nc", &["obs"]),
+        ("table.h5", &["particles"]),
+    ];
+    for (name, arrays) in expected {
+        let source = fx.join(name);
+        if !source.exists() {
+            continue;
+        }
+        let store = scan_to_store(&source, dir.path(), &format!("{name}.vzarr"), &options);
+        let refs = dir.path().join(format!("{name}.json"));
+        let text = |p: &Path| p.display().to_string();
+        crate::common::cli_expect(&["export".to_string(), text(&store), "--kerchunk".into(), text(&refs)], 0);
+        let mut command = std::process::Command::new(&python);
+        command.arg(&script).arg("--refs").arg(&refs).arg(&source).stdout(std::process::Stdio::piped());
+        let run = crate::common::run(command);
+        assert_eq!(run.code, 0, "check_structs.py {name}:\n{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+        for array in arrays {
+            assert!(run.stdout.contains(&format!("ok   {array} zarr-python")), "{name}: {array}: {}", run.stdout);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+"""Compound and opaque datasets through zarr-python and xarray equal h5py's reads (issue 26).
+
+    check_structs.py --refs REFS.json SOURCE.h5
+
+REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5 (`--skip-unsupported`). For every dataset
+h5py reads as a NumPy structured (compound) or void (opaque) array that the references hold:
+  1. zarr-python opens it as a structured / void array whose fields are h5py's, in offset order;
+  2. every field of every element, as zarr-python reads it, equals h5py's read bit for bit (nested
+     fields field by field);
+  3. xarray (`open_zarr`) gives the same values;
+and every compound attribute of the file, of its datasets' and of its groups', is a JSON object equal
+field by field to h5py's value. Prints one line per check and a closing "N passed, M failed" line;
+exits 1 when any check failed.
+"""
+
+import argparse
+import json
+import sys
+
+import fsspec
+import h5py
+import numpy as np
+import xarray as xr
+import zarr
+from zarr.storage import FsspecStore
+
+from results import Results
+
+
+def record_datasets(f):
+    found = []
+    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset)
+                 and obj.dtype.kind == "V" else None)
+    return found
+
+
+def leaves(dtype, prefix=()):
+    """(path, dtype) of every leaf field; complex numbers and strings are leaves."""
+    if dtype.names is None:
+        return [(prefix, dtype)]
+    out = []
+    for name in dtype.names:
+        out += leaves(dtype.fields[name][0], prefix + (name,))
+    return out
+
+
+def field(values, path):
+    for name in path:
+        values = values[name]
+    return np.asarray(values)
+
+
+def same_fields(ours, theirs):
+    if ours.shape != theirs.shape:
+        raise AssertionError(f"shape {ours.shape} != h5py {theirs.shape}")
+    if theirs.dtype.names is None:
+        if ours.dtype.itemsize != theirs.dtype.itemsize or ours.tobytes() != theirs.tobytes():
+            raise AssertionError(f"raw bytes differ: {ours!r} vs h5py {theirs!r}")
+        return f"{theirs.shape} {theirs.dtype}"
+    expected = sorted(theirs.dtype.names, key=lambda n: theirs.dtype.fields[n][1])
+    if list(ours.dtype.names) != expected:
+        raise AssertionError(f"fields {ours.dtype.names} != h5py's in offset order {expected}")
+    for path, dtype in leaves(theirs.dtype):
+        a, b = field(ours, path), field(theirs, path)
+        native = dtype.newbyteorder("=")
+        if a.astype(native).tobytes() != b.astype(native).tobytes():
+            raise AssertionError(f"field {'.'.join(path)}: {a!r} vs h5py {b!r}")
+    return f"{theirs.shape} {len(leaves(theirs.dtype))} leaf fields"
+
+
+def same_attribute(ours, theirs, what):
+    if theirs.dtype.names is None:
+        return
+    values = theirs.reshape(-1)
+    ours = ours if isinstance(ours, list) else [ours]
+    if len(ours) != values.size:
+        raise AssertionError(f"{what}: {len(ours)} values, h5py {values.size}")
+    for mine, value in zip(ours, values):
+        for path, dtype in leaves(theirs.dtype):
+            got = mine
+            for name in path:
+                got = got[name]
+            expected = field(value, path)
+            if dtype.kind == "S":
+                expected = expected.tobytes().split(b"\0")[0].decode()
+            elif dtype.kind == "c":
+                expected = {"r": float(expected.real), "i": float(expected.imag)}
+            else:
+                expected = expected.tolist()
+            if got != expected:
+                raise AssertionError(f"{what}: field {'.'.join(path)}: {got!r} vs h5py {expected!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--refs", required=True)
+    parser.add_argument("source")
+    args = parser.parse_args()
+    print(f"h5py {h5py.version.version}, zarr {zarr.__version__}, xarray {xr.__version__}")
+    refs = json.load(open(args.refs))["refs"]
+    fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
+    store = FsspecStore(fs, read_only=True, path="")
+    group = zarr.open_group(store, mode="r", zarr_format=3)
+    results = Results()
+    with h5py.File(args.source, "r") as f:
+        names = [n for n in record_datasets(f) if f"{n}/zarr.json" in refs]
+        for name in names:
+            ds = f[name]
+            results.check(f"{name} zarr-python", lambda ds=ds, name=name: same_fields(group[name][...], ds[()]))
+        parents = sorted({n.rpartition("/")[0] for n in names})
+        for parent in parents:
+            def through_xarray(parent=parent):
+                ds = xr.open_zarr(store, group=parent or None, zarr_format=3, consolidated=False)
+                checked = []
+                for name in names:
+                    if name.rpartition("/")[0] == parent:
+                        same_fields(ds[name.rpartition("/")[2]].values, f[name][()])
+                        checked.append(name)
+                return ", ".join(checked)
+            results.check(f"/{parent} xarray", through_xarray)
+
+        def attributes():
+            compared = 0
+            objects = [("", f)]
+            f.visititems(lambda name, obj: objects.append((name, obj)))
+            for name, obj in objects:
+                key = f"{name}/zarr.json" if name else "zarr.json"
+                if key not in refs:
+                    continue
+                stored = json.loads(refs[key]).get("attributes", {})
+                for attr, value in obj.attrs.items():
+                    value = np.asarray(value)
+                    # Dimension-scale bookkeeping (compounds of references), never user attributes.
+                    if value.dtype.names is None or attr in ("REFERENCE_LIST", "DIMENSION_LIST"):
+                        continue
+                    if attr not in stored:
+                        raise AssertionError(f"{name or '/'}:{attr}: missing from the store")
+                    same_attribute(stored[attr], value, f"{name or '/'}:{attr}")
+                    compared += 1
+            return f"{compared} compound attributes"
+
+        results.check("compound attributes", attributes)
+    sys.exit(0 if results.summary() else 1)
+
+
+if __name__ == "__main__":
+    main()

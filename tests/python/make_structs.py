@@ -1,0 +1,126 @@
+"""Writes the compound, opaque and committed-type fixtures of issue 26 (tests/native_hdf5/structs.rs).
+
+    make_structs.py DIR
+
+DIR/structs.h5 (h5py) holds compound datasets of every layout vzarr references as a Zarr `struct`
+(packed; little- and big-endian; members out of offset order; nested compounds with complex, string,
+enum and opaque members; chunked with gzip+shuffle, contiguous, compact), the layouts it refuses
+(padding, an array member, members of both byte orders), opaque datasets, a dataset and attributes of
+a committed (named) compound type, and compound attributes. DIR/structs.nc (netCDF4-python) holds a netCDF-4 compound
+variable and a compound attribute; DIR/table.h5 a PyTables table when PyTables is installed.
+"""
+
+import pathlib
+import sys
+
+import h5py
+import numpy as np
+
+
+def records(dtype, n):
+    """n elements of `dtype` whose every leaf field holds distinct values."""
+    data = np.zeros(n, dtype)
+
+    def fill(view, dt, seed):
+        for k, name in enumerate(dt.names):
+            sub = dt.fields[name][0]
+            if sub.names:
+                fill(view[name], sub, seed * 7 + k)
+            elif sub.kind in "SV":
+                view[name] = [f"{name}{i + seed}".encode()[: sub.itemsize] for i in range(n)]
+            elif sub.kind == "c":
+                view[name] = np.arange(n) * 1.5 + 1j * (seed - np.arange(n))
+            elif sub.kind == "b":
+                view[name] = np.arange(n) % 2 == 0
+            else:
+                view[name] = (np.arange(n) * (k + 3) + seed) % 120
+
+    fill(data, dtype, 1)
+    return data
+
+
+def write_h5(path):
+    point = np.dtype([("x", "<f4"), ("y", "<f4")])
+    color = h5py.enum_dtype({"red": 0, "green": 1, "blue": 2}, basetype="u1")
+    flat = np.dtype([("id", "<i4"), ("value", "<f8"), ("name", "S6")])
+    nested = np.dtype([("p", point), ("c", "<c8"), ("color", color), ("tag", "V3"), ("n", "<u2")])
+    with h5py.File(path, "w") as f:
+        f.create_dataset("chunked", data=records(flat, 25), chunks=(4,), compression="gzip", shuffle=True)
+        f.create_dataset("contiguous_be", data=records(flat, 7).astype([("id", ">i4"), ("value", ">f8"), ("name", "S6")]))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        space = h5py.h5s.create_simple((5,))
+        h5py.h5d.create(f.id, b"compact", h5py.h5t.py_create(flat), space, dcpl=dcpl).write(
+            h5py.h5s.ALL, h5py.h5s.ALL, records(flat, 5))
+        f.create_dataset("nested", data=records(nested, 9), chunks=(3,))
+        # Big-endian members listed out of offset order.
+        unordered = np.dtype({"names": ["a", "b", "c"], "formats": [">i4", ">u2", ">f8"], "offsets": [10, 0, 2],
+                              "itemsize": 14})
+        f.create_dataset("unordered", data=records(np.dtype([("b", "<u2"), ("c", "<f8"), ("a", "<i4")]), 6)
+                         .astype(unordered))
+        f.create_dataset("grid", data=records(flat, 12).reshape(3, 4), chunks=(2, 3))
+        f.create_dataset("opaque", data=np.array([b"ab\x00c", b"\xff\x01\x02\x03", b"wxyz"], dtype="V4"), chunks=(2,))
+        # Refused: padding between members, an array member, members of both byte orders.
+        padded = np.dtype({"names": ["a", "b"], "formats": ["<i2", "<f8"], "offsets": [0, 8], "itemsize": 16})
+        f.create_dataset("padded", data=records(np.dtype([("a", "<i2"), ("b", "<f8")]), 3).astype(padded))
+        f.create_dataset("with_array", data=np.zeros(3, [("v", "<f4", (3,)), ("n", "<u2")]))
+        f.create_dataset("mixed_order", data=np.zeros(3, [("a", "<i4"), ("b", ">i4")]))
+        # A committed (named) compound type, used by a dataset and an attribute.
+        f["pair_t"] = np.dtype([("u", "<i2"), ("v", "<f4")])
+        committed = f.create_dataset("committed", data=records(f["pair_t"].dtype, 4), dtype=f["pair_t"])
+        committed.attrs.create("pair", np.array((3, 2.5), dtype=f["pair_t"]))
+        f.attrs["record"] = records(np.dtype([("p", point), ("c", "<c8"), ("color", color), ("n", "<u2")]), 1)[0]
+        f.attrs["records"] = records(flat, 2)
+        f.attrs["with_array"] = np.array((np.arange(3, dtype="<f4"), 7), dtype=[("v", "<f4", (3,)), ("n", "<u2")])
+
+
+def write_nc(path):
+    import netCDF4
+
+    # netCDF4-python aligns compound members as a C compiler would: `obs_t` needs no padding, so it is
+    # referenced; `padded_t` has 2 unused bytes before `level`, so it is refused.
+    with netCDF4.Dataset(path, "w") as f:
+        fields = [("time", "<f8"), ("level", "<f4"), ("station", "<i2"), ("flag", "<i2")]
+        obs_t = f.createCompoundType(np.dtype(fields), "obs_t")
+        padded_t = f.createCompoundType(np.dtype([("time", "<f8"), ("station", "<i2"), ("level", "<f4")]), "padded_t")
+        f.createDimension("obs", 8)
+        v = f.createVariable("obs", obs_t, ("obs",), chunksizes=(3,), zlib=True)
+        v[:] = records(obs_t.dtype, 8)
+        v.setncattr("first", records(obs_t.dtype, 1)[0])
+        f.createVariable("padded", padded_t, ("obs",))[:] = records(padded_t.dtype, 8)
+
+
+def write_table(path):
+    try:
+        import tables
+    except ImportError:
+        return
+
+    class Particle(tables.IsDescription):
+        name = tables.StringCol(8, pos=0)
+        idnumber = tables.Int64Col(pos=1)
+        energy = tables.Float64Col(pos=2)
+        grid = tables.Int32Col(pos=3)
+
+    with tables.open_file(str(path), "w") as f:
+        table = f.create_table("/", "particles", Particle, filters=tables.Filters(complevel=1, complib="zlib"),
+                               chunkshape=(16,))
+        row = table.row
+        for i in range(50):
+            row["name"] = f"p{i}".encode()
+            row["idnumber"] = i * 1000
+            row["energy"] = i * 0.25
+            row["grid"] = -i
+            row.append()
+        table.flush()
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    write_h5(out / "structs.h5")
+    write_nc(out / "structs.nc")
+    write_table(out / "table.h5")
+
+
+if __name__ == "__main__":
+    main()
