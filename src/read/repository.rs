@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use icechunk::format::snapshot::{NodeData, Snapshot};
+use icechunk::format::snapshot::NodeData;
 use icechunk::repository::VersionInfo;
 
 pub(crate) use chunks::ArrayChunks;
@@ -26,7 +26,7 @@ use chunks::{ArrayNode, ManifestSpan};
 
 use super::{OpenOptions, ReadError, Store};
 use crate::metadata::{group_from_json, group_json, to_text, ArrayMetadata};
-use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, StoreInfo, SUMMARY_PROPERTY};
+use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, StoreInfo};
 
 /// What a store opened on a repository's branch serves beside its [`StoreInfo`].
 #[derive(Debug)]
@@ -103,7 +103,7 @@ async fn open_view(
     crate::store::check_manifest_files(&repository, &version).await.map_err(|e| failed("reading", e))?;
     let assets = Arc::clone(repository.asset_manager());
     let snapshot = assets.fetch_snapshot(&id).await.map_err(|e| failed("reading", e.to_string()))?;
-    let summary = summary(&snapshot).map_err(|e| failed("reading", e))?;
+    let summary = crate::store::summary(&repository, &version).await.map_err(|e| failed("reading", e))?;
     let sizes: HashMap<_, u64> = snapshot
         .manifest_files()
         .map(|file| file.map(|f| (f.id, f.size_bytes)))
@@ -165,14 +165,6 @@ async fn open_view(
         }
     };
     Ok((info, view))
-}
-
-/// The vzarr summary recorded with the snapshot, when vzarr wrote it.
-fn summary(snapshot: &Snapshot) -> Result<Option<StoreInfo>, String> {
-    let properties = snapshot.metadata().map_err(|e| e.to_string())?;
-    let Some(value) = properties.get(SUMMARY_PROPERTY) else { return Ok(None) };
-    let summary = serde_json::from_value(value.clone()).map_err(|e| format!("its vzarr summary is damaged: {e}"))?;
-    Ok(Some(summary))
 }
 
 /// Checks that the snapshot's arrays are those of its summary, each with the grid size recorded.

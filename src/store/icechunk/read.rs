@@ -301,8 +301,10 @@ pub(crate) fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
     SourceFile::new(location, 0, seconds.map(|s| i64::from(s) * 1_000_000_000))
 }
 
-/// The vzarr summary of the branch's snapshot, when vzarr wrote it.
-async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Option<StoreInfo>, String> {
+/// The vzarr summary of the branch's snapshot, when vzarr wrote it: read from the repository's
+/// list of snapshots (not from the snapshot file itself, whose damage it helps detect; Icechunk's
+/// decoder of a damaged snapshot's properties can allocate without bound).
+pub(crate) async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Option<StoreInfo>, String> {
     let ancestry = repository.ancestry(version).await.map_err(|e| e.to_string())?;
     let mut ancestry = std::pin::pin!(ancestry);
     let Some(first) = ancestry.next().await else { return Ok(None) };
