@@ -176,8 +176,8 @@ pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source
 fn check_references(path: &Path, dataset: &VirtualDataset) -> Result<(), ScanError> {
     use crate::manifest::ChunkEntry;
     for array in &dataset.arrays {
-        for entry in &array.chunks.entries {
-            let ChunkEntry::Source { source, offset, length } = *entry else { continue };
+        for entry in &array.chunks {
+            let ChunkEntry::Source { source, offset, length } = entry else { continue };
             let size = dataset.sources.get(source).map(|s| s.size);
             let end = offset.checked_add(length);
             if let (Some(size), Some(end)) = (size, end) {
@@ -346,7 +346,7 @@ fn scan_each(
         .par_iter()
         .map(|path| {
             let dataset = scan_input(path, options)?;
-            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.entries.len() as u64).sum();
+            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.len() as u64).sum();
             let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
             Ok(dataset)

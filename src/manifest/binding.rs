@@ -94,10 +94,15 @@ fn canonical(value: &serde_json::Value, out: &mut String) {
 impl Binding {
     /// The binding of an array: digests plus the CRC-32C of each owned range of `entries` in
     /// `owned` (ranges outside `owned` are left out; the writer has checked them).
-    pub fn new(metadata_digest: [u8; 32], sources_digest: [u8; 32], entries: &[ChunkEntry], owned: &[u8]) -> Self {
+    pub fn new<E: std::borrow::Borrow<ChunkEntry>>(
+        metadata_digest: [u8; 32],
+        sources_digest: [u8; 32],
+        entries: impl IntoIterator<Item = E>,
+        owned: &[u8],
+    ) -> Self {
         let mut sums: Vec<OwnedSum> = entries
-            .iter()
-            .filter_map(|e| match *e {
+            .into_iter()
+            .filter_map(|e| match *e.borrow() {
                 ChunkEntry::Owned { offset, length } => {
                     let (from, to) =
                         (usize::try_from(offset).ok()?, usize::try_from(offset.checked_add(length)?).ok()?);

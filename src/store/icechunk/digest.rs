@@ -15,8 +15,8 @@ use crate::manifest::ChunkEntry;
 pub(crate) fn references_digest<'u>(array: &VirtualArray, url: impl Fn(u32) -> Option<&'u str>) -> Option<String> {
     let mut urls: Vec<Option<u64>> = Vec::new();
     let mut hash = Mix::default();
-    for (linear, entry) in array.chunks.entries.iter().enumerate() {
-        match *entry {
+    for (linear, entry) in array.chunks.iter().enumerate() {
+        match entry {
             ChunkEntry::Missing => continue,
             ChunkEntry::Source { source, offset, length } => {
                 let slot = source as usize;
@@ -88,9 +88,7 @@ mod tests {
     use crate::dataset::ChunkTable;
 
     fn array(entries: Vec<ChunkEntry>, owned: Vec<u8>) -> VirtualArray {
-        let mut chunks = ChunkTable::missing(entries.len());
-        chunks.entries = entries;
-        chunks.owned = owned;
+        let chunks = ChunkTable::from_entries(entries, owned);
         VirtualArray {
             path: "v".into(),
             metadata: crate::metadata::ArrayMetadata::from_json(&serde_json::json!({
