@@ -47,7 +47,7 @@ pub(crate) fn parse_file<'py>(
             (Vec::with_capacity(n), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
         let inlined = PyDict::new(py);
         for (linear, entry) in array.chunks.iter().enumerate() {
-            let (kind, offset, length) = match *entry {
+            let (kind, offset, length) = match entry {
                 ChunkEntry::Missing => (MISSING, 0, 0),
                 ChunkEntry::Source { offset, length, .. } => (REFERENCED, offset, length),
                 ChunkEntry::Owned { offset, length } => {
