@@ -366,8 +366,9 @@ fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, Scan
     scan_url(url, options, &options.remote, runtime).map(|scan| scan.dataset)
 }
 
-/// Most chunks one array's grid may have: its dense chunk table (24 bytes a chunk) is allocated
-/// before the index is read, so a crafted extent must not size it. 2^27 chunks is a 3 GiB table.
+/// Most chunks one array's grid may have: its dense chunk table (12 bytes a chunk, on zeroed pages
+/// that take memory as chunks are found) is allocated before the index is read, so a crafted extent
+/// must not size it. 2^27 chunks is a 1.5 GiB table.
 pub const MAX_CHUNKS_PER_ARRAY: u64 = 1 << 27;
 
 /// A table of missing chunks for `grid`, or an error naming the variable when the grid has more than

@@ -196,6 +196,8 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
     for part in &mut parts {
         let placement = Placement::of(part, axes, &offsets, lead);
         rewritten += part.array.rewritten_chunks + trim_interior(part, &placement.interior)?;
+        // Drops the bytes of chunks replaced by trimmed forms, and of trimmed forms not used here.
+        part.table.compact_owned();
         part.table.rename_source(part.source);
         starts.push(placement.start(&grid));
     }
@@ -292,8 +294,6 @@ fn trim_interior(part: &mut Part<'_>, interior: &[usize]) -> Result<u64, Combine
         }
         advance(&mut coords, &file_shape);
     }
-    // Drops the bytes of the chunks replaced, and of trimmed forms this position does not use.
-    part.table.compact_owned();
     Ok(rewritten)
 }
 
