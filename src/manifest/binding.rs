@@ -226,7 +226,7 @@ mod tests {
             ChunkEntry::Owned { offset: 0, length: 5 },
             ChunkEntry::Owned { offset: 0, length: 5 },
         ];
-        let b = Binding::new([1; 32], [2; 32], &entries, &owned);
+        let b = Binding::new([1; 32], [2; 32], entries.iter(), &owned);
         assert_eq!(b.owned.len(), 2);
         let bytes = b.encode();
         let (mut parsed, count) = Binding::parse_footer(&bytes, 3).unwrap();

@@ -212,13 +212,13 @@ mod tests {
     #[test]
     fn golden_v1_file() {
         let golden = unhex(GOLDEN_V1);
-        assert_eq!(encode_manifest(&golden_entries()).unwrap(), golden);
+        assert_eq!(encode_manifest(golden_entries()).unwrap(), golden);
         assert_eq!(super::super::ManifestIndex::decode_all(&golden).unwrap(), golden_entries());
     }
 
     #[test]
     fn empty_manifest_is_header_plus_one_index_entry() {
-        let bytes = encode_manifest(&[]).unwrap();
+        let bytes = encode_manifest([ChunkEntry::Missing; 0]).unwrap();
         assert_eq!(bytes.len(), 72);
         let header = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(header.num_chunks, 0);
@@ -236,7 +236,7 @@ mod tests {
             src(1, 5, 20),
             ChunkEntry::Missing,
         ];
-        let bytes = encode_manifest_with_block_len(&entries, 2).unwrap();
+        let bytes = encode_manifest_with_block_len(entries.iter(), 2).unwrap();
         let h = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(h.num_blocks(), 3);
         assert_eq!((h.source_entries, h.owned_entries, h.source_bytes), (2, 1, 30));
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn missing_runs_stop_at_block_boundaries() {
         // 10 missing chunks in blocks of 4: runs of 4, 4, 2 -> each block is 2 bytes + CRC.
-        let bytes = encode_manifest_with_block_len(&[ChunkEntry::Missing; 10], 4).unwrap();
+        let bytes = encode_manifest_with_block_len([ChunkEntry::Missing; 10], 4).unwrap();
         let h = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(h.index_offset, 64 + 3 * 6);
         assert_eq!(&bytes[64..66], &[0x00, 0x03]);
