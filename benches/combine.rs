@@ -23,7 +23,8 @@ const DAYS: u64 = 365;
 fn array(path: &str, shape: &[u64], chunk: &[u64], names: &[&str]) -> VirtualArray {
     let grid = ChunkGrid::regular(shape, chunk).unwrap();
     let n = grid.num_chunks();
-    let entries = (0..n).map(|k| ChunkEntry::Source { source: 0, offset: 4096 + k * 1000, length: 900 }).collect();
+    let entries: Vec<ChunkEntry> =
+        (0..n).map(|k| ChunkEntry::Source { source: 0, offset: 4096 + k * 1000, length: 900 }).collect();
     let metadata = ArrayMetadata {
         data_type: DataType::Float32,
         chunk_grid: grid,
@@ -35,7 +36,7 @@ fn array(path: &str, shape: &[u64], chunk: &[u64], names: &[&str]) -> VirtualArr
     VirtualArray {
         path: path.into(),
         metadata,
-        chunks: ChunkTable { entries, owned: Vec::new() },
+        chunks: ChunkTable::from_entries(entries, Vec::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),
@@ -87,7 +88,7 @@ fn combine_part() {
     for (members, years) in [(10, 100), (20, 250), (40, 500)] {
         let files: Vec<VirtualDataset> = (0..members).flat_map(|m| (0..years).map(move |y| file(m, y))).collect();
         let n = files.len();
-        let refs: usize = files.iter().map(|f| f.arrays.iter().map(|a| a.chunks.entries.len()).sum::<usize>()).sum();
+        let refs: usize = files.iter().map(|f| f.arrays.iter().map(|a| a.chunks.len()).sum::<usize>()).sum();
         let start = Instant::now();
         let combined = combine(files, &options).unwrap();
         let secs = start.elapsed().as_secs_f64();

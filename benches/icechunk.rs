@@ -145,7 +145,7 @@ fn make_source(file: &SourceFile) {
 fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
     let rows = n / 100;
     let grid = ChunkGrid::regular(&[rows, 10, 10], &[1, 1, 1]).unwrap();
-    let entries = (0..grid.num_chunks())
+    let entries: Vec<ChunkEntry> = (0..grid.num_chunks())
         .map(|k| ChunkEntry::Source { source: (k / PER_FILE) as u32, offset: 4096 + (k % PER_FILE) * 8, length: 8 })
         .collect();
     let metadata = ArrayMetadata {
@@ -159,7 +159,7 @@ fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
     let array = VirtualArray {
         path: "v".into(),
         metadata,
-        chunks: ChunkTable { entries, owned: Vec::new() },
+        chunks: ChunkTable::from_entries(entries, Vec::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

@@ -38,7 +38,7 @@ fn seconds(f: impl FnOnce()) -> f64 {
 
 fn scan_all(paths: &[PathBuf]) -> u64 {
     let scanned = scan_files(paths, &ScanOptions::default(), &|_, _| {}).unwrap();
-    scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.entries.len() as u64).sum()
+    scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.len() as u64).sum()
 }
 
 fn daily_archive(dir: &Path) {

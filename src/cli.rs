@@ -60,8 +60,17 @@ where
     #[cfg(debug_assertions)]
     if std::env::var_os("VZARR_TEST_COUNTERS").is_some_and(|v| v == "1") {
         // Test builds only: syncs per store and source opens per verify, for tests that check work grows
-        // linearly.
-        eprintln!("counters: syncs={} oracle_opens={}", crate::store::sync_count(), oracle_opens());
+        // linearly; the peak resident memory of this process (its own address space's, which a
+        // parent's `wait4` does not give: Linux carries the spawning process's peak across `exec`).
+        let peak = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+        });
+        eprintln!(
+            "counters: syncs={} oracle_opens={} peak_kib={}",
+            crate::store::sync_count(),
+            oracle_opens(),
+            peak.unwrap_or(0u64)
+        );
     }
     match result {
         Ok(outcome) => outcome as u8,

@@ -2,7 +2,12 @@
 //!
 //! Pure data model: a table of source files, the group tree, and per array its metadata plus a dense
 //! chunk table (one [`ChunkEntry`] per grid chunk, in row-major order, and a blob of store-owned
-//! bytes). A dense table costs 24 bytes per chunk in memory and no heap object per reference.
+//! bytes), held as compact columns: 12 bytes a chunk, no heap object per reference
+//! ([`chunk_table`]).
+
+mod chunk_table;
+
+pub use chunk_table::{ChunkStats, ChunkTable, Entries};
 
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::{ArrayMetadata, Attributes};
@@ -14,70 +19,6 @@ pub struct GroupNode {
     pub path: String,
     /// Group attributes.
     pub attributes: Attributes,
-}
-
-/// Where every chunk of one array lives.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ChunkTable {
-    /// One entry per chunk of the grid, in row-major (linear index) order.
-    pub entries: Vec<ChunkEntry>,
-    /// Bytes of [`ChunkEntry::Owned`] chunks, addressed by their offset and length.
-    pub owned: Vec<u8>,
-}
-
-impl ChunkTable {
-    /// A table of `num_chunks` missing chunks.
-    pub fn missing(num_chunks: usize) -> Self {
-        ChunkTable { entries: vec![ChunkEntry::Missing; num_chunks], owned: Vec::new() }
-    }
-
-    /// Appends store-owned chunk bytes and returns the entry that points at them.
-    pub fn push_owned(&mut self, bytes: &[u8]) -> ChunkEntry {
-        let offset = self.owned.len() as u64;
-        self.owned.extend_from_slice(bytes);
-        ChunkEntry::Owned { offset, length: bytes.len() as u64 }
-    }
-
-    /// Counts of the table's contents.
-    pub fn stats(&self) -> ChunkStats {
-        ChunkStats::of(&self.entries)
-    }
-}
-
-impl ChunkStats {
-    /// Counts of `entries`.
-    pub fn of<'a>(entries: impl IntoIterator<Item = &'a ChunkEntry>) -> Self {
-        let mut stats = ChunkStats::default();
-        for entry in entries {
-            match entry {
-                ChunkEntry::Missing => stats.missing += 1,
-                ChunkEntry::Source { length, .. } => {
-                    stats.referenced += 1;
-                    stats.referenced_bytes += length;
-                }
-                ChunkEntry::Owned { length, .. } => {
-                    stats.owned += 1;
-                    stats.owned_bytes += length;
-                }
-            }
-        }
-        stats
-    }
-}
-
-/// Counts describing a chunk table.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ChunkStats {
-    /// Chunks referenced in source files.
-    pub referenced: u64,
-    /// Bytes referenced in source files.
-    pub referenced_bytes: u64,
-    /// Chunks whose bytes the store holds (rewritten or inlined).
-    pub owned: u64,
-    /// Bytes the store holds.
-    pub owned_bytes: u64,
-    /// Chunks never written (read as the fill value).
-    pub missing: u64,
 }
 
 /// One array of the virtual dataset.

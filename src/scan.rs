@@ -176,8 +176,8 @@ pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source
 fn check_references(path: &Path, dataset: &VirtualDataset) -> Result<(), ScanError> {
     use crate::manifest::ChunkEntry;
     for array in &dataset.arrays {
-        for entry in &array.chunks.entries {
-            let ChunkEntry::Source { source, offset, length } = *entry else { continue };
+        for entry in &array.chunks {
+            let ChunkEntry::Source { source, offset, length } = entry else { continue };
             let size = dataset.sources.get(source).map(|s| s.size);
             let end = offset.checked_add(length);
             if let (Some(size), Some(end)) = (size, end) {
@@ -346,7 +346,7 @@ fn scan_each(
         .par_iter()
         .map(|path| {
             let dataset = scan_input(path, options)?;
-            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.entries.len() as u64).sum();
+            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.len() as u64).sum();
             let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
             Ok(dataset)
@@ -366,8 +366,9 @@ fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, Scan
     scan_url(url, options, &options.remote, runtime).map(|scan| scan.dataset)
 }
 
-/// Most chunks one array's grid may have: its dense chunk table (24 bytes a chunk) is allocated
-/// before the index is read, so a crafted extent must not size it. 2^27 chunks is a 3 GiB table.
+/// Most chunks one array's grid may have: its dense chunk table (12 bytes a chunk, on zeroed pages
+/// that take memory as chunks are found) is allocated before the index is read, so a crafted extent
+/// must not size it. 2^27 chunks is a 1.5 GiB table.
 pub const MAX_CHUNKS_PER_ARRAY: u64 = 1 << 27;
 
 /// A table of missing chunks for `grid`, or an error naming the variable when the grid has more than

@@ -26,7 +26,7 @@ fn held(dataset: &VirtualDataset) -> BTreeMap<String, Held> {
     let mut out = BTreeMap::new();
     for array in &dataset.arrays {
         let grid = array.metadata.chunk_grid.grid_shape();
-        for (linear, entry) in array.chunks.entries.iter().enumerate() {
+        for (linear, entry) in array.chunks.iter().enumerate() {
             let mut coords = vec![0u64; grid.len()];
             let mut rest = linear as u64;
             for (c, n) in coords.iter_mut().zip(&grid).rev() {
@@ -34,7 +34,7 @@ fn held(dataset: &VirtualDataset) -> BTreeMap<String, Held> {
                 rest /= n;
             }
             let key = chunk_key(&array.path, &coords);
-            let value = match *entry {
+            let value = match entry {
                 ChunkEntry::Missing => continue,
                 ChunkEntry::Source { source, offset, length } => {
                     let location = &dataset.sources.get(source).unwrap().location;

@@ -42,12 +42,12 @@ pub(crate) fn parse_file<'py>(
     out.set_item("groups", groups)?;
     let arrays = PyList::empty(py);
     for array in &dataset.arrays {
-        let n = array.chunks.entries.len();
+        let n = array.chunks.len();
         let (mut kinds, mut offsets, mut lengths) =
             (Vec::with_capacity(n), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
         let inlined = PyDict::new(py);
-        for (linear, entry) in array.chunks.entries.iter().enumerate() {
-            let (kind, offset, length) = match *entry {
+        for (linear, entry) in array.chunks.iter().enumerate() {
+            let (kind, offset, length) = match entry {
                 ChunkEntry::Missing => (MISSING, 0, 0),
                 ChunkEntry::Source { offset, length, .. } => (REFERENCED, offset, length),
                 ChunkEntry::Owned { offset, length } => {

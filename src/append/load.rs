@@ -98,7 +98,7 @@ fn load_array(
     Ok(VirtualArray {
         path: path.to_string(),
         metadata,
-        chunks: ChunkTable { entries, owned },
+        chunks: ChunkTable::from_entries(entries, owned),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

@@ -101,7 +101,7 @@ fn spliced_entries(
     let mut out = Vec::with_capacity(grid.num_chunks() as usize);
     for _ in 0..grid.num_chunks() {
         let entry = if coords[axis] < first {
-            match old.chunks.entries[og.linear_index(&coords) as usize] {
+            match old.chunks.entry(og.linear_index(&coords) as usize) {
                 ChunkEntry::Source { source, offset, length } => {
                     ChunkEntry::Source { source: layout.stored_ids[source as usize], offset, length }
                 }
@@ -110,7 +110,7 @@ fn spliced_entries(
         } else {
             let mut c = coords.clone();
             c[axis] -= first;
-            match new.chunks.entries[ng.linear_index(&c) as usize] {
+            match new.chunks.entry(ng.linear_index(&c) as usize) {
                 ChunkEntry::Source { source, offset, length } => {
                     ChunkEntry::Source { source: layout.tail_ids[source as usize], offset, length }
                 }
@@ -174,8 +174,8 @@ impl OwnedBlobs<'_> {
         entries: Vec<ChunkEntry>,
         parts: &PartRanges,
     ) -> Result<ChunkTable, AppendError> {
-        let mut table = ChunkTable { entries, owned: Vec::new() };
-        if !table.entries.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
+        let mut table = ChunkTable::from_entries(entries, Vec::new());
+        if !table.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
             return Ok(table);
         }
         let shape = grid.grid_shape();
@@ -204,14 +204,14 @@ impl OwnedBlobs<'_> {
         let mut c = lo.to_vec();
         loop {
             let slot = grid.linear_index(&c) as usize;
-            if let ChunkEntry::Owned { offset, length } = table.entries[slot] {
+            if let ChunkEntry::Owned { offset, length } = table.entry(slot) {
                 let bytes = self.bytes(offset, length).ok_or_else(|| AppendError::Build {
                     variable: String::new(),
                     problem: format!("owned chunk {offset}+{length} outside the owned bytes"),
                 })?;
                 let new_offset = table.owned.len() as u64;
                 table.owned.extend_from_slice(bytes);
-                table.entries[slot] = ChunkEntry::Owned { offset: new_offset, length };
+                table.set(slot, ChunkEntry::Owned { offset: new_offset, length });
             }
             let mut d = c.len();
             loop {

@@ -94,7 +94,7 @@ pub(crate) fn scan_shard(
         None => write(&destination),
     }
     .with_context(|| format!("writing {}", destination.display()))?;
-    let refs: usize = scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.entries.len()).sum();
+    let refs: usize = scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.len()).sum();
     outln!("{}: shard {shard}: {} file(s), {refs} chunk entries", destination.display(), scanned.len());
     for warning in scanned.iter().flat_map(|d| &d.warnings) {
         eprintln!("warning: {warning}");

@@ -17,7 +17,10 @@ pub(crate) enum Axis {
 
 /// One file's array and its position along each [`Axis`].
 pub(crate) struct Part<'a> {
+    /// The array (its chunk table moved out into `table`).
     pub(crate) array: &'a VirtualArray,
+    /// The array's chunk table, moved into the combined one.
+    pub(crate) table: ChunkTable,
     /// The file's location, for messages.
     pub(crate) location: &'a str,
     /// Its id in the combined source table.
@@ -37,7 +40,7 @@ fn mismatch(part: &Part<'_>, first: &Part<'_>, what: String) -> CombineError {
 }
 
 /// The first file's array, after checking the others agree (shape, type, and values when digested).
-pub(crate) fn take_first(parts: &[Part<'_>], allow_differ: bool) -> Result<VirtualArray, CombineError> {
+pub(crate) fn take_first(parts: Vec<Part<'_>>, allow_differ: bool) -> Result<VirtualArray, CombineError> {
     let first = &parts[0];
     for part in &parts[1..] {
         let (a, b) = (&first.array.metadata, &part.array.metadata);
@@ -58,19 +61,18 @@ pub(crate) fn take_first(parts: &[Part<'_>], allow_differ: bool) -> Result<Virtu
             });
         }
     }
-    let mut array = first.array.clone();
-    array.tails = Vec::new();
-    Ok(rename_source(array, first.source))
-}
-
-/// The array with every source reference pointing at `source`.
-fn rename_source(mut array: VirtualArray, id: u32) -> VirtualArray {
-    for entry in &mut array.chunks.entries {
-        if let ChunkEntry::Source { source, .. } = entry {
-            *source = id;
-        }
-    }
-    array
+    let Some(Part { array: first, mut table, source, .. }) = parts.into_iter().next() else {
+        return Err(CombineError::NoFiles);
+    };
+    table.rename_source(source);
+    Ok(VirtualArray {
+        path: first.path.clone(),
+        metadata: first.metadata.clone(),
+        chunks: table,
+        rewritten_chunks: first.rewritten_chunks,
+        digest: first.digest,
+        tails: Vec::new(),
+    })
 }
 
 /// Checks that `part` can be concatenated to `first` along the axes in `concat`.
@@ -157,11 +159,11 @@ fn combined_dim(segs: &[&ChunkDim], path: &str) -> Result<(ChunkDim, Vec<u64>), 
 
 /// Concatenates `parts` along `axes`. Every position must have exactly one part (checked by the
 /// caller).
-pub(crate) fn concat_array(parts: &[Part<'_>], axes: &[Axis]) -> Result<VirtualArray, CombineError> {
+pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<VirtualArray, CombineError> {
     let first = &parts[0];
     let concat: Vec<usize> =
         axes.iter().filter_map(|a| if let Axis::Existing { axis, .. } = a { Some(*axis) } else { None }).collect();
-    for part in parts {
+    for part in &parts {
         check_compatible(first, part, &concat)?;
     }
     let meta = &first.array.metadata;
@@ -180,7 +182,7 @@ pub(crate) fn concat_array(parts: &[Part<'_>], axes: &[Axis]) -> Result<VirtualA
                 offsets.push(Vec::new());
             }
             Axis::Existing { axis, segments } => {
-                let segs = segment_dims(parts, k, *axis, *segments)?;
+                let segs = segment_dims(&parts, k, *axis, *segments)?;
                 let (dim, segment_offsets) = combined_dim(&segs, &first.array.path)?;
                 file_dims[*axis] = dim;
                 offsets.push(segment_offsets);
@@ -189,82 +191,159 @@ pub(crate) fn concat_array(parts: &[Part<'_>], axes: &[Axis]) -> Result<VirtualA
     }
     let lead = new_dims.len();
     let grid = ChunkGrid::new(new_dims.into_iter().chain(file_dims).collect());
-    let mut table = ChunkTable::missing(grid.num_chunks() as usize);
-    let mut rewritten = 0;
-    for part in parts {
-        rewritten += place_entries(&grid, part, axes, &offsets, lead, &mut table)?;
+    let (path, meta, mut rewritten) = (first.array.path.clone(), meta.clone(), 0);
+    let mut starts = Vec::with_capacity(parts.len());
+    for part in &mut parts {
+        let placement = Placement::of(part, axes, &offsets, lead);
+        rewritten += part.array.rewritten_chunks + trim_interior(part, &placement.interior)?;
+        // Drops the bytes of chunks replaced by trimmed forms, and of trimmed forms not used here.
+        part.table.compact_owned();
+        part.table.rename_source(part.source);
+        starts.push(placement.start(&grid));
     }
+    let table = match contiguous(&grid, &parts, &starts) {
+        // Each file's chunks are one run of the combined table: its columns move there.
+        Some(order) => {
+            let mut slots: Vec<Option<ChunkTable>> =
+                parts.iter_mut().map(|p| Some(std::mem::take(&mut p.table))).collect();
+            ChunkTable::concatenated(order.into_iter().filter_map(|k| slots[k].take()))
+        }
+        None => {
+            let mut table = ChunkTable::missing(grid.num_chunks() as usize);
+            for part in parts {
+                let placement = Placement::of(&part, axes, &offsets, lead);
+                place_entries(&grid, part, &placement, &mut table);
+            }
+            table
+        }
+    };
     let mut metadata = meta.clone();
     metadata.chunk_grid = grid;
     if let Some(names) = &meta.dimension_names {
         metadata.dimension_names = Some(new_names.into_iter().chain(names.iter().cloned()).collect());
     }
-    Ok(VirtualArray {
-        path: first.array.path.clone(),
-        metadata,
-        chunks: table,
-        rewritten_chunks: rewritten,
-        digest: None,
-        tails: Vec::new(),
-    })
+    Ok(VirtualArray { path, metadata, chunks: table, rewritten_chunks: rewritten, digest: None, tails: Vec::new() })
 }
 
-/// Copies one file's entries into the combined table: new axes as leading chunk coordinates, chunk
-/// index along existing axes shifted by the segment's offset, source renamed, owned bytes appended,
-/// and the chunks that are interior along some axes replaced by their trimmed form. Returns the
-/// number of chunks rewritten.
-fn place_entries(
-    grid: &ChunkGrid,
-    part: &Part<'_>,
-    axes: &[Axis],
-    offsets: &[Vec<u64>],
-    lead: usize,
-    table: &mut ChunkTable,
-) -> Result<u64, CombineError> {
-    let file_grid = &part.array.metadata.chunk_grid;
-    let file_shape = file_grid.grid_shape();
-    let mut rewritten = part.array.rewritten_chunks;
-    let mut prefix = Vec::with_capacity(lead);
-    let mut shift = vec![0u64; file_shape.len()];
-    // Axes along which this file is not the last and its last chunk is partial.
-    let mut interior = Vec::new();
-    for (k, axis) in axes.iter().enumerate() {
-        match axis {
-            Axis::New { .. } => prefix.push(part.pos[k] as u64),
-            Axis::Existing { axis, segments } => {
-                shift[*axis] = offsets[k][part.pos[k]];
-                let gd = &file_grid.dims()[*axis];
-                let n = gd.num_chunks();
-                if part.pos[k] + 1 < *segments && n > 0 && gd.valid(n - 1) < gd.edge(n - 1) {
-                    interior.push(*axis);
+/// Where one file's chunks go in the combined grid.
+struct Placement {
+    /// Chunk coordinates along the new axes (leading).
+    prefix: Vec<u64>,
+    /// Per file axis: the chunk offset of the file's segment.
+    shift: Vec<u64>,
+    /// File axes along which this file is not the last and its last chunk is partial (ascending).
+    interior: Vec<usize>,
+}
+
+impl Placement {
+    fn of(part: &Part<'_>, axes: &[Axis], offsets: &[Vec<u64>], lead: usize) -> Placement {
+        let file_grid = &part.array.metadata.chunk_grid;
+        let mut prefix = Vec::with_capacity(lead);
+        let mut shift = vec![0u64; file_grid.ndim()];
+        let mut interior = Vec::new();
+        for (k, axis) in axes.iter().enumerate() {
+            match axis {
+                Axis::New { .. } => prefix.push(part.pos[k] as u64),
+                Axis::Existing { axis, segments } => {
+                    shift[*axis] = offsets[k][part.pos[k]];
+                    let gd = &file_grid.dims()[*axis];
+                    let n = gd.num_chunks();
+                    if part.pos[k] + 1 < *segments && n > 0 && gd.valid(n - 1) < gd.edge(n - 1) {
+                        interior.push(*axis);
+                    }
                 }
             }
         }
+        interior.sort_unstable();
+        Placement { prefix, shift, interior }
     }
-    interior.sort_unstable();
+
+    /// The combined grid's coordinates of the file's chunk `coords`, into `target`.
+    fn target(&self, coords: &[u64], target: &mut Vec<u64>) {
+        target.clear();
+        target.extend_from_slice(&self.prefix);
+        target.extend(coords.iter().zip(&self.shift).map(|(c, s)| c + s));
+    }
+
+    /// The combined linear index of the file's first chunk.
+    fn start(&self, grid: &ChunkGrid) -> u64 {
+        let mut target = Vec::new();
+        self.target(&vec![0; self.shift.len()], &mut target);
+        grid.linear_index(&target)
+    }
+}
+
+/// Replaces, in the part's own table, every chunk that is last along some of `interior` by its
+/// trimmed form. Returns the number of chunks rewritten by it.
+fn trim_interior(part: &mut Part<'_>, interior: &[usize]) -> Result<u64, CombineError> {
+    if interior.is_empty() {
+        return Ok(0);
+    }
+    let file_shape = part.array.metadata.chunk_grid.grid_shape();
+    let mut rewritten = 0;
     let mut coords = vec![0u64; file_shape.len()];
-    for (linear, entry) in part.array.chunks.entries.iter().enumerate() {
-        let cropped: Vec<usize> = interior.iter().copied().filter(|&d| coords[d] + 1 == file_shape[d]).collect();
-        let entry = if cropped.is_empty() {
-            *entry
-        } else {
+    let mut cropped = Vec::with_capacity(interior.len());
+    for linear in 0..part.table.len() {
+        cropped.clear();
+        cropped.extend(interior.iter().copied().filter(|&d| coords[d] + 1 == file_shape[d]));
+        if !cropped.is_empty() {
+            // A trimmed chunk's bytes are in the table's owned bytes already (the scan put them there).
             let trimmed = trimmed_entry(part, &cropped, linear as u64)?;
             rewritten += u64::from(matches!(trimmed, ChunkEntry::Owned { .. }));
-            trimmed
-        };
-        let target: Vec<u64> = prefix.iter().copied().chain(coords.iter().zip(&shift).map(|(c, s)| c + s)).collect();
-        let slot = grid.linear_index(&target) as usize;
-        table.entries[slot] = match entry {
-            ChunkEntry::Missing => ChunkEntry::Missing,
-            ChunkEntry::Source { offset, length, .. } => ChunkEntry::Source { source: part.source, offset, length },
-            ChunkEntry::Owned { offset, length } => {
-                let bytes = &part.array.chunks.owned[offset as usize..(offset + length) as usize];
-                table.push_owned(bytes)
-            }
-        };
+            part.table.set(linear, trimmed);
+        }
         advance(&mut coords, &file_shape);
     }
     Ok(rewritten)
+}
+
+/// The order of the parts when each one's chunks are one run of the combined table (every axis
+/// before the one it is placed along has one chunk per file, every axis after it is whole) and the
+/// runs cover the table exactly; `None` otherwise.
+fn contiguous(grid: &ChunkGrid, parts: &[Part<'_>], starts: &[u64]) -> Option<Vec<usize>> {
+    let shape = grid.grid_shape();
+    for part in parts {
+        let file_shape = part.array.metadata.chunk_grid.grid_shape();
+        let lead = shape.len().checked_sub(file_shape.len())?;
+        let widths: Vec<u64> = std::iter::repeat_n(1, lead).chain(file_shape).collect();
+        if let Some(j) = (0..shape.len()).rev().find(|&d| widths[d] != shape[d]) {
+            if widths[..j].iter().any(|&w| w != 1) {
+                return None;
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&k| starts[k]);
+    let mut next = 0u64;
+    for &k in &order {
+        if starts[k] != next {
+            return None;
+        }
+        next += parts[k].table.len() as u64;
+    }
+    (next == grid.num_chunks()).then_some(order)
+}
+
+/// Copies one file's entries (trimmed and renamed) into the combined table: new axes as leading
+/// chunk coordinates, chunk index along existing axes shifted by the segment's offset, owned bytes
+/// appended.
+fn place_entries(grid: &ChunkGrid, part: Part<'_>, placement: &Placement, table: &mut ChunkTable) {
+    let file_shape = part.array.metadata.chunk_grid.grid_shape();
+    let mut coords = vec![0u64; file_shape.len()];
+    let mut target = Vec::with_capacity(grid.ndim());
+    for entry in &part.table {
+        placement.target(&coords, &mut target);
+        let slot = grid.linear_index(&target) as usize;
+        let entry = match entry {
+            ChunkEntry::Owned { offset, length } => {
+                let bytes = &part.table.owned[offset as usize..(offset + length) as usize];
+                table.push_owned(bytes)
+            }
+            other => other,
+        };
+        table.set(slot, entry);
+        advance(&mut coords, &file_shape);
+    }
 }
 
 /// The entry of chunk `linear` trimmed along exactly `dims`.

@@ -9,7 +9,7 @@ use super::cube::{layout, Layout};
 use super::keys::{new_axis, NewAxis};
 use super::{location, newdim, reencode, CombineError, CombineOptions};
 use crate::dataset::{
-    ConcatDimInfo, Provenance, Recipe, ScanWarning, SourceBox, SourcePart, VirtualArray, VirtualDataset,
+    ChunkTable, ConcatDimInfo, Provenance, Recipe, ScanWarning, SourceBox, SourcePart, VirtualArray, VirtualDataset,
 };
 use crate::manifest::SourceTable;
 
@@ -18,7 +18,10 @@ type Group = (Vec<usize>, Vec<String>);
 
 /// The concatenated result of one group, before merging.
 struct GroupResult {
+    /// Moved out by [`merge_groups`].
     arrays: Vec<VirtualArray>,
+    /// The paths of `arrays`, in their order.
+    paths: Vec<String>,
     /// Per array path: how it was built.
     kinds: BTreeMap<String, Kind>,
     layout: Layout,
@@ -46,6 +49,9 @@ pub(crate) fn combine_all(
     let new_axes: Vec<Option<NewAxis>> =
         options.dims.iter().map(|d| d.is_new().then(|| new_axis(&files, d)).transpose()).collect::<Result<_, _>>()?;
     let groups = group_files(&mut files, options, &mut warnings)?;
+    // The chunk tables leave the files, to be moved (not copied) into the combined arrays.
+    let mut tables: Vec<Vec<ChunkTable>> =
+        files.iter_mut().map(|f| f.arrays.iter_mut().map(|a| std::mem::take(&mut a.chunks)).collect()).collect();
     let mut sources = SourceTable::new();
     let mut results = Vec::with_capacity(groups.len());
     for (group, data_vars) in &groups {
@@ -59,10 +65,11 @@ pub(crate) fn combine_all(
             members.push((i, sources.len() as u32));
             sources.push(source);
         }
-        let result = group_arrays(&refs, placed, members, data_vars, options, &mut warnings)?;
+        let mut group_tables: Vec<Vec<ChunkTable>> = group.iter().map(|&i| std::mem::take(&mut tables[i])).collect();
+        let result = group_arrays(&refs, &mut group_tables, placed, members, data_vars, options, &mut warnings)?;
         results.push((group.clone(), result));
     }
-    let merged = merge_groups(&files, &results, options)?;
+    let merged = merge_groups(&files, &mut results, options)?;
     let mut arrays = merged;
     for (k, axis) in new_axes.iter().enumerate() {
         if let Some(axis) = axis {
@@ -264,6 +271,7 @@ fn variable_paths(
 /// Builds every array of one group.
 fn group_arrays(
     files: &[&VirtualDataset],
+    tables: &mut [Vec<ChunkTable>],
     placed: Layout,
     members: Vec<(usize, u32)>,
     data_vars: &[String],
@@ -293,11 +301,16 @@ fn group_arrays(
         let first_row = |i: usize| options.dims.iter().enumerate().all(|(k, d)| !d.is_new() || placed.pos[i][k] == 0);
         let parts: Vec<Part<'_>> = members
             .iter()
-            .filter(|&&(i, _)| is_data || axes.is_empty() || first_row(i))
             .filter_map(|&(i, source)| {
-                let array = files[i].array(path)?;
+                let index = files[i].arrays.iter().position(|a| a.path == *path)?;
+                // Taken from every member: the tables of files that are not parts are dropped here.
+                let table = tables[i].get_mut(index).map(std::mem::take).unwrap_or_default();
+                if !(is_data || axes.is_empty() || first_row(i)) {
+                    return None;
+                }
                 Some(Part {
-                    array,
+                    array: &files[i].arrays[index],
+                    table,
                     location: &locations[i],
                     source,
                     pos: dims.iter().map(|&k| placed.pos[i][k]).collect(),
@@ -308,9 +321,9 @@ fn group_arrays(
         let attrs: Vec<_> = parts.iter().map(|p| (&p.array.metadata.attributes, p.location)).collect();
         check_meaning(path, &attrs, time_like)?;
         let (array, kind) = if axes.is_empty() {
-            (take_first(&parts, options.take_first.contains(path))?, Kind::TakenFirst)
+            (take_first(parts, options.take_first.contains(path))?, Kind::TakenFirst)
         } else {
-            (concat_array(&parts, &axes)?, if is_data { Kind::Data } else { Kind::Coordinate })
+            (concat_array(parts, &axes)?, if is_data { Kind::Data } else { Kind::Coordinate })
         };
         kinds.insert(path.clone(), kind);
         arrays.push(array);
@@ -319,7 +332,8 @@ fn group_arrays(
     for plan in &placed.reencode {
         reencoded.extend(reencode::apply(&mut arrays, plan)?);
     }
-    Ok(GroupResult { arrays, kinds, layout: placed, members, reencoded })
+    let paths = arrays.iter().map(|a| a.path.clone()).collect();
+    Ok(GroupResult { arrays, paths, kinds, layout: placed, members, reencoded })
 }
 
 /// All coordinate values of `dim` in a group, concatenated, with the first position's units.
@@ -337,23 +351,25 @@ fn flat_coordinate(layout: &Layout, dim: &str, bounds: bool) -> Option<(Vec<f64>
 /// The arrays of every group, shared ones checked equal and kept once.
 fn merge_groups(
     files: &[VirtualDataset],
-    results: &[(Vec<usize>, GroupResult)],
+    results: &mut [(Vec<usize>, GroupResult)],
     options: &CombineOptions,
 ) -> Result<Vec<VirtualArray>, CombineError> {
+    // The arrays move out of the results (which the checks still read for layouts and members).
+    let arrays: Vec<Vec<VirtualArray>> = results.iter_mut().map(|(_, r)| std::mem::take(&mut r.arrays)).collect();
     let mut out: Vec<VirtualArray> = Vec::new();
     let mut owner: BTreeMap<String, (usize, Kind)> = BTreeMap::new();
     let ctx = Merging { files, results, options };
-    for (g, (_, result)) in results.iter().enumerate() {
-        for array in &result.arrays {
-            let kind = result.kinds[&array.path];
+    for (g, group_arrays) in arrays.into_iter().enumerate() {
+        for array in group_arrays {
+            let kind = results[g].1.kinds[&array.path];
             match owner.get(&array.path) {
                 None => {
                     owner.insert(array.path.clone(), (g, kind));
-                    out.push(array.clone());
+                    out.push(array);
                 }
                 Some(&(h, held_kind)) => {
                     if let Some(held) = out.iter().find(|a| a.path == array.path) {
-                        ctx.check_shared((held, h, held_kind), (array, g, kind))?;
+                        ctx.check_shared((held, h, held_kind), (&array, g, kind))?;
                     }
                 }
             }
@@ -455,8 +471,8 @@ fn provenance(results: &[(Vec<usize>, GroupResult)], options: &CombineOptions) -
     let mut units = None;
     let mut owned_by: BTreeMap<&str, usize> = BTreeMap::new();
     for (g, (_, result)) in results.iter().enumerate() {
-        for a in &result.arrays {
-            owned_by.entry(a.path.as_str()).or_insert(g);
+        for path in &result.paths {
+            owned_by.entry(path.as_str()).or_insert(g);
         }
     }
     for (g, (_, result)) in results.iter().enumerate() {
@@ -502,15 +518,15 @@ fn group_boxes(result: &GroupResult, kept: impl Fn(&str) -> bool, options: &Comb
         let ranges = (0..options.dims.len()).map(|k| (starts[k][pos[k]], placed.lengths[k][pos[k]])).collect();
         let first_row = options.dims.iter().enumerate().all(|(k, d)| !d.is_new() || pos[k] == 0);
         let arrays = result
-            .arrays
+            .paths
             .iter()
-            .filter(|a| kept(&a.path))
-            .filter(|a| match result.kinds[&a.path] {
+            .filter(|path| kept(path))
+            .filter(|path| match result.kinds[*path] {
                 Kind::Data => true,
                 Kind::Coordinate => first_row,
                 Kind::TakenFirst => n == 0,
             })
-            .map(|a| a.path.clone())
+            .cloned()
             .collect();
         boxes.push(SourceBox { source, ranges, arrays });
     }

@@ -38,11 +38,10 @@ pub(crate) fn coordinate_array(name: &str, axis: &NewAxis) -> Result<VirtualArra
         dimension_names: Some(vec![name.to_string()]),
         attributes: Attributes::new(),
     };
-    let mut chunks = ChunkTable::missing(1);
+    let mut chunks = ChunkTable::default();
     if n > 0 {
-        chunks.entries[0] = chunks.push_owned(&bytes);
-    } else {
-        chunks.entries.clear();
+        let entry = chunks.push_owned(&bytes);
+        chunks.push(entry);
     }
     Ok(VirtualArray { path: name.to_string(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
 }

@@ -65,17 +65,18 @@ pub(crate) fn store_values(array: &mut VirtualArray, values: &[f64]) -> Result<(
     let codecs = CodecChain::raw(endian);
     let mut table = ChunkTable::missing(grid.num_chunks() as usize);
     let chunk_bytes = (chunk_shape.iter().product::<u64>() * es) as usize;
-    for k in 0..table.entries.len() {
+    for k in 0..table.len() {
         let start = k * chunk_bytes;
         let mut chunk = meta.fill_value.as_bytes().repeat(chunk_bytes / es as usize);
         let end = (start + chunk_bytes).min(native.len());
         chunk[..end - start].copy_from_slice(&native[start..end]);
         let encoded = codecs.encode(&chunk, es as usize).map_err(|e| build(e.to_string()))?;
-        table.entries[k] = table.push_owned(&encoded);
+        let entry = table.push_owned(&encoded);
+        table.set(k, entry);
     }
     meta.chunk_grid = grid;
     meta.codecs = codecs;
-    array.rewritten_chunks = table.entries.len() as u64;
+    array.rewritten_chunks = table.len() as u64;
     array.chunks = table;
     Ok(())
 }

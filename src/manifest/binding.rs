@@ -109,10 +109,15 @@ impl Binding {
 
     /// The binding of an array: digests plus the CRC-32C of each owned range of `entries` in
     /// `owned` (ranges outside `owned` are left out; the writer has checked them).
-    pub fn new(metadata_digest: [u8; 32], sources_digest: [u8; 32], entries: &[ChunkEntry], owned: &[u8]) -> Self {
+    pub fn new<E: std::borrow::Borrow<ChunkEntry>>(
+        metadata_digest: [u8; 32],
+        sources_digest: [u8; 32],
+        entries: impl IntoIterator<Item = E>,
+        owned: &[u8],
+    ) -> Self {
         let mut sums: Vec<OwnedSum> = entries
-            .iter()
-            .filter_map(|e| match *e {
+            .into_iter()
+            .filter_map(|e| match *e.borrow() {
                 ChunkEntry::Owned { offset, length } => {
                     let (from, to) =
                         (usize::try_from(offset).ok()?, usize::try_from(offset.checked_add(length)?).ok()?);
@@ -236,7 +241,7 @@ mod tests {
             ChunkEntry::Owned { offset: 0, length: 5 },
             ChunkEntry::Owned { offset: 0, length: 5 },
         ];
-        let b = Binding::new([1; 32], [2; 32], &entries, &owned);
+        let b = Binding::new([1; 32], [2; 32], entries.iter(), &owned);
         assert_eq!(b.owned.len(), 2);
         let bytes = b.encode();
         let (mut parsed, count) = Binding::parse_footer(&bytes, 3).unwrap();

@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn index_validation() {
-        let file = encode_manifest_with_block_len(&realistic_archive(2, 10), 4).unwrap();
+        let file = encode_manifest_with_block_len(realistic_archive(2, 10), 4).unwrap();
         let header = ManifestHeader::parse(&file).unwrap();
         let r = header.index_range();
         let index_bytes = &file[r.start as usize..r.end as usize];

@@ -9,6 +9,7 @@
 //! Memory: one encoded block (at most `block_len` x 26 bytes) plus 8 bytes per block for the
 //! index, i.e. about 0.2% of the entries' in-memory size at the default block length.
 
+use std::borrow::Borrow;
 use std::io::Write;
 
 use super::format::{check_block_len, BlockEncoder};
@@ -142,12 +143,14 @@ impl<W: Write> ManifestWriter<W> {
     }
 }
 
-/// Convenience: encode a whole entry slice into a `Vec` (header included, correct at offset 0),
+/// Convenience: encode every entry (a slice, a [`crate::dataset::ChunkTable`]) into a `Vec` (header included, correct at offset 0),
 /// with the default block length.
 ///
 /// # Errors
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.
-pub fn encode_manifest(entries: &[ChunkEntry]) -> Result<Vec<u8>, ManifestError> {
+pub fn encode_manifest<E: Borrow<ChunkEntry>>(
+    entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
+) -> Result<Vec<u8>, ManifestError> {
     encode_manifest_with_block_len(entries, DEFAULT_BLOCK_LEN)
 }
 
@@ -156,10 +159,14 @@ pub fn encode_manifest(entries: &[ChunkEntry]) -> Result<Vec<u8>, ManifestError>
 /// # Errors
 /// [`ManifestError::InvalidBlockLen`] for a block length outside `1..=MAX_BLOCK_LEN`, and
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.
-pub fn encode_manifest_with_block_len(entries: &[ChunkEntry], block_len: u32) -> Result<Vec<u8>, ManifestError> {
+pub fn encode_manifest_with_block_len<E: Borrow<ChunkEntry>>(
+    entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
+    block_len: u32,
+) -> Result<Vec<u8>, ManifestError> {
+    let entries = entries.into_iter();
     let mut writer = ManifestWriter::with_block_len(Vec::new(), entries.len() as u64, block_len)?;
-    for &entry in entries {
-        writer.push(entry)?;
+    for entry in entries {
+        writer.push(*entry.borrow())?;
     }
     let (mut bytes, header) = writer.finish()?;
     if let Some(head) = bytes.get_mut(..ManifestHeader::LEN) {
@@ -205,13 +212,13 @@ mod tests {
     #[test]
     fn golden_v1_file() {
         let golden = unhex(GOLDEN_V1);
-        assert_eq!(encode_manifest(&golden_entries()).unwrap(), golden);
+        assert_eq!(encode_manifest(golden_entries()).unwrap(), golden);
         assert_eq!(super::super::ManifestIndex::decode_all(&golden).unwrap(), golden_entries());
     }
 
     #[test]
     fn empty_manifest_is_header_plus_one_index_entry() {
-        let bytes = encode_manifest(&[]).unwrap();
+        let bytes = encode_manifest([ChunkEntry::Missing; 0]).unwrap();
         assert_eq!(bytes.len(), 72);
         let header = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(header.num_chunks, 0);
@@ -229,7 +236,7 @@ mod tests {
             src(1, 5, 20),
             ChunkEntry::Missing,
         ];
-        let bytes = encode_manifest_with_block_len(&entries, 2).unwrap();
+        let bytes = encode_manifest_with_block_len(entries.iter(), 2).unwrap();
         let h = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(h.num_blocks(), 3);
         assert_eq!((h.source_entries, h.owned_entries, h.source_bytes), (2, 1, 30));
@@ -281,7 +288,7 @@ mod tests {
     #[test]
     fn missing_runs_stop_at_block_boundaries() {
         // 10 missing chunks in blocks of 4: runs of 4, 4, 2 -> each block is 2 bytes + CRC.
-        let bytes = encode_manifest_with_block_len(&[ChunkEntry::Missing; 10], 4).unwrap();
+        let bytes = encode_manifest_with_block_len([ChunkEntry::Missing; 10], 4).unwrap();
         let h = ManifestHeader::parse(&bytes).unwrap();
         assert_eq!(h.index_offset, 64 + 3 * 6);
         assert_eq!(&bytes[64..66], &[0x00, 0x03]);

@@ -72,16 +72,13 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
         }
     }
     for array in &dataset.arrays {
-        let manifest = |entries: &[ChunkEntry]| {
-            encode_manifest(entries).map_err(|e| format!("{}: encoding chunk entries: {e}", array.path))
-        };
-        put_blob(&mut out, &manifest(&array.chunks.entries)?);
+        let error = |e| format!("{}: encoding chunk entries: {e}", array.path);
+        put_blob(&mut out, &encode_manifest(&array.chunks).map_err(error)?);
         put_blob(&mut out, &array.chunks.owned);
         for tail in &array.tails {
             put_u64(&mut out, tail.entries.len() as u64);
             tail.entries.iter().for_each(|(index, _)| put_u64(&mut out, *index));
-            let entries: Vec<ChunkEntry> = tail.entries.iter().map(|(_, e)| *e).collect();
-            put_blob(&mut out, &manifest(&entries)?);
+            put_blob(&mut out, &encode_manifest(tail.entries.iter().map(|(_, e)| *e)).map_err(error)?);
         }
     }
     Ok(out)
@@ -176,7 +173,7 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, Stri
     Ok(VirtualArray {
         path: a.path,
         metadata,
-        chunks: ChunkTable { entries, owned },
+        chunks: ChunkTable::from_entries(entries, owned),
         rewritten_chunks: a.rewritten_chunks,
         digest: a.digest,
         tails,
@@ -186,9 +183,9 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, Stri
 /// Every entry of the array (its tails too) points inside its source file (as the scan checked) or
 /// inside the array's owned bytes.
 fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), String> {
-    let tails = array.tails.iter().flat_map(|t| t.entries.iter().map(|(_, e)| e));
-    for entry in array.chunks.entries.iter().chain(tails) {
-        let (end, limit, within) = match *entry {
+    let tails = array.tails.iter().flat_map(|t| t.entries.iter().map(|(_, e)| *e));
+    for entry in array.chunks.iter().chain(tails) {
+        let (end, limit, within) = match entry {
             ChunkEntry::Missing => continue,
             ChunkEntry::Source { source, offset, length } => {
                 let size = sources.get(source).map(|s| s.size);

@@ -137,7 +137,7 @@ fn build(
         let Some((metadata, table)) = view.arrays.get_mut(path) else { continue };
         *table = Arc::new(chunk_table(path, metadata, &chunks, sources)?);
         infos.push(ArrayInfo {
-            stats: ChunkStats::of(&table.entries),
+            stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
         });
     }

@@ -387,8 +387,10 @@ impl FileContext<'_> {
             if stored.filter_mask != 0 || straddles {
                 fixups.push((linear, stored));
             } else {
-                chunks.entries[linear as usize] =
-                    ChunkEntry::Source { source: 0, offset: stored.address, length: stored.size };
+                chunks.set(
+                    linear as usize,
+                    ChunkEntry::Source { source: 0, offset: stored.address, length: stored.size },
+                );
             }
         };
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
@@ -410,7 +412,8 @@ impl FileContext<'_> {
             let owned = codecs
                 .rewrite(&bytes, stored.filter_mask, chunk_shape, &valid, fill.as_bytes())
                 .map_err(|e| self.variable_error(&v.var.path, &format!("rewriting chunk {linear}"), e))?;
-            chunks.entries[linear as usize] = chunks.push_owned(&owned);
+            let entry = chunks.push_owned(&owned);
+            chunks.set(linear as usize, entry);
         }
         Ok(Some(Translated { grid, codecs: full, chunks, rewritten }))
     }
@@ -437,10 +440,10 @@ impl FileContext<'_> {
         }
         let (grid, entries) = slab_layout(&v.shape, element_size, address.unwrap_or(0), 0, self.options.max_slab_bytes)
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = ChunkTable::missing(entries.len());
-        if address.is_some() {
-            chunks.entries = entries;
-        }
+        let chunks = match address {
+            Some(_) => ChunkTable::from_entries(entries, Vec::new()),
+            None => ChunkTable::missing(entries.len()),
+        };
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
     }
 
@@ -455,7 +458,8 @@ impl FileContext<'_> {
                 let msg = format!("compact data of {} bytes does not hold shape {:?}", bytes.len(), v.shape);
                 return Err(self.variable_error(&v.var.path, "reading layout", msg));
             }
-            chunks.entries[0] = chunks.push_owned(&bytes);
+            let entry = chunks.push_owned(&bytes);
+            chunks.set(0, entry);
         }
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
     }

@@ -197,7 +197,7 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,
-        chunks: ChunkTable { entries, owned: Vec::new() },
+        chunks: ChunkTable::from_entries(entries, Vec::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

@@ -72,7 +72,7 @@ fn trim_corner(
         for &d in dims {
             cropped[d] = grid.dims()[d].valid(coords[d]);
         }
-        let trimmed = match array.chunks.entries[linear as usize] {
+        let trimmed = match array.chunks.entry(linear as usize) {
             ChunkEntry::Missing => ChunkEntry::Missing,
             ChunkEntry::Source { source, offset, .. } if prefix_ok => {
                 let length = cropped.iter().product::<u64>() * element_size as u64;

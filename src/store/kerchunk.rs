@@ -192,9 +192,9 @@ fn dataset_array_refs(refs: &mut RefsWriter, array: &VirtualArray, urls: &[Strin
         node: array.path.clone(),
         reason,
     };
-    for (linear, entry) in (0u64..).zip(&array.chunks.entries) {
+    for (linear, entry) in (0u64..).zip(&array.chunks) {
         let key = || chunk_key(&array.path, &grid.chunk_coords(linear));
-        match *entry {
+        match entry {
             ChunkEntry::Missing => {}
             ChunkEntry::Source { source, offset, length } => {
                 let url = urls

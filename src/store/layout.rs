@@ -134,7 +134,7 @@ impl ArrayInfo {
     pub(crate) fn of(array: &VirtualArray) -> Self {
         ArrayInfo {
             path: array.path.clone(),
-            chunks: array.chunks.entries.len() as u64,
+            chunks: array.chunks.len() as u64,
             stats: array.chunks.stats(),
             rewritten_chunks: array.rewritten_chunks,
             references_digest: None,

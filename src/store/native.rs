@@ -79,14 +79,14 @@ fn write_array(
     std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
     let doc = array.metadata.to_json();
     write_json(&dir.join("zarr.json"), &doc)?;
-    let binding = Binding::new(metadata_digest(&doc), sources_digest, &array.chunks.entries, &array.chunks.owned);
+    let binding = Binding::new(metadata_digest(&doc), sources_digest, &array.chunks, &array.chunks.owned);
     write_manifest(array, &dir.join(MANIFEST_FILE), root, &binding)?;
     if !array.chunks.owned.is_empty() {
         write_file(&dir.join(OWNED_FILE), &array.chunks.owned)?;
     }
     Ok(ArrayInfo {
         path: array.path.clone(),
-        chunks: array.chunks.entries.len() as u64,
+        chunks: array.chunks.len() as u64,
         stats: array.chunks.stats(),
         rewritten_chunks: array.rewritten_chunks,
         references_digest: None,
@@ -103,10 +103,9 @@ fn write_manifest(
 ) -> Result<ManifestHeader, WriteError> {
     let manifest_error = |source| WriteError::Manifest { path: root.to_path_buf(), array: array.path.clone(), source };
     let file = File::create(path).map_err(io_error(path, "creating manifest"))?;
-    let mut writer =
-        ManifestWriter::new(BufWriter::new(file), array.chunks.entries.len() as u64).map_err(manifest_error)?;
-    for entry in &array.chunks.entries {
-        writer.push(*entry).map_err(manifest_error)?;
+    let mut writer = ManifestWriter::new(BufWriter::new(file), array.chunks.len() as u64).map_err(manifest_error)?;
+    for entry in &array.chunks {
+        writer.push(entry).map_err(manifest_error)?;
     }
     let (out, header) = writer.finish().map_err(manifest_error)?;
     let mut file = out.into_inner().map_err(|e| io_error(path, "writing manifest")(e.into_error()))?;

@@ -202,8 +202,8 @@ fn mutations(source: &Path, original: &[u8], pristine: &VirtualDataset) -> Vec<M
     let data: Vec<(u64, u64)> = pristine
         .arrays
         .iter()
-        .flat_map(|a| a.chunks.entries.iter())
-        .filter_map(|e| match *e {
+        .flat_map(|a| a.chunks.iter())
+        .filter_map(|e| match e {
             vzarr::manifest::ChunkEntry::Source { offset, length, .. } => Some((offset, offset + length)),
             _ => None,
         })

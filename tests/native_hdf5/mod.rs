@@ -40,7 +40,7 @@ fn assert_chunks_match_libhdf5(file: &Path, dataset: &VirtualDataset) -> usize {
             let coords = grid.chunk_coords(linear);
             let origin: Vec<u64> = coords.iter().zip(&chunk).map(|(c, n)| c * n).collect();
             let theirs = chunk_at(file, &path, &origin);
-            let ours = array.chunks.entries[linear as usize];
+            let ours = array.chunks.entry(linear as usize);
             match (ours, theirs) {
                 (ChunkEntry::Missing, None) => {}
                 (ChunkEntry::Source { offset, length, .. }, Some(lib)) if lib.filter_mask == 0 => {

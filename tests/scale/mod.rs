@@ -3,6 +3,8 @@
 //! Asserted on counts the binary reports (`VZARR_TEST_COUNTERS=1`), not on time; timings are in
 //! `benches/archive.rs`.
 
+mod memory;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

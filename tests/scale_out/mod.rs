@@ -324,18 +324,18 @@ fn part_records_with_entries_outside_their_file_or_grid_are_refused() {
     let (_, fixture) = supported_fixtures().into_iter().next().unwrap();
     let scanned = crate::common::scan(&fixture.path, &vzarr::ScanOptions::default()).unwrap();
     let size = scanned.sources.get(0).unwrap().size;
-    let index = scanned.arrays.iter().position(|a| !a.chunks.entries.is_empty()).unwrap();
+    let index = scanned.arrays.iter().position(|a| !a.chunks.is_empty()).unwrap();
     let past_the_end = vzarr::manifest::ChunkEntry::Source { source: 0, offset: size - 4, length: 8 };
     let owned_past = vzarr::manifest::ChunkEntry::Owned { offset: 0, length: 1 << 40 };
     let other_file = vzarr::manifest::ChunkEntry::Source { source: 1, offset: 0, length: 1 };
     for (what, entry) in [("past the end", past_the_end), ("owned", owned_past), ("other file", other_file)] {
         let mut bad = scanned.clone();
-        bad.arrays[index].chunks.entries[0] = entry;
+        bad.arrays[index].chunks.set(0, entry);
         let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&bad).unwrap()).unwrap_err();
         assert!(err.contains("lies outside"), "{what}: {err}");
     }
     let mut extra = scanned.clone();
-    extra.arrays[index].chunks.entries.push(vzarr::manifest::ChunkEntry::Missing);
+    extra.arrays[index].chunks.push(vzarr::manifest::ChunkEntry::Missing);
     let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&extra).unwrap()).unwrap_err();
     assert!(err.contains("chunk entries for a grid"), "{err}");
 }

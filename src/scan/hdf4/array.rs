@@ -205,7 +205,7 @@ impl Layout<'_> {
     fn slabs(&self, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
         let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, 0, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-        Ok((grid, CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
+        Ok((grid, CodecChain::raw(self.endian), ChunkTable::from_entries(entries, Vec::new())))
     }
 
     /// Bytes of one row (one index along the first dimension), when the array has rows.
@@ -251,7 +251,7 @@ impl Layout<'_> {
             }
             left -= take;
         }
-        Ok((ChunkGrid::new(dims), CodecChain::raw(self.endian), ChunkTable { entries, owned: Vec::new() }))
+        Ok((ChunkGrid::new(dims), CodecChain::raw(self.endian), ChunkTable::from_entries(entries, Vec::new())))
     }
 
     /// One chunk covering the whole array.
@@ -259,8 +259,8 @@ impl Layout<'_> {
         let chunk: Vec<u64> = self.shape.iter().map(|&n| n.max(1)).collect();
         let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
         let mut table = ChunkTable::missing(grid.num_chunks() as usize);
-        if let (Some(slot), Some(entry)) = (table.entries.first_mut(), entry) {
-            *slot = entry;
+        if let (false, Some(entry)) = (table.is_empty(), entry) {
+            table.set(0, entry);
         }
         Ok((grid, codecs, table))
     }
@@ -277,7 +277,8 @@ impl Layout<'_> {
             let bytes = stored
                 .get(offset as usize..(offset + length) as usize)
                 .ok_or_else(|| Hdf4Error::malformed(self.name, "decoded values shorter than the shape"))?;
-            table.entries[slot] = table.push_owned(&zlib(bytes)?);
+            let entry = table.push_owned(&zlib(bytes)?);
+            table.set(slot, entry);
         }
         Ok((grid, self.zlib(), table))
     }
@@ -326,7 +327,7 @@ impl Layout<'_> {
                     }
                 }
             };
-            table.entries[linear as usize] = entry;
+            table.set(linear as usize, entry);
         }
         Ok((grid, codecs, table))
     }

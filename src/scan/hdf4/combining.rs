@@ -41,7 +41,7 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
         let decoded_len =
             edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
         let decoded_len = decoded_len as usize;
-        let entry = array.chunks.entries.get(k).copied().unwrap_or(ChunkEntry::Missing);
+        let entry = array.chunks.get(k).unwrap_or(ChunkEntry::Missing);
         let decoded = match entry {
             ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
             ChunkEntry::Source { offset, length, .. } => {

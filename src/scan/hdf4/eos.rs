@@ -255,7 +255,8 @@ fn coordinate(name: &str, values: &[f64], standard_name: &str, units: &str) -> O
     let grid = ChunkGrid::regular(&[n], &[n.max(1)]).ok()?;
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut chunks = ChunkTable::missing(1);
-    chunks.entries[0] = chunks.push_owned(&bytes);
+    let entry = chunks.push_owned(&bytes);
+    chunks.set(0, entry);
     let mut attributes = Map::new();
     attributes.insert("standard_name".into(), Value::from(standard_name));
     attributes.insert("units".into(), Value::from(units));

@@ -37,7 +37,7 @@ pub(super) fn string_array(var: &H5Variable, shape: &[u64]) -> Result<(ChunkGrid
     let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
     let codecs = CodecChain::vlen_utf8();
     if total == 0 {
-        return Ok((grid, codecs, ChunkTable { entries: Vec::new(), owned: Vec::new() }));
+        return Ok((grid, codecs, ChunkTable::default()));
     }
     let read = var.dataset.read_strings().map_err(|e| format!("reading strings: {e}"))?;
     let bytes: usize = read.iter().map(String::len).sum();
@@ -55,7 +55,8 @@ pub(super) fn string_array(var: &H5Variable, shape: &[u64]) -> Result<(ChunkGrid
     };
     let encoded = codecs.encode_strings(&strings).map_err(|e| e.to_string())?;
     let mut chunks = ChunkTable::missing(1);
-    chunks.entries[0] = chunks.push_owned(&encoded);
+    let entry = chunks.push_owned(&encoded);
+    chunks.set(0, entry);
     Ok((grid, codecs, chunks))
 }
 

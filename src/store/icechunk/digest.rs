@@ -18,7 +18,7 @@ use crate::store::BlockDigests;
 /// The digest of `array`'s chunks, with `url(source)` the virtual chunk URL of each source id, as
 /// 16 hexadecimal digits. `None` when a source id has no URL.
 pub(crate) fn references_digest<'u>(array: &VirtualArray, url: impl Fn(u32) -> Option<&'u str>) -> Option<String> {
-    let entries = array.chunks.entries.iter().enumerate().map(|(linear, entry)| (linear as u64, *entry));
+    let entries = array.chunks.iter().enumerate().map(|(linear, entry)| (linear as u64, entry));
     chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))
 }
 
@@ -29,13 +29,13 @@ pub(crate) fn block_digests<'u>(
     per_block: u64,
     url: impl Fn(u32) -> Option<&'u str> + Copy,
 ) -> Option<BlockDigests> {
-    let n = array.chunks.entries.len() as u64;
+    let n = array.chunks.len() as u64;
     let per_block = per_block.max(1);
     let mut digests = Vec::new();
     let mut start = 0;
     while start < n {
         let end = start.saturating_add(per_block).min(n);
-        let entries = (start..end).map(|linear| (linear, array.chunks.entries[linear as usize]));
+        let entries = (start..end).zip(array.chunks.range(start as usize..end as usize));
         digests.push(chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))?);
         start = end;
     }
@@ -128,9 +128,7 @@ mod tests {
     use crate::dataset::ChunkTable;
 
     fn array(entries: Vec<ChunkEntry>, owned: Vec<u8>) -> VirtualArray {
-        let mut chunks = ChunkTable::missing(entries.len());
-        chunks.entries = entries;
-        chunks.owned = owned;
+        let chunks = ChunkTable::from_entries(entries, owned);
         VirtualArray {
             path: "v".into(),
             metadata: crate::metadata::ArrayMetadata::from_json(&serde_json::json!({

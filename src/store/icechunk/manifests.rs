@@ -44,7 +44,7 @@ pub(super) struct Piece {
 pub(super) fn plan(dataset: &VirtualDataset, per_manifest: u64) -> Vec<Piece> {
     let mut pieces = Vec::new();
     for (index, array) in dataset.arrays.iter().enumerate() {
-        let n = array.chunks.entries.len() as u64;
+        let n = array.chunks.len() as u64;
         let step = chunks_per_manifest(array, per_manifest);
         let mut start = 0;
         while start < n {
@@ -60,7 +60,7 @@ pub(super) fn plan(dataset: &VirtualDataset, per_manifest: u64) -> Vec<Piece> {
 /// first axis, at most `per_manifest` chunks (one row when a row alone is larger), or the whole
 /// array when it has no more chunks than that.
 pub(super) fn chunks_per_manifest(array: &VirtualArray, per_manifest: u64) -> u64 {
-    let n = array.chunks.entries.len() as u64;
+    let n = array.chunks.len() as u64;
     match array.metadata.chunk_grid.grid_shape().first() {
         Some(&rows) if n > per_manifest && rows > 0 => {
             let per_row = (n / rows).max(1);
@@ -135,8 +135,8 @@ pub(super) fn build(
     sources: &Sources,
     owned: &BTreeMap<u64, ChunkPayload>,
 ) -> Result<Option<Built>, String> {
-    let entries = array.chunks.entries.get(piece.start as usize..piece.end as usize).unwrap_or_default();
-    let present = entries.iter().filter(|e| !matches!(e, ChunkEntry::Missing)).count();
+    let entries = array.chunks.range(piece.start as usize..piece.end as usize);
+    let present = entries.clone().filter(|e| !matches!(e, ChunkEntry::Missing)).count();
     if present == 0 {
         return Ok(None);
     }
@@ -148,7 +148,7 @@ pub(super) fn build(
     let mut refs = Vec::with_capacity(present);
     let mut from = vec![u32::MAX; ndim];
     let mut to = vec![0u32; ndim];
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, entry) in entries.enumerate() {
         let linear = piece.start + i as u64;
         if !matches!(entry, ChunkEntry::Missing) {
             for ((f, t), &c) in from.iter_mut().zip(to.iter_mut()).zip(odometer.coords()) {
@@ -156,7 +156,7 @@ pub(super) fn build(
                 *t = (*t).max(c + 1);
             }
         }
-        match *entry {
+        match entry {
             ChunkEntry::Missing => {}
             ChunkEntry::Source { length: 0, .. } => {
                 return Err(format!("chunk {:?}: a zero-length reference (Icechunk refuses them)", odometer.coords()));

@@ -95,8 +95,8 @@ pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> 
 /// manifest, or a source truncated since the repository was written.
 fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
     for array in &dataset.arrays {
-        for (linear, entry) in array.chunks.entries.iter().enumerate() {
-            let ChunkEntry::Source { source, offset, length } = *entry else { continue };
+        for (linear, entry) in array.chunks.iter().enumerate() {
+            let ChunkEntry::Source { source, offset, length } = entry else { continue };
             let Some(file) = dataset.sources.get(source) else { continue };
             if offset.checked_add(length).is_none_or(|end| end > file.size) {
                 let coords = array.metadata.chunk_grid.chunk_coords(linear as u64);
@@ -367,7 +367,7 @@ fn check_summary(dataset: &VirtualDataset, info: &StoreInfo, urls: &[String]) ->
         };
         let (found, want) = (array.chunks.stats(), &recorded.stats);
         let counts = |chunks: u64, s: &crate::dataset::ChunkStats| (chunks, s.referenced, s.owned, s.missing);
-        let (got, expected) = (counts(array.chunks.entries.len() as u64, &found), counts(recorded.chunks, want));
+        let (got, expected) = (counts(array.chunks.len() as u64, &found), counts(recorded.chunks, want));
         if got != expected || found.referenced_bytes != want.referenced_bytes {
             let describe = |(n, r, o, m): (u64, u64, u64, u64)| {
                 format!("{n} chunks ({r} referenced, {o} store-owned, {m} missing)")
@@ -451,7 +451,7 @@ async fn chunk_table(
     let mut table = ChunkTable::missing(n as usize);
     table.owned = owned;
     for (linear, entry) in listed {
-        table.entries[linear as usize] = entry;
+        table.set(linear as usize, entry);
     }
     Ok(table)
 }

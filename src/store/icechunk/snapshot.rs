@@ -220,7 +220,7 @@ async fn stage_nodes(
         let path = IcPath::try_from(format!("/{}", array.path).as_str()).map_err(|e| failed(e.to_string()))?;
         let grid = &array.metadata.chunk_grid;
         let mut payloads = BTreeMap::new();
-        for (linear, entry) in array.chunks.entries.iter().enumerate() {
+        for (linear, entry) in array.chunks.iter().enumerate() {
             if let ChunkEntry::Owned { .. } = entry {
                 let coords = super::write::indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
                 let payload = session.get_chunk_ref(&path, &coords).await.map_err(|e| failed(e.to_string()))?;
@@ -238,8 +238,8 @@ async fn stage_nodes(
 pub(super) async fn write_owned(store: &Store, array: &VirtualArray, repo: &str) -> Result<(), IcechunkError> {
     let failed = |reason: String| IcechunkError::Node { repo: repo.into(), node: array.path.clone(), reason };
     let grid = &array.metadata.chunk_grid;
-    for (linear, entry) in array.chunks.entries.iter().enumerate() {
-        if let ChunkEntry::Owned { offset, length } = *entry {
+    for (linear, entry) in array.chunks.iter().enumerate() {
+        if let ChunkEntry::Owned { offset, length } = entry {
             let bytes = super::write::owned_bytes(array, offset, length)
                 .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
             let key = chunk_key(&array.path, &grid.chunk_coords(linear as u64));

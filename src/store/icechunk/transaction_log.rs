@@ -58,8 +58,8 @@ impl Plan {
         }
         let mut arrays = Vec::new();
         for (array, id) in dataset.arrays.iter().zip(ids) {
-            let mut stored = vec![0u64; array.chunks.entries.len().div_ceil(64)];
-            for (i, entry) in array.chunks.entries.iter().enumerate() {
+            let mut stored = vec![0u64; array.chunks.len().div_ceil(64)];
+            for (i, entry) in array.chunks.iter().enumerate() {
                 if !matches!(entry, ChunkEntry::Missing) {
                     stored[i / 64] |= 1 << (i % 64);
                 }

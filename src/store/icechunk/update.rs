@@ -182,8 +182,8 @@ async fn write_new_array(
     let path = IcPath::try_from(format!("/{}", array.path).as_str()).map_err(|e| failed(e.to_string()))?;
     let grid = &array.metadata.chunk_grid;
     let mut refs = Vec::new();
-    for (linear, entry) in array.chunks.entries.iter().enumerate() {
-        if let ChunkEntry::Source { source, offset, length } = *entry {
+    for (linear, entry) in array.chunks.iter().enumerate() {
+        if let ChunkEntry::Source { source, offset, length } = entry {
             let location = sources.urls.get(source as usize).cloned();
             let location = location.ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
             let checksum = sources.checksums[source as usize].clone();
@@ -213,12 +213,12 @@ async fn update_chunks(
     let (old_grid, grid) = (&old.metadata.chunk_grid, &new.metadata.chunk_grid);
     let old_shape = old_grid.grid_shape();
     let mut refs = Vec::new();
-    for linear in 0..new.chunks.entries.len() as u64 {
+    for linear in 0..new.chunks.len() as u64 {
         let coords = grid.chunk_coords(linear);
         let inside = coords.len() == old_shape.len() && coords.iter().zip(&old_shape).all(|(c, n)| c < n);
-        let before = if inside { old.chunks.entries.get(old_grid.linear_index(&coords) as usize) } else { None };
-        let before = before.copied().unwrap_or(ChunkEntry::Missing);
-        let entry = new.chunks.entries[linear as usize];
+        let before = if inside { old.chunks.get(old_grid.linear_index(&coords) as usize) } else { None };
+        let before = before.unwrap_or(ChunkEntry::Missing);
+        let entry = new.chunks.entry(linear as usize);
         if same_entry(old, before, new, entry, both) {
             continue;
         }

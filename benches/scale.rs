@@ -1,0 +1,160 @@
+//! Scan memory at scale (issue 27, item 1): the peak resident memory of `vzarr scan` per chunk
+//! reference, at 10^5, 10^6 and 10^7 references, with same-run baselines.
+//!
+//! Inputs: HDF5 files of 10,000 one-element int32 chunks each (`v`, v1 B-tree index), combined along
+//! a new dimension `file` keyed by the file name, so every reference of every file ends up in one
+//! array: 10, 100 and 1000 files. Each scan runs the release `vzarr` binary as its own process and its
+//! peak memory is the process's maximum resident set (`wait4` rusage). Printed per size: wall time,
+//! peak, bytes per reference of the peak above the 10^5-reference scan's (the code, libraries and
+//! fixed buffers cancel out), and how that grows from 10^6 to 10^7; with, as baselines from the same
+//! run, the bytes per reference of the manifest written and the 16 bytes per reference of the target.
+//! `--icechunk` also writes each as an Icechunk repository.
+//!
+//! Target: <= 16 bytes per reference at the peak of a 10^7-reference scan (native store).
+//!
+//! Measured (2 shared cores, release binary, the same files): 10^6 references 1.15 s and 11.2
+//! bytes/reference, 10^7 11.9 s and 12.2 (x1.09 for 10x the references); the manifest takes 3.0.
+//! Before the chunk tables became columns moved into the combined table: 73 and 72 bytes/reference,
+//! 1.33 s and 16.5 s. Icechunk output, 10^6 references: 80 bytes/reference (113 before): its writer's
+//! manifests and transaction log are what remains.
+//!
+//! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7). Inputs are
+//! written once (in parallel) and cached under `target/tmp/bench-scale/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Chunks (references) per file.
+const CHUNKS: usize = 10_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
+        return; // built by `cargo test --all-targets`: nothing to measure there
+    }
+    let refs: u64 =
+        args.iter().position(|a| a == "--refs").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(10_000_000);
+    let icechunk = args.iter().any(|a| a == "--icechunk");
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-scale");
+    let files = write_inputs(&root.join("files-10000-chunks"), (refs as usize).div_ceil(CHUNKS).max(10));
+    let work = root.join("work");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let mut formats = vec!["native"];
+    if icechunk {
+        formats.push("icechunk");
+    }
+    for format in formats {
+        println!("vzarr scan --concat file=path:... ({format}), files of {CHUNKS} chunks:");
+        let mut base: Option<Phase> = None;
+        let mut previous: Option<f64> = None;
+        let mut count = 10;
+        while count <= files.len() {
+            let phase = scan(&files[..count], &work, format);
+            let n = (count * CHUNKS) as f64;
+            let manifest = manifest_bytes(&phase.output) as f64 / n;
+            let line = match &base {
+                None => format!("(baseline for the growth below; manifest {manifest:.2} bytes/reference)"),
+                Some(b) => {
+                    let per_ref = phase.peak_kib.saturating_sub(b.peak_kib) as f64 * 1024.0 / (n - b.refs as f64);
+                    let growth = previous.map(|p| format!(", x{:.2} per reference vs 10x fewer", per_ref / p));
+                    previous = Some(per_ref);
+                    format!(
+                        "{per_ref:.1} bytes/reference above the baseline (target <= 16){}; manifest {manifest:.2} bytes/reference",
+                        growth.unwrap_or_default()
+                    )
+                }
+            };
+            println!(
+                "  {:>9} references: {:>7.2} s, peak {:>5} MiB, {line}",
+                count * CHUNKS,
+                phase.seconds,
+                phase.peak_kib / 1024
+            );
+            base.get_or_insert(Phase { refs: (count * CHUNKS) as u64, ..phase });
+            count *= 10;
+        }
+    }
+}
+
+/// A finished scan: wall time, peak resident memory, references and output.
+struct Phase {
+    seconds: f64,
+    peak_kib: u64,
+    refs: u64,
+    output: PathBuf,
+}
+
+/// Runs the release binary over `files` and measures it with `wait4`.
+fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
+    let list = work.join(format!("inputs-{}.txt", files.len()));
+    let lines: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    std::fs::write(&list, lines.join("\n")).unwrap();
+    let extension = if format == "icechunk" { "icechunk" } else { "vzarr" };
+    let output = work.join(format!("scan-{}.{extension}", files.len()));
+    let start = Instant::now();
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
+    let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
+        .arg("scan")
+        .arg("--files-from")
+        .arg(&list)
+        .args(["--concat", r"file=path:f(\d+)\.h5", "--format", format, "-o"])
+        .arg(&output)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("starting vzarr");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "vzarr scan failed");
+    Phase {
+        seconds: start.elapsed().as_secs_f64(),
+        peak_kib: usage.ru_maxrss as u64,
+        refs: (files.len() * CHUNKS) as u64,
+        output,
+    }
+}
+
+/// Bytes of the chunk manifests under `store` (`manifest.bin` of a native store; every file of an
+/// Icechunk repository's `manifests/`).
+fn manifest_bytes(store: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![store.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "manifest.bin")
+                || path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "manifests")
+            {
+                total += entry.metadata().map_or(0, |m| m.len());
+            }
+        }
+    }
+    total
+}
+
+/// `count` files of `CHUNKS` chunks (written once, in parallel).
+fn write_inputs(dir: &Path, count: usize) -> Vec<PathBuf> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(dir).unwrap();
+    let paths: Vec<PathBuf> = (0..count).map(|i| dir.join(format!("f{i:05}.h5"))).collect();
+    let start = Instant::now();
+    paths.par_iter().for_each(|path| {
+        if path.exists() {
+            return;
+        }
+        let tmp = path.with_extension("tmp");
+        let file = hdf5::File::create(&tmp).unwrap();
+        let values: Vec<i32> = (0..CHUNKS as i32).collect();
+        file.new_dataset_builder().chunk(1).with_data(&values).create("v").unwrap();
+        drop(file);
+        std::fs::rename(tmp, path).unwrap();
+    });
+    println!("{count} input files ready in {:.1} s", start.elapsed().as_secs_f64());
+    paths
+}
