@@ -4,7 +4,9 @@
 //! The document is read whole: every node's `zarr.json` (inline JSON text), and per array a dense
 //! table of its chunks, `[url, offset, length]` a reference into a source file, inline `base64:`
 //! (or raw text) bytes a store-owned chunk, no key a missing chunk. Sources are numbered in the order
-//! the references name them. kerchunk records no fingerprint of its sources (size, time, ETag), so
+//! the references name them. The `vzarr` header vzarr writes gives the sources' containers, the
+//! provenance (which file holds which part of each array: what `verify` compares) and the scan's
+//! warnings; documents other tools wrote have none. kerchunk records no fingerprint of its sources (size, time, ETag), so
 //! reads cannot check that a source is the file that was scanned: they read it as it is now.
 
 use std::collections::HashMap;
@@ -147,6 +149,10 @@ fn build(
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(location).collect())
         .unwrap_or_else(|| crate::trust::containers_of(&sources.table()));
+    let header = |key: &str| doc.pointer(&format!("/vzarr/{key}")).cloned();
+    let damaged = |e: serde_json::Error| ("vzarr".to_string(), format!("its vzarr header is damaged: {e}"));
+    let provenance = header("provenance").map(serde_json::from_value).transpose().map_err(damaged)?;
+    let warnings = header("warnings").map(serde_json::from_value).transpose().map_err(damaged)?;
     let info = StoreInfo {
         format: "kerchunk".into(),
         format_version: crate::store::STORE_FORMAT_VERSION,
@@ -154,8 +160,8 @@ fn build(
         sources: sources.len() as u64,
         groups,
         arrays: infos,
-        provenance: Default::default(),
-        warnings: Vec::new(),
+        provenance: provenance.unwrap_or_default(),
+        warnings: warnings.unwrap_or_default(),
         source_containers: containers,
     };
     Ok((view, info))

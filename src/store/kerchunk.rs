@@ -2,7 +2,7 @@
 //! `ReferenceFileSystem`, zarr-python 3, xarray).
 //!
 //! ```text
-//! {"version":1,"vzarr":{"source_containers":["file:///data/"]},"refs":{
+//! {"version":1,"vzarr":{"source_containers":["file:///data/"],"provenance":{...},"warnings":[]},"refs":{
 //! "zarr.json":"{\"zarr_format\":3,\"node_type\":\"group\",...}",
 //! "tas/zarr.json":"{\"zarr_format\":3,\"node_type\":\"array\",...}",
 //! "tas/c/0/0/0":["file:///data/tas_202401.nc",20480,1048576],
@@ -130,7 +130,8 @@ pub async fn export_kerchunk(
     let urls = source_urls(&sources, &options.url_prefixes)?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {
-        let mut refs = RefsWriter::create(&staging, &urls)?;
+        let info = store.info();
+        let mut refs = RefsWriter::create(&staging, &urls, &info.provenance, &info.warnings)?;
         refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
         for node in groups.iter().chain(&arrays) {
             refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
@@ -168,7 +169,7 @@ async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String])
 
 /// Writes a whole in-memory dataset's references to `path`.
 fn write_dataset_refs(dataset: &VirtualDataset, urls: &[String], path: &Path) -> Result<KerchunkReport, WriteError> {
-    let mut refs = RefsWriter::create(path, urls)?;
+    let mut refs = RefsWriter::create(path, urls, &dataset.provenance, &dataset.warnings)?;
     if !dataset.groups.iter().any(|g| g.path.is_empty()) {
         refs.text("zarr.json", &group_json(&Attributes::new()))?;
     }
@@ -283,9 +284,15 @@ struct RefsWriter {
 
 impl RefsWriter {
     /// Starts the document; `urls` (the source URLs) give the containers recorded under
-    /// `"vzarr": {"source_containers": [...]}` for readers that authorize sources (fsspec ignores
-    /// the key).
-    fn create(path: &Path, urls: &[String]) -> Result<Self, WriteError> {
+    /// `"vzarr": {"source_containers": [...]}` for readers that authorize sources, beside the
+    /// dataset's `provenance` and `warnings` (what `vzarr verify` and `info` read back; fsspec
+    /// ignores the key).
+    fn create(
+        path: &Path,
+        urls: &[String],
+        provenance: &crate::dataset::Provenance,
+        warnings: &[crate::dataset::ScanWarning],
+    ) -> Result<Self, WriteError> {
         let file = File::create(path).map_err(io_error(path, "creating reference file"))?;
         let mut refs = RefsWriter {
             out: BufWriter::new(file),
@@ -294,9 +301,13 @@ impl RefsWriter {
             report: KerchunkReport::default(),
         };
         let containers = crate::trust::containers_of_locations(urls.iter().map(String::as_str));
-        let containers = serde_json::to_string(&containers).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
-        let head =
-            format!("{{\"version\":{KERCHUNK_VERSION},\"vzarr\":{{\"source_containers\":{containers}}},\"refs\":{{");
+        let header = serde_json::json!({
+            "source_containers": containers,
+            "provenance": provenance,
+            "warnings": warnings,
+        });
+        let header = serde_json::to_string(&header).map_err(|e| io_error(path, "encoding JSON")(e.into()))?;
+        let head = format!("{{\"version\":{KERCHUNK_VERSION},\"vzarr\":{header},\"refs\":{{");
         refs.out.write_all(head.as_bytes()).map_err(io_error(path, "writing reference file"))?;
         Ok(refs)
     }
