@@ -23,7 +23,10 @@
 //! - an update commit of 1,000 new references on top of 10^7: 6.6-7.6 s and +1.0 GB, of which
 //!   5.9 s reading the branch's 10^7 references back (`read_branch`, through Icechunk's chunk
 //!   iterator: a location string per reference) and 1.7 s committing (Icechunk rewrites the one
-//!   manifest holding the last row, 2^20 references); the change set holds only the new ones.
+//!   manifest holding the last row, 2^20 references); the change set holds only the new ones;
+//! - open + read one chunk, read lazily (this round; machine busy compiling): 10^7 references 0.34 s
+//!   and +52 MiB (10^6: 0.39 s, +75 MiB), against 6.6 s and 1.1 GB through the whole-branch copy it
+//!   replaced; the native store 29 ms. One manifest of 2^20 references is decoded per block.
 //!
 //! Then opening each store and reading one chunk in the middle of the array (`Store::open_with`,
 //! `ArrayReader::read`, a fresh store each time): the repository is read lazily (its snapshot, then
