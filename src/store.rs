@@ -26,7 +26,9 @@ pub(crate) use icechunk::one_line;
 #[cfg(feature = "icechunk")]
 pub use icechunk::IcechunkWriter;
 #[cfg(feature = "icechunk")]
-pub(crate) use icechunk::{check_manifest_files, chunks_digest, damaged, fingerprint, open_branch, recorded, summary};
+pub(crate) use icechunk::{
+    check_manifest_files, chunks_digest, damaged, fingerprint, guarded, open_branch, recorded, summary,
+};
 #[cfg(feature = "icechunk")]
 pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,

@@ -48,6 +48,34 @@ pub(crate) struct StoreInner {
 }
 
 impl StoreInner {
+    /// A store at `location` (its root object `root`) summarised by `info`, its sources `sources`,
+    /// read as `options` say; it serves a native store's files until a view is set.
+    pub(crate) fn new(
+        location: &str,
+        root: ObjectLocation,
+        info: StoreInfo,
+        sources: SourceRegistry,
+        options: &super::OpenOptions,
+    ) -> Self {
+        StoreInner {
+            location: location.to_string(),
+            root,
+            array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
+            info,
+            sources,
+            sources_digest: [0; 32],
+            authorization: options.authorization.clone(),
+            remote: options.remote.clone(),
+            resolved: Mutex::default(),
+            checked: Mutex::default(),
+            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
+            view: None,
+            #[cfg(feature = "icechunk")]
+            repository: None,
+            references: None,
+        }
+    }
+
     /// The object at `parts` (slash-separated node names and a file name) below the store's root.
     /// Names are taken as they are (non-ASCII letters, backslashes), as the writer wrote them; only a
     /// name object_store cannot hold raw (control characters) is percent-encoded.

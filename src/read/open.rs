@@ -1,7 +1,6 @@
 //! Opening a store and its arrays, and the read loop that ties plan, fetch and decode together.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use object_store::ObjectStoreExt;
 
@@ -153,23 +152,7 @@ impl Store {
             path.display().to_string()
         };
         let root = resolve_with(&absolute, &options.remote)?;
-        let mut inner = StoreInner {
-            location: location.to_string(),
-            root,
-            info: empty_info(),
-            array_paths: HashSet::new(),
-            sources: SourceRegistry::default(),
-            sources_digest: [0; 32],
-            authorization: options.authorization.clone(),
-            remote: options.remote.clone(),
-            resolved: Mutex::default(),
-            checked: Mutex::default(),
-            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
-            view: None,
-            #[cfg(feature = "icechunk")]
-            repository: None,
-            references: None,
-        };
+        let mut inner = StoreInner::new(location, root, empty_info(), SourceRegistry::default(), options);
         let bytes = match fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await {
             Err(ReadError::Store { source, .. })
                 if matches!(source.downcast_ref(), Some(object_store::Error::NotFound { .. })) =>
@@ -208,20 +191,8 @@ impl Store {
         };
         let root = resolve_with(&absolute, &options.remote)?;
         let inner = StoreInner {
-            location: location.to_string(),
-            root,
-            array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
-            info,
-            sources: SourceRegistry::default(),
-            sources_digest: [0; 32],
-            authorization: options.authorization.clone(),
-            remote: options.remote.clone(),
-            resolved: Mutex::default(),
-            checked: Mutex::default(),
-            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
-            view: None,
             repository: Some(view),
-            references: None,
+            ..StoreInner::new(location, root, info, SourceRegistry::default(), options)
         };
         Ok(Store { inner: Arc::new(inner) })
     }
@@ -235,23 +206,7 @@ impl Store {
         view: Arc<super::references::ReferenceView>,
         options: &OpenOptions,
     ) -> Self {
-        let inner = StoreInner {
-            location: location.to_string(),
-            root,
-            array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
-            info,
-            sources,
-            sources_digest: [0; 32],
-            authorization: options.authorization.clone(),
-            remote: options.remote.clone(),
-            resolved: Mutex::default(),
-            checked: Mutex::default(),
-            check_sources: std::sync::atomic::AtomicBool::new(options.check_sources),
-            view: None,
-            #[cfg(feature = "icechunk")]
-            repository: None,
-            references: Some(view),
-        };
+        let inner = StoreInner { references: Some(view), ..StoreInner::new(location, root, info, sources, options) };
         Store { inner: Arc::new(inner) }
     }
 

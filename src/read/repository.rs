@@ -17,7 +17,6 @@ mod chunks;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use icechunk::format::snapshot::NodeData;
 use icechunk::repository::VersionInfo;
 
@@ -61,21 +60,7 @@ impl RepositoryView {
 /// # Errors
 /// [`ReadError::Repository`] when the repository, the branch or its snapshot cannot be read.
 pub(crate) async fn open_repository(location: &str, branch: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    // Icechunk panics on some damaged snapshots (an unknown node type in the flatbuffer): the panic
-    // becomes this repository's error.
-    let opened = std::panic::AssertUnwindSafe(open_view(location, branch, &options.remote)).catch_unwind().await;
-    let opened = opened.unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("a panic");
-        Err(IcechunkError::Repository {
-            repo: location.to_string(),
-            what: "reading the branch".into(),
-            reason: format!("Icechunk failed on it ({message}): the repository is damaged"),
-        })
-    });
+    let opened = crate::store::guarded(location, open_view(location, branch, &options.remote)).await;
     let (info, view) = opened.map_err(|e| repository_error(location, &e.to_string()))?;
     Store::open_view(location, info, Arc::new(view), options)
 }

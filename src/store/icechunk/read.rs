@@ -134,23 +134,28 @@ pub struct StoredBranch {
 /// [`IcechunkError::NoBranch`] for a branch the repository lacks, else [`IcechunkError`] when the
 /// repository, a node or a chunk cannot be read.
 pub async fn read_branch(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<StoredBranch, IcechunkError> {
+    guarded(repo, read_branch_unguarded(repo, branch, remote)).await
+}
+
+/// `work` on the repository at `repo`, a panic in it (Icechunk panics on some damaged snapshots: an
+/// unknown node type in the flatbuffer) becoming this repository's error.
+pub(crate) async fn guarded<T>(
+    repo: &str,
+    work: impl std::future::Future<Output = Result<T, IcechunkError>>,
+) -> Result<T, IcechunkError> {
     use futures::FutureExt;
-    // Icechunk panics on some damaged snapshots (an unknown node type in the flatbuffer): the panic
-    // becomes this repository's error.
-    std::panic::AssertUnwindSafe(read_branch_unguarded(repo, branch, remote)).catch_unwind().await.unwrap_or_else(
-        |panic| {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("a panic");
-            Err(IcechunkError::Repository {
-                repo: repo.to_string(),
-                what: "reading the branch".into(),
-                reason: format!("Icechunk failed on it ({message}): the repository is damaged"),
-            })
-        },
-    )
+    std::panic::AssertUnwindSafe(work).catch_unwind().await.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(IcechunkError::Repository {
+            repo: repo.to_string(),
+            what: "reading the branch".into(),
+            reason: format!("Icechunk failed on it ({message}): the repository is damaged"),
+        })
+    })
 }
 
 async fn read_branch_unguarded(
