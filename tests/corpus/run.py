@@ -111,13 +111,20 @@ def crashes_source(path: str) -> int | None:
     return None
 
 
+def crashed(signal: int) -> str:
+    """The parity line of a source netCDF4-python crashes on. Which signal it dies of (SIGSEGV or
+    SIGABRT, on the same corrupt heap) varies from run to run, so the line does not name it."""
+    print(f"note: netCDF4-python crashed on the source (signal {signal})", file=sys.stderr)
+    return f"{PARITY}/: not compared: netCDF4-python crashes on the source"
+
+
 def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: bool = False
                    ) -> tuple[list[str], str | None]:
     """Exports the store as kerchunk JSON and materializes it, then runs examples/xarray_parity.py on
     both: (`parity:` lines, fatal reason or None). A file listed as crashing libnetcdf is probed
     first, so that its outcome does not depend on whether this run happened to crash."""
     if crash_prone and (signal := crashes_source(path)):
-        return [f"{PARITY}/: not compared: netCDF4-python crashes on the source (signal {signal})"], None
+        return [crashed(signal)], None
     refs, zarr_dir = os.path.join(tmp, "refs.json"), os.path.join(tmp, "m.zarr")
     for step, cmd in (("export", [vzarr, "export", store, "--kerchunk", refs]),
                       ("materialize", [vzarr, "materialize", store, zarr_dir])):
@@ -130,7 +137,7 @@ def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: boo
         # Killed by a signal: when opening the file alone crashes too, libnetcdf crashed on the source.
         # Its crashes on corrupt heaps come and go from run to run, so the probe gets several tries.
         if signal := crashes_source(path):
-            return [f"{PARITY}/: not compared: netCDF4-python crashes on the source (signal {signal})"], None
+            return [crashed(signal)], None
     if code != 0:
         return [], f"parity: {'hang' if code is None else f'exit code {code}'}: {out.strip()[-600:]}"
     found = json.loads(out.strip().splitlines()[-1])
