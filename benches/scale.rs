@@ -21,6 +21,8 @@
 //! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7). Inputs are
 //! written once (in parallel) and cached under `target/tmp/bench-scale/`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -104,18 +106,8 @@ fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("starting vzarr");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child, with valid pointers.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "vzarr scan failed");
-    Phase {
-        seconds: start.elapsed().as_secs_f64(),
-        peak_kib: usage.ru_maxrss as u64,
-        refs: (files.len() * CHUNKS) as u64,
-        output,
-    }
+    let peak_kib = common::wait_peak_kib(child, "vzarr scan");
+    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib, refs: (files.len() * CHUNKS) as u64, output }
 }
 
 /// Bytes of the chunk manifests under `store` (`manifest.bin` of a native store; every file of an

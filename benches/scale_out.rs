@@ -18,6 +18,8 @@
 //! Run: `cargo bench --bench scale_out [-- --refs N --shards N]`. Inputs are written once and cached
 //! under `target/bench-scan/files-1000-chunks` (shared with `benches/scan.rs`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -109,13 +111,8 @@ fn vzarr(command: &str, args: &[String]) -> Phase {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("starting vzarr");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child, with valid pointers.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "vzarr {command} failed");
-    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib: usage.ru_maxrss as u64 }
+    let peak_kib = common::wait_peak_kib(child, &format!("vzarr {command}"));
+    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
 
 /// `count` files of 1000 chunks (written once, in parallel).

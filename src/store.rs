@@ -27,7 +27,8 @@ pub(crate) use icechunk::one_line;
 pub use icechunk::IcechunkWriter;
 #[cfg(feature = "icechunk")]
 pub(crate) use icechunk::{
-    check_manifest_files, chunks_digest, damaged, fingerprint, guarded, open_branch, recorded, summary,
+    check_manifest_files, chunks_digest, damaged, fingerprint, guarded, node_error, open_branch, parse_node, recorded,
+    summary, ParsedNode,
 };
 #[cfg(feature = "icechunk")]
 pub use icechunk::{

@@ -70,3 +70,15 @@ fn write_day(path: &Path, day: usize) {
     f.close().unwrap();
     std::fs::rename(tmp, path).unwrap();
 }
+
+/// Waits for `child` (a `vzarr` run) with `wait4` and gives its peak resident set in KiB; panics
+/// naming `what` unless it exited 0.
+pub fn wait_peak_kib(child: std::process::Child, what: &str) -> u64 {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{what} failed");
+    usage.ru_maxrss as u64
+}

@@ -270,16 +270,6 @@ impl Store {
         self.inner.is_repository()
     }
 
-    /// Whether the store's summary ([`Store::info`]) counts its arrays' chunks: true for native
-    /// stores and repositories vzarr wrote, false for repositories other tools wrote.
-    pub fn counts_chunks(&self) -> bool {
-        #[cfg(feature = "icechunk")]
-        if let Some(view) = &self.inner.repository {
-            return view.summarized();
-        }
-        true
-    }
-
     /// Whether every read through this store (and its clones) first compares each source's size,
     /// ETag and modification time with the scan's ([`ReadError::SourceChanged`] when they differ).
     /// Default: true. `false` reads sources as they are now (`--no-check-sources`): a source
@@ -390,23 +380,12 @@ impl Store {
                 });
             };
             self.check_chunk_size(path, &metadata)?;
-            return Ok(ArrayReader {
-                inner: self.inner.clone(),
-                path: path.to_string(),
-                metadata,
-                index: ChunkIndex::Repository(chunks.clone()),
-                owned: OwnedChunks::Repository(chunks),
-            });
+            let (index, owned) = (ChunkIndex::Repository(chunks.clone()), OwnedChunks::Repository(chunks));
+            return Ok(self.reader(path, metadata, index, owned));
         }
         if let Some((metadata, table)) = inner.references.as_ref().and_then(|view| view.array(path)) {
             self.check_chunk_size(path, &metadata)?;
-            return Ok(ArrayReader {
-                inner: self.inner.clone(),
-                path: path.to_string(),
-                metadata,
-                index: ChunkIndex::Table(table.clone()),
-                owned: OwnedChunks::Table(table),
-            });
+            return Ok(self.reader(path, metadata, ChunkIndex::Table(table.clone()), OwnedChunks::Table(table)));
         }
         let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
         let metadata_error =
@@ -434,16 +413,16 @@ impl Store {
                 .into(),
             });
         }
-        Ok(ArrayReader {
-            inner: self.inner.clone(),
-            path: path.to_string(),
-            metadata,
-            index: ChunkIndex::Native { manifest, location: manifest_loc },
-            owned: OwnedChunks::File {
-                location: inner.child(&format!("{path}/{OWNED_FILE}")),
-                binding: binding.map(Arc::new),
-            },
-        })
+        let owned = OwnedChunks::File {
+            location: inner.child(&format!("{path}/{OWNED_FILE}")),
+            binding: binding.map(Arc::new),
+        };
+        Ok(self.reader(path, metadata, ChunkIndex::Native { manifest, location: manifest_loc }, owned))
+    }
+
+    /// The reader of array `path` of this store.
+    fn reader(&self, path: &str, metadata: ArrayMetadata, index: ChunkIndex, owned: OwnedChunks) -> ArrayReader {
+        ArrayReader { inner: self.inner.clone(), path: path.to_string(), metadata, index, owned }
     }
 
     /// Refuses an array whose largest chunk decodes to more than [`crate::read::MAX_CHUNK_BYTES`].
@@ -544,31 +523,6 @@ fn largest_chunk_bytes(metadata: &ArrayMetadata) -> Option<u64> {
     dims.iter().try_fold(metadata.element_size() as u64, |acc, d| acc.checked_mul(d.edge_range().map_or(0, |r| r.1)))
 }
 
-/// The byte range an entry references (empty for a missing chunk).
-fn entry_range(entry: &ChunkEntry) -> std::ops::Range<u64> {
-    match *entry {
-        ChunkEntry::Missing => 0..0,
-        ChunkEntry::Source { offset, length, .. } | ChunkEntry::Owned { offset, length } => {
-            offset..offset.saturating_add(length)
-        }
-    }
-}
-
-/// Every range's bytes of one object, each asked for once (no precondition: store files).
-async fn get_plain_ranges(
-    location: &ObjectLocation,
-    name: &str,
-    array: &str,
-    ranges: &[std::ops::Range<u64>],
-) -> Result<Vec<bytes::Bytes>, ReadError> {
-    location.store.get_ranges(&location.path, ranges).await.map_err(|source| ReadError::Fetch {
-        location: name.to_string(),
-        array: array.to_string(),
-        what: format!("{} chunks", ranges.len()),
-        source: Box::new(source),
-    })
-}
-
 /// One array of an opened store.
 #[derive(Debug)]
 pub struct ArrayReader {
@@ -615,48 +569,23 @@ impl ArrayReader {
         Ok(self.stored_chunks(std::slice::from_ref(entry)).await?.pop().flatten())
     }
 
-    /// The stored bytes of several chunks, in the order of `entries` (`None` for missing ones), with
-    /// one `get_ranges` request per file (object_store coalesces nearby ranges), files one after
-    /// another. Checks and errors as [`ArrayReader::stored_chunk`].
+    /// The stored bytes of several chunks, in the order of `entries` (`None` for missing ones),
+    /// fetched as reads fetch them (`read/fetch`: per file, nearby ranges in one GET carrying the
+    /// source's recorded ETag or time, every reply's length checked). Checks and errors as
+    /// [`ArrayReader::stored_chunk`].
     ///
     /// # Errors
     /// As [`ArrayReader::stored_chunk`].
     pub async fn stored_chunks(&self, entries: &[ChunkEntry]) -> Result<Vec<Option<bytes::Bytes>>, ReadError> {
-        let mut by_file: std::collections::BTreeMap<Option<u32>, Vec<usize>> = Default::default();
-        for (i, entry) in entries.iter().enumerate() {
-            match *entry {
-                ChunkEntry::Missing => {}
-                ChunkEntry::Owned { .. } => by_file.entry(None).or_default().push(i),
-                ChunkEntry::Source { source, .. } => by_file.entry(Some(source)).or_default().push(i),
-            }
-        }
+        let reads = entries.iter().map(|&entry| ChunkRead { coords: Vec::new(), pieces: Vec::new(), entry }).collect();
+        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
+        let fetched = fetch_batch(ctx, Batch::new(reads), ReadOptions::default()).await?;
         let mut out = vec![None; entries.len()];
-        for (file, indices) in by_file {
-            let ranges: Vec<std::ops::Range<u64>> = indices.iter().map(|&i| entry_range(&entries[i])).collect();
-            let fetched = match file {
-                None => {
-                    let fetch = async |location: &ObjectLocation, name: &str| {
-                        get_plain_ranges(location, name, &self.path, &ranges).await
-                    };
-                    self.owned.read(&self.inner, &self.path, &ranges, fetch).await?
+        for (request, data) in fetched.batch.requests.iter().zip(fetched.data) {
+            for (readers, bytes) in request.readers.iter().zip(data) {
+                for &i in readers {
+                    out[i] = Some(bytes.clone());
                 }
-                Some(source) => {
-                    let (location, name) = self.inner.source_location(source)?;
-                    self.inner.check_source(source, &location).await?;
-                    let fetched = get_plain_ranges(&location, &name, &self.path, &ranges).await?;
-                    for (bytes, range) in fetched.iter().zip(&ranges) {
-                        let want = range.end - range.start;
-                        if bytes.len() as u64 != want {
-                            let reason =
-                                format!("short read at offset {}: {} of {want} bytes", range.start, bytes.len());
-                            return Err(ReadError::SourceChanged { location: name, reason });
-                        }
-                    }
-                    fetched
-                }
-            };
-            for (&i, bytes) in indices.iter().zip(fetched) {
-                out[i] = Some(bytes);
             }
         }
         Ok(out)

@@ -9,8 +9,8 @@
 //! modified after the repository was written) when first read. Reading one chunk of a repository
 //! of 10^7 references fetches the snapshot and one manifest.
 //!
-//! A repository another tool wrote has no summary: its arrays' chunk counts are unknown until read
-//! (`info` counts them), and blocks are checked only structurally.
+//! A repository another tool wrote has no summary: its [`StoreInfo`] counts no chunks (zeros, as
+//! `info` shows them), and blocks are checked only structurally.
 
 mod chunks;
 
@@ -24,8 +24,8 @@ pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
 use super::{OpenOptions, ReadError, Store};
-use crate::metadata::{group_from_json, group_json, to_text, ArrayMetadata};
-use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, StoreInfo};
+use crate::metadata::{group_json, to_text, ArrayMetadata};
+use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, ParsedNode, StoreInfo};
 
 /// What a store opened on a repository's branch serves beside its [`StoreInfo`].
 #[derive(Debug)]
@@ -34,8 +34,6 @@ pub(crate) struct RepositoryView {
     nodes: HashMap<String, bytes::Bytes>,
     /// Per array path: its metadata and chunk references.
     arrays: HashMap<String, (ArrayMetadata, Arc<ArrayChunks>)>,
-    /// Whether the snapshot carries vzarr's summary (its counts are then known without reading).
-    summarized: bool,
 }
 
 impl RepositoryView {
@@ -47,11 +45,6 @@ impl RepositoryView {
     /// Array `path`'s metadata and chunk references.
     pub(crate) fn array(&self, path: &str) -> Option<(ArrayMetadata, Arc<ArrayChunks>)> {
         self.arrays.get(path).map(|(m, c)| (m.clone(), c.clone()))
-    }
-
-    /// Whether the snapshot carries vzarr's summary.
-    pub(crate) fn summarized(&self) -> bool {
-        self.summarized
     }
 }
 
@@ -94,25 +87,21 @@ async fn open_view(
         .map(|file| file.map(|f| (f.id, f.size_bytes)))
         .collect::<Result<_, _>>()
         .map_err(|e| failed("reading", e.to_string()))?;
-    let mut view = RepositoryView { nodes: HashMap::new(), arrays: HashMap::new(), summarized: summary.is_some() };
+    let mut view = RepositoryView { nodes: HashMap::new(), arrays: HashMap::new() };
     let mut groups = Vec::new();
     let mut arrays = Vec::new();
     for node in snapshot.iter() {
         let node = node.map_err(|e| failed("listing the nodes of", e.to_string()))?;
-        let path = node.path.to_string().trim_start_matches('/').to_string();
-        let name = if path.is_empty() { "/".to_string() } else { path.clone() };
-        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: name.clone(), reason };
-        let metadata_error = |e: String| bad(format!("its zarr.json in {snapshot_name} is damaged: {e}"));
-        let doc: serde_json::Value =
-            serde_json::from_slice(&node.user_data).map_err(|e| metadata_error(e.to_string()))?;
-        match node.node_data {
-            NodeData::Group => {
-                let attributes = group_from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+        let (path, parsed) = crate::store::parse_node(repo, &snapshot_name, &node)?;
+        let bad = |reason: String| crate::store::node_error(repo, &path, reason);
+        match parsed {
+            ParsedNode::Group(attributes) => {
                 view.nodes.insert(path.clone(), to_text(&group_json(&attributes)).into_bytes().into());
                 groups.push(path);
             }
-            NodeData::Array { shape, manifests, .. } => {
-                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+            ParsedNode::Array(metadata) => {
+                // `parse_node` parses an array node's document only.
+                let NodeData::Array { shape, manifests, .. } = node.node_data else { continue };
                 let grid_shape = metadata.chunk_grid.grid_shape();
                 let icechunk_shape: Vec<u64> = shape.num_chunks().map(u64::from).collect();
                 if grid_shape != icechunk_shape {

@@ -42,7 +42,10 @@ use crate::store::ArrayInfo;
 
 pub(crate) use digest::chunks_digest;
 pub use location::looks_like_repository;
-pub(crate) use read::{check_manifest_files, damaged, fingerprint, guarded, open_branch, recorded, summary};
+pub(crate) use read::{
+    check_manifest_files, damaged, fingerprint, guarded, node_error, open_branch, parse_node, recorded, summary,
+    ParsedNode,
+};
 pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SPARSE_FACTOR};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).

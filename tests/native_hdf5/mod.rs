@@ -262,15 +262,23 @@ fn h5py_agrees_on_every_fixture() {
     for name in READABLE_BY_LIBHDF5.iter().chain(&["libver_latest.h5"]) {
         let source = fixture(name);
         let store = scan_to_store(&source, dir.path(), &format!("{name}.vzarr"), &ScanOptions::default());
-        let refs = dir.path().join(format!("{name}.json"));
-        let text = |p: &Path| p.display().to_string();
-        crate::common::cli_expect(&["export".to_string(), text(&store), "--kerchunk".into(), text(&refs)], 0);
-        let mut command = std::process::Command::new(&python);
-        command.arg(&script).arg("--refs").arg(&refs).arg(&source).stdout(std::process::Stdio::piped());
-        let run = crate::common::run(command);
-        assert_eq!(run.code, 0, "check_hdf5.py {name}:\n{}\n{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+        python_check_on_export(&python, &script, &store, &source);
     }
+}
+
+/// Exports `store` (scanned from `source`) as kerchunk JSON beside it and runs the Python check
+/// `script` (`--refs REFS SOURCE`), which must pass with no failure; its standard output.
+fn python_check_on_export(python: &Path, script: &Path, store: &Path, source: &Path) -> String {
+    let refs = store.with_extension("json");
+    let text = |p: &Path| p.display().to_string();
+    crate::common::cli_expect(&["export".to_string(), text(store), "--kerchunk".into(), text(&refs)], 0);
+    let mut command = std::process::Command::new(python);
+    command.arg(script).arg("--refs").arg(&refs).arg(source).stdout(std::process::Stdio::piped());
+    let run = crate::common::run(command);
+    let what = script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    assert_eq!(run.code, 0, "{what} {}:\n{}\n{}", source.display(), run.stdout, run.stderr);
+    assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+    run.stdout
 }
 
 /// Issue 26: HDF5 fixed-length string datasets (scalar, contiguous, chunked, compact, and HDF-EOS5's

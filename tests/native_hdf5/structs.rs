@@ -146,19 +146,15 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
     for (name, arrays) in expected {
         let source = fx.join(name);
         if !source.exists() {
+            // Only table.h5 may be missing, and only without PyTables (make_structs.py skips it).
+            assert!(!crate::interop::python_required(), "{name} was not made: run tests/python/setup.sh");
+            eprintln!("notice: {name} not made (no PyTables); its check not run");
             continue;
         }
         let store = scan_to_store(&source, dir.path(), &format!("{name}.vzarr"), &options);
-        let refs = dir.path().join(format!("{name}.json"));
-        let text = |p: &Path| p.display().to_string();
-        crate::common::cli_expect(&["export".to_string(), text(&store), "--kerchunk".into(), text(&refs)], 0);
-        let mut command = std::process::Command::new(&python);
-        command.arg(&script).arg("--refs").arg(&refs).arg(&source).stdout(std::process::Stdio::piped());
-        let run = crate::common::run(command);
-        assert_eq!(run.code, 0, "check_structs.py {name}:\n{}\n{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains(" passed, 0 failed"), "{}", run.stdout);
+        let stdout = super::python_check_on_export(&python, &script, &store, &source);
         for array in arrays {
-            assert!(run.stdout.contains(&format!("ok   {array} zarr-python")), "{name}: {array}: {}", run.stdout);
+            assert!(stdout.contains(&format!("ok   {array} zarr-python")), "{name}: {array}: {stdout}");
         }
     }
 }

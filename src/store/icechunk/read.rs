@@ -250,19 +250,13 @@ async fn read_version(
     let mut dataset = VirtualDataset::default();
     let mut sources = SourceIds::default();
     for node in nodes {
-        let path = node.path.to_string().trim_start_matches('/').to_string();
-        let name = if path.is_empty() { "/".to_string() } else { path.clone() };
-        let bad = |reason: String| IcechunkError::Node { repo: repo.to_string(), node: name.clone(), reason };
-        let metadata_error = |e: String| bad(format!("its zarr.json in {snapshot} is damaged: {e}"));
-        let doc: serde_json::Value =
-            serde_json::from_slice(&node.user_data).map_err(|e| metadata_error(e.to_string()))?;
-        match node.node_data {
-            NodeData::Group => {
-                let attributes = group_from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+        let (path, parsed) = parse_node(repo, &snapshot, &node)?;
+        let bad = |reason: String| node_error(repo, &path, reason);
+        match parsed {
+            ParsedNode::Group(attributes) => {
                 dataset.groups.push(GroupNode { path, attributes });
             }
-            NodeData::Array { .. } => {
-                let metadata = ArrayMetadata::from_json(&doc).map_err(|e| metadata_error(e.to_string()))?;
+            ParsedNode::Array(metadata) => {
                 let chunks = {
                     let session = session.read().await;
                     chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources)
@@ -288,6 +282,40 @@ async fn read_version(
         apply_summary(&mut dataset, info);
     }
     Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
+}
+
+/// A snapshot node's `zarr.json`, parsed.
+pub(crate) enum ParsedNode {
+    /// A group and its attributes.
+    Group(crate::metadata::Attributes),
+    /// An array and its metadata.
+    Array(ArrayMetadata),
+}
+
+/// `node`'s path (no leading slash; `""` for the root) and its `zarr.json` parsed, as a group or an
+/// array as Icechunk records it. A document that does not parse is the node's error, naming
+/// `snapshot` (the snapshot file, for messages).
+pub(crate) fn parse_node(
+    repo: &str,
+    snapshot: &str,
+    node: &icechunk::format::snapshot::NodeSnapshot,
+) -> Result<(String, ParsedNode), IcechunkError> {
+    let path = node.path.to_string().trim_start_matches('/').to_string();
+    let damaged = |e: String| node_error(repo, &path, format!("its zarr.json in {snapshot} is damaged: {e}"));
+    let doc: serde_json::Value = serde_json::from_slice(&node.user_data).map_err(|e| damaged(e.to_string()))?;
+    let parsed = match node.node_data {
+        NodeData::Group => ParsedNode::Group(group_from_json(&doc).map_err(|e| damaged(e.to_string()))?),
+        NodeData::Array { .. } => {
+            ParsedNode::Array(ArrayMetadata::from_json(&doc).map_err(|e| damaged(e.to_string()))?)
+        }
+    };
+    Ok((path, parsed))
+}
+
+/// Node `path`'s error (`/` naming the root).
+pub(crate) fn node_error(repo: &str, path: &str, reason: String) -> IcechunkError {
+    let node = if path.is_empty() { "/".to_string() } else { path.to_string() };
+    IcechunkError::Node { repo: repo.to_string(), node, reason }
 }
 
 fn table(files: Vec<SourceFile>) -> crate::manifest::SourceTable {

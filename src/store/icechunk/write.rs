@@ -241,8 +241,8 @@ pub(super) fn write_config(dataset: &VirtualDataset, batch: u64) -> RepositoryCo
         if n <= batch || rows == 0 {
             continue;
         }
-        let per_row = n / rows;
-        let rows_per_split = (batch / per_row.max(1)).clamp(1, u64::from(u32::MAX));
+        let per_row = (n / rows).max(1);
+        let rows_per_split = (manifests::chunks_per_manifest(array, batch) / per_row).clamp(1, u64::from(u32::MAX));
         let regex = format!("^/{}$", regex::escape(&array.path));
         let dims =
             vec![ManifestSplitDim { condition: ManifestSplitDimCondition::Axis(0), num_chunks: rows_per_split as u32 }];
