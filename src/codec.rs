@@ -42,7 +42,7 @@ mod vlen;
 
 use std::borrow::Cow;
 
-pub use byte_swap::ByteSwap;
+pub use byte_swap::{ByteSwap, SwapSpan};
 pub use fletcher32::checksum as fletcher32_checksum;
 
 /// Byte order of multi-byte elements in stored chunks (the `endian` of the `bytes` codec).

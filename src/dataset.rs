@@ -3,7 +3,7 @@
 //! Pure data model: a table of source files, the group tree, and per array its metadata plus a dense
 //! chunk table (one [`ChunkEntry`] per grid chunk, in row-major order, and a blob of store-owned
 //! bytes), held as compact columns: 12 bytes a chunk, no heap object per reference
-//! ([`chunk_table`]).
+//! (`dataset/chunk_table`).
 
 mod chunk_table;
 
@@ -200,10 +200,8 @@ pub struct VirtualDataset {
     pub warnings: Vec<ScanWarning>,
     /// How arrays map to sources.
     pub provenance: Provenance,
-    /// The coordinates of the concatenation dimensions a single-file scan was asked for
-    /// ([`ScanOptions::concat_dims`]) and that the file has, in the order asked.
-    ///
-    /// [`ScanOptions::concat_dims`]: crate::scan::ScanOptions::concat_dims
+    /// The coordinates of the concatenation dimensions a single-file scan was asked for (the scan
+    /// options' `concat_dims`) and that the file has, in the order asked.
     pub concat: Vec<ConcatCoordinate>,
 }
 

@@ -8,7 +8,12 @@
 //!  (.nc/.h5)  scan/          dataset.rs                                    store/
 //!                                                                            │
 //!  values ◀──decode (rayon)◀──fetch (tokio, object_store)◀──plan (grid + manifest)◀──read/
+//!                                                                                     │
+//!  kerchunk JSON, materialized Zarr ◀──────────────────────────────────────export/ ◀──┘
 //! ```
+//!
+//! Rooms depend only on rooms before them in that flow (`export` on `read` on `store` on `dataset`
+//! and the pure model); none imports a later one.
 //!
 //! The pure model (`grid`, `codec`, `manifest`, `metadata`, `dataset`, `ndcopy`) knows nothing of
 //! HDF5, netCDF or I/O. [`grid::ChunkGrid`] is the spine: the scanner builds `zarr.json` from it and
@@ -48,6 +53,7 @@ pub mod cli;
 pub mod codec;
 pub mod combine;
 pub mod dataset;
+pub mod export;
 pub mod grid;
 pub mod inputs;
 pub mod manifest;

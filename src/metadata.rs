@@ -6,11 +6,14 @@
 mod data_type;
 mod fill_value;
 mod json_text;
+mod keys;
 mod struct_type;
 
 pub use data_type::DataType;
+pub(crate) use data_type::MAX_STRING_ELEMENTS;
 pub use fill_value::FillValue;
 pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
+pub use keys::{chunk_key, node_key};
 pub use struct_type::{StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
 use serde_json::{json, Map, Value};

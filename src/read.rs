@@ -25,12 +25,14 @@ mod plan;
 mod references;
 #[cfg(feature = "icechunk")]
 mod repository;
+mod rounds;
 mod sources;
 mod strings;
-pub(crate) use strings::MAX_ELEMENTS as MAX_STRING_ELEMENTS;
 
 pub use array_data::{ArrayData, Element};
 pub use open::{ArrayReader, OpenOptions, Store};
+pub(crate) use rounds::EntryRounds;
+pub use rounds::ENTRIES_PER_ROUND;
 
 use crate::codec::CodecError;
 use crate::grid::GridError;

@@ -7,12 +7,14 @@
 mod bytes_path;
 mod cache;
 mod directory_alias;
+mod pseudo_fs;
 mod range;
 mod remote;
 
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
 pub use directory_alias::DirectoryAlias;
+pub(crate) use pseudo_fs::pseudo_file_system;
 pub(crate) use range::short_range_reply;
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
 pub use remote::{describe_error, store_for_url, RemoteError, RemoteOptions};

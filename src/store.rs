@@ -6,21 +6,17 @@
 //!
 //! `store/icechunk` commits a dataset to an Icechunk repository ([`write_icechunk`]).
 //!
-//! Exports for other readers: `store/kerchunk` (kerchunk reference JSON, also a [`Writer`]) and
-//! `store/materialize` (a real Zarr v3 directory store with the chunk bytes copied, optionally packed
-//! into `sharding_indexed` shards), sharing `store/export`.
+//! `store/kerchunk` writes kerchunk reference JSON (a [`Writer`] too; `export/` reuses its document
+//! writer to export an opened store).
 
-mod export;
 #[cfg(feature = "icechunk")]
 mod icechunk;
 mod kerchunk;
 pub(crate) mod layout;
-mod materialize;
 mod native;
 mod publish;
 mod publish_remote;
 
-pub use export::{chunk_key, node_key, store_inputs, ExportError, ENTRIES_PER_ROUND};
 #[cfg(feature = "icechunk")]
 pub(crate) use icechunk::one_line;
 #[cfg(feature = "icechunk")]
@@ -35,17 +31,13 @@ pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
     IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
 };
-pub use kerchunk::{
-    export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlPrefix,
-    KERCHUNK_VERSION,
-};
+pub(crate) use kerchunk::RefsWriter;
+pub use kerchunk::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};
+pub(crate) use layout::check_node_path;
 pub use layout::{
     ArrayInfo, BlockDigests, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
 };
-pub use materialize::{
-    file_extents, materialize, plan_shards, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,
-    MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
-};
+pub(crate) use native::write_file;
 pub use native::NativeWriter;
 #[cfg(all(feature = "cli", debug_assertions))]
 pub(crate) use publish::sync_count;

@@ -19,7 +19,6 @@ mod check;
 mod container;
 mod list;
 
-pub(crate) use check::pseudo_file_system;
 pub use check::{Authorization, Authorized, TrustError, ALLOW_ENV};
 pub use container::{container_of, containers_of, containers_of_locations};
 pub use list::{TrustList, TRUST_FILE};

@@ -33,6 +33,9 @@ use crate::dataset::{ConcatDimInfo, SourceBox};
 use crate::grid::{DimSelection, Selection};
 use crate::read::{ReadError, ReadOptions, Store};
 
+/// Values with their `units` and `calendar` attributes, as an oracle reads a time coordinate.
+pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
+
 /// Target bytes compared per step (bounds memory for large arrays).
 const SLAB_BYTES: u64 = 32 << 20;
 
@@ -85,7 +88,7 @@ pub enum OracleMode {
     /// In this process (a corrupt source can hang it: libhdf5 has endless loops on some corruptions).
     #[default]
     InProcess,
-    /// In a child process, `program oracle-worker` (see [`serve_oracle`]), killed when a request is
+    /// In a child process, `program oracle-worker` (see `verify/worker`), killed when a request is
     /// not answered within `timeout`: the array's verdict then says which file timed out.
     Worker {
         /// The program to start (the `vzarr` binary).
@@ -367,7 +370,7 @@ impl Oracle {
     }
 
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.
-    fn read_f64(&mut self, location: &str, path: &str) -> Result<oracle::TimeValues, netcdf::Error> {
+    fn read_f64(&mut self, location: &str, path: &str) -> Result<TimeValues, netcdf::Error> {
         let location = &self.local(location)?;
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.read_f64(),

@@ -10,6 +10,9 @@ use vzarr::pipeline::{write_dataset, Archive, Format, Output, PipelineError};
 use vzarr::read::blocking::BlockingStore;
 use vzarr::trust::Authorization;
 
+#[path = "library/structure.rs"]
+mod structure;
+
 fn sample_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use vzarr::dataset::VirtualDataset;
 use vzarr::manifest::ChunkEntry;
+use vzarr::metadata::chunk_key;
 use vzarr::pipeline::Archive;
-use vzarr::store::{chunk_key, IcechunkWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{IcechunkWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
 
 /// What a store holds for one chunk, whatever its format.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -347,7 +347,7 @@ pub(crate) struct MaterializeArgs {
     /// such as `365,180,360` (arrays of that many dimensions). Arrays whose chunks cannot be packed
     /// verbatim are written unsharded, with the reason printed.
     #[arg(long, value_name = "file|N,N,..")]
-    pub(crate) shards: Option<crate::store::ShardSpec>,
+    pub(crate) shards: Option<crate::export::ShardSpec>,
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,

@@ -5,7 +5,7 @@ use anyhow::Context;
 use super::args::ExportArgs;
 use super::output::Target;
 use super::Outcome;
-use crate::store::{export_kerchunk, KerchunkOptions};
+use crate::export::{export_kerchunk, KerchunkOptions};
 use crate::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {

@@ -6,8 +6,8 @@ use anyhow::Context;
 use super::args::MaterializeArgs;
 use super::progress::bar;
 use super::Outcome;
+use crate::export::{materialize, ArrayLayout, MaterializeOptions, Sharding};
 use crate::grid::ChunkGrid;
-use crate::store::{materialize, ArrayLayout, MaterializeOptions, Sharding};
 use crate::Store;
 
 pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {

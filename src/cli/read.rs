@@ -9,9 +9,10 @@ use anyhow::Context;
 use super::args::ReadArgs;
 use super::output::Target;
 use super::Outcome;
+use crate::export::store_inputs;
 use crate::grid::Selection;
 use crate::read::ReadOptions;
-use crate::store::{store_inputs, OutputKind, Staged};
+use crate::store::{OutputKind, Staged};
 
 pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let store = args.open.open().await?;

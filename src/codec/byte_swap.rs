@@ -3,15 +3,31 @@
 //! whose multi-byte fields all take the `bytes` codec's byte order; zarr-extensions `struct`).
 
 use super::swap_bytes;
-use crate::metadata::{DataType, StructType};
+
+/// A run of bytes inside an element that reverses in groups of `unit` bytes (a multi-byte field of a
+/// struct, or one part of a complex field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SwapSpan {
+    /// Where the run starts in the element.
+    pub offset: usize,
+    /// Bytes in the run (a multiple of `unit`).
+    pub len: usize,
+    /// Bytes reversed together (at least 2).
+    pub unit: usize,
+}
 
 /// The byte-swapping rule of one data type (`DataType::byte_swap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ByteSwap {
     /// Reverse every group of this many bytes (1: bytes, never swapped).
     Unit(usize),
-    /// Reverse each multi-byte field of every struct element.
-    Fields(&'static StructType),
+    /// Reverse each multi-byte run of every element of `size` bytes (a struct's fields).
+    Fields {
+        /// Bytes per element.
+        size: usize,
+        /// The runs that reverse, in element order.
+        spans: &'static [SwapSpan],
+    },
 }
 
 impl From<usize> for ByteSwap {
@@ -25,7 +41,7 @@ impl ByteSwap {
     pub fn granule(self) -> usize {
         match self {
             ByteSwap::Unit(unit) => unit,
-            ByteSwap::Fields(s) => s.size(),
+            ByteSwap::Fields { size, .. } => size,
         }
     }
 
@@ -33,7 +49,7 @@ impl ByteSwap {
     pub fn reorders(self) -> bool {
         match self {
             ByteSwap::Unit(unit) => unit > 1,
-            ByteSwap::Fields(s) => s.has_multi_byte_fields(),
+            ByteSwap::Fields { spans, .. } => !spans.is_empty(),
         }
     }
 
@@ -42,18 +58,13 @@ impl ByteSwap {
     pub fn apply(self, buf: &mut [u8]) {
         match self {
             ByteSwap::Unit(unit) => swap_bytes(buf, unit),
-            ByteSwap::Fields(s) => buf.chunks_exact_mut(s.size().max(1)).for_each(|element| swap_fields(s, element)),
-        }
-    }
-}
-
-/// Swaps the fields of one struct element.
-fn swap_fields(s: &StructType, element: &mut [u8]) {
-    for (offset, field) in s.offsets() {
-        let bytes = &mut element[offset..offset + field.data_type.size()];
-        match field.data_type {
-            DataType::Struct(inner) => swap_fields(inner, bytes),
-            t => swap_bytes(bytes, t.swap_unit()),
+            ByteSwap::Fields { size, spans } => {
+                for element in buf.chunks_exact_mut(size.max(1)) {
+                    for span in spans {
+                        swap_bytes(&mut element[span.offset..span.offset + span.len], span.unit);
+                    }
+                }
+            }
         }
     }
 }
@@ -61,21 +72,22 @@ fn swap_fields(s: &StructType, element: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metadata::StructField;
 
     #[test]
-    fn struct_fields_swap_each_by_its_own_unit() {
-        let field = |name: &str, data_type| StructField { name: name.into(), data_type };
-        let inner = StructType::intern(vec![field("c", DataType::Complex64), field("t", DataType::FixedBytes(2))]);
-        let s = StructType::intern(vec![
-            field("a", DataType::Int16),
-            field("b", DataType::UInt8),
-            field("p", DataType::Struct(inner.unwrap())),
-        ])
-        .unwrap();
-        let mut element: Vec<u8> = (0..13).collect();
-        ByteSwap::Fields(s).apply(&mut element);
-        assert_eq!(element, [1, 0, 2, 6, 5, 4, 3, 10, 9, 8, 7, 11, 12]);
-        assert_eq!((ByteSwap::Fields(s).granule(), ByteSwap::Fields(s).reorders()), (13, true));
+    fn each_span_swaps_by_its_own_unit() {
+        const SPANS: [SwapSpan; 3] = [
+            SwapSpan { offset: 0, len: 2, unit: 2 },
+            SwapSpan { offset: 3, len: 8, unit: 4 },
+            SwapSpan { offset: 13, len: 2, unit: 2 },
+        ];
+        let swap = ByteSwap::Fields { size: 15, spans: &SPANS };
+        let mut elements: Vec<u8> = (0..30).collect();
+        swap.apply(&mut elements);
+        let first = [1, 0, 2, 6, 5, 4, 3, 10, 9, 8, 7, 11, 12, 14, 13];
+        let second: Vec<u8> = first.iter().map(|b| b + 15).collect();
+        assert_eq!(elements[..15], first);
+        assert_eq!(elements[15..], second[..]);
+        assert_eq!((swap.granule(), swap.reorders()), (15, true));
+        assert!(!ByteSwap::Fields { size: 4, spans: &[] }.reorders());
     }
 }

@@ -1,6 +1,6 @@
 //! The Zarr v3 `sharding_indexed` codec, as vzarr writes it: metadata and shard byte layout.
 //!
-//! Stage: inside [`crate::codec`]; used by `store/materialize` to pack a native store's chunks into
+//! Stage: inside [`crate::codec`]; used by `export/materialize` to pack a native store's chunks into
 //! shards without decoding them. Pure: no I/O.
 //!
 //! Spec: Zarr v3 core, "Sharding codec" (`sharding_indexed`). A shard is an array chunk (of the outer

@@ -143,8 +143,8 @@ impl<W: Write> ManifestWriter<W> {
     }
 }
 
-/// Convenience: encode every entry (a slice, a [`crate::dataset::ChunkTable`]) into a `Vec` (header included, correct at offset 0),
-/// with the default block length.
+/// Convenience: encode every entry (a slice, a dataset's chunk table) into a `Vec` (header included,
+/// correct at offset 0), with the default block length.
 ///
 /// # Errors
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.

@@ -9,6 +9,10 @@ use serde_json::Value;
 use super::struct_type::StructType;
 use super::MetadataError;
 
+/// Most elements of a `string` array vzarr stores or reads: the string arrays it writes (coordinates
+/// of keys, string variables) have far fewer, and each element is its own allocation.
+pub(crate) const MAX_STRING_ELEMENTS: u64 = 1 << 24;
+
 /// A Zarr v3 data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -152,7 +156,7 @@ impl DataType {
     /// field by field for structs.
     pub fn byte_swap(self) -> crate::codec::ByteSwap {
         match self {
-            DataType::Struct(s) => crate::codec::ByteSwap::Fields(s),
+            DataType::Struct(s) => crate::codec::ByteSwap::Fields { size: s.size(), spans: s.swap_spans() },
             t => crate::codec::ByteSwap::Unit(t.swap_unit()),
         }
     }

@@ -23,6 +23,7 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{json, Value};
 
 use super::{DataType, MetadataError};
+use crate::codec::SwapSpan;
 
 /// Deepest nesting of structs vzarr accepts (HDF5 files nest compounds a few levels at most).
 pub const MAX_STRUCT_DEPTH: usize = 16;
@@ -44,6 +45,8 @@ pub struct StructField {
 pub struct StructType {
     fields: Vec<StructField>,
     size: usize,
+    /// The byte runs that reverse when the byte order changes, nested structs' flattened.
+    swaps: Vec<SwapSpan>,
 }
 
 static INTERNED: OnceLock<Mutex<HashSet<&'static StructType>>> = OnceLock::new();
@@ -73,7 +76,8 @@ impl StructType {
         if u32::try_from(size).is_err() {
             return Err(invalid(format!("a struct of {size} bytes (at most {} as in HDF5)", u32::MAX)));
         }
-        let candidate = StructType { size, fields };
+        let swaps = swap_spans(&fields);
+        let candidate = StructType { size, fields, swaps };
         if candidate.depth() > MAX_STRUCT_DEPTH {
             return Err(invalid(format!("structs nested more than {MAX_STRUCT_DEPTH} deep")));
         }
@@ -121,10 +125,13 @@ impl StructType {
 
     /// Whether any field (nested ones included) has a byte order (numbers of more than one byte).
     pub fn has_multi_byte_fields(&self) -> bool {
-        self.fields.iter().any(|f| match f.data_type {
-            DataType::Struct(s) => s.has_multi_byte_fields(),
-            t => t.swap_unit() > 1,
-        })
+        !self.swaps.is_empty()
+    }
+
+    /// The byte runs of an element that reverse when the byte order changes (each multi-byte field,
+    /// nested structs' included), in element order: the `bytes` codec's rule for this struct.
+    pub fn swap_spans(&'static self) -> &'static [SwapSpan] {
+        &self.swaps
     }
 
     /// The `data_type` JSON.
@@ -179,6 +186,23 @@ impl StructType {
     }
 }
 
+/// The runs of `fields` (packed in order) that reverse when the byte order changes.
+fn swap_spans(fields: &[StructField]) -> Vec<SwapSpan> {
+    let mut spans = Vec::new();
+    let mut offset = 0;
+    for field in fields {
+        match field.data_type {
+            DataType::Struct(inner) => {
+                spans.extend(inner.swaps.iter().map(|span| SwapSpan { offset: offset + span.offset, ..*span }))
+            }
+            t if t.swap_unit() > 1 => spans.push(SwapSpan { offset, len: t.size(), unit: t.swap_unit() }),
+            _ => {}
+        }
+        offset += field.data_type.size();
+    }
+    spans
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +222,22 @@ mod tests {
         let parsed = DataType::from_json(&DataType::Struct(outer).to_json()).unwrap();
         assert_eq!(parsed, DataType::Struct(outer));
         assert_eq!(outer.numpy_descr(), "[('a', '<i4'), ('p', [('x', '|u1'), ('y', '<f8')])]");
+    }
+
+    #[test]
+    fn struct_fields_swap_each_by_its_own_unit() {
+        let inner = StructType::intern(vec![field("c", DataType::Complex64), field("t", DataType::FixedBytes(2))]);
+        let s = StructType::intern(vec![
+            field("a", DataType::Int16),
+            field("b", DataType::UInt8),
+            field("p", DataType::Struct(inner.unwrap())),
+        ])
+        .unwrap();
+        let swap = DataType::Struct(s).byte_swap();
+        let mut element: Vec<u8> = (0..13).collect();
+        swap.apply(&mut element);
+        assert_eq!(element, [1, 0, 2, 6, 5, 4, 3, 10, 9, 8, 7, 11, 12]);
+        assert_eq!((swap.granule(), swap.reorders()), (13, true));
     }
 
     #[test]

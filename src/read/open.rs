@@ -254,7 +254,7 @@ impl Store {
                 let n = array.metadata().chunk_grid.num_chunks();
                 let mut start = 0;
                 while start < n {
-                    let end = start.saturating_add(crate::store::ENTRIES_PER_ROUND).min(n);
+                    let end = start.saturating_add(super::ENTRIES_PER_ROUND).min(n);
                     array.entries(start..end).await?;
                     start = end;
                 }

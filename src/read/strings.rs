@@ -3,11 +3,8 @@
 
 use super::{ArrayData, ArrayReader, ReadError};
 use crate::grid::{DimSelection, Selection};
-use crate::metadata::DataType;
+use crate::metadata::{DataType, MAX_STRING_ELEMENTS};
 use crate::ndcopy::{ravel, unravel};
-
-/// Largest string array read (elements): the coordinates vzarr writes have one element per key.
-pub(crate) const MAX_ELEMENTS: u64 = 1 << 24;
 
 /// The selected strings, in C order.
 pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> Result<Vec<String>, ReadError> {
@@ -15,8 +12,10 @@ pub(crate) async fn read_strings(array: &ArrayReader, selection: &Selection) -> 
     let shape = meta.shape();
     let output = |reason: String| ReadError::Output { array: array.path().to_string(), reason };
     let total: u64 = shape.iter().product();
-    if total > MAX_ELEMENTS {
-        return Err(output(format!("string array of {total} elements is larger than vzarr reads ({MAX_ELEMENTS})")));
+    if total > MAX_STRING_ELEMENTS {
+        return Err(output(format!(
+            "string array of {total} elements is larger than vzarr reads ({MAX_STRING_ELEMENTS})"
+        )));
     }
     array
         .metadata()

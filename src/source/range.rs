@@ -124,7 +124,7 @@ impl LocalFile {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
         }
         // procfs and sysfs files are regular files of size 0 whose contents are made when read.
-        if let Some(fs) = crate::trust::pseudo_file_system(path) {
+        if let Some(fs) = super::pseudo_file_system(path) {
             let reason = format!("on {fs}, a kernel pseudo file system, not an archive file");
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, reason));
         }

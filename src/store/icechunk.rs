@@ -27,6 +27,7 @@
 mod digest;
 mod location;
 mod manifests;
+mod nodes;
 mod object;
 mod read;
 mod snapshot;

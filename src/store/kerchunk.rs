@@ -16,9 +16,9 @@
 //! fsspec expects) unless a [`UrlPrefix`] rule rewrites the location.
 //!
 //! Metadata comes first (root group, groups, arrays, in store order), then every array's chunks in
-//! row-major chunk order. Two entry points write the same document, byte for byte: [`KerchunkWriter`] (a [`Writer`] of an in-memory
-//! [`VirtualDataset`], used by `vzarr scan --format kerchunk-json`) and [`export_kerchunk`] (from an
-//! opened native store, manifest block by manifest block). Both stream: one entry at a time through a
+//! row-major chunk order. Two entry points write the same document, byte for byte: [`KerchunkWriter`]
+//! (a [`Writer`] of an in-memory [`VirtualDataset`], used by `vzarr scan --format kerchunk-json`) and
+//! `export/kerchunk` (from an opened store, a round of manifest entries at a time). Both stream: one entry at a time through a
 //! buffered writer, never the whole document in memory. Both are atomic: the JSON is written to a
 //! hidden sibling file and published by `store/publish` when complete.
 
@@ -27,14 +27,12 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
 use super::io_error;
 use super::publish::{OutputKind, Staged};
 use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
-use crate::metadata::{group_json, Attributes};
-use crate::read::{ArrayReader, Store};
+use crate::metadata::{chunk_key, group_json, node_key, Attributes};
 use crate::source::is_url;
 
 /// Version of the reference JSON written (kerchunk's `"version"` field).
@@ -50,28 +48,40 @@ pub struct UrlPrefix {
     pub to: String,
 }
 
+/// A source location that cannot be written as a URL, or a URL prefix rule that is malformed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// A source file location cannot be written as a URL.
+    #[error("{location}: cannot be written as a URL: {reason}")]
+    Location {
+        /// The location as stored.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// A URL prefix rule is not of the form `OLD=NEW`.
+    #[error("url prefix {value:?}: {reason}")]
+    Prefix {
+        /// The rule as given.
+        value: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
 impl FromStr for UrlPrefix {
-    type Err = ExportError;
+    type Err = UrlError;
 
     /// Parses `OLD=NEW` (split at the first `=`; `OLD` must not be empty).
-    fn from_str(value: &str) -> Result<Self, ExportError> {
-        let bad = |reason: &str| ExportError::UrlPrefix { value: value.to_string(), reason: reason.into() };
+    fn from_str(value: &str) -> Result<Self, UrlError> {
+        let bad = |reason: &str| UrlError::Prefix { value: value.to_string(), reason: reason.into() };
         let (from, to) = value.split_once('=').ok_or_else(|| bad("expected OLD=NEW"))?;
         if from.is_empty() {
             return Err(bad("the prefix to replace is empty"));
         }
         Ok(UrlPrefix { from: from.to_string(), to: to.to_string() })
     }
-}
-
-/// Options of [`export_kerchunk`].
-#[derive(Debug, Clone, Default)]
-pub struct KerchunkOptions {
-    /// Location rewrites, tried in order; the first match applies. Default: none (absolute
-    /// `file://` URLs for local paths, URLs as stored).
-    pub url_prefixes: Vec<UrlPrefix>,
-    /// Replace an existing file (atomically). Default: false.
-    pub overwrite: bool,
 }
 
 /// What an export wrote.
@@ -90,7 +100,8 @@ pub struct KerchunkReport {
 /// Writes a [`VirtualDataset`] as kerchunk reference JSON instead of a native store.
 #[derive(Debug, Clone, Default)]
 pub struct KerchunkWriter {
-    /// Location rewrites, as in [`KerchunkOptions::url_prefixes`].
+    /// Location rewrites, tried in order; the first match applies. Default: none (absolute `file://`
+    /// URLs for local paths, URLs as stored).
     pub url_prefixes: Vec<UrlPrefix>,
 }
 
@@ -112,59 +123,6 @@ impl Writer for KerchunkWriter {
         staged.publish()?;
         Ok(summary(dataset))
     }
-}
-
-/// Exports the native store `store` as kerchunk reference JSON at `destination`, streaming: manifest
-/// entries are fetched [`ENTRIES_PER_ROUND`](super::export::ENTRIES_PER_ROUND) at a time and written
-/// one by one. The file is written with blocking I/O from this async function.
-///
-/// # Errors
-/// [`ExportError`] naming the store, array or file; nothing is left at `destination`.
-pub async fn export_kerchunk(
-    store: &Store,
-    destination: &Path,
-    options: &KerchunkOptions,
-) -> Result<KerchunkReport, ExportError> {
-    let sources = store.all_sources().await?;
-    store.authorize_references()?;
-    let urls = source_urls(&sources, &options.url_prefixes)?;
-    let (groups, arrays) = checked_nodes(store)?;
-    let build = |staging: PathBuf| async move {
-        let info = store.info();
-        let mut refs = RefsWriter::create(&staging, &urls, &info.provenance, &info.warnings)?;
-        refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
-        for node in groups.iter().chain(&arrays) {
-            refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
-        }
-        for path in &arrays {
-            let array = store.array(path).await?;
-            array_refs(&mut refs, &array, &urls).await?;
-        }
-        Ok(refs.finish()?)
-    };
-    staged(destination, OutputKind::KerchunkJson, options.overwrite, &store_inputs(store), build).await
-}
-
-/// Writes the chunk references of one array of a store.
-async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String]) -> Result<(), ExportError> {
-    let grid = &array.metadata().chunk_grid;
-    let mut rounds = EntryRounds::new(array);
-    while let Some((start, entries)) = rounds.next_round().await? {
-        for (linear, entry) in (start..).zip(&entries) {
-            let key = || chunk_key(array.path(), &grid.chunk_coords(linear));
-            match *entry {
-                ChunkEntry::Missing => {}
-                ChunkEntry::Source { source, offset, length } => {
-                    refs.reference(&key(), source_url(urls, source, array.path())?, offset, length)?;
-                }
-                ChunkEntry::Owned { .. } => {
-                    let bytes = array.stored_chunk(entry).await?.unwrap_or_default();
-                    refs.inline(&key(), &bytes)?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Writes a whole in-memory dataset's references to `path`.
@@ -215,18 +173,11 @@ fn dataset_array_refs(refs: &mut RefsWriter, array: &VirtualArray, urls: &[Strin
     Ok(())
 }
 
-fn source_url<'a>(urls: &'a [String], source: u32, array: &str) -> Result<&'a str, ExportError> {
-    urls.get(source as usize).map(String::as_str).ok_or_else(|| ExportError::Location {
-        location: format!("source {source} of {array}"),
-        reason: format!("not in the source table of {} files", urls.len()),
-    })
-}
-
 /// The URL of every source file, by source id.
 ///
 /// # Errors
-/// [`ExportError::Location`] for a relative local path (stores hold absolute ones).
-pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<String>, ExportError> {
+/// [`UrlError::Location`] for a relative local path (stores hold absolute ones).
+pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<String>, UrlError> {
     sources.iter().map(|file| location_url(&file.location, prefixes)).collect()
 }
 
@@ -239,18 +190,15 @@ pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<
 /// way).
 ///
 /// # Errors
-/// [`ExportError::Location`] when a local path is not absolute, or names a file whose name is not
+/// [`UrlError::Location`] when a local path is not absolute, or names a file whose name is not
 /// UTF-8 and no rule maps it.
-pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, ExportError> {
+pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, UrlError> {
     let url = if is_url(location) {
         location.to_string()
     } else if Path::new(location).is_absolute() {
         format!("file://{location}")
     } else {
-        return Err(ExportError::Location {
-            location: location.to_string(),
-            reason: "not an absolute local path".into(),
-        });
+        return Err(UrlError::Location { location: location.to_string(), reason: "not an absolute local path".into() });
     };
     for rule in prefixes {
         for form in [location, url.as_str()] {
@@ -260,7 +208,7 @@ pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, Ex
         }
     }
     if crate::source::local_path(location).is_some_and(|path| path.to_str().is_none()) {
-        return Err(ExportError::Location {
+        return Err(UrlError::Location {
             location: location.to_string(),
             reason: "the file name is not UTF-8, which kerchunk JSON cannot name for fsspec (map it with a URL \
                      prefix, or read it through the native store)"
@@ -275,7 +223,7 @@ fn summary(dataset: &VirtualDataset) -> StoreInfo {
 }
 
 /// The streaming JSON writer: `{"version":1,"refs":{` + one `key: value` per call + `}}`.
-struct RefsWriter {
+pub(crate) struct RefsWriter {
     out: BufWriter<File>,
     path: PathBuf,
     first: bool,
@@ -287,7 +235,7 @@ impl RefsWriter {
     /// `"vzarr": {"source_containers": [...]}` for readers that authorize sources, beside the
     /// dataset's `provenance` and `warnings` (what `vzarr verify` and `info` read back; fsspec
     /// ignores the key).
-    fn create(
+    pub(crate) fn create(
         path: &Path,
         urls: &[String],
         provenance: &crate::dataset::Provenance,
@@ -322,12 +270,12 @@ impl RefsWriter {
 
     /// A metadata document as inline JSON text, formatted as the native writer formats `zarr.json`
     /// (so a scan straight to JSON and an export of the native store write the same bytes).
-    fn text(&mut self, key: &str, doc: &serde_json::Value) -> Result<(), WriteError> {
+    pub(crate) fn text(&mut self, key: &str, doc: &serde_json::Value) -> Result<(), WriteError> {
         self.raw_text(key, crate::metadata::to_text(doc).as_bytes())
     }
 
     /// A stored metadata document (UTF-8 JSON bytes), inline verbatim as JSON text.
-    fn raw_text(&mut self, key: &str, doc: &[u8]) -> Result<(), WriteError> {
+    pub(crate) fn raw_text(&mut self, key: &str, doc: &[u8]) -> Result<(), WriteError> {
         let text = std::str::from_utf8(doc)
             .map_err(|e| io_error(&self.path, &format!("{key} is not UTF-8"))(std::io::Error::other(e)))?;
         self.report.metadata += 1;
@@ -335,7 +283,7 @@ impl RefsWriter {
     }
 
     /// A chunk in a file: `[url, offset, length]`.
-    fn reference(&mut self, key: &str, url: &str, offset: u64, length: u64) -> Result<(), WriteError> {
+    pub(crate) fn reference(&mut self, key: &str, url: &str, offset: u64, length: u64) -> Result<(), WriteError> {
         self.report.references += 1;
         self.key(key)
             .and_then(|()| Ok(serde_json::to_writer(&mut self.out, &(url, offset, length))?))
@@ -343,14 +291,14 @@ impl RefsWriter {
     }
 
     /// A chunk's bytes inline: `"base64:..."`.
-    fn inline(&mut self, key: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    pub(crate) fn inline(&mut self, key: &str, bytes: &[u8]) -> Result<(), WriteError> {
         self.report.inline += 1;
         let text = format!("\"base64:{}\"", crate::base64::encode(bytes));
         self.key(key).and_then(|()| self.out.write_all(text.as_bytes())).map_err(self.error())
     }
 
     /// Closes the document, flushes and syncs the file.
-    fn finish(mut self) -> Result<KerchunkReport, WriteError> {
+    pub(crate) fn finish(mut self) -> Result<KerchunkReport, WriteError> {
         let path = self.path.clone();
         self.out.write_all(b"\n}}\n").map_err(io_error(&path, "writing reference file"))?;
         let file = self.out.into_inner().map_err(|e| io_error(&path, "writing reference file")(e.into_error()))?;

@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::container::container_of;
-use super::list::TrustList;
-use crate::source::is_url;
+use crate::source::{is_url, local_path};
 
 /// Environment variable naming extra trusted containers, separated by commas (`:` occurs in URLs).
 pub const ALLOW_ENV: &str = "VZARR_ALLOW_SOURCES";
@@ -111,21 +110,6 @@ impl Authorization {
                 self.containers.push(c);
             }
         }
-    }
-
-    /// The user's trust list plus the containers of [`ALLOW_ENV`]: what the command line uses
-    /// before adding `--allow-source` flags.
-    ///
-    /// # Errors
-    /// [`TrustError::List`] when the trust list exists but cannot be read. A missing list (and a
-    /// missing configuration directory) trusts nothing from it.
-    pub fn from_user_config() -> Result<Self, TrustError> {
-        let mut auth = Authorization::default();
-        if let Ok(path) = TrustList::default_path() {
-            auth.extend(TrustList::load(&path)?.containers());
-        }
-        auth.extend(env_containers());
-        Ok(auth)
     }
 
     /// The trusted containers, normalized.
@@ -238,49 +222,10 @@ fn regular_file(resolved: &Path, shown: &str) -> Result<(), TrustError> {
     if let Some(kind) = kind {
         return Err(TrustError::NotRegular { location: shown.to_string(), kind });
     }
-    if let Some(fs) = pseudo_file_system(resolved) {
+    if let Some(fs) = crate::source::pseudo_file_system(resolved) {
         return Err(TrustError::PseudoFileSystem { location: shown.to_string(), fs });
     }
     Ok(())
-}
-
-/// The name of the kernel pseudo file system `path` lives on, if any (by `statfs` magic number).
-pub(crate) fn pseudo_file_system(path: &Path) -> Option<&'static str> {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid NUL-terminated path and a zeroed out-parameter of the right type.
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut stat) } != 0 {
-        return None;
-    }
-    // Magic numbers are 32-bit; `f_type` is a signed word of platform width.
-    #[allow(clippy::unnecessary_cast)]
-    let magic = (stat.f_type as u64 & 0xffff_ffff) as u32;
-    const PSEUDO: [(u32, &str); 12] = [
-        (0x9fa0, "procfs"),
-        (0x6265_6572, "sysfs"),
-        (0x6462_6720, "debugfs"),
-        (0x7472_6163, "tracefs"),
-        (0x7363_6673, "securityfs"),
-        (0x0027_e0eb, "cgroupfs"),
-        (0x6367_7270, "cgroup2fs"),
-        (0x6265_6570, "configfs"),
-        (0xcafe_4a11, "bpffs"),
-        (0x6165_676c, "pstorefs"),
-        (0xde5e_81e4, "efivarfs"),
-        (0x1cd1, "devpts"),
-    ];
-    PSEUDO.iter().find(|(m, _)| *m == magic).map(|(_, name)| *name)
-}
-
-/// The local path of a location: itself when it is not a URL, the path of a `file://` URL; `None`
-/// for other URLs.
-fn local_path(location: &str) -> Option<PathBuf> {
-    if !is_url(location) {
-        return Some(PathBuf::from(location));
-    }
-    let url = url::Url::parse(location).ok()?;
-    (url.scheme() == "file").then(|| url.to_file_path().ok()).flatten()
 }
 
 /// A container as stored: local paths absolute with a trailing `/`, URLs with a trailing `/`.
@@ -298,13 +243,6 @@ fn normalize(container: &str) -> String {
         c.push('/');
     }
     c
-}
-
-/// The containers named by [`ALLOW_ENV`].
-fn env_containers() -> Vec<String> {
-    std::env::var(ALLOW_ENV)
-        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use super::check::{Authorization, TrustError};
+use super::check::{Authorization, TrustError, ALLOW_ENV};
 
 /// File name of the trust list inside the `vzarr` configuration directory.
 pub const TRUST_FILE: &str = "trusted-sources";
@@ -127,6 +127,30 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+impl Authorization {
+    /// The user's trust list plus the containers of [`ALLOW_ENV`]: what the command line uses
+    /// before adding `--allow-source` flags.
+    ///
+    /// # Errors
+    /// [`TrustError::List`] when the trust list exists but cannot be read. A missing list (and a
+    /// missing configuration directory) trusts nothing from it.
+    pub fn from_user_config() -> Result<Self, TrustError> {
+        let mut auth = Authorization::default();
+        if let Ok(path) = TrustList::default_path() {
+            auth.extend(TrustList::load(&path)?.containers());
+        }
+        auth.extend(env_containers());
+        Ok(auth)
+    }
+}
+
+/// The containers named by [`ALLOW_ENV`].
+fn env_containers() -> Vec<String> {
+    std::env::var(ALLOW_ENV)
+        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -197,7 +197,7 @@ impl Hdf4Dataset {
     }
 
     /// The values as f64, with the `units` and `calendar` attributes.
-    pub(crate) fn read_f64(&self) -> Result<super::oracle::TimeValues, netcdf::Error> {
+    pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
         let bytes = self.read_all()?;
         let data_type = match self.number_type & 0xfff {
             3 | 21 => crate::metadata::DataType::UInt8,

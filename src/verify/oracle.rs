@@ -127,9 +127,6 @@ impl OracleFiles {
     }
 }
 
-/// Values with their `units` and `calendar` attributes.
-pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
-
 /// An open source variable.
 pub(crate) struct OracleVariable {
     /// The file opened by libnetcdf; None for an HDF4 file, or when libnetcdf refused it and libhdf5
@@ -225,7 +222,7 @@ impl OracleVariable {
         self.read(|var| {
             let shape: Vec<u64> = var.dimensions().iter().map(|d| d.len() as u64).collect();
             let total: u64 = shape.iter().product();
-            if total > crate::read::MAX_STRING_ELEMENTS {
+            if total > crate::metadata::MAX_STRING_ELEMENTS {
                 return Err(netcdf::Error::Str(format!("{total} strings are more than verify compares")));
             }
             if shape.is_empty() {
@@ -241,7 +238,7 @@ impl OracleVariable {
     }
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
-    pub(crate) fn read_f64(&self) -> Result<TimeValues, netcdf::Error> {
+    pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
         #[cfg(feature = "hdf4-oracle")]
         if let Some(dataset) = &self.hdf4 {
             return dataset.read_f64();

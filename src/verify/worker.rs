@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::oracle::{OracleFiles, TimeValues};
+use super::oracle::OracleFiles;
+use super::TimeValues;
 
 /// One request to the worker.
 #[derive(Debug, Serialize, Deserialize)]

@@ -20,8 +20,8 @@ use crate::interop::{assert_zarrs_reads_exactly, python, s, zarrs_array, zarrs_t
 use vzarr::codec::sharding::{index_len, parse_shard};
 use vzarr::grid::ChunkGrid;
 use vzarr::manifest::ChunkEntry;
+use vzarr::metadata::chunk_key;
 use vzarr::read::blocking::BlockingStore;
-use vzarr::store::chunk_key;
 use zarrs::array::ArrayShardedExt;
 
 /// `materialize --shards SPEC` into `name`; the run (stdout has one line per array).

@@ -18,7 +18,7 @@ use crate::metadata::Attributes;
 use crate::ndcopy::{ravel, unravel};
 
 /// Most strings one variable may hold (as the reader's limit for `string` arrays).
-pub(super) const MAX_STRINGS: u64 = crate::read::MAX_STRING_ELEMENTS;
+pub(super) const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
 /// Most bytes of text one variable may hold.
 pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 

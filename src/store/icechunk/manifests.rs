@@ -21,7 +21,7 @@ use icechunk::format::flatbuffers::generated;
 use icechunk::format::manifest::{Checksum, ChunkPayload, Manifest, ManifestExtents};
 use icechunk::format::{ManifestId, NodeId};
 
-use super::write::Sources;
+use super::nodes::Sources;
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
@@ -39,7 +39,7 @@ pub(super) struct Piece {
 
 /// The manifests to write: per array, runs of whole rows along the first axis of at most
 /// `per_manifest` chunks (one row when a row alone is larger), or the whole array when it has no
-/// more chunks than that. The same splits as [`super::write::write_config`] gives Icechunk, so a
+/// more chunks than that. The same splits as `write::write_config` gives Icechunk, so a
 /// later `vzarr append` rewrites only the manifests it touches.
 pub(super) fn plan(dataset: &VirtualDataset, per_manifest: u64) -> Vec<Piece> {
     let mut pieces = Vec::new();

@@ -27,9 +27,10 @@ use super::location::storage;
 use super::{IcechunkError, SUMMARY_PROPERTY};
 use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceFile};
+use crate::metadata::chunk_key;
 use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::source::{is_url, RemoteOptions};
-use crate::store::{chunk_key, StoreInfo};
+use crate::store::StoreInfo;
 
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.

@@ -36,13 +36,13 @@ use rayon::prelude::*;
 use tokio::sync::RwLock;
 
 use super::manifests::{self, Piece};
+use super::nodes::{indices, owned_bytes, write_nodes, Sources};
 use super::object::{self, Kind};
 use super::transaction_log;
-use super::write::{write_nodes, Sources};
 use super::IcechunkError;
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
-use crate::store::chunk_key;
+use crate::metadata::chunk_key;
 
 /// What the new snapshot is made of.
 pub(super) struct Commit<'a> {
@@ -222,7 +222,7 @@ async fn stage_nodes(
         let mut payloads = BTreeMap::new();
         for (linear, entry) in array.chunks.iter().enumerate() {
             if let ChunkEntry::Owned { .. } = entry {
-                let coords = super::write::indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
+                let coords = indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
                 let payload = session.get_chunk_ref(&path, &coords).await.map_err(|e| failed(e.to_string()))?;
                 let payload =
                     payload.ok_or_else(|| failed(format!("chunk {linear}: the owned chunk was not stored")))?;
@@ -240,7 +240,7 @@ pub(super) async fn write_owned(store: &Store, array: &VirtualArray, repo: &str)
     let grid = &array.metadata.chunk_grid;
     for (linear, entry) in array.chunks.iter().enumerate() {
         if let ChunkEntry::Owned { offset, length } = entry {
-            let bytes = super::write::owned_bytes(array, offset, length)
+            let bytes = owned_bytes(array, offset, length)
                 .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
             let key = chunk_key(&array.path, &grid.chunk_coords(linear as u64));
             store.set(&key, Bytes::copy_from_slice(bytes)).await.map_err(|e| failed(format!("{key}: {e}")))?;

@@ -35,17 +35,15 @@ use icechunk::format::Path as IcPath;
 use icechunk::{Repository, Store};
 use tokio::sync::RwLock;
 
+use super::nodes::{check_nodes, icechunk_array_json, indices, owned_bytes, set_json, set_refs, sources, Sources};
 use super::read::StoredBranch;
 use super::snapshot::write_owned;
-use super::write::{
-    check_nodes, icechunk_array_json, indices, open_or_create, owned_bytes, properties, set_json, set_refs, sources,
-    write_config, Sources,
-};
+use super::write::{open_or_create, properties, write_config};
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
+use crate::metadata::{chunk_key, node_key};
 use crate::metadata::{group_json, Attributes};
-use crate::store::{chunk_key, node_key};
 
 /// References handed to Icechunk per call.
 const REFS_PER_CALL: usize = 1 << 16;

@@ -17,34 +17,20 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use icechunk::config::{CachingConfig, ManifestSplittingConfig};
 use icechunk::config::{ManifestConfig, ManifestSplitCondition, ManifestSplitDim, ManifestSplitDimCondition};
-use icechunk::format::manifest::VirtualChunkLocation;
-use icechunk::format::manifest::VirtualChunkRef;
-use icechunk::format::{ChunkIndices, Path as IcPath, SnapshotId};
-use icechunk::store::SetVirtualRefsResult;
-use icechunk::{Repository, RepositoryConfig, Store};
-use serde_json::Value;
+use icechunk::format::SnapshotId;
+use icechunk::{Repository, RepositoryConfig};
 
 use super::digest::{block_digests, references_digest};
-use super::location::{
-    checksum, container, container_prefixes, local_path, looks_like_repository, source_url, storage,
-};
+use super::location::{container, local_path, looks_like_repository, storage};
 use super::manifests;
+use super::nodes::{check_nodes, sources, Sources};
 use super::snapshot::{write_snapshot, Commit};
 use super::SUMMARY_PROPERTY;
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
-use crate::dataset::{VirtualArray, VirtualDataset};
-use crate::metadata::{group_json, Attributes};
-use crate::store::layout::check_node_path;
-use crate::store::{node_key, ArrayInfo, StoreInfo};
-
-/// The per-source facts every reference needs.
-pub(super) struct Sources {
-    pub(super) urls: Vec<VirtualChunkLocation>,
-    pub(super) checksums: Vec<Option<icechunk::format::manifest::Checksum>>,
-}
+use crate::dataset::VirtualDataset;
+use crate::store::{ArrayInfo, StoreInfo};
 
 pub(super) async fn write(
     dataset: &VirtualDataset,
@@ -143,35 +129,6 @@ fn default_message(dataset: &VirtualDataset) -> String {
 fn temporary_branch() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     format!("vzarr-writing-{}-{nanos}", std::process::id())
-}
-
-pub(super) fn check_nodes(dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
-    let nodes = dataset.groups.iter().map(|g| &g.path).chain(dataset.arrays.iter().map(|a| &a.path));
-    for node in nodes.filter(|n| !n.is_empty()) {
-        check_node_path(node).map_err(|reason| IcechunkError::Node {
-            repo: repo.to_string(),
-            node: node.clone(),
-            reason,
-        })?;
-    }
-    Ok(())
-}
-
-/// Every source's location and checksum, and the container prefixes covering them.
-pub(super) fn sources(dataset: &VirtualDataset) -> Result<(Sources, Vec<String>), IcechunkError> {
-    let mut urls = Vec::with_capacity(dataset.sources.len());
-    let mut checksums = Vec::with_capacity(dataset.sources.len());
-    let mut texts = Vec::with_capacity(dataset.sources.len());
-    for file in dataset.sources.iter() {
-        let url = source_url(&file.location)?;
-        let location = VirtualChunkLocation::from_url(&url)
-            .map_err(|e| IcechunkError::Location { location: file.location.clone(), reason: e.to_string() })?;
-        texts.push(location.url().to_string());
-        urls.push(location);
-        checksums.push(checksum(file));
-    }
-    let prefixes = container_prefixes(texts.iter().map(String::as_str));
-    Ok((Sources { urls, checksums }, prefixes))
 }
 
 /// Opens the repository (adding the containers it lacks to its config) or creates it.
@@ -306,113 +263,4 @@ async fn move_branch(
         what: format!("moving branch {branch:?} to the new snapshot"),
         reason: e.to_string(),
     })
-}
-
-/// Replaces the branch's content by the dataset's groups and arrays (metadata only).
-pub(super) async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &str) -> Result<(), IcechunkError> {
-    let failed =
-        |node: &str, e: String| IcechunkError::Node { repo: repo.to_string(), node: node.to_string(), reason: e };
-    store.clear().await.map_err(|e| failed("/", format!("clearing the previous content: {e}")))?;
-    if !dataset.groups.iter().any(|g| g.path.is_empty()) {
-        set_json(store, "", &group_json(&Attributes::new())).await.map_err(|e| failed("/", e))?;
-    }
-    for group in &dataset.groups {
-        set_json(store, &group.path, &group_json(&group.attributes)).await.map_err(|e| failed(&group.path, e))?;
-    }
-    for array in &dataset.arrays {
-        let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);
-        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e))?;
-    }
-    Ok(())
-}
-
-/// `doc` with every non-finite attribute marker replaced by its token as a string.
-fn strict(doc: Value) -> Value {
-    match doc {
-        Value::Array(items) => Value::Array(items.into_iter().map(strict).collect()),
-        Value::Object(map) => match crate::metadata::attribute_f64(&Value::Object(map.clone())) {
-            Some(v) if !v.is_finite() => {
-                let token = if v.is_nan() {
-                    "NaN"
-                } else if v > 0.0 {
-                    "Infinity"
-                } else {
-                    "-Infinity"
-                };
-                Value::from(token)
-            }
-            _ => Value::Object(map.into_iter().map(|(k, v)| (k, strict(v))).collect()),
-        },
-        other => other,
-    }
-}
-
-/// Writes a node's `zarr.json`. Icechunk parses it as strict JSON, which has no `NaN` / `Infinity`
-/// tokens, so non-finite float attributes are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` here
-/// (the other outputs write the bare tokens, see `metadata::json_text`).
-pub(super) async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
-    let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(|e| e.to_string())?;
-    store.set(&node_key(node), Bytes::from(bytes)).await.map_err(|e| e.to_string())
-}
-
-/// An array's `zarr.json` with every bare-integer (regular) dimension of a rectilinear grid written
-/// as the equivalent run `[[size, count]]`.
-pub(crate) fn icechunk_array_json(mut doc: Value, grid: &crate::grid::ChunkGrid) -> Value {
-    let shapes = doc.pointer_mut("/chunk_grid/configuration/chunk_shapes").and_then(Value::as_array_mut);
-    if let Some(shapes) = shapes {
-        for (entry, dim) in shapes.iter_mut().zip(grid.dims()) {
-            if let Some(size) = entry.as_u64() {
-                let count = dim.num_chunks();
-                *entry = if count == 0 { Value::Array(Vec::new()) } else { serde_json::json!([[size, count]]) };
-            }
-        }
-    }
-    doc
-}
-
-pub(super) fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
-    let from = usize::try_from(offset).ok()?;
-    let to = usize::try_from(offset.checked_add(length)?).ok()?;
-    array.chunks.owned.get(from..to)
-}
-
-pub(super) fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
-    let coords: Option<Vec<u32>> = coords.iter().map(|&c| u32::try_from(c).ok()).collect();
-    coords.map(ChunkIndices).ok_or_else(|| "a chunk index exceeds Icechunk's 32-bit limit".to_string())
-}
-
-pub(super) async fn set_refs(
-    store: &Store,
-    path: &IcPath,
-    refs: Vec<(ChunkIndices, VirtualChunkRef)>,
-) -> Result<(), String> {
-    match store.set_virtual_refs(path, true, refs).await.map_err(|e| e.to_string())? {
-        SetVirtualRefsResult::Done => Ok(()),
-        SetVirtualRefsResult::FailedRefs(failed) => Err(format!(
-            "{} references outside every virtual chunk container (first: {:?})",
-            failed.len(),
-            failed.first()
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::grid::ChunkGrid;
-
-    #[test]
-    fn regular_dimensions_of_rectilinear_grids_become_runs() {
-        let grid = ChunkGrid::new(vec![
-            crate::grid::ChunkDim::from_edges(90, &[31, 28, 31]).unwrap(),
-            crate::grid::ChunkDim::regular(10, 4).unwrap(),
-        ]);
-        let doc = serde_json::json!({"chunk_grid": grid.to_json()});
-        let out = icechunk_array_json(doc, &grid);
-        assert_eq!(out["chunk_grid"]["configuration"]["chunk_shapes"][1], serde_json::json!([[4, 3]]));
-        assert_eq!(
-            out["chunk_grid"]["configuration"]["chunk_shapes"][0],
-            grid.to_json()["configuration"]["chunk_shapes"][0]
-        );
-    }
 }

@@ -8,10 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::super::export::ExportError;
-use super::super::io_error;
-use super::super::native::write_file;
-use super::super::WriteError;
+use crate::export::ExportError;
+use crate::store::{io_error, write_file, WriteError};
 
 /// A destination of whole objects.
 pub(crate) trait ObjectSink: Send + Sync + std::fmt::Debug {

@@ -42,11 +42,12 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::export::{checked_nodes, chunk_key, node_key, staged, store_inputs, EntryRounds, ExportError};
-use super::publish::OutputKind;
+use super::{checked_nodes, staged, store_inputs, ExportError};
 use crate::codec::sharding::ShardingIndexed;
 use crate::manifest::ChunkEntry;
-use crate::read::{ArrayReader, Store};
+use crate::metadata::{chunk_key, node_key};
+use crate::read::{ArrayReader, EntryRounds, Store};
+use crate::store::OutputKind;
 use sink::{put, DirSink, ObjectSink};
 
 /// Options of [`materialize`].

@@ -20,11 +20,12 @@ use super::plan::ShardLayout;
 use super::sink::{put, ObjectSink};
 use crate::codec::sharding::ShardBuilder;
 use crate::codec::CodecError;
+use crate::export::ExportError;
 use crate::manifest::ChunkEntry;
+use crate::metadata::chunk_key;
 use crate::metadata::ArrayMetadata;
 use crate::ndcopy::{copy_box, fill_outside, DimCopy};
 use crate::read::{ArrayReader, ReadError};
-use crate::store::export::{chunk_key, ExportError};
 
 /// What was written for one array.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,0 +1,83 @@
+//! A native store, Icechunk repository or kerchunk document exported as kerchunk reference JSON: the
+//! document `store/kerchunk`'s writer produces for a scanned dataset, byte for byte, written from an
+//! opened [`Store`] array by array, a round of manifest entries at a time.
+
+use std::path::{Path, PathBuf};
+
+use super::{checked_nodes, staged, store_inputs, ExportError};
+use crate::manifest::ChunkEntry;
+use crate::metadata::{chunk_key, node_key};
+use crate::read::{ArrayReader, EntryRounds, Store};
+use crate::store::{source_urls, KerchunkReport, OutputKind, RefsWriter, UrlError, UrlPrefix};
+
+/// Options of [`export_kerchunk`].
+#[derive(Debug, Clone, Default)]
+pub struct KerchunkOptions {
+    /// Location rewrites, tried in order; the first match applies. Default: none (absolute
+    /// `file://` URLs for local paths, URLs as stored).
+    pub url_prefixes: Vec<UrlPrefix>,
+    /// Replace an existing file (atomically). Default: false.
+    pub overwrite: bool,
+}
+
+/// Exports the native store `store` as kerchunk reference JSON at `destination`, streaming: manifest
+/// entries are fetched [`ENTRIES_PER_ROUND`](crate::read::ENTRIES_PER_ROUND) at a time and written
+/// one by one. The file is written with blocking I/O from this async function.
+///
+/// # Errors
+/// [`ExportError`] naming the store, array or file; nothing is left at `destination`.
+pub async fn export_kerchunk(
+    store: &Store,
+    destination: &Path,
+    options: &KerchunkOptions,
+) -> Result<KerchunkReport, ExportError> {
+    let sources = store.all_sources().await?;
+    store.authorize_references()?;
+    let urls = source_urls(&sources, &options.url_prefixes)?;
+    let (groups, arrays) = checked_nodes(store)?;
+    let build = |staging: PathBuf| async move {
+        let info = store.info();
+        let mut refs = RefsWriter::create(&staging, &urls, &info.provenance, &info.warnings)?;
+        refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
+        for node in groups.iter().chain(&arrays) {
+            refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
+        }
+        for path in &arrays {
+            let array = store.array(path).await?;
+            array_refs(&mut refs, &array, &urls).await?;
+        }
+        Ok(refs.finish()?)
+    };
+    staged(destination, OutputKind::KerchunkJson, options.overwrite, &store_inputs(store), build).await
+}
+
+/// Writes the chunk references of one array of a store.
+async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String]) -> Result<(), ExportError> {
+    let grid = &array.metadata().chunk_grid;
+    let mut rounds = EntryRounds::new(array);
+    while let Some((start, entries)) = rounds.next_round().await? {
+        for (linear, entry) in (start..).zip(&entries) {
+            let key = || chunk_key(array.path(), &grid.chunk_coords(linear));
+            match *entry {
+                ChunkEntry::Missing => {}
+                ChunkEntry::Source { source, offset, length } => {
+                    refs.reference(&key(), source_url(urls, source, array.path())?, offset, length)?;
+                }
+                ChunkEntry::Owned { .. } => {
+                    let bytes = array.stored_chunk(entry).await?.unwrap_or_default();
+                    refs.inline(&key(), &bytes)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn source_url<'a>(urls: &'a [String], source: u32, array: &str) -> Result<&'a str, ExportError> {
+    urls.get(source as usize).map(String::as_str).ok_or_else(|| {
+        ExportError::Url(UrlError::Location {
+            location: format!("source {source} of {array}"),
+            reason: format!("not in the source table of {} files", urls.len()),
+        })
+    })
+}
