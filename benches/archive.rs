@@ -1,6 +1,6 @@
 //! Archive benchmark: vzarr against libnetcdf on the same files, in the same run.
 //!
-//! Builds (once, cached under `target/bench-archive/`) the archive of REFERENCE.md section 8: daily
+//! Builds (once, cached under `target/bench-archive/`) the project's daily benchmark archive: daily
 //! NetCDF-4 files of `sst(time=1, lat=360, lon=720)` int16, chunks (1, 30, 30), deflate + shuffle.
 //! Then measures, printing each figure with its ratio to a baseline measured in this run:
 //! - scan + combine + write (vzarr) vs. opening every file and reading its metadata (libnetcdf);

@@ -32,7 +32,8 @@
 //! `ArrayReader::read`, a fresh store each time): the repository is read lazily (its snapshot, then
 //! the one manifest holding the chunk), the native store reads its summary and one manifest block.
 //!
-//! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000]` (the default list).
+//! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000] [--manifest-chunks N]` (the
+//! default list, manifests of [`DEFAULT_MANIFEST_CHUNKS`](vzarr::store::DEFAULT_MANIFEST_CHUNKS)).
 
 use std::time::Instant;
 
@@ -57,6 +58,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![100_000, 1_000_000, 10_000_000]);
+    let mut options = IcechunkOptions::default();
+    if let Some(chunks) = args.iter().position(|a| a == "--manifest-chunks").and_then(|i| args.get(i + 1)) {
+        options.manifest_chunks = chunks.parse().expect("--manifest-chunks takes a number");
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("one array of n virtual references: native store vs Icechunk repository (local disk)");
     for n in sizes {
@@ -73,7 +78,7 @@ fn main() {
         let repo = dir.path().join("v.icechunk").display().to_string();
         let mut manifests = 0;
         let (ice_s, ice_kib) = measured(|| {
-            let info = runtime.block_on(write_icechunk(&dataset, &repo, &IcechunkOptions::default())).unwrap();
+            let info = runtime.block_on(write_icechunk(&dataset, &repo, &options)).unwrap();
             manifests = info.manifests;
         });
         println!(
@@ -111,8 +116,8 @@ fn main() {
             let started = Instant::now();
             let stored = runtime.block_on(read_branch(&repo, "main", &remote)).unwrap();
             reading_s = started.elapsed().as_secs_f64();
-            let options = IcechunkOptions { commit_to_existing: true, ..IcechunkOptions::default() };
-            runtime.block_on(update_icechunk(&stored, &grown, &repo, &options)).unwrap();
+            let update = IcechunkOptions { commit_to_existing: true, ..options.clone() };
+            runtime.block_on(update_icechunk(&stored, &grown, &repo, &update)).unwrap();
         });
         println!(
             "  {n:>9} refs: + {PER_FILE} refs as one update commit: {read_s:.2} s ({reading_s:.2} s reading the \

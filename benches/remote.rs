@@ -3,8 +3,8 @@
 //! Two archives are uploaded to a local S3-compatible server (`moto_server` from the Python
 //! environment of `tests/python/setup.sh`) and scanned through a proxy that adds a fixed latency to
 //! every request (20 ms by default), as a distant object store would:
-//! - the daily archive of REFERENCE.md section 8 (small chunks, files of about 0.5 MB; 120 days by
-//!   default, as in REFERENCE.md section 11);
+//! - the daily benchmark archive of `benches/common` (small chunks, files of about 0.5 MB; 120 days
+//!   by default);
 //! - a monthly archive with MB-sized chunks (`tas(days, 180, 360)` float32, chunks of 2 MB).
 //!
 //! For each archive, `vzarr scan 's3://…/*.nc' --concat time` (the command line a user runs, with the

@@ -1,6 +1,6 @@
 //! Scan benchmark for the native HDF5 reader, with baselines measured in the same run.
 //!
-//! - The daily archive of REFERENCE.md section 8 (365 NetCDF-4 files, 105,120 chunks; shared with
+//! - The daily benchmark archive of `benches/common` (365 NetCDF-4 files, 105,120 chunks; shared with
 //!   `benches/archive.rs` under `target/bench-archive/`): vzarr's scan against libhdf5 2.0's own
 //!   chunk walk (h5py `dataset.id.chunk_iter`, timed inside Python over the same files) when the
 //!   Python environment (`tests/python/setup.sh`, h5py) exists. Target: ratio <= 0.5.

@@ -1,5 +1,7 @@
 //! kerchunk reference JSON opened as a store: version 1 with Zarr v3 keys, as `vzarr export
-//! --kerchunk` and `vzarr scan --format kerchunk-json` write it (`store/kerchunk`).
+//! --kerchunk` and `vzarr scan --format kerchunk-json` write it (`store/kerchunk`), or with Zarr v2
+//! keys, as Python kerchunk writes it (translated by `references/zarr_v2`). URL templates
+//! (`"templates": {"u": "s3://bucket/long/prefix"}`, references naming `{{u}}`) are expanded.
 //!
 //! The document is read whole: every node's `zarr.json` (inline JSON text), and per array a dense
 //! table of its chunks, `[url, offset, length]` a reference into a source file, inline `base64:`
@@ -15,6 +17,8 @@ use std::sync::Arc;
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
+
+mod zarr_v2;
 
 use super::objects::fetch_all;
 use super::sources::SourceRegistry;
@@ -69,8 +73,8 @@ pub(crate) fn looks_like_references(location: &str) -> bool {
 /// The store the reference document at `location` describes.
 ///
 /// # Errors
-/// [`ReadError::Store`] when it cannot be read, is not a version 1 document with Zarr v3 keys, or a
-/// reference in it is malformed (naming the key).
+/// [`ReadError::Store`] when it cannot be read, is not a version 1 document, or a reference in it is
+/// malformed or describes an array vzarr cannot read (naming the key).
 pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Result<Store, ReadError> {
     let absolute = match crate::source::is_url(location) {
         true => location.to_string(),
@@ -87,19 +91,51 @@ pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Re
     let Some(refs) = doc.get("refs").and_then(Value::as_object) else {
         return Err(bad("reading it".into(), "it has no \"refs\" object".into()));
     };
+    if doc.get("gen").is_some_and(|g| !g.is_null()) {
+        return Err(bad("reading it".into(), "generated references (\"gen\") are not read".into()));
+    }
+    let key_error = |(key, reason): KeyError| bad(format!("reference {key:?}"), reason);
+    let translated;
+    let refs = if zarr_v2::is_v2(refs) {
+        translated = zarr_v2::to_v3(refs).map_err(key_error)?;
+        &translated
+    } else {
+        refs
+    };
+    let templates = templates(&doc).map_err(key_error)?;
     let sources = SourceRegistry::default();
-    let (view, info) =
-        build(refs, &sources, &doc).map_err(|(key, reason)| bad(format!("reference {key:?}"), reason))?;
+    let (view, info) = build(refs, &sources, &doc, &templates).map_err(key_error)?;
     Ok(Store::open_references_view(location, object, info, sources, Arc::new(view), options))
 }
 
 /// A key of the document and what is wrong with it.
 type KeyError = (String, String);
 
+/// The document's URL templates: `{{name}}` in a reference's URL stands for `templates[name]`.
+fn templates(doc: &Value) -> Result<Vec<(String, String)>, KeyError> {
+    let Some(map) = doc.get("templates").filter(|t| !t.is_null()) else { return Ok(Vec::new()) };
+    let map = map.as_object().ok_or_else(|| ("templates".to_string(), "not an object".to_string()))?;
+    map.iter()
+        .map(|(name, value)| match value.as_str() {
+            Some(text) => Ok((format!("{{{{{name}}}}}"), text.to_string())),
+            None => Err((format!("templates/{name}"), "not a string".to_string())),
+        })
+        .collect()
+}
+
+/// `url` with every template it names expanded.
+fn expand(url: &str, templates: &[(String, String)]) -> String {
+    if !url.contains("{{") {
+        return url.to_string();
+    }
+    templates.iter().fold(url.to_string(), |url, (pattern, text)| url.replace(pattern.as_str(), text))
+}
+
 fn build(
     refs: &serde_json::Map<String, Value>,
     sources: &SourceRegistry,
     doc: &Value,
+    templates: &[(String, String)],
 ) -> Result<(ReferenceView, StoreInfo), KeyError> {
     let mut view = ReferenceView::default();
     let mut groups = Vec::new();
@@ -137,7 +173,7 @@ fn build(
     for path in &arrays {
         let chunks = keys.remove(path).unwrap_or_default();
         let Some((metadata, table)) = view.arrays.get_mut(path) else { continue };
-        *table = Arc::new(chunk_table(path, metadata, &chunks, sources)?);
+        *table = Arc::new(chunk_table(path, metadata, &chunks, sources, templates)?);
         infos.push(ArrayInfo {
             stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
@@ -193,6 +229,7 @@ fn chunk_table(
     metadata: &ArrayMetadata,
     chunks: &[(&str, &Value)],
     sources: &SourceRegistry,
+    templates: &[(String, String)],
 ) -> Result<ReferenceTable, KeyError> {
     let grid = &metadata.chunk_grid;
     let shape = grid.grid_shape();
@@ -215,7 +252,11 @@ fn chunk_table(
                         return Err(fail("offset and length must be non-negative integers".into()));
                     };
                     let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(location(url), 0, None);
-                    let source = sources.id_of(url, None, None, record).map_err(fail)?;
+                    let url = expand(url, templates);
+                    if url.contains("{{") {
+                        return Err(fail(format!("{url}: names a template the document does not define")));
+                    }
+                    let source = sources.id_of(&url, None, None, record).map_err(fail)?;
                     ChunkEntry::Source { source, offset, length }
                 }
                 [Value::String(_)] => return Err(fail("a reference to a whole file, with no byte range".into())),

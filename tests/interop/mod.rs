@@ -344,6 +344,52 @@ fn read_info_and_verify_open_kerchunk_json() {
     assert_eq!(info(&refs), info(&archive.store));
 }
 
+/// kerchunk documents as Python kerchunk writes them (Zarr v2 keys, inline chunks, absolute paths)
+/// open through the same `Store::open` as vzarr's own: one file's (`SingleHdf5ToZarr`) and two
+/// months of the same length concatenated (`MultiZarrToZarr`). Every variable read through vzarr
+/// equals libnetcdf's read of the files.
+#[test]
+fn kerchunk_documents_of_python_kerchunk_open_as_stores() {
+    let Some(python) = python() else {
+        eprintln!("notice: no Python >= 3.12 with kerchunk (run tests/python/setup.sh); skipping");
+        return;
+    };
+    // Whole months per chunk: kerchunk's combine is only right when every file fills its chunks.
+    let files: Vec<_> = monthly(2023..=2023, None, true)
+        .into_iter()
+        .filter(|f| f.name.ends_with("01.nc") || f.name.ends_with("03.nc"))
+        .collect();
+    let archive = Archive::new(&files);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/kerchunk_refs.py");
+    let kerchunk = |name: &str, sources: &[PathBuf], concat: Option<&str>| {
+        let out = archive.path(name);
+        let mut command = std::process::Command::new(&python);
+        command.arg(&script).arg(&out).args(sources);
+        if let Some(dim) = concat {
+            command.args(["--concat", dim]);
+        }
+        let run = crate::common::run(command);
+        assert_eq!(run.code, 0, "kerchunk_refs.py failed:\n{}\n{}", run.stdout, run.stderr);
+        out
+    };
+    let single = kerchunk("single.json", &archive.sources[..1], None);
+    let combined = kerchunk("combined.json", &archive.sources, Some("time"));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&combined).unwrap()).unwrap();
+    assert!(doc["refs"].get("tas/.zarray").is_some(), "kerchunk writes Zarr v2 keys");
+    let cases = [
+        (&single, &archive.sources[..1], ["tas", "time", "lat", "lon"]),
+        (&combined, &archive.sources[..], ["tas", "time", "lat", "lon"]),
+    ];
+    for (refs, sources, vars) in cases {
+        for var in vars {
+            let npy = archive.path(&format!("{var}.npy"));
+            cli_expect(&[s("read"), s(refs), s(var), s("-o"), s(&npy), s("--overwrite")], 0);
+            let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
+            assert_same(&format!("{var} read from kerchunk's {}", refs.display()), &ours.data, &oracle(sources, var));
+        }
+    }
+}
+
 #[test]
 fn scan_to_kerchunk_json_writes_what_export_writes() {
     let archive = Archive::new(&yearly(2000..=2001, 61));

@@ -1,0 +1,293 @@
+//! kerchunk documents with Zarr v2 keys, as Python kerchunk writes them (`SingleHdf5ToZarr`,
+//! `NetCDF3ToZarr`, `MultiZarrToZarr`): `.zgroup`, `.zarray` and `.zattrs` per node, chunk keys
+//! `<array>/i.j.k`. They are translated key by key into the Zarr v3 document vzarr writes: each
+//! node's `zarr.json` (the `.zarray` fields as v3 metadata, `_ARRAY_DIMENSIONS` as dimension names),
+//! each chunk key as `<array>/c/i/j/k`, the references themselves unchanged.
+//!
+//! What a Zarr v2 array can say that vzarr cannot read is refused naming the key: Fortran order,
+//! filters other than `shuffle`, compressors other than zlib, gzip and zstd, and dtypes other than
+//! booleans, numbers, fixed-width bytes (`S`, `V`) and `vlen-utf8` strings.
+
+use serde_json::{json, Map, Value};
+
+use super::KeyError;
+use crate::metadata::{DataType, FillValue};
+
+/// Whether `refs` uses Zarr v2 keys (a `.zgroup` or `.zarray` anywhere).
+pub(super) fn is_v2(refs: &Map<String, Value>) -> bool {
+    refs.keys().any(|k| is_meta(k, ".zgroup") || is_meta(k, ".zarray"))
+}
+
+/// Whether `key` is the v2 metadata file `name` of some node.
+fn is_meta(key: &str, name: &str) -> bool {
+    key == name || key.ends_with(&format!("/{name}"))
+}
+
+/// The node path of a v2 metadata key (`.zgroup` -> `""`, `grp/tas/.zarray` -> `grp/tas`).
+fn node_of<'k>(key: &'k str, name: &str) -> Option<&'k str> {
+    if key == name {
+        return Some("");
+    }
+    key.strip_suffix(name)?.strip_suffix('/')
+}
+
+/// A metadata value: inline JSON text, or (as some writers leave it) a JSON object.
+fn json_of(key: &str, value: &Value) -> Result<Value, KeyError> {
+    match value {
+        Value::String(text) => {
+            crate::metadata::from_text(text.as_bytes()).map_err(|e| (key.to_string(), format!("not JSON: {e}")))
+        }
+        Value::Object(_) => Ok(value.clone()),
+        _ => Err((key.to_string(), "a metadata document that is not JSON text".into())),
+    }
+}
+
+/// The same references with Zarr v3 keys and metadata.
+///
+/// # Errors
+/// The key and what is wrong: malformed metadata, or an array vzarr cannot read.
+pub(super) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, KeyError> {
+    let mut out = Map::new();
+    let mut arrays: Vec<(String, char, usize)> = Vec::new();
+    for (key, value) in refs {
+        if let Some(path) = node_of(key, ".zgroup") {
+            let attributes = attributes_of(refs, path)?;
+            let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes});
+            out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
+        } else if let Some(path) = node_of(key, ".zarray") {
+            let zarray = json_of(key, value)?;
+            let mut attributes = attributes_of(refs, path)?;
+            let (doc, separator) = array_doc(&zarray, &mut attributes).map_err(|reason| (key.clone(), reason))?;
+            let rank = doc["shape"].as_array().map_or(0, Vec::len);
+            out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
+            arrays.push((path.to_string(), separator, rank));
+        }
+    }
+    if !refs.contains_key(".zgroup") && !refs.contains_key(".zarray") {
+        let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes_of(refs, "")?});
+        out.insert("zarr.json".into(), Value::from(doc.to_string()));
+    }
+    // Longest array paths first, so a chunk key is matched to the deepest array holding it.
+    arrays.sort_by_key(|(path, _, _)| std::cmp::Reverse(path.len()));
+    for (key, value) in refs {
+        let name = key.rsplit('/').next().unwrap_or(key);
+        if [".zgroup", ".zarray", ".zattrs", ".zmetadata"].contains(&name) {
+            continue;
+        }
+        let chunk = arrays.iter().find_map(|(path, separator, rank)| {
+            let rest = if path.is_empty() { Some(key.as_str()) } else { key.strip_prefix(&format!("{path}/")) };
+            rest.map(|rest| (path, rest, *separator, *rank))
+        });
+        let Some((path, rest, separator, rank)) = chunk else {
+            return Err((key.clone(), "not a chunk of any array".into()));
+        };
+        let coords: Option<Vec<u64>> = rest.split(separator).map(|c| c.parse().ok()).collect();
+        let coords = match coords {
+            // The only chunk of a 0-d array is `0`.
+            Some(c) if rank == 0 && c == [0] => Vec::new(),
+            Some(c) if c.len() == rank => c,
+            _ => {
+                let reason =
+                    format!("not a chunk key of a {rank}-d Zarr v2 array (indices separated by {separator:?})");
+                return Err((key.clone(), reason));
+            }
+        };
+        out.insert(crate::metadata::chunk_key(path, &coords), value.clone());
+    }
+    Ok(out)
+}
+
+/// The `.zattrs` of node `path` (an empty object when it has none).
+fn attributes_of(refs: &Map<String, Value>, path: &str) -> Result<Map<String, Value>, KeyError> {
+    let key = if path.is_empty() { ".zattrs".to_string() } else { format!("{path}/.zattrs") };
+    match refs.get(&key) {
+        None => Ok(Map::new()),
+        Some(value) => match json_of(&key, value)? {
+            Value::Object(map) => Ok(map),
+            _ => Err((key, "attributes that are not a JSON object".into())),
+        },
+    }
+}
+
+/// The v3 `zarr.json` of a `.zarray` (its `_ARRAY_DIMENSIONS` attribute taken out of `attributes` as
+/// the dimension names), and the array's chunk key separator.
+fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Value, char), String> {
+    let field = |name: &str| zarray.get(name).ok_or_else(|| format!("no {name:?} field"));
+    let dims = |name: &str| -> Result<Vec<u64>, String> {
+        let list = field(name)?.as_array().ok_or_else(|| format!("{name:?} is not a list"))?;
+        list.iter().map(|v| v.as_u64().ok_or_else(|| format!("{name:?} holds a non-integer"))).collect()
+    };
+    if zarray.get("zarr_format").and_then(Value::as_u64) != Some(2) {
+        return Err("not Zarr v2 array metadata (zarr_format is not 2)".into());
+    }
+    let shape = dims("shape")?;
+    let chunks = dims("chunks")?;
+    if chunks.len() != shape.len() {
+        return Err(format!("chunks {chunks:?} and shape {shape:?} differ in rank"));
+    }
+    if let Some(order) = zarray.get("order").and_then(Value::as_str).filter(|o| *o != "C") {
+        return Err(format!("order {order:?}: only C order is read"));
+    }
+    let separator = match zarray.get("dimension_separator").and_then(Value::as_str) {
+        None | Some(".") => '.',
+        Some("/") => '/',
+        Some(other) => return Err(format!("dimension separator {other:?}")),
+    };
+    let filters: Vec<&Value> = match zarray.get("filters") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list.iter().collect(),
+        Some(_) => return Err("\"filters\" is not a list".into()),
+    };
+    let compressor = zarray.get("compressor").filter(|c| !c.is_null());
+    let (data_type, endian) = data_type(field("dtype")?, &filters)?;
+    let mut codecs = Vec::new();
+    if data_type == DataType::String {
+        if compressor.is_some() || filters.len() != 1 {
+            return Err("vlen-utf8 strings with other filters or a compressor".into());
+        }
+        codecs.push(json!({"name": "vlen-utf8"}));
+    } else {
+        codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
+        for filter in &filters {
+            codecs.push(codec(filter, "filter")?);
+        }
+        if let Some(compressor) = compressor {
+            codecs.push(codec(compressor, "compressor")?);
+        }
+    }
+    let fill_value = match zarray.get("fill_value") {
+        None | Some(Value::Null) => FillValue::zero(data_type).to_json(data_type),
+        Some(value) => value.clone(),
+    };
+    let dimension_names = match attributes.remove("_ARRAY_DIMENSIONS") {
+        Some(Value::Array(names)) if names.len() == shape.len() && names.iter().all(Value::is_string) => {
+            Some(Value::Array(names))
+        }
+        Some(_) => return Err("_ARRAY_DIMENSIONS is not one name per dimension".into()),
+        None => None,
+    };
+    let mut doc = json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": data_type.to_json(),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill_value,
+        "codecs": codecs,
+        "attributes": attributes,
+    });
+    if let Some(names) = dimension_names {
+        doc["dimension_names"] = names;
+    }
+    Ok((doc, separator))
+}
+
+/// The data type and byte order of a NumPy type string (`<f4`, `>i2`, `|u1`, `|S8`, `|V4`, `|b1`),
+/// or `string` for an object dtype with the `vlen-utf8` filter.
+fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static str), String> {
+    let Some(text) = dtype.as_str() else {
+        return Err(format!("dtype {dtype}: structured dtypes are not read"));
+    };
+    let unsupported = || format!("dtype {text:?} is not read");
+    if text == "|O" || text == "O" {
+        let vlen = filters.iter().any(|f| f.get("id").and_then(Value::as_str) == Some("vlen-utf8"));
+        return if vlen { Ok((DataType::String, "little")) } else { Err(unsupported()) };
+    }
+    let mut chars = text.chars();
+    let order = chars.next().ok_or_else(unsupported)?;
+    let endian = match order {
+        '<' | '|' | '=' => "little",
+        '>' => "big",
+        _ => return Err(unsupported()),
+    };
+    let kind = chars.next().ok_or_else(unsupported)?;
+    let size: u32 = chars.as_str().parse().map_err(|_| unsupported())?;
+    let data_type = match (kind, size) {
+        ('b', 1) => DataType::Bool,
+        ('i', 1) => DataType::Int8,
+        ('i', 2) => DataType::Int16,
+        ('i', 4) => DataType::Int32,
+        ('i', 8) => DataType::Int64,
+        ('u', 1) => DataType::UInt8,
+        ('u', 2) => DataType::UInt16,
+        ('u', 4) => DataType::UInt32,
+        ('u', 8) => DataType::UInt64,
+        ('f', 2) => DataType::Float16,
+        ('f', 4) => DataType::Float32,
+        ('f', 8) => DataType::Float64,
+        ('c', 8) => DataType::Complex64,
+        ('c', 16) => DataType::Complex128,
+        ('S', n) if n > 0 => DataType::FixedBytes(n),
+        ('V', n) if n > 0 => DataType::RawBytes(n),
+        _ => return Err(unsupported()),
+    };
+    Ok((data_type, endian))
+}
+
+/// The v3 codec of a v2 filter or compressor (`{"id": ..., ...}`).
+fn codec(spec: &Value, role: &str) -> Result<Value, String> {
+    let id = spec.get("id").and_then(Value::as_str).unwrap_or("");
+    let int = |name: &str, default: i64| spec.get(name).and_then(Value::as_i64).unwrap_or(default);
+    Ok(match id {
+        "shuffle" => json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": int("elementsize", 4)}}),
+        "zlib" => json!({"name": "numcodecs.zlib", "configuration": {"level": int("level", 1)}}),
+        "gzip" => json!({"name": "gzip", "configuration": {"level": int("level", 1)}}),
+        "zstd" => json!({"name": "zstd", "configuration": {"level": int("level", 0), "checksum": false}}),
+        _ => return Err(format!("{role} {spec}: only shuffle, zlib, gzip and zstd are read")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::ArrayMetadata;
+
+    #[test]
+    fn v2_arrays_become_v3_metadata_and_keys() {
+        let zarray = json!({"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": ">i2",
+            "compressor": {"id": "zlib", "level": 4}, "filters": [{"id": "shuffle", "elementsize": 2}],
+            "fill_value": null, "order": "C"});
+        let refs: Map<String, Value> = serde_json::from_value(json!({
+            ".zgroup": "{\"zarr_format\": 2}",
+            ".zattrs": "{\"title\": \"t\"}",
+            "v/.zarray": zarray.to_string(),
+            "v/.zattrs": "{\"_ARRAY_DIMENSIONS\": [\"y\", \"x\"], \"units\": \"K\"}",
+            "v/1.0": ["file:///a.nc", 10, 20],
+            "v/0.1": "base64:AAAA",
+        }))
+        .unwrap();
+        assert!(is_v2(&refs));
+        let v3 = to_v3(&refs).unwrap();
+        assert_eq!(v3["v/c/1/0"], json!(["file:///a.nc", 10, 20]));
+        assert_eq!(v3["v/c/0/1"], json!("base64:AAAA"));
+        let doc: Value = serde_json::from_str(v3["v/zarr.json"].as_str().unwrap()).unwrap();
+        let meta = ArrayMetadata::from_json(&doc).unwrap();
+        assert_eq!(meta.data_type, DataType::Int16);
+        assert_eq!(meta.dimension_names, Some(vec!["y".to_string(), "x".to_string()]));
+        assert_eq!(doc["attributes"], json!({"units": "K"}));
+        assert_eq!(doc["codecs"][0], json!({"name": "bytes", "configuration": {"endian": "big"}}));
+        assert_eq!(doc["codecs"][1]["name"], "numcodecs.shuffle");
+        assert_eq!(doc["codecs"][2], json!({"name": "numcodecs.zlib", "configuration": {"level": 4}}));
+        let root: Value = serde_json::from_str(v3["zarr.json"].as_str().unwrap()).unwrap();
+        assert_eq!(root["attributes"]["title"], "t");
+    }
+
+    #[test]
+    fn what_vzarr_cannot_read_is_refused_naming_the_key() {
+        let array = |extra: Value| {
+            let mut zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<f8",
+                "compressor": null, "filters": null, "fill_value": "NaN", "order": "C"});
+            zarray.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let refs: Map<String, Value> = serde_json::from_value(json!({"a/.zarray": zarray.to_string()})).unwrap();
+            to_v3(&refs).map(|_| ()).map_err(|(key, reason)| format!("{key}: {reason}"))
+        };
+        assert!(array(json!({})).is_ok());
+        assert!(array(json!({"order": "F"})).unwrap_err().contains("a/.zarray: order"));
+        assert!(array(json!({"dtype": "<M8[ns]"})).unwrap_err().contains("dtype"));
+        assert!(array(json!({"compressor": {"id": "lz4"}})).unwrap_err().contains("compressor"));
+        assert!(array(json!({"filters": [{"id": "delta", "dtype": "<f8"}]})).unwrap_err().contains("filter"));
+        let stray: Map<String, Value> = serde_json::from_value(json!({".zgroup": "{}", "b/0": "x"})).unwrap();
+        assert!(to_v3(&stray).is_err());
+    }
+}
