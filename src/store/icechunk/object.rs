@@ -9,6 +9,8 @@
 //! (every build with debug assertions verifies each file it builds) and by Icechunk whenever it
 //! reads one.
 
+use std::io::Write;
+
 use bytes::Bytes;
 use icechunk::format::format_constants::{
     CompressionAlgorithmBin, FileTypeBin, SpecVersionBin, ICECHUNK_CLIENT_NAME, ICECHUNK_CLIENT_NAME_METADATA_KEY,
@@ -45,15 +47,28 @@ impl Kind {
 
 /// The file of a flatbuffer of `kind`: header and zstd frame at `level`.
 pub(super) fn file(data: &[u8], kind: Kind, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, String> {
-    use std::io::Write;
-    let mut file = Vec::with_capacity(data.len() / 4 + 64);
+    file_written(kind, spec, level, data.len() as u64, |out| out.write_all(data))
+}
+
+/// The file of a flatbuffer of `kind` and `len` bytes that `write` writes, compressed as it is written
+/// (the flatbuffer itself is never held whole).
+pub(super) fn file_written(
+    kind: Kind,
+    spec: SpecVersionBin,
+    level: i32,
+    len: u64,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Vec<u8>, String> {
+    let mut file = Vec::with_capacity((len / 4).min(1 << 30) as usize + 64);
     file.extend_from_slice(ICECHUNK_FORMAT_MAGIC_BYTES);
     let client = format!("{:<width$}", *ICECHUNK_CLIENT_NAME, width = ICECHUNK_IMPL_NAME_LEN);
     file.extend_from_slice(&client.as_bytes()[..ICECHUNK_IMPL_NAME_LEN]);
     file.extend_from_slice(&[spec as u8, kind.bin() as u8, CompressionAlgorithmBin::Zstd as u8]);
     let mut encoder = zstd::stream::write::Encoder::new(&mut file, level).map_err(|e| e.to_string())?;
-    encoder.set_pledged_src_size(Some(data.len() as u64)).map_err(|e| e.to_string())?;
-    encoder.write_all(data).map_err(|e| e.to_string())?;
+    encoder.set_pledged_src_size(Some(len)).map_err(|e| e.to_string())?;
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 18, encoder);
+    write(&mut buffered).map_err(|e| e.to_string())?;
+    let encoder = buffered.into_inner().map_err(|e| e.error().to_string())?;
     encoder.finish().map_err(|e| e.to_string())?;
     Ok(file)
 }

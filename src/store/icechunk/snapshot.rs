@@ -92,9 +92,7 @@ pub(super) async fn write_snapshot(
     // The transaction log is built and compressed on a thread of its own while the manifests are.
     let plan = transaction_log::Plan::new(&id, &base_snapshot, &nodes, commit.dataset, &ids)
         .map_err(failed("building the transaction log"))?;
-    let log = tokio::task::spawn_blocking(move || {
-        plan.build().and_then(|log| object::file(&log, Kind::TransactionLog, spec, level))
-    });
+    let log = tokio::task::spawn_blocking(move || plan.file(spec, level));
 
     let (manifest_files, manifest_refs) = write_manifests(repository, &commit, &ids, &owned, repo).await?;
     let log = log.await.map_err(|e| e.to_string()).and_then(|log| log);

@@ -4,18 +4,22 @@
 //! It lists what Icechunk's own commit of the same change would: the base snapshot's nodes as
 //! deleted, the new nodes as new, and every stored chunk of every array as updated (how `diff`
 //! and conflict detection see the commit). Icechunk's `TransactionLog::new_from_parts` takes the
-//! chunk indices as one heap vector each; here they go from a bitmap of the stored chunks into the
-//! flatbuffer directly, in the layout `icechunk-format` reads (sorted node ids, chunks in
-//! row-major order). The [`Plan`] owns what it needs (a bit per chunk), so the log is built and
-//! compressed on a thread of its own while the manifests are.
+//! chunk indices as one heap vector each and builds the flatbuffer in memory (about 28 bytes a chunk
+//! of a 2-d array: 2.8 GB for 10^8 chunks); here they go from a bitmap of the stored chunks into the
+//! compressor, the flatbuffer laid out front to back (every size is known beforehand, so every
+//! offset is), in the layout `icechunk-format` reads (sorted node ids, chunks in row-major order).
+//! The [`Plan`] owns what it needs (a bit per chunk), so the log is written on a thread of its own
+//! while the manifests are.
 
-use flatbuffers::FlatBufferBuilder;
-use icechunk::format::flatbuffers::generated;
+use std::io::Write;
+
+use icechunk::format::format_constants::SpecVersionBin;
 use icechunk::format::snapshot::{NodeData, NodeSnapshot, Snapshot};
 use icechunk::format::transaction_log::TransactionLog;
 use icechunk::format::{NodeId, SnapshotId};
 
 use super::manifests::Odometer;
+use super::object::{self, Kind};
 use crate::dataset::VirtualDataset;
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
@@ -75,59 +79,260 @@ impl Plan {
         Ok(Plan { id: id.clone(), new_groups, new_arrays, deleted_groups, deleted_arrays, arrays })
     }
 
-    /// The transaction log flatbuffer.
-    pub(super) fn build(&self) -> Result<Vec<u8>, String> {
-        let chunks: u64 = self.arrays.iter().map(|(_, grid, _)| grid.num_chunks()).sum();
-        let ndim = self.arrays.iter().map(|(_, grid, _)| grid.grid_shape().len()).max().unwrap_or(0) as u64;
-        let capacity = chunks.saturating_mul(16 + 4 * ndim).min(1 << 30) as usize + 4096;
-        let mut builder = FlatBufferBuilder::with_capacity(capacity);
-        let mut ids = |ids: &[NodeId]| {
-            let ids: Vec<_> = ids.iter().map(|id| generated::ObjectId8::new(&id.0)).collect();
-            Some(builder.create_vector(&ids))
-        };
-        let (new_groups, new_arrays) = (ids(&self.new_groups), ids(&self.new_arrays));
-        let (deleted_groups, deleted_arrays) = (ids(&self.deleted_groups), ids(&self.deleted_arrays));
-        let (updated_groups, updated_arrays) = (ids(&[]), ids(&[]));
-        let mut updated = Vec::with_capacity(self.arrays.len());
+    /// The transaction log file (Icechunk's header and one zstd frame), written as the flatbuffer is
+    /// laid out: front to back, straight into the compressor, so that memory holds the bitmaps and the
+    /// compressed file but never the flatbuffer of every chunk index (28 bytes a chunk of a 2-d
+    /// array). Builds with debug assertions lay it out in memory first and verify it as Icechunk's
+    /// reader does.
+    pub(super) fn file(&self, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, String> {
+        if cfg!(debug_assertions) {
+            let mut bytes = Vec::new();
+            self.write(&mut bytes).map_err(|e| e.to_string())?;
+            TransactionLog::verify_buffer(&bytes)
+                .map_err(|e| format!("the transaction log built does not verify: {e}"))?;
+            return object::file(&bytes, Kind::TransactionLog, spec, level);
+        }
+        object::file_written(Kind::TransactionLog, spec, level, self.len(), |out| self.write(out))
+    }
+
+    /// Bytes of the flatbuffer [`Plan::write`] writes.
+    pub(super) fn len(&self) -> u64 {
+        let ids = [&self.new_groups, &self.new_arrays, &self.deleted_groups, &self.deleted_arrays];
+        let lists: u64 = ids.iter().map(|list| 4 + 8 * list.len() as u64).sum::<u64>() + 4 + 4 + 4;
+        let arrays = 4 + 4 * self.arrays.len() as u64 + CHUNK_VTABLE + ARRAY_VTABLE;
+        let chunks: u64 = self
+            .arrays
+            .iter()
+            .map(|(_, grid, stored)| ARRAY_TABLE + 4 + stored_count(stored) * (4 + entry_len(grid)))
+            .sum();
+        HEAD + ROOT_VTABLE + ROOT_TABLE + lists + arrays + chunks
+    }
+
+    /// Writes the flatbuffer, front to back (offsets computed from the sizes of what follows).
+    ///
+    /// Layout, every position 4-byte aligned: the root offset and file identifier; the root vtable
+    /// and table; the node id vectors (new groups, new arrays, deleted groups, deleted arrays, then
+    /// the empty updated arrays and groups and moved nodes); the vector of updated-chunk tables; the
+    /// vtables shared by every `ChunkIndices` and every `ArrayUpdatedChunks` table; then per array
+    /// its table, the vector of its chunk tables and each chunk's table followed by its coordinates.
+    pub(super) fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut w = Sink { out, at: 0 };
+        w.u32((HEAD + ROOT_VTABLE) as u32)?;
+        w.bytes(b"Ichk")?;
+        // Root vtable: 9 fields (id, six node lists, updated chunks, moved nodes), then 2 bytes of padding.
+        let vtable_at = w.at;
+        w.u16(4 + 2 * 9)?;
+        w.u16(ROOT_TABLE as u16)?;
+        for field in [4u16, 16, 20, 24, 28, 32, 36, 40, 44] {
+            w.u16(field)?;
+        }
+        w.u16(0)?;
+        let table_at = w.at;
+        w.i32((table_at - vtable_at) as i32)?;
+        w.bytes(&self.id.0)?;
+        // The eight offsets, fields 1..=8 at table + 16 + 4i, to the vectors written right after.
+        let empty: Vec<NodeId> = Vec::new();
+        let lists = [&self.new_groups, &self.new_arrays, &self.deleted_groups, &self.deleted_arrays, &empty, &empty];
+        let mut target = table_at + ROOT_TABLE;
+        let mut offsets = Vec::with_capacity(8);
+        for list in &lists {
+            offsets.push(target);
+            target += 4 + 8 * list.len() as u64;
+        }
+        let updated_at = target;
+        let moved_at = updated_at + 4 + 4 * self.arrays.len() as u64;
+        offsets.push(updated_at);
+        offsets.push(moved_at);
+        for (i, at) in offsets.iter().enumerate() {
+            w.u32((at - (table_at + 16 + 4 * i as u64)) as u32)?;
+        }
+        for list in lists {
+            w.u32(list.len() as u32)?;
+            for id in list {
+                w.bytes(&id.0)?;
+            }
+        }
+        // The updated chunks: one table per array, laid out after the moved nodes and the two vtables.
+        let chunk_vtable_at = moved_at + 4;
+        let array_vtable_at = chunk_vtable_at + CHUNK_VTABLE;
+        let mut array_at = array_vtable_at + ARRAY_VTABLE;
+        w.u32(self.arrays.len() as u32)?;
+        for (i, (_, grid, stored)) in self.arrays.iter().enumerate() {
+            w.u32((array_at - (updated_at + 4 + 4 * i as u64)) as u32)?;
+            array_at += ARRAY_TABLE + 4 + stored_count(stored) * (4 + entry_len(grid));
+        }
+        w.u32(0)?; // moved nodes: none
+                   // ChunkIndices: one field (coords, at 4); table of 8 bytes.
+        w.u16(6)?;
+        w.u16(8)?;
+        w.u16(4)?;
+        w.u16(0)?;
+        // ArrayUpdatedChunks: node_id (an 8-byte struct) at 4, chunks at 12; table of 16 bytes.
+        w.u16(8)?;
+        w.u16(ARRAY_TABLE as u16)?;
+        w.u16(4)?;
+        w.u16(12)?;
         for (node, grid, stored) in &self.arrays {
-            let mut odometer = Odometer::new(grid, 0)?;
-            let mut indices = Vec::new();
+            let table_at = w.at;
+            w.i32((table_at - array_vtable_at) as i32)?;
+            w.bytes(&node.0)?;
+            w.u32(4)?; // the chunk vector follows the table
+            let count = stored_count(stored);
+            let entry = entry_len(grid);
+            let vector_at = w.at;
+            w.u32(count as u32)?;
+            let first = vector_at + 4 + 4 * count;
+            for k in 0..count {
+                w.u32((first + k * entry - (vector_at + 4 + 4 * k)) as u32)?;
+            }
+            let mut odometer = Odometer::new(grid, 0).map_err(std::io::Error::other)?;
             for linear in 0..grid.num_chunks() as usize {
                 if stored[linear / 64] & (1 << (linear % 64)) != 0 {
-                    let coords = Some(builder.create_vector(odometer.coords()));
-                    let args = generated::ChunkIndicesArgs { coords };
-                    indices.push(generated::ChunkIndices::create(&mut builder, &args));
+                    let chunk_at = w.at;
+                    w.i32((chunk_at - chunk_vtable_at) as i32)?;
+                    w.u32(4)?; // the coordinates follow the table
+                    let coords = odometer.coords();
+                    w.u32(coords.len() as u32)?;
+                    for &c in coords {
+                        w.u32(c)?;
+                    }
                 }
                 odometer.advance();
             }
-            let chunks = Some(builder.create_vector(&indices));
-            let node_id = generated::ObjectId8::new(&node.0);
-            let args = generated::ArrayUpdatedChunksArgs { node_id: Some(&node_id), chunks };
-            updated.push(generated::ArrayUpdatedChunks::create(&mut builder, &args));
         }
-        let updated_chunks = Some(builder.create_vector(&updated));
-        let moved_nodes = Some(builder.create_vector::<flatbuffers::WIPOffset<generated::MoveOperation>>(&[]));
-        let snapshot_id = generated::ObjectId12::new(&self.id.0);
-        let args = generated::TransactionLogArgs {
-            id: Some(&snapshot_id),
-            new_groups,
-            new_arrays,
-            deleted_groups,
-            deleted_arrays,
-            updated_groups,
-            updated_arrays,
-            updated_chunks,
-            moved_nodes,
-            ..Default::default()
+        debug_assert_eq!(w.at, self.len(), "the transaction log's length as computed");
+        Ok(())
+    }
+}
+
+/// Bytes before the root vtable: the root offset and the file identifier.
+const HEAD: u64 = 8;
+/// The root vtable: size, table size, 9 field offsets, padding.
+const ROOT_VTABLE: u64 = 24;
+/// The root table: its vtable offset, the 12-byte snapshot id and 8 offsets.
+const ROOT_TABLE: u64 = 4 + 12 + 8 * 4;
+/// The vtable of every `ChunkIndices` table (with padding).
+const CHUNK_VTABLE: u64 = 8;
+/// The vtable of every `ArrayUpdatedChunks` table.
+const ARRAY_VTABLE: u64 = 8;
+/// An `ArrayUpdatedChunks` table: its vtable offset, the 8-byte node id, the offset of its chunks.
+const ARRAY_TABLE: u64 = 4 + 8 + 4;
+
+/// Bytes of one chunk's table and coordinates in an array of `grid`'s rank.
+fn entry_len(grid: &ChunkGrid) -> u64 {
+    8 + 4 + 4 * grid.grid_shape().len() as u64
+}
+
+/// Chunks marked stored in a bitmap.
+fn stored_count(stored: &[u64]) -> u64 {
+    stored.iter().map(|word| u64::from(word.count_ones())).sum()
+}
+
+/// A writer that counts the bytes written, for the offsets.
+struct Sink<'a> {
+    out: &'a mut dyn Write,
+    at: u64,
+}
+
+impl Sink<'_> {
+    fn bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.at += bytes.len() as u64;
+        self.out.write_all(bytes)
+    }
+    fn u16(&mut self, v: u16) -> std::io::Result<()> {
+        self.bytes(&v.to_le_bytes())
+    }
+    fn u32(&mut self, v: u32) -> std::io::Result<()> {
+        self.bytes(&v.to_le_bytes())
+    }
+    fn i32(&mut self, v: i32) -> std::io::Result<()> {
+        self.bytes(&v.to_le_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::ChunkDim;
+    use icechunk::format::ChunkIndices;
+
+    /// Two arrays (a 2-d one with chunks missing, a 0-d one) and groups new and deleted.
+    fn plan() -> Plan {
+        let grid =
+            ChunkGrid::new(vec![ChunkDim::from_edges(10, &[3, 3, 4]).unwrap(), ChunkDim::regular(5, 2).unwrap()]);
+        let stored = vec![0b10_1101u64];
+        let scalar = ChunkGrid::new(Vec::new());
+        let mut ids: Vec<NodeId> = (0..5).map(|_| NodeId::random()).collect();
+        ids.sort();
+        Plan {
+            id: SnapshotId::random(),
+            new_groups: vec![ids[0].clone()],
+            new_arrays: vec![ids[1].clone(), ids[2].clone()],
+            deleted_groups: vec![ids[3].clone()],
+            deleted_arrays: vec![ids[4].clone()],
+            arrays: vec![(ids[1].clone(), grid, stored), (ids[2].clone(), scalar, vec![1])],
+        }
+    }
+
+    #[test]
+    fn the_log_written_front_to_back_reads_as_icechunks_own() {
+        let plan = plan();
+        let mut bytes = Vec::new();
+        plan.write(&mut bytes).unwrap();
+        assert_eq!(bytes.len() as u64, plan.len());
+        let ours = TransactionLog::from_buffer(bytes).unwrap();
+        let chunks = |plan: &Plan| -> Vec<(NodeId, Vec<ChunkIndices>)> {
+            plan.arrays
+                .iter()
+                .map(|(id, grid, stored)| {
+                    let mut odometer = Odometer::new(grid, 0).unwrap();
+                    let mut list = Vec::new();
+                    for linear in 0..grid.num_chunks() as usize {
+                        if stored[linear / 64] & (1 << (linear % 64)) != 0 {
+                            list.push(ChunkIndices(odometer.coords().to_vec()));
+                        }
+                        odometer.advance();
+                    }
+                    (id.clone(), list)
+                })
+                .collect()
         };
-        let log = generated::TransactionLog::create(&mut builder, &args);
-        builder.finish(log, Some("Ichk"));
-        let (mut bytes, head) = builder.collapse();
-        bytes.drain(..head);
-        if cfg!(debug_assertions) {
-            TransactionLog::verify_buffer(&bytes)
-                .map_err(|e| format!("the transaction log built does not verify: {e}"))?;
+        let expected = chunks(&plan);
+        let theirs = TransactionLog::new_from_parts(
+            &plan.id,
+            plan.new_groups.clone().into_iter(),
+            plan.new_arrays.clone().into_iter(),
+            plan.deleted_groups.clone().into_iter(),
+            plan.deleted_arrays.clone().into_iter(),
+            Vec::new().into_iter(),
+            Vec::new().into_iter(),
+            expected.clone().into_iter().map(|(id, list)| (id, list.into_iter())),
+            std::iter::empty(),
+        );
+        for log in [&ours, &theirs] {
+            assert_eq!(log.new_groups().collect::<Vec<_>>(), plan.new_groups);
+            assert_eq!(log.new_arrays().collect::<Vec<_>>(), plan.new_arrays);
+            assert_eq!(log.deleted_groups().collect::<Vec<_>>(), plan.deleted_groups);
+            assert_eq!(log.deleted_arrays().collect::<Vec<_>>(), plan.deleted_arrays);
+            assert_eq!(log.updated_groups().count() + log.updated_arrays().count(), 0);
+            let updated: Vec<(NodeId, Vec<ChunkIndices>)> =
+                log.updated_chunks().map(|(id, list)| (id, list.collect())).collect();
+            assert_eq!(updated, expected);
+            assert_eq!(log.moves().count(), 0);
         }
-        Ok(bytes)
+        assert_eq!(expected[0].1.len(), 4, "chunks 0, 2, 3 and 5 of the 2-d array");
+    }
+
+    #[test]
+    fn the_streamed_file_decompresses_to_the_same_log() {
+        let plan = plan();
+        let file =
+            object::file_written(Kind::TransactionLog, SpecVersionBin::default(), 3, plan.len(), |w| plan.write(w))
+                .unwrap();
+        let mut bytes = Vec::new();
+        plan.write(&mut bytes).unwrap();
+        // The zstd frame follows Icechunk's header (magic, client name, three bytes).
+        let start = file.windows(4).position(|w| w == [0x28, 0xb5, 0x2f, 0xfd]).unwrap();
+        assert_eq!(zstd::stream::decode_all(&file[start..]).unwrap(), bytes);
     }
 }
