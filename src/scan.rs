@@ -17,9 +17,9 @@ mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, detect_format_of, FileFormat};
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use hdf4::NumberType as Hdf4NumberType;
 pub use hdf4::{scan_hdf4, Hdf4Error, Hdf4Scanner};
 pub use hdf5::{scan_hdf5, Hdf5Scanner};

@@ -1,11 +1,14 @@
 //! The HDF4 scanner: every fixture of `fixtures/hdf4` (written by `make_fixtures.py` with pyhdf and
-//! `hrepack`) is scanned, written as a native store and read back through vzarr's reader; with the
-//! `hdf4-oracle` feature every value is compared with libhdf4 (`SDreaddata`) reading the same file at
-//! test time. Hostile files (truncated, bad offsets, loops, absurd sizes) give one-line errors.
+//! `hrepack`) is scanned, written as a native store and read back through vzarr's reader; every value is
+//! compared with libhdf4 (`SDreaddata`, the alt build `verify` links) reading the same file at test
+//! time, and `vzarr verify` proves the stores. Hostile files (truncated, bad offsets, loops, absurd sizes) give one-line errors.
 
-#[cfg(feature = "hdf4-oracle")]
 #[path = "hdf4/oracle.rs"]
 mod oracle;
+
+#[cfg(all(feature = "cli", feature = "verify"))]
+#[path = "hdf4/cli.rs"]
+mod cli;
 
 #[path = "hdf4/hostile.rs"]
 mod hostile;
@@ -240,23 +243,6 @@ fn xarray_opens_combined_granules_with_named_dimensions() {
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     eprintln!("{stdout}");
-}
-
-/// Without libhdf4 (the `hdf4-oracle` feature), `verify` says why it cannot read an HDF4 source.
-#[cfg(all(feature = "verify", not(feature = "hdf4-oracle")))]
-#[test]
-fn verify_without_libhdf4_says_which_feature_reads_hdf4() {
-    let dataset = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store_path = dir.path().join("store.vzarr");
-    let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
-    let store =
-        BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers())).unwrap();
-    let runtime = vzarr::pipeline::runtime().unwrap();
-    let verdicts =
-        runtime.block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {})).unwrap();
-    let error = verdicts[0].error.as_deref().unwrap_or_default();
-    assert!(error.contains("hdf4-oracle"), "{verdicts:?}");
 }
 
 #[test]

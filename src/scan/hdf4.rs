@@ -44,9 +44,9 @@ use crate::manifest::SourceFile;
 use crate::source::ByteSource;
 
 pub(crate) use dd::SIGNATURE;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use eos::geo_coordinates;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use sds::NumberType;
 
 /// Scans HDF4 files (the SD interface's scientific data sets).

@@ -1,6 +1,14 @@
 //! libhdf4 as the oracle for HDF4 sources (Debian's libnetcdf is built without HDF4): a data set read
 //! with the SD interface of libmfhdf (`SDstart`, `SDselect`, `SDreaddata`), independent of vzarr's own
-//! HDF4 reader. Only with the `hdf4-oracle` feature, which links libmfhdf and libdf.
+//! HDF4 reader. Part of the `verify` feature.
+//!
+//! The library linked is the "alt" build of libhdf4 (Debian `libhdf4-0-alt`: `libmfhdfalt.so.0`,
+//! `libdfalt.so.0`), configured without libhdf4's netCDF-2 API: the plain `libmfhdf` exports `ncopen`,
+//! `ncvarget`, `NC_check_id`, ... which shadow libnetcdf's in one process (libnetcdf then fails with
+//! "65536 is not a valid cdfid"), while the alt build renames them (`sd_ncopen`, ...) and shares no
+//! exported symbol with libnetcdf or libhdf5. The shared objects are named by their soname (`+verbatim`),
+//! so only the runtime package is needed: `libhdf4-alt-dev` conflicts with `libhdf4-dev`, which the
+//! fixture tools (`hdf4-tools`) come with, and vzarr declares the few functions it calls itself.
 //!
 //! The `XDim`/`YDim` coordinates vzarr derives for an HDF-EOS2 geographic grid are not data sets:
 //! they are derived again here from the structural metadata as libhdf4 reads it.
@@ -15,14 +23,14 @@ use std::sync::Mutex;
 /// Serialises every libhdf4 call.
 static LOCK: Mutex<()> = Mutex::new(());
 
-// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
-// keeps libdf linked under `--as-needed`.
-#[link(name = "df")]
+// Debian's libmfhdfalt does not record its dependency on libdfalt: calling a libdfalt function
+// (`Hishdf`) keeps libdfalt linked under `--as-needed`.
+#[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
 }
 
-#[link(name = "mfhdf")]
+#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn SDstart(name: *const c_char, access: i32) -> i32;
     fn SDnametoindex(sd: i32, name: *const c_char) -> i32;

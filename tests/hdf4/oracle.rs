@@ -8,14 +8,15 @@ use vzarr::ScanOptions;
 
 use super::{fixtures, read_back};
 
-// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
-// keeps libdf linked under `--as-needed`.
-#[link(name = "df")]
+// libhdf4 built without its netCDF-2 API (Debian `libhdf4-0-alt`, as `verify` links it: the plain
+// libmfhdf's `ncopen`, ... would shadow libnetcdf's). Debian's libmfhdfalt does not record its
+// dependency on libdfalt: calling a libdfalt function (`Hishdf`) keeps libdfalt linked.
+#[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
 }
 
-#[link(name = "mfhdf")]
+#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn SDstart(name: *const c_char, access: i32) -> i32;
     fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
@@ -123,6 +124,7 @@ fn every_value_of_every_fixture_equals_libhdf4() {
 
 /// `verify` (libhdf4 as its oracle) on the store of every fixture: every array is proven equal (the
 /// coordinates of HDF-EOS2 grids against the structural metadata libhdf4 reads).
+#[cfg(feature = "verify")]
 #[test]
 fn verify_proves_hdf4_stores() {
     use vzarr::pipeline::{write_dataset, Format, Output};
@@ -145,5 +147,35 @@ fn verify_proves_hdf4_stores() {
             assert!(v.ok(), "{}: {}: {v:?}", path.display(), v.path);
         }
         assert_eq!(verdicts.len(), dataset.arrays.len());
+    }
+}
+
+/// libhdf4 and libnetcdf in one process: `verify` proves an HDF4 store, then a netCDF store, then the
+/// HDF4 store again (the plain libmfhdf's netCDF-2 symbols made libnetcdf fail here: "65536 is not a
+/// valid cdfid").
+#[cfg(feature = "verify")]
+#[test]
+fn verify_proves_hdf4_and_netcdf_stores_in_one_process() {
+    use vzarr::pipeline::{write_dataset, Format, Output};
+    use vzarr::read::blocking::BlockingStore;
+    use vzarr::trust::Authorization;
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    let sources = [super::fixture("types.hdf"), sample, super::fixture("chunked_deflate.hdf")];
+    for (i, path) in sources.iter().enumerate() {
+        let dataset = vzarr::scan_file(path, &ScanOptions::default()).unwrap();
+        let store_path = dir.path().join(format!("store{i}.vzarr"));
+        let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
+        let store = BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers()))
+            .unwrap();
+        let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
+        let verdicts = runtime
+            .block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {}))
+            .unwrap();
+        assert_eq!(verdicts.len(), dataset.arrays.len(), "{}", path.display());
+        for v in &verdicts {
+            assert!(v.ok(), "{}: {}: {v:?}", path.display(), v.path);
+        }
     }
 }
