@@ -8,8 +8,9 @@
 //!   attributes go on the root group; dimension scales are one-dimensional coordinate arrays.
 //! - Contiguous data is referenced as slabs, chunked data one reference per chunk of the chunk table,
 //!   deflate as `numcodecs.zlib`, linked blocks of whole rows one reference per block. Other linked
-//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. szip, JPEG and external files are refused per variable (left out with a
-//!   warning under `skip_unsupported`).
+//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. Data in an external
+//!   file is referenced in that file, one more source of the dataset (`hdf4/external`). szip and JPEG
+//!   are refused per variable (left out with a warning under `skip_unsupported`).
 //! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
 //!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
 //!   (`hdf4/eos`).
@@ -27,6 +28,7 @@ mod dd;
 mod decode;
 mod eos;
 mod errors;
+mod external;
 mod sds;
 mod special;
 mod vobjects;
@@ -81,8 +83,11 @@ pub fn scan_hdf4(
     let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
     dataset.groups.push(GroupNode { path: String::new(), attributes });
     let mut names = std::collections::HashSet::new();
+    let mut externals = external::ExternalFiles::new(path, options);
     for (name, read) in sd.datasets {
-        let built = read.and_then(|sds| array::build(file, &index, &sds, options));
+        let sources = &mut dataset.sources;
+        let mut external = |file_name: &str| externals.source(file_name, sources);
+        let built = read.and_then(|sds| array::build(file, &index, &sds, options, &mut external));
         match built {
             Ok(_) if names.contains(&name) => {
                 let problem = "a second data set of this name (vzarr keeps the first)".to_string();
@@ -94,12 +99,16 @@ pub fn scan_hdf4(
             }
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
             Err(e) => {
+                let what = match e {
+                    Hdf4Error::External { .. } => "finding its external file",
+                    _ => "reading its HDF4 structure",
+                };
                 return Err(ScanError::Variable {
                     path: path.to_path_buf(),
                     variable: name,
-                    what: "reading its HDF4 structure".into(),
+                    what: what.into(),
                     source: e.into(),
-                })
+                });
             }
         }
     }

@@ -28,6 +28,7 @@ static LOCK: Mutex<()> = Mutex::new(());
 #[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
+    fn HXsetdir(dir: *const c_char) -> c_int;
 }
 
 #[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
@@ -194,6 +195,7 @@ impl Hdf4Dataset {
         let (mut start, mut edge) = (to_i32(starts)?, to_i32(edges)?);
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = self.select()?;
+        self.find_external_files_next_to_the_file();
         // SAFETY: `out` holds product(edge) values of `size` bytes; start/edge have rank entries.
         let status = unsafe {
             SDreaddata(open.sds, start.as_mut_ptr(), std::ptr::null_mut(), edge.as_mut_ptr(), out.as_mut_ptr().cast())
@@ -202,6 +204,17 @@ impl Hdf4Dataset {
             return Err(error(format!("libhdf4 cannot read {}", self.name.to_string_lossy())));
         }
         Ok(out)
+    }
+
+    /// Makes libhdf4 look for external files in the directory of the file first, as vzarr's scanner
+    /// does (`HXsetdir`; the caller holds the lock).
+    fn find_external_files_next_to_the_file(&self) {
+        let path = Path::new(self.file.to_str().unwrap_or_default());
+        let dir = path.parent().and_then(|d| CString::new(d.to_string_lossy().into_owned()).ok());
+        if let Some(dir) = dir {
+            // SAFETY: a NUL-terminated string, which libhdf4 copies.
+            unsafe { HXsetdir(dir.as_ptr()) };
+        }
     }
 
     /// The values as f64, with the `units` and `calendar` attributes.

@@ -14,6 +14,7 @@ use super::{fixtures, read_back};
 #[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
+    fn HXsetdir(dir: *const c_char) -> c_int;
 }
 
 #[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
@@ -35,7 +36,7 @@ static LIBHDF4: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const FAIL: c_int = -1;
 
 /// One data set as libhdf4 reads it: name, shape and native-endian values (`None` when libhdf4
-/// cannot read them: an external file it does not find from the test's directory).
+/// cannot read them).
 struct Read {
     name: String,
     shape: Vec<u64>,
@@ -61,6 +62,9 @@ fn libhdf4(path: &Path) -> Vec<Read> {
     // 32 dimensions, data of product(dims) * size bytes).
     unsafe {
         assert_eq!(Hishdf(name.as_ptr()), 1, "{} is not HDF4 to libhdf4", path.display());
+        // External files are looked for next to the file (vzarr's rule) before the working directory.
+        let dir = CString::new(path.parent().unwrap().to_str().unwrap()).unwrap();
+        HXsetdir(dir.as_ptr());
         let sd = SDstart(name.as_ptr(), DFACC_READ);
         assert_ne!(sd, FAIL, "SDstart {}", path.display());
         let (mut count, mut attrs) = (0, 0);

@@ -13,6 +13,7 @@ Prints one line per check and a closing "N passed, M failed" line; exits 1 when 
 """
 
 import argparse
+import os
 import sys
 
 import fsspec
@@ -32,6 +33,8 @@ def main():
     parser.add_argument("--concat")
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()
+    # libhdf4 finds external files next to the sources, as vzarr does (it reads HDFEXTDIR once).
+    os.environ["HDFEXTDIR"] = ":".join(dict.fromkeys(os.path.dirname(os.path.abspath(p)) for p in args.sources))
     print(f"zarr {zarr.__version__}, xarray {xr.__version__}")
     zarr.config.set({"array.rectilinear_chunks": True})
     fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
