@@ -6,12 +6,17 @@
 //! libhdf4 (`HXIbuildfilename` in `hextelt.c`) opens an absolute name that exists as it is; otherwise
 //! it looks for the name (an absolute one cut to its last component) in the directories set by
 //! `HXsetdir`, then in those of the `HDFEXTDIR` environment variable (colon-separated), then relative
-//! to the working directory. vzarr looks in the HDF4 file's own directory where libhdf4 looks in
-//! `HXsetdir`'s (`verify`'s oracle sets `HXsetdir` to that directory, so both read the same file), then
-//! in `HDFEXTDIR`'s, and never relative to the working directory, so a scan does not depend on where it
-//! runs. For an object-store source the name (its last component when absolute) is resolved against
-//! the object's URL and fingerprinted with a HEAD request. The store declares the external file's
-//! location like any source, so a reader must authorize it as it authorizes the HDF4 file's.
+//! to the working directory. vzarr looks for the name, an absolute one cut to its last component, in
+//! the HDF4 file's own directory where libhdf4 looks in `HXsetdir`'s (`verify`'s oracle sets
+//! `HXsetdir` to that directory, so both read the same file), then in `HDFEXTDIR`'s, and never
+//! relative to the working directory, so a scan does not depend on where it runs. For an object-store
+//! source the name is resolved against the object's URL and fingerprinted with a HEAD request.
+//!
+//! A file names its external files itself, and a scan authorizes the directories of its sources for
+//! reading: so an external file must lie inside the directory it is found from. An absolute name is
+//! never opened as it is, a name with `..` is refused, and a local file reached through a symbolic
+//! link out of the directory is refused, so a crafted file cannot make vzarr reference (and trust)
+//! `/home/user/.ssh/id_rsa`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -74,38 +79,45 @@ fn error(name: &str, reason: impl Into<String>) -> Hdf4Error {
     Hdf4Error::External { name: name.to_string(), reason: reason.into() }
 }
 
-/// The last component of an absolute name, the name itself otherwise.
-fn relative_part(name: &str) -> &str {
-    if name.starts_with('/') {
-        name.rsplit('/').next().unwrap_or(name)
-    } else {
-        name
+/// The last component of an absolute name, the name itself otherwise; refused when it climbs out of
+/// its directory (`..`) or is empty.
+fn relative_part(name: &str) -> Result<&str, Hdf4Error> {
+    let relative = if name.starts_with('/') { name.rsplit('/').next().unwrap_or_default() } else { name };
+    if relative.is_empty() || relative.split('/').any(|part| part == "..") {
+        return Err(error(
+            name,
+            "names a file outside the HDF4 file's directory (vzarr reads external files only there)",
+        ));
     }
+    Ok(relative)
 }
 
 /// The fingerprint of external file `name` of an HDF4 file in `dir`.
 fn local(dir: &Path, name: &str) -> Result<SourceFile, Hdf4Error> {
-    let mut candidates = Vec::new();
-    if name.starts_with('/') {
-        candidates.push(PathBuf::from(name));
+    let relative = relative_part(name)?;
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(more) = std::env::var_os("HDFEXTDIR") {
+        let more = more.to_string_lossy().into_owned();
+        dirs.extend(more.split(':').filter(|d| !d.is_empty()).map(PathBuf::from));
     }
-    let relative = relative_part(name);
-    candidates.push(dir.join(relative));
-    if let Some(dirs) = std::env::var_os("HDFEXTDIR") {
-        let dirs = dirs.to_string_lossy().into_owned();
-        candidates.extend(dirs.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(relative)));
-    }
-    let Some(found) = candidates.iter().find(|c| c.is_file()) else {
-        let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    let Some(base) = dirs.iter().find(|d| d.join(relative).is_file()) else {
+        let looked: Vec<String> = dirs.iter().map(|d| d.join(relative).display().to_string()).collect();
         return Err(error(name, format!("not found (looked for {})", looked.join(", "))));
     };
-    let absolute = std::path::absolute(found).map_err(|e| error(name, format!("{}: {e}", found.display())))?;
-    crate::source::fingerprint(&absolute).map_err(|e| error(name, format!("{}: {e}", absolute.display())))
+    let found = base.join(relative);
+    let io = |e: std::io::Error| error(name, format!("{}: {e}", found.display()));
+    let real = std::fs::canonicalize(&found).map_err(io)?;
+    if !real.starts_with(std::fs::canonicalize(base).map_err(io)?) {
+        let reason = format!("{} leads out of {} (a symbolic link)", found.display(), base.display());
+        return Err(error(name, reason));
+    }
+    let absolute = std::path::absolute(&found).map_err(io)?;
+    crate::source::fingerprint(&absolute).map_err(io)
 }
 
 /// The fingerprint of external file `name` of the HDF4 object at `url` (a HEAD request).
 fn remote(url: &url::Url, name: &str, options: &ScanOptions) -> Result<SourceFile, Hdf4Error> {
-    let target = url.join(relative_part(name)).map_err(|e| error(name, format!("not a path next to {url}: {e}")))?;
+    let target = url.join(relative_part(name)?).map_err(|e| error(name, format!("not a path next to {url}: {e}")))?;
     let Some(runtime) = &options.runtime else {
         return Err(error(name, format!("{target}: reading it needs ScanOptions::runtime")));
     };
@@ -125,8 +137,27 @@ mod tests {
 
     #[test]
     fn absolute_names_are_looked_for_by_their_last_component() {
-        assert_eq!(relative_part("/data/run1/ext.bin"), "ext.bin");
-        assert_eq!(relative_part("sub/ext.bin"), "sub/ext.bin");
+        assert_eq!(relative_part("/data/run1/ext.bin").unwrap(), "ext.bin");
+        assert_eq!(relative_part("sub/ext.bin").unwrap(), "sub/ext.bin");
+        for outside in ["../secret", "sub/../../secret", "/data/"] {
+            assert!(relative_part(outside).is_err(), "{outside}");
+        }
+    }
+
+    #[test]
+    fn files_out_of_the_directory_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = dir.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::write(dir.path().join("secret"), b"s").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), inner.join("link.bin")).unwrap();
+        let err = local(&inner, "link.bin").unwrap_err().to_string();
+        assert!(err.contains("leads out of"), "{err}");
+        let err = local(&inner, "../secret").unwrap_err().to_string();
+        assert!(err.contains("outside the HDF4 file's directory"), "{err}");
+        // An absolute name is looked for by its last component, in the directory only.
+        let absolute = dir.path().join("secret").display().to_string();
+        assert!(local(&inner, &absolute).unwrap_err().to_string().contains("not found"));
     }
 
     #[test]
