@@ -10,6 +10,9 @@ mod oracle;
 #[path = "hdf4/cli.rs"]
 mod cli;
 
+#[path = "hdf4/vgroups.rs"]
+mod vgroups;
+
 #[path = "hdf4/hostile.rs"]
 mod hostile;
 

@@ -14,7 +14,9 @@
 //! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
 //!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
 //!   (`hdf4/eos`).
-//! - Data sets stay at the root, as the SD interface lists them: vgroups are not made groups.
+//! - Vgroups of the V interface are groups, with their attributes, and a data set a vgroup holds is
+//!   an array of its group (`hdf4/groups`); data sets no vgroup holds, and those of HDF-EOS2 grids and
+//!   swaths, stay at the root, as the SD interface lists them.
 //! - Hostile files: every length is checked against the file size before anything is allocated,
 //!   chains of DD blocks and of linked blocks are followed with visited sets, and a malformed
 //!   structure is a one-line error naming it.
@@ -29,6 +31,7 @@ mod decode;
 mod eos;
 mod errors;
 mod external;
+mod groups;
 mod sds;
 mod special;
 mod vobjects;
@@ -82,36 +85,13 @@ pub fn scan_hdf4(
     dataset.sources.push(source);
     let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
     dataset.groups.push(GroupNode { path: String::new(), attributes });
-    let mut names = std::collections::HashSet::new();
-    let mut externals = external::ExternalFiles::new(path, options);
-    for (name, read) in sd.datasets {
-        let sources = &mut dataset.sources;
-        let mut external = |file_name: &str| externals.source(file_name, sources);
-        let built = read.and_then(|sds| array::build(file, &index, &sds, options, &mut external));
-        match built {
-            Ok(_) if names.contains(&name) => {
-                let problem = "a second data set of this name (vzarr keeps the first)".to_string();
-                unsupported(path, &name, problem, options, &mut dataset.warnings)?;
-            }
-            Ok(array) => {
-                names.insert(name);
-                dataset.arrays.push(array);
-            }
-            Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
-            Err(e) => {
-                let what = match e {
-                    Hdf4Error::External { .. } => "finding its external file",
-                    _ => "reading its HDF4 structure",
-                };
-                return Err(ScanError::Variable {
-                    path: path.to_path_buf(),
-                    variable: name,
-                    what: what.into(),
-                    source: e.into(),
-                });
-            }
-        }
+    let placement = groups::place(&sd.vgroups, &sd.var_of).map_err(open)?;
+    for (group, refs) in &placement.groups {
+        let attributes = sds::vgroup_attributes(file, &index, refs).map_err(open)?;
+        let attributes = attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
+        dataset.groups.push(GroupNode { path: group.clone(), attributes });
     }
+    add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
     for array in &mut dataset.arrays {
@@ -128,6 +108,51 @@ pub fn scan_hdf4(
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)
+}
+
+/// The arrays of data sets `datasets` (name, `Var0.0` ref, read), each in its vgroup's group.
+fn add_datasets(
+    path: &Path,
+    (file, index): (&dyn ByteSource, &dd::DdIndex),
+    datasets: Vec<(String, u16, Result<sds::Sds, Hdf4Error>)>,
+    placement: &groups::Placement,
+    options: &ScanOptions,
+    dataset: &mut VirtualDataset,
+) -> Result<(), ScanError> {
+    let mut names: std::collections::HashSet<String> = placement.groups.iter().map(|(g, _)| g.clone()).collect();
+    let mut externals = external::ExternalFiles::new(path, options);
+    for (name, var, read) in datasets {
+        let name = placement.of_var.get(&var).map_or(name.clone(), |group| format!("{group}/{name}"));
+        let sources = &mut dataset.sources;
+        let mut external = |file_name: &str| externals.source(file_name, sources);
+        let built = read.and_then(|sds| array::build(file, index, &sds, options, &mut external));
+        match built {
+            Ok(_) if names.contains(&name) => {
+                let problem = "a second data set or a vgroup of this name (vzarr keeps the first)".to_string();
+                unsupported(path, &name, problem, options, &mut dataset.warnings)?;
+            }
+            Ok(mut array) => {
+                array.path = name.clone();
+                names.insert(name);
+                dataset.arrays.push(array);
+            }
+            Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
+            Err(e) => {
+                let what = match e {
+                    Hdf4Error::External { .. } => "finding its external file",
+                    _ => "reading its HDF4 structure",
+                };
+                let source = e.into();
+                return Err(ScanError::Variable {
+                    path: path.to_path_buf(),
+                    variable: name,
+                    what: what.into(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) and

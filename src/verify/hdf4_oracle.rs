@@ -35,6 +35,7 @@ extern "C" {
 extern "C" {
     fn SDstart(name: *const c_char, access: i32) -> i32;
     fn SDnametoindex(sd: i32, name: *const c_char) -> i32;
+    fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
     fn SDselect(sd: i32, index: i32) -> i32;
     fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
     fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
@@ -59,7 +60,10 @@ fn error(message: String) -> netcdf::Error {
 /// One data set of an HDF4 file, by name.
 pub(crate) struct Hdf4Dataset {
     file: CString,
+    /// The data set's name (the last component of an array path in a vgroup's group).
     name: CString,
+    /// Whether the array is in a vgroup's group: the name must then be the only data set of it.
+    in_group: bool,
     shape: Vec<u64>,
     number_type: i32,
     /// The values of an HDF-EOS2 grid coordinate (not a data set of the file).
@@ -87,7 +91,9 @@ impl Hdf4Dataset {
     pub(crate) fn open(file: &Path, name: &str) -> Result<Self, netcdf::Error> {
         let c = |s: &str| CString::new(s).map_err(|_| error(format!("{s}: a NUL in the name")));
         let file = c(&file.to_string_lossy())?;
-        let mut dataset = Hdf4Dataset { file, name: c(name)?, shape: Vec::new(), number_type: 0, derived: None };
+        let (in_group, last) = (name.contains('/'), name.rsplit('/').next().unwrap_or(name));
+        let mut dataset =
+            Hdf4Dataset { file, name: c(last)?, in_group, shape: Vec::new(), number_type: 0, derived: None };
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = match dataset.select() {
             Ok(open) => open,
@@ -134,6 +140,10 @@ impl Hdf4Dataset {
             if sd == FAIL {
                 return Err(error(format!("{}: libhdf4 cannot open it", self.file.to_string_lossy())));
             }
+            if self.in_group && self.count_named(sd) > 1 {
+                SDend(sd);
+                return Err(error(format!("several data sets named {name}: libhdf4's SD interface cannot tell which")));
+            }
             let index = SDnametoindex(sd, self.name.as_ptr());
             let sds = if index == FAIL { FAIL } else { SDselect(sd, index) };
             if sds == FAIL {
@@ -144,7 +154,34 @@ impl Hdf4Dataset {
         }
     }
 
-    /// The shape and bytes per value, as libhdf4 reports them.
+    /// How many data sets of file `sd` have this name (the SD interface names them, not their
+    /// vgroups: a name in a vgroup's group is compared only when it is the file's only one).
+    fn count_named(&self, sd: i32) -> usize {
+        let (mut count, mut attributes) = (0, 0);
+        // SAFETY: ids checked before use; `buf` holds libhdf4's longest name and `dims` its most
+        // dimensions.
+        unsafe {
+            if SDfileinfo(sd, &mut count, &mut attributes) == FAIL {
+                return 0;
+            }
+            (0..count)
+                .filter(|&i| {
+                    let sds = SDselect(sd, i);
+                    let mut buf = [0 as c_char; 256];
+                    let (mut rank, mut nt, mut nattrs, mut dims) = (0, 0, 0, [0i32; MAX_RANK]);
+                    let named = sds != FAIL
+                        && SDgetinfo(sds, buf.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) != FAIL
+                        && CStr::from_ptr(buf.as_ptr()) == self.name.as_c_str();
+                    if sds != FAIL {
+                        SDendaccess(sds);
+                    }
+                    named
+                })
+                .count()
+        }
+    }
+
+    /// The shape and bytes per value, as libhdf4 reads them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let size = u32::try_from(self.number_type)
             .ok()

@@ -73,7 +73,10 @@ def check_one(store, source):
     results = Results()
     sd = SD(source, SDC.READ)
     names = set(sd.datasets())
-    for name, array in group.arrays():
+    # Arrays of vgroups' groups too (named by their data set: pyhdf selects data sets by name).
+    members = [(path, node) for path, node in group.members(max_depth=None) if isinstance(node, zarr.Array)]
+    for path, array in members:
+        name = path.rsplit("/", 1)[-1]
         if name not in names:
             continue  # coordinates vzarr derives (HDF-EOS2 grids)
 
@@ -91,7 +94,7 @@ def check_one(store, source):
                 raise AssertionError(f"values differ: {ours!r} vs pyhdf {theirs!r}")
             return f"{theirs.shape} {theirs.dtype}"
 
-        results.check(f"{source}:{name} values", values)
+        results.check(f"{source}:{path} values", values)
     return results.summary()
 
 
