@@ -17,9 +17,9 @@ mod tail;
 
 pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, detect_format_of, FileFormat};
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use hdf4::NumberType as Hdf4NumberType;
 pub use hdf4::{scan_hdf4, Hdf4Error, Hdf4Scanner};
 pub use hdf5::{scan_hdf5, Hdf5Scanner};
@@ -242,7 +242,11 @@ pub fn scan_url(
     let dataset = match detect_format_of(&name, bytes.as_ref())? {
         FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
-        FileFormat::Hdf4 => hdf4::scan_hdf4(&name, bytes, fingerprint, options)?,
+        FileFormat::Hdf4 => {
+            // External files of data sets are fingerprinted through the same runtime and stores.
+            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
+            hdf4::scan_hdf4(&name, bytes, fingerprint, &options)?
+        }
     };
     check_references(&name, &dataset)?;
     let fetched = cached.stats();

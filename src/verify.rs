@@ -7,7 +7,6 @@
 //! (`remote`, `copies`).
 
 mod copies;
-#[cfg(feature = "hdf4-oracle")]
 mod hdf4_oracle;
 mod hdf5_fallback;
 mod keys;

@@ -1,11 +1,17 @@
 //! The HDF4 scanner: every fixture of `fixtures/hdf4` (written by `make_fixtures.py` with pyhdf and
-//! `hrepack`) is scanned, written as a native store and read back through vzarr's reader; with the
-//! `hdf4-oracle` feature every value is compared with libhdf4 (`SDreaddata`) reading the same file at
-//! test time. Hostile files (truncated, bad offsets, loops, absurd sizes) give one-line errors.
+//! `hrepack`) is scanned, written as a native store and read back through vzarr's reader; every value is
+//! compared with libhdf4 (`SDreaddata`, the alt build `verify` links) reading the same file at test
+//! time, and `vzarr verify` proves the stores. Hostile files (truncated, bad offsets, loops, absurd sizes) give one-line errors.
 
-#[cfg(feature = "hdf4-oracle")]
 #[path = "hdf4/oracle.rs"]
 mod oracle;
+
+#[cfg(all(feature = "cli", feature = "verify"))]
+#[path = "hdf4/cli.rs"]
+mod cli;
+
+#[path = "hdf4/vgroups.rs"]
+mod vgroups;
 
 #[path = "hdf4/hostile.rs"]
 mod hostile;
@@ -242,23 +248,6 @@ fn xarray_opens_combined_granules_with_named_dimensions() {
     eprintln!("{stdout}");
 }
 
-/// Without libhdf4 (the `hdf4-oracle` feature), `verify` says why it cannot read an HDF4 source.
-#[cfg(all(feature = "verify", not(feature = "hdf4-oracle")))]
-#[test]
-fn verify_without_libhdf4_says_which_feature_reads_hdf4() {
-    let dataset = scan_file(&fixture("types.hdf"), &ScanOptions::default()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store_path = dir.path().join("store.vzarr");
-    let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
-    let store =
-        BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers())).unwrap();
-    let runtime = vzarr::pipeline::runtime().unwrap();
-    let verdicts =
-        runtime.block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {})).unwrap();
-    let error = verdicts[0].error.as_deref().unwrap_or_default();
-    assert!(error.contains("hdf4-oracle"), "{verdicts:?}");
-}
-
 #[test]
 fn vdata_tables_are_left_out_with_a_warning() {
     let dataset = scan_file(&fixture("tables.hdf"), &ScanOptions::default()).unwrap();
@@ -269,14 +258,56 @@ fn vdata_tables_are_left_out_with_a_warning() {
     assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
 }
 
+/// Data in an external file (`SDsetexternalfile`) is referenced in that file, found next to the HDF4
+/// file whatever the working directory (the values equal libhdf4's: `oracle`).
 #[test]
-fn data_in_an_external_file_is_refused_per_variable() {
-    let err = scan_file(&fixture("chunked_partial.hdf"), &ScanOptions::default()).unwrap_err().to_string();
-    assert!(err.contains("external: ") && err.contains("external file"), "{err}");
-    let options = ScanOptions { skip_unsupported: true, ..Default::default() };
-    let dataset = scan_file(&fixture("chunked_partial.hdf"), &options).unwrap();
-    assert!(dataset.warnings.iter().any(|w| w.variable == "external"), "{:?}", dataset.warnings);
-    assert!(dataset.arrays.iter().any(|a| a.path == "partial"));
+fn data_in_an_external_file_is_referenced_in_it() {
+    assert_eq!(storage_of("chunked_partial.hdf", "external"), (1, 0, 0, vec!["bytes"]));
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["chunked_partial.hdf", "external_data.bin"] {
+        std::fs::copy(fixture(name), dir.path().join(name)).unwrap();
+    }
+    let copy = dir.path().join("chunked_partial.hdf");
+    let (dataset, arrays) = read_back(&copy, &ScanOptions::default());
+    assert_eq!(dataset.sources.len(), 2);
+    let external = dataset.sources.get(1).unwrap();
+    assert!(external.location.ends_with("/external_data.bin"), "{external:?}");
+    assert!(external.location.contains(&dir.path().to_string_lossy().into_owned()), "{external:?}");
+    let (_, original) = read_back(&fixture("chunked_partial.hdf"), &ScanOptions::default());
+    assert_eq!(arrays, original, "the copy reads as the original");
+}
+
+#[test]
+fn a_missing_external_file_is_a_one_line_error_naming_file_and_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("chunked_partial.hdf");
+    std::fs::copy(fixture("chunked_partial.hdf"), &copy).unwrap();
+    for skip_unsupported in [false, true] {
+        let options = ScanOptions { skip_unsupported, ..Default::default() };
+        let err = scan_file(&copy, &options).unwrap_err().to_string();
+        assert!(!err.contains('\n'), "{err}");
+        assert!(err.starts_with(&format!("{}: external: ", copy.display())), "{err}");
+        assert!(err.contains("\"external_data.bin\": not found"), "{err}");
+        assert!(err.contains(&dir.path().join("external_data.bin").display().to_string()), "{err}");
+    }
+}
+
+/// Combining points each file's references at that file alone: files with external data are refused
+/// by name, never combined into wrong references.
+#[test]
+fn files_with_external_data_are_not_combined() {
+    let dir = tempfile::tempdir().unwrap();
+    for day in ["A2024001", "A2024002"] {
+        std::fs::create_dir(dir.path().join(day)).unwrap();
+        for name in ["chunked_partial.hdf", "external_data.bin"] {
+            std::fs::copy(fixture(name), dir.path().join(day).join(name)).unwrap();
+        }
+    }
+    let pattern = format!("{}/A*/chunked_partial.hdf", dir.path().display());
+    let err = Archive::new([pattern]).concat(r"day=path:A(\d{7})").unwrap().history(false).scan().unwrap_err();
+    let err = err.to_string();
+    assert!(err.contains("chunked_partial.hdf") && err.contains("external_data.bin"), "{err}");
+    assert!(err.contains("an external file"), "{err}");
 }
 
 /// Decoded values are stored in slabs along the first dimension, as contiguous data is referenced.

@@ -8,17 +8,20 @@
 //!   attributes go on the root group; dimension scales are one-dimensional coordinate arrays.
 //! - Contiguous data is referenced as slabs, chunked data one reference per chunk of the chunk table,
 //!   deflate as `numcodecs.zlib`, linked blocks of whole rows one reference per block. Other linked
-//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. szip, JPEG and external files are refused per variable (left out with a
-//!   warning under `skip_unsupported`).
+//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. Data in an external
+//!   file is referenced in that file, one more source of the dataset (`hdf4/external`). szip and JPEG
+//!   are refused per variable (left out with a warning under `skip_unsupported`).
 //! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
 //!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
 //!   (`hdf4/eos`).
-//! - Data sets stay at the root, as the SD interface lists them: vgroups are not made groups.
+//! - Vgroups of the V interface are groups, with their attributes, and a data set a vgroup holds is
+//!   an array of its group (`hdf4/groups`); data sets no vgroup holds, and those of HDF-EOS2 grids and
+//!   swaths, stay at the root, as the SD interface lists them.
 //! - Hostile files: every length is checked against the file size before anything is allocated,
 //!   chains of DD blocks and of linked blocks are followed with visited sets, and a malformed
 //!   structure is a one-line error naming it.
 //!
-//! HDF4 Specification and Developer's Guide (version 4.2); `REFERENCE.md` section 15.
+//! Format: the HDF4 Specification and Developer's Guide (version 4.2).
 
 mod array;
 mod combining;
@@ -27,6 +30,8 @@ mod dd;
 mod decode;
 mod eos;
 mod errors;
+mod external;
+mod groups;
 mod sds;
 mod special;
 mod vobjects;
@@ -44,9 +49,9 @@ use crate::manifest::SourceFile;
 use crate::source::ByteSource;
 
 pub(crate) use dd::SIGNATURE;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use eos::geo_coordinates;
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) use sds::NumberType;
 
 /// Scans HDF4 files (the SD interface's scientific data sets).
@@ -80,29 +85,13 @@ pub fn scan_hdf4(
     dataset.sources.push(source);
     let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
     dataset.groups.push(GroupNode { path: String::new(), attributes });
-    let mut names = std::collections::HashSet::new();
-    for (name, read) in sd.datasets {
-        let built = read.and_then(|sds| array::build(file, &index, &sds, options));
-        match built {
-            Ok(_) if names.contains(&name) => {
-                let problem = "a second data set of this name (vzarr keeps the first)".to_string();
-                unsupported(path, &name, problem, options, &mut dataset.warnings)?;
-            }
-            Ok(array) => {
-                names.insert(name);
-                dataset.arrays.push(array);
-            }
-            Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
-            Err(e) => {
-                return Err(ScanError::Variable {
-                    path: path.to_path_buf(),
-                    variable: name,
-                    what: "reading its HDF4 structure".into(),
-                    source: e.into(),
-                })
-            }
-        }
+    let placement = groups::place(&sd.vgroups, &sd.var_of).map_err(open)?;
+    for (group, refs) in &placement.groups {
+        let attributes = sds::vgroup_attributes(file, &index, refs).map_err(open)?;
+        let attributes = attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
+        dataset.groups.push(GroupNode { path: group.clone(), attributes });
     }
+    add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
     for array in &mut dataset.arrays {
@@ -119,6 +108,51 @@ pub fn scan_hdf4(
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)
+}
+
+/// The arrays of data sets `datasets` (name, `Var0.0` ref, read), each in its vgroup's group.
+fn add_datasets(
+    path: &Path,
+    (file, index): (&dyn ByteSource, &dd::DdIndex),
+    datasets: Vec<(String, u16, Result<sds::Sds, Hdf4Error>)>,
+    placement: &groups::Placement,
+    options: &ScanOptions,
+    dataset: &mut VirtualDataset,
+) -> Result<(), ScanError> {
+    let mut names: std::collections::HashSet<String> = placement.groups.iter().map(|(g, _)| g.clone()).collect();
+    let mut externals = external::ExternalFiles::new(path, options);
+    for (name, var, read) in datasets {
+        let name = placement.of_var.get(&var).map_or(name.clone(), |group| format!("{group}/{name}"));
+        let sources = &mut dataset.sources;
+        let mut external = |file_name: &str| externals.source(file_name, sources);
+        let built = read.and_then(|sds| array::build(file, index, &sds, options, &mut external));
+        match built {
+            Ok(_) if names.contains(&name) => {
+                let problem = "a second data set or a vgroup of this name (vzarr keeps the first)".to_string();
+                unsupported(path, &name, problem, options, &mut dataset.warnings)?;
+            }
+            Ok(mut array) => {
+                array.path = name.clone();
+                names.insert(name);
+                dataset.arrays.push(array);
+            }
+            Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
+            Err(e) => {
+                let what = match e {
+                    Hdf4Error::External { .. } => "finding its external file",
+                    _ => "reading its HDF4 structure",
+                };
+                let source = e.into();
+                return Err(ScanError::Variable {
+                    path: path.to_path_buf(),
+                    variable: name,
+                    what: what.into(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Objects of other HDF4 interfaces the scan does not read: raster images (GR, DFR8, DF24) and

@@ -1,6 +1,14 @@
 //! libhdf4 as the oracle for HDF4 sources (Debian's libnetcdf is built without HDF4): a data set read
 //! with the SD interface of libmfhdf (`SDstart`, `SDselect`, `SDreaddata`), independent of vzarr's own
-//! HDF4 reader. Only with the `hdf4-oracle` feature, which links libmfhdf and libdf.
+//! HDF4 reader. Part of the `verify` feature.
+//!
+//! The library linked is the "alt" build of libhdf4 (Debian `libhdf4-0-alt`: `libmfhdfalt.so.0`,
+//! `libdfalt.so.0`), configured without libhdf4's netCDF-2 API: the plain `libmfhdf` exports `ncopen`,
+//! `ncvarget`, `NC_check_id`, ... which shadow libnetcdf's in one process (libnetcdf then fails with
+//! "65536 is not a valid cdfid"), while the alt build renames them (`sd_ncopen`, ...) and shares no
+//! exported symbol with libnetcdf or libhdf5. The shared objects are named by their soname (`+verbatim`),
+//! so only the runtime package is needed: `libhdf4-alt-dev` conflicts with `libhdf4-dev`, which the
+//! fixture tools (`hdf4-tools`) come with, and vzarr declares the few functions it calls itself.
 //!
 //! The `XDim`/`YDim` coordinates vzarr derives for an HDF-EOS2 geographic grid are not data sets:
 //! they are derived again here from the structural metadata as libhdf4 reads it.
@@ -15,17 +23,19 @@ use std::sync::Mutex;
 /// Serialises every libhdf4 call.
 static LOCK: Mutex<()> = Mutex::new(());
 
-// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
-// keeps libdf linked under `--as-needed`.
-#[link(name = "df")]
+// Debian's libmfhdfalt does not record its dependency on libdfalt: calling a libdfalt function
+// (`Hishdf`) keeps libdfalt linked under `--as-needed`.
+#[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
+    fn HXsetdir(dir: *const c_char) -> c_int;
 }
 
-#[link(name = "mfhdf")]
+#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn SDstart(name: *const c_char, access: i32) -> i32;
     fn SDnametoindex(sd: i32, name: *const c_char) -> i32;
+    fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
     fn SDselect(sd: i32, index: i32) -> i32;
     fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
     fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
@@ -50,7 +60,10 @@ fn error(message: String) -> netcdf::Error {
 /// One data set of an HDF4 file, by name.
 pub(crate) struct Hdf4Dataset {
     file: CString,
+    /// The data set's name (the last component of an array path in a vgroup's group).
     name: CString,
+    /// Whether the array is in a vgroup's group: the name must then be the only data set of it.
+    in_group: bool,
     shape: Vec<u64>,
     number_type: i32,
     /// The values of an HDF-EOS2 grid coordinate (not a data set of the file).
@@ -78,7 +91,9 @@ impl Hdf4Dataset {
     pub(crate) fn open(file: &Path, name: &str) -> Result<Self, netcdf::Error> {
         let c = |s: &str| CString::new(s).map_err(|_| error(format!("{s}: a NUL in the name")));
         let file = c(&file.to_string_lossy())?;
-        let mut dataset = Hdf4Dataset { file, name: c(name)?, shape: Vec::new(), number_type: 0, derived: None };
+        let (in_group, last) = (name.contains('/'), name.rsplit('/').next().unwrap_or(name));
+        let mut dataset =
+            Hdf4Dataset { file, name: c(last)?, in_group, shape: Vec::new(), number_type: 0, derived: None };
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = match dataset.select() {
             Ok(open) => open,
@@ -125,6 +140,10 @@ impl Hdf4Dataset {
             if sd == FAIL {
                 return Err(error(format!("{}: libhdf4 cannot open it", self.file.to_string_lossy())));
             }
+            if self.in_group && self.count_named(sd) > 1 {
+                SDend(sd);
+                return Err(error(format!("several data sets named {name}: libhdf4's SD interface cannot tell which")));
+            }
             let index = SDnametoindex(sd, self.name.as_ptr());
             let sds = if index == FAIL { FAIL } else { SDselect(sd, index) };
             if sds == FAIL {
@@ -135,7 +154,34 @@ impl Hdf4Dataset {
         }
     }
 
-    /// The shape and bytes per value, as libhdf4 reports them.
+    /// How many data sets of file `sd` have this name (the SD interface names them, not their
+    /// vgroups: a name in a vgroup's group is compared only when it is the file's only one).
+    fn count_named(&self, sd: i32) -> usize {
+        let (mut count, mut attributes) = (0, 0);
+        // SAFETY: ids checked before use; `buf` holds libhdf4's longest name and `dims` its most
+        // dimensions.
+        unsafe {
+            if SDfileinfo(sd, &mut count, &mut attributes) == FAIL {
+                return 0;
+            }
+            (0..count)
+                .filter(|&i| {
+                    let sds = SDselect(sd, i);
+                    let mut buf = [0 as c_char; 256];
+                    let (mut rank, mut nt, mut nattrs, mut dims) = (0, 0, 0, [0i32; MAX_RANK]);
+                    let named = sds != FAIL
+                        && SDgetinfo(sds, buf.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) != FAIL
+                        && CStr::from_ptr(buf.as_ptr()) == self.name.as_c_str();
+                    if sds != FAIL {
+                        SDendaccess(sds);
+                    }
+                    named
+                })
+                .count()
+        }
+    }
+
+    /// The shape and bytes per value, as libhdf4 reads them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let size = u32::try_from(self.number_type)
             .ok()
@@ -186,6 +232,7 @@ impl Hdf4Dataset {
         let (mut start, mut edge) = (to_i32(starts)?, to_i32(edges)?);
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = self.select()?;
+        self.find_external_files_next_to_the_file();
         // SAFETY: `out` holds product(edge) values of `size` bytes; start/edge have rank entries.
         let status = unsafe {
             SDreaddata(open.sds, start.as_mut_ptr(), std::ptr::null_mut(), edge.as_mut_ptr(), out.as_mut_ptr().cast())
@@ -194,6 +241,17 @@ impl Hdf4Dataset {
             return Err(error(format!("libhdf4 cannot read {}", self.name.to_string_lossy())));
         }
         Ok(out)
+    }
+
+    /// Makes libhdf4 look for external files in the directory of the file first, as vzarr's scanner
+    /// does (`HXsetdir`; the caller holds the lock).
+    fn find_external_files_next_to_the_file(&self) {
+        let path = Path::new(self.file.to_str().unwrap_or_default());
+        let dir = path.parent().and_then(|d| CString::new(d.to_string_lossy().into_owned()).ok());
+        if let Some(dir) = dir {
+            // SAFETY: a NUL-terminated string, which libhdf4 copies.
+            unsafe { HXsetdir(dir.as_ptr()) };
+        }
     }
 
     /// The values as f64, with the `units` and `calendar` attributes.

@@ -1,6 +1,6 @@
 //! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
 //! or through libhdf5 itself for HDF5 datasets libnetcdf does not list, or through libhdf4 for HDF4
-//! files (with the `hdf4-oracle` feature).
+//! files (libmfhdfalt: libhdf4 built without its netCDF-2 API, see `hdf4_oracle`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,17 +40,8 @@ impl OracleFiles {
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
         let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
         if matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
-            #[cfg(feature = "hdf4-oracle")]
-            {
-                let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
-                return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4 });
-            }
-            #[cfg(not(feature = "hdf4-oracle"))]
-            return Err(netcdf::Error::Str(
-                "an HDF4 source: libnetcdf cannot read it; vzarr reads it with libhdf4 when built with the \
-                 hdf4-oracle feature"
-                    .into(),
-            ));
+            let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
+            return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4 });
         }
         let file = match self.open.iter().position(|(l, _)| l == location) {
             Some(i) => {
@@ -72,7 +63,6 @@ impl OracleFiles {
                             file: None,
                             path: path.to_string(),
                             hdf5: Some(dataset),
-                            #[cfg(feature = "hdf4-oracle")]
                             hdf4: None,
                         });
                     }
@@ -83,13 +73,7 @@ impl OracleFiles {
                 file
             }
         };
-        let mut oracle = OracleVariable {
-            file: Some(file),
-            path: path.to_string(),
-            hdf5: None,
-            #[cfg(feature = "hdf4-oracle")]
-            hdf4: None,
-        };
+        let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None, hdf4: None };
         use netcdf::types::{FloatType, NcVariableType};
         match oracle.read(|var| match var.vartype() {
             NcVariableType::String => Ok(Some(Hdf5Dataset::is_fixed_length_string as fn(&Hdf5Dataset) -> bool)),
@@ -136,7 +120,6 @@ pub(crate) struct OracleVariable {
     /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
     hdf5: Option<Hdf5Dataset>,
     /// The data set of an HDF4 file, read by libhdf4.
-    #[cfg(feature = "hdf4-oracle")]
     hdf4: Option<super::hdf4_oracle::Hdf4Dataset>,
 }
 
@@ -151,7 +134,6 @@ impl OracleVariable {
     /// Reads `counts` indices from `starts` along the first dimensions and everything along the
     /// others (everything for a scalar), as native-endian bytes in C order.
     pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
-        #[cfg(feature = "hdf4-oracle")]
         if let Some(dataset) = &self.hdf4 {
             return dataset.read_box(starts, counts);
         }
@@ -182,7 +164,6 @@ impl OracleVariable {
 
     /// The variable's shape and element size in bytes, as libnetcdf reports them.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
-        #[cfg(feature = "hdf4-oracle")]
         if let Some(dataset) = &self.hdf4 {
             return dataset.shape();
         }
@@ -207,7 +188,6 @@ impl OracleVariable {
 
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
-        #[cfg(feature = "hdf4-oracle")]
         if let Some(dataset) = &self.hdf4 {
             return dataset.read_all();
         }
@@ -239,7 +219,6 @@ impl OracleVariable {
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
-        #[cfg(feature = "hdf4-oracle")]
         if let Some(dataset) = &self.hdf4 {
             return dataset.read_f64();
         }

@@ -8,14 +8,16 @@ use vzarr::ScanOptions;
 
 use super::{fixtures, read_back};
 
-// Debian's libmfhdf does not record its dependency on libdf: calling a libdf function (`Hishdf`)
-// keeps libdf linked under `--as-needed`.
-#[link(name = "df")]
+// libhdf4 built without its netCDF-2 API (Debian `libhdf4-0-alt`, as `verify` links it: the plain
+// libmfhdf's `ncopen`, ... would shadow libnetcdf's). Debian's libmfhdfalt does not record its
+// dependency on libdfalt: calling a libdfalt function (`Hishdf`) keeps libdfalt linked.
+#[link(name = "libdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
+    fn HXsetdir(dir: *const c_char) -> c_int;
 }
 
-#[link(name = "mfhdf")]
+#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn SDstart(name: *const c_char, access: i32) -> i32;
     fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
@@ -30,11 +32,11 @@ const DFACC_READ: i32 = 1;
 
 /// libhdf4 is not thread-safe: the tests of this module (the oracle here, `verify`'s in the library)
 /// take turns.
-static LIBHDF4: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static LIBHDF4: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const FAIL: c_int = -1;
 
 /// One data set as libhdf4 reads it: name, shape and native-endian values (`None` when libhdf4
-/// cannot read them: an external file it does not find from the test's directory).
+/// cannot read them).
 struct Read {
     name: String,
     shape: Vec<u64>,
@@ -60,6 +62,9 @@ fn libhdf4(path: &Path) -> Vec<Read> {
     // 32 dimensions, data of product(dims) * size bytes).
     unsafe {
         assert_eq!(Hishdf(name.as_ptr()), 1, "{} is not HDF4 to libhdf4", path.display());
+        // External files are looked for next to the file (vzarr's rule) before the working directory.
+        let dir = CString::new(path.parent().unwrap().to_str().unwrap()).unwrap();
+        HXsetdir(dir.as_ptr());
         let sd = SDstart(name.as_ptr(), DFACC_READ);
         assert_ne!(sd, FAIL, "SDstart {}", path.display());
         let (mut count, mut attrs) = (0, 0);
@@ -99,14 +104,17 @@ fn every_value_of_every_fixture_equals_libhdf4() {
         let left_out: Vec<&str> =
             dataset.warnings.iter().map(|w| w.variable.as_str()).filter(|v| !v.is_empty()).collect();
         let expected = libhdf4(&path);
+        // A data set a vgroup holds is an array of its group (`vgroups`).
+        let groups = super::vgroups::tree(&path).of_dataset;
+        let path_of = |name: &str| groups.get(name).map_or(name.to_string(), |g| format!("{g}/{name}"));
         for read in &expected {
-            if left_out.contains(&read.name.as_str()) {
+            if left_out.contains(&path_of(&read.name).as_str()) {
                 eprintln!("{}: {}: left out by vzarr", path.display(), read.name);
                 continue;
             }
             let (_, shape, bytes) = arrays
                 .iter()
-                .find(|(name, ..)| *name == read.name)
+                .find(|(name, ..)| *name == path_of(&read.name))
                 .unwrap_or_else(|| panic!("{}: vzarr has no array {}", path.display(), read.name));
             assert_eq!(shape, &read.shape, "{}: {}: shape", path.display(), read.name);
             let theirs =
@@ -114,8 +122,11 @@ fn every_value_of_every_fixture_equals_libhdf4() {
             assert!(bytes == theirs, "{}: {}: values differ from libhdf4's", path.display(), read.name);
         }
         // Beyond libhdf4's data sets, vzarr adds only the coordinates of HDF-EOS2 geographic grids.
-        let extra: Vec<&str> =
-            arrays.iter().map(|(n, ..)| n.as_str()).filter(|n| !expected.iter().any(|r| r.name == *n)).collect();
+        let extra: Vec<&str> = arrays
+            .iter()
+            .map(|(n, ..)| n.as_str())
+            .filter(|n| !expected.iter().any(|r| path_of(&r.name) == *n))
+            .collect();
         assert!(extra.iter().all(|n| ["XDim", "YDim"].contains(n)), "{}: extra arrays {extra:?}", path.display());
         assert_eq!(arrays.len() - extra.len(), expected.len() - left_out.len(), "{}: array count", path.display());
     }
@@ -123,6 +134,7 @@ fn every_value_of_every_fixture_equals_libhdf4() {
 
 /// `verify` (libhdf4 as its oracle) on the store of every fixture: every array is proven equal (the
 /// coordinates of HDF-EOS2 grids against the structural metadata libhdf4 reads).
+#[cfg(feature = "verify")]
 #[test]
 fn verify_proves_hdf4_stores() {
     use vzarr::pipeline::{write_dataset, Format, Output};
@@ -145,5 +157,35 @@ fn verify_proves_hdf4_stores() {
             assert!(v.ok(), "{}: {}: {v:?}", path.display(), v.path);
         }
         assert_eq!(verdicts.len(), dataset.arrays.len());
+    }
+}
+
+/// libhdf4 and libnetcdf in one process: `verify` proves an HDF4 store, then a netCDF store, then the
+/// HDF4 store again (the plain libmfhdf's netCDF-2 symbols made libnetcdf fail here: "65536 is not a
+/// valid cdfid").
+#[cfg(feature = "verify")]
+#[test]
+fn verify_proves_hdf4_and_netcdf_stores_in_one_process() {
+    use vzarr::pipeline::{write_dataset, Format, Output};
+    use vzarr::read::blocking::BlockingStore;
+    use vzarr::trust::Authorization;
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    let sources = [super::fixture("types.hdf"), sample, super::fixture("chunked_deflate.hdf")];
+    for (i, path) in sources.iter().enumerate() {
+        let dataset = vzarr::scan_file(path, &ScanOptions::default()).unwrap();
+        let store_path = dir.path().join(format!("store{i}.vzarr"));
+        let written = write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
+        let store = BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers()))
+            .unwrap();
+        let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
+        let verdicts = runtime
+            .block_on(vzarr::verify::verify_store(store.as_async(), &Default::default(), &|_, _, _| {}))
+            .unwrap();
+        assert_eq!(verdicts.len(), dataset.arrays.len(), "{}", path.display());
+        for v in &verdicts {
+            assert!(v.ok(), "{}: {}: {v:?}", path.display(), v.path);
+        }
     }
 }

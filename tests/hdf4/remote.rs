@@ -1,5 +1,6 @@
 //! HDF4 files over HTTP with range requests (`tests/python/range_server.py`, standard library only):
-//! the scan through ranged GETs gives exactly the local scan's arrays and chunk references.
+//! the scan through ranged GETs gives exactly the local scan's arrays and chunk references (data in an
+//! external file referenced at the URL next to the HDF4 file's).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -53,10 +54,29 @@ fn http_sources_scan_like_local_files() {
         let ours = vzarr::scan::scan_url(&url, &options, &remote, runtime.handle()).unwrap_or_else(|e| panic!("{e}"));
         let theirs = scan_file(file, &options).unwrap();
         assert_eq!(ours.dataset.sources.get(0).unwrap().location, url);
+        assert_eq!(ours.dataset.sources.len(), theirs.sources.len(), "{url}");
+        if let Some(external) = ours.dataset.sources.get(1) {
+            assert_eq!(external.location, format!("{}/external_data.bin", server.base));
+            assert_eq!(external.size, theirs.sources.get(1).unwrap().size);
+        }
         assert_eq!(ours.dataset.arrays.len(), theirs.arrays.len(), "{url}");
         for (a, b) in ours.dataset.arrays.iter().zip(&theirs.arrays) {
             assert_eq!((&a.path, &a.metadata, &a.chunks), (&b.path, &b.metadata, &b.chunks), "{url}");
         }
         assert!(ours.fetched.bytes <= file.metadata().unwrap().len() * 2, "{url}: {:?}", ours.fetched);
     }
+}
+
+#[test]
+fn a_missing_external_file_over_http_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(super::fixture("chunked_partial.hdf"), dir.path().join("chunked_partial.hdf")).unwrap();
+    let server = Server::start(dir.path());
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let remote = RemoteOptions { max_retries: 0, ..RemoteOptions::default() };
+    let url = format!("{}/chunked_partial.hdf", server.base);
+    let err = vzarr::scan::scan_url(&url, &ScanOptions::default(), &remote, runtime.handle()).unwrap_err().to_string();
+    let wanted = format!("{url}: external: finding its external file: external file \"external_data.bin\": not found");
+    assert!(err.starts_with(&wanted) && !err.contains('\n'), "{err}");
+    assert!(err.contains(&format!("{}/external_data.bin", server.base)), "{err}");
 }

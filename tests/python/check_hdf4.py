@@ -8,11 +8,13 @@ file per index, in the order given). xarray opens the references; for every data
   1. its dimensions in xarray are DIM then the HDF-EOS2 names (`YDim`, `XDim`) or the SD names;
   2. the values xarray reads (raw: no mask, no scale) equal pyhdf's `get()` of each file, bit for bit.
 Without --concat, REFS.json is the export of one file: zarr-python reads every array the references
-hold and its values equal pyhdf's (data sets vzarr left out are absent from the references).
+hold (those of vgroups' groups too) and its values equal pyhdf's (data sets vzarr left out are absent
+from the references); xarray opens vgroups' groups as a data tree.
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed.
 """
 
 import argparse
+import os
 import sys
 
 import fsspec
@@ -32,6 +34,8 @@ def main():
     parser.add_argument("--concat")
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()
+    # libhdf4 finds external files next to the sources, as vzarr does (it reads HDFEXTDIR once).
+    os.environ["HDFEXTDIR"] = ":".join(dict.fromkeys(os.path.dirname(os.path.abspath(p)) for p in args.sources))
     print(f"zarr {zarr.__version__}, xarray {xr.__version__}")
     zarr.config.set({"array.rectilinear_chunks": True})
     fs = fsspec.filesystem("reference", fo=args.refs, asynchronous=True)
@@ -70,7 +74,10 @@ def check_one(store, source):
     results = Results()
     sd = SD(source, SDC.READ)
     names = set(sd.datasets())
-    for name, array in group.arrays():
+    # Arrays of vgroups' groups too (named by their data set: pyhdf selects data sets by name).
+    members = [(path, node) for path, node in group.members(max_depth=None) if isinstance(node, zarr.Array)]
+    for path, array in members:
+        name = path.rsplit("/", 1)[-1]
         if name not in names:
             continue  # coordinates vzarr derives (HDF-EOS2 grids)
 
@@ -88,8 +95,22 @@ def check_one(store, source):
                 raise AssertionError(f"values differ: {ours!r} vs pyhdf {theirs!r}")
             return f"{theirs.shape} {theirs.dtype}"
 
-        results.check(f"{source}:{name} values", values)
+        results.check(f"{source}:{path} values", values)
+    grouped = [path for path, _ in members if "/" in path and path.rsplit("/", 1)[-1] in names]
+    if grouped:
+        results.check(f"{source}: xarray's data tree holds the vgroups' data sets", lambda: datatree(store, sd, grouped))
     return results.summary()
+
+
+def datatree(store, sd, paths):
+    """xarray opens the groups as a data tree; each grouped data set reads as pyhdf reads it."""
+    tree = xr.open_datatree(store, engine="zarr", consolidated=False, zarr_format=3, mask_and_scale=False)
+    for path in paths:
+        group, name = path.rsplit("/", 1)
+        ours, theirs = tree[group].ds[name].values, sd.select(name).get()
+        if ours.shape != theirs.shape or ours.astype(theirs.dtype).tobytes() != theirs.tobytes():
+            raise AssertionError(f"{path}: values differ: {ours!r} vs pyhdf {theirs!r}")
+    return f"{len(paths)} arrays in {len(list(tree.subtree))} nodes"
 
 
 if __name__ == "__main__":

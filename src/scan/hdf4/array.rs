@@ -8,6 +8,7 @@
 //! | deflate, one range             | one chunk             | a reference, `numcodecs.zlib`          |
 //! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
 //! | linked blocks of whole rows    | one chunk per block   | references (rectilinear along dim 0)   |
+//! | in an external file            | slabs (`contiguous`)  | references into that file (source > 0) |
 //! | other linked blocks, RLE,      | slabs (whole) /       | decoded, stored by the store (zlib)    |
 //! | skipping Huffman, NBIT         | the chunk shape       |                                        |
 //!
@@ -37,16 +38,18 @@ pub(crate) const MAX_DECODED_BYTES: u64 = 256 << 20;
 /// The zlib level store-owned chunks of deflated arrays are written with.
 const OWNED_ZLIB_LEVEL: u32 = 6;
 
-/// The virtual array of data set `sds`.
+/// The virtual array of data set `sds`; `external` gives the source id of an external file by the
+/// name the file stores.
 ///
 /// # Errors
-/// [`Hdf4Error::Unsupported`] for types and storage vzarr cannot represent; other variants for
-/// malformed or unreadable structures.
+/// [`Hdf4Error::Unsupported`] for types and storage vzarr cannot represent; [`Hdf4Error::External`]
+/// from `external`; other variants for malformed or unreadable structures.
 pub(crate) fn build(
     file: &dyn ByteSource,
     index: &DdIndex,
     sds: &Sds,
     options: &ScanOptions,
+    external: &mut dyn FnMut(&str) -> Result<u32, Hdf4Error>,
 ) -> Result<VirtualArray, Hdf4Error> {
     let data_type = sds.number_type.data_type().map_err(Hdf4Error::Unsupported)?;
     let endian =
@@ -66,7 +69,15 @@ pub(crate) fn build(
                     "contiguous data of {length} bytes, fewer than the {total} of its shape"
                 )));
             }
-            layout.slabs(offset, options.max_slab_bytes)?
+            layout.slabs(0, offset, options.max_slab_bytes)?
+        }
+        Some(Storage::External { name, offset, length }) => {
+            if length < total {
+                return Err(Hdf4Error::Unsupported(format!(
+                    "external file {name:?} holds {length} bytes of it, fewer than the {total} of its shape"
+                )));
+            }
+            layout.slabs(external(&name)?, offset, options.max_slab_bytes)?
         }
         Some(Storage::Compressed { coder, data, length }) if length == total => match (coder, *data) {
             (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => {
@@ -74,7 +85,7 @@ pub(crate) fn build(
             }
             // hrepack writes uncompressed data as "compressed" with no coder.
             (Coder::None, Storage::Plain { offset, length }) if length >= total => {
-                layout.slabs(offset, options.max_slab_bytes)?
+                layout.slabs(0, offset, options.max_slab_bytes)?
             }
             (coder, data) => {
                 let decoded = decode_whole(file, index, coder, &data, total, &sds.name)?;
@@ -201,9 +212,9 @@ impl Layout<'_> {
         CodecChain::new(codecs).unwrap_or_else(|_| CodecChain::raw(self.endian))
     }
 
-    /// Contiguous bytes at `offset` as slabs along the first dimension.
-    fn slabs(&self, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
-        let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, 0, max_slab_bytes)
+    /// Contiguous bytes at `offset` of source `source` as slabs along the first dimension.
+    fn slabs(&self, source: u32, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
+        let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, source, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
         Ok((grid, CodecChain::raw(self.endian), ChunkTable::from_entries(entries, Vec::new())))
     }
@@ -415,6 +426,7 @@ impl Layout<'_> {
                 Ok(Found::Decoded(bytes))
             }
             Storage::Chunked(_) => Err(Hdf4Error::malformed(what, "a chunk that is itself chunked")),
+            Storage::External { .. } => Err(Hdf4Error::malformed(what, "a chunk in an external file")),
         }
     }
 }

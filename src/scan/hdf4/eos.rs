@@ -180,7 +180,7 @@ fn rename_dims(arrays: &mut [VirtualArray], fields: &[Field]) -> bool {
 
 /// The (longitudes, latitudes) of the only geographic grid described by structural metadata `text`
 /// (what the `XDim` and `YDim` coordinate arrays hold), for `verify`.
-#[cfg(feature = "hdf4-oracle")]
+#[cfg(feature = "verify")]
 pub(crate) fn geo_coordinates(text: &str) -> Option<(Vec<f64>, Vec<f64>)> {
     let top = odl::parse(text);
     let grids: Vec<GeoGrid> = top.child("GridStructure")?.children.iter().filter_map(geo_grid).collect();

@@ -31,6 +31,14 @@ pub enum Hdf4Error {
         /// The missing object's reference number.
         reference: u16,
     },
+    /// The external file holding a data set's bytes cannot be found or fingerprinted.
+    #[error("external file {name:?}: {reason}")]
+    External {
+        /// The file's name as the HDF4 file stores it.
+        name: String,
+        /// What failed (where it was looked for, the I/O error).
+        reason: String,
+    },
     /// The file uses a feature this reader does not implement.
     #[error("{0}")]
     Unsupported(String),

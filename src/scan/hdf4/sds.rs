@@ -167,14 +167,26 @@ pub(crate) struct Sds {
     pub(crate) data_ref: Option<u16>,
 }
 
-/// The SD content of a file: file attributes and data sets (each read, or why not).
+/// The SD content of a file: file attributes, data sets (each read, or why not) and the vgroups
+/// that are not the SD model's own.
 #[derive(Debug)]
 pub(crate) struct SdFile {
     /// File attributes.
     pub(crate) attributes: Vec<Attribute>,
-    /// Data sets in file order: (name, the data set or why it could not be read).
-    pub(crate) datasets: Vec<(String, Result<Sds, Hdf4Error>)>,
+    /// Data sets in file order: (name, the ref of its `Var0.0` vgroup, the data set or why it could
+    /// not be read).
+    pub(crate) datasets: Vec<(String, u16, Result<Sds, Hdf4Error>)>,
+    /// Vgroups of other classes (the V interface's own groups, HDF-EOS2's, the GR interface's), in
+    /// file order.
+    pub(crate) vgroups: Vec<Vgroup>,
+    /// The `Var0.0` vgroup ref of each data set by the (tag, ref) other vgroups name it with: its
+    /// numeric data group (what `SDidtoref` returns and the V interface stores), its data element and
+    /// its vgroup.
+    pub(crate) var_of: std::collections::HashMap<(u16, u16), u16>,
 }
+
+/// The SD model's own vgroup classes.
+const SD_CLASSES: [&str; 4] = ["CDF0.0", "Var0.0", "Dim0.0", "UDim0.0"];
 
 /// Reads the SD model of a file.
 ///
@@ -182,17 +194,45 @@ pub(crate) struct SdFile {
 /// [`Hdf4Error`] when a vgroup or the file attributes cannot be read; a data set that cannot be read
 /// is an `Err` in [`SdFile::datasets`].
 pub(crate) fn read_sd(file: &dyn ByteSource, index: &DdIndex) -> Result<SdFile, Hdf4Error> {
-    let mut attributes = Vec::new();
-    let mut datasets = Vec::new();
+    let mut sd =
+        SdFile { attributes: Vec::new(), datasets: Vec::new(), vgroups: Vec::new(), var_of: Default::default() };
     for reference in index.refs_of(DFTAG_VG) {
         let group = vgroup(file, index, reference)?;
         match group.class.as_str() {
-            "CDF0.0" if attributes.is_empty() => attributes = member_attributes(file, index, &group)?,
-            "Var0.0" => datasets.push((group.name.clone(), sds(file, index, &group))),
-            _ => {}
+            "CDF0.0" if sd.attributes.is_empty() => sd.attributes = member_attributes(file, index, &group)?,
+            "Var0.0" => {
+                sd.var_of.entry((DFTAG_VG, reference)).or_insert(reference);
+                for &(tag, member) in &group.members {
+                    if matches!(tag, DFTAG_NDG | DFTAG_SD) {
+                        sd.var_of.entry((tag, member)).or_insert(reference);
+                    }
+                }
+                sd.datasets.push((group.name.clone(), reference, sds(file, index, &group)));
+            }
+            class if SD_CLASSES.contains(&class) => {}
+            _ => sd.vgroups.push(group),
         }
     }
-    Ok(SdFile { attributes, datasets })
+    Ok(sd)
+}
+
+/// The attributes (vdatas `refs` of class `Attr0.0`) of a vgroup.
+///
+/// # Errors
+/// [`Hdf4Error`] when one cannot be read.
+pub(crate) fn vgroup_attributes(
+    file: &dyn ByteSource,
+    index: &DdIndex,
+    refs: &[u16],
+) -> Result<Vec<Attribute>, Hdf4Error> {
+    let mut out = Vec::new();
+    for &reference in refs {
+        let v = vdata(file, index, reference)?;
+        if v.class == "Attr0.0" {
+            out.push(attribute(file, index, &v)?);
+        }
+    }
+    Ok(out)
 }
 
 fn member_attributes(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Vec<Attribute>, Hdf4Error> {

@@ -12,7 +12,9 @@
 //!   nt_size: u32, table_tag, table_ref, sp_tag, sp_ref: u16, ndims: u32`, per dimension
 //!   `flag, length, chunk_length: u32`, then `fill_len: u32` and the fill value. The chunk table is
 //!   the vdata `table_ref`; each chunk is `(DFTAG_CHUNK, ref)`, plain or compressed.
-//! - external files (`SPECIAL_EXT`) are refused.
+//! - external (`SPECIAL_EXT`, `hextelt.c`): `length, offset, name_length: u32` and the file name (not
+//!   NUL-terminated); the element is `length` bytes at `offset` of that file. Only a data set's own
+//!   element may be external (libhdf4 cannot make a compressed or chunked element external).
 //!
 //! Input: the DD index and the file; output: a [`Storage`] describing the element.
 
@@ -69,6 +71,15 @@ pub(crate) enum Storage {
     },
     /// Chunked: a chunk table and chunks.
     Chunked(Chunked),
+    /// In an external file (`SDsetexternalfile`).
+    External {
+        /// The file's name as stored (resolved by `external`).
+        name: String,
+        /// Byte offset in the external file.
+        offset: u64,
+        /// Length in bytes.
+        length: u64,
+    },
 }
 
 /// A compression method of a compressed element (`comp_coder_t` in `hcomp.h`).
@@ -175,7 +186,10 @@ fn storage_at(
         SPECIAL_LINKED => linked(file, index, &mut c, &what),
         SPECIAL_COMP => compressed(file, index, &mut c, &what, depth),
         SPECIAL_CHUNKED => chunked(&mut c, &what).map(Storage::Chunked),
-        SPECIAL_EXT => Err(Hdf4Error::Unsupported(format!("{what} is stored in an external file"))),
+        SPECIAL_EXT if depth > 0 => {
+            Err(Hdf4Error::malformed(what, "an external file inside a compressed or chunked element"))
+        }
+        SPECIAL_EXT => external(&mut c, &what),
         code => Err(Hdf4Error::Unsupported(format!("{what} is a special element of kind {code}"))),
     }
 }
@@ -264,6 +278,17 @@ fn compressed(
     Ok(Storage::Compressed { length, coder, data: Box::new(data) })
 }
 
+fn external(c: &mut Cursor<'_>, what: &str) -> Result<Storage, Hdf4Error> {
+    let length = u64::from(c.u32()?);
+    let offset = u64::from(c.u32()?);
+    let name_length = c.u32()? as usize;
+    let name = super::cursor::text(c.take(name_length)?);
+    if name.is_empty() {
+        return Err(Hdf4Error::malformed(what, format!("an external file name {name:?}")));
+    }
+    Ok(Storage::External { name, offset, length })
+}
+
 fn chunked(c: &mut Cursor<'_>, what: &str) -> Result<Chunked, Hdf4Error> {
     let _header_len = c.u32()?;
     let _version = c.u8()?;
@@ -325,8 +350,8 @@ pub(crate) fn read_stored(
             }
             Ok(out)
         }
-        Storage::Compressed { .. } | Storage::Chunked(_) => Err(Hdf4Error::Unsupported(format!(
-            "{what}: a compressed or chunked element where plain bytes were expected"
-        ))),
+        Storage::Compressed { .. } | Storage::Chunked(_) | Storage::External { .. } => Err(Hdf4Error::Unsupported(
+            format!("{what}: a compressed, chunked or external element where plain bytes were expected"),
+        )),
     }
 }

@@ -1,7 +1,9 @@
 //! Vgroups and vdatas (HDF4 Specification, "Vsets"): the groups and tables the SD model is built of.
 //!
 //! - A vgroup `(DFTAG_VG, ref)`: `n: u16`, `n` member tags, `n` member refs, then name and class
-//!   (`u16` length + bytes each).
+//!   (`u16` length + bytes each), `extag, exref: u16`; the header ends with `version, more: u16` and
+//!   one byte. In version 4 (`VSET_NEW_VERSION`), `flags: u32` follows `exref`, and with
+//!   `VG_ATTR_SET` (bit 0) `nattrs: u32` and the `(tag, ref)` of each attribute vdata (`vgp.c`).
 //! - A vdata header `(DFTAG_VH, ref)`: `interlace: u16, records: u32, record_size: u16, nfields: u16`,
 //!   per field its type, size, offset and order (`u16` each, four arrays), the field names, then
 //!   the vdata's name and class. Its records are the element `(DFTAG_VS, ref)`, fields packed in
@@ -35,6 +37,8 @@ pub(crate) struct Vgroup {
     pub(crate) class: String,
     /// Members, (tag, ref), in order.
     pub(crate) members: Vec<(u16, u16)>,
+    /// The refs of its attribute vdatas (`Vsetattr`), in order.
+    pub(crate) attributes: Vec<u16>,
 }
 
 /// One field of a vdata.
@@ -92,7 +96,29 @@ pub(crate) fn vgroup(file: &dyn ByteSource, index: &DdIndex, reference: u16) -> 
     let members = (0..n).map(|i| (be16(tags, i), be16(refs, i))).collect();
     let name = c.string()?;
     let class = c.string()?;
-    Ok(Vgroup { reference, name, class, members })
+    let attributes = vgroup_attributes(&bytes, &mut c)?;
+    Ok(Vgroup { reference, name, class, members, attributes })
+}
+
+/// The attribute refs of a version-4 vgroup header (`c` after the class); none for older versions.
+fn vgroup_attributes(bytes: &[u8], c: &mut Cursor<'_>) -> Result<Vec<u16>, Hdf4Error> {
+    const VSET_NEW_VERSION: u16 = 4;
+    const VG_ATTR_SET: u32 = 1;
+    let version = bytes.len().checked_sub(5).map(|at| u16::from_be_bytes([bytes[at], bytes[at + 1]]));
+    if version != Some(VSET_NEW_VERSION) || c.skip(4).is_err() {
+        return Ok(Vec::new());
+    }
+    let flags = c.u32()?;
+    if flags & VG_ATTR_SET == 0 {
+        return Ok(Vec::new());
+    }
+    let n = c.u32()? as usize;
+    let pairs = c.take(n.saturating_mul(4))?;
+    Ok(pairs
+        .chunks_exact(4)
+        .filter(|p| u16::from_be_bytes([p[0], p[1]]) == DFTAG_VH)
+        .map(|p| u16::from_be_bytes([p[2], p[3]]))
+        .collect())
 }
 
 /// Reads the header of vdata `reference`.
