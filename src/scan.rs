@@ -207,8 +207,9 @@ pub struct RemoteScan {
 }
 
 /// Scans one object of an object store (`s3://`, `gs://`, `az://`, `http(s)://` URL) through ranged
-/// reads with a block cache, never downloading it whole. The first request fetches the first block;
-/// its answer also gives the fingerprint: the object's size, last-modified time and ETag (when the
+/// reads with a block cache, never downloading it whole. The first request fetches the head (as
+/// many bytes as the structure of the files scanned before with these options took:
+/// [`FetchTotals::head_bytes`](crate::source::FetchTotals::head_bytes)); its answer also gives the fingerprint: the object's size, last-modified time and ETag (when the
 /// server gives one). A server that cannot answer it (an empty object) is asked with a HEAD request
 /// instead. Blocking: call it from outside `runtime`'s threads.
 ///
@@ -227,9 +228,10 @@ pub fn scan_url(
     let parsed = url::Url::parse(url).map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
     let (store, object) = crate::source::store_for_url(&parsed, remote)
         .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
-    let cache = CacheOptions::default();
-    let (meta, head) =
-        runtime.block_on(first_block(&store, &object, cache.block_bytes)).map_err(|e| io(remote_io_error(e)))?;
+    let cache = CacheOptions::remote();
+    let (meta, head) = runtime
+        .block_on(first_block(&store, &object, options.fetched.head_bytes()))
+        .map_err(|e| io(remote_io_error(e)))?;
     let fingerprint = crate::source::object_fingerprint(url, &meta);
     let object: std::sync::Arc<dyn ByteSource> = std::sync::Arc::new(
         ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag.clone()),
@@ -251,6 +253,7 @@ pub fn scan_url(
     check_references(&name, &dataset)?;
     let fetched = cached.stats();
     options.fetched.add(meta.size, fetched);
+    options.fetched.learn_front(cached.front());
     Ok(RemoteScan { dataset, fetched })
 }
 

@@ -12,7 +12,7 @@ mod range;
 mod remote;
 
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
-pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
+pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals, COALESCE_GAP, REMOTE_HEAD_BYTES};
 pub use directory_alias::DirectoryAlias;
 pub(crate) use pseudo_fs::pseudo_file_system;
 pub(crate) use range::short_range_reply;

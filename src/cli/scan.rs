@@ -64,8 +64,10 @@ pub(crate) fn print_fetched(totals: &crate::source::FetchTotals) -> anyhow::Resu
     if objects > 0 {
         let share = 100.0 * fetched.bytes as f64 / size.max(1) as f64;
         outln!(
-            "read {objects} remote file(s) of {size} bytes: {} requests, {} bytes fetched ({share:.2}%)",
+            "read {objects} remote file(s) of {size} bytes: {} requests in {:.1} round trips per file, {} bytes \
+             fetched ({share:.2}%)",
             fetched.requests,
+            fetched.rounds as f64 / objects as f64,
             fetched.bytes
         );
     }

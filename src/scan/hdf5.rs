@@ -105,6 +105,21 @@ fn scan_hdf5_unguarded(
         let message = format!("attribute {name} left out: cannot represent {why}");
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
     }
+    // Remote files: every chunk index fetched level by level, all datasets together, and the
+    // chunks of the values the scan reads (concatenation coordinates and their bounds) with them.
+    let read_later = |var: &H5Variable| {
+        options.concat_dims.iter().any(|dim| {
+            let coordinate = structure.variables.iter().find(|v| &v.path == dim);
+            let bounds = coordinate.and_then(|c| c.attributes.get("bounds")?.as_str());
+            &var.path == dim || bounds == Some(var.path.as_str())
+        })
+    };
+    let datasets: Vec<(u64, Vec<u64>, bool)> = structure
+        .variables
+        .iter()
+        .map(|var| (var.dataset.address(), var.dataset.shape().to_vec(), read_later(var)))
+        .collect();
+    layout::prefetch_indexes(&file, ctx.bytes.as_ref(), &datasets);
     for var in &structure.variables {
         match ctx.scan_complete(var) {
             Ok(Some(array)) => dataset.arrays.push(array),

@@ -91,6 +91,34 @@ pub trait ByteSource: Send + Sync {
     /// [`RangeError::PastEnd`] when the range does not lie inside the object; otherwise the I/O or
     /// store error.
     fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError>;
+
+    /// Reads several `(offset, length)` ranges: one round of concurrent requests where the
+    /// object is remote, one read after another by default.
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_range`], for the first range that fails.
+    fn read_ranges(&self, ranges: &[(u64, u64)]) -> Result<Vec<Bytes>, RangeError> {
+        ranges.iter().map(|&(offset, length)| self.read_range(offset, length)).collect()
+    }
+
+    /// Says that `(offset, length)` ranges are about to be read, so that a caching source can fetch
+    /// those it lacks together, in one round of requests. Returns whether the source fetches ahead
+    /// at all: sources without a cache (and caches of local files) ignore the hint and return
+    /// false, so that callers need not work out further ranges (an empty list asks only that).
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_range`].
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> Result<bool, RangeError> {
+        let _ = ranges;
+        Ok(false)
+    }
+
+    /// `length` bytes at `offset` if they can be had without a request (a cache holding them);
+    /// `None` otherwise.
+    fn read_cached(&self, offset: u64, length: u64) -> Option<Bytes> {
+        let _ = (offset, length);
+        None
+    }
 }
 
 /// Checks that `offset..offset + length` lies inside an object of `size` bytes.
@@ -225,6 +253,18 @@ impl ByteSource for ObjectSource {
     }
 
     fn read_range(&self, offset: u64, length: u64) -> Result<Bytes, RangeError> {
+        self.runtime.block_on(self.get(offset, length))
+    }
+
+    fn read_ranges(&self, ranges: &[(u64, u64)]) -> Result<Vec<Bytes>, RangeError> {
+        let gets = ranges.iter().map(|&(offset, length)| self.get(offset, length));
+        self.runtime.block_on(futures::future::try_join_all(gets))
+    }
+}
+
+impl ObjectSource {
+    /// One ranged GET (asked again where the reply is short).
+    async fn get(&self, offset: u64, length: u64) -> Result<Bytes, RangeError> {
         check_range(&self.location, offset, length, self.size)?;
         if length == 0 {
             return Ok(Bytes::new());
@@ -238,10 +278,11 @@ impl ByteSource for ObjectSource {
                 if_match: self.etag.clone(),
                 ..Default::default()
             };
-            let fetched = self.runtime.block_on(async {
+            let fetched = async {
                 let reply = self.store.get_opts(&self.path, options).await?;
                 reply.bytes().await
-            });
+            }
+            .await;
             let bytes = match fetched {
                 Ok(bytes) => bytes,
                 Err(e) if short_range_reply(&e).is_some() => {

@@ -6,6 +6,7 @@
 mod azure;
 mod faults;
 mod http;
+mod metadata_only;
 mod output;
 mod stale;
 mod verify;
@@ -49,8 +50,10 @@ fn objects_over_s3_give_the_local_references() {
         crate::common::classic::write_mixed(dir.path(), "classic.nc", netcdf::Options::_64BIT_OFFSET, 4)
     });
     let big = crate::common::with_hdf5_files(|| write_megabyte_chunks(dir.path()));
+    let small = crate::common::with_hdf5_files(|| metadata_only::write_small_chunks(dir.path(), "sst.nc", 360, 720));
     let uploads = [
         ("megabyte_chunks.h5", big),
+        ("sst_small_chunks.nc", small),
         ("tas_2023-01.nc", root.join("fixtures/sample/tas_2023-01.nc")),
         ("libver_latest.h5", root.join("fixtures/hdf5/libver_latest.h5")),
         ("classic.nc", classic),
@@ -79,6 +82,13 @@ fn objects_over_s3_give_the_local_references() {
             eprintln!("{url}: {} requests, {} bytes fetched of {size}", scan.fetched.requests, scan.fetched.bytes);
             assert!(scan.fetched.requests <= 2, "{url}: {:?}", scan.fetched);
             assert!(scan.fetched.bytes * 50 <= size, "{url}: fetched {:?} of {size} bytes", scan.fetched);
+        }
+        if *key == "sst_small_chunks.nc" {
+            // Chunk index nodes spread through the file: fetched a level at a time, every node of a
+            // level in one round of concurrent requests.
+            let size = source.size;
+            assert!(scan.fetched.rounds <= 3, "{url}: {:?}", scan.fetched);
+            assert!(scan.fetched.bytes * 10 <= size, "{url}: fetched {:?} of {size} bytes", scan.fetched);
         }
     }
     let missing = vzarr::scan::scan_url("s3://archive/nope.nc", &ScanOptions::default(), &remote, runtime.handle());

@@ -20,6 +20,8 @@
 
 use std::collections::HashSet;
 
+use crate::source::ByteSource;
+
 use hdf5_reader::btree_v1::{BTreeV1Key, BTreeV1Node};
 use hdf5_reader::chunk_index::ChunkEntry as IndexEntry;
 use hdf5_reader::io::Cursor;
@@ -52,6 +54,180 @@ impl ChunkTree<'_> {
         }
         Ok(walk.entries)
     }
+}
+
+/// Most bytes of index nodes fetched ahead for one file: well inside the block cache's budget, so
+/// that the walks that follow still find them there.
+const PREFETCH_BUDGET: u64 = 8 << 20;
+
+/// Entries an internal node is taken to have room for when it is fetched ahead: libhdf5 writes
+/// every node at its full size, 2K entries, with K = 32 unless the file says otherwise. A node
+/// with more is read whole by the walk.
+const PREFETCH_ENTRIES: u64 = 64;
+
+/// Most entries a leaf is taken to hold (its parent's keys bound it by the chunks between them).
+const MAX_LEAF_ENTRIES: u64 = 1024;
+
+/// A chunk index to fetch ahead: its root, the dataset's chunk shape and its extent, and whether
+/// the chunks it indexes are fetched too (values the scan reads).
+pub(super) struct PrefetchTree {
+    pub root: u64,
+    pub chunk: Vec<u32>,
+    pub bound: Vec<u64>,
+    pub values: bool,
+}
+
+impl PrefetchTree {
+    /// Chunks along each dimension.
+    fn grid(&self) -> impl Iterator<Item = u64> + '_ {
+        self.chunk.iter().zip(&self.bound).map(|(&c, &b)| b.div_ceil(u64::from(c.max(1))))
+    }
+
+    /// The row-major position of the chunk at element `offsets` (keys in increasing order have
+    /// increasing positions); `None` off the grid or outside the extent.
+    fn position(&self, offsets: &[u64]) -> Option<u64> {
+        let mut position = 0u64;
+        for ((&offset, &chunk), n) in offsets.iter().zip(&self.chunk).zip(self.grid()) {
+            let (index, chunk) = (offset / u64::from(chunk.max(1)), u64::from(chunk.max(1)));
+            if offset % chunk != 0 || index >= n {
+                return None;
+            }
+            position = position.checked_mul(n)?.checked_add(index)?;
+        }
+        Some(position)
+    }
+
+    /// Chunk positions in all.
+    fn positions(&self) -> Option<u64> {
+        self.grid().try_fold(1u64, u64::checked_mul)
+    }
+}
+
+/// A node to fetch: its tree, address, the entries it is taken to have, and the chunk position
+/// its subtree ends before (where its parent's keys tell).
+struct Pending<'t> {
+    tree: &'t PrefetchTree,
+    address: u64,
+    entries: u64,
+    end: Option<u64>,
+}
+
+/// Fetches the nodes of the chunk indexes `trees` level by level, one level of every tree as one
+/// round of requests ([`ByteSource::prefetch`]), so that the walks that follow
+/// ([`ChunkTree::entries`]) read from the cache: a remote file's indexes cost as many round trips
+/// as the deepest has levels. The chunks of trees whose values are wanted go with the next level
+/// (`base`: the superblock's address, which chunk addresses are relative to). A node is fetched at the size its header gives where the cache
+/// already holds that, else at the size its parent's keys imply (the chunks between them) for a
+/// leaf, or at libhdf5's full node size. Only a hint: a node that cannot be read ends its subtree
+/// here, and the walk reports it.
+pub(super) fn prefetch_trees(bytes: &dyn ByteSource, offset_size: u8, base: u64, trees: &[PrefetchTree]) {
+    let defined = |address: u64| !Cursor::is_undefined_offset(address, offset_size);
+    let mut level: Vec<Pending> = trees
+        .iter()
+        .filter(|tree| defined(tree.root))
+        .map(|tree| Pending { tree, address: tree.root, entries: PREFETCH_ENTRIES, end: tree.positions() })
+        .collect();
+    let mut seen: HashSet<u64> = level.iter().map(|p| p.address).collect();
+    let mut spent = 0u64;
+    let mut values: Vec<(u64, u64)> = Vec::new();
+    while !level.is_empty() || !values.is_empty() {
+        let mut ranges: Vec<(u64, u64)> = level
+            .iter()
+            .map(|p| {
+                let rank = p.tree.chunk.len();
+                let entries = bytes.read_cached(p.address, 8).and_then(|h| header_entries(&h)).unwrap_or(p.entries);
+                (p.address, node_len(rank, offset_size, entries))
+            })
+            .collect();
+        ranges.append(&mut values);
+        spent = spent.saturating_add(ranges.iter().map(|r| r.1).sum());
+        if spent > PREFETCH_BUDGET || !matches!(bytes.prefetch(&ranges), Ok(true)) {
+            return;
+        }
+        let mut next = Vec::new();
+        for pending in &level {
+            let Some((node_level, children)) = children(bytes, pending, offset_size) else {
+                if pending.tree.values {
+                    values.extend(chunks(bytes, pending, offset_size, base));
+                }
+                continue;
+            };
+            for (i, &(child, start)) in children.iter().enumerate() {
+                if !defined(child) || !seen.insert(child) {
+                    continue;
+                }
+                let end = children.get(i + 1).map_or(pending.end, |next| next.1);
+                let entries = match (start, end) {
+                    (Some(start), Some(end)) if node_level == 1 && end > start => (end - start).min(MAX_LEAF_ENTRIES),
+                    _ => PREFETCH_ENTRIES,
+                };
+                next.push(Pending { tree: pending.tree, address: child, entries, end });
+            }
+        }
+        level = next;
+    }
+}
+
+/// The `(address, size)` of the chunks a leaf indexes (none if it is not one, or cannot be read).
+fn chunks(bytes: &dyn ByteSource, node: &Pending, offset_size: u8, base: u64) -> Vec<(u64, u64)> {
+    let Some((entries, data)) = node_bytes(bytes, node, offset_size).filter(|(_, data)| data[5] == 0) else {
+        return Vec::new();
+    };
+    let (offset, key) = (usize::from(offset_size), 8 + 8 * (node.tree.chunk.len() + 1));
+    let first = 8 + 2 * offset;
+    (0..entries as usize)
+        .map(|i| {
+            let key_at = first + i * (key + offset);
+            let size =
+                u64::from(u32::from_le_bytes([data[key_at], data[key_at + 1], data[key_at + 2], data[key_at + 3]]));
+            (le_bytes(&data[key_at + key..key_at + key + offset]).saturating_add(base), size)
+        })
+        .collect()
+}
+
+/// The entry count and bytes of a chunk index node; `None` where it is not one or cannot be read.
+fn node_bytes(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u64, bytes::Bytes)> {
+    let header = bytes.read_range(node.address, 8).ok()?;
+    let entries = header_entries(&header)?;
+    let data = bytes.read_range(node.address, node_len(node.tree.chunk.len(), offset_size, entries)).ok()?;
+    Some((entries, data))
+}
+
+/// A little-endian unsigned integer.
+fn le_bytes(bytes: &[u8]) -> u64 {
+    bytes.iter().rev().fold(0u64, |v, &b| v << 8 | u64::from(b))
+}
+
+/// The entry count of the node whose first 8 bytes are `header`, if it is a chunk index node.
+fn header_entries(header: &[u8]) -> Option<u64> {
+    (header.len() >= 8 && &header[..4] == b"TREE" && header[4] == 1)
+        .then(|| u64::from(u16::from_le_bytes([header[6], header[7]])))
+}
+
+/// Bytes of a chunk index node of a rank-`rank` dataset holding `entries` children.
+fn node_len(rank: usize, offset_size: u8, entries: u64) -> u64 {
+    let offset = u64::from(offset_size);
+    let key = 8 + 8 * (rank as u64 + 1);
+    8 + 2 * offset + (entries + 1) * key + entries * offset
+}
+
+/// The level of an internal node and its children: their addresses and the chunk positions their
+/// keys start at. `None` for a leaf (whose children are chunks), or where it is not a chunk index
+/// node or its bytes cannot be read.
+fn children(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u8, Vec<(u64, Option<u64>)>)> {
+    let (entries, data) = node_bytes(bytes, node, offset_size)?;
+    if data[5] == 0 {
+        return None;
+    }
+    let rank = node.tree.chunk.len();
+    let (offset, key) = (usize::from(offset_size), 8 + 8 * (rank + 1));
+    let first = 8 + 2 * offset;
+    let children = (0..entries as usize).map(|i| {
+        let key_at = first + i * (key + offset);
+        let offsets: Vec<u64> = (0..rank).map(|d| le_bytes(&data[key_at + 8 + 8 * d..key_at + 16 + 8 * d])).collect();
+        (le_bytes(&data[key_at + key..key_at + key + offset]), node.tree.position(&offsets))
+    });
+    Some((data[5], children.collect()))
 }
 
 struct Walk<'t, 'a> {

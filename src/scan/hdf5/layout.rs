@@ -15,6 +15,7 @@ use hdf5_reader::{ByteOrder, Datatype, Hdf5File};
 use super::raw_header::{self, le};
 use crate::codec::Endian;
 use crate::metadata::DataType;
+use crate::source::ByteSource;
 
 /// A storage problem, described for the one-line error that names file and variable.
 pub(crate) type LayoutError = String;
@@ -369,6 +370,42 @@ pub(crate) fn visit_chunks(
     Ok(())
 }
 
+/// Fetches the version-1 B-tree chunk indexes of `datasets` (object header address, extent,
+/// whether the scan reads its values) ahead of their walks, level by level across all of them,
+/// with the chunks of those whose values are read (see [`super::btree_v1::prefetch_trees`]);
+/// nothing where `bytes` does not fetch ahead. A dataset whose storage cannot be inspected is left
+/// to its own scan to report.
+pub(crate) fn prefetch_indexes(file: &Hdf5File, bytes: &dyn ByteSource, datasets: &[(u64, Vec<u64>, bool)]) {
+    if !matches!(bytes.prefetch(&[]), Ok(true)) {
+        return;
+    }
+    let trees: Vec<super::btree_v1::PrefetchTree> = datasets
+        .iter()
+        .filter_map(|(address, extent, values)| {
+            let index = inspect(file, *address, extent.len()).ok()?.index?;
+            // Chunk positions counted within the extent: where chunks lie past it (a dataset that
+            // shrank), nodes are fetched at their full size.
+            let chunk = index.dims[..extent.len().min(index.dims.len())].to_vec();
+            index.indexing.is_none().then(|| super::btree_v1::PrefetchTree {
+                root: index.address,
+                chunk,
+                bound: extent.clone(),
+                values: *values,
+            })
+        })
+        .collect();
+    let superblock = file.superblock();
+    super::btree_v1::prefetch_trees(bytes, superblock.offset_size, superblock.base_address, &trees);
+}
+
+/// The largest extent a chunk may start below: fixed maximum dimensions, else the extent.
+fn chunk_bound(extent: &[u64], max_dims: Option<&[u64]>) -> Vec<u64> {
+    match max_dims {
+        Some(max) if max.len() == extent.len() => max.iter().zip(extent).map(|(&m, &e)| m.max(e)).collect(),
+        _ => extent.to_vec(),
+    }
+}
+
 fn index_entries(
     file: &Hdf5File,
     index: &ChunkIndex,
@@ -380,11 +417,7 @@ fn index_entries(
     let (address, dims, ndim) = (index.address, index.dims.as_slice(), extent.len());
     match &index.indexing {
         None => {
-            // The largest extent a chunk may start below: fixed maximum dimensions, else the extent.
-            let bound: Vec<u64> = match max_dims {
-                Some(max) if max.len() == ndim => max.iter().zip(extent).map(|(&m, &e)| m.max(e)).collect(),
-                _ => extent.to_vec(),
-            };
+            let bound = chunk_bound(extent, max_dims);
             let tree = super::btree_v1::ChunkTree {
                 storage,
                 offset_size,
