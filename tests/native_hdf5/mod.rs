@@ -9,6 +9,7 @@ mod btree;
 mod hostile;
 mod legacy;
 mod netcdf4;
+mod special_types;
 mod structs;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,53 @@
+//! Issue 26 regressions on files h5py, PyTables and netCDF4-python write
+//! (`tests/python/make_special_types.py`): a user attribute named `_NCPROPERTIES`. Expected values come
+//! from libhdf5 and libnetcdf reading the same files, never from the generator.
+
+use std::path::{Path, PathBuf};
+
+use vzarr::ScanOptions;
+
+use crate::common::{open_store, scan_to_store, with_hdf5_files};
+
+/// The fixtures, written by `make_special_types.py` into `dir` (None without the Python environment).
+fn fixtures(dir: &Path) -> Option<PathBuf> {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the special type tests not run");
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_special_types.py");
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.arg(script).arg(dir);
+        c
+    });
+    assert_eq!(run.code, 0, "make_special_types.py: {}", run.stderr);
+    Some(dir.to_path_buf())
+}
+
+/// A user attribute named `_NCPROPERTIES` is kept (on the root and on a variable) with the value
+/// libnetcdf reads; only libnetcdf's own `_NCProperties` is hidden.
+#[test]
+fn a_user_attribute_named_ncproperties_in_capitals_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("ncproperties.nc");
+    let (root, var, hidden) = with_hdf5_files(|| {
+        let f = netcdf::open(&file).unwrap();
+        let text = |a: Option<netcdf::Attribute<'_>>| match a.unwrap().value().unwrap() {
+            netcdf::AttributeValue::Str(s) => s,
+            other => panic!("{other:?}"),
+        };
+        let root = text(f.attribute("_NCPROPERTIES"));
+        let var = text(f.variable("v").unwrap().attribute("_NCPROPERTIES"));
+        (root, var, f.attribute("_NCProperties").is_some())
+    });
+    assert!(hidden, "libnetcdf wrote its _NCProperties");
+    let store_path = scan_to_store(&file, dir.path(), "nc.vzarr", &ScanOptions::default());
+    let group = crate::common::array_json(&store_path, "");
+    assert_eq!(group["attributes"]["_NCPROPERTIES"], root.as_str(), "{group}");
+    assert!(group["attributes"].get("_NCProperties").is_none(), "{group}");
+    let store = open_store(&store_path);
+    let attrs = store.array("v").unwrap().reader().metadata().attributes.clone();
+    assert_eq!(attrs["_NCPROPERTIES"], var.as_str());
+    assert!(!attrs.contains_key("_NCProperties"));
+}
