@@ -221,6 +221,14 @@ impl FileContext<'_> {
 
     fn scan_variable(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
         let ds = &var.dataset;
+        if var.dims.is_empty() && raw_header::null_dataspace(self.file, ds.address()) {
+            // No elements to reference (libnetcdf does not list such a dataset either): a warning, not
+            // an error, whatever --skip-unsupported says.
+            let message = "left out: a null dataspace (H5S_NULL) holds no elements".to_string();
+            let file = self.path.display().to_string();
+            self.warnings.push(ScanWarning { file, variable: var.path.clone(), message });
+            return Ok(None);
+        }
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (mut data_type, endian) = match &info.element {

@@ -1,12 +1,12 @@
-//! Issue 26 regressions on files h5py, PyTables and netCDF4-python write
-//! (`tests/python/make_special_types.py`): a user attribute named `_NCPROPERTIES`. Expected values come
-//! from libhdf5 and libnetcdf reading the same files, never from the generator.
+//! Issue 26 on files h5py, PyTables and netCDF4-python write (`tests/python/make_special_types.py`):
+//! null dataspaces and a user attribute named `_NCPROPERTIES`. Expected values come from libhdf5 and
+//! libnetcdf reading the same files, never from the generator.
 
 use std::path::{Path, PathBuf};
 
 use vzarr::ScanOptions;
 
-use crate::common::{open_store, scan_to_store, with_hdf5_files};
+use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
 
 /// The fixtures, written by `make_special_types.py` into `dir` (None without the Python environment).
 fn fixtures(dir: &Path) -> Option<PathBuf> {
@@ -22,6 +22,34 @@ fn fixtures(dir: &Path) -> Option<PathBuf> {
     });
     assert_eq!(run.code, 0, "make_special_types.py: {}", run.stderr);
     Some(dir.to_path_buf())
+}
+
+/// A dataset of null dataspace (`h5py.Empty`) is left out with a warning naming file and dataset,
+/// not an error; the rest reads as libhdf5 reads it and verifies.
+#[test]
+fn null_dataspaces_are_left_out_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("null.h5");
+    let null = with_hdf5_files(|| {
+        let ds = hdf5::File::open(&file).unwrap().dataset("empty").unwrap();
+        ds.space().unwrap().is_null()
+    });
+    assert!(null, "libhdf5 sees a null dataspace");
+    let dataset = scan(&file, &ScanOptions::default()).expect("a null dataspace is no error");
+    let arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(arrays, ["data"]);
+    let warnings: Vec<String> = dataset.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("null.h5") && warnings[0].contains("empty: left out: a null dataspace"),
+        "{warnings:?}"
+    );
+    let store_path = scan_to_store(&file, dir.path(), "null.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    assert_eq!(read(&store, "data", "").bytes, crate::common::hdf5_oracle::read_native(&file, "data", 10));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   data: 5 elements equal"), "{}", run.stdout);
 }
 
 /// A user attribute named `_NCPROPERTIES` is kept (on the root and on a variable) with the value

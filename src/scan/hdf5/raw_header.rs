@@ -9,6 +9,8 @@ use hdf5_reader::Hdf5File;
 
 /// Message type of a header continuation.
 const CONTINUATION: u16 = 0x10;
+/// Message type of the dataspace message.
+pub(super) const DATASPACE: u16 = 0x01;
 /// Message type of the datatype message.
 pub(super) const DATATYPE: u16 = 0x03;
 /// Message type of the (new) fill value message.
@@ -111,4 +113,12 @@ pub(super) fn is_ieee_half(file: &Hdf5File, address: u64) -> bool {
         && (offset, precision) == (0, 16)
         && (exponent_location, exponent_size, mantissa_location, mantissa_size) == (10, 5, 0, 10)
         && bias == 15
+}
+
+/// True when the dataset's dataspace is null (`H5S_NULL`: no elements at all, not even one; h5py's
+/// `h5py.Empty`): a version 2 dataspace message of type 2 (version 1 cannot encode it).
+/// `hdf5-reader` gives such a dataset the shape of a scalar.
+pub(super) fn null_dataspace(file: &Hdf5File, address: u64) -> bool {
+    let Some(body) = message_body(file, address, DATASPACE) else { return false };
+    body.first() == Some(&2) && body.get(3) == Some(&2)
 }
