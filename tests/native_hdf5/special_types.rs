@@ -1,6 +1,6 @@
 //! Issue 26 on files h5py, PyTables and netCDF4-python write (`tests/python/make_special_types.py`):
-//! null dataspaces and a user attribute named `_NCPROPERTIES`. Expected values come from libhdf5 and
-//! libnetcdf reading the same files, never from the generator.
+//! null dataspaces, the HDF5 time class and a user attribute named `_NCPROPERTIES`. Expected values
+//! come from libhdf5 and libnetcdf reading the same files, never from the generator.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,21 @@ fn fixtures(dir: &Path) -> Option<PathBuf> {
     });
     assert_eq!(run.code, 0, "make_special_types.py: {}", run.stderr);
     Some(dir.to_path_buf())
+}
+
+/// The HDF5 datatype class of `dataset`, by libhdf5.
+fn type_class(file: &Path, dataset: &str) -> hdf5_sys::h5t::H5T_class_t {
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        let _lock = hdf5_sys::LOCK.lock();
+        // SAFETY: the type id is created and closed here.
+        unsafe {
+            let t = hdf5_sys::h5d::H5Dget_type(ds.id());
+            let class = hdf5_sys::h5t::H5Tget_class(t);
+            hdf5_sys::h5t::H5Tclose(t);
+            class
+        }
+    })
 }
 
 /// A dataset of null dataspace (`h5py.Empty`) is left out with a warning naming file and dataset,
@@ -50,6 +65,34 @@ fn null_dataspaces_are_left_out_with_a_warning() {
     assert_eq!(read(&store, "data", "").bytes, crate::common::hdf5_oracle::read_native(&file, "data", 10));
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("ok   data: 5 elements equal"), "{}", run.stdout);
+}
+
+/// Datasets of the HDF5 time class (PyTables time arrays, and a table with a time column) are
+/// refused with a one-line reason, and left out under `--skip-unsupported`.
+#[test]
+fn time_class_datasets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("times.h5");
+    for name in ["earr32", "earr64"] {
+        assert_eq!(type_class(&file, name), hdf5_sys::h5t::H5T_class_t::H5T_TIME, "{name} is of the time class");
+    }
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("times.h5: ") && err.contains("the HDF5 time type"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(arrays, ["plain"]);
+    let mut refused: Vec<String> = dataset.warnings.iter().map(|w| w.variable.clone()).collect();
+    refused.sort();
+    assert_eq!(refused, ["earr32", "earr64", "tbl"]);
+    for w in &dataset.warnings {
+        assert!(w.message.contains("the HDF5 time type (datatype class 2"), "{w}");
+    }
+    let store_path = scan_to_store(&file, dir.path(), "times.vzarr", &options);
+    let store = open_store(&store_path);
+    assert_eq!(read(&store, "plain", "").bytes, crate::common::hdf5_oracle::read_native(&file, "plain", 16));
 }
 
 /// A user attribute named `_NCPROPERTIES` is kept (on the root and on a variable) with the value

@@ -119,6 +119,17 @@ mod tests {
     }
 
     #[test]
+    fn time_members_are_refused() {
+        let le = ByteOrder::LittleEndian;
+        let time = Datatype::Opaque { size: 8, tag: "HDF5_TIME".into() };
+        let ElementType::Unsupported(why) = struct_element(12, &[member("a", 0, int(4, le)), member("t", 4, time)], 0)
+        else {
+            panic!("a time member accepted")
+        };
+        assert!(why.contains("member t: the HDF5 time type"), "{why}");
+    }
+
+    #[test]
     fn padding_mixed_byte_orders_and_array_members_are_refused() {
         let (le, be) = (ByteOrder::LittleEndian, ByteOrder::BigEndian);
         let why = |e: ElementType| match e {

@@ -229,6 +229,12 @@ fn endian(order: ByteOrder) -> Endian {
     }
 }
 
+/// The tag `hdf5-reader` gives the opaque type it reads an HDF5 time-class datatype (class 2) as (an
+/// opaque type a writer tagged so is taken for one too).
+const TIME_TAG: &str = "HDF5_TIME";
+/// Why a time-class element is refused.
+const TIME_CLASS: &str = "the HDF5 time type (datatype class 2, which libhdf5 converts to no other type)";
+
 /// Maps an HDF5 datatype to a Zarr data type, or names why it cannot be referenced.
 pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
     let numeric = |t: DataType, size: u8, order: ByteOrder| ElementType::Numeric(t, (size > 1).then(|| endian(order)));
@@ -264,6 +270,10 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
             ElementType::Numeric(t, e) if is_integer(t) => ElementType::Numeric(t, e),
             _ => ElementType::Unsupported("enum type over a non-integer base".into()),
         },
+        // The HDF5 time class (2; PyTables' time columns), which `hdf5-reader` reads as an opaque type
+        // tagged `HDF5_TIME`: libhdf5 converts it to nothing and h5py has no NumPy form of it, so no
+        // reader could check or decode raw bytes referenced in its place.
+        Datatype::Opaque { tag, .. } if tag == TIME_TAG => ElementType::Unsupported(TIME_CLASS.into()),
         // Raw bytes: no byte order, no meaning vzarr could know (the tag is not kept).
         Datatype::Opaque { size, .. } if *size > 0 => ElementType::Numeric(DataType::RawBytes(*size), None),
         Datatype::Opaque { .. } => ElementType::Unsupported("zero-length opaque type".into()),
