@@ -100,7 +100,8 @@ fn scan_hdf5_unguarded(
     let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
     dataset.sources.push(source);
     let variables = &structure.variables;
-    let mut ctx = FileContext { path, file: &file, bytes, options, variables, warnings: Vec::new() };
+    let objects = &structure.objects;
+    let mut ctx = FileContext { path, file: &file, bytes, options, variables, objects, warnings: Vec::new() };
     for (object, name, why) in structure.dropped_attributes {
         let message = format!("attribute {name} left out: cannot represent {why}");
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
@@ -161,6 +162,8 @@ struct FileContext<'a> {
     options: &'a ScanOptions,
     /// Every variable of the file (for the char stacking rule).
     variables: &'a [H5Variable],
+    /// Every object's path, which object references resolve to.
+    objects: &'a structure::Objects,
     warnings: Vec<ScanWarning>,
 }
 
@@ -234,7 +237,18 @@ impl FileContext<'_> {
         let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
-            ElementType::VlenString => return self.vlen_strings(var),
+            ElementType::VlenString => {
+                let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(|e| format!("reading strings: {e}"));
+                return self.owned_strings(var, read, "its strings");
+            }
+            &ElementType::ObjectReference(size) => {
+                let objects = self.objects;
+                let read = |ds: &hdf5_reader::Dataset| {
+                    let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
+                    objects.resolve(&raw, size)
+                };
+                return self.owned_strings(var, read, "the paths its object references name");
+            }
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         if data_type == DataType::Float16 && !raw_header::is_ieee_half(self.file, ds.address()) {
@@ -300,12 +314,18 @@ impl FileContext<'_> {
         }))
     }
 
-    /// A variable-length string variable as a store-owned `string` array (see `owned`).
-    fn vlen_strings(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+    /// A variable-length string or object reference variable as a store-owned `string` array of the
+    /// strings `read` gives (see `owned`); `what` names them in the warning when they cannot be stored.
+    fn owned_strings(
+        &mut self,
+        var: &H5Variable,
+        read: impl FnOnce(&hdf5_reader::Dataset) -> Result<Vec<String>, String>,
+        what: &str,
+    ) -> Result<Option<VirtualArray>, ScanError> {
         let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
-        let (grid, codecs, chunks) = match owned::string_array(var, &shape) {
+        let (grid, codecs, chunks) = match owned::string_array(var, &shape, read) {
             Ok(parts) => parts,
-            Err(problem) => return self.skip(var, format!("cannot store its strings: {problem}")),
+            Err(problem) => return self.skip(var, format!("cannot store {what}: {problem}")),
         };
         let metadata = ArrayMetadata {
             data_type: DataType::String,

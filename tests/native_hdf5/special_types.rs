@@ -1,9 +1,11 @@
-//! Issue 26 on files h5py, PyTables and netCDF4-python write (`tests/python/make_special_types.py`):
-//! null dataspaces, the HDF5 time class and a user attribute named `_NCPROPERTIES`. Expected values
-//! come from libhdf5 and libnetcdf reading the same files, never from the generator.
+//! Issue 26: HDF5 object references as strings of their targets' paths, region references, null
+//! dataspaces, the HDF5 time class and a user attribute named `_NCPROPERTIES`, on files h5py,
+//! PyTables and netCDF4-python write (`tests/python/make_special_types.py`). Expected values come from
+//! libhdf5 and libnetcdf reading the same files, never from the generator.
 
 use std::path::{Path, PathBuf};
 
+use vzarr::metadata::DataType;
 use vzarr::ScanOptions;
 
 use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
@@ -24,6 +26,42 @@ fn fixtures(dir: &Path) -> Option<PathBuf> {
     Some(dir.to_path_buf())
 }
 
+/// The path libhdf5 gives the object each object reference of `dataset` points at (dereferenced,
+/// then named, as h5py's `f[ref].name`); "" for a null reference.
+fn reference_names(file: &Path, dataset: &str) -> Vec<String> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let refs = f.dataset(dataset).unwrap().read_raw::<hdf5::ObjectReference1>().unwrap();
+        refs.iter().map(|r| name_of(&f, r)).collect()
+    })
+}
+
+/// The paths of the targets of object-reference attribute `name` of `object`, by libhdf5.
+fn attribute_reference_names(file: &Path, object: &str, name: &str) -> Vec<String> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let attr = match f.dataset(object) {
+            Ok(ds) => ds.attr(name).unwrap(),
+            Err(_) => f.group(object).unwrap().attr(name).unwrap(),
+        };
+        attr.read_raw::<hdf5::ObjectReference1>().unwrap().iter().map(|r| name_of(&f, r)).collect()
+    })
+}
+
+fn name_of(f: &hdf5::File, reference: &hdf5::ObjectReference1) -> String {
+    use hdf5::ObjectReference;
+    // SAFETY: `ObjectReference1` is `repr(transparent)` over a file address.
+    let address: u64 = unsafe { std::mem::transmute_copy(reference) };
+    if address == 0 {
+        return String::new();
+    }
+    match reference.dereference(f).unwrap() {
+        hdf5::ReferencedObject::Group(g) => g.name(),
+        hdf5::ReferencedObject::Dataset(d) => d.name(),
+        hdf5::ReferencedObject::Datatype(_) => panic!("a reference to a datatype"),
+    }
+}
+
 /// The HDF5 datatype class of `dataset`, by libhdf5.
 fn type_class(file: &Path, dataset: &str) -> hdf5_sys::h5t::H5T_class_t {
     with_hdf5_files(|| {
@@ -37,6 +75,45 @@ fn type_class(file: &Path, dataset: &str) -> hdf5_sys::h5t::H5T_class_t {
             class
         }
     })
+}
+
+/// Object references (1-d, chunked 2-d, scalar, with null references) read back as the paths
+/// libhdf5 dereferences them to, reference attributes likewise, `verify` compares them through
+/// libhdf5, and region references are refused with their reason.
+#[test]
+fn object_references_are_the_paths_libhdf5_dereferences_them_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("references.h5");
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("references.h5: regions: cannot reference elements of dataset region references"), "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let warnings: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("regions: left out: cannot reference elements of dataset region"), "{warnings:?}");
+    let store_path = scan_to_store(&file, dir.path(), "refs.vzarr", &options);
+    let store = open_store(&store_path);
+    for name in ["refs", "refs_2d", "one_ref"] {
+        let array = store.array(name).unwrap();
+        assert_eq!(array.reader().metadata().data_type, DataType::String, "{name}");
+        let all = vzarr::grid::Selection::all(&array.reader().shape());
+        let theirs = reference_names(&file, name);
+        assert!(theirs.iter().any(|n| n.starts_with('/')), "{name}: {theirs:?}");
+        assert_eq!(array.read_strings(&all).unwrap(), theirs, "{name}");
+    }
+    let target = store.array("target").unwrap().reader().metadata().attributes.clone();
+    let names: Vec<serde_json::Value> =
+        attribute_reference_names(&file, "target", "see_also").into_iter().map(Into::into).collect();
+    assert_eq!(target["see_also"], serde_json::Value::Array(names));
+    let root = crate::common::array_json(&store_path, "grp");
+    let first = attribute_reference_names(&file, "grp", "first");
+    assert_eq!(root["attributes"]["first"], first[0].as_str(), "{root}");
+    assert_eq!(read(&store, "target", "").bytes, crate::common::hdf5_oracle::read_native(&file, "target", 24));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    for name in ["refs", "refs_2d", "one_ref"] {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
 }
 
 /// A dataset of null dataspace (`h5py.Empty`) is left out with a warning naming file and dataset,
