@@ -47,6 +47,10 @@ use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
 use crate::source::ByteSource;
 
+/// Why new-style object, region and attribute references (HDF5 1.12 `H5R_ref_t`, stored as heap
+/// blobs) are refused.
+const NEW_STYLE_REFERENCES: &str = "new-style (HDF5 1.12) references, which vzarr does not resolve";
+
 /// Largest array read whole while scanning (coordinates, digests): 1 GiB.
 const MAX_READ_BYTES: usize = 1 << 30;
 
@@ -242,6 +246,10 @@ impl FileContext<'_> {
                 return self.owned_strings(var, read, "its strings");
             }
             &ElementType::ObjectReference(size) => {
+                let datatype = raw_header::message_body(self.file, ds.address(), raw_header::DATATYPE);
+                if datatype.as_deref().and_then(raw_header::reference_kind).is_some_and(|kind| kind != 0) {
+                    return self.skip(var, format!("cannot reference elements of {NEW_STYLE_REFERENCES}"));
+                }
                 let objects = self.objects;
                 let read = |ds: &hdf5_reader::Dataset| {
                     let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
