@@ -74,7 +74,8 @@ pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Code
 /// `blosc` codec decodes. The filter's `cd_values` are its revision, the Blosc format version, the
 /// type size, the chunk's size in bytes, then (when set) the compression level, the shuffle (0 none,
 /// 1 bytes, 2 bits) and the compressor code; the filter's defaults (level 5, byte shuffle, blosclz)
-/// apply to those it leaves out. A value out of range is refused as the filter would be.
+/// apply to those it leaves out. A value out of range is refused as the filter would be, and so is
+/// snappy, which vzarr's decoder lacks.
 fn blosc_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, UnsupportedFilter> {
     let cd = |i: usize| filter.cd_values.get(i).copied();
     let refused = |what: String| UnsupportedFilter { id: BLOSC, name: format!("{} ({what})", filter.name) };
@@ -85,6 +86,10 @@ fn blosc_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, Un
     let shuffle = BloscShuffle::from_code(shuffle).ok_or_else(|| refused(format!("shuffle {shuffle}")))?;
     let code = cd(6).unwrap_or(0);
     let cname = BloscCompressor::from_code(code).ok_or_else(|| refused(format!("compressor {code}")))?;
+    if cname == BloscCompressor::Snappy {
+        // vzarr's decoder has no snappy, and numcodecs' Blosc is commonly built without it.
+        return Err(refused("the snappy compressor, which vzarr cannot decode".into()));
+    }
     Ok(Codec::Blosc { cname, clevel, shuffle, typesize, blocksize: 0 })
 }
 
@@ -154,6 +159,8 @@ mod tests {
         };
         assert_eq!(defaults, expected);
         assert!(filter_codec(&spec(32001, &[2, 2, 4, 400, 5, 1, 9]), 4).is_err(), "an unknown compressor");
+        let snappy = filter_codec(&FilterSpec { id: 32001, name: "blosc", cd_values: &[2, 2, 4, 400, 5, 1, 3] }, 4);
+        assert!(snappy.unwrap_err().to_string().contains("snappy"), "snappy is refused");
     }
 
     #[test]
