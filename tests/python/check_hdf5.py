@@ -6,7 +6,8 @@ REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h
   1. every chunk reference equals h5py's `get_chunk_info_by_coord` (byte offset and size), a chunk
      h5py has no record of is absent from the references, and a chunk stored with a filter skipped
      (non-zero filter mask) is held inline (rewritten by vzarr);
-  2. the values zarr-python reads through the references equal h5py's `dataset[()]`, bit for bit.
+  2. the values zarr-python reads through the references equal h5py's `dataset[()]`, bit for bit;
+  3. for datasets of object references, the strings zarr-python reads equal h5py's `f[ref].name`.
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed.
 """
 
@@ -34,6 +35,22 @@ def numeric_datasets(f):
     f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset)
                  and obj.dtype.kind in "iuf" and obj.dtype.names is None else None)
     return found
+
+
+def reference_datasets(f):
+    found = []
+    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset)
+                 and h5py.check_dtype(ref=obj.dtype) is h5py.Reference else None)
+    return found
+
+
+def check_reference_paths(f, group, name):
+    """vzarr stores object references as the paths of their targets: h5py's `f[ref].name`."""
+    theirs = [f[r].name if r else "" for r in np.asarray(f[name][()], dtype=object).ravel()]
+    ours = [str(s) for s in np.asarray(group[name][...]).ravel()]
+    if ours != theirs:
+        raise AssertionError(f"paths differ: {ours} vs h5py {theirs}")
+    return f"{len(theirs)} references"
 
 
 def check_chunks(refs, name, ds):
@@ -86,6 +103,9 @@ def main():
                 return f"{theirs.shape} {theirs.dtype}"
 
             results.check(f"{args.source}:{name} values", values)
+        for name in reference_datasets(f):
+            results.check(f"{args.source}:{name} reference paths",
+                          lambda name=name: check_reference_paths(f, group, name))
     sys.exit(0 if results.summary() else 1)
 
 
