@@ -31,6 +31,7 @@
 //! # Ok::<(), vzarr::codec::CodecError>(())
 //! ```
 
+mod blosc;
 mod byte_swap;
 mod compress;
 mod fletcher32;
@@ -42,6 +43,7 @@ mod vlen;
 
 use std::borrow::Cow;
 
+pub use blosc::{BloscCompressor, BloscShuffle};
 pub use byte_swap::{ByteSwap, SwapSpan};
 pub use fletcher32::checksum as fletcher32_checksum;
 
@@ -120,6 +122,21 @@ pub enum Codec {
     /// `"numcodecs.fletcher32"` (no configuration, or `{}`): HDF5's fletcher32 (filter 3), a
     /// 4-byte little-endian checksum appended to the data; decode verifies and strips it.
     Fletcher32,
+    /// Core `"blosc"` `{"cname", "clevel", "shuffle", "typesize", "blocksize"}`: one Blosc 1 frame
+    /// (what the hdf5-blosc filter, HDF5 filter 32001, writes). Decoding reads everything it needs
+    /// from the frame; the configuration only steers encoding (vzarr writes plain-copy frames).
+    Blosc {
+        /// The compressor named in the configuration.
+        cname: BloscCompressor,
+        /// Compression level, 0..=9.
+        clevel: u8,
+        /// The shuffle named in the configuration.
+        shuffle: BloscShuffle,
+        /// Bytes per element the shuffle works on (>= 1).
+        typesize: usize,
+        /// Block size in bytes (0: Blosc's automatic choice).
+        blocksize: usize,
+    },
     /// Core `"vlen-utf8"` (array -> bytes, no configuration): variable-length UTF-8 strings, as a
     /// little-endian u32 item count, then per item a little-endian u32 byte length and the bytes
     /// (what zarr-python writes for the `string` data type). Decoded by
@@ -138,6 +155,7 @@ impl Codec {
             Codec::Gzip { .. } => "gzip",
             Codec::Zstd { .. } => "zstd",
             Codec::Fletcher32 => "numcodecs.fletcher32",
+            Codec::Blosc { .. } => "blosc",
             Codec::VlenUtf8 => "vlen-utf8",
         }
     }
@@ -170,6 +188,8 @@ impl Codec {
             Codec::Zlib { level } | Codec::Gzip { level } if level > 9 => {
                 bad(format!("level {level} is outside 0..=9"))
             }
+            Codec::Blosc { clevel, .. } if clevel > 9 => bad(format!("clevel {clevel} is outside 0..=9")),
+            Codec::Blosc { typesize: 0, .. } => bad("typesize must be >= 1".to_owned()),
             Codec::Zstd { level, .. } if !compress::zstd_levels().contains(&level) => {
                 let range = compress::zstd_levels();
                 bad(format!("level {level} is outside {}..={}", range.start(), range.end()))

@@ -5,7 +5,8 @@
 //! Written form: `{"name": ..., "configuration": {...}}`, with the configuration keys of Zarr v3
 //! core (`bytes`: `endian`; `gzip`: `level`; `zstd`: `level`, `checksum`) and of the
 //! zarr-extensions `numcodecs.*` codecs (`numcodecs.shuffle`: `elementsize`; `numcodecs.zlib`:
-//! `level`; `numcodecs.fletcher32`: none). `bytes` without endian is written without a
+//! `level`; `numcodecs.fletcher32`: none; `blosc`: `cname`, `clevel`, `shuffle`, `typesize`,
+//! `blocksize`). `bytes` without endian is written without a
 //! configuration; `numcodecs.fletcher32` with an empty one, which zarr-python requires.
 //!
 //! Accepted on input: the same, plus a bare name string for codecs that need no configuration,
@@ -15,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{Codec, CodecError, Endian};
+use super::{BloscCompressor, BloscShuffle, Codec, CodecError, Endian};
 
 /// The codec as `{"name": ..., "configuration": ...}`.
 pub(super) fn codec_to_json(codec: &Codec) -> Value {
@@ -37,6 +38,16 @@ pub(super) fn codec_to_json(codec: &Codec) -> Value {
         Codec::Zstd { level, checksum } => {
             json!({ "name": name, "configuration": { "level": level, "checksum": checksum } })
         }
+        Codec::Blosc { cname, clevel, shuffle, typesize, blocksize } => json!({
+            "name": name,
+            "configuration": {
+                "cname": cname.as_str(),
+                "clevel": clevel,
+                "shuffle": shuffle.as_str(),
+                "typesize": typesize,
+                "blocksize": blocksize,
+            }
+        }),
     }
 }
 
@@ -60,6 +71,7 @@ pub(super) fn codec_from_json(value: &Value) -> Result<Codec, CodecError> {
             Codec::Zstd { level: config.i32("level")?, checksum: config.optional_bool("checksum")?.unwrap_or(false) }
         }
         "numcodecs.fletcher32" => Codec::Fletcher32,
+        "blosc" => parse_blosc(&config)?,
         "vlen-utf8" => Codec::VlenUtf8,
         other => return Err(CodecError::UnknownCodec { name: other.to_owned() }),
     };
@@ -107,6 +119,24 @@ fn parse_bytes(config: &Config<'_>) -> Result<Codec, CodecError> {
         Some(other) => return Err(config.invalid(format!("endian is not a string: {other}"))),
     };
     Ok(Codec::Bytes { endian })
+}
+
+/// Parses the `blosc` codec: `typesize` may be missing for `noshuffle` (zarr-python then fills it in
+/// from the data type; 1 here, which only steers encoding), `blocksize` defaults to 0 (automatic).
+fn parse_blosc(config: &Config<'_>) -> Result<Codec, CodecError> {
+    let text = |key: &str| match config.required(key)? {
+        Value::String(s) => Ok(s.as_str()),
+        other => Err(config.invalid(format!("{key} must be a string, found {other}"))),
+    };
+    let cname = text("cname")?;
+    let cname = BloscCompressor::parse(cname).ok_or_else(|| config.invalid(format!("unknown cname {cname:?}")))?;
+    let shuffle = text("shuffle")?;
+    let shuffle = BloscShuffle::parse(shuffle).ok_or_else(|| config.invalid(format!("unknown shuffle {shuffle:?}")))?;
+    let clevel = u8::try_from(config.u32("clevel")?).map_err(|_| config.invalid("clevel is out of range".into()))?;
+    let optional = |key: &str| if config.map.contains_key(key) { config.usize(key).map(Some) } else { Ok(None) };
+    let typesize = optional("typesize")?.unwrap_or(1);
+    let blocksize = optional("blocksize")?.unwrap_or(0);
+    Ok(Codec::Blosc { cname, clevel, shuffle, typesize, blocksize })
 }
 
 /// A codec's configuration object, with typed getters that name the codec in their errors.
@@ -159,6 +189,7 @@ impl Config<'_> {
             Codec::Shuffle { .. } => &["elementsize"],
             Codec::Zlib { .. } | Codec::Gzip { .. } => &["level"],
             Codec::Zstd { .. } => &["level", "checksum"],
+            Codec::Blosc { .. } => &["cname", "clevel", "shuffle", "typesize", "blocksize"],
             Codec::Fletcher32 | Codec::VlenUtf8 => &[],
         };
         match self.map.keys().find(|k| !known.contains(&k.as_str())) {
@@ -182,6 +213,13 @@ mod tests {
             Codec::Gzip { level: 9 },
             Codec::Zstd { level: -5, checksum: true },
             Codec::Fletcher32,
+            Codec::Blosc {
+                cname: BloscCompressor::Lz4,
+                clevel: 5,
+                shuffle: BloscShuffle::BitShuffle,
+                typesize: 4,
+                blocksize: 0,
+            },
             Codec::VlenUtf8,
         ]
     }

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use super::{compress, fletcher32, shuffle, Codec, CodecError};
+use super::{blosc, compress, fletcher32, shuffle, Codec, CodecError};
 
 /// How many bytes a decode stage must produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ fn decoded_lengths(stages: &[Codec], len: usize) -> Vec<Expected> {
             (Codec::Fletcher32, Expected::Exact(n)) => Expected::Exact(n.saturating_add(4)),
             (Codec::Fletcher32, Expected::AtMost(n)) => Expected::AtMost(n.saturating_add(4)),
             (Codec::Bytes { .. } | Codec::VlenUtf8 | Codec::Shuffle { .. }, _) => current,
-            (Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. }, _) => {
+            (Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. } | Codec::Blosc { .. }, _) => {
                 Expected::AtMost(compressed_bound(current.limit()))
             }
         };
@@ -124,12 +124,16 @@ fn decode_stage<'a>(
                 }
             })
         }
-        Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. } => {
+        Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. } | Codec::Blosc { .. } => {
+            let decompress = |input: &[u8], dst: &mut [u8]| match codec {
+                Codec::Blosc { .. } => blosc::decompress_into(input, dst),
+                _ => compress::decompress_into(codec, input, dst),
+            };
             if let Some(dst) = dst {
-                return compress::decompress_into(codec, &input, dst).map(Output::Written);
+                return decompress(&input, dst).map(Output::Written);
             }
             let mut buffer = vec![0; expected.limit()];
-            let n = compress::decompress_into(codec, &input, &mut buffer)?;
+            let n = decompress(&input, &mut buffer)?;
             buffer.truncate(n);
             Ok(Output::Buffer(Cow::Owned(buffer)))
         }
@@ -157,6 +161,7 @@ pub(super) fn encode(stages: &[Codec], data: Cow<'_, [u8]>) -> Result<Vec<u8>, C
             Codec::Zlib { .. } | Codec::Gzip { .. } | Codec::Zstd { .. } => {
                 Cow::Owned(compress::compress(codec, &current)?)
             }
+            Codec::Blosc { typesize, cname, .. } => Cow::Owned(blosc::compress_memcpyed(&current, typesize, cname)?),
             Codec::Bytes { .. } | Codec::VlenUtf8 => {
                 return Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
             }

@@ -47,6 +47,10 @@ use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
 use crate::source::ByteSource;
 
+/// Why new-style object, region and attribute references (HDF5 1.12 `H5R_ref_t`, stored as heap
+/// blobs) are refused.
+const NEW_STYLE_REFERENCES: &str = "new-style (HDF5 1.12) references, which vzarr does not resolve";
+
 /// Largest array read whole while scanning (coordinates, digests): 1 GiB.
 const MAX_READ_BYTES: usize = 1 << 30;
 
@@ -100,7 +104,8 @@ fn scan_hdf5_unguarded(
     let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
     dataset.sources.push(source);
     let variables = &structure.variables;
-    let mut ctx = FileContext { path, file: &file, bytes, options, variables, warnings: Vec::new() };
+    let objects = &structure.objects;
+    let mut ctx = FileContext { path, file: &file, bytes, options, variables, objects, warnings: Vec::new() };
     for (object, name, why) in structure.dropped_attributes {
         let message = format!("attribute {name} left out: cannot represent {why}");
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
@@ -176,6 +181,8 @@ struct FileContext<'a> {
     options: &'a ScanOptions,
     /// Every variable of the file (for the char stacking rule).
     variables: &'a [H5Variable],
+    /// Every object's path, which object references resolve to.
+    objects: &'a structure::Objects,
     warnings: Vec<ScanWarning>,
 }
 
@@ -236,12 +243,35 @@ impl FileContext<'_> {
 
     fn scan_variable(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
         let ds = &var.dataset;
+        if var.dims.is_empty() && raw_header::null_dataspace(self.file, ds.address()) {
+            // No elements to reference (libnetcdf does not list such a dataset either): a warning, not
+            // an error, whatever --skip-unsupported says.
+            let message = "left out: a null dataspace (H5S_NULL) holds no elements".to_string();
+            let file = self.path.display().to_string();
+            self.warnings.push(ScanWarning { file, variable: var.path.clone(), message });
+            return Ok(None);
+        }
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
-            ElementType::VlenString => return self.vlen_strings(var),
+            ElementType::VlenString => {
+                let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(|e| format!("reading strings: {e}"));
+                return self.owned_strings(var, read, "its strings");
+            }
+            &ElementType::ObjectReference(size) => {
+                let datatype = raw_header::message_body(self.file, ds.address(), raw_header::DATATYPE);
+                if datatype.as_deref().and_then(raw_header::reference_kind).is_some_and(|kind| kind != 0) {
+                    return self.skip(var, format!("cannot reference elements of {NEW_STYLE_REFERENCES}"));
+                }
+                let objects = self.objects;
+                let read = |ds: &hdf5_reader::Dataset| {
+                    let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
+                    objects.resolve(&raw, size)
+                };
+                return self.owned_strings(var, read, "the paths its object references name");
+            }
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         if data_type == DataType::Float16 && !raw_header::is_ieee_half(self.file, ds.address()) {
@@ -307,12 +337,18 @@ impl FileContext<'_> {
         }))
     }
 
-    /// A variable-length string variable as a store-owned `string` array (see `owned`).
-    fn vlen_strings(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+    /// A variable-length string or object reference variable as a store-owned `string` array of the
+    /// strings `read` gives (see `owned`); `what` names them in the warning when they cannot be stored.
+    fn owned_strings(
+        &mut self,
+        var: &H5Variable,
+        read: impl FnOnce(&hdf5_reader::Dataset) -> Result<Vec<String>, String>,
+        what: &str,
+    ) -> Result<Option<VirtualArray>, ScanError> {
         let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
-        let (grid, codecs, chunks) = match owned::string_array(var, &shape) {
+        let (grid, codecs, chunks) = match owned::string_array(var, &shape, read) {
             Ok(parts) => parts,
-            Err(problem) => return self.skip(var, format!("cannot store its strings: {problem}")),
+            Err(problem) => return self.skip(var, format!("cannot store {what}: {problem}")),
         };
         let metadata = ArrayMetadata {
             data_type: DataType::String,

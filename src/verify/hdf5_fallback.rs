@@ -130,6 +130,47 @@ impl Hdf5Dataset {
         self.file_type_is(|t| unsafe { matches!(H5Tget_class(t), H5T_class_t::H5T_COMPOUND | H5T_class_t::H5T_OPAQUE) })
     }
 
+    /// Whether the dataset holds old-style object references (`H5T_STD_REF_OBJ`), which vzarr stores as
+    /// the paths of the objects they point at.
+    pub(crate) fn is_object_reference(&self) -> bool {
+        use hdf5_sys::h5t::{H5T_class_t, H5Tequal, H5Tget_class, H5T_STD_REF_OBJ};
+        // SAFETY: `t` is a valid datatype id for the duration of the call; H5T_STD_REF_OBJ is a
+        // predefined type of the initialized library.
+        self.file_type_is(|t| unsafe {
+            H5Tget_class(t) == H5T_class_t::H5T_REFERENCE && H5Tequal(t, *H5T_STD_REF_OBJ) > 0
+        })
+    }
+
+    /// The path of the object each object reference of the dataset points at, in C order, as libhdf5
+    /// names the dereferenced object (`H5Rdereference` then `H5Iget_name`, as h5py's `f[ref].name`);
+    /// the empty string for a null reference.
+    pub(crate) fn read_reference_names(&self) -> Result<Vec<String>, netcdf::Error> {
+        use hdf5::{ObjectReference, ObjectReference1};
+        if !self.is_object_reference() {
+            return Err(error("the dataset holds no object references"));
+        }
+        let references = self.dataset.read_raw::<ObjectReference1>().map_err(error)?;
+        let file = self.dataset.file().map_err(error)?;
+        references
+            .iter()
+            .map(|reference| {
+                // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
+                let address: hdf5_sys::h5r::hobj_ref_t = unsafe { std::mem::transmute_copy(reference) };
+                if address == 0 {
+                    return Ok(String::new());
+                }
+                let name = match reference.dereference(&file).map_err(error)? {
+                    hdf5::ReferencedObject::Group(g) => g.name(),
+                    hdf5::ReferencedObject::Dataset(d) => d.name(),
+                    hdf5::ReferencedObject::Datatype(t) => {
+                        return Err(error(format!("a reference to a committed datatype ({t:?}) has no path here")))
+                    }
+                };
+                Ok(name)
+            })
+            .collect()
+    }
+
     /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).
     pub(crate) fn is_half_float(&self) -> bool {
         use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};

@@ -197,8 +197,12 @@ impl OracleVariable {
         self.read(|var| var.get_raw_values(..))
     }
 
-    /// Every string of a netCDF `string` variable, in C order.
+    /// Every string of a netCDF `string` variable, in C order; for a dataset of object references
+    /// (which libnetcdf does not list), the paths libhdf5 dereferences them to.
     pub(crate) fn read_strings(&self) -> Result<Vec<String>, netcdf::Error> {
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.read_reference_names();
+        }
         self.read(|var| {
             let shape: Vec<u64> = var.dimensions().iter().map(|d| d.len() as u64).collect();
             let total: u64 = shape.iter().product();

@@ -359,3 +359,33 @@ fn a_failed_write_to_a_new_repository_leaves_nothing() {
     assert!(error.to_string().contains(": tas: "), "{error}");
     assert!(!repo.exists(), "the new repository is removed");
 }
+
+/// Issue 26: a native store whose root holds arrays named `refs` and `snapshots` (directories, as an
+/// Icechunk v1 repository has) opens as the native store it is, and reads as libnetcdf reads the source.
+#[test]
+fn a_store_with_root_arrays_named_refs_and_snapshots_is_no_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("refs.nc");
+    with_hdf5_files(|| {
+        let mut f = netcdf::create(&source).unwrap();
+        f.add_dimension("n", 6).unwrap();
+        let values: Vec<i32> = (0..6).map(|i| i * 7 - 3).collect();
+        f.add_variable::<i32>("refs", &["n"]).unwrap().put_values(&values, ..).unwrap();
+        f.add_variable::<i32>("snapshots", &["n"]).unwrap().put_values(&values, ..).unwrap();
+    });
+    let store = crate::common::scan_to_store(&source, dir.path(), "s.vzarr", &ScanOptions::default());
+    assert!(
+        store.join("refs").is_dir() && store.join("snapshots").is_dir(),
+        "{:?}",
+        crate::common::dir_entries(&store)
+    );
+    assert!(!vzarr::store::looks_like_repository(&store));
+    let opened = crate::common::open_store(&store);
+    assert!(!opened.as_async().is_repository());
+    for name in ["refs", "snapshots"] {
+        let ours = crate::common::read(&opened, name, "").bytes;
+        assert_eq!(ours, crate::common::oracle_read(&source, name, None), "{name}");
+    }
+    let info = cli_expect(&["info", &s(&store)], 0);
+    assert!(info.stdout.contains("refs"), "{}", info.stdout);
+}

@@ -5,10 +5,12 @@
 //! The HDF5 2.0 file, which Debian's libhdf5 1.10 cannot open, is compared with its v114 twin (same
 //! generator, same values) read by libhdf5, and with h5py itself in the Python check.
 
+mod blosc;
 mod btree;
 mod hostile;
 mod legacy;
 mod netcdf4;
+mod special_types;
 mod structs;
 
 use std::path::{Path, PathBuf};

@@ -23,6 +23,9 @@ PINS=(
   "h5py==3.16.0"
   # Writes the PyTables table of the compound-type tests (tests/python/make_structs.py).
   "tables==3.11.1"
+  # The blosc filter (HDF5 filter 32001) for h5py: writes the blosc fixtures (tests/python/make_blosc.py)
+  # and its plugin directory lets libhdf5 read them in the oracle (HDF5_PLUGIN_PATH).
+  "hdf5plugin==7.1.0"
   # libhdf4's SD interface from Python: writes fixtures/hdf4 (make_fixtures.py), the HDF4 oracle.
   "pyhdf==0.11.7"
   "moto[server]==5.1.18"

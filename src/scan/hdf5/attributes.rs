@@ -44,6 +44,12 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
     Ok(one_or_list(values, &attr.shape))
 }
 
+/// The paths object references resolve to, as an attribute value: a string for a scalar or
+/// one-element attribute, else a list.
+pub(crate) fn reference_json(paths: Vec<String>, shape: &[u64]) -> Value {
+    one_or_list(paths.into_iter().map(Value::from).collect(), shape)
+}
+
 /// A scalar for scalar and one-element attributes (as netCDF reports them), else a list.
 fn one_or_list(mut values: Vec<Value>, shape: &[u64]) -> Value {
     let null_space = shape == [0];

@@ -85,6 +85,7 @@ fn member_type(datatype: &Datatype, depth: usize) -> Result<(DataType, Option<En
         ElementType::Numeric(t, e) => Ok((t, e.filter(|_| t.swap_unit() > 1))),
         ElementType::FixedString(n) => Ok((DataType::FixedBytes(n), None)),
         ElementType::VlenString => Err("variable-length strings".into()),
+        ElementType::ObjectReference(_) => Err("object references".into()),
         ElementType::Unsupported(what) => Err(what),
     }
 }
@@ -116,6 +117,22 @@ mod tests {
         let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
         assert_eq!((names, s.size()), (vec!["a", "b", "o"], 9));
         assert_eq!(s.fields()[2].data_type, DataType::RawBytes(3));
+    }
+
+    #[test]
+    fn time_and_reference_members_are_refused() {
+        let le = ByteOrder::LittleEndian;
+        let time = Datatype::Opaque { size: 8, tag: "HDF5_TIME".into() };
+        let ElementType::Unsupported(why) = struct_element(12, &[member("a", 0, int(4, le)), member("t", 4, time)], 0)
+        else {
+            panic!("a time member accepted")
+        };
+        assert!(why.contains("member t: the HDF5 time type"), "{why}");
+        let reference = Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size: 8 };
+        let ElementType::Unsupported(why) = struct_element(8, &[member("r", 0, reference)], 0) else {
+            panic!("a reference member accepted")
+        };
+        assert!(why.contains("member r: object references"), "{why}");
     }
 
     #[test]

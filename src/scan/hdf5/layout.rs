@@ -10,7 +10,7 @@
 use hdf5_reader::chunk_index::{self, ChunkEntry as IndexEntry};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::messages::HdfMessage;
-use hdf5_reader::{ByteOrder, Datatype, Hdf5File};
+use hdf5_reader::{ByteOrder, Datatype, Hdf5File, ReferenceType};
 
 use super::raw_header::{self, le};
 use crate::codec::Endian;
@@ -52,6 +52,9 @@ pub(crate) enum ElementType {
     /// Variable-length strings (netCDF-4 `string`): their bytes live in the global heap, so they are
     /// read at scan time into a store-owned array.
     VlenString,
+    /// Object references of this many bytes: the path of each referenced object is read at scan
+    /// time into a store-owned `string` array (`references`).
+    ObjectReference(u8),
     /// Anything else, described for the warning.
     Unsupported(String),
 }
@@ -230,6 +233,15 @@ fn endian(order: ByteOrder) -> Endian {
     }
 }
 
+/// The tag `hdf5-reader` gives the opaque type it reads an HDF5 time-class datatype (class 2) as (an
+/// opaque type a writer tagged so is taken for one too).
+const TIME_TAG: &str = "HDF5_TIME";
+/// Why a dataset region reference is refused.
+const REGION_REFERENCE: &str =
+    "dataset region references (a selection of another dataset, which no Zarr data type holds)";
+/// Why a time-class element is refused.
+const TIME_CLASS: &str = "the HDF5 time type (datatype class 2, which libhdf5 converts to no other type)";
+
 /// Maps an HDF5 datatype to a Zarr data type, or names why it cannot be referenced.
 pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
     let numeric = |t: DataType, size: u8, order: ByteOrder| ElementType::Numeric(t, (size > 1).then(|| endian(order)));
@@ -265,10 +277,15 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
             ElementType::Numeric(t, e) if is_integer(t) => ElementType::Numeric(t, e),
             _ => ElementType::Unsupported("enum type over a non-integer base".into()),
         },
+        // The HDF5 time class (2; PyTables' time columns), which `hdf5-reader` reads as an opaque type
+        // tagged `HDF5_TIME`: libhdf5 converts it to nothing and h5py has no NumPy form of it, so no
+        // reader could check or decode raw bytes referenced in its place.
+        Datatype::Opaque { tag, .. } if tag == TIME_TAG => ElementType::Unsupported(TIME_CLASS.into()),
         // Raw bytes: no byte order, no meaning vzarr could know (the tag is not kept).
         Datatype::Opaque { size, .. } if *size > 0 => ElementType::Numeric(DataType::RawBytes(*size), None),
         Datatype::Opaque { .. } => ElementType::Unsupported("zero-length opaque type".into()),
-        Datatype::Reference { .. } => ElementType::Unsupported("reference type".into()),
+        Datatype::Reference { ref_type: ReferenceType::Object, size } => ElementType::ObjectReference(*size),
+        Datatype::Reference { .. } => ElementType::Unsupported(REGION_REFERENCE.into()),
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
         Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
     }
@@ -309,6 +326,7 @@ fn element_bytes(element: &ElementType) -> u32 {
     match element {
         ElementType::Numeric(t, _) => t.size() as u32,
         ElementType::FixedString(n) => *n,
+        ElementType::ObjectReference(n) => u32::from(*n),
         ElementType::VlenString | ElementType::Unsupported(_) => 0,
     }
 }

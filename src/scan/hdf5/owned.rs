@@ -1,12 +1,14 @@
 //! Variables a reference cannot name, stored by the store instead: variable-length strings (their
-//! bytes live in the global heap, scattered, not in chunks), and the names of enum values.
+//! bytes live in the global heap, scattered, not in chunks), object references (file addresses,
+//! stored as the paths of the objects they point at, as h5py's `f[ref].name` gives them), and the
+//! names of enum values.
 //!
 //! Strings are read at scan time and written as one store-owned chunk per file: Zarr v3 `string`
 //! with the `vlen-utf8` codec, which zarr-python and xarray read as strings. Positions past the
 //! HDF5 extent (a variable shorter than its unlimited dimension) hold the empty string, the netCDF
 //! default fill of `string`.
 
-use hdf5_reader::Datatype;
+use hdf5_reader::{Dataset, Datatype};
 use serde_json::Value;
 
 use super::attributes::numbers;
@@ -22,9 +24,14 @@ pub(super) const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
 /// Most bytes of text one variable may hold.
 pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 
-/// The grid, codecs and chunk table of variable-length string variable `var` of netCDF shape
-/// `shape`; the error says why it cannot be stored.
-pub(super) fn string_array(var: &H5Variable, shape: &[u64]) -> Result<(ChunkGrid, CodecChain, ChunkTable), String> {
+/// The grid, codecs and chunk table of a `string` array holding the strings `read` gives for variable
+/// `var` of netCDF shape `shape` (its variable-length strings, or the paths its object references
+/// name), in the order of its HDF5 extent; the error says why it cannot be stored.
+pub(super) fn string_array(
+    var: &H5Variable,
+    shape: &[u64],
+    read: impl FnOnce(&Dataset) -> Result<Vec<String>, String>,
+) -> Result<(ChunkGrid, CodecChain, ChunkTable), String> {
     let stored = var.dataset.shape().to_vec();
     let count = |s: &[u64]| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).filter(|&n| n <= MAX_STRINGS);
     let (Some(total), Some(_)) = (count(shape), count(&stored)) else {
@@ -39,7 +46,10 @@ pub(super) fn string_array(var: &H5Variable, shape: &[u64]) -> Result<(ChunkGrid
     if total == 0 {
         return Ok((grid, codecs, ChunkTable::default()));
     }
-    let read = var.dataset.read_strings().map_err(|e| format!("reading strings: {e}"))?;
+    let read = read(&var.dataset)?;
+    if read.len() as u64 != count(&stored).unwrap_or(0) {
+        return Err(format!("{} strings read for HDF5 extent {stored:?}", read.len()));
+    }
     let bytes: usize = read.iter().map(String::len).sum();
     if bytes > MAX_STRING_BYTES {
         return Err(format!("{bytes} bytes of strings, more than {MAX_STRING_BYTES}"));

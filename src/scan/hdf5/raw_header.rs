@@ -9,6 +9,8 @@ use hdf5_reader::Hdf5File;
 
 /// Message type of a header continuation.
 const CONTINUATION: u16 = 0x10;
+/// Message type of the dataspace message.
+pub(super) const DATASPACE: u16 = 0x01;
 /// Message type of the datatype message.
 pub(super) const DATATYPE: u16 = 0x03;
 /// Message type of the (new) fill value message.
@@ -111,4 +113,35 @@ pub(super) fn is_ieee_half(file: &Hdf5File, address: u64) -> bool {
         && (offset, precision) == (0, 16)
         && (exponent_location, exponent_size, mantissa_location, mantissa_size) == (10, 5, 0, 10)
         && bias == 15
+}
+
+/// True when the dataset's dataspace is null (`H5S_NULL`: no elements at all, not even one; h5py's
+/// `h5py.Empty`): a version 2 dataspace message of type 2 (version 1 cannot encode it).
+/// `hdf5-reader` gives such a dataset the shape of a scalar.
+pub(super) fn null_dataspace(file: &Hdf5File, address: u64) -> bool {
+    let Some(body) = message_body(file, address, DATASPACE) else { return false };
+    body.first() == Some(&2) && body.get(3) == Some(&2)
+}
+
+/// The reference type of a datatype message body of the reference class (7), its bits 0-3: 0 for
+/// old-style object references (`H5R_OBJECT1`), 1 for old-style region references, 2 to 4 for the
+/// new-style (HDF5 1.12) object, region and attribute references. None for another class.
+/// (`hdf5-reader` reads every type but 1 as an object reference.)
+pub(super) fn reference_kind(datatype: &[u8]) -> Option<u8> {
+    let (class_and_version, bits) = (*datatype.first()?, *datatype.get(1)?);
+    (class_and_version & 0x0f == 7).then_some(bits & 0x0f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_kinds_are_read_from_the_class_bits() {
+        assert_eq!(reference_kind(&[0x17, 0, 0, 0, 8, 0, 0, 0]), Some(0), "H5R_OBJECT1");
+        assert_eq!(reference_kind(&[0x17, 1, 0, 0, 12, 0, 0, 0]), Some(1), "H5R_DATASET_REGION1");
+        assert_eq!(reference_kind(&[0x47, 0x12, 0, 0, 16, 0, 0, 0]), Some(2), "H5R_OBJECT2");
+        assert_eq!(reference_kind(&[0x13, 0, 0, 0]), None, "a string type");
+        assert_eq!(reference_kind(&[0x17]), None, "truncated");
+    }
 }

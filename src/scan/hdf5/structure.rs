@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use hdf5_reader::group::Group;
 use hdf5_reader::{Dataset, Hdf5File};
 
-use super::attributes::{attribute_json, BOOKKEEPING};
+use super::attributes::{attribute_json, reference_json, BOOKKEEPING};
 use crate::dataset::GroupNode;
 use crate::metadata::Attributes;
 
@@ -50,6 +50,49 @@ pub(crate) struct H5Structure {
     pub(crate) variables: Vec<H5Variable>,
     /// (object path, attribute name, why) of attributes with no JSON form.
     pub(crate) dropped_attributes: Vec<(String, String, String)>,
+    /// The path (from `/`, as libhdf5 names it) of every group and dataset, by object header address:
+    /// what object references resolve to.
+    pub(crate) objects: Objects,
+}
+
+/// HDF5 object paths (`/`, `/grp/name`) by object header address (the first path found for an object
+/// of several hard links).
+#[derive(Default)]
+pub(crate) struct Objects {
+    paths: HashMap<u64, String>,
+    /// The file's address size, which old-style object references are written with.
+    pub(crate) offset_size: u8,
+}
+
+impl Objects {
+    fn add(&mut self, address: u64, path: &str) {
+        self.paths.entry(address).or_insert_with(|| format!("/{path}"));
+    }
+
+    /// The paths of the objects the old-style object references in `raw` (`offset_size` bytes each,
+    /// `size` bytes per reference) point at: the empty string for a null reference (address 0 or
+    /// undefined); an error for a reference of another size (new-style references) or to an address
+    /// that is no group or dataset of the file.
+    pub(crate) fn resolve(&self, raw: &[u8], size: u8) -> Result<Vec<String>, String> {
+        if size != self.offset_size || size == 0 {
+            return Err(format!(
+                "object references of {size} bytes (new-style HDF5 1.12 references?), not the file's {}-byte addresses",
+                self.offset_size
+            ));
+        }
+        let addresses = hdf5_reader::reference::read_object_references(raw, size).map_err(|e| e.to_string())?;
+        let undefined = if size >= 8 { u64::MAX } else { (1u64 << (8 * u32::from(size))) - 1 };
+        addresses
+            .iter()
+            .map(|&a| match a {
+                0 => Ok(String::new()),
+                a if a == undefined => Ok(String::new()),
+                a => self.paths.get(&a).cloned().ok_or_else(|| {
+                    format!("an object reference to address {a:#x}, which is no group or dataset of the file")
+                }),
+            })
+            .collect()
+    }
 }
 
 /// A dimension defined by a scale.
@@ -92,9 +135,16 @@ enum Axis {
 /// Reads the netCDF structure of `file`.
 pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
     let mut out = H5Structure::default();
-    let (mut found, mut post) = (Vec::new(), Vec::new());
+    out.objects.offset_size = file.superblock().offset_size;
+    let (mut found, mut post, mut group_attributes) = (Vec::new(), Vec::new(), Vec::new());
     let root = file.root_group().map_err(|e| format!("root group: {e}"))?;
-    walk(&root, "", 0, &mut out, &mut found, &mut post)?;
+    let mut walked = Walked { found: &mut found, post: &mut post, group_attributes: &mut group_attributes };
+    walk(&root, "", 0, &mut out, &mut walked)?;
+    // Group attributes once every object's path is known (object references name them).
+    for (index, attrs) in group_attributes {
+        let path = out.groups[index].path.clone();
+        out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes);
+    }
     let maps = scales(&found, usize::from(file.superblock().offset_size));
     let mut phony: Vec<Dim> = Vec::new();
     let mut group_dims: Vec<Vec<Axis>> = (0..out.groups.len()).map(|_| Vec::new()).collect();
@@ -133,42 +183,47 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
                 Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
             })
             .collect();
-        let attributes = attributes(&f.path, f.dataset.attributes(), &mut out.dropped_attributes);
+        let attributes = attributes(&f.path, f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
         out.variables.push(H5Variable { path: netcdf_path(&f.path), dataset: f.dataset.clone(), dims, attributes });
     }
     Ok(out)
 }
 
-/// Walks the group tree: groups in pre-order into `out`, datasets into `found`, and group indices
-/// in post-order (children before their parent, the order libnetcdf matches dimensions in) into
-/// `post`.
-fn walk(
-    group: &Group,
-    path: &str,
-    depth: usize,
-    out: &mut H5Structure,
-    found: &mut Vec<Found>,
-    post: &mut Vec<usize>,
-) -> Result<(), String> {
+/// What [`walk`] collects besides the groups.
+struct Walked<'a> {
+    /// Datasets, in walk order.
+    found: &'a mut Vec<Found>,
+    /// Group indices in post-order (children before their parent, the order libnetcdf matches
+    /// dimensions in).
+    post: &'a mut Vec<usize>,
+    /// Each group's attributes, converted once every object's path is known.
+    group_attributes: &'a mut Vec<(usize, Vec<hdf5_reader::Attribute>)>,
+}
+
+/// Walks the group tree: groups in pre-order into `out` (and every object's path into its
+/// `objects`), the rest into `walked`.
+fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: &mut Walked<'_>) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err(format!("{path}: groups nested deeper than {MAX_DEPTH} levels"));
     }
     let index = out.groups.len();
     let group_attributes = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
-    let attributes = attributes(path, group_attributes, &mut out.dropped_attributes);
-    out.groups.push(GroupNode { path: path.to_string(), attributes });
+    walked.group_attributes.push((index, group_attributes));
+    out.groups.push(GroupNode { path: path.to_string(), attributes: Attributes::new() });
+    out.objects.add(group.address(), path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
     for dataset in datasets {
         let text = |name: &str| dataset.attribute(name).ok().and_then(|a| a.read_string().ok());
         let scale = (text("CLASS").as_deref() == Some("DIMENSION_SCALE")).then(|| text("NAME"));
         let name = leaf(dataset.name()).to_string();
-        found.push(Found { group: index, path: join(path, &name), dataset, scale });
+        out.objects.add(dataset.address(), &join(path, &name));
+        walked.found.push(Found { group: index, path: join(path, &name), dataset, scale });
     }
     for child in children {
         let name = leaf(child.name()).to_string();
-        walk(&child, &join(path, &name), depth + 1, out, found, post)?;
+        walk(&child, &join(path, &name), depth + 1, out, walked)?;
     }
-    post.push(index);
+    walked.post.push(index);
     Ok(())
 }
 
@@ -291,6 +346,7 @@ fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<u64>>, 
 fn attributes(
     object: &str,
     attrs: Vec<hdf5_reader::Attribute>,
+    objects: &Objects,
     dropped: &mut Vec<(String, String, String)>,
 ) -> Attributes {
     let mut out = Attributes::new();
@@ -298,7 +354,14 @@ fn attributes(
         if BOOKKEEPING.contains(&attr.name.as_str()) {
             continue;
         }
-        match attribute_json(&attr) {
+        let json = match attr.datatype {
+            // Object references as the paths of their targets, as h5py's `f[ref].name`.
+            hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size } => {
+                objects.resolve(&attr.raw_data, size).map(|paths| reference_json(paths, &attr.shape))
+            }
+            _ => attribute_json(&attr),
+        };
+        match json {
             Ok(value) => {
                 out.insert(attr.name.clone(), value);
             }

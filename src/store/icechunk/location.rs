@@ -167,15 +167,51 @@ pub(crate) fn local_path(repo: &str) -> Option<PathBuf> {
     (!is_url(repo)).then(|| PathBuf::from(repo))
 }
 
-/// Whether `path` holds an Icechunk repository: Icechunk keeps a `repo` file at the root
-/// (format spec v2) or a `refs` directory (v1).
+/// Whether `path` holds an Icechunk repository: Icechunk keeps a `repo` file at the root (format
+/// spec v2), or (v1) a `refs` directory of `branch.NAME` / `tag.NAME` entries beside a `snapshots`
+/// directory. A vzarr store (its `vzarr.json`) is never one, and neither is a Zarr store whose root
+/// holds an array or group named `refs` (a directory of `zarr.json` and chunks).
 pub fn looks_like_repository(path: &Path) -> bool {
-    path.join("repo").is_file() || path.join("refs").is_dir()
+    if path.join("vzarr.json").is_file() {
+        return false;
+    }
+    if path.join("repo").is_file() {
+        return true;
+    }
+    let refs = path.join("refs");
+    let named_refs = || {
+        std::fs::read_dir(&refs).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                e.path().is_dir() && (name.starts_with("branch.") || name.starts_with("tag."))
+            })
+        })
+    };
+    refs.is_dir() && path.join("snapshots").is_dir() && named_refs()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_whose_root_holds_refs_is_no_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("refs/c")).unwrap();
+        std::fs::write(root.join("refs/zarr.json"), "{}").unwrap();
+        assert!(!looks_like_repository(root), "a root array named refs");
+        std::fs::create_dir_all(root.join("snapshots")).unwrap();
+        assert!(!looks_like_repository(root), "arrays named refs and snapshots");
+        std::fs::create_dir_all(root.join("refs/branch.main")).unwrap();
+        assert!(looks_like_repository(root), "an Icechunk v1 layout");
+        std::fs::write(root.join("vzarr.json"), "{}").unwrap();
+        assert!(!looks_like_repository(root), "a vzarr store is never a repository");
+        let v2 = tempfile::tempdir().unwrap();
+        std::fs::write(v2.path().join("repo"), b"").unwrap();
+        assert!(looks_like_repository(v2.path()), "an Icechunk v2 repository");
+    }
 
     #[test]
     fn local_paths_become_percent_encoded_file_urls() {

@@ -1,0 +1,208 @@
+//! Issue 26: HDF5 object references as strings of their targets' paths, region references, null
+//! dataspaces, the HDF5 time class and a user attribute named `_NCPROPERTIES`, on files h5py,
+//! PyTables and netCDF4-python write (`tests/python/make_special_types.py`). Expected values come from
+//! libhdf5 and libnetcdf reading the same files, never from the generator.
+
+use std::path::{Path, PathBuf};
+
+use vzarr::metadata::DataType;
+use vzarr::ScanOptions;
+
+use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
+
+/// The fixtures, written by `make_special_types.py` into `dir` (None without the Python environment).
+fn fixtures(dir: &Path) -> Option<PathBuf> {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the special type tests not run");
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_special_types.py");
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.arg(script).arg(dir);
+        c
+    });
+    assert_eq!(run.code, 0, "make_special_types.py: {}", run.stderr);
+    Some(dir.to_path_buf())
+}
+
+/// The path libhdf5 gives the object each object reference of `dataset` points at (dereferenced,
+/// then named, as h5py's `f[ref].name`); "" for a null reference.
+fn reference_names(file: &Path, dataset: &str) -> Vec<String> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let refs = f.dataset(dataset).unwrap().read_raw::<hdf5::ObjectReference1>().unwrap();
+        refs.iter().map(|r| name_of(&f, r)).collect()
+    })
+}
+
+/// The paths of the targets of object-reference attribute `name` of `object`, by libhdf5.
+fn attribute_reference_names(file: &Path, object: &str, name: &str) -> Vec<String> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let attr = match f.dataset(object) {
+            Ok(ds) => ds.attr(name).unwrap(),
+            Err(_) => f.group(object).unwrap().attr(name).unwrap(),
+        };
+        attr.read_raw::<hdf5::ObjectReference1>().unwrap().iter().map(|r| name_of(&f, r)).collect()
+    })
+}
+
+fn name_of(f: &hdf5::File, reference: &hdf5::ObjectReference1) -> String {
+    use hdf5::ObjectReference;
+    // SAFETY: `ObjectReference1` is `repr(transparent)` over a file address.
+    let address: u64 = unsafe { std::mem::transmute_copy(reference) };
+    if address == 0 {
+        return String::new();
+    }
+    match reference.dereference(f).unwrap() {
+        hdf5::ReferencedObject::Group(g) => g.name(),
+        hdf5::ReferencedObject::Dataset(d) => d.name(),
+        hdf5::ReferencedObject::Datatype(_) => panic!("a reference to a datatype"),
+    }
+}
+
+/// The HDF5 datatype class of `dataset`, by libhdf5.
+fn type_class(file: &Path, dataset: &str) -> hdf5_sys::h5t::H5T_class_t {
+    with_hdf5_files(|| {
+        let ds = hdf5::File::open(file).unwrap().dataset(dataset).unwrap();
+        let _lock = hdf5_sys::LOCK.lock();
+        // SAFETY: the type id is created and closed here.
+        unsafe {
+            let t = hdf5_sys::h5d::H5Dget_type(ds.id());
+            let class = hdf5_sys::h5t::H5Tget_class(t);
+            hdf5_sys::h5t::H5Tclose(t);
+            class
+        }
+    })
+}
+
+/// Object references (1-d, chunked 2-d, scalar, with null references) read back as the paths
+/// libhdf5 dereferences them to, reference attributes likewise, `verify` compares them through
+/// libhdf5, and region references are refused with their reason.
+#[test]
+fn object_references_are_the_paths_libhdf5_dereferences_them_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("references.h5");
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("references.h5: regions: cannot reference elements of dataset region references"), "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let warnings: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("regions: left out: cannot reference elements of dataset region"), "{warnings:?}");
+    let store_path = scan_to_store(&file, dir.path(), "refs.vzarr", &options);
+    let store = open_store(&store_path);
+    for name in ["refs", "refs_2d", "one_ref"] {
+        let array = store.array(name).unwrap();
+        assert_eq!(array.reader().metadata().data_type, DataType::String, "{name}");
+        let all = vzarr::grid::Selection::all(&array.reader().shape());
+        let theirs = reference_names(&file, name);
+        assert!(theirs.iter().any(|n| n.starts_with('/')), "{name}: {theirs:?}");
+        assert_eq!(array.read_strings(&all).unwrap(), theirs, "{name}");
+    }
+    let target = store.array("target").unwrap().reader().metadata().attributes.clone();
+    let names: Vec<serde_json::Value> =
+        attribute_reference_names(&file, "target", "see_also").into_iter().map(Into::into).collect();
+    assert_eq!(target["see_also"], serde_json::Value::Array(names));
+    let root = crate::common::array_json(&store_path, "grp");
+    let first = attribute_reference_names(&file, "grp", "first");
+    assert_eq!(root["attributes"]["first"], first[0].as_str(), "{root}");
+    assert_eq!(read(&store, "target", "").bytes, crate::common::hdf5_oracle::read_native(&file, "target", 24));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    for name in ["refs", "refs_2d", "one_ref"] {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
+    // zarr-python reads the kerchunk export's strings as h5py names the references' targets.
+    let Some(python) = crate::interop::python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
+    let stdout = super::python_check_on_export(&python, &script, &store_path, &file);
+    for name in ["refs", "refs_2d", "one_ref"] {
+        assert!(stdout.contains(&format!("{name} reference paths")), "{name}: {stdout}");
+    }
+}
+
+/// A dataset of null dataspace (`h5py.Empty`) is left out with a warning naming file and dataset,
+/// not an error; the rest reads as libhdf5 reads it and verifies.
+#[test]
+fn null_dataspaces_are_left_out_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("null.h5");
+    let null = with_hdf5_files(|| {
+        let ds = hdf5::File::open(&file).unwrap().dataset("empty").unwrap();
+        ds.space().unwrap().is_null()
+    });
+    assert!(null, "libhdf5 sees a null dataspace");
+    let dataset = scan(&file, &ScanOptions::default()).expect("a null dataspace is no error");
+    let arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(arrays, ["data"]);
+    let warnings: Vec<String> = dataset.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("null.h5") && warnings[0].contains("empty: left out: a null dataspace"),
+        "{warnings:?}"
+    );
+    let store_path = scan_to_store(&file, dir.path(), "null.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    assert_eq!(read(&store, "data", "").bytes, crate::common::hdf5_oracle::read_native(&file, "data", 10));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   data: 5 elements equal"), "{}", run.stdout);
+}
+
+/// Datasets of the HDF5 time class (PyTables time arrays, and a table with a time column) are
+/// refused with a one-line reason, and left out under `--skip-unsupported`.
+#[test]
+fn time_class_datasets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("times.h5");
+    for name in ["earr32", "earr64"] {
+        assert_eq!(type_class(&file, name), hdf5_sys::h5t::H5T_class_t::H5T_TIME, "{name} is of the time class");
+    }
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("times.h5: ") && err.contains("the HDF5 time type"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let arrays: Vec<&str> = dataset.arrays.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(arrays, ["plain"]);
+    let mut refused: Vec<String> = dataset.warnings.iter().map(|w| w.variable.clone()).collect();
+    refused.sort();
+    assert_eq!(refused, ["earr32", "earr64", "tbl"]);
+    for w in &dataset.warnings {
+        assert!(w.message.contains("the HDF5 time type (datatype class 2"), "{w}");
+    }
+    let store_path = scan_to_store(&file, dir.path(), "times.vzarr", &options);
+    let store = open_store(&store_path);
+    assert_eq!(read(&store, "plain", "").bytes, crate::common::hdf5_oracle::read_native(&file, "plain", 16));
+}
+
+/// A user attribute named `_NCPROPERTIES` is kept (on the root and on a variable) with the value
+/// libnetcdf reads; only libnetcdf's own `_NCProperties` is hidden.
+#[test]
+fn a_user_attribute_named_ncproperties_in_capitals_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("ncproperties.nc");
+    let (root, var, hidden) = with_hdf5_files(|| {
+        let f = netcdf::open(&file).unwrap();
+        let text = |a: Option<netcdf::Attribute<'_>>| match a.unwrap().value().unwrap() {
+            netcdf::AttributeValue::Str(s) => s,
+            other => panic!("{other:?}"),
+        };
+        let root = text(f.attribute("_NCPROPERTIES"));
+        let var = text(f.variable("v").unwrap().attribute("_NCPROPERTIES"));
+        (root, var, f.attribute("_NCProperties").is_some())
+    });
+    assert!(hidden, "libnetcdf wrote its _NCProperties");
+    let store_path = scan_to_store(&file, dir.path(), "nc.vzarr", &ScanOptions::default());
+    let group = crate::common::array_json(&store_path, "");
+    assert_eq!(group["attributes"]["_NCPROPERTIES"], root.as_str(), "{group}");
+    assert!(group["attributes"].get("_NCProperties").is_none(), "{group}");
+    let store = open_store(&store_path);
+    let attrs = store.array("v").unwrap().reader().metadata().attributes.clone();
+    assert_eq!(attrs["_NCPROPERTIES"], var.as_str());
+    assert!(!attrs.contains_key("_NCProperties"));
+}
