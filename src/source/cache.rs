@@ -469,12 +469,16 @@ mod tests {
             CacheOptions { block_bytes: 16, read_ahead: 32, max_bytes: 1024, bypass_bytes: 100, prefetch: true };
         let data: Vec<u8> = (0..100).map(|i| (i * 7 % 251) as u8).collect();
         let inner: Arc<dyn ByteSource> = Arc::new(Memory(data.clone()));
-        // 40 bytes fetched by the caller: blocks 0 and 1 are whole, the 8 bytes of block 2 are not.
+        // 40 bytes fetched by the caller: blocks 0 and 1 are whole, the 8 bytes of block 2 are not,
+        // but the head is kept whole.
         let cached = CachedSource::primed(inner.clone(), options, &Bytes::copy_from_slice(&data[..40]));
         assert_eq!(cached.read_range(3, 29).unwrap(), &data[3..32]);
         assert_eq!(cached.stats(), FetchStats { requests: 1, bytes: 40, rounds: 1 });
         assert_eq!(cached.read_range(30, 10).unwrap(), &data[30..40]);
-        assert_eq!(cached.stats().requests, 2, "block 2 was incomplete, so it is fetched");
+        assert_eq!(cached.stats().requests, 1, "the head's last 8 bytes are kept too");
+        assert_eq!(cached.front(), 40);
+        assert_eq!(cached.read_range(35, 10).unwrap(), &data[35..45]);
+        assert_eq!(cached.stats().requests, 2, "past the head: block 2 is fetched");
         // A head that is the whole (short) source ends in a short block, which is kept.
         let short: Arc<dyn ByteSource> = Arc::new(Memory(data[..20].to_vec()));
         let cached = CachedSource::primed(short, options, &Bytes::copy_from_slice(&data[..20]));
@@ -500,7 +504,7 @@ mod tests {
         let (data, cached) = source(3995, options);
         // Exactly the ranges, those less than COALESCE_GAP apart joined (with the bytes between);
         // the last one is cut at the end of the source.
-        let ranges = [(20, 20), (0, 10), (1000, 16), (3000, 20), (3990, 10)];
+        let ranges = [(20, 20), (0, 10), (1000, 16), (3000, 20), (3985, 10)];
         assert!(cached.prefetch(&ranges).unwrap());
         assert_eq!(cached.stats(), FetchStats { requests: 2, bytes: 1016 + 995, rounds: 1 });
         for (offset, length) in ranges {

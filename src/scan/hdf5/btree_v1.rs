@@ -65,6 +65,9 @@ const PREFETCH_BUDGET: u64 = 8 << 20;
 /// with more is read whole by the walk.
 const PREFETCH_ENTRIES: u64 = 64;
 
+/// Larger chunks of values the scan reads are not fetched ahead (the read fetches them itself).
+const MAX_VALUE_CHUNK: u64 = 1 << 20;
+
 /// Most entries a leaf is taken to hold (its parent's keys bound it by the chunks between them).
 const MAX_LEAF_ENTRIES: u64 = 1024;
 
@@ -148,7 +151,8 @@ pub(super) fn prefetch_trees(bytes: &dyn ByteSource, offset_size: u8, base: u64,
         for pending in &level {
             let Some((node_level, children)) = children(bytes, pending, offset_size) else {
                 if pending.tree.values {
-                    values.extend(chunks(bytes, pending, offset_size, base));
+                    let small = |&(_, size): &(u64, u64)| size <= MAX_VALUE_CHUNK;
+                    values.extend(chunks(bytes, pending, offset_size, base).into_iter().filter(small));
                 }
                 continue;
             };
