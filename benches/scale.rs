@@ -22,6 +22,8 @@
 //! written once (in parallel) and cached under `target/tmp/bench-scale/`.
 
 mod common;
+#[path = "scale/end_to_end.rs"]
+mod end_to_end;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,14 +37,26 @@ fn main() {
     if !args.iter().any(|a| a == "--bench") {
         return; // built by `cargo test --all-targets`: nothing to measure there
     }
-    let refs: u64 =
-        args.iter().position(|a| a == "--refs").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(10_000_000);
+    if args.iter().any(|a| a == "--write-inputs") {
+        return write_inputs_child(&args);
+    }
+    if args.iter().any(|a| a == "--read-child") {
+        return end_to_end::read_child(&args);
+    }
+    let flag = |name: &str, default: u64| -> u64 {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
+    };
+    let e2e = args.iter().any(|a| a == "--end-to-end");
+    let refs = flag("--refs", if e2e { 100_000_000 } else { 10_000_000 });
     let icechunk = args.iter().any(|a| a == "--icechunk");
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-scale");
     let files = write_inputs(&root.join("files-10000-chunks"), (refs as usize).div_ceil(CHUNKS).max(10));
     let work = root.join("work");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
+    if e2e {
+        return end_to_end::run(&files, &work, flag("--shards", 16) as u32);
+    }
     let mut formats = vec!["native"];
     if icechunk {
         formats.push("icechunk");
@@ -95,6 +109,7 @@ fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
     std::fs::write(&list, lines.join("\n")).unwrap();
     let extension = if format == "icechunk" { "icechunk" } else { "vzarr" };
     let output = work.join(format!("scan-{}.{extension}", files.len()));
+    common::reset_peak();
     let start = Instant::now();
     #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
     let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
@@ -130,23 +145,49 @@ fn manifest_bytes(store: &Path) -> u64 {
     total
 }
 
-/// `count` files of `CHUNKS` chunks (written once, in parallel).
+/// `count` files of `CHUNKS` chunks, element `j` of file `f` holding `f * CHUNKS + j` (written once,
+/// by two child processes: libhdf5 serializes the calls of one process, and this process stays small,
+/// since its peak is a floor of every child's that `wait4` reports).
 fn write_inputs(dir: &Path, count: usize) -> Vec<PathBuf> {
-    use rayon::prelude::*;
     std::fs::create_dir_all(dir).unwrap();
     let paths: Vec<PathBuf> = (0..count).map(|i| dir.join(format!("f{i:05}.h5"))).collect();
+    if paths.iter().all(|p| p.exists()) {
+        return paths;
+    }
     let start = Instant::now();
-    paths.par_iter().for_each(|path| {
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--bench", "--write-inputs"])
+                .arg(dir)
+                .args([count.to_string(), i.to_string(), "2".into()])
+                .spawn()
+                .expect("starting an input writer")
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "writing the inputs failed");
+    }
+    println!("{count} input files ready in {:.1} s", start.elapsed().as_secs_f64());
+    paths
+}
+
+/// The child of [`write_inputs`]: `--write-inputs DIR COUNT I N` writes the missing files whose number
+/// is `I` modulo `N`.
+fn write_inputs_child(args: &[String]) {
+    let at = args.iter().position(|a| a == "--write-inputs").unwrap();
+    let dir = PathBuf::from(&args[at + 1]);
+    let [count, i, n] = [2, 3, 4].map(|k| args[at + k].parse::<usize>().unwrap());
+    for f in (i..count).step_by(n) {
+        let path = dir.join(format!("f{f:05}.h5"));
         if path.exists() {
-            return;
+            continue;
         }
         let tmp = path.with_extension("tmp");
         let file = hdf5::File::create(&tmp).unwrap();
-        let values: Vec<i32> = (0..CHUNKS as i32).collect();
+        let values: Vec<i32> = (0..CHUNKS).map(|j| end_to_end::expected(f, j)).collect();
         file.new_dataset_builder().chunk(1).with_data(&values).create("v").unwrap();
         drop(file);
         std::fs::rename(tmp, path).unwrap();
-    });
-    println!("{count} input files ready in {:.1} s", start.elapsed().as_secs_f64());
-    paths
+    }
 }
