@@ -87,7 +87,8 @@ const CONCAT: &str = r"file=path:f(\d+)\.h5";
 fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
     let (f, j) = (files / 2 + 1, CHUNKS / 2 + 1);
     let npy = work.join("one.npy");
-    let args = [path(store), "v".into(), "-s".into(), format!("{f},{j}"), "-o".into(), path(&npy), "--overwrite".into()];
+    let args =
+        [path(store), "v".into(), "-s".into(), format!("{f},{j}"), "-o".into(), path(&npy), "--overwrite".into()];
     let read = vzarr("read", &args);
     let bytes = std::fs::read(&npy).unwrap();
     let value = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
@@ -112,7 +113,12 @@ fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
     let peak = super::common::wait_peak_kib(child, "the read child");
     let mut report = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut report).unwrap();
-    println!("  {name}, library (child process {:.2} s, peak {} MiB): {}", start.elapsed().as_secs_f64(), peak / 1024, report.trim());
+    println!(
+        "  {name}, library (child process {:.2} s, peak {} MiB): {}",
+        start.elapsed().as_secs_f64(),
+        peak / 1024,
+        report.trim()
+    );
 }
 
 /// The child of [`read_back`]: `--read-child STORE DIR FILES`.
