@@ -15,21 +15,24 @@
 //! spawning process's peak across `exec`, so the bench's own peak, printed first, is a floor of every
 //! figure), and the bytes on disk of what the step wrote.
 //!
-//! Measured, 10^8 references (10,000 files, 3.9 GiB; 2 cores shared with two other engineers' work):
-//! - 16 shard scans: 105 s in all, 7.8 s the slowest, 101 MiB per task; parts 295 MiB (3.09
+//! Measured, 10^8 references (10,000 files, 3.9 GiB; 2 cores shared with two other engineers' work,
+//! load below 1 for this run):
+//! - 16 shard scans: 49.9 s in all, 3.6 s the slowest, 102 MiB per task; parts 295 MiB (3.09
 //!   bytes/reference);
-//! - merge -> native store: 13.9 s, peak 1.54 GiB (16.6 bytes/reference), 289 MiB on disk;
-//! - merge -> Icechunk repository: 61.3 s (4.4x the native merge), peak 1.58 GiB (1.02x), 1096 MiB on
-//!   disk (manifests 693 MiB, transaction log 406 MiB). Before the log of a local repository was
-//!   compressed into its file, in a run with the machine busier: 109 s and 1.97 GiB (native 36.2 s,
-//!   1.54 GiB). Targets (each merge < 120 s, < 4 GiB): met;
-//! - open + read one chunk: native store 25.5 ms through the library, 40 ms as `vzarr read -o -`
-//!   (a process; with a `.npy` file 90-560 ms before its check that no source lies inside the output
-//!   resolved each source's path on its own, 6 * 10^4 `readlink`s); Icechunk repository 135 ms
-//!   through the library, 113-140 ms as a process: target (< 50 ms) met for the native store, missed
-//!   for the repository (decoding vzarr's summary from the snapshot's properties and one manifest of
-//!   60,000 references, malloc-bound; issue 27 item 3);
-//! - 1,000 chunks at random places: native 0.43 ms a chunk (own peak 20 MiB); Icechunk 33 ms a chunk
+//! - merge -> native store: 15.7 s, peak 1.54 GiB (16.6 bytes/reference), 289 MiB on disk;
+//! - merge -> Icechunk repository: 32.9 s (2.1x the native merge), peak 1.58 GiB (1.02x), 1096 MiB on
+//!   disk (manifests 693 MiB, transaction log 406 MiB). With the log held in memory until stored, in
+//!   a run with the machine busy (load 10): 109 s and 1.97 GiB (native merge 36.2 s, 1.54 GiB).
+//!   Targets (each merge < 120 s, < 4 GiB): met;
+//! - open + read one chunk, native store: 19.7 ms through the library; `vzarr read` into a `.npy`
+//!   file (a process) 0.7 s the first time after the merges (the check that no source lies inside
+//!   the output stats each of the 10^4 source files, their inodes cold) and 50-70 ms after (0.09-0.56
+//!   s when that check resolved each source path on its own: 6 * 10^4 `readlink`s), 40 ms into
+//!   standard output. Icechunk repository: 105 ms through the library, 125 ms as a process. Target
+//!   (< 50 ms): met through the library for the native store, missed for the repository (decoding
+//!   vzarr's summary from the snapshot's properties and one manifest of 60,000 references,
+//!   malloc-bound; issue 27 item 3);
+//! - 1,000 chunks at random places: native 0.48 ms a chunk (own peak 20 MiB); Icechunk 29 ms a chunk
 //!   (a manifest decoded for almost every one; own peak 139 MiB, 820 MiB before Icechunk's manifest
 //!   cache was bounded). Every value equals the one written and libhdf5's.
 
