@@ -1,27 +1,45 @@
-//! Scan memory at scale (issue 27, item 1): the peak resident memory of `vzarr scan` per chunk
-//! reference, at 10^5, 10^6 and 10^7 references, with same-run baselines.
+//! Scan memory at scale (issue 27, item 1), and 10^8 references end to end (item 2).
 //!
-//! Inputs: HDF5 files of 10,000 one-element int32 chunks each (`v`, v1 B-tree index), combined along
-//! a new dimension `file` keyed by the file name, so every reference of every file ends up in one
-//! array: 10, 100 and 1000 files. Each scan runs the release `vzarr` binary as its own process and its
-//! peak memory is the process's maximum resident set (`wait4` rusage). Printed per size: wall time,
+//! Inputs: HDF5 files of 10,000 one-element int32 chunks each (`v`, v1 B-tree index; element `j` of
+//! file `f` holds `f * 10000 + j`), combined along a new dimension `file` keyed by the file name, so
+//! every reference of every file ends up in one array (10^8 references: 10,000 files, 3.9 GiB). Every
+//! step runs the release `vzarr` binary as its own process, and its peak memory is the process's
+//! maximum resident set (`wait4` rusage; this process resets its own peak before each spawn, since
+//! Linux carries the spawner's peak into the child at `exec`, and writes the inputs in child
+//! processes, so that it stays at about 12 MiB).
+//!
+//! **Scan memory** (default): scans of 10^5, 10^6 and 10^7 references. Printed per size: wall time,
 //! peak, bytes per reference of the peak above the 10^5-reference scan's (the code, libraries and
 //! fixed buffers cancel out), and how that grows from 10^6 to 10^7; with, as baselines from the same
 //! run, the bytes per reference of the manifest written and the 16 bytes per reference of the target.
-//! `--icechunk` also writes each as an Icechunk repository.
+//! `--icechunk` also writes each as an Icechunk repository. Target: <= 16 bytes per reference at the
+//! peak of a 10^7-reference scan, native store and Icechunk repository.
 //!
-//! Target: <= 16 bytes per reference at the peak of a 10^7-reference scan (native store).
+//! Measured (2 cores shared with two other engineers' builds, load 6-10, the same files): native
+//! store, 10^6 references 1.70 s and 12.8 bytes/reference, 10^7 16.7 s and 12.4 (x0.97 for 10x the
+//! references); the manifest takes 3.0. Icechunk repository: 10^6 2.37 s and 19.6 (two manifests
+//! in flight are most of it at that size), 10^7 25.8 s and 13.3 (manifests 7.1 bytes/reference on
+//! disk, transaction log 4.2). Before the transaction log of a local repository was compressed
+//! straight into its file (it was held in memory, compressed, until stored): 17.4 at 10^7 (measured
+//! by hand, same binary otherwise). Before the chunk tables became columns moved into the combined
+//! table: 73 and 72 bytes/reference (native), 1.33 s and 16.5 s.
 //!
-//! Measured (2 shared cores, release binary, the same files): 10^6 references 1.15 s and 11.2
-//! bytes/reference, 10^7 11.9 s and 12.2 (x1.09 for 10x the references); the manifest takes 3.0.
-//! Before the chunk tables became columns moved into the combined table: 73 and 72 bytes/reference,
-//! 1.33 s and 16.5 s. Icechunk output, 10^6 references: 80 bytes/reference (113 before): its writer's
-//! manifests and transaction log are what remains.
+//! **End to end** (`--end-to-end`, 10^8 references by default): `scan --shard I/16` for every shard,
+//! `merge` of the parts into a native store and, from the same parts, `merge --format icechunk` into
+//! a new repository (the one command a user has for an Icechunk repository of a sharded scan; the
+//! native merge is its same-run baseline), then per store `vzarr read -s F,J` (open + read one
+//! chunk, a process) and a child process reading through the library: open + one chunk, then 1,000
+//! chunks at random places, every value checked against the one written and libhdf5's. Targets: each
+//! merge under 2 minutes and 4 GiB; open + read one chunk under 50 ms. See `scale/end_to_end.rs` and
+//! the figures there.
 //!
-//! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7). Inputs are
-//! written once (in parallel) and cached under `target/tmp/bench-scale/`.
+//! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7), `cargo
+//! bench --bench scale -- --end-to-end [--refs 100000000 --shards 16]`. Inputs are written once and
+//! cached under `target/tmp/bench-scale/` (4 GB for 10^8 references: check `df -h`).
 
 mod common;
+#[path = "scale/end_to_end.rs"]
+mod end_to_end;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,14 +53,26 @@ fn main() {
     if !args.iter().any(|a| a == "--bench") {
         return; // built by `cargo test --all-targets`: nothing to measure there
     }
-    let refs: u64 =
-        args.iter().position(|a| a == "--refs").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(10_000_000);
+    if args.iter().any(|a| a == "--write-inputs") {
+        return write_inputs_child(&args);
+    }
+    if args.iter().any(|a| a == "--read-child") {
+        return end_to_end::read_child(&args);
+    }
+    let flag = |name: &str, default: u64| -> u64 {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
+    };
+    let e2e = args.iter().any(|a| a == "--end-to-end");
+    let refs = flag("--refs", if e2e { 100_000_000 } else { 10_000_000 });
     let icechunk = args.iter().any(|a| a == "--icechunk");
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-scale");
     let files = write_inputs(&root.join("files-10000-chunks"), (refs as usize).div_ceil(CHUNKS).max(10));
     let work = root.join("work");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
+    if e2e {
+        return end_to_end::run(&files, &work, flag("--shards", 16) as u32);
+    }
     let mut formats = vec!["native"];
     if icechunk {
         formats.push("icechunk");
@@ -95,6 +125,7 @@ fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
     std::fs::write(&list, lines.join("\n")).unwrap();
     let extension = if format == "icechunk" { "icechunk" } else { "vzarr" };
     let output = work.join(format!("scan-{}.{extension}", files.len()));
+    common::reset_peak();
     let start = Instant::now();
     #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
     let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
@@ -130,23 +161,49 @@ fn manifest_bytes(store: &Path) -> u64 {
     total
 }
 
-/// `count` files of `CHUNKS` chunks (written once, in parallel).
+/// `count` files of `CHUNKS` chunks, element `j` of file `f` holding `f * CHUNKS + j` (written once,
+/// by two child processes: libhdf5 serializes the calls of one process, and this process stays small,
+/// since its peak is a floor of every child's that `wait4` reports).
 fn write_inputs(dir: &Path, count: usize) -> Vec<PathBuf> {
-    use rayon::prelude::*;
     std::fs::create_dir_all(dir).unwrap();
     let paths: Vec<PathBuf> = (0..count).map(|i| dir.join(format!("f{i:05}.h5"))).collect();
+    if paths.iter().all(|p| p.exists()) {
+        return paths;
+    }
     let start = Instant::now();
-    paths.par_iter().for_each(|path| {
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--bench", "--write-inputs"])
+                .arg(dir)
+                .args([count.to_string(), i.to_string(), "2".into()])
+                .spawn()
+                .expect("starting an input writer")
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "writing the inputs failed");
+    }
+    println!("{count} input files ready in {:.1} s", start.elapsed().as_secs_f64());
+    paths
+}
+
+/// The child of [`write_inputs`]: `--write-inputs DIR COUNT I N` writes the missing files whose number
+/// is `I` modulo `N`.
+fn write_inputs_child(args: &[String]) {
+    let at = args.iter().position(|a| a == "--write-inputs").unwrap();
+    let dir = PathBuf::from(&args[at + 1]);
+    let [count, i, n] = [2, 3, 4].map(|k| args[at + k].parse::<usize>().unwrap());
+    for f in (i..count).step_by(n) {
+        let path = dir.join(format!("f{f:05}.h5"));
         if path.exists() {
-            return;
+            continue;
         }
         let tmp = path.with_extension("tmp");
         let file = hdf5::File::create(&tmp).unwrap();
-        let values: Vec<i32> = (0..CHUNKS as i32).collect();
+        let values: Vec<i32> = (0..CHUNKS).map(|j| end_to_end::expected(f, j)).collect();
         file.new_dataset_builder().chunk(1).with_data(&values).create("v").unwrap();
         drop(file);
         std::fs::rename(tmp, path).unwrap();
-    });
-    println!("{count} input files ready in {:.1} s", start.elapsed().as_secs_f64());
-    paths
+    }
 }

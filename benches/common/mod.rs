@@ -72,6 +72,13 @@ fn write_day(path: &Path, day: usize) {
     std::fs::rename(tmp, path).unwrap();
 }
 
+/// Resets this process's peak resident set to its current one (`/proc/self/clear_refs`), before
+/// spawning a child whose peak [`wait_peak_kib`] measures: Linux carries the spawning process's peak
+/// into the child's at `exec`.
+pub fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Waits for `child` (a `vzarr` run) with `wait4` and gives its peak resident set in KiB; panics
 /// naming `what` unless it exited 0.
 pub fn wait_peak_kib(child: std::process::Child, what: &str) -> u64 {

@@ -301,8 +301,11 @@ fn check_destination(destination: &Path, kind: OutputKind, overwrite: bool) -> R
 /// Refuses a destination that is one of `inputs` or a directory containing one.
 fn check_inputs(destination: &Path, inputs: &[PathBuf]) -> Result<(), WriteError> {
     let Some(destination_real) = real_path(destination) else { return Ok(()) };
+    // Each directory is resolved once: a store's 10^4 sources in one directory cost 10^4 `lstat`s,
+    // not 6 * 10^4 `readlink`s (0.05-0.5 s of `vzarr read` of one chunk).
+    let mut directories = std::collections::HashMap::new();
     for input in inputs {
-        let Some(input_real) = real_path(input) else { continue };
+        let Some(input_real) = real_path_in(input, &mut directories) else { continue };
         if input_real.starts_with(&destination_real) {
             return Err(WriteError::Input { path: destination.to_path_buf(), input: input.clone() });
         }
@@ -319,6 +322,21 @@ fn real_path(path: &Path) -> Option<PathBuf> {
     let absolute = std::path::absolute(path).ok()?;
     let name = absolute.file_name()?;
     Some(std::fs::canonicalize(absolute.parent()?).ok()?.join(name))
+}
+
+/// [`real_path`] of `path`, resolving its directory through `directories` (each directory's real
+/// path, resolved once) when `path` itself is no symbolic link.
+fn real_path_in(path: &Path, directories: &mut std::collections::HashMap<PathBuf, Option<PathBuf>>) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    let plain = std::fs::symlink_metadata(&absolute).is_ok_and(|m| !m.file_type().is_symlink());
+    let last_is_name = matches!(absolute.components().next_back(), Some(std::path::Component::Normal(_)));
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) if plain && last_is_name => {
+            let real = directories.entry(parent.to_path_buf()).or_insert_with(|| std::fs::canonicalize(parent).ok());
+            Some(real.as_ref()?.join(name))
+        }
+        _ => real_path(path),
+    }
 }
 
 fn parent_dir(path: &Path) -> Option<&Path> {

@@ -79,6 +79,22 @@ fn overwrite_refuses_an_ordinary_directory_or_file() {
     assert!(hidden(dir.path()).is_empty(), "{:?}", hidden(dir.path()));
 }
 
+/// An input named through a symbolic link to a file inside the output is the output's own too (each
+/// input's directory is resolved once, links on their own).
+#[test]
+fn an_input_linked_into_the_output_is_refused() {
+    let (dir, mixed, _) = two_sources();
+    let store = dir.path().join("s.vzarr");
+    cli_expect(&scan_args(&mixed, &store, false), 0);
+    let inside = store.join("copy.nc");
+    std::fs::copy(&mixed, &inside).unwrap();
+    let link = dir.path().join("link.nc");
+    std::os::unix::fs::symlink(&inside, &link).unwrap();
+    let run = cli(&scan_args(&link, &store, true));
+    assert!(run.code == 1 && run.stderr.contains("is or contains the input"), "{}", run.stderr);
+    assert!(inside.is_file());
+}
+
 #[test]
 fn an_output_that_is_or_contains_an_input_is_refused() {
     let (dir, mixed, _) = two_sources();

@@ -10,6 +10,7 @@
 //! reads one.
 
 use std::io::Write;
+use std::path::Path;
 
 use bytes::Bytes;
 use icechunk::format::format_constants::{
@@ -59,18 +60,59 @@ pub(super) fn file_written(
     len: u64,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Vec<u8>, String> {
-    let mut file = Vec::with_capacity((len / 4).min(1 << 30) as usize + 64);
-    file.extend_from_slice(ICECHUNK_FORMAT_MAGIC_BYTES);
+    let file = Vec::with_capacity((len / 4).min(1 << 30) as usize + 64);
+    write_file(file, kind, spec, level, len, write)
+}
+
+/// Writes the file of a flatbuffer of `kind` and `len` bytes that `write` writes into `out` (header,
+/// then the zstd frame, compressed as it is written); returns `out`.
+pub(super) fn write_file<W: Write>(
+    mut out: W,
+    kind: Kind,
+    spec: SpecVersionBin,
+    level: i32,
+    len: u64,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<W, String> {
     let client = format!("{:<width$}", *ICECHUNK_CLIENT_NAME, width = ICECHUNK_IMPL_NAME_LEN);
-    file.extend_from_slice(&client.as_bytes()[..ICECHUNK_IMPL_NAME_LEN]);
-    file.extend_from_slice(&[spec as u8, kind.bin() as u8, CompressionAlgorithmBin::Zstd as u8]);
-    let mut encoder = zstd::stream::write::Encoder::new(&mut file, level).map_err(|e| e.to_string())?;
+    let header = [spec as u8, kind.bin() as u8, CompressionAlgorithmBin::Zstd as u8];
+    let mut head = ICECHUNK_FORMAT_MAGIC_BYTES.to_vec();
+    head.extend_from_slice(&client.as_bytes()[..ICECHUNK_IMPL_NAME_LEN]);
+    head.extend_from_slice(&header);
+    out.write_all(&head).map_err(|e| e.to_string())?;
+    let mut encoder = zstd::stream::write::Encoder::new(out, level).map_err(|e| e.to_string())?;
     encoder.set_pledged_src_size(Some(len)).map_err(|e| e.to_string())?;
     let mut buffered = std::io::BufWriter::with_capacity(1 << 18, encoder);
     write(&mut buffered).map_err(|e| e.to_string())?;
     let encoder = buffered.into_inner().map_err(|e| e.error().to_string())?;
-    encoder.finish().map_err(|e| e.to_string())?;
-    Ok(file)
+    encoder.finish().map_err(|e| e.to_string())
+}
+
+/// Writes the transaction log of snapshot `id` straight into the local repository at `root`
+/// (`transactions/ID`, the file Icechunk's local storage would write), `write` writing the file as
+/// [`write_file`] takes it: compressed into a sibling `ID#vzarr`, then renamed into place, so that
+/// memory never holds the log (at 10^8 chunks it is hundreds of megabytes even compressed). Returns
+/// its size in bytes.
+pub(super) fn write_local_transaction_log(
+    root: &Path,
+    id: &SnapshotId,
+    write: impl FnOnce(std::io::BufWriter<std::fs::File>) -> Result<std::io::BufWriter<std::fs::File>, String>,
+) -> Result<u64, String> {
+    let dir = root.join(TRANSACTION_LOGS_FILE_PATH);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (path, staged) = (dir.join(id.to_string()), dir.join(format!("{id}#vzarr")));
+    let written = std::fs::File::create(&staged)
+        .map_err(|e| format!("{}: {e}", staged.display()))
+        .and_then(|file| write(std::io::BufWriter::with_capacity(1 << 20, file)))
+        .and_then(|out| out.into_inner().map_err(|e| format!("{}: {}", staged.display(), e.error())))
+        .and_then(|file| file.metadata().map(|m| m.len()).map_err(|e| format!("{}: {e}", staged.display())))
+        .and_then(|size| {
+            std::fs::rename(&staged, &path).map(|()| size).map_err(|e| format!("{}: {e}", path.display()))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    written
 }
 
 /// Stores manifest `id`'s `file`; returns its size in bytes.

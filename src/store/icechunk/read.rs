@@ -184,7 +184,11 @@ pub(crate) async fn open_branch(
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
-    let repository = Repository::open(storage).execute().await.map_err(|e| failed("opening", e.to_string()))?;
+    let repository = Repository::open(storage)
+        .config(read_config())
+        .execute()
+        .await
+        .map_err(|e| failed("opening", e.to_string()))?;
     match repository.lookup_branch(branch).await {
         Ok(snapshot) => Ok((repository, snapshot)),
         Err(e) => {
@@ -197,6 +201,19 @@ pub(crate) async fn open_branch(
             Err(IcechunkError::NoBranch { repo, branch, available })
         }
     }
+}
+
+/// Chunk references Icechunk's manifest cache holds when a repository is read: 2^20, 16 of the
+/// manifests vzarr writes. Icechunk's default (15 million) let 1,000 reads at random places of a
+/// repository of 10^8 references hold 0.8 GB of manifests; the lazy reader keeps the blocks it
+/// decoded from them itself (`read/repository/chunks`).
+const READ_CACHE_CHUNK_REFS: u64 = 1 << 20;
+
+/// The config a repository is opened with for reading: [`READ_CACHE_CHUNK_REFS`], layered on the
+/// persisted config, never saved.
+fn read_config() -> icechunk::RepositoryConfig {
+    let caching = icechunk::config::CachingConfig { num_chunk_refs: Some(READ_CACHE_CHUNK_REFS), ..Default::default() };
+    icechunk::RepositoryConfig { caching: Some(caching), ..Default::default() }
 }
 
 /// Replaces the sources at `locations` by their fingerprints now (size, modification time), each

@@ -10,7 +10,9 @@
 //! 2. per [`Piece`] a manifest is built from the chunk table ([`manifests::build`]) and compressed
 //!    (`object`), in parallel on rayon, and stored; memory holds one manifest per thread at a
 //!    time. Meanwhile the transaction log is written: the base's nodes deleted, the new ones added
-//!    and every chunk of every array updated, as Icechunk's own commit of the same change lists;
+//!    and every chunk of every array updated, as Icechunk's own commit of the same change lists,
+//!    compressed straight into its file in a local repository (memory holds a bit per chunk; in
+//!    memory it would be 4 bytes a chunk, 0.4 GB at 10^8) and stored from memory elsewhere;
 //! 3. the snapshot lists every node with its manifests;
 //! 4. the repository info gains the snapshot and the branch moves to it, if the branch still
 //!    points at the base (compare-and-swap, retried by Icechunk on contention); otherwise nothing
@@ -35,6 +37,7 @@ use icechunk::{Repository, Store};
 use rayon::prelude::*;
 use tokio::sync::RwLock;
 
+use super::location::local_path;
 use super::manifests::{self, Piece};
 use super::nodes::{indices, owned_bytes, write_nodes, Sources};
 use super::object::{self, Kind};
@@ -89,15 +92,24 @@ pub(super) async fn write_snapshot(
     let id = SnapshotId::random();
     let (spec, level) = (asset_manager.spec_version(), i32::from(repository.config().compression().level()));
 
-    // The transaction log is built and compressed on a thread of its own while the manifests are.
+    // The transaction log is built and compressed on a thread of its own while the manifests are:
+    // into its file in a local repository, else in memory, then stored.
     let plan = transaction_log::Plan::new(&id, &base_snapshot, &nodes, commit.dataset, &ids)
         .map_err(failed("building the transaction log"))?;
-    let log = tokio::task::spawn_blocking(move || plan.file(spec, level));
+    let local = local_path(repo).map(|p| std::path::absolute(&p).unwrap_or(p));
+    let log_id = id.clone();
+    let log = tokio::task::spawn_blocking(move || match local {
+        Some(root) => {
+            object::write_local_transaction_log(&root, &log_id, |out| plan.file_into(out, spec, level)).map(|_| None)
+        }
+        None => plan.file(spec, level).map(Some),
+    });
 
     let (manifest_files, manifest_refs) = write_manifests(repository, &commit, &ids, &owned, repo).await?;
     let log = log.await.map_err(|e| e.to_string()).and_then(|log| log);
-    let log = log.map_err(failed("building the transaction log"))?;
-    object::put_transaction_log(repository, &id, log).await.map_err(failed("writing the transaction log"))?;
+    if let Some(log) = log.map_err(failed("writing the transaction log"))? {
+        object::put_transaction_log(repository, &id, log).await.map_err(failed("writing the transaction log"))?;
+    }
     let manifests = manifest_files.len() as u64;
 
     let nodes = with_manifests(nodes, manifest_refs);

@@ -85,14 +85,22 @@ impl Plan {
     /// array). Builds with debug assertions lay it out in memory first and verify it as Icechunk's
     /// reader does.
     pub(super) fn file(&self, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, String> {
+        self.file_into(Vec::new(), spec, level)
+    }
+
+    /// [`Plan::file`] written into `out` (a local repository's file: then memory holds only the
+    /// bitmaps).
+    pub(super) fn file_into<W: Write>(&self, out: W, spec: SpecVersionBin, level: i32) -> Result<W, String> {
         if cfg!(debug_assertions) {
             let mut bytes = Vec::new();
             self.write(&mut bytes).map_err(|e| e.to_string())?;
             TransactionLog::verify_buffer(&bytes)
                 .map_err(|e| format!("the transaction log built does not verify: {e}"))?;
-            return object::file(&bytes, Kind::TransactionLog, spec, level);
+            return object::write_file(out, Kind::TransactionLog, spec, level, bytes.len() as u64, |w| {
+                w.write_all(&bytes)
+            });
         }
-        object::file_written(Kind::TransactionLog, spec, level, self.len(), |out| self.write(out))
+        object::write_file(out, Kind::TransactionLog, spec, level, self.len(), |out| self.write(out))
     }
 
     /// Bytes of the flatbuffer [`Plan::write`] writes.
@@ -334,5 +342,19 @@ mod tests {
         // The zstd frame follows Icechunk's header (magic, client name, three bytes).
         let start = file.windows(4).position(|w| w == [0x28, 0xb5, 0x2f, 0xfd]).unwrap();
         assert_eq!(zstd::stream::decode_all(&file[start..]).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_local_repository_gets_the_same_file_streamed_into_place() {
+        let plan = plan();
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SpecVersionBin::default();
+        let size =
+            object::write_local_transaction_log(dir.path(), &plan.id, |out| plan.file_into(out, spec, 3)).unwrap();
+        let written = std::fs::read(dir.path().join("transactions").join(plan.id.to_string())).unwrap();
+        assert_eq!(written, plan.file(spec, 3).unwrap());
+        assert_eq!(size, written.len() as u64);
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("transactions")).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "no staged sibling left behind");
     }
 }
