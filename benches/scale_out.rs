@@ -21,8 +21,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -50,13 +48,13 @@ fn main() {
     println!("{} files of 1000 chunks: {} references, {shards} shards", inputs.len(), inputs.len() * 1000);
 
     let single = work.join("single.vzarr");
-    let one = vzarr("scan", &common(&["-o", &single.display().to_string()]));
+    let one = common::run_vzarr("scan", &common(&["-o", &single.display().to_string()]));
     println!("  one scan                  {:>8.2} s   peak {:>6} MiB", one.seconds, one.peak_mib());
 
     let parts_dir = format!("{}/", work.join("parts").display());
     let mut tasks = Vec::new();
     for i in 0..shards {
-        tasks.push(vzarr("scan", &common(&["--shard", &format!("{i}/{shards}"), "-o", &parts_dir])));
+        tasks.push(common::run_vzarr("scan", &common(&["--shard", &format!("{i}/{shards}"), "-o", &parts_dir])));
     }
     let total: f64 = tasks.iter().map(|t| t.seconds).sum();
     let slowest = tasks.iter().map(|t| t.seconds).fold(0.0, f64::max);
@@ -72,7 +70,7 @@ fn main() {
 
     let merged = work.join("merged.vzarr");
     let parts_glob = format!("{}*.vzpart", parts_dir);
-    let merge = vzarr(
+    let merge = common::run_vzarr(
         "merge",
         &[parts_glob, "--concat".into(), r"file=path:f(\d+)\.h5".into(), "-o".into(), merged.display().to_string()],
     );
@@ -85,34 +83,6 @@ fn main() {
     );
     assert_same_tree(&single, &merged);
     println!("  the merged store equals the single scan's, byte for byte");
-}
-
-/// A finished phase: wall time and peak resident memory.
-struct Phase {
-    seconds: f64,
-    peak_kib: u64,
-}
-
-impl Phase {
-    fn peak_mib(&self) -> u64 {
-        self.peak_kib / 1024
-    }
-}
-
-/// Runs the release binary (`SOURCE_DATE_EPOCH` fixed, so outputs of different seconds compare
-/// equal) and measures it with `wait4`.
-fn vzarr(command: &str, args: &[String]) -> Phase {
-    let start = Instant::now();
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
-    let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
-        .arg(command)
-        .args(args)
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("starting vzarr");
-    let peak_kib = common::wait_peak_kib(child, &format!("vzarr {command}"));
-    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
 
 /// `count` files of 1000 chunks (written once, in parallel).

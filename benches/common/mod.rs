@@ -90,3 +90,35 @@ pub fn wait_peak_kib(child: std::process::Child, what: &str) -> u64 {
     assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{what} failed");
     usage.ru_maxrss as u64
 }
+
+/// A `vzarr` run's wall time and peak resident memory.
+pub struct Phase {
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// Peak resident set, KiB.
+    pub peak_kib: u64,
+}
+
+impl Phase {
+    /// Peak resident set, MiB.
+    pub fn peak_mib(&self) -> u64 {
+        self.peak_kib / 1024
+    }
+}
+
+/// Runs the release `vzarr` binary (`SOURCE_DATE_EPOCH` fixed, so outputs of different seconds
+/// compare equal; its output thrown away) and measures it with `wait4`, from a reset peak.
+pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
+    reset_peak();
+    let start = Instant::now();
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"))
+        .arg(command)
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("starting vzarr");
+    let peak_kib = wait_peak_kib(child, &format!("vzarr {command}"));
+    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
+}

@@ -40,6 +40,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use super::common::Phase;
+
 use super::CHUNKS;
 
 /// Runs the end-to-end steps over `files` (every file `CHUNKS` chunks, value `file * CHUNKS + j`).
@@ -68,7 +70,7 @@ pub(crate) fn run(files: &[PathBuf], work: &Path, shards: u32) {
             "-o".into(),
             parts_dir.clone(),
         ];
-        tasks.push(vzarr("scan", &args));
+        tasks.push(super::common::run_vzarr("scan", &args));
     }
     let total: f64 = tasks.iter().map(|t| t.seconds).sum();
     let slowest = tasks.iter().map(|t| t.seconds).fold(0.0, f64::max);
@@ -83,9 +85,12 @@ pub(crate) fn run(files: &[PathBuf], work: &Path, shards: u32) {
     let glob = format!("{parts_dir}*.vzpart");
     let native = work.join("merged.vzarr");
     let icechunk = work.join("merged.icechunk");
-    let merge_native = vzarr("merge", &[glob.clone(), "--concat".into(), CONCAT.into(), "-o".into(), path(&native)]);
+    let merge_native = super::common::run_vzarr(
+        "merge",
+        &[glob.clone(), "--concat".into(), CONCAT.into(), "-o".into(), path(&native)],
+    );
     step("merge -> native store", &merge_native, disk_bytes(&native), refs);
-    let merge_icechunk = vzarr(
+    let merge_icechunk = super::common::run_vzarr(
         "merge",
         &[glob, "--concat".into(), CONCAT.into(), "--format".into(), "icechunk".into(), "-o".into(), path(&icechunk)],
     );
@@ -110,7 +115,7 @@ fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
     let npy = work.join("one.npy");
     let args =
         [path(store), "v".into(), "-s".into(), format!("{f},{j}"), "-o".into(), path(&npy), "--overwrite".into()];
-    let read = vzarr("read", &args);
+    let read = super::common::run_vzarr("read", &args);
     let bytes = std::fs::read(&npy).unwrap();
     let value = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
     assert_eq!(value, expected(f, j), "{name}: chunk ({f}, {j})");
@@ -201,12 +206,6 @@ pub(crate) fn expected(f: usize, j: usize) -> i32 {
     (f * CHUNKS + j) as i32
 }
 
-/// A finished step: wall time and peak resident memory (KiB).
-struct Phase {
-    seconds: f64,
-    peak_kib: u64,
-}
-
 fn step(name: &str, phase: &Phase, bytes: u64, refs: usize) {
     println!(
         "  {name}: {:.1} s, peak {:.2} GiB ({:.1} bytes/reference), {:.0} MiB on disk ({:.2} bytes/reference)",
@@ -216,22 +215,6 @@ fn step(name: &str, phase: &Phase, bytes: u64, refs: usize) {
         bytes as f64 / 1048576.0,
         bytes as f64 / refs as f64
     );
-}
-
-/// Runs the release binary (`SOURCE_DATE_EPOCH` fixed) and measures it with `wait4`.
-fn vzarr(command: &str, args: &[String]) -> Phase {
-    super::common::reset_peak();
-    let start = Instant::now();
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
-    let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
-        .arg(command)
-        .args(args)
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("starting vzarr");
-    let peak_kib = super::common::wait_peak_kib(child, &format!("vzarr {command}"));
-    Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
 
 fn path(p: &Path) -> String {

@@ -215,7 +215,7 @@ impl CachedSource {
                 guard.insert(index as u64, head.slice(start..end), &cached.options);
             }
         }
-        if head.len() % block != 0 {
+        if !head.len().is_multiple_of(block) {
             guard.insert_extent(0, head.clone(), &cached.options);
         }
         drop(guard);

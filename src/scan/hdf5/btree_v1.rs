@@ -215,10 +215,13 @@ fn node_len(rank: usize, offset_size: u8, entries: u64) -> u64 {
     8 + 2 * offset + (entries + 1) * key + entries * offset
 }
 
+/// A child node: its address and the chunk position its key starts at (where on the grid).
+type Child = (u64, Option<u64>);
+
 /// The level of an internal node and its children: their addresses and the chunk positions their
 /// keys start at. `None` for a leaf (whose children are chunks), or where it is not a chunk index
 /// node or its bytes cannot be read.
-fn children(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u8, Vec<(u64, Option<u64>)>)> {
+fn children(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u8, Vec<Child>)> {
     let (entries, data) = node_bytes(bytes, node, offset_size)?;
     if data[5] == 0 {
         return None;
