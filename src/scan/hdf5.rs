@@ -112,17 +112,13 @@ fn scan_hdf5_unguarded(
     }
     // Remote files: every chunk index fetched level by level, all datasets together, and the
     // chunks of the values the scan reads (concatenation coordinates and their bounds) with them.
-    let read_later = |var: &H5Variable| {
-        options.concat_dims.iter().any(|dim| {
-            let coordinate = structure.variables.iter().find(|v| &v.path == dim);
-            let bounds = coordinate.and_then(|c| c.attributes.get("bounds")?.as_str());
-            &var.path == dim || bounds == Some(var.path.as_str())
-        })
-    };
-    let datasets: Vec<(u64, Vec<u64>, bool)> = structure
-        .variables
+    let mut read_later: Vec<&str> = options.concat_dims.iter().map(String::as_str).collect();
+    for var in variables.iter().filter(|v| options.concat_dims.contains(&v.path)) {
+        read_later.extend(var.attributes.get("bounds").and_then(|b| b.as_str()));
+    }
+    let datasets: Vec<(u64, Vec<u64>, bool)> = variables
         .iter()
-        .map(|var| (var.dataset.address(), var.dataset.shape().to_vec(), read_later(var)))
+        .map(|var| (var.dataset.address(), var.dataset.shape().to_vec(), read_later.contains(&var.path.as_str())))
         .collect();
     layout::prefetch_indexes(&file, ctx.bytes.as_ref(), &datasets);
     for var in &structure.variables {

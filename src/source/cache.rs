@@ -320,13 +320,17 @@ impl Blocks {
         }
     }
 
+    /// `length` bytes at `offset` if one prefetched extent holds them all.
+    fn extent(&self, offset: u64, length: u64) -> Option<Bytes> {
+        let (&start, bytes) = self.extents.range(..=offset).next_back()?;
+        let at = (offset - start) as usize;
+        (at as u64 + length <= bytes.len() as u64).then(|| bytes.slice(at..at + length as usize))
+    }
+
     /// `length` bytes at `offset` if the cache holds them all (in one extent or in blocks).
     fn get(&self, offset: u64, length: u64, block: u64) -> Option<Bytes> {
-        if let Some((&start, bytes)) = self.extents.range(..=offset).next_back() {
-            let at = (offset - start) as usize;
-            if at as u64 + length <= bytes.len() as u64 {
-                return Some(bytes.slice(at..at + length as usize));
-            }
+        if let Some(bytes) = self.extent(offset, length) {
+            return Some(bytes);
         }
         let (first, last) = (offset / block, (offset + length.max(1) - 1) / block);
         let mut out = BytesMut::with_capacity(length as usize);
@@ -357,11 +361,8 @@ impl ByteSource for CachedSource {
         if offset < MAX_HEAD_BYTES {
             self.front.fetch_max(offset + length, Ordering::Relaxed);
         }
-        if let Some((&start, bytes)) = self.blocks().extents.range(..=offset).next_back() {
-            let at = (offset - start) as usize;
-            if at as u64 + length <= bytes.len() as u64 {
-                return Ok(bytes.slice(at..at + length as usize));
-            }
+        if let Some(bytes) = self.blocks().extent(offset, length) {
+            return Ok(bytes);
         }
         if length >= self.options.bypass_bytes {
             return self.fetch(offset, length);

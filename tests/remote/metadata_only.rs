@@ -3,7 +3,8 @@
 //! remote block cache over a source that records every request. The scan costs at most 3 round
 //! trips (the head, then one per level of the chunk index, every dataset's nodes of a level
 //! together) and at most 10% of the file's bytes, and finds the same references as a local scan
-//! of the file (whose values the other suites prove equal to libnetcdf's).
+//! of the file (whose values the other suites prove equal to libnetcdf's) and the time coordinate
+//! libnetcdf reads.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,6 +87,10 @@ fn scan_recorded(path: &Path, totals: &FetchTotals) -> (u64, u64, u64) {
         assert_eq!((&a.path, &a.metadata, &a.chunks), (&b.path, &b.metadata, &b.chunks), "{}", path.display());
     }
     assert_eq!(ours.concat, theirs.concat);
+    // The concatenation coordinate (its chunk fetched with the index) is libnetcdf's.
+    let time = crate::common::oracle_read(path, "time", None);
+    let time: Vec<f64> = time.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
+    assert_eq!(ours.concat.iter().map(|c| c.values.clone()).collect::<Vec<_>>(), vec![time]);
     totals.learn_front(cached.front());
     let seen = (
         recorder.rounds.load(Ordering::SeqCst),

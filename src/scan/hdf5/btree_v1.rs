@@ -115,16 +115,26 @@ struct Pending<'t> {
     end: Option<u64>,
 }
 
+/// The file a prefetch reads: its bytes (which fetch ahead), the same bytes as `hdf5-reader`
+/// storage (which nodes are parsed from), its address and length sizes, and the superblock's
+/// address (which chunk addresses are relative to).
+pub(super) struct PrefetchFile<'a> {
+    pub bytes: &'a dyn ByteSource,
+    pub storage: &'a dyn Storage,
+    pub offset_size: u8,
+    pub length_size: u8,
+    pub base: u64,
+}
+
 /// Fetches the nodes of the chunk indexes `trees` level by level, one level of every tree as one
 /// round of requests ([`ByteSource::prefetch`]), so that the walks that follow
 /// ([`ChunkTree::entries`]) read from the cache: a remote file's indexes cost as many round trips
-/// as the deepest has levels. The chunks of trees whose values are wanted go with the next level
-/// (`base`: the superblock's address, which chunk addresses are relative to). A node is fetched at the size its header gives where the cache
-/// already holds that, else at the size its parent's keys imply (the chunks between them) for a
-/// leaf, or at libhdf5's full node size. Only a hint: a node that cannot be read ends its subtree
-/// here, and the walk reports it.
-pub(super) fn prefetch_trees(bytes: &dyn ByteSource, offset_size: u8, base: u64, trees: &[PrefetchTree]) {
-    let defined = |address: u64| !Cursor::is_undefined_offset(address, offset_size);
+/// as the deepest has levels. The chunks of trees whose values are wanted go with the next level.
+/// A node is fetched at the size its header gives where the cache already holds that, else at the
+/// size its parent's keys imply (the chunks between them) for a leaf, or at libhdf5's full node
+/// size. Only a hint: a node that cannot be read ends its subtree here, and the walk reports it.
+pub(super) fn prefetch_trees(file: &PrefetchFile, trees: &[PrefetchTree]) {
+    let defined = |address: u64| !Cursor::is_undefined_offset(address, file.offset_size);
     let mut level: Vec<Pending> = trees
         .iter()
         .filter(|tree| defined(tree.root))
@@ -137,32 +147,53 @@ pub(super) fn prefetch_trees(bytes: &dyn ByteSource, offset_size: u8, base: u64,
         let mut ranges: Vec<(u64, u64)> = level
             .iter()
             .map(|p| {
-                let rank = p.tree.chunk.len();
-                let entries = bytes.read_cached(p.address, 8).and_then(|h| header_entries(&h)).unwrap_or(p.entries);
-                (p.address, node_len(rank, offset_size, entries))
+                let cached = file.bytes.read_cached(p.address, 8);
+                let entries = cached.and_then(|header| header_entries(&header)).unwrap_or(p.entries);
+                (p.address, node_len(p.tree.chunk.len(), file.offset_size, entries))
             })
             .collect();
         ranges.append(&mut values);
         spent = spent.saturating_add(ranges.iter().map(|r| r.1).sum());
-        if spent > PREFETCH_BUDGET || !matches!(bytes.prefetch(&ranges), Ok(true)) {
+        if spent > PREFETCH_BUDGET || !matches!(file.bytes.prefetch(&ranges), Ok(true)) {
             return;
         }
         let mut next = Vec::new();
         for pending in &level {
-            let Some((node_level, children)) = children(bytes, pending, offset_size) else {
-                if pending.tree.values {
-                    let small = |&(_, size): &(u64, u64)| size <= MAX_VALUE_CHUNK;
-                    values.extend(chunks(bytes, pending, offset_size, base).into_iter().filter(small));
-                }
+            let rank = pending.tree.chunk.len();
+            let Ok(node) = read_node(file.storage, pending.address, file.offset_size, file.length_size, rank) else {
                 continue;
             };
-            for (i, &(child, start)) in children.iter().enumerate() {
+            let keys: Vec<(&[u64], u32)> = node
+                .keys
+                .iter()
+                .map_while(|key| match key {
+                    BTreeV1Key::RawData { chunk_size, offsets, .. } if offsets.len() > rank => {
+                        Some((&offsets[..rank], *chunk_size))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if node.node_type != 1 || keys.len() < node.children.len() {
+                continue;
+            }
+            for (i, &child) in node.children.iter().enumerate() {
+                if node.level == 0 {
+                    let size = u64::from(keys[i].1);
+                    if pending.tree.values && size <= MAX_VALUE_CHUNK {
+                        values.push((child.saturating_add(file.base), size));
+                    }
+                    continue;
+                }
                 if !defined(child) || !seen.insert(child) {
                     continue;
                 }
-                let end = children.get(i + 1).map_or(pending.end, |next| next.1);
+                let start = pending.tree.position(keys[i].0);
+                let end = match keys.get(i + 1) {
+                    Some(next) if i + 1 < node.children.len() => pending.tree.position(next.0),
+                    _ => pending.end,
+                };
                 let entries = match (start, end) {
-                    (Some(start), Some(end)) if node_level == 1 && end > start => (end - start).min(MAX_LEAF_ENTRIES),
+                    (Some(start), Some(end)) if node.level == 1 && end > start => (end - start).min(MAX_LEAF_ENTRIES),
                     _ => PREFETCH_ENTRIES,
                 };
                 next.push(Pending { tree: pending.tree, address: child, entries, end });
@@ -170,36 +201,6 @@ pub(super) fn prefetch_trees(bytes: &dyn ByteSource, offset_size: u8, base: u64,
         }
         level = next;
     }
-}
-
-/// The `(address, size)` of the chunks a leaf indexes (none if it is not one, or cannot be read).
-fn chunks(bytes: &dyn ByteSource, node: &Pending, offset_size: u8, base: u64) -> Vec<(u64, u64)> {
-    let Some((entries, data)) = node_bytes(bytes, node, offset_size).filter(|(_, data)| data[5] == 0) else {
-        return Vec::new();
-    };
-    let (offset, key) = (usize::from(offset_size), 8 + 8 * (node.tree.chunk.len() + 1));
-    let first = 8 + 2 * offset;
-    (0..entries as usize)
-        .map(|i| {
-            let key_at = first + i * (key + offset);
-            let size =
-                u64::from(u32::from_le_bytes([data[key_at], data[key_at + 1], data[key_at + 2], data[key_at + 3]]));
-            (le_bytes(&data[key_at + key..key_at + key + offset]).saturating_add(base), size)
-        })
-        .collect()
-}
-
-/// The entry count and bytes of a chunk index node; `None` where it is not one or cannot be read.
-fn node_bytes(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u64, bytes::Bytes)> {
-    let header = bytes.read_range(node.address, 8).ok()?;
-    let entries = header_entries(&header)?;
-    let data = bytes.read_range(node.address, node_len(node.tree.chunk.len(), offset_size, entries)).ok()?;
-    Some((entries, data))
-}
-
-/// A little-endian unsigned integer.
-fn le_bytes(bytes: &[u8]) -> u64 {
-    bytes.iter().rev().fold(0u64, |v, &b| v << 8 | u64::from(b))
 }
 
 /// The entry count of the node whose first 8 bytes are `header`, if it is a chunk index node.
@@ -215,26 +216,26 @@ fn node_len(rank: usize, offset_size: u8, entries: u64) -> u64 {
     8 + 2 * offset + (entries + 1) * key + entries * offset
 }
 
-/// A child node: its address and the chunk position its key starts at (where on the grid).
-type Child = (u64, Option<u64>);
-
-/// The level of an internal node and its children: their addresses and the chunk positions their
-/// keys start at. `None` for a leaf (whose children are chunks), or where it is not a chunk index
-/// node or its bytes cannot be read.
-fn children(bytes: &dyn ByteSource, node: &Pending, offset_size: u8) -> Option<(u8, Vec<Child>)> {
-    let (entries, data) = node_bytes(bytes, node, offset_size)?;
-    if data[5] == 0 {
-        return None;
+/// Reads and parses the chunk index node at `address` of a rank-`rank` dataset, only where the
+/// file has its bytes.
+fn read_node(
+    storage: &dyn Storage,
+    address: u64,
+    offset_size: u8,
+    length_size: u8,
+    rank: usize,
+) -> Result<BTreeV1Node, String> {
+    let header_len = 8 + 2 * u64::from(offset_size);
+    let header = storage.read_range(address, header_len as usize).map_err(|e| e.to_string())?;
+    let entries = header.as_ref().get(6..8).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
+    let len = node_len(rank, offset_size, entries);
+    if address.checked_add(len).is_none_or(|end| end > storage.len()) {
+        return Err(format!("{entries} entries would run past the end of the file"));
     }
-    let rank = node.tree.chunk.len();
-    let (offset, key) = (usize::from(offset_size), 8 + 8 * (rank + 1));
-    let first = 8 + 2 * offset;
-    let children = (0..entries as usize).map(|i| {
-        let key_at = first + i * (key + offset);
-        let offsets: Vec<u64> = (0..rank).map(|d| le_bytes(&data[key_at + 8 + 8 * d..key_at + 16 + 8 * d])).collect();
-        (le_bytes(&data[key_at + key..key_at + key + offset]), node.tree.position(&offsets))
-    });
-    Some((data[5], children.collect()))
+    let bytes = storage.read_range(address, len as usize).map_err(|e| e.to_string())?;
+    let ndim = u32::try_from(rank).map_err(|_| "rank too large".to_string())?;
+    let mut cursor = Cursor::new(bytes.as_ref());
+    BTreeV1Node::parse(&mut cursor, offset_size, length_size, Some(ndim)).map_err(|e| e.to_string())
 }
 
 struct Walk<'t, 'a> {
@@ -331,18 +332,7 @@ impl Walk<'_, '_> {
     /// Reads and parses the node at `address`, only where the file has its bytes.
     fn read(&self, address: u64) -> Result<BTreeV1Node, String> {
         let tree = self.tree;
-        let header_len = 8 + 2 * u64::from(tree.offset_size);
-        let header = tree.storage.read_range(address, header_len as usize).map_err(|e| e.to_string())?;
-        let entries = header.as_ref().get(6..8).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
-        let key_size = 8 + 8 * (tree.chunk.len() as u64 + 1);
-        let len = header_len + (entries + 1) * key_size + entries * u64::from(tree.offset_size);
-        if address.checked_add(len).is_none_or(|end| end > tree.storage.len()) {
-            return Err(format!("{entries} entries would run past the end of the file"));
-        }
-        let bytes = tree.storage.read_range(address, len as usize).map_err(|e| e.to_string())?;
-        let ndim = u32::try_from(tree.chunk.len()).map_err(|_| "rank too large".to_string())?;
-        let mut cursor = Cursor::new(bytes.as_ref());
-        BTreeV1Node::parse(&mut cursor, tree.offset_size, tree.length_size, Some(ndim)).map_err(|e| e.to_string())
+        read_node(tree.storage, address, tree.offset_size, tree.length_size, tree.chunk.len())
     }
 }
 

@@ -413,7 +413,14 @@ pub(crate) fn prefetch_indexes(file: &Hdf5File, bytes: &dyn ByteSource, datasets
         })
         .collect();
     let superblock = file.superblock();
-    super::btree_v1::prefetch_trees(bytes, superblock.offset_size, superblock.base_address, &trees);
+    let prefetch = super::btree_v1::PrefetchFile {
+        bytes,
+        storage: file.storage(),
+        offset_size: superblock.offset_size,
+        length_size: superblock.length_size,
+        base: superblock.base_address,
+    };
+    super::btree_v1::prefetch_trees(&prefetch, &trees);
 }
 
 /// The largest extent a chunk may start below: fixed maximum dimensions, else the extent.

@@ -81,12 +81,11 @@ impl Objects {
             ));
         }
         let addresses = hdf5_reader::reference::read_object_references(raw, size).map_err(|e| e.to_string())?;
-        let undefined = if size >= 8 { u64::MAX } else { (1u64 << (8 * u32::from(size))) - 1 };
         addresses
             .iter()
             .map(|&a| match a {
                 0 => Ok(String::new()),
-                a if a == undefined => Ok(String::new()),
+                a if hdf5_reader::io::Cursor::is_undefined_offset(a, size) => Ok(String::new()),
                 a => self.paths.get(&a).cloned().ok_or_else(|| {
                     format!("an object reference to address {a:#x}, which is no group or dataset of the file")
                 }),
@@ -215,9 +214,9 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     for dataset in datasets {
         let text = |name: &str| dataset.attribute(name).ok().and_then(|a| a.read_string().ok());
         let scale = (text("CLASS").as_deref() == Some("DIMENSION_SCALE")).then(|| text("NAME"));
-        let name = leaf(dataset.name()).to_string();
-        out.objects.add(dataset.address(), &join(path, &name));
-        walked.found.push(Found { group: index, path: join(path, &name), dataset, scale });
+        let dataset_path = join(path, leaf(dataset.name()));
+        out.objects.add(dataset.address(), &dataset_path);
+        walked.found.push(Found { group: index, path: dataset_path, dataset, scale });
     }
     for child in children {
         let name = leaf(child.name()).to_string();
