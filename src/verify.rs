@@ -246,7 +246,13 @@ async fn verify_array(
             continue;
         }
         let undefined_unwritten = files.fill_time_never(&location, path);
-        for (starts, counts) in comparison_boxes(&file_shape, element_size) {
+        // libnetcdf reads a box that straddles the end of a variable's HDF5 dataset wrongly (past the
+        // extent it may return memory it never wrote, where it reads the fill value for a box wholly
+        // past it): boxes are cut at the extent.
+        let extent = files.hdf5_extent(&location, path);
+        let boxes = comparison_boxes(&file_shape, element_size)
+            .flat_map(|(starts, counts)| split_at_extent(starts, counts, extent.as_deref()));
+        for (starts, counts) in boxes {
             let mut sel = select.clone();
             for (k, (&start, &count)) in starts.iter().zip(&counts).enumerate() {
                 let b = base[lead + k];
@@ -368,6 +374,16 @@ impl Oracle {
         }
     }
 
+    /// The extent of the HDF5 dataset behind netCDF-4 variable `path` of `location`; `None` when the
+    /// oracle cannot tell (NetCDF-3, HDF4, libhdf5 refusing the file).
+    fn hdf5_extent(&mut self, location: &str, path: &str) -> Option<Vec<u64>> {
+        let location = self.local(location).ok()?;
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(&location, path).ok()?.hdf5_extent(&location),
+            Backend::Worker(worker) => worker.request_extent(&worker::Request::new("extent", &location, path)).ok()?,
+        }
+    }
+
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.
     fn read_f64(&mut self, location: &str, path: &str) -> Result<TimeValues, netcdf::Error> {
         let location = &self.local(location)?;
@@ -467,6 +483,29 @@ fn comparison_boxes(shape: &[u64], element_size: u64) -> impl Iterator<Item = (V
         counts.extend_from_slice(&shape[cut + 1..]);
         (starts, counts)
     })
+}
+
+/// The box `counts` from `starts` cut where it straddles `extent` (the HDF5 dataset's extent, along
+/// the box's leading axes): pieces wholly inside or wholly past the extent along every axis, in C order.
+fn split_at_extent(starts: Vec<u64>, counts: Vec<u64>, extent: Option<&[u64]>) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let mut pieces = vec![(starts, counts)];
+    let Some(extent) = extent else { return pieces };
+    for (axis, &end) in extent.iter().enumerate() {
+        pieces = pieces
+            .into_iter()
+            .flat_map(|(starts, counts)| match (starts.get(axis), counts.get(axis)) {
+                (Some(&s), Some(&c)) if s < end && end < s + c => {
+                    let (mut before, mut after) = ((starts.clone(), counts.clone()), (starts, counts));
+                    before.1[axis] = end - s;
+                    after.0[axis] = end;
+                    after.1[axis] = s + c - end;
+                    vec![before, after]
+                }
+                _ => vec![(starts, counts)],
+            })
+            .collect();
+    }
+    pieces
 }
 
 /// Compares a re-encoded time coordinate as instants: the store's values in the store's units against
@@ -615,7 +654,7 @@ pub(crate) fn quiet_hdf5() {
 
 #[cfg(test)]
 mod tests {
-    use super::{comparison_boxes, SLAB_BYTES};
+    use super::{comparison_boxes, split_at_extent, SLAB_BYTES};
 
     /// Every element of `shape` in exactly one box, each box within the budget (or one element).
     fn assert_covers(shape: &[u64], element_size: u64) {
@@ -636,6 +675,27 @@ mod tests {
             seen += n;
         }
         assert_eq!(seen, total, "{shape:?}: every element once");
+    }
+
+    #[test]
+    fn boxes_are_cut_at_the_hdf5_extent() {
+        // A (time, time) variable of netCDF shape [3, 3] whose HDF5 dataset holds [2, 3].
+        let pieces = split_at_extent(vec![0, 0], vec![3, 3], Some(&[2, 3]));
+        assert_eq!(pieces, vec![(vec![0, 0], vec![2, 3]), (vec![2, 0], vec![1, 3])]);
+        // Cut along both axes; a box wholly inside or past the extent is left whole.
+        let pieces = split_at_extent(vec![1, 0], vec![4, 5], Some(&[3, 2]));
+        assert_eq!(
+            pieces,
+            vec![
+                (vec![1, 0], vec![2, 2]),
+                (vec![1, 2], vec![2, 3]),
+                (vec![3, 0], vec![2, 2]),
+                (vec![3, 2], vec![2, 3])
+            ]
+        );
+        assert_eq!(split_at_extent(vec![3, 0], vec![1, 5], Some(&[3, 2])).len(), 2);
+        assert_eq!(split_at_extent(vec![4, 3], vec![1, 2], Some(&[3, 2])).len(), 1);
+        assert_eq!(split_at_extent(vec![0], vec![9], None).len(), 1);
     }
 
     #[test]

@@ -213,6 +213,11 @@ impl Hdf5Dataset {
         }
     }
 
+    /// The dataset's current extent (libhdf5's dataspace dimensions).
+    pub(crate) fn extent(&self) -> Vec<u64> {
+        self.dataset.shape().iter().map(|&n| n as u64).collect()
+    }
+
     /// The dataset's shape and the size of one element of its native type.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let shape = self.dataset.shape().iter().map(|&n| n as u64).collect();

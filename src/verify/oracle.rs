@@ -186,6 +186,17 @@ impl OracleVariable {
         Hdf5Dataset::open(&local, &self.path).is_ok_and(|d| d.fill_time_never())
     }
 
+    /// The extent of the HDF5 dataset behind a netCDF-4 variable, as libhdf5 reports it; `None` for
+    /// NetCDF-3 and HDF4 files, for datasets read through libhdf5 already, and whenever libhdf5 cannot
+    /// tell. A variable shorter than its unlimited dimension has an extent smaller than its netCDF shape.
+    pub(crate) fn hdf5_extent(&self, location: &str) -> Option<Vec<u64>> {
+        if self.hdf4.is_some() || self.hdf5.is_some() {
+            return None;
+        }
+        let local = crate::source::local_path(location)?;
+        Hdf5Dataset::open(&local, &self.path).ok().map(|d| d.extent())
+    }
+
     /// The whole variable, as native-endian bytes.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
         if let Some(dataset) = &self.hdf4 {

@@ -135,3 +135,30 @@ fn async_api_reads_into_a_caller_buffer() {
     let theirs = oracle_read(&f.path, "tas", Some(vec![range(2, 25, 2), range(4, 18, 1), netcdf::Extent::Index(29)]));
     assert_same_elements("tas[2:25:2,4:,-7]", &buffer, &theirs, 4);
 }
+
+/// Issue 26: a variable whose HDF5 dataset is shorter than its unlimited dimension along a second
+/// axis too (`temp(time, time)` written as 2 x 3 while `time` is 3, as compliance-checker's
+/// `bad_missing_data.nc`). libnetcdf reads the row past the dataset as the fill value when asked for
+/// it alone, but a read of the whole variable returns memory it never wrote there; `verify` cuts its
+/// comparison boxes at the HDF5 extent, so it reports no false difference, and the store equals
+/// libnetcdf's reads of each part.
+#[test]
+fn variables_shorter_than_their_dimension_verify_against_reads_cut_at_the_extent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("short.nc");
+    with_hdf5_files(|| {
+        let mut f = netcdf::create(&file).unwrap();
+        f.add_unlimited_dimension("time").unwrap();
+        let mut temp = f.add_variable::<i32>("temp", &["time", "time"]).unwrap();
+        temp.set_fill_value(-999i32).unwrap();
+        temp.put_values(&[1, 0, 1, 1, 1, 0], (0..2, 0..3)).unwrap();
+    });
+    let store_path = scan_to_store(&file, dir.path(), "s.vzarr", &vzarr::ScanOptions::default());
+    let store = open_store(&store_path);
+    let inside = oracle_read(&file, "temp", Some(vec![range(0, 2, 1), all(3)]));
+    let past = oracle_read(&file, "temp", Some(vec![range(2, 3, 1), all(3)]));
+    assert_same_elements("temp rows 0-1", &read(&store, "temp", "0:2,:").bytes, &inside, 4);
+    assert_same_elements("temp row 2", &read(&store, "temp", "2:3,:").bytes, &past, 4);
+    let run = cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   temp: 9 elements equal"), "{}", run.stdout);
+}
