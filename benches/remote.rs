@@ -53,22 +53,63 @@ fn main() {
     }
     let daily = ensure_archive(&archive_dir(files), files);
     let monthly = ensure_monthly(&root.join("target/bench-remote/monthly"));
-    let server = Moto::start(&python);
-    server.upload(&python, "bench", "daily", &daily);
-    server.upload(&python, "bench", "monthly", &monthly);
-    let proxy = LatencyProxy::start(server.port, latency);
-    println!(
-        "S3 server: moto_server on 127.0.0.1, reached through a proxy adding {} ms per request",
-        latency.as_millis()
-    );
+    let mut servers = vec![ServerKind::Moto];
+    match s3s_fs(&root) {
+        Some(program) => servers.push(ServerKind::S3sFs(program)),
+        None => println!(
+            "s3s-fs not measured: not installed (`cargo install s3s-fs@0.14.1 --locked --features binary --root \
+             target/tools`)"
+        ),
+    }
+    for kind in &servers {
+        let server = S3Server::start(kind, &python);
+        server.upload(&python, "bench", "daily", &daily);
+        server.upload(&python, "bench", "monthly", &monthly);
+        let proxy = LatencyProxy::start(server.port, latency);
+        println!("\nS3 server: {}, reached through a proxy adding {} ms per request", kind.describe(), latency.as_millis());
+        measure_archives(&proxy, &python, [("daily", &daily), ("monthly", &monthly)]);
+    }
+}
+
+/// The S3 servers the benchmark runs on.
+enum ServerKind {
+    /// moto's server, from the Python environment: it answers requests one at a time in Python
+    /// (a few ms each), which bounds a scan that sends many small requests.
+    Moto,
+    /// s3s-fs (Rust, over a directory): a server that is not the bottleneck, so that round trips and
+    /// bytes are the cost, as on a cloud object store.
+    S3sFs(PathBuf),
+}
+
+impl ServerKind {
+    fn describe(&self) -> &'static str {
+        match self {
+            ServerKind::Moto => "moto_server on 127.0.0.1 (Python, one request at a time)",
+            ServerKind::S3sFs(_) => "s3s-fs on 127.0.0.1 (Rust, concurrent)",
+        }
+    }
+}
+
+/// The s3s-fs program: `target/tools/bin/s3s-fs`, else on the PATH.
+fn s3s_fs(root: &Path) -> Option<PathBuf> {
+    let local = root.join("target/tools/bin/s3s-fs");
+    if local.exists() {
+        return Some(local);
+    }
+    let found = Command::new("s3s-fs").arg("--version").output().is_ok_and(|o| o.status.success());
+    found.then(|| PathBuf::from("s3s-fs"))
+}
+
+/// Scans both archives with vzarr and kerchunk through `proxy`, printing what each did.
+fn measure_archives(proxy: &LatencyProxy, python: &Path, archives: [(&str, &Vec<PathBuf>); 2]) {
     let work = tempfile::tempdir().unwrap();
-    for (name, paths) in [("daily", &daily), ("monthly", &monthly)] {
+    for (name, paths) in archives {
         let bytes: u64 = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).sum();
         println!("\n{name} archive: {} files, {:.1} MB", paths.len(), bytes as f64 / 1e6);
         let store = work.path().join(format!("{name}.vzarr"));
         let ours = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store, 16));
         let wide = proxy.measure(|| vzarr_scan(&proxy.endpoint(), name, &store, 64));
-        let theirs = proxy.measure(|| kerchunk_scan(&python, &proxy.endpoint(), name, &work.path().join(name)));
+        let theirs = proxy.measure(|| kerchunk_scan(python, &proxy.endpoint(), name, &work.path().join(name)));
         report("vzarr scan (16 in flight)", &ours, paths.len(), bytes);
         report("vzarr scan (64 in flight)", &wide, paths.len(), bytes);
         report("kerchunk (h5py over s3fs)", &theirs, paths.len(), bytes);
@@ -201,28 +242,40 @@ fn write_month(path: &Path, first_day: usize, days: usize) {
     std::fs::rename(tmp, path).unwrap();
 }
 
-/// A running `moto_server`, stopped on drop.
-struct Moto {
+/// A running S3 server, stopped on drop.
+struct S3Server {
     child: Child,
     port: u16,
+    /// s3s-fs's directory of buckets.
+    _root: Option<tempfile::TempDir>,
 }
 
-impl Moto {
-    fn start(python: &Path) -> Self {
+impl S3Server {
+    fn start(kind: &ServerKind, python: &Path) -> Self {
         let port = free_port();
-        let server = python.with_file_name("moto_server");
-        let child = Command::new(server)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("moto_server starts");
+        let (mut command, root) = match kind {
+            ServerKind::Moto => {
+                let mut command = Command::new(python.with_file_name("moto_server"));
+                command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+                (command, None)
+            }
+            ServerKind::S3sFs(program) => {
+                let root = tempfile::tempdir().unwrap();
+                let mut command = Command::new(program);
+                command
+                    .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                    .args(["--access-key", "testing", "--secret-key", "testing"])
+                    .arg(root.path());
+                (command, Some(root))
+            }
+        };
+        let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("the S3 server starts");
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(30), "moto_server did not start");
+            assert!(started.elapsed() < Duration::from_secs(30), "{} did not start", kind.describe());
             std::thread::sleep(Duration::from_millis(100));
         }
-        Moto { child, port }
+        S3Server { child, port, _root: root }
     }
 
     /// Uploads `paths` to `s3://bucket/prefix/` directly (not through the proxy).
@@ -230,7 +283,7 @@ impl Moto {
         let mut script = format!(
             "import boto3\ns3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{}', aws_access_key_id='testing', \
              aws_secret_access_key='testing', region_name='us-east-1')\n\
-             if not any(b['Name'] == '{bucket}' for b in s3.list_buckets()['Buckets']): s3.create_bucket(Bucket='{bucket}')\n",
+             if not any(b['Name'] == '{bucket}' for b in s3.list_buckets().get('Buckets', [])): s3.create_bucket(Bucket='{bucket}')\n",
             self.port
         );
         for path in paths {
@@ -241,11 +294,11 @@ impl Moto {
             ));
         }
         let status = Command::new(python).args(["-c", &script]).status().unwrap();
-        assert!(status.success(), "uploading to moto failed");
+        assert!(status.success(), "uploading to the S3 server failed");
     }
 }
 
-impl Drop for Moto {
+impl Drop for S3Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

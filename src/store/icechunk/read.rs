@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use futures::StreamExt;
+use serde::Deserialize;
 use icechunk::format::manifest::{Checksum, ChunkPayload, SecondsSinceEpoch};
 use icechunk::format::snapshot::NodeData;
 use icechunk::format::{ByteRange, Path as IcPath};
@@ -361,8 +362,12 @@ pub(crate) async fn summary(repository: &Repository, version: &VersionInfo) -> R
     let Some(first) = ancestry.next().await else { return Ok(None) };
     let info = first.map_err(|e| e.to_string())?;
     let Some(value) = info.metadata.get(SUMMARY_PROPERTY) else { return Ok(None) };
-    let summary = serde_json::from_value(value.clone()).map_err(|e| format!("its vzarr summary is damaged: {e}"))?;
-    Ok(Some(summary))
+    // A JSON string in the repositories vzarr writes now; a tree of values in older ones.
+    let summary = match value {
+        serde_json::Value::String(text) => serde_json::from_str(text),
+        tree => StoreInfo::deserialize(tree),
+    };
+    Ok(Some(summary.map_err(|e| format!("its vzarr summary is damaged: {e}"))?))
 }
 
 /// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
