@@ -12,6 +12,7 @@ mod legacy;
 mod netcdf4;
 mod special_types;
 mod structs;
+mod szip;
 
 use std::path::{Path, PathBuf};
 
