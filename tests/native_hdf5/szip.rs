@@ -1,7 +1,7 @@
 //! Issue 26: szip (HDF5 filter 4) chunks have no Zarr codec, so vzarr decodes them (its own AEC
 //! decoder, `src/codec/szip.rs`) and stores every chunk re-encoded with the pipeline's shuffle and
 //! zstd, marked with the `vzarr:copied_chunks` attribute. Fixtures: h5py writes the values, Debian's
-//! h5repack (libhdf5 with libaec) compresses them with szip (`tests/python/make_szip.py`: nearest
+//! h5repack (libhdf5 with libaec) compresses them with szip (`tests/python/make_repacked.py DIR szip`: nearest
 //! neighbour and entropy coding, blocks of 8, 16 and 32 pixels, shuffle before szip, 1- to 8-byte
 //! types of both byte orders, padded scanlines, partial edge chunks). Every value vzarr reads equals
 //! libhdf5's read, `verify` passes, zarr-python reads the kerchunk export as h5py reads the file, and
@@ -16,29 +16,7 @@ use crate::common::{array_json, open_store, read, scan_to_store};
 
 /// The szip fixtures, written into `dir` (None without the Python environment or h5repack).
 fn fixtures(dir: &Path) -> Option<Vec<PathBuf>> {
-    let Some(python) = crate::interop::python() else {
-        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the szip tests not run");
-        return None;
-    };
-    if which("h5repack").is_none() {
-        // `./dev setup` installs hdf5-tools; a machine without it says so instead of failing.
-        assert!(!crate::interop::python_required(), "no h5repack: run ./dev setup (hdf5-tools)");
-        eprintln!("notice: no h5repack (Debian hdf5-tools); the szip tests not run");
-        return None;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_szip.py");
-    let run = crate::common::run({
-        let mut c = std::process::Command::new(python);
-        c.arg(script).arg(dir).stdout(std::process::Stdio::piped());
-        c
-    });
-    assert_eq!(run.code, 0, "make_szip.py: {}", run.stderr);
-    Some(run.stdout.lines().map(PathBuf::from).collect())
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).find(|p| p.is_file()))
+    super::repacked_fixtures(dir, "szip", None)
 }
 
 #[test]

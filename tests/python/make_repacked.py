@@ -1,17 +1,21 @@
-"""Writes the szip fixtures of tests/native_hdf5/szip.rs (issue 26) into DIR.
+"""Writes the szip and LZO fixtures of tests/native_hdf5/szip.rs and lzo.rs (issue 26) into DIR.
 
-    make_szip.py DIR
+    make_repacked.py DIR szip|lzo
 
 h5py writes the values uncompressed (source.h5): 1-, 2-, 4- and 8-byte integers and floats of both
 byte orders, chunks with partial edges in 1, 2 and 3 dimensions, a scanline shorter than a block,
-incompressible noise, a constant array (zero-block runs) and a never-written chunk. Debian's h5repack
-(hdf5-tools; libhdf5 with libaec) then compresses every dataset with szip:
+incompressible noise (chunks an optional filter cannot shrink are stored without it), a constant
+array (szip's zero-block runs, LZO's long matches) and a never-written chunk. Debian's h5repack
+(hdf5-tools; libhdf5 with libaec) then compresses every dataset:
 
     szip_nn8.h5            SZIP=8,NN     nearest-neighbour preprocessing, 8-pixel blocks
     szip_ec32.h5           SZIP=32,EC    entropy coding only, 32-pixel blocks
     szip_shuffle_nn16.h5   SHUF, SZIP=16,NN   shuffle before szip
+    lzo.h5                 UD=305 (PyTables' LZO, optional, cd_values 1, 20, 0)
+    lzo_shuffle_fletcher32.h5   SHUF, UD=305, FLET   PyTables' pipeline with shuffle and fletcher32
 
-Prints the three paths. Fails (exit 1, the reason on stderr) without h5repack.
+LZO needs the test plugin (tests/hdf5_plugins/build.sh) on HDF5_PLUGIN_PATH. Prints the paths.
+Fails (exit 1, the reason on stderr) without h5repack.
 """
 
 import pathlib
@@ -23,10 +27,17 @@ import h5py
 import numpy as np
 
 TYPES = ["|i1", "|u1", "<i2", ">i2", "<u2", ">u2", "<i4", ">i4", "<u4", "<f4", ">f4", "<i8", ">u8", "<f8", ">f8"]
+LZO = "UD=305,1,3,1,20,0"
 REPACKS = {
-    "szip_nn8.h5": ["-f", "SZIP=8,NN"],
-    "szip_ec32.h5": ["-f", "SZIP=32,EC"],
-    "szip_shuffle_nn16.h5": ["-f", "SHUF", "-f", "SZIP=16,NN"],
+    "szip": {
+        "szip_nn8.h5": ["-f", "SZIP=8,NN"],
+        "szip_ec32.h5": ["-f", "SZIP=32,EC"],
+        "szip_shuffle_nn16.h5": ["-f", "SHUF", "-f", "SZIP=16,NN"],
+    },
+    "lzo": {
+        "lzo.h5": ["-f", LZO],
+        "lzo_shuffle_fletcher32.h5": ["-f", "SHUF", "-f", LZO, "-f", "FLET"],
+    },
 }
 
 
@@ -60,13 +71,13 @@ def source(path):
 
 
 def main():
-    out = pathlib.Path(sys.argv[1])
+    out, kind = pathlib.Path(sys.argv[1]), sys.argv[2]
     repack = shutil.which("h5repack")
     if repack is None:
-        sys.exit("make_szip.py: no h5repack (Debian hdf5-tools)")
+        sys.exit("make_repacked.py: no h5repack (Debian hdf5-tools)")
     src = out / "source.h5"
     source(src)
-    for name, args in REPACKS.items():
+    for name, args in REPACKS[kind].items():
         subprocess.run([repack, *args, str(src), str(out / name)], check=True)
         print(out / name)
 
