@@ -24,6 +24,10 @@ failing it once it stops happening.
 
     target/pyenv/bin/python tests/corpus/run.py [--update] [--no-parity] [--bin target/release/vzarr] [FILTER]
 
+libhdf5 reads PyTables' LZO chunks (filter 305) only through the test plugin: unless HDF5_PLUGIN_PATH
+is set, the run builds it (tests/hdf5_plugins/build.sh into target/hdf5-plugins) and sets
+HDF5_PLUGIN_PATH, which verify and the parity step inherit.
+
 --update rewrites expected.tsv from this run (keeping its known-defect lines; new crashes, panics,
 hangs and verify failures are never written: the run still fails). FILTER keeps only file ids containing it. The corpus comes from
 $VZARR_CORPUS_DIR (else ~/.cache/vzarr-corpus), index.tsv.
@@ -238,6 +242,20 @@ def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]], re
                 out.write(f"{file_id}\t{outcome}" + (f"\t{reason}" if reason else "") + "\n")
 
 
+def plugins() -> None:
+    """Sets HDF5_PLUGIN_PATH to the test plugins (PyTables' LZO) and libhdf5's default directory, unless
+    it is set; without the plugin (no gcc or liblzo2-dev) the LZO files fail verify, as they should."""
+    if "HDF5_PLUGIN_PATH" in os.environ:
+        return
+    build = HERE.parent / "hdf5_plugins" / "build.sh"
+    res = subprocess.run(["bash", str(build), str(HERE.parent.parent / "target" / "hdf5-plugins")],
+                         capture_output=True, text=True)
+    if res.returncode == 0:
+        os.environ["HDF5_PLUGIN_PATH"] = res.stdout.strip()
+    else:
+        print(f"note: no LZO test plugin: {res.stderr.strip()[-300:]}", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true")
@@ -254,6 +272,7 @@ def main() -> int:
     files = [l.split("\t", 1) for l in index.read_text().splitlines() if l]
     files = [(i, p) for i, p in files if args.filter in i]
     expected, reasons = read_expected()
+    plugins()
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         crash_prone = {i for i, lines in expected.items() if any("netCDF4-python crashes" in l for l in lines)}
