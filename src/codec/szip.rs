@@ -105,7 +105,7 @@ pub(super) fn decompress(params: &SzipParams, input: &[u8], limit: usize) -> Res
     let mut out = vec![0; size];
     match params.interleaved() {
         Some(width) => {
-            if size % width != 0 {
+            if !size.is_multiple_of(width) {
                 return Err(corrupt(format!("{size} bytes are not whole {width}-byte pixels")));
             }
             let mut planes = vec![0; size];
@@ -128,7 +128,7 @@ fn decode(params: &SzipParams, bits: u32, stream: &[u8], out: &mut [u8]) -> Resu
         9..=16 => 2,
         _ => 4,
     };
-    if out.len() % width != 0 {
+    if !out.len().is_multiple_of(width) {
         return Err(corrupt(format!("{} bytes are not whole {width}-byte samples", out.len())));
     }
     let coder = Coder::new(params, bits);
@@ -246,7 +246,7 @@ impl Coder {
             let &(sum, first_m) =
                 SE_TABLE.get(m as usize).ok_or_else(|| corrupt(format!("second extension code {m}")))?;
             let second = m - first_m;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 rsi.push(sum.wrapping_sub(second));
                 i += 1;
             }
