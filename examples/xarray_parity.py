@@ -204,8 +204,7 @@ def appended_history(source, ours) -> bool:
 def compare_attrs(where: str, source: dict, ours: dict) -> list[str]:
     diffs = []
     for name in sorted(set(source) | set(ours)):
-        if name in BOOKKEEPING or (name.startswith("vzarr:") and name not in source):
-            # vzarr's own notes about how the store holds a variable (vzarr:copied_chunks, ...).
+        if name in BOOKKEEPING:
             continue
         if name not in ours:
             diffs.append(f"{where}: attribute {name}: missing (source {show(source[name])})")

@@ -227,6 +227,8 @@ PARITY_CAUSES = [
     (r"not compared: netCDF4 cannot open", "libnetcdf refuses the file: nothing to compare"),
     (r"GroupNotFoundError", "an HDF5 external link to a group of another file: libnetcdf follows it, "
                             "vzarr references no other file's groups"),
+    (r"attribute vzarr:copied_chunks: extra", "szip or LZO: no Zarr codec reads them, so vzarr stores the chunks as "
+                                              "re-encoded copies and says so in an attribute"),
     (r"dtype \[.*'S\d+'.*\] != source \{'names'.*'S1'|values differ \(first at flat index \d+: \(.*b'[^']{2,}'.*\) "
      r"!= source \(.*b'[^']?'.*\)\)",
      "a fixed-length string member of a compound (PyTables tables): netCDF4-python presents it as 'S1' and "
