@@ -36,9 +36,11 @@ mod byte_swap;
 mod compress;
 mod fletcher32;
 mod json;
+mod lzo;
 mod pipeline;
 pub mod sharding;
 mod shuffle;
+mod szip;
 mod vlen;
 
 use std::borrow::Cow;
@@ -46,6 +48,55 @@ use std::borrow::Cow;
 pub use blosc::{BloscCompressor, BloscShuffle};
 pub use byte_swap::{ByteSwap, SwapSpan};
 pub use fletcher32::checksum as fletcher32_checksum;
+pub use szip::SzipParams;
+
+/// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and
+/// stores such chunks re-encoded with a codec that has a name), never writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceFilter {
+    /// HDF5's szip (filter 4): Adaptive Entropy Coding (CCSDS 121.0-B-3), through libaec or szlib.
+    Szip(SzipParams),
+    /// PyTables' LZO (HDF5 filter 305): one LZO1X stream per chunk.
+    Lzo,
+}
+
+impl SourceFilter {
+    /// A short name for messages.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            SourceFilter::Szip(_) => "szip",
+            SourceFilter::Lzo => "lzo",
+        }
+    }
+
+    /// Decodes one stored chunk into at most `limit` bytes.
+    fn decode(&self, input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
+        match self {
+            SourceFilter::Szip(params) => szip::decompress(params, input, limit),
+            SourceFilter::Lzo => lzo::decompress(input, limit),
+        }
+    }
+}
+
+/// One stage of a source file's filter pipeline: a codec, or a filter vzarr only decodes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// A filter a Zarr codec describes.
+    Codec(Codec),
+    /// A filter only vzarr decodes.
+    Source(SourceFilter),
+}
+
+/// Decodes one stored chunk through `filters` (a bytes -> bytes pipeline in encode order, run in
+/// reverse) into `out`, which must be exactly the decoded length. No byte swapping: the output is in
+/// the stored byte order.
+///
+/// # Errors
+/// Any stage's error, as [`CodecChain::decode_into`]'s.
+pub fn decode_filters(filters: &[Filter], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+    pipeline::decode_into(filters, encoded, out)
+}
 
 /// Byte order of multi-byte elements in stored chunks (the `endian` of the `bytes` codec).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

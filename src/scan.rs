@@ -10,12 +10,12 @@ mod filters;
 mod format;
 mod hdf4;
 mod hdf5;
-pub use hdf5::FILL_UNDEFINED_ATTRIBUTE;
+pub use hdf5::{COPIED_CHUNKS_ATTRIBUTE, FILL_UNDEFINED_ATTRIBUTE};
 pub mod netcdf3;
 mod rewrite;
 mod tail;
 
-pub use filters::{codec_chain, filter_codec, FilterSpec, UnsupportedFilter};
+pub use filters::{codec_chain, filter_codec, filter_stage, stored_codecs, FilterSpec, UnsupportedFilter};
 pub use format::{detect_format, detect_format_of, FileFormat};
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;

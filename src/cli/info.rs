@@ -48,6 +48,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
             "store_owned_bytes": summary.stats.owned_bytes,
             "rewritten_chunks": summary.rewritten_chunks,
             "missing_chunks": summary.stats.missing,
+            "copied_chunks": meta.attributes.get(crate::scan::COPIED_CHUNKS_ATTRIBUTE),
         }));
     }
     let doc = json!({
@@ -150,6 +151,9 @@ fn print_text(doc: &serde_json::Value) -> std::io::Result<()> {
             a["rewritten_chunks"],
             a["missing_chunks"]
         );
+        if let Some(why) = a["copied_chunks"].as_str() {
+            outln!("  chunks are {why}");
+        }
     }
     for w in doc["warnings"].as_array().into_iter().flatten() {
         outln!("warning: {}", s(w));

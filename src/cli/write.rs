@@ -139,4 +139,10 @@ fn print_notes(dataset: &VirtualDataset) {
     for gap in &dataset.provenance.gaps {
         eprintln!("note: gap: {gap}");
     }
+    for array in &dataset.arrays {
+        if let Some(why) = array.metadata.attributes.get(crate::scan::COPIED_CHUNKS_ATTRIBUTE).and_then(|v| v.as_str())
+        {
+            eprintln!("note: {}: chunks are {why}", array.path);
+        }
+    }
 }

@@ -16,7 +16,43 @@
 
 use std::borrow::Cow;
 
-use super::{blosc, compress, fletcher32, shuffle, Codec, CodecError};
+use super::{blosc, compress, fletcher32, shuffle, Codec, CodecError, Filter, SourceFilter};
+
+/// One decode stage: a Zarr codec, or a source file's filter vzarr only decodes.
+#[derive(Clone, Copy)]
+pub(super) enum Stage<'a> {
+    Codec(&'a Codec),
+    Source(&'a SourceFilter),
+}
+
+impl Stage<'_> {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Codec(codec) => codec.name(),
+            Stage::Source(filter) => filter.name(),
+        }
+    }
+}
+
+/// What a decode stage list holds: chains decode [`Codec`]s, rewritten chunks [`Filter`]s.
+pub(super) trait AsStage {
+    fn stage(&self) -> Stage<'_>;
+}
+
+impl AsStage for Codec {
+    fn stage(&self) -> Stage<'_> {
+        Stage::Codec(self)
+    }
+}
+
+impl AsStage for Filter {
+    fn stage(&self) -> Stage<'_> {
+        match self {
+            Filter::Codec(codec) => Stage::Codec(codec),
+            Filter::Source(filter) => Stage::Source(filter),
+        }
+    }
+}
 
 /// How many bytes a decode stage must produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +79,15 @@ fn compressed_bound(n: usize) -> usize {
 
 /// For each bytes -> bytes codec (encode order), the length its decode must produce, given the
 /// final decoded length `len`.
-fn decoded_lengths(stages: &[Codec], len: usize) -> Vec<Expected> {
+fn decoded_lengths(stages: &[impl AsStage], len: usize) -> Vec<Expected> {
     let mut current = Expected::Exact(len);
     let mut lengths = Vec::with_capacity(stages.len());
-    for codec in stages {
+    for stage in stages {
         lengths.push(current);
+        let Stage::Codec(codec) = stage.stage() else {
+            current = Expected::AtMost(compressed_bound(current.limit()));
+            continue;
+        };
         current = match (codec, current) {
             (Codec::Fletcher32, Expected::Exact(n)) => Expected::Exact(n.saturating_add(4)),
             (Codec::Fletcher32, Expected::AtMost(n)) => Expected::AtMost(n.saturating_add(4)),
@@ -69,17 +109,22 @@ enum Output<'a> {
 }
 
 /// Decodes `encoded` through `stages` (encode order, run in reverse) into `out`.
-pub(super) fn decode_into(stages: &[Codec], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+pub(super) fn decode_into<S: AsStage>(stages: &[S], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     let lengths = decoded_lengths(stages, out.len());
     let mut current = Cow::Borrowed(encoded);
-    for (index, (codec, expected)) in stages.iter().zip(lengths).enumerate().rev() {
+    for (index, (stage, expected)) in stages.iter().zip(lengths).enumerate().rev() {
         let dst = if index == 0 { Some(&mut *out) } else { None };
-        match decode_stage(codec, current, expected, dst)? {
+        let stage = stage.stage();
+        let output = match stage {
+            Stage::Codec(codec) => decode_stage(codec, current, expected, dst)?,
+            Stage::Source(filter) => Output::Buffer(Cow::Owned(filter.decode(&current, expected.limit())?)),
+        };
+        match output {
             Output::Buffer(buffer) => {
-                check_length(codec, expected, buffer.len())?;
+                check_length(stage.name(), expected, buffer.len())?;
                 current = buffer;
             }
-            Output::Written(n) => return check_length(codec, expected, n),
+            Output::Written(n) => return check_length(stage.name(), expected, n),
         }
     }
     // The last stage did not write into `out` (no stages, or fletcher32 last): copy.
@@ -91,11 +136,9 @@ pub(super) fn decode_into(stages: &[Codec], encoded: &[u8], out: &mut [u8]) -> R
 }
 
 /// Fails when a stage produced a length other than the exact one expected.
-fn check_length(codec: &Codec, expected: Expected, actual: usize) -> Result<(), CodecError> {
+fn check_length(codec: &'static str, expected: Expected, actual: usize) -> Result<(), CodecError> {
     match expected {
-        Expected::Exact(n) if n != actual => {
-            Err(CodecError::DecodedLength { codec: codec.name(), expected: n, actual })
-        }
+        Expected::Exact(n) if n != actual => Err(CodecError::DecodedLength { codec, expected: n, actual }),
         _ => Ok(()),
     }
 }
@@ -111,7 +154,7 @@ fn decode_stage<'a>(
     match *codec {
         Codec::Fletcher32 => fletcher32::strip(input).map(Output::Buffer),
         Codec::Shuffle { element_size } => {
-            check_length(codec, expected, input.len())?;
+            check_length(codec.name(), expected, input.len())?;
             Ok(match dst {
                 Some(dst) if dst.len() == input.len() => {
                     shuffle::unshuffle_into(&input, dst, element_size);
@@ -230,10 +273,10 @@ mod tests {
     #[test]
     fn no_stages_copies_and_checks_length() {
         let mut out = [0u8; 3];
-        decode_into(&[], b"xyz", &mut out).unwrap();
+        decode_into::<Codec>(&[], b"xyz", &mut out).unwrap();
         assert_eq!(&out, b"xyz");
         assert!(matches!(
-            decode_into(&[], b"xy", &mut out),
+            decode_into::<Codec>(&[], b"xy", &mut out),
             Err(CodecError::DecodedLength { codec: "chain", expected: 3, actual: 2 })
         ));
     }

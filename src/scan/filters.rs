@@ -4,7 +4,7 @@
 //! The pipeline order in the dataset creation property list is the encode order, which is also the
 //! order of bytes->bytes codecs in `zarr.json`, after the `bytes` codec.
 
-use crate::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain, Endian};
+use crate::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain, Endian, Filter, SourceFilter, SzipParams};
 
 /// HDF5 filter ids vzarr maps to codecs.
 const DEFLATE: i32 = 1;
@@ -12,6 +12,12 @@ const SHUFFLE: i32 = 2;
 const FLETCHER32: i32 = 3;
 const ZSTD: i32 = 32015;
 const BLOSC: i32 = 32001;
+/// HDF5 filter ids vzarr decodes itself, storing the chunks re-encoded.
+const SZIP: i32 = 4;
+const LZO: i32 = 305;
+
+/// The zstd level chunks of variables with a [`SourceFilter`] are re-encoded with.
+const COPY_ZSTD_LEVEL: i32 = 3;
 
 /// A filter with no Zarr codec vzarr can describe it with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +38,7 @@ impl std::fmt::Display for UnsupportedFilter {
             32001 => " (blosc)",
             32026 => " (blosc2)",
             32004 => " (lz4)",
+            305 => " (lzo)",
             32008 => " (bitshuffle)",
             _ => "",
         };
@@ -67,6 +74,38 @@ pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Code
         ZSTD => Ok(Codec::Zstd { level: first.map_or(3, |v| v as i32), checksum: false }),
         BLOSC => blosc_codec(filter, element_size),
         id => Err(UnsupportedFilter { id, name: filter.name.to_string() }),
+    }
+}
+
+/// The pipeline stage of one HDF5 filter: its codec ([`filter_codec`]), or, for szip (4) and
+/// PyTables' LZO (305), a [`SourceFilter`] vzarr decodes itself.
+///
+/// # Errors
+/// [`UnsupportedFilter`] for a filter id vzarr neither maps nor decodes, and for szip parameters
+/// libaec would refuse.
+pub fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Result<Filter, UnsupportedFilter> {
+    match filter.id {
+        SZIP => SzipParams::from_cd_values(filter.cd_values)
+            .map(|params| Filter::Source(SourceFilter::Szip(params)))
+            .map_err(|why| UnsupportedFilter { id: SZIP, name: format!("{} ({why})", filter.name) }),
+        LZO => Ok(Filter::Source(SourceFilter::Lzo)),
+        _ => filter_codec(filter, element_size).map(Filter::Codec),
+    }
+}
+
+/// The bytes -> bytes codecs a pipeline's chunks are stored with: its codecs when every filter has
+/// one; else, when a [`SourceFilter`] is in it (its chunks are then stored re-encoded), the
+/// pipeline's shuffles followed by zstd.
+#[must_use]
+pub fn stored_codecs(filters: &[Filter]) -> Vec<Codec> {
+    if filters.iter().any(|f| matches!(f, Filter::Source(_))) {
+        let shuffles = filters.iter().filter_map(|f| match f {
+            Filter::Codec(codec @ Codec::Shuffle { .. }) => Some(codec.clone()),
+            _ => None,
+        });
+        shuffles.chain([Codec::Zstd { level: COPY_ZSTD_LEVEL, checksum: false }]).collect()
+    } else {
+        filters.iter().filter_map(|f| if let Filter::Codec(c) = f { Some(c.clone()) } else { None }).collect()
     }
 }
 
@@ -164,9 +203,29 @@ mod tests {
     }
 
     #[test]
+    fn szip_and_lzo_are_decoded_and_stored_as_shuffle_zstd() {
+        let szip = filter_stage(&spec(4, &[141, 32, 16, 512]), 2).unwrap();
+        let params =
+            SzipParams { options_mask: 141, pixels_per_block: 32, bits_per_pixel: 16, pixels_per_scanline: 512 };
+        assert_eq!(szip, Filter::Source(SourceFilter::Szip(params)));
+        let bad = filter_stage(&FilterSpec { id: 4, name: "szip", cd_values: &[141, 33, 16, 512] }, 2).unwrap_err();
+        assert!(bad.to_string().contains("33 pixels per block"), "{bad}");
+        let lzo = filter_stage(&spec(305, &[1, 20, 1]), 8).unwrap();
+        assert_eq!(lzo, Filter::Source(SourceFilter::Lzo));
+        let shuffle = filter_stage(&spec(2, &[8]), 8).unwrap();
+        let zstd = Codec::Zstd { level: COPY_ZSTD_LEVEL, checksum: false };
+        let fletcher = Filter::Codec(Codec::Fletcher32);
+        assert_eq!(
+            stored_codecs(&[shuffle.clone(), lzo, fletcher.clone()]),
+            [Codec::Shuffle { element_size: 8 }, zstd]
+        );
+        assert_eq!(stored_codecs(&[shuffle, fletcher]), [Codec::Shuffle { element_size: 8 }, Codec::Fletcher32]);
+    }
+
+    #[test]
     fn unsupported_filters_are_named() {
         let err = filter_codec(&FilterSpec { id: 32026, name: "blosc2", cd_values: &[] }, 4).unwrap_err();
         assert_eq!(err.to_string(), "unsupported HDF5 filter id 32026 (blosc2) named \"blosc2\"");
-        assert!(codec_chain(&[spec(1, &[4]), spec(4, &[])], None, 1).is_err());
+        assert!(codec_chain(&[spec(1, &[4]), spec(4, &[])], None, 1).is_err(), "szip has no codec");
     }
 }

@@ -34,13 +34,13 @@ use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, CharUse};
 use super::contiguous::slab_layout;
-use super::filters::{filter_codec, FilterSpec};
+use super::filters::{filter_stage, stored_codecs, FilterSpec};
 use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tails, TailError};
 use super::{
     chunk_table_for, concat_axes, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner,
 };
-use crate::codec::{Codec, CodecChain, Endian};
+use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
@@ -188,12 +188,19 @@ struct Translated {
     codecs: CodecChain,
     chunks: ChunkTable,
     rewritten: u64,
+    /// Why every chunk is a store-owned copy ([`COPIED_CHUNKS_ATTRIBUTE`]), if it is.
+    copied: Option<String>,
 }
 
 /// The attribute that marks a variable whose HDF5 fill value is undefined (libhdf5 then leaves
 /// unwritten elements uninitialized; vzarr reads them as the type's default).
 pub const FILL_UNDEFINED_ATTRIBUTE: &str = "vzarr:fill_value";
 const FILL_UNDEFINED_NOTE: &str = "undefined in the source file; unwritten elements read as the type's default (0)";
+
+/// The attribute that marks a variable whose chunks are copies in the store, not references: its
+/// pipeline has a filter no Zarr codec describes (szip, PyTables' LZO), so every chunk was decoded and
+/// stored re-encoded. Its value says which filter and with what.
+pub const COPIED_CHUNKS_ATTRIBUTE: &str = "vzarr:copied_chunks";
 
 /// One variable being scanned.
 struct VarScan<'a> {
@@ -321,6 +328,9 @@ impl FileContext<'_> {
         if fill_undefined {
             metadata.attributes.insert(FILL_UNDEFINED_ATTRIBUTE.into(), FILL_UNDEFINED_NOTE.into());
         }
+        if let Some(why) = translated.copied {
+            metadata.attributes.insert(COPIED_CHUNKS_ATTRIBUTE.into(), why.into());
+        }
         owned::add_enum_flags(ds.dtype(), &mut metadata.attributes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
@@ -408,13 +418,18 @@ impl FileContext<'_> {
         let mut filters = Vec::with_capacity(v.info.filters.len());
         for f in &v.info.filters {
             let spec = FilterSpec { id: f.id, name: &f.name, cd_values: &f.cd_values };
-            match filter_codec(&spec, element_size) {
-                Ok(codec) => filters.push(codec),
+            match filter_stage(&spec, element_size) {
+                Ok(stage) => filters.push(stage),
                 Err(e) => return self.skip(v.var, e.to_string()).map(|_| None),
             }
         }
         let bytes = Codec::Bytes { endian: v.endian };
-        let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat())
+        let stored = stored_codecs(&filters);
+        let copied = filters.iter().find_map(|f| match f {
+            Filter::Source(filter) => Some(copied_note(filter.name(), &stored)),
+            Filter::Codec(_) => None,
+        });
+        let full = CodecChain::new([vec![bytes.clone()], stored].concat())
             .map_err(|e| self.variable_error(&v.var.path, "building codecs", e))?;
         let swap = v.data_type.byte_swap();
         let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size, swap };
@@ -431,7 +446,7 @@ impl FileContext<'_> {
             let linear = grid.linear_index(&coords);
             let straddles = (0..coords.len())
                 .any(|d| (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d] && v.stored_shape[d] < v.shape[d]);
-            if stored.filter_mask != 0 || straddles {
+            if copied.is_some() || stored.filter_mask != 0 || straddles {
                 fixups.push((linear, stored));
             } else {
                 chunks.set(
@@ -451,6 +466,7 @@ impl FileContext<'_> {
             return Err(self.variable_error(&v.var.path, "locating chunks", msg));
         }
         let rewritten = fixups.len() as u64;
+        // One chunk at a time: read, decoded, re-encoded; only the re-encoded bytes are kept.
         for (linear, stored) in fixups {
             let origin = grid.chunk_origin(&grid.chunk_coords(linear));
             let valid: Vec<u64> =
@@ -462,7 +478,7 @@ impl FileContext<'_> {
             let entry = chunks.push_owned(&owned);
             chunks.set(linear as usize, entry);
         }
-        Ok(Some(Translated { grid, codecs: full, chunks, rewritten }))
+        Ok(Some(Translated { grid, codecs: full, chunks, rewritten, copied }))
     }
 
     fn contiguous(
@@ -491,7 +507,7 @@ impl FileContext<'_> {
             Some(_) => ChunkTable::from_entries(entries, Vec::new()),
             None => ChunkTable::missing(entries.len()),
         };
-        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
+        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0, copied: None })
     }
 
     fn compact(&mut self, v: &VarScan<'_>, bytes: Vec<u8>) -> Result<Translated, ScanError> {
@@ -508,7 +524,7 @@ impl FileContext<'_> {
             let entry = chunks.push_owned(&bytes);
             chunks.set(0, entry);
         }
-        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0 })
+        Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0, copied: None })
     }
 
     fn read_raw(&mut self, var: &str, offset: u64, length: u64) -> Result<Vec<u8>, ScanError> {
@@ -517,6 +533,17 @@ impl FileContext<'_> {
             .map(|b| b.to_vec())
             .map_err(|e| self.variable_error(var, &format!("reading {length} bytes at offset {offset}"), e))
     }
+}
+
+/// The [`COPIED_CHUNKS_ATTRIBUTE`] text of a variable whose pipeline has filter `filter`, stored with
+/// the bytes -> bytes codecs `stored`.
+fn copied_note(filter: &str, stored: &[Codec]) -> String {
+    let codecs: Vec<&str> = stored.iter().map(Codec::name).collect();
+    format!(
+        "copies, not references: the {filter} filter has no Zarr codec, so each chunk was decoded and stored \
+         re-encoded ({})",
+        codecs.join(", ")
+    )
 }
 
 /// The string length when a netCDF `char` variable (one-byte fixed strings) can have its last

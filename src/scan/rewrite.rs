@@ -1,12 +1,14 @@
 //! Chunks that cannot be referenced as stored and are rewritten into store-owned bytes.
 //!
-//! Two cases arise when scanning one file: a chunk whose filter mask says some filters were skipped
-//! (its bytes do not match the array's codec list), and a chunk that straddles the end of its HDF5
+//! Three cases arise when scanning one file: a chunk whose filter mask says some filters were skipped
+//! (its bytes do not match the array's codec list), a chunk that straddles the end of its HDF5
 //! dataset while the netCDF view of the variable is longer (libnetcdf reads the part past the dataset
-//! as the fill value, whatever the chunk holds there). Both are decoded with the filters actually
-//! applied, patched, and re-encoded with the array's full codec chain.
+//! as the fill value, whatever the chunk holds there), and every chunk of a variable whose pipeline
+//! has a filter no Zarr codec describes (szip, PyTables' LZO: [`crate::codec::SourceFilter`]), whose
+//! array codecs are then the pipeline's shuffle and zstd. Each is decoded with the filters actually
+//! applied, patched, and re-encoded with the array's full codec chain, one chunk at a time.
 
-use crate::codec::{ByteSwap, Codec, CodecChain, CodecError};
+use crate::codec::{decode_filters, ByteSwap, Codec, CodecChain, CodecError, Filter};
 use crate::ndcopy::fill_outside;
 
 /// The codecs of one array, per pipeline position, so that masked chunks can be decoded.
@@ -14,8 +16,8 @@ use crate::ndcopy::fill_outside;
 pub(crate) struct ArrayCodecs {
     /// The `bytes` codec.
     pub(crate) bytes: Codec,
-    /// One codec per HDF5 filter, in pipeline (encode) order.
-    pub(crate) filters: Vec<Codec>,
+    /// One stage per HDF5 filter, in pipeline (encode) order.
+    pub(crate) filters: Vec<Filter>,
     /// The full chain written to `zarr.json`.
     pub(crate) full: CodecChain,
     /// Bytes per element.
@@ -25,15 +27,10 @@ pub(crate) struct ArrayCodecs {
 }
 
 impl ArrayCodecs {
-    /// The chain that decodes a chunk written with filter mask `mask` (bit i set: filter i skipped).
-    fn applied(&self, mask: u32) -> Result<CodecChain, CodecError> {
-        let mut codecs = vec![self.bytes.clone()];
-        for (i, codec) in self.filters.iter().enumerate() {
-            if i >= 32 || mask & (1 << i) == 0 {
-                codecs.push(codec.clone());
-            }
-        }
-        CodecChain::new(codecs)
+    /// The filters a chunk written with filter mask `mask` went through (bit i set: filter i skipped).
+    fn applied(&self, mask: u32) -> Vec<Filter> {
+        let applied = self.filters.iter().enumerate().filter(|&(i, _)| i >= 32 || mask & (1 << i) == 0);
+        applied.map(|(_, filter)| filter.clone()).collect()
     }
 
     /// Decodes `stored` (written with `mask`), sets elements outside `valid` to `fill`, and encodes the
@@ -46,8 +43,10 @@ impl ArrayCodecs {
         valid: &[u64],
         fill: &[u8],
     ) -> Result<Vec<u8>, CodecError> {
-        let elements: u64 = chunk_shape.iter().product();
-        let mut native = self.applied(mask)?.decode(stored, self.swap, elements as usize * self.element_size)?;
+        let len = chunk_shape.iter().product::<u64>() as usize * self.element_size;
+        let mut decoded = vec![0; len];
+        decode_filters(&self.applied(mask), stored, &mut decoded)?;
+        let mut native = CodecChain::new(vec![self.bytes.clone()])?.decode(&decoded, self.swap, len)?;
         fill_outside(&mut native, chunk_shape, valid, fill);
         self.full.encode(&native, self.swap)
     }
@@ -60,8 +59,9 @@ mod tests {
 
     fn codecs() -> ArrayCodecs {
         let bytes = Codec::Bytes { endian: Some(Endian::Big) };
-        let filters = vec![Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }];
-        let full = CodecChain::new([vec![bytes.clone()], filters.clone()].concat()).unwrap();
+        let codecs = vec![Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 1 }];
+        let full = CodecChain::new([vec![bytes.clone()], codecs.clone()].concat()).unwrap();
+        let filters = codecs.into_iter().map(Filter::Codec).collect();
         ArrayCodecs { bytes, filters, full, element_size: 4, swap: ByteSwap::Unit(4) }
     }
 
@@ -70,7 +70,7 @@ mod tests {
         let c = codecs();
         let values: Vec<u8> = (0..12u32).flat_map(u32::to_ne_bytes).collect();
         // Written with zlib skipped (bit 1): only shuffle applied.
-        let only_shuffle = CodecChain::new(vec![c.bytes.clone(), c.filters[0].clone()]).unwrap();
+        let only_shuffle = CodecChain::new(vec![c.bytes.clone(), Codec::Shuffle { element_size: 4 }]).unwrap();
         let stored = only_shuffle.encode(&values, 4).unwrap();
         let rewritten = c.rewrite(&stored, 0b10, &[3, 4], &[3, 4], &[0; 4]).unwrap();
         assert_eq!(c.full.decode(&rewritten, 4, 48).unwrap(), values);

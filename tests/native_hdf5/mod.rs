@@ -9,9 +9,11 @@ mod blosc;
 mod btree;
 mod hostile;
 mod legacy;
+mod lzo;
 mod netcdf4;
 mod special_types;
 mod structs;
+mod szip;
 
 use std::path::{Path, PathBuf};
 
@@ -270,6 +272,36 @@ fn h5py_agrees_on_every_fixture() {
 
 /// Exports `store` (scanned from `source`) as kerchunk JSON beside it and runs the Python check
 /// `script` (`--refs REFS SOURCE`), which must pass with no failure; its standard output.
+/// The fixtures `tests/python/make_repacked.py DIR kind` writes (h5py, then h5repack), libhdf5
+/// finding filter plugins on `plugin_path`; None, with a notice, without the Python environment or
+/// h5repack (a failure when the full environment is required: `./dev setup` installs hdf5-tools).
+fn repacked_fixtures(dir: &Path, kind: &str, plugin_path: Option<&str>) -> Option<Vec<PathBuf>> {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the {kind} tests not run");
+        return None;
+    };
+    let on_path = |program: &str| {
+        let paths = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&paths).any(|d| d.join(program).is_file())
+    };
+    if !on_path("h5repack") {
+        assert!(!crate::interop::python_required(), "no h5repack: run ./dev setup (hdf5-tools)");
+        eprintln!("notice: no h5repack (Debian hdf5-tools); the {kind} tests not run");
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_repacked.py");
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.arg(script).arg(dir).arg(kind).stdout(std::process::Stdio::piped());
+        if let Some(path) = plugin_path {
+            c.env("HDF5_PLUGIN_PATH", path);
+        }
+        c
+    });
+    assert_eq!(run.code, 0, "make_repacked.py {kind}: {}", run.stderr);
+    Some(run.stdout.lines().map(PathBuf::from).collect())
+}
+
 fn python_check_on_export(python: &Path, script: &Path, store: &Path, source: &Path) -> String {
     let refs = store.with_extension("json");
     let text = |p: &Path| p.display().to_string();

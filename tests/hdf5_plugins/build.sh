@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the HDF5 filter plugins of the tests (lzo_plugin.c: PyTables' LZO, filter 305) into DIR and
+# prints the HDF5_PLUGIN_PATH that puts them before libhdf5's default plugin directory (where Debian's
+# blosc plugin is).
+#
+#   tests/hdf5_plugins/build.sh DIR
+#
+# Needs gcc, Debian libhdf5-dev (headers) and liblzo2-dev; exits non-zero with the reason on the last
+# line of stderr otherwise.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: build.sh DIR}
+mkdir -p "$out"
+include=$(pkg-config --cflags-only-I hdf5 2>/dev/null || echo "-I/usr/include/hdf5/serial")
+if [ ! -f /usr/include/lzo/lzo1x.h ]; then
+  echo "build.sh: no LZO headers (Debian liblzo2-dev)" >&2
+  exit 1
+fi
+# shellcheck disable=SC2086
+gcc -shared -fPIC -O2 -Wall $include "$here/lzo_plugin.c" -llzo2 -o "$out/libvzarr_test_lzo.so"
+# libhdf5's compiled-in default directory: HDF5_PLUGIN_PATH replaces it, so it is listed after ours.
+default=$(printf '#include <H5pubconf.h>\nH5_DEFAULT_PLUGINDIR\n' | gcc -E -P $include - 2>/dev/null | tail -n 1 | tr -d '"')
+case "$default" in
+  /*) echo "$out:$default" ;;
+  *) echo "$out" ;;
+esac

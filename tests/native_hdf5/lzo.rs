@@ -1,0 +1,123 @@
+//! Issue 26: PyTables' LZO (HDF5 filter 305) chunks have no Zarr codec, so vzarr decodes them (its
+//! own LZO1X decoder, `src/codec/lzo.rs`) and stores every chunk re-encoded with the pipeline's
+//! shuffle and zstd, marked with the `vzarr:copied_chunks` attribute.
+//!
+//! The oracle is libhdf5 itself: no LZO plugin ships with Debian or h5py, so the tests build one
+//! (`tests/hdf5_plugins/lzo_plugin.c`, PyTables' filter over liblzo2) and put it on libhdf5's plugin
+//! path: h5repack writes the fixtures with it (`tests/python/make_repacked.py DIR lzo`: LZO alone, and
+//! PyTables' shuffle, LZO, fletcher32 pipeline; incompressible chunks stored without the optional
+//! filter), and libhdf5 reads them in this process and in `vzarr verify`.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use vzarr::ScanOptions;
+
+use crate::common::hdf5_oracle::{chunk_at, dataset_paths, read_native};
+use crate::common::{array_json, open_store, read, scan_to_store};
+
+/// The `HDF5_PLUGIN_PATH` that finds the test LZO plugin (built once per run), whose directory is
+/// also prepended to this process's libhdf5 search path; None (with a notice) when it cannot be
+/// built (no gcc or liblzo2-dev; a failure when the full environment is required).
+fn plugin_path() -> Option<String> {
+    static PATH: OnceLock<Option<String>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hdf5-plugins");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hdf5_plugins/build.sh");
+        let mut command = std::process::Command::new("bash");
+        command.arg(script).arg(&dir).stdout(std::process::Stdio::piped());
+        let run = crate::common::run(command);
+        if run.code != 0 {
+            assert!(!crate::interop::python_required(), "the LZO test plugin: {}", run.stderr);
+            eprintln!("notice: the LZO tests not run: {}", run.stderr.lines().last().unwrap_or_default());
+            return None;
+        }
+        let c_dir = CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path; libhdf5 copies it. Under hdf5's global lock.
+        let status = crate::common::with_hdf5_files(|| {
+            hdf5::sync::sync(|| unsafe { hdf5_sys::h5pl::H5PLprepend(c_dir.as_ptr()) })
+        });
+        assert!(status >= 0, "H5PLprepend failed");
+        Some(run.stdout.trim().to_string())
+    })
+    .clone()
+}
+
+/// The LZO fixtures in `dir`, and the plugin path (None without the plugin, Python or h5repack).
+fn fixtures(dir: &Path) -> Option<(Vec<PathBuf>, String)> {
+    let path = plugin_path()?;
+    Some((super::repacked_fixtures(dir, "lzo", Some(&path))?, path))
+}
+
+/// `vzarr verify STORE` with libhdf5 finding the plugin.
+fn verify(store: &Path, plugin_path: &str) -> crate::common::Run {
+    let mut command = crate::common::vzarr_command();
+    command.arg("verify").arg(store).env("HDF5_PLUGIN_PATH", plugin_path).stdout(std::process::Stdio::piped());
+    crate::common::run(command)
+}
+
+#[test]
+fn lzo_chunks_are_copied_and_read_as_libhdf5_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((files, plugin)) = fixtures(dir.path()) else { return };
+    assert_eq!(files.len(), 2);
+    for file in &files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let store_path = scan_to_store(file, dir.path(), &format!("{stem}.vzarr"), &ScanOptions::default());
+        let store = open_store(&store_path);
+        let names = dataset_paths(file);
+        assert!(names.len() > 18, "{names:?}");
+        let mut masked = 0;
+        for name in &names {
+            let meta = array_json(&store_path, name);
+            let codecs: Vec<&str> =
+                meta["codecs"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+            let expected: &[&str] =
+                if stem.contains("shuffle") { &["bytes", "numcodecs.shuffle", "zstd"] } else { &["bytes", "zstd"] };
+            assert_eq!(codecs, expected, "{stem}: {name}");
+            let note = meta["attributes"]["vzarr:copied_chunks"].as_str().unwrap_or_default();
+            assert!(note.contains("lzo filter has no Zarr codec"), "{name}: {note}");
+            let summary = store.info().arrays.iter().find(|a| &a.path == name).unwrap().clone();
+            assert_eq!(summary.stats.referenced, 0, "{name}: {:?}", summary.stats);
+            let ours = read(&store, name, "");
+            let theirs = read_native(file, name, ours.bytes.len());
+            assert!(ours.bytes == theirs, "{stem}: {name}: vzarr's decoding differs from libhdf5's read");
+            let origin = vec![0; meta["shape"].as_array().unwrap().len()];
+            masked += usize::from(chunk_at(file, name, &origin).is_some_and(|c| c.filter_mask != 0));
+        }
+        assert!(masked > 0, "{stem}: some chunk is stored without the optional LZO filter");
+        let run = verify(&store_path, &plugin);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(&format!("{} arrays, ", names.len())), "{}", run.stdout);
+        assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+    }
+}
+
+/// A corrupt LZO stream (cut short, a match before the start of the output) stops the scan with one
+/// line naming the file and the variable; nothing panics.
+#[test]
+fn corrupt_lzo_chunks_fail_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((files, _)) = fixtures(dir.path()) else { return };
+    let chunk = chunk_at(&files[0], "const_i4", &[0, 0]).unwrap();
+    assert_eq!(chunk.filter_mask, 0);
+    let original = std::fs::read(&files[0]).unwrap();
+    let (at, len) = (chunk.offset as usize, chunk.length as usize);
+    let mut cut = original.clone();
+    cut[at + len - 3..at + len].fill(0xff);
+    let mut backwards = original;
+    // A first literal run of one byte, then an M2 match reaching 2 KiB back.
+    backwards[at..at + 4].copy_from_slice(&[18, 7, 0xfc, 0xff]);
+    for (what, bytes) in [("cut", cut), ("backwards", backwards)] {
+        let file = dir.path().join(format!("{what}.h5"));
+        std::fs::write(&file, bytes).unwrap();
+        let out = dir.path().join(format!("{what}.vzarr"));
+        let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
+        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
+        assert!(errors[0].contains(&file.display().to_string()) && errors[0].contains("const_i4"), "{}", errors[0]);
+        assert!(errors[0].contains("lzo"), "{what}: {}", errors[0]);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}

@@ -1,0 +1,99 @@
+//! Issue 26: szip (HDF5 filter 4) chunks have no Zarr codec, so vzarr decodes them (its own AEC
+//! decoder, `src/codec/szip.rs`) and stores every chunk re-encoded with the pipeline's shuffle and
+//! zstd, marked with the `vzarr:copied_chunks` attribute. Fixtures: h5py writes the values, Debian's
+//! h5repack (libhdf5 with libaec) compresses them with szip (`tests/python/make_repacked.py DIR szip`: nearest
+//! neighbour and entropy coding, blocks of 8, 16 and 32 pixels, shuffle before szip, 1- to 8-byte
+//! types of both byte orders, padded scanlines, partial edge chunks). Every value vzarr reads equals
+//! libhdf5's read, `verify` passes, zarr-python reads the kerchunk export as h5py reads the file, and
+//! a corrupt chunk stops the scan with one line naming the file and the variable.
+
+use std::path::{Path, PathBuf};
+
+use vzarr::ScanOptions;
+
+use crate::common::hdf5_oracle::{chunk_at, dataset_paths, read_native};
+use crate::common::{array_json, open_store, read, scan_to_store};
+
+/// The szip fixtures, written into `dir` (None without the Python environment or h5repack).
+fn fixtures(dir: &Path) -> Option<Vec<PathBuf>> {
+    super::repacked_fixtures(dir, "szip", None)
+}
+
+#[test]
+fn szip_chunks_are_copied_and_read_as_libhdf5_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = fixtures(dir.path()) else { return };
+    assert_eq!(files.len(), 3);
+    for file in &files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let store_path = scan_to_store(file, dir.path(), &format!("{stem}.vzarr"), &ScanOptions::default());
+        let store = open_store(&store_path);
+        let names = dataset_paths(file);
+        assert!(names.len() > 18, "{names:?}");
+        for name in &names {
+            let meta = array_json(&store_path, name);
+            let codecs: Vec<&str> =
+                meta["codecs"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+            let expected: &[&str] =
+                if stem.contains("shuffle") { &["bytes", "numcodecs.shuffle", "zstd"] } else { &["bytes", "zstd"] };
+            assert_eq!(codecs, expected, "{stem}: {name}");
+            let note = meta["attributes"]["vzarr:copied_chunks"].as_str().unwrap_or_default();
+            assert!(note.contains("szip filter has no Zarr codec"), "{name}: {note}");
+            let summary = store.info().arrays.iter().find(|a| &a.path == name).unwrap().clone();
+            assert_eq!(summary.stats.referenced, 0, "{name}: {:?}", summary.stats);
+            assert_eq!(summary.stats.owned, summary.rewritten_chunks, "{name}");
+            let ours = read(&store, name, "");
+            let theirs = read_native(file, name, ours.bytes.len());
+            assert!(ours.bytes == theirs, "{stem}: {name}: vzarr's decoding differs from libhdf5's read");
+        }
+        let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+        assert!(run.stdout.contains(&format!("{} arrays, ", names.len())), "{}", run.stdout);
+        assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+        let run = crate::common::cli_expect(&["info".as_ref(), store_path.as_os_str()], 0);
+        assert!(run.stdout.contains("chunks are copies, not references: the szip filter"), "{}", run.stdout);
+    }
+}
+
+/// The scan says which variables are copies; zarr-python reads the copies as h5py reads the file.
+#[test]
+fn scan_notes_the_copies_and_zarr_python_reads_them_as_h5py() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = fixtures(dir.path()) else { return };
+    let file = &files[2];
+    let out = dir.path().join("cli.vzarr");
+    let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 0);
+    assert!(run.stderr.contains("note: le_f8_2d: chunks are copies, not references"), "{}", run.stderr);
+    let Some(python) = crate::interop::python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
+    let store = scan_to_store(file, dir.path(), "py.vzarr", &ScanOptions::default());
+    let stdout = super::python_check_on_export(&python, &script, &store, file);
+    assert!(stdout.contains("be_f4_2d values"), "{stdout}");
+}
+
+/// A corrupt szip chunk (a size header past the chunk's shape, a stream cut short) stops the scan
+/// with one line naming the file and the variable; nothing panics.
+#[test]
+fn corrupt_szip_chunks_fail_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = fixtures(dir.path()) else { return };
+    // A chunk szip compressed (szip is an optional filter: chunks it would expand are stored without).
+    let chunk = chunk_at(&files[0], "const_i4", &[0, 0]).unwrap();
+    assert_eq!(chunk.filter_mask, 0);
+    let original = std::fs::read(&files[0]).unwrap();
+    let at = chunk.offset as usize;
+    let mut huge = original.clone();
+    huge[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut zeroed = original;
+    zeroed[at + 4..at + chunk.length as usize].fill(0);
+    for (what, bytes) in [("huge", huge), ("zeroed", zeroed)] {
+        let file = dir.path().join(format!("{what}.h5"));
+        std::fs::write(&file, bytes).unwrap();
+        let out = dir.path().join(format!("{what}.vzarr"));
+        let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
+        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
+        assert!(errors[0].contains(&file.display().to_string()) && errors[0].contains("const_i4"), "{}", errors[0]);
+        assert!(errors[0].contains("szip"), "{what}: {}", errors[0]);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}
