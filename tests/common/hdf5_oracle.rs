@@ -135,6 +135,30 @@ pub fn attr_numbers(file: &Path, object: &str, name: &str) -> Vec<f64> {
     with_hdf5_files(|| attribute(file, object, name).read_raw::<f64>().unwrap())
 }
 
+/// Attribute `name` of the object at `object` read by libhdf5 into its type's native form, as bytes
+/// (bitfields, which the hdf5 crate converts to no Rust type, included).
+pub fn attr_native(file: &Path, object: &str, name: &str) -> Vec<u8> {
+    use hdf5_sys::h5a::{H5Aget_type, H5Aread};
+    use hdf5_sys::h5t::H5Tget_size;
+    with_hdf5_files(|| {
+        let attr = attribute(file, object, name);
+        let elements = attr.size();
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: both type ids are created and closed here; the buffer holds `elements` values of the
+        // native type's size.
+        unsafe {
+            let ftype = H5Aget_type(attr.id());
+            let native = H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND);
+            let mut buf = vec![0u8; elements * H5Tget_size(native)];
+            let ret = H5Aread(attr.id(), native, buf.as_mut_ptr().cast());
+            H5Tclose(native);
+            H5Tclose(ftype);
+            assert!(ret >= 0, "{}: {object}: attribute {name}: H5Aread failed", file.display());
+            buf
+        }
+    })
+}
+
 /// Attribute `name` read by libhdf5 as strings (variable-length UTF-8, or fixed-length, NUL-trimmed).
 pub fn attr_strings(file: &Path, object: &str, name: &str) -> Vec<String> {
     use hdf5::types::{FixedAscii, VarLenUnicode};

@@ -10,6 +10,11 @@ references (refused).
 DIR/null.h5 (h5py): a dataset of null dataspace (`h5py.Empty`) beside a plain one.
 DIR/times.h5 (PyTables): a time32 and a time64 EArray and a table with a time column (the HDF5 time
 class), beside a plain array.
+DIR/bitfields.h5 (h5py, low-level API): bitfield datasets (8-bit chunked with gzip+shuffle, 16-bit
+big-endian chunked, 32-bit little-endian contiguous, 64-bit scalar), a compound with a bitfield member
+and bitfield attributes (scalar and list).
+DIR/booleans.h5 (PyTables, which writes NumPy booleans as 8-bit bitfields): a boolean array, a table
+with a boolean column (chunked, zlib) and a boolean attribute.
 DIR/ncproperties.nc (netCDF4-python): user attributes `_NCPROPERTIES` on the root and a variable,
 beside libnetcdf's own `_NCProperties`.
 
@@ -70,6 +75,62 @@ def times(path):
         f.create_array("/", "plain", np.arange(4, dtype="f4"))
 
 
+def bitfields(path):
+    """Bitfields are written through the low-level API with the file type as the memory type, so the
+    bytes written are the NumPy unsigned integers' bytes, unconverted (NumPy has no bitfield type)."""
+
+    def dataset(f, name, ftype, data, chunks=None, gzip=False):
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        if chunks:
+            dcpl.set_chunk(chunks)
+        if gzip:
+            dcpl.set_shuffle()
+            dcpl.set_deflate(4)
+        space = h5py.h5s.create_simple(data.shape) if data.shape else h5py.h5s.create(h5py.h5s.SCALAR)
+        ds = h5py.h5d.create(f.id, name.encode(), ftype, space, dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data), mtype=ftype)
+
+    def attribute(obj, name, ftype, data):
+        space = h5py.h5s.create_simple(data.shape) if data.shape else h5py.h5s.create(h5py.h5s.SCALAR)
+        h5py.h5a.create(obj.id, name.encode(), ftype, space).write(np.ascontiguousarray(data), mtype=ftype)
+
+    with h5py.File(path, "w") as f:
+        dataset(f, "b8", h5py.h5t.STD_B8LE, (np.arange(50, dtype="u1") * 37).reshape(5, 10), chunks=(2, 4),
+                gzip=True)
+        dataset(f, "b16be", h5py.h5t.STD_B16BE, np.arange(30, dtype=">u2") * 2011, chunks=(7,))
+        dataset(f, "b32", h5py.h5t.STD_B32LE, (np.arange(12, dtype="<u4") * 357_913_941).reshape(3, 4))
+        dataset(f, "b64", h5py.h5t.STD_B64BE, np.array(0x0123456789ABCDEF, dtype=">u8"))
+        record = h5py.h5t.create(h5py.h5t.COMPOUND, 8)
+        record.insert(b"flags", 0, h5py.h5t.STD_B16LE)
+        record.insert(b"level", 2, h5py.h5t.STD_I16LE)
+        record.insert(b"value", 4, h5py.h5t.IEEE_F32LE)
+        values = np.zeros(6, [("flags", "<u2"), ("level", "<i2"), ("value", "<f4")])
+        values["flags"] = [1, 2, 4, 0x8000, 0xFFFF, 0]
+        values["level"] = np.arange(6) - 3
+        values["value"] = np.arange(6) / 4
+        dataset(f, "records", record, values, chunks=(4,))
+        attribute(f["b8"], "mask", h5py.h5t.STD_B8LE, np.array(0xA5, dtype="u1"))
+        attribute(f["b8"], "masks", h5py.h5t.STD_B16BE, np.array([1, 0xFF00, 0xFFFF], dtype=">u2"))
+
+
+def booleans(path):
+    import tables
+
+    class Row(tables.IsDescription):
+        ok = tables.BoolCol(pos=0)
+        value = tables.Float64Col(pos=1)
+
+    with tables.open_file(str(path), "w") as f:
+        flags = f.create_array("/", "flags", np.arange(10) % 3 == 0)
+        flags.attrs.checked = np.bool_(True)
+        table = f.create_table("/", "tbl", Row, filters=tables.Filters(complevel=1, complib="zlib"), chunkshape=(4,))
+        for i in range(9):
+            table.row["ok"] = i % 2 == 0
+            table.row["value"] = i / 8
+            table.row.append()
+        table.flush()
+
+
 def ncproperties(path):
     import netCDF4
 
@@ -115,6 +176,8 @@ def main():
     null(out / "null.h5")
     times(out / "times.h5")
     ncproperties(out / "ncproperties.nc")
+    bitfields(out / "bitfields.h5")
+    booleans(out / "booleans.h5")
 
 
 if __name__ == "__main__":

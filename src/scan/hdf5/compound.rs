@@ -5,9 +5,9 @@
 //! struct's fields one after another (`Struct.to_native_dtype` builds a NumPy dtype without
 //! offsets), and the `bytes` codec gives every multi-byte field one byte order. So a compound is
 //! referenced when its members, in offset order, leave no byte unused, every member maps to a Zarr
-//! type of the same size (numbers, complex numbers, enums as their integers, fixed-length strings as
-//! `null_terminated_bytes`, opaque members as `raw_bytes`, nested compounds as structs), and its
-//! multi-byte members share one byte order, which becomes the `bytes` codec's `endian` (zarr-python
+//! type of the same size (numbers, complex numbers, enums as their integers, bitfields as unsigned
+//! integers, fixed-length strings as `null_terminated_bytes`, opaque members as `raw_bytes`, nested
+//! compounds as structs), and its multi-byte members share one byte order, which becomes the `bytes` codec's `endian` (zarr-python
 //! applies it to every field; vzarr's reader swaps field by field, `codec::ByteSwap`). Anything else
 //! is refused with its reason: padding or overlapping members, array members (zarr-python 3.4 does
 //! not represent NumPy subarray fields), variable-length or reference members, members of both byte
@@ -117,6 +117,21 @@ mod tests {
         let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
         assert_eq!((names, s.size()), (vec!["a", "b", "o"], 9));
         assert_eq!(s.fields()[2].data_type, DataType::RawBytes(3));
+    }
+
+    #[test]
+    fn bitfield_members_are_unsigned_integers_of_their_size_and_order() {
+        let be = ByteOrder::BigEndian;
+        let fields = [
+            member("flags", 0, Datatype::Bitfield { size: 2, byte_order: be }),
+            member("n", 2, int(4, be)),
+            member("b", 6, Datatype::Bitfield { size: 1, byte_order: ByteOrder::LittleEndian }),
+        ];
+        let ElementType::Numeric(DataType::Struct(s), Some(Endian::Big)) = struct_element(7, &fields, 0) else {
+            panic!("not a big-endian struct")
+        };
+        let types: Vec<DataType> = s.fields().iter().map(|f| f.data_type).collect();
+        assert_eq!(types, [DataType::UInt16, DataType::Int32, DataType::UInt8]);
     }
 
     #[test]

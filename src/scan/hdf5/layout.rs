@@ -287,7 +287,15 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::Reference { ref_type: ReferenceType::Object, size } => ElementType::ObjectReference(*size),
         Datatype::Reference { .. } => ElementType::Unsupported(REGION_REFERENCE.into()),
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
-        Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
+        // A bitfield (PyTables' booleans are 8-bit bitfields) is the unsigned integer of its size and
+        // byte order, as h5py reads it: the bytes are the same. (Its bit offset and precision, which
+        // `hdf5-reader` does not keep, only say which bits are meaningful; h5py ignores them too.)
+        Datatype::Bitfield { size, byte_order } => {
+            match element_type(&Datatype::FixedPoint { size: *size, signed: false, byte_order: *byte_order }) {
+                ElementType::Unsupported(_) => ElementType::Unsupported(format!("{size}-byte bitfield type")),
+                unsigned => unsigned,
+            }
+        }
     }
 }
 
