@@ -215,9 +215,14 @@ fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
 
 /// Member `path` (member names from the dataset's compound inward) of every element of the compound
 /// dataset `dataset` of `elements` elements, as libhdf5 reads it: the member picked by name through a
-/// memory type holding only it, converted to the member type's native form. None when libhdf5 cannot.
+/// memory type holding only it, converted to the member type's native form. For a dataset of an
+/// array datatype of compounds, `elements` counts the compounds (the dataset's elements times the
+/// array's), read through an array of that memory type. None when libhdf5 cannot.
 pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -> Option<Vec<u8>> {
-    use hdf5_sys::h5t::{H5T_class_t, H5Tcreate, H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tinsert};
+    use hdf5_sys::h5t::{
+        H5T_class_t, H5Tarray_create2, H5Tcreate, H5Tget_array_dims2, H5Tget_array_ndims, H5Tget_class,
+        H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tget_super, H5Tinsert,
+    };
     let names: Vec<std::ffi::CString> = path.iter().map(|n| std::ffi::CString::new(*n).unwrap()).collect();
     with_hdf5_files(|| {
         let ds = hdf5::File::open(file).ok()?.dataset(dataset).ok()?;
@@ -226,6 +231,14 @@ pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -
         // `elements` values of the leaf's native size, the memory type's size.
         unsafe {
             let mut leaf = H5Dget_type(ds.id());
+            let mut array = Vec::new();
+            if H5Tget_class(leaf) == H5T_class_t::H5T_ARRAY {
+                array = vec![0u64; H5Tget_array_ndims(leaf).clamp(0, 32) as usize];
+                H5Tget_array_dims2(leaf, array.as_mut_ptr());
+                let base = H5Tget_super(leaf);
+                H5Tclose(leaf);
+                leaf = base;
+            }
             for name in &names {
                 let index = H5Tget_member_index(leaf, name.as_ptr());
                 let member = if index < 0 { -1 } else { H5Tget_member_type(leaf, index as u32) };
@@ -241,6 +254,11 @@ pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -
             for name in names.iter().rev() {
                 let outer = H5Tcreate(H5T_class_t::H5T_COMPOUND, size);
                 H5Tinsert(outer, name.as_ptr(), 0, memory);
+                H5Tclose(memory);
+                memory = outer;
+            }
+            if !array.is_empty() {
+                let outer = H5Tarray_create2(memory, array.len() as u32, array.as_ptr());
                 H5Tclose(memory);
                 memory = outer;
             }

@@ -288,3 +288,87 @@ fn bitfields_are_unsigned_integers_as_libhdf5_reads_them() {
     let stdout = super::python_check_on_export(&python, &scripts.join("check_structs.py"), &booleans, &file);
     assert!(stdout.contains("ok   tbl zarr-python"), "{stdout}");
 }
+
+/// Datasets of HDF5 array datatypes (h5py and PyTables: contiguous, chunked with filters, scalar,
+/// nested arrays, arrays of compounds and of fixed-length strings, unwritten chunks with a fill value)
+/// are arrays of the base type with the array's dimensions appended, named `<name>_dim<k>`, chunked
+/// as in the file with those dimensions whole: values equal libhdf5's read of the same file, `verify`
+/// passes, an array of variable-length strings is refused with its reason, and zarr-python and
+/// xarray read the export as h5py reads the file (dataset axes, then the array's).
+#[test]
+fn array_datatypes_are_arrays_of_their_base_type_with_the_array_dimensions_appended() {
+    use crate::common::hdf5_oracle::{read_member, read_native};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("arrays.h5");
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("arrays.h5: vlen_strings: cannot reference elements of an array type of variable-length strings"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let refused: Vec<&str> = dataset.warnings.iter().map(|w| w.variable.as_str()).collect();
+    assert_eq!(refused, ["vlen_strings"]);
+    let store_path = scan_to_store(&file, dir.path(), "arrays.vzarr", &options);
+    let store = open_store(&store_path);
+    let expected: [(&str, &[u64], Option<&[u64]>, &[&str]); 5] = [
+        ("contiguous", &[4, 5, 3], None, &["contiguous_dim0"]),
+        ("chunked", &[10, 2, 3], Some(&[4, 2, 3]), &["chunked_dim0", "chunked_dim1"]),
+        ("scalar", &[4], None, &["scalar_dim0"]),
+        ("nested", &[5, 2, 3], None, &["nested_dim0", "nested_dim1"]),
+        ("strings", &[3, 2], None, &["strings_dim0"]),
+    ];
+    for (name, shape, chunks, added) in expected {
+        assert_eq!(type_class(&file, name), hdf5_sys::h5t::H5T_class_t::H5T_ARRAY, "{name} is of an array type");
+        let array = store.array(name).unwrap();
+        let metadata = array.reader().metadata().clone();
+        assert_eq!(array.reader().shape(), shape, "{name}");
+        let names = metadata.dimension_names.clone().unwrap();
+        assert_eq!(names[names.len() - added.len()..], *added, "{name}: {names:?}");
+        if let Some(chunks) = chunks {
+            assert_eq!(metadata.chunk_grid.chunk_shape(&vec![0; shape.len()]), chunks, "{name}");
+        }
+        let ours = read(&store, name, "");
+        let len = ours.bytes.len();
+        assert_eq!(ours.bytes, read_native(&file, name, len), "{name}");
+    }
+    // An array of compounds: member by member, as libhdf5 converts each.
+    let records = read(&store, "of_struct", "");
+    assert_eq!(records.shape, [6, 3]);
+    let DataType::Struct(s) = records.data_type else { panic!("of_struct: {:?}", records.data_type) };
+    for (offset, field) in s.offsets() {
+        let size = field.data_type.size();
+        let ours: Vec<u8> =
+            records.bytes.chunks_exact(s.size()).flat_map(|e| e[offset..offset + size].to_vec()).collect();
+        assert_eq!(Some(ours), read_member(&file, "of_struct", &[&field.name], 18), "of_struct.{}", field.name);
+    }
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    for name in ["contiguous", "chunked", "scalar", "nested", "of_struct", "strings"] {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
+    // PyTables array atoms: unwritten chunks read as the atom's default in every position.
+    let atoms = fx.join("array_atoms.h5");
+    let atoms_store = scan_to_store(&atoms, dir.path(), "atoms.vzarr", &ScanOptions::default());
+    let opened = open_store(&atoms_store);
+    let sparse = read(&opened, "sparse", "");
+    assert_eq!((sparse.shape.as_slice(), sparse.bytes.len()), (&[12, 2][..], 96));
+    assert_eq!(sparse.bytes, read_native(&atoms, "sparse", 96));
+    assert_eq!(sparse.bytes[..4], (-9i32).to_ne_bytes(), "an unwritten chunk reads as the default");
+    assert_eq!(read(&opened, "mdatom", "").bytes, read_native(&atoms, "mdatom", 7 * 5 * 3 * 8));
+    crate::common::cli_expect(&["verify".as_ref(), atoms_store.as_os_str()], 0);
+    let Some(python) = crate::interop::python() else { return };
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python");
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &store_path, &file);
+    for name in ["contiguous", "chunked", "scalar", "nested"] {
+        assert!(stdout.contains(&format!("{name} values")), "{name}: {stdout}");
+    }
+    std::fs::remove_file(store_path.with_extension("json")).unwrap();
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_structs.py"), &store_path, &file);
+    for name in ["contiguous", "chunked", "scalar", "nested", "of_struct", "strings"] {
+        assert!(stdout.contains(&format!("ok   {name} zarr-python")), "{name}: {stdout}");
+    }
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &atoms_store, &atoms);
+    assert!(stdout.contains("sparse values") && stdout.contains("mdatom values"), "{stdout}");
+}
