@@ -23,6 +23,7 @@ mod compound;
 mod layout;
 mod owned;
 mod raw_header;
+mod repacked;
 mod structure;
 
 use std::path::Path;
@@ -250,7 +251,7 @@ impl FileContext<'_> {
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (mut data_type, endian) = match &info.element {
-            ElementType::Numeric(t, e) => (*t, *e),
+            ElementType::Numeric(t, e) | ElementType::PaddedStruct(t, e, _) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
             ElementType::VlenString => {
                 let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(|e| format!("reading strings: {e}"));
@@ -304,8 +305,17 @@ impl FileContext<'_> {
                 .map_err(|e| self.variable_error(&var.path, "fill value", e))?,
         };
         let scan = VarScan { var, info, data_type, endian, shape, stored_shape, index_extent };
-        let translated = match scan.info.layout.clone() {
-            Layout::Chunked(chunk_shape) => {
+        let padded = match &scan.info.element {
+            ElementType::PaddedStruct(_, _, repack) => Some(repack.clone()),
+            _ => None,
+        };
+        let translated = match (padded, scan.info.layout.clone()) {
+            // A compound with padding: every chunk stored packed.
+            (Some(repack), layout) => match self.repacked(&scan, &repack, layout, &fill)? {
+                Some(t) => t,
+                None => return Ok(None),
+            },
+            (None, Layout::Chunked(chunk_shape)) => {
                 // The HDF5 chunk shape, then an array datatype's dimensions whole.
                 let element_dims = &scan.info.element_dims;
                 let rank = scan.shape.len() - element_dims.len();
@@ -315,9 +325,9 @@ impl FileContext<'_> {
                     None => return Ok(None),
                 }
             }
-            Layout::Contiguous { address, size } => self.contiguous(&scan, address, size)?,
-            Layout::Compact(bytes) => self.compact(&scan, bytes)?,
-            Layout::Other(what) => return self.skip(var, format!("cannot reference {what}")),
+            (None, Layout::Contiguous { address, size }) => self.contiguous(&scan, address, size)?,
+            (None, Layout::Compact(bytes)) => self.compact(&scan, bytes)?,
+            (None, Layout::Other(what)) => return self.skip(var, format!("cannot reference {what}")),
         };
         let mut metadata = ArrayMetadata {
             data_type,

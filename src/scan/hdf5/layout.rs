@@ -12,6 +12,7 @@ use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{ByteOrder, Datatype, Hdf5File, ReferenceType};
 
+use super::compound::Repack;
 use super::raw_header::{self, le};
 use crate::codec::Endian;
 use crate::metadata::DataType;
@@ -55,6 +56,10 @@ pub(crate) enum ElementType {
     /// Object references of this many bytes: the path of each referenced object is read at scan
     /// time into a store-owned `string` array (`references`).
     ObjectReference(u8),
+    /// A compound whose members leave bytes unused (padding): the packed struct (its type and byte
+    /// order, as for `Numeric`) is made of the bytes of each stored element that the [`Repack`] names,
+    /// so the scanner stores the variable's chunks repacked (`hdf5::repacked`).
+    PaddedStruct(DataType, Option<Endian>, Repack),
     /// Anything else, described for the warning.
     Unsupported(String),
 }
@@ -193,6 +198,7 @@ fn dataset_element(datatype: &Datatype) -> (ElementType, Vec<u64>) {
         }
         ElementType::VlenString => ElementType::Unsupported("an array type of variable-length strings".into()),
         ElementType::ObjectReference(_) => ElementType::Unsupported("an array type of object references".into()),
+        ElementType::PaddedStruct(..) => ElementType::Unsupported("an array type of a compound with padding".into()),
         ElementType::Unsupported(what) => ElementType::Unsupported(format!("an array type of {what}")),
     };
     (element, dims)
@@ -399,16 +405,25 @@ fn element_bytes(element: &ElementType) -> u32 {
         ElementType::Numeric(t, _) => t.size() as u32,
         ElementType::FixedString(n) => *n,
         ElementType::ObjectReference(n) => u32::from(*n),
+        ElementType::PaddedStruct(_, _, repack) => repack.source_size as u32,
         ElementType::VlenString | ElementType::Unsupported(_) => 0,
     }
 }
 
 /// The fill value in native byte order, or empty for the type's default (zero) when the file
-/// records none or one of the wrong size.
+/// records none or one of the wrong size. A padded compound's is packed.
 fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     let size = element_bytes(element) as usize;
     if size == 0 || stored.len() != size {
         return Vec::new();
+    }
+    if let ElementType::PaddedStruct(t, e, repack) = element {
+        let mut packed = Vec::with_capacity(t.size());
+        repack.pack(&stored, &mut packed);
+        if e.is_some_and(|e| e != Endian::native()) {
+            t.byte_swap().apply(&mut packed);
+        }
+        return packed;
     }
     if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
