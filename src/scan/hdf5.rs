@@ -5,7 +5,10 @@
 //!
 //! `hdf5/structure` applies the NetCDF-4 conventions (dimension scales, hidden attributes,
 //! `phony_dim_N`), `hdf5/layout` reads each dataset's storage and walks its chunk index in one
-//! pass, and this module translates both into Zarr arrays.
+//! pass, and this module translates both into Zarr arrays: `hdf5/compound` maps compound types to
+//! Zarr structs, `hdf5/repacked` stores those with padding packed, `hdf5/owned` stores what no
+//! reference can name (variable-length strings, object references), and an HDF5 array datatype's
+//! dimensions are appended to the dataset's (`StorageInfo::element_dims`).
 //!
 //! Why `hdf5-reader` (0.12): it reads superblocks v0-v3, object headers v1/v2, old- and new-style
 //! groups with dense links and attributes, and all six chunk indexes (v1 and v2 B-trees, fixed and

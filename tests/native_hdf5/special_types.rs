@@ -313,7 +313,9 @@ fn array_datatypes_are_arrays_of_their_base_type_with_the_array_dimensions_appen
     assert_eq!(refused, ["vlen_strings"]);
     let store_path = scan_to_store(&file, dir.path(), "arrays.vzarr", &options);
     let store = open_store(&store_path);
-    let expected: [(&str, &[u64], Option<&[u64]>, &[&str]); 5] = [
+    // (dataset, store shape, chunk shape when chunked, the dimension names the array type adds)
+    type Case = (&'static str, &'static [u64], Option<&'static [u64]>, &'static [&'static str]);
+    let expected: [Case; 5] = [
         ("contiguous", &[4, 5, 3], None, &["contiguous_dim0"]),
         ("chunked", &[10, 2, 3], Some(&[4, 2, 3]), &["chunked_dim0", "chunked_dim1"]),
         ("scalar", &[4], None, &["scalar_dim0"]),

@@ -116,6 +116,16 @@ impl FileContext<'_> {
             repack.pack(elements, &mut out);
             out
         };
+        let file_len = self.bytes.len();
+        if let Some((_, c)) =
+            stored.iter().find(|(_, c)| c.address.checked_add(c.size).is_none_or(|end| end > file_len))
+        {
+            let msg = format!(
+                "the chunk of {} bytes at offset {} lies past the end of the file ({file_len} bytes)",
+                c.size, c.address
+            );
+            return Err(self.variable_error(&v.var.path, "locating chunks", msg));
+        }
         let rewritten = stored.len() as u64;
         for (origin, chunk) in stored {
             let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
