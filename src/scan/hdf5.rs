@@ -5,7 +5,10 @@
 //!
 //! `hdf5/structure` applies the NetCDF-4 conventions (dimension scales, hidden attributes,
 //! `phony_dim_N`), `hdf5/layout` reads each dataset's storage and walks its chunk index in one
-//! pass, and this module translates both into Zarr arrays.
+//! pass, and this module translates both into Zarr arrays: `hdf5/compound` maps compound types to
+//! Zarr structs, `hdf5/repacked` stores those with padding packed, `hdf5/owned` stores what no
+//! reference can name (variable-length strings, object references), and an HDF5 array datatype's
+//! dimensions are appended to the dataset's (`StorageInfo::element_dims`).
 //!
 //! Why `hdf5-reader` (0.12): it reads superblocks v0-v3, object headers v1/v2, old- and new-style
 //! groups with dense links and attributes, and all six chunk indexes (v1 and v2 B-trees, fixed and
@@ -23,6 +26,7 @@ mod compound;
 mod layout;
 mod owned;
 mod raw_header;
+mod repacked;
 mod structure;
 
 use std::path::Path;
@@ -257,7 +261,7 @@ impl FileContext<'_> {
         let info = layout::inspect(self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (mut data_type, endian) = match &info.element {
-            ElementType::Numeric(t, e) => (*t, *e),
+            ElementType::Numeric(t, e) | ElementType::PaddedStruct(t, e, _) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
             ElementType::VlenString => {
                 let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(|e| format!("reading strings: {e}"));
@@ -290,6 +294,10 @@ impl FileContext<'_> {
         let mut stored_shape = index_extent.clone();
         let mut fill_bytes = info.fill.clone();
         let mut names: Vec<String> = var.dims.iter().map(|(name, _)| name.clone()).collect();
+        // An HDF5 array datatype: its dimensions follow the dataset's.
+        shape.extend_from_slice(&info.element_dims);
+        stored_shape.extend_from_slice(&info.element_dims);
+        names.extend(element_dim_names(var, info.element_dims.len(), self.variables));
         // Only char arrays pay for the stacking rule (it looks at every variable of the group).
         let fold = char_fold(&info, &shape, &index_extent).filter(|_| stackable_last(var, self.variables));
         if let Some(length) = fold {
@@ -307,14 +315,29 @@ impl FileContext<'_> {
                 .map_err(|e| self.variable_error(&var.path, "fill value", e))?,
         };
         let scan = VarScan { var, info, data_type, endian, shape, stored_shape, index_extent };
-        let translated = match scan.info.layout.clone() {
-            Layout::Chunked(chunk_shape) => match self.chunked(&scan, &chunk_shape[..scan.shape.len()], &fill)? {
+        let padded = match &scan.info.element {
+            ElementType::PaddedStruct(_, _, repack) => Some(repack.clone()),
+            _ => None,
+        };
+        let translated = match (padded, scan.info.layout.clone()) {
+            // A compound with padding: every chunk stored packed.
+            (Some(repack), layout) => match self.repacked(&scan, &repack, layout, &fill)? {
                 Some(t) => t,
                 None => return Ok(None),
             },
-            Layout::Contiguous { address, size } => self.contiguous(&scan, address, size)?,
-            Layout::Compact(bytes) => self.compact(&scan, bytes)?,
-            Layout::Other(what) => return self.skip(var, format!("cannot reference {what}")),
+            (None, Layout::Chunked(chunk_shape)) => {
+                // The HDF5 chunk shape, then an array datatype's dimensions whole.
+                let element_dims = &scan.info.element_dims;
+                let rank = scan.shape.len() - element_dims.len();
+                let chunk_shape = [&chunk_shape[..rank], element_dims].concat();
+                match self.chunked(&scan, &chunk_shape, &fill)? {
+                    Some(t) => t,
+                    None => return Ok(None),
+                }
+            }
+            (None, Layout::Contiguous { address, size }) => self.contiguous(&scan, address, size)?,
+            (None, Layout::Compact(bytes)) => self.compact(&scan, bytes)?,
+            (None, Layout::Other(what)) => return self.skip(var, format!("cannot reference {what}")),
         };
         let mut metadata = ArrayMetadata {
             data_type,
@@ -415,10 +438,12 @@ impl FileContext<'_> {
         fill: &FillValue,
     ) -> Result<Option<Translated>, ScanError> {
         let element_size = v.data_type.size();
+        // The HDF5 type's size (shuffle's default element size): an array datatype's whole element.
+        let type_size = v.info.element_dims.iter().product::<u64>() as usize * element_size;
         let mut filters = Vec::with_capacity(v.info.filters.len());
         for f in &v.info.filters {
             let spec = FilterSpec { id: f.id, name: &f.name, cd_values: &f.cd_values };
-            match filter_stage(&spec, element_size) {
+            match filter_stage(&spec, type_size) {
                 Ok(stage) => filters.push(stage),
                 Err(e) => return self.skip(v.var, e.to_string()).map(|_| None),
             }
@@ -442,7 +467,9 @@ impl FileContext<'_> {
             if stored.address.checked_add(stored.size).is_none_or(|end| end > file_len) {
                 past_end.get_or_insert(stored);
             }
-            let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
+            let mut coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
+            // An array datatype's dimensions are whole in every chunk: chunk 0 along each.
+            coords.resize(chunk_shape.len(), 0);
             let linear = grid.linear_index(&coords);
             let straddles = (0..coords.len())
                 .any(|d| (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d] && v.stored_shape[d] < v.shape[d]);
@@ -549,6 +576,9 @@ fn copied_note(filter: &str, stored: &[Codec]) -> String {
 /// The string length when a netCDF `char` variable (one-byte fixed strings) can have its last
 /// dimension folded into the element: the whole dimension is stored, in every chunk.
 fn char_fold(info: &StorageInfo, shape: &[u64], extent: &[u64]) -> Option<u32> {
+    if !info.element_dims.is_empty() {
+        return None;
+    }
     let (&length, &stored) = (shape.last()?, extent.last()?);
     let whole_rows = match &info.layout {
         Layout::Chunked(chunk) => chunk.last() == Some(&length),
@@ -557,6 +587,30 @@ fn char_fold(info: &StorageInfo, shape: &[u64], extent: &[u64]) -> Option<u32> {
     };
     let fits = info.element == ElementType::FixedString(1) && stored == length && whole_rows;
     fits.then(|| u32::try_from(length).ok().filter(|&n| n > 0)).flatten()
+}
+
+/// Names of the `count` dimensions an HDF5 array datatype adds to variable `var`: `<name>_dim<k>`
+/// (`k` from 0), as `phony_dim_<n>` names the dimensions of a plain HDF5 dataset, suffixed with `_`
+/// until no variable of its group uses the name already.
+fn element_dim_names(var: &H5Variable, count: usize, variables: &[H5Variable]) -> Vec<String> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let (group, name) = var.path.rsplit_once('/').unwrap_or(("", &var.path));
+    let taken: std::collections::HashSet<&str> = variables
+        .iter()
+        .filter(|v| v.path.rsplit_once('/').map_or("", |(g, _)| g) == group)
+        .flat_map(|v| v.dims.iter().map(|(dim, _)| dim.as_str()))
+        .collect();
+    (0..count)
+        .map(|k| {
+            let mut dim = format!("{name}_dim{k}");
+            while taken.contains(dim.as_str()) {
+                dim.push('_');
+            }
+            dim
+        })
+        .collect()
 }
 
 /// Whether xarray stacks the last dimension of `var` (a char array) into strings (`scan/chars`),

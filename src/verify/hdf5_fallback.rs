@@ -7,7 +7,10 @@
 //! native form is itself: no conversion, the stored bytes with their padding). Compounds are read
 //! into a memory type built here: each member's native form, in file offset order, no padding (nested
 //! compounds likewise), which is the layout of vzarr's `struct` elements in native byte order;
-//! libhdf5 picks each member by name and converts it from the file's byte order itself.
+//! libhdf5 picks each member by name and converts it from the file's byte order itself. A dataset of
+//! an HDF5 array datatype (class 10) is shown as vzarr stores it: the array's dimensions (nested
+//! arrays flattened) follow the dataset's, elements of its base type; libhdf5 reads the dataset's
+//! boxes into the native array type, whose bytes are those elements in C order.
 
 use std::path::Path;
 
@@ -42,7 +45,38 @@ unsafe fn memory_type(file_type: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
     if H5Tget_class(file_type) == H5T_class_t::H5T_COMPOUND {
         return packed_native(file_type, 0);
     }
+    if H5Tget_class(file_type) == H5T_class_t::H5T_ARRAY {
+        return array_native(file_type);
+    }
     H5Tget_native_type(file_type, H5T_direction_t::H5T_DIR_ASCEND)
+}
+
+/// An array datatype's memory type: an array of the same dimensions of its base type's memory type
+/// (a packed compound, a half float as stored; nested arrays likewise, as libhdf5 converts only
+/// between arrays of the same dimensions). Its bytes are the base type's elements in C order, the
+/// flattened dimensions of [`array_dims`]. -1 on any failure.
+///
+/// # Safety
+/// `array` must be a valid array datatype id; the caller closes the returned id.
+unsafe fn array_native(array: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
+    use hdf5_sys::h5t::{H5Tarray_create2, H5Tget_array_dims2, H5Tget_array_ndims, H5Tget_super};
+    let rank = H5Tget_array_ndims(array);
+    let mut dims = vec![0u64; rank.clamp(0, 32) as usize];
+    if rank <= 0 || rank > 32 || H5Tget_array_dims2(array, dims.as_mut_ptr()) < 0 {
+        return -1;
+    }
+    let base = H5Tget_super(array);
+    if base < 0 {
+        return -1;
+    }
+    let memory = memory_type(base);
+    H5Tclose(base);
+    if memory < 0 {
+        return -1;
+    }
+    let out = H5Tarray_create2(memory, rank as u32, dims.as_ptr());
+    H5Tclose(memory);
+    out
 }
 
 /// Closes every valid type id of `parts`.
@@ -101,6 +135,34 @@ unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sy
     }
     close_all(&parts);
     packed
+}
+
+/// The dimensions of an array datatype, nested arrays flattened (empty for any other type).
+///
+/// # Safety
+/// `datatype` must be a valid datatype id.
+unsafe fn array_dims(datatype: hdf5_sys::h5i::hid_t) -> Vec<u64> {
+    use hdf5_sys::h5t::{H5T_class_t, H5Tget_array_dims2, H5Tget_array_ndims, H5Tget_class, H5Tget_super};
+    let mut dims = Vec::new();
+    let mut current = hdf5_sys::h5t::H5Tcopy(datatype);
+    for _ in 0..crate::metadata::MAX_STRUCT_DEPTH {
+        if current < 0 || H5Tget_class(current) != H5T_class_t::H5T_ARRAY {
+            break;
+        }
+        let rank = H5Tget_array_ndims(current).max(0) as usize;
+        let mut here = vec![0u64; rank.min(32)];
+        if rank > here.len() || H5Tget_array_dims2(current, here.as_mut_ptr()) < 0 {
+            break;
+        }
+        dims.extend(here);
+        let base = H5Tget_super(current);
+        H5Tclose(current);
+        current = base;
+    }
+    if current >= 0 {
+        H5Tclose(current);
+    }
+    dims
 }
 
 fn error(what: impl std::fmt::Display) -> netcdf::Error {
@@ -218,32 +280,39 @@ impl Hdf5Dataset {
         self.dataset.shape().iter().map(|&n| n as u64).collect()
     }
 
-    /// The dataset's shape and the size of one element of its native type.
+    /// The dataset's shape and the size of one element of its native type; for an array datatype,
+    /// the array's dimensions appended and the size of one element of its base type.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
-        let shape = self.dataset.shape().iter().map(|&n| n as u64).collect();
+        let mut shape: Vec<u64> = self.dataset.shape().iter().map(|&n| n as u64).collect();
         let _guard = hdf5_sys::LOCK.lock();
         // SAFETY: both type ids are created here and closed before returning.
-        let size = unsafe {
+        let (size, dims) = unsafe {
             let file_type = H5Dget_type(self.dataset.id());
             if file_type < 0 {
                 return Err(error("H5Dget_type failed"));
             }
             let native = memory_type(file_type);
+            let dims = array_dims(file_type);
             H5Tclose(file_type);
             if native < 0 {
                 return Err(error("no native form of the dataset's type"));
             }
             let size = H5Tget_size(native);
             H5Tclose(native);
-            size
+            (size, dims)
         };
-        Ok((shape, size))
+        let count = dims.iter().product::<u64>().max(1) as usize;
+        shape.extend(dims);
+        Ok((shape, size / count))
     }
 
     /// Reads `counts` indices from `starts` along every axis (everything for a scalar), in native
-    /// byte order and C order.
+    /// byte order and C order; for an array datatype the axes include the array's (see [`shape`]).
+    ///
+    /// [`shape`]: Hdf5Dataset::shape
     pub(crate) fn read_box(&self, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
-        let shape: Vec<u64> = self.dataset.shape().iter().map(|&n| n as u64).collect();
+        let (shape, size) = self.shape()?;
+        let rank = self.dataset.shape().len();
         if shape.is_empty() {
             return self.read(None);
         }
@@ -253,7 +322,25 @@ impl Hdf5Dataset {
         if !inside {
             return Err(error(format!("box {starts:?} + {counts:?} is outside the dataset's shape {shape:?}")));
         }
-        self.read(Some((starts, counts)))
+        let slab = (rank > 0).then(|| (&starts[..rank], &counts[..rank]));
+        let read = self.read(slab)?;
+        if starts[rank..].iter().zip(&counts[rank..]).zip(&shape[rank..]).all(|((&s, &c), &n)| s == 0 && c == n) {
+            return Ok(read);
+        }
+        // Part of an array datatype's elements: the box out of the whole elements read.
+        use crate::ndcopy::{copy_box, DimCopy};
+        let read_shape: Vec<u64> = counts[..rank].iter().chain(&shape[rank..]).copied().collect();
+        let dims: Vec<DimCopy> = (0..shape.len())
+            .map(|d| DimCopy {
+                src_start: if d < rank { 0 } else { starts[d] },
+                src_step: 1,
+                dst_start: 0,
+                count: counts[d],
+            })
+            .collect();
+        let mut out = vec![0u8; counts.iter().product::<u64>() as usize * size];
+        copy_box(&read, &read_shape, &mut out, counts, &dims, size);
+        Ok(out)
     }
 
     /// The whole dataset, in native byte order.

@@ -135,6 +135,30 @@ pub fn attr_numbers(file: &Path, object: &str, name: &str) -> Vec<f64> {
     with_hdf5_files(|| attribute(file, object, name).read_raw::<f64>().unwrap())
 }
 
+/// Attribute `name` of the object at `object` read by libhdf5 into its type's native form, as bytes
+/// (bitfields, which the hdf5 crate converts to no Rust type, included).
+pub fn attr_native(file: &Path, object: &str, name: &str) -> Vec<u8> {
+    use hdf5_sys::h5a::{H5Aget_type, H5Aread};
+    use hdf5_sys::h5t::H5Tget_size;
+    with_hdf5_files(|| {
+        let attr = attribute(file, object, name);
+        let elements = attr.size();
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: both type ids are created and closed here; the buffer holds `elements` values of the
+        // native type's size.
+        unsafe {
+            let ftype = H5Aget_type(attr.id());
+            let native = H5Tget_native_type(ftype, H5T_direction_t::H5T_DIR_ASCEND);
+            let mut buf = vec![0u8; elements * H5Tget_size(native)];
+            let ret = H5Aread(attr.id(), native, buf.as_mut_ptr().cast());
+            H5Tclose(native);
+            H5Tclose(ftype);
+            assert!(ret >= 0, "{}: {object}: attribute {name}: H5Aread failed", file.display());
+            buf
+        }
+    })
+}
+
 /// Attribute `name` read by libhdf5 as strings (variable-length UTF-8, or fixed-length, NUL-trimmed).
 pub fn attr_strings(file: &Path, object: &str, name: &str) -> Vec<String> {
     use hdf5::types::{FixedAscii, VarLenUnicode};
@@ -191,9 +215,14 @@ fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
 
 /// Member `path` (member names from the dataset's compound inward) of every element of the compound
 /// dataset `dataset` of `elements` elements, as libhdf5 reads it: the member picked by name through a
-/// memory type holding only it, converted to the member type's native form. None when libhdf5 cannot.
+/// memory type holding only it, converted to the member type's native form. For a dataset of an
+/// array datatype of compounds, `elements` counts the compounds (the dataset's elements times the
+/// array's), read through an array of that memory type. None when libhdf5 cannot.
 pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -> Option<Vec<u8>> {
-    use hdf5_sys::h5t::{H5T_class_t, H5Tcreate, H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tinsert};
+    use hdf5_sys::h5t::{
+        H5T_class_t, H5Tarray_create2, H5Tcreate, H5Tget_array_dims2, H5Tget_array_ndims, H5Tget_class,
+        H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tget_super, H5Tinsert,
+    };
     let names: Vec<std::ffi::CString> = path.iter().map(|n| std::ffi::CString::new(*n).unwrap()).collect();
     with_hdf5_files(|| {
         let ds = hdf5::File::open(file).ok()?.dataset(dataset).ok()?;
@@ -202,6 +231,14 @@ pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -
         // `elements` values of the leaf's native size, the memory type's size.
         unsafe {
             let mut leaf = H5Dget_type(ds.id());
+            let mut array = Vec::new();
+            if H5Tget_class(leaf) == H5T_class_t::H5T_ARRAY {
+                array = vec![0u64; H5Tget_array_ndims(leaf).clamp(0, 32) as usize];
+                H5Tget_array_dims2(leaf, array.as_mut_ptr());
+                let base = H5Tget_super(leaf);
+                H5Tclose(leaf);
+                leaf = base;
+            }
             for name in &names {
                 let index = H5Tget_member_index(leaf, name.as_ptr());
                 let member = if index < 0 { -1 } else { H5Tget_member_type(leaf, index as u32) };
@@ -217,6 +254,11 @@ pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -
             for name in names.iter().rev() {
                 let outer = H5Tcreate(H5T_class_t::H5T_COMPOUND, size);
                 H5Tinsert(outer, name.as_ptr(), 0, memory);
+                H5Tclose(memory);
+                memory = outer;
+            }
+            if !array.is_empty() {
+                let outer = H5Tarray_create2(memory, array.len() as u32, array.as_ptr());
                 H5Tclose(memory);
                 memory = outer;
             }

@@ -1,5 +1,6 @@
 //! Issue 26: HDF5 object references as strings of their targets' paths, region references, null
-//! dataspaces, the HDF5 time class and a user attribute named `_NCPROPERTIES`, on files h5py,
+//! dataspaces, the HDF5 time class, bitfields as unsigned integers and a user attribute named
+//! `_NCPROPERTIES`, on files h5py,
 //! PyTables and netCDF4-python write (`tests/python/make_special_types.py`). Expected values come from
 //! libhdf5 and libnetcdf reading the same files, never from the generator.
 
@@ -205,4 +206,171 @@ fn a_user_attribute_named_ncproperties_in_capitals_is_kept() {
     let attrs = store.array("v").unwrap().reader().metadata().attributes.clone();
     assert_eq!(attrs["_NCPROPERTIES"], var.as_str());
     assert!(!attrs.contains_key("_NCProperties"));
+}
+
+/// Bitfield datasets (1 to 8 bytes, both byte orders, chunked with filters, contiguous, scalar),
+/// bitfield compound members and bitfield attributes, as h5py writes them and as PyTables writes
+/// booleans, read as the unsigned integers of their size: every value equals libhdf5's read into the
+/// native bitfield type, `verify` passes, nothing is left out, and zarr-python reads the export as
+/// h5py reads the file.
+#[test]
+fn bitfields_are_unsigned_integers_as_libhdf5_reads_them() {
+    use crate::common::hdf5_oracle::{attr_native, read_member, read_native};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("bitfields.h5");
+    let dataset = scan(&file, &ScanOptions::default()).expect("bitfields are no error");
+    assert!(dataset.warnings.is_empty(), "{:?}", dataset.warnings);
+    let store_path = scan_to_store(&file, dir.path(), "bitfields.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    for (name, data_type, elements) in [
+        ("b8", DataType::UInt8, 50),
+        ("b16be", DataType::UInt16, 30),
+        ("b32", DataType::UInt32, 12),
+        ("b64", DataType::UInt64, 1),
+    ] {
+        assert_eq!(type_class(&file, name), hdf5_sys::h5t::H5T_class_t::H5T_BITFIELD, "{name} is a bitfield");
+        let ours = read(&store, name, "");
+        assert_eq!(ours.data_type, data_type, "{name}");
+        assert_eq!(ours.bytes, read_native(&file, name, elements * data_type.size()), "{name}");
+    }
+    let records = read(&store, "records", "");
+    let DataType::Struct(s) = records.data_type else { panic!("records: {:?}", records.data_type) };
+    let types: Vec<DataType> = s.fields().iter().map(|f| f.data_type).collect();
+    assert_eq!(types, [DataType::UInt16, DataType::Int16, DataType::Float32]);
+    for (offset, field) in s.offsets() {
+        let size = field.data_type.size();
+        let ours: Vec<u8> =
+            records.bytes.chunks_exact(s.size()).flat_map(|e| e[offset..offset + size].to_vec()).collect();
+        assert_eq!(Some(ours), read_member(&file, "records", &[&field.name], 6), "records.{}", field.name);
+    }
+    let attrs = store.array("b8").unwrap().reader().metadata().attributes.clone();
+    assert_eq!(attrs["mask"], u64::from(attr_native(&file, "b8", "mask")[0]));
+    let masks: Vec<u64> = attr_native(&file, "b8", "masks")
+        .chunks_exact(2)
+        .map(|b| u64::from(u16::from_ne_bytes([b[0], b[1]])))
+        .collect();
+    assert_eq!(attrs["masks"], serde_json::json!(masks));
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    for name in ["b8", "b16be", "b32", "b64", "records"] {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
+    // PyTables booleans: an array, a table column and an attribute.
+    let file = fx.join("booleans.h5");
+    let dataset = scan(&file, &ScanOptions::default()).expect("PyTables booleans are no error");
+    assert!(dataset.warnings.is_empty(), "{:?}", dataset.warnings);
+    let booleans = scan_to_store(&file, dir.path(), "booleans.vzarr", &ScanOptions::default());
+    let store = open_store(&booleans);
+    assert_eq!(read(&store, "flags", "").bytes, read_native(&file, "flags", 10));
+    let attrs = store.array("flags").unwrap().reader().metadata().attributes.clone();
+    assert_eq!(attrs["checked"], u64::from(attr_native(&file, "flags", "checked")[0]));
+    let table = read(&store, "tbl", "");
+    let ok: Vec<u8> = table.bytes.chunks_exact(9).map(|row| row[0]).collect();
+    assert_eq!(Some(ok), read_member(&file, "tbl", &["ok"], 9));
+    crate::common::cli_expect(&["verify".as_ref(), booleans.as_os_str()], 0);
+    // zarr-python reads the kerchunk exports as h5py reads the files (h5py too reads bitfields as
+    // unsigned integers).
+    let Some(python) = crate::interop::python() else { return };
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python");
+    let stdout =
+        super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &store_path, &fx.join("bitfields.h5"));
+    for name in ["b8", "b16be", "b32", "b64"] {
+        assert!(stdout.contains(&format!("{name} values")), "{name}: {stdout}");
+    }
+    std::fs::remove_file(store_path.with_extension("json")).unwrap();
+    let stdout = super::python_check_on_export(
+        &python,
+        &scripts.join("check_structs.py"),
+        &store_path,
+        &fx.join("bitfields.h5"),
+    );
+    assert!(stdout.contains("ok   records zarr-python"), "{stdout}");
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_structs.py"), &booleans, &file);
+    assert!(stdout.contains("ok   tbl zarr-python"), "{stdout}");
+}
+
+/// Datasets of HDF5 array datatypes (h5py and PyTables: contiguous, chunked with filters, scalar,
+/// nested arrays, arrays of compounds and of fixed-length strings, unwritten chunks with a fill value)
+/// are arrays of the base type with the array's dimensions appended, named `<name>_dim<k>`, chunked
+/// as in the file with those dimensions whole: values equal libhdf5's read of the same file, `verify`
+/// passes, an array of variable-length strings is refused with its reason, and zarr-python and
+/// xarray read the export as h5py reads the file (dataset axes, then the array's).
+#[test]
+fn array_datatypes_are_arrays_of_their_base_type_with_the_array_dimensions_appended() {
+    use crate::common::hdf5_oracle::{read_member, read_native};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("arrays.h5");
+    let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("arrays.h5: vlen_strings: cannot reference elements of an array type of variable-length strings"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
+    let dataset = scan(&file, &options).unwrap();
+    let refused: Vec<&str> = dataset.warnings.iter().map(|w| w.variable.as_str()).collect();
+    assert_eq!(refused, ["vlen_strings"]);
+    let store_path = scan_to_store(&file, dir.path(), "arrays.vzarr", &options);
+    let store = open_store(&store_path);
+    // (dataset, store shape, chunk shape when chunked, the dimension names the array type adds)
+    type Case = (&'static str, &'static [u64], Option<&'static [u64]>, &'static [&'static str]);
+    let expected: [Case; 5] = [
+        ("contiguous", &[4, 5, 3], None, &["contiguous_dim0"]),
+        ("chunked", &[10, 2, 3], Some(&[4, 2, 3]), &["chunked_dim0", "chunked_dim1"]),
+        ("scalar", &[4], None, &["scalar_dim0"]),
+        ("nested", &[5, 2, 3], None, &["nested_dim0", "nested_dim1"]),
+        ("strings", &[3, 2], None, &["strings_dim0"]),
+    ];
+    for (name, shape, chunks, added) in expected {
+        assert_eq!(type_class(&file, name), hdf5_sys::h5t::H5T_class_t::H5T_ARRAY, "{name} is of an array type");
+        let array = store.array(name).unwrap();
+        let metadata = array.reader().metadata().clone();
+        assert_eq!(array.reader().shape(), shape, "{name}");
+        let names = metadata.dimension_names.clone().unwrap();
+        assert_eq!(names[names.len() - added.len()..], *added, "{name}: {names:?}");
+        if let Some(chunks) = chunks {
+            assert_eq!(metadata.chunk_grid.chunk_shape(&vec![0; shape.len()]), chunks, "{name}");
+        }
+        let ours = read(&store, name, "");
+        let len = ours.bytes.len();
+        assert_eq!(ours.bytes, read_native(&file, name, len), "{name}");
+    }
+    // An array of compounds: member by member, as libhdf5 converts each.
+    let records = read(&store, "of_struct", "");
+    assert_eq!(records.shape, [6, 3]);
+    let DataType::Struct(s) = records.data_type else { panic!("of_struct: {:?}", records.data_type) };
+    for (offset, field) in s.offsets() {
+        let size = field.data_type.size();
+        let ours: Vec<u8> =
+            records.bytes.chunks_exact(s.size()).flat_map(|e| e[offset..offset + size].to_vec()).collect();
+        assert_eq!(Some(ours), read_member(&file, "of_struct", &[&field.name], 18), "of_struct.{}", field.name);
+    }
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    for name in ["contiguous", "chunked", "scalar", "nested", "of_struct", "strings"] {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
+    }
+    // PyTables array atoms: unwritten chunks read as the atom's default in every position.
+    let atoms = fx.join("array_atoms.h5");
+    let atoms_store = scan_to_store(&atoms, dir.path(), "atoms.vzarr", &ScanOptions::default());
+    let opened = open_store(&atoms_store);
+    let sparse = read(&opened, "sparse", "");
+    assert_eq!((sparse.shape.as_slice(), sparse.bytes.len()), (&[12, 2][..], 96));
+    assert_eq!(sparse.bytes, read_native(&atoms, "sparse", 96));
+    assert_eq!(sparse.bytes[..4], (-9i32).to_ne_bytes(), "an unwritten chunk reads as the default");
+    assert_eq!(read(&opened, "mdatom", "").bytes, read_native(&atoms, "mdatom", 7 * 5 * 3 * 8));
+    crate::common::cli_expect(&["verify".as_ref(), atoms_store.as_os_str()], 0);
+    let Some(python) = crate::interop::python() else { return };
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python");
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &store_path, &file);
+    for name in ["contiguous", "chunked", "scalar", "nested"] {
+        assert!(stdout.contains(&format!("{name} values")), "{name}: {stdout}");
+    }
+    std::fs::remove_file(store_path.with_extension("json")).unwrap();
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_structs.py"), &store_path, &file);
+    for name in ["contiguous", "chunked", "scalar", "nested", "of_struct", "strings"] {
+        assert!(stdout.contains(&format!("ok   {name} zarr-python")), "{name}: {stdout}");
+    }
+    let stdout = super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &atoms_store, &atoms);
+    assert!(stdout.contains("sparse values") && stdout.contains("mdatom values"), "{stdout}");
 }

@@ -1,9 +1,9 @@
 //! Issue 26: HDF5 compound types as Zarr `struct` arrays and opaque types as `raw_bytes`, on files
 //! h5py, netCDF4-python and PyTables write (`tests/python/make_structs.py`): every member of every
 //! element read through the store equals libhdf5's read of that member (picked by name, converted to
-//! its native form), `vzarr verify` passes, layouts no Zarr reader could decode are refused with their
-//! reason, and zarr-python and xarray read the kerchunk export as h5py reads the file
-//! (`tests/python/check_structs.py`).
+//! its native form), `vzarr verify` passes, compounds with padding are stored packed (store-owned
+//! chunks), layouts no Zarr reader could decode are refused with their reason, and zarr-python and
+//! xarray read the kerchunk export as h5py reads the file (`tests/python/check_structs.py`).
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,22 @@ use vzarr::ScanOptions;
 
 use crate::common::hdf5_oracle::{read_member, read_native};
 use crate::common::{open_store, read, scan, scan_to_store};
+
+/// The struct and opaque arrays of `structs.h5` vzarr stores.
+const STRUCTS_H5: [&str; 12] = [
+    "chunked",
+    "committed",
+    "compact",
+    "contiguous_be",
+    "grid",
+    "nested",
+    "opaque",
+    "padded",
+    "padded_chunked",
+    "padded_compact",
+    "padded_nested",
+    "unordered",
+];
 
 /// The fixtures, written by `make_structs.py` into `dir` (None without the Python environment).
 fn fixtures(dir: &Path) -> Option<PathBuf> {
@@ -83,20 +99,25 @@ fn compounds_and_opaque_types_read_as_libhdf5_reads_every_member() {
     let file = fx.join("structs.h5");
     let store = scan_to_store(&file, dir.path(), "structs.vzarr", &options);
     let compared = assert_members_match_libhdf5(&file, &store);
-    let expected =
-        ["chunked", "committed", "compact", "contiguous_be", "grid", "nested", "opaque", "unordered"].map(String::from);
-    assert_eq!(compared, expected);
-    // Zarr's struct is packed, has no subarray fields, and takes one byte order.
+    assert_eq!(compared, STRUCTS_H5.map(String::from));
+    // Compounds with padding are stored packed: every chunk the file holds is store-owned.
     let dataset = scan(&file, &options).unwrap();
+    for (name, chunks) in [("padded", 1), ("padded_chunked", 7), ("padded_compact", 1), ("padded_nested", 2)] {
+        let array = dataset.arrays.iter().find(|a| a.path == name).unwrap();
+        let owned = (0..array.chunks.len())
+            .filter(|&i| matches!(array.chunks.get(i), Some(vzarr::manifest::ChunkEntry::Owned { .. })))
+            .count();
+        assert_eq!((owned, array.rewritten_chunks), (chunks, chunks as u64), "{name}");
+    }
+    // Zarr's struct has no subarray fields, and takes one byte order.
     let refused: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
     for expected in [
-        "padded: left out: cannot reference elements of compound type (unused bytes before member b at offset 8",
         "with_array: left out: cannot reference elements of compound type (member v: array members",
         "mixed_order: left out: cannot reference elements of compound type (members a and b have different byte orders)",
     ] {
         assert!(refused.iter().any(|w| w.starts_with(expected)), "{expected} in {refused:?}");
     }
-    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert_eq!(refused.len(), 2, "{refused:?}");
     let err = scan(&file, &ScanOptions::default()).unwrap_err().to_string();
     assert!(err.contains("structs.h5: mixed_order: cannot reference elements of compound type"), "{err}");
     let run = crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
@@ -106,7 +127,7 @@ fn compounds_and_opaque_types_read_as_libhdf5_reads_every_member() {
 }
 
 /// netCDF-4 compound variables (libnetcdf wrote them; netCDF4-python aligns members as C does, so a
-/// type with padding is refused) and a PyTables table.
+/// type with padding is stored packed) and a PyTables table.
 #[test]
 fn netcdf4_compounds_and_pytables_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,9 +135,8 @@ fn netcdf4_compounds_and_pytables_tables() {
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
     let nc = fx.join("structs.nc");
     let store = scan_to_store(&nc, dir.path(), "nc.vzarr", &options);
-    assert_eq!(assert_members_match_libhdf5(&nc, &store), ["obs"]);
-    let refused: Vec<String> = scan(&nc, &options).unwrap().warnings.iter().map(|w| w.variable.clone()).collect();
-    assert_eq!(refused, ["padded"]);
+    assert_eq!(assert_members_match_libhdf5(&nc, &store), ["obs", "padded"]);
+    assert!(scan(&nc, &ScanOptions::default()).unwrap().warnings.is_empty());
     crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
     let table = fx.join("table.h5");
     if !table.exists() {
@@ -138,11 +158,8 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
     let Some(python) = crate::interop::python() else { return };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_structs.py");
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
-    let expected: [(&str, &[&str]); 3] = [
-        ("structs.h5", &["chunked", "committed", "compact", "contiguous_be", "grid", "nested", "opaque", "unordered"]),
-        ("structs.nc", &["obs"]),
-        ("table.h5", &["particles"]),
-    ];
+    let expected: [(&str, &[&str]); 3] =
+        [("structs.h5", &STRUCTS_H5), ("structs.nc", &["obs", "padded"]), ("table.h5", &["particles"])];
     for (name, arrays) in expected {
         let source = fx.join(name);
         if !source.exists() {

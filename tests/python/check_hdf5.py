@@ -2,7 +2,8 @@
 
     check_hdf5.py --refs REFS.json SOURCE.h5
 
-REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h5py reads as numbers:
+REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h5py reads as numbers
+(HDF5 array datatypes of numbers included, with the array's dimensions after the dataset's):
   1. every chunk reference equals h5py's `get_chunk_info_by_coord` (byte offset and size), a chunk
      h5py has no record of is absent from the references, and a chunk stored with a filter skipped
      (non-zero filter mask) is held inline (rewritten by vzarr), as is every chunk of an array whose
@@ -31,10 +32,26 @@ except ImportError:
     pass
 
 
+def element(dtype):
+    """The base dtype and the dimensions of a subarray dtype (an HDF5 array datatype; nested ones
+    flattened), or (dtype, ())."""
+    shape = ()
+    while dtype.subdtype is not None:
+        dtype, inner = dtype.subdtype
+        shape += inner
+    return dtype, shape
+
+
 def numeric_datasets(f):
+    """Datasets of numbers, and of HDF5 array datatypes of numbers (h5py: a subarray dtype, whose
+    values `dataset[()]` gives with the array's dimensions appended, as vzarr stores them)."""
+    def numeric(dtype):
+        base = element(dtype)[0]
+        return base.kind in "iuf" and base.names is None
+
     found = []
-    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset)
-                 and obj.dtype.kind in "iuf" and obj.dtype.names is None else None)
+    f.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) and numeric(obj.dtype)
+                 else None)
     return found
 
 
@@ -60,10 +77,12 @@ def check_chunks(refs, name, ds):
     array = json.loads(refs[f"{name}/zarr.json"])
     copied = "vzarr:copied_chunks" in array.get("attributes", {})
     counts = [-(-n // c) for n, c in zip(ds.shape, ds.chunks)]
+    # An array datatype's dimensions are whole in every chunk: chunk 0 along each.
+    whole = (0,) * len(element(ds.dtype)[1])
     compared = rewritten = 0
     for index in np.ndindex(*counts):
         origin = tuple(i * c for i, c in zip(index, ds.chunks))
-        key = f"{name}/c/" + "/".join(str(i) for i in index) if index else f"{name}/c/0"
+        key = f"{name}/c/" + "/".join(str(i) for i in index + whole) if index + whole else f"{name}/c/0"
         info = ds.id.get_chunk_info_by_coord(origin)
         ours = refs.get(key)
         if info.byte_offset is None:

@@ -3,7 +3,8 @@
     check_structs.py --refs REFS.json SOURCE.h5
 
 REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5 (`--skip-unsupported`). For every dataset
-h5py reads as a NumPy structured (compound) or void (opaque) array that the references hold:
+h5py reads as a NumPy structured (compound) or void (opaque) array, or whose dtype is a subarray (an HDF5
+array datatype, which h5py reads with the array's dimensions appended), that the references hold:
   1. zarr-python opens it as a structured / void array whose fields are h5py's, in offset order;
   2. every field of every element, as zarr-python reads it, equals h5py's read bit for bit (nested
      fields field by field);
@@ -54,7 +55,10 @@ def same_fields(ours, theirs):
     if ours.shape != theirs.shape:
         raise AssertionError(f"shape {ours.shape} != h5py {theirs.shape}")
     if theirs.dtype.names is None:
-        if ours.dtype.itemsize != theirs.dtype.itemsize or ours.tobytes() != theirs.tobytes():
+        # Numbers in either byte order (an array datatype's base) compare in native order.
+        native = theirs.dtype.newbyteorder("=")
+        if ours.dtype.itemsize != theirs.dtype.itemsize or ours.astype(native).tobytes() != theirs.astype(
+                native).tobytes():
             raise AssertionError(f"raw bytes differ: {ours!r} vs h5py {theirs!r}")
         return f"{theirs.shape} {theirs.dtype}"
     expected = sorted(theirs.dtype.names, key=lambda n: theirs.dtype.fields[n][1])

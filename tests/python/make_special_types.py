@@ -10,6 +10,17 @@ references (refused).
 DIR/null.h5 (h5py): a dataset of null dataspace (`h5py.Empty`) beside a plain one.
 DIR/times.h5 (PyTables): a time32 and a time64 EArray and a table with a time column (the HDF5 time
 class), beside a plain array.
+DIR/bitfields.h5 (h5py, low-level API): bitfield datasets (8-bit chunked with gzip+shuffle, 16-bit
+big-endian chunked, 32-bit little-endian contiguous, 64-bit scalar), a compound with a bitfield member
+and bitfield attributes (scalar and list).
+DIR/booleans.h5 (PyTables, which writes NumPy booleans as 8-bit bitfields): a boolean array, a table
+with a boolean column (chunked, zlib) and a boolean attribute.
+DIR/arrays.h5 (h5py): datasets of HDF5 array datatypes (class 10): contiguous 2-d of float64[3],
+chunked with gzip+shuffle of big-endian int16[2][3], a scalar of uint32[4], an array of a nested array
+type (float32[3] inside [2], low-level API), arrays of a compound and of fixed-length strings, and an
+array of variable-length strings (refused).
+DIR/array_atoms.h5 (PyTables): a chunked array of int32[2] atoms with unwritten chunks and a default of
+-9, and an extendable zlib+shuffle array of float64[3] atoms.
 DIR/ncproperties.nc (netCDF4-python): user attributes `_NCPROPERTIES` on the root and a variable,
 beside libnetcdf's own `_NCProperties`.
 
@@ -70,6 +81,107 @@ def times(path):
         f.create_array("/", "plain", np.arange(4, dtype="f4"))
 
 
+def bitfields(path):
+    """Bitfields are written through the low-level API with the file type as the memory type, so the
+    bytes written are the NumPy unsigned integers' bytes, unconverted (NumPy has no bitfield type)."""
+
+    def dataset(f, name, ftype, data, chunks=None, gzip=False):
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        if chunks:
+            dcpl.set_chunk(chunks)
+        if gzip:
+            dcpl.set_shuffle()
+            dcpl.set_deflate(4)
+        space = h5py.h5s.create_simple(data.shape) if data.shape else h5py.h5s.create(h5py.h5s.SCALAR)
+        ds = h5py.h5d.create(f.id, name.encode(), ftype, space, dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data), mtype=ftype)
+
+    def attribute(obj, name, ftype, data):
+        space = h5py.h5s.create_simple(data.shape) if data.shape else h5py.h5s.create(h5py.h5s.SCALAR)
+        h5py.h5a.create(obj.id, name.encode(), ftype, space).write(np.ascontiguousarray(data), mtype=ftype)
+
+    with h5py.File(path, "w") as f:
+        dataset(f, "b8", h5py.h5t.STD_B8LE, (np.arange(50, dtype="u1") * 37).reshape(5, 10), chunks=(2, 4),
+                gzip=True)
+        dataset(f, "b16be", h5py.h5t.STD_B16BE, (np.arange(30) * 2011).astype(">u2"), chunks=(7,))
+        dataset(f, "b32", h5py.h5t.STD_B32LE, (np.arange(12, dtype="<u4") * 357_913_941).reshape(3, 4))
+        dataset(f, "b64", h5py.h5t.STD_B64BE, np.array(0x0123456789ABCDEF, dtype=">u8"))
+        record = h5py.h5t.create(h5py.h5t.COMPOUND, 8)
+        record.insert(b"flags", 0, h5py.h5t.STD_B16LE)
+        record.insert(b"level", 2, h5py.h5t.STD_I16LE)
+        record.insert(b"value", 4, h5py.h5t.IEEE_F32LE)
+        values = np.zeros(6, [("flags", "<u2"), ("level", "<i2"), ("value", "<f4")])
+        values["flags"] = [1, 2, 4, 0x8000, 0xFFFF, 0]
+        values["level"] = np.arange(6) - 3
+        values["value"] = np.arange(6) / 4
+        dataset(f, "records", record, values, chunks=(4,))
+        attribute(f["b8"], "mask", h5py.h5t.STD_B8LE, np.array(0xA5, dtype="u1"))
+        attribute(f["b8"], "masks", h5py.h5t.STD_B16BE, np.array([1, 0xFF00, 0xFFFF], dtype=">u2"))
+
+
+def arrays(path):
+    """The values are written with the file type as the memory type (h5py converts no NumPy array to
+    an array datatype): each NumPy array holds the elements in the file's byte order, dataset axes
+    first, then the array type's."""
+
+    def create(f, name, dtype, data, shape=None, **kwds):
+        ds = f.create_dataset(name, shape=data.shape[: data.ndim - len(dtype[1])] if shape is None else shape,
+                              dtype=dtype, **kwds)
+        if data.size:
+            ds.id.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data), mtype=ds.id.get_type())
+
+    with h5py.File(path, "w") as f:
+        create(f, "contiguous", ("<f8", (3,)), np.arange(60, dtype="<f8").reshape(4, 5, 3) / 8)
+        create(f, "chunked", (">i2", (2, 3)), (np.arange(60) * 97 - 2000).astype(">i2").reshape(10, 2, 3),
+               chunks=(4,), compression="gzip", shuffle=True)
+        create(f, "scalar", ("<u4", (4,)), np.array([7, 8, 9, 4_000_000_000], dtype="<u4"))
+        inner = h5py.h5t.array_create(h5py.h5t.IEEE_F32LE, (3,))
+        nested = h5py.h5t.array_create(inner, (2,))
+        space = h5py.h5s.create_simple((5,))
+        h5py.h5d.create(f.id, b"nested", nested, space).write(
+            h5py.h5s.ALL, h5py.h5s.ALL, np.arange(30, dtype="<f4").reshape(5, 2, 3) - 10.5, mtype=nested)
+        pair = np.dtype([("n", "<i2"), ("x", "<f4")])
+        records = np.zeros((6, 3), pair)
+        records["n"] = np.arange(18).reshape(6, 3) - 4
+        records["x"] = np.arange(18).reshape(6, 3) * 0.5
+        create(f, "of_struct", (pair, (3,)), records, chunks=(4,))
+        create(f, "strings", ("S4", (2,)), np.array([[b"ab", b"cdef"], [b"", b"xyz"], [b"q", b"rs"]], "S4"))
+        # Refused: the strings of an array of variable-length strings live in the global heap.
+        f.create_dataset("vlen_strings", shape=(2,), dtype=np.dtype((h5py.string_dtype(), (2,))))
+
+
+def array_atoms(path):
+    """PyTables arrays of array atoms (HDF5 array datatypes), as PyTables' own test files hold them."""
+    import tables
+
+    with tables.open_file(str(path), "w") as f:
+        # Chunks 0 and 2 never written: they read as the atom's default, -9 in every position.
+        sparse = f.create_carray("/", "sparse", tables.Int32Atom(shape=(2,), dflt=[-9, -9]), shape=(12,),
+                                 chunkshape=(4,))
+        sparse[4:8] = np.arange(8).reshape(4, 2)
+        md = f.create_earray("/", "mdatom", tables.Float64Atom(shape=(3,)), (0, 5),
+                             filters=tables.Filters(complevel=1, complib="zlib", shuffle=True))
+        md.append(np.arange(105, dtype="f8").reshape(7, 5, 3) / 4)
+
+
+def booleans(path):
+    import tables
+
+    class Row(tables.IsDescription):
+        ok = tables.BoolCol(pos=0)
+        value = tables.Float64Col(pos=1)
+
+    with tables.open_file(str(path), "w") as f:
+        flags = f.create_array("/", "flags", np.arange(10) % 3 == 0)
+        flags.attrs.checked = np.bool_(True)
+        table = f.create_table("/", "tbl", Row, filters=tables.Filters(complevel=1, complib="zlib"), chunkshape=(4,))
+        for i in range(9):
+            table.row["ok"] = i % 2 == 0
+            table.row["value"] = i / 8
+            table.row.append()
+        table.flush()
+
+
 def ncproperties(path):
     import netCDF4
 
@@ -115,6 +227,10 @@ def main():
     null(out / "null.h5")
     times(out / "times.h5")
     ncproperties(out / "ncproperties.nc")
+    bitfields(out / "bitfields.h5")
+    booleans(out / "booleans.h5")
+    arrays(out / "arrays.h5")
+    array_atoms(out / "array_atoms.h5")
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@
 
 DIR/structs.h5 (h5py) holds compound datasets of every layout vzarr references as a Zarr `struct`
 (packed; little- and big-endian; members out of offset order; nested compounds with complex, string,
-enum and opaque members; chunked with gzip+shuffle, contiguous, compact), the layouts it refuses
-(padding, an array member, members of both byte orders), opaque datasets, a dataset and attributes of
-a committed (named) compound type, and compound attributes. DIR/structs.nc (netCDF4-python) holds a netCDF-4 compound
-variable and a compound attribute; DIR/table.h5 a PyTables table when PyTables is installed.
+enum and opaque members; chunked with gzip+shuffle, contiguous, compact), compounds with padding
+(which vzarr stores packed: contiguous, chunked with filters, compact, nested with gaps and a fill
+value), the layouts it refuses (an array member, members of both byte orders), opaque datasets, a
+dataset and attributes of a committed (named) compound type, and compound attributes. DIR/structs.nc
+(netCDF4-python) holds a netCDF-4 compound variable, one whose C alignment leaves padding, and a
+compound attribute; DIR/table.h5 a PyTables table when PyTables is installed.
 """
 
 import pathlib
@@ -60,9 +62,25 @@ def write_h5(path):
                          .astype(unordered))
         f.create_dataset("grid", data=records(flat, 12).reshape(3, 4), chunks=(2, 3))
         f.create_dataset("opaque", data=np.array([b"ab\x00c", b"\xff\x01\x02\x03", b"wxyz"], dtype="V4"), chunks=(2,))
-        # Refused: padding between members, an array member, members of both byte orders.
+        # Padding between members and at the end: stored packed by vzarr (contiguous, chunked with
+        # gzip+shuffle and a partial last chunk, compact; nested with gaps, big-endian, with a fill value
+        # and chunks never written).
         padded = np.dtype({"names": ["a", "b"], "formats": ["<i2", "<f8"], "offsets": [0, 8], "itemsize": 16})
         f.create_dataset("padded", data=records(np.dtype([("a", "<i2"), ("b", "<f8")]), 3).astype(padded))
+        f.create_dataset("padded_chunked", data=records(np.dtype([("a", "<i2"), ("b", "<f8")]), 25).astype(padded),
+                         chunks=(4,), compression="gzip", shuffle=True)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"padded_compact", h5py.h5t.py_create(padded), h5py.h5s.create_simple((4,)),
+                        dcpl=dcpl).write(h5py.h5s.ALL, h5py.h5s.ALL,
+                                         records(np.dtype([("a", "<i2"), ("b", "<f8")]), 4).astype(padded))
+        inner = np.dtype({"names": ["c", "d"], "formats": ["i1", ">f8"], "offsets": [2, 4], "itemsize": 12})
+        gappy = np.dtype({"names": ["x", "in"], "formats": [">f4", inner], "offsets": [1, 7], "itemsize": 21})
+        dense = np.dtype([("x", ">f4"), ("in", [("c", "i1"), ("d", ">f8")])])
+        fill = np.array((-1.5, (-2, -3.25)), dense).astype(gappy)
+        gaps = f.create_dataset("padded_nested", shape=(10,), dtype=gappy, chunks=(3,), fillvalue=fill)
+        gaps[3:8] = records(dense, 5).astype(gappy)
+        # Refused: an array member, members of both byte orders.
         f.create_dataset("with_array", data=np.zeros(3, [("v", "<f4", (3,)), ("n", "<u2")]))
         f.create_dataset("mixed_order", data=np.zeros(3, [("a", "<i4"), ("b", ">i4")]))
         # A committed (named) compound type, used by a dataset and an attribute.
@@ -78,7 +96,7 @@ def write_nc(path):
     import netCDF4
 
     # netCDF4-python aligns compound members as a C compiler would: `obs_t` needs no padding, so it is
-    # referenced; `padded_t` has 2 unused bytes before `level`, so it is refused.
+    # referenced; `padded_t` has 2 unused bytes before `level`, so it is stored packed.
     with netCDF4.Dataset(path, "w") as f:
         fields = [("time", "<f8"), ("level", "<f4"), ("station", "<i2"), ("flag", "<i2")]
         obs_t = f.createCompoundType(np.dtype(fields), "obs_t")

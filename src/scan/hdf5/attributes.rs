@@ -1,9 +1,10 @@
 //! HDF5 attributes as JSON attribute values, as netCDF users see them (netCDF4-python, xarray):
 //! one-element attributes become scalars, lists stay lists, strings are text, non-finite floats are
 //! the markers written as the bare tokens `NaN`, `Infinity`, `-Infinity` (`metadata::json_text`),
-//! enum values their integers, compound values JSON objects of member name -> value (members in the
-//! file's order; array members as lists, fixed-length strings as text). Types with no JSON form
-//! (opaque, references, non-string vlen) are reported so the caller can warn, never guessed.
+//! enum values their integers, bitfields unsigned integers (as h5py reads them), compound values JSON
+//! objects of member name -> value (members in the file's order; array members as lists,
+//! fixed-length strings as text). Types with no JSON form (opaque, references, non-string vlen) are
+//! reported so the caller can warn, never guessed.
 
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
 use serde_json::Value;
@@ -68,15 +69,14 @@ fn trim_nul(s: &str) -> &str {
 /// Decodes `count` numbers of type `datatype` from `raw`.
 pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
     let (size, order) = match datatype {
-        Datatype::FixedPoint { size, byte_order, .. } | Datatype::FloatingPoint { size, byte_order } => {
-            (usize::from(*size), *byte_order)
-        }
+        Datatype::FixedPoint { size, byte_order, .. }
+        | Datatype::FloatingPoint { size, byte_order }
+        | Datatype::Bitfield { size, byte_order } => (usize::from(*size), *byte_order),
         Datatype::Compound { .. } => return Err("nested compound type".into()),
         Datatype::Opaque { .. } => return Err("opaque type".into()),
         Datatype::Reference { .. } => return Err("reference type".into()),
         Datatype::VarLen { .. } => return Err("variable-length type".into()),
         Datatype::Array { .. } => return Err("array type".into()),
-        Datatype::Bitfield { .. } => return Err("bitfield type".into()),
         Datatype::Enum { .. } | Datatype::String { .. } => return Err("nested type".into()),
     };
     if !matches!(size, 1 | 2 | 4 | 8) || (matches!(datatype, Datatype::FloatingPoint { .. }) && size < 4) {
@@ -108,7 +108,9 @@ fn value_size(datatype: &Datatype, depth: usize) -> Option<usize> {
         return None;
     }
     match datatype {
-        Datatype::FixedPoint { size, .. } | Datatype::FloatingPoint { size, .. } => Some(usize::from(*size)),
+        Datatype::FixedPoint { size, .. } | Datatype::FloatingPoint { size, .. } | Datatype::Bitfield { size, .. } => {
+            Some(usize::from(*size))
+        }
         Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } => Some(*n as usize),
         Datatype::Compound { size, .. } => Some(*size as usize),
         Datatype::Enum { base, .. } => value_size(base, depth + 1),
@@ -203,6 +205,15 @@ mod tests {
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
         assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn bitfields_are_unsigned_integers() {
+        let bits = Datatype::Bitfield { size: 2, byte_order: ByteOrder::BigEndian };
+        assert_eq!(
+            attribute_json(&attr(bits, vec![2], vec![0xff, 0xfe, 0, 1])).unwrap(),
+            serde_json::json!([65534, 1])
+        );
     }
 
     #[test]

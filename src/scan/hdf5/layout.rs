@@ -12,6 +12,7 @@ use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{ByteOrder, Datatype, Hdf5File, ReferenceType};
 
+use super::compound::Repack;
 use super::raw_header::{self, le};
 use crate::codec::Endian;
 use crate::metadata::DataType;
@@ -55,6 +56,10 @@ pub(crate) enum ElementType {
     /// Object references of this many bytes: the path of each referenced object is read at scan
     /// time into a store-owned `string` array (`references`).
     ObjectReference(u8),
+    /// A compound whose members leave bytes unused (padding): the packed struct (its type and byte
+    /// order, as for `Numeric`) is made of the bytes of each stored element that the [`Repack`] names,
+    /// so the scanner stores the variable's chunks repacked (`hdf5::repacked`).
+    PaddedStruct(DataType, Option<Endian>, Repack),
     /// Anything else, described for the warning.
     Unsupported(String),
 }
@@ -65,7 +70,12 @@ pub(crate) struct StorageInfo {
     pub(crate) layout: Layout,
     pub(crate) filters: Vec<RawFilter>,
     pub(crate) element: ElementType,
-    /// Fill value bytes in native order (empty: the type's default, zero bytes).
+    /// The dimensions of an HDF5 array datatype (class 10; nested arrays flattened), empty for any
+    /// other type: each element of the dataset is that many `element`s in C order, so the dataset is,
+    /// byte for byte, an array of `element` whose shape is the dataset's with these appended.
+    pub(crate) element_dims: Vec<u64>,
+    /// Fill value bytes in native order (empty: the type's default, zero bytes); for an array
+    /// datatype, one `element` (the array's fill holds it in every position).
     pub(crate) fill: Vec<u8>,
     /// Chunked layouts: where the chunk index lives and what kind it is.
     index: Option<ChunkIndex>,
@@ -114,8 +124,16 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
     if let Some(old) = &legacy {
         layout = old.corrected(layout);
     }
-    let element = element_type(&datatype);
-    let fill = native_fill(&element, fill.unwrap_or_default());
+    let (mut element, element_dims) = dataset_element(&datatype);
+    let count: u64 = element_dims.iter().product();
+    let fill = fill.unwrap_or_default();
+    let fill = match uniform_fill(&element, count, &fill) {
+        Some(one) => native_fill(&element, one.to_vec()),
+        None => {
+            element = ElementType::Unsupported("an array type whose fill value's elements differ".into());
+            Vec::new()
+        }
+    };
     let (layout, index) = match layout {
         _ if external => (Layout::Other("external storage".into()), None),
         DataLayout::Compact { data } => (Layout::Compact(data), None),
@@ -133,7 +151,7 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
                 }
             }
             if element_size == 0 {
-                element_size = element_bytes(&element);
+                element_size = element_bytes(&element).saturating_mul(u32::try_from(count).unwrap_or(u32::MAX));
             }
             if dims.len() != rank {
                 return Err(format!("chunk shape {dims:?} does not match the dataset's {rank} dimensions"));
@@ -144,7 +162,59 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
             (Layout::Chunked(shape), index)
         }
     };
-    Ok(StorageInfo { layout, filters, element, fill, index })
+    Ok(StorageInfo { layout, filters, element, element_dims, fill, index })
+}
+
+/// Most dimensions an array datatype may add (the HDF5 limit on a dataspace's rank, which the
+/// dataset's dimensions and these share).
+const MAX_ARRAY_RANK: usize = 32;
+
+/// Largest array datatype element vzarr maps: the size a datatype message can record (32 bits).
+const MAX_ARRAY_ELEMENT_BYTES: u64 = u32::MAX as u64;
+
+/// The element type of a dataset's datatype and, for an HDF5 array datatype, its dimensions (nested
+/// array types flattened: an array of A1 arrays of A2 elements is an A1 x A2 array, as NumPy nests
+/// subarray dtypes). An array's base must be a type vzarr references in place (numbers, structs,
+/// fixed-length strings, opaque bytes).
+fn dataset_element(datatype: &Datatype) -> (ElementType, Vec<u64>) {
+    let (mut base, mut dims) = (datatype, Vec::new());
+    while let Datatype::Array { base: inner, dims: d } = base {
+        dims.extend_from_slice(d);
+        base = inner;
+    }
+    if dims.is_empty() {
+        return (element_type(datatype), dims);
+    }
+    let element = match element_type(base) {
+        ElementType::Numeric(..) | ElementType::FixedString(_) if dims.len() > MAX_ARRAY_RANK => {
+            ElementType::Unsupported(format!("an array type of {} dimensions", dims.len()))
+        }
+        e @ (ElementType::Numeric(..) | ElementType::FixedString(_)) => {
+            let bytes = dims.iter().try_fold(u64::from(element_bytes(&e)), |n, &d| n.checked_mul(d));
+            match bytes.filter(|&b| b <= MAX_ARRAY_ELEMENT_BYTES) {
+                Some(_) => e,
+                None => ElementType::Unsupported(format!("an array type of dimensions {dims:?} (over 4 GiB)")),
+            }
+        }
+        ElementType::VlenString => ElementType::Unsupported("an array type of variable-length strings".into()),
+        ElementType::ObjectReference(_) => ElementType::Unsupported("an array type of object references".into()),
+        ElementType::PaddedStruct(..) => ElementType::Unsupported("an array type of a compound with padding".into()),
+        ElementType::Unsupported(what) => ElementType::Unsupported(format!("an array type of {what}")),
+    };
+    (element, dims)
+}
+
+/// One element of a fill value of `count` elements (`count` is 1 but for array datatypes) when every
+/// element is the same, so that the Zarr array's fill value (one element) says the same thing; the
+/// whole value when it is not `count` elements of the element's size (`native_fill` then takes the
+/// type's default). None when the elements differ.
+fn uniform_fill<'a>(element: &ElementType, count: u64, fill: &'a [u8]) -> Option<&'a [u8]> {
+    let size = element_bytes(element) as usize;
+    if count <= 1 || size == 0 || fill.len() as u64 != count.saturating_mul(size as u64) {
+        return Some(fill);
+    }
+    let first = &fill[..size];
+    fill.chunks_exact(size).all(|e| e == first).then_some(first)
 }
 
 /// A data layout message of version 1 or 2 (HDF5 1.4 to 1.6, in version-1 object headers), read
@@ -287,7 +357,15 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::Reference { ref_type: ReferenceType::Object, size } => ElementType::ObjectReference(*size),
         Datatype::Reference { .. } => ElementType::Unsupported(REGION_REFERENCE.into()),
         Datatype::Array { .. } => ElementType::Unsupported("array type".into()),
-        Datatype::Bitfield { .. } => ElementType::Unsupported("bitfield type".into()),
+        // A bitfield (PyTables' booleans are 8-bit bitfields) is the unsigned integer of its size and
+        // byte order, as h5py reads it: the bytes are the same. (Its bit offset and precision, which
+        // `hdf5-reader` does not keep, only say which bits are meaningful; h5py ignores them too.)
+        Datatype::Bitfield { size, byte_order } => {
+            match element_type(&Datatype::FixedPoint { size: *size, signed: false, byte_order: *byte_order }) {
+                ElementType::Unsupported(_) => ElementType::Unsupported(format!("{size}-byte bitfield type")),
+                unsigned => unsigned,
+            }
+        }
     }
 }
 
@@ -327,16 +405,25 @@ fn element_bytes(element: &ElementType) -> u32 {
         ElementType::Numeric(t, _) => t.size() as u32,
         ElementType::FixedString(n) => *n,
         ElementType::ObjectReference(n) => u32::from(*n),
+        ElementType::PaddedStruct(_, _, repack) => repack.source_size as u32,
         ElementType::VlenString | ElementType::Unsupported(_) => 0,
     }
 }
 
 /// The fill value in native byte order, or empty for the type's default (zero) when the file
-/// records none or one of the wrong size.
+/// records none or one of the wrong size. A padded compound's is packed.
 fn native_fill(element: &ElementType, mut stored: Vec<u8>) -> Vec<u8> {
     let size = element_bytes(element) as usize;
     if size == 0 || stored.len() != size {
         return Vec::new();
+    }
+    if let ElementType::PaddedStruct(t, e, repack) = element {
+        let mut packed = Vec::with_capacity(t.size());
+        repack.pack(&stored, &mut packed);
+        if e.is_some_and(|e| e != Endian::native()) {
+            t.byte_swap().apply(&mut packed);
+        }
+        return packed;
     }
     if let ElementType::Numeric(t, Some(e)) = element {
         if *e != Endian::native() {
@@ -507,6 +594,47 @@ impl ChunkIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn array_datatypes_are_their_base_with_flattened_dimensions() {
+        let le = ByteOrder::LittleEndian;
+        let int = Datatype::FixedPoint { size: 2, signed: true, byte_order: le };
+        let inner = Datatype::Array { base: Box::new(int), dims: vec![3] };
+        let nested = Datatype::Array { base: Box::new(inner), dims: vec![2, 4] };
+        assert_eq!(
+            dataset_element(&nested),
+            (ElementType::Numeric(DataType::Int16, Some(Endian::Little)), vec![2, 4, 3])
+        );
+        let vlen = Datatype::Array {
+            base: Box::new(Datatype::VarLen {
+                base: Box::new(Datatype::FixedPoint { size: 1, signed: false, byte_order: le }),
+                kind: hdf5_reader::VarLenKind::String,
+                encoding: hdf5_reader::StringEncoding::Utf8,
+                padding: hdf5_reader::StringPadding::NullTerminate,
+            }),
+            dims: vec![2],
+        };
+        assert_eq!(
+            dataset_element(&vlen).0,
+            ElementType::Unsupported("an array type of variable-length strings".into())
+        );
+        let huge = Datatype::Array {
+            base: Box::new(Datatype::FloatingPoint { size: 8, byte_order: le }),
+            dims: vec![1 << 20, 1 << 20],
+        };
+        assert!(matches!(dataset_element(&huge).0, ElementType::Unsupported(why) if why.contains("over 4 GiB")));
+    }
+
+    #[test]
+    fn an_array_fill_value_is_one_element_when_all_are_equal() {
+        let e = ElementType::Numeric(DataType::Int32, Some(Endian::Little));
+        let same: Vec<u8> = [-9i32, -9, -9].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(uniform_fill(&e, 3, &same), Some(&same[..4]));
+        let differ: Vec<u8> = [1i32, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(uniform_fill(&e, 2, &differ), None);
+        assert_eq!(uniform_fill(&e, 2, &[]), Some(&[][..]), "no fill value: the default");
+        assert_eq!(uniform_fill(&e, 1, &same[..4]), Some(&same[..4]));
+    }
 
     /// Message bodies laid out as the format specifies (version 1/2: version, rank, class, 5 reserved
     /// bytes, an address unless compact, rank 32-bit dimensions, then a compact message's size and
