@@ -66,7 +66,11 @@ fn main() {
         server.upload(&python, "bench", "daily", &daily);
         server.upload(&python, "bench", "monthly", &monthly);
         let proxy = LatencyProxy::start(server.port, latency);
-        println!("\nS3 server: {}, reached through a proxy adding {} ms per request", kind.describe(), latency.as_millis());
+        println!(
+            "\nS3 server: {}, reached through a proxy adding {} ms per request",
+            kind.describe(),
+            latency.as_millis()
+        );
         measure_archives(&proxy, &python, [("daily", &daily), ("monthly", &monthly)]);
     }
 }

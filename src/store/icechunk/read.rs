@@ -16,12 +16,12 @@
 use std::collections::HashMap;
 
 use futures::StreamExt;
-use serde::Deserialize;
 use icechunk::format::manifest::{Checksum, ChunkPayload, SecondsSinceEpoch};
 use icechunk::format::snapshot::NodeData;
 use icechunk::format::{ByteRange, Path as IcPath};
 use icechunk::repository::VersionInfo;
 use icechunk::{Repository, Store};
+use serde::Deserialize;
 
 use super::digest::references_digest;
 use super::location::storage;
@@ -361,13 +361,17 @@ pub(crate) async fn summary(repository: &Repository, version: &VersionInfo) -> R
     let mut ancestry = std::pin::pin!(ancestry);
     let Some(first) = ancestry.next().await else { return Ok(None) };
     let info = first.map_err(|e| e.to_string())?;
-    let Some(value) = info.metadata.get(SUMMARY_PROPERTY) else { return Ok(None) };
-    // A JSON string in the repositories vzarr writes now; a tree of values in older ones.
+    info.metadata.get(SUMMARY_PROPERTY).map(parse_summary).transpose()
+}
+
+/// vzarr's summary from its snapshot property: one JSON string in the repositories vzarr writes now,
+/// a tree of JSON values in older ones.
+fn parse_summary(value: &serde_json::Value) -> Result<StoreInfo, String> {
     let summary = match value {
         serde_json::Value::String(text) => serde_json::from_str(text),
         tree => StoreInfo::deserialize(tree),
     };
-    Ok(Some(summary.map_err(|e| format!("its vzarr summary is damaged: {e}"))?))
+    summary.map_err(|e| format!("its vzarr summary is damaged: {e}"))
 }
 
 /// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
@@ -545,4 +549,35 @@ async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceF
     let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(|e| e.to_string())?;
     let meta = store.head(&path).await.map_err(|e| e.to_string())?;
     Ok(SourceFile::new(url, meta.size, meta.last_modified.timestamp_nanos_opt()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_summary;
+    use crate::dataset::Provenance;
+    use crate::store::StoreInfo;
+
+    fn info() -> StoreInfo {
+        StoreInfo {
+            format: "vzarr".into(),
+            format_version: 2,
+            generator: "test".into(),
+            sources: 2,
+            groups: vec![String::new()],
+            arrays: Vec::new(),
+            provenance: Provenance { concat_dim: Some("time".into()), ..Provenance::default() },
+            warnings: Vec::new(),
+            source_containers: vec!["/archive/".into()],
+        }
+    }
+
+    #[test]
+    fn summaries_read_as_a_json_string_and_as_the_older_tree_of_values() {
+        let text = serde_json::Value::String(serde_json::to_string(&info()).unwrap());
+        assert_eq!(parse_summary(&text).unwrap(), info());
+        let tree = serde_json::to_value(info()).unwrap();
+        assert_eq!(parse_summary(&tree).unwrap(), info());
+        let damaged = serde_json::Value::String("{\"format\":".into());
+        assert!(parse_summary(&damaged).unwrap_err().starts_with("its vzarr summary is damaged"));
+    }
 }
