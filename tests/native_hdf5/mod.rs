@@ -513,3 +513,69 @@ fn half_floats_are_float16_and_other_two_byte_floats_are_refused() {
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("ok   be: 10 elements equal"), "{}", run.stdout);
 }
+
+/// Writes attribute `name` of `size`-byte integers (`base`'s sign and byte order) holding `bytes` on
+/// object `location`.
+fn wide_integer_attribute(location: hdf5_sys::h5i::hid_t, name: &str, base: hdf5_sys::h5i::hid_t, bytes: &[u8]) {
+    use hdf5_sys::{h5a, h5s, h5t};
+    let name = std::ffi::CString::new(name).unwrap();
+    let _guard = hdf5_sys::LOCK.lock();
+    // SAFETY: every id is checked and closed; `bytes` holds one value of the type's size.
+    unsafe {
+        let datatype = h5t::H5Tcopy(base);
+        assert!(datatype >= 0 && h5t::H5Tset_size(datatype, bytes.len()) >= 0, "H5Tset_size");
+        assert!(h5t::H5Tset_precision(datatype, bytes.len() * 8) >= 0, "H5Tset_precision");
+        let space = h5s::H5Screate(h5s::H5S_class_t::H5S_SCALAR);
+        let attribute = h5a::H5Acreate2(location, name.as_ptr(), datatype, space, H5P_DEFAULT, H5P_DEFAULT);
+        assert!(attribute >= 0, "H5Acreate2 {name:?}");
+        assert!(h5a::H5Awrite(attribute, datatype, bytes.as_ptr().cast()) >= 0, "H5Awrite {name:?}");
+        h5a::H5Aclose(attribute);
+        h5s::H5Sclose(space);
+        h5t::H5Tclose(datatype);
+    }
+}
+
+/// Issue 26: 16-byte integer attributes (PyTables' `attr-u16.h5`) read as libnetcdf reads them, a
+/// 64-bit integer of the same value, in either byte order and sign; one beyond 64 bits is left out
+/// with a warning naming it (libhdf5 would clip it).
+#[test]
+fn sixteen_byte_integer_attributes_read_as_libnetcdf_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wide.h5");
+    let mut big_endian = [0u8; 16];
+    big_endian[15] = 7;
+    crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&file).unwrap();
+        let ds = f.new_dataset::<i32>().shape(3).create("v").unwrap();
+        ds.write(&[1, 2, 3]).unwrap();
+        // SAFETY: predefined types of the initialized library.
+        let (unsigned_be, signed_le) = unsafe { (*hdf5_sys::h5t::H5T_STD_U64BE, *hdf5_sys::h5t::H5T_STD_I64LE) };
+        wide_integer_attribute(ds.id(), "ref_time", unsigned_be, &big_endian);
+        wide_integer_attribute(ds.id(), "offset", signed_le, &(-3i128).to_le_bytes());
+        wide_integer_attribute(ds.id(), "huge", signed_le, &(1i128 << 70).to_le_bytes());
+    });
+    let run = crate::common::cli_expect(
+        &["scan".as_ref(), file.as_os_str(), "-o".as_ref(), dir.path().join("s.vzarr").as_os_str()],
+        3,
+    );
+    assert!(
+        run.stderr.contains(
+            "attribute huge left out: cannot represent 16-byte integer 1180591620717411303424 beyond 64 bits"
+        ),
+        "{}",
+        run.stderr
+    );
+    let attributes = crate::common::array_json(&dir.path().join("s.vzarr"), "v")["attributes"].clone();
+    let theirs = crate::common::with_hdf5_files(|| {
+        let nc = netcdf::open(&file).unwrap();
+        let v = nc.variable("v").unwrap();
+        let value = |name: &str| match v.attribute_value(name).unwrap().unwrap() {
+            netcdf::AttributeValue::Ulonglong(x) => serde_json::Value::from(x),
+            netcdf::AttributeValue::Longlong(x) => serde_json::Value::from(x),
+            other => panic!("libnetcdf reads {name} as {other:?}"),
+        };
+        (value("ref_time"), value("offset"))
+    });
+    assert_eq!((attributes["ref_time"].clone(), attributes["offset"].clone()), theirs);
+    assert_eq!(theirs, (serde_json::json!(7), serde_json::json!(-3)));
+}

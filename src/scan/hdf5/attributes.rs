@@ -79,14 +79,41 @@ pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec
         Datatype::Array { .. } => return Err("array type".into()),
         Datatype::Enum { .. } | Datatype::String { .. } => return Err("nested type".into()),
     };
-    if !matches!(size, 1 | 2 | 4 | 8) || (matches!(datatype, Datatype::FloatingPoint { .. }) && size < 4) {
+    let wide = matches!(datatype, Datatype::FixedPoint { .. }) && (9..=16).contains(&size);
+    if !wide && (!matches!(size, 1 | 2 | 4 | 8) || (matches!(datatype, Datatype::FloatingPoint { .. }) && size < 4)) {
         return Err(format!("{size}-byte number"));
     }
     let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64);
     let Some(needed) = needed else {
         return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
     };
-    Ok(raw[..needed as usize].chunks_exact(size).map(|bytes| number(datatype, bytes, order)).collect())
+    let values = raw[..needed as usize].chunks_exact(size);
+    if let Datatype::FixedPoint { signed, .. } = datatype {
+        if wide {
+            return values.map(|bytes| wide_integer(bytes, order, *signed)).collect();
+        }
+    }
+    Ok(values.map(|bytes| number(datatype, bytes, order)).collect())
+}
+
+/// An integer of 9 to 16 bytes (PyTables writes 16-byte ones) as libnetcdf reads it: a 64-bit
+/// integer of the same value (libhdf5 converts it); a value beyond 64 bits is refused, where libhdf5
+/// would clip it.
+fn wide_integer(bytes: &[u8], order: ByteOrder, signed: bool) -> Result<Value, String> {
+    let mut buf = [0u8; 16];
+    match order {
+        ByteOrder::LittleEndian => buf[..bytes.len()].copy_from_slice(bytes),
+        ByteOrder::BigEndian => bytes.iter().rev().zip(buf.iter_mut()).for_each(|(b, out)| *out = *b),
+    }
+    let shift = 128 - bytes.len() * 8;
+    let fits = if signed {
+        let value = (i128::from_le_bytes(buf) << shift) >> shift;
+        i64::try_from(value).map(Value::from).map_err(|_| value.to_string())
+    } else {
+        let value = u128::from_le_bytes(buf);
+        u64::try_from(value).map(Value::from).map_err(|_| value.to_string())
+    };
+    fits.map_err(|value| format!("{}-byte integer {value} beyond 64 bits", bytes.len()))
 }
 
 /// Deepest nesting of compound and array members decoded in an attribute.
@@ -205,6 +232,20 @@ mod tests {
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
         assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn sixteen_byte_integers_read_as_64_bit_ones_when_they_fit() {
+        let wide = |signed, byte_order| Datatype::FixedPoint { size: 16, signed, byte_order };
+        let mut big = vec![0u8; 16];
+        big[15] = 7;
+        assert_eq!(attribute_json(&attr(wide(false, ByteOrder::BigEndian), vec![], big)).unwrap(), Value::from(7));
+        let minus_two = (-2i128).to_le_bytes().to_vec();
+        let signed = attribute_json(&attr(wide(true, ByteOrder::LittleEndian), vec![], minus_two)).unwrap();
+        assert_eq!(signed, Value::from(-2));
+        let huge = (1u128 << 64).to_le_bytes().to_vec();
+        let refused = attribute_json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err();
+        assert!(refused.contains("16-byte integer 18446744073709551616 beyond 64 bits"), "{refused}");
     }
 
     #[test]
