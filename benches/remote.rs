@@ -1,8 +1,10 @@
 //! Remote scan benchmark: vzarr against kerchunk on the same S3 server, in the same run.
 //!
-//! Two archives are uploaded to a local S3-compatible server (`moto_server` from the Python
-//! environment of `tests/python/setup.sh`) and scanned through a proxy that adds a fixed latency to
-//! every request (20 ms by default), as a distant object store would:
+//! Two archives are uploaded to local S3-compatible servers, `moto_server` from the Python
+//! environment of `tests/python/setup.sh` (it answers one request at a time in Python) and, where it
+//! is installed (`cargo install s3s-fs@0.14.1 --locked --features binary --root target/tools`),
+//! s3s-fs (Rust, concurrent: a server that is not the bottleneck), and scanned through a proxy that
+//! adds a fixed latency to every request (20 ms by default), as a distant object store would:
 //! - the daily benchmark archive of `benches/common` (small chunks, files of about 0.5 MB; 120 days
 //!   by default);
 //! - a monthly archive with MB-sized chunks (`tas(days, 180, 360)` float32, chunks of 2 MB).
