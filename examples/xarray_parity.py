@@ -274,16 +274,18 @@ def compare_variable(where: str, src: xr.Variable, ours: xr.Variable) -> list[st
     diffs = []
     if src.dims != ours.dims:
         return [f"{where}: dims {ours.dims} != source {src.dims}"]
+    # The decoded dtypes xarray announces, before loading (a loaded char array may come out narrower).
+    src_dtype, ours_dtype = src.dtype, ours.dtype
     try:
         a = np.asarray(ours.values)
     except Exception as e:  # noqa: BLE001 - the store's failure is the difference
         return diffs + [f"{where}: read: {type(e).__name__}: {one_line(e)}"] + \
             compare_attrs(where, dict(src.attrs), dict(ours.attrs))
     b = np.asarray(src.values)
-    if src.dtype != ours.dtype and not same_type(b, a):
+    if src_dtype != ours_dtype and not same_type(b, a):
         why = " (packed: scale_factor/add_offset are JSON numbers, which carry no float32 type)" \
-            if packed(src) and src.dtype == np.float32 and ours.dtype == np.float64 else ""
-        diffs.append(f"{where}: dtype {ours.dtype} != source {src.dtype}{why}")
+            if packed(src) and src_dtype == np.float32 and ours_dtype == np.float64 else ""
+        diffs.append(f"{where}: dtype {ours_dtype} != source {src_dtype}{why}")
     if a.dtype != b.dtype and a.dtype.kind in "fc" and b.dtype.kind in "fc":
         a = a.astype(b.dtype)  # the dtype difference is reported above; compare what the values are
     if not same_values(a, b):
