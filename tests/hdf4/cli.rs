@@ -85,3 +85,18 @@ fn vzarr_verify_fails_an_hdf4_store_whose_values_differ() {
     assert!(line_of(&run.stdout, "v_i16").starts_with("ok"), "{}", run.stdout);
     assert_eq!(run.stdout.lines().filter(|l| l.starts_with("FAIL")).count(), 2, "{}", run.stdout);
 }
+
+/// Debian's libhdf4 has no szip decoder: `verify` cannot prove an szip store with it and says why
+/// (the values are proven against a libhdf4 built with szip in `szip.rs`).
+#[test]
+fn vzarr_verify_says_when_the_linked_libhdf4_cannot_decode_szip() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    let store = dir.path().join("szip.vzarr");
+    scan(&config, &fixture("szip/szip.hdf"), &store);
+    let run = verify(&config, &store);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let line = line_of(&run.stdout, "i16_nn");
+    assert!(line.starts_with("FAIL") && line.contains("reading the source with libhdf4"), "{line}");
+    assert!(line.contains("szip-compressed and this libhdf4 has no szip decoder"), "{line}");
+}
