@@ -94,17 +94,20 @@ pub fn scan_hdf4(
     add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
+    let table = dataset.sources.clone();
+    let mut sources = combining::Sources::new(file, &table, options);
     for array in &mut dataset.arrays {
-        combining::add_digest(file, options, array);
-        combining::add_tails(path, file, options, array)?;
+        combining::add_digest(&mut sources, options, array);
+        combining::add_tails(path, &mut sources, options, array)?;
     }
     for dim in &options.concat_dims {
-        let coordinate = combining::concat_coordinate(file, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
-            path: path.to_path_buf(),
-            variable: dim.clone(),
-            what: "reading the concatenation coordinate".into(),
-            source: e.into(),
-        })?;
+        let coordinate =
+            combining::concat_coordinate(&mut sources, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
+                path: path.to_path_buf(),
+                variable: dim.clone(),
+                what: "reading the concatenation coordinate".into(),
+                source: e.into(),
+            })?;
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)
