@@ -61,15 +61,6 @@ pub enum CombineError {
     /// Nothing to combine.
     #[error("no input files")]
     NoFiles,
-    /// A file whose arrays reference bytes of another file (an HDF4 external file): combining
-    /// points each file's references at that file only.
-    #[error("{file}: its data also lie in {other} (an external file); only files holding their own data are combined")]
-    SeveralSources {
-        /// The file.
-        file: String,
-        /// The other file its references point into.
-        other: String,
-    },
     /// A file lacks an existing concatenation dimension entirely.
     #[error("{file}: has no dimension {dim:?} to concatenate along")]
     NoDimension {
@@ -307,10 +298,6 @@ pub fn combine(files: Vec<VirtualDataset>, options: &CombineOptions) -> Result<V
         if options.dims[..i].iter().any(|e| e.name == d.name) {
             return Err(CombineError::Options(format!("dimension {:?} given twice", d.name)));
         }
-    }
-    if let Some(f) = files.iter().find(|f| f.sources.len() > 1) {
-        let other = f.sources.get(1).map(|s| s.location.clone()).unwrap_or_default();
-        return Err(CombineError::SeveralSources { file: location(f), other });
     }
     merge::combine_all(files, options)
 }

@@ -442,9 +442,12 @@ fn boxes(store: &Store) -> (Vec<ConcatDimInfo>, Vec<SourceBox>) {
 }
 
 fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
+    let local = crate::source::local_path(location);
+    let hdf4 = local.is_some_and(|l| matches!(crate::scan::detect_format(&l), Ok(crate::scan::FileFormat::Hdf4)));
+    let library = if hdf4 { "libhdf4" } else { "libnetcdf" };
     ReadError::Store {
         location: location.to_string(),
-        what: format!("{path}: reading the source with libnetcdf"),
+        what: format!("{path}: reading the source with {library}"),
         source: e.into(),
     }
 }

@@ -16,6 +16,12 @@ mod vgroups;
 #[path = "hdf4/hostile.rs"]
 mod hostile;
 
+#[path = "hdf4/szip.rs"]
+mod szip;
+
+#[path = "hdf4/external.rs"]
+mod external;
+
 #[cfg(feature = "http")]
 #[path = "hdf4/remote.rs"]
 mod remote;
@@ -32,10 +38,9 @@ use vzarr::{scan_file, ScanOptions};
 /// The committed fixtures (with the granules and the split series).
 pub fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hdf4");
-    let mut files: Vec<PathBuf> = ["", "granules", "series", "series_chunked"]
-        .iter()
-        .flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()))
-        .collect();
+    let dirs = ["", "granules", "series", "series_chunked", "external_granules", "external_series"];
+    let mut files: Vec<PathBuf> =
+        dirs.iter().flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path())).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "hdf"));
     files.sort();
     assert!(files.len() >= 4, "fixtures missing: {files:?}");
@@ -106,7 +111,7 @@ fn attributes_dimensions_and_scales() {
 }
 
 /// Scans and combines `pattern` with `concat`, writes a native store, and reads `array` back whole.
-fn combined(pattern: &str, concat: &str, array: &str) -> (Vec<u64>, Vec<u8>, VirtualDataset) {
+pub(crate) fn combined(pattern: &str, concat: &str, array: &str) -> (Vec<u64>, Vec<u8>, VirtualDataset) {
     let pattern = format!("{}/fixtures/hdf4/{pattern}", env!("CARGO_MANIFEST_DIR"));
     let scanned =
         Archive::new([pattern]).concat(concat).unwrap().history(false).scan().unwrap_or_else(|e| panic!("{e}"));
@@ -292,22 +297,34 @@ fn a_missing_external_file_is_a_one_line_error_naming_file_and_variable() {
     }
 }
 
-/// Combining points each file's references at that file alone: files with external data are refused
-/// by name, never combined into wrong references.
+/// Files whose external files have the same name in different directories combine, each file's
+/// references pointing into its own external file.
 #[test]
-fn files_with_external_data_are_not_combined() {
+fn files_with_external_data_of_the_same_name_combine() {
     let dir = tempfile::tempdir().unwrap();
-    for day in ["A2024001", "A2024002"] {
-        std::fs::create_dir(dir.path().join(day)).unwrap();
-        for name in ["chunked_partial.hdf", "external_data.bin"] {
-            std::fs::copy(fixture(name), dir.path().join(day).join(name)).unwrap();
-        }
+    let mut expected = Vec::new();
+    for (k, day) in ["A2024001", "A2024002"].iter().enumerate() {
+        let sub = dir.path().join(format!("d{k}"));
+        std::fs::create_dir(&sub).unwrap();
+        let file = sub.join(format!("partial.{day}.hdf"));
+        std::fs::copy(fixture("chunked_partial.hdf"), &file).unwrap();
+        // The second day's external values differ from the first's.
+        let mut bytes = std::fs::read(fixture("external_data.bin")).unwrap();
+        bytes.iter_mut().for_each(|b| *b = b.wrapping_add(k as u8));
+        std::fs::write(sub.join("external_data.bin"), bytes).unwrap();
+        expected.extend(oracle::libhdf4_values(&file, "external"));
     }
-    let pattern = format!("{}/A*/chunked_partial.hdf", dir.path().display());
-    let err = Archive::new([pattern]).concat(r"day=path:A(\d{7})").unwrap().history(false).scan().unwrap_err();
-    let err = err.to_string();
-    assert!(err.contains("chunked_partial.hdf") && err.contains("external_data.bin"), "{err}");
-    assert!(err.contains("an external file"), "{err}");
+    let pattern = format!("{}/d*/partial.A*.hdf", dir.path().display());
+    let scanned = Archive::new([pattern]).concat(r"day=path:A(\d{7})").unwrap().history(false).scan().unwrap();
+    let store_path = dir.path().join("combined.vzarr");
+    let written = write_dataset(&scanned.dataset, &Output::new(&store_path, Format::Native)).unwrap();
+    let store =
+        BlockingStore::open(store_path.to_str().unwrap(), &Authorization::new(written.source_containers())).unwrap();
+    let reader = store.array("external").unwrap();
+    let shape = reader.reader().shape();
+    assert_eq!(shape, [2, 4]);
+    let data = reader.read(&Selection::all(&shape), &Default::default()).unwrap();
+    assert!(data.bytes == expected, "values differ from libhdf4's");
 }
 
 /// Decoded values are stored in slabs along the first dimension, as contiguous data is referenced.

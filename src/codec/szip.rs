@@ -102,27 +102,47 @@ pub(super) fn decompress(params: &SzipParams, input: &[u8], limit: usize) -> Res
     if size > limit {
         return Err(CodecError::DecodedTooLong { codec: NAME, limit });
     }
-    let mut out = vec![0; size];
-    match params.interleaved() {
-        Some(width) => {
-            if !size.is_multiple_of(width) {
-                return Err(corrupt(format!("{size} bytes are not whole {width}-byte pixels")));
-            }
-            let mut planes = vec![0; size];
-            decode(params, 8, stream, &mut planes)?;
-            shuffle::unshuffle_into(&planes, &mut out, width);
-        }
-        None => decode(params, params.bits_per_pixel, stream, &mut out)?,
+    params.decode_framed(stream, size, 4)
+}
+
+impl SzipParams {
+    /// Decodes a bare AEC stream, as szlib's `SZ_BufftoBuffDecompress` does, into exactly `size`
+    /// bytes (the caller bounds `size`: nothing larger is allocated). HDF5 chunks prefix the stream
+    /// with its decoded size ([`decompress`]); HDF4's compressed elements frame it their own way.
+    ///
+    /// # Errors
+    /// [`CodecError::Truncated`] for a stream that ends before `size` bytes, [`CodecError::Corrupt`]
+    /// for an invalid stream or a size that is not a whole number of samples.
+    pub fn decode_stream(&self, stream: &[u8], size: usize) -> Result<Vec<u8>, CodecError> {
+        self.decode_framed(stream, size, 0)
     }
-    Ok(out)
+
+    /// [`Self::decode_stream`] of a stream that followed `header` bytes of framing (errors report
+    /// the framed length).
+    fn decode_framed(&self, stream: &[u8], size: usize, header: usize) -> Result<Vec<u8>, CodecError> {
+        let mut out = vec![0; size];
+        match self.interleaved() {
+            Some(width) => {
+                if !size.is_multiple_of(width) {
+                    return Err(corrupt(format!("{size} bytes are not whole {width}-byte pixels")));
+                }
+                let mut planes = vec![0; size];
+                decode(self, 8, (stream, header), &mut planes)?;
+                shuffle::unshuffle_into(&planes, &mut out, width);
+            }
+            None => decode(self, self.bits_per_pixel, (stream, header), &mut out)?,
+        }
+        Ok(out)
+    }
 }
 
 fn corrupt(what: String) -> CodecError {
     CodecError::Corrupt { codec: NAME, source: std::io::Error::other(what) }
 }
 
-/// Decodes the AEC stream of samples of `bits` bits into `out` (whole samples).
-fn decode(params: &SzipParams, bits: u32, stream: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+/// Decodes the AEC stream (after `header` bytes of framing) of samples of `bits` bits into `out`
+/// (whole samples).
+fn decode(params: &SzipParams, bits: u32, (stream, header): (&[u8], usize), out: &mut [u8]) -> Result<(), CodecError> {
     let width = match bits {
         0..=8 => 1,
         9..=16 => 2,
@@ -135,7 +155,7 @@ fn decode(params: &SzipParams, bits: u32, stream: &[u8], out: &mut [u8]) -> Resu
     let (samples, keep) = (out.len() / width, params.pixels_per_scanline as usize);
     let padded = coder.rsi_samples != keep;
     let msb = params.options_mask & MSB_OPTION != 0;
-    let mut reader = BitReader { data: stream, pos: 0, acc: 0, bits: 0 };
+    let mut reader = BitReader { data: stream, header, pos: 0, acc: 0, bits: 0 };
     let mut rsi = Vec::with_capacity(coder.rsi_samples + coder.block);
     let mut written = 0;
     while written < samples {
@@ -298,6 +318,8 @@ impl Coder {
 /// Reads a stream most significant bit first.
 struct BitReader<'a> {
     data: &'a [u8],
+    /// Bytes of framing before `data` (reported in errors).
+    header: usize,
     pos: usize,
     /// Bits read ahead; the low `bits` of them are unread.
     acc: u64,
@@ -315,7 +337,7 @@ impl BitReader<'_> {
     }
 
     fn truncated(&self) -> CodecError {
-        CodecError::Truncated { codec: NAME, len: self.data.len() + 4 }
+        CodecError::Truncated { codec: NAME, len: self.data.len() + self.header }
     }
 
     /// The next `n` (<= 32) bits.

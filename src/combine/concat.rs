@@ -23,7 +23,7 @@ pub(crate) struct Part<'a> {
     pub(crate) table: ChunkTable,
     /// The file's location, for messages.
     pub(crate) location: &'a str,
-    /// Its id in the combined source table.
+    /// Its id in the combined source table (its external files, if any, follow it).
     pub(crate) source: u32,
     /// Index along each axis.
     pub(crate) pos: Vec<usize>,
@@ -64,7 +64,7 @@ pub(crate) fn take_first(parts: Vec<Part<'_>>, allow_differ: bool) -> Result<Vir
     let Some(Part { array: first, mut table, source, .. }) = parts.into_iter().next() else {
         return Err(CombineError::NoFiles);
     };
-    table.rename_source(source);
+    table.shift_sources(source);
     Ok(VirtualArray {
         path: first.path.clone(),
         metadata: first.metadata.clone(),
@@ -198,7 +198,7 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
         rewritten += part.array.rewritten_chunks + trim_interior(part, &placement.interior)?;
         // Drops the bytes of chunks replaced by trimmed forms, and of trimmed forms not used here.
         part.table.compact_owned();
-        part.table.rename_source(part.source);
+        part.table.shift_sources(part.source);
         starts.push(placement.start(&grid));
     }
     let table = match contiguous(&grid, &parts, &starts) {

@@ -61,9 +61,15 @@ pub(crate) fn combine_all(
         order.sort_by(|&a, &b| placed.pos[a].cmp(&placed.pos[b]));
         let mut members = Vec::with_capacity(order.len());
         for &i in &order {
-            let source = files[group[i]].sources.get(0).cloned().ok_or(CombineError::NoFiles)?;
+            // The file, then the external files its data lie in (HDF4): ids `base..` here, in order.
+            let own = &files[group[i]].sources;
+            if own.is_empty() {
+                return Err(CombineError::NoFiles);
+            }
             members.push((i, sources.len() as u32));
-            sources.push(source);
+            for source in own.iter() {
+                sources.push(source.clone());
+            }
         }
         let mut group_tables: Vec<Vec<ChunkTable>> = group.iter().map(|&i| std::mem::take(&mut tables[i])).collect();
         let result = group_arrays(&refs, &mut group_tables, placed, members, data_vars, options, &mut warnings)?;

@@ -156,6 +156,20 @@ impl Segment {
         }
     }
 
+    /// Adds `base` to the source id of every reference.
+    fn shift_sources(&mut self, base: u32) {
+        match &mut self.sources {
+            Sources::None => {}
+            Sources::Uniform(s) => *s = s.saturating_add(base),
+            Sources::PerEntry(ids) => ids.iter_mut().for_each(|s| *s = s.saturating_add(base)),
+        }
+        for entry in self.exceptions.values_mut() {
+            if let ChunkEntry::Source { source: s, .. } = entry {
+                *s = s.saturating_add(base);
+            }
+        }
+    }
+
     /// Adds `shift` to the offset of every store-owned chunk.
     fn shift_owned(&mut self, shift: u64) {
         if shift == 0 {
@@ -273,6 +287,14 @@ impl ChunkTable {
     pub fn rename_source(&mut self, source: u32) {
         for segment in &mut self.segments {
             segment.rename_source(source);
+        }
+    }
+
+    /// Adds `base` to every reference's source id: the table of a file whose sources (the file, then
+    /// its external files) are ids `base..` of a combined source table.
+    pub fn shift_sources(&mut self, base: u32) {
+        for segment in &mut self.segments {
+            segment.shift_sources(base);
         }
     }
 
@@ -506,6 +528,21 @@ mod tests {
         assert_eq!((table.entry(4), table.entry(5)), (src(3, 400, 100), src(4, 0, 1)));
         table.rename_source(9);
         assert!(table.iter().all(|e| matches!(e, ChunkEntry::Source { source: 9, .. })));
+    }
+
+    #[test]
+    fn shifting_sources_keeps_each_reference_apart() {
+        // A file's own chunks (source 0) and its external file's (1), uniform and mixed segments.
+        let mut table: ChunkTable = [src(0, 1, 2), ChunkEntry::Missing, src(1, 8, 4)].into_iter().collect();
+        let owned = table.push_owned(b"ab");
+        table.push(owned);
+        table.set(1, ChunkEntry::Source { source: 1, offset: u64::MAX - 1, length: 1 });
+        table.shift_sources(7);
+        let expected = [src(7, 1, 2), src(8, u64::MAX - 1, 1), src(8, 8, 4), owned];
+        assert_eq!(table.iter().collect::<Vec<_>>(), expected);
+        let mut uniform: ChunkTable = [src(0, 1, 2), src(0, 3, 2)].into_iter().collect();
+        uniform.shift_sources(3);
+        assert!(uniform.iter().all(|e| matches!(e, ChunkEntry::Source { source: 3, .. })));
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //!   attributes go on the root group; dimension scales are one-dimensional coordinate arrays.
 //! - Contiguous data is referenced as slabs, chunked data one reference per chunk of the chunk table,
 //!   deflate as `numcodecs.zlib`, linked blocks of whole rows one reference per block. Other linked
-//!   blocks, RLE, skipping Huffman and NBIT are decoded and stored by the store. Data in an external
-//!   file is referenced in that file, one more source of the dataset (`hdf4/external`). szip and JPEG
-//!   are refused per variable (left out with a warning under `skip_unsupported`).
+//!   blocks, RLE, skipping Huffman, NBIT and szip are decoded and stored by the store. Data in an
+//!   external file is referenced in that file, one more source of the dataset (`hdf4/external`);
+//!   combining reads such files' digests and coordinates there (`hdf4/combining`). Coders vzarr
+//!   does not decode are refused per variable (left out with a warning under `skip_unsupported`);
+//!   raster images (GR, JPEG among their compressions) are left out with a warning.
 //! - HDF-EOS2 structural metadata (`StructMetadata.0`) names the dimensions of grid and swath fields,
 //!   adds their projection as attributes and gives geographic grids `XDim`/`YDim` coordinates
 //!   (`hdf4/eos`).
@@ -94,17 +96,20 @@ pub fn scan_hdf4(
     add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;
     eos::apply(&mut dataset);
+    let table = dataset.sources.clone();
+    let mut sources = combining::Sources::new(file, &table, options);
     for array in &mut dataset.arrays {
-        combining::add_digest(file, options, array);
-        combining::add_tails(path, file, options, array)?;
+        combining::add_digest(&mut sources, options, array);
+        combining::add_tails(path, &mut sources, options, array)?;
     }
     for dim in &options.concat_dims {
-        let coordinate = combining::concat_coordinate(file, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
-            path: path.to_path_buf(),
-            variable: dim.clone(),
-            what: "reading the concatenation coordinate".into(),
-            source: e.into(),
-        })?;
+        let coordinate =
+            combining::concat_coordinate(&mut sources, &dataset.arrays, dim).map_err(|e| ScanError::Variable {
+                path: path.to_path_buf(),
+                variable: dim.clone(),
+                what: "reading the concatenation coordinate".into(),
+                source: e.into(),
+            })?;
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)

@@ -419,7 +419,7 @@ impl FileContext<'_> {
             return Ok(());
         }
         let path = array.path.clone();
-        let mut read = |offset, length| self.read_raw(&path, offset, length);
+        let mut read = |_source, offset, length| self.read_raw(&path, offset, length);
         prepare_tails(array, &axes, &mut read).map_err(|e| match e {
             TailError::Read(e) => e,
             TailError::Codec(e) => ScanError::Variable {

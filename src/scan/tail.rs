@@ -23,11 +23,12 @@ pub(crate) enum TailError {
 }
 
 /// Sets `array.tails` for the axes in `axes` (the array's concatenation axes) whose last chunk is
-/// partial. `read(offset, length)` returns stored bytes of source 0.
+/// partial. `read(source, offset, length)` returns stored bytes of the dataset's source `source` (0,
+/// the scanned file, for every scanner but HDF4's, whose data sets may lie in external files).
 pub(crate) fn prepare_tails(
     array: &mut VirtualArray,
     axes: &[usize],
-    read: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>, super::ScanError>,
+    read: &mut dyn FnMut(u32, u64, u64) -> Result<Vec<u8>, super::ScanError>,
 ) -> Result<(), TailError> {
     let grid = array.metadata.chunk_grid.clone();
     let mut partial: Vec<usize> = axes
@@ -55,7 +56,7 @@ pub(crate) fn prepare_tails(
 fn trim_corner(
     array: &mut VirtualArray,
     dims: &[usize],
-    read: &mut dyn FnMut(u64, u64) -> Result<Vec<u8>, super::ScanError>,
+    read: &mut dyn FnMut(u32, u64, u64) -> Result<Vec<u8>, super::ScanError>,
 ) -> Result<TailChunks, TailError> {
     let grid = array.metadata.chunk_grid.clone();
     let last: Vec<u64> = dims.iter().map(|&d| grid.dims()[d].num_chunks() - 1).collect();
@@ -78,8 +79,8 @@ fn trim_corner(
                 let length = cropped.iter().product::<u64>() * element_size as u64;
                 ChunkEntry::Source { source, offset, length }
             }
-            ChunkEntry::Source { offset, length, .. } => {
-                let stored = read(offset, length).map_err(TailError::Read)?;
+            ChunkEntry::Source { source, offset, length } => {
+                let stored = read(source, offset, length).map_err(TailError::Read)?;
                 tail.rewritten += 1;
                 crop_owned(array, &stored, &shape, &cropped)?
             }

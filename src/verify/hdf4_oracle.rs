@@ -29,6 +29,7 @@ static LOCK: Mutex<()> = Mutex::new(());
 extern "C" {
     fn Hishdf(name: *const c_char) -> c_int;
     fn HXsetdir(dir: *const c_char) -> c_int;
+    fn HCget_config_info(coder: c_int, info: *mut u32) -> c_int;
 }
 
 #[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
@@ -42,6 +43,7 @@ extern "C" {
     fn SDfindattr(id: i32, name: *const c_char) -> i32;
     fn SDattrinfo(id: i32, index: i32, name: *mut c_char, nt: *mut i32, count: *mut i32) -> c_int;
     fn SDreadattr(id: i32, index: i32, data: *mut c_void) -> c_int;
+    fn SDgetcomptype(sds: i32, coder: *mut c_int) -> c_int;
     fn SDendaccess(sds: i32) -> c_int;
     fn SDend(sd: i32) -> c_int;
 }
@@ -52,6 +54,26 @@ const FAIL: c_int = -1;
 const MAX_RANK: usize = 32;
 /// Longest attribute text read.
 const MAX_TEXT: i32 = 1 << 24;
+
+/// The name of the compression method of data set `sds` when the linked libhdf4 cannot decode it
+/// (Debian's libhdf4 is built without szip; the caller holds the lock).
+fn missing_decoder(sds: i32) -> Option<&'static str> {
+    const COMP_DECODER_ENABLED: u32 = 1;
+    let mut coder = 0;
+    let mut info = 0u32;
+    // SAFETY: out-pointers to an int and a u32, as `SDgetcomptype` and `HCget_config_info` take.
+    let known = unsafe { SDgetcomptype(sds, &mut coder) != FAIL && HCget_config_info(coder, &mut info) != FAIL };
+    let name = match coder {
+        1 => "RLE",
+        2 => "NBIT",
+        3 => "skipping Huffman",
+        4 => "deflate",
+        5 => "szip",
+        7 => "JPEG",
+        _ => return None,
+    };
+    (!known || info & COMP_DECODER_ENABLED == 0).then_some(name)
+}
 
 fn error(message: String) -> netcdf::Error {
     netcdf::Error::Str(message)
@@ -238,7 +260,13 @@ impl Hdf4Dataset {
             SDreaddata(open.sds, start.as_mut_ptr(), std::ptr::null_mut(), edge.as_mut_ptr(), out.as_mut_ptr().cast())
         };
         if status == FAIL {
-            return Err(error(format!("libhdf4 cannot read {}", self.name.to_string_lossy())));
+            let why = missing_decoder(open.sds)
+                .map(|c| format!(": it is {c}-compressed and this libhdf4 has no {c} decoder"));
+            return Err(error(format!(
+                "libhdf4 cannot read {}{}",
+                self.name.to_string_lossy(),
+                why.unwrap_or_default()
+            )));
         }
         Ok(out)
     }

@@ -101,7 +101,7 @@ fn find(bytes: &[u8], tag: u16, reference: u16) -> Option<usize> {
 }
 
 /// Every descriptor: (its position in the file, tag, ref, offset, length).
-fn every_descriptor(bytes: &[u8]) -> Vec<(usize, u16, u16, u32, u32)> {
+pub(crate) fn every_descriptor(bytes: &[u8]) -> Vec<(usize, u16, u16, u32, u32)> {
     let mut out = Vec::new();
     let mut at = 4usize;
     while at != 0 {

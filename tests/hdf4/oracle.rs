@@ -95,6 +95,13 @@ fn libhdf4(path: &Path) -> Vec<Read> {
     }
 }
 
+/// The values of data set `name` of `path` as libhdf4 reads them (native-endian).
+pub(crate) fn libhdf4_values(path: &Path, name: &str) -> Vec<u8> {
+    let read = libhdf4(path).into_iter().find(|r| r.name == name);
+    let read = read.unwrap_or_else(|| panic!("{}: no data set {name}", path.display()));
+    read.bytes.unwrap_or_else(|| panic!("{}: libhdf4 cannot read {name}", path.display()))
+}
+
 #[test]
 fn every_value_of_every_fixture_equals_libhdf4() {
     let options = ScanOptions { skip_unsupported: true, ..Default::default() };

@@ -9,7 +9,7 @@
 //! | chunked (plain or deflate)     | the chunk shape       | one reference per chunk of the table   |
 //! | linked blocks of whole rows    | one chunk per block   | references (rectilinear along dim 0)   |
 //! | in an external file            | slabs (`contiguous`)  | references into that file (source > 0) |
-//! | other linked blocks, RLE,      | slabs (whole) /       | decoded, stored by the store (zlib)    |
+//! | other linked blocks, RLE, szip,| slabs (whole) /       | decoded, stored by the store (zlib)    |
 //! | skipping Huffman, NBIT         | the chunk shape       |                                        |
 //!
 //! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among

@@ -3,23 +3,60 @@
 //! of partial last chunks along concatenation dimensions (`scan/tail`).
 //!
 //! Values are read back through the array's own chunk table and codecs, so they are exactly what a
-//! reader of the store sees. Only arrays chunked along their first dimension alone (every
-//! coordinate, every contiguous or whole-array layout) are read this way; others get no digest.
+//! reader of the store sees, from the file or from the external files its data sets lie in
+//! ([`Sources`]). Only arrays chunked along their first dimension alone (every coordinate, every
+//! contiguous or whole-array layout) are read this way; others get no digest.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
-use super::errors::Hdf4Error;
 use crate::dataset::{ConcatCoordinate, VirtualArray};
-use crate::manifest::ChunkEntry;
+use crate::manifest::{ChunkEntry, SourceTable};
 use crate::scan::tail::{prepare_tails, TailError};
 use crate::scan::{concat_axes, digest, wants_digest, ScanError, ScanOptions};
 use crate::source::ByteSource;
+
+/// The bytes of a scan's sources: the HDF4 file (source 0) and its external files, opened when first
+/// read (local files, or objects through `ScanOptions::runtime`).
+pub(super) struct Sources<'a> {
+    file: &'a dyn ByteSource,
+    table: &'a SourceTable,
+    options: &'a ScanOptions,
+    opened: HashMap<u32, Arc<dyn ByteSource>>,
+}
+
+impl<'a> Sources<'a> {
+    pub(super) fn new(file: &'a dyn ByteSource, table: &'a SourceTable, options: &'a ScanOptions) -> Self {
+        Sources { file, table, options, opened: HashMap::new() }
+    }
+
+    /// `length` bytes at `offset` of source `source`.
+    fn read(&mut self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+        if source == 0 {
+            return super::read_exact(self.file, offset, length, "stored values")
+                .map(|b| b.to_vec())
+                .map_err(|e| e.to_string());
+        }
+        let bytes = match self.opened.get(&source) {
+            Some(bytes) => bytes.clone(),
+            None => {
+                let location = self.table.get(source).ok_or_else(|| format!("no source {source}"))?.location.clone();
+                let bytes = super::external::open(&location, self.options)?;
+                self.opened.insert(source, bytes.clone());
+                bytes
+            }
+        };
+        let what = format!("external file {}", self.table.get(source).map_or("?", |s| s.location.as_str()));
+        super::read_exact(bytes.as_ref(), offset, length, &what).map(|b| b.to_vec()).map_err(|e| e.to_string())
+    }
+}
 
 /// Most bytes of values read back for a coordinate.
 const MAX_VALUE_BYTES: u64 = 128 << 20;
 
 /// The native-endian values of `array`, when it is chunked along its first dimension only.
-fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec<u8>, String> {
+fn values(sources: &mut Sources<'_>, array: &VirtualArray, limit: u64) -> Result<Vec<u8>, String> {
     let meta = &array.metadata;
     let dims = meta.chunk_grid.dims();
     let es = meta.data_type.size();
@@ -44,8 +81,8 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
         let entry = array.chunks.get(k).unwrap_or(ChunkEntry::Missing);
         let decoded = match entry {
             ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
-            ChunkEntry::Source { offset, length, .. } => {
-                let stored = file.read_range(offset, length).map_err(|e| e.to_string())?;
+            ChunkEntry::Source { source, offset, length } => {
+                let stored = sources.read(source, offset, length)?;
                 meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
             }
             ChunkEntry::Owned { offset, length } => {
@@ -60,9 +97,9 @@ fn values(file: &dyn ByteSource, array: &VirtualArray, limit: u64) -> Result<Vec
 }
 
 /// Sets the digest of a small array (no digest when its values cannot be read back).
-pub(super) fn add_digest(file: &dyn ByteSource, options: &ScanOptions, array: &mut VirtualArray) {
+pub(super) fn add_digest(sources: &mut Sources<'_>, options: &ScanOptions, array: &mut VirtualArray) {
     if wants_digest(options, array) {
-        array.digest = values(file, array, options.digest_max_bytes).ok().map(|v| digest(&v));
+        array.digest = values(sources, array, options.digest_max_bytes).ok().map(|v| digest(&v));
     }
 }
 
@@ -71,7 +108,7 @@ pub(super) fn add_digest(file: &dyn ByteSource, options: &ScanOptions, array: &m
 /// # Errors
 /// A message when its values cannot be read back.
 pub(super) fn concat_coordinate(
-    file: &dyn ByteSource,
+    sources: &mut Sources<'_>,
     arrays: &[VirtualArray],
     dim: &str,
 ) -> Result<Option<ConcatCoordinate>, String> {
@@ -79,7 +116,8 @@ pub(super) fn concat_coordinate(
     let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
     let text =
         |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
-    let as_f64 = |a: &VirtualArray| values(file, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
+    let mut as_f64 =
+        |a: &VirtualArray| values(sources, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
     let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
         Some(b) => Some((b.path.clone(), as_f64(b)?)),
         None => None,
@@ -99,7 +137,7 @@ pub(super) fn concat_coordinate(
 /// [`ScanError`] naming the array when a chunk cannot be read, decoded or re-encoded.
 pub(super) fn add_tails(
     path: &Path,
-    file: &dyn ByteSource,
+    sources: &mut Sources<'_>,
     options: &ScanOptions,
     array: &mut VirtualArray,
 ) -> Result<(), ScanError> {
@@ -115,10 +153,8 @@ pub(super) fn add_tails(
         what: what.into(),
         source,
     };
-    let mut read = |offset: u64, length: u64| {
-        super::read_exact(file, offset, length, "a partial last chunk")
-            .map(|b| b.to_vec())
-            .map_err(|e: Hdf4Error| failed("reading a partial last chunk", e.into()))
+    let mut read = |source: u32, offset: u64, length: u64| {
+        sources.read(source, offset, length).map_err(|e| failed("reading a partial last chunk", e.into()))
     };
     prepare_tails(array, &axes, &mut read).map_err(|e| match e {
         TailError::Read(e) => e,

@@ -1,5 +1,5 @@
 //! Decoding compressed elements a Zarr reader cannot decode itself, so their values can be stored by
-//! the store (HDF4's `crle.c`, `cskphuff.c` and `cnbit.c`; deflate through `flate2` for compressed bytes that are
+//! the store (HDF4's `crle.c`, `cskphuff.c`, `cnbit.c` and `cszip.c`; deflate through `flate2` for compressed bytes that are
 //! not one range).
 //!
 //! Every decoder produces exactly the element's uncompressed length and refuses input that would
@@ -7,6 +7,7 @@
 
 mod nbit;
 mod skip_huffman;
+mod szip;
 
 use std::io::Read;
 
@@ -23,6 +24,7 @@ pub(crate) fn decode(coder: Coder, input: &[u8], length: usize) -> Result<Vec<u8
         Coder::Deflate => inflate(input, length)?,
         Coder::SkipHuffman { skip } => skip_huffman::decode(input, skip, length)?,
         Coder::Nbit(nbit) => nbit::decode(input, nbit, length)?,
+        Coder::Szip(params) => szip::decode(input, params, length)?,
         other => return Err(format!("{other} decoding is not implemented")),
     };
     if out.len() < length {
@@ -74,6 +76,6 @@ mod tests {
 
     #[test]
     fn unknown_coders_are_named() {
-        assert!(decode(Coder::Szip, &[], 4).unwrap_err().contains("szip"));
+        assert!(decode(Coder::Other(7), &[], 4).unwrap_err().contains("method 7"));
     }
 }

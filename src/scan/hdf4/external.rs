@@ -20,10 +20,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::errors::Hdf4Error;
 use crate::manifest::{SourceFile, SourceTable};
 use crate::scan::ScanOptions;
+use crate::source::ByteSource;
 
 /// Where the external files named by one HDF4 file are looked for, and those already found.
 pub(crate) struct ExternalFiles {
@@ -73,6 +75,30 @@ impl ExternalFiles {
         self.found.insert(name.to_string(), id);
         Ok(id)
     }
+}
+
+/// The bytes of the external file at `location` (as [`ExternalFiles::source`] fingerprinted it: a
+/// local path, or an object's URL read through `options.runtime`).
+///
+/// # Errors
+/// A message naming the file when it cannot be opened.
+pub(crate) fn open(location: &str, options: &ScanOptions) -> Result<Arc<dyn ByteSource>, String> {
+    use crate::source::{CacheOptions, CachedSource, LocalFile, ObjectSource};
+    if let Some(local) = crate::source::local_path(location) {
+        let file = LocalFile::open(&local).map_err(|e| format!("external file {location}: {e}"))?;
+        return Ok(Arc::new(CachedSource::new(Arc::new(file), CacheOptions::local())));
+    }
+    let url = url::Url::parse(location).map_err(|e| format!("external file {location}: {e}"))?;
+    let runtime = options
+        .runtime
+        .as_ref()
+        .ok_or_else(|| format!("external file {location}: reading it needs ScanOptions::runtime"))?;
+    let (store, object) =
+        crate::source::store_for_url(&url, &options.remote).map_err(|e| format!("external file {location}: {e}"))?;
+    use object_store::ObjectStoreExt;
+    let meta = runtime.block_on(store.head(&object)).map_err(|e| format!("external file {location}: {e}"))?;
+    let source = ObjectSource::new(location.to_string(), store, object, meta.size, runtime.clone());
+    Ok(Arc::new(CachedSource::new(Arc::new(source), CacheOptions::remote())))
 }
 
 fn error(name: &str, reason: impl Into<String>) -> Hdf4Error {

@@ -99,8 +99,8 @@ pub(crate) enum Coder {
     },
     /// A zlib stream.
     Deflate,
-    /// szip.
-    Szip,
+    /// szip (Adaptive Entropy Coding through szlib), with its parameters.
+    Szip(Szip),
     /// A coder code this reader does not know (JPEG, ...).
     Other(u16),
 }
@@ -113,7 +113,7 @@ impl std::fmt::Display for Coder {
             Coder::Nbit(_) => f.write_str("NBIT"),
             Coder::SkipHuffman { skip } => write!(f, "skipping Huffman (skip {skip})"),
             Coder::Deflate => f.write_str("deflate"),
-            Coder::Szip => f.write_str("szip"),
+            Coder::Szip(_) => f.write_str("szip"),
             Coder::Other(code) => write!(f, "compression method {code}"),
         }
     }
@@ -132,6 +132,23 @@ pub(crate) struct Nbit {
     pub(crate) top: u32,
     /// How many bits are stored per value.
     pub(crate) bits: u32,
+}
+
+/// The parameters of an szip element (`comp_coder_szip_info_t`; `hcomp.c` stores them as
+/// `pixels, pixels_per_scanline, options_mask: u32, bits_per_pixel, pixels_per_block: u8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Szip {
+    /// Values in the element (of one chunk, when chunked).
+    pub(crate) pixels: u32,
+    /// Pixels per scanline (one reference sample interval).
+    pub(crate) pixels_per_scanline: u32,
+    /// szlib's options mask; bit `0x10000` (`SZ_H4_REV_2`) marks elements written since HDF 4.2r1,
+    /// whose bytes start with a 5-byte preamble.
+    pub(crate) options_mask: u32,
+    /// Bits per pixel (8 times the size of the number type).
+    pub(crate) bits_per_pixel: u8,
+    /// Pixels per block.
+    pub(crate) pixels_per_block: u8,
 }
 
 /// A chunked element's header.
@@ -266,7 +283,13 @@ fn compressed(
         }),
         3 => Coder::SkipHuffman { skip: c.u32()? },
         4 => Coder::Deflate,
-        5 => Coder::Szip,
+        5 => Coder::Szip(Szip {
+            pixels: c.u32()?,
+            pixels_per_scanline: c.u32()?,
+            options_mask: c.u32()?,
+            bits_per_pixel: c.u8()?,
+            pixels_per_block: c.u8()?,
+        }),
         code => Coder::Other(code),
     };
     let data = match index.get(DFTAG_COMPRESSED, data_ref) {
