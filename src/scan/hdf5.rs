@@ -221,6 +221,31 @@ struct VarScan<'a> {
 }
 
 impl FileContext<'_> {
+    /// Checks contiguous storage of `size` bytes at `address` (`None`: never written) for variable `v`
+    /// of `element_size`-byte stored elements: it must hold the variable's shape exactly and lie
+    /// within the file. A layout message before version 3 records no size (`None`): libhdf5 reads
+    /// elements x element size from the address.
+    pub(super) fn check_contiguous(
+        &self,
+        v: &VarScan<'_>,
+        element_size: u64,
+        address: Option<u64>,
+        size: Option<u64>,
+    ) -> Result<(), ScanError> {
+        let expected = v.shape.iter().try_fold(element_size, |n, &d| n.checked_mul(d));
+        let size = size.or(expected).unwrap_or(u64::MAX);
+        if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
+            let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
+            return Err(self.variable_error(&v.var.path, "reading layout", msg));
+        }
+        if let Some(offset) = address.filter(|&a| a.checked_add(size).is_none_or(|end| end > self.bytes.len())) {
+            let msg =
+                format!("{size} bytes at offset {offset} lie past the end of the file ({} bytes)", self.bytes.len());
+            return Err(self.variable_error(&v.var.path, "reading layout", msg));
+        }
+        Ok(())
+    }
+
     fn variable_error(
         &self,
         var: &str,
@@ -515,19 +540,7 @@ impl FileContext<'_> {
         size: Option<u64>,
     ) -> Result<Translated, ScanError> {
         let element_size = v.data_type.size() as u64;
-        let expected = v.shape.iter().try_fold(element_size, |n, &d| n.checked_mul(d));
-        // A layout message before version 3 records no size (None): libhdf5 reads elements x
-        // element size from the address.
-        let size = size.or(expected).unwrap_or(u64::MAX);
-        if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
-            let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
-            return Err(self.variable_error(&v.var.path, "reading layout", msg));
-        }
-        if let Some(offset) = address.filter(|&a| a.checked_add(size).is_none_or(|end| end > self.bytes.len())) {
-            let msg =
-                format!("{size} bytes at offset {offset} lie past the end of the file ({} bytes)", self.bytes.len());
-            return Err(self.variable_error(&v.var.path, "reading layout", msg));
-        }
+        self.check_contiguous(v, element_size, address, size)?;
         let (grid, entries) = slab_layout(&v.shape, element_size, address.unwrap_or(0), 0, self.options.max_slab_bytes)
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let chunks = match address {

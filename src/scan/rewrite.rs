@@ -47,12 +47,18 @@ impl ArrayCodecs {
         valid: &[u64],
         fill: &[u8],
     ) -> Result<Vec<u8>, CodecError> {
+        let mut native = self.decode(stored, mask, chunk_shape)?;
+        fill_outside(&mut native, chunk_shape, valid, fill);
+        self.full.encode(&native, self.swap)
+    }
+
+    /// The elements of a chunk of `chunk_shape` stored as `stored` (written with `mask`), in native
+    /// byte order as [`ArrayCodecs::swap`] gives it.
+    fn decode(&self, stored: &[u8], mask: u32, chunk_shape: &[u64]) -> Result<Vec<u8>, CodecError> {
         let len = chunk_shape.iter().product::<u64>() as usize * self.element_size;
         let mut decoded = vec![0; len];
         decode_filters(&self.applied(mask), stored, &mut decoded)?;
-        let mut native = CodecChain::new(vec![self.bytes.clone()])?.decode(&decoded, self.swap, len)?;
-        fill_outside(&mut native, chunk_shape, valid, fill);
-        self.full.encode(&native, self.swap)
+        CodecChain::new(vec![self.bytes.clone()])?.decode(&decoded, self.swap, len)
     }
 }
 
@@ -73,11 +79,7 @@ impl ArrayCodecs {
         pack: &dyn Fn(&[u8]) -> Vec<u8>,
         packed: &ArrayCodecs,
     ) -> Result<Vec<u8>, CodecError> {
-        let len = chunk_shape.iter().product::<u64>() as usize * self.element_size;
-        let mut decoded = vec![0; len];
-        decode_filters(&self.applied(mask), stored, &mut decoded)?;
-        let source = CodecChain::new(vec![self.bytes.clone()])?.decode(&decoded, self.swap, len)?;
-        drop(decoded);
+        let source = self.decode(stored, mask, chunk_shape)?;
         let mut native = pack(&source);
         drop(source);
         if packed.full.endian().is_some_and(|e| e != crate::codec::Endian::native()) {

@@ -151,17 +151,7 @@ impl FileContext<'_> {
         size: Option<u64>,
     ) -> Result<Translated, ScanError> {
         let (stored_size, packed_size) = (repack.source_size as u64, v.data_type.size() as u64);
-        let expected = v.shape.iter().try_fold(stored_size, |n, &d| n.checked_mul(d));
-        let size = size.or(expected).unwrap_or(u64::MAX);
-        if v.stored_shape != v.shape || (address.is_some() && Some(size) != expected) {
-            let msg = format!("contiguous storage of {size} bytes does not hold shape {:?}", v.shape);
-            return Err(self.variable_error(&v.var.path, "reading layout", msg));
-        }
-        if let Some(offset) = address.filter(|&a| a.checked_add(size).is_none_or(|end| end > self.bytes.len())) {
-            let msg =
-                format!("{size} bytes at offset {offset} lie past the end of the file ({} bytes)", self.bytes.len());
-            return Err(self.variable_error(&v.var.path, "reading layout", msg));
-        }
+        self.check_contiguous(v, stored_size, address, size)?;
         // Slabs of packed elements; each one's elements are stored at `stored_size` bytes apiece.
         let (grid, slabs) = slab_layout(&v.shape, packed_size, 0, 0, self.options.max_slab_bytes)
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
