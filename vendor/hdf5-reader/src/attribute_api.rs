@@ -435,13 +435,7 @@ pub(crate) fn collect_raw_attributes(
     let (header, captured) = context.parse_header_capturing(address)?;
     let mut raw = captured.attributes;
     let capture = messages::RawCapture::start();
-    let attributes = collect_attribute_messages_storage(
-        &header,
-        context.storage.as_ref(),
-        context.superblock.offset_size,
-        context.superblock.length_size,
-        Some(context.filter_registry.as_ref()),
-    )?;
+    let attributes = collect_attribute_messages_storage(&header, context)?;
     raw.extend(capture.finish().attributes);
 
     let mut used = vec![false; raw.len()];
@@ -465,13 +459,13 @@ pub(crate) fn collect_raw_attributes(
     Ok(result)
 }
 
+/// The attributes of the object whose header is `header`: compact ones from the header, dense
+/// ones from the fractal heap, each with its shared datatype and dataspace resolved.
 pub(crate) fn collect_attribute_messages_storage(
     header: &ObjectHeader,
-    storage: &dyn Storage,
-    offset_size: u8,
-    length_size: u8,
-    filter_registry: Option<&FilterRegistry>,
+    context: &FileContext,
 ) -> Result<Vec<AttributeMessage>> {
+    let (storage, superblock) = (context.storage.as_ref(), &context.superblock);
     let mut attributes = Vec::new();
     let mut attribute_info = None;
 
@@ -487,12 +481,15 @@ pub(crate) fn collect_attribute_messages_storage(
         attributes.extend(load_dense_attribute_messages_storage(
             &info,
             storage,
-            offset_size,
-            length_size,
-            filter_registry,
+            superblock.offset_size,
+            superblock.length_size,
+            Some(context.filter_registry.as_ref()),
         )?);
     }
 
+    for attribute in &mut attributes {
+        context.resolve_shared_attribute_parts(attribute)?;
+    }
     Ok(attributes)
 }
 

@@ -277,8 +277,9 @@ fn parse_record(
 
         // Type 7: shared object-header messages.
         7 => {
+            // Location, then the hash: no padding between them (libhdf5's
+            // `H5SM__message_decode`). (vzarr's patch: 0.12.1 skipped 3 bytes.)
             let location = cursor.read_u8()?;
-            cursor.skip(3)?;
             let hash = cursor.read_u32_le()?;
             match location {
                 0 => {
@@ -1690,9 +1691,9 @@ mod tests {
 
     #[test]
     fn parse_shared_heap_record() {
+        // libhdf5's layout: location, hash, reference count, heap id; no padding.
         let mut data = Vec::new();
         data.push(0);
-        data.extend_from_slice(&[0, 0, 0]);
         data.extend_from_slice(&0xAABB_CCDDu32.to_le_bytes());
         data.extend_from_slice(&3u32.to_le_bytes());
         data.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);

@@ -862,13 +862,7 @@ impl Dataset {
         let mut fill_value: Option<FillValueMessage> = None;
         let mut filter_pipeline: Option<FilterPipelineMessage> = None;
         let mut external_files: Option<ExternalFilesMessage> = None;
-        let attributes = collect_attribute_messages_storage(
-            header,
-            context.context.storage.as_ref(),
-            context.context.superblock.offset_size,
-            context.context.superblock.length_size,
-            Some(context.context.filter_registry.as_ref()),
-        )?;
+        let attributes = collect_attribute_messages_storage(header, &context.context)?;
 
         for msg in &header.messages {
             match msg {

@@ -318,13 +318,7 @@ impl Group {
         // stored in the shared object header message (SOHM) table, so the
         // group attribute path supports the same sharing the dataset path does.
         let header = self.cached_header(self.address)?;
-        Ok(collect_attribute_messages_storage(
-            &header,
-            self.context.storage.as_ref(),
-            self.offset_size(),
-            self.length_size(),
-            Some(self.context.filter_registry.as_ref()),
-        )?
+        Ok(collect_attribute_messages_storage(&header, &self.context)?
         .into_iter()
         .map(|attr| {
             let element_count = attr.dataspace.num_elements().ok();

@@ -662,6 +662,82 @@ impl FileContext {
         Ok((hdr, capture.finish()))
     }
 
+    /// Resolves the shared datatype and dataspace of an attribute message (vzarr's patch): from
+    /// the committed datatype's object header or the shared object header message table, then
+    /// cuts the data to the attribute's size. While a [`messages::RawCapture`] is active, the
+    /// resolved datatype's bytes are recorded as an inline datatype's are.
+    pub(crate) fn resolve_shared_attribute_parts(
+        &self,
+        attribute: &mut messages::attribute::AttributeMessage,
+    ) -> Result<()> {
+        if attribute.shared_datatype.is_none() && attribute.shared_dataspace.is_none() {
+            return Ok(());
+        }
+        if let Some(shared) = attribute.shared_datatype.take() {
+            let capture = messages::RawCapture::start();
+            let message = self.resolve_shared_message(&shared);
+            let raw = capture.finish().datatypes;
+            let HdfMessage::Datatype(datatype) = message? else {
+                return Err(Error::InvalidData(format!(
+                    "attribute '{}': its shared datatype is no datatype message",
+                    attribute.name
+                )));
+            };
+            if let Some(raw) = raw.first() {
+                messages::record_attribute_datatype(&attribute.name, raw);
+            }
+            attribute.datatype = datatype.datatype;
+            attribute.element_size = datatype.size;
+        }
+        if let Some(shared) = attribute.shared_dataspace.take() {
+            let HdfMessage::Dataspace(dataspace) = self.resolve_shared_message(&shared)? else {
+                return Err(Error::InvalidData(format!(
+                    "attribute '{}': its shared dataspace is no dataspace message",
+                    attribute.name
+                )));
+            };
+            attribute.dataspace = dataspace;
+        }
+        let size = messages::attribute::attribute_data_size(&attribute.dataspace, attribute.element_size)?;
+        if attribute.raw_data.len() < size {
+            return Err(Error::InvalidData(format!(
+                "attribute '{}': {} bytes of data, its type and shape need {size}",
+                attribute.name,
+                attribute.raw_data.len()
+            )));
+        }
+        attribute.raw_data.truncate(size);
+        Ok(())
+    }
+
+    /// The message a shared message refers to: the first message of its type in another object
+    /// header (a committed datatype), or the entry of the shared object header message table.
+    fn resolve_shared_message(&self, shared: &messages::shared::SharedMessage) -> Result<HdfMessage> {
+        use messages::shared::SharedMessage;
+        let (message, message_type) = match shared {
+            SharedMessage::SharedInOhdr { message_type, address } => {
+                let header = ObjectHeader::parse_at_storage_with_limit(
+                    self.storage.as_ref(),
+                    *address,
+                    self.superblock.offset_size,
+                    self.superblock.length_size,
+                    self.max_object_header_bytes,
+                )?;
+                let found = header
+                    .messages
+                    .into_iter()
+                    .find(|m| object_header::message_matches_type(m, *message_type));
+                (found, *message_type)
+            }
+            SharedMessage::SharedInSohm { message_type, heap_id } => {
+                (self.resolve_sohm_message(heap_id, *message_type)?, *message_type)
+            }
+        };
+        message.ok_or_else(|| {
+            Error::InvalidData(format!("shared message of type {message_type:#x} not found"))
+        })
+    }
+
     fn resolve_sohm_message(
         &self,
         heap_id: &[u8],

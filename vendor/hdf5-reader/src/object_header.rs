@@ -1077,7 +1077,7 @@ fn select_shared_message(header: ObjectHeader, message_type: u16) -> Option<HdfM
     first_real_message
 }
 
-fn message_matches_type(message: &HdfMessage, message_type: u16) -> bool {
+pub(crate) fn message_matches_type(message: &HdfMessage, message_type: u16) -> bool {
     use crate::messages::*;
 
     matches!(

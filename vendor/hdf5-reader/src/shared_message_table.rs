@@ -65,7 +65,10 @@ impl SharedMessageTable {
         num_indices: u8,
         offset_size: u8,
     ) -> Result<Self> {
-        let entry_len = 1 + 1 + 2 + 4 + 2 + 2 + 2 + 2 + usize::from(offset_size) * 2;
+        // Version, index type, message types, minimum size, list and B-tree cutoffs, number
+        // of messages, index and heap addresses (libhdf5's `H5SM_INDEX_HEADER_SIZE`). (vzarr's
+        // patch: 0.12.1 read 2 bytes of padding after the number of messages.)
+        let entry_len = 1 + 1 + 2 + 4 + 2 + 2 + 2 + usize::from(offset_size) * 2;
         let table_len = 4 + usize::from(num_indices) * entry_len + 4;
         let bytes = storage.read_range(address, table_len)?;
         let mut cursor = Cursor::new(bytes.as_ref());
@@ -98,7 +101,6 @@ impl SharedMessageTable {
             let list_cutoff = cursor.read_u16_le()?;
             let btree_cutoff = cursor.read_u16_le()?;
             let num_messages = cursor.read_u16_le()?;
-            cursor.skip(2)?;
             let index_address = cursor.read_offset(offset_size)?;
             let fractal_heap_address = cursor.read_offset(offset_size)?;
             indexes.push(SharedMessageIndex {
@@ -262,7 +264,10 @@ fn parse_record_list(
     if num_records == 0 {
         return Ok(Vec::new());
     }
-    let max_record_len = 20usize;
+    // Every record takes the same room (libhdf5's `H5SM_SOHM_ENTRY_SIZE`): location, hash, and
+    // the larger of a heap record (reference count, heap id) and an object header record.
+    let record_len = 1 + 4 + (4 + 8).max(1 + 1 + 2 + usize::from(offset_size));
+    let max_record_len = record_len;
     let max_len = 4 + usize::from(num_records) * max_record_len + 4;
     let bytes = storage.read_range(address, max_len)?;
     let mut cursor = Cursor::new(bytes.as_ref());
@@ -275,7 +280,8 @@ fn parse_record_list(
 
     let mut records = Vec::with_capacity(usize::from(num_records));
     for _ in 0..num_records {
-        records.push(parse_record(&mut cursor, offset_size)?);
+        let mut record = Cursor::new(cursor.read_bytes(record_len)?);
+        records.push(parse_record(&mut record, offset_size)?);
     }
 
     let checksum_pos = cursor.position() as usize;
@@ -292,8 +298,8 @@ fn parse_record_list(
 }
 
 fn parse_record(cursor: &mut Cursor<'_>, offset_size: u8) -> Result<SharedMessageRecord> {
+    // No padding after the location (vzarr's patch: 0.12.1 skipped 3 bytes).
     let location = cursor.read_u8()?;
-    cursor.skip(3)?;
     let hash = cursor.read_u32_le()?;
     match location {
         0 => {
@@ -378,7 +384,6 @@ mod tests {
         table.extend_from_slice(&8u16.to_le_bytes());
         table.extend_from_slice(&6u16.to_le_bytes());
         table.extend_from_slice(&1u16.to_le_bytes());
-        table.extend_from_slice(&[0, 0]);
         table.extend_from_slice(&64u64.to_le_bytes());
         table.extend_from_slice(&128u64.to_le_bytes());
         let checksum = jenkins_lookup3(&table);
@@ -399,7 +404,6 @@ mod tests {
         let mut list = Vec::new();
         list.extend_from_slice(b"SMLI");
         list.push(0);
-        list.extend_from_slice(&[0, 0, 0]);
         list.extend_from_slice(&0x1122_3344u32.to_le_bytes());
         list.extend_from_slice(&2u32.to_le_bytes());
         list.extend_from_slice(&[8, 7, 6, 5, 4, 3, 2, 1]);

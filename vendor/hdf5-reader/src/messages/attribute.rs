@@ -6,8 +6,10 @@
 use crate::error::{Error, Result};
 use crate::io::Cursor;
 
-use super::dataspace::{self, DataspaceMessage};
+use super::dataspace::{self, DataspaceMessage, DataspaceType};
 use super::datatype::{self, Datatype};
+use super::shared::{self, SharedMessage};
+use super::{MSG_DATASPACE, MSG_DATATYPE};
 
 /// Parsed attribute message.
 #[derive(Debug, Clone)]
@@ -20,6 +22,16 @@ pub struct AttributeMessage {
     pub dataspace: DataspaceMessage,
     /// Raw attribute data (un-decoded bytes).
     pub raw_data: Vec<u8>,
+    /// The size in bytes of one element of `datatype` (0 until a shared datatype is resolved).
+    /// (vzarr's patch.)
+    pub element_size: u32,
+    /// Where the datatype is stored when it is shared (a committed datatype, or a message of the
+    /// shared object header message table): until the file resolves it, `datatype` is a
+    /// placeholder and `raw_data` holds every byte after the dataspace. (vzarr's patch.)
+    pub shared_datatype: Option<SharedMessage>,
+    /// Where the dataspace is stored when it is shared (the shared object header message table),
+    /// as for `shared_datatype`. (vzarr's patch.)
+    pub shared_dataspace: Option<SharedMessage>,
 }
 
 /// Parse an attribute message.
@@ -90,6 +102,9 @@ fn parse_v1(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
         datatype: dt_msg.datatype,
         dataspace: ds_msg,
         raw_data,
+        element_size: dt_msg.size,
+        shared_datatype: None,
+        shared_dataspace: None,
     })
 }
 
@@ -103,30 +118,7 @@ fn parse_v2(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
     // Name — NOT padded in v2
     let name = cursor.read_fixed_string(name_size)?;
 
-    // Datatype
-    let dt_start = cursor.position();
-    let dt_msg = datatype::parse(cursor, datatype_size)?;
-    if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
-        super::record_attribute_datatype(&name, raw);
-    }
-
-    // Dataspace
-    let ds_msg = dataspace::parse(cursor, offset_size, length_size, dataspace_size)?;
-
-    // Raw data
-    let data_size = attribute_raw_data_size(&ds_msg, dt_msg.size)?;
-    let raw_data = if data_size > 0 {
-        cursor.read_bytes(data_size)?.to_vec()
-    } else {
-        vec![]
-    };
-
-    Ok(AttributeMessage {
-        name,
-        datatype: dt_msg.datatype,
-        dataspace: ds_msg,
-        raw_data,
-    })
+    parse_shareable_tail(cursor, name, flags, (datatype_size, dataspace_size), offset_size, length_size)
 }
 
 fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result<AttributeMessage> {
@@ -140,43 +132,75 @@ fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
     // Name — NOT padded in v3
     let name = cursor.read_fixed_string(name_size)?;
 
-    // Datatype
-    let dt_start = cursor.position();
-    let dt_msg = datatype::parse(cursor, datatype_size)?;
-    if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
-        super::record_attribute_datatype(&name, raw);
+    parse_shareable_tail(cursor, name, flags, (datatype_size, dataspace_size), offset_size, length_size)
+}
+
+/// The datatype, dataspace and data of a version 2 or 3 attribute message, whose datatype
+/// (`flags` bit 0) or dataspace (bit 1) may be stored as a shared message: a reference to a
+/// committed datatype's object header or to the shared object header message table, resolved
+/// later by the file (`FileContext::resolve_shared_attribute_parts`), which then also cuts the
+/// data to the attribute's size.
+fn parse_shareable_tail(
+    cursor: &mut Cursor<'_>,
+    name: String,
+    flags: u8,
+    (datatype_size, dataspace_size): (usize, usize),
+    offset_size: u8,
+    length_size: u8,
+) -> Result<AttributeMessage> {
+    let (mut datatype, mut element_size, mut shared_datatype) = (placeholder_datatype(), 0, None);
+    if flags & SHARED_DATATYPE != 0 {
+        shared_datatype = Some(shared::parse(cursor, MSG_DATATYPE, offset_size, length_size, datatype_size)?);
+    } else {
+        let dt_start = cursor.position();
+        let dt_msg = datatype::parse(cursor, datatype_size)?;
+        if let Some(raw) = super::raw_bytes(cursor, dt_start, datatype_size) {
+            super::record_attribute_datatype(&name, raw);
+        }
+        (datatype, element_size) = (dt_msg.datatype, dt_msg.size);
     }
-
-    // Dataspace
-    let ds_msg = dataspace::parse(cursor, offset_size, length_size, dataspace_size)?;
-
-    // Raw data
-    let data_size = attribute_raw_data_size(&ds_msg, dt_msg.size)?;
-    let raw_data = if data_size > 0 {
+    let (dataspace, shared_dataspace) = if flags & SHARED_DATASPACE != 0 {
+        let shared = shared::parse(cursor, MSG_DATASPACE, offset_size, length_size, dataspace_size)?;
+        (placeholder_dataspace(), Some(shared))
+    } else {
+        (dataspace::parse(cursor, offset_size, length_size, dataspace_size)?, None)
+    };
+    let raw_data = if shared_datatype.is_none() && shared_dataspace.is_none() {
+        let data_size = attribute_raw_data_size(&dataspace, element_size)?;
         cursor.read_bytes(data_size)?.to_vec()
     } else {
-        vec![]
+        // The size is known once the shared parts are resolved: keep the rest of the message.
+        cursor.read_bytes(cursor.remaining() as usize)?.to_vec()
     };
-
-    Ok(AttributeMessage {
-        name,
-        datatype: dt_msg.datatype,
-        dataspace: ds_msg,
-        raw_data,
-    })
+    Ok(AttributeMessage { name, datatype, dataspace, raw_data, element_size, shared_datatype, shared_dataspace })
 }
+
+/// The datatype of an attribute whose shared datatype is not resolved yet.
+fn placeholder_datatype() -> Datatype {
+    Datatype::Opaque { size: 0, tag: String::new() }
+}
+
+/// The dataspace of an attribute whose shared dataspace is not resolved yet.
+fn placeholder_dataspace() -> DataspaceMessage {
+    DataspaceMessage { rank: 0, dims: Vec::new(), max_dims: None, dataspace_type: DataspaceType::Null }
+}
+
+/// The number of bytes of an attribute's data: its dataspace's elements times its datatype's size.
+pub(crate) fn attribute_data_size(dataspace: &DataspaceMessage, element_size: u32) -> Result<usize> {
+    attribute_raw_data_size(dataspace, element_size)
+}
+
+/// Attribute message flag: the datatype is a shared message.
+const SHARED_DATATYPE: u8 = 0x01;
+/// Attribute message flag: the dataspace is a shared message.
+const SHARED_DATASPACE: u8 = 0x02;
 
 /// Version 2 and 3 attribute flags: bit 0 marks a shared datatype, bit 1 a
 /// shared dataspace; the other bits are reserved.
 fn check_flags(flags: u8, version: u8) -> Result<()> {
-    if flags & !0x03 != 0 {
+    if flags & !(SHARED_DATATYPE | SHARED_DATASPACE) != 0 {
         return Err(Error::InvalidData(format!(
             "reserved flags {flags:#04x} in attribute v{version}"
-        )));
-    }
-    if flags != 0 {
-        return Err(Error::UnsupportedEncoding(format!(
-            "shared datatype/dataspace in attribute v{version} is not supported"
         )));
     }
     Ok(())
@@ -250,12 +274,6 @@ mod tests {
                     err.to_string().contains("reserved flags"),
                     "v{version}: {err}"
                 );
-            }
-            // Shared datatype or dataspace: the inline fields are not there.
-            for flags in [0x01, 0x02, 0x03] {
-                let data = attr(version, flags);
-                let err = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap_err();
-                assert!(err.to_string().contains("shared"), "v{version}: {err}");
             }
         }
     }
@@ -349,12 +367,50 @@ mod tests {
         data
     }
 
+    /// A version 2 or 3 attribute whose datatype is a committed one (a shared message of version 3,
+    /// type 2, pointing at the object header at 0x1234) and whose dataspace is inline or in the
+    /// shared message table (version 3, type 1, an 8-byte heap id).
+    fn shared_attr(version: u8, flags: u8) -> Vec<u8> {
+        let dt = [&[3u8, 2][..], &0x1234u64.to_le_bytes()].concat();
+        let ds = if flags & SHARED_DATASPACE != 0 {
+            [&[3u8, 1][..], &[7; 8]].concat()
+        } else {
+            scalar_dataspace()
+        };
+        let mut data = vec![version, flags];
+        data.extend_from_slice(&4u16.to_le_bytes());
+        data.extend_from_slice(&(dt.len() as u16).to_le_bytes());
+        data.extend_from_slice(&(ds.len() as u16).to_le_bytes());
+        if version == 3 {
+            data.push(0x00);
+        }
+        data.extend_from_slice(b"abc\0");
+        data.extend_from_slice(&dt);
+        data.extend_from_slice(&ds);
+        data.extend_from_slice(&99u32.to_le_bytes());
+        data
+    }
+
     #[test]
-    fn shared_v3_attribute_encodings_are_unsupported_not_corrupt() {
-        for flags in [1, 2, 3] {
-            let data = v3_attr(flags);
-            let err = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap_err();
-            assert!(matches!(err, Error::UnsupportedEncoding(_)), "{err}");
+    fn shared_attribute_parts_are_kept_for_the_file_to_resolve() {
+        for version in [2, 3] {
+            let data = shared_attr(version, SHARED_DATATYPE);
+            let msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            assert!(matches!(
+                msg.shared_datatype,
+                Some(SharedMessage::SharedInOhdr { message_type: MSG_DATATYPE, address: 0x1234 })
+            ));
+            assert!(msg.shared_dataspace.is_none());
+            assert_eq!(msg.dataspace.dataspace_type, DataspaceType::Scalar);
+            assert_eq!(msg.raw_data, 99u32.to_le_bytes());
+
+            let data = shared_attr(version, SHARED_DATATYPE | SHARED_DATASPACE);
+            let msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
+            assert!(matches!(
+                msg.shared_dataspace,
+                Some(SharedMessage::SharedInSohm { message_type: MSG_DATASPACE, ref heap_id }) if heap_id == &[7; 8]
+            ));
+            assert_eq!(msg.raw_data, 99u32.to_le_bytes());
         }
     }
 

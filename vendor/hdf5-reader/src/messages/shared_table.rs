@@ -29,11 +29,10 @@ pub fn parse(
             "unsupported shared message table message version: {version}"
         )));
     }
-    cursor.skip(3)?;
-
+    // Version, table address, number of indexes, unpadded (libhdf5's `H5O__shmesg_decode`).
+    // (vzarr's patch: 0.12.1 read 3 bytes of padding after the version and after the count.)
     let table_address = cursor.read_offset(offset_size)?;
     let num_indices = cursor.read_u8()?;
-    cursor.skip(3)?;
 
     let consumed = (cursor.position() - start) as usize;
     if consumed < msg_size {
@@ -53,11 +52,10 @@ mod tests {
     #[test]
     fn parses_shared_table_message() {
         let mut bytes = Vec::new();
+        // libhdf5's layout: version, address, number of indexes; no padding.
         bytes.push(0);
-        bytes.extend_from_slice(&[0, 0, 0]);
         bytes.extend_from_slice(&0x1234u64.to_le_bytes());
         bytes.push(2);
-        bytes.extend_from_slice(&[0, 0, 0]);
 
         let mut cursor = Cursor::new(&bytes);
         let msg = parse(&mut cursor, 8, 8, bytes.len()).unwrap();
