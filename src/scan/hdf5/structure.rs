@@ -156,10 +156,8 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
             if f.dimension_only() {
                 continue;
             }
-            let axes = match axes(f, &maps)? {
-                Some(axes) => axes,
-                None => phony_axes(f, &maps.dims, &mut phony, &mut group_dims[g]),
-            };
+            let known = axes(f, &maps)?.unwrap_or_else(|| vec![None; f.dataset.ndim()]);
+            let axes = phony_axes(f, known, &maps.dims, &mut phony, &mut group_dims[g]);
             resolved.push((f, axes));
         }
     }
@@ -256,8 +254,9 @@ fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
     ScaleMaps { dims, groups, by_address, by_id, offset_size }
 }
 
-/// The dimensions of one variable from its scales; None when it has none (phony dimensions).
-fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
+/// The dimensions of one variable from its scales, None for an axis without one; None when it has no
+/// scales at all (phony dimensions).
+fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String> {
     let (by_address, by_id) = (&maps.by_address, &maps.by_id);
     let ds = &f.dataset;
     let rank = ds.ndim();
@@ -266,7 +265,7 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
     }
     if f.is_scale() && rank == 1 {
         if let Some(&d) = by_address.get(&ds.address()) {
-            return Ok(Some(vec![Axis::Real(d)]));
+            return Ok(Some(vec![Some(Axis::Real(d))]));
         }
     }
     if f.is_scale() {
@@ -274,30 +273,39 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
             let axes: Option<Vec<Axis>> =
                 ids.iter().map(|id| by_id.get(&i64::from(*id)).map(|&d| Axis::Real(d))).collect();
             if let Some(axes) = axes.filter(|a| a.len() == rank) {
-                return Ok(Some(axes));
+                return Ok(Some(axes.into_iter().map(Some).collect()));
             }
         }
     }
     let Some(addresses) = dimension_list(ds, maps.offset_size)? else { return Ok(None) };
-    addresses
-        .iter()
-        .map(|a| {
-            by_address.get(a).map(|&d| Axis::Real(d)).ok_or_else(|| {
-                format!("{}: DIMENSION_LIST refers to object {a:#x}, which is no dimension scale", f.path)
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    // An axis whose entry is missing (a list shorter than the rank), empty, or names an object that
+    // is no dimension scale has no dimension here. libnetcdf 4.9 gives such an axis an invalid
+    // dimension id (ncdump stops at "NetCDF: Invalid dimension ID or name", netCDF4-python cannot open
+    // the file) and h5py lists no scale for it: vzarr names it as libnetcdf names an axis without a
+    // scale (`phony_axes`), and keeps the axes whose entries name scales.
+    Ok(Some(addresses.iter().map(|a| a.and_then(|a| by_address.get(&a)).map(|&d| Axis::Real(d))).collect()))
 }
 
-/// libnetcdf's dimensions for a dataset without scales: per axis, the first dimension of its group
-/// (`group_dims`: real ones, then phony ones as created) of the same length and kind that the
-/// variable does not already use, else a new `phony_dim_N` numbered with the next dimension id.
-fn phony_axes(f: &Found, real: &[Dim], phony: &mut Vec<Dim>, group_dims: &mut Vec<Axis>) -> Vec<Axis> {
+/// libnetcdf's dimensions for the axes of a dataset without scales (`known` None): per axis, the first
+/// dimension of its group (`group_dims`: real ones, then phony ones as created) of the same length and
+/// kind that the variable does not already use, else a new `phony_dim_N` numbered with the next
+/// dimension id. Axes with a scale keep it.
+fn phony_axes(
+    f: &Found,
+    known: Vec<Option<Axis>>,
+    real: &[Dim],
+    phony: &mut Vec<Dim>,
+    group_dims: &mut Vec<Axis>,
+) -> Vec<Axis> {
     let ds = &f.dataset;
     let max = ds.max_dims().map(<[u64]>::to_vec);
-    let mut axes: Vec<Axis> = Vec::with_capacity(ds.ndim());
-    for (axis, &length) in ds.shape().iter().enumerate() {
+    let mut axes: Vec<Axis> = known.iter().flatten().copied().collect();
+    let mut out = Vec::with_capacity(known.len());
+    for (axis, (&length, known)) in ds.shape().iter().zip(known).enumerate() {
+        if let Some(known) = known {
+            out.push(known);
+            continue;
+        }
         let unlimited = max.as_ref().and_then(|m| m.get(axis)).is_some_and(|&m| m == u64::MAX);
         let fits = |a: &Axis| {
             let dim = match *a {
@@ -313,31 +321,27 @@ fn phony_axes(f: &Found, real: &[Dim], phony: &mut Vec<Dim>, group_dims: &mut Ve
             Axis::Phony(phony.len() - 1)
         });
         axes.push(chosen);
+        out.push(chosen);
     }
-    axes
+    out
 }
 
-/// The scale addresses of `DIMENSION_LIST`, one per axis; None when the attribute is absent.
-/// `offset_size` is the file's address size, which object references are written with.
-fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<u64>>, String> {
+/// The scale addresses of `DIMENSION_LIST`, one per axis (None for an axis whose entry is missing or
+/// empty); None when the attribute is absent. `offset_size` is the file's address size, which object
+/// references are written with.
+fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<u64>>>, String> {
     let Ok(attr) = ds.attribute("DIMENSION_LIST") else { return Ok(None) };
     let entry = 4 + offset_size + 4;
-    let rank = ds.ndim();
-    if attr.raw_data.len() < rank * entry {
-        return Err(format!("{}: DIMENSION_LIST is truncated", ds.name()));
-    }
-    let mut out = Vec::with_capacity(rank);
-    for item in attr.raw_data.chunks_exact(entry).take(rank) {
+    let mut out = Vec::with_capacity(ds.ndim());
+    for item in attr.raw_data.chunks_exact(entry).take(ds.ndim()) {
         let heap = ds
             .resolve_vlen_reference_bytes(item, offset_size)
             .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
         let refs = hdf5_reader::reference::read_object_references(&heap, offset_size as u8)
             .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
-        match refs.first() {
-            Some(&address) => out.push(address),
-            None => return Err(format!("{}: DIMENSION_LIST has an empty entry", ds.name())),
-        }
+        out.push(refs.first().copied());
     }
+    out.resize(ds.ndim(), None);
     Ok(Some(out))
 }
 
