@@ -125,3 +125,20 @@ fn broken_dimension_lists_fall_back_to_phony_naming() {
     assert_eq!(array_json(&store_path, "plain")["dimension_names"], json!(["phony_dim_3"]));
     verified(&store_path, &["short", "empty_entry", "not_a_scale", "long", "odd", "plain"]);
 }
+
+/// A dimension scale reached through a soft link from another group, and scales whose `NAME` is no
+/// netCDF name: dimensions named as libnetcdf names them (after the scale's link, per group).
+#[test]
+fn scales_through_soft_links_and_with_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("scales.h5");
+    let store_path = scan_to_store(&file, dir.path(), "scales.vzarr", &ScanOptions::default());
+    let theirs = crate::common::oracle_variables(&file);
+    assert_eq!(theirs.len(), 6, "libnetcdf's variables");
+    for var in theirs {
+        let names: Vec<&str> = var.dims.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(array_json(&store_path, &var.path)["dimension_names"], json!(names), "{}", var.path);
+    }
+    verified(&store_path, &["v", "w", "xs", "g/x"]);
+}

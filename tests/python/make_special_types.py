@@ -33,6 +33,8 @@ on the root and on chunked datasets; sixty datasets in /many turn its index from
 DIR/dimension_lists.h5 (h5py, `DIMENSION_LIST` written by hand as vlen object references): variables
 whose list is shorter than their rank, has an empty entry, names a dataset that is no dimension scale,
 or is longer than their rank, beside scales x and y.
+DIR/scales.h5 (h5py): a dimension scale in group /g reached from the root through a soft link, and
+scales whose `NAME` is no netCDF name (text with spaces, empty).
 DIR/ncproperties.nc (netCDF4-python): user attributes `_NCPROPERTIES` on the root and a variable,
 beside libnetcdf's own `_NCProperties`.
 
@@ -286,6 +288,20 @@ def dimension_lists(path):
         attach(f.create_dataset("odd", data=np.arange(35, dtype="i2").reshape(7, 5)), [[], [plain.ref]])
 
 
+def scales(path):
+    with h5py.File(path, "w") as f:
+        x = f.create_group("g").create_dataset("x", data=np.arange(3, dtype="f4"))
+        x.make_scale("x")
+        f["xs"] = h5py.SoftLink("/g/x")
+        f.create_dataset("v", data=np.arange(3, dtype="f4")).dims[0].attach_scale(x)
+        lon = f.create_dataset("lon", data=np.arange(4, dtype="f4"))
+        lon.make_scale("longitude (degrees east)")
+        f.create_dataset("w", data=np.ones((4, 2), dtype="i2")).dims[0].attach_scale(lon)
+        y = f.create_dataset("y", data=np.arange(2, dtype="f4"))
+        y.make_scale("")
+        f["w"].dims[1].attach_scale(y)
+
+
 def ncproperties(path):
     import netCDF4
 
@@ -339,6 +355,7 @@ def main():
     committed_dense(out / "committed_dense.h5")
     sohm(out / "sohm.h5")
     dimension_lists(out / "dimension_lists.h5")
+    scales(out / "scales.h5")
 
 
 if __name__ == "__main__":

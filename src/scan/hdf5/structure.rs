@@ -1,9 +1,11 @@
 //! The netCDF view of an HDF5 file, from the native reader: groups, variables, dimension names and
 //! lengths, user attributes, following the NetCDF-4 conventions as libnetcdf applies them.
 //!
-//! - A dataset with `CLASS = "DIMENSION_SCALE"` defines a dimension named by its `NAME` attribute;
-//!   when `NAME` starts with "This is a netCDF dimension but not a netCDF variable" the dataset only
-//!   carries the dimension (named as the dataset) and is not a variable.
+//! - A dataset with `CLASS = "DIMENSION_SCALE"` defines a dimension named as its link (not by its
+//!   `NAME` attribute, which may be any text); when `NAME` starts with "This is a netCDF dimension but
+//!   not a netCDF variable" the dataset only carries the dimension and is not a variable. A scale
+//!   reached through links in several groups defines a dimension in each; a variable's reference to it
+//!   names the one of its own group or nearest ancestor.
 //! - A variable's dimensions come from `DIMENSION_LIST` (object references to scales); a scale
 //!   variable is its own dimension; a multi-dimensional coordinate variable lists dimension ids in
 //!   `_Netcdf4Coordinates`.
@@ -144,7 +146,8 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
         let path = out.groups[index].path.clone();
         out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes);
     }
-    let maps = scales(&found, usize::from(file.superblock().offset_size));
+    let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
+    let maps = scales(&found, group_paths, usize::from(file.superblock().offset_size));
     let mut phony: Vec<Dim> = Vec::new();
     let mut group_dims: Vec<Vec<Axis>> = (0..out.groups.len()).map(|_| Vec::new()).collect();
     for (d, &g) in maps.groups.iter().enumerate() {
@@ -229,42 +232,63 @@ struct ScaleMaps {
     dims: Vec<Dim>,
     /// The group each dimension is defined in.
     groups: Vec<usize>,
-    by_address: HashMap<u64, usize>,
+    /// The dimensions of each scale object (several when links in several groups name it).
+    by_address: HashMap<u64, Vec<usize>>,
+    /// Each group's path, by index.
+    group_paths: Vec<String>,
     by_id: HashMap<i64, usize>,
     offset_size: usize,
 }
 
-fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
+impl ScaleMaps {
+    /// The dimension of the scale object at `address` as a variable of group `group` sees it: the one
+    /// defined in that group or its nearest ancestor (libnetcdf looks for a dimension's scale from the
+    /// variable's group up), else the first defined.
+    fn scale_at(&self, address: u64, group: usize) -> Option<usize> {
+        let candidates = self.by_address.get(&address)?;
+        let here = &self.group_paths[group];
+        let contains = |g: usize| {
+            let path = &self.group_paths[g];
+            path.is_empty() || here == path || here.starts_with(&format!("{path}/"))
+        };
+        let nearest = candidates
+            .iter()
+            .copied()
+            .filter(|&d| contains(self.groups[d]))
+            .max_by_key(|&d| self.group_paths[self.groups[d]].len());
+        nearest.or_else(|| candidates.first().copied())
+    }
+}
+
+fn scales(found: &[Found], group_paths: Vec<String>, offset_size: usize) -> ScaleMaps {
     let (mut dims, mut groups, mut by_address, mut by_id) = (Vec::new(), Vec::new(), HashMap::new(), HashMap::new());
     for f in found.iter().filter(|f| f.is_scale()) {
         let ds = &f.dataset;
-        let name = match f.scale.clone().flatten() {
-            Some(n) if !n.starts_with(DIMENSION_ONLY) && !n.is_empty() => n.trim_end_matches('\0').to_string(),
-            _ => netcdf_name(leaf(&f.path)).to_string(),
-        };
+        // libnetcdf names a dimension after its scale's link, whatever the scale's `NAME` says.
+        let name = netcdf_name(leaf(&f.path)).to_string();
         let length = ds.shape().first().copied().unwrap_or(0);
         let unlimited = ds.max_dims().and_then(|m| m.first()).is_some_and(|&m| m == u64::MAX);
-        by_address.insert(ds.address(), dims.len());
+        by_address.entry(ds.address()).or_insert_with(Vec::new).push(dims.len());
         if let Some(id) = ds.attribute("_Netcdf4Dimid").ok().and_then(|a| a.read_scalar::<i32>().ok()) {
             by_id.insert(i64::from(id), dims.len());
         }
         dims.push(Dim { name, length, unlimited });
         groups.push(f.group);
     }
-    ScaleMaps { dims, groups, by_address, by_id, offset_size }
+    ScaleMaps { dims, groups, by_address, group_paths, by_id, offset_size }
 }
 
 /// The dimensions of one variable from its scales, None for an axis without one; None when it has no
 /// scales at all (phony dimensions).
 fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String> {
-    let (by_address, by_id) = (&maps.by_address, &maps.by_id);
+    let by_id = &maps.by_id;
     let ds = &f.dataset;
     let rank = ds.ndim();
     if rank == 0 {
         return Ok(Some(Vec::new()));
     }
     if f.is_scale() && rank == 1 {
-        if let Some(&d) = by_address.get(&ds.address()) {
+        if let Some(d) = maps.scale_at(ds.address(), f.group) {
             return Ok(Some(vec![Some(Axis::Real(d))]));
         }
     }
@@ -283,7 +307,7 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String
     // dimension id (ncdump stops at "NetCDF: Invalid dimension ID or name", netCDF4-python cannot open
     // the file) and h5py lists no scale for it: vzarr names it as libnetcdf names an axis without a
     // scale (`phony_axes`), and keeps the axes whose entries name scales.
-    Ok(Some(addresses.iter().map(|a| a.and_then(|a| by_address.get(&a)).map(|&d| Axis::Real(d))).collect()))
+    Ok(Some(addresses.iter().map(|a| a.and_then(|a| maps.scale_at(a, f.group)).map(Axis::Real)).collect()))
 }
 
 /// libnetcdf's dimensions for the axes of a dataset without scales (`known` None): per axis, the first
