@@ -293,7 +293,8 @@ impl FileContext<'_> {
                 return self.owned_strings(var, read, "its strings");
             }
             &ElementType::ObjectReference(size) => {
-                let datatype = raw_header::message_body(self.file, ds.address(), raw_header::DATATYPE);
+                // The datatype's own bytes, a committed one's followed.
+                let datatype = ds.raw_datatype().ok();
                 if datatype.as_deref().and_then(raw_header::reference_kind).is_some_and(|kind| kind != 0) {
                     return self.skip(var, format!("cannot reference elements of {NEW_STYLE_REFERENCES}"));
                 }
@@ -306,7 +307,7 @@ impl FileContext<'_> {
             }
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
-        if data_type == DataType::Float16 && !raw_header::is_ieee_half(self.file, ds.address()) {
+        if data_type == DataType::Float16 && !ds.raw_datatype().is_ok_and(|body| raw_header::is_ieee_half(&body)) {
             let what = "a 2-byte floating point type that is not IEEE binary16 (bfloat16?)";
             return self.skip(var, format!("cannot reference elements of {what}"));
         }

@@ -11,6 +11,7 @@ mod hostile;
 mod legacy;
 mod lzo;
 mod netcdf4;
+mod shared_messages;
 mod special_types;
 mod structs;
 mod szip;

@@ -12,7 +12,7 @@ use vzarr::ScanOptions;
 use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
 
 /// The fixtures, written by `make_special_types.py` into `dir` (None without the Python environment).
-fn fixtures(dir: &Path) -> Option<PathBuf> {
+pub(super) fn fixtures(dir: &Path) -> Option<PathBuf> {
     let Some(python) = crate::interop::python() else {
         eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the special type tests not run");
         return None;

@@ -21,6 +21,20 @@ type (float32[3] inside [2], low-level API), arrays of a compound and of fixed-l
 array of variable-length strings (refused).
 DIR/array_atoms.h5 (PyTables): a chunked array of int32[2] atoms with unwritten chunks and a default of
 -9, and an extendable zlib+shuffle array of float64[3] atoms.
+DIR/committed.h5 (h5py): committed datatypes (atomic, compound, enum; one in group /types) used by
+attributes of the root, a group and datasets and by contiguous and chunked datasets. libnetcdf refuses
+the file (a committed atomic type is no netCDF user type).
+DIR/committed_dense.h5 (h5py, format versions of HDF5 1.8): committed compound and enum types only (libnetcdf reads
+it), a dataset of each, twelve attributes of committed types on one dataset (dense attribute storage).
+DIR/sohm.h5 (h5py, with `H5Pset_shared_mesg_index` called through ctypes on h5py's own libhdf5, which
+h5py does not expose): every shareable message (datatypes, dataspaces, fill values, filter pipelines,
+attributes) in the shared object header message table, attributes of shared datatypes and dataspaces
+on the root and on chunked datasets; sixty datasets in /many turn its index from a list into a B-tree.
+DIR/dimension_lists.h5 (h5py, `DIMENSION_LIST` written by hand as vlen object references): variables
+whose list is shorter than their rank, has an empty entry, names a dataset that is no dimension scale,
+or is longer than their rank, beside scales x and y.
+DIR/scales.h5 (h5py): a dimension scale in group /g reached from the root through a soft link, and
+scales whose `NAME` is no netCDF name (text with spaces, empty).
 DIR/ncproperties.nc (netCDF4-python): user attributes `_NCPROPERTIES` on the root and a variable,
 beside libnetcdf's own `_NCProperties`.
 
@@ -182,6 +196,112 @@ def booleans(path):
         table.flush()
 
 
+def committed(path):
+    with h5py.File(path, "w") as f:
+        f["mytype"] = np.dtype("<i2")
+        f["comp_t"] = np.dtype([("a", "<i4"), ("b", "<f8")])
+        f["enum_t"] = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 2}, basetype="u1")
+        types = f.create_group("types")
+        types["f4be"] = np.dtype(">f4")
+        f.attrs.create("a", [1, 2, 3], dtype=f["mytype"])
+        d = f.create_dataset("d", data=np.arange(6).reshape(2, 3), dtype=f["mytype"])
+        d.attrs.create("scale", 2.5, dtype=types["f4be"])
+        f.create_dataset("c", data=np.array([(1, 2.0), (3, 4.0)], dtype=f["comp_t"].dtype), dtype=f["comp_t"])
+        f.create_dataset("e", data=np.array([0, 2, 1], dtype="u1"), dtype=f["enum_t"], chunks=(2,))
+        g = f.create_dataset("g", data=np.linspace(0, 1, 5), dtype=types["f4be"], chunks=(2,), compression="gzip")
+        g.attrs.create("e", [2, 1], dtype=f["enum_t"])
+        g.attrs.create("c", np.array((5, 6.0), dtype=f["comp_t"].dtype), dtype=f["comp_t"])
+        types.attrs.create("levels", [10, 20], dtype=f["mytype"])
+
+
+def committed_dense(path):
+    # The 1.8 format's newest versions (dense attribute storage), which libhdf5 1.10 (the tests' oracle) reads.
+    with h5py.File(path, "w", libver=("v108", "v110")) as f:
+        grp = f.create_group("types")
+        grp["comp_t"] = np.dtype([("a", "<i4"), ("b", "<f8")])
+        f["enum_t"] = h5py.enum_dtype({"LOW": -1, "HIGH": 1}, basetype="i1")
+        comp = grp["comp_t"]
+        f.create_dataset("c", data=np.array([(i, i / 2) for i in range(5)], dtype=comp.dtype), dtype=comp)
+        e = f.create_dataset("e", data=np.array([1, -1, 1, 1], dtype="i1"), dtype=f["enum_t"], chunks=(2,))
+        for i in range(12):
+            e.attrs.create(f"c{i:02}", np.array((i, i * 1.5), dtype=comp.dtype), dtype=comp)
+        e.attrs.create("e", [-1, 1, 1], dtype=f["enum_t"])
+
+
+def sohm_fcpl():
+    """A file creation property list sharing every shareable message of any size in one index."""
+    import ctypes
+    import glob
+    import os
+
+    libs = os.path.join(os.path.dirname(h5py.__file__), os.pardir, "h5py.libs", "libhdf5-*.so*")
+    lib = ctypes.CDLL(glob.glob(libs)[0])
+    lib.H5Pset_shared_mesg_nindexes.argtypes = [ctypes.c_int64, ctypes.c_uint]
+    lib.H5Pset_shared_mesg_index.argtypes = [ctypes.c_int64, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    # H5O_SHMESG_SDSPACE_FLAG | DTYPE | FILL | PLINE | ATTR
+    every = 0x0002 | 0x0008 | 0x0020 | 0x0800 | 0x1000
+    assert lib.H5Pset_shared_mesg_nindexes(fcpl.id, 1) >= 0
+    assert lib.H5Pset_shared_mesg_index(fcpl.id, 0, every, 0) >= 0
+    return fcpl
+
+
+def sohm(path):
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_V18, h5py.h5f.LIBVER_LATEST)
+    fid = h5py.h5f.create(str(path).encode(), h5py.h5f.ACC_TRUNC, fcpl=sohm_fcpl(), fapl=fapl)
+    with h5py.File(fid) as f:
+        for i in range(3):
+            d = f.create_dataset(f"v{i}", data=np.arange(12, dtype="<f4").reshape(3, 4) + i, chunks=(2, 2),
+                                 compression="gzip")
+            d.attrs["units"] = "K"
+            d.attrs["scale"] = np.array([1.5, 2.5], dtype="<f8")
+            d.attrs["flag"] = np.int16(i)
+        f.attrs["title"] = "shared messages"
+        f.attrs["levels"] = np.arange(4, dtype="<i4")
+        many = f.create_group("many")
+        for i in range(60):
+            d = many.create_dataset(f"d{i:02}", data=np.arange(i + 1, dtype="<i2"))
+            d.attrs.create("counts", np.arange(i + 2, dtype="<u1"))
+
+
+def dimension_lists(path):
+    refs = h5py.vlen_dtype(h5py.ref_dtype)
+
+    def attach(dataset, entries):
+        value = np.empty(len(entries), dtype=object)
+        for i, entry in enumerate(entries):
+            value[i] = np.array(entry, dtype=h5py.ref_dtype)
+        dataset.attrs.create("DIMENSION_LIST", value, dtype=refs)
+
+    with h5py.File(path, "w") as f:
+        x = f.create_dataset("x", data=np.arange(3, dtype="f4"))
+        x.make_scale("x")
+        y = f.create_dataset("y", data=np.arange(4, dtype="f4"))
+        y.make_scale("y")
+        plain = f.create_dataset("plain", data=np.arange(5, dtype="i4"))
+        values = np.arange(12, dtype="f4").reshape(3, 4)
+        attach(f.create_dataset("short", data=values), [[x.ref]])
+        attach(f.create_dataset("empty_entry", data=values), [[x.ref], []])
+        attach(f.create_dataset("not_a_scale", data=values), [[x.ref], [plain.ref]])
+        attach(f.create_dataset("long", data=values), [[x.ref], [y.ref], [x.ref]])
+        attach(f.create_dataset("odd", data=np.arange(35, dtype="i2").reshape(7, 5)), [[], [plain.ref]])
+
+
+def scales(path):
+    with h5py.File(path, "w") as f:
+        x = f.create_group("g").create_dataset("x", data=np.arange(3, dtype="f4"))
+        x.make_scale("x")
+        f["xs"] = h5py.SoftLink("/g/x")
+        f.create_dataset("v", data=np.arange(3, dtype="f4")).dims[0].attach_scale(x)
+        lon = f.create_dataset("lon", data=np.arange(4, dtype="f4"))
+        lon.make_scale("longitude (degrees east)")
+        f.create_dataset("w", data=np.ones((4, 2), dtype="i2")).dims[0].attach_scale(lon)
+        y = f.create_dataset("y", data=np.arange(2, dtype="f4"))
+        y.make_scale("")
+        f["w"].dims[1].attach_scale(y)
+
+
 def ncproperties(path):
     import netCDF4
 
@@ -231,6 +351,11 @@ def main():
     booleans(out / "booleans.h5")
     arrays(out / "arrays.h5")
     array_atoms(out / "array_atoms.h5")
+    committed(out / "committed.h5")
+    committed_dense(out / "committed_dense.h5")
+    sohm(out / "sohm.h5")
+    dimension_lists(out / "dimension_lists.h5")
+    scales(out / "scales.h5")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ use hdf5_reader::Hdf5File;
 const CONTINUATION: u16 = 0x10;
 /// Message type of the dataspace message.
 pub(super) const DATASPACE: u16 = 0x01;
-/// Message type of the datatype message.
-pub(super) const DATATYPE: u16 = 0x03;
 /// Message type of the (new) fill value message.
 pub(super) const FILL_VALUE: u16 = 0x05;
 /// Message type of the data layout message.
@@ -89,13 +87,12 @@ pub(super) fn fill_value_undefined(file: &Hdf5File, address: u64) -> bool {
     }
 }
 
-/// True when the dataset's datatype message describes an IEEE 754 binary16 float: class 1 (floating
+/// True when a datatype message body (`hdf5-reader`'s `Dataset::raw_datatype`, which follows a shared
+/// (committed) datatype to its message) describes an IEEE 754 binary16 float: class 1 (floating
 /// point), 2 bytes, 16 bits of precision at offset 0, sign at bit 15, exponent of 5 bits at bit 10
 /// with bias 15, mantissa of 10 bits at bit 0, normalization implied (the HDF5 file format
-/// specification, datatype message, class 1 properties). A shared (committed) datatype is not
-/// followed: false.
-pub(super) fn is_ieee_half(file: &Hdf5File, address: u64) -> bool {
-    let Some(body) = message_body(file, address, DATATYPE) else { return false };
+/// specification, datatype message, class 1 properties).
+pub(super) fn is_ieee_half(body: &[u8]) -> bool {
     let Some(properties) = body.get(8..20) else { return false };
     let class = body[0] & 0x0f;
     let bits = [body[1], body[2]];

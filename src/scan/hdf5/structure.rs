@@ -1,9 +1,11 @@
 //! The netCDF view of an HDF5 file, from the native reader: groups, variables, dimension names and
 //! lengths, user attributes, following the NetCDF-4 conventions as libnetcdf applies them.
 //!
-//! - A dataset with `CLASS = "DIMENSION_SCALE"` defines a dimension named by its `NAME` attribute;
-//!   when `NAME` starts with "This is a netCDF dimension but not a netCDF variable" the dataset only
-//!   carries the dimension (named as the dataset) and is not a variable.
+//! - A dataset with `CLASS = "DIMENSION_SCALE"` defines a dimension named as its link (not by its
+//!   `NAME` attribute, which may be any text); when `NAME` starts with "This is a netCDF dimension but
+//!   not a netCDF variable" the dataset only carries the dimension and is not a variable. A scale
+//!   reached through links in several groups defines a dimension in each; a variable's reference to it
+//!   names the one of its own group or nearest ancestor.
 //! - A variable's dimensions come from `DIMENSION_LIST` (object references to scales); a scale
 //!   variable is its own dimension; a multi-dimensional coordinate variable lists dimension ids in
 //!   `_Netcdf4Coordinates`.
@@ -144,7 +146,8 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
         let path = out.groups[index].path.clone();
         out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes);
     }
-    let maps = scales(&found, usize::from(file.superblock().offset_size));
+    let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
+    let maps = scales(&found, group_paths, usize::from(file.superblock().offset_size));
     let mut phony: Vec<Dim> = Vec::new();
     let mut group_dims: Vec<Vec<Axis>> = (0..out.groups.len()).map(|_| Vec::new()).collect();
     for (d, &g) in maps.groups.iter().enumerate() {
@@ -156,10 +159,8 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
             if f.dimension_only() {
                 continue;
             }
-            let axes = match axes(f, &maps)? {
-                Some(axes) => axes,
-                None => phony_axes(f, &maps.dims, &mut phony, &mut group_dims[g]),
-            };
+            let known = axes(f, &maps)?.unwrap_or_else(|| vec![None; f.dataset.ndim()]);
+            let axes = phony_axes(f, known, &maps.dims, &mut phony, &mut group_dims[g]);
             resolved.push((f, axes));
         }
     }
@@ -231,42 +232,64 @@ struct ScaleMaps {
     dims: Vec<Dim>,
     /// The group each dimension is defined in.
     groups: Vec<usize>,
-    by_address: HashMap<u64, usize>,
+    /// The dimensions of each scale object (several when links in several groups name it).
+    by_address: HashMap<u64, Vec<usize>>,
+    /// Each group's path, by index.
+    group_paths: Vec<String>,
     by_id: HashMap<i64, usize>,
     offset_size: usize,
 }
 
-fn scales(found: &[Found], offset_size: usize) -> ScaleMaps {
+impl ScaleMaps {
+    /// The dimension of the scale object at `address` as a variable of group `group` sees it: the one
+    /// defined in that group or its nearest ancestor (libnetcdf looks for a dimension's scale from the
+    /// variable's group up), else the first defined.
+    fn scale_at(&self, address: u64, group: usize) -> Option<usize> {
+        let candidates = self.by_address.get(&address)?;
+        let here = &self.group_paths[group];
+        let contains = |g: usize| {
+            let path = &self.group_paths[g];
+            path.is_empty() || here == path || here.starts_with(&format!("{path}/"))
+        };
+        let nearest = candidates
+            .iter()
+            .copied()
+            .filter(|&d| contains(self.groups[d]))
+            .max_by_key(|&d| self.group_paths[self.groups[d]].len());
+        nearest.or_else(|| candidates.first().copied())
+    }
+}
+
+fn scales(found: &[Found], group_paths: Vec<String>, offset_size: usize) -> ScaleMaps {
     let (mut dims, mut groups, mut by_address, mut by_id) = (Vec::new(), Vec::new(), HashMap::new(), HashMap::new());
     for f in found.iter().filter(|f| f.is_scale()) {
         let ds = &f.dataset;
-        let name = match f.scale.clone().flatten() {
-            Some(n) if !n.starts_with(DIMENSION_ONLY) && !n.is_empty() => n.trim_end_matches('\0').to_string(),
-            _ => netcdf_name(leaf(&f.path)).to_string(),
-        };
+        // libnetcdf names a dimension after its scale's link, whatever the scale's `NAME` says.
+        let name = netcdf_name(leaf(&f.path)).to_string();
         let length = ds.shape().first().copied().unwrap_or(0);
         let unlimited = ds.max_dims().and_then(|m| m.first()).is_some_and(|&m| m == u64::MAX);
-        by_address.insert(ds.address(), dims.len());
+        by_address.entry(ds.address()).or_insert_with(Vec::new).push(dims.len());
         if let Some(id) = ds.attribute("_Netcdf4Dimid").ok().and_then(|a| a.read_scalar::<i32>().ok()) {
             by_id.insert(i64::from(id), dims.len());
         }
         dims.push(Dim { name, length, unlimited });
         groups.push(f.group);
     }
-    ScaleMaps { dims, groups, by_address, by_id, offset_size }
+    ScaleMaps { dims, groups, by_address, group_paths, by_id, offset_size }
 }
 
-/// The dimensions of one variable from its scales; None when it has none (phony dimensions).
-fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
-    let (by_address, by_id) = (&maps.by_address, &maps.by_id);
+/// The dimensions of one variable from its scales, None for an axis without one; None when it has no
+/// scales at all (phony dimensions).
+fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String> {
+    let by_id = &maps.by_id;
     let ds = &f.dataset;
     let rank = ds.ndim();
     if rank == 0 {
         return Ok(Some(Vec::new()));
     }
     if f.is_scale() && rank == 1 {
-        if let Some(&d) = by_address.get(&ds.address()) {
-            return Ok(Some(vec![Axis::Real(d)]));
+        if let Some(d) = maps.scale_at(ds.address(), f.group) {
+            return Ok(Some(vec![Some(Axis::Real(d))]));
         }
     }
     if f.is_scale() {
@@ -274,30 +297,39 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Axis>>, String> {
             let axes: Option<Vec<Axis>> =
                 ids.iter().map(|id| by_id.get(&i64::from(*id)).map(|&d| Axis::Real(d))).collect();
             if let Some(axes) = axes.filter(|a| a.len() == rank) {
-                return Ok(Some(axes));
+                return Ok(Some(axes.into_iter().map(Some).collect()));
             }
         }
     }
     let Some(addresses) = dimension_list(ds, maps.offset_size)? else { return Ok(None) };
-    addresses
-        .iter()
-        .map(|a| {
-            by_address.get(a).map(|&d| Axis::Real(d)).ok_or_else(|| {
-                format!("{}: DIMENSION_LIST refers to object {a:#x}, which is no dimension scale", f.path)
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    // An axis whose entry is missing (a list shorter than the rank), empty, or names an object that
+    // is no dimension scale has no dimension here. libnetcdf 4.9 gives such an axis an invalid
+    // dimension id (ncdump stops at "NetCDF: Invalid dimension ID or name", netCDF4-python cannot open
+    // the file) and h5py lists no scale for it: vzarr names it as libnetcdf names an axis without a
+    // scale (`phony_axes`), and keeps the axes whose entries name scales.
+    Ok(Some(addresses.iter().map(|a| a.and_then(|a| maps.scale_at(a, f.group)).map(Axis::Real)).collect()))
 }
 
-/// libnetcdf's dimensions for a dataset without scales: per axis, the first dimension of its group
-/// (`group_dims`: real ones, then phony ones as created) of the same length and kind that the
-/// variable does not already use, else a new `phony_dim_N` numbered with the next dimension id.
-fn phony_axes(f: &Found, real: &[Dim], phony: &mut Vec<Dim>, group_dims: &mut Vec<Axis>) -> Vec<Axis> {
+/// libnetcdf's dimensions for the axes of a dataset without scales (`known` None): per axis, the first
+/// dimension of its group (`group_dims`: real ones, then phony ones as created) of the same length and
+/// kind that the variable does not already use, else a new `phony_dim_N` numbered with the next
+/// dimension id. Axes with a scale keep it.
+fn phony_axes(
+    f: &Found,
+    known: Vec<Option<Axis>>,
+    real: &[Dim],
+    phony: &mut Vec<Dim>,
+    group_dims: &mut Vec<Axis>,
+) -> Vec<Axis> {
     let ds = &f.dataset;
     let max = ds.max_dims().map(<[u64]>::to_vec);
-    let mut axes: Vec<Axis> = Vec::with_capacity(ds.ndim());
-    for (axis, &length) in ds.shape().iter().enumerate() {
+    let mut axes: Vec<Axis> = known.iter().flatten().copied().collect();
+    let mut out = Vec::with_capacity(known.len());
+    for (axis, (&length, known)) in ds.shape().iter().zip(known).enumerate() {
+        if let Some(known) = known {
+            out.push(known);
+            continue;
+        }
         let unlimited = max.as_ref().and_then(|m| m.get(axis)).is_some_and(|&m| m == u64::MAX);
         let fits = |a: &Axis| {
             let dim = match *a {
@@ -313,31 +345,27 @@ fn phony_axes(f: &Found, real: &[Dim], phony: &mut Vec<Dim>, group_dims: &mut Ve
             Axis::Phony(phony.len() - 1)
         });
         axes.push(chosen);
+        out.push(chosen);
     }
-    axes
+    out
 }
 
-/// The scale addresses of `DIMENSION_LIST`, one per axis; None when the attribute is absent.
-/// `offset_size` is the file's address size, which object references are written with.
-fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<u64>>, String> {
+/// The scale addresses of `DIMENSION_LIST`, one per axis (None for an axis whose entry is missing or
+/// empty); None when the attribute is absent. `offset_size` is the file's address size, which object
+/// references are written with.
+fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<u64>>>, String> {
     let Ok(attr) = ds.attribute("DIMENSION_LIST") else { return Ok(None) };
     let entry = 4 + offset_size + 4;
-    let rank = ds.ndim();
-    if attr.raw_data.len() < rank * entry {
-        return Err(format!("{}: DIMENSION_LIST is truncated", ds.name()));
-    }
-    let mut out = Vec::with_capacity(rank);
-    for item in attr.raw_data.chunks_exact(entry).take(rank) {
+    let mut out = Vec::with_capacity(ds.ndim());
+    for item in attr.raw_data.chunks_exact(entry).take(ds.ndim()) {
         let heap = ds
             .resolve_vlen_reference_bytes(item, offset_size)
             .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
         let refs = hdf5_reader::reference::read_object_references(&heap, offset_size as u8)
             .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
-        match refs.first() {
-            Some(&address) => out.push(address),
-            None => return Err(format!("{}: DIMENSION_LIST has an empty entry", ds.name())),
-        }
+        out.push(refs.first().copied());
     }
+    out.resize(ds.ndim(), None);
     Ok(Some(out))
 }
 
