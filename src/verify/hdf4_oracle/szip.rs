@@ -223,7 +223,7 @@ pub(super) fn cut(all: &[u8], shape: &[u64], starts: &[u64], edges: &[u64], size
     Ok(out)
 }
 
-/// Ensures the error type of the caller.
+/// The error of a failed libaec decode of data set `name`.
 pub(super) fn oracle_error(name: &str, why: String) -> netcdf::Error {
     error(format!(
         "{name} is szip-compressed, which this libhdf4 cannot decode, and libaec's decode of it failed: {why}"
