@@ -56,6 +56,10 @@ pub struct ArrayVerdict {
     /// buffer held them and vzarr reads as the fill value.
     #[serde(default)]
     pub undefined_in_source: u64,
+    /// The oracle, when not the source's own library: `szip decoded by libaec` for szip data sets of
+    /// HDF4 files, which Debian's libhdf4 cannot decode (libhdf4 locates and describes their elements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<String>,
 }
 
 impl ArrayVerdict {
@@ -147,7 +151,15 @@ impl ArrayVerdict {
     /// Nothing compared yet.
     fn new(path: &str) -> Self {
         let path = path.to_string();
-        ArrayVerdict { path, elements: 0, mismatches: 0, first_mismatch: None, error: None, undefined_in_source: 0 }
+        ArrayVerdict {
+            path,
+            elements: 0,
+            mismatches: 0,
+            first_mismatch: None,
+            error: None,
+            undefined_in_source: 0,
+            oracle: None,
+        }
     }
 }
 
@@ -238,6 +250,9 @@ async fn verify_array(
             verdict.error = Some(format!("{location}: {reason}"));
             return Ok(());
         }
+        if let Some(other) = other_oracle(&location, path) {
+            verdict.oracle = Some(other.to_string());
+        }
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
             let first = base.get(lead).copied().unwrap_or(0);
@@ -274,6 +289,17 @@ async fn verify_array(
         }
     }
     Ok(())
+}
+
+/// The oracle of `path` in the source at `location` when it is not the source's library: libaec for
+/// an szip data set of a local HDF4 file whose libhdf4 has no szip decoder.
+fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
+    let local = crate::source::local_path(location)?;
+    if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
+        return None;
+    }
+    let dataset = hdf4_oracle::Hdf4Dataset::open(&local, path).ok()?;
+    dataset.decoded_by_libaec().then_some("szip decoded by libaec")
 }
 
 /// The oracle, in this process or in a worker, and the local copy it reads for a remote source.

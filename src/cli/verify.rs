@@ -40,7 +40,10 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
                     v.elements - v.undefined_in_source,
                     v.undefined_in_source
                 ),
-                (None, None) => outln!("ok   {}: {} elements equal", v.path, v.elements),
+                (None, None) => match &v.oracle {
+                    Some(oracle) => outln!("ok   {}: {} elements equal ({oracle})", v.path, v.elements),
+                    None => outln!("ok   {}: {} elements equal", v.path, v.elements),
+                },
             }
         }
         let elements: u64 = verdicts.iter().map(|v| v.elements).sum();

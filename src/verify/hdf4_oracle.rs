@@ -18,7 +18,9 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+mod szip;
 
 /// Serialises every libhdf4 call.
 static LOCK: Mutex<()> = Mutex::new(());
@@ -90,6 +92,8 @@ pub(crate) struct Hdf4Dataset {
     number_type: i32,
     /// The values of an HDF-EOS2 grid coordinate (not a data set of the file).
     derived: Option<Vec<f64>>,
+    /// Every value of an szip data set this libhdf4 cannot decode, as libaec decoded them.
+    by_libaec: OnceLock<Vec<u8>>,
 }
 
 /// An open data set, closed (with its file) when dropped.
@@ -114,8 +118,15 @@ impl Hdf4Dataset {
         let c = |s: &str| CString::new(s).map_err(|_| error(format!("{s}: a NUL in the name")));
         let file = c(&file.to_string_lossy())?;
         let (in_group, last) = (name.contains('/'), name.rsplit('/').next().unwrap_or(name));
-        let mut dataset =
-            Hdf4Dataset { file, name: c(last)?, in_group, shape: Vec::new(), number_type: 0, derived: None };
+        let mut dataset = Hdf4Dataset {
+            file,
+            name: c(last)?,
+            in_group,
+            shape: Vec::new(),
+            number_type: 0,
+            derived: None,
+            by_libaec: OnceLock::new(),
+        };
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = match dataset.select() {
             Ok(open) => open,
@@ -252,6 +263,9 @@ impl Hdf4Dataset {
                 .collect::<Result<Vec<_>, _>>()
         };
         let (mut start, mut edge) = (to_i32(starts)?, to_i32(edges)?);
+        if let Some(all) = self.by_libaec.get() {
+            return szip::cut(all, &self.shape, starts, edges, size).map_err(error);
+        }
         let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let open = self.select()?;
         self.find_external_files_next_to_the_file();
@@ -260,6 +274,14 @@ impl Hdf4Dataset {
             SDreaddata(open.sds, start.as_mut_ptr(), std::ptr::null_mut(), edge.as_mut_ptr(), out.as_mut_ptr().cast())
         };
         if status == FAIL {
+            if missing_decoder(open.sds) == Some("szip") {
+                // Debian's libhdf4 has no szip: libaec decodes the elements libhdf4 locates.
+                let name = self.name.to_string_lossy();
+                let all = szip::read_all(&self.file, open.sds, &self.shape, self.number_type, size)
+                    .map_err(|why| szip::oracle_error(&name, why))?;
+                let all = self.by_libaec.get_or_init(|| all);
+                return szip::cut(all, &self.shape, starts, edges, size).map_err(error);
+            }
             let why = missing_decoder(open.sds)
                 .map(|c| format!(": it is {c}-compressed and this libhdf4 has no {c} decoder"));
             return Err(error(format!(
@@ -269,6 +291,16 @@ impl Hdf4Dataset {
             )));
         }
         Ok(out)
+    }
+
+    /// Whether this libhdf4 cannot decode the data set because it is szip-compressed, so that its
+    /// values are read through libaec instead.
+    pub(crate) fn decoded_by_libaec(&self) -> bool {
+        if self.derived.is_some() {
+            return false;
+        }
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        self.select().is_ok_and(|open| missing_decoder(open.sds) == Some("szip"))
     }
 
     /// Makes libhdf4 look for external files in the directory of the file first, as vzarr's scanner
