@@ -549,8 +549,7 @@ fn sixteen_byte_integer_attributes_read_as_libnetcdf_reads_them() {
         let f = hdf5::File::create(&file).unwrap();
         let ds = f.new_dataset::<i32>().shape(3).create("v").unwrap();
         ds.write(&[1, 2, 3]).unwrap();
-        // SAFETY: predefined types of the initialized library.
-        let (unsigned_be, signed_le) = unsafe { (*hdf5_sys::h5t::H5T_STD_U64BE, *hdf5_sys::h5t::H5T_STD_I64LE) };
+        let (unsigned_be, signed_le) = (*hdf5_sys::h5t::H5T_STD_U64BE, *hdf5_sys::h5t::H5T_STD_I64LE);
         wide_integer_attribute(ds.id(), "ref_time", unsigned_be, &big_endian);
         wide_integer_attribute(ds.id(), "offset", signed_le, &(-3i128).to_le_bytes());
         wide_integer_attribute(ds.id(), "huge", signed_le, &(1i128 << 70).to_le_bytes());
