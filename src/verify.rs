@@ -260,13 +260,13 @@ async fn verify_array(
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
-        let undefined_unwritten = files.fill_time_never(&location, path);
+        let hdf5 = files.hdf5_facts(&location, path);
+        let undefined_unwritten = hdf5.fill_time_never;
         // libnetcdf reads a box that straddles the end of a variable's HDF5 dataset wrongly (past the
         // extent it may return memory it never wrote, where it reads the fill value for a box wholly
         // past it): boxes are cut at the extent.
-        let extent = files.hdf5_extent(&location, path);
         let boxes = comparison_boxes(&file_shape, element_size)
-            .flat_map(|(starts, counts)| split_at_extent(starts, counts, extent.as_deref()));
+            .flat_map(|(starts, counts)| split_at_extent(starts, counts, hdf5.extent.as_deref()));
         for (starts, counts) in boxes {
             let mut sel = select.clone();
             for (k, (&start, &count)) in starts.iter().zip(&counts).enumerate() {
@@ -388,26 +388,15 @@ impl Oracle {
         }
     }
 
-    /// Whether libhdf5 leaves the never-written chunks of `path` of `location` undefined (fill time
-    /// "never"); false when the oracle cannot tell.
-    fn fill_time_never(&mut self, location: &str, path: &str) -> bool {
-        let Ok(location) = self.local(location) else { return false };
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(&location, path).is_ok_and(|v| v.fill_time_never(&location)),
-            Backend::Worker(worker) => {
-                worker.request(&worker::Request::new("fill_never", &location, path)).is_ok_and(|answer| answer == [1])
-            }
-        }
-    }
-
-    /// The extent of the HDF5 dataset behind netCDF-4 variable `path` of `location`; `None` when the
-    /// oracle cannot tell (NetCDF-3, HDF4, libhdf5 refusing the file).
-    fn hdf5_extent(&mut self, location: &str, path: &str) -> Option<Vec<u64>> {
-        let location = self.local(location).ok()?;
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(&location, path).ok()?.hdf5_extent(&location),
-            Backend::Worker(worker) => worker.request_extent(&worker::Request::new("extent", &location, path)).ok()?,
-        }
+    /// What libhdf5 tells of the HDF5 dataset behind `path` of `location` (nothing when the oracle
+    /// cannot tell: NetCDF-3, HDF4, libhdf5 refusing the file).
+    fn hdf5_facts(&mut self, location: &str, path: &str) -> oracle::Hdf5Facts {
+        let Ok(location) = self.local(location) else { return oracle::Hdf5Facts::default() };
+        let facts = match &mut self.backend {
+            Backend::Local(files) => files.variable(&location, path).map(|v| v.hdf5_facts(&location)),
+            Backend::Worker(worker) => worker.request_hdf5_facts(&worker::Request::new("hdf5", &location, path)),
+        };
+        facts.unwrap_or_default()
     }
 
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.

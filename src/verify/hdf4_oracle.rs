@@ -46,6 +46,16 @@ extern "C" {
     fn SDattrinfo(id: i32, index: i32, name: *mut c_char, nt: *mut i32, count: *mut i32) -> c_int;
     fn SDreadattr(id: i32, index: i32, data: *mut c_void) -> c_int;
     fn SDgetcomptype(sds: i32, coder: *mut c_int) -> c_int;
+    fn SDgetcompinfo(sds: i32, coder: *mut c_int, info: *mut i32) -> c_int;
+    fn SDgetchunkinfo(sds: i32, def: *mut i32, flags: *mut i32) -> c_int;
+    fn SDgetdatainfo(
+        sds: i32,
+        chunk: *mut i32,
+        start_block: u32,
+        count: u32,
+        offsets: *mut i32,
+        lengths: *mut i32,
+    ) -> c_int;
     fn SDendaccess(sds: i32) -> c_int;
     fn SDend(sd: i32) -> c_int;
 }

@@ -111,6 +111,16 @@ impl OracleFiles {
     }
 }
 
+/// What libhdf5 tells of the HDF5 dataset behind a netCDF-4 variable.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Hdf5Facts {
+    /// libhdf5 leaves the never-written chunks undefined (fill time "never", netCDF's `NOFILL`).
+    pub(crate) fill_time_never: bool,
+    /// The dataset's extent, when read through libnetcdf: a variable shorter than its unlimited
+    /// dimension has an extent smaller than its netCDF shape.
+    pub(crate) extent: Option<Vec<u64>>,
+}
+
 /// An open source variable.
 pub(crate) struct OracleVariable {
     /// The file opened by libnetcdf; None for an HDF4 file, or when libnetcdf refused it and libhdf5
@@ -176,25 +186,21 @@ impl OracleVariable {
         })
     }
 
-    /// Whether libhdf5 leaves the never-written chunks of this HDF5 dataset undefined (its fill time is
-    /// "never"); false for NetCDF-3 files and whenever libhdf5 cannot tell.
-    pub(crate) fn fill_time_never(&self, location: &str) -> bool {
+    /// What libhdf5 tells of the HDF5 dataset behind this variable, from one open of it (none for
+    /// NetCDF-3 and HDF4 files, or whenever libhdf5 cannot tell).
+    pub(crate) fn hdf5_facts(&self, location: &str) -> Hdf5Facts {
         if let Some(dataset) = &self.hdf5 {
-            return dataset.fill_time_never();
+            // Read through libhdf5 already: its shape is the extent.
+            return Hdf5Facts { fill_time_never: dataset.fill_time_never(), extent: None };
         }
-        let Some(local) = crate::source::local_path(location) else { return false };
-        Hdf5Dataset::open(&local, &self.path).is_ok_and(|d| d.fill_time_never())
-    }
-
-    /// The extent of the HDF5 dataset behind a netCDF-4 variable, as libhdf5 reports it; `None` for
-    /// NetCDF-3 and HDF4 files, for datasets read through libhdf5 already, and whenever libhdf5 cannot
-    /// tell. A variable shorter than its unlimited dimension has an extent smaller than its netCDF shape.
-    pub(crate) fn hdf5_extent(&self, location: &str) -> Option<Vec<u64>> {
-        if self.hdf4.is_some() || self.hdf5.is_some() {
-            return None;
+        if self.hdf4.is_some() {
+            return Hdf5Facts::default();
         }
-        let local = crate::source::local_path(location)?;
-        Hdf5Dataset::open(&local, &self.path).ok().map(|d| d.extent())
+        let opened = crate::source::local_path(location).and_then(|local| Hdf5Dataset::open(&local, &self.path).ok());
+        opened.map_or_else(Hdf5Facts::default, |d| Hdf5Facts {
+            fill_time_never: d.fill_time_never(),
+            extent: Some(d.extent()),
+        })
     }
 
     /// The whole variable, as native-endian bytes.

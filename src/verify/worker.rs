@@ -4,7 +4,7 @@
 //!
 //! Protocol over the child's stdin/stdout: one JSON request per line
 //! (`{"op":"box","location":..,"path":..,"starts":[..],"counts":[..]}`, ops `box`, `all`, `f64`,
-//! `shape`, `strings`, `fill_never`, `extent`, `opens`, and `forget`, which closes the file at `location`),
+//! `shape`, `strings`, `hdf5` (fill time and extent), `opens`, and `forget`, which closes the file at `location`),
 //! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
 //! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
 //! recently used files open (`OracleFiles`). A request not answered within the timeout kills the child;
@@ -81,9 +81,8 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     match request.op.as_str() {
         "box" => variable.read_box(&request.starts, &request.counts),
         "all" => variable.read_all(),
-        "fill_never" => Ok(vec![u8::from(variable.fill_time_never(&request.location))]),
-        "extent" => {
-            serde_json::to_vec(&variable.hdf5_extent(&request.location)).map_err(|e| netcdf::Error::Str(e.to_string()))
+        "hdf5" => {
+            serde_json::to_vec(&variable.hdf5_facts(&request.location)).map_err(|e| netcdf::Error::Str(e.to_string()))
         }
         "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
         "f64" => {
@@ -182,8 +181,8 @@ impl WorkerOracle {
         serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
     }
 
-    /// The answer to an `extent` request: the HDF5 extent of a netCDF-4 variable, when libhdf5 tells.
-    pub(crate) fn request_extent(&mut self, request: &Request) -> Result<Option<Vec<u64>>, netcdf::Error> {
+    /// The answer to an `hdf5` request: what libhdf5 tells of the dataset behind a variable.
+    pub(crate) fn request_hdf5_facts(&mut self, request: &Request) -> Result<super::oracle::Hdf5Facts, netcdf::Error> {
         self.request_json(request)
     }
 

@@ -17,15 +17,34 @@ extern "C" {
     fn HXsetdir(dir: *const c_char) -> c_int;
 }
 
+// The SD interface of libmfhdf the HDF4 tests call (the szip tests too: `SDgetcompinfo`,
+// `SDgetchunkinfo` and `SDgetdatainfo` locate and describe elements this libhdf4 cannot decode).
 #[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
-    fn SDstart(name: *const c_char, access: i32) -> i32;
-    fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
-    fn SDselect(sd: i32, index: i32) -> i32;
-    fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
-    fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
-    fn SDendaccess(sds: i32) -> c_int;
-    fn SDend(sd: i32) -> c_int;
+    pub(super) fn SDstart(name: *const c_char, access: i32) -> i32;
+    pub(super) fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
+    pub(super) fn SDselect(sd: i32, index: i32) -> i32;
+    pub(super) fn SDgetinfo(
+        sds: i32,
+        name: *mut c_char,
+        rank: *mut i32,
+        dims: *mut i32,
+        nt: *mut i32,
+        nattrs: *mut i32,
+    ) -> c_int;
+    pub(super) fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
+    pub(super) fn SDgetcompinfo(sds: i32, coder: *mut c_int, info: *mut i32) -> c_int;
+    pub(super) fn SDgetchunkinfo(sds: i32, def: *mut i32, flags: *mut i32) -> c_int;
+    pub(super) fn SDgetdatainfo(
+        sds: i32,
+        chunk: *mut i32,
+        start: u32,
+        count: u32,
+        offsets: *mut i32,
+        lengths: *mut i32,
+    ) -> c_int;
+    pub(super) fn SDendaccess(sds: i32) -> c_int;
+    pub(super) fn SDend(sd: i32) -> c_int;
 }
 
 const DFACC_READ: i32 = 1;

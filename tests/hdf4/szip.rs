@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 use vzarr::{scan_file, ScanOptions};
 
 use super::hostile::every_descriptor;
+use super::oracle::{
+    SDend, SDendaccess, SDfileinfo, SDgetchunkinfo, SDgetcompinfo, SDgetdatainfo, SDgetinfo, SDreaddata, SDselect,
+    SDstart,
+};
 use super::read_back;
 
 fn dir() -> PathBuf {
@@ -78,20 +82,6 @@ struct SzCom {
     bits_per_pixel: c_int,
     pixels_per_block: c_int,
     pixels_per_scanline: c_int,
-}
-
-#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
-extern "C" {
-    fn SDstart(name: *const c_char, access: i32) -> i32;
-    fn SDfileinfo(sd: i32, datasets: *mut i32, attributes: *mut i32) -> c_int;
-    fn SDselect(sd: i32, index: i32) -> i32;
-    fn SDgetinfo(sds: i32, name: *mut c_char, rank: *mut i32, dims: *mut i32, nt: *mut i32, nattrs: *mut i32) -> c_int;
-    fn SDreaddata(sds: i32, start: *mut i32, stride: *mut i32, edge: *mut i32, data: *mut c_void) -> c_int;
-    fn SDgetcompinfo(sds: i32, coder: *mut c_int, info: *mut i32) -> c_int;
-    fn SDgetchunkinfo(sds: i32, def: *mut i32, flags: *mut i32) -> c_int;
-    fn SDgetdatainfo(sds: i32, chunk: *mut i32, start: u32, count: u32, offsets: *mut i32, lengths: *mut i32) -> c_int;
-    fn SDendaccess(sds: i32) -> c_int;
-    fn SDend(sd: i32) -> c_int;
 }
 
 /// One szip data set as libhdf4 describes it, its values decoded by libaec: name, shape, native-endian

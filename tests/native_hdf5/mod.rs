@@ -303,6 +303,38 @@ fn repacked_fixtures(dir: &Path, kind: &str, plugin_path: Option<&str>) -> Optio
     Some(run.stdout.lines().map(PathBuf::from).collect())
 }
 
+/// Scans `file`, a fixture of `tests/python/make_repacked.py` compressed with `filter` (`szip`,
+/// `lzo`), and checks every dataset: stored as copies (the pipeline's shuffle, when the file's name
+/// says so, then zstd), noted as such, holding no reference, and read back as libhdf5 reads the file.
+/// Returns the store's path, the store and the dataset names.
+fn assert_copies_read_as_libhdf5(
+    file: &Path,
+    dir: &Path,
+    filter: &str,
+) -> (PathBuf, vzarr::read::blocking::BlockingStore, Vec<String>) {
+    let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let store_path = scan_to_store(file, dir, &format!("{stem}.vzarr"), &ScanOptions::default());
+    let store = open_store(&store_path);
+    let names = dataset_paths(file);
+    assert!(names.len() > 18, "{names:?}");
+    for name in &names {
+        let meta = crate::common::array_json(&store_path, name);
+        let codecs: Vec<&str> =
+            meta["codecs"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let expected: &[&str] =
+            if stem.contains("shuffle") { &["bytes", "numcodecs.shuffle", "zstd"] } else { &["bytes", "zstd"] };
+        assert_eq!(codecs, expected, "{stem}: {name}");
+        let note = meta["attributes"]["vzarr:copied_chunks"].as_str().unwrap_or_default();
+        assert!(note.contains(&format!("{filter} filter has no Zarr codec")), "{name}: {note}");
+        let summary = store.info().arrays.iter().find(|a| &a.path == name).unwrap().clone();
+        assert_eq!(summary.stats.referenced, 0, "{name}: {:?}", summary.stats);
+        let ours = read(&store, name, "");
+        let theirs = read_native(file, name, ours.bytes.len());
+        assert!(ours.bytes == theirs, "{stem}: {name}: vzarr's decoding differs from libhdf5's read");
+    }
+    (store_path, store, names)
+}
+
 fn python_check_on_export(python: &Path, script: &Path, store: &Path, source: &Path) -> String {
     let refs = store.with_extension("json");
     let text = |p: &Path| p.display().to_string();

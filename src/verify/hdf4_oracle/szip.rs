@@ -14,7 +14,7 @@
 use std::ffi::{c_int, c_void};
 use std::io::{Read, Seek, SeekFrom};
 
-use super::{error, FAIL, MAX_RANK};
+use super::{error, SDgetchunkinfo, SDgetcompinfo, SDgetdatainfo, FAIL, MAX_RANK};
 
 #[link(name = "libsz.so.2", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
@@ -34,20 +34,6 @@ struct SzCom {
     bits_per_pixel: c_int,
     pixels_per_block: c_int,
     pixels_per_scanline: c_int,
-}
-
-#[link(name = "libmfhdfalt.so.0", kind = "dylib", modifiers = "+verbatim")]
-extern "C" {
-    fn SDgetcompinfo(sds: i32, coder: *mut c_int, info: *mut i32) -> c_int;
-    fn SDgetchunkinfo(sds: i32, def: *mut i32, flags: *mut i32) -> c_int;
-    fn SDgetdatainfo(
-        sds: i32,
-        chunk: *mut i32,
-        start_block: u32,
-        count: u32,
-        offsets: *mut i32,
-        lengths: *mut i32,
-    ) -> c_int;
 }
 
 /// The options-mask bit of elements with a preamble.
