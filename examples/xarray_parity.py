@@ -6,8 +6,10 @@
     python examples/xarray_parity.py --batch CASES.json --expected TSV     (the test suite's form)
 
 STORE is vzarr's kerchunk JSON (`vzarr export --kerchunk`, `vzarr scan --format kerchunk-json`;
-opened through fsspec's reference filesystem) or a materialized Zarr v3 directory (`vzarr
-materialize`); --store adds more stores to check against the same files. FILES are the source files,
+opened through fsspec's reference filesystem), a materialized Zarr v3 directory (`vzarr
+materialize`), both opened with xarray's zarr engine, or a native store (`vzarr scan -o X.vzarr`),
+opened with vzarr's own engine (`engine="vzarr"`: needs the vzarr package); --store adds more stores
+to check against the same files. FILES are the source files,
 in the order vzarr scanned them. The sources are opened with `xr.open_dataset(f, engine="netcdf4")`;
 several files are combined as vzarr combined them: `xr.combine_nested` along one --concat dimension (in
 the order given), `xr.combine_by_coords` for several (tiles), with global attributes kept only when
@@ -61,9 +63,16 @@ def is_icechunk(store: str) -> bool:
     return Path(store, "repo").is_file() or Path(store, "refs").is_dir()
 
 
+def is_native(store: str) -> bool:
+    """A native vzarr store directory (`vzarr scan -o X.vzarr`): opened with vzarr's own engine."""
+    return Path(store, "vzarr.json").is_file()
+
+
 def store_kind(store: str) -> str:
     if Path(store).is_file():
         return "kerchunk"
+    if is_native(store):
+        return "vzarr"
     return "icechunk" if is_icechunk(store) else "materialized"
 
 
@@ -114,6 +123,8 @@ def open_sources(files: list[str], group: str, concat: list[str], options: dict)
 
 def open_store(store, group: str, options: dict) -> xr.Dataset:
     # Not loaded here: a variable whose chunks cannot be read is one difference, not a failed open.
+    if is_native(store):
+        return xr.open_dataset(store, engine="vzarr", group=group or None, **options)
     return xr.open_zarr(zarr_store(store), group=group or None, zarr_format=3, consolidated=False,
                         chunks=None, **options)
 

@@ -124,8 +124,11 @@ class Array:
 
     @property
     def attrs(self) -> dict[str, Any]:
-        """The array's attributes."""
-        return self._metadata.get("attributes", {})
+        """The array's attributes as the source file's reader shows them: numbers of the types vzarr
+        recorded for them in the ``zarr.json`` extension field ``"vzarr"`` (``np.float32`` for a
+        float32 ``scale_factor``: JSON numbers carry no type), and the attributes withheld there from
+        Zarr readers that fail on them (a char array's ``_FillValue``, as bytes)."""
+        return _source_attrs(self._metadata, self.dtype)
 
     @property
     def fill_value(self) -> Any:
@@ -172,6 +175,22 @@ class Array:
     def chunk_bytes(self, coords: Sequence[int]) -> bytes | None:
         """The stored (encoded) bytes of chunk `coords`; None for a chunk never written."""
         return self._inner.chunk_bytes([int(c) for c in coords])
+
+
+def _source_attrs(metadata: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:
+    """An array's ``attributes`` with the notes of its ``"vzarr"`` extension field applied."""
+    attrs = dict(metadata.get("attributes", {}))
+    notes = metadata.get("vzarr") or {}
+    for name, type_name in (notes.get("attribute_types") or {}).items():
+        value = attrs.get(name)
+        if isinstance(value, (int, float, list)) and not isinstance(value, bool):
+            typed = np.asarray(value, dtype=np.dtype(type_name))
+            attrs[name] = typed[()] if typed.ndim == 0 else typed
+    for name, value in (notes.get("withheld_attributes") or {}).items():
+        if name == "_FillValue" and dtype.kind == "S" and isinstance(value, str):
+            value = value.encode("utf-8")
+        attrs[name] = value
+    return attrs
 
 
 def _selection(key, shape: tuple[int, ...]) -> tuple[list, tuple[int, ...]]:

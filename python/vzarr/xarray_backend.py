@@ -1,8 +1,10 @@
 """The xarray backend ``engine="vzarr"``: native stores and Icechunk repositories opened lazily.
 
 Only the chunks a selection needs are read (a `BackendArray` over `vzarr.Array`), CF conventions are
-decoded as for any file, and ``chunks={}`` gives dask chunks equal to the store's rectilinear grid
-(the files' own chunk edges, e.g. the months' lengths)::
+decoded as for any file, with the attribute types vzarr recorded (float32 packed data unpack to
+float32, as from the source), vzarr's own ``vzarr:`` notes go to each variable's ``encoding``, and
+``chunks={}`` gives dask chunks equal to the store's rectilinear grid (the files' own chunk edges,
+e.g. the months' lengths)::
 
     ds = xr.open_dataset("tas.vzarr", engine="vzarr", chunks={})
 """
@@ -81,6 +83,9 @@ class VzarrDataStore(AbstractDataStore):
                 "chunks": tuple(max(edges) if edges else 0 for edges in array.chunks),
                 "source": self.store.location,
             }
+            # vzarr's notes on how the store holds the data (chunks copied, fill value undefined in
+            # the source) are storage facts: xarray keeps those in the encoding, not the attributes.
+            encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
             data = indexing.LazilyIndexedArray(VzarrBackendArray(array))
             variables[name] = Variable(dims, data, attrs, encoding)
         return FrozenDict(variables)
@@ -150,6 +155,9 @@ class VzarrBackendEntrypoint(BackendEntrypoint):
                 storage_options=storage_options,
                 check_sources=check_sources,
             )
+        if group and group.strip("/") not in store.groups:
+            # As xarray's netCDF4 engine: a missing group is an OSError naming it.
+            raise OSError(f"{store.location}: no group {group.strip('/')!r} in the store")
         datastore = VzarrDataStore(store, group)
         return StoreBackendEntrypoint().open_dataset(
             datastore,

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 /// The key of the marker object standing for a non-finite float.
-const MARKER: &str = "$vzarr.non_finite";
+pub(super) const MARKER: &str = "$vzarr.non_finite";
 
 /// The JSON value of a floating-point attribute element: a number when finite, else the marker of
 /// `NaN`, `Infinity` or `-Infinity`.

@@ -124,7 +124,7 @@ async fn open_view(
                 let chunks = ArrayChunks::new(repo, array, Arc::clone(&assets)).map_err(bad)?;
                 view.nodes.insert(path.clone(), to_text(&metadata.to_json()).into_bytes().into());
                 arrays.push(ArrayInfo::of_grid(&path, metadata.chunk_grid.num_chunks()));
-                view.arrays.insert(path, (metadata, Arc::new(chunks)));
+                view.arrays.insert(path, (*metadata, Arc::new(chunks)));
             }
         }
     }

@@ -372,8 +372,9 @@ impl FileContext<'_> {
             codecs: translated.codecs,
             dimension_names: Some(names),
             attributes: var.attributes.clone(),
+            attribute_notes: var.attribute_notes.clone(),
         };
-        encode_fill_value_attribute(data_type, &mut metadata.attributes);
+        encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.attribute_notes);
         if fill_undefined {
             metadata.attributes.insert(FILL_UNDEFINED_ATTRIBUTE.into(), FILL_UNDEFINED_NOTE.into());
         }
@@ -412,6 +413,7 @@ impl FileContext<'_> {
             codecs,
             dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
             attributes: var.attributes.clone(),
+            attribute_notes: var.attribute_notes.clone(),
         };
         Ok(Some(VirtualArray {
             path: var.path.clone(),

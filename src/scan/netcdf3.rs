@@ -28,7 +28,9 @@ use crate::codec::{CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{encode_fill_value_attribute, float_attribute, ArrayMetadata, Attributes, DataType, FillValue};
+use crate::metadata::{
+    encode_fill_value_attribute, float_attribute, ArrayMetadata, AttributeNotes, Attributes, DataType, FillValue,
+};
 use crate::source::ByteSource;
 
 /// Scans NetCDF-3 files.
@@ -192,8 +194,9 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
         codecs: CodecChain::raw(endian),
         dimension_names: Some(names.collect()),
         attributes: attributes(&var.attributes),
+        attribute_notes: attribute_notes(&var.attributes),
     };
-    encode_fill_value_attribute(data_type, &mut metadata.attributes);
+    encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.attribute_notes);
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,
@@ -319,6 +322,28 @@ fn attributes(attrs: &[header::Attribute]) -> Attributes {
             (a.name.clone(), value)
         })
         .collect()
+}
+
+/// The numeric types of the attributes (netCDF-3 types, as netCDF4-python gives them).
+fn attribute_notes(attrs: &[header::Attribute]) -> AttributeNotes {
+    let mut notes = AttributeNotes::default();
+    for a in attrs {
+        let data_type = match &a.value {
+            AttrValue::Text(_) => continue,
+            AttrValue::Bytes(_) => DataType::Int8,
+            AttrValue::UBytes(_) => DataType::UInt8,
+            AttrValue::Shorts(_) => DataType::Int16,
+            AttrValue::UShorts(_) => DataType::UInt16,
+            AttrValue::Ints(_) => DataType::Int32,
+            AttrValue::UInts(_) => DataType::UInt32,
+            AttrValue::Int64s(_) => DataType::Int64,
+            AttrValue::UInt64s(_) => DataType::UInt64,
+            AttrValue::Floats(_) => DataType::Float32,
+            AttrValue::Doubles(_) => DataType::Float64,
+        };
+        notes.note_type(&a.name, data_type);
+    }
+    notes
 }
 
 /// A variable's values as f64, refusing more than [`MAX_COORDINATE_VALUES`].

@@ -11,8 +11,10 @@ read of the file). Both run in a child process with a timeout and an address-spa
     warning: <text>                     any other scan warning
     error: <why>                        the scan refused the file (one line, the file's path as FILE)
     parity: <difference>                xarray on the store differs from xarray on the file
-                                        (examples/xarray_parity.py, on the kerchunk JSON and on the
-                                        materialized store; `parity: <kind> only: ..` when one differs)
+                                        (examples/xarray_parity.py: the kerchunk JSON and the
+                                        materialized store through xarray's zarr engine, the native
+                                        store through engine="vzarr"; `parity: zarr engine only: ..`,
+                                        `vzarr engine only: ..` or `<kind> only: ..` when not all differ)
 
 and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>[\t<reason>]`, several lines
 per file when several variables are left out; a parity line carries the reason for the difference,
@@ -142,7 +144,8 @@ def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: boo
         bad = fatal(code, out, step)
         if bad or code != 0:
             return [], bad or f"{step}: {out.strip()[:300]}"
-    code, out = run([sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir], PARITY_ENV)
+    code, out = run([sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir,
+                     "--store", store], PARITY_ENV)
     if code is not None and code < 0:
         # Killed by a signal: when opening the file alone crashes too, libnetcdf crashed on the source.
         # Its crashes on corrupt heaps come and go from run to run, so the probe gets several tries.
@@ -151,12 +154,28 @@ def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: boo
     if code != 0:
         return [], f"parity: {'hang' if code is None else f'exit code {code}'}: {out.strip()[-600:]}"
     found = json.loads(out.strip().splitlines()[-1])
-    kinds = {"kerchunk": set(found[refs]), "materialized": set(found[zarr_dir])}
-    both = kinds["kerchunk"] & kinds["materialized"]
-    lines = [f"{PARITY}{d.replace(path, 'FILE')}" for d in both]
-    for kind, diffs in kinds.items():
-        lines += [f"{PARITY}{kind} only: {d.replace(path, 'FILE')}" for d in diffs - both]
+    kinds = {"kerchunk": set(found[refs]), "materialized": set(found[zarr_dir]), "vzarr": set(found[store])}
+    lines = []
+    for diff in set().union(*kinds.values()):
+        having = [kind for kind, diffs in kinds.items() if diff in diffs]
+        where = "" if len(having) == len(kinds) else f"{KIND_NAMES.get(tuple(having), ' and '.join(having))} only: "
+        lines.append(f"{PARITY}{where}{diff.replace(path, 'FILE')}")
     return lines, None
+
+
+# How a parity line names the stores a difference shows in, when not in all three: the kerchunk JSON
+# and the materialized store are opened with xarray's zarr engine, the native store with vzarr's.
+KIND_NAMES = {("kerchunk", "materialized"): "zarr engine", ("vzarr",): "vzarr engine"}
+
+
+def parity_kinds(line: str) -> set[str]:
+    """The engines a parity line's difference shows in ("zarr" and/or "vzarr")."""
+    rest = line[len(PARITY):]
+    if rest.startswith("vzarr engine only: "):
+        return {"vzarr"}
+    if rest.startswith(("zarr engine only: ", "kerchunk only: ", "materialized only: ")):
+        return {"zarr"}
+    return {"zarr", "vzarr"}
 
 
 def check_file(vzarr: str, file_id: str, path: str, parity: bool, crash_prone: bool = False
@@ -238,8 +257,8 @@ PARITY_CAUSES = [
     (r"not compared: the sources do not open", "xarray cannot open the source with netCDF4 (a filter "
                                               "plugin libnetcdf lacks, a type it refuses): nothing to compare"),
     (r"not compared: netCDF4 cannot open", "libnetcdf refuses the file: nothing to compare"),
-    (r"GroupNotFoundError", "an HDF5 external link to a group of another file: libnetcdf follows it, "
-                            "vzarr references no other file's groups"),
+    (r"GroupNotFoundError|no group '.*' in the store", "an HDF5 external link to a group of another file: "
+                                                      "libnetcdf follows it, vzarr references no other file's groups"),
     (r"attribute vzarr:copied_chunks: extra", "szip or LZO: no Zarr codec reads them, so vzarr stores the chunks as "
                                               "re-encoded copies and says so in an attribute"),
     (r"dtype \[.*'S\d+'.*\] != source \{'names'.*'S1'|values differ \(first at flat index \d+: \(.*b'[^']{2,}'.*\) "
@@ -339,7 +358,8 @@ def main() -> int:
     # Parity is measured on the files xarray opens with netCDF4 (not those it cannot compare).
     not_compared = f"{PARITY}/: not compared: "
     scanned = [v for v in results.values() if not any(o.startswith(("error: ", not_compared)) for o in v)]
-    same = sum(not any(o.startswith(PARITY) and " not compared: " not in o for o in v) for v in scanned)
+    same = {engine: sum(not any(o.startswith(PARITY) and " not compared: " not in o and engine in parity_kinds(o)
+                                for o in v) for v in scanned) for engine in ("vzarr", "zarr")}
     for outcome in results.values():
         kinds = {o.split(":")[0] for o in outcome if not o.startswith(KNOWN)}
         for kind in ("error", "unsupported", "warning", "ok", "parity"):
@@ -354,8 +374,11 @@ def main() -> int:
           f"{counts['error']} errors, {known_hit} known defects; slowest: "
           + ", ".join(f"{d[0]} {d[3]:.1f} s" for d in slowest))
     if not args.no_parity:
-        print(f"xarray parity: {same} of {len(scanned)} files xarray opens open in xarray exactly as the "
-              f"source ({100 * same / max(len(scanned), 1):.1f}%; {len(results) - len(scanned)} not compared)")
+        n = max(len(scanned), 1)
+        print(f"xarray parity: {same['vzarr']} of {len(scanned)} files xarray opens open in xarray exactly as the "
+              f"source with engine='vzarr' ({100 * same['vzarr'] / n:.1f}%), {same['zarr']} with xarray's zarr "
+              f"engine on the kerchunk JSON and the materialized store ({100 * same['zarr'] / n:.1f}%); "
+              f"{len(results) - len(scanned)} not compared")
     passed = len(files) - len(failures)
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0

@@ -43,6 +43,7 @@ extern "C" {
         offsets: *mut i32,
         lengths: *mut i32,
     ) -> c_int;
+    pub(super) fn SDattrinfo(obj: i32, index: i32, name: *mut c_char, nt: *mut i32, count: *mut i32) -> c_int;
     pub(super) fn SDendaccess(sds: i32) -> c_int;
     pub(super) fn SDend(sd: i32) -> c_int;
 }
@@ -60,6 +61,8 @@ struct Read {
     name: String,
     shape: Vec<u64>,
     bytes: Option<Vec<u8>>,
+    /// Each attribute's name and number type (`DFNT_*`).
+    attributes: Vec<(String, i32)>,
 }
 
 /// Bytes of one value of HDF4 number type `nt` (format flags removed).
@@ -105,9 +108,17 @@ fn libhdf4(path: &Path) -> Vec<Read> {
                 let data = bytes.as_mut_ptr().cast();
                 read = SDreaddata(sds, start.as_mut_ptr(), std::ptr::null_mut(), dims.as_mut_ptr(), data) != FAIL;
             }
+            let mut attributes = Vec::new();
+            for a in 0..nattrs {
+                let mut attr_name = [0 as c_char; 256];
+                let (mut attr_nt, mut attr_count) = (0, 0);
+                assert_ne!(SDattrinfo(sds, a, attr_name.as_mut_ptr(), &mut attr_nt, &mut attr_count), FAIL);
+                let attr_name = std::ffi::CStr::from_ptr(attr_name.as_ptr()).to_string_lossy().into_owned();
+                attributes.push((attr_name, attr_nt));
+            }
             SDendaccess(sds);
             let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
-            out.push(Read { name, shape, bytes: read.then_some(bytes) });
+            out.push(Read { name, shape, bytes: read.then_some(bytes), attributes });
         }
         SDend(sd);
         out
@@ -124,6 +135,7 @@ pub(crate) fn libhdf4_values(path: &Path, name: &str) -> Vec<u8> {
 #[test]
 fn every_value_of_every_fixture_equals_libhdf4() {
     let options = ScanOptions { skip_unsupported: true, ..Default::default() };
+    let mut typed = 0;
     for path in fixtures() {
         let (dataset, arrays) = read_back(&path, &options);
         // Warnings about the whole file (tables, images) name no variable.
@@ -146,6 +158,8 @@ fn every_value_of_every_fixture_equals_libhdf4() {
             let theirs =
                 read.bytes.as_ref().unwrap_or_else(|| panic!("{}: libhdf4 cannot read {}", path.display(), read.name));
             assert!(bytes == theirs, "{}: {}: values differ from libhdf4's", path.display(), read.name);
+            let array = dataset.arrays.iter().find(|a| a.path == path_of(&read.name)).unwrap();
+            typed += assert_attribute_types(&path, read, &array.metadata);
         }
         // Beyond libhdf4's data sets, vzarr adds only the coordinates of HDF-EOS2 geographic grids.
         let extra: Vec<&str> = arrays
@@ -156,6 +170,37 @@ fn every_value_of_every_fixture_equals_libhdf4() {
         assert!(extra.iter().all(|n| ["XDim", "YDim"].contains(n)), "{}: extra arrays {extra:?}", path.display());
         assert_eq!(arrays.len() - extra.len(), expected.len() - left_out.len(), "{}: array count", path.display());
     }
+    assert!(typed > 0, "the fixtures have typed attributes (scale_factor, valid_range, ...)");
+}
+
+/// The attribute types vzarr notes (`zarr.json`'s extension field "vzarr") are libhdf4's number types
+/// of the attributes, but for text, the `int64`/`float64` JSON numbers read back as, and a float
+/// array's `_FillValue` (a string: xarray's base64 form). Returns how many attributes had a type to
+/// note.
+fn assert_attribute_types(path: &Path, read: &Read, metadata: &vzarr::metadata::ArrayMetadata) -> usize {
+    let expected: std::collections::BTreeMap<&str, &str> = read
+        .attributes
+        .iter()
+        .filter(|(name, _)| !(name == "_FillValue" && metadata.data_type.is_float()))
+        .filter_map(|(name, nt)| {
+            let t = match nt & 0xfff {
+                20 => "int8",
+                21 => "uint8",
+                22 => "int16",
+                23 => "uint16",
+                24 => "int32",
+                25 => "uint32",
+                27 => "uint64",
+                5 => "float32",
+                _ => return None, // char8/uchar8 text, int64, float64
+            };
+            Some((name.as_str(), t))
+        })
+        .collect();
+    let ours: std::collections::BTreeMap<&str, &str> =
+        metadata.attribute_notes.types.iter().map(|(n, t)| (n.as_str(), t.name())).collect();
+    assert_eq!(ours, expected, "{}: {}: attribute types", path.display(), read.name);
+    expected.len()
 }
 
 /// `verify` (libhdf4 as its oracle) on the store of every fixture: every array is proven equal (the

@@ -162,3 +162,87 @@ fn variables_shorter_than_their_dimension_verify_against_reads_cut_at_the_extent
     let run = cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains("ok   temp: 9 elements equal"), "{}", run.stdout);
 }
+
+/// Attribute types JSON cannot carry are kept in `zarr.json`'s extension field `"vzarr"`: every
+/// numeric attribute's type, as libnetcdf reads it back, except the `int64` and `float64` JSON numbers
+/// read as; a char array's `_FillValue` (which xarray's Zarr backend fails on) is withheld there, with
+/// libnetcdf's value. Checked on a netCDF-4 and a classic (netCDF-3) file, both written by libnetcdf.
+#[test]
+fn attribute_types_and_withheld_fill_values_follow_libnetcdf() {
+    use netcdf::AttributeValue as A;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, options) in [("types4.nc", netcdf::Options::NETCDF4), ("types3.nc", netcdf::Options::CLASSIC)] {
+        let file = dir.path().join(name);
+        let classic = options.bits() == netcdf::Options::CLASSIC.bits();
+        with_hdf5_files(|| {
+            let mut f = netcdf::create_with(&file, options).unwrap();
+            f.add_dimension("x", 3).unwrap();
+            f.add_dimension("n", 4).unwrap();
+            let mut v = f.add_variable::<i16>("packed", &["x"]).unwrap();
+            v.put_attribute("scale_factor", 0.01f32).unwrap();
+            v.put_attribute("add_offset", 273.15f32).unwrap();
+            v.put_attribute("valid_range", vec![-100i16, 100]).unwrap();
+            v.put_attribute("flag", 3i8).unwrap();
+            v.put_attribute("count", 7i32).unwrap();
+            v.put_attribute("weight", 0.5f64).unwrap();
+            v.put_attribute("units", "K").unwrap();
+            if !classic {
+                v.put_attribute("mask", 200u8).unwrap();
+                v.put_attribute("wide", vec![1u16, 2]).unwrap();
+                v.put_attribute("id", 5u32).unwrap();
+                v.put_attribute("big", 1i64 << 40).unwrap();
+                v.put_attribute("ubig", 1u64 << 63).unwrap();
+            }
+            let mut code = f.add_variable::<classic::NcChar>("code", &["x", "n"]).unwrap();
+            code.put_attribute("_FillValue", "e").unwrap();
+            code.put_attribute("long_name", "a label").unwrap();
+            f.enddef().unwrap();
+            f.variable_mut("packed").unwrap().put_values(&[1i16, 2, 3], ..).unwrap();
+            let mut code = f.variable_mut("code").unwrap();
+            let text: Vec<classic::NcChar> = b"ab\0\0cd\0\0efgh".iter().map(|&b| classic::NcChar(b)).collect();
+            code.put_values(&text, ..).unwrap();
+        });
+        let store = scan_to_store(&file, dir.path(), &format!("{name}.vzarr"), &vzarr::ScanOptions::default());
+        let source = netcdf::open(&file).unwrap();
+        for var in ["packed", "code"] {
+            let meta = array_json(&store, var);
+            let notes = &meta["vzarr"];
+            let attrs = source.variable(var).unwrap();
+            let mut expected = serde_json::Map::new();
+            for a in attrs.attributes() {
+                let t = match a.value().unwrap() {
+                    A::Schar(_) | A::Schars(_) => "int8",
+                    A::Uchar(_) | A::Uchars(_) => "uint8",
+                    A::Short(_) | A::Shorts(_) => "int16",
+                    A::Ushort(_) | A::Ushorts(_) => "uint16",
+                    A::Int(_) | A::Ints(_) => "int32",
+                    A::Uint(_) | A::Uints(_) => "uint32",
+                    A::Ulonglong(_) | A::Ulonglongs(_) => "uint64",
+                    A::Float(_) | A::Floats(_) => "float32",
+                    _ => continue, // text, int64 and float64: what JSON reads back as
+                };
+                if !(var == "code" && a.name() == "_FillValue") {
+                    expected.insert(a.name().to_string(), t.into());
+                }
+            }
+            let types = notes.get("attribute_types").cloned().unwrap_or_else(|| serde_json::json!({}));
+            assert_eq!(types, serde_json::Value::Object(expected), "{name} {var}: {meta}");
+            if !expected_is_empty(&types) || var == "code" {
+                assert_eq!(notes["must_understand"], false, "{name} {var}: Zarr readers may ignore it");
+            }
+        }
+        let code = array_json(&store, "code");
+        assert!(code["attributes"].get("_FillValue").is_none(), "{name}: withheld: {code}");
+        let fill = match source.variable("code").unwrap().attribute_value("_FillValue").unwrap().unwrap() {
+            A::Str(s) => s,
+            A::Schar(c) => (c as u8 as char).to_string(),
+            A::Uchar(c) => (c as char).to_string(),
+            other => panic!("{name}: libnetcdf's char _FillValue: {other:?}"),
+        };
+        assert_eq!(code["vzarr"]["withheld_attributes"]["_FillValue"], fill, "{name}");
+    }
+}
+
+fn expected_is_empty(types: &serde_json::Value) -> bool {
+    types.as_object().is_none_or(|o| o.is_empty())
+}

@@ -84,7 +84,7 @@ impl NumberType {
         }
     }
 
-    fn is_text(self) -> bool {
+    pub(crate) fn is_text(self) -> bool {
         matches!(self.code, 3 | 4)
     }
 }

@@ -9,7 +9,7 @@
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
 use serde_json::Value;
 
-use crate::metadata::float_attribute;
+use crate::metadata::{float_attribute, DataType};
 
 /// Bookkeeping attributes of netCDF-4 and HDF5 dimension scales: never user attributes
 /// (the HDF5 file format specification).
@@ -43,6 +43,34 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
         other => numbers(other, &attr.raw_data, count)?,
     };
     Ok(one_or_list(values, &attr.shape))
+}
+
+/// The numeric type of a number-valued attribute as libnetcdf gives it (an enum's base type; a
+/// bitfield as an unsigned integer; 9- to 16-byte integers as 64-bit ones), None for other kinds.
+pub(crate) fn attribute_type(datatype: &Datatype) -> Option<DataType> {
+    match datatype {
+        Datatype::Enum { base, .. } => attribute_type(base),
+        Datatype::FixedPoint { size, signed, .. } => Some(match (size, signed) {
+            (1, true) => DataType::Int8,
+            (1, false) => DataType::UInt8,
+            (2, true) => DataType::Int16,
+            (2, false) => DataType::UInt16,
+            (4, true) => DataType::Int32,
+            (4, false) => DataType::UInt32,
+            (_, true) => DataType::Int64,
+            (_, false) => DataType::UInt64,
+        }),
+        Datatype::Bitfield { size, .. } => Some(match size {
+            1 => DataType::UInt8,
+            2 => DataType::UInt16,
+            4 => DataType::UInt32,
+            _ => DataType::UInt64,
+        }),
+        Datatype::FloatingPoint { size: 2, .. } => Some(DataType::Float16),
+        Datatype::FloatingPoint { size: 4, .. } => Some(DataType::Float32),
+        Datatype::FloatingPoint { .. } => Some(DataType::Float64),
+        _ => None,
+    }
 }
 
 /// The paths object references resolve to, as an attribute value: a string for a scalar or

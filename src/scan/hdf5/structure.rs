@@ -22,9 +22,9 @@ use std::collections::HashMap;
 use hdf5_reader::group::Group;
 use hdf5_reader::{Dataset, Hdf5File};
 
-use super::attributes::{attribute_json, reference_json, BOOKKEEPING};
+use super::attributes::{attribute_json, attribute_type, reference_json, BOOKKEEPING};
 use crate::dataset::GroupNode;
-use crate::metadata::Attributes;
+use crate::metadata::{AttributeNotes, Attributes};
 
 /// libnetcdf's name for the dimension scale of a dimension that has no variable.
 const DIMENSION_ONLY: &str = "This is a netCDF dimension but not a netCDF variable";
@@ -43,6 +43,8 @@ pub(crate) struct H5Variable {
     pub(crate) dims: Vec<(String, u64)>,
     /// User attributes.
     pub(crate) attributes: Attributes,
+    /// The numeric types of its attributes.
+    pub(crate) attribute_notes: AttributeNotes,
 }
 
 /// Groups (root first) and variables of a file, and attributes that had to be left out.
@@ -144,7 +146,7 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
     // Group attributes once every object's path is known (object references name them).
     for (index, attrs) in group_attributes {
         let path = out.groups[index].path.clone();
-        out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes);
+        out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes).0;
     }
     let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
     let maps = scales(&found, group_paths, usize::from(file.superblock().offset_size));
@@ -183,8 +185,10 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
                 Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
             })
             .collect();
-        let attributes = attributes(&f.path, f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
-        out.variables.push(H5Variable { path: netcdf_path(&f.path), dataset: f.dataset.clone(), dims, attributes });
+        let (attributes, attribute_notes) =
+            attributes(&f.path, f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
+        let path = netcdf_path(&f.path);
+        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), dims, attributes, attribute_notes });
     }
     Ok(out)
 }
@@ -369,14 +373,15 @@ fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<
     Ok(Some(out))
 }
 
-/// User attributes of an object; attributes with no JSON form are listed in `dropped`.
+/// User attributes of an object and their numeric types; attributes with no JSON form are listed in
+/// `dropped`.
 fn attributes(
     object: &str,
     attrs: Vec<hdf5_reader::Attribute>,
     objects: &Objects,
     dropped: &mut Vec<(String, String, String)>,
-) -> Attributes {
-    let mut out = Attributes::new();
+) -> (Attributes, AttributeNotes) {
+    let (mut out, mut notes) = (Attributes::new(), AttributeNotes::default());
     for attr in attrs {
         if BOOKKEEPING.contains(&attr.name.as_str()) {
             continue;
@@ -390,12 +395,15 @@ fn attributes(
         };
         match json {
             Ok(value) => {
+                if let Some(t) = attribute_type(&attr.datatype) {
+                    notes.note_type(&attr.name, t);
+                }
                 out.insert(attr.name.clone(), value);
             }
             Err(why) => dropped.push((object.to_string(), attr.name.clone(), why)),
         }
     }
-    out
+    (out, notes)
 }
 
 /// The last component of an HDF5 path.

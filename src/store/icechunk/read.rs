@@ -284,7 +284,7 @@ async fn read_version(
                 };
                 dataset.arrays.push(VirtualArray {
                     path,
-                    metadata,
+                    metadata: *metadata,
                     chunks,
                     rewritten_chunks: 0,
                     digest: None,
@@ -307,8 +307,8 @@ async fn read_version(
 pub(crate) enum ParsedNode {
     /// A group and its attributes.
     Group(crate::metadata::Attributes),
-    /// An array and its metadata.
-    Array(ArrayMetadata),
+    /// An array and its metadata (boxed: far larger than a group's attributes).
+    Array(Box<ArrayMetadata>),
 }
 
 /// `node`'s path (no leading slash; `""` for the root) and its `zarr.json` parsed, as a group or an
@@ -325,7 +325,7 @@ pub(crate) fn parse_node(
     let parsed = match node.node_data {
         NodeData::Group => ParsedNode::Group(group_from_json(&doc).map_err(|e| damaged(e.to_string()))?),
         NodeData::Array { .. } => {
-            ParsedNode::Array(ArrayMetadata::from_json(&doc).map_err(|e| damaged(e.to_string()))?)
+            ParsedNode::Array(Box::new(ArrayMetadata::from_json(&doc).map_err(|e| damaged(e.to_string()))?))
         }
     };
     Ok((path, parsed))

@@ -71,3 +71,44 @@ def test_zarr_store_serves_metadata_and_chunks(monthly, tmp_path):
         np.testing.assert_array_equal(group["tas"][:], read_concat(monthly, "tas"))
         ds = xr.open_zarr(store, consolidated=False, zarr_format=3)
         xr.testing.assert_identical(ds.tas.load(), open_files(monthly).tas.load())
+
+
+@pytest.mark.parametrize("fmt", ["NETCDF4", "NETCDF3_CLASSIC"])
+def test_engine_keeps_attribute_types_and_char_fill_values(tmp_path, fmt):
+    """Packed float32 data unpack to float32 and a char array's _FillValue masks, as netCDF4 shows
+    the source: the engine applies the attribute types and withheld attributes vzarr keeps in the
+    `zarr.json` extension field "vzarr" (JSON numbers carry no float32 type; xarray's Zarr backend
+    fails on a byte-string `_FillValue`)."""
+    import netCDF4
+
+    src = tmp_path / "packed.nc"
+    with netCDF4.Dataset(src, "w", format=fmt) as ds:
+        ds.createDimension("x", 4)
+        ds.createDimension("n", 3)
+        sst = ds.createVariable("sst", "i2", ("x",), fill_value=np.int16(-32767))
+        sst.scale_factor = np.float32(0.01)
+        sst.add_offset = np.float32(273.15)
+        sst.valid_range = np.array([-3000, 3000], dtype="i2")
+        sst.not_measured = np.float32(np.nan)  # a non-finite attribute: JSON's bare NaN token
+        temp = ds.createVariable("temp", "f8", ("x",))
+        temp.missing_value = np.nan
+        temp[:] = np.array([1.5, np.nan, -np.inf, 3.0])
+        sst.set_auto_maskandscale(False)
+        sst[:] = np.array([-32767, 0, 150, -1200], dtype="i2")
+        code = ds.createVariable("code", "S1", ("x", "n"), fill_value=b"e")
+        code.set_auto_maskandscale(False)
+        code[:] = netCDF4.stringtochar(np.array([b"ab", b"eee", b"cd", b"f"], dtype="S3"))
+    out = tmp_path / "packed.vzarr"
+    vzarr.scan([str(src)], output=out)
+    ours = xr.open_dataset(out, engine="vzarr")
+    theirs = xr.open_dataset(src, engine="netcdf4")
+    assert theirs.sst.dtype == np.float32  # the case being checked
+    for name in ("sst", "code", "temp"):
+        xr.testing.assert_identical(ours[name].load(), theirs[name].load())
+        assert ours[name].dtype == theirs[name].dtype, name
+    for name, value in netCDF4.Dataset(src)["sst"].__dict__.items():
+        ours_value = vzarr.open(out)["sst"].attrs[name]
+        assert np.asarray(ours_value).dtype == np.asarray(value).dtype, name
+        np.testing.assert_array_equal(ours_value, value)
+    with pytest.raises(OSError, match="no group 'nowhere'"):
+        xr.open_dataset(out, engine="vzarr", group="nowhere")

@@ -1,0 +1,173 @@
+//! What an array's Zarr attributes (JSON values) cannot say about the source's attributes, kept in
+//! the array's `zarr.json` as the extension field `"vzarr"`.
+//!
+//! ```json
+//! "vzarr": {"must_understand": false,
+//!           "attribute_types": {"scale_factor": "float32", "valid_range": "int16"},
+//!           "withheld_attributes": {"_FillValue": "e"}}
+//! ```
+//!
+//! - `attribute_types`: the numeric type of each number-valued attribute whose type JSON loses (every
+//!   type but `int64` and `float64`, which JSON numbers read back as). xarray picks the type it
+//!   unpacks `scale_factor`/`add_offset` data to from these attributes' types: float32 data stay
+//!   float32 only when they are float32.
+//! - `withheld_attributes`: attributes left out of `attributes` because xarray's Zarr backend fails
+//!   on them (a char array's `_FillValue`: "Unsupported dtype |S<n>").
+//!
+//! `must_understand: false` lets any Zarr reader ignore the field (zarr-python 3 keeps it in
+//! `metadata.extra_fields`); vzarr's Python `Array.attrs` and its xarray engine apply it, so that
+//! `xr.open_dataset(store, engine="vzarr")` shows the attributes as netCDF4 shows the source's.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::json_text::MARKER;
+use super::{Attributes, DataType, MetadataError};
+
+/// The name of the extension field in an array's `zarr.json`.
+pub const EXTENSION_FIELD: &str = "vzarr";
+
+/// Source facts about an array's attributes that its JSON attributes cannot hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttributeNotes {
+    /// The numeric type of number-valued attributes, where it is not `int64` or `float64`.
+    pub types: BTreeMap<String, DataType>,
+    /// Attributes withheld from `attributes` (xarray's Zarr backend fails on them).
+    pub withheld: Attributes,
+}
+
+impl AttributeNotes {
+    /// Records the numeric type of attribute `name` when JSON loses it (see the module docs).
+    pub fn note_type(&mut self, name: &str, data_type: DataType) {
+        if is_noted_type(data_type) {
+            self.types.insert(name.to_string(), data_type);
+        }
+    }
+
+    /// Drops the types of attributes that are absent from `attributes` or no longer hold numbers (a
+    /// float `_FillValue` in xarray's base64 form), so that notes read back from `zarr.json` equal
+    /// the notes written.
+    pub fn prune(&mut self, attributes: &Attributes) {
+        self.types.retain(|name, _| attributes.get(name.as_str()).is_some_and(holds_numbers));
+    }
+
+    /// The extension field's value for an array with `attributes`, or None when there is nothing to
+    /// say. Types are given only for attributes that are present and hold numbers (a value replaced
+    /// by a string or dropped when files were combined loses its note).
+    pub fn to_json(&self, attributes: &Attributes) -> Option<Value> {
+        let types: Map<String, Value> = self
+            .types
+            .iter()
+            .filter(|(name, _)| attributes.get(name.as_str()).is_some_and(holds_numbers))
+            .map(|(name, t)| (name.clone(), Value::from(t.name())))
+            .collect();
+        if types.is_empty() && self.withheld.is_empty() {
+            return None;
+        }
+        let mut field = json!({"must_understand": false});
+        if !types.is_empty() {
+            field["attribute_types"] = Value::Object(types);
+        }
+        if !self.withheld.is_empty() {
+            field["withheld_attributes"] = Value::Object(self.withheld.clone());
+        }
+        Some(field)
+    }
+
+    /// Parses the extension field of an array `zarr.json` document (none: empty notes).
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] when the field is not an object of the form above, or names a type
+    /// that is not a numeric one.
+    pub fn from_json(doc: &Value) -> Result<Self, MetadataError> {
+        let Some(field) = doc.get(EXTENSION_FIELD) else { return Ok(Self::default()) };
+        let invalid = |reason: String| MetadataError::Invalid { field: EXTENSION_FIELD, reason };
+        let object = field.as_object().ok_or_else(|| invalid(format!("{field} is not an object")))?;
+        let mut notes = Self::default();
+        if let Some(types) = object.get("attribute_types") {
+            let types = types.as_object().ok_or_else(|| invalid("attribute_types is not an object".into()))?;
+            for (name, value) in types {
+                let data_type = DataType::from_json(value)
+                    .ok()
+                    .filter(|t| is_noted_type(*t))
+                    .ok_or_else(|| invalid(format!("attribute {name}: {value} is not a numeric type")))?;
+                notes.types.insert(name.clone(), data_type);
+            }
+        }
+        if let Some(withheld) = object.get("withheld_attributes") {
+            let withheld =
+                withheld.as_object().ok_or_else(|| invalid("withheld_attributes is not an object".into()))?;
+            notes.withheld = withheld.clone();
+        }
+        Ok(notes)
+    }
+}
+
+/// The numeric types JSON numbers do not carry (they read back as `int64` or `float64`).
+fn is_noted_type(data_type: DataType) -> bool {
+    use DataType::*;
+    matches!(data_type, Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32 | UInt64 | Float16 | Float32)
+}
+
+/// A number, or a non-empty list of numbers (NaN and infinities included: [`float_attribute`]).
+///
+/// [`float_attribute`]: super::float_attribute
+fn holds_numbers(value: &Value) -> bool {
+    let number = |v: &Value| v.is_number() || v.as_object().is_some_and(|o| o.contains_key(MARKER));
+    match value {
+        Value::Array(items) => !items.is_empty() && items.iter().all(number),
+        other => number(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_json_keeps_are_not_noted_and_notes_round_trip() {
+        let mut notes = AttributeNotes::default();
+        notes.note_type("scale_factor", DataType::Float32);
+        notes.note_type("valid_range", DataType::Int16);
+        notes.note_type("offset", DataType::Float64);
+        notes.note_type("count", DataType::Int64);
+        notes.note_type("gone", DataType::UInt8);
+        notes.note_type("now_text", DataType::Int32);
+        notes.withheld.insert("_FillValue".into(), json!("e"));
+        let attributes: Attributes = serde_json::from_value(json!({
+            "scale_factor": 0.5, "valid_range": [-5, 5], "offset": 1.5, "count": 3, "now_text": "3",
+        }))
+        .unwrap();
+        let mut attributes = attributes;
+        attributes.insert("nan".into(), crate::metadata::float_attribute(f64::NAN));
+        notes.note_type("nan", DataType::Float32);
+        let field = notes.to_json(&attributes).unwrap();
+        assert_eq!(
+            field,
+            json!({"must_understand": false,
+                   "attribute_types": {"nan": "float32", "scale_factor": "float32", "valid_range": "int16"},
+                   "withheld_attributes": {"_FillValue": "e"}})
+        );
+        let parsed = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        assert_eq!(parsed.types.len(), 3);
+        assert_eq!(parsed.types["scale_factor"], DataType::Float32);
+        assert_eq!(parsed.withheld["_FillValue"], json!("e"));
+        assert_eq!(AttributeNotes::default().to_json(&attributes), None);
+        assert_eq!(AttributeNotes::from_json(&json!({})).unwrap(), AttributeNotes::default());
+    }
+
+    #[test]
+    fn malformed_fields_are_named() {
+        for bad in [
+            json!("x"),
+            json!({"attribute_types": []}),
+            json!({"attribute_types": {"a": "string"}}),
+            json!({"attribute_types": {"a": "float64"}}),
+            json!({"withheld_attributes": 3}),
+        ] {
+            let err = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
+            assert!(err.to_string().contains("vzarr"), "{err}");
+        }
+    }
+}
