@@ -320,6 +320,15 @@ pub enum CodecError {
         /// The length of the input it was given.
         len: usize,
     },
+    /// The data uses a feature of its format vzarr does not decode (a Blosc2 dictionary, a
+    /// user-defined codec or filter, a sparse frame whose chunks live in other files).
+    #[error("{codec}: unsupported {feature}")]
+    Unsupported {
+        /// The codec.
+        codec: &'static str,
+        /// The feature, as the format's documentation names it.
+        feature: String,
+    },
     /// The fletcher32 checksum stored after the data does not match the data.
     #[error("fletcher32 checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
     ChecksumMismatch {
