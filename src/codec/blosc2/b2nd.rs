@@ -120,6 +120,12 @@ impl Layout {
         self.chunk.iter().zip(&self.block).map(|(c, b)| c.div_ceil(*b)).collect()
     }
 
+    /// The elements of a chunk rounded up to whole blocks (None when that overflows).
+    fn extended_chunk(&self) -> Option<usize> {
+        let blocks = self.blocks();
+        blocks.iter().zip(&self.block).try_fold(1usize, |n, (k, b)| n.checked_mul(k.checked_mul(*b)?))
+    }
+
     /// The elements of every block that holds data along one dimension, summed over all the chunks
     /// along it: the decoding work per dimension.
     fn work(&self, dim: usize) -> usize {
@@ -165,15 +171,18 @@ pub(super) fn decode(
     if chunks.iter().product::<usize>() != frame.nchunks() {
         return Err(corrupt(format!("{} chunks for a b2nd array of {chunks:?} chunks", frame.nchunks())));
     }
-    let block_len = layout.block.iter().product::<usize>() * typesize;
+    let block_len = layout.block.iter().try_fold(typesize, |n, &b| n.checked_mul(b)).filter(|&n| n <= limit);
     let work = (0..layout.rank()).try_fold(typesize, |n, d| n.checked_mul(layout.work(d)));
-    if block_len > limit || work.is_none_or(|w| w > limit << layout.rank()) {
+    let extended = layout.extended_chunk().and_then(|n| n.checked_mul(typesize));
+    let bound = limit.saturating_mul(1 << layout.rank());
+    let (Some(block_len), Some(extended), Some(_)) = (block_len, extended, work.filter(|&w| w <= bound)) else {
         return Err(corrupt(format!(
             "b2nd blocks {:?} of chunks {:?} pad the array too much",
             layout.block, layout.chunk
         )));
-    }
-    let mut decoder = Decoder { layout, typesize, block_len, scratch: Scratch::default(), block: vec![0; block_len] };
+    };
+    let scratch = Scratch::default();
+    let mut decoder = Decoder { layout, typesize, block_len, extended, scratch, block: vec![0; block_len] };
     for n in 0..frame.nchunks() {
         decoder.chunk(frame, n, &unravel(n, &chunks), &mut out)?;
     }
@@ -195,6 +204,8 @@ struct Decoder<'l> {
     layout: &'l Layout,
     typesize: usize,
     block_len: usize,
+    /// The bytes of a chunk: its shape rounded up to whole blocks.
+    extended: usize,
     scratch: Scratch,
     block: Vec<u8>,
 }
@@ -203,12 +214,11 @@ impl Decoder<'_> {
     /// Decodes chunk `n` (at chunk coordinates `coords`) of `frame` into `out`.
     fn chunk(&mut self, frame: &Frame<'_>, n: usize, coords: &[usize], out: &mut [u8]) -> Result<(), CodecError> {
         let layout = self.layout;
-        let extended: usize = layout.blocks().iter().zip(&layout.block).map(|(n, b)| n * b).product();
         let bytes = frame.chunk(n, self.block_len)?;
         let chunk = bytes.parse()?;
-        if chunk.nbytes() != extended * self.typesize || chunk.blocksize() != self.block_len {
+        if chunk.nbytes() != self.extended || chunk.blocksize() != self.block_len {
             let msg = format!("chunk {n} of {} bytes in blocks of {}", chunk.nbytes(), chunk.blocksize());
-            return Err(corrupt(format!("{msg}, not {} in blocks of {}", extended * self.typesize, self.block_len)));
+            return Err(corrupt(format!("{msg}, not {} in blocks of {}", self.extended, self.block_len)));
         }
         let origin: Vec<usize> = coords.iter().zip(&layout.chunk).map(|(c, s)| c * s).collect();
         // The chunk's data ends at the chunk's or the array's end, whichever comes first.

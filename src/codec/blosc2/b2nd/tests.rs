@@ -82,6 +82,11 @@ fn hostile_layouts_fail() {
     assert!(format!("{err:?}").contains("pad the array too much"), "{err:?}");
     let huge = Layout { shape: vec![1, 1], chunk: vec![64, 64], block: vec![64, 64] };
     assert!(decode(&frame, &huge, &Blosc2Params::default(), 4000).is_err(), "a block larger than the limit");
+    // Chunk shapes whose product overflows.
+    let wide = Layout { shape: vec![1; 8], chunk: vec![i32::MAX as usize; 8], block: vec![1; 8] };
+    assert!(decode(&frame, &wide, &Blosc2Params::default(), 4000).is_err());
+    let wide = Layout { shape: vec![1; 8], chunk: vec![i32::MAX as usize; 8], block: vec![i32::MAX as usize; 8] };
+    assert!(decode(&frame, &wide, &Blosc2Params::default(), usize::MAX).is_err());
 }
 
 proptest::proptest! {
