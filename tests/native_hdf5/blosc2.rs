@@ -6,8 +6,9 @@
 //! (every compressor, no/byte/bit shuffle and delta, 1- to 8-byte types of both byte orders, 1-d
 //! super-chunks and 2- to 4-d b2nd arrays whose blocks pad the chunk, partial edge chunks, chunks of
 //! many blocks and streams, plain copies, special zero chunks, never-written chunks, fletcher32 after
-//! blosc2) and with PyTables (`blosc2:<codec>` CArrays of chosen chunk shapes, an EArray with
-//! fletcher32 before blosc2, a Table whose chunks PyTables writes itself).
+//! blosc2 and before it: a plain super-chunk for a 2-d chunk) and with PyTables (`blosc2:<codec>`
+//! CArrays of chosen chunk shapes, an EArray with fletcher32, a Table whose chunks PyTables writes
+//! itself).
 //!
 //! The oracle is libhdf5 itself, reading through hdf5plugin's build of the filter (`libh5blosc2.so`,
 //! which Debian's libhdf5 loads): every value vzarr reads equals libhdf5's, `vzarr verify` (libnetcdf
@@ -108,7 +109,7 @@ fn blosc2_chunks_are_copied_and_read_as_libhdf5_reads_them() {
     assert!(run.stdout.contains("chunks are copies, not references: the blosc2 filter"), "{}", run.stdout);
 }
 
-/// PyTables' blosc2 arrays (b2nd chunks of its chunk shapes, fletcher32 before blosc2) read as libhdf5
+/// PyTables' blosc2 arrays (b2nd chunks of its chunk shapes, fletcher32 after blosc2) read as libhdf5
 /// reads them; its Table (chunks PyTables compresses itself) verifies.
 #[test]
 fn pytables_blosc2_chunks_read_as_libhdf5_reads_them() {

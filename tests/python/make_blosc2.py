@@ -8,12 +8,13 @@ compressor (blosclz, lz4, lz4hc, zlib, zstd), filter (none, byte shuffle, bit sh
 last one partial) and a 2-d one (chunks are b2nd arrays; partial edge chunks); then 3-d and 4-d
 datasets whose small block size (filter value 1) gives b2nd blocks that do not divide the chunk
 (padding), chunks of several blocks and streams, incompressible noise (plain-copy chunks), constant
-chunks (special chunks, runs), a dataset with a fill value and never-written chunks, and one with
-fletcher32 after blosc2.
+chunks (special chunks, runs), a dataset with a fill value and never-written chunks, one with
+fletcher32 after blosc2, and one with fletcher32 before it (the filter then writes a plain super-chunk,
+not a b2nd array: its input is no longer the chunk's size).
 
 DIR/blosc2_tables.h5 (PyTables, complib "blosc2:<codec>"): CArrays of chosen chunk shapes (b2nd),
-an EArray with fletcher32 before blosc2 (the filter then writes plain super-chunks), and a Table
-(PyTables writes its chunks itself, as contiguous super-chunks).
+an EArray with bit shuffle and fletcher32 (after blosc2), and a Table (PyTables writes its chunks
+itself, as contiguous super-chunks).
 
 Prints the paths.
 """
@@ -89,6 +90,13 @@ def h5py_file(path):
         sparse = f.create_dataset("sparse", shape=(40, 40), dtype="<i4", chunks=(16, 16), fillvalue=-7,
                                   **hdf5plugin.Blosc2(cname="zstd", clevel=3, filters=hdf5plugin.Blosc2.BITSHUFFLE))
         sparse[:16, 16:] = np.arange(16 * 24, dtype="<i4").reshape(16, 24)
+        before = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        before.set_chunk((16, 16))
+        before.set_fletcher32()
+        before.set_filter(32026, h5py.h5z.FLAG_OPTIONAL, (0, 0, 0, 0, 5, 1, CODES["zstd"]))
+        space = h5py.h5s.create_simple((30, 30))
+        h5py.h5d.create(f.id, b"fletcher32_before", h5py.h5t.IEEE_F32LE, space, dcpl=before)
+        f["fletcher32_before"][...] = values((30, 30), "<f4", rng)
         f.create_dataset("fletcher32_after", data=values((30, 30), "<f4", rng), chunks=(16, 16), fletcher32=True,
                          **hdf5plugin.Blosc2(cname="lz4", clevel=5, filters=hdf5plugin.Blosc2.SHUFFLE))
 
