@@ -32,6 +32,7 @@
 //! ```
 
 mod blosc;
+mod blosc2;
 mod byte_swap;
 mod compress;
 mod fletcher32;
@@ -46,6 +47,7 @@ mod vlen;
 use std::borrow::Cow;
 
 pub use blosc::{BloscCompressor, BloscShuffle};
+pub use blosc2::Blosc2Params;
 pub use byte_swap::{ByteSwap, SwapSpan};
 pub use fletcher32::checksum as fletcher32_checksum;
 pub use szip::SzipParams;
@@ -58,6 +60,9 @@ pub enum SourceFilter {
     Szip(SzipParams),
     /// PyTables' LZO (HDF5 filter 305): one LZO1X stream per chunk.
     Lzo,
+    /// The hdf5-blosc2 filter (HDF5 filter 32026): one Blosc2 frame per chunk, a super-chunk or a
+    /// b2nd array.
+    Blosc2(Blosc2Params),
 }
 
 impl SourceFilter {
@@ -67,6 +72,7 @@ impl SourceFilter {
         match self {
             SourceFilter::Szip(_) => "szip",
             SourceFilter::Lzo => "lzo",
+            SourceFilter::Blosc2(_) => "blosc2",
         }
     }
 
@@ -75,6 +81,7 @@ impl SourceFilter {
         match self {
             SourceFilter::Szip(params) => szip::decompress(params, input, limit),
             SourceFilter::Lzo => lzo::decompress(input, limit),
+            SourceFilter::Blosc2(params) => blosc2::decompress(params, input, limit),
         }
     }
 }
@@ -319,6 +326,15 @@ pub enum CodecError {
         codec: &'static str,
         /// The length of the input it was given.
         len: usize,
+    },
+    /// The data uses a feature of its format vzarr does not decode (a Blosc2 dictionary, a
+    /// user-defined codec or filter, a sparse frame whose chunks live in other files).
+    #[error("{codec}: unsupported {feature}")]
+    Unsupported {
+        /// The codec.
+        codec: &'static str,
+        /// The feature, as the format's documentation names it.
+        feature: String,
     },
     /// The fletcher32 checksum stored after the data does not match the data.
     #[error("fletcher32 checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]

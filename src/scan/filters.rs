@@ -4,7 +4,9 @@
 //! The pipeline order in the dataset creation property list is the encode order, which is also the
 //! order of bytes->bytes codecs in `zarr.json`, after the `bytes` codec.
 
-use crate::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain, Endian, Filter, SourceFilter, SzipParams};
+use crate::codec::{
+    Blosc2Params, BloscCompressor, BloscShuffle, Codec, CodecChain, Endian, Filter, SourceFilter, SzipParams,
+};
 
 /// HDF5 filter ids vzarr maps to codecs.
 const DEFLATE: i32 = 1;
@@ -15,6 +17,7 @@ const BLOSC: i32 = 32001;
 /// HDF5 filter ids vzarr decodes itself, storing the chunks re-encoded.
 const SZIP: i32 = 4;
 const LZO: i32 = 305;
+const BLOSC2: i32 = 32026;
 
 /// The zstd level chunks of variables with a [`SourceFilter`] are re-encoded with.
 const COPY_ZSTD_LEVEL: i32 = 3;
@@ -77,18 +80,21 @@ pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Code
     }
 }
 
-/// The pipeline stage of one HDF5 filter: its codec ([`filter_codec`]), or, for szip (4) and
-/// PyTables' LZO (305), a [`SourceFilter`] vzarr decodes itself.
+/// The pipeline stage of one HDF5 filter: its codec ([`filter_codec`]), or, for szip (4),
+/// PyTables' LZO (305) and blosc2 (32026), a [`SourceFilter`] vzarr decodes itself.
 ///
 /// # Errors
-/// [`UnsupportedFilter`] for a filter id vzarr neither maps nor decodes, and for szip parameters
-/// libaec would refuse.
+/// [`UnsupportedFilter`] for a filter id vzarr neither maps nor decodes, for szip parameters
+/// libaec would refuse, and for blosc2 parameters the filter would refuse.
 pub fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Result<Filter, UnsupportedFilter> {
     match filter.id {
         SZIP => SzipParams::from_cd_values(filter.cd_values)
             .map(|params| Filter::Source(SourceFilter::Szip(params)))
             .map_err(|why| UnsupportedFilter { id: SZIP, name: format!("{} ({why})", filter.name) }),
         LZO => Ok(Filter::Source(SourceFilter::Lzo)),
+        BLOSC2 => Blosc2Params::from_cd_values(filter.cd_values)
+            .map(|params| Filter::Source(SourceFilter::Blosc2(params)))
+            .map_err(|why| UnsupportedFilter { id: BLOSC2, name: format!("{} ({why})", filter.name) }),
         _ => filter_codec(filter, element_size).map(Filter::Codec),
     }
 }
@@ -220,6 +226,17 @@ mod tests {
             [Codec::Shuffle { element_size: 8 }, zstd]
         );
         assert_eq!(stored_codecs(&[shuffle, fletcher]), [Codec::Shuffle { element_size: 8 }, Codec::Fletcher32]);
+    }
+
+    #[test]
+    fn blosc2_is_decoded_and_refused_as_the_filter_refuses_it() {
+        let b2nd = filter_stage(&spec(32026, &[1, 0, 4, 400, 5, 1, 5, 2, 10, 10]), 4).unwrap();
+        let params = Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 2, 10, 10]).unwrap();
+        assert_eq!(b2nd, Filter::Source(SourceFilter::Blosc2(params)));
+        assert_eq!(stored_codecs(&[b2nd]), [Codec::Zstd { level: COPY_ZSTD_LEVEL, checksum: false }]);
+        let few = FilterSpec { id: 32026, name: "blosc2", cd_values: &[] };
+        let err = filter_stage(&few, 4).unwrap_err();
+        assert!(err.to_string().contains("32026 (blosc2)") && err.to_string().contains("fewer than 4"), "{err}");
     }
 
     #[test]

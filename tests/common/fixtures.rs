@@ -218,8 +218,10 @@ pub fn write_plain_hdf5(dir: &Path) -> PathBuf {
 }
 
 /// A plain HDF5 file whose only dataset, `blosc2_data` (64 float32 in chunks of 16), has an HDF5 filter
-/// vzarr does not support in its pipeline (blosc2, id 32026, registered optional so this libhdf5, which
-/// lacks blosc2, writes the chunks without it, as h5py does).
+/// vzarr does not support in its pipeline: blosc2, id 32026, with no client data values, which the
+/// blosc2 filter refuses (vzarr decodes blosc2 chunks only with the 4 or more values the filter
+/// writes); registered optional so this libhdf5, which lacks blosc2, writes the chunks without it, as
+/// h5py does.
 ///
 /// The hdf5 crate refuses a filter libhdf5 does not have ("Filter not available"), so the dataset is
 /// made through the raw API ([`create_with_filter`]).
@@ -386,7 +388,8 @@ pub fn write_zstd(dir: &Path) -> PathBuf {
 }
 
 /// A plain HDF5 file with `good` (a supported int16 dataset) and `blosc2_data` (filter 32026, blosc2,
-/// not supported by vzarr; registered optional so libhdf5 writes the chunks unfiltered).
+/// with no client data values: not supported by vzarr; registered optional so libhdf5 writes the
+/// chunks unfiltered).
 pub fn write_partly_unsupported(dir: &Path) -> PathBuf {
     let path = dir.join("partly_unsupported.h5");
     let file = hdf5::File::create(&path).unwrap();

@@ -28,8 +28,9 @@ failing it once it stops happening.
 
 libhdf5 reads PyTables' LZO chunks (filter 305) only through the test plugin: unless HDF5_PLUGIN_PATH
 is set, the run builds it (tests/hdf5_plugins/build.sh into target/hdf5-plugins) and sets
-HDF5_PLUGIN_PATH for verify (the plugin, then libhdf5's default directory) and for the parity step
-(the plugin, then netCDF4-python's own plugins: its libhdf5 must not load Debian's, built for Debian's).
+HDF5_PLUGIN_PATH for verify (the plugin, hdf5plugin's blosc2 filter (32026), then libhdf5's default
+directory) and for the parity step (the plugin, then netCDF4-python's own plugins: its libhdf5 must
+not load Debian's, built for Debian's).
 
 --update rewrites expected.tsv from this run (keeping its known-defect lines; new crashes, panics,
 hangs and verify failures are never written: the run still fails). FILTER keeps only file ids containing it. The corpus comes from
@@ -287,13 +288,14 @@ def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]], re
 
 
 def plugins() -> None:
-    """Sets HDF5_PLUGIN_PATH to the test plugins (PyTables' LZO) and libhdf5's default directory, unless
-    it is set; without the plugin (no gcc or liblzo2-dev) the LZO files fail verify, as they should."""
+    """Sets HDF5_PLUGIN_PATH to the test plugins (PyTables' LZO; hdf5plugin's blosc2) and libhdf5's
+    default directory, unless it is set; without the plugin (no gcc or liblzo2-dev) the LZO files fail
+    verify, as they should."""
     if "HDF5_PLUGIN_PATH" in os.environ:
         return
     build = HERE.parent / "hdf5_plugins" / "build.sh"
     res = subprocess.run(["bash", str(build), str(HERE.parent.parent / "target" / "hdf5-plugins")],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env={"VZARR_PYTHON": sys.executable, **os.environ})
     if res.returncode == 0:
         global PARITY_ENV
         os.environ["HDF5_PLUGIN_PATH"] = res.stdout.strip()

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the HDF5 filter plugins of the tests (lzo_plugin.c: PyTables' LZO, filter 305) into DIR and
 # prints the HDF5_PLUGIN_PATH that puts them before libhdf5's default plugin directory (where Debian's
-# blosc plugin is).
+# blosc plugin is). When a Python with hdf5plugin is at hand ($VZARR_PYTHON, else the project's
+# target/pyenv), its build of the blosc2 filter (32026, which Debian lacks; it loads in Debian's
+# libhdf5) is linked into DIR/blosc2 and that directory listed second: verify reads blosc2 chunks
+# through it. The first entry alone is the LZO plugin.
 #
 #   tests/hdf5_plugins/build.sh DIR
 #
@@ -18,9 +21,17 @@ if [ ! -f /usr/include/lzo/lzo1x.h ]; then
 fi
 # shellcheck disable=SC2086
 gcc -shared -fPIC -O2 -Wall $include "$here/lzo_plugin.c" -llzo2 -o "$out/libvzarr_test_lzo.so"
+blosc2=""
+py=${VZARR_PYTHON:-$here/../../target/pyenv/bin/python}
+if lib=$("$py" -c 'import hdf5plugin, os; print(os.path.join(hdf5plugin.PLUGIN_PATH, "libh5blosc2.so"))' 2>/dev/null) \
+    && [ -f "$lib" ]; then
+  mkdir -p "$out/blosc2"
+  ln -sf "$lib" "$out/blosc2/libh5blosc2.so"
+  blosc2=":$out/blosc2"
+fi
 # libhdf5's compiled-in default directory: HDF5_PLUGIN_PATH replaces it, so it is listed after ours.
 default=$(printf '#include <H5pubconf.h>\nH5_DEFAULT_PLUGINDIR\n' | gcc -E -P $include - 2>/dev/null | tail -n 1 | tr -d '"')
 case "$default" in
-  /*) echo "$out:$default" ;;
-  *) echo "$out" ;;
+  /*) echo "$out$blosc2:$default" ;;
+  *) echo "$out$blosc2" ;;
 esac

@@ -5,8 +5,8 @@
 //! blocks, partial edge chunks, incompressible data in plain-copy frames, never-written chunks).
 //! Every value vzarr's own decoder reads equals libhdf5's read (through Debian's blosc filter plugin,
 //! `hdf5-filter-plugin-blosc-serial`), `verify` passes, and zarr-python (numcodecs' Blosc) reads the
-//! kerchunk export as h5py reads the file (`tests/python/check_hdf5.py`). Blosc2 (filter 32026) stays
-//! refused (`tests/scan_hdf5`).
+//! kerchunk export as h5py reads the file (`tests/python/check_hdf5.py`). Blosc2 (filter 32026) frames
+//! have no Zarr codec: they are decoded and stored as copies (`blosc2.rs`).
 
 use std::path::Path;
 

@@ -6,6 +6,7 @@
 //! generator, same values) read by libhdf5, and with h5py itself in the Python check.
 
 mod blosc;
+mod blosc2;
 mod btree;
 mod hostile;
 mod legacy;
@@ -303,9 +304,10 @@ fn repacked_fixtures(dir: &Path, kind: &str, plugin_path: Option<&str>) -> Optio
     Some(run.stdout.lines().map(PathBuf::from).collect())
 }
 
-/// Scans `file`, a fixture of `tests/python/make_repacked.py` compressed with `filter` (`szip`,
-/// `lzo`), and checks every dataset: stored as copies (the pipeline's shuffle, when the file's name
-/// says so, then zstd), noted as such, holding no reference, and read back as libhdf5 reads the file.
+/// Scans `file`, a fixture compressed with `filter` (`szip`, `lzo` of `tests/python/make_repacked.py`,
+/// `blosc2` of `tests/python/make_blosc2.py`), and checks every dataset: stored as copies (the
+/// pipeline's shuffle, when the file's name says so, then zstd), noted as such, holding no reference,
+/// and read back as libhdf5 reads the file.
 /// Returns the store's path, the store and the dataset names.
 fn assert_copies_read_as_libhdf5(
     file: &Path,
@@ -316,7 +318,7 @@ fn assert_copies_read_as_libhdf5(
     let store_path = scan_to_store(file, dir, &format!("{stem}.vzarr"), &ScanOptions::default());
     let store = open_store(&store_path);
     let names = dataset_paths(file);
-    assert!(names.len() > 18, "{names:?}");
+    assert!(!names.is_empty(), "{}: no datasets", file.display());
     for name in &names {
         let meta = crate::common::array_json(&store_path, name);
         let codecs: Vec<&str> =
