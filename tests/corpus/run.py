@@ -244,10 +244,11 @@ def parity_reason(outcome: str) -> str:
 # (pattern of a parity line, why the difference is there); the first match gives the reason.
 PARITY_CAUSES = [
     (r"\(packed: ", "packed data: scale_factor/add_offset are JSON numbers, which carry no float32 type, so "
-                   "xarray unpacks to float64 (kerchunk JSON and Zarr v3 attributes alike)"),
+                   "xarray's zarr engine unpacks to float64 (kerchunk JSON alike); engine='vzarr' applies the types "
+                   "vzarr records and unpacks to float32"),
     (r"dtype \|S\d+ != source object|values differ \(.*b'.*!= source nan",
-     "a char array with a _FillValue: xarray decodes no _FillValue attribute of a Zarr v3 byte-string "
-     "array, so vzarr writes none and xarray does not mask it"),
+     "a char array with a _FillValue: xarray's zarr engine fails on a _FillValue attribute of a Zarr v3 "
+     "byte-string array, so vzarr withholds it (engine='vzarr' restores it and masks)"),
     (r": variable .*: missing$", "a variable vzarr cannot virtualize (the unsupported line says why)"),
     (r": dimensions \[", "a dimension only variables vzarr leaves out use"),
     (r": attribute .*: missing \(source", "an attribute vzarr cannot represent (the warning line)"),
@@ -260,8 +261,11 @@ PARITY_CAUSES = [
     (r"not compared: netCDF4 cannot open", "libnetcdf refuses the file: nothing to compare"),
     (r"GroupNotFoundError|no group '.*' in the store", "an HDF5 external link to a group of another file: "
                                                       "libnetcdf follows it, vzarr references no other file's groups"),
-    (r"attribute vzarr:copied_chunks: extra", "szip or LZO: no Zarr codec reads them, so vzarr stores the chunks as "
-                                              "re-encoded copies and says so in an attribute"),
+    (r"attribute vzarr:copied_chunks: extra", "szip, LZO or blosc2: no Zarr codec reads them, so vzarr stores the "
+                                              "chunks as re-encoded copies and says so in an attribute (engine='vzarr' "
+                                              "moves it to the encoding)"),
+    (r"attribute vzarr:fill_value: extra", "the HDF5 fill value is undefined: vzarr says so in an attribute "
+                                           "(engine='vzarr' moves it to the encoding)"),
     (r"dtype \[.*'S\d+'.*\] != source \{'names'.*'S1'|values differ \(first at flat index \d+: \(.*b'[^']{2,}'.*\) "
      r"!= source \(.*b'[^']?'.*\)\)",
      "a fixed-length string member of a compound (PyTables tables): netCDF4-python presents it as 'S1' and "
