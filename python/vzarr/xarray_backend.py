@@ -58,6 +58,19 @@ def _fill_value(attrs: dict[str, Any], dtype: np.dtype) -> None:
         attrs["_FillValue"] = raw
 
 
+def _enum(name: str, array: Array, attrs: dict[str, Any], encoding: dict[str, Any]) -> None:
+    """An HDF5 enum variable as xarray's netCDF4 engine shows one: its members in the encoding's
+    ``dtype`` (metadata ``enum`` and ``enum_name``, which xarray writes back as a netCDF-4 enum type),
+    not as the CF flags vzarr derived from them for Zarr readers."""
+    members = (array.zarr_metadata.get("vzarr") or {}).get("enum")
+    if not members:
+        return
+    attrs.pop("flag_values", None)
+    attrs.pop("flag_meanings", None)
+    # The file's type name is not recorded; the variable's names the type xarray would write.
+    encoding["dtype"] = np.dtype(array.dtype, metadata={"enum": dict(members), "enum_name": name})
+
+
 class VzarrDataStore(AbstractDataStore):
     """The variables of one group of a vzarr store, for xarray's decoding."""
 
@@ -86,6 +99,7 @@ class VzarrDataStore(AbstractDataStore):
             # vzarr's notes on how the store holds the data (chunks copied, fill value undefined in
             # the source) are storage facts: xarray keeps those in the encoding, not the attributes.
             encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
+            _enum(name, array, attrs, encoding)
             data = indexing.LazilyIndexedArray(VzarrBackendArray(array))
             variables[name] = Variable(dims, data, attrs, encoding)
         return FrozenDict(variables)

@@ -13,6 +13,9 @@
 //!   float32 only when they are float32.
 //! - `withheld_attributes`: attributes left out of `attributes` because xarray's Zarr backend fails
 //!   on them (a char array's `_FillValue`: "Unsupported dtype |S<n>").
+//! - `enum`: an HDF5 enum variable's members, name -> integer (its values are the integers; vzarr
+//!   names the members as the CF flags `flag_values`/`flag_meanings` too). vzarr's xarray engine
+//!   shows the enum as xarray's netCDF4 engine does: in the encoding's `dtype`, not as flags.
 //!
 //! `must_understand: false` lets any Zarr reader ignore the field (zarr-python 3 keeps it in
 //! `metadata.extra_fields`); vzarr's Python `Array.attrs` and its xarray engine apply it, so that
@@ -35,6 +38,8 @@ pub struct AttributeNotes {
     pub types: BTreeMap<String, DataType>,
     /// Attributes withheld from `attributes` (xarray's Zarr backend fails on them).
     pub withheld: Attributes,
+    /// An enum variable's members (name, integer value), in the file's order.
+    pub enum_members: Option<Map<String, Value>>,
 }
 
 impl AttributeNotes {
@@ -62,7 +67,7 @@ impl AttributeNotes {
             .filter(|(name, _)| attributes.get(name.as_str()).is_some_and(holds_numbers))
             .map(|(name, t)| (name.clone(), Value::from(t.name())))
             .collect();
-        if types.is_empty() && self.withheld.is_empty() {
+        if types.is_empty() && self.withheld.is_empty() && self.enum_members.is_none() {
             return None;
         }
         let mut field = json!({"must_understand": false});
@@ -71,6 +76,9 @@ impl AttributeNotes {
         }
         if !self.withheld.is_empty() {
             field["withheld_attributes"] = Value::Object(self.withheld.clone());
+        }
+        if let Some(members) = &self.enum_members {
+            field["enum"] = Value::Object(members.clone());
         }
         Some(field)
     }
@@ -99,6 +107,13 @@ impl AttributeNotes {
             let withheld =
                 withheld.as_object().ok_or_else(|| invalid("withheld_attributes is not an object".into()))?;
             notes.withheld = withheld.clone();
+        }
+        if let Some(members) = object.get("enum") {
+            let members = members
+                .as_object()
+                .filter(|m| m.values().all(|v| v.is_i64() || v.is_u64()))
+                .ok_or_else(|| invalid("enum is not an object of integers".into()))?;
+            notes.enum_members = Some(members.clone());
         }
         Ok(notes)
     }
@@ -135,6 +150,7 @@ mod tests {
         notes.note_type("gone", DataType::UInt8);
         notes.note_type("now_text", DataType::Int32);
         notes.withheld.insert("_FillValue".into(), json!("e"));
+        notes.enum_members = Some(serde_json::from_value(json!({"RED": 0, "GREEN": 1})).unwrap());
         let attributes: Attributes = serde_json::from_value(json!({
             "scale_factor": 0.5, "valid_range": [-5, 5], "offset": 1.5, "count": 3, "now_text": "3",
         }))
@@ -147,12 +163,14 @@ mod tests {
             field,
             json!({"must_understand": false,
                    "attribute_types": {"nan": "float32", "scale_factor": "float32", "valid_range": "int16"},
-                   "withheld_attributes": {"_FillValue": "e"}})
+                   "withheld_attributes": {"_FillValue": "e"},
+                   "enum": {"RED": 0, "GREEN": 1}})
         );
         let parsed = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
         assert_eq!(parsed.types.len(), 3);
         assert_eq!(parsed.types["scale_factor"], DataType::Float32);
         assert_eq!(parsed.withheld["_FillValue"], json!("e"));
+        assert_eq!(parsed.enum_members, notes.enum_members);
         assert_eq!(AttributeNotes::default().to_json(&attributes), None);
         assert_eq!(AttributeNotes::from_json(&json!({})).unwrap(), AttributeNotes::default());
     }
@@ -165,6 +183,7 @@ mod tests {
             json!({"attribute_types": {"a": "string"}}),
             json!({"attribute_types": {"a": "float64"}}),
             json!({"withheld_attributes": 3}),
+            json!({"enum": {"RED": "zero"}}),
         ] {
             let err = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
             assert!(err.to_string().contains("vzarr"), "{err}");

@@ -381,7 +381,7 @@ impl FileContext<'_> {
         if let Some(why) = translated.copied {
             metadata.attributes.insert(COPIED_CHUNKS_ATTRIBUTE.into(), why.into());
         }
-        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes)
+        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.attribute_notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
             path: var.path.clone(),

@@ -270,6 +270,8 @@ PARITY_CAUSES = [
      r"!= source \(.*b'[^']?'.*\)\)",
      "a fixed-length string member of a compound (PyTables tables): netCDF4-python presents it as 'S1' and "
      "shows its first byte only; vzarr stores the whole string, as h5py reads it"),
+    (r"attribute flag_(values|meanings): extra", "vzarr names an enum's members as CF flags for Zarr readers; "
+                                                 "netCDF4 keeps them in the enum type, as engine='vzarr' does"),
     (r"attribute created_on_s390x: extra", "an h5py bool (HDF5 enum) attribute netCDF4-python does not show; "
                                            "vzarr writes its integer"),
 ]

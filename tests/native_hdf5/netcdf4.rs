@@ -199,6 +199,10 @@ fn declared_types_and_enums_of_netcdf4_files() {
     let meanings: Vec<String> = names.iter().map(|n| n.replace(' ', "_")).collect();
     assert_eq!(attrs["flag_meanings"], meanings.join(" "));
     assert_eq!(array_json(&store, "cloud")["data_type"], "uint8");
+    // The members themselves, for vzarr's xarray engine (libnetcdf's names, not the flags' spelling).
+    let members: serde_json::Map<String, serde_json::Value> =
+        names.iter().zip(&values).map(|(n, v)| (n.clone(), (*v).into())).collect();
+    assert_eq!(array_json(&store, "cloud")["vzarr"]["enum"], serde_json::Value::Object(members));
     let text = store.display().to_string();
     crate::common::cli_expect(&["verify", &text], 0);
 }

@@ -16,7 +16,7 @@ use super::structure::H5Variable;
 use crate::codec::CodecChain;
 use crate::dataset::ChunkTable;
 use crate::grid::ChunkGrid;
-use crate::metadata::Attributes;
+use crate::metadata::{AttributeNotes, Attributes};
 use crate::ndcopy::{ravel, unravel};
 
 /// Most strings one variable may hold (as the reader's limit for `string` arrays).
@@ -71,9 +71,15 @@ pub(super) fn string_array(
 }
 
 /// For an enum variable, its members as CF flags: `flag_values` (the integers) and `flag_meanings`
-/// (the names, blank-separated, blanks inside a name replaced by `_`). Attributes of those names the
-/// variable already has are kept. Nothing for other types.
-pub(super) fn add_enum_flags(datatype: &Datatype, attributes: &mut Attributes) -> Result<(), String> {
+/// (the names, blank-separated, blanks inside a name replaced by `_`), and the members themselves
+/// (names as in the file) in `notes`, from which vzarr's xarray engine shows the enum as xarray's
+/// netCDF4 engine does instead of the flags. Attributes of those names the variable already has are
+/// kept (and no note is made). Nothing for other types.
+pub(super) fn add_enum_flags(
+    datatype: &Datatype,
+    attributes: &mut Attributes,
+    notes: &mut AttributeNotes,
+) -> Result<(), String> {
     let Datatype::Enum { base, members } = datatype else { return Ok(()) };
     if attributes.contains_key("flag_values") || attributes.contains_key("flag_meanings") {
         return Ok(());
@@ -84,6 +90,7 @@ pub(super) fn add_enum_flags(datatype: &Datatype, attributes: &mut Attributes) -
         values.push(value.pop().ok_or("enum member without a value")?);
     }
     let names: Vec<String> = members.iter().map(|m| m.name.split_whitespace().collect::<Vec<_>>().join("_")).collect();
+    notes.enum_members = Some(members.iter().map(|m| m.name.clone()).zip(values.iter().cloned()).collect());
     attributes.insert("flag_values".into(), Value::Array(values));
     attributes.insert("flag_meanings".into(), Value::from(names.join(" ")));
     Ok(())

@@ -112,3 +112,27 @@ def test_engine_keeps_attribute_types_and_char_fill_values(tmp_path, fmt):
         np.testing.assert_array_equal(ours_value, value)
     with pytest.raises(OSError, match="no group 'nowhere'"):
         xr.open_dataset(out, engine="vzarr", group="nowhere")
+
+
+def test_engine_shows_enums_as_netcdf4_does(tmp_path):
+    """An enum variable: vzarr writes its members as CF flags for Zarr readers and records them in
+    the `zarr.json` extension field; engine="vzarr" shows the enum as xarray's netCDF4 engine does
+    (members in the encoding's dtype metadata, no flag attributes), values equal."""
+    import netCDF4
+
+    src = tmp_path / "enum.nc"
+    members = {"clear": 0, "partly cloudy": 1, "overcast": 2, "missing": 255}
+    with netCDF4.Dataset(src, "w") as ds:
+        ds.createDimension("x", 5)
+        cloud_t = ds.createEnumType(np.uint8, "cloud_t", members)
+        cloud = ds.createVariable("cloud", cloud_t, ("x",), fill_value=255)
+        cloud[:] = np.array([0, 2, 1, 255, 0], dtype="u1")
+    out = tmp_path / "enum.vzarr"
+    vzarr.scan([str(src)], output=out)
+    ours = xr.open_dataset(out, engine="vzarr")
+    theirs = xr.open_dataset(src, engine="netcdf4")
+    xr.testing.assert_identical(ours.cloud.load(), theirs.cloud.load())
+    assert ours.cloud.encoding["dtype"].metadata["enum"] == theirs.cloud.encoding["dtype"].metadata["enum"]
+    # Zarr readers see the members as CF flags.
+    flags = vzarr.open(out)["cloud"].attrs
+    assert flags["flag_meanings"].split() == [n.replace(" ", "_") for n in theirs.cloud.encoding["dtype"].metadata["enum"]]
