@@ -16,7 +16,8 @@ use crate::common::hdf5_oracle::{read_member, read_native};
 use crate::common::{open_store, read, scan, scan_to_store};
 
 /// The struct and opaque arrays of `structs.h5` vzarr stores.
-const STRUCTS_H5: [&str; 19] = [
+const STRUCTS_H5: [&str; 20] = [
+    "array_fill",
     "array_grid",
     "array_in_nested",
     "array_members",

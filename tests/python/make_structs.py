@@ -47,8 +47,8 @@ def records(dtype, n):
 def write_arrays(f):
     """Compounds with array members (nested structs named by index in vzarr): chunked with gzip+shuffle
     and contiguous, both byte orders, multidimensional, strings, arrays of compounds, array members in
-    nested compounds, with padding (aligned; arrays of padded compounds), and one refused (a dimension
-    wider than a struct's field limit)."""
+    nested compounds, with padding (aligned; arrays of padded compounds), with a fill value, and one
+    refused (a dimension wider than a struct's field limit)."""
     point = np.dtype([("x", "<f4"), ("y", "<f4")])
     le = np.dtype([("n", "<u2"), ("c", "<f8", (3,)), ("m", "<i2", (2, 2)), ("s", "S4", (2,))])
     f.create_dataset("array_members", data=records(le, 25), chunks=(4,), compression="gzip", shuffle=True)
@@ -63,6 +63,9 @@ def write_arrays(f):
     f.create_dataset("array_padded", data=records(aligned, 9), chunks=(4,), compression="gzip", shuffle=True)
     padded = np.dtype({"names": ["a", "b"], "formats": ["<i2", "<f8"], "offsets": [0, 8], "itemsize": 16})
     f.create_dataset("array_of_padded", data=records(np.dtype([("v", padded, (3,)), ("n", "<u2")]), 5))
+    # A fill value of distinct array elements, in chunks never written.
+    fill = f.create_dataset("array_fill", shape=(10,), dtype=be, chunks=(3,), fillvalue=records(be, 2)[1])
+    fill[3:6] = records(be, 3)
     f.create_dataset("wide_array", data=np.zeros(2, [("w", "u1", (5000,))]))
 
 
