@@ -7,7 +7,9 @@
 //! native form is itself: no conversion, the stored bytes with their padding). Compounds are read
 //! into a memory type built here: each member's native form, in file offset order, no padding (nested
 //! compounds likewise), which is the layout of vzarr's `struct` elements in native byte order;
-//! libhdf5 picks each member by name and converts it from the file's byte order itself. A dataset of
+//! libhdf5 picks each member by name and converts it from the file's byte order itself; an array
+//! member is read as an array of its base's memory type (a packed compound for an array of
+//! compounds), whose bytes are those of the nested structs vzarr maps it to. A dataset of
 //! an HDF5 array datatype (class 10) is shown as vzarr stores it: the array's dimensions (nested
 //! arrays flattened) follow the dataset's, elements of its base type; libhdf5 reads the dataset's
 //! boxes into the native array type, whose bytes are those elements in C order.
@@ -110,6 +112,8 @@ unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sy
         let member = H5Tget_member_type(compound, i);
         let native = match H5Tget_class(member) {
             H5T_class_t::H5T_COMPOUND => packed_native(member, depth + 1),
+            // An array member's native form would be an array of padded native compounds.
+            H5T_class_t::H5T_ARRAY => array_native(member),
             _ => H5Tget_native_type(member, H5T_direction_t::H5T_DIR_ASCEND),
         };
         H5Tclose(member);

@@ -215,31 +215,52 @@ fn attribute(file: &Path, object: &str, name: &str) -> hdf5::Attribute {
 
 /// Member `path` (member names from the dataset's compound inward) of every element of the compound
 /// dataset `dataset` of `elements` elements, as libhdf5 reads it: the member picked by name through a
-/// memory type holding only it, converted to the member type's native form. For a dataset of an
-/// array datatype of compounds, `elements` counts the compounds (the dataset's elements times the
+/// memory type holding only it, converted to the member type's native form. Below a member of array
+/// type the path names one element of the array by its indices, one name per dimension (`c`, `1`,
+/// `2` for `c[1, 2]`, as vzarr's nested structs name them): libhdf5 reads the whole array (of the
+/// picked member's memory type) and the element's bytes are cut from it. For a dataset of an array
+/// datatype of compounds, `elements` counts the compounds (the dataset's elements times the
 /// array's), read through an array of that memory type. None when libhdf5 cannot.
 pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -> Option<Vec<u8>> {
     use hdf5_sys::h5t::{
-        H5T_class_t, H5Tarray_create2, H5Tcreate, H5Tget_array_dims2, H5Tget_array_ndims, H5Tget_class,
-        H5Tget_member_index, H5Tget_member_type, H5Tget_size, H5Tget_super, H5Tinsert,
+        H5T_class_t, H5Tarray_create2, H5Tcreate, H5Tget_class, H5Tget_member_index, H5Tget_member_type, H5Tget_size,
+        H5Tget_super, H5Tinsert,
     };
-    let names: Vec<std::ffi::CString> = path.iter().map(|n| std::ffi::CString::new(*n).unwrap()).collect();
+    /// One step from the dataset's type inward: a member by name, or one element of an array.
+    enum Step {
+        Member(std::ffi::CString),
+        Element { dims: Vec<u64>, index: u64 },
+    }
     with_hdf5_files(|| {
         let ds = hdf5::File::open(file).ok()?.dataset(dataset).ok()?;
         let _guard = hdf5_sys::LOCK.lock();
         // SAFETY: every type id is created here and closed before returning; the buffer holds
-        // `elements` values of the leaf's native size, the memory type's size.
+        // `elements` values of the picked memory type's size.
         unsafe {
             let mut leaf = H5Dget_type(ds.id());
-            let mut array = Vec::new();
+            let mut outer_array = Vec::new();
             if H5Tget_class(leaf) == H5T_class_t::H5T_ARRAY {
-                array = vec![0u64; H5Tget_array_ndims(leaf).clamp(0, 32) as usize];
-                H5Tget_array_dims2(leaf, array.as_mut_ptr());
+                outer_array = array_dims(leaf)?;
                 let base = H5Tget_super(leaf);
                 H5Tclose(leaf);
                 leaf = base;
             }
-            for name in &names {
+            let mut steps = Vec::new();
+            let mut names = path.iter();
+            while let Some(&name) = names.next() {
+                if H5Tget_class(leaf) == H5T_class_t::H5T_ARRAY {
+                    let dims = array_dims(leaf)?;
+                    let mut index = name.parse::<u64>().ok()?;
+                    for &d in &dims[1..] {
+                        index = index * d + names.next()?.parse::<u64>().ok()?;
+                    }
+                    let base = H5Tget_super(leaf);
+                    H5Tclose(leaf);
+                    leaf = base;
+                    steps.push(Step::Element { dims, index });
+                    continue;
+                }
+                let name = std::ffi::CString::new(name).unwrap();
                 let index = H5Tget_member_index(leaf, name.as_ptr());
                 let member = if index < 0 { -1 } else { H5Tget_member_type(leaf, index as u32) };
                 H5Tclose(leaf);
@@ -247,25 +268,48 @@ pub fn read_member(file: &Path, dataset: &str, path: &[&str], elements: usize) -
                     return None;
                 }
                 leaf = member;
+                steps.push(Step::Member(name));
             }
             let mut memory = H5Tget_native_type(leaf, H5T_direction_t::H5T_DIR_ASCEND);
             H5Tclose(leaf);
             let size = H5Tget_size(memory);
-            for name in names.iter().rev() {
-                let outer = H5Tcreate(H5T_class_t::H5T_COMPOUND, size);
-                H5Tinsert(outer, name.as_ptr(), 0, memory);
+            let mut offset = 0;
+            for step in steps.iter().rev() {
+                let outer = match step {
+                    Step::Member(name) => {
+                        let outer = H5Tcreate(H5T_class_t::H5T_COMPOUND, H5Tget_size(memory));
+                        H5Tinsert(outer, name.as_ptr(), 0, memory);
+                        outer
+                    }
+                    Step::Element { dims, index } => {
+                        offset += *index as usize * H5Tget_size(memory);
+                        H5Tarray_create2(memory, dims.len() as u32, dims.as_ptr())
+                    }
+                };
                 H5Tclose(memory);
                 memory = outer;
             }
-            if !array.is_empty() {
-                let outer = H5Tarray_create2(memory, array.len() as u32, array.as_ptr());
+            let stride = H5Tget_size(memory);
+            if !outer_array.is_empty() {
+                let outer = H5Tarray_create2(memory, outer_array.len() as u32, outer_array.as_ptr());
                 H5Tclose(memory);
                 memory = outer;
             }
-            let mut buf = vec![0u8; elements * size];
+            let mut buf = vec![0u8; elements * stride];
             let ret = H5Dread(ds.id(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.as_mut_ptr().cast());
             H5Tclose(memory);
-            (ret >= 0).then_some(buf)
+            (ret >= 0).then(|| buf.chunks_exact(stride).flat_map(|e| e[offset..offset + size].to_vec()).collect())
         }
     })
+}
+
+/// The dimensions of array datatype `array`, None when libhdf5 cannot say.
+///
+/// # Safety
+/// `array` must be a valid array datatype id.
+unsafe fn array_dims(array: hdf5_sys::h5i::hid_t) -> Option<Vec<u64>> {
+    use hdf5_sys::h5t::{H5Tget_array_dims2, H5Tget_array_ndims};
+    let rank = H5Tget_array_ndims(array);
+    let mut dims = vec![0u64; rank.clamp(0, 32) as usize];
+    (rank > 0 && rank <= 32 && H5Tget_array_dims2(array, dims.as_mut_ptr()) >= 0).then_some(dims)
 }

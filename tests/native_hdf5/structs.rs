@@ -2,7 +2,9 @@
 //! h5py, netCDF4-python and PyTables write (`tests/python/make_structs.py`): every member of every
 //! element read through the store equals libhdf5's read of that member (picked by name, converted to
 //! its native form), `vzarr verify` passes, compounds with padding are stored packed (store-owned
-//! chunks), layouts no Zarr reader could decode are refused with their reason, and zarr-python and
+//! chunks), array members are nested structs named by index (each element of an array member read
+//! through the store equals libhdf5's read of that element), layouts no Zarr reader could decode are
+//! refused with their reason, and zarr-python and
 //! xarray read the kerchunk export as h5py reads the file (`tests/python/check_structs.py`).
 
 use std::path::{Path, PathBuf};
@@ -14,7 +16,15 @@ use crate::common::hdf5_oracle::{read_member, read_native};
 use crate::common::{open_store, read, scan, scan_to_store};
 
 /// The struct and opaque arrays of `structs.h5` vzarr stores.
-const STRUCTS_H5: [&str; 12] = [
+const STRUCTS_H5: [&str; 20] = [
+    "array_fill",
+    "array_grid",
+    "array_in_nested",
+    "array_members",
+    "array_members_be",
+    "array_of_compound",
+    "array_of_padded",
+    "array_padded",
     "chunked",
     "committed",
     "compact",
@@ -102,17 +112,30 @@ fn compounds_and_opaque_types_read_as_libhdf5_reads_every_member() {
     assert_eq!(compared, STRUCTS_H5.map(String::from));
     // Compounds with padding are stored packed: every chunk the file holds is store-owned.
     let dataset = scan(&file, &options).unwrap();
-    for (name, chunks) in [("padded", 1), ("padded_chunked", 7), ("padded_compact", 1), ("padded_nested", 2)] {
+    let padded = [
+        ("padded", 1),
+        ("padded_chunked", 7),
+        ("padded_compact", 1),
+        ("padded_nested", 2),
+        ("array_padded", 3),
+        ("array_of_padded", 1),
+    ];
+    for (name, chunks) in padded {
         let array = dataset.arrays.iter().find(|a| a.path == name).unwrap();
         let owned = (0..array.chunks.len())
             .filter(|&i| matches!(array.chunks.get(i), Some(vzarr::manifest::ChunkEntry::Owned { .. })))
             .count();
         assert_eq!((owned, array.rewritten_chunks), (chunks, chunks as u64), "{name}");
     }
-    // Zarr's struct has no subarray fields, and takes one byte order.
+    // Compounds with array members and no padding are referenced in place.
+    for name in ["array_members", "array_members_be", "array_grid", "array_of_compound", "array_in_nested"] {
+        let array = dataset.arrays.iter().find(|a| a.path == name).unwrap();
+        assert_eq!(array.rewritten_chunks, 0, "{name}");
+    }
+    // A struct has at most MAX_STRUCT_FIELDS fields, and takes one byte order.
     let refused: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
     for expected in [
-        "with_array: left out: cannot reference elements of compound type (member v: array members",
+        "wide_array: left out: cannot reference elements of compound type (member w: an array dimension of 5000 elements",
         "mixed_order: left out: cannot reference elements of compound type (members a and b have different byte orders)",
     ] {
         assert!(refused.iter().any(|w| w.starts_with(expected)), "{expected} in {refused:?}");
@@ -145,7 +168,7 @@ fn netcdf4_compounds_and_pytables_tables() {
         return;
     }
     let store = scan_to_store(&table, dir.path(), "table.vzarr", &ScanOptions::default());
-    assert_eq!(assert_members_match_libhdf5(&table, &store), ["particles"]);
+    assert_eq!(assert_members_match_libhdf5(&table, &store), ["particles", "tracks"]);
     crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
 }
 
@@ -159,7 +182,7 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_structs.py");
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
     let expected: [(&str, &[&str]); 3] =
-        [("structs.h5", &STRUCTS_H5), ("structs.nc", &["obs", "padded"]), ("table.h5", &["particles"])];
+        [("structs.h5", &STRUCTS_H5), ("structs.nc", &["obs", "padded"]), ("table.h5", &["particles", "tracks"])];
     for (name, arrays) in expected {
         let source = fx.join(name);
         if !source.exists() {

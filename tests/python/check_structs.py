@@ -7,7 +7,8 @@ h5py reads as a NumPy structured (compound) or void (opaque) array, or whose dty
 array datatype, which h5py reads with the array's dimensions appended), that the references hold:
   1. zarr-python opens it as a structured / void array whose fields are h5py's, in offset order;
   2. every field of every element, as zarr-python reads it, equals h5py's read bit for bit (nested
-     fields field by field);
+     fields field by field; an array member element by element, zarr's x["c"]["1"]["2"] against
+     h5py's x["c"][:, 1, 2]);
   3. xarray (`open_zarr`) gives the same values;
 and every compound attribute of the file, of its datasets' and of its groups', is a JSON object equal
 field by field to h5py's value. Prints one line per check and a closing "N passed, M failed" line;
@@ -35,19 +36,37 @@ def record_datasets(f):
     return found
 
 
-def leaves(dtype, prefix=()):
-    """(path, dtype) of every leaf field; complex numbers and strings are leaves."""
+def leaves(dtype, prefix=(), arrays=True):
+    """(path, dtype) of every leaf field; complex numbers and strings are leaves. With `arrays`, an
+    array (subarray) member is one leaf per element, its path step the element's index tuple (vzarr
+    stores it as nested structs named by index: h5py's x["c"][:, 1, 2] is zarr's x["c"]["1"]["2"]);
+    without, the array member is one leaf."""
+    if dtype.subdtype is not None and arrays:
+        base, shape = dtype.subdtype
+        out = []
+        for index in np.ndindex(shape):
+            out += leaves(base, prefix + (index,), arrays)
+        return out
     if dtype.names is None:
         return [(prefix, dtype)]
     out = []
     for name in dtype.names:
-        out += leaves(dtype.fields[name][0], prefix + (name,))
+        out += leaves(dtype.fields[name][0], prefix + (name,), arrays)
     return out
 
 
 def field(values, path):
-    for name in path:
-        values = values[name]
+    """The field at `path` of h5py's values: names pick members, index tuples array elements."""
+    for step in path:
+        values = values[step] if isinstance(step, str) else values[(Ellipsis,) + step]
+    return np.asarray(values)
+
+
+def zarr_field(values, path):
+    """The field at `path` of zarr-python's values: an array element is a field per index."""
+    for step in path:
+        for name in (step,) if isinstance(step, str) else map(str, step):
+            values = values[name]
     return np.asarray(values)
 
 
@@ -65,7 +84,7 @@ def same_fields(ours, theirs):
     if list(ours.dtype.names) != expected:
         raise AssertionError(f"fields {ours.dtype.names} != h5py's in offset order {expected}")
     for path, dtype in leaves(theirs.dtype):
-        a, b = field(ours, path), field(theirs, path)
+        a, b = zarr_field(ours, path), field(theirs, path)
         native = dtype.newbyteorder("=")
         if a.astype(native).tobytes() != b.astype(native).tobytes():
             raise AssertionError(f"field {'.'.join(path)}: {a!r} vs h5py {b!r}")
@@ -80,7 +99,7 @@ def same_attribute(ours, theirs, what):
     if len(ours) != values.size:
         raise AssertionError(f"{what}: {len(ours)} values, h5py {values.size}")
     for mine, value in zip(ours, values):
-        for path, dtype in leaves(theirs.dtype):
+        for path, dtype in leaves(theirs.dtype, arrays=False):
             got = mine
             for name in path:
                 got = got[name]

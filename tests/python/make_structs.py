@@ -6,10 +6,12 @@ DIR/structs.h5 (h5py) holds compound datasets of every layout vzarr references a
 (packed; little- and big-endian; members out of offset order; nested compounds with complex, string,
 enum and opaque members; chunked with gzip+shuffle, contiguous, compact), compounds with padding
 (which vzarr stores packed: contiguous, chunked with filters, compact, nested with gaps and a fill
-value), the layouts it refuses (an array member, members of both byte orders), opaque datasets, a
+value), compounds with array members (`write_arrays`), the layouts it refuses (members of both byte
+orders, an array member too wide), opaque datasets, a
 dataset and attributes of a committed (named) compound type, and compound attributes. DIR/structs.nc
 (netCDF4-python) holds a netCDF-4 compound variable, one whose C alignment leaves padding, and a
-compound attribute; DIR/table.h5 a PyTables table when PyTables is installed.
+compound attribute; DIR/table.h5 PyTables tables (one with multidimensional columns) when PyTables
+is installed.
 """
 
 import pathlib
@@ -20,25 +22,51 @@ import numpy as np
 
 
 def records(dtype, n):
-    """n elements of `dtype` whose every leaf field holds distinct values."""
-    data = np.zeros(n, dtype)
+    """n elements of `dtype` whose every leaf field holds distinct values (array members' elements too)."""
 
-    def fill(view, dt, seed):
-        for k, name in enumerate(dt.names):
-            sub = dt.fields[name][0]
-            if sub.names:
-                fill(view[name], sub, seed * 7 + k)
-            elif sub.kind in "SV":
-                view[name] = [f"{name}{i + seed}".encode()[: sub.itemsize] for i in range(n)]
-            elif sub.kind == "c":
-                view[name] = np.arange(n) * 1.5 + 1j * (seed - np.arange(n))
-            elif sub.kind == "b":
-                view[name] = np.arange(n) % 2 == 0
-            else:
-                view[name] = (np.arange(n) * (k + 3) + seed) % 120
+    def values(dt, count, seed, name):
+        if dt.subdtype is not None:
+            base, shape = dt.subdtype
+            return values(base, count * int(np.prod(shape)), seed, name).reshape((count,) + shape)
+        if dt.names:
+            data = np.zeros(count, dt)
+            for k, field in enumerate(dt.names):
+                data[field] = values(dt.fields[field][0], count, seed * 7 + k, field)
+            return data
+        if dt.kind in "SV":
+            return np.array([f"{name}{i + seed}".encode()[: dt.itemsize] for i in range(count)], dt)
+        if dt.kind == "c":
+            return (np.arange(count) * 1.5 + 1j * (seed - np.arange(count))).astype(dt)
+        if dt.kind == "b":
+            return np.arange(count) % 2 == 0
+        return ((np.arange(count) * (seed % 5 + 3) + seed) % 120).astype(dt)
 
-    fill(data, dtype, 1)
-    return data
+    return values(dtype, n, 1, "")
+
+
+def write_arrays(f):
+    """Compounds with array members (nested structs named by index in vzarr): chunked with gzip+shuffle
+    and contiguous, both byte orders, multidimensional, strings, arrays of compounds, array members in
+    nested compounds, with padding (aligned; arrays of padded compounds), with a fill value, and one
+    refused (a dimension wider than a struct's field limit)."""
+    point = np.dtype([("x", "<f4"), ("y", "<f4")])
+    le = np.dtype([("n", "<u2"), ("c", "<f8", (3,)), ("m", "<i2", (2, 2)), ("s", "S4", (2,))])
+    f.create_dataset("array_members", data=records(le, 25), chunks=(4,), compression="gzip", shuffle=True)
+    be = np.dtype([("c", ">f8", (3,)), ("m", ">i2", (2, 2)), ("s", "S4", (2,))])
+    f.create_dataset("array_members_be", data=records(be, 7))
+    f.create_dataset("array_grid", data=records(le, 12).reshape(3, 4), chunks=(2, 3))
+    of_compound = np.dtype([("id", "<i4"), ("pts", point, (2, 3))])
+    f.create_dataset("array_of_compound", data=records(of_compound, 10), chunks=(3,), compression="gzip")
+    nested = np.dtype([("p", [("q", "<i4", (2,)), ("r", "<f4")]), ("z", "<f8")])
+    f.create_dataset("array_in_nested", data=records(nested, 6), chunks=(4,))
+    aligned = np.dtype([("a", "u1"), ("c", "<f8", (3,)), ("b", "<i2")], align=True)
+    f.create_dataset("array_padded", data=records(aligned, 9), chunks=(4,), compression="gzip", shuffle=True)
+    padded = np.dtype({"names": ["a", "b"], "formats": ["<i2", "<f8"], "offsets": [0, 8], "itemsize": 16})
+    f.create_dataset("array_of_padded", data=records(np.dtype([("v", padded, (3,)), ("n", "<u2")]), 5))
+    # A fill value of distinct array elements, in chunks never written.
+    fill = f.create_dataset("array_fill", shape=(10,), dtype=be, chunks=(3,), fillvalue=records(be, 2)[1])
+    fill[3:6] = records(be, 3)
+    f.create_dataset("wide_array", data=np.zeros(2, [("w", "u1", (5000,))]))
 
 
 def write_h5(path):
@@ -80,8 +108,7 @@ def write_h5(path):
         fill = np.array((-1.5, (-2, -3.25)), dense).astype(gappy)
         gaps = f.create_dataset("padded_nested", shape=(10,), dtype=gappy, chunks=(3,), fillvalue=fill)
         gaps[3:8] = records(dense, 5).astype(gappy)
-        # Refused: an array member, members of both byte orders.
-        f.create_dataset("with_array", data=np.zeros(3, [("v", "<f4", (3,)), ("n", "<u2")]))
+        # Refused: members of both byte orders.
         f.create_dataset("mixed_order", data=np.zeros(3, [("a", "<i4"), ("b", ">i4")]))
         # A committed (named) compound type, used by a dataset and an attribute.
         f["pair_t"] = np.dtype([("u", "<i2"), ("v", "<f4")])
@@ -89,6 +116,7 @@ def write_h5(path):
         committed.attrs.create("pair", np.array((3, 2.5), dtype=f["pair_t"]))
         f.attrs["record"] = records(np.dtype([("p", point), ("c", "<c8"), ("color", color), ("n", "<u2")]), 1)[0]
         f.attrs["records"] = records(flat, 2)
+        write_arrays(f)
         f.attrs["with_array"] = np.array((np.arange(3, dtype="<f4"), 7), dtype=[("v", "<f4", (3,)), ("n", "<u2")])
 
 
@@ -120,6 +148,11 @@ def write_table(path):
         energy = tables.Float64Col(pos=2)
         grid = tables.Int32Col(pos=3)
 
+    class Track(tables.IsDescription):
+        id = tables.Int32Col(pos=0)
+        pos = tables.Float64Col(shape=(2, 3), pos=1)
+        hits = tables.Int16Col(shape=(4,), pos=2)
+
     with tables.open_file(str(path), "w") as f:
         table = f.create_table("/", "particles", Particle, filters=tables.Filters(complevel=1, complib="zlib"),
                                chunkshape=(16,))
@@ -131,6 +164,15 @@ def write_table(path):
             row["grid"] = -i
             row.append()
         table.flush()
+        tracks = f.create_table("/", "tracks", Track, filters=tables.Filters(complevel=1, complib="zlib"),
+                                chunkshape=(8,))
+        row = tracks.row
+        for i in range(30):
+            row["id"] = i
+            row["pos"] = np.arange(6).reshape(2, 3) * 0.5 + i
+            row["hits"] = np.arange(4) - i
+            row.append()
+        tracks.flush()
 
 
 def main():

@@ -14,15 +14,35 @@
 //! elements and are referenced in place ([`ElementType::Numeric`]). When they leave gaps (C alignment
 //! padding, unused bytes at the end, a nested compound with gaps), the element is a
 //! [`ElementType::PaddedStruct`]: its [`Repack`] says which bytes of a stored element make the packed
-//! one, and the scanner stores the variable's chunks repacked (`hdf5::repacked`). Refused with their
-//! reason: overlapping members, array members (zarr-python 3.4 does not represent NumPy subarray
-//! fields), variable-length or reference members, members of both byte orders.
+//! one, and the scanner stores the variable's chunks repacked (`hdf5::repacked`).
+//!
+//! A member of HDF5 array type (class 10; h5py's subarray fields, PyTables' multidimensional columns)
+//! becomes nested structs whose fields are named by index, one struct level per array dimension:
+//! a member `c` of dimensions `[2, 3]` over `float64` is
+//! `c: struct{"0": struct{"0": float64, "1": float64, "2": float64}, "1": struct{...}}`, because
+//! zarr-python 3.4's struct has no subarray fields but nests structs. An array member's bytes are its
+//! base elements in C order, which is exactly the packed layout of those structs, so a compound with
+//! array members and no padding is still referenced in place; an array of compounds with padding
+//! repeats the base's runs once per element. Where h5py reads `x["c"][:, 1, 2]`, zarr-python reads
+//! `x["c"]["1"]["2"]`. The base's byte order is the member's.
+//!
+//! Refused with their reason, naming the member: overlapping members, variable-length or reference
+//! members (arrays of them too), members of both byte orders, 2-byte floats, and array members that
+//! would nest structs deeper than [`MAX_STRUCT_DEPTH`] (each array dimension is one level), have a
+//! dimension of more than [`MAX_STRUCT_FIELDS`] elements (fields of one struct), or bring the
+//! compound past [`MAX_STRUCT_LEAVES`] leaf fields.
 
 use hdf5_reader::{CompoundField, Datatype};
 
-use super::layout::{element_type, ElementType};
+use super::layout::{complex, element_type, ElementType};
 use crate::codec::Endian;
-use crate::metadata::{DataType, StructField, StructType, MAX_STRUCT_DEPTH};
+use crate::metadata::{DataType, StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
+
+/// Most leaf fields (numbers, strings, raw bytes; every element of an array member counts) of one
+/// compound vzarr maps to a struct. The `zarr.json` data type and fill value list every leaf (tens
+/// of bytes each), so an array member of millions of elements would make metadata of hundreds of
+/// megabytes; 65536 leaves (a 256 x 256 image column) make a few megabytes.
+pub(crate) const MAX_STRUCT_LEAVES: u64 = 1 << 16;
 
 /// Which bytes of a stored compound element make the packed struct element: runs of (offset in the
 /// stored element, length), in the struct's field order.
@@ -51,10 +71,15 @@ impl Repack {
     }
 
     fn push(&mut self, offset: usize, len: usize) {
-        match self.runs.last_mut() {
-            Some((start, run)) if *start + *run == offset => *run += len,
-            _ => self.runs.push((offset, len)),
-        }
+        push_run(&mut self.runs, offset, len);
+    }
+}
+
+/// Appends the run (offset, len) to `runs`, merged with the last one when they are adjacent.
+fn push_run(runs: &mut Vec<(usize, usize)>, offset: usize, len: usize) {
+    match runs.last_mut() {
+        Some((start, run)) if *start + *run == offset => *run += len,
+        _ => runs.push((offset, len)),
     }
 }
 
@@ -62,19 +87,25 @@ impl Repack {
 /// checks that first), `depth` compounds deep.
 pub(super) fn struct_element(size: u32, fields: &[CompoundField], depth: usize) -> ElementType {
     match struct_type(size, fields, depth) {
-        Ok((s, endian, repack)) if repack.is_identity() => ElementType::Numeric(DataType::Struct(s), endian),
-        Ok((s, endian, repack)) => ElementType::PaddedStruct(DataType::Struct(s), endian, repack),
+        Ok(m) if m.repack.is_identity() => ElementType::Numeric(DataType::Struct(m.struct_type), m.endian),
+        Ok(m) => ElementType::PaddedStruct(DataType::Struct(m.struct_type), m.endian, m.repack),
         Err(why) => ElementType::Unsupported(format!("compound type ({why})")),
     }
 }
 
-/// The packed struct of a compound, the byte order of its multi-byte members (None: it has none) and
-/// where its fields lie in a stored element.
-fn struct_type(
-    size: u32,
-    fields: &[CompoundField],
-    depth: usize,
-) -> Result<(&'static StructType, Option<Endian>, Repack), String> {
+/// A compound mapped to a packed struct.
+struct MappedStruct {
+    struct_type: &'static StructType,
+    /// The byte order of its multi-byte members (None: it has none).
+    endian: Option<Endian>,
+    /// Where its fields lie in a stored element.
+    repack: Repack,
+    /// Its leaf fields, nested structs' included.
+    leaves: u64,
+}
+
+/// The packed struct of a compound, or why it has none.
+fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<MappedStruct, String> {
     if depth >= MAX_STRUCT_DEPTH {
         return Err(format!("compounds nested more than {MAX_STRUCT_DEPTH} deep"));
     }
@@ -84,6 +115,7 @@ fn struct_type(
     let mut out = Vec::with_capacity(members.len());
     let mut order: Option<(Endian, &str)> = None;
     let mut repack = Repack { source_size: size as usize, runs: Vec::new() };
+    let mut leaves = 0u64;
     for m in members {
         let member = member_type(&m.datatype, depth).map_err(|why| format!("member {}: {why}", m.name))?;
         match (order, member.endian) {
@@ -101,13 +133,20 @@ fn struct_type(
         if at > u64::from(size) {
             return Err(format!("member {} ends past the compound's {size} bytes", m.name));
         }
+        leaves += member.leaves;
+        if leaves > MAX_STRUCT_LEAVES {
+            return Err(format!(
+                "more than {MAX_STRUCT_LEAVES} leaf fields, array elements included (at member {})",
+                m.name
+            ));
+        }
         for &(start, len) in &member.runs {
             repack.push(offset as usize + start, len);
         }
         out.push(StructField { name: m.name.clone(), data_type: member.data_type });
     }
-    let s = StructType::intern(out).map_err(|e| e.to_string())?;
-    Ok((s, order.map(|(e, _)| e), repack))
+    let struct_type = StructType::intern(out).map_err(|e| e.to_string())?;
+    Ok(MappedStruct { struct_type, endian: order.map(|(e, _)| e), repack, leaves })
 }
 
 /// The Zarr type of one compound member.
@@ -119,37 +158,85 @@ struct Member {
     stored_size: u64,
     /// Where its packed bytes lie within those, as [`Repack::runs`].
     runs: Vec<(usize, usize)>,
+    /// Its leaf fields: 1 but for structs (nested compounds, array members).
+    leaves: u64,
 }
 
-/// The Zarr type of one member, or why it has none.
+/// The Zarr type of one member of a compound `depth` compounds deep, or why it has none.
 fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, String> {
     let element = match datatype {
-        Datatype::Compound { size, fields } => match element_type(datatype) {
-            // A complex number; any other compound is a nested struct.
-            ElementType::Numeric(t @ (DataType::Complex64 | DataType::Complex128), e) => ElementType::Numeric(t, e),
-            _ => struct_element(*size, fields, depth + 1),
+        // A complex number; any other compound is a nested struct.
+        Datatype::Compound { size, fields } => match complex(datatype) {
+            Some(number) => number,
+            None => {
+                let nested = struct_type(*size, fields, depth + 1).map_err(|why| format!("compound type ({why})"))?;
+                return Ok(Member {
+                    data_type: DataType::Struct(nested.struct_type),
+                    endian: nested.endian,
+                    stored_size: nested.repack.source_size as u64,
+                    runs: nested.repack.runs,
+                    leaves: nested.leaves,
+                });
+            }
         },
-        Datatype::Array { .. } => return Err("array members are not representable (NumPy subarray fields)".into()),
+        Datatype::Array { base, dims } => return array_member(base, dims, depth),
         other => element_type(other),
     };
     let whole = |data_type: DataType, endian| {
         let n = data_type.size();
-        Ok(Member { data_type, endian, stored_size: n as u64, runs: vec![(0, n)] })
+        Ok(Member { data_type, endian, stored_size: n as u64, runs: vec![(0, n)], leaves: 1 })
     };
     match element {
         // The datatype message's bit layout, which tells IEEE binary16 from bfloat16, is not at hand
         // for a member (`raw_header::is_ieee_half` reads a dataset's).
         ElementType::Numeric(DataType::Float16, _) => Err("2-byte floats (IEEE half or bfloat16?)".into()),
-        ElementType::Numeric(t @ DataType::Struct(_), e) => whole(t, e),
         ElementType::Numeric(t, e) => whole(t, e.filter(|_| t.swap_unit() > 1)),
-        ElementType::PaddedStruct(data_type, endian, repack) => {
-            Ok(Member { data_type, endian, stored_size: repack.source_size as u64, runs: repack.runs })
-        }
         ElementType::FixedString(n) => whole(DataType::FixedBytes(n), None),
+        // `element_type` maps compounds, the only padded type, through `struct_element`; not here.
+        ElementType::PaddedStruct(..) => Err("a compound type with padding".into()),
         ElementType::VlenString => Err("variable-length strings".into()),
         ElementType::ObjectReference(_) => Err("object references".into()),
         ElementType::Unsupported(what) => Err(what),
     }
+}
+
+/// An array member of dimensions `dims` over `base`, in a compound `depth` compounds deep: nested
+/// structs whose fields are named by index, one level per dimension (see the module docs), its
+/// runs the base's repeated once per element in C order.
+fn array_member(base: &Datatype, dims: &[u64], depth: usize) -> Result<Member, String> {
+    let rank = dims.len();
+    if depth + rank >= MAX_STRUCT_DEPTH {
+        return Err(format!(
+            "an array of {rank} dimensions nests structs more than {MAX_STRUCT_DEPTH} deep (one level per dimension)"
+        ));
+    }
+    if let Some(d) = dims.iter().find(|&&d| d == 0 || d > MAX_STRUCT_FIELDS as u64) {
+        return Err(format!("an array dimension of {d} elements (a struct has 1 to {MAX_STRUCT_FIELDS} fields)"));
+    }
+    let base = member_type(base, depth + rank).map_err(|why| format!("an array of {why}"))?;
+    let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    let count = count
+        .filter(|n| n.saturating_mul(base.leaves) <= MAX_STRUCT_LEAVES)
+        .ok_or_else(|| format!("an array of dimensions {dims:?}: more than {MAX_STRUCT_LEAVES} leaf fields"))?;
+    let mut data_type = base.data_type;
+    for &d in dims.iter().rev() {
+        let fields = (0..d).map(|i| StructField { name: i.to_string(), data_type }).collect();
+        data_type = DataType::Struct(StructType::intern(fields).map_err(|e| e.to_string())?);
+    }
+    let mut runs = Vec::with_capacity(base.runs.len());
+    let stride = base.stored_size as usize;
+    for i in 0..count as usize {
+        for &(offset, len) in &base.runs {
+            push_run(&mut runs, i * stride + offset, len);
+        }
+    }
+    Ok(Member {
+        data_type,
+        endian: base.endian,
+        stored_size: count * base.stored_size,
+        runs,
+        leaves: count * base.leaves,
+    })
 }
 
 #[cfg(test)]
@@ -236,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn overlaps_mixed_byte_orders_and_array_members_are_refused() {
+    fn overlaps_and_mixed_byte_orders_are_refused() {
         let (le, be) = (ByteOrder::LittleEndian, ByteOrder::BigEndian);
         let why = |e: ElementType| match e {
             ElementType::Unsupported(why) => why,
@@ -250,9 +337,100 @@ mod tests {
         assert!(mixed.contains("members a and b have different byte orders"), "{mixed}");
         let big = struct_element(5, &[member("c", 0, int(1, le)), member("a", 1, int(4, be))], 0);
         assert!(matches!(big, ElementType::Numeric(DataType::Struct(_), Some(Endian::Big))), "{big:?}");
-        let array = Datatype::Array { base: Box::new(int(2, le)), dims: vec![2] };
-        assert!(why(struct_element(4, &[member("v", 0, array)], 0)).contains("array members"));
         // One-byte members have no byte order.
         assert!(matches!(struct_element(1, &[member("c", 0, int(1, be))], 0), ElementType::Numeric(_, None)));
+    }
+
+    fn array(base: Datatype, dims: &[u64]) -> Datatype {
+        Datatype::Array { base: Box::new(base), dims: dims.to_vec() }
+    }
+
+    /// The field names and leaf types of `t`, depth first (`c.1.2: float64`).
+    fn flatten(t: DataType, prefix: &str, out: &mut Vec<String>) {
+        match t {
+            DataType::Struct(s) => {
+                for f in s.fields() {
+                    let name = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+                    flatten(f.data_type, &name, out);
+                }
+            }
+            leaf => out.push(format!("{prefix}: {leaf}")),
+        }
+    }
+
+    #[test]
+    fn array_members_are_nested_structs_named_by_index() {
+        let be = ByteOrder::BigEndian;
+        let f8 = Datatype::FloatingPoint { size: 8, byte_order: be };
+        let fields = [member("n", 0, int(1, be)), member("c", 1, array(f8, &[2, 3]))];
+        let ElementType::Numeric(t @ DataType::Struct(s), Some(Endian::Big)) = struct_element(49, &fields, 0) else {
+            panic!("not a packed big-endian struct")
+        };
+        assert_eq!(s.size(), 49);
+        let mut leaves = Vec::new();
+        flatten(t, "", &mut leaves);
+        let expected: Vec<String> = std::iter::once("n: int8".to_string())
+            .chain((0..2).flat_map(|i| (0..3).map(move |j| format!("c.{i}.{j}: float64"))))
+            .collect();
+        assert_eq!(leaves, expected);
+        // An array of arrays is one level per dimension too; strings keep their width.
+        let s4 = Datatype::String {
+            size: hdf5_reader::StringSize::Fixed(4),
+            encoding: hdf5_reader::StringEncoding::Ascii,
+            padding: hdf5_reader::StringPadding::NullPad,
+        };
+        let ElementType::Numeric(t, None) = struct_element(24, &[member("s", 0, array(array(s4, &[3]), &[2]))], 0)
+        else {
+            panic!("not a packed struct without byte order")
+        };
+        let mut leaves = Vec::new();
+        flatten(t, "", &mut leaves);
+        assert_eq!((leaves.len(), leaves[5].as_str()), (6, "s.1.2: bytes4"));
+    }
+
+    #[test]
+    fn arrays_of_padded_compounds_repeat_their_runs() {
+        let le = ByteOrder::LittleEndian;
+        // Each element: 2 bytes used of 4; three of them, then a byte member after 2 unused bytes.
+        let inner = Datatype::Compound { size: 4, fields: vec![member("a", 0, int(2, le))] };
+        let fields = [member("v", 0, array(inner, &[3])), member("n", 14, int(1, le))];
+        let ElementType::PaddedStruct(DataType::Struct(s), Some(Endian::Little), repack) =
+            struct_element(15, &fields, 0)
+        else {
+            panic!("not a padded struct")
+        };
+        assert_eq!(s.size(), 7);
+        assert_eq!(repack, Repack { source_size: 15, runs: vec![(0, 2), (4, 2), (8, 2), (14, 1)] });
+        // An array of packed compounds merges into one run: the compound is referenced in place.
+        let packed = Datatype::Compound { size: 2, fields: vec![member("a", 0, int(2, le))] };
+        assert!(matches!(struct_element(6, &[member("v", 0, array(packed, &[3]))], 0), ElementType::Numeric(..)));
+    }
+
+    #[test]
+    fn array_members_past_the_struct_limits_are_refused() {
+        let le = ByteOrder::LittleEndian;
+        let why = |fields: &[CompoundField]| match struct_element(u32::MAX, fields, 0) {
+            ElementType::Unsupported(why) => why,
+            other => panic!("{other:?} accepted"),
+        };
+        let deep = why(&[member("d", 0, array(int(1, le), &[1; MAX_STRUCT_DEPTH]))]);
+        assert!(deep.contains("member d: an array of 16 dimensions nests structs more than 16 deep"), "{deep}");
+        let mut nested = array(int(1, le), &[1; 8]);
+        for _ in 0..8 {
+            nested = Datatype::Compound { size: 1, fields: vec![member("x", 0, nested)] };
+        }
+        // 8 compounds below the top one, then 8 array levels: 17 levels (16 are accepted).
+        assert!(why(&[member("d", 0, nested.clone())]).contains("more than 16 deep"));
+        let Datatype::Compound { fields, .. } = nested else { unreachable!() };
+        assert!(matches!(struct_element(u32::MAX, &fields, 0), ElementType::PaddedStruct(..)));
+        let wide = why(&[member("w", 0, array(int(1, le), &[MAX_STRUCT_FIELDS as u64 + 1]))]);
+        assert!(wide.contains("member w: an array dimension of 4097 elements"), "{wide}");
+        assert!(why(&[member("z", 0, array(int(1, le), &[0]))]).contains("an array dimension of 0 elements"));
+        let many = why(&[member("m", 0, array(int(1, le), &[300, 300]))]);
+        assert!(many.contains("member m: an array of dimensions [300, 300]: more than 65536 leaf fields"), "{many}");
+        let half = why(&[member("h", 0, array(Datatype::FloatingPoint { size: 2, byte_order: le }, &[2]))]);
+        assert!(half.contains("member h: an array of 2-byte floats"), "{half}");
+        let reference = Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size: 8 };
+        assert!(why(&[member("r", 0, array(reference, &[2]))]).contains("member r: an array of object references"));
     }
 }

@@ -376,7 +376,7 @@ fn is_integer(t: DataType) -> bool {
 
 /// A compound of two floats of one size and byte order named as real and imaginary parts (`r`, `i`
 /// as h5py writes NumPy complex numbers; `real`, `imag`; `re`, `im`), packed: a Zarr complex type.
-fn complex(datatype: &Datatype) -> Option<ElementType> {
+pub(super) fn complex(datatype: &Datatype) -> Option<ElementType> {
     let Datatype::Compound { size, fields } = datatype else { return None };
     let [re, im] = fields.as_slice() else { return None };
     let names = (re.name.to_ascii_lowercase(), im.name.to_ascii_lowercase());
