@@ -239,12 +239,32 @@ def as_complex(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def as_subarrays(x: np.ndarray) -> np.ndarray:
+    """A struct whose fields are named "0", "1", ... (how vzarr writes an HDF5 array member of a
+    compound: zarr-python's struct has no subarray fields) as the array it stands for, the index last,
+    as NumPy's subarray field holds it; anything else unchanged."""
+    names = x.dtype.names or ()
+    if names and list(names) == [str(i) for i in range(len(names))]:
+        return np.stack([as_subarrays(x[n]) for n in names], axis=-1)
+    return x
+
+
+def same_fields(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two structured arrays of different dtypes: the same field names, each field's values equal
+    (an index-named struct compared as the subarray it stands for)."""
+    if a.dtype.names != b.dtype.names:
+        return False
+    return all(same_values(as_subarrays(a[n]), as_subarrays(b[n])) for n in a.dtype.names)
+
+
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     a, b = as_complex(a), as_complex(b)
     if a.shape != b.shape:
         return False
     if (a.dtype.names is None) != (b.dtype.names is None):
         return False
+    if a.dtype.names is not None and a.dtype != b.dtype:
+        return same_fields(a, b)
     if a.dtype.kind in "fc" and b.dtype.kind in "fc":
         return bool(np.array_equal(a, b, equal_nan=True))
     if a.dtype.kind in "mM" and b.dtype.kind in "mM":

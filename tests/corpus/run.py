@@ -249,6 +249,8 @@ PARITY_CAUSES = [
     (r"dtype \|S\d+ != source object|values differ \(.*b'.*!= source nan",
      "a char array with a _FillValue: xarray's zarr engine fails on a _FillValue attribute of a Zarr v3 "
      "byte-string array, so vzarr withholds it (engine='vzarr' restores it and masks)"),
+    (r"dtype \[.*\('0', ", "an array member of a compound: zarr-python's struct has no subarray fields, so vzarr "
+                           "writes a struct of fields named by index (\"0\", \"1\", ...); the values are equal"),
     (r": variable .*: missing$", "a variable vzarr cannot virtualize (the unsupported line says why)"),
     (r": dimensions \[", "a dimension only variables vzarr leaves out use"),
     (r": attribute .*: missing \(source", "an attribute vzarr cannot represent (the warning line)"),
