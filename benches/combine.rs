@@ -32,7 +32,7 @@ fn array(path: &str, shape: &[u64], chunk: &[u64], names: &[&str]) -> VirtualArr
         codecs: CodecChain::raw(Some(Endian::Little)),
         dimension_names: Some(names.iter().map(|s| s.to_string()).collect()),
         attributes: Attributes::new(),
-        attribute_notes: Default::default(),
+        notes: Default::default(),
     };
     VirtualArray {
         path: path.into(),

@@ -166,7 +166,7 @@ fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
         codecs: CodecChain::raw(Some(Endian::Little)),
         dimension_names: Some(["time", "y", "x"].iter().map(|s| s.to_string()).collect()),
         attributes: Attributes::new(),
-        attribute_notes: Default::default(),
+        notes: Default::default(),
     };
     let array = VirtualArray {
         path: "v".into(),

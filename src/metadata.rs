@@ -3,14 +3,14 @@
 //! Pure data model shared by every stage: the scanners build [`ArrayMetadata`], the store writes it as
 //! `zarr.json`, and the reader parses it back. It knows nothing of HDF5, netCDF or I/O.
 
-mod attribute_notes;
+mod array_notes;
 mod data_type;
 mod fill_value;
 mod json_text;
 mod keys;
 mod struct_type;
 
-pub use attribute_notes::{AttributeNotes, EXTENSION_FIELD};
+pub use array_notes::{ArrayNotes, EXTENSION_FIELD};
 pub use data_type::DataType;
 pub(crate) use data_type::MAX_STRING_ELEMENTS;
 pub use fill_value::FillValue;
@@ -63,7 +63,7 @@ pub struct ArrayMetadata {
     pub attributes: Attributes,
     /// What the JSON attributes cannot say about the source's (their numeric types; attributes
     /// withheld from xarray's Zarr backend): the extension field `"vzarr"` of `zarr.json`.
-    pub attribute_notes: AttributeNotes,
+    pub notes: ArrayNotes,
 }
 
 impl ArrayMetadata {
@@ -94,7 +94,7 @@ impl ArrayMetadata {
             if let Some(names) = &self.dimension_names {
                 obj.insert("dimension_names".into(), json!(names));
             }
-            if let Some(notes) = self.attribute_notes.to_json(&self.attributes) {
+            if let Some(notes) = self.notes.to_json(&self.attributes) {
                 obj.insert(EXTENSION_FIELD.into(), notes);
             }
         }
@@ -124,7 +124,7 @@ impl ArrayMetadata {
             codecs,
             dimension_names,
             attributes: parse_attributes(doc)?,
-            attribute_notes: AttributeNotes::from_json(doc)?,
+            notes: ArrayNotes::from_json(doc)?,
         })
     }
 }
@@ -164,13 +164,13 @@ pub fn node_type(doc: &Value) -> Result<&str, MetadataError> {
 /// withheld from the attributes into `notes` (the array's `fill_value` holds it too; vzarr's xarray
 /// engine restores it, and masks as xarray does on the netCDF file). Struct and raw-bytes arrays lose
 /// theirs (their `fill_value` holds it; xarray has no attribute form for them). The notes then keep
-/// only the types of attributes that still hold numbers ([`AttributeNotes::prune`]).
-pub fn encode_fill_value_attribute(data_type: DataType, attributes: &mut Attributes, notes: &mut AttributeNotes) {
+/// only the types of attributes that still hold numbers ([`ArrayNotes::prune`]).
+pub fn encode_fill_value_attribute(data_type: DataType, attributes: &mut Attributes, notes: &mut ArrayNotes) {
     encode_fill_value(data_type, attributes, notes);
     notes.prune(attributes);
 }
 
-fn encode_fill_value(data_type: DataType, attributes: &mut Attributes, notes: &mut AttributeNotes) {
+fn encode_fill_value(data_type: DataType, attributes: &mut Attributes, notes: &mut ArrayNotes) {
     let Some(value) = attributes.get("_FillValue") else { return };
     let encoded = match data_type {
         t if t.is_float() => attribute_f64(value).map(|v| crate::base64::encode(&v.to_le_bytes())),
@@ -261,8 +261,8 @@ mod tests {
         let mut attributes = Attributes::new();
         attributes.insert("units".into(), json!("K"));
         attributes.insert("scale_factor".into(), json!(0.5));
-        let mut attribute_notes = AttributeNotes::default();
-        attribute_notes.note_type("scale_factor", DataType::Float32);
+        let mut notes = ArrayNotes::default();
+        notes.note_type("scale_factor", DataType::Float32);
         ArrayMetadata {
             data_type: DataType::Int16,
             chunk_grid: grid,
@@ -275,7 +275,7 @@ mod tests {
             .unwrap(),
             dimension_names: Some(vec!["time".into(), "x".into()]),
             attributes,
-            attribute_notes,
+            notes,
         }
     }
 
@@ -317,21 +317,21 @@ mod tests {
     fn fill_value_attributes_use_xarrays_encoding() {
         let mut attrs = Attributes::new();
         attrs.insert("_FillValue".into(), json!(1.0e20));
-        encode_fill_value_attribute(DataType::Float32, &mut attrs, &mut AttributeNotes::default());
+        encode_fill_value_attribute(DataType::Float32, &mut attrs, &mut ArrayNotes::default());
         let bytes = crate::base64::decode(attrs["_FillValue"].as_str().unwrap()).unwrap();
         assert_eq!(f64::from_le_bytes(bytes.try_into().unwrap()), 1.0e20);
         let mut ints = Attributes::new();
         ints.insert("_FillValue".into(), json!(-999));
-        encode_fill_value_attribute(DataType::Int16, &mut ints, &mut AttributeNotes::default());
+        encode_fill_value_attribute(DataType::Int16, &mut ints, &mut ArrayNotes::default());
         assert_eq!(ints["_FillValue"], json!(-999));
         let mut nan = Attributes::new();
         nan.insert("_FillValue".into(), float_attribute(f64::NAN));
-        encode_fill_value_attribute(DataType::Float64, &mut nan, &mut AttributeNotes::default());
+        encode_fill_value_attribute(DataType::Float64, &mut nan, &mut ArrayNotes::default());
         let bytes = crate::base64::decode(nan["_FillValue"].as_str().unwrap()).unwrap();
         assert!(f64::from_le_bytes(bytes.try_into().unwrap()).is_nan());
         let mut chars = Attributes::new();
         chars.insert("_FillValue".into(), json!("x"));
-        let mut notes = AttributeNotes::default();
+        let mut notes = ArrayNotes::default();
         encode_fill_value_attribute(DataType::FixedBytes(4), &mut chars, &mut notes);
         assert!(chars.is_empty(), "no _FillValue attribute on a byte-string array: {chars:?}");
         assert_eq!(notes.withheld["_FillValue"], json!("x"), "withheld for vzarr's engine");

@@ -10,7 +10,6 @@ mod filters;
 mod format;
 mod hdf4;
 mod hdf5;
-pub use hdf5::{COPIED_CHUNKS_ATTRIBUTE, FILL_UNDEFINED_ATTRIBUTE};
 pub mod netcdf3;
 mod rewrite;
 mod tail;

@@ -97,7 +97,10 @@ class VzarrDataStore(AbstractDataStore):
                 "source": self.store.location,
             }
             # vzarr's notes on how the store holds the data (chunks copied, fill value undefined in
-            # the source) are storage facts: xarray keeps those in the encoding, not the attributes.
+            # the source) are storage facts: xarray keeps those in the encoding, not the attributes
+            # (stores written before the notes moved to the extension field had them as attributes).
+            notes = array.zarr_metadata.get("vzarr") or {}
+            encoding.update({f"vzarr:{k}": notes[k] for k in ("copied_chunks", "fill_value") if k in notes})
             encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
             _enum(name, array, attrs, encoding)
             data = indexing.LazilyIndexedArray(VzarrBackendArray(array))

@@ -48,7 +48,7 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
             "store_owned_bytes": summary.stats.owned_bytes,
             "rewritten_chunks": summary.rewritten_chunks,
             "missing_chunks": summary.stats.missing,
-            "copied_chunks": meta.attributes.get(crate::scan::COPIED_CHUNKS_ATTRIBUTE),
+            "copied_chunks": meta.notes.copied_chunks,
         }));
     }
     let doc = json!({

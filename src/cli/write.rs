@@ -140,8 +140,7 @@ fn print_notes(dataset: &VirtualDataset) {
         eprintln!("note: gap: {gap}");
     }
     for array in &dataset.arrays {
-        if let Some(why) = array.metadata.attributes.get(crate::scan::COPIED_CHUNKS_ATTRIBUTE).and_then(|v| v.as_str())
-        {
+        if let Some(why) = &array.metadata.notes.copied_chunks {
             eprintln!("note: {}: chunks are {why}", array.path);
         }
     }

@@ -37,7 +37,7 @@ pub(crate) fn coordinate_array(name: &str, axis: &NewAxis) -> Result<VirtualArra
         codecs,
         dimension_names: Some(vec![name.to_string()]),
         attributes: Attributes::new(),
-        attribute_notes: Default::default(),
+        notes: Default::default(),
     };
     let mut chunks = ChunkTable::default();
     if n > 0 {

@@ -192,19 +192,13 @@ struct Translated {
     codecs: CodecChain,
     chunks: ChunkTable,
     rewritten: u64,
-    /// Why every chunk is a store-owned copy ([`COPIED_CHUNKS_ATTRIBUTE`]), if it is.
+    /// Why every chunk is a store-owned copy (`ArrayNotes::copied_chunks`), if it is.
     copied: Option<String>,
 }
 
-/// The attribute that marks a variable whose HDF5 fill value is undefined (libhdf5 then leaves
-/// unwritten elements uninitialized; vzarr reads them as the type's default).
-pub const FILL_UNDEFINED_ATTRIBUTE: &str = "vzarr:fill_value";
+/// The note (`ArrayNotes::fill_value`) on a variable whose HDF5 fill value is undefined (libhdf5
+/// then leaves unwritten elements uninitialized; vzarr reads them as the type's default).
 const FILL_UNDEFINED_NOTE: &str = "undefined in the source file; unwritten elements read as the type's default (0)";
-
-/// The attribute that marks a variable whose chunks are copies in the store, not references: its
-/// pipeline has a filter no Zarr codec describes (szip, PyTables' LZO), so every chunk was decoded and
-/// stored re-encoded. Its value says which filter and with what.
-pub const COPIED_CHUNKS_ATTRIBUTE: &str = "vzarr:copied_chunks";
 
 /// One variable being scanned.
 struct VarScan<'a> {
@@ -372,16 +366,14 @@ impl FileContext<'_> {
             codecs: translated.codecs,
             dimension_names: Some(names),
             attributes: var.attributes.clone(),
-            attribute_notes: var.attribute_notes.clone(),
+            notes: var.notes.clone(),
         };
-        encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.attribute_notes);
+        encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
         if fill_undefined {
-            metadata.attributes.insert(FILL_UNDEFINED_ATTRIBUTE.into(), FILL_UNDEFINED_NOTE.into());
+            metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
-        if let Some(why) = translated.copied {
-            metadata.attributes.insert(COPIED_CHUNKS_ATTRIBUTE.into(), why.into());
-        }
-        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.attribute_notes)
+        metadata.notes.copied_chunks = translated.copied;
+        owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
             path: var.path.clone(),
@@ -413,7 +405,7 @@ impl FileContext<'_> {
             codecs,
             dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
             attributes: var.attributes.clone(),
-            attribute_notes: var.attribute_notes.clone(),
+            notes: var.notes.clone(),
         };
         Ok(Some(VirtualArray {
             path: var.path.clone(),
@@ -578,7 +570,7 @@ impl FileContext<'_> {
     }
 }
 
-/// The [`COPIED_CHUNKS_ATTRIBUTE`] text of a variable whose pipeline has filter `filter`, stored with
+/// The `ArrayNotes::copied_chunks` text of a variable whose pipeline has filter `filter`, stored with
 /// the bytes -> bytes codecs `stored`.
 fn copied_note(filter: &str, stored: &[Codec]) -> String {
     let codecs: Vec<&str> = stored.iter().map(Codec::name).collect();

@@ -29,7 +29,7 @@ use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, Virt
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{
-    encode_fill_value_attribute, float_attribute, ArrayMetadata, AttributeNotes, Attributes, DataType, FillValue,
+    encode_fill_value_attribute, float_attribute, ArrayMetadata, ArrayNotes, Attributes, DataType, FillValue,
 };
 use crate::source::ByteSource;
 
@@ -194,9 +194,9 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
         codecs: CodecChain::raw(endian),
         dimension_names: Some(names.collect()),
         attributes: attributes(&var.attributes),
-        attribute_notes: attribute_notes(&var.attributes),
+        notes: notes(&var.attributes),
     };
-    encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.attribute_notes);
+    encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,
@@ -325,8 +325,8 @@ fn attributes(attrs: &[header::Attribute]) -> Attributes {
 }
 
 /// The numeric types of the attributes (netCDF-3 types, as netCDF4-python gives them).
-fn attribute_notes(attrs: &[header::Attribute]) -> AttributeNotes {
-    let mut notes = AttributeNotes::default();
+fn notes(attrs: &[header::Attribute]) -> ArrayNotes {
+    let mut notes = ArrayNotes::default();
     for a in attrs {
         let data_type = match &a.value {
             AttrValue::Text(_) => continue,

@@ -263,11 +263,6 @@ PARITY_CAUSES = [
     (r"not compared: netCDF4 cannot open", "libnetcdf refuses the file: nothing to compare"),
     (r"GroupNotFoundError|no group '.*' in the store", "an HDF5 external link to a group of another file: "
                                                       "libnetcdf follows it, vzarr references no other file's groups"),
-    (r"attribute vzarr:copied_chunks: extra", "szip, LZO or blosc2: no Zarr codec reads them, so vzarr stores the "
-                                              "chunks as re-encoded copies and says so in an attribute (engine='vzarr' "
-                                              "moves it to the encoding)"),
-    (r"attribute vzarr:fill_value: extra", "the HDF5 fill value is undefined: vzarr says so in an attribute "
-                                           "(engine='vzarr' moves it to the encoding)"),
     (r"dtype \[.*'S\d+'.*\] != source \{'names'.*'S1'|values differ \(first at flat index \d+: \(.*b'[^']{2,}'.*\) "
      r"!= source \(.*b'[^']?'.*\)\)",
      "a fixed-length string member of a compound (PyTables tables): netCDF4-python presents it as 'S1' and "

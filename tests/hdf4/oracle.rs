@@ -198,7 +198,7 @@ fn assert_attribute_types(path: &Path, read: &Read, metadata: &vzarr::metadata::
         })
         .collect();
     let ours: std::collections::BTreeMap<&str, &str> =
-        metadata.attribute_notes.types.iter().map(|(n, t)| (n.as_str(), t.name())).collect();
+        metadata.notes.types.iter().map(|(n, t)| (n.as_str(), t.name())).collect();
     assert_eq!(ours, expected, "{}: {}: attribute types", path.display(), read.name);
     expected.len()
 }

@@ -1,6 +1,6 @@
 //! Blosc2 (HDF5 filter 32026) chunks have no Zarr codec, so vzarr decodes them (its own Blosc2 frame,
 //! chunk and b2nd decoder, `src/codec/blosc2.rs`) and stores every chunk re-encoded with zstd, marked
-//! with the `vzarr:copied_chunks` attribute.
+//! `copied_chunks` in the `zarr.json` extension field `vzarr`.
 //!
 //! Fixtures: `tests/python/make_blosc2.py DIR` writes them with h5py and hdf5plugin's Blosc2 filter
 //! (every compressor, no/byte/bit shuffle and delta, 1- to 8-byte types of both byte orders, 1-d

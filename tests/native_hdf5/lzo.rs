@@ -1,6 +1,6 @@
 //! Issue 26: PyTables' LZO (HDF5 filter 305) chunks have no Zarr codec, so vzarr decodes them (its
 //! own LZO1X decoder, `src/codec/lzo.rs`) and stores every chunk re-encoded with the pipeline's
-//! shuffle and zstd, marked with the `vzarr:copied_chunks` attribute.
+//! shuffle and zstd, marked `copied_chunks` in the `zarr.json` extension field `vzarr`.
 //!
 //! The oracle is libhdf5 itself: no LZO plugin ships with Debian or h5py, so the tests build one
 //! (`tests/hdf5_plugins/lzo_plugin.c`, PyTables' filter over liblzo2) and put it on libhdf5's plugin

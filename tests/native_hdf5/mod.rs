@@ -243,12 +243,8 @@ fn undefined_fill_values_scan_and_are_marked() {
         for name in ["undefined", "default", "user"] {
             let undefined = crate::common::hdf5_oracle::fill_value_undefined(&file, name);
             assert_eq!(undefined, name == "undefined", "libhdf5's view of {name}");
-            let attrs = store.array(name).unwrap().reader().metadata().attributes.clone();
-            assert_eq!(
-                attrs.contains_key(vzarr::scan::FILL_UNDEFINED_ATTRIBUTE),
-                undefined,
-                "{name} (latest {latest})"
-            );
+            let notes = store.array(name).unwrap().reader().metadata().notes.clone();
+            assert_eq!(notes.fill_value.is_some(), undefined, "{name} (latest {latest})");
             assert_eq!(read(&store, name, "").bytes, read_native(&file, name, 24), "{name}");
         }
     }
@@ -326,7 +322,8 @@ fn assert_copies_read_as_libhdf5(
         let expected: &[&str] =
             if stem.contains("shuffle") { &["bytes", "numcodecs.shuffle", "zstd"] } else { &["bytes", "zstd"] };
         assert_eq!(codecs, expected, "{stem}: {name}");
-        let note = meta["attributes"]["vzarr:copied_chunks"].as_str().unwrap_or_default();
+        assert!(meta["attributes"].get("vzarr:copied_chunks").is_none(), "{name}: a note, not an attribute");
+        let note = meta["vzarr"]["copied_chunks"].as_str().unwrap_or_default();
         assert!(note.contains(&format!("{filter} filter has no Zarr codec")), "{name}: {note}");
         let summary = store.info().arrays.iter().find(|a| &a.path == name).unwrap().clone();
         assert_eq!(summary.stats.referenced, 0, "{name}: {:?}", summary.stats);

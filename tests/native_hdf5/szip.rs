@@ -1,7 +1,7 @@
 //! Issue 26: szip (HDF5 filter 4) chunks have no Zarr codec, so vzarr decodes them (its own AEC
 //! decoder, `src/codec/szip.rs`) and stores every chunk re-encoded with the pipeline's shuffle and
-//! zstd, marked with the `vzarr:copied_chunks` attribute. Fixtures: h5py writes the values, Debian's
-//! h5repack (libhdf5 with libaec) compresses them with szip (`tests/python/make_repacked.py DIR szip`: nearest
+//! zstd, marked `copied_chunks` in the `zarr.json` extension field `vzarr`. Fixtures: h5py writes the
+//! values, Debian's h5repack (libhdf5 with libaec) compresses them with szip (`tests/python/make_repacked.py DIR szip`: nearest
 //! neighbour and entropy coding, blocks of 8, 16 and 32 pixels, shuffle before szip, 1- to 8-byte
 //! types of both byte orders, padded scanlines, partial edge chunks). Every value vzarr reads equals
 //! libhdf5's read, `verify` passes, zarr-python reads the kerchunk export as h5py reads the file, and

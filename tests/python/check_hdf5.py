@@ -7,7 +7,8 @@ REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h
   1. every chunk reference equals h5py's `get_chunk_info_by_coord` (byte offset and size), a chunk
      h5py has no record of is absent from the references, and a chunk stored with a filter skipped
      (non-zero filter mask) is held inline (rewritten by vzarr), as is every chunk of an array whose
-     filter has no Zarr codec (szip, LZO: the `vzarr:copied_chunks` attribute);
+     filter has no Zarr codec (szip, LZO, blosc2: `copied_chunks` in the `zarr.json` extension field
+     `vzarr`);
   2. the values zarr-python reads through the references equal h5py's `dataset[()]`, bit for bit;
   3. for datasets of object references, the strings zarr-python reads equal h5py's `f[ref].name`.
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed.
@@ -75,7 +76,7 @@ def check_chunks(refs, name, ds):
     if ds.chunks is None:
         return "not chunked"
     array = json.loads(refs[f"{name}/zarr.json"])
-    copied = "vzarr:copied_chunks" in array.get("attributes", {})
+    copied = "copied_chunks" in array.get("vzarr", {})
     counts = [-(-n // c) for n, c in zip(ds.shape, ds.chunks)]
     # An array datatype's dimensions are whole in every chunk: chunk 0 along each.
     whole = (0,) * len(element(ds.dtype)[1])

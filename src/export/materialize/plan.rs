@@ -316,7 +316,7 @@ mod tests {
             codecs: CodecChain::raw(Some(crate::codec::Endian::Little)),
             dimension_names: Some(names.iter().map(|n| n.to_string()).collect()),
             attributes: Default::default(),
-            attribute_notes: Default::default(),
+            notes: Default::default(),
         }
     }
 

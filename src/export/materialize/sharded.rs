@@ -232,7 +232,7 @@ mod tests {
             codecs,
             dimension_names: None,
             attributes: Default::default(),
-            attribute_notes: Default::default(),
+            notes: Default::default(),
         };
         let values: Vec<u8> = [1i16, 2, 3, 4, 5, 6].iter().flat_map(|v| v.to_ne_bytes()).collect();
         let stored = metadata.codecs.encode(&values, 2).unwrap();

@@ -27,7 +27,7 @@ use crate::codec::{Codec, CodecChain, Endian};
 use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::ChunkEntry;
-use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, AttributeNotes, Attributes, DataType, FillValue};
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, ArrayNotes, Attributes, DataType, FillValue};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::{ScanOptions, MAX_CHUNKS_PER_ARRAY};
 use crate::source::ByteSource;
@@ -118,13 +118,13 @@ pub(crate) fn build(
     };
     let fill = fill_value(sds, data_type, endian, chunk_fill.as_deref());
     let mut attributes: Attributes = sds.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
-    let mut attribute_notes = AttributeNotes::default();
+    let mut notes = ArrayNotes::default();
     for a in sds.attributes.iter().filter(|a| !a.number_type.is_text()) {
         if let Ok(t) = a.number_type.data_type() {
-            attribute_notes.note_type(&a.name, t);
+            notes.note_type(&a.name, t);
         }
     }
-    encode_fill_value_attribute(data_type, &mut attributes, &mut attribute_notes);
+    encode_fill_value_attribute(data_type, &mut attributes, &mut notes);
     let metadata = ArrayMetadata {
         data_type,
         chunk_grid: grid,
@@ -132,7 +132,7 @@ pub(crate) fn build(
         codecs,
         dimension_names: Some(sds.dims.clone()),
         attributes,
-        attribute_notes,
+        notes,
     };
     Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
 }

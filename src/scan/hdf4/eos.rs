@@ -267,7 +267,7 @@ fn coordinate(name: &str, values: &[f64], standard_name: &str, units: &str) -> O
         codecs: CodecChain::raw(Some(Endian::Little)),
         dimension_names: Some(vec![name.to_string()]),
         attributes,
-        attribute_notes: Default::default(),
+        notes: Default::default(),
     };
     Some(VirtualArray {
         path: name.to_string(),

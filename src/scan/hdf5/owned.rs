@@ -16,7 +16,7 @@ use super::structure::H5Variable;
 use crate::codec::CodecChain;
 use crate::dataset::ChunkTable;
 use crate::grid::ChunkGrid;
-use crate::metadata::{AttributeNotes, Attributes};
+use crate::metadata::{ArrayNotes, Attributes};
 use crate::ndcopy::{ravel, unravel};
 
 /// Most strings one variable may hold (as the reader's limit for `string` arrays).
@@ -78,7 +78,7 @@ pub(super) fn string_array(
 pub(super) fn add_enum_flags(
     datatype: &Datatype,
     attributes: &mut Attributes,
-    notes: &mut AttributeNotes,
+    notes: &mut ArrayNotes,
 ) -> Result<(), String> {
     let Datatype::Enum { base, members } = datatype else { return Ok(()) };
     if attributes.contains_key("flag_values") || attributes.contains_key("flag_meanings") {

@@ -24,7 +24,7 @@ use hdf5_reader::{Dataset, Hdf5File};
 
 use super::attributes::{attribute_json, attribute_type, reference_json, BOOKKEEPING};
 use crate::dataset::GroupNode;
-use crate::metadata::{AttributeNotes, Attributes};
+use crate::metadata::{ArrayNotes, Attributes};
 
 /// libnetcdf's name for the dimension scale of a dimension that has no variable.
 const DIMENSION_ONLY: &str = "This is a netCDF dimension but not a netCDF variable";
@@ -44,7 +44,7 @@ pub(crate) struct H5Variable {
     /// User attributes.
     pub(crate) attributes: Attributes,
     /// The numeric types of its attributes.
-    pub(crate) attribute_notes: AttributeNotes,
+    pub(crate) notes: ArrayNotes,
 }
 
 /// Groups (root first) and variables of a file, and attributes that had to be left out.
@@ -185,10 +185,10 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
                 Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
             })
             .collect();
-        let (attributes, attribute_notes) =
+        let (attributes, notes) =
             attributes(&f.path, f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
         let path = netcdf_path(&f.path);
-        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), dims, attributes, attribute_notes });
+        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), dims, attributes, notes });
     }
     Ok(out)
 }
@@ -380,8 +380,8 @@ fn attributes(
     attrs: Vec<hdf5_reader::Attribute>,
     objects: &Objects,
     dropped: &mut Vec<(String, String, String)>,
-) -> (Attributes, AttributeNotes) {
-    let (mut out, mut notes) = (Attributes::new(), AttributeNotes::default());
+) -> (Attributes, ArrayNotes) {
+    let (mut out, mut notes) = (Attributes::new(), ArrayNotes::default());
     for attr in attrs {
         if BOOKKEEPING.contains(&attr.name.as_str()) {
             continue;

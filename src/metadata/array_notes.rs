@@ -1,10 +1,12 @@
-//! What an array's Zarr attributes (JSON values) cannot say about the source's attributes, kept in
-//! the array's `zarr.json` as the extension field `"vzarr"`.
+//! vzarr's notes on an array, kept in its `zarr.json` as the extension field `"vzarr"`: what the Zarr
+//! attributes (JSON values) cannot say about the source's attributes, and how the store holds the
+//! data (notes about storage, not user attributes).
 //!
 //! ```json
 //! "vzarr": {"must_understand": false,
 //!           "attribute_types": {"scale_factor": "float32", "valid_range": "int16"},
-//!           "withheld_attributes": {"_FillValue": "e"}}
+//!           "withheld_attributes": {"_FillValue": "e"},
+//!           "copied_chunks": "copies, not references: the szip filter has no Zarr codec, ..."}
 //! ```
 //!
 //! - `attribute_types`: the numeric type of each number-valued attribute whose type JSON loses (every
@@ -16,10 +18,15 @@
 //! - `enum`: an HDF5 enum variable's members, name -> integer (its values are the integers; vzarr
 //!   names the members as the CF flags `flag_values`/`flag_meanings` too). vzarr's xarray engine
 //!   shows the enum as xarray's netCDF4 engine does: in the encoding's `dtype`, not as flags.
+//! - `copied_chunks`: why every chunk is a store-owned copy, not a reference (a filter no Zarr codec
+//!   describes: szip, PyTables' LZO, blosc2); `vzarr info` and `scan` say so too.
+//! - `fill_value`: set when the HDF5 fill value is undefined (libhdf5 leaves unwritten elements
+//!   uninitialized; vzarr reads them as the type's default).
 //!
 //! `must_understand: false` lets any Zarr reader ignore the field (zarr-python 3 keeps it in
 //! `metadata.extra_fields`); vzarr's Python `Array.attrs` and its xarray engine apply it, so that
-//! `xr.open_dataset(store, engine="vzarr")` shows the attributes as netCDF4 shows the source's.
+//! `xr.open_dataset(store, engine="vzarr")` shows the attributes as netCDF4 shows the source's (the
+//! storage notes go to each variable's `encoding`, as `vzarr:copied_chunks` and `vzarr:fill_value`).
 
 use std::collections::BTreeMap;
 
@@ -31,18 +38,22 @@ use super::{Attributes, DataType, MetadataError};
 /// The name of the extension field in an array's `zarr.json`.
 pub const EXTENSION_FIELD: &str = "vzarr";
 
-/// Source facts about an array's attributes that its JSON attributes cannot hold.
+/// vzarr's notes on an array: source facts its JSON attributes cannot hold, and how it is stored.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct AttributeNotes {
+pub struct ArrayNotes {
     /// The numeric type of number-valued attributes, where it is not `int64` or `float64`.
     pub types: BTreeMap<String, DataType>,
     /// Attributes withheld from `attributes` (xarray's Zarr backend fails on them).
     pub withheld: Attributes,
     /// An enum variable's members (name, integer value), in the file's order.
     pub enum_members: Option<Map<String, Value>>,
+    /// Why every chunk is a store-owned copy, not a reference, when it is.
+    pub copied_chunks: Option<String>,
+    /// What the fill value is when the source leaves it undefined.
+    pub fill_value: Option<String>,
 }
 
-impl AttributeNotes {
+impl ArrayNotes {
     /// Records the numeric type of attribute `name` when JSON loses it (see the module docs).
     pub fn note_type(&mut self, name: &str, data_type: DataType) {
         if is_noted_type(data_type) {
@@ -67,7 +78,12 @@ impl AttributeNotes {
             .filter(|(name, _)| attributes.get(name.as_str()).is_some_and(holds_numbers))
             .map(|(name, t)| (name.clone(), Value::from(t.name())))
             .collect();
-        if types.is_empty() && self.withheld.is_empty() && self.enum_members.is_none() {
+        let storage = [("copied_chunks", &self.copied_chunks), ("fill_value", &self.fill_value)];
+        if types.is_empty()
+            && self.withheld.is_empty()
+            && self.enum_members.is_none()
+            && storage.iter().all(|(_, note)| note.is_none())
+        {
             return None;
         }
         let mut field = json!({"must_understand": false});
@@ -79,6 +95,11 @@ impl AttributeNotes {
         }
         if let Some(members) = &self.enum_members {
             field["enum"] = Value::Object(members.clone());
+        }
+        for (key, note) in storage {
+            if let Some(note) = note {
+                field[key] = Value::from(note.as_str());
+            }
         }
         Some(field)
     }
@@ -115,6 +136,13 @@ impl AttributeNotes {
                 .ok_or_else(|| invalid("enum is not an object of integers".into()))?;
             notes.enum_members = Some(members.clone());
         }
+        let text = |key: &str| match object.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(invalid(format!("{key}: {other} is not a string"))),
+        };
+        notes.copied_chunks = text("copied_chunks")?;
+        notes.fill_value = text("fill_value")?;
         Ok(notes)
     }
 }
@@ -142,7 +170,7 @@ mod tests {
 
     #[test]
     fn types_json_keeps_are_not_noted_and_notes_round_trip() {
-        let mut notes = AttributeNotes::default();
+        let mut notes = ArrayNotes::default();
         notes.note_type("scale_factor", DataType::Float32);
         notes.note_type("valid_range", DataType::Int16);
         notes.note_type("offset", DataType::Float64);
@@ -151,6 +179,7 @@ mod tests {
         notes.note_type("now_text", DataType::Int32);
         notes.withheld.insert("_FillValue".into(), json!("e"));
         notes.enum_members = Some(serde_json::from_value(json!({"RED": 0, "GREEN": 1})).unwrap());
+        notes.copied_chunks = Some("copies".into());
         let attributes: Attributes = serde_json::from_value(json!({
             "scale_factor": 0.5, "valid_range": [-5, 5], "offset": 1.5, "count": 3, "now_text": "3",
         }))
@@ -164,15 +193,18 @@ mod tests {
             json!({"must_understand": false,
                    "attribute_types": {"nan": "float32", "scale_factor": "float32", "valid_range": "int16"},
                    "withheld_attributes": {"_FillValue": "e"},
-                   "enum": {"RED": 0, "GREEN": 1}})
+                   "enum": {"RED": 0, "GREEN": 1},
+                   "copied_chunks": "copies"})
         );
-        let parsed = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
         assert_eq!(parsed.types.len(), 3);
         assert_eq!(parsed.types["scale_factor"], DataType::Float32);
         assert_eq!(parsed.withheld["_FillValue"], json!("e"));
         assert_eq!(parsed.enum_members, notes.enum_members);
-        assert_eq!(AttributeNotes::default().to_json(&attributes), None);
-        assert_eq!(AttributeNotes::from_json(&json!({})).unwrap(), AttributeNotes::default());
+        assert_eq!(parsed.copied_chunks.as_deref(), Some("copies"));
+        assert_eq!(parsed.fill_value, None);
+        assert_eq!(ArrayNotes::default().to_json(&attributes), None);
+        assert_eq!(ArrayNotes::from_json(&json!({})).unwrap(), ArrayNotes::default());
     }
 
     #[test]
@@ -184,8 +216,9 @@ mod tests {
             json!({"attribute_types": {"a": "float64"}}),
             json!({"withheld_attributes": 3}),
             json!({"enum": {"RED": "zero"}}),
+            json!({"fill_value": 0}),
         ] {
-            let err = AttributeNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
+            let err = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
             assert!(err.to_string().contains("vzarr"), "{err}");
         }
     }
