@@ -353,7 +353,7 @@ def main() -> int:
     ran = {d[0] for d in done}
     for file_id in sorted(expected):
         if args.filter in file_id and file_id not in ran:
-            failures.append(f"{file_id}: in expected.tsv but not in the corpus (fetch.py, ncgen?)")
+            failures.append(f"{file_id}: in expected.tsv but not in the corpus (fetch.py: ncgen, gcc, HDF-EOS5?)")
     if args.update:
         if args.no_parity:  # keep the parity lines of the list
             results = {k: sorted(set(v + [w for w in expected.get(k, []) if w.startswith(PARITY)]) - {"ok"}
