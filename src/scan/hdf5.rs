@@ -369,6 +369,11 @@ impl FileContext<'_> {
             notes: var.notes.clone(),
         };
         encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
+        if matches!(scan.info.element, ElementType::FixedString(n) if n > 1) {
+            // An HDF5 fixed-length string (not a netCDF char, a string of one byte): libnetcdf reads
+            // it as a string, and xarray decodes a byte-string array with `_Encoding` into strings.
+            metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
+        }
         if fill_undefined {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }

@@ -10,6 +10,7 @@ mod blosc2;
 mod btree;
 mod hostile;
 mod legacy;
+mod link_order;
 mod lzo;
 mod netcdf4;
 mod shared_messages;

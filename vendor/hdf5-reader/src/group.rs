@@ -483,6 +483,11 @@ impl Group {
             // do. A stable sort keeps any equal values in storage order.
             if children.iter().all(|child| child.creation_order.is_some()) {
                 children.sort_by_key(|child| child.creation_order);
+            } else {
+                // vzarr's patch: a group that does not track creation order is listed by name, as
+                // `H5Literate(H5_INDEX_NAME)` (libhdf5 compares names with strcmp: byte order) and
+                // netcdf-c, which falls back to the name index, do (HDF-EOS5 files).
+                children.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
             }
         }
 
