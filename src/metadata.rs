@@ -101,6 +101,12 @@ impl ArrayMetadata {
         doc
     }
 
+    /// The `zarr.json` text as vzarr writes it: non-finite attribute values as the bare tokens
+    /// `NaN`, `Infinity`, `-Infinity` ([`to_text`]), never as vzarr's in-memory markers.
+    pub fn to_text(&self) -> String {
+        to_text(&self.to_json())
+    }
+
     /// Parses an array `zarr.json` document.
     ///
     /// # Errors

@@ -66,7 +66,7 @@ pub(crate) fn parse_file<'py>(
         }
         let item = PyDict::new(py);
         item.set_item("path", &array.path)?;
-        item.set_item("zarr_json", array.metadata.to_json().to_string())?;
+        item.set_item("zarr_json", array.metadata.to_text())?;
         item.set_item("grid_shape", array.metadata.chunk_grid.grid_shape())?;
         item.set_item("kinds", PyBytes::new(py, &kinds))?;
         item.set_item("offsets", PyBytes::new(py, &offsets))?;

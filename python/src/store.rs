@@ -114,9 +114,8 @@ impl Array {
 
     /// The array's `zarr.json` document as JSON text (attributes, fill value, codecs, chunk grid).
     fn metadata_json(&self) -> String {
-        // `to_text`, as the store writes `zarr.json`: non-finite attributes as the bare tokens `NaN`,
-        // `Infinity`, `-Infinity` Python's `json` reads as floats (not vzarr's in-memory markers).
-        vzarr::metadata::to_text(&self.array.reader().metadata().to_json())
+        // As the store writes it: non-finite attributes as bare `NaN` tokens Python's `json` reads.
+        self.array.reader().metadata().to_text()
     }
 
     /// Per dimension, the number of elements in each chunk that lie inside the array (the

@@ -58,17 +58,18 @@ def _fill_value(attrs: dict[str, Any], dtype: np.dtype) -> None:
         attrs["_FillValue"] = raw
 
 
-def _enum(name: str, array: Array, attrs: dict[str, Any], encoding: dict[str, Any]) -> None:
-    """An HDF5 enum variable as xarray's netCDF4 engine shows one: its members in the encoding's
-    ``dtype`` (metadata ``enum`` and ``enum_name``, which xarray writes back as a netCDF-4 enum type),
-    not as the CF flags vzarr derived from them for Zarr readers."""
-    members = (array.zarr_metadata.get("vzarr") or {}).get("enum")
+def _enum(name: str, dtype: np.dtype, members: dict[str, int] | None, attrs: dict[str, Any],
+          encoding: dict[str, Any]) -> None:
+    """An HDF5 enum variable (its `members`, from the ``zarr.json`` extension field) as xarray's
+    netCDF4 engine shows one: the members in the encoding's ``dtype`` (metadata ``enum`` and
+    ``enum_name``, which xarray writes back as a netCDF-4 enum type), not as the CF flags vzarr
+    derived from them for Zarr readers."""
     if not members:
         return
     attrs.pop("flag_values", None)
     attrs.pop("flag_meanings", None)
     # The file's type name is not recorded; the variable's names the type xarray would write.
-    encoding["dtype"] = np.dtype(array.dtype, metadata={"enum": dict(members), "enum_name": name})
+    encoding["dtype"] = np.dtype(dtype, metadata={"enum": dict(members), "enum_name": name})
 
 
 class VzarrDataStore(AbstractDataStore):
@@ -102,7 +103,7 @@ class VzarrDataStore(AbstractDataStore):
             notes = array.zarr_metadata.get("vzarr") or {}
             encoding.update({f"vzarr:{k}": notes[k] for k in ("copied_chunks", "fill_value") if k in notes})
             encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
-            _enum(name, array, attrs, encoding)
+            _enum(name, array.dtype, notes.get("enum"), attrs, encoding)
             data = indexing.LazilyIndexedArray(VzarrBackendArray(array))
             variables[name] = Variable(dims, data, attrs, encoding)
         return FrozenDict(variables)

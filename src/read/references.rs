@@ -152,7 +152,7 @@ fn build(
         let invalid = |e: crate::metadata::MetadataError| (key.clone(), e.to_string());
         if crate::metadata::node_type(&node).map_err(invalid)? == "array" {
             let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
-            view.nodes.insert(path.to_string(), to_text(&metadata.to_json()).into_bytes().into());
+            view.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
             view.arrays.insert(path.to_string(), (metadata, Arc::default()));
             arrays.push(path.to_string());
         } else {

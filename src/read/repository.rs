@@ -122,7 +122,7 @@ async fn open_view(
                     .collect();
                 let array = ArrayNode { path: path.clone(), node: node.id, manifests, grid_shape, digests };
                 let chunks = ArrayChunks::new(repo, array, Arc::clone(&assets)).map_err(bad)?;
-                view.nodes.insert(path.clone(), to_text(&metadata.to_json()).into_bytes().into());
+                view.nodes.insert(path.clone(), metadata.to_text().into_bytes().into());
                 arrays.push(ArrayInfo::of_grid(&path, metadata.chunk_grid.num_chunks()));
                 view.arrays.insert(path, (*metadata, Arc::new(chunks)));
             }

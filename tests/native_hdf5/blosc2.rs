@@ -171,14 +171,6 @@ fn corrupt_and_unsupported_blosc2_chunks_fail_with_one_line() {
         ("scrambled", scrambled, "blosc2"),
         ("dictionary", dictionary, "unsupported dictionaries"),
     ] {
-        let path = dir.path().join(format!("{what}.h5"));
-        std::fs::write(&path, bytes).unwrap();
-        let out = dir.path().join(format!("{what}.vzarr"));
-        let run = crate::common::cli_expect(&["scan".as_ref(), path.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
-        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
-        assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
-        assert!(errors[0].contains(&path.display().to_string()) && errors[0].contains(name), "{}", errors[0]);
-        assert!(errors[0].contains("blosc2") && errors[0].contains(says), "{what}: {}", errors[0]);
-        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        super::assert_damaged_scan_fails(dir.path(), what, bytes, name, &["blosc2", says]);
     }
 }

@@ -93,14 +93,6 @@ fn corrupt_lzo_chunks_fail_with_one_line() {
     // A first literal run of one byte, then an M2 match reaching 2 KiB back.
     backwards[at..at + 4].copy_from_slice(&[18, 7, 0xfc, 0xff]);
     for (what, bytes) in [("cut", cut), ("backwards", backwards)] {
-        let file = dir.path().join(format!("{what}.h5"));
-        std::fs::write(&file, bytes).unwrap();
-        let out = dir.path().join(format!("{what}.vzarr"));
-        let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
-        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
-        assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
-        assert!(errors[0].contains(&file.display().to_string()) && errors[0].contains("const_i4"), "{}", errors[0]);
-        assert!(errors[0].contains("lzo"), "{what}: {}", errors[0]);
-        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        super::assert_damaged_scan_fails(dir.path(), what, bytes, "const_i4", &["lzo"]);
     }
 }

@@ -301,6 +301,23 @@ fn repacked_fixtures(dir: &Path, kind: &str, plugin_path: Option<&str>) -> Optio
     Some(run.stdout.lines().map(PathBuf::from).collect())
 }
 
+/// Writes `bytes` (a fixture with one chunk damaged) as `<what>.h5` in `dir` and scans it: the scan
+/// exits 1 with exactly one error line, naming the file, `variable` and every word of `says`, and no
+/// panic.
+pub(super) fn assert_damaged_scan_fails(dir: &Path, what: &str, bytes: Vec<u8>, variable: &str, says: &[&str]) {
+    let file = dir.join(format!("{what}.h5"));
+    std::fs::write(&file, bytes).unwrap();
+    let out = dir.join(format!("{what}.vzarr"));
+    let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
+    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
+    assert!(errors[0].contains(&file.display().to_string()) && errors[0].contains(variable), "{}", errors[0]);
+    for word in says {
+        assert!(errors[0].contains(word), "{what}: {word:?} missing from {}", errors[0]);
+    }
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
 /// Scans `file`, a fixture compressed with `filter` (`szip`, `lzo` of `tests/python/make_repacked.py`,
 /// `blosc2` of `tests/python/make_blosc2.py`), and checks every dataset: stored as copies (the
 /// pipeline's shuffle, when the file's name says so, then zstd), noted as such, holding no reference,

@@ -71,14 +71,6 @@ fn corrupt_szip_chunks_fail_with_one_line() {
     let mut zeroed = original;
     zeroed[at + 4..at + chunk.length as usize].fill(0);
     for (what, bytes) in [("huge", huge), ("zeroed", zeroed)] {
-        let file = dir.path().join(format!("{what}.h5"));
-        std::fs::write(&file, bytes).unwrap();
-        let out = dir.path().join(format!("{what}.vzarr"));
-        let run = crate::common::cli_expect(&["scan".as_ref(), file.as_os_str(), "-o".as_ref(), out.as_os_str()], 1);
-        let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error")).collect();
-        assert_eq!(errors.len(), 1, "{what}: {}", run.stderr);
-        assert!(errors[0].contains(&file.display().to_string()) && errors[0].contains("const_i4"), "{}", errors[0]);
-        assert!(errors[0].contains("szip"), "{what}: {}", errors[0]);
-        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        super::assert_damaged_scan_fails(dir.path(), what, bytes, "const_i4", &["szip"]);
     }
 }

@@ -26,6 +26,7 @@ import h5py
 import hdf5plugin
 import numpy as np
 import tables
+from make_repacked import values  # smooth values with noise in a type's range, as for szip and LZO
 
 CODECS = ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]
 FILTERS = {"nofilter": hdf5plugin.Blosc2.NOFILTER, "shuffle": hdf5plugin.Blosc2.SHUFFLE,
@@ -33,17 +34,6 @@ FILTERS = {"nofilter": hdf5plugin.Blosc2.NOFILTER, "shuffle": hdf5plugin.Blosc2.
 TYPES = ["|i1", "<u2", ">i4", "<f4", "<f8", ">f8"]
 # The compressor codes of hdf5plugin.Blosc2 (cd_values[6]).
 CODES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
-
-
-def values(shape, dtype, rng):
-    """Smooth values with some noise, in the type's range."""
-    dtype = np.dtype(dtype)
-    grid = np.indices(shape).sum(axis=0).astype(np.float64)
-    smooth = np.sin(grid / 7.0) * 0.4 + 0.5 + rng.normal(0, 0.01, shape)
-    if dtype.kind == "f":
-        return (smooth * 1000 - 300).astype(dtype)
-    info = np.iinfo(dtype)
-    return (smooth * (float(info.max) - float(info.min)) + float(info.min)).clip(info.min, info.max).astype(dtype)
 
 
 def blocked(blocksize, clevel, shuffle, codec):

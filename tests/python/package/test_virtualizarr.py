@@ -125,3 +125,22 @@ def test_parsers_from_eight_threads(monthly, sample_files):
     with ThreadPoolExecutor(8) as pool:
         for u, names in pool.map(parse, urls):
             assert names == expected[u]
+
+
+def test_parser_keeps_non_finite_attributes_as_netcdf4_reads_them(tmp_path):
+    """The parser's `zarr.json` text writes NaN and Infinity attributes as JSON's bare tokens (floats
+    for Python), never as vzarr's in-memory markers."""
+    import netCDF4
+
+    src = tmp_path / "nan.nc"
+    with netCDF4.Dataset(src, "w") as ds:
+        ds.createDimension("x", 3)
+        t = ds.createVariable("t", "f8", ("x",))
+        t.missing_value = np.nan
+        t.valid_max = np.inf
+        t[:] = [1.0, 2.0, 3.0]
+    ours = vzarr.virtualizarr.Parser()(url_of(str(src)), registry())._group.arrays["t"].metadata.attributes
+    with netCDF4.Dataset(src) as ds:
+        theirs = {k: ds["t"].getncattr(k) for k in ds["t"].ncattrs()}
+    assert np.isnan(ours["missing_value"]) and np.isnan(theirs["missing_value"])
+    assert ours["valid_max"] == theirs["valid_max"]
