@@ -10,10 +10,18 @@ opened through fsspec's reference filesystem), a materialized Zarr v3 directory 
 materialize`), both opened with xarray's zarr engine, or a native store (`vzarr scan -o X.vzarr`),
 opened with vzarr's own engine (`engine="vzarr"`: needs the vzarr package); --store adds more stores
 to check against the same files. FILES are the source files,
-in the order vzarr scanned them. The sources are opened with `xr.open_dataset(f, engine="netcdf4")`;
-several files are combined as vzarr combined them: `xr.combine_nested` along one --concat dimension (in
-the order given), `xr.combine_by_coords` for several (tiles), with global attributes kept only when
-equal in every file (`combine_attrs="drop_conflicts"`). Every group is compared (`group=`).
+in the order vzarr scanned them. The sources are opened with `xr.open_dataset(f, engine="netcdf4")`
+(libnetcdf: xarray's default engine). Where that view differs from the store and the sources are HDF5,
+they are opened with `engine="h5netcdf"` too (h5py: libhdf5 itself, with hdf5plugin's filters; phony
+dimensions compared by size, as the two libraries name and share them differently; fixed-length
+strings, which h5netcdf leaves as bytes, compared as the text netCDF4 decodes): when the
+store equals that view, netCDF4's differences are printed marked `netCDF4 view only: ` (libnetcdf
+misreads a few HDF5 files: the first byte of a string member of a compound, memory it never wrote,
+variables it does not list); when netCDF4 cannot open the sources (or crashes on them:
+--netcdf4-crashes), h5netcdf's differences are printed marked `h5netcdf view: `. Several files are
+combined as vzarr combined them: `xr.combine_nested` along one --concat dimension (in the order
+given), `xr.combine_by_coords` for several (tiles), with global attributes kept only when equal in
+every file (`combine_attrs="drop_conflicts"`). Every group is compared (`group=`).
 
 Compared, with xarray's default decoding on both sides (CF times, masking, scaling): the variables,
 dimensions and their sizes, coordinates, each variable's dimensions, decoded dtype and decoded values
@@ -30,13 +38,15 @@ the number of differences), and exits 1 when a store differs (0 otherwise). With
 --case NAME the differences must be exactly the lines of TSV for NAME (`NAME<TAB>difference<TAB>
 reason`): a difference not listed, or a listed one that no longer happens, fails. --json prints
 {store: [differences]} instead (tests/corpus/run.py). --batch checks a JSON list of cases
-`{"case", "stores", "files", "concat"}` in one run. Needs xarray, zarr 3, fsspec and netCDF4.
+`{"case", "stores", "files", "concat"}` in one run. Needs xarray, zarr 3, fsspec, netCDF4 and
+h5netcdf (hdf5plugin when present).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -53,6 +63,18 @@ BOOKKEEPING = {
 # Fallbacks tried in order when xarray cannot decode the source (same options for the store).
 OPEN_LEVELS = ({}, {"decode_times": False}, {"decode_times": False, "decode_timedelta": False},
                {"decode_cf": False})
+
+# The two views of an HDF5 source xarray has: its netCDF4 engine (libnetcdf, xarray's default) and its
+# h5netcdf engine (h5py, libhdf5 itself). The store is compared with netCDF4's view; where that differs,
+# with h5netcdf's: libnetcdf misreads some HDF5 files (the first byte of a string member of a compound,
+# memory it never wrote, variables it does not list, files it crashes on) that h5py reads as they are.
+NETCDF4, H5NETCDF = "netcdf4", "h5netcdf"
+# The prefix of a difference from netCDF4's view of a source whose h5netcdf view equals the store.
+NETCDF4_ONLY = "netCDF4 view only: "
+# The prefix of a difference from h5netcdf's view of a source netCDF4 cannot open.
+H5NETCDF_VIEW = "h5netcdf view: "
+# The line standing for netCDF4's view of a source netCDF4-python crashes on (run.py probes that).
+NETCDF4_CRASHES = "/: not compared: netCDF4-python crashes on the source"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -95,8 +117,8 @@ def zarr_store(store: str):
     return store
 
 
-def groups_of(path: str) -> list[str]:
-    """Every group of a netCDF file, depth first, the root as ""."""
+def groups_of(path: str, view: str = NETCDF4) -> list[str]:
+    """Every group of a netCDF file as `view` (the library) lists them, depth first, the root as ""."""
     out = []
 
     def walk(group, prefix):
@@ -104,13 +126,27 @@ def groups_of(path: str) -> list[str]:
         for name, sub in group.groups.items():
             walk(sub, f"{prefix}/{name}" if prefix else name)
 
-    with netCDF4.Dataset(path) as ds:
-        walk(ds, "")
+    if view == H5NETCDF:
+        import h5netcdf
+        with h5netcdf.File(path, "r") as f:
+            walk(f, "")
+    else:
+        with netCDF4.Dataset(path) as ds:
+            walk(ds, "")
     return out
 
 
-def open_sources(files: list[str], group: str, concat: list[str], options: dict) -> xr.Dataset:
-    kwargs = {"engine": "netcdf4", "group": group or None, **options}
+def is_hdf5(path: str) -> bool:
+    """Whether `path` is an HDF5 file (netCDF-4 included): what h5netcdf can open."""
+    import h5py
+    return bool(h5py.is_hdf5(path))
+
+
+def open_sources(files: list[str], group: str, concat: list[str], options: dict, view: str = NETCDF4
+                 ) -> xr.Dataset:
+    kwargs = {"engine": view, "group": group or None, **options}
+    if view == H5NETCDF:
+        kwargs["phony_dims"] = "sort"  # as libnetcdf: dimensions of every dataset without scales
     parts = [xr.open_dataset(f, **kwargs).load() for f in files]
     if len(parts) == 1:
         return parts[0]
@@ -129,7 +165,7 @@ def open_store(store, group: str, options: dict) -> xr.Dataset:
                         chunks=None, **options)
 
 
-def open_both(files, store, group, concat):
+def open_both(files, store, group, concat, view=None):
     """(source, store dataset, options used) at the first level of OPEN_LEVELS where the sources open,
     or raises. Levels where the sources and the store fail alike are passed; when the store then fails
     where the sources open, it still behaved as the sources do under xarray's default decoding:
@@ -137,7 +173,7 @@ def open_both(files, store, group, concat):
     last, alike = None, True
     for options in OPEN_LEVELS:
         try:
-            source = open_sources(files, group, concat, options)
+            source = open_sources(files, group, concat, options, view or NETCDF4)
         except Exception as e:  # noqa: BLE001 - try the next fallback
             last = e
             alike = alike and same_failure(e, lambda: open_store(store, group, options).load())
@@ -301,9 +337,9 @@ def packed(var: xr.Variable) -> bool:
     return "scale_factor" in var.encoding or "add_offset" in var.encoding
 
 
-def compare_variable(where: str, src: xr.Variable, ours: xr.Variable) -> list[str]:
+def compare_variable(where: str, src: xr.Variable, ours: xr.Variable, view: str = NETCDF4) -> list[str]:
     diffs = []
-    if src.dims != ours.dims:
+    if dims_in(src.dims, view) != dims_in(ours.dims, view):
         return [f"{where}: dims {ours.dims} != source {src.dims}"]
     # The decoded dtypes xarray announces, before loading (a loaded char array may come out narrower).
     src_dtype, ours_dtype = src.dtype, ours.dtype
@@ -313,6 +349,9 @@ def compare_variable(where: str, src: xr.Variable, ours: xr.Variable) -> list[st
         return diffs + [f"{where}: read: {type(e).__name__}: {one_line(e)}"] + \
             compare_attrs(where, dict(src.attrs), dict(ours.attrs))
     b = np.asarray(src.values)
+    if view == H5NETCDF and b.dtype.kind == "S" and is_text(a):
+        # h5netcdf leaves fixed-length strings as bytes; netCDF4 (and the store, as it) decodes them.
+        b = np.char.decode(b, "utf-8")
     if src_dtype != ours_dtype and not same_type(b, a):
         why = " (packed: scale_factor/add_offset are JSON numbers, which carry no float32 type)" \
             if packed(src) and src_dtype == np.float32 and ours_dtype == np.float64 else ""
@@ -337,36 +376,39 @@ def first_difference(a: np.ndarray, b: np.ndarray) -> str:
     return "types differ"
 
 
-def compare_datasets(group: str, source: xr.Dataset, ours: xr.Dataset) -> list[str]:
+def compare_datasets(group: str, source: xr.Dataset, ours: xr.Dataset, view: str = NETCDF4) -> list[str]:
     g = f"/{group}" if group else "/"
     diffs = []
     for name in sorted(set(source.variables) - set(ours.variables)):
         diffs.append(f"{g}: variable {name}: missing")
     for name in sorted(set(ours.variables) - set(source.variables)):
         diffs.append(f"{g}: variable {name}: extra")
-    if dict(source.sizes) != dict(ours.sizes):
+    if sizes_in(source, view) != sizes_in(ours, view):
         diffs.append(f"{g}: dimensions {sorted(ours.sizes.items())} != source {sorted(source.sizes.items())}")
     for name in sorted(set(source.coords) ^ set(ours.coords)):
         if name in source.variables and name in ours.variables:
             side = "source" if name in source.coords else "store"
             diffs.append(f"{g}: variable {name}: a coordinate in the {side} only")
     for name in sorted(set(source.variables) & set(ours.variables)):
-        diffs += compare_variable(f"{g}{'/' if group else ''}{name}", source.variables[name], ours.variables[name])
+        diffs += compare_variable(f"{g}{'/' if group else ''}{name}", source.variables[name], ours.variables[name],
+                                  view)
     diffs += compare_attrs(f"{g}: global", dict(source.attrs), dict(ours.attrs))
     return diffs
 
 
-def parity(store: str, files: list[str], concat: list[str]) -> list[str]:
-    """Every difference between xarray on the source files and xarray on `store`."""
+def view_diffs(store: str, files: list[str], concat: list[str], view: str) -> list[str]:
+    """Every difference between xarray on the source files through engine `view` and xarray on
+    `store`."""
     diffs = []
     try:
-        groups = groups_of(files[0])
+        groups = groups_of(files[0], view)
     except Exception as e:  # noqa: BLE001 - nothing to compare with
-        return [f"/: not compared: netCDF4 cannot open the source: {type(e).__name__}: {one_line(e)}"]
+        name = "netCDF4" if view == NETCDF4 else view
+        return [f"/: not compared: {name} cannot open the source: {type(e).__name__}: {one_line(e)}"]
     for group in groups:
         g = f"/{group}" if group else "/"
         try:
-            source, ours, options = open_both(files, store, group, concat)
+            source, ours, options = open_both(files, store, group, concat, view)
         except SameFailure:
             continue
         except SourceError as e:
@@ -375,8 +417,57 @@ def parity(store: str, files: list[str], concat: list[str]) -> list[str]:
         except Exception as e:  # noqa: BLE001 - the store's failure is the difference
             diffs.append(f"{g}: open: {type(e).__name__}: {one_line(e).replace(str(store), 'STORE')}")
             continue
-        diffs += compare_datasets(group, source, ours)
+        if view == NETCDF4:
+            diffs += compare_datasets(group, source, ours)
+            continue
+        try:
+            diffs += compare_datasets(group, source, ours, view)
+        except Exception as e:  # noqa: BLE001 - xarray's h5netcdf view of some HDF5 types is malformed
+            diffs.append(f"{g}: not compared: h5netcdf's view fails: {type(e).__name__}: {one_line(e)}")
     return diffs
+
+
+def uncompared(diffs: list[str]) -> bool:
+    """Whether a view could not be compared at all (the source's root group did not open)."""
+    return any(d.startswith("/: not compared: ") for d in diffs)
+
+
+def parity(store: str, files: list[str], concat: list[str], netcdf4_crashes: bool = False) -> list[str]:
+    """Every difference between xarray on the source files and xarray on `store`: those from netCDF4's
+    view; where there are any and the sources are HDF5, h5netcdf's view is compared too. When it
+    equals the store, netCDF4's differences come back marked NETCDF4_ONLY (the file opens as xarray
+    shows the source); when netCDF4 could not open the source and h5netcdf could, its line saying so
+    comes back marked NETCDF4_ONLY and h5netcdf's differences marked H5NETCDF_VIEW.
+    `netcdf4_crashes`: the source crashes netCDF4-python (run.py probes it), so only h5netcdf's view
+    is opened."""
+    first = [NETCDF4_CRASHES] if netcdf4_crashes else view_diffs(store, files, concat, NETCDF4)
+    if not first or not all(is_hdf5(f) for f in files):
+        return first
+    second = view_diffs(store, files, concat, H5NETCDF)
+    if not second:
+        return [NETCDF4_ONLY + d for d in first]
+    if uncompared(first) and not uncompared(second):
+        return [NETCDF4_ONLY + d for d in first] + [H5NETCDF_VIEW + d for d in second]
+    return first
+
+
+PHONY = re.compile(r"phony_dim_\d+")
+
+
+def dims_in(dims: tuple, view: str) -> tuple:
+    """A variable's dimensions as compared in `view`: in h5netcdf's, phony dimensions (those of
+    datasets without dimension scales) are all "phony_dim", as libnetcdf and h5netcdf number and share
+    them differently (libnetcdf across the file, h5netcdf by size within a group); their sizes are
+    compared through the values' shapes."""
+    return tuple("phony_dim" if view == H5NETCDF and PHONY.fullmatch(d) else d for d in dims)
+
+
+def sizes_in(ds: xr.Dataset, view: str):
+    """A group's dimensions and sizes as compared in `view` (h5netcdf's: the set of (name, size) pairs,
+    phony dimensions named "phony_dim", see dims_in)."""
+    if view != H5NETCDF:
+        return dict(ds.sizes)
+    return {(dims_in((d,), view)[0], n) for d, n in ds.sizes.items()}
 
 
 def one_line(e: Exception) -> str:
@@ -447,6 +538,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print {store: [differences]} as JSON only")
     parser.add_argument("--probe", action="store_true",
                         help="only open FILES with xarray (every group); exit 0 when they open or fail cleanly")
+    parser.add_argument("--netcdf4-crashes", action="store_true",
+                        help="the source crashes netCDF4-python: compare with h5netcdf's view only")
     parser.add_argument("--batch", help="JSON list of cases {case, stores, files, concat}, checked against "
                                         "--expected in one run (the test suite's form)")
     args = parser.parse_args()
@@ -457,6 +550,10 @@ def main() -> int:
     elif not args.batch and (not args.store or not args.files):
         parser.error("STORE and FILES are required (or --batch)")
     warnings.simplefilter("ignore")
+    try:  # h5py's filters for compressed sources, as an h5py user has them (blosc2, zstd, lz4, ...)
+        import hdf5plugin  # noqa: F401
+    except ImportError:
+        pass
     import zarr
     zarr.config.set({"array.rectilinear_chunks": True})
     if args.probe:  # does opening the sources alone crash the interpreter (libnetcdf on odd files)?
@@ -477,7 +574,7 @@ def main() -> int:
         return 0 if ok else 1
     stores = [args.store, *args.stores]
     if args.json:
-        print(json.dumps({s: parity(s, args.files, args.concat) for s in stores}))
+        print(json.dumps({s: parity(s, args.files, args.concat, args.netcdf4_crashes) for s in stores}))
         return 0
     expected = read_expected(args.expected, args.case) if args.expected and args.case else {}
     return 0 if check(stores, args.files, args.concat, expected, listed_in=args.expected or "") else 1

@@ -15,6 +15,11 @@ read of the file). Both run in a child process with a timeout and an address-spa
                                         materialized store through xarray's zarr engine, the native
                                         store through engine="vzarr"; `parity: zarr engine only: ..`,
                                         `vzarr engine only: ..` or `<kind> only: ..` when not all differ)
+                                        against the source as xarray's netCDF4 engine shows it, or,
+                                        for HDF5 files it misreads or cannot open, as its h5netcdf
+                                        engine (h5py) shows it: `netCDF4 view only: ..` marks a
+                                        difference from netCDF4's view where h5netcdf's equals the
+                                        store, `h5netcdf view: ..` one from h5netcdf's view
 
 and is compared with tests/corpus/expected.tsv (`<file id>\t<outcome line>[\t<reason>]`, several lines
 per file when several variables are left out; a parity line carries the reason for the difference,
@@ -124,20 +129,19 @@ def crashes_source(path: str) -> int | None:
     return None
 
 
-def crashed(signal: int) -> str:
-    """The parity line of a source netCDF4-python crashes on. Which signal it dies of (SIGSEGV or
-    SIGABRT, on the same corrupt heap) varies from run to run, so the line does not name it."""
+def crashed(signal: int) -> None:
+    """Notes a source netCDF4-python crashes on (its parity then compares h5netcdf's view only). Which
+    signal it dies of (SIGSEGV or SIGABRT, on the same corrupt heap) varies from run to run, so the
+    parity lines do not name it."""
     print(f"note: netCDF4-python crashed on the source (signal {signal})", file=sys.stderr)
-    return f"{PARITY}/: not compared: netCDF4-python crashes on the source"
 
 
 def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: bool = False
                    ) -> tuple[list[str], str | None]:
     """Exports the store as kerchunk JSON and materializes it, then runs examples/xarray_parity.py on
-    both: (`parity:` lines, fatal reason or None). A file listed as crashing libnetcdf is probed
-    first, so that its outcome does not depend on whether this run happened to crash."""
-    if crash_prone and (signal := crashes_source(path)):
-        return [crashed(signal)], None
+    them and the store: (`parity:` lines, fatal reason or None). A file listed as crashing libnetcdf is
+    probed first, so that its outcome does not depend on whether this run happened to crash: when it
+    crashes, only h5netcdf's view of the source is compared."""
     refs, zarr_dir = os.path.join(tmp, "refs.json"), os.path.join(tmp, "m.zarr")
     for step, cmd in (("export", [vzarr, "export", store, "--kerchunk", refs]),
                       ("materialize", [vzarr, "materialize", store, zarr_dir])):
@@ -145,13 +149,16 @@ def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: boo
         bad = fatal(code, out, step)
         if bad or code != 0:
             return [], bad or f"{step}: {out.strip()[:300]}"
-    code, out = run([sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir,
-                     "--store", store], PARITY_ENV)
-    if code is not None and code < 0:
+    check = [sys.executable, str(PARITY_SCRIPT), "--json", refs, path, "--store", zarr_dir, "--store", store]
+    signal = crash_prone and crashes_source(path)
+    code, out = run(check + ["--netcdf4-crashes"] * bool(signal), PARITY_ENV)
+    if not signal and code is not None and code < 0:
         # Killed by a signal: when opening the file alone crashes too, libnetcdf crashed on the source.
         # Its crashes on corrupt heaps come and go from run to run, so the probe gets several tries.
         if signal := crashes_source(path):
-            return [crashed(signal)], None
+            code, out = run(check + ["--netcdf4-crashes"], PARITY_ENV)
+    if signal:
+        crashed(signal)
     if code != 0:
         return [], f"parity: {'hang' if code is None else f'exit code {code}'}: {out.strip()[-600:]}"
     found = json.loads(out.strip().splitlines()[-1])
@@ -167,6 +174,26 @@ def parity_outcome(vzarr: str, store: str, tmp: str, path: str, crash_prone: boo
 # How a parity line names the stores a difference shows in, when not in all three: the kerchunk JSON
 # and the materialized store are opened with xarray's zarr engine, the native store with vzarr's.
 KIND_NAMES = {("kerchunk", "materialized"): "zarr engine", ("vzarr",): "vzarr engine"}
+
+
+# The prefix examples/xarray_parity.py gives a difference from netCDF4's view of a source whose
+# h5netcdf view (h5py's) equals the store, and one from h5netcdf's view of a source netCDF4 cannot open.
+NETCDF4_ONLY = "netCDF4 view only: "
+H5NETCDF_VIEW = "h5netcdf view: "
+
+
+def differs(line: str, engine: str, netcdf4_alone: bool = False) -> bool:
+    """Whether an outcome line is a parity difference of `engine` ("zarr" or "vzarr"): one from the
+    view the store is compared with (netCDF4's, or h5netcdf's where that equals the store), unless
+    `netcdf4_alone`. The line saying the source's root group did not open is none; a group that did
+    not open is one (nothing proves the store equal there)."""
+    if not line.startswith(PARITY) or engine not in parity_kinds(line):
+        return False
+    body = re.sub(r"^[a-z ]+ only: ", "", line[len(PARITY):])
+    body = body.removeprefix(NETCDF4_ONLY).removeprefix(H5NETCDF_VIEW)
+    if body.startswith("/: not compared: "):
+        return False
+    return netcdf4_alone or NETCDF4_ONLY not in line
 
 
 def parity_kinds(line: str) -> set[str]:
@@ -229,7 +256,10 @@ def settle_undefined(outcome: list[str], want: list[str]) -> list[str]:
     """`outcome` with the `values differ (first at ...)` line of each variable whose expected line is
     UNDEFINED_VALUES replaced by that line."""
     undefined = {w.removesuffix(UNDEFINED_VALUES) for w in want if w.endswith(UNDEFINED_VALUES)}
-    return sorted({next((u + UNDEFINED_VALUES for u in undefined if o.startswith(u + "values differ (")), o)
+    # The stores may read different garbage from the source, so a line may name the stores it is in.
+    in_all = {o: PARITY + re.sub(r"^[a-z ]+ only: ", "", o[len(PARITY):]) if o.startswith(PARITY) else o
+              for o in outcome}
+    return sorted({next((u + UNDEFINED_VALUES for u in undefined if in_all[o].startswith(u + "values differ (")), o)
                    for o in outcome})
 
 
@@ -243,6 +273,8 @@ def parity_reason(outcome: str) -> str:
 
 # (pattern of a parity line, why the difference is there); the first match gives the reason.
 PARITY_CAUSES = [
+    (r"netCDF4 view only: /: not compared: ", "netCDF4 cannot open the source (or crashes on it); xarray's "
+                                              "h5netcdf engine (h5py) opens it, and that view is compared"),
     (r"\(packed: ", "packed data: scale_factor/add_offset are JSON numbers, which carry no float32 type, so "
                    "xarray's zarr engine unpacks to float64 (kerchunk JSON alike); engine='vzarr' applies the types "
                    "vzarr records and unpacks to float32"),
@@ -251,6 +283,9 @@ PARITY_CAUSES = [
      "byte-string array, so vzarr withholds it (engine='vzarr' restores it and masks)"),
     (r"dtype \[.*\('0', ", "an array member of a compound: zarr-python's struct has no subarray fields, so vzarr "
                            "writes a struct of fields named by index (\"0\", \"1\", ...); the values are equal"),
+    (r"h5netcdf view: .*(: dims \(.*'\w+_dim0'\) != source|: dimensions \[.*\('\w+_dim0', \d+\))",
+     "an HDF5 array datatype: vzarr appends the array's dimensions, as h5py reads the values; xarray's "
+     "h5netcdf engine gives the variable the dataset's dimensions only (netCDF4 does not list it)"),
     (r": variable .*: missing$", "a variable vzarr cannot virtualize (the unsupported line says why)"),
     (r": dimensions \[", "a dimension only variables vzarr leaves out use"),
     (r": attribute .*: missing \(source", "an attribute vzarr cannot represent (the warning line)"),
@@ -287,6 +322,10 @@ def write_expected(results: dict[str, list[str]], keep: dict[str, list[str]], re
                 reason = reasons.get(f"{file_id}\t{outcome}")
                 if outcome.startswith(PARITY) and not reason:
                     reason = parity_reason(outcome)
+                    # A difference from netCDF4's view only: the reason it had when it was one.
+                    before = reasons.get(f"{file_id}\t{outcome.replace(NETCDF4_ONLY, '', 1)}")
+                    if NETCDF4_ONLY in outcome and before and "nothing to compare" not in before:
+                        reason = f"{before} (xarray's h5netcdf engine shows the source as the store does)"
                 out.write(f"{file_id}\t{outcome}" + (f"\t{reason}" if reason else "") + "\n")
 
 
@@ -360,11 +399,15 @@ def main() -> int:
                                  or {"ok"}) for k, v in results.items()}
         write_expected(results, {k: v for k, v in expected.items() if args.filter not in k}, reasons)
     counts = {"ok": 0, "unsupported": 0, "error": 0, "warning": 0, "parity": 0}
-    # Parity is measured on the files xarray opens with netCDF4 (not those it cannot compare).
+    # Parity is measured on the files xarray opens, with netCDF4 or else h5netcdf (not those neither
+    # opens); a file is the same when it equals one of the two views of the source (NETCDF4_ONLY: the
+    # difference is from netCDF4's view, h5netcdf's equals the store). The figure against netCDF4's
+    # view alone is printed too.
     not_compared = f"{PARITY}/: not compared: "
     scanned = [v for v in results.values() if not any(o.startswith(("error: ", not_compared)) for o in v)]
-    same = {engine: sum(not any(o.startswith(PARITY) and " not compared: " not in o and engine in parity_kinds(o)
-                                for o in v) for v in scanned) for engine in ("vzarr", "zarr")}
+    same = {engine: sum(not any(differs(o, engine) for o in v) for v in scanned) for engine in ("vzarr", "zarr")}
+    by_netcdf4 = [v for v in scanned if not any(f"{NETCDF4_ONLY}/: not compared: " in o for o in v)]
+    same_netcdf4 = sum(not any(differs(o, "vzarr", netcdf4_alone=True) for o in v) for v in by_netcdf4)
     for outcome in results.values():
         kinds = {o.split(":")[0] for o in outcome if not o.startswith(KNOWN)}
         for kind in ("error", "unsupported", "warning", "ok", "parity"):
@@ -383,7 +426,8 @@ def main() -> int:
         print(f"xarray parity: {same['vzarr']} of {len(scanned)} files xarray opens open in xarray exactly as the "
               f"source with engine='vzarr' ({100 * same['vzarr'] / n:.1f}%), {same['zarr']} with xarray's zarr "
               f"engine on the kerchunk JSON and the materialized store ({100 * same['zarr'] / n:.1f}%); "
-              f"{len(results) - len(scanned)} not compared")
+              f"{len(results) - len(scanned)} not compared; against netCDF4's view alone: {same_netcdf4} of "
+              f"{len(by_netcdf4)} with engine='vzarr' ({100 * same_netcdf4 / max(len(by_netcdf4), 1):.1f}%)")
     passed = len(files) - len(failures)
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0

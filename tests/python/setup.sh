@@ -21,6 +21,9 @@ PINS=(
   "netCDF4==1.7.5.1.post1"
   "numpy==2.5.5"
   "h5py==3.16.0"
+  # xarray's h5netcdf engine: examples/xarray_parity.py's second view of HDF5 sources (h5py's), for
+  # the files libnetcdf misreads or cannot open.
+  "h5netcdf==1.8.2"
   # Writes the PyTables table of the compound-type tests (tests/python/make_structs.py).
   "tables==3.11.1"
   # The blosc filter (HDF5 filter 32001) for h5py: writes the blosc fixtures (tests/python/make_blosc.py)
