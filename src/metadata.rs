@@ -4,6 +4,7 @@
 //! `zarr.json`, and the reader parses it back. It knows nothing of HDF5, netCDF or I/O.
 
 mod array_notes;
+mod compound_note;
 mod data_type;
 mod fill_value;
 mod json_text;
@@ -11,6 +12,7 @@ mod keys;
 mod struct_type;
 
 pub use array_notes::{ArrayNotes, EXTENSION_FIELD};
+pub use compound_note::CompoundNote;
 pub use data_type::DataType;
 pub(crate) use data_type::MAX_STRING_ELEMENTS;
 pub use fill_value::FillValue;
@@ -123,6 +125,8 @@ impl ArrayMetadata {
             None | Some(Value::Null) => None,
             Some(v) => Some(parse_names(v, shape.len())?),
         };
+        let notes = ArrayNotes::from_json(doc)?;
+        notes.check(data_type)?;
         Ok(ArrayMetadata {
             data_type,
             chunk_grid,
@@ -130,7 +134,7 @@ impl ArrayMetadata {
             codecs,
             dimension_names,
             attributes: parse_attributes(doc)?,
-            notes: ArrayNotes::from_json(doc)?,
+            notes,
         })
     }
 }

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from . import _vzarr
+from ._notes import compound_dtype, typed_attrs
 
 
 def open(
@@ -63,8 +64,9 @@ class Store(Mapping):
         return list(self._inner.group_paths())
 
     def group_attrs(self, path: str) -> dict[str, Any]:
-        """The attributes of the group at `path`."""
-        return json.loads(self._inner.node_metadata(path)).get("attributes", {})
+        """The attributes of the group at `path`, as the source file's reader shows them (h5py's
+        booleans as ``np.bool_``)."""
+        return typed_attrs(json.loads(self._inner.node_metadata(path)).get("attributes", {}), {})
 
     @property
     def info(self) -> dict[str, Any]:
@@ -112,8 +114,11 @@ class Array:
         if self._strings:
             self.dtype = np.dtype(object)
         elif kind.startswith("["):
-            # A struct: NumPy's list of (name, type) pairs.
-            self.dtype = np.dtype(ast.literal_eval(kind))
+            # A struct: NumPy's list of (name, type) pairs, shown as the source's compound (declared
+            # member order, array members as subarrays) when vzarr noted how (`_notes`).
+            descr = ast.literal_eval(kind)
+            note = (self._metadata.get("vzarr") or {}).get("compound")
+            self.dtype = compound_dtype(descr, note) if note else np.dtype(descr)
         else:
             self.dtype = np.dtype(kind)
         self.shape = tuple(inner.shape)
@@ -126,8 +131,10 @@ class Array:
     def attrs(self) -> dict[str, Any]:
         """The array's attributes as the source file's reader shows them: numbers of the types vzarr
         recorded for them in the ``zarr.json`` extension field ``"vzarr"`` (``np.float32`` for a
-        float32 ``scale_factor``: JSON numbers carry no type), and the attributes withheld there from
-        Zarr readers that fail on them (a char array's ``_FillValue``, as bytes)."""
+        float32 ``scale_factor``: JSON numbers carry no type; ``np.complex64`` for a complex
+        attribute, a JSON object of its parts), h5py's booleans as ``np.bool_``, and the attributes
+        withheld there from Zarr readers that fail on them (a char array's ``_FillValue``, as
+        bytes)."""
         return _source_attrs(self._metadata, self.dtype)
 
     @property
@@ -179,13 +186,8 @@ class Array:
 
 def _source_attrs(metadata: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:
     """An array's ``attributes`` with the notes of its ``"vzarr"`` extension field applied."""
-    attrs = dict(metadata.get("attributes", {}))
     notes = metadata.get("vzarr") or {}
-    for name, type_name in (notes.get("attribute_types") or {}).items():
-        value = attrs.get(name)
-        if isinstance(value, (int, float, list)) and not isinstance(value, bool):
-            typed = np.asarray(value, dtype=np.dtype(type_name))
-            attrs[name] = typed[()] if typed.ndim == 0 else typed
+    attrs = typed_attrs(metadata.get("attributes", {}), notes.get("attribute_types") or {})
     for name, value in (notes.get("withheld_attributes") or {}).items():
         if name == "_FillValue" and dtype.kind == "S" and isinstance(value, str):
             value = value.encode("utf-8")

@@ -22,6 +22,12 @@
 //!   describes: szip, PyTables' LZO, blosc2); `vzarr info` and `scan` say so too.
 //! - `fill_value`: set when the HDF5 fill value is undefined (libhdf5 leaves unwritten elements
 //!   uninitialized; vzarr reads them as the type's default).
+//! - `compound`: for a struct array, the source compound's member order and array members where
+//!   they differ from the struct's ([`CompoundNote`], module `compound_note`).
+//!
+//! `attribute_types` also names `complex64`/`complex128` for complex attributes (h5py's compound of
+//! two floats `r`, `i`), whose JSON values are objects `{"r": .., "i": ..}` (lists of them for
+//! arrays): Zarr readers see the members, vzarr's Python package gives NumPy complex numbers.
 //!
 //! `must_understand: false` lets any Zarr reader ignore the field (zarr-python 3 keeps it in
 //! `metadata.extra_fields`); vzarr's Python `Array.attrs` and its xarray engine apply it, so that
@@ -32,6 +38,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::compound_note::CompoundNote;
 use super::json_text::MARKER;
 use super::{Attributes, DataType, MetadataError};
 
@@ -51,6 +58,8 @@ pub struct ArrayNotes {
     pub copied_chunks: Option<String>,
     /// What the fill value is when the source leaves it undefined.
     pub fill_value: Option<String>,
+    /// How a struct array's source compound lists its members, when the struct cannot say it.
+    pub compound: Option<CompoundNote>,
 }
 
 impl ArrayNotes {
@@ -65,7 +74,7 @@ impl ArrayNotes {
     /// float `_FillValue` in xarray's base64 form), so that notes read back from `zarr.json` equal
     /// the notes written.
     pub fn prune(&mut self, attributes: &Attributes) {
-        self.types.retain(|name, _| attributes.get(name.as_str()).is_some_and(holds_numbers));
+        self.types.retain(|name, t| attributes.get(name.as_str()).is_some_and(|v| holds_values(v, *t)));
     }
 
     /// The extension field's value for an array with `attributes`, or None when there is nothing to
@@ -75,7 +84,7 @@ impl ArrayNotes {
         let types: Map<String, Value> = self
             .types
             .iter()
-            .filter(|(name, _)| attributes.get(name.as_str()).is_some_and(holds_numbers))
+            .filter(|(name, t)| attributes.get(name.as_str()).is_some_and(|v| holds_values(v, **t)))
             .map(|(name, t)| (name.clone(), Value::from(t.name())))
             .collect();
         let storage = [("copied_chunks", &self.copied_chunks), ("fill_value", &self.fill_value)];
@@ -83,6 +92,7 @@ impl ArrayNotes {
             && self.withheld.is_empty()
             && self.enum_members.is_none()
             && storage.iter().all(|(_, note)| note.is_none())
+            && self.compound.is_none()
         {
             return None;
         }
@@ -101,14 +111,17 @@ impl ArrayNotes {
                 field[key] = Value::from(note.as_str());
             }
         }
+        if let Some(compound) = &self.compound {
+            field["compound"] = compound.to_json();
+        }
         Some(field)
     }
 
     /// Parses the extension field of an array `zarr.json` document (none: empty notes).
     ///
     /// # Errors
-    /// [`MetadataError::Invalid`] when the field is not an object of the form above, or names a type
-    /// that is not a numeric one.
+    /// [`MetadataError::Invalid`] when the field is not an object of the form above, names a type
+    /// that is not a numeric one, or has a malformed `compound` note.
     pub fn from_json(doc: &Value) -> Result<Self, MetadataError> {
         let Some(field) = doc.get(EXTENSION_FIELD) else { return Ok(Self::default()) };
         let invalid = |reason: String| MetadataError::Invalid { field: EXTENSION_FIELD, reason };
@@ -143,24 +156,63 @@ impl ArrayNotes {
         };
         notes.copied_chunks = text("copied_chunks")?;
         notes.fill_value = text("fill_value")?;
+        if let Some(compound) = object.get("compound") {
+            let note = CompoundNote::from_json(compound, 0).map_err(|why| invalid(format!("compound: {why}")))?;
+            notes.compound = Some(note);
+        }
         Ok(notes)
+    }
+
+    /// Checks the notes that describe the array's data type against it (`compound` needs a struct it
+    /// fits).
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] naming the extension field and what does not fit.
+    pub fn check(&self, data_type: DataType) -> Result<(), MetadataError> {
+        match &self.compound {
+            Some(note) => note
+                .check(data_type)
+                .map_err(|why| MetadataError::Invalid { field: EXTENSION_FIELD, reason: format!("compound: {why}") }),
+            None => Ok(()),
+        }
     }
 }
 
-/// The numeric types JSON numbers do not carry (they read back as `int64` or `float64`).
+/// The numeric types JSON numbers do not carry (they read back as `int64` or `float64`), and the
+/// complex types (JSON objects of their two parts).
 fn is_noted_type(data_type: DataType) -> bool {
     use DataType::*;
-    matches!(data_type, Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32 | UInt64 | Float16 | Float32)
+    matches!(
+        data_type,
+        Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32 | UInt64 | Float16 | Float32 | Complex64 | Complex128
+    )
+}
+
+/// Whether `value` holds values of the noted type `data_type`: complex numbers (objects of two
+/// numbers, or a non-empty list of them) for a complex type, else numbers ([`holds_numbers`]).
+fn holds_values(value: &Value, data_type: DataType) -> bool {
+    if !matches!(data_type, DataType::Complex64 | DataType::Complex128) {
+        return holds_numbers(value);
+    }
+    let complex = |v: &Value| v.as_object().is_some_and(|o| o.len() == 2 && o.values().all(holds_number));
+    match value {
+        Value::Array(items) => !items.is_empty() && items.iter().all(complex),
+        other => complex(other),
+    }
+}
+
+/// A number, NaN and infinities included (their markers).
+fn holds_number(value: &Value) -> bool {
+    value.is_number() || value.as_object().is_some_and(|o| o.contains_key(MARKER))
 }
 
 /// A number, or a non-empty list of numbers (NaN and infinities included: [`float_attribute`]).
 ///
 /// [`float_attribute`]: super::float_attribute
 fn holds_numbers(value: &Value) -> bool {
-    let number = |v: &Value| v.is_number() || v.as_object().is_some_and(|o| o.contains_key(MARKER));
     match value {
-        Value::Array(items) => !items.is_empty() && items.iter().all(number),
-        other => number(other),
+        Value::Array(items) => !items.is_empty() && items.iter().all(holds_number),
+        other => holds_number(other),
     }
 }
 
@@ -208,6 +260,42 @@ mod tests {
     }
 
     #[test]
+    fn complex_types_and_compound_notes_round_trip() {
+        let mut notes = ArrayNotes::default();
+        notes.note_type("c", DataType::Complex64);
+        notes.note_type("cs", DataType::Complex128);
+        notes.note_type("not_complex", DataType::Complex64);
+        notes.compound = Some(CompoundNote {
+            member_order: Some(vec!["b".into(), "a".into()]),
+            array_members: [("a".to_string(), vec![2])].into(),
+            members: BTreeMap::new(),
+        });
+        let attributes: Attributes = serde_json::from_value(json!({
+            "c": {"r": 1.0, "i": -2.5}, "cs": [{"r": 1, "i": 0}, {"r": 0, "i": 1}], "not_complex": 3,
+        }))
+        .unwrap();
+        let field = notes.to_json(&attributes).unwrap();
+        assert_eq!(
+            field,
+            json!({"must_understand": false,
+                   "attribute_types": {"c": "complex64", "cs": "complex128"},
+                   "compound": {"member_order": ["b", "a"], "array_members": {"a": [2]}}})
+        );
+        let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        assert_eq!(parsed.types["cs"], DataType::Complex128);
+        assert_eq!(parsed.compound, notes.compound);
+        let pair = crate::metadata::StructType::intern(vec![
+            crate::metadata::StructField { name: "a".into(), data_type: DataType::Int8 },
+            crate::metadata::StructField { name: "b".into(), data_type: DataType::Int8 },
+        ])
+        .unwrap();
+        let err = parsed.check(DataType::Struct(pair)).unwrap_err();
+        assert!(err.to_string().contains("vzarr") && err.to_string().contains("array member a"), "{err}");
+        assert!(parsed.check(DataType::Int8).is_err());
+        assert!(ArrayNotes::default().check(DataType::Int8).is_ok());
+    }
+
+    #[test]
     fn malformed_fields_are_named() {
         for bad in [
             json!("x"),
@@ -217,6 +305,10 @@ mod tests {
             json!({"withheld_attributes": 3}),
             json!({"enum": {"RED": "zero"}}),
             json!({"fill_value": 0}),
+            json!({"attribute_types": {"a": "struct"}}),
+            json!({"compound": []}),
+            json!({"compound": {"member_order": "a"}}),
+            json!({"compound": {"array_members": {"c": [0]}}}),
         ] {
             let err = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
             assert!(err.to_string().contains("vzarr"), "{err}");

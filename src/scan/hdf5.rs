@@ -378,6 +378,9 @@ impl FileContext<'_> {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
         metadata.notes.copied_chunks = translated.copied;
+        if matches!(data_type, DataType::Struct(_)) {
+            metadata.notes.compound = compound::compound_note(ds.dtype());
+        }
         owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {

@@ -5,6 +5,12 @@
 //! objects of member name -> value (members in the file's order; array members as lists,
 //! fixed-length strings as text). Types with no JSON form (opaque, references, non-string vlen) are
 //! reported so the caller can warn, never guessed.
+//!
+//! h5py's booleans, an enum of exactly the members `FALSE` = 0 and `TRUE` = 1 over any integer (the
+//! rule of h5py's `TypeEnumID.py_dtype`, whatever the base type and member order), are JSON `true`
+//! and `false`, as h5py and h5netcdf read them (`numpy.bool_`), not their integers. A complex
+//! attribute (h5py's compound of two floats, `layout::complex`) is a JSON object of its two parts,
+//! and its type (`complex64`, `complex128`) is noted ([`attribute_type`]).
 
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
 use serde_json::Value;
@@ -38,6 +44,9 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
             }
             return Ok(one_or_list(strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect(), &attr.shape));
         }
+        Datatype::Enum { base, members } if is_h5py_bool(base, members) => {
+            booleans(numbers(base, &attr.raw_data, count)?)
+        }
         Datatype::Enum { base, .. } => numbers(base, &attr.raw_data, count)?,
         Datatype::Compound { .. } => records(&attr.datatype, &attr.raw_data, count)?,
         other => numbers(other, &attr.raw_data, count)?,
@@ -45,11 +54,31 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
     Ok(one_or_list(values, &attr.shape))
 }
 
+/// Whether an enum of `members` over `base` is h5py's boolean: exactly `FALSE` = 0 and `TRUE` = 1.
+fn is_h5py_bool(base: &Datatype, members: &[hdf5_reader::EnumMember]) -> bool {
+    let value = |bytes: &[u8]| numbers(base, bytes, 1).ok().and_then(|mut v| v.pop()).and_then(|v| v.as_i64());
+    let mut found: Vec<(&str, Option<i64>)> = members.iter().map(|m| (m.name.as_str(), value(&m.value))).collect();
+    found.sort_unstable();
+    found == [("FALSE", Some(0)), ("TRUE", Some(1))]
+}
+
+/// The integers of an h5py boolean as JSON booleans (any value but 0 is true).
+fn booleans(values: Vec<Value>) -> Vec<Value> {
+    values.into_iter().map(|v| Value::Bool(v.as_i64() != Some(0))).collect()
+}
+
 /// The numeric type of a number-valued attribute as libnetcdf gives it (an enum's base type; a
-/// bitfield as an unsigned integer; 9- to 16-byte integers as 64-bit ones), None for other kinds.
+/// bitfield as an unsigned integer; 9- to 16-byte integers as 64-bit ones), the complex type of a
+/// complex attribute (as h5py gives it), None for other kinds (h5py's booleans included: JSON keeps
+/// their type).
 pub(crate) fn attribute_type(datatype: &Datatype) -> Option<DataType> {
     match datatype {
+        Datatype::Enum { base, members } if is_h5py_bool(base, members) => None,
         Datatype::Enum { base, .. } => attribute_type(base),
+        Datatype::Compound { .. } => match super::layout::complex(datatype) {
+            Some(super::layout::ElementType::Numeric(t, _)) => Some(t),
+            _ => None,
+        },
         Datatype::FixedPoint { size, signed, .. } => Some(match (size, signed) {
             (1, true) => DataType::Int8,
             (1, false) => DataType::UInt8,
@@ -182,6 +211,9 @@ fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, Strin
         Datatype::String { size: hdf5_reader::StringSize::Fixed(_), .. } => {
             Ok(Value::from(trim_nul(&String::from_utf8_lossy(bytes))))
         }
+        Datatype::Enum { base, members } if is_h5py_bool(base, members) => {
+            value(base, bytes, depth + 1).map(|v| Value::Bool(v.as_i64() != Some(0)))
+        }
         Datatype::Enum { base, .. } => value(base, bytes, depth + 1),
         Datatype::Compound { fields, .. } => {
             let mut object = serde_json::Map::with_capacity(fields.len());
@@ -274,6 +306,50 @@ mod tests {
         let huge = (1u128 << 64).to_le_bytes().to_vec();
         let refused = attribute_json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err();
         assert!(refused.contains("16-byte integer 18446744073709551616 beyond 64 bits"), "{refused}");
+    }
+
+    fn enumeration(base: Datatype, members: &[(&str, u8)]) -> Datatype {
+        let members =
+            members.iter().map(|(name, v)| hdf5_reader::EnumMember { name: (*name).into(), value: vec![0, *v] });
+        Datatype::Enum { base: Box::new(base), members: members.collect() }
+    }
+
+    #[test]
+    fn h5py_booleans_are_json_booleans_of_any_integer_base() {
+        let be = ByteOrder::BigEndian;
+        let short = Datatype::FixedPoint { size: 2, signed: false, byte_order: be };
+        // Member order does not matter; the names and values must be exactly h5py's.
+        let boolean = enumeration(short.clone(), &[("TRUE", 1), ("FALSE", 0)]);
+        assert_eq!(attribute_json(&attr(boolean.clone(), vec![], vec![0, 1])).unwrap(), Value::from(true));
+        let list = attribute_json(&attr(boolean.clone(), vec![3], vec![0, 1, 0, 0, 0, 1])).unwrap();
+        assert_eq!(list, serde_json::json!([true, false, true]));
+        assert_eq!(attribute_type(&boolean), None);
+        for other in [
+            enumeration(short.clone(), &[("false", 0), ("true", 1)]),
+            enumeration(short.clone(), &[("FALSE", 0), ("TRUE", 2)]),
+            enumeration(short.clone(), &[("FALSE", 0), ("TRUE", 1), ("MAYBE", 2)]),
+        ] {
+            assert_eq!(attribute_json(&attr(other.clone(), vec![], vec![0, 1])).unwrap(), Value::from(1));
+            assert_eq!(attribute_type(&other), Some(DataType::UInt16));
+        }
+    }
+
+    #[test]
+    fn complex_attributes_are_objects_of_their_parts_and_note_their_type() {
+        use hdf5_reader::CompoundField;
+        let le = ByteOrder::LittleEndian;
+        let part = |name: &str, byte_offset| CompoundField {
+            name: name.into(),
+            byte_offset,
+            datatype: Datatype::FloatingPoint { size: 4, byte_order: le },
+        };
+        let complex = Datatype::Compound { size: 8, fields: vec![part("r", 0), part("i", 4)] };
+        let raw: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let json = attribute_json(&attr(complex.clone(), vec![], raw)).unwrap();
+        assert_eq!(json, serde_json::json!({"r": 1.5, "i": -2.0}));
+        assert_eq!(attribute_type(&complex), Some(DataType::Complex64));
+        let pair = Datatype::Compound { size: 8, fields: vec![part("x", 0), part("y", 4)] };
+        assert_eq!(attribute_type(&pair), None);
     }
 
     #[test]

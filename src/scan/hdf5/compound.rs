@@ -26,6 +26,11 @@
 //! repeats the base's runs once per element. Where h5py reads `x["c"][:, 1, 2]`, zarr-python reads
 //! `x["c"]["1"]["2"]`. The base's byte order is the member's.
 //!
+//! What the struct cannot say, the members' declared order (when it is not their offset order) and
+//! which fields are array members (of which dimensions), goes to the array's notes
+//! ([`compound_note`], `metadata::CompoundNote`), so that vzarr's Python package can show the NumPy
+//! dtype h5py shows: declared order, subarray fields.
+//!
 //! Refused with their reason, naming the member: overlapping members, variable-length or reference
 //! members (arrays of them too), members of both byte orders, 2-byte floats, and array members that
 //! would nest structs deeper than [`MAX_STRUCT_DEPTH`] (each array dimension is one level), have a
@@ -36,7 +41,7 @@ use hdf5_reader::{CompoundField, Datatype};
 
 use super::layout::{complex, element_type, ElementType};
 use crate::codec::Endian;
-use crate::metadata::{DataType, StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
+use crate::metadata::{CompoundNote, DataType, StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
 /// Most leaf fields (numbers, strings, raw bytes; every element of an array member counts) of one
 /// compound vzarr maps to a struct. The `zarr.json` data type and fill value list every leaf (tens
@@ -239,6 +244,51 @@ fn array_member(base: &Datatype, dims: &[u64], depth: usize) -> Result<Member, S
     })
 }
 
+/// The note on the struct a dataset of compound `datatype` maps to (a dataset's array type is its
+/// base's), or None when the struct says it all (see the module docs).
+pub(super) fn compound_note(datatype: &Datatype) -> Option<CompoundNote> {
+    let note = note_of(array_base(datatype).1, 0);
+    (!note.is_empty()).then_some(note)
+}
+
+/// The note on compound `datatype`, `depth` compounds deep (empty for other types).
+fn note_of(datatype: &Datatype, depth: usize) -> CompoundNote {
+    let mut note = CompoundNote::default();
+    let Datatype::Compound { fields, .. } = datatype else { return note };
+    if depth >= MAX_STRUCT_DEPTH || complex(datatype).is_some() {
+        return note;
+    }
+    let declared: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    // The struct's order: `struct_type` sorts the members by offset the same way (a stable sort).
+    let mut by_offset: Vec<&CompoundField> = fields.iter().collect();
+    by_offset.sort_by_key(|m| m.byte_offset);
+    if by_offset.iter().map(|f| f.name.as_str()).ne(declared.iter().copied()) {
+        note.member_order = Some(declared.iter().map(|n| n.to_string()).collect());
+    }
+    for f in fields {
+        let (dims, base) = array_base(&f.datatype);
+        if !dims.is_empty() {
+            note.array_members.insert(f.name.clone(), dims);
+        }
+        let nested = note_of(base, depth + 1);
+        if !nested.is_empty() {
+            note.members.insert(f.name.clone(), nested);
+        }
+    }
+    note
+}
+
+/// The dimensions of an array type (an array of arrays: all of them, outer first) and its base;
+/// no dimensions for other types.
+fn array_base(datatype: &Datatype) -> (Vec<u64>, &Datatype) {
+    let (mut dims, mut base) = (Vec::new(), datatype);
+    while let Datatype::Array { base: inner, dims: d } = base {
+        dims.extend_from_slice(d);
+        base = inner;
+    }
+    (dims, base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +436,46 @@ mod tests {
         let mut leaves = Vec::new();
         flatten(t, "", &mut leaves);
         assert_eq!((leaves.len(), leaves[5].as_str()), (6, "s.1.2: bytes4"));
+    }
+
+    #[test]
+    fn notes_give_the_declared_order_and_array_members_where_the_struct_cannot() {
+        let le = ByteOrder::LittleEndian;
+        let f8 = Datatype::FloatingPoint { size: 8, byte_order: le };
+        // PyTables' out_of_order_types.h5: declared test_5, test_10, test_15 at offsets 25, 15, 0.
+        let out_of_order =
+            [member("test_5", 25, int(4, le)), member("test_10", 15, f8.clone()), member("test_15", 0, int(4, le))];
+        let note = compound_note(&Datatype::Compound { size: 29, fields: out_of_order.to_vec() }).unwrap();
+        assert_eq!(note.member_order, Some(vec!["test_5".into(), "test_10".into(), "test_15".into()]));
+        assert!(note.array_members.is_empty() && note.members.is_empty());
+        // In offset order with no array member: nothing to say, complex numbers neither.
+        let plain =
+            Datatype::Compound { size: 6, fields: vec![member("a", 0, int(4, le)), member("b", 4, int(2, le))] };
+        assert_eq!(compound_note(&plain), None);
+        let complex =
+            Datatype::Compound { size: 16, fields: vec![member("r", 0, f8.clone()), member("i", 8, f8.clone())] };
+        assert_eq!(compound_note(&complex), None);
+        // Array members (an array of arrays is one member of all the dimensions) and a nested
+        // compound out of order, in an array member; a dataset's array type is its base's.
+        let inner =
+            Datatype::Compound { size: 3, fields: vec![member("y", 1, int(2, le)), member("x", 0, int(1, le))] };
+        let fields = vec![
+            member("id", 0, array(int(1, le), &[8])),
+            member("grid", 8, array(array(f8, &[10]), &[5])),
+            member("pts", 408, array(inner, &[2])),
+        ];
+        let dataset = array(Datatype::Compound { size: 414, fields }, &[3]);
+        let note = compound_note(&dataset).unwrap();
+        assert_eq!(note.member_order, None);
+        let arrays: Vec<(&str, &[u64])> = note.array_members.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+        assert_eq!(arrays, [("grid", &[5, 10][..]), ("id", &[8]), ("pts", &[2])]);
+        assert_eq!(note.members["pts"].member_order, Some(vec!["y".into(), "x".into()]));
+        // The note fits the struct the compound maps to.
+        let Datatype::Array { base, .. } = &dataset else { unreachable!() };
+        let Datatype::Compound { size, fields } = base.as_ref() else { unreachable!() };
+        let ElementType::Numeric(t, _) = struct_element(*size, fields, 0) else { panic!("not a struct") };
+        let meta = serde_json::json!({"vzarr": {"compound": note.to_json()}});
+        crate::metadata::ArrayNotes::from_json(&meta).unwrap().check(t).unwrap();
     }
 
     #[test]

@@ -1,0 +1,92 @@
+"""vzarr's notes in ``zarr.json`` (the extension field ``"vzarr"``) applied, so that attributes and
+dtypes are the source reader's (h5py, netCDF4), not what JSON and Zarr's struct can say:
+
+- attribute types: numbers of their type (``np.float32``), complex numbers from their JSON objects
+  ``{"r": .., "i": ..}`` (``np.complex64``), h5py's booleans (JSON ``true``/``false``) as
+  ``np.bool_`` and arrays of booleans;
+- the ``compound`` note: a struct array's NumPy dtype with the source compound's declared member
+  order and its array members as subarray fields, over the same packed bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_COMPLEX = ("complex64", "complex128")
+
+
+def typed_attrs(attrs: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
+    """`attrs` (JSON values) as the source's reader gives them, with `types` (``attribute_types``)."""
+    out = {name: _boolean(value) for name, value in attrs.items()}
+    for name, type_name in types.items():
+        value = out.get(name)
+        if type_name in _COMPLEX:
+            typed = _complex(value, np.dtype(type_name))
+        elif isinstance(value, (int, float, list)) and not isinstance(value, bool):
+            typed = np.asarray(value, dtype=np.dtype(type_name))
+        else:
+            continue
+        if typed is not None:
+            out[name] = typed[()] if typed.ndim == 0 else typed
+    return out
+
+
+def _boolean(value: Any) -> Any:
+    """JSON booleans (vzarr writes h5py's boolean attributes so) as h5py reads them."""
+    if isinstance(value, bool):
+        return np.bool_(value)
+    if isinstance(value, list) and value and all(isinstance(v, bool) for v in value):
+        return np.array(value, dtype=bool)
+    return value
+
+
+def _complex(value: Any, dtype: np.dtype) -> np.ndarray | None:
+    """A complex attribute's JSON objects of two parts (real first), None when it is not that."""
+
+    def number(part: Any) -> complex | None:
+        if not isinstance(part, dict) or len(part) != 2:
+            return None
+        real, imag = part.values()
+        if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in (real, imag)):
+            return None
+        return complex(real, imag)
+
+    values = [number(v) for v in value] if isinstance(value, list) else number(value)
+    if values is None or (isinstance(values, list) and (not values or None in values)):
+        return None
+    return np.asarray(values, dtype=dtype)
+
+
+def compound_dtype(descr: list, note: dict[str, Any]) -> np.dtype:
+    """The NumPy dtype of a struct whose packed fields `descr` (NumPy's list of (name, type)) hold
+    a compound described by `note` (the ``compound`` note): fields at their packed offsets, listed
+    in the declared order, array members as subarrays, nested compounds likewise."""
+    fields: dict[str, tuple[np.dtype, int]] = {}
+    offset = 0
+    for name, fmt in descr:
+        dtype = _field_dtype(name, fmt, note)
+        fields[name] = (dtype, offset)
+        offset += dtype.itemsize
+    names = note.get("member_order") or [name for name, _ in descr]
+    return np.dtype(
+        {
+            "names": names,
+            "formats": [fields[n][0] for n in names],
+            "offsets": [fields[n][1] for n in names],
+            "itemsize": offset,
+        }
+    )
+
+
+def _field_dtype(name: str, fmt: Any, note: dict[str, Any]) -> np.dtype:
+    """Field `name` of type `fmt` (a NumPy type string or a struct's list): an array member's
+    nested structs of fields "0", "1", ... become one subarray of its base type."""
+    dims = (note.get("array_members") or {}).get(name) or []
+    base = fmt
+    for _ in dims:
+        base = base[0][1]
+    nested = (note.get("members") or {}).get(name) or {}
+    base_dtype = compound_dtype(base, nested) if isinstance(base, list) else np.dtype(base)
+    return np.dtype((base_dtype, tuple(dims))) if dims else base_dtype
