@@ -115,6 +115,9 @@ pub struct ScanOptions {
     /// Remote objects scanned, their bytes, and the requests and bytes it took, summed over every
     /// scan sharing these options (clones share the totals).
     pub fetched: std::sync::Arc<crate::source::FetchTotals>,
+    /// Where HDF5 external links may lead besides the directory (or object-store prefix) of the file
+    /// scanned: a link to a file outside both is not followed (a warning). Default: nothing more.
+    pub link_authorization: crate::trust::Authorization,
 }
 
 impl Default for ScanOptions {
@@ -128,6 +131,7 @@ impl Default for ScanOptions {
             runtime: None,
             max_concurrent_requests: 16,
             fetched: std::sync::Arc::default(),
+            link_authorization: crate::trust::Authorization::default(),
         }
     }
 }
@@ -241,7 +245,11 @@ pub fn scan_url(
     });
     let bytes: std::sync::Arc<dyn ByteSource> = cached.clone();
     let dataset = match detect_format_of(&name, bytes.as_ref())? {
-        FileFormat::Hdf5 => hdf5::scan_hdf5(&name, bytes, fingerprint, options)?,
+        FileFormat::Hdf5 => {
+            // Files external links lead to are read through the same runtime and stores.
+            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
+            hdf5::scan_hdf5(&name, bytes, fingerprint, &options)?
+        }
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
         FileFormat::Hdf4 => {
             // External files of data sets are fingerprinted through the same runtime and stores.

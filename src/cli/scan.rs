@@ -19,7 +19,9 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let remote = args.remote.options();
     let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
     // The concatenation dimensions reach the scan and the combine from one place.
-    let options = Output::from(&args).archive().scan_options(runtime.handle());
+    let mut options = Output::from(&args).archive().scan_options(runtime.handle());
+    // HDF5 external links may lead into the containers the user trusts, besides the inputs' own.
+    options.link_authorization = super::trust::authorization(&[])?;
     if files.len() > 1 && args.combine.concat.is_empty() {
         bail!("{} input files given: combining several files needs --concat DIM", files.len());
     }

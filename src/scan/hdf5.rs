@@ -8,7 +8,9 @@
 //! pass, and this module translates both into Zarr arrays: `hdf5/compound` maps compound types to
 //! Zarr structs, `hdf5/repacked` stores those with padding packed, `hdf5/owned` stores what no
 //! reference can name (variable-length strings, object references), and an HDF5 array datatype's
-//! dimensions are appended to the dataset's (`StorageInfo::element_dims`).
+//! dimensions are appended to the dataset's (`StorageInfo::element_dims`). `hdf5/links` follows
+//! external links into other files, which become more sources of the scan (ids 1..): each variable
+//! references the chunks of the file it lies in.
 //!
 //! Why `hdf5-reader` (0.12): it reads superblocks v0-v3, object headers v1/v2, old- and new-style
 //! groups with dense links and attributes, and all six chunk indexes (v1 and v2 B-trees, fixed and
@@ -24,6 +26,7 @@ mod attributes;
 mod btree_v1;
 mod compound;
 mod layout;
+mod links;
 mod owned;
 mod raw_header;
 mod repacked;
@@ -32,8 +35,9 @@ mod structure;
 use std::path::Path;
 use std::sync::Arc;
 
-use hdf5_reader::{Hdf5File, OpenOptions};
+use hdf5_reader::Hdf5File;
 use layout::{ElementType, Layout, StorageInfo, StoredChunk};
+use links::{LinkedFile, LinkedFiles};
 use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, CharUse};
@@ -101,18 +105,24 @@ fn scan_hdf5_unguarded(
 ) -> Result<VirtualDataset, ScanError> {
     let open_error =
         |e: String| ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf5, source: e.into() };
-    let storage: hdf5_reader::storage::DynStorage = Arc::new(RangeStorage(bytes.clone()));
-    let open = OpenOptions::default().with_max_read_bytes(MAX_READ_BYTES);
-    let file = Hdf5File::from_storage_with_options(storage, open).map_err(|e| open_error(e.to_string()))?;
-    let structure = read_structure(&file).map_err(open_error)?;
+    let links = LinkedFiles::open(path, bytes, source, options, MAX_READ_BYTES).map_err(open_error)?;
+    let structure = read_structure(&links).map_err(open_error)?;
+    let files = links.files();
     let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
-    dataset.sources.push(source);
+    for file in &files {
+        dataset.sources.push(file.source.clone());
+    }
     let variables = &structure.variables;
     let objects = &structure.objects;
-    let mut ctx = FileContext { path, file: &file, bytes, options, variables, objects, warnings: Vec::new() };
+    let main = &files[0];
+    let (file, bytes) = (main.file.clone(), main.bytes.clone());
+    let mut ctx = FileContext { path, file, bytes, source: 0, options, variables, objects, warnings: Vec::new() };
     for (object, name, why) in structure.dropped_attributes {
         let message = format!("attribute {name} left out: cannot represent {why}");
         ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: object, message });
+    }
+    for (link, message) in structure.unresolved_links {
+        ctx.warnings.push(ScanWarning { file: path.display().to_string(), variable: link, message });
     }
     // Remote files: every chunk index fetched level by level, all datasets together, and the
     // chunks of the values the scan reads (concatenation coordinates and their bounds) with them.
@@ -120,12 +130,16 @@ fn scan_hdf5_unguarded(
     for var in variables.iter().filter(|v| options.concat_dims.contains(&v.path)) {
         read_later.extend(var.attributes.get("bounds").and_then(|b| b.as_str()));
     }
-    let datasets: Vec<(u64, Vec<u64>, bool)> = variables
-        .iter()
-        .map(|var| (var.dataset.address(), var.dataset.shape().to_vec(), read_later.contains(&var.path.as_str())))
-        .collect();
-    layout::prefetch_indexes(&file, ctx.bytes.as_ref(), &datasets);
+    for (index, linked) in files.iter().enumerate() {
+        let datasets: Vec<(u64, Vec<u64>, bool)> = variables
+            .iter()
+            .filter(|var| var.file == index)
+            .map(|var| (var.dataset.address(), var.dataset.shape().to_vec(), read_later.contains(&var.path.as_str())))
+            .collect();
+        layout::prefetch_indexes(&linked.file, linked.bytes.as_ref(), &datasets);
+    }
     for var in &structure.variables {
+        ctx.enter(&files, var.file);
         match ctx.scan_complete(var) {
             Ok(Some(array)) => dataset.arrays.push(array),
             Ok(None) => {}
@@ -151,7 +165,7 @@ fn scan_hdf5_unguarded(
 }
 
 /// `hdf5-reader`'s storage over a [`ByteSource`].
-struct RangeStorage(Arc<dyn ByteSource>);
+pub(super) struct RangeStorage(pub(super) Arc<dyn ByteSource>);
 
 impl hdf5_reader::Storage for RangeStorage {
     fn len(&self) -> u64 {
@@ -175,9 +189,13 @@ impl hdf5_reader::Storage for RangeStorage {
 
 /// State shared by the variables of one file.
 struct FileContext<'a> {
+    /// The file scanned, as messages name it.
     path: &'a Path,
-    file: &'a Hdf5File,
+    /// The file the variable being scanned lies in (the file scanned, or one an external link leads
+    /// to), its bytes and its source id.
+    file: Hdf5File,
     bytes: Arc<dyn ByteSource>,
+    source: u32,
     options: &'a ScanOptions,
     /// Every variable of the file (for the char stacking rule).
     variables: &'a [H5Variable],
@@ -215,6 +233,13 @@ struct VarScan<'a> {
 }
 
 impl FileContext<'_> {
+    /// Makes file `index` of `files` the one the next variable lies in.
+    fn enter(&mut self, files: &[LinkedFile], index: usize) {
+        if let Some(linked) = files.get(index) {
+            (self.file, self.bytes, self.source) = (linked.file.clone(), linked.bytes.clone(), index as u32);
+        }
+    }
+
     /// Checks contiguous storage of `size` bytes at `address` (`None`: never written) for variable `v`
     /// of `element_size`-byte stored elements: it must hold the variable's shape exactly and lie
     /// within the file. A layout message before version 3 records no size (`None`): libhdf5 reads
@@ -269,7 +294,7 @@ impl FileContext<'_> {
 
     fn scan_variable(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
         let ds = &var.dataset;
-        if var.dims.is_empty() && raw_header::null_dataspace(self.file, ds.address()) {
+        if var.dims.is_empty() && raw_header::null_dataspace(&self.file, ds.address()) {
             // No elements to reference (libnetcdf does not list such a dataset either): a warning, not
             // an error, whatever --skip-unsupported says.
             let message = "left out: a null dataspace (H5S_NULL) holds no elements".to_string();
@@ -277,7 +302,7 @@ impl FileContext<'_> {
             self.warnings.push(ScanWarning { file, variable: var.path.clone(), message });
             return Ok(None);
         }
-        let info = layout::inspect(self.file, ds.address(), ds.ndim())
+        let info = layout::inspect(&self.file, ds.address(), ds.ndim())
             .map_err(|e| self.variable_error(&var.path, "reading storage", e))?;
         let (mut data_type, endian) = match &info.element {
             ElementType::Numeric(t, e) | ElementType::PaddedStruct(t, e, _) => (*t, *e),
@@ -292,10 +317,10 @@ impl FileContext<'_> {
                 if datatype.as_deref().and_then(raw_header::reference_kind).is_some_and(|kind| kind != 0) {
                     return self.skip(var, format!("cannot reference elements of {NEW_STYLE_REFERENCES}"));
                 }
-                let objects = self.objects;
+                let (objects, file) = (self.objects, var.file);
                 let read = |ds: &hdf5_reader::Dataset| {
                     let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
-                    objects.resolve(&raw, size)
+                    objects.resolve(file, &raw, size)
                 };
                 return self.owned_strings(var, read, "the paths its object references name");
             }
@@ -328,7 +353,7 @@ impl FileContext<'_> {
             names.pop();
             fill_bytes = fill_bytes.first().map(|&c| vec![c; length as usize]).unwrap_or_default();
         }
-        let fill_undefined = fill_bytes.is_empty() && raw_header::fill_value_undefined(self.file, ds.address());
+        let fill_undefined = fill_bytes.is_empty() && raw_header::fill_value_undefined(&self.file, ds.address());
         let fill = match fill_bytes.is_empty() {
             true => FillValue::zero(data_type),
             false => FillValue::from_bytes(data_type, fill_bytes)
@@ -490,7 +515,7 @@ impl FileContext<'_> {
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;
         let mut fixups = Vec::new();
-        let (file_len, mut past_end) = (self.bytes.len(), None);
+        let (file_len, source, mut past_end) = (self.bytes.len(), self.source, None);
         let mut visit = |origin: &[u64], stored: StoredChunk| {
             if stored.address.checked_add(stored.size).is_none_or(|end| end > file_len) {
                 past_end.get_or_insert(stored);
@@ -504,14 +529,11 @@ impl FileContext<'_> {
             if copied.is_some() || stored.filter_mask != 0 || straddles {
                 fixups.push((linear, stored));
             } else {
-                chunks.set(
-                    linear as usize,
-                    ChunkEntry::Source { source: 0, offset: stored.address, length: stored.size },
-                );
+                chunks.set(linear as usize, ChunkEntry::Source { source, offset: stored.address, length: stored.size });
             }
         };
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
-        layout::visit_chunks(self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit)
+        layout::visit_chunks(&self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit)
             .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
         if let Some(c) = past_end {
             let msg = format!(
@@ -544,8 +566,9 @@ impl FileContext<'_> {
     ) -> Result<Translated, ScanError> {
         let element_size = v.data_type.size() as u64;
         self.check_contiguous(v, element_size, address, size)?;
-        let (grid, entries) = slab_layout(&v.shape, element_size, address.unwrap_or(0), 0, self.options.max_slab_bytes)
-            .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
+        let (grid, entries) =
+            slab_layout(&v.shape, element_size, address.unwrap_or(0), self.source, self.options.max_slab_bytes)
+                .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let chunks = match address {
             Some(_) => ChunkTable::from_entries(entries, Vec::new()),
             None => ChunkTable::missing(entries.len()),

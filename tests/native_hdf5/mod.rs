@@ -8,6 +8,7 @@
 mod blosc;
 mod blosc2;
 mod btree;
+mod external_links;
 mod hostile;
 mod legacy;
 mod link_order;

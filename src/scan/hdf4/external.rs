@@ -39,7 +39,7 @@ enum Base {
     /// The directory of a local HDF4 file.
     Local(PathBuf),
     /// The URL of an HDF4 object of an object store.
-    Remote { url: url::Url, options: ScanOptions },
+    Remote { url: url::Url, options: Box<ScanOptions> },
 }
 
 impl ExternalFiles {
@@ -49,7 +49,7 @@ impl ExternalFiles {
         let text = path.to_string_lossy();
         let remote = crate::source::is_url(&text) && !text.starts_with("file://");
         let base = match url::Url::parse(&text) {
-            Ok(url) if remote => Base::Remote { url, options: options.clone() },
+            Ok(url) if remote => Base::Remote { url, options: Box::new(options.clone()) },
             _ => Base::Local(path.parent().map(Path::to_path_buf).unwrap_or_default()),
         };
         ExternalFiles { base, found: HashMap::new() }

@@ -109,7 +109,7 @@ impl FileContext<'_> {
         let mut stored: Vec<(Vec<u64>, StoredChunk)> = Vec::new();
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
         let mut visit = |origin: &[u64], chunk: StoredChunk| stored.push((origin.to_vec(), chunk));
-        layout::visit_chunks(self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit)
+        layout::visit_chunks(&self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit)
             .map_err(|e| self.variable_error(&v.var.path, "locating chunks", e))?;
         let pack = |elements: &[u8]| {
             let mut out = Vec::with_capacity(elements.len() / stored_size.max(1) * packed_size);

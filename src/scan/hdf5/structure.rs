@@ -16,13 +16,18 @@
 //!   the next dimension id of the file.
 //! - An unlimited dimension is as long as the longest variable that uses it.
 //! - Bookkeeping attributes are hidden.
+//! - External links are followed (`links`): objects are keyed by their file and address, so a scale
+//!   and the variables listing it in `DIMENSION_LIST` match within their own file, as libnetcdf
+//!   matches them by file number and address; a link leading back to one of its own ancestor groups
+//!   (a cycle) is left out with a warning.
 
 use std::collections::HashMap;
 
 use hdf5_reader::group::Group;
-use hdf5_reader::{Dataset, Hdf5File};
+use hdf5_reader::Dataset;
 
 use super::attributes::{attribute_json, attribute_type, reference_json, BOOKKEEPING};
+use super::links::LinkedFiles;
 use crate::dataset::GroupNode;
 use crate::metadata::{ArrayNotes, Attributes};
 
@@ -39,6 +44,8 @@ pub(crate) struct H5Variable {
     pub(crate) path: String,
     /// The dataset holding its values.
     pub(crate) dataset: Dataset,
+    /// The file it lies in (its source id: 0 for the file scanned, more for linked files).
+    pub(crate) file: usize,
     /// Dimension names and (netCDF) lengths, in order.
     pub(crate) dims: Vec<(String, u64)>,
     /// User attributes.
@@ -54,34 +61,44 @@ pub(crate) struct H5Structure {
     pub(crate) variables: Vec<H5Variable>,
     /// (object path, attribute name, why) of attributes with no JSON form.
     pub(crate) dropped_attributes: Vec<(String, String, String)>,
+    /// (link path, why) of external links not followed.
+    pub(crate) unresolved_links: Vec<(String, String)>,
     /// The path (from `/`, as libhdf5 names it) of every group and dataset, by object header address:
     /// what object references resolve to.
     pub(crate) objects: Objects,
 }
 
-/// HDF5 object paths (`/`, `/grp/name`) by object header address (the first path found for an object
-/// of several hard links).
+/// An object of the scan: its file (index) and object header address.
+pub(crate) type ObjectKey = (usize, u64);
+
+/// HDF5 object paths (`/`, `/grp/name`) by file and object header address (the first path found for
+/// an object of several hard links).
 #[derive(Default)]
 pub(crate) struct Objects {
-    paths: HashMap<u64, String>,
-    /// The file's address size, which old-style object references are written with.
-    pub(crate) offset_size: u8,
+    paths: HashMap<ObjectKey, String>,
+    /// Each file's address size, which old-style object references are written with.
+    offset_sizes: Vec<u8>,
 }
 
 impl Objects {
-    fn add(&mut self, address: u64, path: &str) {
-        self.paths.entry(address).or_insert_with(|| format!("/{path}"));
+    fn add(&mut self, key: ObjectKey, path: &str) {
+        self.paths.entry(key).or_insert_with(|| format!("/{path}"));
     }
 
-    /// The paths of the objects the old-style object references in `raw` (`offset_size` bytes each,
+    /// The address size of file `file`.
+    pub(crate) fn offset_size(&self, file: usize) -> u8 {
+        self.offset_sizes.get(file).copied().unwrap_or(0)
+    }
+
+    /// The paths of the objects the old-style object references in `raw` (stored in file `file`,
     /// `size` bytes per reference) point at: the empty string for a null reference (address 0 or
-    /// undefined); an error for a reference of another size (new-style references) or to an address
-    /// that is no group or dataset of the file.
-    pub(crate) fn resolve(&self, raw: &[u8], size: u8) -> Result<Vec<String>, String> {
-        if size != self.offset_size || size == 0 {
+    /// undefined); an error for a reference of another size than the file's addresses (new-style
+    /// references) or to an address that is no group or dataset of the file.
+    pub(crate) fn resolve(&self, file: usize, raw: &[u8], size: u8) -> Result<Vec<String>, String> {
+        let offset_size = self.offset_size(file);
+        if size != offset_size || size == 0 {
             return Err(format!(
-                "object references of {size} bytes (new-style HDF5 1.12 references?), not the file's {}-byte addresses",
-                self.offset_size
+                "object references of {size} bytes (new-style HDF5 1.12 references?), not the file's {offset_size}-byte addresses"
             ));
         }
         let addresses = hdf5_reader::reference::read_object_references(raw, size).map_err(|e| e.to_string())?;
@@ -90,7 +107,7 @@ impl Objects {
             .map(|&a| match a {
                 0 => Ok(String::new()),
                 a if hdf5_reader::io::Cursor::is_undefined_offset(a, size) => Ok(String::new()),
-                a => self.paths.get(&a).cloned().ok_or_else(|| {
+                a => self.paths.get(&(file, a)).cloned().ok_or_else(|| {
                     format!("an object reference to address {a:#x}, which is no group or dataset of the file")
                 }),
             })
@@ -111,6 +128,8 @@ struct Found {
     group: usize,
     path: String,
     dataset: Dataset,
+    /// The file the dataset lies in.
+    file: usize,
     /// For a dimension scale: its `NAME` attribute (None when it has none); read once while walking.
     scale: Option<Option<String>>,
 }
@@ -135,21 +154,28 @@ enum Axis {
     Phony(usize),
 }
 
-/// Reads the netCDF structure of `file`.
-pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
+/// Reads the netCDF structure of the file scanned, following its external links (`links`).
+pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String> {
     let mut out = H5Structure::default();
-    out.objects.offset_size = file.superblock().offset_size;
     let (mut found, mut post, mut group_attributes) = (Vec::new(), Vec::new(), Vec::new());
-    let root = file.root_group().map_err(|e| format!("root group: {e}"))?;
-    let mut walked = Walked { found: &mut found, post: &mut post, group_attributes: &mut group_attributes };
+    let root = links.main().root_group().map_err(|e| format!("root group: {e}"))?;
+    let mut walked = Walked {
+        found: &mut found,
+        post: &mut post,
+        group_attributes: &mut group_attributes,
+        links,
+        ancestors: Vec::new(),
+    };
     walk(&root, "", 0, &mut out, &mut walked)?;
+    out.objects.offset_sizes = links.files().iter().map(|f| f.file.superblock().offset_size).collect();
     // Group attributes once every object's path is known (object references name them).
-    for (index, attrs) in group_attributes {
+    for (index, file, attrs) in group_attributes {
         let path = out.groups[index].path.clone();
-        out.groups[index].attributes = attributes(&path, attrs, &out.objects, &mut out.dropped_attributes).0;
+        let object = (path.as_str(), file);
+        out.groups[index].attributes = attributes(object, attrs, &out.objects, &mut out.dropped_attributes).0;
     }
     let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
-    let maps = scales(&found, group_paths, usize::from(file.superblock().offset_size));
+    let maps = scales(&found, group_paths, out.objects.offset_sizes.clone());
     let mut phony: Vec<Dim> = Vec::new();
     let mut group_dims: Vec<Vec<Axis>> = (0..out.groups.len()).map(|_| Vec::new()).collect();
     for (d, &g) in maps.groups.iter().enumerate() {
@@ -186,9 +212,9 @@ pub(crate) fn read_structure(file: &Hdf5File) -> Result<H5Structure, String> {
             })
             .collect();
         let (attributes, notes) =
-            attributes(&f.path, f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
+            attributes((&f.path, f.file), f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
         let path = netcdf_path(&f.path);
-        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), dims, attributes, notes });
+        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), file: f.file, dims, attributes, notes });
     }
     Ok(out)
 }
@@ -201,7 +227,19 @@ struct Walked<'a> {
     /// dimensions in).
     post: &'a mut Vec<usize>,
     /// Each group's attributes, converted once every object's path is known.
-    group_attributes: &'a mut Vec<(usize, Vec<hdf5_reader::Attribute>)>,
+    /// (group index, file index, attributes).
+    group_attributes: &'a mut Vec<(usize, usize, Vec<hdf5_reader::Attribute>)>,
+    /// The files of the scan, external links followed.
+    links: &'a LinkedFiles,
+    /// The groups from the root to the one being walked.
+    ancestors: Vec<ObjectKey>,
+}
+
+impl Walked<'_> {
+    /// The file an object lies in, by its storage.
+    fn file_of(&self, storage: &dyn hdf5_reader::Storage, path: &str) -> Result<usize, String> {
+        self.links.index_of(storage).ok_or_else(|| format!("/{path}: lies in a file the scan did not open"))
+    }
 }
 
 /// Walks the group tree: groups in pre-order into `out` (and every object's path into its
@@ -211,22 +249,36 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
         return Err(format!("{path}: groups nested deeper than {MAX_DEPTH} levels"));
     }
     let index = out.groups.len();
+    let key = (walked.file_of(group.storage(), path)?, group.address());
     let group_attributes = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
-    walked.group_attributes.push((index, group_attributes));
+    walked.group_attributes.push((index, key.0, group_attributes));
     out.groups.push(GroupNode { path: path.to_string(), attributes: Attributes::new() });
-    out.objects.add(group.address(), path);
+    out.objects.add(key, path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
+    for link in walked.links.take_unresolved() {
+        let why = format!("external link to {} left out (libhdf5 shows no object there): {}", link.target, link.why);
+        out.unresolved_links.push((join(path, &link.name), why));
+    }
     for dataset in datasets {
         let text = |name: &str| dataset.attribute(name).ok().and_then(|a| a.read_string().ok());
         let scale = (text("CLASS").as_deref() == Some("DIMENSION_SCALE")).then(|| text("NAME"));
         let dataset_path = join(path, leaf(dataset.name()));
-        out.objects.add(dataset.address(), &dataset_path);
-        walked.found.push(Found { group: index, path: dataset_path, dataset, scale });
+        let file = walked.file_of(dataset.storage(), &dataset_path)?;
+        out.objects.add((file, dataset.address()), &dataset_path);
+        walked.found.push(Found { group: index, path: dataset_path, dataset, file, scale });
     }
+    walked.ancestors.push(key);
     for child in children {
-        let name = leaf(child.name()).to_string();
-        walk(&child, &join(path, &name), depth + 1, out, walked)?;
+        let child_path = join(path, leaf(child.name()));
+        let child_key = (walked.file_of(child.storage(), &child_path)?, child.address());
+        if walked.ancestors.contains(&child_key) {
+            let why = "left out: an external link leading back to a group that contains it (a cycle)".to_string();
+            out.unresolved_links.push((child_path, why));
+            continue;
+        }
+        walk(&child, &child_path, depth + 1, out, walked)?;
     }
+    walked.ancestors.pop();
     walked.post.push(index);
     Ok(())
 }
@@ -237,19 +289,21 @@ struct ScaleMaps {
     /// The group each dimension is defined in.
     groups: Vec<usize>,
     /// The dimensions of each scale object (several when links in several groups name it).
-    by_address: HashMap<u64, Vec<usize>>,
+    by_address: HashMap<ObjectKey, Vec<usize>>,
     /// Each group's path, by index.
     group_paths: Vec<String>,
-    by_id: HashMap<i64, usize>,
-    offset_size: usize,
+    /// Dimensions by file and `_Netcdf4Dimid`.
+    by_id: HashMap<(usize, i64), usize>,
+    /// Each file's address size.
+    offset_sizes: Vec<u8>,
 }
 
 impl ScaleMaps {
-    /// The dimension of the scale object at `address` as a variable of group `group` sees it: the one
+    /// The dimension of the scale object `key` as a variable of group `group` sees it: the one
     /// defined in that group or its nearest ancestor (libnetcdf looks for a dimension's scale from the
     /// variable's group up), else the first defined.
-    fn scale_at(&self, address: u64, group: usize) -> Option<usize> {
-        let candidates = self.by_address.get(&address)?;
+    fn scale_at(&self, key: ObjectKey, group: usize) -> Option<usize> {
+        let candidates = self.by_address.get(&key)?;
         let here = &self.group_paths[group];
         let contains = |g: usize| {
             let path = &self.group_paths[g];
@@ -264,7 +318,7 @@ impl ScaleMaps {
     }
 }
 
-fn scales(found: &[Found], group_paths: Vec<String>, offset_size: usize) -> ScaleMaps {
+fn scales(found: &[Found], group_paths: Vec<String>, offset_sizes: Vec<u8>) -> ScaleMaps {
     let (mut dims, mut groups, mut by_address, mut by_id) = (Vec::new(), Vec::new(), HashMap::new(), HashMap::new());
     for f in found.iter().filter(|f| f.is_scale()) {
         let ds = &f.dataset;
@@ -272,14 +326,14 @@ fn scales(found: &[Found], group_paths: Vec<String>, offset_size: usize) -> Scal
         let name = netcdf_name(leaf(&f.path)).to_string();
         let length = ds.shape().first().copied().unwrap_or(0);
         let unlimited = ds.max_dims().and_then(|m| m.first()).is_some_and(|&m| m == u64::MAX);
-        by_address.entry(ds.address()).or_insert_with(Vec::new).push(dims.len());
+        by_address.entry((f.file, ds.address())).or_insert_with(Vec::new).push(dims.len());
         if let Some(id) = ds.attribute("_Netcdf4Dimid").ok().and_then(|a| a.read_scalar::<i32>().ok()) {
-            by_id.insert(i64::from(id), dims.len());
+            by_id.insert((f.file, i64::from(id)), dims.len());
         }
         dims.push(Dim { name, length, unlimited });
         groups.push(f.group);
     }
-    ScaleMaps { dims, groups, by_address, group_paths, by_id, offset_size }
+    ScaleMaps { dims, groups, by_address, group_paths, by_id, offset_sizes }
 }
 
 /// The dimensions of one variable from its scales, None for an axis without one; None when it has no
@@ -292,26 +346,28 @@ fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String
         return Ok(Some(Vec::new()));
     }
     if f.is_scale() && rank == 1 {
-        if let Some(d) = maps.scale_at(ds.address(), f.group) {
+        if let Some(d) = maps.scale_at((f.file, ds.address()), f.group) {
             return Ok(Some(vec![Some(Axis::Real(d))]));
         }
     }
     if f.is_scale() {
         if let Ok(ids) = ds.attribute("_Netcdf4Coordinates").and_then(|a| a.read_1d::<i32>()) {
             let axes: Option<Vec<Axis>> =
-                ids.iter().map(|id| by_id.get(&i64::from(*id)).map(|&d| Axis::Real(d))).collect();
+                ids.iter().map(|id| by_id.get(&(f.file, i64::from(*id))).map(|&d| Axis::Real(d))).collect();
             if let Some(axes) = axes.filter(|a| a.len() == rank) {
                 return Ok(Some(axes.into_iter().map(Some).collect()));
             }
         }
     }
-    let Some(addresses) = dimension_list(ds, maps.offset_size)? else { return Ok(None) };
+    let offset_size = usize::from(maps.offset_sizes.get(f.file).copied().unwrap_or(8));
+    let Some(addresses) = dimension_list(ds, offset_size)? else { return Ok(None) };
     // An axis whose entry is missing (a list shorter than the rank), empty, or names an object that
     // is no dimension scale has no dimension here. libnetcdf 4.9 gives such an axis an invalid
     // dimension id (ncdump stops at "NetCDF: Invalid dimension ID or name", netCDF4-python cannot open
     // the file) and h5py lists no scale for it: vzarr names it as libnetcdf names an axis without a
     // scale (`phony_axes`), and keeps the axes whose entries name scales.
-    Ok(Some(addresses.iter().map(|a| a.and_then(|a| maps.scale_at(a, f.group)).map(Axis::Real)).collect()))
+    let scale = |a: u64| maps.scale_at((f.file, a), f.group);
+    Ok(Some(addresses.iter().map(|a| a.and_then(scale).map(Axis::Real)).collect()))
 }
 
 /// libnetcdf's dimensions for the axes of a dataset without scales (`known` None): per axis, the first
@@ -373,10 +429,10 @@ fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<
     Ok(Some(out))
 }
 
-/// User attributes of an object and their numeric types; attributes with no JSON form are listed in
-/// `dropped`.
+/// User attributes of an object (its path and file) and their numeric types; attributes with no JSON
+/// form are listed in `dropped`.
 fn attributes(
-    object: &str,
+    object: (&str, usize),
     attrs: Vec<hdf5_reader::Attribute>,
     objects: &Objects,
     dropped: &mut Vec<(String, String, String)>,
@@ -389,7 +445,7 @@ fn attributes(
         let json = match attr.datatype {
             // Object references as the paths of their targets, as h5py's `f[ref].name`.
             hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size } => {
-                objects.resolve(&attr.raw_data, size).map(|paths| reference_json(paths, &attr.shape))
+                objects.resolve(object.1, &attr.raw_data, size).map(|paths| reference_json(paths, &attr.shape))
             }
             _ => attribute_json(&attr),
         };
@@ -400,7 +456,7 @@ fn attributes(
                 }
                 out.insert(attr.name.clone(), value);
             }
-            Err(why) => dropped.push((object.to_string(), attr.name.clone(), why)),
+            Err(why) => dropped.push((object.0.to_string(), attr.name.clone(), why)),
         }
     }
     (out, notes)

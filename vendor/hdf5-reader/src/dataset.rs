@@ -924,6 +924,12 @@ impl Dataset {
         &self.name
     }
 
+    /// vzarr's patch: the random-access storage of the file holding this dataset (a dataset reached
+    /// through an external link lies in another file than the group listing it).
+    pub fn storage(&self) -> &dyn crate::storage::Storage {
+        self.context.storage.as_ref()
+    }
+
     /// The object header address used to parse this dataset.
     /// Useful as an opaque identifier or for NC4 data_offset.
     pub fn address(&self) -> u64 {

@@ -531,7 +531,7 @@ impl Group {
                     }))
             }
             LinkTarget::External { filename, path } => Ok(self
-                .resolve_external_link(filename, path, walk)?
+                .resolve_external_link(&link.name, filename, path, walk)?
                 .map(|location| ChildEntry {
                     name: link.name.clone(),
                     location,
@@ -730,7 +730,9 @@ impl Group {
                     }
                 }
                 LinkTarget::External { filename, path } => {
-                    if let Some(location) = self.resolve_external_link(filename, path, walk)? {
+                    if let Some(location) =
+                        self.resolve_external_link(&link_msg.name, filename, path, walk)?
+                    {
                         children.push(ChildEntry {
                             name: link_msg.name.clone(),
                             location,
@@ -887,6 +889,7 @@ impl Group {
 
     fn resolve_external_link(
         &self,
+        name: &str,
         filename: &str,
         path: &str,
         walk: &LinkWalk,
@@ -894,6 +897,28 @@ impl Group {
         let Some(resolver) = self.context.external_link_resolver.as_ref() else {
             return Ok(None);
         };
+        // vzarr's patch: a link listed in a group (not met while resolving another link's target
+        // path) that cannot be followed (no such file, no such object, a cycle, a read error) is left
+        // out of the listing, as libhdf5 iterating a group leaves a dangling link's object absent, and
+        // the resolver is told why; before, the error failed the whole group.
+        let top_level = walk.active.borrow().is_empty();
+        let location = self.follow_external_link(resolver.as_ref(), filename, path, walk);
+        match location {
+            Err(error) if top_level => {
+                resolver.unresolved_external_link(self, name, filename, path, &error);
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    fn follow_external_link(
+        &self,
+        resolver: &dyn crate::ExternalLinkResolver,
+        filename: &str,
+        path: &str,
+        walk: &LinkWalk,
+    ) -> Result<Option<ObjectLocation>> {
         walk.enter(
             Arc::as_ptr(&self.context) as usize,
             self.address,

@@ -228,6 +228,20 @@ pub trait ExternalFileResolver: Send + Sync {
 /// scope there.
 pub trait ExternalLinkResolver: Send + Sync {
     fn resolve_external_link(&self, filename: &str) -> Result<Option<Hdf5File>>;
+
+    /// vzarr's patch: called when external link `name` of `group` (to object `path` of file
+    /// `filename`) cannot be followed while the group's members are listed; the link is then left
+    /// out of the listing. The default does nothing.
+    fn unresolved_external_link(
+        &self,
+        group: &group::Group,
+        name: &str,
+        filename: &str,
+        path: &str,
+        error: &Error,
+    ) {
+        let _ = (group, name, filename, path, error);
+    }
 }
 
 fn normalize_resolver_path(filename: &str, description: &str) -> Result<PathBuf> {
