@@ -37,7 +37,7 @@ fn array(path: &str, shape: &[u64], chunk: &[u64], names: &[&str]) -> VirtualArr
     VirtualArray {
         path: path.into(),
         metadata,
-        chunks: ChunkTable::from_entries(entries, Vec::new()),
+        chunks: ChunkTable::from_entries(entries, vzarr::dataset::OwnedBytes::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

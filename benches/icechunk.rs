@@ -171,7 +171,7 @@ fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
     let array = VirtualArray {
         path: "v".into(),
         metadata,
-        chunks: ChunkTable::from_entries(entries, Vec::new()),
+        chunks: ChunkTable::from_entries(entries, vzarr::dataset::OwnedBytes::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

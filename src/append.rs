@@ -122,6 +122,14 @@ pub enum AppendError {
         /// What failed.
         problem: String,
     },
+    /// The store-owned chunk bytes of a variable could not be read or spilled.
+    #[error("{variable}: {source}")]
+    Owned {
+        /// The variable.
+        variable: String,
+        /// What failed.
+        source: Box<crate::dataset::OwnedBytesError>,
+    },
 }
 
 /// How to append.

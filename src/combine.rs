@@ -167,6 +167,14 @@ pub enum CombineError {
         /// What failed.
         problem: String,
     },
+    /// The store-owned chunk bytes of a variable could not be read or spilled.
+    #[error("{variable}: {source}")]
+    Owned {
+        /// The variable.
+        variable: String,
+        /// What failed.
+        source: Box<crate::dataset::OwnedBytesError>,
+    },
 }
 
 /// Where a concatenation dimension's position of each file comes from.

@@ -3,11 +3,14 @@
 //! Pure data model: a table of source files, the group tree, and per array its metadata plus a dense
 //! chunk table (one [`ChunkEntry`] per grid chunk, in row-major order, and a blob of store-owned
 //! bytes), held as compact columns: 12 bytes a chunk, no heap object per reference
-//! (`dataset/chunk_table`).
+//! (`dataset/chunk_table`). Store-owned bytes stay in memory up to a budget and spill to an unlinked
+//! temporary file past it (`dataset/owned_bytes`).
 
 mod chunk_table;
+pub mod owned_bytes;
 
 pub use chunk_table::{ChunkStats, ChunkTable, Entries};
+pub use owned_bytes::{OwnedBytes, OwnedBytesError};
 
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::{ArrayMetadata, Attributes};

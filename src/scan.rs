@@ -72,6 +72,18 @@ pub enum ScanError {
         /// What is not supported.
         problem: String,
     },
+    /// The bytes of a chunk vzarr copies into the store could not be kept (the spill file past the
+    /// memory budget could not be created or written). Never skipped by `skip_unsupported`: it is a
+    /// problem of the machine, not of the variable.
+    #[error("{}: {variable}: keeping a copied chunk: {source}", path.display())]
+    Owned {
+        /// The file.
+        path: PathBuf,
+        /// The variable path.
+        variable: String,
+        /// What failed.
+        source: Box<crate::dataset::OwnedBytesError>,
+    },
     /// Reading a variable's structure or a chunk failed.
     #[error("{}: {variable}: {what}: {source}", path.display())]
     Variable {

@@ -95,6 +95,16 @@ pub enum WriteError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The store-owned bytes of an array could not be read back (from the spill file).
+    #[error("{}: {array}: {source}", path.display())]
+    Owned {
+        /// The destination.
+        path: PathBuf,
+        /// The array.
+        array: String,
+        /// What failed.
+        source: Box<crate::dataset::OwnedBytesError>,
+    },
     /// An object-store request failed while publishing an output there.
     #[error("{url}: {what}: {reason}")]
     Remote {

@@ -42,7 +42,7 @@ fn held(dataset: &VirtualDataset) -> BTreeMap<String, Held> {
                     Held::Source { path: local_path(location), offset, length }
                 }
                 ChunkEntry::Owned { offset, length } => {
-                    Held::Owned(array.chunks.owned[offset as usize..(offset + length) as usize].to_vec())
+                    Held::Owned(array.chunks.owned_chunk(offset, length).unwrap().into_owned())
                 }
             };
             out.insert(key, value);

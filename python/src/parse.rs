@@ -51,12 +51,11 @@ pub(crate) fn parse_file<'py>(
                 ChunkEntry::Missing => (MISSING, 0, 0),
                 ChunkEntry::Source { offset, length, .. } => (REFERENCED, offset, length),
                 ChunkEntry::Owned { offset, length } => {
-                    let bytes = usize::try_from(offset)
-                        .ok()
-                        .zip(usize::try_from(offset.saturating_add(length)).ok())
-                        .and_then(|(start, end)| array.chunks.owned.get(start..end))
-                        .ok_or_else(|| Error::new_err(format!("{url}: {}: owned chunk out of range", array.path)))?;
-                    inlined.set_item(linear, PyBytes::new(py, bytes))?;
+                    let bytes = array
+                        .chunks
+                        .owned_chunk(offset, length)
+                        .map_err(|e| Error::new_err(format!("{url}: {}: owned chunk: {e}", array.path)))?;
+                    inlined.set_item(linear, PyBytes::new(py, &bytes))?;
                     (INLINED, 0, length)
                 }
             };

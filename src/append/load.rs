@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::AppendError;
-use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, GroupNode, OwnedBytes, VirtualArray, VirtualDataset};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
 use crate::metadata::{group_from_json, ArrayMetadata};
@@ -95,10 +95,11 @@ fn load_array(
                 .map_err(|e| store_error(root, &owned_file, format!("integrity: {e}")))?;
         }
     }
+    let owned_bytes = OwnedBytes::from_vec(owned).map_err(|e| store_error(root, &owned_file, e.to_string()))?;
     Ok(VirtualArray {
         path: path.to_string(),
         metadata,
-        chunks: ChunkTable::from_entries(entries, owned),
+        chunks: ChunkTable::from_entries(entries, owned_bytes),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

@@ -6,7 +6,9 @@
 
 use super::order::Layout;
 use super::{AppendError, Scanned};
-use crate::dataset::{ChunkTable, VirtualArray};
+use std::borrow::Cow;
+
+use crate::dataset::{ChunkTable, OwnedBytes, OwnedBytesError, VirtualArray};
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::ChunkEntry;
 
@@ -40,7 +42,7 @@ pub(crate) fn splice(
     dims[axis] = dim;
     let grid = ChunkGrid::new(dims);
     let entries = spliced_entries(&grid, old, new, axis, first, layout);
-    let owned = OwnedBlobs { old: &old.chunks.owned, new: &new.chunks.owned };
+    let owned = OwnedBlobs { variable: &old.path, old: &old.chunks.owned, new: &new.chunks.owned };
     let chunks = owned.reorder(&grid, entries, &part_ranges(&grid, old, axis, layout).map_err(build)?)?;
     let mut metadata = old.metadata.clone();
     metadata.chunk_grid = grid;
@@ -96,7 +98,7 @@ fn spliced_entries(
 ) -> Vec<ChunkEntry> {
     let (og, ng) = (&old.metadata.chunk_grid, &new.metadata.chunk_grid);
     let shape = grid.grid_shape();
-    let shift = old.chunks.owned.len() as u64;
+    let shift = old.chunks.owned.len();
     let mut coords = vec![0u64; shape.len()];
     let mut out = Vec::with_capacity(grid.num_chunks() as usize);
     for _ in 0..grid.num_chunks() {
@@ -151,18 +153,19 @@ fn part_ranges(grid: &ChunkGrid, old: &VirtualArray, axis: usize, layout: &Layou
     Ok(out)
 }
 
-/// The stored and the tail's owned bytes, addressed as one blob.
+/// The stored and the tail's owned bytes, addressed as one blob (each in memory or spilled).
 struct OwnedBlobs<'a> {
-    old: &'a [u8],
-    new: &'a [u8],
+    /// The array, for messages.
+    variable: &'a str,
+    old: &'a OwnedBytes,
+    new: &'a OwnedBytes,
 }
 
 impl OwnedBlobs<'_> {
-    fn bytes(&self, offset: u64, length: u64) -> Option<&[u8]> {
-        let (offset, length) = (usize::try_from(offset).ok()?, usize::try_from(length).ok()?);
+    fn bytes(&self, offset: u64, length: u64) -> Result<Cow<'_, [u8]>, OwnedBytesError> {
         match offset.checked_sub(self.old.len()) {
-            None => self.old.get(offset..offset.checked_add(length)?),
-            Some(o) => self.new.get(o..o.checked_add(length)?),
+            None => self.old.read(offset, length),
+            Some(o) => self.new.read(o, length),
         }
     }
 
@@ -174,7 +177,7 @@ impl OwnedBlobs<'_> {
         entries: Vec<ChunkEntry>,
         parts: &PartRanges,
     ) -> Result<ChunkTable, AppendError> {
-        let mut table = ChunkTable::from_entries(entries, Vec::new());
+        let mut table = ChunkTable::from_entries(entries, OwnedBytes::new());
         if !table.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
             return Ok(table);
         }
@@ -205,13 +208,11 @@ impl OwnedBlobs<'_> {
         loop {
             let slot = grid.linear_index(&c) as usize;
             if let ChunkEntry::Owned { offset, length } = table.entry(slot) {
-                let bytes = self.bytes(offset, length).ok_or_else(|| AppendError::Build {
-                    variable: String::new(),
-                    problem: format!("owned chunk {offset}+{length} outside the owned bytes"),
-                })?;
-                let new_offset = table.owned.len() as u64;
-                table.owned.extend_from_slice(bytes);
-                table.set(slot, ChunkEntry::Owned { offset: new_offset, length });
+                let owned =
+                    |source| AppendError::Owned { variable: self.variable.to_string(), source: Box::new(source) };
+                let bytes = self.bytes(offset, length).map_err(owned)?;
+                let entry = table.push_owned(&bytes).map_err(owned)?;
+                table.set(slot, entry);
             }
             let mut d = c.len();
             loop {

@@ -197,7 +197,9 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
         let placement = Placement::of(part, axes, &offsets, lead);
         rewritten += part.array.rewritten_chunks + trim_interior(part, &placement.interior)?;
         // Drops the bytes of chunks replaced by trimmed forms, and of trimmed forms not used here.
-        part.table.compact_owned();
+        part.table
+            .compact_owned()
+            .map_err(|source| CombineError::Owned { variable: path.clone(), source: Box::new(source) })?;
         part.table.shift_sources(part.source);
         starts.push(placement.start(&grid));
     }
@@ -212,7 +214,7 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
             let mut table = ChunkTable::missing(grid.num_chunks() as usize);
             for part in parts {
                 let placement = Placement::of(&part, axes, &offsets, lead);
-                place_entries(&grid, part, &placement, &mut table);
+                place_entries(&grid, part, &placement, &mut table)?;
             }
             table
         }
@@ -327,7 +329,13 @@ fn contiguous(grid: &ChunkGrid, parts: &[Part<'_>], starts: &[u64]) -> Option<Ve
 /// Copies one file's entries (trimmed and renamed) into the combined table: new axes as leading
 /// chunk coordinates, chunk index along existing axes shifted by the segment's offset, owned bytes
 /// appended.
-fn place_entries(grid: &ChunkGrid, part: Part<'_>, placement: &Placement, table: &mut ChunkTable) {
+fn place_entries(
+    grid: &ChunkGrid,
+    part: Part<'_>,
+    placement: &Placement,
+    table: &mut ChunkTable,
+) -> Result<(), CombineError> {
+    let owned_error = |source| CombineError::Owned { variable: part.array.path.clone(), source: Box::new(source) };
     let file_shape = part.array.metadata.chunk_grid.grid_shape();
     let mut coords = vec![0u64; file_shape.len()];
     let mut target = Vec::with_capacity(grid.ndim());
@@ -336,14 +344,15 @@ fn place_entries(grid: &ChunkGrid, part: Part<'_>, placement: &Placement, table:
         let slot = grid.linear_index(&target) as usize;
         let entry = match entry {
             ChunkEntry::Owned { offset, length } => {
-                let bytes = &part.table.owned[offset as usize..(offset + length) as usize];
-                table.push_owned(bytes)
+                let bytes = part.table.owned_chunk(offset, length).map_err(owned_error)?;
+                table.push_owned(&bytes).map_err(owned_error)?
             }
             other => other,
         };
         table.set(slot, entry);
         advance(&mut coords, &file_shape);
     }
+    Ok(())
 }
 
 /// The entry of chunk `linear` trimmed along exactly `dims`.

@@ -41,7 +41,9 @@ pub(crate) fn coordinate_array(name: &str, axis: &NewAxis) -> Result<VirtualArra
     };
     let mut chunks = ChunkTable::default();
     if n > 0 {
-        let entry = chunks.push_owned(&bytes);
+        let entry = chunks
+            .push_owned(&bytes)
+            .map_err(|source| CombineError::Owned { variable: name.to_string(), source: Box::new(source) })?;
         chunks.push(entry);
     }
     Ok(VirtualArray { path: name.to_string(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })

@@ -71,7 +71,9 @@ pub(crate) fn store_values(array: &mut VirtualArray, values: &[f64]) -> Result<(
         let end = (start + chunk_bytes).min(native.len());
         chunk[..end - start].copy_from_slice(&native[start..end]);
         let encoded = codecs.encode(&chunk, es as usize).map_err(|e| build(e.to_string()))?;
-        let entry = table.push_owned(&encoded);
+        let entry = table
+            .push_owned(&encoded)
+            .map_err(|source| CombineError::Owned { variable: array.path.clone(), source: Box::new(source) })?;
         table.set(k, entry);
     }
     meta.chunk_grid = grid;

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use super::owned_bytes::{OwnedBytes, OwnedBytesError};
 use crate::manifest::ChunkEntry;
 
 /// The top bit of a stored offset: the entry is store-owned.
@@ -37,8 +38,9 @@ const LEN_BIAS: u64 = 2;
 pub struct ChunkTable {
     /// Consecutive runs of the table, the first starting at 0.
     segments: Vec<Segment>,
-    /// Bytes of [`ChunkEntry::Owned`] chunks, addressed by their offset and length.
-    pub owned: Vec<u8>,
+    /// Bytes of [`ChunkEntry::Owned`] chunks, addressed by their offset and length (in memory or
+    /// spilled: [`OwnedBytes`]).
+    pub owned: OwnedBytes,
 }
 
 /// Source ids of a segment's referenced chunks.
@@ -177,7 +179,7 @@ impl Segment {
         }
         for (offset, &stored) in self.offsets.iter_mut().zip(&self.lengths) {
             if stored > LEN_EXCEPTION && *offset & OWNED_BIT != 0 {
-                // Owned bytes are in memory: their offsets stay far below 2^63.
+                // Owned offsets are offsets in the table's blob: they stay far below 2^63.
                 *offset = ((*offset & !OWNED_BIT) + shift) | OWNED_BIT;
             }
         }
@@ -200,11 +202,11 @@ impl Segment {
 impl ChunkTable {
     /// A table of `num_chunks` missing chunks (zeroed pages: memory is taken as chunks are set).
     pub fn missing(num_chunks: usize) -> Self {
-        ChunkTable { segments: vec![Segment::missing(0, num_chunks)], owned: Vec::new() }
+        ChunkTable { segments: vec![Segment::missing(0, num_chunks)], owned: OwnedBytes::new() }
     }
 
     /// A table of `entries`, with `owned` as its store-owned bytes.
-    pub fn from_entries(entries: impl IntoIterator<Item = ChunkEntry>, owned: Vec<u8>) -> Self {
+    pub fn from_entries(entries: impl IntoIterator<Item = ChunkEntry>, owned: OwnedBytes) -> Self {
         let mut table = ChunkTable::default();
         table.extend(entries);
         table.owned = owned;
@@ -299,12 +301,12 @@ impl ChunkTable {
     }
 
     /// The tables one after the other (their linear indices shifted, their owned bytes appended),
-    /// moving their columns instead of copying them.
+    /// moving their columns and owned bytes (in memory or spilled) instead of copying them.
     pub fn concatenated(tables: impl IntoIterator<Item = ChunkTable>) -> ChunkTable {
         let mut out = ChunkTable::default();
         for table in tables {
-            let (start, shift) = (out.len() as u64, out.owned.len() as u64);
-            out.owned.extend_from_slice(&table.owned);
+            let (start, shift) = (out.len() as u64, out.owned.len());
+            out.owned.append(table.owned);
             for mut segment in table.segments {
                 if segment.len() == 0 {
                     continue;
@@ -318,29 +320,59 @@ impl ChunkTable {
     }
 
     /// Appends store-owned chunk bytes and returns the entry that points at them.
-    pub fn push_owned(&mut self, bytes: &[u8]) -> ChunkEntry {
-        let offset = self.owned.len() as u64;
-        self.owned.extend_from_slice(bytes);
-        ChunkEntry::Owned { offset, length: bytes.len() as u64 }
+    ///
+    /// # Errors
+    /// [`OwnedBytesError`] when the bytes must spill (the memory budget is spent) and the spill file
+    /// cannot be created or written.
+    pub fn push_owned(&mut self, bytes: &[u8]) -> Result<ChunkEntry, OwnedBytesError> {
+        let offset = self.owned.push(bytes)?;
+        Ok(ChunkEntry::Owned { offset, length: bytes.len() as u64 })
+    }
+
+    /// The bytes of a store-owned chunk (borrowed when they are in memory).
+    ///
+    /// # Errors
+    /// [`OwnedBytesError::OutOfRange`] for a range outside the owned bytes, or an error reading the
+    /// spill file.
+    pub fn owned_chunk(&self, offset: u64, length: u64) -> Result<std::borrow::Cow<'_, [u8]>, OwnedBytesError> {
+        self.owned.read(offset, length)
     }
 
     /// Keeps only the owned bytes that entries point at, in entry order (one copy per entry), and
     /// repoints the entries. Entries whose range lies outside the owned bytes are left as they are.
-    pub fn compact_owned(&mut self) {
-        if self.owned.is_empty() {
-            return;
+    /// A table whose entries already use every owned byte once, in order, is left untouched.
+    ///
+    /// # Errors
+    /// [`OwnedBytesError`] reading or spilling bytes.
+    pub fn compact_owned(&mut self) -> Result<(), OwnedBytesError> {
+        if self.owned.is_empty() || self.owned_in_order() {
+            return Ok(());
         }
         let old = std::mem::take(&mut self.owned);
         for linear in 0..self.len() {
             let Some(ChunkEntry::Owned { offset, length }) = self.get(linear) else { continue };
-            let range =
-                usize::try_from(offset).ok().zip(offset.checked_add(length).and_then(|e| usize::try_from(e).ok()));
-            if let Some(bytes) = range.and_then(|(from, to)| old.get(from..to)) {
-                let entry = self.push_owned(bytes);
+            if offset.checked_add(length).is_some_and(|end| end <= old.len()) {
+                let bytes = old.read(offset, length)?;
+                let entry = self.push_owned(&bytes)?;
                 self.set(linear, entry);
             }
         }
         self.owned.shrink_to_fit();
+        Ok(())
+    }
+
+    /// True when the owned entries, in entry order, tile the owned bytes exactly.
+    fn owned_in_order(&self) -> bool {
+        let mut next = 0u64;
+        for entry in self.iter() {
+            if let ChunkEntry::Owned { offset, length } = entry {
+                if offset != next {
+                    return false;
+                }
+                next = offset.saturating_add(length);
+            }
+        }
+        next == self.owned.len()
     }
 
     /// Releases spare capacity of the columns.
@@ -351,7 +383,8 @@ impl ChunkTable {
         self.owned.shrink_to_fit();
     }
 
-    /// Bytes the table holds in memory (columns and owned bytes), for reports and tests.
+    /// Bytes the table holds in memory (columns and the in-memory owned bytes, not the spilled
+    /// ones), for reports and tests.
     pub fn heap_bytes(&self) -> usize {
         let columns: usize = self
             .segments
@@ -361,7 +394,7 @@ impl ChunkTable {
                 s.offsets.capacity() * 8 + s.lengths.capacity() * 4 + ids + s.exceptions.len() * 48
             })
             .sum();
-        columns + self.owned.capacity()
+        columns + self.owned.memory_bytes()
     }
 
     /// Counts of the table's contents.
@@ -444,7 +477,7 @@ impl Extend<ChunkEntry> for ChunkTable {
 
 impl FromIterator<ChunkEntry> for ChunkTable {
     fn from_iter<I: IntoIterator<Item = ChunkEntry>>(entries: I) -> Self {
-        ChunkTable::from_entries(entries, Vec::new())
+        ChunkTable::from_entries(entries, OwnedBytes::new())
     }
 }
 
@@ -534,7 +567,7 @@ mod tests {
     fn shifting_sources_keeps_each_reference_apart() {
         // A file's own chunks (source 0) and its external file's (1), uniform and mixed segments.
         let mut table: ChunkTable = [src(0, 1, 2), ChunkEntry::Missing, src(1, 8, 4)].into_iter().collect();
-        let owned = table.push_owned(b"ab");
+        let owned = table.push_owned(b"ab").unwrap();
         table.push(owned);
         table.set(1, ChunkEntry::Source { source: 1, offset: u64::MAX - 1, length: 1 });
         table.shift_sources(7);
@@ -548,14 +581,14 @@ mod tests {
     #[test]
     fn concatenation_moves_segments_and_shifts_owned_bytes() {
         let mut a: ChunkTable = [src(0, 1, 2), ChunkEntry::Missing].into_iter().collect();
-        let owned = a.push_owned(b"ab");
+        let owned = a.push_owned(b"ab").unwrap();
         a.push(owned);
         let mut b: ChunkTable = every_kind().into_iter().collect();
-        b.owned = b"wxyz".to_vec();
+        b.owned = OwnedBytes::from_vec(b"wxyz".to_vec()).unwrap();
         b.rename_source(5);
         let joined = ChunkTable::concatenated([a.clone(), ChunkTable::default(), b.clone()]);
         assert_eq!(joined.len(), a.len() + b.len());
-        assert_eq!(joined.owned, b"abwxyz");
+        assert_eq!(joined.owned.to_vec().unwrap(), b"abwxyz");
         let shifted = |e: ChunkEntry| match e {
             ChunkEntry::Owned { offset, length } => ChunkEntry::Owned { offset: offset + 2, length },
             other => other,
@@ -575,11 +608,11 @@ mod tests {
     #[test]
     fn compacting_keeps_only_the_bytes_entries_use() {
         let mut table = ChunkTable::missing(3);
-        table.owned = b"0123456789".to_vec();
+        table.owned = OwnedBytes::from_vec(b"0123456789".to_vec()).unwrap();
         table.set(0, ChunkEntry::Owned { offset: 6, length: 2 });
         table.set(2, ChunkEntry::Owned { offset: 1, length: 3 });
-        table.compact_owned();
-        assert_eq!(table.owned, b"67123");
+        table.compact_owned().unwrap();
+        assert_eq!(table.owned.to_vec().unwrap(), b"67123");
         assert_eq!(table.entry(2), ChunkEntry::Owned { offset: 2, length: 3 });
     }
 }

@@ -115,7 +115,7 @@ impl Binding {
         entries: impl IntoIterator<Item = E>,
         owned: &[u8],
     ) -> Self {
-        let mut sums: Vec<OwnedSum> = entries
+        let sums: Vec<OwnedSum> = entries
             .into_iter()
             .filter_map(|e| match *e.borrow() {
                 ChunkEntry::Owned { offset, length } => {
@@ -126,6 +126,12 @@ impl Binding {
                 _ => None,
             })
             .collect();
+        Binding::with_sums(metadata_digest, sources_digest, sums)
+    }
+
+    /// The binding of an array whose owned-chunk checksums the caller computed (owned bytes that
+    /// are not one slice in memory): `sums` in any order, repeated ranges once.
+    pub fn with_sums(metadata_digest: [u8; 32], sources_digest: [u8; 32], mut sums: Vec<OwnedSum>) -> Self {
         sums.sort_by_key(|s| (s.offset, s.length));
         sums.dedup();
         Binding { metadata_digest, sources_digest, owned: sums }

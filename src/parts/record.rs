@@ -17,7 +17,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{
-    ChunkTable, ConcatCoordinate, GroupNode, Provenance, ScanWarning, TailChunks, VirtualArray, VirtualDataset,
+    ChunkTable, ConcatCoordinate, GroupNode, OwnedBytes, Provenance, ScanWarning, TailChunks, VirtualArray,
+    VirtualDataset,
 };
 use crate::manifest::{encode_manifest, ChunkEntry, ManifestIndex, SourceTable};
 use crate::metadata::{ArrayMetadata, Attributes};
@@ -51,7 +52,8 @@ struct ArrayMeta {
 /// Encodes one file's scan.
 ///
 /// # Errors
-/// A message naming the array whose chunk table cannot be encoded (an entry whose range overflows).
+/// A message naming the array whose chunk table cannot be encoded (an entry whose range overflows,
+/// owned bytes that cannot be read back from the spill file).
 pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
     let meta = Meta {
         groups: dataset.groups.iter().map(|g| (g.path.clone(), g.attributes.clone())).collect(),
@@ -74,7 +76,8 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
     for array in &dataset.arrays {
         let error = |e| format!("{}: encoding chunk entries: {e}", array.path);
         put_blob(&mut out, &encode_manifest(&array.chunks).map_err(error)?);
-        put_blob(&mut out, &array.chunks.owned);
+        put_u64(&mut out, array.chunks.owned.len());
+        array.chunks.owned.copy_to(&mut out).map_err(|e| format!("{}: copying owned bytes: {e}", array.path))?;
         for tail in &array.tails {
             put_u64(&mut out, tail.entries.len() as u64);
             tail.entries.iter().for_each(|(index, _)| put_u64(&mut out, *index));
@@ -160,7 +163,7 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, Stri
             format!("{} chunk entries for a grid of {} chunks", entries.len(), metadata.chunk_grid.num_chunks());
         return Err(what(&problem));
     }
-    let owned = cur.blob("owned bytes")?.to_vec();
+    let owned = OwnedBytes::from_vec(cur.blob("owned bytes")?.to_vec()).map_err(|e| what(&e.to_string()))?;
     let mut tails = Vec::with_capacity(a.tails.len());
     for (dims, rewritten) in a.tails {
         let indices = cur.u64s("tail chunk indices")?;
@@ -192,7 +195,7 @@ fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), Stri
                 (offset.checked_add(length), size, format!("source file {source}"))
             }
             ChunkEntry::Owned { offset, length } => {
-                (offset.checked_add(length), Some(array.chunks.owned.len() as u64), "the owned bytes".to_string())
+                (offset.checked_add(length), Some(array.chunks.owned.len()), "the owned bytes".to_string())
             }
         };
         if !matches!((end, limit), (Some(end), Some(limit)) if end <= limit) {

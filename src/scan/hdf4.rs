@@ -95,7 +95,11 @@ pub fn scan_hdf4(
     }
     add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;
-    eos::apply(&mut dataset);
+    eos::apply(&mut dataset).map_err(|(variable, source)| ScanError::Owned {
+        path: path.to_path_buf(),
+        variable,
+        source: Box::new(source),
+    })?;
     let table = dataset.sources.clone();
     let mut sources = combining::Sources::new(file, &table, options);
     for array in &mut dataset.arrays {
@@ -142,6 +146,9 @@ fn add_datasets(
                 dataset.arrays.push(array);
             }
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
+            Err(Hdf4Error::Owned(source)) => {
+                return Err(ScanError::Owned { path: path.to_path_buf(), variable: name, source: Box::new(source) });
+            }
             Err(e) => {
                 let what = match e {
                     Hdf4Error::External { .. } => "finding its external file",

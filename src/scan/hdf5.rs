@@ -49,7 +49,7 @@ use super::{
     chunk_table_for, concat_axes, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner,
 };
 use crate::codec::{Codec, CodecChain, Endian, Filter};
-use crate::dataset::{ChunkTable, ConcatCoordinate, ScanWarning, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
@@ -279,6 +279,15 @@ impl FileContext<'_> {
         }
     }
 
+    /// The error of a copied chunk of `var` that could not be kept.
+    fn owned_error<'a>(&'a self, var: &'a str) -> impl Fn(crate::dataset::OwnedBytesError) -> ScanError + 'a {
+        move |source| ScanError::Owned {
+            path: self.path.to_path_buf(),
+            variable: var.to_string(),
+            source: Box::new(source),
+        }
+    }
+
     fn skip(&mut self, var: &H5Variable, problem: String) -> Result<Option<VirtualArray>, ScanError> {
         unsupported(self.path, &var.path, problem, self.options, &mut self.warnings)?;
         Ok(None)
@@ -427,10 +436,16 @@ impl FileContext<'_> {
         what: &str,
     ) -> Result<Option<VirtualArray>, ScanError> {
         let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
-        let (grid, codecs, chunks) = match owned::string_array(var, &shape, read) {
+        let (grid, codecs, encoded) = match owned::string_array(var, &shape, read) {
             Ok(parts) => parts,
             Err(problem) => return self.skip(var, format!("cannot store {what}: {problem}")),
         };
+        // One chunk, the encoded strings (none in an empty array).
+        let mut chunks = ChunkTable::default();
+        if let Some(encoded) = encoded {
+            let entry = chunks.push_owned(&encoded).map_err(self.owned_error(&var.path))?;
+            chunks.push(entry);
+        }
         let metadata = ArrayMetadata {
             data_type: DataType::String,
             chunk_grid: grid,
@@ -458,7 +473,8 @@ impl FileContext<'_> {
         }
         array.digest = if array.metadata.data_type == DataType::String {
             // The strings, as stored (the file's bytes are references into its heap).
-            Some(digest(&array.chunks.owned))
+            // Small arrays only (`wants_digest`): the owned bytes fit one buffer.
+            array.chunks.owned.to_vec().ok().map(|bytes| digest(&bytes))
         } else {
             var.dataset.read_native_bytes().ok().map(|values| digest(&values))
         };
@@ -475,6 +491,9 @@ impl FileContext<'_> {
         let mut read = |_source, offset, length| self.read_raw(&path, offset, length);
         prepare_tails(array, &axes, &mut read).map_err(|e| match e {
             TailError::Read(e) => e,
+            TailError::Owned(source) => {
+                ScanError::Owned { path: self.path.to_path_buf(), variable: path.clone(), source: Box::new(source) }
+            }
             TailError::Codec(e) => ScanError::Variable {
                 path: self.path.to_path_buf(),
                 variable: array.path.clone(),
@@ -552,7 +571,7 @@ impl FileContext<'_> {
             let owned = codecs
                 .rewrite(&bytes, stored.filter_mask, chunk_shape, &valid, fill.as_bytes())
                 .map_err(|e| self.variable_error(&v.var.path, &format!("rewriting chunk {linear}"), e))?;
-            let entry = chunks.push_owned(&owned);
+            let entry = chunks.push_owned(&owned).map_err(self.owned_error(&v.var.path))?;
             chunks.set(linear as usize, entry);
         }
         Ok(Some(Translated { grid, codecs: full, chunks, rewritten, copied }))
@@ -570,7 +589,7 @@ impl FileContext<'_> {
             slab_layout(&v.shape, element_size, address.unwrap_or(0), self.source, self.options.max_slab_bytes)
                 .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let chunks = match address {
-            Some(_) => ChunkTable::from_entries(entries, Vec::new()),
+            Some(_) => ChunkTable::from_entries(entries, OwnedBytes::new()),
             None => ChunkTable::missing(entries.len()),
         };
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0, copied: None })
@@ -587,7 +606,7 @@ impl FileContext<'_> {
                 let msg = format!("compact data of {} bytes does not hold shape {:?}", bytes.len(), v.shape);
                 return Err(self.variable_error(&v.var.path, "reading layout", msg));
             }
-            let entry = chunks.push_owned(&bytes);
+            let entry = chunks.push_owned(&bytes).map_err(self.owned_error(&v.var.path))?;
             chunks.set(0, entry);
         }
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0, copied: None })

@@ -200,7 +200,7 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,
-        chunks: ChunkTable::from_entries(entries, Vec::new()),
+        chunks: ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new()),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

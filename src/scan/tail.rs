@@ -20,6 +20,8 @@ pub(crate) enum TailError {
     Read(super::ScanError),
     /// Decoding or encoding failed.
     Codec(crate::codec::CodecError),
+    /// The stored chunk's owned bytes could not be read, or the trimmed ones kept.
+    Owned(crate::dataset::OwnedBytesError),
 }
 
 /// Sets `array.tails` for the axes in `axes` (the array's concatenation axes) whose last chunk is
@@ -85,7 +87,7 @@ fn trim_corner(
                 crop_owned(array, &stored, &shape, &cropped)?
             }
             ChunkEntry::Owned { offset, length } => {
-                let stored = array.chunks.owned[offset as usize..(offset + length) as usize].to_vec();
+                let stored = array.chunks.owned_chunk(offset, length).map_err(TailError::Owned)?.into_owned();
                 tail.rewritten += 1;
                 crop_owned(array, &stored, &shape, &cropped)?
             }
@@ -111,5 +113,5 @@ fn crop_owned(
         (0..shape.len()).map(|d| DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: cropped[d] }).collect();
     copy_box(&full, shape, &mut out, cropped, &dims, es);
     let encoded = codecs.encode(&out, unit).map_err(TailError::Codec)?;
-    Ok(array.chunks.push_owned(&encoded))
+    array.chunks.push_owned(&encoded).map_err(TailError::Owned)
 }

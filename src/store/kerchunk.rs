@@ -30,7 +30,7 @@ use std::str::FromStr;
 use super::io_error;
 use super::publish::{OutputKind, Staged};
 use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
-use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::{chunk_key, group_json, node_key, Attributes};
 use crate::source::is_url;
@@ -162,11 +162,17 @@ fn dataset_array_refs(refs: &mut RefsWriter, array: &VirtualArray, urls: &[Strin
                 refs.reference(&key(), url, offset, length)?;
             }
             ChunkEntry::Owned { offset, length } => {
-                let range = usize::try_from(offset).ok().zip(usize::try_from(offset.saturating_add(length)).ok());
-                let bytes = range.and_then(|(from, to)| array.chunks.owned.get(from..to)).ok_or_else(|| {
-                    inconsistent(&refs.path, format!("chunk {linear}: owned bytes {offset}+{length} out of range"))
+                let bytes = array.chunks.owned_chunk(offset, length).map_err(|e| match e {
+                    OwnedBytesError::OutOfRange { .. } => {
+                        inconsistent(&refs.path, format!("chunk {linear}: owned bytes {offset}+{length} out of range"))
+                    }
+                    source => WriteError::Owned {
+                        path: refs.path.clone(),
+                        array: array.path.clone(),
+                        source: Box::new(source),
+                    },
                 })?;
-                refs.inline(&key(), bytes)?;
+                refs.inline(&key(), &bytes)?;
             }
         }
     }

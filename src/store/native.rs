@@ -13,9 +13,9 @@ use std::path::Path;
 use super::layout::{check_node_path, ArrayInfo, StoreInfo};
 use super::publish::{OutputKind, Staged};
 use super::{io_error, WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
-use crate::dataset::{VirtualArray, VirtualDataset};
-use crate::manifest::binding::{metadata_digest, sha256, Binding};
-use crate::manifest::{ManifestHeader, ManifestWriter};
+use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
+use crate::manifest::binding::{metadata_digest, sha256, Binding, OwnedSum};
+use crate::manifest::{ChunkEntry, ManifestHeader, ManifestWriter};
 use crate::metadata::{group_json, Attributes};
 
 /// Writes the native `*.vzarr` directory store.
@@ -79,10 +79,10 @@ fn write_array(
     std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
     let doc = array.metadata.to_json();
     write_json(&dir.join("zarr.json"), &doc)?;
-    let binding = Binding::new(metadata_digest(&doc), sources_digest, &array.chunks, &array.chunks.owned);
+    let binding = Binding::with_sums(metadata_digest(&doc), sources_digest, owned_sums(array, root)?);
     write_manifest(array, &dir.join(MANIFEST_FILE), root, &binding)?;
     if !array.chunks.owned.is_empty() {
-        write_file(&dir.join(OWNED_FILE), &array.chunks.owned)?;
+        write_owned(array, &dir.join(OWNED_FILE), root)?;
     }
     Ok(ArrayInfo {
         path: array.path.clone(),
@@ -92,6 +92,37 @@ fn write_array(
         references_digest: None,
         block_digests: None,
     })
+}
+
+/// The CRC-32C of every owned chunk inside the owned bytes (ranges outside are left out, as
+/// [`Binding::new`] leaves them), read one chunk at a time.
+fn owned_sums(array: &VirtualArray, root: &Path) -> Result<Vec<OwnedSum>, WriteError> {
+    let mut sums = Vec::new();
+    for entry in &array.chunks {
+        let ChunkEntry::Owned { offset, length } = entry else { continue };
+        let bytes = match array.chunks.owned_chunk(offset, length) {
+            Ok(bytes) => bytes,
+            Err(OwnedBytesError::OutOfRange { .. }) => continue,
+            Err(source) => return Err(owned_error(array, root)(source)),
+        };
+        sums.push(OwnedSum { offset, length, crc32c: crc32c::crc32c(&bytes) });
+    }
+    Ok(sums)
+}
+
+/// Writes `owned.bin`, streaming the owned bytes (spilled ones through a small buffer).
+fn write_owned(array: &VirtualArray, path: &Path, root: &Path) -> Result<(), WriteError> {
+    let file = File::create(path).map_err(io_error(path, "creating file"))?;
+    let mut out = BufWriter::new(file);
+    array.chunks.owned.copy_to(&mut out).map_err(|e| match e {
+        OwnedBytesError::Write { source } => io_error(path, "writing file")(source),
+        other => owned_error(array, root)(other),
+    })?;
+    out.flush().map_err(io_error(path, "writing file"))
+}
+
+fn owned_error<'a>(array: &'a VirtualArray, root: &'a Path) -> impl Fn(OwnedBytesError) -> WriteError + 'a {
+    move |source| WriteError::Owned { path: root.to_path_buf(), array: array.path.clone(), source: Box::new(source) }
 }
 
 /// Writes `manifest.bin`: header, blocks, index, then the binding trailer (store format 2).

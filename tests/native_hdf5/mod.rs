@@ -16,6 +16,7 @@ mod lzo;
 mod netcdf4;
 mod shared_messages;
 mod special_types;
+mod spill;
 mod structs;
 mod szip;
 

@@ -344,7 +344,7 @@ impl ArrayChunks {
         }
         let entries = loaded.entries.iter().enumerate().map(|(i, e)| (loaded.range.start + i as u64, *e));
         let url = |id: u32| loaded.urls.get(&id).map(String::as_str);
-        let owned = |slot: u64, _| bytes.get(&slot).map(Bytes::as_ref);
+        let owned = |slot: u64, _| bytes.get(&slot).map(|b| std::borrow::Cow::Borrowed(b.as_ref()));
         let digest = crate::store::chunks_digest(entries, url, owned);
         if digest.as_deref() != Some(recorded) {
             return Err(format!(

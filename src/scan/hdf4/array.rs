@@ -223,7 +223,7 @@ impl Layout<'_> {
     fn slabs(&self, source: u32, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
         let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, source, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-        Ok((grid, CodecChain::raw(self.endian), ChunkTable::from_entries(entries, Vec::new())))
+        Ok((grid, CodecChain::raw(self.endian), ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new())))
     }
 
     /// Bytes of one row (one index along the first dimension), when the array has rows.
@@ -269,7 +269,11 @@ impl Layout<'_> {
             }
             left -= take;
         }
-        Ok((ChunkGrid::new(dims), CodecChain::raw(self.endian), ChunkTable::from_entries(entries, Vec::new())))
+        Ok((
+            ChunkGrid::new(dims),
+            CodecChain::raw(self.endian),
+            ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new()),
+        ))
     }
 
     /// One chunk covering the whole array.
@@ -295,7 +299,7 @@ impl Layout<'_> {
             let bytes = stored
                 .get(offset as usize..(offset + length) as usize)
                 .ok_or_else(|| Hdf4Error::malformed(self.name, "decoded values shorter than the shape"))?;
-            let entry = table.push_owned(&zlib(bytes)?);
+            let entry = table.push_owned(&zlib(bytes)?)?;
             table.set(slot, entry);
         }
         Ok((grid, self.zlib(), table))
@@ -329,7 +333,7 @@ impl Layout<'_> {
                 Found::Zlib(offset, length) => ChunkEntry::Source { source: 0, offset, length },
                 Found::Plain(offset, length) => {
                     let bytes = read_stored(file, index, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
-                    table.push_owned(&zlib(&bytes)?)
+                    table.push_owned(&zlib(&bytes)?)?
                 }
                 Found::Decoded(bytes) => {
                     decoded += bytes.len() as u64;
@@ -339,9 +343,9 @@ impl Layout<'_> {
                         )));
                     }
                     if zlib_chain {
-                        table.push_owned(&zlib(&bytes)?)
+                        table.push_owned(&zlib(&bytes)?)?
                     } else {
-                        table.push_owned(&bytes)
+                        table.push_owned(&bytes)?
                     }
                 }
             };

@@ -86,9 +86,8 @@ fn values(sources: &mut Sources<'_>, array: &VirtualArray, limit: u64) -> Result
                 meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
             }
             ChunkEntry::Owned { offset, length } => {
-                let stored =
-                    array.chunks.owned.get(offset as usize..(offset + length) as usize).ok_or("owned bytes")?;
-                meta.codecs.decode(stored, es, decoded_len).map_err(|e| e.to_string())?
+                let stored = array.chunks.owned_chunk(offset, length).map_err(|e| e.to_string())?;
+                meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
             }
         };
         out.extend_from_slice(&decoded[..(valid * row) as usize]);
@@ -159,5 +158,8 @@ pub(super) fn add_tails(
     prepare_tails(array, &axes, &mut read).map_err(|e| match e {
         TailError::Read(e) => e,
         TailError::Codec(e) => failed("trimming the partial last chunk", e.into()),
+        TailError::Owned(source) => {
+            ScanError::Owned { path: path.to_path_buf(), variable: variable.clone(), source: Box::new(source) }
+        }
     })
 }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::codec::{CodecChain, Endian};
-use crate::dataset::{ChunkTable, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::metadata::{float_attribute, ArrayMetadata, DataType, FillValue};
 
@@ -47,13 +47,13 @@ struct Field {
 }
 
 /// Applies the structural metadata of the dataset's root attributes, if any.
-pub(crate) fn apply(dataset: &mut VirtualDataset) {
-    let Some(root) = dataset.groups.first_mut() else { return };
+pub(crate) fn apply(dataset: &mut VirtualDataset) -> Result<(), (String, OwnedBytesError)> {
+    let Some(root) = dataset.groups.first_mut() else { return Ok(()) };
     let text: String = (0..)
         .map_while(|i| root.attributes.get(&format!("StructMetadata.{i}")).and_then(Value::as_str).map(str::to_string))
         .collect();
     if text.is_empty() {
-        return;
+        return Ok(());
     }
     let top = odl::parse(&text);
     let mut fields = Vec::new();
@@ -78,8 +78,9 @@ pub(crate) fn apply(dataset: &mut VirtualDataset) {
     }
     let renamed = rename_dims(&mut dataset.arrays, &fields);
     if renamed {
-        add_geo_coordinates(dataset, &geo_grids);
+        add_geo_coordinates(dataset, &geo_grids)?;
     }
+    Ok(())
 }
 
 fn grid_fields(grid: &odl::Node) -> Vec<Field> {
@@ -229,8 +230,8 @@ fn packed_dms(v: f64) -> f64 {
 
 /// `XDim` (longitude) and `YDim` (latitude) coordinate arrays for the only geographic grid, when
 /// arrays use those dimensions at those lengths and none of that name exists.
-fn add_geo_coordinates(dataset: &mut VirtualDataset, grids: &[GeoGrid]) {
-    let [grid] = grids else { return };
+fn add_geo_coordinates(dataset: &mut VirtualDataset, grids: &[GeoGrid]) -> Result<(), (String, OwnedBytesError)> {
+    let [grid] = grids else { return Ok(()) };
     let length_of = |arrays: &[VirtualArray], name: &str| {
         arrays.iter().find_map(|a| {
             let names = a.metadata.dimension_names.as_ref()?;
@@ -244,18 +245,24 @@ fn add_geo_coordinates(dataset: &mut VirtualDataset, grids: &[GeoGrid]) {
         {
             continue;
         }
-        if let Some(array) = coordinate(name, values, standard_name, units) {
+        if let Some(array) = coordinate(name, values, standard_name, units).map_err(|e| (name.to_string(), e))? {
             dataset.arrays.push(array);
         }
     }
+    Ok(())
 }
 
-fn coordinate(name: &str, values: &[f64], standard_name: &str, units: &str) -> Option<VirtualArray> {
+fn coordinate(
+    name: &str,
+    values: &[f64],
+    standard_name: &str,
+    units: &str,
+) -> Result<Option<VirtualArray>, OwnedBytesError> {
     let n = values.len() as u64;
-    let grid = ChunkGrid::regular(&[n], &[n.max(1)]).ok()?;
+    let Ok(grid) = ChunkGrid::regular(&[n], &[n.max(1)]) else { return Ok(None) };
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut chunks = ChunkTable::missing(1);
-    let entry = chunks.push_owned(&bytes);
+    let entry = chunks.push_owned(&bytes)?;
     chunks.set(0, entry);
     let mut attributes = Map::new();
     attributes.insert("standard_name".into(), Value::from(standard_name));
@@ -269,14 +276,14 @@ fn coordinate(name: &str, values: &[f64], standard_name: &str, units: &str) -> O
         attributes,
         notes: Default::default(),
     };
-    Some(VirtualArray {
+    Ok(Some(VirtualArray {
         path: name.to_string(),
         metadata,
         chunks,
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -284,7 +291,7 @@ mod tests {
     use super::*;
 
     fn array(name: &str, dims: &[&str], shape: &[u64]) -> VirtualArray {
-        let mut a = coordinate(name, &[0.0], "x", "1").unwrap();
+        let mut a = coordinate(name, &[0.0], "x", "1").unwrap().unwrap();
         a.metadata.chunk_grid = ChunkGrid::regular(shape, shape).unwrap();
         a.metadata.dimension_names = Some(dims.iter().map(|d| d.to_string()).collect());
         a

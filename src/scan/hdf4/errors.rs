@@ -42,6 +42,9 @@ pub enum Hdf4Error {
     /// The file uses a feature this reader does not implement.
     #[error("{0}")]
     Unsupported(String),
+    /// A chunk vzarr copies into the store could not be kept (the spill file failed).
+    #[error("keeping a copied chunk: {0}")]
+    Owned(#[from] crate::dataset::OwnedBytesError),
 }
 
 impl Hdf4Error {

@@ -14,7 +14,6 @@ use serde_json::Value;
 use super::attributes::numbers;
 use super::structure::H5Variable;
 use crate::codec::CodecChain;
-use crate::dataset::ChunkTable;
 use crate::grid::ChunkGrid;
 use crate::metadata::{ArrayNotes, Attributes};
 use crate::ndcopy::{ravel, unravel};
@@ -24,14 +23,15 @@ pub(super) const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
 /// Most bytes of text one variable may hold.
 pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 
-/// The grid, codecs and chunk table of a `string` array holding the strings `read` gives for variable
-/// `var` of netCDF shape `shape` (its variable-length strings, or the paths its object references
-/// name), in the order of its HDF5 extent; the error says why it cannot be stored.
+/// The grid, codecs and encoded single chunk (`None` for an empty array, which has no chunk) of a
+/// `string` array holding the strings `read` gives for variable `var` of netCDF shape `shape` (its
+/// variable-length strings, or the paths its object references name), in the order of its HDF5
+/// extent; the error says why it cannot be stored.
 pub(super) fn string_array(
     var: &H5Variable,
     shape: &[u64],
     read: impl FnOnce(&Dataset) -> Result<Vec<String>, String>,
-) -> Result<(ChunkGrid, CodecChain, ChunkTable), String> {
+) -> Result<(ChunkGrid, CodecChain, Option<Vec<u8>>), String> {
     let stored = var.dataset.shape().to_vec();
     let count = |s: &[u64]| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).filter(|&n| n <= MAX_STRINGS);
     let (Some(total), Some(_)) = (count(shape), count(&stored)) else {
@@ -44,7 +44,7 @@ pub(super) fn string_array(
     let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
     let codecs = CodecChain::vlen_utf8();
     if total == 0 {
-        return Ok((grid, codecs, ChunkTable::default()));
+        return Ok((grid, codecs, None));
     }
     let read = read(&var.dataset)?;
     if read.len() as u64 != count(&stored).unwrap_or(0) {
@@ -64,10 +64,7 @@ pub(super) fn string_array(
         all
     };
     let encoded = codecs.encode_strings(&strings).map_err(|e| e.to_string())?;
-    let mut chunks = ChunkTable::missing(1);
-    let entry = chunks.push_owned(&encoded);
-    chunks.set(0, entry);
-    Ok((grid, codecs, chunks))
+    Ok((grid, codecs, Some(encoded)))
 }
 
 /// For an enum variable, its members as CF flags: `flag_values` (the integers) and `flag_meanings`

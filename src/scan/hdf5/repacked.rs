@@ -137,7 +137,7 @@ impl FileContext<'_> {
             let owned = source
                 .repack(&raw, chunk.filter_mask, chunk_shape, &valid, fill.as_bytes(), &pack, &packed)
                 .map_err(|e| self.variable_error(&v.var.path, &format!("repacking chunk {linear}"), e))?;
-            let entry = chunks.push_owned(&owned);
+            let entry = chunks.push_owned(&owned).map_err(self.owned_error(&v.var.path))?;
             chunks.set(linear as usize, entry);
         }
         Ok(Some(Translated { grid, codecs: full, chunks, rewritten, copied: None }))
@@ -172,7 +172,7 @@ impl FileContext<'_> {
             let mut packed = Vec::with_capacity(length as usize);
             repack.pack(&raw, &mut packed);
             // The raw chain (`bytes` in the file's byte order) stores the packed bytes as they are.
-            let entry = chunks.push_owned(&packed);
+            let entry = chunks.push_owned(&packed).map_err(self.owned_error(&v.var.path))?;
             chunks.set(linear, entry);
         }
         let rewritten = slabs.len() as u64;
@@ -193,7 +193,7 @@ impl FileContext<'_> {
             }
             let mut packed = Vec::with_capacity(v.data_type.size() * bytes.len() / repack.source_size.max(1));
             repack.pack(bytes, &mut packed);
-            let entry = chunks.push_owned(&packed);
+            let entry = chunks.push_owned(&packed).map_err(self.owned_error(&v.var.path))?;
             chunks.set(0, entry);
         }
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: u64::from(one), copied: None })

@@ -19,7 +19,7 @@ use crate::store::BlockDigests;
 /// 16 hexadecimal digits. `None` when a source id has no URL.
 pub(crate) fn references_digest<'u>(array: &VirtualArray, url: impl Fn(u32) -> Option<&'u str>) -> Option<String> {
     let entries = array.chunks.iter().enumerate().map(|(linear, entry)| (linear as u64, entry));
-    chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))
+    chunks_digest(entries, url, |offset, length| array.chunks.owned_chunk(offset, length).ok())
 }
 
 /// The digests of `array`'s chunks in blocks of `per_block` chunks (linear order; the last block
@@ -36,25 +36,20 @@ pub(crate) fn block_digests<'u>(
     while start < n {
         let end = start.saturating_add(per_block).min(n);
         let entries = (start..end).zip(array.chunks.range(start as usize..end as usize));
-        digests.push(chunks_digest(entries, url, |offset, length| owned_slice(&array.chunks.owned, offset, length))?);
+        digests.push(chunks_digest(entries, url, |offset, length| array.chunks.owned_chunk(offset, length).ok())?);
         start = end;
     }
     Some(BlockDigests { chunks: per_block, digests })
 }
 
-fn owned_slice(owned: &[u8], offset: u64, length: u64) -> Option<&[u8]> {
-    let from = usize::try_from(offset).ok()?;
-    let to = usize::try_from(offset.checked_add(length)?).ok()?;
-    owned.get(from..to)
-}
-
 /// The digest of chunks given as `(linear index, entry)` in increasing linear order: `url(source)`
 /// names each source id's virtual chunk URL, `owned(offset, length)` gives a store-owned chunk's
-/// bytes. `None` when a source has no URL or an owned chunk no bytes.
+/// bytes (borrowed, or read back from a spill file). `None` when a source has no URL or an owned
+/// chunk no bytes.
 pub(crate) fn chunks_digest<'u, 'o>(
     entries: impl Iterator<Item = (u64, ChunkEntry)>,
     url: impl Fn(u32) -> Option<&'u str>,
-    owned: impl Fn(u64, u64) -> Option<&'o [u8]>,
+    owned: impl Fn(u64, u64) -> Option<std::borrow::Cow<'o, [u8]>>,
 ) -> Option<String> {
     let mut urls: Vec<Option<u64>> = Vec::new();
     let mut hash = Mix::default();
@@ -77,7 +72,7 @@ pub(crate) fn chunks_digest<'u, 'o>(
                 hash.words(&[linear, 1, location, offset, length]);
             }
             ChunkEntry::Owned { offset, length } => {
-                hash.words(&[linear, 2, Mix::of_bytes(owned(offset, length)?), length]);
+                hash.words(&[linear, 2, Mix::of_bytes(&owned(offset, length)?), length]);
             }
         }
     }
@@ -125,10 +120,10 @@ impl Mix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::ChunkTable;
+    use crate::dataset::{ChunkTable, OwnedBytes};
 
     fn array(entries: Vec<ChunkEntry>, owned: Vec<u8>) -> VirtualArray {
-        let chunks = ChunkTable::from_entries(entries, owned);
+        let chunks = ChunkTable::from_entries(entries, OwnedBytes::from_vec(owned).unwrap());
         VirtualArray {
             path: "v".into(),
             metadata: crate::metadata::ArrayMetadata::from_json(&serde_json::json!({
@@ -182,7 +177,7 @@ mod tests {
         renumbered[0] = ChunkEntry::Source { source: 1, offset: 100, length: 50 };
         renumbered[3] = ChunkEntry::Source { source: 0, offset: 0, length: 8 };
         let mut table = array(renumbered, vec![1, 2, 3]);
-        table.chunks.owned = vec![1, 2, 3];
+        table.chunks.owned = OwnedBytes::from_vec(vec![1, 2, 3]).unwrap();
         assert_eq!(references_digest(&table, swapped).unwrap(), reference);
     }
 }

@@ -113,11 +113,13 @@ pub(crate) fn icechunk_array_json(mut doc: Value, grid: &crate::grid::ChunkGrid)
     doc
 }
 
-/// The store-owned bytes `offset..offset + length` of `array`, `None` when out of range.
-pub(super) fn owned_bytes(array: &VirtualArray, offset: u64, length: u64) -> Option<&[u8]> {
-    let from = usize::try_from(offset).ok()?;
-    let to = usize::try_from(offset.checked_add(length)?).ok()?;
-    array.chunks.owned.get(from..to)
+/// The store-owned bytes `offset..offset + length` of `array`.
+pub(super) fn owned_bytes(
+    array: &VirtualArray,
+    offset: u64,
+    length: u64,
+) -> Result<std::borrow::Cow<'_, [u8]>, crate::dataset::OwnedBytesError> {
+    array.chunks.owned_chunk(offset, length)
 }
 
 /// Icechunk's chunk indices of grid coordinates (32-bit each).

@@ -477,7 +477,7 @@ async fn chunk_table(
     let grid = &metadata.chunk_grid;
     let grid_shape = grid.grid_shape();
     let mut listed: Vec<(u64, ChunkEntry)> = Vec::new();
-    let mut owned = Vec::new();
+    let mut owned = crate::dataset::OwnedBytes::new();
     let mut chunks = std::pin::pin!(session.array_chunk_iterator(node).await);
     while let Some(info) = chunks.next().await {
         let info = info.map_err(|e| e.to_string())?;
@@ -496,8 +496,7 @@ async fn chunk_table(
                 let coords: Vec<u64> = coord.iter().map(|&c| u64::from(c)).collect();
                 let key = chunk_key(path, &coords);
                 let bytes = store.get(&key, &ByteRange::ALL).await.map_err(|e| format!("{key}: {e}"))?;
-                let offset = owned.len() as u64;
-                owned.extend_from_slice(&bytes);
+                let offset = owned.push(&bytes).map_err(|e| format!("{key}: {e}"))?;
                 ChunkEntry::Owned { offset, length: bytes.len() as u64 }
             }
         };

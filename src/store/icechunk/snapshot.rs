@@ -250,10 +250,9 @@ pub(super) async fn write_owned(store: &Store, array: &VirtualArray, repo: &str)
     let grid = &array.metadata.chunk_grid;
     for (linear, entry) in array.chunks.iter().enumerate() {
         if let ChunkEntry::Owned { offset, length } = entry {
-            let bytes = owned_bytes(array, offset, length)
-                .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
+            let bytes = owned_bytes(array, offset, length).map_err(|e| failed(format!("chunk {linear}: {e}")))?;
             let key = chunk_key(&array.path, &grid.chunk_coords(linear as u64));
-            store.set(&key, Bytes::copy_from_slice(bytes)).await.map_err(|e| failed(format!("{key}: {e}")))?;
+            store.set(&key, Bytes::from(bytes.into_owned())).await.map_err(|e| failed(format!("{key}: {e}")))?;
         }
     }
     Ok(())

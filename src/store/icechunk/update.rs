@@ -235,10 +235,9 @@ async fn update_chunks(
                 }
             }
             ChunkEntry::Owned { offset, length } => {
-                let bytes = owned_bytes(new, offset, length)
-                    .ok_or_else(|| failed(format!("chunk {linear}: owned bytes out of range")))?;
+                let bytes = owned_bytes(new, offset, length).map_err(|e| failed(format!("chunk {linear}: {e}")))?;
                 let key = chunk_key(&new.path, &coords);
-                store.set(&key, Bytes::copy_from_slice(bytes)).await.map_err(|e| failed(format!("{key}: {e}")))?;
+                store.set(&key, Bytes::from(bytes.into_owned())).await.map_err(|e| failed(format!("{key}: {e}")))?;
             }
         }
     }
@@ -264,7 +263,7 @@ fn same_entry(old: &VirtualArray, before: ChunkEntry, new: &VirtualArray, entry:
                 && both.old_sources.checksums.get(a) == both.new_sources.checksums.get(b)
         }
         (ChunkEntry::Owned { offset: o1, length: l1 }, ChunkEntry::Owned { offset: o2, length: l2 }) => {
-            owned_bytes(old, o1, l1).is_some() && owned_bytes(old, o1, l1) == owned_bytes(new, o2, l2)
+            matches!((owned_bytes(old, o1, l1), owned_bytes(new, o2, l2)), (Ok(a), Ok(b)) if a == b)
         }
         _ => false,
     }

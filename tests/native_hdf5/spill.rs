@@ -1,0 +1,59 @@
+//! Store-owned chunks past the memory budget (`src/dataset/owned_bytes.rs`): a file whose every
+//! chunk is copied into the store (a padded compound, repacked) scanned under a 1 MiB budget keeps
+//! its table's heap under the budget (the rest spills to the temporary file), and the store written
+//! from it reads as libhdf5 reads the file. The other copied-chunk tests (szip, LZO, blosc2,
+//! structs, HDF4) run with everything spilled under `VZARR_OWNED_MEMORY=0`.
+
+use vzarr::dataset::owned_bytes::set_memory_budget;
+use vzarr::{ScanOptions, Writer};
+
+use crate::common::hdf5_oracle::read_member;
+use crate::common::{open_store, read, scan, trust_store, with_hdf5_files};
+
+/// A compound of an `i16` and an `f64` at offsets 0 and 8: six padding bytes an element, so vzarr
+/// stores it packed (10 bytes) in store-owned chunks.
+#[derive(hdf5::H5Type, Clone, Copy)]
+#[repr(C)]
+struct Padded {
+    a: i16,
+    b: f64,
+}
+
+#[test]
+fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
+    const N: usize = 400_000;
+    const BUDGET: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("padded.h5");
+    let values: Vec<Padded> = (0..N).map(|i| Padded { a: (i % 30_000) as i16 - 7, b: i as f64 * 0.25 }).collect();
+    with_hdf5_files(|| {
+        let h5 = hdf5::File::create(&file).unwrap();
+        h5.new_dataset_builder().chunk(10_000).with_data(&values).create("rec").unwrap();
+    });
+    // Process-wide: concurrent tests spill too, which changes where their bytes are, not what they are.
+    set_memory_budget(Some(BUDGET));
+    let scanned = scan(&file, &ScanOptions::default());
+    set_memory_budget(None);
+    let dataset = scanned.unwrap();
+    let array = dataset.arrays.iter().find(|a| a.path == "rec").unwrap();
+    let stats = array.chunks.stats();
+    assert_eq!((stats.owned, stats.referenced, stats.owned_bytes), (40, 0, N as u64 * 10));
+    assert!(array.chunks.heap_bytes() as u64 <= BUDGET + 4096, "{} bytes on the heap", array.chunks.heap_bytes());
+    assert!(array.chunks.owned.spilled_bytes() >= N as u64 * 10 - BUDGET, "{:?}", array.chunks.owned);
+    let store_path = dir.path().join("padded.vzarr");
+    vzarr::NativeWriter.write(&dataset, &store_path, &vzarr::WriteOptions::default()).unwrap();
+    trust_store(&store_path);
+    let owned_bin = std::fs::metadata(store_path.join("rec/owned.bin")).unwrap().len();
+    assert_eq!(owned_bin, N as u64 * 10);
+    let store = open_store(&store_path);
+    let ours = read(&store, "rec", "").bytes;
+    assert_eq!(ours.len(), N * 10);
+    let a = read_member(&file, "rec", &["a"], N).unwrap();
+    let b = read_member(&file, "rec", &["b"], N).unwrap();
+    for i in 0..N {
+        let element = &ours[i * 10..i * 10 + 10];
+        assert!(element[..2] == a[i * 2..i * 2 + 2] && element[2..] == b[i * 8..i * 8 + 8], "element {i}");
+    }
+    let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
+    assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+}
