@@ -190,10 +190,9 @@ impl Store {
             false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
         };
         let root = resolve_with(&absolute, &options.remote)?;
-        let inner = StoreInner {
-            repository: Some(view),
-            ..StoreInner::new(location, root, info, SourceRegistry::default(), options)
-        };
+        // vzarr's summary lists the sources by id (its provenance's ids): the registry starts with them.
+        let sources = SourceRegistry::seeded(&info.source_urls, |url| crate::store::recorded(url, None));
+        let inner = StoreInner { repository: Some(view), ..StoreInner::new(location, root, info, sources, options) };
         Ok(Store { inner: Arc::new(inner) })
     }
 
@@ -464,6 +463,7 @@ fn empty_info() -> StoreInfo {
         provenance: Default::default(),
         warnings: Vec::new(),
         source_containers: Vec::new(),
+        source_urls: Vec::new(),
     }
 }
 

@@ -103,7 +103,14 @@ pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Re
         refs
     };
     let templates = templates(&doc).map_err(key_error)?;
-    let sources = SourceRegistry::default();
+    // vzarr's header lists the sources by id (its provenance's ids); other documents' sources are
+    // numbered as their references are met.
+    let urls: Vec<String> = doc
+        .pointer("/vzarr/source_urls")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(|url| expand(url, &templates)).collect())
+        .unwrap_or_default();
+    let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(self::location(url), 0, None));
     let (view, info) = build(refs, &sources, &doc, &templates).map_err(key_error)?;
     Ok(Store::open_references_view(location, object, info, sources, Arc::new(view), options))
 }
@@ -199,6 +206,7 @@ fn build(
         provenance: provenance.unwrap_or_default(),
         warnings: warnings.unwrap_or_default(),
         source_containers: containers,
+        source_urls: Vec::new(),
     };
     Ok((view, info))
 }

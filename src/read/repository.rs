@@ -172,5 +172,6 @@ fn foreign_info(groups: Vec<String>, arrays: Vec<ArrayInfo>) -> StoreInfo {
         provenance: Default::default(),
         warnings: Vec::new(),
         source_containers: Vec::new(),
+        source_urls: Vec::new(),
     }
 }

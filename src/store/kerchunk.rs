@@ -237,10 +237,10 @@ pub(crate) struct RefsWriter {
 }
 
 impl RefsWriter {
-    /// Starts the document; `urls` (the source URLs) give the containers recorded under
-    /// `"vzarr": {"source_containers": [...]}` for readers that authorize sources, beside the
-    /// dataset's `provenance` and `warnings` (what `vzarr verify` and `info` read back; fsspec
-    /// ignores the key).
+    /// Starts the document; `urls` (the source URLs, by source id) are recorded under
+    /// `"vzarr": {"source_urls": [...]}` with the containers holding them (`source_containers`, for
+    /// readers that authorize sources), beside the dataset's `provenance` and `warnings` (what
+    /// `vzarr verify` and `info` read back; fsspec ignores the key).
     pub(crate) fn create(
         path: &Path,
         urls: &[String],
@@ -257,6 +257,8 @@ impl RefsWriter {
         let containers = crate::trust::containers_of_locations(urls.iter().map(String::as_str));
         let header = serde_json::json!({
             "source_containers": containers,
+            // The sources by id (the ids of `provenance`): the reader numbers them as met otherwise.
+            "source_urls": urls,
             "provenance": provenance,
             "warnings": warnings,
         });

@@ -90,6 +90,11 @@ pub struct StoreInfo {
     /// authorize (see `trust`). Format version 2; empty in older stores.
     #[serde(default)]
     pub source_containers: Vec<String>,
+    /// An Icechunk snapshot's summary: the virtual chunk URL of each source, by source id (the ids
+    /// `provenance` uses), since a repository names its sources only in its references. Empty in a
+    /// native store (`sources.bin` lists them) and in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_urls: Vec<String>,
 }
 
 impl StoreInfo {
@@ -125,6 +130,7 @@ impl StoreInfo {
             provenance: dataset.provenance.clone(),
             warnings: dataset.warnings.clone(),
             source_containers: crate::trust::containers_of(&dataset.sources),
+            source_urls: Vec::new(),
         }
     }
 }

@@ -101,6 +101,18 @@ fn linked_groups_and_datasets_read_as_libhdf5_reads_them_through_the_link() {
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&refs).unwrap()).unwrap();
     let chunk = &json["refs"]["linked_chunked/c/0/0"];
     assert!(chunk[0].as_str().is_some_and(|url| url.ends_with("/target.h5")), "{chunk}");
+    // The reference document and an Icechunk repository number their sources as the scan did (the
+    // first array's chunks lie in the linked file), so verify compares each array with its source.
+    let run = cli_expect(&["verify".as_ref(), refs.as_os_str()], 0);
+    assert!(run.stdout.contains("0 failed"), "{}", run.stdout);
+    let repo = dir.path().join("main.icechunk");
+    // Exit 3: written, with the dangling links' warnings.
+    cli_expect(
+        &["scan".as_ref(), main.as_os_str(), "-o".as_ref(), repo.as_os_str(), "--format".as_ref(), "icechunk".as_ref()],
+        3,
+    );
+    let run = cli_expect(&["verify".as_ref(), repo.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   linked_chunked") && run.stdout.contains("0 failed"), "{}", run.stdout);
 }
 
 /// Where libnetcdf opens the linking file, the store shows what it shows: variables, dimension names

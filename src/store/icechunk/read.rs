@@ -567,6 +567,7 @@ mod tests {
             provenance: Provenance { concat_dim: Some("time".into()), ..Provenance::default() },
             warnings: Vec::new(),
             source_containers: vec!["/archive/".into()],
+            source_urls: Vec::new(),
         }
     }
 

@@ -236,7 +236,9 @@ pub(super) fn properties(
         info.block_digests = block_digests(array, manifests::chunks_per_manifest(array, per_manifest), url);
         info
     });
-    let info = StoreInfo::of(dataset, "vzarr", arrays.collect());
+    let mut info = StoreInfo::of(dataset, "vzarr", arrays.collect());
+    // The reader numbers sources as it meets their references; these make its ids the scan's.
+    info.source_urls = urls;
     let mut properties = icechunk::format::snapshot::SnapshotProperties::new();
     // One JSON string, not a tree of values: Icechunk decodes a snapshot's properties whenever it
     // looks the snapshot up, and a tree of 10^4 sources' boxes took tens of ms to build each time.
