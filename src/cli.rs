@@ -50,6 +50,10 @@ where
             return u8::try_from(err.exit_code()).unwrap_or(2);
         }
     };
+    if let Err(message) = crate::dataset::owned_bytes::check_memory_budget_var() {
+        eprintln!("error: {message}");
+        return 2;
+    }
     let result = match panics::caught(|| run(cli)) {
         Ok(result) => result,
         Err(message) => {

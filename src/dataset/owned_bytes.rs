@@ -106,6 +106,21 @@ pub fn memory_budget() -> u64 {
     }
 }
 
+/// Checks [`MEMORY_BUDGET_VAR`] where it is set: the line to print when it is not a size (which
+/// [`memory_budget`] would take as unset), so a command can refuse it instead.
+///
+/// # Errors
+/// The variable, its value and the sizes it takes.
+pub fn check_memory_budget_var() -> Result<(), String> {
+    let Some(value) = std::env::var_os(MEMORY_BUDGET_VAR) else { return Ok(()) };
+    match value.to_str().and_then(parse_size) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{MEMORY_BUDGET_VAR}={value:?}: not a size (a number of bytes, or with a K, M or G suffix: 64M)"
+        )),
+    }
+}
+
 /// Sets the process's memory budget for owned bytes (`None`: back to the environment's or the
 /// default). Bytes already in memory stay there; the budget decides where further bytes go.
 pub fn set_memory_budget(bytes: Option<u64>) {

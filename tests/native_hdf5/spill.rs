@@ -2,7 +2,8 @@
 //! chunk is copied into the store (a padded compound, repacked) scanned under a 1 MiB budget keeps
 //! its table's heap under the budget (the rest spills to the temporary file), and the store written
 //! from it reads as libhdf5 reads the file. The other copied-chunk tests (szip, LZO, blosc2,
-//! structs, HDF4) run with everything spilled under `VZARR_OWNED_MEMORY=0`.
+//! structs, HDF4, append) run again with everything spilled under `VZARR_OWNED_MEMORY=0` (`./dev
+//! test`).
 
 use vzarr::dataset::owned_bytes::set_memory_budget;
 use vzarr::{ScanOptions, Writer};
@@ -56,4 +57,28 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
     }
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+}
+
+/// A memory budget that is not a size is refused with one line naming it, before anything is done
+/// (taken as unset, it would silently hold every copy in memory).
+#[test]
+fn a_malformed_memory_budget_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("never.vzarr");
+    let mut command = crate::common::vzarr_command();
+    command.env("VZARR_OWNED_MEMORY", "64 apples").args(["scan".as_ref(), dir.path().as_os_str(), "-o".as_ref()]);
+    command.arg(&store);
+    let run = crate::common::run(command);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("VZARR_OWNED_MEMORY=\"64 apples\": not a size"), "{}", run.stderr);
+    assert!(!store.exists());
+    // A size with a unit is taken: the same scan of a sample file works.
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    let mut command = crate::common::vzarr_command();
+    command.env("VZARR_OWNED_MEMORY", "64M").args(["scan".as_ref(), sample.as_os_str(), "-o".as_ref()]);
+    command.arg(&store);
+    let run = crate::common::run(command);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(store.join("vzarr.json").is_file());
 }
