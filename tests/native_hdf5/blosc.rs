@@ -17,18 +17,7 @@ use crate::common::{array_json, open_store, read, scan_to_store};
 
 /// blosc.h5, written by `make_special_types.py` into `dir` (None without the Python environment).
 fn fixture(dir: &Path) -> Option<std::path::PathBuf> {
-    let Some(python) = crate::interop::python() else {
-        eprintln!("notice: no Python with h5py and hdf5plugin (run tests/python/setup.sh); the blosc tests not run");
-        return None;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_special_types.py");
-    let run = crate::common::run({
-        let mut c = std::process::Command::new(python);
-        c.arg(script).arg(dir).arg("blosc");
-        c
-    });
-    assert_eq!(run.code, 0, "make_special_types.py blosc: {}", run.stderr);
-    Some(dir.join("blosc.h5"))
+    super::python_fixtures("make_special_types.py", dir, &["blosc"], "the blosc tests").map(|d| d.join("blosc.h5"))
 }
 
 #[test]

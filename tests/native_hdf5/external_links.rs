@@ -13,18 +13,7 @@ use crate::common::*;
 
 /// The fixtures, written by `make_external_links.py` into `dir` (None without the Python environment).
 fn fixtures(dir: &Path) -> Option<PathBuf> {
-    let Some(python) = crate::interop::python() else {
-        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the external link tests not run");
-        return None;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_external_links.py");
-    let run = crate::common::run({
-        let mut c = std::process::Command::new(python);
-        c.arg(script).arg(dir);
-        c
-    });
-    assert_eq!(run.code, 0, "make_external_links.py: {}", run.stderr);
-    Some(dir.to_path_buf())
+    super::python_fixtures("make_external_links.py", dir, &[], "the external link tests")
 }
 
 /// The datasets libhdf5 opens through `file`, external links followed (dangling ones skipped), with

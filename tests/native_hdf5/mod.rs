@@ -273,6 +273,24 @@ fn h5py_agrees_on_every_fixture() {
 
 /// Exports `store` (scanned from `source`) as kerchunk JSON beside it and runs the Python check
 /// `script` (`--refs REFS SOURCE`), which must pass with no failure; its standard output.
+/// Runs the fixture script `tests/python/<script> DIR ARGS...`, which must succeed, and gives `dir`;
+/// None, with a notice naming `what` is not run, without the Python environment (`interop::python`
+/// fails instead where the environment is required).
+pub(super) fn python_fixtures(script: &str, dir: &Path, args: &[&str], what: &str) -> Option<PathBuf> {
+    let Some(python) = crate::interop::python() else {
+        eprintln!("notice: no Python environment (run tests/python/setup.sh); {what} not run");
+        return None;
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script);
+    let run = crate::common::run({
+        let mut c = std::process::Command::new(python);
+        c.arg(path).arg(dir).args(args);
+        c
+    });
+    assert_eq!(run.code, 0, "{script} {args:?}: {}", run.stderr);
+    Some(dir.to_path_buf())
+}
+
 /// The fixtures `tests/python/make_repacked.py DIR kind` writes (h5py, then h5repack), libhdf5
 /// finding filter plugins on `plugin_path`; None, with a notice, without the Python environment or
 /// h5repack (a failure when the full environment is required: `./dev setup` installs hdf5-tools).

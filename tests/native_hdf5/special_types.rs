@@ -13,18 +13,7 @@ use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
 
 /// The fixtures, written by `make_special_types.py` into `dir` (None without the Python environment).
 pub(super) fn fixtures(dir: &Path) -> Option<PathBuf> {
-    let Some(python) = crate::interop::python() else {
-        eprintln!("notice: no Python with h5py (run tests/python/setup.sh); the special type tests not run");
-        return None;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_special_types.py");
-    let run = crate::common::run({
-        let mut c = std::process::Command::new(python);
-        c.arg(script).arg(dir);
-        c
-    });
-    assert_eq!(run.code, 0, "make_special_types.py: {}", run.stderr);
-    Some(dir.to_path_buf())
+    super::python_fixtures("make_special_types.py", dir, &[], "the special type tests")
 }
 
 /// The path libhdf5 gives the object each object reference of `dataset` points at (dereferenced,

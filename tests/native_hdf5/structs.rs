@@ -41,18 +41,7 @@ const STRUCTS_H5: [&str; 20] = [
 
 /// The fixtures, written by `make_structs.py` into `dir` (None without the Python environment).
 fn fixtures(dir: &Path) -> Option<PathBuf> {
-    let Some(python) = crate::interop::python() else {
-        eprintln!("notice: no Python with h5py and netCDF4 (run tests/python/setup.sh); the struct tests not run");
-        return None;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/make_structs.py");
-    let run = crate::common::run({
-        let mut c = std::process::Command::new(python);
-        c.arg(script).arg(dir);
-        c
-    });
-    assert_eq!(run.code, 0, "make_structs.py: {}", run.stderr);
-    Some(dir.to_path_buf())
+    super::python_fixtures("make_structs.py", dir, &[], "the struct tests")
 }
 
 /// Every leaf member of `s`: its path of names and its byte range in an element. Complex numbers,
