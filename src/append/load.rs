@@ -2,7 +2,8 @@
 //! works on the stored references, never on the old source files.
 //!
 //! Reads the store's own files only: `vzarr.json` (summary, provenance, warnings), `sources.bin`,
-//! every node's `zarr.json`, every array's `manifest.bin` (decoded whole) and `owned.bin`.
+//! every node's `zarr.json`, every array's `manifest.bin` (decoded whole) and `owned.bin` (a block at a
+//! time, into owned bytes that spill past their memory budget).
 
 use std::path::Path;
 
@@ -74,28 +75,23 @@ fn load_array(
         return Err(store_error(root, &manifest_file, reason));
     }
     let owned_file = node_file(path, OWNED_FILE);
-    let owned = match std::fs::read(root.join(&owned_file)) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(store_error(root, &owned_file, e.to_string())),
-    };
-    for entry in &entries {
-        let bad = match *entry {
-            ChunkEntry::Source { source, .. } => (source as usize) >= num_sources,
-            ChunkEntry::Owned { .. } => entry.end().is_none_or(|end| end > owned.len() as u64),
-            ChunkEntry::Missing => false,
-        };
-        if bad {
-            return Err(store_error(root, &manifest_file, format!("entry {entry:?} points outside the store")));
-        }
-        if let (ChunkEntry::Owned { offset, length }, Some(binding)) = (*entry, &binding) {
-            let bytes = &owned[offset as usize..(offset + length) as usize];
+    let owned_bytes = load_owned(root, &owned_file)?;
+    if let Some(entry) = entries.iter().find(|e| match **e {
+        ChunkEntry::Source { source, .. } => (source as usize) >= num_sources,
+        ChunkEntry::Owned { .. } => e.end().is_none_or(|end| end > owned_bytes.len()),
+        ChunkEntry::Missing => false,
+    }) {
+        return Err(store_error(root, &manifest_file, format!("entry {entry:?} points outside the store")));
+    }
+    if let Some(binding) = &binding {
+        for entry in &entries {
+            let ChunkEntry::Owned { offset, length } = *entry else { continue };
+            let bytes = owned_bytes.read(offset, length).map_err(|e| store_error(root, &owned_file, e.to_string()))?;
             binding
-                .check_owned(offset, bytes)
+                .check_owned(offset, &bytes)
                 .map_err(|e| store_error(root, &owned_file, format!("integrity: {e}")))?;
         }
     }
-    let owned_bytes = OwnedBytes::from_vec(owned).map_err(|e| store_error(root, &owned_file, e.to_string()))?;
     Ok(VirtualArray {
         path: path.to_string(),
         metadata,
@@ -104,6 +100,33 @@ fn load_array(
         digest: None,
         tails: Vec::new(),
     })
+}
+
+/// Bytes of `owned.bin` read at once while loading it.
+const OWNED_BLOCK: usize = 1 << 20;
+
+/// An array's `owned.bin` (none: no bytes), read a block at a time into [`OwnedBytes`], which keeps
+/// it in memory within the process's budget and spills the rest: a store of copies is never read
+/// into memory whole. The bytes keep their offsets in the file.
+fn load_owned(root: &Path, owned_file: &str) -> Result<OwnedBytes, AppendError> {
+    use std::os::unix::fs::FileExt;
+    let fail = |e: std::io::Error| store_error(root, owned_file, e.to_string());
+    let file = match std::fs::File::open(root.join(owned_file)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OwnedBytes::new()),
+        Err(e) => return Err(fail(e)),
+    };
+    let len = file.metadata().map_err(fail)?.len();
+    let mut owned = OwnedBytes::new();
+    let mut block = vec![0u8; OWNED_BLOCK.min(usize::try_from(len).unwrap_or(OWNED_BLOCK))];
+    let mut at = 0u64;
+    while at < len {
+        let n = block.len().min(usize::try_from(len - at).unwrap_or(usize::MAX));
+        file.read_exact_at(&mut block[..n], at).map_err(fail)?;
+        owned.push(&block[..n]).map_err(|e| store_error(root, owned_file, e.to_string()))?;
+        at += n as u64;
+    }
+    Ok(owned)
 }
 
 /// The binding trailer after a manifest's index (store format 2), checked against the array's

@@ -57,6 +57,17 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
     }
     let run = crate::common::cli_expect(&["verify".as_ref(), store_path.as_os_str()], 0);
     assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+    // Loading the store for an append reads owned.bin a block at a time into owned bytes that spill
+    // past the budget: the same bytes, the table's heap within the budget.
+    set_memory_budget(Some(BUDGET));
+    let loaded = vzarr::append::load_native(&store_path);
+    set_memory_budget(None);
+    let loaded = loaded.unwrap();
+    let rec = loaded.arrays.iter().find(|a| a.path == "rec").unwrap();
+    assert!(rec.chunks.heap_bytes() as u64 <= BUDGET + 4096, "{} bytes on the heap", rec.chunks.heap_bytes());
+    assert!(rec.chunks.owned.spilled_bytes() >= owned_bin - BUDGET, "{:?}", rec.chunks.owned);
+    let stored = std::fs::read(store_path.join("rec/owned.bin")).unwrap();
+    assert!(rec.chunks.owned.read(0, owned_bin).unwrap().as_ref() == stored.as_slice(), "owned.bin read back differs");
 }
 
 /// A memory budget that is not a size is refused with one line naming it, before anything is done
