@@ -165,7 +165,7 @@ def open_store(store, group: str, options: dict) -> xr.Dataset:
                         chunks=None, **options)
 
 
-def open_both(files, store, group, concat, view=None):
+def open_both(files, store, group, concat, view=NETCDF4):
     """(source, store dataset, options used) at the first level of OPEN_LEVELS where the sources open,
     or raises. Levels where the sources and the store fail alike are passed; when the store then fails
     where the sources open, it still behaved as the sources do under xarray's default decoding:
@@ -173,7 +173,7 @@ def open_both(files, store, group, concat, view=None):
     last, alike = None, True
     for options in OPEN_LEVELS:
         try:
-            source = open_sources(files, group, concat, options, view or NETCDF4)
+            source = open_sources(files, group, concat, options, view)
         except Exception as e:  # noqa: BLE001 - try the next fallback
             last = e
             alike = alike and same_failure(e, lambda: open_store(store, group, options).load())

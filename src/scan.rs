@@ -186,6 +186,28 @@ pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source
     Ok(std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(file), CacheOptions::local())))
 }
 
+/// An object-store object as a byte source with a block cache, and its fingerprint, from one HEAD
+/// request through `options.runtime` (what a scan reads a linked or external file through).
+///
+/// # Errors
+/// A message naming the object when it is missing or cannot be reached.
+pub(crate) fn open_object(
+    url: &url::Url,
+    options: &ScanOptions,
+) -> Result<(SourceFile, std::sync::Arc<dyn crate::source::ByteSource>), String> {
+    use crate::source::{CacheOptions, CachedSource, ObjectSource};
+    use object_store::ObjectStoreExt;
+    let runtime = options.runtime.as_ref().ok_or_else(|| format!("{url}: reading it needs ScanOptions::runtime"))?;
+    let (store, object) = crate::source::store_for_url(url, &options.remote).map_err(|e| format!("{url}: {e}"))?;
+    let meta = runtime.block_on(store.head(&object)).map_err(|e| match e {
+        object_store::Error::NotFound { .. } => format!("{url}: not found"),
+        e => format!("{url}: {}", crate::source::describe_error(&e)),
+    })?;
+    let source = crate::source::object_fingerprint(url.as_str(), &meta);
+    let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag);
+    Ok((source, std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(object), CacheOptions::remote()))))
+}
+
 /// Refuses a chunk reference that does not lie inside its source file (`offset + length <= size`),
 /// whatever scanner produced it: a corrupt file must fail at scan, not later at read.
 fn check_references(path: &Path, dataset: &VirtualDataset) -> Result<(), ScanError> {

@@ -83,22 +83,11 @@ impl ExternalFiles {
 /// # Errors
 /// A message naming the file when it cannot be opened.
 pub(crate) fn open(location: &str, options: &ScanOptions) -> Result<Arc<dyn ByteSource>, String> {
-    use crate::source::{CacheOptions, CachedSource, LocalFile, ObjectSource};
     if let Some(local) = crate::source::local_path(location) {
-        let file = LocalFile::open(&local).map_err(|e| format!("external file {location}: {e}"))?;
-        return Ok(Arc::new(CachedSource::new(Arc::new(file), CacheOptions::local())));
+        return crate::scan::open_local(&local).map_err(|e| format!("external file {e}"));
     }
     let url = url::Url::parse(location).map_err(|e| format!("external file {location}: {e}"))?;
-    let runtime = options
-        .runtime
-        .as_ref()
-        .ok_or_else(|| format!("external file {location}: reading it needs ScanOptions::runtime"))?;
-    let (store, object) =
-        crate::source::store_for_url(&url, &options.remote).map_err(|e| format!("external file {location}: {e}"))?;
-    use object_store::ObjectStoreExt;
-    let meta = runtime.block_on(store.head(&object)).map_err(|e| format!("external file {location}: {e}"))?;
-    let source = ObjectSource::new(location.to_string(), store, object, meta.size, runtime.clone());
-    Ok(Arc::new(CachedSource::new(Arc::new(source), CacheOptions::remote())))
+    crate::scan::open_object(&url, options).map(|(_, bytes)| bytes).map_err(|e| format!("external file {e}"))
 }
 
 fn error(name: &str, reason: impl Into<String>) -> Hdf4Error {

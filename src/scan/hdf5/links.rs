@@ -26,7 +26,7 @@ use hdf5_reader::{ExternalLinkResolver, Hdf5File, OpenOptions};
 use super::RangeStorage;
 use crate::manifest::SourceFile;
 use crate::scan::ScanOptions;
-use crate::source::{ByteSource, CacheOptions, CachedSource, LocalFile, ObjectSource};
+use crate::source::ByteSource;
 use crate::trust::{container_of, Authorization};
 
 /// One file of a scan: the file scanned (index 0) or a file an external link led to.
@@ -159,7 +159,7 @@ impl Registry {
         }
         let (source, bytes) = match &target {
             Base::Local(_) => open_local(&authorized.location)?,
-            Base::Remote(url) => open_remote(url, &self.options)?,
+            Base::Remote(url) => crate::scan::open_object(url, &self.options)?,
         };
         let file = self.open_file(target, bytes.clone()).map_err(|e| format!("{location}: {e}"))?;
         self.lock_files().push(LinkedFile { source, bytes, file: file.clone(), key });
@@ -235,24 +235,8 @@ impl ExternalLinkResolver for Resolver {
 /// The fingerprint and bytes of the local file at `location` (an authorized, resolved path).
 fn open_local(location: &str) -> Result<(SourceFile, Arc<dyn ByteSource>), String> {
     let path = crate::source::local_path(location).unwrap_or_else(|| PathBuf::from(location));
-    let io = |e: std::io::Error| format!("{location}: {e}");
-    let source = crate::source::fingerprint(&path).map_err(io)?;
-    let file = LocalFile::open(&path).map_err(io)?;
-    Ok((source, Arc::new(CachedSource::new(Arc::new(file), CacheOptions::local()))))
-}
-
-/// The fingerprint (a HEAD request) and bytes of the object at `url`.
-fn open_remote(url: &url::Url, options: &ScanOptions) -> Result<(SourceFile, Arc<dyn ByteSource>), String> {
-    use object_store::ObjectStoreExt;
-    let runtime = options.runtime.as_ref().ok_or_else(|| format!("{url}: reading it needs ScanOptions::runtime"))?;
-    let (store, object) = crate::source::store_for_url(url, &options.remote).map_err(|e| format!("{url}: {e}"))?;
-    let meta = runtime.block_on(store.head(&object)).map_err(|e| match e {
-        object_store::Error::NotFound { .. } => format!("{url}: not found"),
-        e => format!("{url}: {}", crate::source::describe_error(&e)),
-    })?;
-    let source = crate::source::object_fingerprint(url.as_str(), &meta);
-    let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag);
-    Ok((source, Arc::new(CachedSource::new(Arc::new(object), CacheOptions::remote()))))
+    let source = crate::source::fingerprint(&path).map_err(|e| format!("{location}: {e}"))?;
+    Ok((source, crate::scan::open_local(&path).map_err(|e| e.to_string())?))
 }
 
 #[cfg(test)]
