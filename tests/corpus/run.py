@@ -180,6 +180,9 @@ KIND_NAMES = {("kerchunk", "materialized"): "zarr engine", ("vzarr",): "vzarr en
 # h5netcdf view (h5py's) equals the store, and one from h5netcdf's view of a source netCDF4 cannot open.
 NETCDF4_ONLY = "netCDF4 view only: "
 H5NETCDF_VIEW = "h5netcdf view: "
+# The prefix naming the stores a parity line's difference shows in, when not in all (`kerchunk only: `,
+# `zarr engine only: `, ...: lower case, unlike NETCDF4_ONLY).
+STORES_PREFIX = re.compile(r"^[a-z ]+ only: ")
 
 
 def differs(line: str, engine: str, netcdf4_alone: bool = False) -> bool:
@@ -189,7 +192,7 @@ def differs(line: str, engine: str, netcdf4_alone: bool = False) -> bool:
     not open is one (nothing proves the store equal there)."""
     if not line.startswith(PARITY) or engine not in parity_kinds(line):
         return False
-    body = re.sub(r"^[a-z ]+ only: ", "", line[len(PARITY):])
+    body = STORES_PREFIX.sub("", line[len(PARITY):])
     body = body.removeprefix(NETCDF4_ONLY).removeprefix(H5NETCDF_VIEW)
     if body.startswith("/: not compared: "):
         return False
@@ -257,7 +260,7 @@ def settle_undefined(outcome: list[str], want: list[str]) -> list[str]:
     UNDEFINED_VALUES replaced by that line."""
     undefined = {w.removesuffix(UNDEFINED_VALUES) for w in want if w.endswith(UNDEFINED_VALUES)}
     # The stores may read different garbage from the source, so a line may name the stores it is in.
-    in_all = {o: PARITY + re.sub(r"^[a-z ]+ only: ", "", o[len(PARITY):]) if o.startswith(PARITY) else o
+    in_all = {o: PARITY + STORES_PREFIX.sub("", o[len(PARITY):]) if o.startswith(PARITY) else o
               for o in outcome}
     return sorted({next((u + UNDEFINED_VALUES for u in undefined if in_all[o].startswith(u + "values differ (")), o)
                    for o in outcome})
