@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("committed {} arrays; containers to authorize: {:?}", info.arrays.len(), info.source_containers);
 
     let options = OpenOptions::new(Authorization::new(&info.source_containers)).with_branch("main");
-    let store = BlockingStore::open_with(&repo.display().to_string(), &options)?;
+    let store = BlockingStore::open_with(repo.display().to_string(), &options)?;
     let tas = store.array("tas")?;
     let first_day = tas.read(&Selection::parse("0", &tas.reader().shape())?, &ReadOptions::default())?;
     println!("tas on 1 January: {} values, first {:?}", first_day.len(), first_day.to_vec::<f32>()?.first());

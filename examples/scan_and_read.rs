@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // We wrote this store ourselves: trust the source containers it records (a store from
     // elsewhere is read with the user's trust list: `Authorization::from_user_config()`).
     let options = OpenOptions::new(Authorization::new(written.source_containers()));
-    let store = BlockingStore::open_with(&store_path.display().to_string(), &options)?;
+    let store = BlockingStore::open_with(store_path.as_path(), &options)?;
     let tas = store.array("tas")?;
     let shape = tas.reader().shape();
     println!("tas: shape {shape:?}, grid {}", tas.reader().metadata().chunk_grid.to_json());

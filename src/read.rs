@@ -14,13 +14,13 @@
 //! [`ChunkGrid`]: crate::grid::ChunkGrid
 
 mod array_data;
+mod backend;
 pub mod blocking;
 mod decode;
 mod fetch;
-mod index;
-mod inner;
 mod objects;
 mod open;
+mod opener;
 mod plan;
 mod references;
 #[cfg(feature = "icechunk")]
@@ -30,6 +30,7 @@ mod sources;
 mod strings;
 
 pub use array_data::{ArrayData, Element};
+pub use backend::StoreKind;
 pub use open::{ArrayReader, OpenOptions, Store};
 pub(crate) use rounds::EntryRounds;
 pub use rounds::ENTRIES_PER_ROUND;

@@ -7,6 +7,7 @@
 mod bytes_path;
 mod cache;
 mod directory_alias;
+mod location;
 mod pseudo_fs;
 mod range;
 mod remote;
@@ -14,6 +15,7 @@ mod remote;
 pub use bytes_path::{local_path, location_for_path, BytesPathStore};
 pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals, COALESCE_GAP, REMOTE_HEAD_BYTES};
 pub use directory_alias::DirectoryAlias;
+pub use location::Location;
 pub(crate) use pseudo_fs::pseudo_file_system;
 pub(crate) use range::short_range_reply;
 pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};

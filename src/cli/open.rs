@@ -2,15 +2,12 @@
 //! Icechunk repository (a local directory or an `s3://` URL holding one; its `main` branch, or the
 //! one `--branch` names), both through [`Store::open_with`].
 //!
-//! Stores are reached through object_store, whose paths are UTF-8. A local store whose name is not
-//! valid UTF-8 (which `scan` and `append` write without trouble) is opened through a descriptor of
-//! its directory ([`DirectoryAlias`], held as long as the store), and messages name it as given.
-
-use std::sync::Arc;
+//! The store's name is taken as given (a local name need not be UTF-8): the library classifies it once
+//! ([`Location`](crate::source::Location)) and reaches a local store whose name is not UTF-8 through a
+//! descriptor of its directory.
 
 use super::args::StoreArgs;
 use crate::read::{OpenOptions, Store};
-use crate::source::DirectoryAlias;
 
 impl StoreArgs {
     /// The store's name for messages (lossy where it is not UTF-8).
@@ -26,13 +23,6 @@ impl StoreArgs {
             .with_remote(self.remote.options())
             .with_check_sources(!self.no_check_sources);
         options.branch.clone_from(&self.branch);
-        if let Some(location) = self.store.to_str() {
-            return Ok(Store::open_with(location, &options).await?);
-        }
-        let alias = DirectoryAlias::open(&self.store).map_err(|e| anyhow::anyhow!("{}: {e}", self.name()))?;
-        let store = Store::open_with(alias.path(), &options)
-            .await
-            .map_err(|e| anyhow::anyhow!("{}", alias.unalias(&e.to_string(), &self.store)))?;
-        Ok(store.into_view_of(&self.name(), Arc::new(alias)))
+        Ok(Store::open_with(self.store.as_os_str(), &options).await?)
     }
 }

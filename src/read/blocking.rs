@@ -28,7 +28,10 @@ impl BlockingStore {
     ///
     /// # Errors
     /// As [`Store::open`]; also [`ReadError::Store`] when the runtime cannot be started.
-    pub fn open(location: &str, authorization: &crate::trust::Authorization) -> Result<Self, ReadError> {
+    pub fn open(
+        location: impl Into<crate::source::Location>,
+        authorization: &crate::trust::Authorization,
+    ) -> Result<Self, ReadError> {
         Self::open_with(location, &super::OpenOptions::new(authorization.clone()))
     }
 
@@ -36,10 +39,14 @@ impl BlockingStore {
     ///
     /// # Errors
     /// As [`Store::open_with`]; also [`ReadError::Store`] when the runtime cannot be started.
-    pub fn open_with(location: &str, options: &super::OpenOptions) -> Result<Self, ReadError> {
+    pub fn open_with(
+        location: impl Into<crate::source::Location>,
+        options: &super::OpenOptions,
+    ) -> Result<Self, ReadError> {
+        let location = location.into();
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
-                ReadError::Store { location: location.into(), what: "starting I/O runtime".into(), source: e.into() }
+                ReadError::Store { location: location.name(), what: "starting I/O runtime".into(), source: e.into() }
             })?;
         let store = runtime.block_on(Store::open_with(location, options))?;
         Ok(BlockingStore { runtime: Arc::new(runtime), store })

@@ -2,23 +2,17 @@
 
 use std::sync::Arc;
 
-use object_store::ObjectStoreExt;
-
+use super::backend::StoreInner;
+use super::backend::{ChunkIndex, StoreKind};
 use super::decode::{decode_batch, DecodeContext};
-use super::fetch::OwnedChunks;
 use super::fetch::{fetch_batch, FetchContext, Fetched};
-use super::index::ChunkIndex;
-use super::inner::StoreInner;
-use super::objects::{fetch_all, fetch_range};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
-use super::sources::SourceRegistry;
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
-use crate::manifest::binding::{sha256, Binding, FOOTER_LEN, OWNED_SUM_LEN};
-use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
+use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::ArrayMetadata;
-use crate::source::{is_url, resolve_with, ObjectLocation, RemoteOptions};
-use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
+use crate::source::{Location, RemoteOptions};
+use crate::store::StoreInfo;
 use crate::trust::Authorization;
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
@@ -97,131 +91,32 @@ impl Store {
     /// # Errors
     /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
     /// written by a newer, incompatible vzarr.
-    pub async fn open(location: &str, authorization: &Authorization) -> Result<Self, ReadError> {
+    pub async fn open(location: impl Into<Location>, authorization: &Authorization) -> Result<Self, ReadError> {
         Self::open_with(location, &OpenOptions::new(authorization.clone())).await
     }
 
-    /// Opens the store at `location` (a local path or a URL) as `options` say: a native store, an
-    /// Icechunk repository (a directory holding one, a URL where no native store is, or any location
-    /// when [`OpenOptions::branch`] is given; feature `icechunk`; read lazily, a manifest at a time),
-    /// or a kerchunk reference document with Zarr v3 keys (a file, or a URL ending in `.json`; read
-    /// whole). All are read through the same [`ArrayReader`].
+    /// Opens the store at `location` (a local path, relative or absolute and not necessarily UTF-8,
+    /// or a URL; classified once as a [`Location`]) as `options` say: a native store, an Icechunk
+    /// repository (a directory holding one, a URL where no native store is, or any location when
+    /// [`OpenOptions::branch`] is given; feature `icechunk`; read lazily, a manifest at a time), or a
+    /// kerchunk reference document (a file, or a URL ending in `.json`; read whole). All are read
+    /// through the same [`ArrayReader`]; [`Store::kind`] says which it is.
     ///
     /// # Errors
-    /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read.
-    pub async fn open_with(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
-        if options.branch.is_none() && super::references::looks_like_references(location) {
-            return super::references::open_references(location, options).await;
-        }
-        #[cfg(feature = "icechunk")]
-        {
-            let local_repository =
-                !is_url(location) && crate::store::looks_like_repository(std::path::Path::new(location));
-            if local_repository || options.branch.is_some() {
-                let branch = options.branch.as_deref().unwrap_or("main");
-                return match super::repository::open_repository(location, branch, options).await {
-                    Err(e) if !local_repository && Self::open_native(location, options).await.is_ok() => {
-                        let reason = crate::store::one_line(&e.to_string());
-                        Err(ReadError::NotARepository { location: location.to_string(), reason })
-                    }
-                    other => other,
-                };
-            }
-            if is_url(location) {
-                return match Self::open_native(location, options).await {
-                    Ok(store) => Ok(store),
-                    Err(native) => {
-                        super::repository::open_repository(location, "main", options).await.map_err(|_| native)
-                    }
-                };
-            }
-        }
-        Self::open_native(location, options).await
+    /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read;
+    /// [`ReadError::NotFound`] saying why each kind of store tried did not open.
+    pub async fn open_with(location: impl Into<Location>, options: &OpenOptions) -> Result<Self, ReadError> {
+        super::opener::open(&location.into(), options).await
     }
 
-    /// Opens the native store at `location`.
-    pub(crate) async fn open_native(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
-        let absolute = if is_url(location) {
-            location.to_string()
-        } else {
-            let path = std::path::absolute(location).map_err(|e| ReadError::Store {
-                location: location.to_string(),
-                what: "resolving path".into(),
-                source: e.into(),
-            })?;
-            path.display().to_string()
-        };
-        let root = resolve_with(&absolute, &options.remote)?;
-        let mut inner = StoreInner::new(location, root, empty_info(), SourceRegistry::default(), options);
-        let bytes = match fetch_all(&inner.child(STORE_INFO_FILE), location, STORE_INFO_FILE).await {
-            Err(ReadError::Store { source, .. })
-                if matches!(source.downcast_ref(), Some(object_store::Error::NotFound { .. })) =>
-            {
-                return Err(ReadError::NotFound {
-                    location: location.to_string(),
-                    what: format!("no {STORE_INFO_FILE}"),
-                });
-            }
-            other => other?,
-        };
-        inner.info = parse_info(&bytes, location)?;
-        inner.array_paths = inner.info.arrays.iter().map(|a| a.path.clone()).collect();
-        let bytes = fetch_all(&inner.child(SOURCES_FILE), location, SOURCES_FILE).await?;
-        inner.sources_digest = sha256(&bytes);
-        let sources = SourceTable::decode(&bytes).map_err(|e| ReadError::Store {
-            location: location.to_string(),
-            what: format!("parsing {SOURCES_FILE}"),
-            source: e.into(),
-        })?;
-        inner.sources = SourceRegistry::fixed(sources);
-        Ok(Store { inner: Arc::new(inner) })
-    }
-
-    /// The store serving a repository's branch: `info` its summary, `view` its nodes and chunks.
-    #[cfg(feature = "icechunk")]
-    pub(crate) fn open_view(
-        location: &str,
-        info: StoreInfo,
-        view: Arc<super::repository::RepositoryView>,
-        options: &OpenOptions,
-    ) -> Result<Self, ReadError> {
-        let absolute = match is_url(location) {
-            true => location.to_string(),
-            false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
-        };
-        let root = resolve_with(&absolute, &options.remote)?;
-        // vzarr's summary lists the sources by id (its provenance's ids): the registry starts with them.
-        let sources = SourceRegistry::seeded(&info.source_urls, |url| crate::store::recorded(url, None));
-        let inner = StoreInner { repository: Some(view), ..StoreInner::new(location, root, info, sources, options) };
-        Ok(Store { inner: Arc::new(inner) })
-    }
-
-    /// The store a reference document at `location` (the object `root`) describes.
-    pub(crate) fn open_references_view(
-        location: &str,
-        root: ObjectLocation,
-        info: StoreInfo,
-        sources: SourceRegistry,
-        view: Arc<super::references::ReferenceView>,
-        options: &OpenOptions,
-    ) -> Self {
-        let inner = StoreInner { references: Some(view), ..StoreInner::new(location, root, info, sources, options) };
+    /// The store `inner` describes.
+    pub(crate) fn from_inner(inner: StoreInner) -> Self {
         Store { inner: Arc::new(inner) }
     }
 
-    /// Serves this store (the native copy of a repository's branch, or a store opened under another
-    /// name) as the store at `location`, keeping `view` (what the store's files depend on: the copy's
-    /// directory guard, a directory descriptor) alive as long as the store, beside any earlier one.
-    #[cfg(feature = "icechunk")]
-    pub(crate) fn into_view_of(self, location: &str, view: Arc<dyn std::any::Any + Send + Sync>) -> Self {
-        let mut inner =
-            Arc::try_unwrap(self.inner).unwrap_or_else(|_| unreachable!("a store just opened has one owner"));
-        inner.location = location.to_string();
-        inner.view = Some(match inner.view.take() {
-            Some(earlier) => Arc::new((earlier, view)),
-            None => view,
-        });
-        Store { inner: Arc::new(inner) }
+    /// Which kind of store this is.
+    pub fn kind(&self) -> StoreKind {
+        self.inner.backend.kind()
     }
 
     /// The location the store was opened from.
@@ -247,7 +142,7 @@ impl Store {
     /// # Errors
     /// As [`ArrayReader::entries`].
     pub async fn all_sources(&self) -> Result<Arc<SourceTable>, ReadError> {
-        if self.inner.is_repository() {
+        if self.is_repository() {
             for summary in &self.inner.info.arrays {
                 let array = self.array(&summary.path).await?;
                 let n = array.metadata().chunk_grid.num_chunks();
@@ -266,7 +161,7 @@ impl Store {
     /// manifests are read, and whose chunk counts are known without reading only when vzarr wrote
     /// it).
     pub fn is_repository(&self) -> bool {
-        self.inner.is_repository()
+        self.kind() == StoreKind::Icechunk
     }
 
     /// Whether every read through this store (and its clones) first compares each source's size,
@@ -275,7 +170,7 @@ impl Store {
     /// changed since the scan then gives wrong values or a decoding error. Reads with
     /// [`ReadOptions::check_sources`](super::ReadOptions::check_sources) false skip the check too.
     pub fn set_check_sources(&self, check: bool) {
-        self.inner.check_sources.store(check, std::sync::atomic::Ordering::Relaxed);
+        self.inner.set_check_sources(check);
     }
 
     /// Source `id`'s object and stored location, authorized and (unless the checks are off)
@@ -285,7 +180,7 @@ impl Store {
     /// # Errors
     /// [`ReadError::Untrusted`], [`ReadError::SourceChanged`], or the error of fetching its metadata.
     #[cfg(feature = "verify")]
-    pub(crate) async fn checked_source(&self, id: u32) -> Result<(ObjectLocation, String), ReadError> {
+    pub(crate) async fn checked_source(&self, id: u32) -> Result<(crate::source::ObjectLocation, String), ReadError> {
         let (location, name) = self.inner.source_location(id)?;
         self.inner.check_source(id, &location).await?;
         Ok((location, name))
@@ -327,30 +222,7 @@ impl Store {
     /// # Errors
     /// [`ReadError::Store`] when the file cannot be read or is not JSON.
     pub async fn node_metadata(&self, path: &str) -> Result<bytes::Bytes, ReadError> {
-        let inner = &self.inner;
-        #[cfg(feature = "icechunk")]
-        if let Some(view) = &inner.repository {
-            return view.node_metadata(path).ok_or_else(|| ReadError::Store {
-                location: inner.location.clone(),
-                what: format!("node {path:?}"),
-                source: "not in the repository's snapshot".into(),
-            });
-        }
-        if let Some(view) = &inner.references {
-            return view.node_metadata(path).ok_or_else(|| ReadError::Store {
-                location: inner.location.clone(),
-                what: format!("node {path:?}"),
-                source: "not in the reference document".into(),
-            });
-        }
-        let file = if path.is_empty() { "zarr.json".to_string() } else { format!("{path}/zarr.json") };
-        let bytes = fetch_all(&inner.child(&file), &inner.location, &file).await?;
-        crate::metadata::from_text(&bytes).map_err(|e| ReadError::Store {
-            location: inner.location.clone(),
-            what: format!("parsing {file}"),
-            source: e.into(),
-        })?;
-        Ok(bytes)
+        self.inner.backend.node_metadata(&self.inner, path).await
     }
 
     /// Opens array `path` (`tas`, `grp/tas`).
@@ -368,60 +240,9 @@ impl Store {
                 available: available.join(", "),
             });
         }
-        #[cfg(feature = "icechunk")]
-        if let Some(view) = &inner.repository {
-            let Some((metadata, chunks)) = view.array(path) else {
-                let reason = "the snapshot's summary lists it but the snapshot has no such array";
-                return Err(ReadError::Store {
-                    location: inner.location.clone(),
-                    what: path.to_string(),
-                    source: reason.into(),
-                });
-            };
-            self.check_chunk_size(path, &metadata)?;
-            let (index, owned) = (ChunkIndex::Repository(chunks.clone()), OwnedChunks::Repository(chunks));
-            return Ok(self.reader(path, metadata, index, owned));
-        }
-        if let Some((metadata, table)) = inner.references.as_ref().and_then(|view| view.array(path)) {
-            self.check_chunk_size(path, &metadata)?;
-            return Ok(self.reader(path, metadata, ChunkIndex::Table(table.clone()), OwnedChunks::Table(table)));
-        }
-        let doc = fetch_all(&inner.child(&format!("{path}/zarr.json")), &inner.location, "zarr.json").await?;
-        let metadata_error =
-            |source| ReadError::Metadata { location: inner.location.clone(), array: path.to_string(), source };
-        let doc: serde_json::Value = crate::metadata::from_text(&doc)
-            .map_err(|e| crate::metadata::MetadataError::Invalid { field: "zarr.json", reason: e.to_string() })
-            .map_err(metadata_error)?;
-        let manifest_loc = inner.child(&format!("{path}/{MANIFEST_FILE}"));
-        let bound = inner.info.format_version >= 2;
-        let (manifest, binding) = open_manifest(&manifest_loc, &inner.location, path, bound).await?;
-        if let Some(binding) = &binding {
-            self.check_binding(path, binding, &doc)?;
-        }
-        let metadata = ArrayMetadata::from_json(&doc).map_err(metadata_error)?;
+        let (metadata, index) = inner.backend.array(inner, path).await?;
         self.check_chunk_size(path, &metadata)?;
-        if manifest.header().num_chunks != metadata.chunk_grid.num_chunks() {
-            return Err(ReadError::Store {
-                location: inner.location.clone(),
-                what: format!("{path}/{MANIFEST_FILE}"),
-                source: format!(
-                    "manifest has {} chunks, the grid {}",
-                    manifest.header().num_chunks,
-                    metadata.chunk_grid.num_chunks()
-                )
-                .into(),
-            });
-        }
-        let owned = OwnedChunks::File {
-            location: inner.child(&format!("{path}/{OWNED_FILE}")),
-            binding: binding.map(Arc::new),
-        };
-        Ok(self.reader(path, metadata, ChunkIndex::Native { manifest, location: manifest_loc }, owned))
-    }
-
-    /// The reader of array `path` of this store.
-    fn reader(&self, path: &str, metadata: ArrayMetadata, index: ChunkIndex, owned: OwnedChunks) -> ArrayReader {
-        ArrayReader { inner: self.inner.clone(), path: path.to_string(), metadata, index, owned }
+        Ok(ArrayReader { inner: self.inner.clone(), path: path.to_string(), metadata, index })
     }
 
     /// Refuses an array whose largest chunk decodes to more than [`crate::read::MAX_CHUNK_BYTES`].
@@ -440,82 +261,6 @@ impl Store {
     }
 }
 
-impl Store {
-    /// Compares a manifest's binding with the array's `zarr.json` and the store's `sources.bin`.
-    fn check_binding(&self, path: &str, binding: &Binding, doc: &serde_json::Value) -> Result<(), ReadError> {
-        match binding.mismatch(doc, &self.inner.sources_digest) {
-            None => Ok(()),
-            Some(reason) => {
-                Err(ReadError::Integrity { location: self.inner.location.clone(), array: path.to_string(), reason })
-            }
-        }
-    }
-}
-
-fn empty_info() -> StoreInfo {
-    StoreInfo {
-        format: String::new(),
-        format_version: 0,
-        generator: String::new(),
-        sources: 0,
-        groups: Vec::new(),
-        arrays: Vec::new(),
-        provenance: Default::default(),
-        warnings: Vec::new(),
-        source_containers: Vec::new(),
-        source_urls: Vec::new(),
-    }
-}
-
-fn parse_info(bytes: &[u8], location: &str) -> Result<StoreInfo, ReadError> {
-    StoreInfo::parse(bytes).map_err(|reason| ReadError::Store {
-        location: location.to_string(),
-        what: format!("parsing {STORE_INFO_FILE}"),
-        source: reason.into(),
-    })
-}
-
-/// Reads a manifest's header and index and, when `bound` (store format 2), its binding trailer
-/// (fetched with the index in one request; the owned checksums in a second one when there are any).
-async fn open_manifest(
-    loc: &ObjectLocation,
-    store: &str,
-    array: &str,
-    bound: bool,
-) -> Result<(ManifestIndex, Option<Binding>), ReadError> {
-    let manifest_error = |source| ReadError::Manifest { location: store.to_string(), array: array.to_string(), source };
-    let head = fetch_range(loc, 0..ManifestHeader::LEN as u64, store, "manifest header").await?;
-    let header = ManifestHeader::parse(&head).map_err(manifest_error)?;
-    let range = header.index_range();
-    if !bound {
-        let index = fetch_range(loc, range, store, "manifest index").await?;
-        return Ok((ManifestIndex::new(header, &index).map_err(manifest_error)?, None));
-    }
-    let end = range.end.saturating_add(FOOTER_LEN);
-    let bytes = fetch_range(loc, range.start..end, store, "manifest index and binding").await?;
-    let split = (range.end - range.start).min(bytes.len() as u64) as usize;
-    let index = ManifestIndex::new(header, &bytes[..split]).map_err(manifest_error)?;
-    let (mut binding, count) =
-        Binding::parse_footer(&bytes[split..], index.header().owned_entries).map_err(manifest_error)?;
-    if count > 0 {
-        let sums = end..end.saturating_add(count.saturating_mul(OWNED_SUM_LEN));
-        // The count comes from the file: check that the file holds the records before fetching
-        // (and allocating) them.
-        let size = loc.store.head(&loc.path).await.map(|m| m.size).map_err(|e| ReadError::Store {
-            location: store.to_string(),
-            what: format!("{array}/{MANIFEST_FILE}: size"),
-            source: e.into(),
-        })?;
-        if sums.end != size {
-            let reason = "binding footer: owned checksum count does not match the file size";
-            return Err(manifest_error(crate::manifest::ManifestError::InvalidHeader { reason }));
-        }
-        let bytes = fetch_range(loc, sums, store, "manifest owned checksums").await?;
-        binding.parse_sums(&bytes, count).map_err(manifest_error)?;
-    }
-    Ok((index, Some(binding)))
-}
-
 /// Decoded bytes of the array's largest chunk (the product of each dimension's largest edge times the
 /// element size); `None` when it overflows 64 bits.
 fn largest_chunk_bytes(metadata: &ArrayMetadata) -> Option<u64> {
@@ -529,8 +274,7 @@ pub struct ArrayReader {
     inner: Arc<StoreInner>,
     path: String,
     metadata: ArrayMetadata,
-    index: ChunkIndex,
-    owned: OwnedChunks,
+    index: Arc<dyn ChunkIndex>,
 }
 
 impl ArrayReader {
@@ -578,7 +322,7 @@ impl ArrayReader {
     /// As [`ArrayReader::stored_chunk`].
     pub async fn stored_chunks(&self, entries: &[ChunkEntry]) -> Result<Vec<Option<bytes::Bytes>>, ReadError> {
         let reads = entries.iter().map(|&entry| ChunkRead { coords: Vec::new(), pieces: Vec::new(), entry }).collect();
-        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
+        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), index: self.index.clone() };
         let fetched = fetch_batch(ctx, Batch::new(reads), ReadOptions::default()).await?;
         let mut out = vec![None; entries.len()];
         for (request, data) in fetched.batch.requests.iter().zip(fetched.data) {
@@ -673,7 +417,7 @@ impl ArrayReader {
             });
         }
         let out_shape = selection.counts();
-        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), owned: self.owned.clone() };
+        let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), index: self.index.clone() };
         let mut spans = grid.spans(&pieces);
         let mut pending: Option<tokio::task::JoinHandle<Result<Fetched, ReadError>>> = None;
         loop {

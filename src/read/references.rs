@@ -1,4 +1,4 @@
-//! kerchunk reference JSON opened as a store: version 1 with Zarr v3 keys, as `vzarr export
+//! kerchunk reference JSON opened as a store (the kerchunk [`StoreBackend`]): version 1 with Zarr v3 keys, as `vzarr export
 //! --kerchunk` and `vzarr scan --format kerchunk-json` write it (`store/kerchunk`), or with Zarr v2
 //! keys, as Python kerchunk writes it (translated by `references/zarr_v2`). URL templates
 //! (`"templates": {"u": "s3://bucket/long/prefix"}`, references naming `{{u}}`) are expanded.
@@ -20,13 +20,15 @@ use serde_json::Value;
 
 mod zarr_v2;
 
+use super::backend::StoreInner;
+use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
 use super::objects::fetch_all;
 use super::sources::SourceRegistry;
-use super::{OpenOptions, ReadError, Store};
+use super::{OpenOptions, ReadError};
 use crate::dataset::ChunkStats;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, group_json, to_text, ArrayMetadata};
-use crate::source::resolve_with;
+use crate::source::{resolve_with, Location};
 use crate::store::{ArrayInfo, StoreInfo};
 
 /// A grid may have at most this many times more chunks than the document references (plus 2^20):
@@ -49,41 +51,29 @@ pub(crate) struct ReferenceView {
     arrays: HashMap<String, (ArrayMetadata, Arc<ReferenceTable>)>,
 }
 
-impl ReferenceView {
-    /// The `zarr.json` of node `path`.
-    pub(crate) fn node_metadata(&self, path: &str) -> Option<Bytes> {
-        self.nodes.get(path).cloned()
-    }
-
-    /// Array `path`'s metadata and chunks.
-    pub(crate) fn array(&self, path: &str) -> Option<(ArrayMetadata, Arc<ReferenceTable>)> {
-        self.arrays.get(path).map(|(m, t)| (m.clone(), t.clone()))
-    }
-}
-
 /// Whether `location` names a reference document rather than a store: a local regular file, or a
 /// URL ending in `.json`.
-pub(crate) fn looks_like_references(location: &str) -> bool {
-    if crate::source::is_url(location) {
-        return location.ends_with(".json");
+pub(crate) fn looks_like_references(location: &Location) -> bool {
+    match location {
+        Location::Url(url) => url.ends_with(".json"),
+        Location::Local(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
     }
-    std::fs::metadata(location).is_ok_and(|m| m.is_file())
 }
 
-/// The store the reference document at `location` describes.
+/// The reference document at `address` (a path or URL), named `name` in messages.
 ///
 /// # Errors
 /// [`ReadError::Store`] when it cannot be read, is not a version 1 document, or a reference in it is
 /// malformed or describes an array vzarr cannot read (naming the key).
-pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    let absolute = match crate::source::is_url(location) {
-        true => location.to_string(),
-        false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
+pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let absolute = match crate::source::is_url(address) {
+        true => address.to_string(),
+        false => std::path::absolute(address).map_or_else(|_| address.to_string(), |p| p.display().to_string()),
     };
     let object = resolve_with(&absolute, &options.remote)?;
-    let bytes = fetch_all(&object, location, "the reference document").await?;
+    let bytes = fetch_all(&object, name, "the reference document").await?;
     let bad =
-        |what: String, reason: String| ReadError::Store { location: location.to_string(), what, source: reason.into() };
+        |what: String, reason: String| ReadError::Store { location: name.to_string(), what, source: reason.into() };
     let doc: Value = serde_json::from_slice(&bytes).map_err(|e| bad("parsing it".into(), format!("not JSON: {e}")))?;
     if doc.get("version").and_then(Value::as_u64) != Some(1) {
         return Err(bad("reading it".into(), "not a kerchunk reference document of version 1".into()));
@@ -112,7 +102,79 @@ pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Re
         .unwrap_or_default();
     let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(self::location(url), 0, None));
     let (view, info) = build(refs, &sources, &doc, &templates).map_err(key_error)?;
-    Ok(Store::open_references_view(location, object, info, sources, Arc::new(view), options))
+    Ok(Opened { info, sources, backend: Arc::new(view) })
+}
+
+#[async_trait::async_trait]
+impl StoreBackend for ReferenceView {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Kerchunk
+    }
+
+    async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<Bytes, ReadError> {
+        self.nodes.get(path).cloned().ok_or_else(|| super::backend::no_node(store, path, "the reference document"))
+    }
+
+    async fn array(&self, store: &StoreInner, path: &str) -> Result<(ArrayMetadata, Arc<dyn ChunkIndex>), ReadError> {
+        match self.arrays.get(path) {
+            Some((metadata, table)) => Ok((metadata.clone(), table.clone())),
+            None => Err(super::backend::no_node(store, path, "the reference document")),
+        }
+    }
+
+    /// A reference document records no fingerprint of its sources: nothing to compare.
+    async fn check_source(
+        &self,
+        _store: &StoreInner,
+        _id: u32,
+        _file: SourceFile,
+        _location: &crate::source::ObjectLocation,
+    ) -> Result<(), ReadError> {
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ChunkIndex for ReferenceTable {
+    async fn entries(
+        &self,
+        _store: &StoreInner,
+        _array: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Vec<ChunkEntry>, ReadError> {
+        let n = self.entries.len() as u64;
+        let (start, end) = (range.start.min(n) as usize, range.end.min(n) as usize);
+        Ok(self.entries[start..end.max(start)].to_vec())
+    }
+
+    async fn entries_at(
+        &self,
+        _store: &StoreInner,
+        _array: &str,
+        linear: &[u64],
+    ) -> Result<Vec<ChunkEntry>, ReadError> {
+        Ok(linear.iter().map(|&l| self.entries.get(l as usize).copied().unwrap_or(ChunkEntry::Missing)).collect())
+    }
+
+    async fn owned_chunks(
+        &self,
+        store: &StoreInner,
+        array: &str,
+        ranges: &[std::ops::Range<u64>],
+        _concurrent: usize,
+    ) -> Result<Vec<Bytes>, ReadError> {
+        ranges
+            .iter()
+            .map(|range| {
+                let bytes = self.owned.get(range.start as usize).filter(|b| b.len() as u64 == range.end - range.start);
+                bytes.cloned().ok_or_else(|| ReadError::Store {
+                    location: store.location.clone(),
+                    what: array.to_string(),
+                    source: format!("no inline chunk {} of {} bytes", range.start, range.end - range.start).into(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// A key of the document and what is wrong with it.

@@ -1,4 +1,5 @@
-//! Icechunk repositories opened through [`Store::open_with`](super::Store::open_with), read lazily.
+//! Icechunk repositories opened through [`Store::open_with`](super::Store::open_with), read lazily: the
+//! Icechunk [`StoreBackend`].
 //!
 //! Opening reads the branch's snapshot only: its nodes (every group's and array's `zarr.json`, each
 //! array's list of manifests and their extents) and the summary vzarr recorded with it. The summary
@@ -23,7 +24,11 @@ use icechunk::repository::VersionInfo;
 pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
-use super::{OpenOptions, ReadError, Store};
+use super::backend::StoreInner;
+use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use super::sources::SourceRegistry;
+use super::{OpenOptions, ReadError};
+use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_json, to_text, ArrayMetadata};
 use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, ParsedNode, StoreInfo};
 
@@ -36,26 +41,97 @@ pub(crate) struct RepositoryView {
     arrays: HashMap<String, (ArrayMetadata, Arc<ArrayChunks>)>,
 }
 
-impl RepositoryView {
-    /// The `zarr.json` of node `path`.
-    pub(crate) fn node_metadata(&self, path: &str) -> Option<bytes::Bytes> {
-        self.nodes.get(path).cloned()
-    }
-
-    /// Array `path`'s metadata and chunk references.
-    pub(crate) fn array(&self, path: &str) -> Option<(ArrayMetadata, Arc<ArrayChunks>)> {
-        self.arrays.get(path).map(|(m, c)| (m.clone(), c.clone()))
-    }
-}
-
-/// The store serving `branch` of the repository at `location`.
+/// `branch` of the repository at `address` (a path or URL), named `name` in messages.
 ///
 /// # Errors
 /// [`ReadError::Repository`] when the repository, the branch or its snapshot cannot be read.
-pub(crate) async fn open_repository(location: &str, branch: &str, options: &OpenOptions) -> Result<Store, ReadError> {
-    let opened = crate::store::guarded(location, open_view(location, branch, &options.remote)).await;
-    let (info, view) = opened.map_err(|e| repository_error(location, &e.to_string()))?;
-    Store::open_view(location, info, Arc::new(view), options)
+pub(crate) async fn open(address: &str, name: &str, branch: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let opened = crate::store::guarded(address, open_view(address, branch, &options.remote)).await;
+    let (info, view) = opened.map_err(|e| repository_error(name, &e.to_string().replace(address, name)))?;
+    // vzarr's summary lists the sources by id (its provenance's ids): the registry starts with them.
+    let sources = SourceRegistry::seeded(&info.source_urls, |url| crate::store::recorded(url, None));
+    Ok(Opened { info, sources, backend: Arc::new(view) })
+}
+
+#[async_trait::async_trait]
+impl StoreBackend for RepositoryView {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Icechunk
+    }
+
+    async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<bytes::Bytes, ReadError> {
+        self.nodes.get(path).cloned().ok_or_else(|| super::backend::no_node(store, path, "the repository's snapshot"))
+    }
+
+    async fn array(&self, store: &StoreInner, path: &str) -> Result<(ArrayMetadata, Arc<dyn ChunkIndex>), ReadError> {
+        let Some((metadata, chunks)) = self.arrays.get(path) else {
+            let reason = "the snapshot's summary lists it but the snapshot has no such array";
+            return Err(ReadError::Store {
+                location: store.location.clone(),
+                what: path.to_string(),
+                source: reason.into(),
+            });
+        };
+        Ok((metadata.clone(), chunks.clone()))
+    }
+
+    /// Checks source `id` against its references' checksum: refused when modified after the
+    /// repository was written. Its fingerprint now replaces the record, so later reads carry it as
+    /// their precondition.
+    async fn check_source(
+        &self,
+        store: &StoreInner,
+        id: u32,
+        file: SourceFile,
+        _location: &crate::source::ObjectLocation,
+    ) -> Result<(), ReadError> {
+        let Some((url, seconds)) = store.sources.url(id) else { return Ok(()) };
+        let now = crate::store::fingerprint(&url, seconds, &store.remote)
+            .await
+            .map_err(|e| repository_error(&store.location, &e.to_string()))?;
+        store.sources.replace(id, SourceFile { location: file.location, ..now });
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ChunkIndex for ArrayChunks {
+    async fn entries(
+        &self,
+        store: &StoreInner,
+        _array: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Vec<ChunkEntry>, ReadError> {
+        ArrayChunks::entries(self, range, &store.sources).await.map_err(|e| repository_error(self.repo(), &e))
+    }
+
+    async fn entries_at(&self, store: &StoreInner, _array: &str, linear: &[u64]) -> Result<Vec<ChunkEntry>, ReadError> {
+        ArrayChunks::entries_at(self, linear, &store.sources).await.map_err(|e| repository_error(self.repo(), &e))
+    }
+
+    async fn owned_chunks(
+        &self,
+        _store: &StoreInner,
+        _array: &str,
+        ranges: &[std::ops::Range<u64>],
+        _concurrent: usize,
+    ) -> Result<Vec<bytes::Bytes>, ReadError> {
+        let mut out = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            let bytes = self.owned_bytes(range.start).await.map_err(|e| repository_error(self.repo(), &e))?;
+            if bytes.len() as u64 != range.end - range.start {
+                let reason = format!(
+                    "store-owned chunk {} holds {} bytes, its entry {}",
+                    range.start,
+                    bytes.len(),
+                    range.end - range.start
+                );
+                return Err(repository_error(self.repo(), &reason));
+            }
+            out.push(bytes);
+        }
+        Ok(out)
+    }
 }
 
 /// A repository's error in one line, its location said once.

@@ -24,7 +24,7 @@
 
 mod attributes;
 mod btree_v1;
-mod compound;
+mod element;
 mod layout;
 mod links;
 mod owned;
@@ -35,8 +35,9 @@ mod structure;
 use std::path::Path;
 use std::sync::Arc;
 
+use element::ElementType;
 use hdf5_reader::Hdf5File;
-use layout::{ElementType, Layout, StorageInfo, StoredChunk};
+use layout::{Layout, StorageInfo, StoredChunk};
 use links::{LinkedFile, LinkedFiles};
 use structure::{read_structure, H5Variable};
 
@@ -413,7 +414,7 @@ impl FileContext<'_> {
         }
         metadata.notes.copied_chunks = translated.copied;
         if matches!(data_type, DataType::Struct(_)) {
-            metadata.notes.compound = compound::compound_note(ds.dtype());
+            metadata.notes.compound = element::compound_note(ds.dtype());
         }
         owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
@@ -718,7 +719,7 @@ fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<Conca
 /// A numeric variable's values as f64 (read by the native reader, bounded by [`MAX_READ_BYTES`]).
 fn values_f64(var: &H5Variable) -> Result<Vec<f64>, String> {
     let ds = &var.dataset;
-    let ElementType::Numeric(data_type, _) = layout::element_type(ds.dtype()) else {
+    let ElementType::Numeric(data_type, _) = element::element_type(ds.dtype()) else {
         return Err(format!("{} is not numeric", var.path));
     };
     let bytes = ds.read_native_bytes().map_err(|e| format!("{}: {e}", var.path))?;

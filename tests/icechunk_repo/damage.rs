@@ -130,7 +130,7 @@ fn every_flipped_snapshot_byte_reads_exactly_or_is_refused() {
         damaged[at] ^= 0x5A;
         std::fs::write(&snapshot, &damaged).unwrap();
         let what = format!("snapshot byte {at} flipped");
-        let store = match vzarr::read::blocking::BlockingStore::open(&s(&repo), &authorization) {
+        let store = match vzarr::read::blocking::BlockingStore::open(s(&repo), &authorization) {
             Ok(store) => store,
             Err(e) => {
                 one_clean_line(&e.to_string(), &what);

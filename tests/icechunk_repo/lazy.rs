@@ -16,7 +16,7 @@ use vzarr::trust::Authorization;
 /// The repository at `repo` opened through the library, its sources in `dir` trusted.
 fn open(repo: &Path, dir: &Path) -> Result<BlockingStore, String> {
     let options = OpenOptions::new(Authorization::new([format!("{}/", dir.display())]));
-    BlockingStore::open_with(&s(repo), &options).map_err(|e| e.to_string())
+    BlockingStore::open_with(s(repo), &options).map_err(|e| e.to_string())
 }
 
 /// `tas` rows `rows` (time indices) read from the store, or the error's text.

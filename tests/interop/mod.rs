@@ -178,7 +178,7 @@ fn zarrs_reads_materialized_interior_partial_chunks_exactly() {
 fn zarrs_reads_materialized_groups_types_and_missing_chunks() {
     let archive = Archive::kitchen_sink();
     let out = archive.materialize();
-    let store = BlockingStore::open(&s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
+    let store = BlockingStore::open(s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
     let arrays: Vec<&str> = store.info().arrays.iter().map(|a| a.path.as_str()).collect();
     assert!(arrays.iter().any(|a| a.contains('/')), "arrays in nested groups: {arrays:?}");
     let missing: u64 = store.info().arrays.iter().map(|a| a.stats.missing).sum();
@@ -263,7 +263,7 @@ fn fetch_reference(value: &Value) -> Vec<u8> {
 /// Every key of `refs` is a metadata document equal to the store's, or a chunk whose bytes equal the
 /// store's chunk; every present chunk has a key and no missing chunk has one.
 fn assert_refs_match_store(refs: &serde_json::Map<String, Value>, store_path: &Path) {
-    let store = BlockingStore::open(&s(store_path), &crate::common::trusted(store_path)).unwrap();
+    let store = BlockingStore::open(s(store_path), &crate::common::trusted(store_path)).unwrap();
     let mut expected_keys = BTreeSet::new();
     for node in store.info().groups.iter().chain(store.info().arrays.iter().map(|a| &a.path)) {
         let key = vzarr::metadata::node_key(node);

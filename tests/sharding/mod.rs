@@ -77,7 +77,7 @@ fn objects(out: &Path, var: &str) -> (u64, u64) {
 /// number of shards written.
 fn assert_shards_hold_the_chunks(out: &Path, store_path: &Path, var: &str) -> u64 {
     let (outer, inner) = shard_layout(out, var).unwrap_or_else(|| panic!("{var} is sharded"));
-    let store = BlockingStore::open(&s(store_path), &crate::common::trusted(store_path)).unwrap();
+    let store = BlockingStore::open(s(store_path), &crate::common::trusted(store_path)).unwrap();
     let reader = store.array(var).unwrap();
     let reader = reader.reader();
     let source = reader.metadata().chunk_grid.clone();
@@ -146,7 +146,7 @@ fn monthly_archive_gets_one_shard_per_month() {
     assert_eq!(assert_shards_hold_the_chunks(&out, &archive.store, "tas"), 24);
     assert_eq!(assert_shards_hold_the_chunks(&out, &archive.store, "time_bnds"), 24);
     // Within a few percent of the source chunks' bytes (chunks of about 1.5 KB, 16 index bytes each).
-    let store = BlockingStore::open(&s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
+    let store = BlockingStore::open(s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
     let stats = store.info().arrays.iter().find(|a| a.path == "tas").unwrap().stats;
     let ratio = objects(&out, "tas").1 as f64 / stats.referenced_bytes as f64;
     assert!((1.0..1.03).contains(&ratio), "tas shards are {ratio:.4} x the chunks' bytes");
@@ -239,7 +239,7 @@ fn interior_partial_chunks_fall_back_and_stay_exact() {
 fn groups_types_and_missing_chunks_in_shards() {
     let archive = Archive::kitchen_sink();
     let (out, run) = materialize(&archive, "sharded.zarr", "file");
-    let store = BlockingStore::open(&s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
+    let store = BlockingStore::open(s(&archive.store), &crate::common::trusted(&archive.store)).unwrap();
     let sparse = store.info().arrays.iter().find(|a| a.path == "sparse").unwrap().stats;
     assert!(sparse.missing > 0 && sparse.referenced > 0, "sparse has missing and present chunks");
     for var in ["sparse", "big_endian", "model/diagnostics/profile"] {
@@ -259,7 +259,7 @@ fn store_owned_chunks_go_into_shards_verbatim() {
     // those store-owned bytes like referenced ones.
     let f = crate::common::Fixture::new(crate::common::fixtures::write_masked_chunks);
     let store_path = crate::common::scan_fixture(&f);
-    let store = BlockingStore::open(&s(&store_path), &crate::common::trusted(&store_path)).unwrap();
+    let store = BlockingStore::open(s(&store_path), &crate::common::trusted(&store_path)).unwrap();
     let stats = store.info().arrays.iter().find(|a| a.path == "masked").unwrap().stats;
     assert!(stats.owned > 0 && stats.referenced > 0, "owned and referenced chunks: {stats:?}");
     let out = f.join("sharded.zarr");

@@ -9,7 +9,7 @@
 //! h5py's booleans, an enum of exactly the members `FALSE` = 0 and `TRUE` = 1 over any integer (the
 //! rule of h5py's `TypeEnumID.py_dtype`, whatever the base type and member order), are JSON `true`
 //! and `false`, as h5py and h5netcdf read them (`numpy.bool_`), not their integers. A complex
-//! attribute (h5py's compound of two floats, `layout::complex`) is a JSON object of its two parts,
+//! attribute (h5py's compound of two floats, `element::complex`) is a JSON object of its two parts,
 //! and its type (`complex64`, `complex128`) is noted ([`attribute_type`]).
 
 use hdf5_reader::{Attribute, ByteOrder, Datatype};
@@ -75,8 +75,8 @@ pub(crate) fn attribute_type(datatype: &Datatype) -> Option<DataType> {
     match datatype {
         Datatype::Enum { base, members } if is_h5py_bool(base, members) => None,
         Datatype::Enum { base, .. } => attribute_type(base),
-        Datatype::Compound { .. } => match super::layout::complex(datatype) {
-            Some(super::layout::ElementType::Numeric(t, _)) => Some(t),
+        Datatype::Compound { .. } => match super::element::complex(datatype) {
+            Some(super::element::ElementType::Numeric(t, _)) => Some(t),
             _ => None,
         },
         Datatype::FixedPoint { size, signed, .. } => Some(match (size, signed) {

@@ -14,7 +14,7 @@
 //! is allocated for it; the store-owned bytes of the variable (at most [`MAX_REPACKED_BYTES`] before
 //! compression) are held until the store is written, like every store-owned chunk.
 
-use super::compound::Repack;
+use super::element::Repack;
 use super::layout::{self, Layout, StoredChunk};
 use super::{FileContext, Translated, VarScan};
 use crate::codec::{ByteSwap, Codec, CodecChain, Filter};

@@ -39,7 +39,7 @@
 
 use hdf5_reader::{CompoundField, Datatype};
 
-use super::layout::{complex, element_type, ElementType};
+use super::{complex, element_type, ElementType};
 use crate::codec::Endian;
 use crate::metadata::{CompoundNote, DataType, StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
@@ -246,7 +246,7 @@ fn array_member(base: &Datatype, dims: &[u64], depth: usize) -> Result<Member, S
 
 /// The note on the struct a dataset of compound `datatype` maps to (a dataset's array type is its
 /// base's), or None when the struct says it all (see the module docs).
-pub(super) fn compound_note(datatype: &Datatype) -> Option<CompoundNote> {
+pub(crate) fn compound_note(datatype: &Datatype) -> Option<CompoundNote> {
     let note = note_of(array_base(datatype).1, 0);
     (!note.is_empty()).then_some(note)
 }
