@@ -1,7 +1,7 @@
 """Draws docs/assets/rectilinear-grid.svg: the sample archive's 12 monthly files (fixtures/sample/,
 2023) and the rectilinear chunk grid vzarr gives `tas` along time. The edges are the files' own chunk
-edges, the days of each month of 2023, as `vzarr info` prints them for the sample store; the docs
-examples check that they still are (tests/docs/examples.py runs `vzarr info --json`).
+edges, the days of each month of 2023, as the sample store's `tas/zarr.json` records them; the docs
+examples check that they still are (tests/docs/examples.py, after the README's tour).
 
 Run: python3 docs/assets/make_grid_svg.py > docs/assets/rectilinear-grid.svg
 """
