@@ -108,6 +108,14 @@ def dependent_crate(rust: list[Block], target: Path, minimal: bool) -> tuple[str
     name prefix and the directory the binaries are in."""
     kind = "minimal" if minimal else "default"
     crate = Path(tempfile.mkdtemp(prefix=f"vzarr-dependent-{kind}-"))
+    try:
+        return kind, build_crate(crate, kind, rust, target, minimal)
+    finally:
+        shutil.rmtree(crate)
+
+
+def build_crate(crate: Path, kind: str, rust: list[Block], target: Path, minimal: bool) -> Path:
+    """Writes and builds the crate of `dependent_crate` in `crate`; returns where its binaries are."""
     features = ", default-features = false" if minimal else ""
     (crate / "Cargo.toml").write_text(
         f'[package]\nname = "vzarr-dependent-{kind}"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n'
@@ -129,8 +137,7 @@ def dependent_crate(rust: list[Block], target: Path, minimal: bool) -> tuple[str
         sys.exit(1)
     print(f"  built {crate} (vzarr{features or ' with default features'}, {len(rust)} examples): "
           f"{time.monotonic() - started:.1f} s")
-    shutil.rmtree(crate)
-    return kind, target / "debug"
+    return target / "debug"
 
 
 def page_dir(work: Path, page: str) -> Path:
@@ -174,6 +181,42 @@ def check_readme(work: Path, env: dict, wheel: Path | None) -> None:
         sys.exit(1)
 
 
+def tools_dir(work: Path, python: str | None) -> Path:
+    """A directory for the front of PATH holding `python` (the --python interpreter)."""
+    tools = work / "_bin"
+    shutil.rmtree(tools, ignore_errors=True)
+    tools.mkdir(parents=True)
+    if python:  # a wrapper, not a link: a venv's python finds its venv from the path it was started by
+        wrapper = tools / "python"
+        wrapper.write_text(f'#!/bin/sh\nexec "{Path(python).absolute()}" "$@"\n')
+        wrapper.chmod(0o755)
+    return tools
+
+
+def run_page(page: Path, todo: list[Block], args, builds: list, path: str, counts: dict) -> None:
+    """Runs one page's examples in order in a fresh directory; the README's checks after its tour."""
+    work = page_dir(args.work.resolve(), str(page.relative_to(ROOT)))
+    env = dict(os.environ, PATH=path, XDG_CONFIG_HOME=str(work / "config"), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("VZARR_ALLOW_SOURCES", None)
+    for block in todo:
+        if args.no_python and block.lang == "python":
+            break  # the page's later blocks may need what this one makes
+        if block.lang in SHELL:
+            run(block, ["bash", "-euo", "pipefail", "-c", block.code], work, env)
+            counts["sh"] += 1
+        elif block.lang == "python":
+            script = work / f"_example_{block.line}.py"
+            script.write_text(block.code)
+            run(block, ["python", str(script)], work, env)
+            counts["python"] += 1
+        elif builds:
+            for kind, bin_dir in builds:
+                run(block, [str(bin_dir / f"{kind}_{block.bin_name}")], work, env)
+            counts["rust"] += 1
+    if page.name == "README.md":
+        check_readme(work, env, args.wheel)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin", required=True, help="directory holding the vzarr binary")
@@ -190,46 +233,18 @@ def main() -> None:
     started = time.monotonic()
     all_blocks = {p: [b for b in blocks_of(p) if b.lang in SHELL | {"python", "rust"}]
                   for p in pages() if args.page in str(p.relative_to(ROOT))}
-    runnable = [b for bs in all_blocks.values() for b in bs if not b.illustrative]
     skipped = sum(b.illustrative for bs in all_blocks.values() for b in bs)
-    rust = [b for b in runnable if b.lang == "rust"]
+    rust = [b for bs in all_blocks.values() for b in bs if b.lang == "rust" and not b.illustrative]
     builds = [] if args.no_rust else [dependent_crate(rust, args.target.resolve(), m) for m in (False, True)]
-
-    tools = args.work.resolve() / "_bin"
-    shutil.rmtree(tools, ignore_errors=True)
-    tools.mkdir(parents=True)
-    if args.python:  # a wrapper, not a link: a venv's python finds its venv from the path it was started by
-        wrapper = tools / "python"
-        wrapper.write_text(f'#!/bin/sh\nexec "{Path(args.python).absolute()}" "$@"\n')
-        wrapper.chmod(0o755)
+    tools = tools_dir(args.work.resolve(), args.python)
     path = f"{tools}:{Path(args.bin).resolve()}:{os.environ['PATH']}"
     counts = {"sh": 0, "python": 0, "rust": 0}
     for page, blocks in all_blocks.items():
         todo = [b for b in blocks if not b.illustrative]
-        if not todo:
-            continue
-        page_started = time.monotonic()
-        work = page_dir(args.work.resolve(), str(page.relative_to(ROOT)))
-        env = dict(os.environ, PATH=path, XDG_CONFIG_HOME=str(work / "config"), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("VZARR_ALLOW_SOURCES", None)
-        for block in todo:
-            if args.no_python and block.lang == "python":
-                break  # the page's later blocks may need what this one makes
-            if block.lang in SHELL:
-                run(block, ["bash", "-euo", "pipefail", "-c", block.code], work, env)
-                counts["sh"] += 1
-            elif block.lang == "python":
-                script = work / f"_example_{block.line}.py"
-                script.write_text(block.code)
-                run(block, [str(tools / "python"), str(script)], work, env)
-                counts["python"] += 1
-            elif builds:
-                for kind, bin_dir in builds:
-                    run(block, [str(bin_dir / f"{kind}_{block.bin_name}")], work, env)
-                counts["rust"] += 1
-        if page.name == "README.md":
-            check_readme(work, env, args.wheel)
-        print(f"  {page.relative_to(ROOT)}: {len(todo)} examples, {time.monotonic() - page_started:.1f} s")
+        if todo:
+            page_started = time.monotonic()
+            run_page(page, todo, args, builds, path, counts)
+            print(f"  {page.relative_to(ROOT)}: {len(todo)} examples, {time.monotonic() - page_started:.1f} s")
     if args.no_python:
         print("notice: the Python examples, and the blocks after the first on their page, were not run "
               "(no Python environment)", file=sys.stderr)
