@@ -1,5 +1,7 @@
 //! The `vzarr` command line (feature `cli`): clap arguments -> library options -> one library call.
 //!
+//! Needs feature `cli`.
+//!
 //! The `vzarr` binary and the Python package's `vzarr` command both run [`run_command_line`].
 //!
 //! Exit codes: 0 success; 1 failure (bad input, I/O error, or `verify` found differences);

@@ -42,6 +42,22 @@
 //! # Ok(()) }
 //! ```
 
+//!
+//! ## Features
+//!
+//! | feature | default | what it gates |
+//! | --- | --- | --- |
+//! | `cli` | yes | the command line: the `cli` module and the `vzarr` binary (brings `icechunk`) |
+//! | `verify` | yes | the `verify` module, the oracle of `vzarr verify` (links libnetcdf, libhdf5, libhdf4) |
+//! | `icechunk` | yes | Icechunk repositories: `store::IcechunkWriter`, `store::write_icechunk` and the other `store::Icechunk*` items, opening repositories with [`read::Store`] |
+//! | `aws`, `gcp`, `azure`, `http` | yes | object-store backends for `s3://`, `gs://`, `az://`, `http(s)://` sources and outputs (no items; without one, such a URL is a one-line error naming the feature) |
+//! | `zstd` | yes | zstd through libzstd (no items; without it the pure-Rust `ruzstd`) |
+//!
+//! Every item that needs a feature says so in its documentation ("Needs feature ..."); on docs.rs the
+//! items carry the feature badge. `default-features = false` is pure Rust: no C library, no
+//! command-line crates.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs, unreachable_pub)]
 #![warn(clippy::missing_errors_doc)]
 

@@ -57,7 +57,7 @@ pub enum PipelineError {
         /// Why.
         source: crate::store::WriteError,
     },
-    /// The Icechunk commit failed (the branch is unchanged).
+    /// The Icechunk commit failed (the branch is unchanged). Needs feature `icechunk`.
     #[cfg(feature = "icechunk")]
     #[error(transparent)]
     Icechunk(#[from] crate::store::IcechunkError),

@@ -1,6 +1,8 @@
 //! Proof against the source: read every array through the store (manifest, byte ranges, codecs) and
 //! compare it bit for bit with the same values read by libnetcdf from the original files.
 //!
+//! Needs feature `verify` (links libnetcdf, libhdf5 and libhdf4).
+//!
 //! This module and `scan/` are the only places that open source files with their native libraries;
 //! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding. Sources on object
 //! stores and HTTP servers are read by the oracle from temporary local copies, one source at a time

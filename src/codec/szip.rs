@@ -108,7 +108,7 @@ pub(super) fn decompress(params: &SzipParams, input: &[u8], limit: usize) -> Res
 impl SzipParams {
     /// Decodes a bare AEC stream, as szlib's `SZ_BufftoBuffDecompress` does, into exactly `size`
     /// bytes (the caller bounds `size`: nothing larger is allocated). HDF5 chunks prefix the stream
-    /// with its decoded size ([`decompress`]); HDF4's compressed elements frame it their own way.
+    /// with its decoded size (`decompress`); HDF4's compressed elements frame it their own way.
     ///
     /// # Errors
     /// [`CodecError::Truncated`] for a stream that ends before `size` bytes, [`CodecError::Corrupt`]

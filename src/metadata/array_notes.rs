@@ -14,7 +14,7 @@
 //!   unpacks `scale_factor`/`add_offset` data to from these attributes' types: float32 data stay
 //!   float32 only when they are float32.
 //! - `withheld_attributes`: attributes left out of `attributes` because xarray's Zarr backend fails
-//!   on them (a char array's `_FillValue`: "Unsupported dtype |S<n>").
+//!   on them (a char array's `_FillValue`: `Unsupported dtype |S<n>`).
 //! - `enum`: an HDF5 enum variable's members, name -> integer (its values are the integers; vzarr
 //!   names the members as the CF flags `flag_values`/`flag_meanings` too). vzarr's xarray engine
 //!   shows the enum as xarray's netCDF4 engine does: in the encoding's `dtype`, not as flags.

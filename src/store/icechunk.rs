@@ -50,12 +50,16 @@ pub(crate) use read::{
 pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SPARSE_FACTOR};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
+///
+/// Needs feature `icechunk`.
 pub const SUMMARY_PROPERTY: &str = "vzarr";
 
 pub use manifests::DEFAULT_MANIFEST_CHUNKS;
 
 /// An Icechunk write that failed. The repository's branches are as they were: a failed write
 /// leaves at most unreferenced objects (removed by Icechunk's garbage collection).
+///
+/// Needs feature `icechunk`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum IcechunkError {
@@ -119,6 +123,8 @@ pub(crate) fn one_line(text: &str) -> String {
 }
 
 /// Options of [`write_icechunk`].
+///
+/// Needs feature `icechunk`.
 #[derive(Debug, Clone)]
 pub struct IcechunkOptions {
     /// The branch the snapshot is committed to. Default: `main`. In a new repository another
@@ -152,6 +158,8 @@ impl Default for IcechunkOptions {
 }
 
 /// What [`write_icechunk`] committed.
+///
+/// Needs feature `icechunk`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IcechunkInfo {
     /// The repository location.
@@ -180,6 +188,8 @@ pub struct IcechunkInfo {
 ///
 /// # Errors
 /// [`IcechunkError`] naming the repository, node or source; the branch is left unchanged.
+///
+/// Needs feature `icechunk`.
 pub async fn write_icechunk(
     dataset: &VirtualDataset,
     repo: &str,
@@ -196,6 +206,8 @@ pub async fn write_icechunk(
 ///
 /// A blocking call: inside a multi-threaded tokio runtime it blocks in place; elsewhere it runs on a
 /// runtime of its own (not inside a current-thread runtime).
+///
+/// Needs feature `icechunk`.
 #[derive(Debug, Clone, Default)]
 pub struct IcechunkWriter {
     /// Branch, message and manifest size ([`IcechunkOptions::commit_to_existing`] is also set by
@@ -244,6 +256,8 @@ impl crate::store::Writer for IcechunkWriter {
 ///
 /// # Errors
 /// [`IcechunkError`] naming the repository, node or source; the branch is left unchanged.
+///
+/// Needs feature `icechunk`.
 pub async fn update_icechunk(
     stored: &StoredBranch,
     dataset: &VirtualDataset,

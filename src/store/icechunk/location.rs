@@ -171,6 +171,8 @@ pub(crate) fn local_path(repo: &str) -> Option<PathBuf> {
 /// spec v2), or (v1) a `refs` directory of `branch.NAME` / `tag.NAME` entries beside a `snapshots`
 /// directory. A vzarr store (its `vzarr.json`) is never one, and neither is a Zarr store whose root
 /// holds an array or group named `refs` (a directory of `zarr.json` and chunks).
+///
+/// Needs feature `icechunk`.
 pub fn looks_like_repository(path: &Path) -> bool {
     if path.join("vzarr.json").is_file() {
         return false;

@@ -30,6 +30,8 @@ use crate::manifest::ChunkEntry;
 /// of one chunk fetches and decodes a manifest of at most 65,536 references (10^7 references: 153
 /// manifests; open + read one chunk 19 ms where manifests of 2^20 took 0.34 s, and an append rewrites
 /// a manifest 16 times smaller), at no cost in commit time.
+///
+/// Needs feature `icechunk`.
 pub const DEFAULT_MANIFEST_CHUNKS: u64 = 1 << 16;
 
 /// A run of one array's chunks, in linear (row-major) order: one manifest.

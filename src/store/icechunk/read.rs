@@ -35,6 +35,8 @@ use crate::store::StoreInfo;
 
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.
+///
+/// Needs feature `icechunk`.
 pub const MAX_SPARSE_FACTOR: u64 = 64;
 
 /// The sources met so far: location -> id, and the strictest checksum seen for each.
@@ -77,6 +79,8 @@ impl SourceIds {
 /// [`IcechunkError`] when the repository, the branch, a node or a chunk cannot be read, and
 /// [`IcechunkError::Location`] for a source that is missing or was modified after the repository
 /// was written.
+///
+/// Needs feature `icechunk`.
 pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<VirtualDataset, IcechunkError> {
     let stored = read_branch(repo, branch, remote).await?;
     let mut dataset = stored.dataset;
@@ -117,6 +121,8 @@ fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
 
 /// A branch's dataset as the repository records it, without touching any source (for `append`,
 /// which must work with the old source files moved away).
+///
+/// Needs feature `icechunk`.
 #[derive(Debug, Clone)]
 pub struct StoredBranch {
     /// The dataset. Its sources carry no size (0) and, as modification time, the references'
@@ -135,6 +141,8 @@ pub struct StoredBranch {
 /// # Errors
 /// [`IcechunkError::NoBranch`] for a branch the repository lacks, else [`IcechunkError`] when the
 /// repository, a node or a chunk cannot be read.
+///
+/// Needs feature `icechunk`.
 pub async fn read_branch(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<StoredBranch, IcechunkError> {
     guarded(repo, read_branch_unguarded(repo, branch, remote)).await
 }
@@ -223,6 +231,8 @@ fn read_config() -> icechunk::RepositoryConfig {
 /// # Errors
 /// [`IcechunkError::Location`] for a source missing, unknown to the branch, or modified after the
 /// repository was written.
+///
+/// Needs feature `icechunk`.
 pub async fn refresh_sources(
     stored: &mut StoredBranch,
     locations: &[String],

@@ -319,43 +319,43 @@ impl Group {
         // group attribute path supports the same sharing the dataset path does.
         let header = self.cached_header(self.address)?;
         Ok(collect_attribute_messages_storage(&header, &self.context)?
-        .into_iter()
-        .map(|attr| {
-            let element_count = attr.dataspace.num_elements().ok();
-            let decoded_strings = element_count.and_then(|element_count| {
-                decoded_vlen_strings_storage(
-                    &attr.datatype,
-                    &attr.raw_data,
-                    self.context.as_ref(),
-                    element_count,
-                )
-            });
-            let raw_data = match &attr.datatype {
-                crate::messages::datatype::Datatype::VarLen {
-                    base,
-                    kind: VarLenKind::String,
-                    ..
-                } if base.is_vlen_string_base()
-                    && matches!(attr.dataspace.num_elements(), Ok(1)) =>
-                {
-                    resolve_vlen_bytes_storage(&attr.raw_data, self.context.as_ref())
-                        .unwrap_or_else(|_| attr.raw_data.clone())
+            .into_iter()
+            .map(|attr| {
+                let element_count = attr.dataspace.num_elements().ok();
+                let decoded_strings = element_count.and_then(|element_count| {
+                    decoded_vlen_strings_storage(
+                        &attr.datatype,
+                        &attr.raw_data,
+                        self.context.as_ref(),
+                        element_count,
+                    )
+                });
+                let raw_data = match &attr.datatype {
+                    crate::messages::datatype::Datatype::VarLen {
+                        base,
+                        kind: VarLenKind::String,
+                        ..
+                    } if base.is_vlen_string_base()
+                        && matches!(attr.dataspace.num_elements(), Ok(1)) =>
+                    {
+                        resolve_vlen_bytes_storage(&attr.raw_data, self.context.as_ref())
+                            .unwrap_or_else(|_| attr.raw_data.clone())
+                    }
+                    _ => attr.raw_data.clone(),
+                };
+                Attribute {
+                    name: attr.name,
+                    datatype: attr.datatype,
+                    shape: match attr.dataspace.dataspace_type {
+                        crate::messages::dataspace::DataspaceType::Scalar => vec![],
+                        crate::messages::dataspace::DataspaceType::Null => vec![0],
+                        crate::messages::dataspace::DataspaceType::Simple => attr.dataspace.dims,
+                    },
+                    raw_data,
+                    decoded_strings,
                 }
-                _ => attr.raw_data.clone(),
-            };
-            Attribute {
-                name: attr.name,
-                datatype: attr.datatype,
-                shape: match attr.dataspace.dataspace_type {
-                    crate::messages::dataspace::DataspaceType::Scalar => vec![],
-                    crate::messages::dataspace::DataspaceType::Null => vec![0],
-                    crate::messages::dataspace::DataspaceType::Simple => attr.dataspace.dims,
-                },
-                raw_data,
-                decoded_strings,
-            }
-        })
-        .collect())
+            })
+            .collect())
     }
 
     /// Find an attribute by name.

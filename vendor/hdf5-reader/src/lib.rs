@@ -712,7 +712,8 @@ impl FileContext {
             };
             attribute.dataspace = dataspace;
         }
-        let size = messages::attribute::attribute_data_size(&attribute.dataspace, attribute.element_size)?;
+        let size =
+            messages::attribute::attribute_data_size(&attribute.dataspace, attribute.element_size)?;
         if attribute.raw_data.len() < size {
             return Err(Error::InvalidData(format!(
                 "attribute '{}': {} bytes of data, its type and shape need {size}",
@@ -726,10 +727,16 @@ impl FileContext {
 
     /// The message a shared message refers to: the first message of its type in another object
     /// header (a committed datatype), or the entry of the shared object header message table.
-    fn resolve_shared_message(&self, shared: &messages::shared::SharedMessage) -> Result<HdfMessage> {
+    fn resolve_shared_message(
+        &self,
+        shared: &messages::shared::SharedMessage,
+    ) -> Result<HdfMessage> {
         use messages::shared::SharedMessage;
         let (message, message_type) = match shared {
-            SharedMessage::SharedInOhdr { message_type, address } => {
+            SharedMessage::SharedInOhdr {
+                message_type,
+                address,
+            } => {
                 let header = ObjectHeader::parse_at_storage_with_limit(
                     self.storage.as_ref(),
                     *address,
@@ -743,12 +750,18 @@ impl FileContext {
                     .find(|m| object_header::message_matches_type(m, *message_type));
                 (found, *message_type)
             }
-            SharedMessage::SharedInSohm { message_type, heap_id } => {
-                (self.resolve_sohm_message(heap_id, *message_type)?, *message_type)
-            }
+            SharedMessage::SharedInSohm {
+                message_type,
+                heap_id,
+            } => (
+                self.resolve_sohm_message(heap_id, *message_type)?,
+                *message_type,
+            ),
         };
         message.ok_or_else(|| {
-            Error::InvalidData(format!("shared message of type {message_type:#x} not found"))
+            Error::InvalidData(format!(
+                "shared message of type {message_type:#x} not found"
+            ))
         })
     }
 

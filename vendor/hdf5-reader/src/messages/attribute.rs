@@ -118,7 +118,14 @@ fn parse_v2(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
     // Name — NOT padded in v2
     let name = cursor.read_fixed_string(name_size)?;
 
-    parse_shareable_tail(cursor, name, flags, (datatype_size, dataspace_size), offset_size, length_size)
+    parse_shareable_tail(
+        cursor,
+        name,
+        flags,
+        (datatype_size, dataspace_size),
+        offset_size,
+        length_size,
+    )
 }
 
 fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result<AttributeMessage> {
@@ -132,7 +139,14 @@ fn parse_v3(cursor: &mut Cursor<'_>, offset_size: u8, length_size: u8) -> Result
     // Name — NOT padded in v3
     let name = cursor.read_fixed_string(name_size)?;
 
-    parse_shareable_tail(cursor, name, flags, (datatype_size, dataspace_size), offset_size, length_size)
+    parse_shareable_tail(
+        cursor,
+        name,
+        flags,
+        (datatype_size, dataspace_size),
+        offset_size,
+        length_size,
+    )
 }
 
 /// The datatype, dataspace and data of a version 2 or 3 attribute message, whose datatype
@@ -150,7 +164,13 @@ fn parse_shareable_tail(
 ) -> Result<AttributeMessage> {
     let (mut datatype, mut element_size, mut shared_datatype) = (placeholder_datatype(), 0, None);
     if flags & SHARED_DATATYPE != 0 {
-        shared_datatype = Some(shared::parse(cursor, MSG_DATATYPE, offset_size, length_size, datatype_size)?);
+        shared_datatype = Some(shared::parse(
+            cursor,
+            MSG_DATATYPE,
+            offset_size,
+            length_size,
+            datatype_size,
+        )?);
     } else {
         let dt_start = cursor.position();
         let dt_msg = datatype::parse(cursor, datatype_size)?;
@@ -160,10 +180,19 @@ fn parse_shareable_tail(
         (datatype, element_size) = (dt_msg.datatype, dt_msg.size);
     }
     let (dataspace, shared_dataspace) = if flags & SHARED_DATASPACE != 0 {
-        let shared = shared::parse(cursor, MSG_DATASPACE, offset_size, length_size, dataspace_size)?;
+        let shared = shared::parse(
+            cursor,
+            MSG_DATASPACE,
+            offset_size,
+            length_size,
+            dataspace_size,
+        )?;
         (placeholder_dataspace(), Some(shared))
     } else {
-        (dataspace::parse(cursor, offset_size, length_size, dataspace_size)?, None)
+        (
+            dataspace::parse(cursor, offset_size, length_size, dataspace_size)?,
+            None,
+        )
     };
     let raw_data = if shared_datatype.is_none() && shared_dataspace.is_none() {
         let data_size = attribute_raw_data_size(&dataspace, element_size)?;
@@ -172,21 +201,40 @@ fn parse_shareable_tail(
         // The size is known once the shared parts are resolved: keep the rest of the message.
         cursor.read_bytes(cursor.remaining() as usize)?.to_vec()
     };
-    Ok(AttributeMessage { name, datatype, dataspace, raw_data, element_size, shared_datatype, shared_dataspace })
+    Ok(AttributeMessage {
+        name,
+        datatype,
+        dataspace,
+        raw_data,
+        element_size,
+        shared_datatype,
+        shared_dataspace,
+    })
 }
 
 /// The datatype of an attribute whose shared datatype is not resolved yet.
 fn placeholder_datatype() -> Datatype {
-    Datatype::Opaque { size: 0, tag: String::new() }
+    Datatype::Opaque {
+        size: 0,
+        tag: String::new(),
+    }
 }
 
 /// The dataspace of an attribute whose shared dataspace is not resolved yet.
 fn placeholder_dataspace() -> DataspaceMessage {
-    DataspaceMessage { rank: 0, dims: Vec::new(), max_dims: None, dataspace_type: DataspaceType::Null }
+    DataspaceMessage {
+        rank: 0,
+        dims: Vec::new(),
+        max_dims: None,
+        dataspace_type: DataspaceType::Null,
+    }
 }
 
 /// The number of bytes of an attribute's data: its dataspace's elements times its datatype's size.
-pub(crate) fn attribute_data_size(dataspace: &DataspaceMessage, element_size: u32) -> Result<usize> {
+pub(crate) fn attribute_data_size(
+    dataspace: &DataspaceMessage,
+    element_size: u32,
+) -> Result<usize> {
     attribute_raw_data_size(dataspace, element_size)
 }
 
@@ -398,7 +446,10 @@ mod tests {
             let msg = parse(&mut Cursor::new(&data), 8, 8, data.len()).unwrap();
             assert!(matches!(
                 msg.shared_datatype,
-                Some(SharedMessage::SharedInOhdr { message_type: MSG_DATATYPE, address: 0x1234 })
+                Some(SharedMessage::SharedInOhdr {
+                    message_type: MSG_DATATYPE,
+                    address: 0x1234
+                })
             ));
             assert!(msg.shared_dataspace.is_none());
             assert_eq!(msg.dataspace.dataspace_type, DataspaceType::Scalar);
