@@ -28,7 +28,7 @@ mod merge;
 mod output;
 
 pub use append::{AppendTo, Appended};
-pub use archive::{Archive, ScannedArchive};
+pub use archive::{Archive, ScannedArchive, ScannedShard};
 pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
 

@@ -9,8 +9,8 @@ use super::args::{MergeArgs, ScanArgs};
 use super::progress::bar;
 use super::write::{write_combined, Output};
 use super::Outcome;
-use crate::parts::{inputs_digest, shard_from_env, write_part, PartHeader, PartScanOptions, Shard};
-use crate::scan::{scan_files, ScanOptions};
+use crate::parts::{shard_from_env, Shard};
+use crate::pipeline::Archive;
 
 /// The shard this scan is: `--shard`, else the job-array task's (printed with its origin), else none.
 pub(crate) fn shard_of(args: &ScanArgs) -> anyhow::Result<Option<Shard>> {
@@ -34,12 +34,13 @@ pub(crate) fn shard_of(args: &ScanArgs) -> anyhow::Result<Option<Shard>> {
     }
 }
 
-/// Scans the shard's slice of `files` (all inputs, sorted) and writes its part.
+/// Scans the shard's slice of `files` (all inputs of `archive`, expanded) and writes its part.
 pub(crate) fn scan_shard(
     args: &ScanArgs,
+    archive: &Archive,
     files: &[PathBuf],
     shard: Shard,
-    options: &ScanOptions,
+    runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<Outcome> {
     let merge_only = [
         ("--take-first", !args.combine.take_first.is_empty()),
@@ -53,40 +54,27 @@ pub(crate) fn scan_shard(
     }
     let range = shard.range(files.len());
     let destination = part_path(&args.combine.output, shard)?;
-    let locations: Vec<String> = files.iter().map(|f| location(f)).collect();
-    let header = PartHeader {
-        shard: shard.index,
-        count: shard.count,
-        inputs: files.len() as u64,
-        first: range.start as u64,
-        files: range.len() as u64,
-        inputs_digest: inputs_digest(&locations),
-        scan: PartScanOptions {
-            concat_dims: options.concat_dims.clone(),
-            skip_unsupported: options.skip_unsupported,
-            max_slab_bytes: options.max_slab_bytes,
-            digest_max_bytes: options.digest_max_bytes,
-        },
-        generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
-    };
     outln!("shard {shard}: inputs {}..{} of {}", range.start, range.end, files.len());
-    let slice = &files[range];
-    let progress = bar(slice.len() as u64, "scanning");
+    let progress = bar(range.len() as u64, "scanning");
     let report = |done: usize, refs: u64| {
         progress.set_position(done as u64);
         progress.set_message(format!("{refs} references"));
     };
-    let scanned = scan_files(slice, options, &report);
+    let part = archive.scan_shard_on(runtime, files, shard, &report);
     progress.finish_and_clear();
-    let scanned = scanned?;
-    let write = |local: &Path| Ok(write_part(local, &header, &scanned)?);
+    let part = part?;
+    let write = |local: &Path| Ok(part.write(local)?);
     match super::output::remote_url(&destination) {
         Some(url) => super::output::RemoteTarget {
             url,
             kind: crate::store::OutputKind::ScanPart,
             // A retried task replaces its part, as locally.
             overwrite: true,
-            inputs: locations.iter().filter(|l| crate::source::is_url(l)).cloned().collect(),
+            inputs: files
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .filter(|f| crate::source::is_url(f))
+                .collect(),
             remote: args.remote.options(),
             max_concurrent: args.remote.max_concurrent_requests as usize,
         }
@@ -94,21 +82,16 @@ pub(crate) fn scan_shard(
         None => write(&destination),
     }
     .with_context(|| format!("writing {}", destination.display()))?;
-    let refs: usize = scanned.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.len()).sum();
-    outln!("{}: shard {shard}: {} file(s), {refs} chunk entries", destination.display(), scanned.len());
-    for warning in scanned.iter().flat_map(|d| &d.warnings) {
+    outln!(
+        "{}: shard {shard}: {} file(s), {} chunk entries",
+        destination.display(),
+        part.files.len(),
+        part.references()
+    );
+    for warning in part.datasets.iter().flat_map(|d| &d.warnings) {
         eprintln!("warning: {warning}");
     }
     Ok(Outcome::Done)
-}
-
-/// An input as recorded for the input digest: local paths made absolute, URLs as given.
-fn location(file: &Path) -> String {
-    let text = file.to_string_lossy();
-    if crate::source::is_url(&text) {
-        return text.into_owned();
-    }
-    std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
 }
 
 /// `--output` itself, or `part-IIIII-of-NNNNN.vzpart` inside it when it is a directory or ends in `/`

@@ -2,31 +2,30 @@
 //! files that hold different variables), write the store.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 use super::args::{ScanArgs, ScanFormat};
 use super::progress::bar;
-use super::write::{combine_and_write, Output};
+use super::write::{write_combined, Output};
 use super::Outcome;
-use crate::scan::scan_files;
 use crate::store::OutputKind;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let remote = args.remote.options();
-    let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
-    // The concatenation dimensions reach the scan and the combine from one place.
-    let mut options = Output::from(&args).archive().scan_options(runtime.handle());
-    // HDF5 external links may lead into the containers the user trusts, besides the inputs' own.
-    options.link_authorization = super::trust::authorization(&[])?;
-    if files.len() > 1 && args.combine.concat.is_empty() {
-        bail!("{} input files given: combining several files needs --concat DIM", files.len());
+    let mut inputs = args.inputs.clone();
+    if let Some(list) = args.files_from.as_deref() {
+        inputs.extend(read_list(list)?);
     }
+    // HDF5 external links may lead into the containers the user trusts, besides the inputs' own.
+    let archive =
+        Output::from(&args).archive().with_inputs(inputs).link_authorization(super::trust::authorization(&[])?);
+    let files = archive.files(runtime.handle())?;
+    archive.check_file_count(files.len())?;
     if let Some(shard) = super::merge::shard_of(&args)? {
-        return super::merge::scan_shard(&args, &files, shard, &options);
+        return super::merge::scan_shard(&args, &archive, &files, shard, runtime.handle());
     }
     if let Some(url) =
         super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != ScanFormat::Icechunk)
@@ -43,7 +42,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
             kind,
             overwrite: args.combine.overwrite,
             inputs: inputs.collect(),
-            remote: remote.clone(),
+            remote: args.remote.options(),
             max_concurrent: args.remote.max_concurrent_requests as usize,
         };
         target.check(runtime.handle())?;
@@ -53,10 +52,11 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         progress.set_position(done as u64);
         progress.set_message(format!("{refs} references"));
     };
-    let scanned = scan_files(&files, &options, &report);
+    let scanned = archive.scan_files_on(runtime.handle(), files, &report);
     progress.finish_and_clear();
-    let outcome = combine_and_write(scanned?, files.len(), &Output::from(&args))?;
-    print_fetched(&options.fetched)?;
+    let scanned = scanned?;
+    let outcome = write_combined(scanned.dataset, &Output::from(&args))?;
+    print_fetched(&scanned.fetched)?;
     Ok(outcome)
 }
 
@@ -76,27 +76,19 @@ pub(crate) fn print_fetched(totals: &crate::source::FetchTotals) -> anyhow::Resu
     Ok(())
 }
 
-/// The files of the command line's inputs and of `--files-from` (see [`expand_inputs`]).
+/// The files of the command line's inputs and of `--files-from`, expanded
+/// ([`crate::inputs::expand_inputs`]): what `append` adds.
 pub(crate) fn input_files(
     inputs: &[OsString],
     files_from: Option<&Path>,
     remote: &crate::source::RemoteOptions,
     runtime: &tokio::runtime::Handle,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let mut inputs = inputs.to_vec();
     if let Some(list) = files_from {
         inputs.extend(read_list(list)?);
     }
-    expand_inputs(&inputs, remote, runtime)
-}
-
-/// Files named directly and the matches of glob patterns (see [`crate::inputs::expand_inputs`]).
-pub(crate) fn expand_inputs(
-    inputs: &[OsString],
-    remote: &crate::source::RemoteOptions,
-    runtime: &tokio::runtime::Handle,
-) -> anyhow::Result<Vec<PathBuf>> {
-    Ok(crate::inputs::expand_inputs(inputs, remote, runtime)?)
+    Ok(crate::inputs::expand_inputs(&inputs, remote, runtime)?)
 }
 
 /// The inputs listed in `list` (`-`: standard input), one a line; blank lines are skipped.

@@ -86,15 +86,6 @@ impl Output<'_> {
     }
 }
 
-/// Combines the per-file scans (in input order) along every `--concat` dimension and writes the store.
-pub(crate) fn combine_and_write(
-    scanned: Vec<VirtualDataset>,
-    files: usize,
-    out: &Output<'_>,
-) -> anyhow::Result<Outcome> {
-    write_combined(out.archive().combine(scanned, files)?, out)
-}
-
 /// Writes the combined dataset and reports what was written.
 pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
     if out.combine.format != ScanFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {

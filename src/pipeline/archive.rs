@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use super::PipelineError;
 use crate::combine::{combine, CombineOptions, ConcatDim};
 use crate::dataset::VirtualDataset;
+use crate::parts::{inputs_digest, PartHeader, PartScanOptions, Shard};
 use crate::scan::{scan_files, ScanOptions};
 use crate::source::{FetchTotals, RemoteOptions};
+use crate::trust::Authorization;
 
 /// An archive to virtualize: its inputs, the dimensions its files are concatenated along (given
 /// once), and the scan and combine options. Every setter documents its default.
@@ -23,6 +25,7 @@ pub struct Archive {
     remote: RemoteOptions,
     max_concurrent_requests: usize,
     history: bool,
+    link_authorization: Authorization,
 }
 
 /// What [`Archive::scan`] produced.
@@ -56,6 +59,7 @@ impl Archive {
             remote: RemoteOptions::default(),
             max_concurrent_requests: scan.max_concurrent_requests,
             history: true,
+            link_authorization: scan.link_authorization.clone(),
         }
     }
 
@@ -149,6 +153,14 @@ impl Archive {
         self
     }
 
+    /// The containers, besides each scanned file's own, that HDF5 external links and HDF4 external
+    /// files may lead into. Default: none (only the scanned file's own container).
+    #[must_use]
+    pub fn link_authorization(mut self, authorization: Authorization) -> Self {
+        self.link_authorization = authorization;
+        self
+    }
+
     /// The concatenation dimensions, outermost first.
     pub fn concat_dims(&self) -> &[ConcatDim] {
         &self.concat
@@ -181,6 +193,7 @@ impl Archive {
             runtime: Some(runtime.clone()),
             remote: self.remote.clone(),
             max_concurrent_requests: self.max_concurrent_requests,
+            link_authorization: self.link_authorization.clone(),
             ..ScanOptions::default()
         }
     }
@@ -205,11 +218,62 @@ impl Archive {
         progress: &(dyn Fn(usize, u64) + Sync),
     ) -> Result<ScannedArchive, PipelineError> {
         let files = self.files(runtime)?;
+        self.scan_files_on(runtime, files, progress)
+    }
+
+    /// [`Archive::scan_on`] over `files`, this archive's inputs already expanded
+    /// ([`Archive::files`]: a caller that checks the files before scanning expands them once).
+    ///
+    /// # Errors
+    /// As [`Archive::scan`].
+    pub fn scan_files_on(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        files: Vec<PathBuf>,
+        progress: &(dyn Fn(usize, u64) + Sync),
+    ) -> Result<ScannedArchive, PipelineError> {
         self.check_file_count(files.len())?;
         let options = self.scan_options(runtime);
         let scanned = scan_files(&files, &options, progress)?;
         let dataset = self.combine(scanned, files.len())?;
         Ok(ScannedArchive { dataset, files, fetched: options.fetched })
+    }
+
+    /// Scans shard `shard`'s slice of `files` (this archive's inputs, expanded: every shard of a run
+    /// must be given the same list) into a part for [`Archive::merge_parts`]: the per-file scans,
+    /// not combined, with the header that ties the part to its run. Combine options (`take_first`,
+    /// `drop_missing`, ...) apply when the parts are merged.
+    ///
+    /// # Errors
+    /// [`PipelineError::Scan`] naming the file that failed.
+    pub fn scan_shard_on(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        files: &[PathBuf],
+        shard: Shard,
+        progress: &(dyn Fn(usize, u64) + Sync),
+    ) -> Result<ScannedShard, PipelineError> {
+        let range = shard.range(files.len());
+        let locations: Vec<String> = files.iter().map(|f| recorded_location(f)).collect();
+        let options = self.scan_options(runtime);
+        let header = PartHeader {
+            shard: shard.index,
+            count: shard.count,
+            inputs: files.len() as u64,
+            first: range.start as u64,
+            files: range.len() as u64,
+            inputs_digest: inputs_digest(&locations),
+            scan: PartScanOptions {
+                concat_dims: options.concat_dims.clone(),
+                skip_unsupported: options.skip_unsupported,
+                max_slab_bytes: options.max_slab_bytes,
+                digest_max_bytes: options.digest_max_bytes,
+            },
+            generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
+        };
+        let files = files[range].to_vec();
+        let datasets = scan_files(&files, &options, progress)?;
+        Ok(ScannedShard { header, datasets, files, fetched: options.fetched })
     }
 
     /// Refuses several files without a concatenation dimension (before any is scanned).
@@ -219,7 +283,7 @@ impl Archive {
     pub fn check_file_count(&self, files: usize) -> Result<(), PipelineError> {
         if files > 1 && self.concat.is_empty() {
             return Err(PipelineError::Options(format!(
-                "{files} input files given: combining several files needs a concatenation dimension"
+                "{files} input files given: combining several files needs a concatenation dimension (--concat DIM)"
             )));
         }
         Ok(())
@@ -249,6 +313,43 @@ impl Archive {
         }
         Ok(dataset)
     }
+}
+
+/// What [`Archive::scan_shard_on`] produced: one shard's part of a sharded scan.
+#[derive(Debug, Clone)]
+pub struct ScannedShard {
+    /// The part's header: which shard of how many, of which inputs, scanned how.
+    pub header: PartHeader,
+    /// The shard's files' scans, in input order (not combined).
+    pub datasets: Vec<VirtualDataset>,
+    /// The shard's files.
+    pub files: Vec<PathBuf>,
+    /// Remote objects scanned and the requests and bytes it took.
+    pub fetched: std::sync::Arc<FetchTotals>,
+}
+
+impl ScannedShard {
+    /// Writes the part to the local file `path` (atomically: a part is complete or absent).
+    ///
+    /// # Errors
+    /// [`PipelineError::Parts`] when it cannot be written.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), PipelineError> {
+        Ok(crate::parts::write_part(path, &self.header, &self.datasets)?)
+    }
+
+    /// The chunk entries of the shard's files.
+    pub fn references(&self) -> usize {
+        self.datasets.iter().flat_map(|d| &d.arrays).map(|a| a.chunks.len()).sum()
+    }
+}
+
+/// An input as recorded for the inputs' digest: local paths made absolute, URLs as given.
+fn recorded_location(file: &std::path::Path) -> String {
+    let text = file.to_string_lossy();
+    if crate::source::is_url(&text) {
+        return text.into_owned();
+    }
+    std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
 }
 
 /// The root `history` line. Its time is `SOURCE_DATE_EPOCH` when set (reproducible outputs: a merged

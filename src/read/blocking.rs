@@ -52,6 +52,11 @@ impl BlockingStore {
         Ok(BlockingStore { runtime: Arc::new(runtime), store })
     }
 
+    /// Which kind of store this is ([`Store::kind`]).
+    pub fn kind(&self) -> super::StoreKind {
+        self.store.kind()
+    }
+
     /// The store summary.
     pub fn info(&self) -> &StoreInfo {
         self.store.info()

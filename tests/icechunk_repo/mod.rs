@@ -15,6 +15,7 @@
 mod append;
 mod damage;
 mod lazy;
+mod opening;
 
 use std::path::{Path, PathBuf};
 

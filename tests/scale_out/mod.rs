@@ -427,3 +427,34 @@ fn differing_options_are_named_and_fifos_are_refused() {
     let run = vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &store]), 1);
     assert!(run.stderr.contains("zz-fifo.vzpart") && run.stderr.contains("not a regular file"), "{}", run.stderr);
 }
+
+/// Shard scans are the library's (issue 43): parts written through `Archive::scan_shard_on` and
+/// `ScannedShard::write` are the CLI's parts byte for byte, and their merge reads libnetcdf's values.
+#[test]
+fn library_shard_scans_write_the_command_lines_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = yearly_archive(&dir.path().join("in").tap_mkdir());
+    let cli_parts = dir.path().join("cli-parts");
+    scan_shards(&inputs, &["--concat", "time"], 3, &cli_parts);
+    let archive = vzarr::pipeline::Archive::new([inputs.as_str()]).concat("time").unwrap();
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    let files = archive.files(runtime.handle()).unwrap();
+    let lib_parts = dir.path().join("lib-parts").tap_mkdir();
+    let mut scanned_files = 0;
+    for i in 0..3 {
+        let shard = vzarr::parts::Shard::new(i, 3).unwrap();
+        let part = archive.scan_shard_on(runtime.handle(), &files, shard, &|_, _| {}).unwrap();
+        assert_eq!(part.files, files[shard.range(files.len())].to_vec());
+        scanned_files += part.files.len();
+        part.write(&lib_parts.join(format!("part-{i:05}-of-00003.vzpart"))).unwrap();
+    }
+    assert_eq!(scanned_files, files.len(), "the shards cover every file once");
+    assert_same_tree(&cli_parts, &lib_parts);
+    let merged = dir.path().join("merged.vzarr");
+    let glob = format!("{}/*.vzpart", s(&lib_parts));
+    vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &s(&merged)]), 0);
+    let npy = dir.path().join("tas.npy");
+    vzarr(&strings(&["read", &s(&merged), "tas", "-o", &s(&npy)]), 0);
+    let theirs: Vec<u8> = files.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
+    assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == theirs, "tas of the merged parts");
+}
