@@ -40,13 +40,21 @@
 mod common;
 #[path = "scale/end_to_end.rs"]
 mod end_to_end;
+#[path = "scale/kinds.rs"]
+mod kinds;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use kinds::Kind;
+
 /// Chunks (references) per file.
 const CHUNKS: usize = 10_000;
+/// Target: bytes per reference of the peak above the 10^5-reference scan's.
+const TARGET_ABOVE: f64 = 16.0;
+/// Target: bytes per reference of the whole process's peak at 10^7 references.
+const TARGET_WHOLE: f64 = 24.0;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -56,58 +64,95 @@ fn main() {
     if args.iter().any(|a| a == "--write-inputs") {
         return write_inputs_child(&args);
     }
+    if args.iter().any(|a| a == "--write-netcdf") {
+        return kinds::write_netcdf_child(&args);
+    }
     if args.iter().any(|a| a == "--read-child") {
         return end_to_end::read_child(&args);
     }
     let flag = |name: &str, default: u64| -> u64 {
         args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
     };
+    let text = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned());
     let e2e = args.iter().any(|a| a == "--end-to-end");
     let refs = flag("--refs", if e2e { 100_000_000 } else { 10_000_000 });
-    let icechunk = args.iter().any(|a| a == "--icechunk");
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-scale");
-    let files = write_inputs(&root.join("files-10000-chunks"), (refs as usize).div_ceil(CHUNKS).max(10));
     let work = root.join("work");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
+    let count = (refs as usize).div_ceil(CHUNKS).max(10);
     if e2e {
+        let files = write_inputs(&root.join("files-10000-chunks"), count);
         return end_to_end::run(&files, &work, flag("--shards", 16) as u32);
     }
-    let mut formats = vec!["native"];
-    if icechunk {
-        formats.push("icechunk");
-    }
-    for format in formats {
-        println!("vzarr scan --concat file=path:... ({format}), files of {CHUNKS} chunks:");
-        let mut base: Option<Phase> = None;
-        let mut previous: Option<f64> = None;
-        let mut count = 10;
-        while count <= files.len() {
-            let phase = scan(&files[..count], &work, format);
-            let n = (count * CHUNKS) as f64;
-            let manifest = manifest_bytes(&phase.output) as f64 / n;
-            let line = match &base {
-                None => format!("(baseline for the growth below; manifest {manifest:.2} bytes/reference)"),
-                Some(b) => {
-                    let per_ref = phase.peak_kib.saturating_sub(b.peak_kib) as f64 * 1024.0 / (n - b.refs as f64);
-                    let growth = previous.map(|p| format!(", x{:.2} per reference vs 10x fewer", per_ref / p));
-                    previous = Some(per_ref);
-                    format!(
-                        "{per_ref:.1} bytes/reference above the baseline (target <= 16){}; manifest {manifest:.2} bytes/reference",
-                        growth.unwrap_or_default()
-                    )
-                }
-            };
-            println!(
-                "  {:>9} references: {:>7.2} s, peak {:>5} MiB, {line}",
-                count * CHUNKS,
-                phase.seconds,
-                phase.peak_kib / 1024
-            );
-            base.get_or_insert(Phase { refs: (count * CHUNKS) as u64, ..phase });
-            count *= 10;
+    let formats: Vec<&str> = match text("--format") {
+        Some(f) if f == "native" => vec!["native"],
+        Some(f) if f == "icechunk" => vec!["icechunk"],
+        _ => vec!["native", "icechunk"],
+    };
+    let only = text("--kind");
+    let mut summary = Vec::new();
+    for kind in Kind::all(&root).into_iter().filter(|k| only.as_deref().is_none_or(|o| k.name.starts_with(o))) {
+        for format in &formats {
+            summary.push(measure_kind(&kind, format, count, &work));
         }
     }
+    println!("At {} references (targets: <= {TARGET_ABOVE} bytes/reference above the 10^5 scan, <= {TARGET_WHOLE} of the whole peak):", count * CHUNKS);
+    for line in summary {
+        println!("  {line}");
+    }
+}
+
+/// Scans of 10^5, 10^6, ... references of one kind into one format, printed; returns the summary line
+/// of the largest.
+fn measure_kind(kind: &Kind, format: &str, count: usize, work: &Path) -> String {
+    println!(
+        "{} (vzarr scan --concat {}), {format}, files of {CHUNKS} chunks:",
+        kind.name,
+        kind.concat.join(" --concat ")
+    );
+    let mut base: Option<Phase> = None;
+    let mut previous: Option<f64> = None;
+    let mut last = String::new();
+    let mut n_files = 10;
+    while n_files <= count {
+        let files = kind.files(n_files);
+        let phase = scan(&files, kind.concat, work, format);
+        let n = phase.refs as f64;
+        let manifest = manifest_bytes(&phase.output) as f64 / n;
+        let whole = phase.peak_kib as f64 * 1024.0 / n;
+        let line = match &base {
+            None => format!("(baseline for the growth below; manifest {manifest:.2} bytes/reference)"),
+            Some(b) => {
+                let per_ref = phase.peak_kib.saturating_sub(b.peak_kib) as f64 * 1024.0 / (n - b.refs as f64);
+                let growth = previous.map(|p| format!(", x{:.2} per reference vs 10x fewer", per_ref / p));
+                previous = Some(per_ref);
+                last = format!(
+                    "{} x {format}: {per_ref:.1} bytes/reference above the 10^5 scan, {whole:.1} of the whole peak ({} MiB, {:.1} s)",
+                    kind.name,
+                    phase.peak_kib / 1024,
+                    phase.seconds
+                );
+                format!(
+                    "{per_ref:.1} bytes/reference above the baseline (target <= {TARGET_ABOVE}){}; manifest {manifest:.2} bytes/reference",
+                    growth.unwrap_or_default()
+                )
+            }
+        };
+        println!(
+            "  {:>9} references: {:>7.2} s, peak {:>5} MiB ({whole:.1} bytes/reference), {line}",
+            phase.refs,
+            phase.seconds,
+            phase.peak_kib / 1024
+        );
+        if n_files * 10 > count && format == "icechunk" && kind.name == "new dimension" {
+            let dir = files[0].parent().unwrap_or(work);
+            end_to_end::read_back("Icechunk repository", &phase.output, dir, files.len(), work);
+        }
+        base.get_or_insert(phase);
+        n_files *= 10;
+    }
+    last
 }
 
 /// A finished scan: wall time, peak resident memory, references and output.
@@ -119,20 +164,23 @@ struct Phase {
 }
 
 /// Runs the release binary over `files` and measures it with `wait4`.
-fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
+fn scan(files: &[PathBuf], concat: &[&str], work: &Path, format: &str) -> Phase {
     let list = work.join(format!("inputs-{}.txt", files.len()));
     let lines: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     std::fs::write(&list, lines.join("\n")).unwrap();
     let extension = if format == "icechunk" { "icechunk" } else { "vzarr" };
     let output = work.join(format!("scan-{}.{extension}", files.len()));
+    let _ = std::fs::remove_dir_all(&output);
     common::reset_peak();
     let start = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.arg("scan").arg("--files-from").arg(&list);
+    for c in concat {
+        command.args(["--concat", c]);
+    }
     #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
-    let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
-        .arg("scan")
-        .arg("--files-from")
-        .arg(&list)
-        .args(["--concat", r"file=path:f(\d+)\.h5", "--format", format, "-o"])
+    let child = command
+        .args(["--format", format, "-o"])
         .arg(&output)
         .stdout(std::process::Stdio::null())
         .spawn()

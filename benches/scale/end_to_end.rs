@@ -111,7 +111,7 @@ pub(crate) fn run(files: &[PathBuf], work: &Path, shards: u32) {
 const CONCAT: &str = r"file=path:f(\d+)\.h5";
 
 /// Step 4 for one store: the CLI's open + read of one chunk, then the library child.
-fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
+pub(crate) fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
     let (f, j) = (files / 2 + 1, CHUNKS / 2 + 1);
     let npy = work.join("one.npy");
     let args =

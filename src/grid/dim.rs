@@ -144,6 +144,20 @@ impl ChunkDim {
         builder.finish()
     }
 
+    /// Varying edges given as `(edge, count)` runs (adjacent equal edges are merged), checked as
+    /// [`ChunkDim::from_edges`] checks the edges they expand to, without expanding them: a grid of
+    /// 10^7 chunks built from a few runs per file costs the runs, not a list of 10^7 edges.
+    ///
+    /// # Errors
+    /// As [`ChunkDim::from_edges`].
+    pub fn from_runs(extent: u64, runs: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, GridError> {
+        let mut builder = RunsBuilder::new(extent);
+        for (edge, count) in runs {
+            builder.push(edge, count)?;
+        }
+        builder.finish()
+    }
+
     /// Number of array elements along this dimension.
     pub fn extent(&self) -> u64 {
         self.extent
