@@ -1,28 +1,50 @@
-//! Scan memory at scale (issue 27, item 1), and 10^8 references end to end (item 2).
+//! Scan memory at scale (issues 27 and 42), and 10^8 references end to end (issue 27, item 2).
 //!
-//! Inputs: HDF5 files of 10,000 one-element int32 chunks each (`v`, v1 B-tree index; element `j` of
-//! file `f` holds `f * 10000 + j`), combined along a new dimension `file` keyed by the file name, so
-//! every reference of every file ends up in one array (10^8 references: 10,000 files, 3.9 GiB). Every
-//! step runs the release `vzarr` binary as its own process, and its peak memory is the process's
-//! maximum resident set (`wait4` rusage; this process resets its own peak before each spawn, since
-//! Linux carries the spawner's peak into the child at `exec`, and writes the inputs in child
-//! processes, so that it stays at about 12 MiB).
+//! Every step runs the release `vzarr` binary as its own process, and its peak memory is the
+//! process's maximum resident set (`wait4` rusage; this process resets its own peak before each
+//! spawn, since Linux carries the spawner's peak into the child at `exec`, and writes the inputs in
+//! child processes, so that it stays at about 12 MiB).
 //!
-//! **Scan memory** (default): scans of 10^5, 10^6 and 10^7 references. Printed per size: wall time,
-//! peak, bytes per reference of the peak above the 10^5-reference scan's (the code, libraries and
-//! fixed buffers cancel out), and how that grows from 10^6 to 10^7; with, as baselines from the same
-//! run, the bytes per reference of the manifest written and the 16 bytes per reference of the target.
-//! `--icechunk` also writes each as an Icechunk repository. Target: <= 16 bytes per reference at the
-//! peak of a 10^7-reference scan, native store and Icechunk repository.
+//! **Scan memory** (default): three ways of combining files (`scale/kinds.rs`), each written as a
+//! native store and as an Icechunk repository, at 10^5, 10^6 and 10^7 references:
+//! - *new dimension*: HDF5 files of 10,000 one-element int32 chunks (`v`, v1 B-tree index; element
+//!   `j` of file `f` holds `f * 10000 + j`) along a new dimension `file` keyed by the file name;
+//! - *existing dimension*, the everyday archive: NetCDF-4 files of `v(time=10000, x=4)` in chunks of
+//!   `(1, 4)` with a contiguous `time` coordinate, `--concat time`;
+//! - *member x time*: the same for 10 members, `--concat member=path:m(\d+)_ --concat time`.
 //!
-//! Measured (2 cores shared with two other engineers' builds, load 6-10, the same files): native
-//! store, 10^6 references 1.70 s and 12.8 bytes/reference, 10^7 16.7 s and 12.4 (x0.97 for 10x the
-//! references); the manifest takes 3.0. Icechunk repository: 10^6 2.37 s and 19.6 (two manifests
-//! in flight are most of it at that size), 10^7 25.8 s and 13.3 (manifests 7.1 bytes/reference on
-//! disk, transaction log 4.2). Before the transaction log of a local repository was compressed
-//! straight into its file (it was held in memory, compressed, until stored): 17.4 at 10^7 (measured
-//! by hand, same binary otherwise). Before the chunk tables became columns moved into the combined
-//! table: 73 and 72 bytes/reference (native), 1.33 s and 16.5 s.
+//! Printed per size: wall time, peak and the peak per reference, bytes per reference of the peak
+//! above the 10^5-reference scan's (the code, libraries and fixed buffers cancel out) and how that
+//! grows from 10^6 to 10^7, and the bytes per reference of the manifest written; then a summary at
+//! 10^7. Targets: <= 16 bytes per reference above the 10^5 scan and <= 24 of the whole peak, at 10^7
+//! references. After the new-dimension Icechunk repository of 10^7 references: open + read one
+//! chunk as a `vzarr read` process (target < 50 ms) and through the library (< 20 ms).
+//!
+//! Measured (issue 42; 2 cores shared with other engineers' builds, load 4-5), at 10^7 references,
+//! above the 10^5 scan / whole peak, bytes per reference:
+//!
+//! | | native store | Icechunk repository |
+//! | --- | --- | --- |
+//! | new dimension | 12.5 / 15.4 (11.5 s) | 13.4 / 17.9 (14.3 s) |
+//! | existing dimension | 12.8 / 15.5 (5.0 s) | 13.8 / 17.9 (7.5 s) |
+//! | member x time | 12.6 / 15.5 (3.4 s) | 26.4 / 31.0 (7.7 s) |
+//!
+//! Before issue 42, the existing dimension took 52.8 / 55.6 (native) and 51.6 / 55.6 (Icechunk):
+//! every file's time values (8 bytes a time step, one chunk per step here) held as a list, copied
+//! for the ordering keys, again for the overlap check, every step between values collected and
+//! sorted, and the combined grid built from a list of every chunk edge. Member x time into
+//! Icechunk is over the target: a row along `member` holds 10^6 chunks, more than a manifest's
+//! 2^16, and manifests split only whole rows, so two manifests of 10^6 references (about 60 bytes
+//! each before compression) are built at once. Icechunk reads: open + one chunk 15.5 ms through the
+//! library, a `vzarr read` process 45 ms wall (31.6 ms of CPU, 38.4 before its manifest was read
+//! directly rather than through Icechunk's iterator: a `String` and a registry lookup per
+//! reference); a third of the CPU is the dynamic loader relocating the C libraries, a sixth
+//! Icechunk verifying the manifest's flatbuffer.
+//!
+//! Issue 27, new dimension only: native store 10^6 references 1.70 s and 12.8 bytes/reference, 10^7
+//! 16.7 s and 12.4; Icechunk repository 10^6 19.6 (two manifests in flight are most of it at that
+//! size), 10^7 13.3. Before the chunk tables became columns moved into the combined table: 73 and 72
+//! bytes/reference (native).
 //!
 //! **End to end** (`--end-to-end`, 10^8 references by default): `scan --shard I/16` for every shard,
 //! `merge` of the parts into a native store and, from the same parts, `merge --format icechunk` into
@@ -33,9 +55,10 @@
 //! merge under 2 minutes and 4 GiB; open + read one chunk under 50 ms. See `scale/end_to_end.rs` and
 //! the figures there.
 //!
-//! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7), `cargo
-//! bench --bench scale -- --end-to-end [--refs 100000000 --shards 16]`. Inputs are written once and
-//! cached under `target/tmp/bench-scale/` (4 GB for 10^8 references: check `df -h`).
+//! Run: `cargo bench --bench scale [-- --refs 10000000 --format native|icechunk --kind existing]`
+//! (default: up to 10^7, both formats, every kind), `cargo bench --bench scale -- --end-to-end [--refs
+//! 100000000 --shards 16]`. Inputs are written once and cached under `target/tmp/bench-scale/` (4 GB
+//! for 10^8 references, 1.4 GB for the NetCDF-4 inputs of 10^7: check `df -h`).
 
 mod common;
 #[path = "scale/end_to_end.rs"]

@@ -24,8 +24,9 @@ const X: usize = 4;
 pub(crate) struct Kind {
     pub(crate) name: &'static str,
     pub(crate) concat: &'static [&'static str],
-    /// Input directory, and whether files are the HDF5 inputs (else NetCDF-4).
+    /// Input directory.
     dir: PathBuf,
+    /// Members of the NetCDF-4 inputs (1: one series of files); `None` for the HDF5 inputs.
     members: Option<usize>,
 }
 

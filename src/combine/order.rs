@@ -74,10 +74,13 @@ pub(crate) fn check_monotonic(c: Coord<'_>) -> Result<i8, CombineError> {
 /// per value of every file at once.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct KeySpan {
+    /// The first key (`None` for no values).
     pub(crate) first: Option<f64>,
+    /// The last key.
     pub(crate) last: Option<f64>,
-    /// Number of steps (values - 1) and their median.
+    /// Number of steps between consecutive keys (values - 1).
     pub(crate) steps: usize,
+    /// Their median.
     pub(crate) median_step: Option<f64>,
 }
 

@@ -384,5 +384,16 @@ mod tests {
             prop_assert_eq!(expanded, edges);
             prop_assert!(d.runs().windows(2).all(|w| w[0].0 != w[1].0));
         }
+
+        #[test]
+        fn from_runs_equals_from_edges((edges, extent) in edges_and_extent(), cut in 0usize..8) {
+            // Runs as a caller may give them: one per edge (equal neighbours not merged), some empty.
+            let runs: Vec<(u64, u64)> = edges
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &e)| if i % 8 == cut { vec![(e, 1), (e, 0)] } else { vec![(e, 1)] })
+                .collect();
+            prop_assert_eq!(ChunkDim::from_runs(extent, runs).unwrap(), ChunkDim::from_edges(extent, &edges).unwrap());
+        }
     }
 }
