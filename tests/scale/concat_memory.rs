@@ -5,8 +5,9 @@
 //! between `fork` and `exec`) to what a scan of 10 of the files took plus
 //! [`BUDGET_BYTES_PER_REFERENCE`] per further reference: a scan that holds more does not finish.
 //! The child's allocator is given one arena (`MALLOC_ARENA_MAX=1`), so that its address space is
-//! its heap and not the 64 MiB reservations glibc makes per thread as contention decides. The store
-//! written is then read back and compared with libnetcdf reading the files.
+//! its heap and not the 64 MiB reservations glibc makes per thread as contention decides, and two
+//! scanning threads (`RAYON_NUM_THREADS=2`), so that both scans hold as many files open at once on
+//! any machine. The store written is then read back and compared with libnetcdf reading the files.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -52,7 +53,8 @@ fn scan(files: &[PathBuf], dir: &Path, name: &str, limit_bytes: Option<u64>) -> 
     std::fs::write(&list, lines.join("\n")).unwrap();
     let mut command = vzarr_command();
     command.arg("scan").arg("--files-from").arg(&list).args(["--concat", "time", "-o"]).arg(dir.join(name));
-    command.env("VZARR_TEST_COUNTERS", "1").env("MALLOC_ARENA_MAX", "1").stdout(Stdio::null());
+    command.env("VZARR_TEST_COUNTERS", "1").env("MALLOC_ARENA_MAX", "1").env("RAYON_NUM_THREADS", "2");
+    command.stdout(Stdio::null());
     if let Some(limit) = limit_bytes {
         // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
         unsafe {
