@@ -35,11 +35,13 @@
 //! sorted, and the combined grid built from a list of every chunk edge. Member x time into
 //! Icechunk is over the target: a row along `member` holds 10^6 chunks, more than a manifest's
 //! 2^16, and manifests split only whole rows, so two manifests of 10^6 references (about 60 bytes
-//! each before compression) are built at once. Icechunk reads: open + one chunk 15.5 ms through the
-//! library, a `vzarr read` process 45 ms wall (31.6 ms of CPU, 38.4 before its manifest was read
-//! directly rather than through Icechunk's iterator: a `String` and a registry lookup per
-//! reference); a third of the CPU is the dynamic loader relocating the C libraries, a sixth
-//! Icechunk verifying the manifest's flatbuffer.
+//! each before compression) are built at once. Icechunk reads (two runs): open + one chunk 15.5 and
+//! 19.2 ms through the library; a `vzarr read` process, median of 5, 39.8 ms (the first, its
+//! sources' inodes cold after the scans, 132-203 ms); 31.6 ms of CPU per process (`perf stat`),
+//! 38.4 before its manifest was read directly rather than through Icechunk's iterator (a `String`
+//! and a registry lookup per reference); a third of that CPU is the dynamic loader relocating the C
+//! libraries, a sixth Icechunk verifying the manifest's flatbuffer. 1,000 chunks at random places:
+//! 9.4-10.5 ms each.
 //!
 //! Issue 27, new dimension only: native store 10^6 references 1.70 s and 12.8 bytes/reference, 10^7
 //! 16.7 s and 12.4; Icechunk repository 10^6 19.6 (two manifests in flight are most of it at that
