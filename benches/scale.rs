@@ -1,28 +1,52 @@
-//! Scan memory at scale (issue 27, item 1), and 10^8 references end to end (item 2).
+//! Scan memory at scale (issues 27 and 42), and 10^8 references end to end (issue 27, item 2).
 //!
-//! Inputs: HDF5 files of 10,000 one-element int32 chunks each (`v`, v1 B-tree index; element `j` of
-//! file `f` holds `f * 10000 + j`), combined along a new dimension `file` keyed by the file name, so
-//! every reference of every file ends up in one array (10^8 references: 10,000 files, 3.9 GiB). Every
-//! step runs the release `vzarr` binary as its own process, and its peak memory is the process's
-//! maximum resident set (`wait4` rusage; this process resets its own peak before each spawn, since
-//! Linux carries the spawner's peak into the child at `exec`, and writes the inputs in child
-//! processes, so that it stays at about 12 MiB).
+//! Every step runs the release `vzarr` binary as its own process, and its peak memory is the
+//! process's maximum resident set (`wait4` rusage; this process resets its own peak before each
+//! spawn, since Linux carries the spawner's peak into the child at `exec`, and writes the inputs in
+//! child processes, so that it stays at about 12 MiB).
 //!
-//! **Scan memory** (default): scans of 10^5, 10^6 and 10^7 references. Printed per size: wall time,
-//! peak, bytes per reference of the peak above the 10^5-reference scan's (the code, libraries and
-//! fixed buffers cancel out), and how that grows from 10^6 to 10^7; with, as baselines from the same
-//! run, the bytes per reference of the manifest written and the 16 bytes per reference of the target.
-//! `--icechunk` also writes each as an Icechunk repository. Target: <= 16 bytes per reference at the
-//! peak of a 10^7-reference scan, native store and Icechunk repository.
+//! **Scan memory** (default): three ways of combining files (`scale/kinds.rs`), each written as a
+//! native store and as an Icechunk repository, at 10^5, 10^6 and 10^7 references:
+//! - *new dimension*: HDF5 files of 10,000 one-element int32 chunks (`v`, v1 B-tree index; element
+//!   `j` of file `f` holds `f * 10000 + j`) along a new dimension `file` keyed by the file name;
+//! - *existing dimension*, the everyday archive: NetCDF-4 files of `v(time=10000, x=4)` in chunks of
+//!   `(1, 4)` with a contiguous `time` coordinate, `--concat time`;
+//! - *member x time*: the same for 10 members, `--concat member=path:m(\d+)_ --concat time`.
 //!
-//! Measured (2 cores shared with two other engineers' builds, load 6-10, the same files): native
-//! store, 10^6 references 1.70 s and 12.8 bytes/reference, 10^7 16.7 s and 12.4 (x0.97 for 10x the
-//! references); the manifest takes 3.0. Icechunk repository: 10^6 2.37 s and 19.6 (two manifests
-//! in flight are most of it at that size), 10^7 25.8 s and 13.3 (manifests 7.1 bytes/reference on
-//! disk, transaction log 4.2). Before the transaction log of a local repository was compressed
-//! straight into its file (it was held in memory, compressed, until stored): 17.4 at 10^7 (measured
-//! by hand, same binary otherwise). Before the chunk tables became columns moved into the combined
-//! table: 73 and 72 bytes/reference (native), 1.33 s and 16.5 s.
+//! Printed per size: wall time, peak and the peak per reference, bytes per reference of the peak
+//! above the 10^5-reference scan's (the code, libraries and fixed buffers cancel out) and how that
+//! grows from 10^6 to 10^7, and the bytes per reference of the manifest written; then a summary at
+//! 10^7. Targets: <= 16 bytes per reference above the 10^5 scan and <= 24 of the whole peak, at 10^7
+//! references. After the new-dimension Icechunk repository of 10^7 references: open + read one
+//! chunk as a `vzarr read` process (target < 50 ms) and through the library (< 20 ms).
+//!
+//! Measured (issue 42; 2 cores shared with other engineers' builds, load 4-5), at 10^7 references,
+//! above the 10^5 scan / whole peak, bytes per reference:
+//!
+//! | | native store | Icechunk repository |
+//! | --- | --- | --- |
+//! | new dimension | 12.5 / 15.4 (11.5 s) | 13.4 / 17.9 (14.3 s) |
+//! | existing dimension | 12.8 / 15.5 (5.0 s) | 13.8 / 17.9 (7.5 s) |
+//! | member x time | 12.6 / 15.5 (3.4 s) | 26.4 / 31.0 (7.7 s) |
+//!
+//! Before issue 42, the existing dimension took 52.8 / 55.6 (native) and 51.6 / 55.6 (Icechunk):
+//! every file's time values (8 bytes a time step, one chunk per step here) held as a list, copied
+//! for the ordering keys, again for the overlap check, every step between values collected and
+//! sorted, and the combined grid built from a list of every chunk edge. Member x time into
+//! Icechunk is over the target: a row along `member` holds 10^6 chunks, more than a manifest's
+//! 2^16, and manifests split only whole rows, so two manifests of 10^6 references (about 60 bytes
+//! each before compression) are built at once. Icechunk reads (two runs): open + one chunk 15.5 and
+//! 19.2 ms through the library; a `vzarr read` process, median of 5, 39.8 ms (the first, its
+//! sources' inodes cold after the scans, 132-203 ms); 31.6 ms of CPU per process (`perf stat`),
+//! 38.4 before its manifest was read directly rather than through Icechunk's iterator (a `String`
+//! and a registry lookup per reference); a third of that CPU is the dynamic loader relocating the C
+//! libraries, a sixth Icechunk verifying the manifest's flatbuffer. 1,000 chunks at random places:
+//! 9.4-10.5 ms each.
+//!
+//! Issue 27, new dimension only: native store 10^6 references 1.70 s and 12.8 bytes/reference, 10^7
+//! 16.7 s and 12.4; Icechunk repository 10^6 19.6 (two manifests in flight are most of it at that
+//! size), 10^7 13.3. Before the chunk tables became columns moved into the combined table: 73 and 72
+//! bytes/reference (native).
 //!
 //! **End to end** (`--end-to-end`, 10^8 references by default): `scan --shard I/16` for every shard,
 //! `merge` of the parts into a native store and, from the same parts, `merge --format icechunk` into
@@ -33,20 +57,29 @@
 //! merge under 2 minutes and 4 GiB; open + read one chunk under 50 ms. See `scale/end_to_end.rs` and
 //! the figures there.
 //!
-//! Run: `cargo bench --bench scale [-- --refs 10000000 --icechunk]` (default: up to 10^7), `cargo
-//! bench --bench scale -- --end-to-end [--refs 100000000 --shards 16]`. Inputs are written once and
-//! cached under `target/tmp/bench-scale/` (4 GB for 10^8 references: check `df -h`).
+//! Run: `cargo bench --bench scale [-- --refs 10000000 --format native|icechunk --kind existing]`
+//! (default: up to 10^7, both formats, every kind), `cargo bench --bench scale -- --end-to-end [--refs
+//! 100000000 --shards 16]`. Inputs are written once and cached under `target/tmp/bench-scale/` (4 GB
+//! for 10^8 references, 1.4 GB for the NetCDF-4 inputs of 10^7: check `df -h`).
 
 mod common;
 #[path = "scale/end_to_end.rs"]
 mod end_to_end;
+#[path = "scale/kinds.rs"]
+mod kinds;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use kinds::Kind;
+
 /// Chunks (references) per file.
 const CHUNKS: usize = 10_000;
+/// Target: bytes per reference of the peak above the 10^5-reference scan's.
+const TARGET_ABOVE: f64 = 16.0;
+/// Target: bytes per reference of the whole process's peak at 10^7 references.
+const TARGET_WHOLE: f64 = 24.0;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -56,58 +89,95 @@ fn main() {
     if args.iter().any(|a| a == "--write-inputs") {
         return write_inputs_child(&args);
     }
+    if args.iter().any(|a| a == "--write-netcdf") {
+        return kinds::write_netcdf_child(&args);
+    }
     if args.iter().any(|a| a == "--read-child") {
         return end_to_end::read_child(&args);
     }
     let flag = |name: &str, default: u64| -> u64 {
         args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(default)
     };
+    let text = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned());
     let e2e = args.iter().any(|a| a == "--end-to-end");
     let refs = flag("--refs", if e2e { 100_000_000 } else { 10_000_000 });
-    let icechunk = args.iter().any(|a| a == "--icechunk");
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-scale");
-    let files = write_inputs(&root.join("files-10000-chunks"), (refs as usize).div_ceil(CHUNKS).max(10));
     let work = root.join("work");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
+    let count = (refs as usize).div_ceil(CHUNKS).max(10);
     if e2e {
+        let files = write_inputs(&root.join("files-10000-chunks"), count);
         return end_to_end::run(&files, &work, flag("--shards", 16) as u32);
     }
-    let mut formats = vec!["native"];
-    if icechunk {
-        formats.push("icechunk");
-    }
-    for format in formats {
-        println!("vzarr scan --concat file=path:... ({format}), files of {CHUNKS} chunks:");
-        let mut base: Option<Phase> = None;
-        let mut previous: Option<f64> = None;
-        let mut count = 10;
-        while count <= files.len() {
-            let phase = scan(&files[..count], &work, format);
-            let n = (count * CHUNKS) as f64;
-            let manifest = manifest_bytes(&phase.output) as f64 / n;
-            let line = match &base {
-                None => format!("(baseline for the growth below; manifest {manifest:.2} bytes/reference)"),
-                Some(b) => {
-                    let per_ref = phase.peak_kib.saturating_sub(b.peak_kib) as f64 * 1024.0 / (n - b.refs as f64);
-                    let growth = previous.map(|p| format!(", x{:.2} per reference vs 10x fewer", per_ref / p));
-                    previous = Some(per_ref);
-                    format!(
-                        "{per_ref:.1} bytes/reference above the baseline (target <= 16){}; manifest {manifest:.2} bytes/reference",
-                        growth.unwrap_or_default()
-                    )
-                }
-            };
-            println!(
-                "  {:>9} references: {:>7.2} s, peak {:>5} MiB, {line}",
-                count * CHUNKS,
-                phase.seconds,
-                phase.peak_kib / 1024
-            );
-            base.get_or_insert(Phase { refs: (count * CHUNKS) as u64, ..phase });
-            count *= 10;
+    let formats: Vec<&str> = match text("--format") {
+        Some(f) if f == "native" => vec!["native"],
+        Some(f) if f == "icechunk" => vec!["icechunk"],
+        _ => vec!["native", "icechunk"],
+    };
+    let only = text("--kind");
+    let mut summary = Vec::new();
+    for kind in Kind::all(&root).into_iter().filter(|k| only.as_deref().is_none_or(|o| k.name.starts_with(o))) {
+        for format in &formats {
+            summary.push(measure_kind(&kind, format, count, &work));
         }
     }
+    println!("At {} references (targets: <= {TARGET_ABOVE} bytes/reference above the 10^5 scan, <= {TARGET_WHOLE} of the whole peak):", count * CHUNKS);
+    for line in summary {
+        println!("  {line}");
+    }
+}
+
+/// Scans of 10^5, 10^6, ... references of one kind into one format, printed; returns the summary line
+/// of the largest.
+fn measure_kind(kind: &Kind, format: &str, count: usize, work: &Path) -> String {
+    println!(
+        "{} (vzarr scan --concat {}), {format}, files of {CHUNKS} chunks:",
+        kind.name,
+        kind.concat.join(" --concat ")
+    );
+    let mut base: Option<Phase> = None;
+    let mut previous: Option<f64> = None;
+    let mut last = String::new();
+    let mut n_files = 10;
+    while n_files <= count {
+        let files = kind.files(n_files);
+        let phase = scan(&files, kind.concat, work, format);
+        let n = phase.refs as f64;
+        let manifest = manifest_bytes(&phase.output) as f64 / n;
+        let whole = phase.peak_kib as f64 * 1024.0 / n;
+        let line = match &base {
+            None => format!("(baseline for the growth below; manifest {manifest:.2} bytes/reference)"),
+            Some(b) => {
+                let per_ref = phase.peak_kib.saturating_sub(b.peak_kib) as f64 * 1024.0 / (n - b.refs as f64);
+                let growth = previous.map(|p| format!(", x{:.2} per reference vs 10x fewer", per_ref / p));
+                previous = Some(per_ref);
+                last = format!(
+                    "{} x {format}: {per_ref:.1} bytes/reference above the 10^5 scan, {whole:.1} of the whole peak ({} MiB, {:.1} s)",
+                    kind.name,
+                    phase.peak_kib / 1024,
+                    phase.seconds
+                );
+                format!(
+                    "{per_ref:.1} bytes/reference above the baseline (target <= {TARGET_ABOVE}){}; manifest {manifest:.2} bytes/reference",
+                    growth.unwrap_or_default()
+                )
+            }
+        };
+        println!(
+            "  {:>9} references: {:>7.2} s, peak {:>5} MiB ({whole:.1} bytes/reference), {line}",
+            phase.refs,
+            phase.seconds,
+            phase.peak_kib / 1024
+        );
+        if n_files * 10 > count && format == "icechunk" && kind.name == "new dimension" {
+            let dir = files[0].parent().unwrap_or(work);
+            end_to_end::read_back("Icechunk repository", &phase.output, dir, files.len(), work);
+        }
+        base.get_or_insert(phase);
+        n_files *= 10;
+    }
+    last
 }
 
 /// A finished scan: wall time, peak resident memory, references and output.
@@ -119,20 +189,23 @@ struct Phase {
 }
 
 /// Runs the release binary over `files` and measures it with `wait4`.
-fn scan(files: &[PathBuf], work: &Path, format: &str) -> Phase {
+fn scan(files: &[PathBuf], concat: &[&str], work: &Path, format: &str) -> Phase {
     let list = work.join(format!("inputs-{}.txt", files.len()));
     let lines: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     std::fs::write(&list, lines.join("\n")).unwrap();
     let extension = if format == "icechunk" { "icechunk" } else { "vzarr" };
     let output = work.join(format!("scan-{}.{extension}", files.len()));
+    let _ = std::fs::remove_dir_all(&output);
     common::reset_peak();
     let start = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vzarr"));
+    command.arg("scan").arg("--files-from").arg(&list);
+    for c in concat {
+        command.args(["--concat", c]);
+    }
     #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
-    let child = Command::new(env!("CARGO_BIN_EXE_vzarr"))
-        .arg("scan")
-        .arg("--files-from")
-        .arg(&list)
-        .args(["--concat", r"file=path:f(\d+)\.h5", "--format", format, "-o"])
+    let child = command
+        .args(["--format", format, "-o"])
         .arg(&output)
         .stdout(std::process::Stdio::null())
         .spawn()

@@ -68,14 +68,18 @@ where
         // Test builds only: syncs per store and source opens per verify, for tests that check work grows
         // linearly; the peak resident memory of this process (its own address space's, which a
         // parent's `wait4` does not give: Linux carries the spawning process's peak across `exec`).
-        let peak = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
-        });
+        // `vm_peak_kib`: the peak of its address space (what an RLIMIT_AS limits).
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let field = |name: &str| -> u64 {
+            let line = status.lines().find_map(|l| l.strip_prefix(name));
+            line.and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+        };
         eprintln!(
-            "counters: syncs={} oracle_opens={} peak_kib={}",
+            "counters: syncs={} oracle_opens={} peak_kib={} vm_peak_kib={}",
             crate::store::sync_count(),
             oracle_opens(),
-            peak.unwrap_or(0u64)
+            field("VmHWM:"),
+            field("VmPeak:")
         );
     }
     match result {

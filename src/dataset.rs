@@ -7,9 +7,11 @@
 //! temporary file past it (`dataset/owned_bytes`).
 
 mod chunk_table;
+mod coordinate_values;
 pub mod owned_bytes;
 
 pub use chunk_table::{ChunkStats, ChunkTable, Entries};
+pub use coordinate_values::CoordinateValues;
 pub use owned_bytes::{OwnedBytes, OwnedBytesError};
 
 use crate::manifest::{ChunkEntry, SourceTable};
@@ -180,14 +182,14 @@ pub struct SourcePart {
 pub struct ConcatCoordinate {
     /// The dimension (and coordinate variable) name.
     pub dim: String,
-    /// Values in the file's own units.
-    pub values: Vec<f64>,
+    /// Values in the file's own units (a progression in a few bytes: [`CoordinateValues`]).
+    pub values: CoordinateValues,
     /// The `units` attribute.
     pub units: Option<String>,
     /// The `calendar` attribute.
     pub calendar: Option<String>,
     /// The bounds variable (named by `bounds`) and its values, row-major.
-    pub bounds: Option<(String, Vec<f64>)>,
+    pub bounds: Option<(String, CoordinateValues)>,
 }
 
 /// A whole virtual dataset: sources, groups and arrays.

@@ -111,19 +111,24 @@ pub(crate) fn run(files: &[PathBuf], work: &Path, shards: u32) {
 const CONCAT: &str = r"file=path:f(\d+)\.h5";
 
 /// Step 4 for one store: the CLI's open + read of one chunk, then the library child.
-fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
+pub(crate) fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work: &Path) {
     let (f, j) = (files / 2 + 1, CHUNKS / 2 + 1);
     let npy = work.join("one.npy");
     let args =
         [path(store), "v".into(), "-s".into(), format!("{f},{j}"), "-o".into(), path(&npy), "--overwrite".into()];
-    let read = super::common::run_vzarr("read", &args);
+    // The first run meets cold inodes of the sources (the check that none lies inside the output);
+    // the median of five is what a user sees reading again.
+    let mut runs: Vec<Phase> = (0..5).map(|_| super::common::run_vzarr("read", &args)).collect();
     let bytes = std::fs::read(&npy).unwrap();
     let value = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
     assert_eq!(value, expected(f, j), "{name}: chunk ({f}, {j})");
+    let first = runs[0].seconds;
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
     println!(
-        "  {name}: `vzarr read -s {f},{j}` (open + read one chunk, a process): {:.1} ms, peak {} MiB (target < 50 ms)",
-        read.seconds * 1000.0,
-        read.peak_kib / 1024
+        "  {name}: `vzarr read -s {f},{j}` (open + read one chunk, a process): median of 5 {:.1} ms (first {:.1} ms), peak {} MiB (target < 50 ms)",
+        runs[2].seconds * 1000.0,
+        first * 1000.0,
+        runs[2].peak_kib / 1024
     );
     super::common::reset_peak();
     let start = Instant::now();
@@ -181,7 +186,7 @@ pub(crate) fn read_child(args: &[String]) {
     }
     let checked = check_with_libhdf5(&dir, &picks, &values);
     print!(
-        "open + read one chunk {:.1} ms (target < 50 ms); 1,000 random chunks {:.0} ms ({:.2} ms each), own peak {} MiB; {} values equal the written ones and libhdf5's ({:.2} s)",
+        "open + read one chunk {:.1} ms (targets: < 20 ms at 10^7 references, < 50 ms at 10^8); 1,000 random chunks {:.0} ms ({:.2} ms each), own peak {} MiB; {} values equal the written ones and libhdf5's ({:.2} s)",
         open_one * 1000.0,
         thousand * 1000.0,
         thousand,

@@ -51,8 +51,8 @@ impl Reencoding {
             }
             for c in &segments {
                 let own = parse(&c.units, &c.calendar)?;
-                let raw = if bounds { c.bounds.as_ref().map(|b| &b.1[..]).unwrap_or_default() } else { &c.values[..] };
-                all.extend(raw.iter().map(|v| target.value(own.instant(*v))));
+                let raw = if bounds { c.bounds.as_ref().map(|b| &b.1) } else { Some(&c.values) };
+                all.extend(raw.into_iter().flat_map(|r| r.iter()).map(|v| target.value(own.instant(v))));
             }
             values.push((path, all));
         }

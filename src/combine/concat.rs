@@ -142,17 +142,25 @@ fn segment_dims<'a>(
 
 /// The combined grid along one existing axis: the segments' edges in order, a partial last chunk of
 /// every segment but the last given its valid length. Returns it with each segment's first chunk.
+/// Built from each segment's runs of equal edges: a few per file however many chunks it has.
 fn combined_dim(segs: &[&ChunkDim], path: &str) -> Result<(ChunkDim, Vec<u64>), CombineError> {
-    let (mut edges, mut offsets, mut total) = (Vec::new(), Vec::new(), 0u64);
+    let (mut runs, mut offsets, mut total, mut chunks) = (Vec::new(), Vec::with_capacity(segs.len()), 0u64, 0u64);
     for (s, gd) in segs.iter().enumerate() {
-        offsets.push(edges.len() as u64);
+        offsets.push(chunks);
         total += gd.extent();
-        for k in 0..gd.num_chunks() {
-            let interior = s + 1 < segs.len();
-            edges.push(if interior { gd.valid(k) } else { gd.edge(k) });
+        let n = gd.num_chunks();
+        chunks += n;
+        let mut own = gd.runs();
+        if s + 1 < segs.len() && n > 0 && gd.valid(n - 1) < gd.edge(n - 1) {
+            // An interior segment's partial last chunk becomes a chunk of its valid length.
+            if let Some(last) = own.last_mut() {
+                last.1 -= 1;
+            }
+            own.push((gd.valid(n - 1), 1));
         }
+        runs.extend(own.into_iter().filter(|&(_, count)| count > 0));
     }
-    let dim = ChunkDim::from_edges(total, &edges)
+    let dim = ChunkDim::from_runs(total, runs)
         .map_err(|e| CombineError::Build { variable: path.to_string(), problem: format!("combined grid: {e}") })?;
     Ok((dim, offsets))
 }

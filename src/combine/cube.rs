@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::keys::NewAxis;
-use super::order::{check_monotonic, check_overlaps, instants, natural_cmp, plan, Coord, ReencodePlan};
+use super::order::{check_monotonic, check_overlaps, instants, natural_cmp, plan, Coord, KeySpan, ReencodePlan};
 use super::{location, CombineError, CombineOptions};
 use crate::dataset::{ConcatCoordinate, VirtualDataset};
 
@@ -91,7 +91,7 @@ fn place_existing(
     let sign = direction(&coords, dim)?;
     // Segments: the first row's distinct coordinates, ordered by their first value.
     let row_coords: Vec<Coord<'_>> = row0.iter().map(|&i| coords[i]).collect();
-    let keyed = instants(&row_coords)?;
+    let keyed = instants(&row_coords, sign)?;
     // Candidates by (first value, length), so that placing n files costs O(n), not O(n^2).
     let mut by_start: HashMap<(Option<u64>, usize), Vec<usize>> = HashMap::new();
     let mut reps: Vec<usize> = Vec::new();
@@ -103,7 +103,7 @@ fn place_existing(
         }
     }
     reps.sort_by(|&a, &b| {
-        let key = |j: usize| keyed.keys[j].first().map(|v| v * sign);
+        let key = |j: usize| keyed.keys[j].first;
         match (key(a), key(b)) {
             (Some(x), Some(y)) => x.total_cmp(&y),
             (x, y) => x.is_some().cmp(&y.is_some()).reverse(),
@@ -111,7 +111,7 @@ fn place_existing(
         .then_with(|| natural_cmp(&locations[row0[a]], &locations[row0[b]]))
     });
     let rep_locations: Vec<&str> = reps.iter().map(|&j| locations[row0[j]].as_str()).collect();
-    let rep_keys: Vec<Vec<f64>> = reps.iter().map(|&j| keyed.keys[j].iter().map(|v| v * sign).collect()).collect();
+    let rep_keys: Vec<KeySpan> = reps.iter().map(|&j| keyed.keys[j]).collect();
     check_overlaps(&rep_locations, &rep_keys, dim, &mut out.gaps)?;
     let segments: Vec<&ConcatCoordinate> = reps.iter().map(|&j| coords[row0[j]].coordinate).collect();
     if keyed.units_differ {
@@ -182,7 +182,7 @@ fn place_by_path(
 
 /// A coordinate's first value (bits) and length: equal for equal coordinates.
 fn start_key(c: &ConcatCoordinate) -> (Option<u64>, usize) {
-    (c.values.first().map(|v| v.to_bits()), c.values.len())
+    (c.values.first().map(f64::to_bits), c.values.len())
 }
 
 fn same_coordinate(a: &ConcatCoordinate, b: &ConcatCoordinate) -> bool {
@@ -202,7 +202,7 @@ fn describe_row(p: &[usize], options: &CombineOptions, new_keys: &dyn Fn(usize, 
 
 /// `time=[0.5 .. 364.5] (days since 2000-01-01)`.
 fn describe_range(dim: &str, c: &ConcatCoordinate) -> String {
-    let (first, last) = (c.values.first().copied().unwrap_or(f64::NAN), c.values.last().copied().unwrap_or(f64::NAN));
+    let (first, last) = (c.values.first().unwrap_or(f64::NAN), c.values.last().unwrap_or(f64::NAN));
     let units = c.units.as_deref().map(|u| format!(" ({u})")).unwrap_or_default();
     format!("{dim}=[{first} .. {last}]{units}")
 }
@@ -218,7 +218,7 @@ fn axis_differs(
     let overlapping = segments.iter().position(|s| {
         let (a0, a1) = (s.values.first(), s.values.last());
         let (b0, b1) = (c.values.first(), c.values.last());
-        matches!((a0, a1, b0, b1), (Some(a0), Some(a1), Some(b0), Some(b1)) if a0.min(*a1) <= b0.max(*b1) && b0.min(*b1) <= a0.max(*a1))
+        matches!((a0, a1, b0, b1), (Some(a0), Some(a1), Some(b0), Some(b1)) if a0.min(a1) <= b0.max(b1) && b0.min(b1) <= a0.max(a1))
     });
     let compared = overlapping
         .map_or_else(String::new, |s| format!("; {} has {}", rep_locations[s], describe_range(&c.dim, segments[s])));

@@ -348,7 +348,7 @@ fn flat_coordinate(layout: &Layout, dim: &str, bounds: bool) -> Option<(Vec<f64>
     let values = segments
         .iter()
         .flat_map(
-            |c| if bounds { c.bounds.as_ref().map(|b| b.1.clone()).unwrap_or_default() } else { c.values.clone() },
+            |c| if bounds { c.bounds.as_ref().map(|b| b.1.to_vec()).unwrap_or_default() } else { c.values.to_vec() },
         )
         .collect();
     Some((values, segments.first().and_then(|c| c.units.clone())))

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use super::CombineError;
 use crate::cftime::{Calendar, TimeUnits};
-use crate::dataset::ConcatCoordinate;
+use crate::dataset::{ConcatCoordinate, CoordinateValues};
 
 /// One file's coordinate along an existing dimension, with the file's location for messages.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +25,7 @@ pub(crate) struct ReencodePlan {
     /// Each segment's units, in order.
     pub(crate) per_file: Vec<TimeUnits>,
     /// Each segment's coordinate values and bounds values, in order.
-    pub(crate) values: Vec<(Vec<f64>, Option<Vec<f64>>)>,
+    pub(crate) values: Vec<(CoordinateValues, Option<CoordinateValues>)>,
     /// The bounds variable, when the coordinate names one.
     pub(crate) bounds: Option<String>,
 }
@@ -43,46 +43,57 @@ fn is_time(c: &ConcatCoordinate) -> bool {
 /// -1 decreasing, 0 for fewer than two values.
 pub(crate) fn check_monotonic(c: Coord<'_>) -> Result<i8, CombineError> {
     let values = &c.coordinate.values;
-    if let Some(i) = values.iter().position(|v| v.is_nan()) {
+    if let Some(i) = values.iter().position(f64::is_nan) {
         return Err(coordinate_error(c, format!("coordinate value at index {i} is NaN")));
     }
-    let direction = match values.windows(2).next() {
-        None => return Ok(0),
-        Some(w) if w[1] > w[0] => 1,
-        Some(_) => -1,
+    let direction = match (values.get(0), values.get(1)) {
+        (Some(a), Some(b)) if b > a => 1,
+        (Some(_), Some(_)) => -1,
+        _ => return Ok(0),
     };
-    let bad = values.windows(2).position(|w| if direction > 0 { w[1] <= w[0] } else { w[1] >= w[0] });
+    let value = |i: usize| values.get(i).unwrap_or(f64::NAN);
+    let bad = values.iter().zip(values.iter().skip(1)).position(|(a, b)| if direction > 0 { b <= a } else { b >= a });
     if direction < 0 && is_time(c.coordinate) {
         return Err(coordinate_error(
             c,
-            format!("time coordinate is not increasing (index 0: {}, index 1: {})", values[0], values[1]),
+            format!("time coordinate is not increasing (index 0: {}, index 1: {})", value(0), value(1)),
         ));
     }
     if let Some(i) = bad {
         let order = if direction > 0 { "increasing" } else { "decreasing" };
         return Err(coordinate_error(
             c,
-            format!(
-                "coordinate is not strictly {order} (index {i}: {}, index {}: {})",
-                values[i],
-                i + 1,
-                values[i + 1]
-            ),
+            format!("coordinate is not strictly {order} (index {i}: {}, index {}: {})", value(i), i + 1, value(i + 1)),
         ));
     }
     Ok(direction)
 }
 
-/// Per file: the coordinate values as comparable keys (instants when units differ), and whether
-/// the units differ.
+/// One file's coordinate as ordering keys (multiplied by the direction, so that they increase):
+/// its first and last key and its steps, summarised. Not the keys themselves: those would be 8 bytes
+/// per value of every file at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KeySpan {
+    /// The first key (`None` for no values).
+    pub(crate) first: Option<f64>,
+    /// The last key.
+    pub(crate) last: Option<f64>,
+    /// Number of steps between consecutive keys (values - 1).
+    pub(crate) steps: usize,
+    /// Their median.
+    pub(crate) median_step: Option<f64>,
+}
+
+/// Per file: the span of its coordinate as comparable keys (instants when units differ), and
+/// whether the units differ.
 pub(crate) struct Keyed {
-    pub(crate) keys: Vec<Vec<f64>>,
+    pub(crate) keys: Vec<KeySpan>,
     pub(crate) units_differ: bool,
 }
 
-/// Keys for ordering: raw values when every file uses the same units, else decoded instants.
-/// Calendars must agree.
-pub(crate) fn instants(coords: &[Coord<'_>]) -> Result<Keyed, CombineError> {
+/// Keys for ordering: raw values when every file uses the same units, else decoded instants, times
+/// `sign` (1 for increasing coordinates, -1 for decreasing). Calendars must agree.
+pub(crate) fn instants(coords: &[Coord<'_>], sign: f64) -> Result<Keyed, CombineError> {
     let first_calendar =
         Calendar::parse(coords[0].coordinate.calendar.as_deref()).map_err(|p| coordinate_error(coords[0], p))?;
     for c in &coords[1..] {
@@ -101,14 +112,37 @@ pub(crate) fn instants(coords: &[Coord<'_>]) -> Result<Keyed, CombineError> {
     let units_differ = coords.iter().any(|c| c.coordinate.units != coords[0].coordinate.units);
     let mut keys = Vec::with_capacity(coords.len());
     for c in coords {
-        if units_differ {
-            let units = parse_units(*c)?;
-            keys.push(c.coordinate.values.iter().map(|v| units.instant(*v)).collect());
-        } else {
-            keys.push(c.coordinate.values.clone());
-        }
+        let units = if units_differ { Some(parse_units(*c)?) } else { None };
+        let key = |v: f64| units.map_or(v, |u| u.instant(v)) * sign;
+        keys.push(key_span(&c.coordinate.values, key));
     }
     Ok(Keyed { keys, units_differ })
+}
+
+/// The [`KeySpan`] of `values` under `key` (the steps of one file are sorted for their median: a
+/// file's worth of memory, for a moment).
+fn key_span(values: &CoordinateValues, key: impl Fn(f64) -> f64) -> KeySpan {
+    let mut steps: Vec<f64> = values.iter().zip(values.iter().skip(1)).map(|(a, b)| key(b) - key(a)).collect();
+    steps.sort_by(f64::total_cmp);
+    KeySpan {
+        first: values.first().map(&key),
+        last: values.last().map(&key),
+        steps: steps.len(),
+        median_step: steps.get(steps.len() / 2).copied(),
+    }
+}
+
+/// The typical step of `keys`: the median of every file's median step, each counted once per step
+/// of its file (the median of all steps when each file's are equal, the everyday case).
+fn typical_step(keys: &[KeySpan]) -> Option<f64> {
+    let mut medians: Vec<(f64, usize)> = keys.iter().filter_map(|k| Some((k.median_step?, k.steps))).collect();
+    medians.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: usize = medians.iter().map(|m| m.1).sum();
+    let mut seen = 0;
+    medians.into_iter().find_map(|(step, count)| {
+        seen += count;
+        (seen > total / 2).then_some(step)
+    })
 }
 
 fn parse_units(c: Coord<'_>) -> Result<TimeUnits, CombineError> {
@@ -143,17 +177,15 @@ pub(crate) fn plan(coords: &[Coord<'_>]) -> Result<ReencodePlan, CombineError> {
 /// multiplied by the direction so that they increase); records gaps larger than 1.5 typical steps.
 pub(crate) fn check_overlaps(
     locations: &[&str],
-    keys: &[Vec<f64>],
+    keys: &[KeySpan],
     dim: &str,
     gaps: &mut Vec<String>,
 ) -> Result<(), CombineError> {
-    let mut steps: Vec<f64> = keys.iter().flat_map(|k| k.windows(2).map(|w| w[1] - w[0])).collect();
-    steps.sort_by(f64::total_cmp);
-    let step = steps.get(steps.len() / 2).copied();
-    let with_values: Vec<usize> = (0..keys.len()).filter(|&i| !keys[i].is_empty()).collect();
+    let step = typical_step(keys);
+    let with_values: Vec<usize> = (0..keys.len()).filter(|&i| keys[i].first.is_some()).collect();
     for pair in with_values.windows(2) {
         let (a, b) = (pair[0], pair[1]);
-        let (last, first) = (keys[a][keys[a].len() - 1], keys[b][0]);
+        let (Some(last), Some(first)) = (keys[a].last, keys[b].first) else { continue };
         if first <= last {
             return Err(CombineError::Overlap {
                 file: locations[b].to_string(),
@@ -209,7 +241,13 @@ mod tests {
     use super::*;
 
     fn coordinate(values: Vec<f64>, units: &str) -> ConcatCoordinate {
-        ConcatCoordinate { dim: "t".into(), values, units: Some(units.into()), calendar: None, bounds: None }
+        ConcatCoordinate {
+            dim: "t".into(),
+            values: values.into(),
+            units: Some(units.into()),
+            calendar: None,
+            bounds: None,
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::order::ReencodePlan;
 use super::CombineError;
 use crate::codec::{CodecChain, Endian};
-use crate::dataset::{ChunkTable, VirtualArray};
+use crate::dataset::{ChunkTable, CoordinateValues, VirtualArray};
 use crate::grid::ChunkGrid;
 use crate::metadata::DataType;
 
@@ -18,9 +18,9 @@ pub(crate) fn apply(arrays: &mut [VirtualArray], plan: &ReencodePlan) -> Result<
     let mut done = Vec::new();
     for array in arrays.iter_mut() {
         let values: Option<Vec<f64>> = if array.path == plan.dim {
-            Some(convert(plan, |v| Some(v.0.clone())))
+            Some(convert(plan, |v| Some(&v.0)))
         } else if plan.bounds.as_deref() == Some(array.path.as_str()) {
-            Some(convert(plan, |v| v.1.clone()))
+            Some(convert(plan, |v| v.1.as_ref()))
         } else {
             None
         };
@@ -32,13 +32,15 @@ pub(crate) fn apply(arrays: &mut [VirtualArray], plan: &ReencodePlan) -> Result<
     Ok(done)
 }
 
-type SegmentValues = (Vec<f64>, Option<Vec<f64>>);
+type SegmentValues = (CoordinateValues, Option<CoordinateValues>);
 
 /// Each segment's values, decoded with its units and encoded with the target units, concatenated.
-fn convert(plan: &ReencodePlan, values: impl Fn(&SegmentValues) -> Option<Vec<f64>>) -> Vec<f64> {
+fn convert(plan: &ReencodePlan, values: impl Fn(&SegmentValues) -> Option<&CoordinateValues>) -> Vec<f64> {
     let mut out = Vec::new();
     for (segment, units) in plan.values.iter().zip(&plan.per_file) {
-        out.extend(values(segment).unwrap_or_default().iter().map(|v| plan.target.value(units.instant(*v))));
+        if let Some(own) = values(segment) {
+            out.extend(own.iter().map(|v| plan.target.value(units.instant(v))));
+        }
     }
     out
 }

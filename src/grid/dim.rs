@@ -144,6 +144,20 @@ impl ChunkDim {
         builder.finish()
     }
 
+    /// Varying edges given as `(edge, count)` runs (adjacent equal edges are merged), checked as
+    /// [`ChunkDim::from_edges`] checks the edges they expand to, without expanding them: a grid of
+    /// 10^7 chunks built from a few runs per file costs the runs, not a list of 10^7 edges.
+    ///
+    /// # Errors
+    /// As [`ChunkDim::from_edges`].
+    pub fn from_runs(extent: u64, runs: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, GridError> {
+        let mut builder = RunsBuilder::new(extent);
+        for (edge, count) in runs {
+            builder.push(edge, count)?;
+        }
+        builder.finish()
+    }
+
     /// Number of array elements along this dimension.
     pub fn extent(&self) -> u64 {
         self.extent
@@ -369,6 +383,17 @@ mod tests {
                 .collect();
             prop_assert_eq!(expanded, edges);
             prop_assert!(d.runs().windows(2).all(|w| w[0].0 != w[1].0));
+        }
+
+        #[test]
+        fn from_runs_equals_from_edges((edges, extent) in edges_and_extent(), cut in 0usize..8) {
+            // Runs as a caller may give them: one per edge (equal neighbours not merged), some empty.
+            let runs: Vec<(u64, u64)> = edges
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &e)| if i % 8 == cut { vec![(e, 1), (e, 0)] } else { vec![(e, 1)] })
+                .collect();
+            prop_assert_eq!(ChunkDim::from_runs(extent, runs).unwrap(), ChunkDim::from_edges(extent, &edges).unwrap());
         }
     }
 }

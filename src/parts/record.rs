@@ -68,9 +68,9 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&json);
     put_blob(&mut out, &dataset.sources.encode());
     for coordinate in &dataset.concat {
-        put_f64s(&mut out, &coordinate.values);
+        put_f64s(&mut out, coordinate.values.iter());
         if let Some((_, bounds)) = &coordinate.bounds {
-            put_f64s(&mut out, bounds);
+            put_f64s(&mut out, bounds.iter());
         }
     }
     for array in &dataset.arrays {
@@ -115,9 +115,9 @@ fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-fn put_f64s(out: &mut Vec<u8>, values: &[f64]) {
+fn put_f64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = f64>) {
     put_u64(out, values.len() as u64);
-    values.iter().for_each(|v| out.extend_from_slice(&v.to_bits().to_le_bytes()));
+    values.for_each(|v| out.extend_from_slice(&v.to_bits().to_le_bytes()));
 }
 
 /// Decodes what [`encode_dataset`] wrote. Never panics on any input.
@@ -133,9 +133,9 @@ pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
     let sources = SourceTable::decode(cur.blob("source table")?).map_err(|e| format!("source table: {e}"))?;
     let mut concat = Vec::with_capacity(meta.concat.len());
     for c in meta.concat {
-        let values = cur.f64s(&c.dim)?;
+        let values = cur.f64s(&c.dim)?.into();
         let bounds = match c.bounds {
-            Some(name) => Some((name.clone(), cur.f64s(&name)?)),
+            Some(name) => Some((name.clone(), cur.f64s(&name)?.into())),
             None => None,
         };
         concat.push(ConcatCoordinate { dim: c.dim, values, units: c.units, calendar: c.calendar, bounds });
@@ -259,17 +259,17 @@ mod tests {
         let dataset = VirtualDataset {
             concat: vec![ConcatCoordinate {
                 dim: "time".into(),
-                values: vec![0.5, f64::NAN],
+                values: vec![0.5, f64::NAN].into(),
                 units: Some("days".into()),
                 calendar: None,
-                bounds: Some(("time_bnds".into(), vec![0.0, 1.0, 1.0, 2.0])),
+                bounds: Some(("time_bnds".into(), vec![0.0, 1.0, 1.0, 2.0].into())),
             }],
             ..VirtualDataset::default()
         };
         let bytes = encode_dataset(&dataset).unwrap();
         let back = decode_dataset(&bytes).unwrap();
-        assert_eq!(back.concat[0].values[0], 0.5);
-        assert_eq!(back.concat[0].values[1].to_bits(), f64::NAN.to_bits());
+        assert_eq!(back.concat[0].values.get(0), Some(0.5));
+        assert_eq!(back.concat[0].values.get(1).map(f64::to_bits), Some(f64::NAN.to_bits()));
         assert_eq!(back.concat[0].bounds, dataset.concat[0].bounds);
         for len in 0..bytes.len() {
             assert!(decode_dataset(&bytes[..len]).is_err(), "truncated at {len} accepted");

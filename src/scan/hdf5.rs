@@ -702,14 +702,14 @@ fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<Conca
     let values = values_f64(var)?;
     let bounds = match text("bounds") {
         Some(name) => match variables.iter().find(|v| v.path == name) {
-            Some(b) => Some((name, values_f64(b)?)),
+            Some(b) => Some((name, values_f64(b)?.into())),
             None => None,
         },
         None => None,
     };
     Ok(Some(ConcatCoordinate {
         dim: dim.to_string(),
-        values,
+        values: values.into(),
         units: text("units"),
         calendar: text("calendar"),
         bounds,

@@ -394,11 +394,11 @@ fn concat_coordinate(file: &dyn ByteSource, header: &Header, dim: &str) -> std::
     };
     let values = coordinate_values(file, header, var)?;
     let bounds = match text(var, "bounds").and_then(|name| find(&name).map(|b| (name, b))) {
-        Some((name, b)) => Some((name, coordinate_values(file, header, b)?)),
+        Some((name, b)) => Some((name, coordinate_values(file, header, b)?.into())),
         None => None,
     };
     let (units, calendar) = (text(var, "units"), text(var, "calendar"));
-    Ok(Some(ConcatCoordinate { dim: dim.to_string(), values, units, calendar, bounds }))
+    Ok(Some(ConcatCoordinate { dim: dim.to_string(), values: values.into(), units, calendar, bounds }))
 }
 
 /// Big-endian values of `t` as f64.

@@ -90,7 +90,7 @@ fn scan_recorded(path: &Path, totals: &FetchTotals) -> (u64, u64, u64) {
     // The concatenation coordinate (its chunk fetched with the index) is libnetcdf's.
     let time = crate::common::oracle_read(path, "time", None);
     let time: Vec<f64> = time.chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
-    assert_eq!(ours.concat.iter().map(|c| c.values.clone()).collect::<Vec<_>>(), vec![time]);
+    assert_eq!(ours.concat.iter().map(|c| c.values.to_vec()).collect::<Vec<_>>(), vec![time]);
     totals.learn_front(cached.front());
     let seen = (
         recorder.rounds.load(Ordering::SeqCst),

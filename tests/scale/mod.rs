@@ -3,6 +3,7 @@
 //! Asserted on counts the binary reports (`VZARR_TEST_COUNTERS=1`), not on time; timings are in
 //! `benches/archive.rs`.
 
+mod concat_memory;
 mod memory;
 
 use std::ffi::OsString;

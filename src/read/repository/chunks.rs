@@ -246,7 +246,11 @@ impl ArrayChunks {
         loaded: &mut Loaded,
         sources: &SourceRegistry,
     ) -> Result<(), String> {
-        if manifest.uses_location_compression() {
+        // A manifest flagged as compressed but without a location dictionary (vzarr's own, whose
+        // flatbuffer takes the schema's default flag) holds plain locations: read directly, not
+        // through Icechunk's iterator (a `String` and a registry lookup per reference: most of the
+        // time of opening a repository and reading one chunk).
+        if manifest.uses_location_compression() && manifest.location_dictionary_size().is_some() {
             return self.read_compressed_manifest(manifest, loaded, sources);
         }
         // SAFETY: a `Manifest` holds a verified flatbuffer: `Manifest::from_buffer` (every manifest
@@ -256,8 +260,10 @@ impl ArrayChunks {
         let Some(array) = root.arrays().lookup_by_key(self.node.0, |a, id| a.node_id().0.cmp(id)) else {
             return Ok(());
         };
-        // Consecutive references usually share one location string of the flatbuffer.
+        // Consecutive references usually share one location string of the flatbuffer: the last
+        // one's id is reused without hashing it.
         let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut last: Option<(&str, u32)> = None;
         for chunk in array.refs() {
             let index = chunk.index();
             let Some(linear) = loaded.slot_of(index.iter(), &self.grid_shape)? else { continue };
@@ -265,16 +271,20 @@ impl ArrayChunks {
                 let chunk = ChunkRef { id: ChunkId::new(id.0), offset: chunk.offset(), length: chunk.length() };
                 self.owned_entry(Owned::Object(chunk.clone()), chunk.length, loaded)
             } else if let Some(url) = chunk.location() {
-                let id = match ids.get(url) {
-                    Some(&id) => id,
-                    None => {
-                        let seconds = Some(chunk.checksum_last_modified()).filter(|&s| s > 0);
-                        let id = sources.id_of(url, seconds, chunk.checksum_etag(), record)?;
-                        ids.insert(url, id);
-                        id
-                    }
+                let id = match last {
+                    Some((shared, id)) if std::ptr::eq(shared, url) => id,
+                    _ => match ids.get(url) {
+                        Some(&id) => id,
+                        None => {
+                            let seconds = Some(chunk.checksum_last_modified()).filter(|&s| s > 0);
+                            let id = sources.id_of(url, seconds, chunk.checksum_etag(), record)?;
+                            ids.insert(url, id);
+                            loaded.urls.entry(id).or_insert_with(|| url.to_string());
+                            id
+                        }
+                    },
                 };
-                loaded.urls.entry(id).or_insert_with(|| url.to_string());
+                last = Some((url, id));
                 ChunkEntry::Source { source: id, offset: chunk.offset(), length: chunk.length() }
             } else if let Some(bytes) = chunk.inline() {
                 let bytes = Bytes::copy_from_slice(bytes.bytes());

@@ -118,12 +118,12 @@ pub(super) fn concat_coordinate(
     let mut as_f64 =
         |a: &VirtualArray| values(sources, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
     let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
-        Some(b) => Some((b.path.clone(), as_f64(b)?)),
+        Some(b) => Some((b.path.clone(), as_f64(b)?.into())),
         None => None,
     };
     Ok(Some(ConcatCoordinate {
         dim: dim.to_string(),
-        values: as_f64(array)?,
+        values: as_f64(array)?.into(),
         units: text(array, "units"),
         calendar: text(array, "calendar"),
         bounds,
