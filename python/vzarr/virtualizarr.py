@@ -103,7 +103,7 @@ class Parser:
         prefix = f"{self.group}/" if self.group else ""
         groups = {path: json.loads(attrs) for path, attrs in parsed["groups"]}
         if self.group and self.group not in groups:
-            raise ValueError(f"{url or 'the archive'}: no group {self.group!r}")
+            raise ValueError(f"{url or 'the archive'}: group {self.group!r} is not an HDF Group (the file has no such group)")
         sources = _source_urls(url, parsed["sources"])
         arrays: dict[str, ManifestArray] = {}
         for item in parsed["arrays"]:
