@@ -81,7 +81,7 @@ class Store(Mapping):
         if path not in self._arrays:
             if path not in self._paths:
                 raise KeyError(path)
-            self._arrays[path] = Array(self._inner.array(path))
+            self._arrays[path] = Array(self._inner.array(path), self)
         return self._arrays[path]
 
     def __iter__(self) -> Iterator[str]:
@@ -92,6 +92,12 @@ class Store(Mapping):
 
     def __repr__(self) -> str:
         return f"<vzarr.Store {self.location!r}: {len(self)} arrays>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: location, sources, references and each array with its chunk grid."""
+        from ._repr import store_html
+
+        return store_html(self)
 
     def zarr_store(self) -> "Any":
         """A read-only `zarr.abc.store.Store` serving this store's ``zarr.json`` documents and chunk
@@ -106,8 +112,9 @@ class Array:
     """One array of a store. Indexing (integers, slices with a positive step, Ellipsis) reads the
     selection in parallel in Rust, with the GIL released, and returns a NumPy array."""
 
-    def __init__(self, inner: "_vzarr.Array"):
+    def __init__(self, inner: "_vzarr.Array", store: "Store | None" = None):
         self._inner = inner
+        self._store = store
         self._metadata = json.loads(inner.metadata_json())
         kind = inner.dtype
         self._strings = kind == "str"
@@ -162,6 +169,12 @@ class Array:
 
     def __repr__(self) -> str:
         return f"<vzarr.Array {self.path!r} {self.shape} {self.dtype}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: shape, dtype, dimensions, references and the chunk grid drawn to scale."""
+        from ._repr import array_html
+
+        return array_html(self, self._store.info if self._store is not None else None)
 
     def __array__(self, dtype=None, copy=None):
         data = self[...]
