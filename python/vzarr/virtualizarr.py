@@ -2,6 +2,9 @@
 on object stores, safe in thread pools (no HDF5 lock: vzarr reads the format itself)::
 
     from obspec_utils.registry import ObjectStoreRegistry
+
+    #: VirtualiZarr's registry of object stores.
+    Registry = ObjectStoreRegistry[Any]
     from obstore.store import LocalStore
     from virtualizarr import open_virtual_dataset, open_virtual_mfdataset
     import vzarr.virtualizarr
@@ -26,7 +29,7 @@ import threading
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -39,6 +42,10 @@ from . import _vzarr
 
 if TYPE_CHECKING:
     import xarray as xr
+    from obspec_utils.registry import ObjectStoreRegistry
+
+    #: VirtualiZarr's registry of object stores.
+    Registry = ObjectStoreRegistry[Any]
 
 _MISSING, _REFERENCED, _INLINED = 0, 1, 2
 
@@ -90,7 +97,7 @@ class Parser:
         self.skip_unsupported = skip_unsupported
         self.storage_options = dict(storage_options or {})
 
-    def __call__(self, url: str, registry) -> ManifestStore:
+    def __call__(self, url: str, registry: Registry) -> ManifestStore:
         options = _registry_options(url, registry)
         options.update(self.storage_options)
         parsed = _vzarr.parse_file(url, self.skip_unsupported, options or None)
@@ -98,7 +105,7 @@ class Parser:
             warnings.warn(f"vzarr: {warning}", stacklevel=2)
         return ManifestStore(registry=registry, group=self._group(url, registry, parsed))
 
-    def _group(self, url: str | None, registry, parsed: dict) -> ManifestGroup:
+    def _group(self, url: str | None, registry: Registry, parsed: dict[str, Any]) -> ManifestGroup:
         """The ManifestGroup of `parsed` (`url`: the parsed file, None for a combined archive)."""
         prefix = f"{self.group}/" if self.group else ""
         groups = {path: json.loads(attrs) for path, attrs in parsed["groups"]}
@@ -127,7 +134,7 @@ def _source_urls(url: str | None, locations: list[str]) -> list[str]:
     return urls
 
 
-def _manifest_array(registry, sources: list[str], item: dict) -> ManifestArray:
+def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]) -> ManifestArray:
     shape = tuple(item["grid_shape"])
     kinds = np.frombuffer(item["kinds"], dtype=np.uint8).reshape(shape)
     ids = np.frombuffer(item["sources"], dtype="<u4").reshape(shape)
@@ -181,9 +188,9 @@ def _oversized(metadata: ArrayV3Metadata) -> bool:
 
 
 def _shrunk(
-    registry,
+    registry: Registry,
     metadata: ArrayV3Metadata,
-    paths: np.ndarray,
+    paths: np.ndarray[Any, np.dtypes.StringDType],
     offsets: np.ndarray,
     lengths: np.ndarray,
     inlined: dict[tuple[int, ...], bytes],
@@ -196,7 +203,7 @@ def _shrunk(
     smaller chunk is a prefix of the stored one, as HDFParser trims them. Any other chunk (compressed,
     or trimmed along a later dimension) is read, decoded with the array's codecs, cropped and
     inlined, encoded with the `bytes` codec alone: an exact copy of the values."""
-    chunks = tuple(metadata.chunk_grid.chunk_shape)
+    chunks = _chunk_shape(metadata)
     small = tuple(min(c, max(s, 1)) for c, s in zip(chunks, metadata.shape))
     dtype = metadata.data_type.to_native_dtype()
     raw = len(metadata.codecs) == 1 and getattr(metadata.codecs[0], "endian", "x") != "x"
@@ -212,7 +219,7 @@ def _shrunk(
     return _inlined_copy(registry, metadata, small, paths, offsets, lengths, inlined)
 
 
-def _with_chunks(metadata: ArrayV3Metadata, chunks: tuple[int, ...], codecs: list | None) -> ArrayV3Metadata:
+def _with_chunks(metadata: ArrayV3Metadata, chunks: tuple[int, ...], codecs: list[Any] | None) -> ArrayV3Metadata:
     """`metadata` with chunk shape `chunks` (and `codecs`, when given)."""
     d = metadata.to_dict()
     d["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
@@ -222,10 +229,10 @@ def _with_chunks(metadata: ArrayV3Metadata, chunks: tuple[int, ...], codecs: lis
 
 
 def _inlined_copy(
-    registry,
+    registry: Registry,
     metadata: ArrayV3Metadata,
     small: tuple[int, ...],
-    paths: np.ndarray,
+    paths: np.ndarray[Any, np.dtypes.StringDType],
     offsets: np.ndarray,
     lengths: np.ndarray,
     inlined: dict[tuple[int, ...], bytes],
@@ -246,7 +253,7 @@ def _inlined_copy(
             encoded = _read_range(registry, str(paths[index]), int(offsets[index]), int(lengths[index]))
         else:
             continue
-        values = _decode_chunk(_doc(metadata), list(metadata.chunk_grid.chunk_shape), encoded)
+        values = _decode_chunk(_doc(metadata), list(_chunk_shape(metadata)), encoded)
         cropped = np.ascontiguousarray(values[tuple(slice(0, n) for n in small)])
         out[index] = cropped.astype(cropped.dtype.newbyteorder("<")).tobytes()
         out_paths[index] = INLINED_CHUNK_PATH
@@ -261,7 +268,7 @@ def _inlined_copy(
     return ManifestArray(metadata=new, chunkmanifest=manifest)
 
 
-def _read_range(registry, url: str, offset: int, length: int) -> bytes:
+def _read_range(registry: Registry, url: str, offset: int, length: int) -> bytes:
     """`length` bytes at `offset` of the file at `url` (a local path or `file://` URL, else through
     the registry's store for the URL)."""
     if url.startswith("file://"):
@@ -281,14 +288,21 @@ def _read_range(registry, url: str, offset: int, length: int) -> bytes:
     return data
 
 
-def _doc(metadata: ArrayV3Metadata) -> dict:
+def _chunk_shape(metadata: ArrayV3Metadata) -> tuple[int, ...]:
+    """The chunk shape of an array on a regular grid."""
+    shape: tuple[int, ...] = tuple(getattr(metadata.chunk_grid, "chunk_shape"))
+    return shape
+
+
+def _doc(metadata: ArrayV3Metadata) -> dict[str, Any]:
     """`metadata` as its `zarr.json` document."""
     from zarr.core.buffer import default_buffer_prototype
 
-    return json.loads(metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes())
+    doc: dict[str, Any] = json.loads(metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes())
+    return doc
 
 
-def _chunk_doc(doc: dict, chunk_shape: list[int]) -> dict:
+def _chunk_doc(doc: dict[str, Any], chunk_shape: list[int]) -> dict[str, Any]:
     """An array document of one chunk of `chunk_shape` with `doc`'s type, fill value and codecs."""
     return dict(
         doc,
@@ -298,11 +312,11 @@ def _chunk_doc(doc: dict, chunk_shape: list[int]) -> dict:
     )
 
 
-def _chunk_key(chunk_shape) -> str:
+def _chunk_key(chunk_shape: Sequence[int]) -> str:
     return "c/" + "/".join("0" for _ in chunk_shape) if len(chunk_shape) else "c"
 
 
-def _decode_chunk(doc: dict, chunk_shape: list[int], encoded: bytes) -> np.ndarray:
+def _decode_chunk(doc: dict[str, Any], chunk_shape: list[int], encoded: bytes) -> np.ndarray[Any, Any]:
     """One chunk's values, decoded by zarr with the array's own codecs (`doc`: its `zarr.json`)."""
     import zarr
     from zarr.core.buffer.cpu import Buffer
@@ -311,10 +325,10 @@ def _decode_chunk(doc: dict, chunk_shape: list[int], encoded: bytes) -> np.ndarr
     store = MemoryStore()
     store._store_dict["zarr.json"] = Buffer.from_bytes(json.dumps(_chunk_doc(doc, chunk_shape)).encode())
     store._store_dict[_chunk_key(chunk_shape)] = Buffer.from_bytes(encoded)
-    return zarr.open_array(store, mode="r", zarr_format=3)[...]
+    return np.asarray(zarr.open_array(store, mode="r", zarr_format=3)[...])
 
 
-def _encode_chunk(doc: dict, values: np.ndarray) -> bytes:
+def _encode_chunk(doc: dict[str, Any], values: np.ndarray[Any, Any]) -> bytes:
     """`values` (one whole chunk) encoded by zarr with the array's own codecs."""
     import zarr
     from zarr.core.buffer.cpu import Buffer
@@ -327,7 +341,7 @@ def _encode_chunk(doc: dict, values: np.ndarray) -> bytes:
     return store._store_dict[_chunk_key(values.shape)].to_bytes()
 
 
-def _edge_sizes(entry, extent: int) -> list[int]:
+def _edge_sizes(entry: Any, extent: int) -> list[int]:
     """The chunk sizes of one dimension of a `rectilinear` grid (an integer: regular; else a list of
     sizes and [size, count] runs)."""
     if isinstance(entry, int):
@@ -339,9 +353,9 @@ def _edge_sizes(entry, extent: int) -> list[int]:
 
 
 def _regular_grid(
-    registry,
+    registry: Registry,
     zarr_json: str,
-    paths: np.ndarray,
+    paths: np.ndarray[Any, np.dtypes.StringDType],
     offsets: np.ndarray,
     lengths: np.ndarray,
     inlined: dict[tuple[int, ...], bytes],
@@ -396,7 +410,7 @@ def _parse_metadata(zarr_json: str) -> ArrayV3Metadata:
     return ArrayV3Metadata.from_dict(json.loads(zarr_json))
 
 
-def _tree(arrays: dict[str, ManifestArray], groups: dict[str, dict]) -> ManifestGroup:
+def _tree(arrays: dict[str, ManifestArray], groups: dict[str, dict[str, Any]]) -> ManifestGroup:
     """The nested ManifestGroups of flat array and group paths (relative to the root)."""
 
     def build(path: str) -> ManifestGroup:
@@ -412,7 +426,7 @@ def _tree(arrays: dict[str, ManifestArray], groups: dict[str, dict]) -> Manifest
     return build("")
 
 
-def _registry_options(url: str, registry) -> dict:
+def _registry_options(url: str, registry: Registry) -> dict[str, Any]:
     """The configuration of the registry's store for `url` (obstore stores carry the object_store
     configuration keys vzarr's builders take), for object-store URLs."""
     if url.startswith("file://") or "://" not in url:
@@ -442,18 +456,18 @@ _COMBINE_KEYWORDS = {
 
 
 def open_virtual_mfdataset(
-    urls: str | os.PathLike | Sequence[str | os.PathLike],
-    registry=None,
+    urls: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    registry: Registry | None = None,
     parser: Parser | None = None,
     concat_dim: str | Sequence[str] | None = None,
     compat: str = "no_conflicts",
-    preprocess: Callable | None = None,
+    preprocess: Callable[..., Any] | None = None,
     data_vars: str = "all",
     coords: str = "different",
     combine: str = "by_coords",
     parallel: object = False,
     join: str = "outer",
-    attrs_file: str | os.PathLike | None = None,
+    attrs_file: str | os.PathLike[str] | None = None,
     combine_attrs: str = "override",
     *,
     group: str | None = None,
@@ -522,7 +536,7 @@ def open_virtual_mfdataset(
     return store.to_virtual_dataset(loadable_variables=loadable_variables, decode_times=decode_times)
 
 
-def _check_combine_keywords(preprocess, parallel, attrs_file, **keywords: str) -> None:
+def _check_combine_keywords(preprocess: object, parallel: object, attrs_file: object, **keywords: str) -> None:
     """Refuses, in one line each, what vzarr's combine does not do."""
     if preprocess is not None:
         raise NotImplementedError("vzarr's open_virtual_mfdataset: preprocess is not supported (vzarr combines in Rust)")
@@ -540,7 +554,7 @@ def _check_combine_keywords(preprocess, parallel, attrs_file, **keywords: str) -
             )
 
 
-def _local_registry():
+def _local_registry() -> Registry:
     from obspec_utils.registry import ObjectStoreRegistry
     from obstore.store import LocalStore
 
@@ -557,7 +571,7 @@ def _path_of(url: str) -> str:
     return url2pathname(urlparse(url).path) if url.startswith("file://") else url
 
 
-def _differing_dimensions(parser: Parser, inputs: list[str], registry) -> list[str]:
+def _differing_dimensions(parser: Parser, inputs: list[str], registry: Registry) -> list[str]:
     """The dimensions whose coordinate values differ between the first two files (glob patterns
     expanded): what `combine_by_coords` concatenates along."""
     files = _expand(inputs)
@@ -570,9 +584,9 @@ def _differing_dimensions(parser: Parser, inputs: list[str], registry) -> list[s
     dims = []
     for name, array in groups[0].arrays():
         other = groups[1].get(name)
-        if array.metadata.dimension_names != (name,) or other is None:
+        if getattr(array.metadata, "dimension_names", None) != (name,) or not isinstance(other, zarr.Array):
             continue
-        if array.shape != other.shape or not np.array_equal(array[...], other[...]):
+        if array.shape != other.shape or not np.array_equal(np.asarray(array[...]), np.asarray(other[...])):
             dims.append(name)
     if not dims:
         raise ValueError(
