@@ -149,7 +149,7 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
         index = np.unravel_index(linear, shape) if shape else ()
         paths[index] = INLINED_CHUNK_PATH
         inlined[tuple(int(i) for i in index)] = data
-    zarr_json = _bytes_stay_bytes(item["zarr_json"])
+    zarr_json = _as_hdfparser(item["zarr_json"])
     if '"rectilinear"' in zarr_json:
         zarr_json = _regular_grid(registry, zarr_json, paths, offsets, lengths, inlined)
         _refuse_rectilinear(item["path"], zarr_json, sources[0])
@@ -162,19 +162,25 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
     return ManifestArray(metadata=metadata, chunkmanifest=manifest)
 
 
-def _bytes_stay_bytes(zarr_json: str) -> str:
-    """The array's `zarr.json` without the `_Encoding: utf-8` vzarr's native store gives HDF5
-    fixed-length strings (so that xarray's Zarr backend shows strings, as netCDF4 does): HDFParser's
-    store gives them as bytes (`b'hello'`), and so does the parser's. The text is parsed only when it
-    may hold one."""
-    if '"null_terminated_bytes"' not in zarr_json or '"_Encoding"' not in zarr_json:
+def _as_hdfparser(zarr_json: str) -> str:
+    """The array's `zarr.json` as HDFParser gives it where vzarr's native store follows libnetcdf:
+    fixed-length strings without the `_Encoding: utf-8` the native store adds (so that xarray's Zarr
+    backend shows text, as netCDF4 does; HDFParser's store gives bytes, `b'hello'`), and attributes of
+    more than one dimension nested to their shape (noted in the `vzarr` field's
+    `attribute_shapes`; libnetcdf lists them flat). The text is parsed only when it may need either."""
+    strings = '"null_terminated_bytes"' in zarr_json and '"_Encoding"' in zarr_json
+    if not strings and '"attribute_shapes"' not in zarr_json:
         return zarr_json
     doc = json.loads(zarr_json)
+    attributes = doc.get("attributes") or {}
     data_type = doc.get("data_type")
     length = data_type.get("configuration", {}).get("length_bytes", 0) if isinstance(data_type, dict) else 0
-    attributes = doc.get("attributes") or {}
-    if length > 1 and attributes.get("_Encoding") == "utf-8":
+    if strings and length > 1 and attributes.get("_Encoding") == "utf-8":
         del attributes["_Encoding"]
+    for name, shape in ((doc.get("vzarr") or {}).get("attribute_shapes") or {}).items():
+        value = attributes.get(name)
+        if isinstance(value, list) and len(value) == math.prod(shape):
+            attributes[name] = np.array(value, dtype=object).reshape(shape).tolist()
     return json.dumps(doc)
 
 

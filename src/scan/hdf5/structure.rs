@@ -454,6 +454,9 @@ fn attributes(
                 if let Some(t) = attribute_type(&attr.datatype) {
                     notes.note_type(&attr.name, t);
                 }
+                if attr.shape.len() > 1 {
+                    notes.shapes.insert(attr.name.clone(), attr.shape.clone());
+                }
                 out.insert(attr.name.clone(), value);
             }
             Err(why) => dropped.push((object.0.to_string(), attr.name.clone(), why)),

@@ -194,3 +194,23 @@ def test_hdfparser_keywords_are_accepted(tmp_path):
     assert "lat" not in store._group.arrays and "tas" in store._group.arrays
     with pytest.raises(NotImplementedError, match="links_and_references"):
         vzarr.virtualizarr.Parser(links_and_references=True)
+
+
+def test_attributes_keep_their_shape(tmp_path):
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("data", data=np.arange(4))
+        d.attrs["grid"] = np.arange(6, dtype="i4").reshape(2, 3)
+        d.attrs["names"] = np.array([[b"a", b"b"], [b"c", b"d"]])
+        d.attrs["flat"] = np.array([1.5, 2.5])
+    attributes = parse(path)._group.arrays["data"].metadata.attributes
+    with h5py.File(path) as f:
+        theirs = f["data"].attrs
+        assert attributes["grid"] == theirs["grid"].tolist()
+        assert attributes["names"] == np.strings.decode(theirs["names"], "utf-8").tolist()
+        assert attributes["flat"] == theirs["flat"].tolist()
+    # The native store lists them flat, as libnetcdf gives them (in C order).
+    native = tmp_path / "attrs.vzarr"
+    vzarr.scan(path, output=native)
+    with h5py.File(path) as f:
+        np.testing.assert_array_equal(vzarr.open(native)["data"].attrs["grid"], f["data"].attrs["grid"].ravel())

@@ -81,9 +81,6 @@ EXPECTED_DIFFERENCES = {
 #: Tests that pass with HDFParser and do not pass with vzarr's parser yet: what is missing. Strict
 #: xfails, so that the day one passes the entry must go (docs/guide/python.md lists them too).
 NOT_YET = {
-    "test_hdf.py::TestDatasetToManifestArray::test_bytes_array_attributes": (
-        "multi-dimensional attributes are flat (as libnetcdf gives them); HDFParser keeps their shape"
-    ),
     "test_hdf.py::TestCompoundObjectFields::test_string_fields_without_the_flag": (
         "compounds with variable-length string members are refused"
     ),
