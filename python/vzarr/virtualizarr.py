@@ -65,9 +65,10 @@ class Parser:
         Accepted for HDFParser's signature and unused: vzarr reads files itself (local files
         directly, others with the registry's object-store configuration).
     links_and_references
-        HDFParser's draft Links and Object References convention. Not supported yet: ``True``
-        raises `NotImplementedError` (vzarr already stores object references as the absolute paths
-        of their targets, and follows soft and external links).
+        As HDFParser: object references (datasets of them, attributes holding them) as the paths of
+        their targets relative to the object, marked with VirtualiZarr's draft Links and Object
+        References and ref conventions. Without it vzarr stores them as absolute paths (HDFParser
+        refuses them). Links are followed either way (HDFParser records them with this flag).
     skip_unsupported
         Leave out, with a warning, variables vzarr cannot reference instead of raising
         `NotImplementedError`.
@@ -84,12 +85,6 @@ class Parser:
         skip_unsupported: bool = False,
         storage_options: Mapping[str, object] | None = None,
     ):
-        if links_and_references:
-            raise NotImplementedError(
-                "vzarr.virtualizarr.Parser: links_and_references=True (the draft Links and Object "
-                "References convention) is not supported; vzarr stores object references as the "
-                "absolute paths of their targets and follows links"
-            )
         self.group = (group or "").strip("/")
         self.drop_variables = set(drop_variables or ())
         self.reader_factory = reader_factory
@@ -121,6 +116,8 @@ class Parser:
             if relative in self.drop_variables:
                 continue
             arrays[relative] = _manifest_array(registry, sources, item)
+            if self.links_and_references:
+                arrays[relative] = _with_relative_references(path, arrays[relative])
         return _tree(arrays, {p[len(prefix) :]: a for p, a in groups.items() if p == self.group or p.startswith(prefix)})
 
 
@@ -633,3 +630,92 @@ def _refuse_rectilinear(path: str, zarr_json: str, first: str) -> None:
         f"VirtualiZarr's ManifestArray cannot hold); vzarr.scan([{_path_of(first)!r}, ...], concat={dim!r}, "
         f"output=...) writes it, and vzarr.open / xarray.open_dataset(..., engine='vzarr') read it"
     )
+
+
+def _with_relative_references(path: str, array: ManifestArray) -> ManifestArray:
+    """`array` (at `path`) with HDFParser's ``links_and_references=True`` form of its object
+    references: reference attributes as ref-convention objects (``{"ref": {"node": relative}}``,
+    None for a null reference), and an array of references as the targets' paths relative to the
+    array, in the source's chunks, marked with the Links and Object References convention."""
+    from virtualizarr.parsers.hdf.hdf import LINKS_REFERENCES_CONVENTION, REF_CONVENTION
+
+    notes = array.metadata.to_dict().get("vzarr") or {}
+    if not isinstance(notes, dict):
+        return array
+    names = notes.get("reference_attributes") or []
+    chunk_shape = (notes.get("object_references") or {}).get("chunk_shape")
+    if not names and chunk_shape is None:
+        return array
+    doc = _doc(array.metadata)
+    attributes = doc.setdefault("attributes", {})
+    here = "/" + path.strip("/")
+    for name in names:
+        if name in attributes:
+            attributes[name] = _ref_objects(attributes[name], here)
+            _add_convention(attributes, REF_CONVENTION)
+    if chunk_shape is None:
+        return ManifestArray(metadata=ArrayV3Metadata.from_dict(doc), chunkmanifest=array.manifest)
+    _add_convention(attributes, LINKS_REFERENCES_CONVENTION)
+    attributes["links_references"] = {"references": True}
+    values = np.asarray(zarr_array_values(array))
+    relative = np.vectorize(lambda p: _relative(p, here), otypes=[object])(values) if values.size else values
+    shape = tuple(doc["shape"])
+    chunks = tuple(max(min(c, s), 1) for c, s in zip(chunk_shape, shape))
+    doc["fill_value"] = ""
+    doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
+    grid = tuple(-(-s // c) for s, c in zip(shape, chunks))
+    inlined: dict[tuple[int, ...], bytes] = {}
+    for index in np.ndindex(grid):
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
+        block = np.full(chunks, "", dtype=object)
+        part = np.asarray(relative[region], dtype=object)
+        block[tuple(slice(0, n) for n in part.shape)] = part
+        inlined[index] = _encode_chunk(doc, block)
+    lengths = np.zeros(grid, dtype=np.uint64)
+    for index, data in inlined.items():
+        lengths[index] = len(data)
+    manifest = ChunkManifest.from_arrays(
+        paths=np.full(grid, INLINED_CHUNK_PATH, dtype=np.dtypes.StringDType()),
+        offsets=np.zeros(grid, dtype=np.uint64),
+        lengths=lengths,
+        validate_paths=False,
+        inlined=inlined or None,
+    )
+    return ManifestArray(metadata=ArrayV3Metadata.from_dict(doc), chunkmanifest=manifest)
+
+
+def zarr_array_values(array: ManifestArray) -> np.ndarray[Any, Any]:
+    """The values of a ManifestArray whose chunks are all inlined (vzarr's store-owned strings)."""
+    import zarr
+    from zarr.core.buffer.cpu import Buffer
+    from zarr.storage import MemoryStore
+
+    store = MemoryStore()
+    store._store_dict["zarr.json"] = Buffer.from_bytes(json.dumps(_doc(array.metadata)).encode())
+    for index, data in array.manifest._inlined.items():
+        key = "c/" + "/".join(str(i) for i in index) if len(index) else "c"
+        store._store_dict[key] = Buffer.from_bytes(data)
+    return np.asarray(zarr.open_array(store, mode="r", zarr_format=3)[...])
+
+
+def _relative(target: str, here: str) -> str:
+    """The path of `target` from the node `here` (``..`` is the node's parent, as the ref
+    convention reads it); the empty string for a null reference."""
+    import posixpath
+
+    return posixpath.relpath(target, here) if target else ""
+
+
+def _ref_objects(value: Any, here: str) -> Any:
+    """An attribute's reference paths as ref-convention objects, None for a null reference."""
+    if isinstance(value, list):
+        return [_ref_objects(v, here) for v in value]
+    return {"ref": {"node": _relative(value, here)}} if value else None
+
+
+def _add_convention(attributes: dict[str, Any], convention: dict[str, Any]) -> None:
+    """Registers `convention` in the node's `zarr_conventions` attribute, once."""
+    registered = list(attributes.get("zarr_conventions", []))
+    if all(not isinstance(c, dict) or c.get("uuid") != convention["uuid"] for c in registered):
+        registered.append(dict(convention))
+    attributes["zarr_conventions"] = registered

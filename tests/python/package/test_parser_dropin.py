@@ -192,8 +192,6 @@ def test_hdfparser_keywords_are_accepted(tmp_path):
     path = write_daily(tmp_path / "d", days=1)[0]
     store = vzarr.virtualizarr.Parser(group=None, drop_variables=["lat"], reader_factory=object)(url_of(path), registry())
     assert "lat" not in store._group.arrays and "tas" in store._group.arrays
-    with pytest.raises(NotImplementedError, match="links_and_references"):
-        vzarr.virtualizarr.Parser(links_and_references=True)
 
 
 def test_attributes_keep_their_shape(tmp_path):
@@ -214,3 +212,28 @@ def test_attributes_keep_their_shape(tmp_path):
     vzarr.scan(path, output=native)
     with h5py.File(path) as f:
         np.testing.assert_array_equal(vzarr.open(native)["data"].attrs["grid"], f["data"].attrs["grid"].ravel())
+
+
+def test_links_and_references_gives_relative_paths(tmp_path):
+    import posixpath
+
+    path = tmp_path / "refs.h5"
+    with h5py.File(path, "w") as f:
+        f["values"] = np.arange(3.0)
+        f.create_group("devices/probe")
+        g = f.create_group("general/electrodes")
+        g.create_dataset("group", data=[f["devices/probe"].ref] * 4 + [h5py.Reference()], dtype=h5py.ref_dtype, chunks=(2,))
+        f["values"].attrs["table"] = g.ref
+    store = parse(path, links_and_references=True)
+    root = zarr.open_group(store, mode="r", zarr_format=3)
+    with h5py.File(path) as f:
+        refs = f["general/electrodes/group"][...]
+        expected = [posixpath.relpath(f[r].name, "/general/electrodes/group") if r else "" for r in refs]
+        assert root["general/electrodes/group"][...].tolist() == expected
+        assert root["values"].attrs["table"] == {"ref": {"node": posixpath.relpath(f[f["values"].attrs["table"]].name, "/values")}}
+    marr = store._group["general"]["electrodes"].arrays["group"]
+    assert marr.metadata.chunks == (2,) and len(marr.manifest._inlined) == 3
+    # Without the flag: the absolute paths h5py's `f[ref].name` gives.
+    plain = zarr.open_group(parse(path), mode="r", zarr_format=3)
+    with h5py.File(path) as f:
+        assert plain["general/electrodes/group"][...].tolist() == [f[r].name if r else "" for r in refs]
