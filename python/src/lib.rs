@@ -29,6 +29,7 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::append, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_file, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::parse_archive, m)?)?;
     m.add_class::<store::Store>()?;
     m.add_class::<store::Array>()?;
     m.add("Error", py.get_type::<errors::Error>())?;

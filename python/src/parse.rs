@@ -20,9 +20,12 @@ const REFERENCED: u8 = 1;
 const INLINED: u8 = 2;
 
 /// Scans the file at `url` (a path, `file://` URL or object-store URL) and returns
-/// `{"groups": [(path, attributes JSON)], "arrays": [...], "warnings": [...]}`; each array is a dict
-/// with `path`, `zarr_json` (text), `grid_shape`, `kinds` (u8 per chunk), `offsets` and `lengths`
-/// (little-endian u64 per chunk, row-major) and `inlined` (a dict of linear index to bytes).
+/// `{"groups": [(path, attributes JSON)], "arrays": [...], "sources": [...], "warnings": [...]}`;
+/// each array is a dict with `path`, `zarr_json` (text), `grid_shape`, `kinds` (u8 per chunk),
+/// `sources` (little-endian u32 per chunk: the index in `sources` of the file a referenced chunk
+/// lies in), `offsets` and `lengths` (little-endian u64 per chunk, row-major) and `inlined` (a dict
+/// of linear index to bytes). `sources` lists the files chunks lie in, as the scan located them:
+/// the scanned file first, then the targets of its HDF5 external links.
 #[pyfunction]
 #[pyo3(signature = (url, skip_unsupported, storage_options=None))]
 pub(crate) fn parse_file<'py>(
@@ -33,6 +36,41 @@ pub(crate) fn parse_file<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let remote = crate::remote::remote_options(storage_options)?;
     let dataset = guard("parse", || py.detach(|| scan_one(&url, skip_unsupported, &remote)).map_err(scan_error))?;
+    dataset_parts(py, &url, &dataset)
+}
+
+/// Scans `inputs` (paths, globs or URLs) and combines them along `concat` (vzarr's `--concat` specs)
+/// in Rust, then returns the combined dataset's parts as `parse_file` returns one file's (each
+/// array's `sources` index the combined `sources`, in which the first file comes first).
+#[pyfunction]
+#[pyo3(signature = (inputs, concat, skip_unsupported, storage_options=None))]
+pub(crate) fn parse_archive<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    concat: Vec<String>,
+    skip_unsupported: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut archive = vzarr::pipeline::Archive::new(&inputs)
+        .skip_unsupported(skip_unsupported)
+        .history(false)
+        .remote(crate::remote::remote_options(storage_options)?);
+    for spec in &concat {
+        archive = archive.concat(spec).map_err(crate::errors::pipeline_error)?;
+    }
+    let scanned = guard("parse", || {
+        py.detach(|| -> Result<_, vzarr::pipeline::PipelineError> {
+            let runtime = vzarr::pipeline::runtime()?;
+            archive.scan_on(runtime.handle(), &|_, _| {})
+        })
+        .map_err(crate::errors::pipeline_error)
+    })?;
+    let first = inputs.first().cloned().unwrap_or_default();
+    dataset_parts(py, &first, &scanned.dataset)
+}
+
+/// The parts of `dataset` as Python objects (see `parse_file`); `url` names it in errors.
+fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let groups = PyList::empty(py);
     for group in &dataset.groups {
@@ -43,23 +81,24 @@ pub(crate) fn parse_file<'py>(
     let arrays = PyList::empty(py);
     for array in &dataset.arrays {
         let n = array.chunks.len();
-        let (mut kinds, mut offsets, mut lengths) =
-            (Vec::with_capacity(n), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
+        let (mut kinds, mut sources, mut offsets, mut lengths) =
+            (Vec::with_capacity(n), Vec::with_capacity(n * 4), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
         let inlined = PyDict::new(py);
         for (linear, entry) in array.chunks.iter().enumerate() {
-            let (kind, offset, length) = match entry {
-                ChunkEntry::Missing => (MISSING, 0, 0),
-                ChunkEntry::Source { offset, length, .. } => (REFERENCED, offset, length),
+            let (kind, source, offset, length) = match entry {
+                ChunkEntry::Missing => (MISSING, 0, 0, 0),
+                ChunkEntry::Source { source, offset, length } => (REFERENCED, source, offset, length),
                 ChunkEntry::Owned { offset, length } => {
                     let bytes = array
                         .chunks
                         .owned_chunk(offset, length)
                         .map_err(|e| Error::new_err(format!("{url}: {}: owned chunk: {e}", array.path)))?;
                     inlined.set_item(linear, PyBytes::new(py, &bytes))?;
-                    (INLINED, 0, length)
+                    (INLINED, 0, 0, length)
                 }
             };
             kinds.push(kind);
+            sources.extend_from_slice(&source.to_le_bytes());
             offsets.extend_from_slice(&offset.to_le_bytes());
             lengths.extend_from_slice(&length.to_le_bytes());
         }
@@ -68,12 +107,14 @@ pub(crate) fn parse_file<'py>(
         item.set_item("zarr_json", array.metadata.to_text())?;
         item.set_item("grid_shape", array.metadata.chunk_grid.grid_shape())?;
         item.set_item("kinds", PyBytes::new(py, &kinds))?;
+        item.set_item("sources", PyBytes::new(py, &sources))?;
         item.set_item("offsets", PyBytes::new(py, &offsets))?;
         item.set_item("lengths", PyBytes::new(py, &lengths))?;
         item.set_item("inlined", inlined)?;
         arrays.append(item)?;
     }
     out.set_item("arrays", arrays)?;
+    out.set_item("sources", dataset.sources.iter().map(|f| f.location.as_str()).collect::<Vec<_>>())?;
     out.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
     Ok(out)
 }

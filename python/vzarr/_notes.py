@@ -59,7 +59,7 @@ def _complex(value: Any, dtype: np.dtype) -> np.ndarray | None:
     return np.asarray(values, dtype=dtype)
 
 
-def compound_dtype(descr: list, note: dict[str, Any]) -> np.dtype:
+def compound_dtype(descr: list[Any], note: dict[str, Any]) -> np.dtype[Any]:
     """The NumPy dtype of a struct whose packed fields `descr` (NumPy's list of (name, type)) hold
     a compound described by `note` (the ``compound`` note): fields at their packed offsets, listed
     in the declared order, array members as subarrays, nested compounds likewise."""

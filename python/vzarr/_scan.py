@@ -36,17 +36,17 @@ class ScanReport:
     branch: str | None = None
 
 
-def _paths(inputs: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+def _paths(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
     if isinstance(inputs, (str, os.PathLike)):
         return [os.fspath(inputs)]
     return [os.fspath(i) for i in inputs]
 
 
 def scan(
-    inputs: str | os.PathLike | Iterable[str | os.PathLike],
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     concat: Sequence[str] | str | None = None,
-    output: str | os.PathLike,
+    output: str | os.PathLike[str],
     format: str = "native",
     overwrite: bool = False,
     skip_unsupported: bool = False,
@@ -112,8 +112,8 @@ class AppendReport:
 
 
 def append(
-    store: str | os.PathLike,
-    inputs: str | os.PathLike | Iterable[str | os.PathLike],
+    store: str | os.PathLike[str],
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     allow_gaps: bool = False,
     storage_options: Mapping[str, object] | None = None,
@@ -137,10 +137,10 @@ def append(
 
 
 def merge(
-    parts: str | os.PathLike | Iterable[str | os.PathLike],
+    parts: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     concat: Sequence[str] | str | None = None,
-    output: str | os.PathLike,
+    output: str | os.PathLike[str],
     format: str = "native",
     overwrite: bool = False,
     take_first: Sequence[str] = (),

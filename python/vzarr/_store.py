@@ -15,7 +15,7 @@ from ._notes import compound_dtype, typed_attrs
 
 
 def open(
-    store: str | os.PathLike,
+    store: str | os.PathLike[str],
     *,
     allow_sources: Sequence[str] = (),
     branch: str | None = None,
@@ -40,7 +40,7 @@ def open(
     return Store(inner)
 
 
-class Store(Mapping):
+class Store(Mapping[str, "Array"]):
     """An opened store: a mapping of array paths (``"tas"``, ``"group/var"``) to `Array`."""
 
     def __init__(self, inner: "_vzarr.Store"):
@@ -71,7 +71,8 @@ class Store(Mapping):
     @property
     def info(self) -> dict[str, Any]:
         """The store's summary: sources, arrays and chunk counts, provenance, warnings."""
-        return json.loads(self._inner.info_json())
+        info: dict[str, Any] = json.loads(self._inner.info_json())
+        return info
 
     def zarr_metadata(self, path: str) -> bytes:
         """The ``zarr.json`` document of the group or array at `path`."""
@@ -81,7 +82,7 @@ class Store(Mapping):
         if path not in self._arrays:
             if path not in self._paths:
                 raise KeyError(path)
-            self._arrays[path] = Array(self._inner.array(path))
+            self._arrays[path] = Array(self._inner.array(path), self)
         return self._arrays[path]
 
     def __iter__(self) -> Iterator[str]:
@@ -92,6 +93,12 @@ class Store(Mapping):
 
     def __repr__(self) -> str:
         return f"<vzarr.Store {self.location!r}: {len(self)} arrays>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: location, sources, references and each array with its chunk grid."""
+        from ._repr import store_html
+
+        return store_html(self)
 
     def zarr_store(self) -> "Any":
         """A read-only `zarr.abc.store.Store` serving this store's ``zarr.json`` documents and chunk
@@ -106,9 +113,10 @@ class Array:
     """One array of a store. Indexing (integers, slices with a positive step, Ellipsis) reads the
     selection in parallel in Rust, with the GIL released, and returns a NumPy array."""
 
-    def __init__(self, inner: "_vzarr.Array"):
+    def __init__(self, inner: "_vzarr.Array", store: "Store | None" = None):
         self._inner = inner
-        self._metadata = json.loads(inner.metadata_json())
+        self._store = store
+        self._metadata: dict[str, Any] = json.loads(inner.metadata_json())
         kind = inner.dtype
         self._strings = kind == "str"
         if self._strings:
@@ -149,10 +157,12 @@ class Array:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __len__(self) -> int:
@@ -163,11 +173,17 @@ class Array:
     def __repr__(self) -> str:
         return f"<vzarr.Array {self.path!r} {self.shape} {self.dtype}>"
 
-    def __array__(self, dtype=None, copy=None):
+    def _repr_html_(self) -> str:
+        """Jupyter's view: shape, dtype, dimensions, references and the chunk grid drawn to scale."""
+        from ._repr import array_html
+
+        return array_html(self, self._store.info if self._store is not None else None)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         data = self[...]
         return data if dtype is None else data.astype(dtype)
 
-    def __getitem__(self, key) -> np.ndarray:
+    def __getitem__(self, key: Any) -> np.ndarray[Any, Any]:
         entries, out_shape = _selection(key, self.shape)
         if self._strings:
             values = self._inner.read_strings(entries)
@@ -195,7 +211,7 @@ def _source_attrs(metadata: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:
     return attrs
 
 
-def _selection(key, shape: tuple[int, ...]) -> tuple[list, tuple[int, ...]]:
+def _selection(key: Any, shape: tuple[int, ...]) -> tuple[list[Any], tuple[int, ...]]:
     """Per dimension an index or ``(start, stop, step)``, and the result's shape (NumPy rules)."""
     if not isinstance(key, tuple):
         key = (key,)
@@ -207,7 +223,7 @@ def _selection(key, shape: tuple[int, ...]) -> tuple[list, tuple[int, ...]]:
         key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1 :]
     if len(key) > len(shape):
         raise IndexError(f"too many indices: the array is {len(shape)}-dimensional, {len(key)} were given")
-    entries: list = []
+    entries: list[Any] = []
     out_shape: list[int] = []
     for dim, (k, n) in enumerate(zip(key, shape)):
         if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from xarray import Variable
+from xarray import Dataset, Variable
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.backends.common import AbstractDataStore
 from xarray.backends.store import StoreBackendEntrypoint
@@ -35,10 +35,13 @@ class VzarrBackendArray(BackendArray):
         self.shape = array.shape
         self.dtype = array.dtype
 
-    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._read)
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray[Any, Any]:
+        values: np.ndarray[Any, Any] = indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.BASIC, self._read
+        )
+        return values
 
-    def _read(self, key: tuple) -> np.ndarray:
+    def _read(self, key: tuple[Any, ...]) -> np.ndarray[Any, Any]:
         return self.array[key]
 
 
@@ -85,7 +88,8 @@ class VzarrDataStore(AbstractDataStore):
             if path.startswith(prefix) and "/" not in path[len(prefix) :]:
                 yield path[len(prefix) :], path
 
-    def get_variables(self):
+    def get_variables(self) -> Mapping[str, Variable]:
+        """The group's arrays as lazily read xarray variables, with their attributes and encoding."""
         variables = {}
         for name, path in self._names():
             array = self.store[path]
@@ -108,13 +112,16 @@ class VzarrDataStore(AbstractDataStore):
             variables[name] = Variable(dims, data, attrs, encoding)
         return FrozenDict(variables)
 
-    def get_attrs(self):
+    def get_attrs(self) -> Mapping[str, Any]:
+        """The group's attributes."""
         return FrozenDict(self.store.group_attrs(self.group))
 
-    def get_dimensions(self):
+    def get_dimensions(self) -> Any:
+        """Not used: dimensions come with the variables."""
         raise NotImplementedError("vzarr stores give dimensions through their variables")
 
-    def close(self):
+    def close(self) -> None:
+        """Nothing to release: reads open the sources as they go."""
         pass
 
 
@@ -140,7 +147,8 @@ class VzarrBackendEntrypoint(BackendEntrypoint):
         "decode_timedelta",
     )
 
-    def guess_can_open(self, filename_or_obj) -> bool:
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
+        """A path ending in ``.vzarr`` or a directory holding ``vzarr.json``."""
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             return False
         path = os.fspath(filename_or_obj)
@@ -148,21 +156,23 @@ class VzarrBackendEntrypoint(BackendEntrypoint):
 
     def open_dataset(
         self,
-        filename_or_obj,
+        filename_or_obj: Any,
         *,
-        drop_variables=None,
-        group=None,
-        allow_sources=(),
-        branch=None,
-        storage_options=None,
-        check_sources=True,
-        mask_and_scale=True,
-        decode_times=True,
-        concat_characters=True,
-        decode_coords=True,
-        use_cftime=None,
-        decode_timedelta=None,
-    ):
+        drop_variables: Any = None,
+        group: str | None = None,
+        allow_sources: Sequence[str] = (),
+        branch: str | None = None,
+        storage_options: Mapping[str, object] | None = None,
+        check_sources: bool = True,
+        mask_and_scale: bool = True,
+        decode_times: Any = True,
+        concat_characters: bool = True,
+        decode_coords: Any = True,
+        use_cftime: bool | None = None,
+        decode_timedelta: Any = None,
+    ) -> Dataset:
+        """The store (a path, URL or `vzarr.Store`) as an xarray Dataset read through vzarr;
+        `allow_sources`, `branch`, `storage_options` and `check_sources` as in `vzarr.open`."""
         if isinstance(filename_or_obj, Store):
             store = filename_or_obj
         else:

@@ -82,6 +82,7 @@ class VzarrStore(Store):
     async def get(
         self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None
     ) -> Buffer | None:
+        """The bytes at `key` (a byte range of them), None when absent."""
         data = await asyncio.to_thread(self._read, key)
         if data is None:
             return None
@@ -92,9 +93,11 @@ class VzarrStore(Store):
     async def get_partial_values(
         self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
     ) -> list[Buffer | None]:
+        """The byte ranges asked for, one per (key, range) pair."""
         return list(await asyncio.gather(*(self.get(k, prototype, r) for k, r in key_ranges)))
 
     async def exists(self, key: str) -> bool:
+        """Whether `key` holds a document or a chunk."""
         node = self._node_of(key)
         if node is None:
             return False
@@ -103,9 +106,11 @@ class VzarrStore(Store):
         return await asyncio.to_thread(self._read, key) is not None
 
     async def set(self, key: str, value: Buffer) -> None:
+        """Refused: the store is read-only."""
         raise PermissionError(_READ_ONLY)
 
     async def delete(self, key: str) -> None:
+        """Refused: the store is read-only."""
         raise PermissionError(_READ_ONLY)
 
     def _metadata_keys(self) -> list[str]:
@@ -115,16 +120,19 @@ class VzarrStore(Store):
         return keys
 
     async def list(self) -> AsyncIterator[str]:
+        """Every key."""
         # Chunk keys are not listed: an archive can hold 10^8 of them, and zarr never needs the list.
         for key in self._metadata_keys():
             yield key
 
     async def list_prefix(self, prefix: str) -> AsyncIterator[str]:
+        """The keys starting with `prefix`."""
         for key in self._metadata_keys():
             if key.startswith(prefix):
                 yield key
 
     async def list_dir(self, prefix: str) -> AsyncIterator[str]:
+        """The keys and prefixes directly under `prefix`."""
         prefix = prefix.rstrip("/")
         start = f"{prefix}/" if prefix else ""
         seen = set()

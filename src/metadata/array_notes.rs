@@ -24,6 +24,14 @@
 //!   uninitialized; vzarr reads them as the type's default).
 //! - `compound`: for a struct array, the source compound's member order and array members where
 //!   they differ from the struct's ([`CompoundNote`], module `compound_note`).
+//! - `attribute_shapes`: the shape of each attribute of more than one dimension, whose values
+//!   `attributes` lists flat (in C order, as libnetcdf gives them): h5py and VirtualiZarr's
+//!   HDFParser give them nested, and so does `vzarr.virtualizarr.Parser`.
+//! - `object_references`: for a `string` array of the paths HDF5 object references name, the
+//!   source's chunk shape (`{"chunk_shape": [..]}`); `reference_attributes`: the attributes whose
+//!   values are such paths. `vzarr.virtualizarr.Parser(links_and_references=True)` gives both as
+//!   VirtualiZarr's HDFParser does (paths relative to the object, the draft Links and Object
+//!   References and ref conventions).
 //!
 //! `attribute_types` also names `complex64`/`complex128` for complex attributes (h5py's compound of
 //! two floats `r`, `i`), whose JSON values are objects `{"r": .., "i": ..}` (lists of them for
@@ -60,6 +68,12 @@ pub struct ArrayNotes {
     pub fill_value: Option<String>,
     /// How a struct array's source compound lists its members, when the struct cannot say it.
     pub compound: Option<CompoundNote>,
+    /// The shape of attributes of more than one dimension (their values are listed flat).
+    pub shapes: BTreeMap<String, Vec<u64>>,
+    /// For an array of the paths HDF5 object references name: the source's chunk shape.
+    pub object_references: Option<Vec<u64>>,
+    /// The attributes whose values are the paths HDF5 object references name.
+    pub reference_attributes: std::collections::BTreeSet<String>,
 }
 
 impl ArrayNotes {
@@ -75,6 +89,8 @@ impl ArrayNotes {
     /// the notes written.
     pub fn prune(&mut self, attributes: &Attributes) {
         self.types.retain(|name, t| attributes.get(name.as_str()).is_some_and(|v| holds_values(v, *t)));
+        self.shapes.retain(|name, _| attributes.contains_key(name.as_str()));
+        self.reference_attributes.retain(|name| attributes.contains_key(name.as_str()));
     }
 
     /// The extension field's value for an array with `attributes`, or None when there is nothing to
@@ -87,8 +103,23 @@ impl ArrayNotes {
             .filter(|(name, t)| attributes.get(name.as_str()).is_some_and(|v| holds_values(v, **t)))
             .map(|(name, t)| (name.clone(), Value::from(t.name())))
             .collect();
+        let shapes: Map<String, Value> = self
+            .shapes
+            .iter()
+            .filter(|(name, _)| attributes.contains_key(name.as_str()))
+            .map(|(name, shape)| (name.clone(), Value::from(shape.clone())))
+            .collect();
         let storage = [("copied_chunks", &self.copied_chunks), ("fill_value", &self.fill_value)];
+        let references: Vec<Value> = self
+            .reference_attributes
+            .iter()
+            .filter(|name| attributes.contains_key(name.as_str()))
+            .map(|name| Value::from(name.as_str()))
+            .collect();
         if types.is_empty()
+            && shapes.is_empty()
+            && references.is_empty()
+            && self.object_references.is_none()
             && self.withheld.is_empty()
             && self.enum_members.is_none()
             && storage.iter().all(|(_, note)| note.is_none())
@@ -102,6 +133,15 @@ impl ArrayNotes {
         }
         if !self.withheld.is_empty() {
             field["withheld_attributes"] = Value::Object(self.withheld.clone());
+        }
+        if !shapes.is_empty() {
+            field["attribute_shapes"] = Value::Object(shapes);
+        }
+        if !references.is_empty() {
+            field["reference_attributes"] = Value::Array(references);
+        }
+        if let Some(chunk_shape) = &self.object_references {
+            field["object_references"] = json!({"chunk_shape": chunk_shape});
         }
         if let Some(members) = &self.enum_members {
             field["enum"] = Value::Object(members.clone());
@@ -136,6 +176,31 @@ impl ArrayNotes {
                     .ok_or_else(|| invalid(format!("attribute {name}: {value} is not a numeric type")))?;
                 notes.types.insert(name.clone(), data_type);
             }
+        }
+        if let Some(shapes) = object.get("attribute_shapes") {
+            let shapes = shapes.as_object().ok_or_else(|| invalid("attribute_shapes is not an object".into()))?;
+            for (name, value) in shapes {
+                let shape = value
+                    .as_array()
+                    .and_then(|dims| dims.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+                    .ok_or_else(|| invalid(format!("attribute {name}: shape {value} is not a list of integers")))?;
+                notes.shapes.insert(name.clone(), shape);
+            }
+        }
+        if let Some(names) = object.get("reference_attributes") {
+            let names = names
+                .as_array()
+                .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
+                .ok_or_else(|| invalid("reference_attributes is not a list of names".into()))?;
+            notes.reference_attributes = names.into_iter().collect();
+        }
+        if let Some(references) = object.get("object_references") {
+            let chunk_shape = references
+                .pointer("/chunk_shape")
+                .and_then(Value::as_array)
+                .and_then(|dims| dims.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+                .ok_or_else(|| invalid(format!("object_references: {references} has no chunk_shape list")))?;
+            notes.object_references = Some(chunk_shape);
         }
         if let Some(withheld) = object.get("withheld_attributes") {
             let withheld =
@@ -293,6 +358,41 @@ mod tests {
         assert!(err.to_string().contains("vzarr") && err.to_string().contains("array member a"), "{err}");
         assert!(parsed.check(DataType::Int8).is_err());
         assert!(ArrayNotes::default().check(DataType::Int8).is_ok());
+    }
+
+    #[test]
+    fn attribute_shapes_round_trip_for_present_attributes() {
+        let mut notes = ArrayNotes::default();
+        notes.shapes.insert("grid".into(), vec![2, 2]);
+        notes.shapes.insert("gone".into(), vec![3, 1]);
+        let attributes: Attributes = serde_json::from_value(json!({"grid": ["a", "b", "c", "d"]})).unwrap();
+        let field = notes.to_json(&attributes).unwrap();
+        assert_eq!(field, json!({"must_understand": false, "attribute_shapes": {"grid": [2, 2]}}));
+        let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        assert_eq!(parsed.shapes, [("grid".to_string(), vec![2, 2])].into());
+        notes.prune(&attributes);
+        assert_eq!(notes.shapes, parsed.shapes);
+        assert!(ArrayNotes::from_json(&json!({ EXTENSION_FIELD: {"attribute_shapes": {"a": [1, -2]}} })).is_err());
+    }
+
+    #[test]
+    fn object_reference_notes_round_trip() {
+        let mut notes = ArrayNotes { object_references: Some(vec![3]), ..ArrayNotes::default() };
+        notes.reference_attributes.insert("table".into());
+        notes.reference_attributes.insert("gone".into());
+        let attributes: Attributes = serde_json::from_value(json!({"table": "/general/electrodes"})).unwrap();
+        let field = notes.to_json(&attributes).unwrap();
+        assert_eq!(
+            field,
+            json!({"must_understand": false, "reference_attributes": ["table"],
+                   "object_references": {"chunk_shape": [3]}})
+        );
+        let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        notes.prune(&attributes);
+        assert_eq!(parsed, notes);
+        for bad in [json!({"reference_attributes": "table"}), json!({"object_references": {"chunk_shape": "x"}})] {
+            assert!(ArrayNotes::from_json(&json!({ EXTENSION_FIELD: bad })).is_err());
+        }
     }
 
     #[test]

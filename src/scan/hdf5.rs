@@ -332,7 +332,14 @@ impl FileContext<'_> {
                     let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
                     objects.resolve(file, &raw, size)
                 };
-                return self.owned_strings(var, read, "the paths its object references name");
+                let mut array = self.owned_strings(var, read, "the paths its object references name")?;
+                if let Some(array) = &mut array {
+                    // The source's chunks (the whole array when contiguous), for VirtualiZarr's layout.
+                    let shape = array.metadata.chunk_grid.shape();
+                    let chunks = var.dataset.chunks().map(|c| c.into_iter().map(u64::from).collect());
+                    array.metadata.notes.object_references = Some(chunks.unwrap_or(shape));
+                }
+                return Ok(array);
             }
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };

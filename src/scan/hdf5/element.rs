@@ -78,7 +78,15 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::Compound { size, fields } => {
             complex(datatype).unwrap_or_else(|| compound::struct_element(*size, fields, 0))
         }
-        // Enums are their integer base type; the scanner adds the names as attributes.
+        // h5py's booleans (a 1-byte enum of exactly FALSE = 0 and TRUE = 1) are Zarr `bool`, whose
+        // byte is the enum's: NumPy, h5py and h5netcdf show them as booleans.
+        Datatype::Enum { base, members }
+            if matches!(**base, Datatype::FixedPoint { size: 1, .. })
+                && super::attributes::is_h5py_bool(base, members) =>
+        {
+            ElementType::Numeric(DataType::Bool, None)
+        }
+        // Other enums are their integer base type; the scanner adds the names as attributes.
         Datatype::Enum { base, .. } => match element_type(base) {
             ElementType::Numeric(t, e) if is_integer(t) => ElementType::Numeric(t, e),
             _ => ElementType::Unsupported("enum type over a non-integer base".into()),

@@ -71,13 +71,16 @@ pub(super) fn string_array(
 /// (the names, blank-separated, blanks inside a name replaced by `_`), and the members themselves
 /// (names as in the file) in `notes`, from which vzarr's xarray engine shows the enum as xarray's
 /// netCDF4 engine does instead of the flags. Attributes of those names the variable already has are
-/// kept (and no note is made). Nothing for other types.
+/// kept (and no note is made). Nothing for other types, nor for h5py's booleans (Zarr `bool`).
 pub(super) fn add_enum_flags(
     datatype: &Datatype,
     attributes: &mut Attributes,
     notes: &mut ArrayNotes,
 ) -> Result<(), String> {
     let Datatype::Enum { base, members } = datatype else { return Ok(()) };
+    if matches!(**base, Datatype::FixedPoint { size: 1, .. }) && super::attributes::is_h5py_bool(base, members) {
+        return Ok(()); // a Zarr `bool` (`layout::element_type`): no flags
+    }
     if attributes.contains_key("flag_values") || attributes.contains_key("flag_meanings") {
         return Ok(());
     }

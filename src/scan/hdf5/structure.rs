@@ -442,6 +442,10 @@ fn attributes(
         if BOOKKEEPING.contains(&attr.name.as_str()) {
             continue;
         }
+        let reference = matches!(
+            attr.datatype,
+            hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, .. }
+        );
         let json = match attr.datatype {
             // Object references as the paths of their targets, as h5py's `f[ref].name`.
             hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size } => {
@@ -453,6 +457,12 @@ fn attributes(
             Ok(value) => {
                 if let Some(t) = attribute_type(&attr.datatype) {
                     notes.note_type(&attr.name, t);
+                }
+                if attr.shape.len() > 1 {
+                    notes.shapes.insert(attr.name.clone(), attr.shape.clone());
+                }
+                if reference {
+                    notes.reference_attributes.insert(attr.name.clone());
                 }
                 out.insert(attr.name.clone(), value);
             }

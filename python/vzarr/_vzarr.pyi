@@ -1,0 +1,134 @@
+"""Type stubs of `vzarr._vzarr`, the Rust extension module (python/src). The Python API
+(`vzarr.scan`, `vzarr.open`, `vzarr.virtualizarr`, ...) is built on these."""
+
+from collections.abc import Mapping
+from typing import Any, final
+
+__all__ = [
+    "AlreadyExists",
+    "Array",
+    "Error",
+    "NotAuthorized",
+    "NotFound",
+    "ScanError",
+    "SelectionError",
+    "SourceChanged",
+    "Store",
+    "__version__",
+    "append",
+    "merge",
+    "parse_archive",
+    "parse_file",
+    "run_cli",
+    "scan",
+]
+
+__version__: str
+
+class Error(Exception):
+    """Every error vzarr raises."""
+
+class NotFound(Error):
+    """No store, file or array at the location given."""
+
+class NotAuthorized(Error):
+    """A source lies outside the authorized containers."""
+
+class SourceChanged(Error):
+    """A source file changed since it was scanned."""
+
+class SelectionError(Error):
+    """A selection that does not fit the array."""
+
+class ScanError(Error):
+    """A file that cannot be scanned, or inputs that do not combine."""
+
+class AlreadyExists(Error):
+    """The output exists and overwriting was not asked for."""
+
+def scan(
+    inputs: list[str],
+    concat: list[str],
+    output: str,
+    format: str,
+    overwrite: bool,
+    skip_unsupported: bool,
+    take_first: list[str],
+    drop_missing: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+    trust_sources: bool = True,
+    progress: bool = False,
+) -> dict[str, Any]: ...
+def merge(
+    parts: list[str],
+    concat: list[str],
+    output: str,
+    format: str,
+    overwrite: bool,
+    take_first: list[str],
+    drop_missing: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+    trust_sources: bool = True,
+) -> dict[str, Any]: ...
+def append(
+    store: str,
+    inputs: list[str],
+    allow_gaps: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+    trust_sources: bool = True,
+) -> dict[str, Any]: ...
+def run_cli(argv: list[str]) -> int: ...
+def parse_file(
+    url: str, skip_unsupported: bool, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]: ...
+def parse_archive(
+    inputs: list[str],
+    concat: list[str],
+    skip_unsupported: bool,
+    storage_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]: ...
+@final
+class Store:
+    """An opened native store or Icechunk repository."""
+
+    @staticmethod
+    def open(
+        location: str,
+        allow_sources: list[str],
+        storage_options: Mapping[str, Any] | None = None,
+        check_sources: bool = True,
+        branch: str | None = None,
+    ) -> Store: ...
+    @property
+    def location(self) -> str: ...
+    def info_json(self) -> str: ...
+    def array_paths(self) -> list[str]: ...
+    def group_paths(self) -> list[str]: ...
+    def node_metadata(self, path: str) -> bytes: ...
+    def array(self, path: str) -> Array: ...
+
+@final
+class Array:
+    """One array of an opened store."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def dims(self) -> list[str] | None: ...
+    def metadata_json(self) -> str: ...
+    @property
+    def chunks(self) -> list[list[int]]: ...
+    def read_into(self, selection: list[Any], out: bytearray) -> None: ...
+    def read_strings(self, selection: list[Any]) -> list[str]: ...
+    def read_bytes(self, selection: list[Any]) -> bytes: ...
+    def chunk_bytes(self, coords: list[int]) -> bytes | None: ...
