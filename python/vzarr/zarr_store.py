@@ -15,13 +15,51 @@ worker thread so that zarr's event loop keeps running.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Iterator, Protocol, Sequence
 
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest
 from zarr.core.buffer import Buffer, BufferPrototype
 
-if TYPE_CHECKING:
-    from ._store import Store as VzarrStoreHandle
+
+class ChunkSource(Protocol):
+    """What the zarr store needs of one array: its rank and its stored chunks (`vzarr.Array`)."""
+
+    @property
+    def ndim(self) -> int:
+        """The array's number of dimensions."""
+        ...
+
+    def chunk_bytes(self, coords: Sequence[int]) -> bytes | None:
+        """The stored bytes of the chunk at `coords`, None for a missing chunk."""
+        ...
+
+
+class NodeSource(Protocol):
+    """What the zarr store needs of a vzarr store: its nodes' documents and arrays (`vzarr.Store`).
+    Declared here, so that this module imports nothing of the package's store module (which
+    imports this one)."""
+
+    @property
+    def location(self) -> str:
+        """The store's location."""
+        ...
+
+    @property
+    def groups(self) -> list[str]:
+        """The store's group paths."""
+        ...
+
+    def zarr_metadata(self, path: str) -> bytes:
+        """The ``zarr.json`` bytes of node `path`."""
+        ...
+
+    def __getitem__(self, path: str) -> ChunkSource:
+        """Array `path`."""
+        ...
+
+    def __iter__(self) -> Iterator[str]:
+        """The store's array paths."""
+        ...
 
 _READ_ONLY = "vzarr stores are read-only through zarr: write with vzarr.scan"
 
@@ -34,7 +72,7 @@ class VzarrStore(Store):
     supports_partial_writes = False
     supports_listing = True
 
-    def __init__(self, store: "VzarrStoreHandle"):
+    def __init__(self, store: NodeSource):
         super().__init__(read_only=True)
         self._store = store
         self._arrays = set(store)
