@@ -17,6 +17,7 @@ mod icechunk_repo;
 mod interop;
 mod native_hdf5;
 mod netcdf3;
+mod oracle_worker;
 mod parity;
 mod publish;
 mod remote;
