@@ -15,6 +15,7 @@ mod hostile;
 mod hygiene;
 mod icechunk_repo;
 mod interop;
+mod kerchunk_docs;
 mod native_hdf5;
 mod netcdf3;
 mod oracle_worker;
