@@ -276,7 +276,7 @@ async fn verify_array(
             verdict.error = Some(format!("{location}: {reason}"));
             return Ok(());
         }
-        if let Some(other) = other_oracle(&location, path) {
+        if let Some(other) = files.other_oracle(&location, path) {
             verdict.oracle = Some(other.to_string());
         }
         if reencoded {
@@ -321,7 +321,7 @@ async fn verify_array(
 
 /// The oracle of `path` in the source at `location` when it is not the source's library: libaec for
 /// an szip data set of a local HDF4 file whose libhdf4 has no szip decoder.
-fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
+pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
     let local = crate::source::local_path(location)?;
     if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
         return None;
@@ -425,6 +425,20 @@ impl Oracle {
             Backend::Worker(worker) => worker.request_hdf5_facts(&worker::Request::new("hdf5", &location, path)),
         };
         facts.unwrap_or_default()
+    }
+
+    /// The oracle of `path` of `location` when not the source's own library ([`other_oracle`]), asked
+    /// where the oracle runs: libhdf4 opens the file in the worker only.
+    fn other_oracle(&mut self, location: &str, path: &str) -> Option<&'static str> {
+        let location = self.local(location).ok()?;
+        match &mut self.backend {
+            Backend::Local(_) => other_oracle(&location, path),
+            Backend::Worker(worker) => {
+                let request = worker::Request::new("oracle", &location, path);
+                let answer = worker.request_json::<Option<String>>(&request).ok().flatten()?;
+                (answer == "szip decoded by libaec").then_some("szip decoded by libaec")
+            }
+        }
     }
 
     /// A filter of dataset `path` of `location` that the oracle's libhdf5 lacks, if any.

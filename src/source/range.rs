@@ -321,7 +321,10 @@ mod tests {
     #[test]
     fn a_range_past_2_pow_64_is_never_printed_wrapped() {
         let short = RangeError::ShortReply { location: "f".into(), offset: u64::MAX, length: 64, got: 0 };
-        assert_eq!(short.to_string(), "f: 64 bytes at offset 18446744073709551615 (past 2^64): the server sent 0 bytes, fewer than asked for");
+        assert_eq!(
+            short.to_string(),
+            "f: 64 bytes at offset 18446744073709551615 (past 2^64): the server sent 0 bytes, fewer than asked for"
+        );
         assert_eq!(span(10, 5), "bytes 10..15");
     }
 

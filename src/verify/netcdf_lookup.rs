@@ -74,7 +74,10 @@ fn in_group<T>(
 }
 
 /// The group `lookup` finds, or an error when the netcdf crate panics on libnetcdf's error.
-fn described_group<'f>(name: &str, lookup: impl FnOnce() -> Option<Group<'f>>) -> Result<Option<Group<'f>>, netcdf::Error> {
+fn described_group<'f>(
+    name: &str,
+    lookup: impl FnOnce() -> Option<Group<'f>>,
+) -> Result<Option<Group<'f>>, netcdf::Error> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(lookup))
         .map_err(|_| netcdf::Error::Str(format!("libnetcdf cannot look up group {name:?}")))
 }

@@ -14,14 +14,15 @@
 //! ended (exit code or signal), the library it was in and the last line it wrote to stderr. It is
 //! replaced, and a request libnetcdf died on is asked again of libhdf5 alone (`hdf5_only`), as for
 //! files libnetcdf refuses whole; later requests for that file go to libhdf5 directly. Op `filter`
-//! names a filter of the dataset this libhdf5 lacks (JSON `null` when none).
+//! names a filter of the dataset this libhdf5 lacks (JSON `null` when none); op `oracle` names the
+//! oracle of a data set when not its file's library (libaec for szip HDF4 data sets).
 
 use std::collections::HashSet;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -88,6 +89,10 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
     if request.op == "forget" {
         files.forget(&request.location);
         return Ok(Vec::new());
+    }
+    if request.op == "oracle" {
+        let other = super::other_oracle(&request.location, &request.path);
+        return serde_json::to_vec(&other).map_err(|e| netcdf::Error::Str(e.to_string()));
     }
     if request.op == "filter" {
         let missing = files.missing_filter(&request.location, &request.path);
@@ -267,13 +272,9 @@ impl WorkerOracle {
         }
         let how = status.map_or_else(|| "an unknown status".to_string(), ended);
         let last = running.last_line.lock().map(|l| l.clone()).unwrap_or_default();
-        let words = if last.is_empty() { "it wrote nothing to stderr".to_string() } else { format!("its last words: {last}") };
-        format!(
-            "oracle worker died in {} ({} of {}): {how}; {words}",
-            library(request),
-            request.op,
-            request.path
-        )
+        let words =
+            if last.is_empty() { "it wrote nothing to stderr".to_string() } else { format!("its last words: {last}") };
+        format!("oracle worker died in {} ({} of {}): {how}; {words}", library(request), request.op, request.path)
     }
 
     /// The values of a `f64` request.
@@ -286,7 +287,10 @@ impl WorkerOracle {
         self.request_json(request)
     }
 
-    fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, netcdf::Error> {
+    pub(crate) fn request_json<T: serde::de::DeserializeOwned>(
+        &mut self,
+        request: &Request,
+    ) -> Result<T, netcdf::Error> {
         let payload = self.request(request)?;
         serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
     }

@@ -150,7 +150,8 @@ pub(crate) fn libhdf4_outcome(path: &Path) -> Result<Vec<(String, Vec<u8>)>, Str
             let mut name = [0 as c_char; 256];
             let (mut rank, mut nt, mut nattrs) = (0, 0, 0);
             let mut dims = [0i32; 32];
-            if sds == FAIL || SDgetinfo(sds, name.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) == FAIL
+            if sds == FAIL
+                || SDgetinfo(sds, name.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) == FAIL
             {
                 result = Err(format!("SDgetinfo of data set {i} failed"));
                 break;

@@ -39,7 +39,11 @@ fn template_bombs_fail_cleanly_and_fast_naming_the_key() {
     let run = cli_limited_to(&["info", &s(&bomb)], Duration::from_secs(60), 1 << 30);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
-    assert!(run.stderr.contains("reference \"x/c/0\"") && run.stderr.contains("expands to more than"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("reference \"x/c/0\"") && run.stderr.contains("expands to more than"),
+        "{}",
+        run.stderr
+    );
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     // A template naming another is refused, not expanded again (20 kB took 4 GB).
     let nested = serde_json::json!({"a": "{{b}}".repeat(1000), "b": "c".repeat(10_000)});
@@ -61,9 +65,13 @@ fn a_large_document_is_held_at_about_its_references_size() {
     let url = format!("file://{}", source.display());
     let path = dir.path().join("large.json");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    write!(out, r#"{{"version": 1, "refs": {{"zarr.json": {}, "x/zarr.json": {}"#,
+    write!(
+        out,
+        r#"{{"version": 1, "refs": {{"zarr.json": {}, "x/zarr.json": {}"#,
         serde_json::to_string(r#"{"zarr_format":3,"node_type":"group","attributes":{}}"#).unwrap(),
-        serde_json::to_string(&array_json(N)).unwrap()).unwrap();
+        serde_json::to_string(&array_json(N)).unwrap()
+    )
+    .unwrap();
     for i in 0..N {
         write!(out, r#", "x/c/{i}": ["{url}", {i}, 1]"#).unwrap();
     }
@@ -78,7 +86,8 @@ fn a_large_document_is_held_at_about_its_references_size() {
     command.args(["info", &s(&path)]).env("VZARR_TEST_COUNTERS", "1").stdout(std::process::Stdio::piped());
     let run = crate::common::run(command);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let peak: u64 = run.stderr.split("peak_kib=").nth(1).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap();
+    let peak: u64 =
+        run.stderr.split("peak_kib=").nth(1).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap();
     eprintln!("document {size} bytes, peak {} MiB", peak >> 10);
     assert!(peak * 1024 < 4 * size, "peak {peak} KiB for a document of {size} bytes");
 }

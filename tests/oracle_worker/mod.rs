@@ -23,7 +23,12 @@ fn verify(target: &Path, env: &[(&str, &str)]) -> Run {
         command.env(k, v);
     }
     let run = run(command);
-    assert!(!run.stdout.contains("fill whole buffer") && !run.stderr.contains("panicked"), "{}{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.contains("fill whole buffer") && !run.stderr.contains("panicked"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
     run
 }
 

@@ -289,7 +289,9 @@ mod tests {
             let mut zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<f8",
                 "compressor": null, "filters": null, "fill_value": "NaN", "order": "C"});
             zarray.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-            translated(json!({"a/.zarray": zarray.to_string()})).map(|_| ()).map_err(|(key, reason)| format!("{key}: {reason}"))
+            translated(json!({"a/.zarray": zarray.to_string()}))
+                .map(|_| ())
+                .map_err(|(key, reason)| format!("{key}: {reason}"))
         };
         assert!(array(json!({})).is_ok());
         assert!(array(json!({"order": "F"})).unwrap_err().contains("a/.zarray: order"));

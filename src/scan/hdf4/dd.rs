@@ -157,7 +157,8 @@ fn mark_damaged(index: &mut DdIndex, structure: &[(u64, u64)]) {
         }
         let end = dd.offset.saturating_add(dd.length);
         if let Some(&(start, stop)) = structure.iter().find(|&&(start, stop)| dd.offset < stop && start < end) {
-            let inside = if start == 0 { "the file's signature".to_string() } else { format!("the DD block at {start}") };
+            let inside =
+                if start == 0 { "the file's signature".to_string() } else { format!("the DD block at {start}") };
             let reason = format!(
                 "is said to lie at bytes {}..{end}, over {inside} (bytes {start}..{stop}): its descriptor is damaged",
                 dd.offset
