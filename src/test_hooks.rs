@@ -42,12 +42,14 @@ pub(crate) fn single_put_max() -> Option<u64> {
 
 /// Whether `VZARR_TEST_FAIL_AT` names `point`: the caller then fails as if the write there had failed
 /// (debug builds only; always `false` in release builds).
+#[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
 pub(crate) fn fail_point(point: &str) -> bool {
     cfg!(debug_assertions) && std::env::var_os("VZARR_TEST_FAIL_AT").is_some_and(|v| v == point)
 }
 
 /// Crashes this process (SIGSEGV, after a line on stderr) when `VZARR_TEST_ORACLE_CRASH` names
 /// `path` (debug builds only).
+#[cfg_attr(not(feature = "verify"), allow(dead_code))]
 pub(crate) fn oracle_crash(path: &str) {
     if cfg!(debug_assertions) && std::env::var_os("VZARR_TEST_ORACLE_CRASH").is_some_and(|v| v == path) {
         eprintln!("test hook: libnetcdf crashes reading {path}");

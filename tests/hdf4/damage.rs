@@ -10,9 +10,12 @@ use super::hostile::every_descriptor;
 use super::oracle::libhdf4_outcome;
 use super::{fixture, read_back};
 
+/// Every array's (name, native values), or the error's message.
+type Outcome = Result<Vec<(String, Vec<u8>)>, String>;
+
 /// vzarr's scan of `bytes` (written as `name` next to copies of the fixtures' external files): the
 /// error's message, or every array's (name, values).
-fn vzarr(dir: &Path, name: &str, bytes: &[u8]) -> (std::path::PathBuf, Result<Vec<(String, Vec<u8>)>, String>) {
+fn vzarr(dir: &Path, name: &str, bytes: &[u8]) -> (std::path::PathBuf, Outcome) {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     let outcome = match scan_file(&path, &ScanOptions::default()) {
@@ -138,7 +141,7 @@ fn a_chunk_header_disagreeing_with_the_number_type_is_refused() {
     bytes[at..at + 4].copy_from_slice(&3u32.to_be_bytes());
     let dir = tempfile::tempdir().unwrap();
     let (_, ours) = vzarr(dir.path(), "header.hdf", &bytes);
-    let message = ours.err().expect("refused");
+    let message = ours.expect_err("refused");
     assert!(message.contains("one copy is damaged") && message.contains("header.hdf"), "{message}");
 }
 

@@ -245,8 +245,11 @@ mod tests {
     use super::*;
     use crate::metadata::ArrayMetadata;
 
+    /// Chunk keys and their references.
+    type Chunks = Vec<(Box<str>, RawRef)>;
+
     /// The v3 metadata (by key) and chunk keys of the `refs` of a v2 document.
-    fn translated(refs: Value) -> Result<(Map<String, Value>, Vec<(Box<str>, RawRef)>), KeyError> {
+    fn translated(refs: Value) -> Result<(Map<String, Value>, Chunks), KeyError> {
         let doc = serde_json::to_vec(&json!({"version": 1, "refs": refs})).unwrap();
         let mut parsed = super::super::parse::parse(&doc).unwrap();
         assert!(is_v2(&parsed.meta) || !parsed.meta.iter().any(|(k, _)| k.ends_with(".zarray")));
