@@ -6,6 +6,10 @@
 //!   publishing an output ([`crash_point`]).
 //! - `VZARR_TEST_NO_RENAMEAT2=1` makes local publishing take its portable fallbacks.
 //! - `VZARR_TEST_SINGLE_PUT_MAX=<bytes>` lowers the size above which remote outputs are uploaded in parts.
+//! - `VZARR_TEST_ORACLE_CRASH=<array path>` makes `verify`'s oracle worker crash (SIGSEGV) when
+//!   libnetcdf is asked for that variable, as libnetcdf does on some files ([`oracle_crash`]).
+//! - `VZARR_TEST_FAIL_AT=<point>` makes a write fail with an error at a named point ([`fail_point`]),
+//!   as a full file system would there.
 
 /// Kills this process (SIGKILL) when `VZARR_TEST_CRASH_AT` names `point` (debug builds only).
 #[cfg(debug_assertions)]
@@ -34,4 +38,25 @@ pub(crate) fn single_put_max() -> Option<u64> {
         return None;
     }
     std::env::var("VZARR_TEST_SINGLE_PUT_MAX").ok().and_then(|s| s.parse::<u64>().ok())
+}
+
+/// Whether `VZARR_TEST_FAIL_AT` names `point`: the caller then fails as if the write there had failed
+/// (debug builds only; always `false` in release builds).
+#[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
+pub(crate) fn fail_point(point: &str) -> bool {
+    cfg!(debug_assertions) && std::env::var_os("VZARR_TEST_FAIL_AT").is_some_and(|v| v == point)
+}
+
+/// Crashes this process (SIGSEGV, after a line on stderr) when `VZARR_TEST_ORACLE_CRASH` names
+/// `path` (debug builds only).
+#[cfg_attr(not(feature = "verify"), allow(dead_code))]
+pub(crate) fn oracle_crash(path: &str) {
+    if cfg!(debug_assertions) && std::env::var_os("VZARR_TEST_ORACLE_CRASH").is_some_and(|v| v == path) {
+        eprintln!("test hook: libnetcdf crashes reading {path}");
+        // SAFETY: raise(3) on this process; the default action ends it, as a segfault in libnetcdf would.
+        unsafe {
+            libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+            libc::raise(libc::SIGSEGV);
+        }
+    }
 }

@@ -37,6 +37,10 @@ use crate::read::{ReadError, ReadOptions, Store};
 /// Values with their `units` and `calendar` attributes, as an oracle reads a time coordinate.
 pub(crate) type TimeValues = (Vec<f64>, Option<String>, Option<String>);
 
+/// The oracle note of an array of a store that references no source file (a kerchunk document whose
+/// every chunk is inline): its values are the document's own, with no other copy to compare with.
+const NO_SOURCE: &str = "nothing to compare: the store references no source file, every chunk is inline";
+
 /// Target bytes compared per step (bounds memory for large arrays).
 const SLAB_BYTES: u64 = 32 << 20;
 
@@ -62,12 +66,23 @@ pub struct ArrayVerdict {
     /// HDF4 files, which Debian's libhdf4 cannot decode (libhdf4 locates and describes their elements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle: Option<String>,
+    /// Why the array cannot be proven on this machine, though nothing differs: the source uses a
+    /// filter the oracle's libhdf5 has no plugin for (`not provable here: libhdf5 has no filter 305
+    /// (LZO); set HDF5_PLUGIN_PATH`). Not a difference: `vzarr verify` exits 4, not 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unprovable: Option<String>,
 }
 
 impl ArrayVerdict {
     /// True when every element matched.
     pub fn ok(&self) -> bool {
-        self.mismatches == 0 && self.error.is_none()
+        self.mismatches == 0 && self.error.is_none() && self.unprovable.is_none()
+    }
+
+    /// True when nothing differs and nothing failed, but the array could not be proven here
+    /// ([`ArrayVerdict::unprovable`]).
+    pub fn unprovable_here(&self) -> bool {
+        self.mismatches == 0 && self.error.is_none() && self.unprovable.is_some()
     }
 }
 
@@ -161,6 +176,7 @@ impl ArrayVerdict {
             error: None,
             undefined_in_source: 0,
             oracle: None,
+            unprovable: None,
         }
     }
 }
@@ -211,7 +227,8 @@ impl Layout {
 /// Once every source has been compared: an array some of whose elements no source provided fails.
 fn finish(array: &crate::read::ArrayReader, verdict: &mut ArrayVerdict) {
     let total: u64 = array.shape().iter().product();
-    if verdict.elements < total && verdict.error.is_none() {
+    let no_source = verdict.oracle.as_deref() == Some(NO_SOURCE);
+    if verdict.elements < total && verdict.error.is_none() && verdict.unprovable.is_none() && !no_source {
         let what = if array.metadata().data_type == crate::metadata::DataType::String { "strings" } else { "elements" };
         verdict.error = Some(format!("{} of {total} {what} have a source to compare with", verdict.elements));
     }
@@ -244,15 +261,24 @@ async fn verify_array(
     let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
     // An array without any concatenation dimension was taken from one file: compare with that one.
     for b in layout.holders(path, concatenated, only) {
-        let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
+        let Some(location) = store.sources().get(b.source).map(|f| f.location.clone()) else {
+            // A reference document naming no source file (every chunk inline): the document is the
+            // data, and no library holds another copy to compare with. Never an empty path handed
+            // to libnetcdf.
+            verdict.oracle = Some(NO_SOURCE.into());
+            return Ok(());
+        };
         let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
-        let theirs = files.shape(&location, path).map_err(|e| oracle_error(&location, path, e))?;
+        let theirs = match files.shape(&location, path) {
+            Ok(theirs) => theirs,
+            Err(e) => return unprovable_or(files, &location, path, e, verdict),
+        };
         if let Some(reason) = shape_mismatch(&file_shape, element_size, &theirs) {
             verdict.error = Some(format!("{location}: {reason}"));
             return Ok(());
         }
-        if let Some(other) = other_oracle(&location, path) {
+        if let Some(other) = files.other_oracle(&location, path) {
             verdict.oracle = Some(other.to_string());
         }
         if reencoded {
@@ -278,8 +304,10 @@ async fn verify_array(
             let sel = Selection(sel);
             let ours = array.read(&sel, options).await?;
             // A 0-d array may be a netCDF string folded from a one-dimensional char variable: all of it.
-            let mut theirs =
-                files.read(&location, path, &starts, &counts).map_err(|e| oracle_error(&location, path, e))?;
+            let mut theirs = match files.read(&location, path, &starts, &counts) {
+                Ok(theirs) => theirs,
+                Err(e) => return unprovable_or(files, &location, path, e, verdict),
+            };
             if undefined_unwritten {
                 // Elements the source leaves undefined take the store's values: not compared.
                 let skipped = take_unwritten(array, &sel, &ours.bytes, &mut theirs, element_size as usize).await?;
@@ -295,7 +323,7 @@ async fn verify_array(
 
 /// The oracle of `path` in the source at `location` when it is not the source's library: libaec for
 /// an szip data set of a local HDF4 file whose libhdf4 has no szip decoder.
-fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
+pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
     let local = crate::source::local_path(location)?;
     if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
         return None;
@@ -401,6 +429,29 @@ impl Oracle {
         facts.unwrap_or_default()
     }
 
+    /// The oracle of `path` of `location` when not the source's own library ([`other_oracle`]), asked
+    /// where the oracle runs: libhdf4 opens the file in the worker only.
+    fn other_oracle(&mut self, location: &str, path: &str) -> Option<&'static str> {
+        let location = self.local(location).ok()?;
+        match &mut self.backend {
+            Backend::Local(_) => other_oracle(&location, path),
+            Backend::Worker(worker) => {
+                let request = worker::Request::new("oracle", &location, path);
+                let answer = worker.request_json::<Option<String>>(&request).ok().flatten()?;
+                (answer == "szip decoded by libaec").then_some("szip decoded by libaec")
+            }
+        }
+    }
+
+    /// A filter of dataset `path` of `location` that the oracle's libhdf5 lacks, if any.
+    fn missing_filter(&mut self, location: &str, path: &str) -> Option<String> {
+        let location = self.local(location).ok()?;
+        match &mut self.backend {
+            Backend::Local(files) => files.missing_filter(&location, path),
+            Backend::Worker(worker) => worker.request_missing_filter(&location, path),
+        }
+    }
+
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.
     fn read_f64(&mut self, location: &str, path: &str) -> Result<TimeValues, netcdf::Error> {
         let location = &self.local(location)?;
@@ -456,6 +507,24 @@ fn boxes(store: &Store) -> (Vec<ConcatDimInfo>, Vec<SourceBox>) {
         .map(|p| SourceBox { source: p.source, ranges: vec![(p.start, p.length)], arrays: all.clone() })
         .collect();
     (dims, boxes)
+}
+
+/// Where the oracle failed on `path` of `location` because its libhdf5 lacks a filter of the dataset:
+/// `verdict` says the array is not provable here; else the oracle's error `e`.
+fn unprovable_or(
+    files: &mut Oracle,
+    location: &str,
+    path: &str,
+    e: netcdf::Error,
+    verdict: &mut ArrayVerdict,
+) -> Result<(), ReadError> {
+    match files.missing_filter(location, path) {
+        Some(filter) => {
+            verdict.unprovable = Some(format!("not provable here: libhdf5 has no {filter}; set HDF5_PLUGIN_PATH"));
+            Ok(())
+        }
+        None => Err(oracle_error(location, path, e)),
+    }
 }
 
 fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {

@@ -16,6 +16,9 @@ mod vgroups;
 #[path = "hdf4/hostile.rs"]
 mod hostile;
 
+#[path = "hdf4/damage.rs"]
+mod damage;
+
 #[path = "hdf4/szip.rs"]
 mod szip;
 

@@ -23,12 +23,16 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     };
     let verdicts = verify_store_with_oracle(&store, &ReadOptions::default(), &mode, &report).await?;
     progress.finish_and_clear();
-    let failed = verdicts.iter().filter(|v| !v.ok()).count();
+    let unprovable = verdicts.iter().filter(|v| v.unprovable_here()).count();
+    let failed = verdicts.iter().filter(|v| !v.ok()).count() - unprovable;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&verdicts)?);
     } else {
         for v in &verdicts {
             match (&v.error, &v.first_mismatch) {
+                (None, None) if v.unprovable.is_some() => {
+                    outln!("SKIP {}: {}", v.path, v.unprovable.as_deref().unwrap_or_default())
+                }
                 (Some(e), _) => outln!("FAIL {}: {e}", v.path),
                 (None, Some(m)) => {
                     outln!("FAIL {}: {} of {} elements differ; first at {m}", v.path, v.mismatches, v.elements)
@@ -47,9 +51,17 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
             }
         }
         let elements: u64 = verdicts.iter().map(|v| v.elements).sum();
-        outln!("{} arrays, {elements} elements compared with the source files: {failed} failed", verdicts.len());
+        let skipped = if unprovable > 0 { format!(", {unprovable} not provable here") } else { String::new() };
+        outln!(
+            "{} arrays, {elements} elements compared with the source files: {failed} failed{skipped}",
+            verdicts.len()
+        );
     }
-    Ok(if failed == 0 { Outcome::Done } else { Outcome::Failed })
+    Ok(match (failed, unprovable) {
+        (0, 0) => Outcome::Done,
+        (0, _) => Outcome::Unprovable,
+        _ => Outcome::Failed,
+    })
 }
 
 /// `vzarr oracle-worker`: answers oracle requests on stdin/stdout until stdin closes.

@@ -3,25 +3,32 @@
 //! keys, as Python kerchunk writes it (translated by `references/zarr_v2`). URL templates
 //! (`"templates": {"u": "s3://bucket/long/prefix"}`, references naming `{{u}}`) are expanded.
 //!
-//! The document is read whole: every node's `zarr.json` (inline JSON text), and per array a dense
+//! The document is read into a compact form as it is parsed (`references/parse`: no JSON tree of the
+//! whole document), then into every node's `zarr.json` (inline JSON text), and per array a dense
 //! table of its chunks, `[url, offset, length]` a reference into a source file, inline `base64:`
 //! (or raw text) bytes a store-owned chunk, no key a missing chunk. Sources are numbered in the order
 //! the references name them. The `vzarr` header vzarr writes gives the sources' containers, the
 //! provenance (which file holds which part of each array: what `verify` compares) and the scan's
 //! warnings; documents other tools wrote have none. kerchunk records no fingerprint of its sources (size, time, ETag), so
 //! reads cannot check that a source is the file that was scanned: they read it as it is now.
+//!
+//! Templates are expanded once per distinct URL, never recursively (a template whose text names a
+//! template is refused), each URL to at most [`MAX_URL_BYTES`] and all of them together to a bound
+//! set by the document's size: a document of a few hundred kB can no longer ask for gigabytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
 
+mod parse;
 mod zarr_v2;
 
 use super::backend::StoreInner;
 use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use parse::RawRef;
+
 use super::objects::fetch_all;
 use super::sources::SourceRegistry;
 use super::{OpenOptions, ReadError};
@@ -34,6 +41,12 @@ use crate::store::{ArrayInfo, StoreInfo};
 /// A grid may have at most this many times more chunks than the document references (plus 2^20):
 /// no table is sized by a shape alone.
 const MAX_SPARSE_FACTOR: u64 = 64;
+
+/// Longest URL a reference may expand to (bytes).
+const MAX_URL_BYTES: usize = 64 << 10;
+
+/// Bytes all of a document's distinct URLs may expand to beyond twice its size.
+const MAX_EXPANDED_BASE: usize = 64 << 20;
 
 /// One array's chunks, as the document lists them.
 #[derive(Debug, Default)]
@@ -74,34 +87,35 @@ pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Re
     let bytes = fetch_all(&object, name, "the reference document").await?;
     let bad =
         |what: String, reason: String| ReadError::Store { location: name.to_string(), what, source: reason.into() };
-    let doc: Value = serde_json::from_slice(&bytes).map_err(|e| bad("parsing it".into(), format!("not JSON: {e}")))?;
-    if doc.get("version").and_then(Value::as_u64) != Some(1) {
+    let mut doc = parse::parse(&bytes).map_err(|e| bad("parsing it".into(), format!("not JSON: {e}")))?;
+    let size = bytes.len();
+    drop(bytes);
+    if doc.version.as_ref().and_then(Value::as_u64) != Some(1) {
         return Err(bad("reading it".into(), "not a kerchunk reference document of version 1".into()));
     }
-    let Some(refs) = doc.get("refs").and_then(Value::as_object) else {
+    if !doc.has_refs {
         return Err(bad("reading it".into(), "it has no \"refs\" object".into()));
-    };
-    if doc.get("gen").is_some_and(|g| !g.is_null()) {
+    }
+    if doc.generated {
         return Err(bad("reading it".into(), "generated references (\"gen\") are not read".into()));
     }
     let key_error = |(key, reason): KeyError| bad(format!("reference {key:?}"), reason);
-    let translated;
-    let refs = if zarr_v2::is_v2(refs) {
-        translated = zarr_v2::to_v3(refs).map_err(key_error)?;
-        &translated
-    } else {
-        refs
-    };
-    let templates = templates(&doc).map_err(key_error)?;
+    if zarr_v2::is_v2(&doc.meta) {
+        doc.meta = zarr_v2::to_v3(std::mem::take(&mut doc.meta), &mut doc.chunks).map_err(key_error)?;
+    }
+    let templates = Templates::of(doc.templates.as_ref()).map_err(key_error)?;
+    let mut budget = Budget::new(size);
     // vzarr's header lists the sources by id (its provenance's ids); other documents' sources are
     // numbered as their references are met.
-    let urls: Vec<String> = doc
-        .pointer("/vzarr/source_urls")
-        .and_then(Value::as_array)
-        .map(|list| list.iter().filter_map(Value::as_str).map(|url| expand(url, &templates)).collect())
-        .unwrap_or_default();
+    let header = |key: &str| doc.vzarr.as_ref().and_then(|v| v.get(key));
+    let mut urls = Vec::new();
+    for url in header("source_urls").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        let url = templates.expand(url, &mut budget).map_err(|e| key_error(("vzarr/source_urls".into(), e)))?;
+        urls.push(url);
+    }
+    let expanded: Vec<Result<String, String>> = doc.urls.iter().map(|u| templates.expand(u, &mut budget)).collect();
     let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(self::location(url), 0, None));
-    let (view, info) = build(refs, &sources, &doc, &templates).map_err(key_error)?;
+    let (view, info) = build(doc, &sources, &expanded).map_err(key_error)?;
     Ok(Opened { info, sources, backend: Arc::new(view) })
 }
 
@@ -180,36 +194,90 @@ impl ChunkIndex for ReferenceTable {
 /// A key of the document and what is wrong with it.
 type KeyError = (String, String);
 
-/// The document's URL templates: `{{name}}` in a reference's URL stands for `templates[name]`.
-fn templates(doc: &Value) -> Result<Vec<(String, String)>, KeyError> {
-    let Some(map) = doc.get("templates").filter(|t| !t.is_null()) else { return Ok(Vec::new()) };
-    let map = map.as_object().ok_or_else(|| ("templates".to_string(), "not an object".to_string()))?;
-    map.iter()
-        .map(|(name, value)| match value.as_str() {
-            Some(text) => Ok((format!("{{{{{name}}}}}"), text.to_string())),
-            None => Err((format!("templates/{name}"), "not a string".to_string())),
-        })
-        .collect()
-}
+/// The document's URL templates: `{{name}}` in a reference's URL stands for the text of template
+/// `name`.
+#[derive(Debug, Default)]
+struct Templates(HashMap<String, String>);
 
-/// `url` with every template it names expanded.
-fn expand(url: &str, templates: &[(String, String)]) -> String {
-    if !url.contains("{{") {
-        return url.to_string();
+/// Bytes the document's URLs may still expand to.
+struct Budget(usize);
+
+impl Budget {
+    /// The budget of a document of `size` bytes.
+    fn new(size: usize) -> Self {
+        Budget(MAX_EXPANDED_BASE.saturating_add(size.saturating_mul(2)))
     }
-    templates.iter().fold(url.to_string(), |url, (pattern, text)| url.replace(pattern.as_str(), text))
 }
 
+impl Templates {
+    /// The `templates` object of a document.
+    ///
+    /// # Errors
+    /// The key and why: not an object, a template that is not a string, names another template or
+    /// is longer than a URL may be.
+    fn of(value: Option<&Value>) -> Result<Self, KeyError> {
+        let Some(map) = value.filter(|t| !t.is_null()) else { return Ok(Templates::default()) };
+        let map = map.as_object().ok_or_else(|| ("templates".to_string(), "not an object".to_string()))?;
+        let mut templates = HashMap::new();
+        for (name, value) in map {
+            let key = || format!("templates/{name}");
+            let text = value.as_str().ok_or_else(|| (key(), "not a string".to_string()))?;
+            if text.contains("{{") {
+                return Err((key(), "names another template: templates are not expanded recursively".into()));
+            }
+            if text.len() > MAX_URL_BYTES {
+                return Err((key(), format!("{} bytes, more than a URL may have ({MAX_URL_BYTES})", text.len())));
+            }
+            templates.insert(name.clone(), text.to_string());
+        }
+        Ok(Templates(templates))
+    }
+
+    /// `url` with every `{{name}}` replaced by its template's text, once (the text is not looked at
+    /// again), taken from `budget`.
+    ///
+    /// # Errors
+    /// Why not: a template the document does not define, a URL longer than [`MAX_URL_BYTES`], the
+    /// document's URLs together past its budget.
+    fn expand(&self, url: &str, budget: &mut Budget) -> Result<String, String> {
+        let too_long = || format!("its URL expands to more than {MAX_URL_BYTES} bytes");
+        let mut out = String::new();
+        let mut rest = url;
+        while let Some(start) = rest.find("{{") {
+            let Some(end) = rest[start + 2..].find("}}") else { break };
+            let name = &rest[start + 2..start + 2 + end];
+            let text = self.0.get(name).ok_or_else(|| {
+                let shown: String = url.chars().take(200).collect();
+                format!("{shown}: names template {name:?}, which the document does not define")
+            })?;
+            if out.len() + start + text.len() > MAX_URL_BYTES {
+                return Err(too_long());
+            }
+            out.push_str(&rest[..start]);
+            out.push_str(text);
+            rest = &rest[start + 2 + end + 2..];
+        }
+        if out.len() + rest.len() > MAX_URL_BYTES {
+            return Err(too_long());
+        }
+        out.push_str(rest);
+        budget.0 = budget.0.checked_sub(out.len()).ok_or_else(|| {
+            "the document's URLs expand to more bytes than twice its size allows (templates too long)".to_string()
+        })?;
+        Ok(out)
+    }
+}
+
+/// The nodes and chunk tables of `doc`, whose references' URLs expand to `urls` (by index).
 fn build(
-    refs: &serde_json::Map<String, Value>,
+    doc: parse::Parsed,
     sources: &SourceRegistry,
-    doc: &Value,
-    templates: &[(String, String)],
+    urls: &[Result<String, String>],
 ) -> Result<(ReferenceView, StoreInfo), KeyError> {
     let mut view = ReferenceView::default();
     let mut groups = Vec::new();
     let mut arrays: Vec<String> = Vec::new();
-    for (key, value) in refs {
+    for (key, value) in &doc.meta {
         let Some(path) = node_path(key) else { continue };
         let text = match value {
             Value::String(text) => text.clone(),
@@ -230,31 +298,28 @@ fn build(
             groups.push(path.to_string());
         }
     }
-    let mut keys: HashMap<String, Vec<(&str, &Value)>> = HashMap::new();
-    for (key, value) in refs {
-        if node_path(key).is_some() {
-            continue;
-        }
-        let array = array_of(key, &view).ok_or_else(|| (key.clone(), "not a chunk of any array".into()))?;
-        keys.entry(array.to_string()).or_default().push((key.as_str(), value));
+    let mut keys: HashMap<String, Vec<(Box<str>, RawRef)>> = HashMap::new();
+    for (key, value) in doc.chunks {
+        let array = array_of(&key, &view).ok_or_else(|| (key.to_string(), "not a chunk of any array".into()))?;
+        keys.entry(array.to_string()).or_default().push((key, value));
     }
     let mut infos = Vec::new();
     for path in &arrays {
         let chunks = keys.remove(path).unwrap_or_default();
         let Some((metadata, table)) = view.arrays.get_mut(path) else { continue };
-        *table = Arc::new(chunk_table(path, metadata, &chunks, sources, templates)?);
+        *table = Arc::new(chunk_table(path, metadata, chunks, sources, urls)?);
         infos.push(ArrayInfo {
             stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
         });
     }
     groups.sort();
-    let containers = doc
-        .pointer("/vzarr/source_containers")
+    let header = |key: &str| doc.vzarr.as_ref().and_then(|v| v.get(key)).cloned();
+    let containers = header("source_containers")
+        .as_ref()
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(location).collect())
         .unwrap_or_else(|| crate::trust::containers_of(&sources.table()));
-    let header = |key: &str| doc.pointer(&format!("/vzarr/{key}")).cloned();
     let damaged = |e: serde_json::Error| ("vzarr".to_string(), format!("its vzarr header is damaged: {e}"));
     let provenance = header("provenance").map(serde_json::from_value).transpose().map_err(damaged)?;
     let warnings = header("warnings").map(serde_json::from_value).transpose().map_err(damaged)?;
@@ -293,13 +358,13 @@ fn array_of<'v>(key: &str, view: &'v ReferenceView) -> Option<&'v str> {
     None
 }
 
-/// The dense chunk table of array `path` from its chunk keys.
+/// The dense chunk table of array `path` from its chunk keys; reference URLs expand to `urls`.
 fn chunk_table(
     path: &str,
     metadata: &ArrayMetadata,
-    chunks: &[(&str, &Value)],
+    chunks: Vec<(Box<str>, RawRef)>,
     sources: &SourceRegistry,
-    templates: &[(String, String)],
+    urls: &[Result<String, String>],
 ) -> Result<ReferenceTable, KeyError> {
     let grid = &metadata.chunk_grid;
     let shape = grid.grid_shape();
@@ -310,40 +375,28 @@ fn chunk_table(
         return Err((path.to_string(), reason));
     }
     let mut table = ReferenceTable { entries: vec![ChunkEntry::Missing; n as usize], owned: Vec::new() };
-    for &(key, value) in chunks {
+    for (key, value) in chunks {
         let fail = |reason: String| (key.to_string(), reason);
         let coords = chunk_coords(&key[path.len() + 1..], &shape)
             .ok_or_else(|| fail(format!("not a chunk key of the default encoding for a grid of {shape:?} chunks")))?;
         let linear = grid.linear_index(&coords) as usize;
         table.entries[linear] = match value {
-            Value::Array(parts) => match parts.as_slice() {
-                [Value::String(url), offset, length] => {
-                    let (Some(offset), Some(length)) = (offset.as_u64(), length.as_u64()) else {
-                        return Err(fail("offset and length must be non-negative integers".into()));
-                    };
-                    let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(location(url), 0, None);
-                    let url = expand(url, templates);
-                    if url.contains("{{") {
-                        return Err(fail(format!("{url}: names a template the document does not define")));
-                    }
-                    let source = sources.id_of(&url, None, None, record).map_err(fail)?;
-                    ChunkEntry::Source { source, offset, length }
+            RawRef::Range { url, offset, length } => {
+                if offset.checked_add(length).is_none() {
+                    return Err(fail(format!("{length} bytes at offset {offset} end past 2^64")));
                 }
-                [Value::String(_)] => return Err(fail("a reference to a whole file, with no byte range".into())),
-                _ => return Err(fail("not [url, offset, length]".into())),
-            },
-            Value::String(text) => {
-                let bytes = match text.strip_prefix("base64:") {
-                    Some(encoded) => base64::engine::general_purpose::STANDARD
-                        .decode(encoded)
-                        .map_err(|e| fail(format!("invalid base64: {e}")))?,
-                    None => text.as_bytes().to_vec(),
-                };
+                let url = urls.get(url as usize).cloned().unwrap_or_else(|| Err("no such URL".into()));
+                let url = url.map_err(fail)?;
+                let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(location(url), 0, None);
+                let source = sources.id_of(&url, None, None, record).map_err(fail)?;
+                ChunkEntry::Source { source, offset, length }
+            }
+            RawRef::Inline(bytes) => {
                 let entry = ChunkEntry::Owned { offset: table.owned.len() as u64, length: bytes.len() as u64 };
-                table.owned.push(bytes.into());
+                table.owned.push(bytes);
                 entry
             }
-            _ => return Err(fail("neither a reference nor inline bytes".into())),
+            RawRef::Bad(reason) => return Err(fail(reason)),
         };
     }
     Ok(table)
@@ -363,4 +416,37 @@ fn chunk_coords(key: &str, shape: &[u64]) -> Option<Vec<u64>> {
 fn location(url: &str) -> String {
     let path = url.strip_prefix("file://").filter(|p| p.starts_with('/'));
     path.map_or_else(|| url.to_string(), str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn templates(map: Value) -> Result<Templates, KeyError> {
+        Templates::of(Some(&map))
+    }
+
+    #[test]
+    fn templates_expand_once_and_within_bounds() {
+        let t = templates(serde_json::json!({"u": "s3://bucket/prefix", "v": "x"})).unwrap();
+        let mut budget = Budget::new(0);
+        assert_eq!(t.expand("{{u}}/a/{{v}}.nc", &mut budget).unwrap(), "s3://bucket/prefix/a/x.nc");
+        assert_eq!(t.expand("plain/{{ no", &mut budget).unwrap(), "plain/{{ no");
+        assert!(t.expand("{{w}}/a", &mut budget).unwrap_err().contains("names template \"w\""));
+        // The fault campaign's bomb: a 50 kB template named 100,000 times (it allocated 5 GB).
+        let big = "b".repeat(50_000);
+        let bomb = templates(serde_json::json!({ "a": big })).unwrap();
+        let url = "{{a}}".repeat(100_000);
+        let started = std::time::Instant::now();
+        assert!(bomb.expand(&url, &mut budget).unwrap_err().contains("expands to more than 65536 bytes"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // A template naming a template is refused, not expanded again.
+        let (key, reason) = templates(serde_json::json!({"a": "{{b}}{{b}}", "b": "x"})).unwrap_err();
+        assert_eq!(key, "templates/a");
+        assert!(reason.contains("not expanded recursively"), "{reason}");
+        // All URLs together are bounded by the document's size.
+        let mut small = Budget(30);
+        assert!(t.expand("{{u}}/1", &mut small).is_ok());
+        assert!(t.expand("{{u}}/2", &mut small).unwrap_err().contains("twice its size"));
+    }
 }

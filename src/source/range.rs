@@ -12,12 +12,21 @@ use bytes::Bytes;
 use object_store::path::Path as ObjectPath;
 use object_store::ObjectStore;
 
+/// `length` bytes at `offset` as a range, `bytes a..b`, or in words when the end would pass 2^64 (a
+/// damaged reference's range is never printed wrapped).
+pub(crate) fn span(offset: u64, length: u64) -> String {
+    match offset.checked_add(length) {
+        Some(end) => format!("bytes {offset}..{end}"),
+        None => format!("{length} bytes at offset {offset} (past 2^64)"),
+    }
+}
+
 /// A failed range read, naming the object.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RangeError {
     /// The server answered with fewer bytes than the range asked for, on every attempt.
-    #[error("{location}: bytes {offset}..{}: the server sent {got} bytes, fewer than asked for", offset + length)]
+    #[error("{location}: {}: the server sent {got} bytes, fewer than asked for", span(*offset, *length))]
     ShortReply {
         /// The object.
         location: String,
@@ -308,6 +317,16 @@ impl ObjectSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_past_2_pow_64_is_never_printed_wrapped() {
+        let short = RangeError::ShortReply { location: "f".into(), offset: u64::MAX, length: 64, got: 0 };
+        assert_eq!(
+            short.to_string(),
+            "f: 64 bytes at offset 18446744073709551615 (past 2^64): the server sent 0 bytes, fewer than asked for"
+        );
+        assert_eq!(span(10, 5), "bytes 10..15");
+    }
 
     #[test]
     fn replies_covering_less_than_the_range_are_recognised() {

@@ -13,8 +13,9 @@
 //! The `XDim`/`YDim` coordinates vzarr derives for an HDF-EOS2 geographic grid are not data sets:
 //! they are derived again here from the structural metadata as libhdf4 reads it.
 //!
-//! libhdf4 is not thread-safe: every call holds one process-wide lock, and each read opens and closes
-//! the file (an HDF4 open is cheap: it reads the descriptor blocks).
+//! libhdf4 is not thread-safe: every call holds one process-wide lock. The file last read stays open
+//! (or its failure to open is remembered) until another is read or it is forgotten: one `SDstart` per
+//! file per verify, not one per array (`SDstart` of a corrupt file can take seconds).
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
@@ -24,6 +25,47 @@ mod szip;
 
 /// Serialises every libhdf4 call.
 static LOCK: Mutex<()> = Mutex::new(());
+
+/// The file libhdf4 holds open: its name and `SDstart`'s id, or why it cannot be opened.
+static OPEN_FILE: Mutex<Option<(CString, Result<i32, String>)>> = Mutex::new(None);
+
+/// The SD id of `file`, opening it unless it is the file open now (the caller holds the lock).
+fn sd_of(file: &CStr) -> Result<i32, netcdf::Error> {
+    let mut open = OPEN_FILE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, sd)) = open.as_ref().filter(|(name, _)| name.as_c_str() == file) {
+        return sd.clone().map_err(error);
+    }
+    if let Some((_, Ok(sd))) = open.take() {
+        // SAFETY: an id SDstart returned, ended once.
+        unsafe { SDend(sd) };
+    }
+    // SAFETY: a NUL-terminated name; the id is checked.
+    let sd = unsafe {
+        if Hishdf(file.as_ptr()) != 1 {
+            Err(format!("{}: libhdf4 does not read it as HDF4", file.to_string_lossy()))
+        } else {
+            match SDstart(file.as_ptr(), DFACC_READ) {
+                FAIL => Err(format!("{}: libhdf4 cannot open it", file.to_string_lossy())),
+                sd => Ok(sd),
+            }
+        }
+    };
+    super::oracle::add_opens(1);
+    *open = Some((file.to_owned(), sd.clone()));
+    sd.map_err(error)
+}
+
+/// Closes `file` if libhdf4 holds it open (before a temporary copy of it is removed).
+pub(crate) fn forget(file: &str) {
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut open = OPEN_FILE.lock().unwrap_or_else(|e| e.into_inner());
+    if open.as_ref().is_some_and(|(name, _)| name.to_bytes() == file.as_bytes()) {
+        if let Some((_, Ok(sd))) = open.take() {
+            // SAFETY: an id SDstart returned, ended once.
+            unsafe { SDend(sd) };
+        }
+    }
+}
 
 // Debian's libmfhdfalt does not record its dependency on libdfalt: calling a libdfalt function
 // (`Hishdf`) keeps libdfalt linked under `--as-needed`.
@@ -106,18 +148,16 @@ pub(crate) struct Hdf4Dataset {
     by_libaec: OnceLock<Vec<u8>>,
 }
 
-/// An open data set, closed (with its file) when dropped.
+/// An open data set, closed when dropped (its file stays open: [`sd_of`]).
 struct Open {
-    sd: i32,
     sds: i32,
 }
 
 impl Drop for Open {
     fn drop(&mut self) {
-        // SAFETY: ids returned by SDstart and SDselect, closed once.
+        // SAFETY: an id returned by SDselect, closed once.
         unsafe {
             SDendaccess(self.sds);
-            SDend(self.sd);
         }
     }
 }
@@ -174,26 +214,18 @@ impl Hdf4Dataset {
     /// Opens the file and selects the data set (the caller holds the lock).
     fn select(&self) -> Result<Open, netcdf::Error> {
         let name = self.name.to_string_lossy();
+        let sd = sd_of(&self.file)?;
         // SAFETY: NUL-terminated strings; ids checked before use.
         unsafe {
-            if Hishdf(self.file.as_ptr()) != 1 {
-                return Err(error(format!("{}: libhdf4 does not read it as HDF4", self.file.to_string_lossy())));
-            }
-            let sd = SDstart(self.file.as_ptr(), DFACC_READ);
-            if sd == FAIL {
-                return Err(error(format!("{}: libhdf4 cannot open it", self.file.to_string_lossy())));
-            }
             if self.in_group && self.count_named(sd) > 1 {
-                SDend(sd);
                 return Err(error(format!("several data sets named {name}: libhdf4's SD interface cannot tell which")));
             }
             let index = SDnametoindex(sd, self.name.as_ptr());
             let sds = if index == FAIL { FAIL } else { SDselect(sd, index) };
             if sds == FAIL {
-                SDend(sd);
                 return Err(error(format!("no data set {name} in the HDF4 file")));
             }
-            Ok(Open { sd, sds })
+            Ok(Open { sds })
         }
     }
 
@@ -352,14 +384,8 @@ impl Hdf4Dataset {
 /// `StructMetadata.0` (and `.1`, ... continuing it) of the file, as libhdf4 reads them (the caller
 /// holds the lock).
 fn struct_metadata(file: &CStr) -> Option<String> {
-    // SAFETY: the file id is checked and closed once.
-    let sd = unsafe { SDstart(file.as_ptr(), DFACC_READ) };
-    if sd == FAIL {
-        return None;
-    }
+    let sd = sd_of(file).ok()?;
     let text: String = (0..).map_while(|i| text_attribute(sd, &format!("StructMetadata.{i}"))).collect();
-    // SAFETY: as above.
-    unsafe { SDend(sd) };
     (!text.is_empty()).then_some(text)
 }
 

@@ -279,6 +279,46 @@ impl Hdf5Dataset {
         }
     }
 
+    /// The first filter of the dataset's pipeline this libhdf5 cannot apply (no plugin for it), as
+    /// `filter 305 (LZO)`: a source the oracle cannot decode, which `verify` reports as not provable
+    /// here rather than as a difference.
+    pub(crate) fn missing_filter(&self) -> Option<String> {
+        use hdf5_sys::h5d::H5Dget_create_plist;
+        use hdf5_sys::h5p::{H5Pclose, H5Pget_filter2, H5Pget_nfilters};
+        use hdf5_sys::h5z::H5Zfilter_avail;
+        let _guard = hdf5_sys::LOCK.lock();
+        // SAFETY: the property list is created here and closed before returning; H5Pget_filter2
+        // writes at most `name.len()` bytes of the name and no client values (`cd_nelmts` 0).
+        unsafe {
+            let plist = H5Dget_create_plist(self.dataset.id());
+            if plist < 0 {
+                return None;
+            }
+            let mut missing = None;
+            for i in 0..H5Pget_nfilters(plist).clamp(0, 64) as u32 {
+                let (mut flags, mut values, mut config) = (0u32, 0usize, 0u32);
+                let mut name = [0 as std::ffi::c_char; 128];
+                let id = H5Pget_filter2(
+                    plist,
+                    i,
+                    &mut flags,
+                    &mut values,
+                    std::ptr::null_mut(),
+                    name.len(),
+                    name.as_mut_ptr(),
+                    &mut config,
+                );
+                if id >= 0 && H5Zfilter_avail(id) <= 0 {
+                    let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+                    missing = Some(filter_description(id, &name));
+                    break;
+                }
+            }
+            H5Pclose(plist);
+            missing
+        }
+    }
+
     /// The dataset's current extent (libhdf5's dataspace dimensions).
     pub(crate) fn extent(&self) -> Vec<u64> {
         self.dataset.shape().iter().map(|&n| n as u64).collect()
@@ -405,5 +445,26 @@ impl Hdf5Dataset {
             }
             Ok(out)
         }
+    }
+}
+
+/// `filter ID (NAME)`: the registered filter's usual name, else the name the file records.
+fn filter_description(id: i32, recorded: &str) -> String {
+    let known = match id {
+        305 => "LZO",
+        307 => "bzip2",
+        32001 => "blosc",
+        32004 => "LZ4",
+        32008 => "bitshuffle",
+        32013 => "zfp",
+        32015 => "Zstandard",
+        32026 => "blosc2",
+        _ => "",
+    };
+    let name = if known.is_empty() { recorded.trim() } else { known };
+    if name.is_empty() {
+        format!("filter {id}")
+    } else {
+        format!("filter {id} ({name})")
     }
 }

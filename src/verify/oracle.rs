@@ -36,12 +36,29 @@ pub(crate) struct OracleFiles {
 }
 
 impl OracleFiles {
+    /// Dataset `path` of the HDF5 file at `location`, read by libhdf5 alone (what the oracle falls
+    /// back to when libnetcdf crashed on the file).
+    pub(crate) fn hdf5_variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        super::netcdf_lookup::check_path(path)?;
+        let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
+        let dataset = Hdf5Dataset::open(&local, path)?;
+        Ok(OracleVariable { file: None, path: path.to_string(), hdf5: Some(dataset), hdf4: None, local: None })
+    }
+
+    /// The first filter of dataset `path` of the HDF5 file at `location` that this libhdf5 cannot
+    /// apply (`filter 305 (LZO)`), if any.
+    pub(crate) fn missing_filter(&mut self, location: &str, path: &str) -> Option<String> {
+        let local = crate::source::local_path(location)?;
+        Hdf5Dataset::open(&local, path).ok()?.missing_filter()
+    }
+
     /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
+        super::netcdf_lookup::check_path(path)?;
         let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
         if matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
             let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
-            return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4 });
+            return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4, local: None });
         }
         let file = match self.open.iter().position(|(l, _)| l == location) {
             Some(i) => {
@@ -64,6 +81,7 @@ impl OracleFiles {
                             path: path.to_string(),
                             hdf5: Some(dataset),
                             hdf4: None,
+                            local: None,
                         });
                     }
                 };
@@ -73,7 +91,8 @@ impl OracleFiles {
                 file
             }
         };
-        let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None, hdf4: None };
+        let local = crate::source::local_path(location);
+        let mut oracle = OracleVariable { file: Some(file), path: path.to_string(), hdf5: None, hdf4: None, local };
         use netcdf::types::{FloatType, NcVariableType};
         match oracle.read(|var| match var.vartype() {
             NcVariableType::String => Ok(Some(Hdf5Dataset::is_fixed_length_string as fn(&Hdf5Dataset) -> bool)),
@@ -108,6 +127,7 @@ impl OracleFiles {
     /// file keeps its disk space).
     pub(crate) fn forget(&mut self, location: &str) {
         self.open.retain(|(l, _)| l != location);
+        super::hdf4_oracle::forget(location);
     }
 }
 
@@ -131,9 +151,29 @@ pub(crate) struct OracleVariable {
     hdf5: Option<Hdf5Dataset>,
     /// The data set of an HDF4 file, read by libhdf4.
     hdf4: Option<super::hdf4_oracle::Hdf4Dataset>,
+    /// The local file libnetcdf opened: libhdf5 reads the dataset from it where libnetcdf refuses
+    /// this one variable (`Index exceeds dimension bound`), as for files libnetcdf refuses whole.
+    local: Option<std::path::PathBuf>,
 }
 
 impl OracleVariable {
+    /// `netcdf`'s answer, or where libnetcdf refused, `hdf5` applied to the dataset as libhdf5 reads it
+    /// (libnetcdf's refusal stands when libhdf5 cannot open the dataset: a NetCDF-3 file).
+    fn or_hdf5<T>(
+        &self,
+        netcdf: Result<T, netcdf::Error>,
+        hdf5: impl FnOnce(&Hdf5Dataset) -> Result<T, netcdf::Error>,
+    ) -> Result<T, netcdf::Error> {
+        let refused = match netcdf {
+            Ok(answer) => return Ok(answer),
+            Err(refused) => refused,
+        };
+        let Some(dataset) = self.local.as_ref().and_then(|local| Hdf5Dataset::open(local, &self.path).ok()) else {
+            return Err(refused);
+        };
+        hdf5(&dataset).map_err(|e| netcdf::Error::Str(format!("libnetcdf: {refused}; then {e}")))
+    }
+
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
         crate::verify::quiet_hdf5();
@@ -150,7 +190,7 @@ impl OracleVariable {
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_box(starts, counts);
         }
-        self.read(|var| {
+        let netcdf = self.read(|var| {
             let dims = var.dimensions();
             if dims.is_empty() {
                 return var.get_raw_values(..);
@@ -169,7 +209,8 @@ impl OracleVariable {
                 })
                 .collect();
             var.get_raw_values(Extents::from(extents))
-        })
+        });
+        self.or_hdf5(netcdf, |dataset| dataset.read_box(starts, counts))
     }
 
     /// The variable's shape and element size in bytes, as libnetcdf reports them.
@@ -180,10 +221,11 @@ impl OracleVariable {
         if let Some(dataset) = &self.hdf5 {
             return dataset.shape();
         }
-        self.read(|var| {
+        let netcdf = self.read(|var| {
             let dims = var.dimensions().iter().map(|d| d.len() as u64).collect();
             Ok((dims, var.vartype().size()))
-        })
+        });
+        self.or_hdf5(netcdf, Hdf5Dataset::shape)
     }
 
     /// What libhdf5 tells of the HDF5 dataset behind this variable, from one open of it (none for
@@ -211,7 +253,7 @@ impl OracleVariable {
         if let Some(dataset) = &self.hdf5 {
             return dataset.read_all();
         }
-        self.read(|var| var.get_raw_values(..))
+        self.or_hdf5(self.read(|var| var.get_raw_values(..)), Hdf5Dataset::read_all)
     }
 
     /// Every string of a netCDF `string` variable, in C order; for a dataset of object references

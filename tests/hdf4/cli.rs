@@ -158,3 +158,23 @@ fn vzarr_verify_proves_combined_stores_of_files_with_external_data() {
         }
     }
 }
+
+/// One `vzarr verify` opens an HDF4 file once (libhdf4's `SDstart`, slow on some corrupt files), not
+/// once per array: `types.hdf` has many data sets and is opened once.
+#[test]
+fn verify_opens_an_hdf4_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    let store = dir.path().join("types.vzarr");
+    scan(&config, &fixture("types.hdf"), &store);
+    let output = Command::new(env!("CARGO_BIN_EXE_vzarr"))
+        .env("XDG_CONFIG_HOME", &config)
+        .env("VZARR_TEST_COUNTERS", "1")
+        .args(["verify".as_ref(), store.as_os_str()])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.lines().filter(|l| l.starts_with("ok")).count() > 5, "{stdout}");
+    assert!(stderr.contains("oracle_opens=1 "), "{stderr}");
+}

@@ -125,6 +125,65 @@ fn libhdf4(path: &Path) -> Vec<Read> {
     }
 }
 
+/// What libhdf4 makes of a file that may be damaged: `Err` naming what failed (`SDstart`, or
+/// `SDgetinfo`/`SDreaddata` of a data set, by name), else every data set's (name, native values).
+pub(crate) fn libhdf4_outcome(path: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let name = CString::new(path.to_str().unwrap()).unwrap();
+    let _turn = LIBHDF4.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: as in `libhdf4`; a number type libhdf4 reports but vzarr has no size for is a refusal
+    // here rather than a buffer of a guessed size.
+    unsafe {
+        let dir = CString::new(path.parent().unwrap().to_str().unwrap()).unwrap();
+        HXsetdir(dir.as_ptr());
+        let sd = SDstart(name.as_ptr(), DFACC_READ);
+        if sd == FAIL {
+            return Err("SDstart failed".into());
+        }
+        let (mut count, mut attrs) = (0, 0);
+        let mut out = Vec::new();
+        let mut result = Ok(());
+        if SDfileinfo(sd, &mut count, &mut attrs) == FAIL {
+            result = Err("SDfileinfo failed".to_string());
+        }
+        for i in 0..count {
+            let sds = SDselect(sd, i);
+            let mut name = [0 as c_char; 256];
+            let (mut rank, mut nt, mut nattrs) = (0, 0, 0);
+            let mut dims = [0i32; 32];
+            if sds == FAIL
+                || SDgetinfo(sds, name.as_mut_ptr(), &mut rank, dims.as_mut_ptr(), &mut nt, &mut nattrs) == FAIL
+            {
+                result = Err(format!("SDgetinfo of data set {i} failed"));
+                break;
+            }
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+            let size = match nt & 0xfff {
+                3 | 4 | 20 | 21 => 1,
+                22 | 23 => 2,
+                5 | 24 | 25 => 4,
+                6 | 26 | 27 => 8,
+                other => {
+                    result = Err(format!("{name}: number type {other}"));
+                    break;
+                }
+            };
+            let n: u64 = dims[..rank as usize].iter().map(|&d| d as u64).product();
+            let mut bytes = vec![0u8; n as usize * size];
+            let mut start = [0i32; 32];
+            let data = bytes.as_mut_ptr().cast();
+            if n > 0 && SDreaddata(sds, start.as_mut_ptr(), std::ptr::null_mut(), dims.as_mut_ptr(), data) == FAIL {
+                result = Err(format!("{name}: SDreaddata failed"));
+                SDendaccess(sds);
+                break;
+            }
+            SDendaccess(sds);
+            out.push((name, bytes));
+        }
+        SDend(sd);
+        result.map(|()| out)
+    }
+}
+
 /// The values of data set `name` of `path` as libhdf4 reads them (native-endian).
 pub(crate) fn libhdf4_values(path: &Path, name: &str) -> Vec<u8> {
     let read = libhdf4(path).into_iter().find(|r| r.name == name);

@@ -14,6 +14,7 @@
 
 mod append;
 mod damage;
+mod failed_writes;
 mod lazy;
 mod opening;
 

@@ -10,12 +10,13 @@
 
 use serde_json::{json, Map, Value};
 
+use super::parse::RawRef;
 use super::KeyError;
 use crate::metadata::{DataType, FillValue};
 
-/// Whether `refs` uses Zarr v2 keys (a `.zgroup` or `.zarray` anywhere).
-pub(super) fn is_v2(refs: &Map<String, Value>) -> bool {
-    refs.keys().any(|k| is_meta(k, ".zgroup") || is_meta(k, ".zarray"))
+/// Whether the metadata keys `meta` are Zarr v2's (a `.zgroup` or `.zarray` anywhere).
+pub(super) fn is_v2(meta: &[(String, Value)]) -> bool {
+    meta.iter().any(|(k, _)| is_meta(k, ".zgroup") || is_meta(k, ".zarray"))
 }
 
 /// Whether `key` is the v2 metadata file `name` of some node.
@@ -42,21 +43,26 @@ fn json_of(key: &str, value: &Value) -> Result<Value, KeyError> {
     }
 }
 
-/// The same references with Zarr v3 keys and metadata.
+/// The Zarr v3 metadata of the v2 metadata keys `meta`; the chunk keys `chunks` renamed to v3's,
+/// their references unchanged.
 ///
 /// # Errors
 /// The key and what is wrong: malformed metadata, or an array vzarr cannot read.
-pub(super) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, KeyError> {
+pub(super) fn to_v3(
+    meta: Vec<(String, Value)>,
+    chunks: &mut [(Box<str>, RawRef)],
+) -> Result<Vec<(String, Value)>, KeyError> {
+    let refs: Map<String, Value> = meta.into_iter().collect();
     let mut out = Map::new();
     let mut arrays: Vec<(String, char, usize)> = Vec::new();
-    for (key, value) in refs {
+    for (key, value) in &refs {
         if let Some(path) = node_of(key, ".zgroup") {
-            let attributes = attributes_of(refs, path)?;
+            let attributes = attributes_of(&refs, path)?;
             let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes});
             out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
         } else if let Some(path) = node_of(key, ".zarray") {
             let zarray = json_of(key, value)?;
-            let mut attributes = attributes_of(refs, path)?;
+            let mut attributes = attributes_of(&refs, path)?;
             let (doc, separator) = array_doc(&zarray, &mut attributes).map_err(|reason| (key.clone(), reason))?;
             let rank = doc["shape"].as_array().map_or(0, Vec::len);
             out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
@@ -64,22 +70,18 @@ pub(super) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, Key
         }
     }
     if !refs.contains_key(".zgroup") && !refs.contains_key(".zarray") {
-        let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes_of(refs, "")?});
+        let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes_of(&refs, "")?});
         out.insert("zarr.json".into(), Value::from(doc.to_string()));
     }
     // Longest array paths first, so a chunk key is matched to the deepest array holding it.
     arrays.sort_by_key(|(path, _, _)| std::cmp::Reverse(path.len()));
-    for (key, value) in refs {
-        let name = key.rsplit('/').next().unwrap_or(key);
-        if [".zgroup", ".zarray", ".zattrs", ".zmetadata"].contains(&name) {
-            continue;
-        }
+    for (key, _) in chunks.iter_mut() {
         let chunk = arrays.iter().find_map(|(path, separator, rank)| {
-            let rest = if path.is_empty() { Some(key.as_str()) } else { key.strip_prefix(&format!("{path}/")) };
+            let rest = if path.is_empty() { Some(&**key) } else { key.strip_prefix(&format!("{path}/")) };
             rest.map(|rest| (path, rest, *separator, *rank))
         });
         let Some((path, rest, separator, rank)) = chunk else {
-            return Err((key.clone(), "not a chunk of any array".into()));
+            return Err((key.to_string(), "not a chunk of any array".into()));
         };
         let coords: Option<Vec<u64>> = rest.split(separator).map(|c| c.parse().ok()).collect();
         let coords = match coords {
@@ -89,12 +91,12 @@ pub(super) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, Key
             _ => {
                 let reason =
                     format!("not a chunk key of a {rank}-d Zarr v2 array (indices separated by {separator:?})");
-                return Err((key.clone(), reason));
+                return Err((key.to_string(), reason));
             }
         };
-        out.insert(crate::metadata::chunk_key(path, &coords), value.clone());
+        *key = crate::metadata::chunk_key(path, &coords).into_boxed_str();
     }
-    Ok(out)
+    Ok(out.into_iter().collect())
 }
 
 /// The `.zattrs` of node `path` (an empty object when it has none).
@@ -243,12 +245,24 @@ mod tests {
     use super::*;
     use crate::metadata::ArrayMetadata;
 
+    /// Chunk keys and their references.
+    type Chunks = Vec<(Box<str>, RawRef)>;
+
+    /// The v3 metadata (by key) and chunk keys of the `refs` of a v2 document.
+    fn translated(refs: Value) -> Result<(Map<String, Value>, Chunks), KeyError> {
+        let doc = serde_json::to_vec(&json!({"version": 1, "refs": refs})).unwrap();
+        let mut parsed = super::super::parse::parse(&doc).unwrap();
+        assert!(is_v2(&parsed.meta) || !parsed.meta.iter().any(|(k, _)| k.ends_with(".zarray")));
+        let meta = to_v3(parsed.meta, &mut parsed.chunks)?;
+        Ok((meta.into_iter().collect(), parsed.chunks))
+    }
+
     #[test]
     fn v2_arrays_become_v3_metadata_and_keys() {
         let zarray = json!({"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": ">i2",
             "compressor": {"id": "zlib", "level": 4}, "filters": [{"id": "shuffle", "elementsize": 2}],
             "fill_value": null, "order": "C"});
-        let refs: Map<String, Value> = serde_json::from_value(json!({
+        let (v3, chunks) = translated(json!({
             ".zgroup": "{\"zarr_format\": 2}",
             ".zattrs": "{\"title\": \"t\"}",
             "v/.zarray": zarray.to_string(),
@@ -257,10 +271,9 @@ mod tests {
             "v/0.1": "base64:AAAA",
         }))
         .unwrap();
-        assert!(is_v2(&refs));
-        let v3 = to_v3(&refs).unwrap();
-        assert_eq!(v3["v/c/1/0"], json!(["file:///a.nc", 10, 20]));
-        assert_eq!(v3["v/c/0/1"], json!("base64:AAAA"));
+        let chunk = |key: &str| chunks.iter().find(|(k, _)| &**k == key).map(|(_, r)| r.clone());
+        assert_eq!(chunk("v/c/1/0"), Some(RawRef::Range { url: 0, offset: 10, length: 20 }));
+        assert_eq!(chunk("v/c/0/1"), Some(RawRef::Inline(bytes::Bytes::from_static(&[0, 0, 0]))));
         let doc: Value = serde_json::from_str(v3["v/zarr.json"].as_str().unwrap()).unwrap();
         let meta = ArrayMetadata::from_json(&doc).unwrap();
         assert_eq!(meta.data_type, DataType::Int16);
@@ -279,15 +292,15 @@ mod tests {
             let mut zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<f8",
                 "compressor": null, "filters": null, "fill_value": "NaN", "order": "C"});
             zarray.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-            let refs: Map<String, Value> = serde_json::from_value(json!({"a/.zarray": zarray.to_string()})).unwrap();
-            to_v3(&refs).map(|_| ()).map_err(|(key, reason)| format!("{key}: {reason}"))
+            translated(json!({"a/.zarray": zarray.to_string()}))
+                .map(|_| ())
+                .map_err(|(key, reason)| format!("{key}: {reason}"))
         };
         assert!(array(json!({})).is_ok());
         assert!(array(json!({"order": "F"})).unwrap_err().contains("a/.zarray: order"));
         assert!(array(json!({"dtype": "<M8[ns]"})).unwrap_err().contains("dtype"));
         assert!(array(json!({"compressor": {"id": "lz4"}})).unwrap_err().contains("compressor"));
         assert!(array(json!({"filters": [{"id": "delta", "dtype": "<f8"}]})).unwrap_err().contains("filter"));
-        let stray: Map<String, Value> = serde_json::from_value(json!({".zgroup": "{}", "b/0": "x"})).unwrap();
-        assert!(to_v3(&stray).is_err());
+        assert!(translated(json!({".zgroup": "{}", "b/0": "x"})).is_err());
     }
 }

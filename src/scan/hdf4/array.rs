@@ -56,8 +56,14 @@ pub(crate) fn build(
         (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
     let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name };
     let total = layout.total_bytes()?;
+    // A data element the data set names but the file does not have is a lost descriptor (libhdf4's
+    // `SDreaddata` fails on it), not data never written: that is a data set naming no element.
     let stored = match sds.data_ref {
-        Some(r) => storage(file, index, DFTAG_SD, r)?,
+        Some(r) => Some(storage(file, index, DFTAG_SD, r)?.ok_or_else(|| Hdf4Error::Missing {
+            what: format!("data set {}", sds.name),
+            tag: DFTAG_SD,
+            reference: r,
+        })?),
         None => None,
     };
     let mut chunk_fill = None;
@@ -137,19 +143,20 @@ pub(crate) fn build(
     Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
 }
 
-/// The fill value as native bytes: `_FillValue`, else the chunked header's, else the netCDF default
-/// of the type the SD interface maps it to (what libhdf4 reads where nothing was written).
+/// The fill value as native bytes: for chunked data the chunk header's (what libhdf4 fills missing
+/// chunks with, whatever the attribute says), else `_FillValue`, else the netCDF default of the type
+/// the SD interface maps it to (what libhdf4 reads where nothing was written).
 fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill: Option<&[u8]>) -> Vec<u8> {
     let size = data_type.size();
-    let attribute = sds.attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| a.native_bytes());
-    if let Some(bytes) = attribute.filter(|b| b.len() == size) {
-        return bytes;
-    }
     if let Some(stored) = chunk_fill.filter(|b| b.len() == size) {
         let mut bytes = stored.to_vec();
         if endian.is_some_and(|e| e != Endian::native()) {
             bytes.reverse();
         }
+        return bytes;
+    }
+    let attribute = sds.attributes.iter().find(|a| a.name == "_FillValue").and_then(|a| a.native_bytes());
+    if let Some(bytes) = attribute.filter(|b| b.len() == size) {
         return bytes;
     }
     default_fill(data_type)
@@ -313,6 +320,7 @@ impl Layout<'_> {
                 format!("{} dimensions for a rank-{} data set", chunked.dims.len(), self.shape.len()),
             ));
         }
+        self.same_as_header(chunked, &what)?;
         let chunk: Vec<u64> = chunked.dims.iter().map(|&(_, c)| c).collect();
         let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
         let count = grid.checked_num_chunks().filter(|&n| n <= MAX_CHUNKS_PER_ARRAY).ok_or_else(|| {
@@ -352,6 +360,34 @@ impl Layout<'_> {
             table.set(linear as usize, entry);
         }
         Ok((grid, codecs, table))
+    }
+
+    /// Checks the chunk header's copy of the shape and element size against the data set's own
+    /// (its dimension record and number type). libhdf4 reads chunks through the header: where the
+    /// copies differ one of them is damaged and vzarr cannot tell which, so the data set is refused
+    /// (an unlimited dimension's header length of 0 is not a difference).
+    fn same_as_header(&self, chunked: &Chunked, what: &str) -> Result<(), Hdf4Error> {
+        let size = self.data_type.size() as u64;
+        if chunked.element_size != size {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!(
+                    "the chunk header says elements of {} bytes, the number type {size}: one copy is damaged",
+                    chunked.element_size
+                ),
+            ));
+        }
+        let header: Vec<u64> = chunked.dims.iter().map(|&(length, _)| length).collect();
+        if header.iter().zip(self.shape).any(|(&h, &s)| h != s && h != 0) {
+            return Err(Hdf4Error::malformed(
+                what,
+                format!(
+                    "the chunk header says shape {header:?}, the dimension record {:?}: one copy is damaged",
+                    self.shape
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Every chunk of the chunk table: (linear index, where its bytes are).

@@ -5,6 +5,11 @@
 //! Input: the file's bytes; output: a [`DdIndex`] from (tag, ref) to where the object's bytes lie. The
 //! chain of blocks is followed with a visited set (a loop is an error), and the number of descriptors
 //! is bounded by the file size (12 bytes each), so no allocation is sized by an untrusted count.
+//!
+//! Damage libhdf4 refuses is refused here too: a block of no descriptors (libhdf4 cannot open a
+//! file whose first block is empty), and an object whose bytes overlap the signature or a DD block
+//! (a descriptor pointed at offset 0, say): such an object is recorded as damaged, and whoever asks
+//! for it gets an error naming it instead of the signature's bytes read as its contents.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,10 +46,17 @@ pub(crate) struct Dd {
 /// the budget keeps such a file from costing more than a bounded amount of work.
 const BUDGET_BASE: u64 = 64 << 20;
 
+/// The offset and length of a descriptor of an object with no bytes (libhdf4's `INVALID_OFFSET`,
+/// `INVALID_LENGTH`).
+const NO_BYTES: u64 = 0xffff_ffff;
+
 /// Every object of a file by (base tag, ref), the special bit removed from the tag.
 #[derive(Debug, Default)]
 pub(crate) struct DdIndex {
     objects: HashMap<(u16, u16), Dd>,
+    /// Objects whose bytes overlap the file's own structure (signature, DD blocks): why each is
+    /// damaged.
+    damaged: HashMap<(u16, u16), String>,
     /// (base tag, ref) in the order the descriptors appear.
     order: Vec<(u16, u16)>,
     /// Bytes the reader may still read for the file's structures.
@@ -52,17 +64,25 @@ pub(crate) struct DdIndex {
 }
 
 impl DdIndex {
-    /// The object (tag, ref), special or not.
-    pub(crate) fn get(&self, tag: u16, reference: u16) -> Option<Dd> {
-        self.objects.get(&(tag, reference)).copied()
+    /// The object (tag, ref), special or not; `None` when the file has no such object.
+    ///
+    /// # Errors
+    /// [`Hdf4Error::Malformed`] naming `what` when the object's descriptor is damaged (its bytes
+    /// overlap the signature or a DD block).
+    pub(crate) fn get(&self, tag: u16, reference: u16, what: &str) -> Result<Option<Dd>, Hdf4Error> {
+        if let Some(reason) = self.damaged.get(&(tag, reference)) {
+            return Err(Hdf4Error::malformed(what, format!("its object (tag {tag}, ref {reference}) {reason}")));
+        }
+        Ok(self.objects.get(&(tag, reference)).copied())
     }
 
     /// The object (tag, ref), or an error naming `what` referred to it.
     ///
     /// # Errors
-    /// [`Hdf4Error::Missing`] when the file has no such object.
+    /// [`Hdf4Error::Missing`] when the file has no such object; [`Hdf4Error::Malformed`] when its
+    /// descriptor is damaged.
     pub(crate) fn require(&self, tag: u16, reference: u16, what: &str) -> Result<Dd, Hdf4Error> {
-        self.get(tag, reference).ok_or_else(|| Hdf4Error::Missing { what: what.to_string(), tag, reference })
+        self.get(tag, reference, what)?.ok_or_else(|| Hdf4Error::Missing { what: what.to_string(), tag, reference })
     }
 
     /// Takes `bytes` from the file's budget of structure reads.
@@ -97,6 +117,8 @@ pub(crate) fn read_index(file: &dyn ByteSource) -> Result<DdIndex, Hdf4Error> {
     }
     let mut index = DdIndex { budget: AtomicU64::new(BUDGET_BASE + 4 * size), ..DdIndex::default() };
     let mut seen = HashSet::new();
+    // The file's own structure: the signature and every DD block, (start, end) in bytes.
+    let mut structure = vec![(0u64, 4u64)];
     let mut at = 4u64;
     while at != 0 {
         if !seen.insert(at) {
@@ -106,6 +128,9 @@ pub(crate) fn read_index(file: &dyn ByteSource) -> Result<DdIndex, Hdf4Error> {
         let head = read_exact(file, at, BLOCK_HEADER, &what)?;
         let count = u64::from(u16::from_be_bytes([head[0], head[1]]));
         let next = u64::from(u32::from_be_bytes([head[2], head[3], head[4], head[5]]));
+        if count == 0 {
+            return Err(Hdf4Error::malformed(what, "a block of no descriptors (libhdf4 cannot open such a file)"));
+        }
         let bytes = count * DD_BYTES;
         if at + BLOCK_HEADER + bytes > size {
             return Err(Hdf4Error::malformed(
@@ -117,9 +142,30 @@ pub(crate) fn read_index(file: &dyn ByteSource) -> Result<DdIndex, Hdf4Error> {
         for dd in dds.chunks_exact(DD_BYTES as usize) {
             add(&mut index, dd);
         }
+        structure.push((at, at + BLOCK_HEADER + bytes));
         at = next;
     }
+    mark_damaged(&mut index, &structure);
     Ok(index)
+}
+
+/// Records as damaged every object whose bytes overlap `structure` (the signature, the DD blocks).
+fn mark_damaged(index: &mut DdIndex, structure: &[(u64, u64)]) {
+    for (&key, dd) in &index.objects {
+        if dd.offset == NO_BYTES || dd.length == NO_BYTES || dd.length == 0 {
+            continue;
+        }
+        let end = dd.offset.saturating_add(dd.length);
+        if let Some(&(start, stop)) = structure.iter().find(|&&(start, stop)| dd.offset < stop && start < end) {
+            let inside =
+                if start == 0 { "the file's signature".to_string() } else { format!("the DD block at {start}") };
+            let reason = format!(
+                "is said to lie at bytes {}..{end}, over {inside} (bytes {start}..{stop}): its descriptor is damaged",
+                dd.offset
+            );
+            index.damaged.insert(key, reason);
+        }
+    }
 }
 
 fn add(index: &mut DdIndex, dd: &[u8]) {
@@ -170,8 +216,8 @@ mod tests {
         let f =
             file(&[(4, &[dd(702, 3, 100, 8), dd(1, 0, 0, 0)], 40), (40, &[dd(702 | SPECIAL_BIT, 5, 120, 20)], 0)], 200);
         let index = read_index(&f).unwrap();
-        assert_eq!(index.get(702, 3), Some(Dd { offset: 100, length: 8, special: false }));
-        assert!(index.get(702, 5).unwrap().special);
+        assert_eq!(index.get(702, 3, "x").unwrap(), Some(Dd { offset: 100, length: 8, special: false }));
+        assert!(index.get(702, 5, "x").unwrap().unwrap().special);
         assert_eq!(index.refs_of(702).collect::<Vec<_>>(), [3, 5]);
     }
 
@@ -182,6 +228,18 @@ mod tests {
         index.spend(BUDGET_BASE, "headers").unwrap();
         index.spend(800, "headers").unwrap();
         assert!(index.spend(1, "vgroup 7").unwrap_err().to_string().starts_with("vgroup 7: "));
+    }
+
+    #[test]
+    fn empty_blocks_and_objects_over_the_structure_are_damage() {
+        let f = file(&[(4, &[], 0)], 200);
+        assert!(read_index(&f).unwrap_err().to_string().contains("no descriptors"));
+        let f = file(&[(4, &[dd(702, 3, 0, 8), dd(106, 4, 12, 4), dd(701, 5, 100, 4)], 0)], 200);
+        let index = read_index(&f).unwrap();
+        let signature = index.require(702, 3, "data set a").unwrap_err().to_string();
+        assert!(signature.starts_with("data set a: ") && signature.contains("signature"), "{signature}");
+        assert!(index.get(106, 4, "number type 4").unwrap_err().to_string().contains("DD block at 4"));
+        assert!(index.get(701, 5, "x").unwrap().is_some());
     }
 
     #[test]

@@ -317,7 +317,18 @@ fn number_type(file: &dyn ByteSource, index: &DdIndex, reference: u16) -> Result
     let what = format!("number type {reference}");
     let dd = index.require(DFTAG_NT, reference, &what)?;
     let b = read_exact(file, dd.offset, 4, &what)?;
-    Ok(NumberType { code: u16::from(b[1]), little: b[3] == 4 })
+    let number_type = NumberType { code: u16::from(b[1]), little: b[3] == 4 };
+    // `version, type, width in bits, class`: a record whose width is not its type's does not parse
+    // (libhdf4 refuses it), whatever bytes it was pointed at.
+    match NumberType::value_size(u32::from(b[1])) {
+        Some(size) if u32::from(b[2]) == 8 * size => Ok(number_type),
+        Some(size) => Err(Hdf4Error::malformed(
+            what,
+            format!("type {} of {} bits, not the {} of that type: the record is damaged", b[1], b[2], 8 * size),
+        )),
+        // A type vzarr does not read is refused as unsupported when the array is built.
+        None => Ok(number_type),
+    }
 }
 
 /// The extents of a dimension record and the ref of its number type.

@@ -174,7 +174,7 @@ pub(crate) fn storage(
     tag: u16,
     reference: u16,
 ) -> Result<Option<Storage>, Hdf4Error> {
-    match index.get(tag, reference) {
+    match index.get(tag, reference, &format!("element (tag {tag}, ref {reference})"))? {
         None => Ok(None),
         Some(_) => storage_at(file, index, tag, reference, 0).map(Some),
     }
@@ -292,7 +292,7 @@ fn compressed(
         }),
         code => Coder::Other(code),
     };
-    let data = match index.get(DFTAG_COMPRESSED, data_ref) {
+    let data = match index.get(DFTAG_COMPRESSED, data_ref, what)? {
         Some(_) => storage_at(file, index, DFTAG_COMPRESSED, data_ref, depth + 1)?,
         // Compressed, but nothing written yet.
         None if length == 0 => Storage::Plain { offset: 0, length: 0 },

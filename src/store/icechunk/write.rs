@@ -39,13 +39,17 @@ pub(super) async fn write(
 ) -> Result<IcechunkInfo, IcechunkError> {
     check_nodes(dataset, repo)?;
     let (sources, prefixes) = sources(dataset)?;
-    // A local directory this call creates is removed again when the write fails: no half-made
-    // repository is left behind (an existing one only ever gains unreferenced objects).
+    // A local directory this call creates is removed again when the write fails, wherever it fails
+    // (creating the repository on a full disk included): no half-made repository is left behind,
+    // and a retry finds the path free. An existing one only ever gains unreferenced objects.
     let fresh = local_path(repo).filter(|p| p.read_dir().map_or(true, |mut d| d.next().is_none()));
     let existed = fresh.as_ref().is_some_and(|p| p.is_dir());
-    let (repository, created) = open_or_create(repo, options, &prefixes).await?;
-    let result = commit(dataset, repo, options, &repository, created, &sources, prefixes).await;
-    if let (Err(_), true, Some(path)) = (&result, created, fresh) {
+    let result = async {
+        let (repository, created) = open_or_create(repo, options, &prefixes).await?;
+        commit(dataset, repo, options, &repository, created, &sources, prefixes).await
+    }
+    .await;
+    if let (Err(_), Some(path)) = (&result, fresh) {
         remove_new_repository(&path, existed);
     }
     result
@@ -100,7 +104,11 @@ async fn commit(
         message: &message,
         properties: properties(dataset, options.manifest_chunks.max(1)),
     };
-    let written = write_snapshot(repository, &temporary, &base, commit, repo).await;
+    let mut written = write_snapshot(repository, &temporary, &base, commit, repo).await;
+    if written.is_ok() && crate::test_hooks::fail_point("icechunk-snapshot-written") {
+        let (repo, what) = (repo.to_string(), "moving the branch".to_string());
+        written = Err(IcechunkError::Repository { repo, what, reason: "No space left on device (test hook)".into() });
+    }
     let moved = match written {
         Ok((snapshot, manifests)) => move_branch(repository, &options.branch, target_exists, &snapshot, &base, repo)
             .await
@@ -162,6 +170,9 @@ pub(super) async fn open_or_create(
             .execute()
             .await
             .map_err(|e| failed("creating the repository", e.to_string()))?;
+        if crate::test_hooks::fail_point("icechunk-created") {
+            return Err(failed("creating the repository", "No space left on device (test hook)".into()));
+        }
         return Ok((repository, true));
     }
     if !options.commit_to_existing {
