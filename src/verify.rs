@@ -13,13 +13,14 @@ mod hdf4_oracle;
 mod hdf5_fallback;
 mod keys;
 mod netcdf_lookup;
+mod opens;
 mod oracle;
 mod remote;
 mod strings;
 mod worker;
 
 #[cfg(debug_assertions)]
-pub(crate) use oracle::oracle_opens;
+pub(crate) use opens::oracle_opens;
 pub(crate) use worker::serve_oracle;
 
 use std::path::PathBuf;

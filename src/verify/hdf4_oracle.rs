@@ -50,7 +50,7 @@ fn sd_of(file: &CStr) -> Result<i32, netcdf::Error> {
             }
         }
     };
-    super::oracle::add_opens(1);
+    super::opens::add_opens(1);
     *open = Some((file.to_owned(), sd.clone()));
     sd.map_err(error)
 }

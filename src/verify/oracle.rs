@@ -3,7 +3,6 @@
 //! files (libmfhdfalt: libhdf4 built without its netCDF-2 API, see `hdf4_oracle`).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use netcdf::{Extent, Extents};
@@ -13,20 +12,6 @@ use super::netcdf_lookup::with_variable;
 
 /// Source files kept open at once by [`OracleFiles`].
 const OPEN_FILES: usize = 16;
-
-/// Source files opened by the oracle in this process (for tests: `verify` opens each source once,
-/// not once per variable).
-static OPENS: AtomicU64 = AtomicU64::new(0);
-
-/// Number of source files the oracle opened in this process and in the oracle workers it ended.
-pub(crate) fn oracle_opens() -> u64 {
-    OPENS.load(Ordering::Relaxed)
-}
-
-/// Counts `n` files opened by an oracle worker.
-pub(crate) fn add_opens(n: u64) {
-    OPENS.fetch_add(n, Ordering::Relaxed);
-}
 
 /// The most recently used source files, open: verifying 20,000 variables of one file opens it once
 /// (opening a NetCDF-4 file reads all of its metadata, so one open per variable is quadratic).
@@ -85,7 +70,7 @@ impl OracleFiles {
                         });
                     }
                 };
-                OPENS.fetch_add(1, Ordering::Relaxed);
+                super::opens::add_opens(1);
                 self.open.push_front((location.to_string(), file.clone()));
                 self.open.truncate(OPEN_FILES);
                 file

@@ -84,7 +84,7 @@ pub(crate) fn serve_oracle(input: impl BufRead, mut output: impl Write) -> std::
 
 fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf::Error> {
     if request.op == "opens" {
-        return Ok(super::oracle::oracle_opens().to_le_bytes().to_vec());
+        return Ok(super::opens::oracle_opens().to_le_bytes().to_vec());
     }
     if request.op == "forget" {
         files.forget(&request.location);
@@ -350,7 +350,7 @@ impl Drop for WorkerOracle {
         if self.running.is_some() {
             if let Ok(bytes) = self.request(&Request::new("opens", "", "")) {
                 let count = <[u8; 8]>::try_from(bytes.as_slice()).map_or(0, u64::from_le_bytes);
-                super::oracle::add_opens(count);
+                super::opens::add_opens(count);
             }
         }
         self.stop();
