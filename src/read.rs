@@ -21,6 +21,8 @@ mod index;
 mod inner;
 mod objects;
 mod open;
+#[cfg(feature = "kerchunk-parquet")]
+mod parquet_refs;
 mod plan;
 mod references;
 #[cfg(feature = "icechunk")]

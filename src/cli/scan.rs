@@ -22,6 +22,9 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let mut options = Output::from(&args).archive().scan_options(runtime.handle());
     // HDF5 external links may lead into the containers the user trusts, besides the inputs' own.
     options.link_authorization = super::trust::authorization(&[])?;
+    if args.combine.format == ScanFormat::Dmrpp {
+        return super::sidecars::run(&args, &files, &options);
+    }
     if files.len() > 1 && args.combine.concat.is_empty() {
         bail!("{} input files given: combining several files needs --concat DIM", files.len());
     }
@@ -32,10 +35,10 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != ScanFormat::Icechunk)
     {
         // An object-store output that will be refused is refused before the scan.
-        let kind = if args.combine.format == ScanFormat::KerchunkJson {
-            OutputKind::KerchunkJson
-        } else {
-            OutputKind::VzarrStore
+        let kind = match args.combine.format {
+            ScanFormat::KerchunkJson => OutputKind::KerchunkJson,
+            ScanFormat::KerchunkParquet => OutputKind::KerchunkParquet,
+            _ => OutputKind::VzarrStore,
         };
         let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| crate::source::is_url(f));
         let target = super::output::RemoteTarget {

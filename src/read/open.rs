@@ -104,14 +104,19 @@ impl Store {
     /// Opens the store at `location` (a local path or a URL) as `options` say: a native store, an
     /// Icechunk repository (a directory holding one, a URL where no native store is, or any location
     /// when [`OpenOptions::branch`] is given; feature `icechunk`; read lazily, a manifest at a time),
-    /// or a kerchunk reference document with Zarr v3 keys (a file, or a URL ending in `.json`; read
-    /// whole). All are read through the same [`ArrayReader`].
+    /// a kerchunk reference document with Zarr v3 keys (a file, or a URL ending in `.json`; read
+    /// whole), or a kerchunk Parquet reference set (a directory with `.zmetadata`, or a URL ending in
+    /// `.parq`; feature `kerchunk-parquet`; read whole). All are read through the same [`ArrayReader`].
     ///
     /// # Errors
     /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read.
     pub async fn open_with(location: &str, options: &OpenOptions) -> Result<Self, ReadError> {
         if options.branch.is_none() && super::references::looks_like_references(location) {
             return super::references::open_references(location, options).await;
+        }
+        #[cfg(feature = "kerchunk-parquet")]
+        if options.branch.is_none() && super::parquet_refs::looks_like_parquet_refs(location) {
+            return super::parquet_refs::open_parquet_refs(location, options).await;
         }
         #[cfg(feature = "icechunk")]
         {

@@ -18,7 +18,7 @@ use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
 
-mod zarr_v2;
+pub(super) mod zarr_v2;
 
 use super::objects::fetch_all;
 use super::sources::SourceRegistry;
@@ -58,6 +58,17 @@ impl ReferenceView {
     /// Array `path`'s metadata and chunks.
     pub(crate) fn array(&self, path: &str) -> Option<(ArrayMetadata, Arc<ReferenceTable>)> {
         self.arrays.get(path).map(|(m, t)| (m.clone(), t.clone()))
+    }
+
+    /// Adds group `path` (other readers of references: `read/parquet_refs`).
+    pub(crate) fn insert_group(&mut self, path: &str, attributes: &crate::metadata::Attributes) {
+        self.nodes.insert(path.to_string(), to_text(&group_json(attributes)).into_bytes().into());
+    }
+
+    /// Adds array `path` with its chunks.
+    pub(crate) fn insert_array(&mut self, path: &str, metadata: ArrayMetadata, table: ReferenceTable) {
+        self.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
+        self.arrays.insert(path.to_string(), (metadata, Arc::new(table)));
     }
 }
 
@@ -116,7 +127,7 @@ pub(crate) async fn open_references(location: &str, options: &OpenOptions) -> Re
 }
 
 /// A key of the document and what is wrong with it.
-type KeyError = (String, String);
+pub(crate) type KeyError = (String, String);
 
 /// The document's URL templates: `{{name}}` in a reference's URL stands for `templates[name]`.
 fn templates(doc: &Value) -> Result<Vec<(String, String)>, KeyError> {
@@ -298,7 +309,7 @@ fn chunk_coords(key: &str, shape: &[u64]) -> Option<Vec<u64>> {
 }
 
 /// A reference's URL as a location a reader opens: a local path for `file://` URLs.
-fn location(url: &str) -> String {
+pub(super) fn location(url: &str) -> String {
     let path = url.strip_prefix("file://").filter(|p| p.starts_with('/'));
     path.map_or_else(|| url.to_string(), str::to_string)
 }

@@ -46,7 +46,7 @@ fn json_of(key: &str, value: &Value) -> Result<Value, KeyError> {
 ///
 /// # Errors
 /// The key and what is wrong: malformed metadata, or an array vzarr cannot read.
-pub(super) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, KeyError> {
+pub(crate) fn to_v3(refs: &Map<String, Value>) -> Result<Map<String, Value>, KeyError> {
     let mut out = Map::new();
     let mut arrays: Vec<(String, char, usize)> = Vec::new();
     for (key, value) in refs {
