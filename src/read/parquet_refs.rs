@@ -73,7 +73,7 @@ pub(crate) async fn open_parquet_refs(location: &str, options: &OpenOptions) -> 
         what,
         source: reason.into(),
     };
-    let (metadata, record_size, header) =
+    let ZMetadata { metadata, record_size, header } =
         parse_zmetadata(&bytes).map_err(|reason| bad(&zmetadata_path, "parsing it".into(), reason))?;
     let v3 = zarr_v2::to_v3(&metadata).map_err(|(key, reason)| bad(&zmetadata_path, format!("{key:?}"), reason))?;
     let urls: Vec<String> = header
@@ -116,14 +116,24 @@ pub(crate) async fn open_parquet_refs(location: &str, options: &OpenOptions) -> 
     Ok(Store::open_references_view(location, root, info, sources, Arc::new(view), options))
 }
 
-/// The consolidated v2 metadata, the record size and the `vzarr` header (empty when absent).
-fn parse_zmetadata(bytes: &[u8]) -> Result<(Map<String, Value>, u64, Map<String, Value>), String> {
+/// What `.zmetadata` holds.
+struct ZMetadata {
+    /// Every node's Zarr v2 documents, by key (`tas/.zarray`).
+    metadata: Map<String, Value>,
+    /// Rows per record file (> 0).
+    record_size: u64,
+    /// vzarr's header (empty when another tool wrote the set).
+    header: Map<String, Value>,
+}
+
+/// Parses `.zmetadata`.
+fn parse_zmetadata(bytes: &[u8]) -> Result<ZMetadata, String> {
     let doc = crate::metadata::from_text(bytes).map_err(|e| format!("not JSON: {e}"))?;
     let metadata = doc.get("metadata").and_then(Value::as_object).ok_or("no \"metadata\" object")?;
     let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| n > 0);
     let record_size = record_size.ok_or("no positive integer \"record_size\"")?;
     let header = doc.get("vzarr").and_then(Value::as_object).cloned().unwrap_or_default();
-    Ok((metadata.clone(), record_size, header))
+    Ok(ZMetadata { metadata: metadata.clone(), record_size, header })
 }
 
 /// The object path of `relative` below the set's root.

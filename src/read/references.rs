@@ -61,11 +61,13 @@ impl ReferenceView {
     }
 
     /// Adds group `path` (other readers of references: `read/parquet_refs`).
+    #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn insert_group(&mut self, path: &str, attributes: &crate::metadata::Attributes) {
         self.nodes.insert(path.to_string(), to_text(&group_json(attributes)).into_bytes().into());
     }
 
     /// Adds array `path` with its chunks.
+    #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn insert_array(&mut self, path: &str, metadata: ArrayMetadata, table: ReferenceTable) {
         self.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
         self.arrays.insert(path.to_string(), (metadata, Arc::new(table)));

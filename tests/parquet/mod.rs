@@ -232,6 +232,9 @@ fn vzarr_reads_kerchunk_and_virtualizarr_parquet() {
     }
 }
 
+/// A change made to a copy of a good set.
+type Damage<'a> = Box<dyn Fn(&Path) + 'a>;
+
 /// A Parquet reference set is untrusted input: each damage gives one line naming the file (and the
 /// array) and a non-zero exit, never a panic or an allocation sized by the damaged count.
 #[test]
@@ -241,7 +244,7 @@ fn damaged_parquet_sets_are_refused_in_one_line() {
     files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
     let zmetadata: serde_json::Value =
         serde_json::from_slice(&std::fs::read(good.join(".zmetadata")).unwrap()).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "not JSON",
             Box::new(|d: &Path| std::fs::write(d.join(".zmetadata"), b"{\"metadata\": ").unwrap()),

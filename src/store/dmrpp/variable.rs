@@ -74,7 +74,7 @@ fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, String> {
     if array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some() {
         return Err("some chunks are vzarr's re-encoded copies, not bytes of the file".into());
     }
-    let (filters, level, endian) = filters(metadata.codecs.codecs())?;
+    let Filters { names: filters, level, endian } = filters(metadata.codecs.codecs())?;
     let mut attributes = String::new();
     if !filters.is_empty() {
         write!(attributes, " compressionType=\"{}\"", filters.join(" ")).ok();
@@ -167,9 +167,18 @@ fn full_width(array: &VirtualArray) -> bool {
     grid.dims().iter().skip(1).all(|d| d.num_chunks() == 1 && d.edge(0) == d.extent())
 }
 
+/// A codec chain as DMR++ says it.
+struct Filters {
+    /// `compressionType`'s names, in pipeline order.
+    names: Vec<&'static str>,
+    /// `deflateLevel` (the first deflate's).
+    level: Option<u32>,
+    /// The stored byte order (`None` for 1-byte types).
+    endian: Option<Endian>,
+}
+
 /// The DMR++ filter names of the bytes -> bytes codecs, the deflate level, and the byte order.
-#[allow(clippy::type_complexity)]
-fn filters(codecs: &[Codec]) -> Result<(Vec<&'static str>, Option<u32>, Option<Endian>), String> {
+fn filters(codecs: &[Codec]) -> Result<Filters, String> {
     let (mut names, mut level, mut endian) = (Vec::new(), None, None);
     for codec in codecs {
         match codec {
@@ -183,7 +192,7 @@ fn filters(codecs: &[Codec]) -> Result<(Vec<&'static str>, Option<u32>, Option<E
             other => return Err(format!("the {} codec has no DMR++ compressionType", other.name())),
         }
     }
-    Ok((names, level, endian))
+    Ok(Filters { names, level, endian })
 }
 
 /// The fill value as `get_dmrpp` writes it: a number in decimal (integral floats without a
