@@ -129,14 +129,12 @@ fn chunk_list(array: &VirtualArray, entries: &[ChunkEntry], indent: &str, out: &
     writeln!(out, "{indent}<dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
     for (linear, entry) in (0u64..).zip(entries) {
         let ChunkEntry::Source { offset, length, .. } = entry else { continue };
-        let origin: Vec<String> =
-            grid.chunk_coords(linear).iter().zip(&chunk_shape).map(|(c, n)| (c * n).to_string()).collect();
-        let position = origin.join(",");
-        writeln!(
-            out,
-            "{indent}<dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\" chunkPositionInArray=\"[{position}]\"/>"
-        )
-        .ok();
+        write!(out, "{indent}<dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\" chunkPositionInArray=\"[").ok();
+        for (d, (c, n)) in grid.chunk_coords(linear).iter().zip(&chunk_shape).enumerate() {
+            let comma = if d == 0 { "" } else { "," };
+            write!(out, "{comma}{}", c * n).ok();
+        }
+        out.push_str("]\"/>\n");
     }
     Ok(())
 }
