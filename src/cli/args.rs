@@ -158,9 +158,10 @@ pub(crate) struct CombineArgs {
     /// What to write at --output.
     #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
     pub(crate) format: ScanFormat,
-    /// With --format kerchunk-parquet: references per Parquet file (kerchunk's `record_size`).
+    /// With --format kerchunk-parquet: references per Parquet file (kerchunk's `record_size`; at most
+    /// 4194304, the most vzarr reads).
     #[arg(long, value_name = "ROWS", default_value_t = crate::store::DEFAULT_RECORD_SIZE as u64,
-          value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+          value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
     pub(crate) record_size: u64,
     /// With --format kerchunk-json or kerchunk-parquet: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.

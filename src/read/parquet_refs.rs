@@ -16,9 +16,9 @@
 //!
 //! Untrusted input: `.zmetadata` must be consolidated v2 metadata with a positive `record_size`; a
 //! record file must be Parquet with the kerchunk columns and hold between the rows its array needs
-//! from it and `record_size` rows; no table is allocated before the record files present show that the
-//! grid is at most [`MAX_SPARSE_FACTOR`] times larger than what they can reference. Every error is
-//! one line naming the file and the array.
+//! from it and `record_size` (at most [`MAX_RECORD_SIZE`]) rows; no dense table is allocated before the
+//! record files show that the grid is at most [`MAX_SPARSE_FACTOR`] times larger than the chunks they
+//! reference. Every error is one line naming the file and the array.
 
 mod record_file;
 
@@ -41,8 +41,12 @@ use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::source::{resolve_with, ObjectLocation};
 use crate::store::{ArrayInfo, StoreInfo, ZMETADATA};
 
-/// A grid may have at most this many times more chunks than its record files can hold rows (plus 2^20).
+/// A grid may have at most this many times more chunks than its record files reference (plus 2^20).
 const MAX_SPARSE_FACTOR: u64 = 64;
+
+/// Most rows per record file (`record_size`) read: kerchunk writes 10^4 by default, VirtualiZarr 10^5;
+/// a file's rows are decoded whole, so this bounds what one small, highly compressed file can cost.
+const MAX_RECORD_SIZE: u64 = 1 << 22;
 
 /// Whether `location` names a kerchunk Parquet reference set: a local directory holding `.zmetadata`,
 /// or a URL whose last segment ends in `.parq` or `.parquet` (kerchunk's naming).
@@ -101,9 +105,10 @@ pub(crate) async fn open_parquet_refs(location: &str, options: &OpenOptions) -> 
         }
         let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
         let folder = format!("{absolute}/{path}");
-        let table = array_table(&root, path, &metadata, record_size, &sources)
-            .await
-            .map_err(|(file, reason)| bad(&format!("{folder}/{file}"), format!("array {path}"), reason))?;
+        let table = array_table(&root, path, &metadata, record_size, &sources).await.map_err(|(file, reason)| {
+            let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
+            bad(&file, format!("array {path}"), reason)
+        })?;
         infos.push(ArrayInfo {
             stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
@@ -132,6 +137,9 @@ fn parse_zmetadata(bytes: &[u8]) -> Result<ZMetadata, String> {
     let metadata = doc.get("metadata").and_then(Value::as_object).ok_or("no \"metadata\" object")?;
     let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| n > 0);
     let record_size = record_size.ok_or("no positive integer \"record_size\"")?;
+    if record_size > MAX_RECORD_SIZE {
+        return Err(format!("record_size {record_size} is more than the {MAX_RECORD_SIZE} rows per file vzarr reads"));
+    }
     let header = doc.get("vzarr").and_then(Value::as_object).cloned().unwrap_or_default();
     Ok(ZMetadata { metadata: metadata.clone(), record_size, header })
 }
@@ -144,7 +152,9 @@ fn object_path(root: &ObjectLocation, relative: &str) -> object_store::path::Pat
 /// A record file and what is wrong with it.
 type FileError = (String, String);
 
-/// The dense chunk table of array `path` from its record files.
+/// The dense chunk table of array `path` from its record files. The files' rows are read first, the
+/// chunks they reference kept sparse; the dense table is allocated only once they show the grid is
+/// at most [`MAX_SPARSE_FACTOR`] times larger than what they reference (plus 2^20).
 async fn array_table(
     root: &ObjectLocation,
     path: &str,
@@ -155,13 +165,8 @@ async fn array_table(
     let whole = |reason: String| (String::new(), reason);
     let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
     let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
-    let capacity = (files.len() as u64).saturating_mul(record_size);
-    if n > capacity.saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20) {
-        let reason =
-            format!("{n} chunks in its grid but {} record files of {record_size} rows: too sparse", files.len());
-        return Err(whole(reason));
-    }
-    let mut table = ReferenceTable { entries: vec![ChunkEntry::Missing; n as usize], owned: Vec::new() };
+    let mut owned = Vec::new();
+    let mut present: Vec<(u64, ChunkEntry)> = Vec::new();
     for (record, object) in files {
         let name = format!("refs.{record}.parq");
         let fail = |reason: String| (name.clone(), reason);
@@ -179,10 +184,20 @@ async fn array_table(
         if rows.len() < needed {
             return Err(fail(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.len())));
         }
-        for (i, row) in rows.into_iter().take(needed).enumerate() {
-            let entry = entry(row, &mut table.owned, sources).map_err(|reason| fail(format!("row {i}: {reason}")))?;
-            table.entries[first as usize + i] = entry;
+        for (i, row) in (0u64..).zip(rows.into_iter().take(needed)) {
+            let entry = entry(row, &mut owned, sources).map_err(|reason| fail(format!("row {i}: {reason}")))?;
+            if entry != ChunkEntry::Missing {
+                present.push((first + i, entry));
+            }
         }
+    }
+    let most = (present.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
+    if n > most {
+        return Err(whole(format!("{n} chunks in its grid but {} referenced: too sparse to open", present.len())));
+    }
+    let mut table = ReferenceTable { entries: vec![ChunkEntry::Missing; n as usize], owned };
+    for (linear, entry) in present {
+        table.entries[linear as usize] = entry;
     }
     Ok(table)
 }

@@ -278,6 +278,15 @@ fn damaged_parquet_sets_are_refused_in_one_line() {
             "too sparse",
         ),
         (
+            "a record size of 10^15",
+            Box::new(|d: &Path| {
+                let mut z = zmetadata.clone();
+                z["record_size"] = 1_000_000_000_000_000u64.into();
+                std::fs::write(d.join(".zmetadata"), z.to_string()).unwrap();
+            }),
+            "rows per file vzarr reads",
+        ),
+        (
             "fewer rows than the record needs",
             Box::new(|d: &Path| {
                 let mut z = zmetadata.clone();
