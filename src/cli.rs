@@ -27,6 +27,7 @@ mod panics;
 mod progress;
 mod read;
 mod scan;
+mod sidecars;
 mod trust;
 #[cfg(feature = "verify")]
 mod verify;

@@ -21,6 +21,8 @@ mod fetch;
 mod objects;
 mod open;
 mod opener;
+#[cfg(feature = "kerchunk-parquet")]
+mod parquet_refs;
 mod plan;
 mod references;
 #[cfg(feature = "icechunk")]

@@ -7,16 +7,22 @@
 //! `store/icechunk` commits a dataset to an Icechunk repository ([`write_icechunk`]).
 //!
 //! `store/kerchunk` writes kerchunk reference JSON (a [`Writer`] too; `export/` reuses its document
-//! writer to export an opened store).
+//! writer to export an opened store); `store/kerchunk_parquet` (feature `kerchunk-parquet`) writes the
+//! same references as a kerchunk Parquet reference set. `store/dmrpp` writes one scanned file as the
+//! DMR++ sidecar OPeNDAP's `get_dmrpp` would.
 
+mod dmrpp;
 #[cfg(feature = "icechunk")]
 mod icechunk;
 mod kerchunk;
+#[cfg(feature = "kerchunk-parquet")]
+mod kerchunk_parquet;
 pub(crate) mod layout;
 mod native;
 mod publish;
 mod publish_remote;
 
+pub use dmrpp::{sidecar_name, DmrppWriter};
 #[cfg(feature = "icechunk")]
 pub(crate) use icechunk::one_line;
 #[cfg(feature = "icechunk")]
@@ -33,6 +39,8 @@ pub use icechunk::{
 };
 pub(crate) use kerchunk::RefsWriter;
 pub use kerchunk::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};
+#[cfg(feature = "kerchunk-parquet")]
+pub use kerchunk_parquet::{KerchunkParquetWriter, DEFAULT_RECORD_SIZE, ZMETADATA};
 pub(crate) use layout::check_node_path;
 pub use layout::{
     ArrayInfo, BlockDigests, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,

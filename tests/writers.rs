@@ -13,7 +13,7 @@ use vzarr::dataset::VirtualDataset;
 use vzarr::manifest::ChunkEntry;
 use vzarr::metadata::chunk_key;
 use vzarr::pipeline::Archive;
-use vzarr::store::{IcechunkWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{IcechunkWriter, KerchunkParquetWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
 
 /// What a store holds for one chunk, whatever its format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +125,12 @@ fn libnetcdf_bytes(files: &[PathBuf], var: &str) -> Vec<u8> {
 
 /// Monthly files of a daily variable chunked by 10 days: every month but one ends inside a chunk.
 fn monthly_archive(dir: &Path) -> Vec<PathBuf> {
-    let days = [31, 28, 31, 30];
+    archive(dir, &[31, 28, 31, 30], false)
+}
+
+/// Files of `days` days each of a daily variable chunked by 10 days; with `chunked_time`, the time
+/// coordinate too (else libnetcdf's default chunk for an unlimited dimension, larger than a file).
+fn archive(dir: &Path, days: &[i32], chunked_time: bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut start = 0;
     for (m, &n) in days.iter().enumerate() {
@@ -135,6 +140,9 @@ fn monthly_archive(dir: &Path) -> Vec<PathBuf> {
         f.add_dimension("lat", 3).unwrap();
         let mut time = f.add_variable::<f64>("time", &["time"]).unwrap();
         time.put_attribute("units", "days since 2001-01-01").unwrap();
+        if chunked_time {
+            time.set_chunking(&[10]).unwrap();
+        }
         time.put_values(&(start..start + n).map(f64::from).collect::<Vec<_>>(), 0..n as usize).unwrap();
         let mut tas = f.add_variable::<f32>("tas", &["time", "lat"]).unwrap();
         tas.set_chunking(&[10, 3]).unwrap();
@@ -192,4 +200,40 @@ fn every_writer_round_trips_every_chunk() {
         let again = writer.write(&dataset, &out, &WriteOptions::default());
         assert!(again.is_err(), "{name}: an existing output is not replaced without overwrite");
     }
+}
+
+/// kerchunk Parquet is Zarr v2, one chunk shape per array: the same round trip through the one reader
+/// on files of 30 days (a regular grid), every value equal to libnetcdf's; the uneven months of the
+/// suite above are refused naming the array.
+#[test]
+fn kerchunk_parquet_round_trips_a_regular_archive_and_refuses_a_rectilinear_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = archive(dir.path(), &[30, 30, 30], true);
+    let dataset = Archive::new(&files).concat("time").unwrap().history(false).scan().unwrap().dataset;
+    let expected = held(&dataset);
+    let writer = KerchunkParquetWriter { record_size: 4, ..KerchunkParquetWriter::default() };
+    let out = dir.path().join("refs.parq");
+    let info = writer.write(&dataset, &out, &WriteOptions::default()).unwrap();
+    assert_eq!(info.arrays.len(), dataset.arrays.len());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
+    let options = vzarr::read::OpenOptions::new(trusted);
+    let store = runtime.block_on(vzarr::read::Store::open_with(out.to_str().unwrap(), &options)).unwrap();
+    assert_eq!(runtime.block_on(reader_held(&store)), expected, "every chunk through the reader");
+    for var in ["tas", "time"] {
+        let array = runtime.block_on(store.array(var)).unwrap();
+        let all = vzarr::grid::Selection::all(&array.shape());
+        let data = runtime.block_on(array.read(&all, &vzarr::read::ReadOptions::default())).unwrap();
+        assert_eq!(data.bytes, libnetcdf_bytes(&files, var), "{var} as libnetcdf reads the files");
+    }
+    assert!(writer.write(&dataset, &out, &WriteOptions::default()).is_err(), "not replaced without overwrite");
+
+    let uneven_dir = tempfile::tempdir().unwrap();
+    let uneven = monthly_archive(uneven_dir.path());
+    let dataset = Archive::new(&uneven).concat("time").unwrap().history(false).scan().unwrap().dataset;
+    let refused = writer.write(&dataset, &uneven_dir.path().join("refs.parq"), &WriteOptions::default()).unwrap_err();
+    let message = refused.to_string();
+    let named = ["time", "tas"].iter().any(|a| message.contains(&format!(": {a}: its chunk grid is rectilinear")));
+    assert!(named, "{message}");
+    assert!(!uneven_dir.path().join("refs.parq").exists(), "nothing written");
 }

@@ -29,6 +29,7 @@ impl Target {
         let format = match format {
             "native" => Format::Native,
             "kerchunk-json" => Format::KerchunkJson { url_prefixes: Vec::new() },
+            "kerchunk-parquet" => Format::KerchunkParquet(vzarr::store::KerchunkParquetWriter::default()),
             "icechunk" => Format::Icechunk(IcechunkOptions {
                 branch: branch.clone().unwrap_or_else(|| "main".into()),
                 message: message.clone(),
@@ -37,7 +38,7 @@ impl Target {
             }),
             other => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "format {other:?}: expected \"native\", \"kerchunk-json\" or \"icechunk\""
+                    "format {other:?}: expected \"native\", \"kerchunk-json\", \"kerchunk-parquet\" or \"icechunk\""
                 )))
             }
         };

@@ -8,7 +8,7 @@ from typing import Iterable, Mapping, Sequence
 
 from . import _vzarr
 
-FORMATS = ("native", "kerchunk-json", "icechunk")
+FORMATS = ("native", "kerchunk-json", "kerchunk-parquet", "icechunk")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ def scan(
     """Scans `inputs` (paths, URLs or glob patterns such as ``"s3://bucket/cmip/*.nc"``), combines
     them along the `concat` dimensions (``["time"]``, ``["member=attr:variant_label", "time"]``; the
     first is outermost) and writes `output` as `format`: ``"native"`` (a ``.vzarr`` store),
-    ``"kerchunk-json"`` or ``"icechunk"`` (a new snapshot on `branch`, default ``main``).
+    ``"kerchunk-json"``, ``"kerchunk-parquet"`` (a directory; Zarr v2, so arrays on a rectilinear
+    grid are refused) or ``"icechunk"`` (a new snapshot on `branch`, default ``main``).
 
     The sources' containers join the user's trust list (as the command line does), so
     `vzarr.open(output)` reads them without `allow_sources`. With `progress`, a line on

@@ -77,6 +77,12 @@ pub(crate) enum ScanFormat {
     /// An Icechunk repository (a directory or an s3:// URL): created, or given a new snapshot with
     /// --branch / --message.
     Icechunk,
+    /// A kerchunk Parquet reference set (a directory: `.zmetadata`, `<var>/refs.N.parq`), as
+    /// kerchunk's `refs_to_dataframe` writes; Zarr v2, so arrays on a rectilinear grid are refused.
+    KerchunkParquet,
+    /// One DMR++ sidecar per input file, `OUTPUT/<file name>.dmrpp` (OUTPUT a directory), as
+    /// OPeNDAP's get_dmrpp writes: each file's own chunks; nothing is combined.
+    Dmrpp,
 }
 
 #[derive(Debug, Args)]
@@ -153,7 +159,12 @@ pub(crate) struct CombineArgs {
     /// What to write at --output.
     #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
     pub(crate) format: ScanFormat,
-    /// With --format kerchunk-json: rewrite source locations starting with OLD to start with NEW
+    /// With --format kerchunk-parquet: references per Parquet file (kerchunk's `record_size`; at most
+    /// 4194304, the most vzarr reads).
+    #[arg(long, value_name = "ROWS", default_value_t = crate::store::DEFAULT_RECORD_SIZE as u64,
+          value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
+    pub(crate) record_size: u64,
+    /// With --format kerchunk-json or kerchunk-parquet: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,

@@ -23,6 +23,10 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let archive =
         Output::from(&args).archive().with_inputs(inputs).link_authorization(super::trust::authorization(&[])?);
     let files = archive.files(runtime.handle())?;
+    if args.combine.format == ScanFormat::Dmrpp {
+        // One sidecar per file: nothing is combined.
+        return super::sidecars::run(&args, &files, &archive.scan_options(runtime.handle()));
+    }
     archive.check_file_count(files.len())?;
     if let Some(shard) = super::merge::shard_of(&args)? {
         return super::merge::scan_shard(&args, &archive, &files, shard, runtime.handle());
@@ -31,10 +35,10 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != ScanFormat::Icechunk)
     {
         // An object-store output that will be refused is refused before the scan.
-        let kind = if args.combine.format == ScanFormat::KerchunkJson {
-            OutputKind::KerchunkJson
-        } else {
-            OutputKind::VzarrStore
+        let kind = match args.combine.format {
+            ScanFormat::KerchunkJson => OutputKind::KerchunkJson,
+            ScanFormat::KerchunkParquet => OutputKind::KerchunkParquet,
+            _ => OutputKind::VzarrStore,
         };
         let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| crate::source::is_url(f));
         let target = super::output::RemoteTarget {

@@ -66,8 +66,14 @@ impl Output<'_> {
     /// Where and in what format the library writes.
     fn pipeline_output(&self) -> crate::pipeline::Output {
         let format = match self.combine.format {
-            ScanFormat::Native => Format::Native,
+            // Sidecars are written per file by `cli/sidecars`; `write_combined` refuses them.
+            ScanFormat::Native | ScanFormat::Dmrpp => Format::Native,
             ScanFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
+            ScanFormat::KerchunkParquet => Format::KerchunkParquet(crate::store::KerchunkParquetWriter {
+                url_prefixes: self.combine.url_prefix.to_vec(),
+                record_size: self.combine.record_size as usize,
+                skip_unsupported: self.skip_unsupported,
+            }),
             ScanFormat::Icechunk => Format::Icechunk(IcechunkOptions {
                 branch: self.branch.unwrap_or("main").to_string(),
                 message: self.message.map(str::to_string),
@@ -88,6 +94,9 @@ impl Output<'_> {
 
 /// Writes the combined dataset and reports what was written.
 pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
+    if out.combine.format == ScanFormat::Dmrpp {
+        bail!("--format dmrpp writes one sidecar per scanned file, not a combined dataset: use it with `vzarr scan`");
+    }
     if out.combine.format != ScanFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
         bail!("--branch and --message apply to --format icechunk only");
     }
@@ -95,6 +104,12 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
     // As for every store scan writes: its sources' containers join the user's trust list.
     super::trust::trust_written(&written.source_containers());
     print_notes(&dataset);
+    // Arrays a writer left out (kerchunk Parquet: grids Zarr v2 cannot express).
+    let left_out =
+        written.store_info().map_or(&[][..], |info| &info.warnings[dataset.warnings.len().min(info.warnings.len())..]);
+    for warning in left_out {
+        eprintln!("warning: {warning}");
+    }
     let (refs, owned) = (written.references(), written.owned_chunks());
     match &written {
         Written::Store(info) => {
@@ -120,7 +135,7 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
             outln!("virtual chunk containers to authorize when reading: {}", info.containers.join(" "));
         }
     }
-    Ok(if dataset.warnings.is_empty() { Outcome::Done } else { Outcome::Partial })
+    Ok(if dataset.warnings.is_empty() && left_out.is_empty() { Outcome::Done } else { Outcome::Partial })
 }
 
 fn print_notes(dataset: &VirtualDataset) {

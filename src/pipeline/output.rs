@@ -28,6 +28,9 @@ pub enum Format {
     /// One new snapshot of an Icechunk repository (created when missing).
     #[cfg(feature = "icechunk")]
     Icechunk(IcechunkOptions),
+    /// A kerchunk Parquet reference set (a directory; Zarr v2 metadata, `refs.N.parq` per array).
+    #[cfg(feature = "kerchunk-parquet")]
+    KerchunkParquet(crate::store::KerchunkParquetWriter),
 }
 
 /// Where and how [`write_dataset`] writes.
@@ -71,6 +74,8 @@ impl Output {
     fn kind(&self) -> OutputKind {
         match self.format {
             Format::KerchunkJson { .. } => OutputKind::KerchunkJson,
+            #[cfg(feature = "kerchunk-parquet")]
+            Format::KerchunkParquet(_) => OutputKind::KerchunkParquet,
             _ => OutputKind::VzarrStore,
         }
     }
@@ -249,6 +254,8 @@ fn write_local(
 ) -> Result<StoreInfo, PipelineError> {
     let writer: Box<dyn Writer> = match &output.format {
         Format::KerchunkJson { url_prefixes } => Box::new(KerchunkWriter { url_prefixes: url_prefixes.clone() }),
+        #[cfg(feature = "kerchunk-parquet")]
+        Format::KerchunkParquet(writer) => Box::new(writer.clone()),
         _ => Box::new(NativeWriter),
     };
     writer

@@ -1,8 +1,9 @@
 //! The reading side of a store format, the twin of the writers' [`Writer`](crate::store::Writer).
 //!
 //! Every format vzarr reads as a store implements [`StoreBackend`] once: the native store
-//! (`read/backend/native`), an Icechunk repository's branch (`read/repository`) and a kerchunk
-//! reference document (`read/references`). A backend serves its nodes' `zarr.json` and, per array,
+//! (`read/backend/native`), an Icechunk repository's branch (`read/repository`), a kerchunk
+//! reference document (`read/references`) and a kerchunk Parquet reference set (`read/parquet_refs`,
+//! served as the references' view). A backend serves its nodes' `zarr.json` and, per array,
 //! a [`ChunkIndex`]: the array's chunk entries and its store-owned chunk bytes. What is shared by
 //! every format lives here too, in [`StoreInner`]: the location, the summary ([`StoreInfo`]), the source
 //! registry, the authorization, and the source checks' memory. The read pipeline (`read/open`,
@@ -40,6 +41,9 @@ pub enum StoreKind {
     Icechunk,
     /// A kerchunk reference document (JSON, version 1; Zarr v3 or v2 keys).
     Kerchunk,
+    /// A kerchunk Parquet reference set (`.zmetadata` and `<array>/refs.N.parq`; feature
+    /// `kerchunk-parquet`).
+    KerchunkParquet,
 }
 
 impl StoreKind {
@@ -49,6 +53,7 @@ impl StoreKind {
             StoreKind::Native => "a vzarr store",
             StoreKind::Icechunk => "an Icechunk repository",
             StoreKind::Kerchunk => "a kerchunk reference document",
+            StoreKind::KerchunkParquet => "a kerchunk Parquet reference set",
         }
     }
 }

@@ -3,6 +3,8 @@
 //!
 //! - with a branch: an Icechunk repository (a native store there is told apart in the error);
 //! - a local regular file, or a URL ending in `.json`: a kerchunk reference document;
+//! - a local directory holding `.zmetadata`, or a URL ending in `.parq`/`.parquet`: a kerchunk
+//!   Parquet reference set;
 //! - a local directory holding an Icechunk repository: that repository's `main` branch;
 //! - a URL: a native store, else (when it has no `vzarr.json`) an Icechunk repository; when neither
 //!   opens, the error says why each did not;
@@ -45,6 +47,10 @@ async fn open_format(
 ) -> Result<Opened, ReadError> {
     if options.branch.is_none() && super::references::looks_like_references(location) {
         return super::references::open(address, name, options).await;
+    }
+    #[cfg(feature = "kerchunk-parquet")]
+    if options.branch.is_none() && super::parquet_refs::looks_like_parquet_refs(location) {
+        return super::parquet_refs::open(address, options).await;
     }
     #[cfg(feature = "icechunk")]
     {

@@ -23,7 +23,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 mod parse;
-mod zarr_v2;
+pub(super) mod zarr_v2;
 
 use super::backend::StoreInner;
 use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
@@ -62,6 +62,30 @@ pub(crate) struct ReferenceTable {
 pub(crate) struct ReferenceView {
     nodes: HashMap<String, Bytes>,
     arrays: HashMap<String, (ArrayMetadata, Arc<ReferenceTable>)>,
+    /// Whether the references came from a kerchunk Parquet set (`read/parquet_refs`) rather than a
+    /// JSON document.
+    parquet: bool,
+}
+
+impl ReferenceView {
+    /// An empty view of a kerchunk Parquet reference set (`read/parquet_refs`).
+    #[cfg(feature = "kerchunk-parquet")]
+    pub(crate) fn parquet() -> Self {
+        ReferenceView { parquet: true, ..ReferenceView::default() }
+    }
+
+    /// Adds group `path` (other readers of references: `read/parquet_refs`).
+    #[cfg(feature = "kerchunk-parquet")]
+    pub(crate) fn insert_group(&mut self, path: &str, attributes: &crate::metadata::Attributes) {
+        self.nodes.insert(path.to_string(), to_text(&group_json(attributes)).into_bytes().into());
+    }
+
+    /// Adds array `path` with its chunks.
+    #[cfg(feature = "kerchunk-parquet")]
+    pub(crate) fn insert_array(&mut self, path: &str, metadata: ArrayMetadata, table: ReferenceTable) {
+        self.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
+        self.arrays.insert(path.to_string(), (metadata, Arc::new(table)));
+    }
 }
 
 /// Whether `location` names a reference document rather than a store: a local regular file, or a
@@ -122,7 +146,10 @@ pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Re
 #[async_trait::async_trait]
 impl StoreBackend for ReferenceView {
     fn kind(&self) -> StoreKind {
-        StoreKind::Kerchunk
+        match self.parquet {
+            true => StoreKind::KerchunkParquet,
+            false => StoreKind::Kerchunk,
+        }
     }
 
     async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<Bytes, ReadError> {
@@ -192,7 +219,7 @@ impl ChunkIndex for ReferenceTable {
 }
 
 /// A key of the document and what is wrong with it.
-type KeyError = (String, String);
+pub(crate) type KeyError = (String, String);
 
 /// The document's URL templates: `{{name}}` in a reference's URL stands for the text of template
 /// `name`.
@@ -413,7 +440,7 @@ fn chunk_coords(key: &str, shape: &[u64]) -> Option<Vec<u64>> {
 }
 
 /// A reference's URL as a location a reader opens: a local path for `file://` URLs.
-fn location(url: &str) -> String {
+pub(super) fn location(url: &str) -> String {
     let path = url.strip_prefix("file://").filter(|p| p.starts_with('/'));
     path.map_or_else(|| url.to_string(), str::to_string)
 }

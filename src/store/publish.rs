@@ -50,11 +50,16 @@ pub enum OutputKind {
     Npy,
     /// A partial scan result of `scan --shard` (recognised by its magic, `VZPART`).
     ScanPart,
+    /// A kerchunk Parquet reference set (a directory, recognised by its `.zmetadata` with a
+    /// `record_size`).
+    KerchunkParquet,
+    /// A DMR++ sidecar (recognised by its start, `<?xml`, and the DMR++ namespace in its first 4 KiB).
+    Dmrpp,
 }
 
 impl OutputKind {
     pub(crate) fn is_dir(self) -> bool {
-        matches!(self, OutputKind::VzarrStore | OutputKind::ZarrStore)
+        matches!(self, OutputKind::VzarrStore | OutputKind::ZarrStore | OutputKind::KerchunkParquet)
     }
 
     /// The document that makes a directory kind visible to readers, written last on object stores:
@@ -63,6 +68,7 @@ impl OutputKind {
         match self {
             OutputKind::VzarrStore => Some(super::STORE_INFO_FILE),
             OutputKind::ZarrStore => Some("zarr.json"),
+            OutputKind::KerchunkParquet => Some(".zmetadata"),
             _ => None,
         }
     }
@@ -77,6 +83,8 @@ impl OutputKind {
             OutputKind::KerchunkJson => compact_starts_with(head, b"{\"version\":"),
             OutputKind::Npy => compact_starts_with(head, b"\x93NUMPY"),
             OutputKind::ScanPart => compact_starts_with(head, b"VZPART\0\0"),
+            OutputKind::KerchunkParquet => is_zmetadata(head),
+            OutputKind::Dmrpp => is_dmrpp(head),
         }
     }
 
@@ -87,6 +95,8 @@ impl OutputKind {
             OutputKind::KerchunkJson => "a kerchunk reference file",
             OutputKind::Npy => "a .npy file",
             OutputKind::ScanPart => "a vzarr scan part",
+            OutputKind::KerchunkParquet => "a kerchunk Parquet reference set",
+            OutputKind::Dmrpp => "a DMR++ sidecar",
         }
     }
 
@@ -106,8 +116,30 @@ impl OutputKind {
             OutputKind::KerchunkJson => starts_with_compact(path, b"{\"version\":"),
             OutputKind::Npy => starts_with_compact(path, b"\x93NUMPY"),
             OutputKind::ScanPart => starts_with_compact(path, b"VZPART\0\0"),
+            OutputKind::KerchunkParquet => std::fs::read(path.join(".zmetadata")).is_ok_and(|b| is_zmetadata(&b)),
+            OutputKind::Dmrpp => head_of(path).is_some_and(|head| is_dmrpp(&head)),
         }
     }
+}
+
+/// Whether `bytes` are a kerchunk Parquet `.zmetadata`: JSON with `metadata` and `record_size`.
+fn is_zmetadata(bytes: &[u8]) -> bool {
+    let doc: Option<serde_json::Value> = crate::metadata::from_text(bytes).ok();
+    doc.is_some_and(|doc| doc.get("metadata").is_some_and(serde_json::Value::is_object) && doc["record_size"].is_u64())
+}
+
+/// Whether `head` starts a DMR++ document: `<?xml`, and the DMR++ namespace soon after.
+fn is_dmrpp(head: &[u8]) -> bool {
+    const NAMESPACE: &[u8] = b"http://xml.opendap.org/dap/dmrpp/";
+    compact_starts_with(head, b"<?xml") && head.windows(NAMESPACE.len()).any(|w| w == NAMESPACE)
+}
+
+/// The first 4 KiB of `file`.
+fn head_of(file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(file).and_then(|f| f.take(4096).read_to_end(&mut head)).ok()?;
+    Some(head)
 }
 
 /// Whether the first 4 KiB of `file`, whitespace removed, start with `prefix`.

@@ -45,6 +45,9 @@ PINS=(
   # vzarr.virtualizarr.Parser is tested against VirtualiZarr's HDFParser.
   "virtualizarr==2.8.0"
   "obstore==0.12.1"
+  # Parquet for kerchunk Parquet reference sets (tests/python/check_parquet.py): fsspec's
+  # LazyReferenceMapper and kerchunk's refs_to_dataframe read and write through fastparquet.
+  "fastparquet==2026.9.0"
 )
 
 pick_python() {

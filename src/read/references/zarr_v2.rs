@@ -48,7 +48,7 @@ fn json_of(key: &str, value: &Value) -> Result<Value, KeyError> {
 ///
 /// # Errors
 /// The key and what is wrong: malformed metadata, or an array vzarr cannot read.
-pub(super) fn to_v3(
+pub(crate) fn to_v3(
     meta: Vec<(String, Value)>,
     chunks: &mut [(Box<str>, RawRef)],
 ) -> Result<Vec<(String, Value)>, KeyError> {

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import vzarr
+import xarray as xr
 from conftest import read_concat
 
 
@@ -79,6 +80,15 @@ def test_kerchunk_and_icechunk_outputs(monthly, tmp_path):
     np.testing.assert_array_equal(store["tas"][...], read_concat(monthly, "tas"))
     store = vzarr.open(repo, branch="main")
     np.testing.assert_array_equal(store["tas"][3:25, 1], read_concat(monthly, "tas")[3:25, 1])
+
+
+def test_kerchunk_parquet_output_opens_in_vzarr_and_xarray(sample_files, tmp_path):
+    out = tmp_path / "tas.parq"
+    vzarr.scan(sample_files[:1], concat=[], output=out, format="kerchunk-parquet")
+    assert (out / ".zmetadata").is_file() and (out / "tas" / "refs.0.parq").is_file()
+    np.testing.assert_array_equal(vzarr.open(out)["tas"][...], read_concat(sample_files[:1], "tas"))
+    ds = xr.open_dataset(out, engine="vzarr", mask_and_scale=False)
+    np.testing.assert_array_equal(ds["tas"].values, read_concat(sample_files[:1], "tas"))
 
 
 def test_the_vzarr_command_is_installed(sample_files, tmp_path):

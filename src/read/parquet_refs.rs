@@ -1,0 +1,280 @@
+//! kerchunk Parquet reference sets opened as a store (kerchunk's `docs/source/spec.rst`, "Parquet
+//! references"): what `vzarr scan --format kerchunk-parquet`, kerchunk's `refs_to_dataframe` and
+//! VirtualiZarr's `.vz.to_kerchunk(format="parquet")` write.
+//!
+//! ```text
+//! set/.zmetadata          {"metadata": {".zgroup": {...}, "tas/.zarray": {...}, ...}, "record_size": N}
+//! set/tas/refs.<k>.parq   rows k*N .. (k+1)*N of tas's chunks, C order; columns path/offset/size/raw
+//! ```
+//!
+//! The result is the same reference view a kerchunk JSON document gives (`read/references`): the
+//! Zarr v2 metadata translated to `zarr.json` documents by `references/zarr_v2`, and per array a dense
+//! table of its chunks. A row with `raw` is a store-owned chunk; with `path`, `size` bytes at `offset`
+//! of that file (`size` 0 at offset 0, "the whole file", is refused as the JSON reader refuses it);
+//! with neither, a missing chunk; a record file that does not exist is all missing chunks, as fsspec
+//! reads it.
+//!
+//! Untrusted input: `.zmetadata` must be consolidated v2 metadata with a positive `record_size`; a
+//! record file must be Parquet with the kerchunk columns and hold between the rows its array needs
+//! from it and `record_size` (at most [`MAX_RECORD_SIZE`]) rows; no dense table is allocated before the
+//! record files show that the grid is at most [`MAX_SPARSE_FACTOR`] times larger than the chunks they
+//! reference. Every error is one line naming the file and the array.
+
+mod record_file;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::ObjectStoreExt;
+use serde_json::{Map, Value};
+
+use self::record_file::Row;
+use super::objects::fetch_all;
+use super::references::{location as url_location, zarr_v2, ReferenceTable, ReferenceView};
+use super::sources::SourceRegistry;
+use super::backend::Opened;
+use super::{OpenOptions, ReadError};
+use crate::dataset::ChunkStats;
+use crate::manifest::{ChunkEntry, SourceFile};
+use crate::metadata::{group_from_json, ArrayMetadata};
+use crate::source::{resolve_with, Location, ObjectLocation};
+use crate::store::{ArrayInfo, StoreInfo, ZMETADATA};
+
+/// A grid may have at most this many times more chunks than its record files reference (plus 2^20).
+const MAX_SPARSE_FACTOR: u64 = 64;
+
+/// Most rows per record file (`record_size`) read: kerchunk writes 10^4 by default, VirtualiZarr 10^5;
+/// a file's rows are decoded whole, so this bounds what one small, highly compressed file can cost.
+const MAX_RECORD_SIZE: u64 = 1 << 22;
+
+/// Whether `location` names a kerchunk Parquet reference set: a local directory holding `.zmetadata`,
+/// or a URL whose last segment ends in `.parq` or `.parquet` (kerchunk's naming).
+pub(crate) fn looks_like_parquet_refs(location: &Location) -> bool {
+    match location {
+        Location::Url(url) => {
+            let name = url.trim_end_matches('/');
+            name.ends_with(".parq") || name.ends_with(".parquet")
+        }
+        Location::Local(path) => path.join(ZMETADATA).is_file(),
+    }
+}
+
+/// The Parquet reference set at `location` (a path or URL), served as a references' view.
+///
+/// # Errors
+/// [`ReadError::Store`] naming the file (and the array) that cannot be read or does not match
+/// `.zmetadata`.
+pub(crate) async fn open(location: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let absolute = match crate::source::is_url(location) {
+        true => location.trim_end_matches('/').to_string(),
+        false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
+    };
+    let root = resolve_with(&absolute, &options.remote)?;
+    let zmetadata_path = format!("{}/{ZMETADATA}", absolute);
+    let child = |path: &str| ObjectLocation { store: root.store.clone(), path: object_path(&root, path) };
+    let bytes = fetch_all(&child(ZMETADATA), &zmetadata_path, ZMETADATA).await?;
+    let bad = |file: &str, what: String, reason: String| ReadError::Store {
+        location: file.to_string(),
+        what,
+        source: reason.into(),
+    };
+    let ZMetadata { metadata, record_size, header } =
+        parse_zmetadata(&bytes).map_err(|reason| bad(&zmetadata_path, "parsing it".into(), reason))?;
+    let v3 = zarr_v2::to_v3(metadata.into_iter().collect(), &mut [])
+        .map_err(|(key, reason)| bad(&zmetadata_path, format!("{key:?}"), reason))?;
+    let urls: Vec<String> = header
+        .get("source_urls")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(url_location(url), 0, None));
+    let mut view = ReferenceView::parquet();
+    let (mut groups, mut infos) = (Vec::new(), Vec::new());
+    for (key, doc) in &v3 {
+        let path = key.strip_suffix("zarr.json").map(|p| p.trim_end_matches('/')).unwrap_or_default();
+        let node = doc
+            .as_str()
+            .map(|text| crate::metadata::from_text(text.as_bytes()))
+            .transpose()
+            .map_err(|e| e.to_string())
+            .and_then(|node| node.ok_or_else(|| "not JSON text".to_string()))
+            .map_err(|reason| bad(&zmetadata_path, format!("{key:?}"), reason))?;
+        let invalid = |e: crate::metadata::MetadataError| bad(&zmetadata_path, format!("{path:?}"), e.to_string());
+        if crate::metadata::node_type(&node).map_err(invalid)? != "array" {
+            view.insert_group(path, &group_from_json(&node).map_err(invalid)?);
+            groups.push(path.to_string());
+            continue;
+        }
+        let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
+        let folder = format!("{absolute}/{path}");
+        let table = array_table(&root, path, &metadata, record_size, &sources).await.map_err(|(file, reason)| {
+            let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
+            bad(&file, format!("array {path}"), reason)
+        })?;
+        infos.push(ArrayInfo {
+            stats: ChunkStats::of(table.entries.iter().copied()),
+            ..ArrayInfo::of_grid(path, table.entries.len() as u64)
+        });
+        view.insert_array(path, metadata, table);
+    }
+    groups.sort();
+    let info = store_info(&header, &sources, groups, infos)
+        .map_err(|reason| bad(&zmetadata_path, "its vzarr header".into(), reason))?;
+    Ok(Opened { info, sources, backend: Arc::new(view) })
+}
+
+/// What `.zmetadata` holds.
+struct ZMetadata {
+    /// Every node's Zarr v2 documents, by key (`tas/.zarray`).
+    metadata: Map<String, Value>,
+    /// Rows per record file (> 0).
+    record_size: u64,
+    /// vzarr's header (empty when another tool wrote the set).
+    header: Map<String, Value>,
+}
+
+/// Parses `.zmetadata`.
+fn parse_zmetadata(bytes: &[u8]) -> Result<ZMetadata, String> {
+    let doc = crate::metadata::from_text(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let metadata = doc.get("metadata").and_then(Value::as_object).ok_or("no \"metadata\" object")?;
+    let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| n > 0);
+    let record_size = record_size.ok_or("no positive integer \"record_size\"")?;
+    if record_size > MAX_RECORD_SIZE {
+        return Err(format!("record_size {record_size} is more than the {MAX_RECORD_SIZE} rows per file vzarr reads"));
+    }
+    let header = doc.get("vzarr").and_then(Value::as_object).cloned().unwrap_or_default();
+    Ok(ZMetadata { metadata: metadata.clone(), record_size, header })
+}
+
+/// The object path of `relative` below the set's root.
+fn object_path(root: &ObjectLocation, relative: &str) -> object_store::path::Path {
+    relative.split('/').filter(|s| !s.is_empty()).fold(root.path.clone(), |path, part| path.join(part))
+}
+
+/// A record file and what is wrong with it.
+type FileError = (String, String);
+
+/// The dense chunk table of array `path` from its record files. The files' rows are read first, the
+/// chunks they reference kept sparse; the dense table is allocated only once they show the grid is
+/// at most [`MAX_SPARSE_FACTOR`] times larger than what they reference (plus 2^20).
+async fn array_table(
+    root: &ObjectLocation,
+    path: &str,
+    metadata: &ArrayMetadata,
+    record_size: u64,
+    sources: &SourceRegistry,
+) -> Result<ReferenceTable, FileError> {
+    let whole = |reason: String| (String::new(), reason);
+    let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
+    let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
+    let mut owned = Vec::new();
+    let mut present: Vec<(u64, ChunkEntry)> = Vec::new();
+    for (record, object) in files {
+        let name = format!("refs.{record}.parq");
+        let fail = |reason: String| (name.clone(), reason);
+        let bytes: Bytes = root
+            .store
+            .get(&object)
+            .await
+            .map_err(|e| fail(e.to_string()))?
+            .bytes()
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        let first = record * record_size;
+        let needed = (n - first).min(record_size) as usize;
+        let rows = record_file::rows(bytes, record_size as usize).map_err(fail)?;
+        if rows.len() < needed {
+            return Err(fail(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.len())));
+        }
+        for (i, row) in (0u64..).zip(rows.into_iter().take(needed)) {
+            let entry = entry(row, &mut owned, sources).map_err(|reason| fail(format!("row {i}: {reason}")))?;
+            if entry != ChunkEntry::Missing {
+                present.push((first + i, entry));
+            }
+        }
+    }
+    let most = (present.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
+    if n > most {
+        return Err(whole(format!("{n} chunks in its grid but {} referenced: too sparse to open", present.len())));
+    }
+    let mut table = ReferenceTable { entries: vec![ChunkEntry::Missing; n as usize], owned };
+    for (linear, entry) in present {
+        table.entries[linear as usize] = entry;
+    }
+    Ok(table)
+}
+
+/// The record files of array `path` that exist (`refs.<k>.parq`, `k < records`), by record number.
+async fn record_files(
+    root: &ObjectLocation,
+    path: &str,
+    records: u64,
+) -> Result<BTreeMap<u64, object_store::path::Path>, String> {
+    let prefix = object_path(root, path);
+    let listed: Vec<object_store::ObjectMeta> =
+        root.store.list(Some(&prefix)).try_collect().await.map_err(|e| format!("listing its record files: {e}"))?;
+    let mut files = BTreeMap::new();
+    for meta in listed {
+        let Some(name) = meta.location.prefix_match(&prefix).and_then(|mut parts| parts.next()) else { continue };
+        if meta.location.parts().count() != prefix.parts().count() + 1 {
+            continue;
+        }
+        let record = name.as_ref().strip_prefix("refs.").and_then(|r| r.strip_suffix(".parq"));
+        if let Some(record) = record.and_then(|r| r.parse::<u64>().ok()).filter(|&k| k < records) {
+            files.insert(record, meta.location);
+        }
+    }
+    Ok(files)
+}
+
+/// The chunk entry of one row (inline bytes appended to `owned`).
+fn entry(row: Row, owned: &mut Vec<Bytes>, sources: &SourceRegistry) -> Result<ChunkEntry, String> {
+    Ok(match row {
+        Row::Missing => ChunkEntry::Missing,
+        Row::Inline(bytes) => {
+            let entry = ChunkEntry::Owned { offset: owned.len() as u64, length: bytes.len() as u64 };
+            owned.push(bytes);
+            entry
+        }
+        Row::Reference { size: 0, offset: 0, .. } => {
+            return Err("a reference to a whole file, with no byte range".into())
+        }
+        Row::Reference { url, offset, size } => {
+            let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
+            let source = sources.id_of(&url, None, None, record)?;
+            ChunkEntry::Source { source, offset: offset as u64, length: size as u64 }
+        }
+    })
+}
+
+/// The store summary: vzarr's header where the set has one (provenance, warnings, containers).
+fn store_info(
+    header: &Map<String, Value>,
+    sources: &SourceRegistry,
+    groups: Vec<String>,
+    arrays: Vec<ArrayInfo>,
+) -> Result<StoreInfo, String> {
+    let field = |key: &str| header.get(key).cloned();
+    let damaged = |e: serde_json::Error| format!("damaged: {e}");
+    let provenance = field("provenance").map(serde_json::from_value).transpose().map_err(damaged)?;
+    let warnings = field("warnings").map(serde_json::from_value).transpose().map_err(damaged)?;
+    let containers = header
+        .get("source_containers")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(url_location).collect())
+        .unwrap_or_else(|| crate::trust::containers_of(&sources.table()));
+    Ok(StoreInfo {
+        format: "kerchunk-parquet".into(),
+        format_version: crate::store::STORE_FORMAT_VERSION,
+        generator: String::new(),
+        sources: sources.len() as u64,
+        groups,
+        arrays,
+        provenance: provenance.unwrap_or_default(),
+        warnings: warnings.unwrap_or_default(),
+        source_containers: containers,
+        source_urls: Vec::new(),
+    })
+}

@@ -1,0 +1,160 @@
+//! One `refs.<N>.parq` file of a kerchunk Parquet reference set parsed into rows.
+//!
+//! Columns are found by name (`path`, `offset`, `size`, `raw`; fastparquet and pyarrow order them
+//! alike, but nothing requires it), in any number of row groups, plain or dictionary-encoded
+//! (`path` as pandas categoricals), nullable or not. `offset` and `size` may be absent (a set of
+//! inline chunks only) and then read as 0. Untrusted: the file's own row count is checked against
+//! what the caller allows before any row is decoded, and every buffer grows only with decoded rows.
+
+use bytes::Bytes;
+use parquet::basic::Type as PhysicalType;
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int64Type};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+/// Rows decoded per call.
+const BATCH: usize = 4096;
+
+/// One row: where one chunk is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Row {
+    /// `path` and `raw` both null.
+    Missing,
+    /// `size` bytes at `offset` of `url`.
+    Reference {
+        /// The URL (or path) as written.
+        url: String,
+        /// Byte offset (>= 0).
+        offset: i64,
+        /// Byte length (>= 0; 0 with offset 0 means the whole file).
+        size: i64,
+    },
+    /// The chunk's bytes.
+    Inline(Bytes),
+}
+
+/// A column's values, one per row (`None`: null).
+enum Values {
+    Bytes(Vec<Option<ByteArray>>),
+    Ints(Vec<Option<i64>>),
+}
+
+/// The rows of the Parquet file `bytes`, at most `max_rows` of them.
+///
+/// # Errors
+/// One phrase: not Parquet, a column missing or of the wrong type, more rows than allowed, or
+/// undecodable pages.
+pub(super) fn rows(bytes: Bytes, max_rows: usize) -> Result<Vec<Row>, String> {
+    let reader = SerializedFileReader::new(bytes).map_err(|e| format!("not a Parquet file: {e}"))?;
+    let metadata = reader.metadata().file_metadata();
+    let count = usize::try_from(metadata.num_rows()).map_err(|_| "a negative row count".to_string())?;
+    if count > max_rows {
+        return Err(format!("{count} rows, more than the record size {max_rows} of .zmetadata"));
+    }
+    let schema = metadata.schema_descr();
+    let find = |name: &str| (0..schema.num_columns()).find(|&i| schema.column(i).name() == name);
+    let (path, raw) = (find("path"), find("raw"));
+    if path.is_none() && raw.is_none() {
+        return Err("no \"path\" or \"raw\" column: not kerchunk references".into());
+    }
+    let column = |index: Option<usize>, name: &str, kind: PhysicalType| -> Result<Option<Values>, String> {
+        let Some(index) = index else { return Ok(None) };
+        let found = schema.column(index).physical_type();
+        if found != kind {
+            return Err(format!("column {name:?} is {found}, not {kind}"));
+        }
+        read_column(&reader, index, kind, count).map(Some).map_err(|e| format!("column {name:?}: {e}"))
+    };
+    let paths = column(path, "path", PhysicalType::BYTE_ARRAY)?;
+    let offsets = column(find("offset"), "offset", PhysicalType::INT64)?;
+    let sizes = column(find("size"), "size", PhysicalType::INT64)?;
+    let raws = column(raw, "raw", PhysicalType::BYTE_ARRAY)?;
+    (0..count).map(|i| row(i, paths.as_ref(), offsets.as_ref(), sizes.as_ref(), raws.as_ref())).collect()
+}
+
+/// Row `i` from the columns.
+fn row(
+    i: usize,
+    paths: Option<&Values>,
+    offsets: Option<&Values>,
+    sizes: Option<&Values>,
+    raws: Option<&Values>,
+) -> Result<Row, String> {
+    let bytes = |values: Option<&Values>| match values {
+        Some(Values::Bytes(list)) => list.get(i).cloned().flatten(),
+        _ => None,
+    };
+    let int = |values: Option<&Values>| match values {
+        Some(Values::Ints(list)) => list.get(i).copied().flatten().unwrap_or(0),
+        _ => 0,
+    };
+    if let Some(raw) = bytes(raws) {
+        return Ok(Row::Inline(Bytes::from(raw.data().to_vec())));
+    }
+    let Some(url) = bytes(paths) else { return Ok(Row::Missing) };
+    let url = std::str::from_utf8(url.data()).map_err(|_| format!("row {i}: a path that is not UTF-8"))?;
+    let (offset, size) = (int(offsets), int(sizes));
+    if offset < 0 || size < 0 {
+        return Err(format!("row {i}: a negative offset or size ({offset}, {size})"));
+    }
+    Ok(Row::Reference { url: url.to_string(), offset, size })
+}
+
+/// Every value of column `index` (of physical type `kind`), `count` rows over all row groups.
+fn read_column(
+    reader: &SerializedFileReader<Bytes>,
+    index: usize,
+    kind: PhysicalType,
+    count: usize,
+) -> Result<Values, String> {
+    let values = match kind {
+        PhysicalType::BYTE_ARRAY => Values::Bytes(collect::<ByteArrayType>(reader, index, count, |c| match c {
+            ColumnReader::ByteArrayColumnReader(r) => Some(r),
+            _ => None,
+        })?),
+        _ => Values::Ints(collect::<Int64Type>(reader, index, count, |c| match c {
+            ColumnReader::Int64ColumnReader(r) => Some(r),
+            _ => None,
+        })?),
+    };
+    Ok(values)
+}
+
+/// The values of column `index` over all row groups (nulls as `None`), exactly `count` of them.
+fn collect<T: DataType>(
+    reader: &SerializedFileReader<Bytes>,
+    index: usize,
+    count: usize,
+    typed: impl Fn(ColumnReader) -> Option<ColumnReaderImpl<T>>,
+) -> Result<Vec<Option<T::T>>, String> {
+    let max_def = reader.metadata().file_metadata().schema_descr().column(index).max_def_level();
+    let mut out = Vec::new();
+    for group in 0..reader.num_row_groups() {
+        let group = reader.get_row_group(group).map_err(|e| e.to_string())?;
+        let column = group.get_column_reader(index).map_err(|e| e.to_string())?;
+        let mut column = typed(column).ok_or("an unexpected physical type")?;
+        loop {
+            let (mut defs, mut values) = (Vec::new(), Vec::new());
+            let (records, _, _) =
+                column.read_records(BATCH, Some(&mut defs), None, &mut values).map_err(|e| e.to_string())?;
+            if records == 0 {
+                break;
+            }
+            if out.len() + records > count {
+                return Err(format!("more values than its {count} rows"));
+            }
+            if max_def == 0 {
+                out.extend(values.into_iter().map(Some));
+                continue;
+            }
+            let mut values = values.into_iter();
+            for def in defs.iter().take(records) {
+                out.push(if *def == max_def { Some(values.next().ok_or("fewer values than levels")?) } else { None });
+            }
+        }
+    }
+    if out.len() != count {
+        return Err(format!("{} values for {count} rows", out.len()));
+    }
+    Ok(out)
+}
