@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::args::{ScanArgs, ScanFormat};
+use super::args::{ScanArgs, ScanFormat, SidecarKind};
 use super::progress::bar;
 use super::write::{combine_and_write, Output};
 use super::Outcome;
+use crate::scan::dmrpp::{with_sidecars, Sidecars};
 use crate::scan::scan_files;
 use crate::store::OutputKind;
 
@@ -53,8 +54,19 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         progress.set_position(done as u64);
         progress.set_message(format!("{refs} references"));
     };
-    let scanned = scan_files(&files, &options, &report);
+    let sidecars = match args.sidecars {
+        Some(SidecarKind::Dmrpp) => Sidecars::Dmrpp,
+        None => Sidecars::None,
+    };
+    let (scanned_paths, from_sidecars) = with_sidecars(&files, sidecars, &options);
+    let scanned = scan_files(&scanned_paths, &options, &report);
     progress.finish_and_clear();
+    if args.sidecars.is_some() {
+        outln!(
+            "scanned {from_sidecars} of {} file(s) from their DMR++ sidecars (<file>.dmrpp), the others from the files",
+            files.len()
+        );
+    }
     let outcome = combine_and_write(scanned?, files.len(), &Output::from(&args))?;
     print_fetched(&options.fetched)?;
     Ok(outcome)

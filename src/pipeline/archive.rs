@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::PipelineError;
 use crate::combine::{combine, CombineOptions, ConcatDim};
 use crate::dataset::VirtualDataset;
+use crate::scan::dmrpp::{with_sidecars, Sidecars};
 use crate::scan::{scan_files, ScanOptions};
 use crate::source::{FetchTotals, RemoteOptions};
 
@@ -23,6 +24,7 @@ pub struct Archive {
     remote: RemoteOptions,
     max_concurrent_requests: usize,
     history: bool,
+    sidecars: Sidecars,
 }
 
 /// What [`Archive::scan`] produced.
@@ -34,6 +36,8 @@ pub struct ScannedArchive {
     pub files: Vec<PathBuf>,
     /// Remote objects scanned and the requests and bytes it took.
     pub fetched: std::sync::Arc<FetchTotals>,
+    /// How many files were scanned from their sidecars ([`Archive::sidecars`]).
+    pub from_sidecars: usize,
 }
 
 impl Archive {
@@ -56,6 +60,7 @@ impl Archive {
             remote: RemoteOptions::default(),
             max_concurrent_requests: scan.max_concurrent_requests,
             history: true,
+            sidecars: Sidecars::None,
         }
     }
 
@@ -149,6 +154,14 @@ impl Archive {
         self
     }
 
+    /// Which sidecars are read in place of the files they describe: with [`Sidecars::Dmrpp`] a file
+    /// with a `<file>.dmrpp` beside it is scanned from that sidecar. Default: [`Sidecars::None`].
+    #[must_use]
+    pub fn sidecars(mut self, sidecars: Sidecars) -> Self {
+        self.sidecars = sidecars;
+        self
+    }
+
     /// The concatenation dimensions, outermost first.
     pub fn concat_dims(&self) -> &[ConcatDim] {
         &self.concat
@@ -207,9 +220,10 @@ impl Archive {
         let files = self.files(runtime)?;
         self.check_file_count(files.len())?;
         let options = self.scan_options(runtime);
-        let scanned = scan_files(&files, &options, progress)?;
+        let (scanned_paths, from_sidecars) = with_sidecars(&files, self.sidecars, &options);
+        let scanned = scan_files(&scanned_paths, &options, progress)?;
         let dataset = self.combine(scanned, files.len())?;
-        Ok(ScannedArchive { dataset, files, fetched: options.fetched })
+        Ok(ScannedArchive { dataset, files, fetched: options.fetched, from_sidecars })
     }
 
     /// Refuses several files without a concatenation dimension (before any is scanned).

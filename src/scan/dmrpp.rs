@@ -28,7 +28,7 @@ mod types;
 mod values;
 mod xml;
 
-pub use files::{data_location, sidecar_of};
+pub use files::{data_location, sidecar_of, with_sidecars, Sidecars};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -57,6 +57,8 @@ struct Context<'a> {
     options: &'a ScanOptions,
     files: Files<'a>,
     enumerations: &'a HashMap<String, &'a xml::Element>,
+    /// Every variable of the sidecar (for the char stacking rule).
+    variables: &'a [model::DmrVariable<'a>],
 }
 
 impl Context<'_> {
@@ -85,7 +87,7 @@ pub fn scan_dmrpp(path: &Path, bytes: &dyn ByteSource, options: &ScanOptions) ->
     let dmr = model::read_dmr(&root).map_err(open)?;
     let location = path.to_string_lossy();
     let files = Files::open(&location, root.attr("dmrpp:href"), options).map_err(open)?;
-    let mut ctx = Context { path, options, files, enumerations: &dmr.enumerations };
+    let mut ctx = Context { path, options, files, enumerations: &dmr.enumerations, variables: &dmr.variables };
     let mut dataset = VirtualDataset { groups: dmr.groups.clone(), ..VirtualDataset::default() };
     let mut warnings = Vec::new();
     for (object, name, why) in &dmr.dropped {

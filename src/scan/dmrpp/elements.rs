@@ -81,6 +81,8 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String>
     let scalar = element.child("Dim").is_none();
     let length = match storage {
         Storage::Strings(_) => return Ok(DataType::String),
+        // BES writes a variable-length scalar's text as compact data without `dmrpp:chunks`.
+        Storage::Inline(_, _) if scalar && element.child("dmrpp:chunks").is_none() => return Ok(DataType::String),
         Storage::Inline(_, bytes) if scalar => bytes.len() as u64,
         Storage::Chunks(ChunksInfo { chunks, chunk_shape: None, filters, .. })
             if scalar && chunks.len() == 1 && filters.is_empty() =>
@@ -149,6 +151,13 @@ fn flat_leaves(s: &StructType) -> Vec<DataType> {
             t => vec![t],
         })
         .collect()
+}
+
+/// Whether variable `element` holds one-byte strings (a netCDF `char`): `Char`, or a `String` of
+/// fixed length 1.
+pub(super) fn is_char(element: &Element) -> bool {
+    let fixed = element.child("dmrpp:FixedLengthStringArray").and_then(|f| f.attr("string_length"));
+    element.name == "Char" || (element.name == "String" && fixed.is_some_and(|l| l.trim() == "1"))
 }
 
 /// Refuses a structure whose members leave padding (BES's `structOffset`: the offsets of the

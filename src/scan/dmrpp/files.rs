@@ -106,6 +106,31 @@ impl<'a> Files<'a> {
     }
 }
 
+/// Which sidecars a scan reads in place of the files they describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Sidecars {
+    /// None: every file is scanned itself. The default.
+    #[default]
+    None,
+    /// DMR++: `<file>.dmrpp`, where it exists.
+    Dmrpp,
+}
+
+/// The files to scan for `files`: with [`Sidecars::Dmrpp`], `<file>.dmrpp` where it exists (checked
+/// in parallel, one HEAD request per object-store file), else the file itself; and how many
+/// sidecars were found.
+pub fn with_sidecars(files: &[PathBuf], sidecars: Sidecars, options: &ScanOptions) -> (Vec<PathBuf>, usize) {
+    use rayon::prelude::*;
+    if sidecars == Sidecars::None {
+        return (files.to_vec(), 0);
+    }
+    let found: Vec<Option<PathBuf>> = files.par_iter().map(|f| sidecar_of(f, options)).collect();
+    let count = found.iter().flatten().count();
+    let paths = files.iter().zip(found).map(|(file, sidecar)| sidecar.unwrap_or_else(|| file.clone())).collect();
+    (paths, count)
+}
+
 /// The sidecar of `file` (`<file>.dmrpp`), when one exists: a local file, or an object answering a
 /// HEAD request (through `options.runtime`).
 pub fn sidecar_of(file: &Path, options: &ScanOptions) -> Option<PathBuf> {

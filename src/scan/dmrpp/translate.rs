@@ -6,7 +6,7 @@
 //! enum's members as CF flags, `_Encoding` on fixed-length strings.
 
 use super::chunks::{chunk_table, ChunksInfo, Storage};
-use super::elements::{element_info, ElementInfo};
+use super::elements::{element_info, is_char, ElementInfo};
 use super::model::DmrVariable;
 use super::types::value_bytes;
 use super::Context;
@@ -14,6 +14,7 @@ use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, OwnedBytes, VirtualArray};
 use crate::grid::ChunkGrid;
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
+use crate::scan::chars::{char_dim_stackable, CharUse};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::filters::{filter_stage, stored_codecs, FilterSpec};
 use crate::scan::{chunk_table_for, ScanError, MAX_CHUNKS_PER_ARRAY};
@@ -49,10 +50,24 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         return Err(Refusal::Unsupported(why.clone()));
     }
     let info = element_info(var.element, &storage, ctx.enumerations).map_err(Refusal::Unsupported)?;
-    let data_type = info.data_type;
-    let fill = fill_value(&info, &storage).map_err(|why| invalid("reading the fill value", why))?;
+    let mut storage = storage;
+    let mut data_type = info.data_type;
+    let mut dims = dims;
+    let mut shape = shape;
+    let mut fill = fill_value(&info, &storage, var).map_err(|why| invalid("reading the fill value", why))?;
+    if let Some(length) = char_fold(ctx, var, &shape, &mut storage, data_type) {
+        // netCDF `char` arrays: the last dimension is the string length, as the HDF5 scanner folds it.
+        let first = fill.as_bytes().first().copied().unwrap_or(0);
+        data_type = DataType::FixedBytes(length);
+        fill = FillValue::from_bytes(data_type, vec![first; length as usize]).map_err(|e| invalid("reading the fill value", e.to_string()))?;
+        shape.pop();
+        dims.pop();
+    }
     let layout = match storage {
         Storage::Strings(strings) => owned_strings(ctx, &var.path, &shape, &strings)?,
+        Storage::Inline(_, bytes) if data_type == DataType::String => {
+            owned_strings(ctx, &var.path, &shape, &[String::from_utf8_lossy(&bytes).into_owned()])?
+        }
         Storage::Inline(chunks, bytes) => compact(ctx, &var.path, &shape, data_type, endian(data_type, &chunks), bytes)?,
         Storage::Chunks(chunks) => match &chunks.chunk_shape {
             Some(chunk_shape) => chunked(ctx, &var.path, &shape, data_type, &chunks, chunk_shape)?,
@@ -70,7 +85,7 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         notes: var.notes.clone(),
     };
     encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
-    if matches!(data_type, DataType::FixedBytes(n) if n > 1) && var.element.name == "String" {
+    if matches!(info.data_type, DataType::FixedBytes(n) if n > 1) && var.element.name == "String" {
         metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
     }
     if let Some(members) = info.enum_members {
@@ -102,15 +117,75 @@ fn endian(data_type: DataType, info: &ChunksInfo) -> Option<Endian> {
     multi.then(|| info.byte_order.unwrap_or(Endian::Little))
 }
 
-/// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated); zero when
-/// absent or, for strings, BES's `unsupported-string`.
-fn fill_value(info: &ElementInfo, storage: &Storage) -> Result<FillValue, String> {
+/// The string length a netCDF `char` array (one-byte strings) folds its last dimension into, when
+/// the HDF5 scanner would fold it: the whole dimension in every chunk, and xarray's stacking rule
+/// (`scan/chars`) among the variables of its group. The storage then loses that dimension too.
+fn char_fold(
+    ctx: &Context<'_>,
+    var: &DmrVariable<'_>,
+    shape: &[u64],
+    storage: &mut Storage,
+    data_type: DataType,
+) -> Option<u32> {
+    let length = *shape.last()?;
+    let whole_rows = match storage {
+        Storage::Chunks(info) => info.chunk_shape.as_ref().is_none_or(|c| c.last() == Some(&length)),
+        Storage::Inline(..) => true,
+        _ => false,
+    };
+    if data_type != DataType::FixedBytes(1) || !whole_rows || !stackable_last(ctx, var) {
+        return None;
+    }
+    let length = u32::try_from(length).ok().filter(|&n| n > 0)?;
+    if let Storage::Chunks(info) = storage {
+        if let Some(chunk_shape) = &mut info.chunk_shape {
+            chunk_shape.pop();
+        }
+        for chunk in &mut info.chunks {
+            // The last coordinate of a whole-row chunk's origin is 0; anything else fails the checks.
+            if let Some(position) = chunk.position.as_mut().filter(|p| p.last() == Some(&0)) {
+                position.pop();
+            }
+        }
+    }
+    Some(length)
+}
+
+/// Whether xarray stacks the last dimension of `var` (a char array) into strings, judged among the
+/// variables of its group.
+fn stackable_last(ctx: &Context<'_>, var: &DmrVariable<'_>) -> bool {
+    let parent = |path: &str| path.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let group = parent(&var.path);
+    let uses: Vec<CharUse<'_>> = ctx
+        .variables
+        .iter()
+        .filter(|v| parent(&v.path) == group)
+        .map(|v| CharUse {
+            name: v.path.rsplit('/').next().unwrap_or_default(),
+            dims: v.dims.as_ref().map(|d| d.iter().map(|(n, _)| n.as_str()).collect()).unwrap_or_default(),
+            is_char: is_char(v.element),
+        })
+        .collect();
+    let last = var.dims.as_ref().ok().and_then(|d| d.last());
+    last.is_some_and(|(dim, _)| char_dim_stackable(dim, &uses))
+}
+
+/// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated); when absent,
+/// the SD interface's default for an HDF4 data set (BES marks those with `dmr_sds_ref`), else zero;
+/// for strings, BES's `unsupported-string` is zero.
+fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> Result<FillValue, String> {
     let data_type = info.data_type;
     let text = match storage {
         Storage::Chunks(c) | Storage::Inline(c, _) => c.fill.as_deref(),
         _ => None,
     };
-    let Some(text) = text.filter(|t| !t.trim().is_empty()) else { return Ok(FillValue::zero(data_type)) };
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        let hdf4 = var.element.children_named("Attribute").any(|a| a.attr("name") == Some("dmr_sds_ref"));
+        if hdf4 && !matches!(data_type, DataType::String | DataType::Struct(_)) {
+            return FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type)).map_err(|e| e.to_string());
+        }
+        return Ok(FillValue::zero(data_type));
+    };
     let bytes = match data_type {
         DataType::String => return Ok(FillValue::zero(data_type)),
         DataType::FixedBytes(_) if text == "unsupported-string" => return Ok(FillValue::zero(data_type)),
