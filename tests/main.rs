@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod common;
 mod concat;
+mod dmrpp;
 mod hostile;
 mod hygiene;
 mod icechunk_repo;

@@ -42,12 +42,13 @@ use translate::Refusal;
 /// Largest sidecar read (a granule of 10^6 chunks is about 100 MB of XML).
 pub const MAX_SIDECAR_BYTES: u64 = 1 << 30;
 
-/// Whether `head` (a file's first bytes) looks like a DMR++ document: XML whose first element is a
-/// DAP4 `Dataset`, or that names the DMR++ namespace.
+/// Whether `head` (a file's first bytes) is to be read as a DMR++ document: it starts with markup
+/// (`<`, after a byte-order mark and blanks; no HDF5, NetCDF or HDF4 file does), or names the DMR++
+/// namespace after a line of other text (as some of BES's own test sidecars do).
 pub(crate) fn looks_like_dmrpp(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    trimmed.starts_with("<?xml") || trimmed.starts_with("<Dataset") || text.contains("xml.opendap.org/dap/dmrpp")
+    trimmed.starts_with('<') || text.contains("xml.opendap.org/dap/dmrpp")
 }
 
 /// State shared by the variables of one sidecar.
