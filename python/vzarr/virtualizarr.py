@@ -10,6 +10,13 @@ on object stores, safe in thread pools (no HDF5 lock: vzarr reads the format its
     vds = open_virtual_dataset("file:///data/tas_2023-01.nc", registry=registry,
                                parser=vzarr.virtualizarr.Parser())
 
+A DMR++ sidecar URL (``.../granule.h5.dmrpp``, as NASA's archives publish them beside each granule)
+works the same way: the chunks then reference the data file the sidecar describes (``DMRPPParser`` is
+the same parser, under the name VirtualiZarr gives its own)::
+
+    vds = open_virtual_dataset("s3://bucket/granule.h5.dmrpp", registry=registry,
+                               parser=vzarr.virtualizarr.DMRPPParser())
+
 `Parser()(url, registry)` returns a `ManifestStore` whose manifests hold the same paths, offsets and
 lengths as VirtualiZarr's `HDFParser` gives for the same file. Variables vzarr cannot reference raise
 `NotImplementedError` (as VirtualiZarr's parsers do), or are left out with a warning when
@@ -84,7 +91,8 @@ class Parser:
             relative = path[len(prefix) :]
             if relative in self.drop_variables:
                 continue
-            arrays[relative] = _manifest_array(url, item)
+            # A sidecar's chunks lie in its data file.
+            arrays[relative] = _manifest_array(parsed.get("data_url") or url, item)
         return _tree(arrays, {p[len(prefix) :]: a for p, a in groups.items() if p == self.group or p.startswith(prefix)})
 
 
@@ -153,3 +161,7 @@ def _registry_options(url: str, registry) -> dict:
             continue
         options[str(key)] = value if isinstance(value, (bool, str)) else str(value)
     return options
+
+
+DMRPPParser = Parser
+"""`Parser` by the name of VirtualiZarr's DMR++ parser: give it ``.dmrpp`` URLs."""

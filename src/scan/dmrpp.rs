@@ -64,7 +64,12 @@ struct Context<'a> {
 
 impl Context<'_> {
     fn variable_error(&self, var: &str, what: &str, why: String) -> ScanError {
-        ScanError::Variable { path: self.path.to_path_buf(), variable: var.into(), what: what.into(), source: why.into() }
+        ScanError::Variable {
+            path: self.path.to_path_buf(),
+            variable: var.into(),
+            what: what.into(),
+            source: why.into(),
+        }
     }
 
     fn owned_error(&self, var: &str, source: crate::dataset::OwnedBytesError) -> ScanError {
@@ -79,11 +84,17 @@ impl Context<'_> {
 /// [`ScanError`] naming the sidecar: malformed XML, a data file that cannot be found, authorized or
 /// opened, and any variable's problem (those vzarr cannot represent only without `skip_unsupported`).
 pub fn scan_dmrpp(path: &Path, bytes: &dyn ByteSource, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-    let open = |why: String| ScanError::Open { path: path.to_path_buf(), format: super::FileFormat::Dmrpp, source: why.into() };
+    let open = |why: String| ScanError::Open {
+        path: path.to_path_buf(),
+        format: super::FileFormat::Dmrpp,
+        source: why.into(),
+    };
     if bytes.len() > MAX_SIDECAR_BYTES {
         return Err(open(format!("{} bytes, more than the {MAX_SIDECAR_BYTES} a sidecar may have", bytes.len())));
     }
-    let text = bytes.read_range(0, bytes.len()).map_err(|e| ScanError::Io { path: path.into(), source: std::io::Error::other(e) })?;
+    let text = bytes
+        .read_range(0, bytes.len())
+        .map_err(|e| ScanError::Io { path: path.into(), source: std::io::Error::other(e) })?;
     let root = xml::parse(&text).map_err(|e| open(e.to_string()))?;
     let dmr = model::read_dmr(&root).map_err(open)?;
     let location = path.to_string_lossy();
@@ -109,7 +120,8 @@ pub fn scan_dmrpp(path: &Path, bytes: &dyn ByteSource, options: &ScanOptions) ->
         }
     }
     for dim in &options.concat_dims {
-        let coordinate = values::concat_coordinate(&ctx, &dataset.arrays, dim).map_err(|why| ctx.variable_error(dim, "reading the concatenation coordinate", why))?;
+        let coordinate = values::concat_coordinate(&ctx, &dataset.arrays, dim)
+            .map_err(|why| ctx.variable_error(dim, "reading the concatenation coordinate", why))?;
         dataset.concat.extend(coordinate);
     }
     for source in ctx.files.sources() {

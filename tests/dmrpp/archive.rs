@@ -42,10 +42,7 @@ fn write_sidecar(data: &Path) -> PathBuf {
     let chunks: String = (0..2u64)
         .map(|t| {
             let c = chunk_at(data, "tas", &[t, 0]).expect("written chunk");
-            format!(
-                r#"<dmrpp:chunk offset="{}" nBytes="{}" chunkPositionInArray="[{t},0]"/>"#,
-                c.offset, c.length
-            )
+            format!(r#"<dmrpp:chunk offset="{}" nBytes="{}" chunkPositionInArray="[{t},0]"/>"#, c.offset, c.length)
         })
         .collect();
     let xml = format!(

@@ -38,7 +38,11 @@ fn malformed_truncated_and_entity_sidecars_are_refused_in_one_line() {
     assert_refused("mismatched", scan_edited("mismatched", mismatched), &["malformed XML"]);
     let laughs = |t: &str| {
         let doctype = r#"<!DOCTYPE Dataset [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>"#;
-        t.replacen("<Dataset", &format!("{doctype}\n<Dataset"), 1).replacen("<Value>3.20.13</Value>", "<Value>&b;</Value>", 1)
+        t.replacen("<Dataset", &format!("{doctype}\n<Dataset"), 1).replacen(
+            "<Value>3.20.13</Value>",
+            "<Value>&b;</Value>",
+            1,
+        )
     };
     assert_refused("entities", scan_edited("entities", laughs), &["DOCTYPE"]);
     let undefined = |t: &str| t.replacen("<Value>3.20.13</Value>", "<Value>&external;</Value>", 1);
@@ -69,9 +73,12 @@ fn positions_counts_offsets_and_filters_out_of_bounds_name_the_variable() {
         let vlsa = r#"<dmrpp:vlsa><v c="1000000000000000">x</v></dmrpp:vlsa>"#;
         let start = t.find("<dmrpp:chunks").unwrap();
         let end = t.find("</dmrpp:chunks>").unwrap() + "</dmrpp:chunks>".len();
-        format!("{}{vlsa}{}", &t[..start], &t[end..]).replacen("<Int32 name=\"IntArray\">", "<String name=\"IntArray\">", 1).replacen("</Int32>", "</String>", 1)
+        format!("{}{vlsa}{}", &t[..start], &t[end..])
+            .replacen("<Int32 name=\"IntArray\">", "<String name=\"IntArray\">", 1)
+            .replacen("</Int32>", "</String>", 1)
     };
     assert_refused("repeat count", scan_edited("repeat", strings), &["IntArray", "more strings"]);
-    let data = |t: &str| t.replace(r#"dmrpp:href="data/dmrpp/SDS_shuf_2def_fle.h5""#, r#"dmrpp:href="file:///etc/passwd""#);
+    let data =
+        |t: &str| t.replace(r#"dmrpp:href="data/dmrpp/SDS_shuf_2def_fle.h5""#, r#"dmrpp:href="file:///etc/passwd""#);
     assert_refused("untrusted data file", scan_edited("untrusted", data), &["/etc/passwd", "not authorized"]);
 }

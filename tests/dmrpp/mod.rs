@@ -79,7 +79,12 @@ fn codecs_for_comparison(array: &VirtualArray, keep_levels: bool) -> Vec<Codec> 
 }
 
 /// Differences between the sidecar's scan and the file's for one array.
-fn compare(sidecar: &Path, ours: &VirtualArray, theirs: &VirtualArray, ds: (&VirtualDataset, &VirtualDataset)) -> Vec<String> {
+fn compare(
+    sidecar: &Path,
+    ours: &VirtualArray,
+    theirs: &VirtualArray,
+    ds: (&VirtualDataset, &VirtualDataset),
+) -> Vec<String> {
     let mut out = Vec::new();
     let what = format!("{}: {}", sidecar.display(), ours.path);
     let (a, b) = (&ours.metadata, &theirs.metadata);
@@ -89,7 +94,10 @@ fn compare(sidecar: &Path, ours: &VirtualArray, theirs: &VirtualArray, ds: (&Vir
         ("chunk grid", a.chunk_grid == b.chunk_grid),
         ("fill value", a.fill_value == b.fill_value),
         ("codecs", codecs_for_comparison(ours, levels) == codecs_for_comparison(theirs, levels)),
-        ("dimension names", a.dimension_names == b.dimension_names || sidecar.ends_with(format!("{EXTRA_VARIABLE}.dmrpp"))),
+        (
+            "dimension names",
+            a.dimension_names == b.dimension_names || sidecar.ends_with(format!("{EXTRA_VARIABLE}.dmrpp")),
+        ),
         ("chunk count", ours.chunks.len() == theirs.chunks.len()),
     ];
     for (name, same) in checks {
@@ -100,9 +108,10 @@ fn compare(sidecar: &Path, ours: &VirtualArray, theirs: &VirtualArray, ds: (&Vir
     let location = |d: &VirtualDataset, s: u32| d.sources.get(s).unwrap().location.clone();
     for (k, (x, y)) in ours.chunks.iter().zip(theirs.chunks.iter()).enumerate() {
         let same = match (x, y) {
-            (ChunkEntry::Source { source: s1, offset: o1, length: l1 }, ChunkEntry::Source { source: s2, offset: o2, length: l2 }) => {
-                (o1, l1, location(ds.0, s1)) == (o2, l2, location(ds.1, s2))
-            }
+            (
+                ChunkEntry::Source { source: s1, offset: o1, length: l1 },
+                ChunkEntry::Source { source: s2, offset: o2, length: l2 },
+            ) => (o1, l1, location(ds.0, s1)) == (o2, l2, location(ds.1, s2)),
             (ChunkEntry::Owned { offset: o1, length: l1 }, ChunkEntry::Owned { offset: o2, length: l2 }) => {
                 ours.chunks.owned_chunk(o1, l1).unwrap() == theirs.chunks.owned_chunk(o2, l2).unwrap()
             }
@@ -161,7 +170,8 @@ fn never_filled(data: &Path, path: &str) -> bool {
 fn libhdf5_values(data: &Path, path: &str, len: usize) -> Option<Vec<u8>> {
     // libnetcdf stores a variable named as a dimension it is not the coordinate of under this name.
     let (group, leaf) = path.rsplit_once('/').map_or(("", path), |(g, l)| (g, l));
-    let renamed = if group.is_empty() { format!("_nc4_non_coord_{leaf}") } else { format!("{group}/_nc4_non_coord_{leaf}") };
+    let renamed =
+        if group.is_empty() { format!("_nc4_non_coord_{leaf}") } else { format!("{group}/_nc4_non_coord_{leaf}") };
     let exists = with_hdf5_files(|| hdf5::File::open(data).ok().is_some_and(|f| f.dataset(&renamed).is_ok()));
     let path = if exists { renamed.as_str() } else { path };
     use hdf5_sys::h5d::{H5Dget_space, H5Dget_type};
@@ -234,7 +244,9 @@ fn check_sidecars_reports_a_changed_offset_and_a_dropped_filter() {
         sub.join("a.h5.dmrpp").display().to_string()
     };
     let same = variant("same", &text);
-    assert!(text.contains(r#"offset="4048""#) && text.contains(r#"compressionType="shuffle deflate deflate fletcher32""#));
+    assert!(
+        text.contains(r#"offset="4048""#) && text.contains(r#"compressionType="shuffle deflate deflate fletcher32""#)
+    );
     let moved = variant("moved", &text.replace(r#"offset="4048""#, r#"offset="4050""#));
     let dropped = variant("dropped", &text.replace("shuffle deflate deflate fletcher32", "shuffle deflate deflate"));
     let ok = cli_expect(&["check-sidecars", &same], 0);

@@ -85,11 +85,29 @@ fn compare(sidecar: &VirtualDataset, file: &VirtualDataset, check: &mut SidecarC
     }
 }
 
-fn difference(variable: &str, chunk: Option<u64>, what: &str, sidecar: impl ToString, file: impl ToString) -> Difference {
-    Difference { variable: variable.into(), chunk, what: what.into(), sidecar: sidecar.to_string(), file: file.to_string() }
+fn difference(
+    variable: &str,
+    chunk: Option<u64>,
+    what: &str,
+    sidecar: impl ToString,
+    file: impl ToString,
+) -> Difference {
+    Difference {
+        variable: variable.into(),
+        chunk,
+        what: what.into(),
+        sidecar: sidecar.to_string(),
+        file: file.to_string(),
+    }
 }
 
-fn compare_array(ours: &VirtualArray, theirs: &VirtualArray, sidecar: &VirtualDataset, file: &VirtualDataset, out: &mut Vec<Difference>) {
+fn compare_array(
+    ours: &VirtualArray,
+    theirs: &VirtualArray,
+    sidecar: &VirtualDataset,
+    file: &VirtualDataset,
+    out: &mut Vec<Difference>,
+) {
     let (a, b) = (&ours.metadata, &theirs.metadata);
     let var = ours.path.as_str();
     let before = out.len();
@@ -100,7 +118,9 @@ fn compare_array(ours: &VirtualArray, theirs: &VirtualArray, sidecar: &VirtualDa
         out.push(difference(var, None, "shape", format!("{:?}", a.shape()), format!("{:?}", b.shape())));
     }
     if a.chunk_grid != b.chunk_grid {
-        let shape = |m: &crate::metadata::ArrayMetadata| format!("{:?}", m.chunk_grid.dims().iter().map(|d| d.edge(0)).collect::<Vec<_>>());
+        let shape = |m: &crate::metadata::ArrayMetadata| {
+            format!("{:?}", m.chunk_grid.dims().iter().map(|d| d.edge(0)).collect::<Vec<_>>())
+        };
         out.push(difference(var, None, "chunk shape", shape(a), shape(b)));
     }
     if a.fill_value != b.fill_value && a.data_type == b.data_type {
@@ -118,7 +138,10 @@ fn compare_array(ours: &VirtualArray, theirs: &VirtualArray, sidecar: &VirtualDa
     for (k, (x, y)) in ours.chunks.iter().zip(theirs.chunks.iter()).enumerate() {
         let k = Some(k as u64);
         match (x, y) {
-            (ChunkEntry::Source { source: s1, offset: o1, length: l1 }, ChunkEntry::Source { source: s2, offset: o2, length: l2 }) => {
+            (
+                ChunkEntry::Source { source: s1, offset: o1, length: l1 },
+                ChunkEntry::Source { source: s2, offset: o2, length: l2 },
+            ) => {
                 if o1 != o2 {
                     out.push(difference(var, k, "offset", o1, o2));
                 }
@@ -130,9 +153,20 @@ fn compare_array(ours: &VirtualArray, theirs: &VirtualArray, sidecar: &VirtualDa
                 }
             }
             (ChunkEntry::Owned { offset: o1, length: l1 }, ChunkEntry::Owned { offset: o2, length: l2 }) => {
-                let same = ours.chunks.owned_chunk(o1, l1).ok().zip(theirs.chunks.owned_chunk(o2, l2).ok()).is_some_and(|(p, q)| p == q);
+                let same = ours
+                    .chunks
+                    .owned_chunk(o1, l1)
+                    .ok()
+                    .zip(theirs.chunks.owned_chunk(o2, l2).ok())
+                    .is_some_and(|(p, q)| p == q);
                 if !same {
-                    out.push(difference(var, k, "inline bytes", format!("{l1} bytes"), format!("{l2} bytes, not the same")));
+                    out.push(difference(
+                        var,
+                        k,
+                        "inline bytes",
+                        format!("{l1} bytes"),
+                        format!("{l2} bytes, not the same"),
+                    ));
                 }
             }
             (ChunkEntry::Missing, ChunkEntry::Missing) | (ChunkEntry::Source { .. }, ChunkEntry::Owned { .. }) => {}

@@ -106,7 +106,8 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
         Some(other) => return Err(format!("byteOrder {other:?}")),
     };
     if let Some(offsets) = element.attr("structOffset") {
-        info.struct_offsets = Some(offsets.split_whitespace().map(|o| number("structOffset", o)).collect::<Result<_, _>>()?);
+        info.struct_offsets =
+            Some(offsets.split_whitespace().map(|o| number("structOffset", o)).collect::<Result<_, _>>()?);
     }
     if let Some(sizes) = element.child("dmrpp:chunkDimensionSizes") {
         let shape: Vec<u64> =
@@ -176,9 +177,10 @@ fn strings(vlsa: &Element, count: Option<u64>) -> Result<Vec<String>, String> {
             Some(c) => c.trim().parse::<u64>().map_err(|_| format!("vlsa repeat count {c:?}"))?,
             None => 1,
         };
-        total = total.checked_add(repeat).filter(|&t| t <= count).ok_or_else(|| {
-            format!("dmrpp:vlsa lists more strings than the variable's {count} elements")
-        })?;
+        total = total
+            .checked_add(repeat)
+            .filter(|&t| t <= count)
+            .ok_or_else(|| format!("dmrpp:vlsa lists more strings than the variable's {count} elements"))?;
         let text = match v.attr("s") {
             Some(size) => {
                 let size = size.trim().parse::<u64>().map_err(|_| format!("vlsa size {size:?}"))?;
@@ -230,7 +232,8 @@ pub(super) fn chunk_table(
             None => return Err(format!("chunk {k} has no chunkPositionInArray")),
         };
         if origin.len() != shape.len() {
-            let msg = format!("chunk {k}: position {origin:?} has {} coordinates, the array {}", origin.len(), shape.len());
+            let msg =
+                format!("chunk {k}: position {origin:?} has {} coordinates, the array {}", origin.len(), shape.len());
             return Err(msg);
         }
         let outside = origin.iter().zip(&shape).zip(chunk_shape).any(|((&o, &n), &c)| o >= n || o % c != 0);
@@ -267,7 +270,10 @@ mod tests {
         );
         let Storage::Chunks(info) = storage(&v, Some(48)).unwrap() else { panic!() };
         assert_eq!(info.filters, ["shuffle", "deflate", "deflate", "fletcher32"]);
-        assert_eq!((info.deflate_level, info.byte_order, info.fill.as_deref()), (Some(4), Some(Endian::Big), Some("-1")));
+        assert_eq!(
+            (info.deflate_level, info.byte_order, info.fill.as_deref()),
+            (Some(4), Some(Endian::Big), Some("-1"))
+        );
         assert_eq!(info.chunk_shape, Some(vec![3, 4]));
         assert_eq!(info.chunks[1].length, 5);
         let grid = ChunkGrid::regular(&[6, 8], &[3, 4]).unwrap();
@@ -286,7 +292,9 @@ mod tests {
             assert!(err.contains("position"), "{err}");
         }
         let twice = [record(vec![3]), record(vec![3])];
-        assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0)).unwrap_err().contains("twice"));
+        assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0))
+            .unwrap_err()
+            .contains("twice"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="99999999999999">a</v></dmrpp:vlsa></String>"#);
         assert!(storage(&v, Some(4)).unwrap_err().contains("more strings"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="3">a</v><v>b</v></dmrpp:vlsa></String>"#);

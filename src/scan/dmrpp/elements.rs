@@ -76,7 +76,10 @@ fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Res
 fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String> {
     if let Some(fixed) = element.child("dmrpp:FixedLengthStringArray") {
         let length = fixed.attr("string_length").and_then(|l| l.trim().parse::<u32>().ok());
-        return length.filter(|&l| l > 0).map(DataType::FixedBytes).ok_or_else(|| "a string_length that is not valid".into());
+        return length
+            .filter(|&l| l > 0)
+            .map(DataType::FixedBytes)
+            .ok_or_else(|| "a string_length that is not valid".into());
     }
     let scalar = element.child("Dim").is_none();
     let length = match storage {
@@ -179,10 +182,13 @@ fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Re
             }
         })
         .collect();
-    let packed: Vec<u64> = sizes.iter().scan(0, |end, s| {
-        *end += s;
-        Some(*end)
-    }).collect();
+    let packed: Vec<u64> = sizes
+        .iter()
+        .scan(0, |end, s| {
+            *end += s;
+            Some(*end)
+        })
+        .collect();
     let stored = offsets.last().copied().unwrap_or(0);
     if *offsets != packed || stored != leaves.iter().map(|t| t.size() as u64).sum::<u64>() {
         let why = format!(

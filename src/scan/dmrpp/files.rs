@@ -84,7 +84,11 @@ impl<'a> Files<'a> {
     pub(super) fn read(&self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, String> {
         let (file, bytes) = self.opened.get(source as usize).ok_or_else(|| format!("no source {source}"))?;
         if offset.checked_add(length).is_none_or(|end| end > bytes.len()) {
-            return Err(format!("{}: bytes {offset}..+{length} lie past its end ({} bytes)", file.location, bytes.len()));
+            return Err(format!(
+                "{}: bytes {offset}..+{length} lie past its end ({} bytes)",
+                file.location,
+                bytes.len()
+            ));
         }
         bytes.read_range(offset, length).map(|b| b.to_vec()).map_err(|e| format!("{}: {e}", file.location))
     }

@@ -88,13 +88,7 @@ pub(super) fn read_dmr(root: &Element) -> Result<Dmr<'_>, String> {
             });
             let (attributes, notes, dropped) = attributes(found.element);
             walk.dropped.extend(dropped.into_iter().map(|(name, why)| (found.path.clone(), name, why)));
-            variables.push(DmrVariable {
-                path: found.path.clone(),
-                element: found.element,
-                dims,
-                attributes,
-                notes,
-            });
+            variables.push(DmrVariable { path: found.path.clone(), element: found.element, dims, attributes, notes });
         }
     }
     Ok(Dmr { groups: walk.groups, variables, enumerations: walk.enumerations, dropped: walk.dropped })

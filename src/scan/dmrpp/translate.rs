@@ -59,7 +59,8 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         // netCDF `char` arrays: the last dimension is the string length, as the HDF5 scanner folds it.
         let first = fill.as_bytes().first().copied().unwrap_or(0);
         data_type = DataType::FixedBytes(length);
-        fill = FillValue::from_bytes(data_type, vec![first; length as usize]).map_err(|e| invalid("reading the fill value", e.to_string()))?;
+        fill = FillValue::from_bytes(data_type, vec![first; length as usize])
+            .map_err(|e| invalid("reading the fill value", e.to_string()))?;
         shape.pop();
         dims.pop();
     }
@@ -68,7 +69,9 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         Storage::Inline(_, bytes) if data_type == DataType::String => {
             owned_strings(ctx, &var.path, &shape, &[String::from_utf8_lossy(&bytes).into_owned()])?
         }
-        Storage::Inline(chunks, bytes) => compact(ctx, &var.path, &shape, data_type, endian(data_type, &chunks), bytes)?,
+        Storage::Inline(chunks, bytes) => {
+            compact(ctx, &var.path, &shape, data_type, endian(data_type, &chunks), bytes)?
+        }
         Storage::Chunks(chunks) => match &chunks.chunk_shape {
             Some(chunk_shape) => chunked(ctx, &var.path, &shape, data_type, &chunks, chunk_shape)?,
             None => contiguous(ctx, &var.path, &shape, data_type, &chunks)?,
@@ -91,7 +94,14 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if let Some(members) = info.enum_members {
         add_enum_flags(members, &mut metadata);
     }
-    Ok(VirtualArray { path: var.path.clone(), metadata, chunks: layout.chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
+    Ok(VirtualArray {
+        path: var.path.clone(),
+        metadata,
+        chunks: layout.chunks,
+        rewritten_chunks: 0,
+        digest: None,
+        tails: Vec::new(),
+    })
 }
 
 /// An enum's members as CF flags and notes, as `scan/hdf5/owned::add_enum_flags` gives them.
@@ -182,7 +192,8 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         let hdf4 = var.element.children_named("Attribute").any(|a| a.attr("name") == Some("dmr_sds_ref"));
         if hdf4 && !matches!(data_type, DataType::String | DataType::Struct(_)) {
-            return FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type)).map_err(|e| e.to_string());
+            return FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type))
+                .map_err(|e| e.to_string());
         }
         return Ok(FillValue::zero(data_type));
     };
@@ -268,7 +279,8 @@ fn contiguous(
         return Err(invalid(ctx, "reading storage", format!("shape {shape:?} is too large to reference")));
     };
     if info.chunks.len() > 1 {
-        let why = format!("{} pieces of data without chunkDimensionSizes (no chunk grid places them)", info.chunks.len());
+        let why =
+            format!("{} pieces of data without chunkDimensionSizes (no chunk grid places them)", info.chunks.len());
         return Err(invalid(ctx, "reading storage", why));
     }
     if !info.filters.is_empty() {
@@ -333,7 +345,9 @@ fn owned_strings(ctx: &mut Context<'_>, var: &str, shape: &[u64], strings: &[Str
     let codecs = CodecChain::vlen_utf8();
     let mut chunks = ChunkTable::default();
     if !strings.is_empty() {
-        let encoded = codecs.encode_strings(strings).map_err(|e| Refusal::Unsupported(format!("cannot store its strings: {e}")))?;
+        let encoded = codecs
+            .encode_strings(strings)
+            .map_err(|e| Refusal::Unsupported(format!("cannot store its strings: {e}")))?;
         let entry = chunks.push_owned(&encoded).map_err(|e| ctx.owned_error(var, e))?;
         chunks.push(entry);
     }

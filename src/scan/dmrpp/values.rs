@@ -18,7 +18,10 @@ const MAX_VALUE_BYTES: u64 = 128 << 20;
 /// Sets the digest of a small array and prepares its trimmed last chunks along the concatenation
 /// dimensions.
 pub(super) fn complete(ctx: &Context<'_>, array: &mut VirtualArray) -> Result<(), ScanError> {
-    let numeric = !matches!(array.metadata.data_type, DataType::Struct(_) | DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_));
+    let numeric = !matches!(
+        array.metadata.data_type,
+        DataType::Struct(_) | DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_)
+    );
     if numeric && wants_digest(ctx.options, array) {
         array.digest = values(ctx, array, ctx.options.digest_max_bytes).ok().map(|v| digest(&v));
     }
@@ -47,7 +50,8 @@ pub(super) fn concat_coordinate(
 ) -> Result<Option<ConcatCoordinate>, String> {
     let names = |a: &VirtualArray| a.metadata.dimension_names.clone().unwrap_or_default();
     let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
-    let text = |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
+    let text =
+        |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
     let as_f64 = |a: &VirtualArray| values(ctx, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
     let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
         Some(b) => Some((b.path.clone(), as_f64(b)?)),
@@ -80,7 +84,8 @@ fn values(ctx: &Context<'_>, array: &VirtualArray, limit: u64) -> Result<Vec<u8>
     };
     let mut out = Vec::with_capacity(total as usize);
     for (k, &(edge, valid)) in rows.iter().enumerate() {
-        let decoded_len = edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
+        let decoded_len =
+            edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
         let decoded_len = decoded_len as usize;
         let decoded = match array.chunks.get(k).unwrap_or(ChunkEntry::Missing) {
             ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
