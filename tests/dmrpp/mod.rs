@@ -3,10 +3,12 @@
 //! scans must reference the same bytes (offsets, lengths, filters, fill values, types, shapes), and
 //! every value read through a store made from the sidecar equals libhdf5's read of the file.
 //! `vzarr check-sidecars` finds a changed offset and a dropped filter; hostile sidecars give one
-//! line (`bad_input`); `scan --sidecars dmrpp` and `--concat` over sidecars (`archive`).
+//! line (`bad_input`); `scan --sidecars dmrpp` and `--concat` over sidecars (`archive`); sidecars over
+//! HTTP (`remote`).
 
 mod archive;
 mod bad_input;
+mod remote;
 
 use std::path::{Path, PathBuf};
 
