@@ -78,7 +78,11 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
         if let Some(inline) = element.child(name) {
             let text: String = inline.text.split_whitespace().collect();
             let bytes = crate::base64::decode(&text).ok_or_else(|| format!("{name} is not base64"))?;
-            let bytes = if name == "dmrpp:missingdata" { inflate_bounded(&bytes, MAX_STRING_BYTES)? } else { bytes };
+            // Missing data (BES's values of variables the file lacks) is zlib-compressed when it helps.
+            let bytes = match name {
+                "dmrpp:missingdata" => inflate_bounded(&bytes, MAX_STRING_BYTES).unwrap_or(bytes),
+                _ => bytes,
+            };
             return Ok(Storage::Inline(info, bytes));
         }
     }
@@ -281,6 +285,19 @@ mod tests {
         assert_eq!(table.get(1), Some(ChunkEntry::Source { source: 0, offset: 10, length: 5 }));
         assert_eq!(table.get(2), Some(ChunkEntry::Source { source: 0, offset: 20, length: 5 }));
         assert_eq!(table.get(0), Some(ChunkEntry::Missing));
+    }
+
+    #[test]
+    fn missing_data_is_inflated_when_compressed() {
+        use std::io::Write;
+        let values: Vec<u8> = (0..16u8).collect();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&values).unwrap();
+        for encoded in [z.finish().unwrap(), values.clone()] {
+            let xml = format!("<UInt8><dmrpp:missingdata>{}</dmrpp:missingdata></UInt8>", crate::base64::encode(&encoded));
+            let Storage::Inline(_, bytes) = storage(&parse(&xml), Some(16)).unwrap() else { panic!() };
+            assert_eq!(bytes, values);
+        }
     }
 
     #[test]
