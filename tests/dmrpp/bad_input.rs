@@ -82,3 +82,36 @@ fn positions_counts_offsets_and_filters_out_of_bounds_name_the_variable() {
         |t: &str| t.replace(r#"dmrpp:href="data/dmrpp/SDS_shuf_2def_fle.h5""#, r#"dmrpp:href="file:///etc/passwd""#);
     assert_refused("untrusted data file", scan_edited("untrusted", data), &["/etc/passwd", "not authorized"]);
 }
+
+#[test]
+fn truncated_and_corrupted_sidecars_never_panic() {
+    let (mut failures, mut scanned) = (0, 0);
+    for name in ["dmrpp/SDS_shuf_2def_fle.h5", "dmrpp/t_enum_grp_array.h5", "string_arrays/vl_str_dup_cross_array.h5"] {
+        let (sidecar, data) = super::pair(name);
+        let text = std::fs::read(&sidecar).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(&data, dir.path().join("a.h5")).unwrap();
+        let bad = dir.path().join("a.h5.dmrpp");
+        let mut variants: Vec<Vec<u8>> = (1..text.len()).step_by(23).map(|n| text[..n].to_vec()).collect();
+        for at in (0..text.len()).step_by(31) {
+            for byte in [b'<', b'"', b'9', b'/', 0xff] {
+                let mut v = text.clone();
+                v[at] = byte;
+                variants.push(v);
+            }
+        }
+        for variant in variants {
+            std::fs::write(&bad, &variant).unwrap();
+            // Whatever the damage: a result, never a panic; an error is one line naming the sidecar.
+            match scan(&bad, &vzarr::ScanOptions::default()) {
+                Ok(_) => scanned += 1,
+                Err(e) => {
+                    let line = e.to_string();
+                    assert!(!line.contains('\n') && line.contains("a.h5.dmrpp"), "{line}");
+                    failures += 1;
+                }
+            }
+        }
+    }
+    assert!(failures > 100 && scanned > 10, "{failures} refused, {scanned} scanned");
+}

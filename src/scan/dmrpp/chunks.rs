@@ -294,7 +294,8 @@ mod tests {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         z.write_all(&values).unwrap();
         for encoded in [z.finish().unwrap(), values.clone()] {
-            let xml = format!("<UInt8><dmrpp:missingdata>{}</dmrpp:missingdata></UInt8>", crate::base64::encode(&encoded));
+            let xml =
+                format!("<UInt8><dmrpp:missingdata>{}</dmrpp:missingdata></UInt8>", crate::base64::encode(&encoded));
             let Storage::Inline(_, bytes) = storage(&parse(&xml), Some(16)).unwrap() else { panic!() };
             assert_eq!(bytes, values);
         }

@@ -69,7 +69,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
     let mut builder = Builder::default();
     loop {
         let position = reader.buffer_position();
-        let fail = |message: String| XmlError { position, message };
+        let fail = |message: String| XmlError { position, message: one_line(&message) };
         match reader.read_event().map_err(|e| fail(e.to_string()))? {
             Event::Start(e) => builder.open(&e).map_err(fail)?,
             Event::Empty(e) => {
@@ -91,6 +91,15 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
             Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
             Event::Eof => return builder.finish().map_err(fail),
         }
+    }
+}
+
+/// A message quoting the document on one line, at most 200 characters of it.
+fn one_line(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line,
     }
 }
 
