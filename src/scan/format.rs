@@ -67,7 +67,7 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
     let reason = if len < 8 {
         format!("only {len} bytes long")
     } else {
-        "no HDF5 signature, no CDF magic and no HDF4 signature".to_string()
+        "no HDF5 signature, no CDF magic, no HDF4 signature and no DMR++ XML".to_string()
     };
     Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
 }

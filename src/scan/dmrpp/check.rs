@@ -131,9 +131,20 @@ fn compare_array(
     if fa != fb {
         out.push(difference(var, None, "filters", fa.join(" "), fb.join(" ")));
     }
-    if out.len() > before {
-        return;
+    if out.len() == before {
+        compare_chunks(ours, theirs, (sidecar, file), out);
     }
+}
+
+/// Every chunk of two arrays of the same grid: presence, offset, length, file, inline bytes.
+fn compare_chunks(
+    ours: &VirtualArray,
+    theirs: &VirtualArray,
+    datasets: (&VirtualDataset, &VirtualDataset),
+    out: &mut Vec<Difference>,
+) {
+    let (sidecar, file) = datasets;
+    let var = ours.path.as_str();
     let location = |d: &VirtualDataset, s: u32| d.sources.get(s).map(|f| f.location.clone()).unwrap_or_default();
     for (k, (x, y)) in ours.chunks.iter().zip(theirs.chunks.iter()).enumerate() {
         let k = Some(k as u64);

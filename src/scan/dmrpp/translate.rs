@@ -64,20 +64,7 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         shape.pop();
         dims.pop();
     }
-    let layout = match storage {
-        Storage::Strings(strings) => owned_strings(ctx, &var.path, &shape, &strings)?,
-        Storage::Inline(_, bytes) if data_type == DataType::String => {
-            owned_strings(ctx, &var.path, &shape, &[String::from_utf8_lossy(&bytes).into_owned()])?
-        }
-        Storage::Inline(chunks, bytes) => {
-            compact(ctx, &var.path, &shape, data_type, endian(data_type, &chunks), bytes)?
-        }
-        Storage::Chunks(chunks) => match &chunks.chunk_shape {
-            Some(chunk_shape) => chunked(ctx, &var.path, &shape, data_type, &chunks, chunk_shape)?,
-            None => contiguous(ctx, &var.path, &shape, data_type, &chunks)?,
-        },
-        Storage::Unsupported(why) => return Err(Refusal::Unsupported(why)),
-    };
+    let layout = layout_of(ctx, &var.path, &shape, data_type, storage)?;
     let mut metadata = ArrayMetadata {
         data_type,
         chunk_grid: layout.grid,
@@ -101,6 +88,28 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),
+    })
+}
+
+/// The grid, codecs and chunks of a variable of `shape` and `data_type` stored as `storage`.
+fn layout_of(
+    ctx: &mut Context<'_>,
+    var: &str,
+    shape: &[u64],
+    data_type: DataType,
+    storage: Storage,
+) -> Result<Layout, Refusal> {
+    Ok(match storage {
+        Storage::Strings(strings) => owned_strings(ctx, var, shape, &strings)?,
+        Storage::Inline(_, bytes) if data_type == DataType::String => {
+            owned_strings(ctx, var, shape, &[String::from_utf8_lossy(&bytes).into_owned()])?
+        }
+        Storage::Inline(chunks, bytes) => compact(ctx, var, shape, data_type, endian(data_type, &chunks), bytes)?,
+        Storage::Chunks(chunks) => match &chunks.chunk_shape {
+            Some(chunk_shape) => chunked(ctx, var, shape, data_type, &chunks, chunk_shape)?,
+            None => contiguous(ctx, var, shape, data_type, &chunks)?,
+        },
+        Storage::Unsupported(why) => return Err(Refusal::Unsupported(why)),
     })
 }
 
