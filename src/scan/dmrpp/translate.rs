@@ -189,8 +189,8 @@ fn stackable_last(ctx: &Context<'_>, var: &DmrVariable<'_>) -> bool {
     last.is_some_and(|(dim, _)| char_dim_stackable(dim, &uses))
 }
 
-/// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated); when absent,
-/// the SD interface's default for an HDF4 data set (BES marks those with `dmr_sds_ref`), else zero;
+/// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated), else the
+/// `_FillValue` attribute's; when both are absent, the SD interface's default for an HDF4 data set (BES marks those with `dmr_sds_ref`), else zero;
 /// for strings, BES's `unsupported-string` is zero.
 fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> Result<FillValue, String> {
     let data_type = info.data_type;
@@ -198,6 +198,10 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
         Storage::Chunks(c) | Storage::Inline(c, _) => c.fill.as_deref(),
         _ => None,
     };
+    // Without `fillValue`, a `_FillValue` attribute (netCDF writes both from one value) says it.
+    let attribute = var.element.children_named("Attribute").find(|a| a.attr("name") == Some("_FillValue"));
+    let attribute = attribute.and_then(|a| a.child("Value")).map(|v| v.text.as_str());
+    let text = text.or(attribute.filter(|_| !matches!(data_type, DataType::String | DataType::Struct(_))));
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         let hdf4 = var.element.children_named("Attribute").any(|a| a.attr("name") == Some("dmr_sds_ref"));
         if hdf4 && !matches!(data_type, DataType::String | DataType::Struct(_)) {
