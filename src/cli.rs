@@ -17,6 +17,7 @@ macro_rules! outln {
 
 mod append;
 pub(crate) mod args;
+mod check_sidecars;
 mod export;
 mod info;
 mod materialize;
@@ -98,8 +99,7 @@ where
 pub(crate) enum Outcome {
     /// Everything done.
     Done = 0,
-    /// Ran to the end, but found differences (verify).
-    #[cfg_attr(not(feature = "verify"), allow(dead_code))]
+    /// Ran to the end, but found differences (verify, check-sidecars).
     Failed = 1,
     /// Done, with variables left out.
     Partial = 3,
@@ -123,6 +123,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Materialize(a) => runtime.block_on(materialize::run(a)),
         Command::Trust(a) => runtime.block_on(trust::run(a)),
         Command::Merge(a) => merge::run(a),
+        Command::CheckSidecars(a) => check_sidecars::run(a),
         #[cfg(feature = "verify")]
         Command::OracleWorker => verify::worker(),
         #[cfg(not(feature = "verify"))]

@@ -2,10 +2,13 @@
 //! variable lives, as a single-source [`VirtualDataset`].
 //!
 //! Format is chosen by content, never by file name: the HDF5 signature (at offset 0, 512, 1024, ...)
-//! selects the HDF5 / NetCDF-4 scanner, `CDF` the NetCDF-3 one and `0e 03 13 01` the HDF4 one. Everything format-specific stays under `scan/`.
+//! selects the HDF5 / NetCDF-4 scanner, `CDF` the NetCDF-3 one and `0e 03 13 01` the HDF4 one; an XML
+//! document (a DMR++ sidecar) the DMR++ scanner, whose dataset references the data file the sidecar
+//! describes. Everything format-specific stays under `scan/`.
 
 mod chars;
 mod contiguous;
+pub mod dmrpp;
 mod filters;
 mod format;
 mod hdf4;
@@ -171,6 +174,7 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
         FileFormat::Hdf5 => hdf5::scan_hdf5(&absolute, bytes, source, options)?,
         FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&absolute, bytes, source, options)?,
         FileFormat::Hdf4 => hdf4::scan_hdf4(&absolute, bytes, source, options)?,
+        FileFormat::Dmrpp => dmrpp::scan_dmrpp(&absolute, bytes.as_ref(), options)?,
     };
     check_references(&absolute, &dataset)?;
     Ok(dataset)
@@ -290,6 +294,11 @@ pub fn scan_url(
             let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
             hdf4::scan_hdf4(&name, bytes, fingerprint, &options)?
         }
+        FileFormat::Dmrpp => {
+            // The data file is fingerprinted (and read back where needed) through the same runtime.
+            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
+            dmrpp::scan_dmrpp(&name, bytes.as_ref(), &options)?
+        }
     };
     check_references(&name, &dataset)?;
     let fetched = cached.stats();
@@ -403,7 +412,7 @@ fn scan_each(
 }
 
 /// Scans a local path, or an object-store URL through [`scan_url`] (with `options.runtime`).
-fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+pub(crate) fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
     let Some(url) = path.to_str().filter(|p| crate::source::is_url(p) && !p.starts_with("file://")) else {
         return scan_file(path, options);
     };

@@ -25,6 +25,9 @@ mod szip;
 #[path = "hdf4/external.rs"]
 mod external;
 
+#[path = "hdf4/dmrpp.rs"]
+mod dmrpp;
+
 #[cfg(feature = "http")]
 #[path = "hdf4/remote.rs"]
 mod remote;

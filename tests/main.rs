@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod concat;
 mod dmrpp_out;
+mod dmrpp;
 mod hostile;
 mod hygiene;
 mod icechunk_repo;

@@ -1,4 +1,4 @@
-//! `parse_file`: one HDF5, NetCDF-4, NetCDF-3 or HDF4 file scanned into the parts of a VirtualiZarr
+//! `parse_file`: one HDF5, NetCDF-4, NetCDF-3 or HDF4 file (or a DMR++ sidecar of one) scanned into the parts of a VirtualiZarr
 //! `ManifestStore` (python/vzarr/virtualizarr.py assembles them): per array its `zarr.json` and its
 //! chunk references as packed columns (kind, offset, length: no Python object per chunk), store-owned
 //! chunks as bytes. Safe to call from many threads: the scan holds no lock and releases the GIL.
@@ -116,7 +116,23 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
     out.set_item("arrays", arrays)?;
     out.set_item("sources", dataset.sources.iter().map(|f| f.location.as_str()).collect::<Vec<_>>())?;
     out.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+    out.set_item("data_url", data_url(&url, &dataset))?;
     Ok(out)
+}
+
+/// The URL of the file the chunks lie in when it is not `url` itself (a DMR++ sidecar's data file),
+/// as a URL (`file://` for a local file); None for a file scanned itself.
+fn data_url(url: &str, dataset: &VirtualDataset) -> Option<String> {
+    let location = &dataset.sources.get(0)?.location;
+    if vzarr::source::is_url(location) {
+        return (location != url).then(|| location.clone());
+    }
+    let input = match url::Url::parse(url).ok().filter(|u| u.scheme() == "file") {
+        Some(u) => u.to_file_path().ok()?,
+        None => std::path::absolute(url).ok()?,
+    };
+    let path = std::path::Path::new(location);
+    (input != path).then(|| url::Url::from_file_path(path).ok().map(String::from)).flatten()
 }
 
 /// Scans one file named by a path, a `file://` URL or an object-store URL.

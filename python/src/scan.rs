@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
 use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
+use vzarr::scan::dmrpp::Sidecars;
 use vzarr::store::IcechunkOptions;
 
 use crate::errors::{guard, pipeline_error, Error};
@@ -112,7 +113,7 @@ fn archive(
 /// `kerchunk-json` or `icechunk`); returns the report.
 #[pyfunction]
 #[pyo3(signature = (inputs, concat, output, format, overwrite, skip_unsupported, take_first, drop_missing,
-    storage_options=None, branch=None, message=None, trust_sources=true, progress=false))]
+    storage_options=None, branch=None, message=None, trust_sources=true, progress=false, sidecars=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn scan<'py>(
     py: Python<'py>,
@@ -129,10 +130,19 @@ pub(crate) fn scan<'py>(
     message: Option<String>,
     trust_sources: bool,
     progress: bool,
+    sidecars: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
-    let archive =
-        archive(&inputs, &concat, take_first, drop_missing, storage_options)?.skip_unsupported(skip_unsupported);
+    let sidecars = match sidecars {
+        None => Sidecars::None,
+        Some("dmrpp") => Sidecars::Dmrpp,
+        Some(other) => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("sidecars {other:?}: expected \"dmrpp\"")))
+        }
+    };
+    let archive = archive(&inputs, &concat, take_first, drop_missing, storage_options)?
+        .skip_unsupported(skip_unsupported)
+        .sidecars(sidecars);
     // With `progress`, a line on standard error that counts the files scanned and references found.
     let report = |done: usize, references: u64| {
         if progress {
@@ -150,7 +160,9 @@ pub(crate) fn scan<'py>(
         })
         .map_err(pipeline_error)
     })?;
-    target.write(py, &archive, &scanned.dataset, scanned.files.len(), Vec::new())
+    let report = target.write(py, &archive, &scanned.dataset, scanned.files.len(), Vec::new())?;
+    report.set_item("from_sidecars", scanned.from_sidecars)?;
+    Ok(report)
 }
 
 /// Merges the scan parts `parts` (files, globs or URLs of `vzarr scan --shard` parts) along `concat`

@@ -34,6 +34,8 @@ class ScanReport:
     #: Icechunk output: the new snapshot and its branch.
     snapshot: str | None = None
     branch: str | None = None
+    #: Files scanned from their sidecars (`sidecars="dmrpp"`) instead of themselves.
+    from_sidecars: int = 0
 
 
 def _paths(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -56,6 +58,7 @@ def scan(
     progress: bool = False,
     branch: str | None = None,
     message: str | None = None,
+    sidecars: str | None = None,
 ) -> ScanReport:
     """Scans `inputs` (paths, URLs or glob patterns such as ``"s3://bucket/cmip/*.nc"``), combines
     them along the `concat` dimensions (``["time"]``, ``["member=attr:variant_label", "time"]``; the
@@ -65,7 +68,10 @@ def scan(
 
     The sources' containers join the user's trust list (as the command line does), so
     `vzarr.open(output)` reads them without `allow_sources`. With `progress`, a line on
-    standard error counts the files scanned and the references found. Raises `vzarr.ScanError` for a file
+    standard error counts the files scanned and the references found. Inputs may be DMR++ sidecars
+    (``granule.h5.dmrpp``: their chunks reference the data file beside them); with
+    ``sidecars="dmrpp"`` a file with a ``<file>.dmrpp`` beside it is scanned from that sidecar
+    (`ScanReport.from_sidecars` counts them). Raises `vzarr.ScanError` for a file
     that cannot be scanned or files that do not combine, `vzarr.AlreadyExists` when `output` exists
     and `overwrite` is false, `vzarr.NotFound` for a pattern matching nothing.
     """
@@ -87,6 +93,7 @@ def scan(
         message,
         True,
         progress,
+        sidecars,
     )
     return ScanReport(**report)
 

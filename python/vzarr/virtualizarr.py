@@ -13,6 +13,13 @@ on object stores, safe in thread pools (no HDF5 lock: vzarr reads the format its
     vds = open_virtual_dataset("file:///data/tas_2023-01.nc", registry=registry,
                                parser=vzarr.virtualizarr.Parser())
 
+A DMR++ sidecar URL (``.../granule.h5.dmrpp``, as NASA's archives publish them beside each granule)
+works the same way: the chunks then reference the data file the sidecar describes (``DMRPPParser`` is
+the same parser, under the name VirtualiZarr gives its own)::
+
+    vds = open_virtual_dataset("s3://bucket/granule.h5.dmrpp", registry=registry,
+                               parser=vzarr.virtualizarr.DMRPPParser())
+
 `Parser()(url, registry)` returns a `ManifestStore` whose manifests hold the same paths, offsets and
 lengths as VirtualiZarr's `HDFParser` gives for the same file. Variables vzarr cannot reference raise
 `NotImplementedError` (as VirtualiZarr's parsers do), or are left out with a warning when
@@ -106,7 +113,8 @@ class Parser:
         groups = {path: json.loads(attrs) for path, attrs in parsed["groups"]}
         if self.group and self.group not in groups:
             raise ValueError(f"{url or 'the archive'}: group {self.group!r} is not an HDF Group (the file has no such group)")
-        sources = _source_urls(url, parsed["sources"])
+        # A sidecar's chunks lie in its data file (`data_url`), not in the sidecar.
+        sources = _source_urls(parsed.get("data_url") or url, parsed["sources"])
         arrays: dict[str, ManifestArray] = {}
         for item in parsed["arrays"]:
             path = item["path"]
@@ -719,3 +727,7 @@ def _add_convention(attributes: dict[str, Any], convention: dict[str, Any]) -> N
     if all(not isinstance(c, dict) or c.get("uuid") != convention["uuid"] for c in registered):
         registered.append(dict(convention))
     attributes["zarr_conventions"] = registered
+
+
+DMRPPParser = Parser
+"""`Parser` by the name of VirtualiZarr's DMR++ parser: give it ``.dmrpp`` URLs."""

@@ -61,9 +61,28 @@ pub(crate) enum Command {
     Trust(TrustArgs),
     /// Combine the parts of a sharded scan (`scan --shard`) into one store, as one scan would have.
     Merge(MergeArgs),
+    /// Compare DMR++ sidecars with their data files: variables, types, fill values, filters and every
+    /// chunk's offset and length. Prints each difference; exit code 1 when there is any.
+    CheckSidecars(CheckSidecarsArgs),
     /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
     #[command(hide = true)]
     OracleWorker,
+}
+
+/// The sidecars `scan --sidecars` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SidecarKind {
+    /// DMR++ (`<file>.dmrpp`), as OPeNDAP's `get_dmrpp` writes them beside NASA's granules.
+    Dmrpp,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckSidecarsArgs {
+    /// DMR++ sidecars (paths, URLs or quoted glob patterns such as 'granules/*.dmrpp').
+    #[arg(required = true)]
+    pub(crate) sidecars: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
 }
 
 /// What `scan` writes.
@@ -103,6 +122,10 @@ pub(crate) struct ScanArgs {
     /// Leave out variables vzarr cannot virtualize (listed as warnings; exit code 3) instead of failing.
     #[arg(long)]
     pub(crate) skip_unsupported: bool,
+    /// Scan a file's sidecar in place of the file where one exists (`dmrpp`: `<file>.dmrpp`, OPeNDAP's
+    /// DMR++); the others are scanned themselves. The report says how many came from sidecars.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub(crate) sidecars: Option<SidecarKind>,
     /// Largest slab, in MiB, that an unchunked (contiguous) variable is split into (1 to 1048576).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_SLAB_MIB))]
     pub(crate) max_slab_mib: u64,

@@ -6,10 +6,11 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::args::{ScanArgs, ScanFormat};
+use super::args::{ScanArgs, ScanFormat, SidecarKind};
 use super::progress::bar;
 use super::write::{write_combined, Output};
 use super::Outcome;
+use crate::scan::dmrpp::Sidecars;
 use crate::store::OutputKind;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
@@ -20,8 +21,15 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         inputs.extend(read_list(list)?);
     }
     // HDF5 external links may lead into the containers the user trusts, besides the inputs' own.
-    let archive =
-        Output::from(&args).archive().with_inputs(inputs).link_authorization(super::trust::authorization(&[])?);
+    let sidecars = match args.sidecars {
+        Some(SidecarKind::Dmrpp) => Sidecars::Dmrpp,
+        None => Sidecars::None,
+    };
+    let archive = Output::from(&args)
+        .archive()
+        .with_inputs(inputs)
+        .link_authorization(super::trust::authorization(&[])?)
+        .sidecars(sidecars);
     let files = archive.files(runtime.handle())?;
     if args.combine.format == ScanFormat::Dmrpp {
         // One sidecar per file: nothing is combined.
@@ -59,6 +67,13 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     let scanned = archive.scan_files_on(runtime.handle(), files, &report);
     progress.finish_and_clear();
     let scanned = scanned?;
+    if args.sidecars.is_some() {
+        outln!(
+            "scanned {} of {} file(s) from their DMR++ sidecars (<file>.dmrpp), the others from the files",
+            scanned.from_sidecars,
+            scanned.files.len()
+        );
+    }
     let outcome = write_combined(scanned.dataset, &Output::from(&args))?;
     print_fetched(&scanned.fetched)?;
     Ok(outcome)

@@ -7,6 +7,7 @@ use super::PipelineError;
 use crate::combine::{combine, CombineOptions, ConcatDim};
 use crate::dataset::VirtualDataset;
 use crate::parts::{inputs_digest, PartHeader, PartScanOptions, Shard};
+use crate::scan::dmrpp::{with_sidecars, Sidecars};
 use crate::scan::{scan_files, ScanOptions};
 use crate::source::{FetchTotals, RemoteOptions};
 use crate::trust::Authorization;
@@ -26,6 +27,7 @@ pub struct Archive {
     max_concurrent_requests: usize,
     history: bool,
     link_authorization: Authorization,
+    sidecars: Sidecars,
 }
 
 /// What [`Archive::scan`] produced.
@@ -37,6 +39,8 @@ pub struct ScannedArchive {
     pub files: Vec<PathBuf>,
     /// Remote objects scanned and the requests and bytes it took.
     pub fetched: std::sync::Arc<FetchTotals>,
+    /// How many files were scanned from their sidecars ([`Archive::sidecars`]).
+    pub from_sidecars: usize,
 }
 
 impl Archive {
@@ -60,6 +64,7 @@ impl Archive {
             max_concurrent_requests: scan.max_concurrent_requests,
             history: true,
             link_authorization: scan.link_authorization.clone(),
+            sidecars: Sidecars::None,
         }
     }
 
@@ -161,6 +166,14 @@ impl Archive {
         self
     }
 
+    /// Which sidecars are read in place of the files they describe: with [`Sidecars::Dmrpp`] a file
+    /// with a `<file>.dmrpp` beside it is scanned from that sidecar. Default: [`Sidecars::None`].
+    #[must_use]
+    pub fn sidecars(mut self, sidecars: Sidecars) -> Self {
+        self.sidecars = sidecars;
+        self
+    }
+
     /// The concatenation dimensions, outermost first.
     pub fn concat_dims(&self) -> &[ConcatDim] {
         &self.concat
@@ -234,9 +247,10 @@ impl Archive {
     ) -> Result<ScannedArchive, PipelineError> {
         self.check_file_count(files.len())?;
         let options = self.scan_options(runtime);
-        let scanned = scan_files(&files, &options, progress)?;
+        let (scanned_paths, from_sidecars) = with_sidecars(&files, self.sidecars, &options);
+        let scanned = scan_files(&scanned_paths, &options, progress)?;
         let dataset = self.combine(scanned, files.len())?;
-        Ok(ScannedArchive { dataset, files, fetched: options.fetched })
+        Ok(ScannedArchive { dataset, files, fetched: options.fetched, from_sidecars })
     }
 
     /// Scans shard `shard`'s slice of `files` (this archive's inputs, expanded: every shard of a run
@@ -272,7 +286,8 @@ impl Archive {
             generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
         };
         let files = files[range].to_vec();
-        let datasets = scan_files(&files, &options, progress)?;
+        let (scanned_paths, _) = with_sidecars(&files, self.sidecars, &options);
+        let datasets = scan_files(&scanned_paths, &options, progress)?;
         Ok(ScannedShard { header, datasets, files, fetched: options.fetched })
     }
 

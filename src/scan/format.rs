@@ -1,5 +1,6 @@
 //! File format detection by content (the HDF5 file format specification: HDF5 signature and user block;
-//! section 5: the `CDF` magic of the classic formats; section 15: the HDF4 signature).
+//! section 5: the `CDF` magic of the classic formats; section 15: the HDF4 signature; section 17: a DMR++
+//! sidecar's XML).
 
 use std::path::Path;
 
@@ -15,6 +16,8 @@ pub enum FileFormat {
     Netcdf3,
     /// HDF4 (scientific data sets of the SD interface, HDF-EOS2).
     Hdf4,
+    /// A DMR++ sidecar (OPeNDAP's XML chunk manifest of an HDF5, NetCDF-4 or HDF4 file).
+    Dmrpp,
 }
 
 impl std::fmt::Display for FileFormat {
@@ -23,6 +26,7 @@ impl std::fmt::Display for FileFormat {
             FileFormat::Hdf5 => "HDF5/NetCDF-4",
             FileFormat::Netcdf3 => "NetCDF-3",
             FileFormat::Hdf4 => "HDF4",
+            FileFormat::Dmrpp => "DMR++",
         })
     }
 }
@@ -39,6 +43,10 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
     let len = source.len();
     let io =
         |e: crate::source::RangeError| ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(e) };
+    let head = source.read_range(0, len.min(1024)).map_err(io)?;
+    if super::dmrpp::looks_like_dmrpp(head.as_ref()) {
+        return Ok(FileFormat::Dmrpp);
+    }
     let mut offset = 0u64;
     while offset + 8 <= len {
         let head = source.read_range(offset, 8).map_err(io)?;
@@ -59,7 +67,7 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
     let reason = if len < 8 {
         format!("only {len} bytes long")
     } else {
-        "no HDF5 signature, no CDF magic and no HDF4 signature".to_string()
+        "no HDF5 signature, no CDF magic, no HDF4 signature and no DMR++ XML".to_string()
     };
     Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
 }

@@ -50,6 +50,7 @@ use crate::dataset::{GroupNode, VirtualDataset};
 use crate::manifest::SourceFile;
 use crate::source::ByteSource;
 
+pub(crate) use array::default_fill as sd_default_fill;
 pub(crate) use dd::SIGNATURE;
 #[cfg(feature = "verify")]
 pub(crate) use eos::geo_coordinates;

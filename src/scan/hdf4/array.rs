@@ -164,7 +164,7 @@ fn fill_value(sds: &Sds, data_type: DataType, endian: Option<Endian>, chunk_fill
 
 /// netCDF's default fill values (`NC_FILL_*`), which the SD interface uses for every type of the
 /// same size: unsigned types get the signed pattern (`0x81`, `0x8001`, `0x80000001`).
-fn default_fill(data_type: DataType) -> Vec<u8> {
+pub(crate) fn default_fill(data_type: DataType) -> Vec<u8> {
     match data_type {
         DataType::Int8 | DataType::UInt8 => vec![0x81],
         DataType::Int16 | DataType::UInt16 => (-32767i16).to_ne_bytes().to_vec(),

@@ -1,0 +1,51 @@
+//! `vzarr check-sidecars`: each DMR++ sidecar compared with vzarr's own scan of its data file
+//! (`scan::dmrpp::check`); every difference printed as `sidecar: variable: chunk N: what: sidecar
+//! X, file Y`, exit code 1 when any sidecar differs or cannot be checked.
+
+use super::args::CheckSidecarsArgs;
+use super::Outcome;
+use crate::scan::dmrpp::check::check_sidecar;
+
+pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let remote = args.remote.options();
+    let sidecars = super::scan::input_files(&args.sidecars, None, &remote, runtime.handle())?;
+    let options = crate::scan::ScanOptions {
+        runtime: Some(runtime.handle().clone()),
+        remote,
+        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+        // Data files named by absolute URLs may lie in the containers the user trusts.
+        link_authorization: super::trust::authorization(&[])?,
+        ..Default::default()
+    };
+    let checks: Vec<_> = {
+        use rayon::prelude::*;
+        sidecars.par_iter().map(|sidecar| (sidecar, check_sidecar(sidecar, &options))).collect()
+    };
+    let (mut differing, mut failed) = (0usize, 0usize);
+    for (sidecar, check) in checks {
+        let name = sidecar.display();
+        if let Ok(check) = &check {
+            for skipped in &check.not_compared {
+                outln!("{name}: not compared: {skipped}");
+            }
+        }
+        match check {
+            Ok(check) if check.differences.is_empty() => {
+                outln!("{name}: matches {} ({} variables compared)", check.data_file, check.compared);
+            }
+            Ok(check) => {
+                differing += 1;
+                for difference in &check.differences {
+                    outln!("{name}: {difference}");
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    outln!("{} sidecar(s): {differing} differ from their files, {failed} could not be checked", sidecars.len());
+    Ok(if differing + failed > 0 { Outcome::Failed } else { Outcome::Done })
+}

@@ -1,0 +1,322 @@
+//! A variable's storage as its DMR++ describes it (input: the variable's `dmrpp:*` children; output:
+//! [`Storage`]), and a chunked variable's chunk table.
+//!
+//! `<dmrpp:chunks compressionType="shuffle deflate" deflateLevel="4" fillValue=".." byteOrder="LE">`
+//! lists the HDF5 filters in pipeline (encode) order, repeats allowed ("deflate deflate"); then
+//! `<dmrpp:chunkDimensionSizes>` (chunked layout only) and one `<dmrpp:chunk offset nBytes
+//! chunkPositionInArray="[i,j]">` per stored chunk, the position being the element index of the
+//! chunk's origin. A chunk may name its own file (`href`, BES's "missing variables" file) and may
+//! consist of `<dmrpp:block offset nBytes>` runs (HDF4 linked blocks), referenced as one range only
+//! when they are adjacent. `<dmrpp:compact>` holds the data itself (base64), `<dmrpp:vlsa>` the
+//! strings of a variable-length string array (`<v c="repeat" s="size">`, `s` meaning zlib-compressed
+//! base64 text), `<dmrpp:FixedLengthStringArray string_length pad>` a fixed-length string type.
+//!
+//! Every count comes from untrusted text and is checked before anything is sized by it.
+
+use super::xml::Element;
+use crate::codec::Endian;
+use crate::dataset::ChunkTable;
+use crate::grid::ChunkGrid;
+use crate::manifest::ChunkEntry;
+
+/// Most strings a `dmrpp:vlsa` may expand to (the reader's limit for `string` arrays).
+const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
+/// Most bytes of text one variable's strings may hold.
+const MAX_STRING_BYTES: u64 = 256 << 20;
+
+/// What `<dmrpp:chunks>` says, and the chunks it lists.
+#[derive(Debug, Default)]
+pub(super) struct ChunksInfo {
+    /// Filter names in pipeline order.
+    pub(super) filters: Vec<String>,
+    pub(super) deflate_level: Option<u32>,
+    pub(super) fill: Option<String>,
+    pub(super) byte_order: Option<Endian>,
+    /// `chunkDimensionSizes`, for a chunked layout.
+    pub(super) chunk_shape: Option<Vec<u64>>,
+    /// `structOffset`: the offsets of a structure's members after the first, then its size.
+    pub(super) struct_offsets: Option<Vec<u64>>,
+    pub(super) chunks: Vec<ChunkRecord>,
+}
+
+/// One `<dmrpp:chunk>`.
+#[derive(Debug, Clone)]
+pub(super) struct ChunkRecord {
+    pub(super) offset: u64,
+    pub(super) length: u64,
+    pub(super) position: Option<Vec<u64>>,
+    pub(super) href: Option<String>,
+}
+
+/// How a variable's values are stored.
+#[derive(Debug)]
+pub(super) enum Storage {
+    /// In chunks of the data file (chunked, or contiguous when `chunk_shape` is `None`).
+    Chunks(ChunksInfo),
+    /// In the sidecar: compact data (or BES's missing data), and the `dmrpp:chunks` attributes.
+    Inline(ChunksInfo, Vec<u8>),
+    /// A variable-length string array's strings, in row-major order.
+    Strings(Vec<String>),
+    /// Something vzarr cannot reference, and why.
+    Unsupported(String),
+}
+
+/// The storage of variable `element` holding `count` elements (`None`: more than fit in 64 bits).
+pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, String> {
+    if let Some(vlsa) = element.child("dmrpp:vlsa") {
+        return strings(vlsa, count).map(Storage::Strings);
+    }
+    if element.child("dmrpp:specialstructuredata").is_some() {
+        let why = "a structure with string members (BES's dmrpp:specialstructuredata), which has no Zarr struct form";
+        return Ok(Storage::Unsupported(why.into()));
+    }
+    let info = match element.child("dmrpp:chunks") {
+        Some(chunks) => chunks_info(chunks)?,
+        None => ChunksInfo::default(),
+    };
+    for name in ["dmrpp:compact", "dmrpp:missingdata"] {
+        if let Some(inline) = element.child(name) {
+            let text: String = inline.text.split_whitespace().collect();
+            let bytes = crate::base64::decode(&text).ok_or_else(|| format!("{name} is not base64"))?;
+            // Missing data (BES's values of variables the file lacks) is zlib-compressed when it helps.
+            let bytes = match name {
+                "dmrpp:missingdata" => inflate_bounded(&bytes, MAX_STRING_BYTES).unwrap_or(bytes),
+                _ => bytes,
+            };
+            return Ok(Storage::Inline(info, bytes));
+        }
+    }
+    if element.child("dmrpp:chunks").is_none() {
+        return Ok(Storage::Unsupported("no dmrpp:chunks, dmrpp:compact or dmrpp:vlsa: no storage described".into()));
+    }
+    Ok(Storage::Chunks(info))
+}
+
+/// The attributes and chunks of `<dmrpp:chunks>`.
+fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
+    let number = |name: &str, text: &str| text.trim().parse::<u64>().map_err(|_| format!("{name} {text:?}"));
+    let mut info = ChunksInfo {
+        filters: element.attr("compressionType").unwrap_or("").split_whitespace().map(str::to_string).collect(),
+        fill: element.attr("fillValue").map(str::to_string),
+        ..ChunksInfo::default()
+    };
+    if let Some(level) = element.attr("deflateLevel") {
+        info.deflate_level = Some(number("deflateLevel", level)?.min(9) as u32);
+    }
+    info.byte_order = match element.attr("byteOrder") {
+        None => None,
+        Some("LE") => Some(Endian::Little),
+        Some("BE") => Some(Endian::Big),
+        Some(other) => return Err(format!("byteOrder {other:?}")),
+    };
+    if let Some(offsets) = element.attr("structOffset") {
+        info.struct_offsets =
+            Some(offsets.split_whitespace().map(|o| number("structOffset", o)).collect::<Result<_, _>>()?);
+    }
+    if let Some(sizes) = element.child("dmrpp:chunkDimensionSizes") {
+        let shape: Vec<u64> =
+            sizes.text.split_whitespace().map(|s| number("chunkDimensionSizes", s)).collect::<Result<_, _>>()?;
+        if shape.contains(&0) {
+            return Err(format!("chunkDimensionSizes {shape:?} has a zero"));
+        }
+        info.chunk_shape = Some(shape);
+    }
+    for chunk in element.children_named("dmrpp:chunk") {
+        info.chunks.push(chunk_record(chunk)?);
+    }
+    Ok(info)
+}
+
+/// One `<dmrpp:chunk>`, its linked blocks joined when adjacent.
+fn chunk_record(chunk: &Element) -> Result<ChunkRecord, String> {
+    let field = |name: &str| -> Result<Option<u64>, String> {
+        chunk.attr(name).map(|v| v.trim().parse::<u64>().map_err(|_| format!("chunk {name} {v:?}"))).transpose()
+    };
+    let position = match chunk.attr("chunkPositionInArray") {
+        Some(text) => Some(position(text)?),
+        None => None,
+    };
+    let href = chunk.attr("href").map(str::to_string);
+    let blocks: Vec<&Element> = chunk.children_named("dmrpp:block").collect();
+    if !blocks.is_empty() {
+        let (mut start, mut end) = (None::<u64>, 0u64);
+        for block in blocks {
+            let number = |n: &str| block.attr(n).and_then(|v| v.trim().parse::<u64>().ok());
+            let (Some(offset), Some(length)) = (number("offset"), number("nBytes")) else {
+                return Err("a dmrpp:block without a valid offset and nBytes".into());
+            };
+            if start.is_some() && offset != end {
+                return Err("a chunk of linked blocks that are not adjacent (no single byte range holds it)".into());
+            }
+            start.get_or_insert(offset);
+            end = offset.checked_add(length).ok_or("a dmrpp:block past 2^64 bytes")?;
+        }
+        let offset = start.unwrap_or(0);
+        return Ok(ChunkRecord { offset, length: end - offset, position, href });
+    }
+    let (Some(offset), Some(length)) = (field("offset")?, field("nBytes")?) else {
+        return Err("a dmrpp:chunk without offset and nBytes".into());
+    };
+    Ok(ChunkRecord { offset, length, position, href })
+}
+
+/// `[i,j,k]` as numbers.
+fn position(text: &str) -> Result<Vec<u64>, String> {
+    let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+    let inner = inner.ok_or_else(|| format!("chunkPositionInArray {text:?}"))?;
+    if inner.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    inner.split(',').map(|v| v.trim().parse::<u64>().map_err(|_| format!("chunkPositionInArray {text:?}"))).collect()
+}
+
+/// The strings of `<dmrpp:vlsa>`, expanded (`c` repeats), checked against `count` before any is.
+fn strings(vlsa: &Element, count: Option<u64>) -> Result<Vec<String>, String> {
+    let count = count.filter(|&c| c <= MAX_STRINGS).ok_or_else(|| format!("more than {MAX_STRINGS} strings"))?;
+    let mut total = 0u64;
+    let mut bytes = 0u64;
+    let mut out = Vec::new();
+    for v in vlsa.children_named("v") {
+        let repeat = match v.attr("c") {
+            Some(c) => c.trim().parse::<u64>().map_err(|_| format!("vlsa repeat count {c:?}"))?,
+            None => 1,
+        };
+        total = total
+            .checked_add(repeat)
+            .filter(|&t| t <= count)
+            .ok_or_else(|| format!("dmrpp:vlsa lists more strings than the variable's {count} elements"))?;
+        let text = match v.attr("s") {
+            Some(size) => {
+                let size = size.trim().parse::<u64>().map_err(|_| format!("vlsa size {size:?}"))?;
+                let raw = crate::base64::decode(v.text.trim()).ok_or("a vlsa string that is not base64")?;
+                let inflated = inflate_bounded(&raw, size.min(MAX_STRING_BYTES))?;
+                String::from_utf8(inflated).map_err(|_| "a vlsa string that is not UTF-8")?
+            }
+            None => v.text.clone(),
+        };
+        bytes = bytes.saturating_add((text.len() as u64).saturating_mul(repeat));
+        if bytes > MAX_STRING_BYTES {
+            return Err(format!("more than {MAX_STRING_BYTES} bytes of strings"));
+        }
+        out.extend(std::iter::repeat_n(text, repeat as usize));
+    }
+    if total != count {
+        return Err(format!("dmrpp:vlsa lists {total} strings for {count} elements"));
+    }
+    Ok(out)
+}
+
+/// A zlib stream inflated, refusing more than `limit` bytes of output.
+fn inflate_bounded(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut decoder = flate2::read::ZlibDecoder::new(bytes).take(limit.saturating_add(1));
+    decoder.read_to_end(&mut out).map_err(|e| format!("inflating inline data: {e}"))?;
+    if out.len() as u64 > limit {
+        return Err(format!("inline data inflates past {limit} bytes"));
+    }
+    Ok(out)
+}
+
+/// The chunk table of a chunked variable of `grid` (chunk shape `chunk_shape`) from its listed
+/// chunks; `source_of` gives a chunk's source id from its `href`. Positions must have one
+/// coordinate per dimension, lie inside the array, on a chunk boundary, once each.
+pub(super) fn chunk_table(
+    grid: &ChunkGrid,
+    chunk_shape: &[u64],
+    mut table: ChunkTable,
+    chunks: &[ChunkRecord],
+    source_of: &mut dyn FnMut(Option<&str>) -> Result<u32, String>,
+) -> Result<ChunkTable, String> {
+    let shape = grid.shape();
+    for (k, chunk) in chunks.iter().enumerate() {
+        let origin = match &chunk.position {
+            Some(p) => p.clone(),
+            None if chunks.len() == 1 => vec![0; shape.len()],
+            None => return Err(format!("chunk {k} has no chunkPositionInArray")),
+        };
+        if origin.len() != shape.len() {
+            let msg =
+                format!("chunk {k}: position {origin:?} has {} coordinates, the array {}", origin.len(), shape.len());
+            return Err(msg);
+        }
+        let outside = origin.iter().zip(&shape).zip(chunk_shape).any(|((&o, &n), &c)| o >= n || o % c != 0);
+        if outside {
+            return Err(format!("chunk {k}: position {origin:?} is not a chunk origin inside shape {shape:?}"));
+        }
+        let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
+        let linear = grid.linear_index(&coords) as usize;
+        if table.get(linear) != Some(ChunkEntry::Missing) {
+            return Err(format!("chunk {k}: position {origin:?} is listed twice"));
+        }
+        let source = source_of(chunk.href.as_deref())?;
+        table.set(linear, ChunkEntry::Source { source, offset: chunk.offset, length: chunk.length });
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(xml: &str) -> Element {
+        super::super::xml::parse(xml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn chunks_attributes_and_positions() {
+        let v = parse(
+            r#"<Int32><dmrpp:chunks compressionType="shuffle deflate deflate fletcher32" deflateLevel="4" fillValue="-1" byteOrder="BE">
+            <dmrpp:chunkDimensionSizes>3 4</dmrpp:chunkDimensionSizes>
+            <dmrpp:chunk offset="10" nBytes="5" chunkPositionInArray="[0,4]"/>
+            <dmrpp:chunk offset="20" nBytes="5" chunkPositionInArray="[3,0]"><dmrpp:block offset="20" nBytes="2"/><dmrpp:block offset="22" nBytes="3"/></dmrpp:chunk>
+            </dmrpp:chunks></Int32>"#,
+        );
+        let Storage::Chunks(info) = storage(&v, Some(48)).unwrap() else { panic!() };
+        assert_eq!(info.filters, ["shuffle", "deflate", "deflate", "fletcher32"]);
+        assert_eq!(
+            (info.deflate_level, info.byte_order, info.fill.as_deref()),
+            (Some(4), Some(Endian::Big), Some("-1"))
+        );
+        assert_eq!(info.chunk_shape, Some(vec![3, 4]));
+        assert_eq!(info.chunks[1].length, 5);
+        let grid = ChunkGrid::regular(&[6, 8], &[3, 4]).unwrap();
+        let table = chunk_table(&grid, &[3, 4], ChunkTable::missing(4), &info.chunks, &mut |_| Ok(0)).unwrap();
+        assert_eq!(table.get(1), Some(ChunkEntry::Source { source: 0, offset: 10, length: 5 }));
+        assert_eq!(table.get(2), Some(ChunkEntry::Source { source: 0, offset: 20, length: 5 }));
+        assert_eq!(table.get(0), Some(ChunkEntry::Missing));
+    }
+
+    #[test]
+    fn missing_data_is_inflated_when_compressed() {
+        use std::io::Write;
+        let values: Vec<u8> = (0..16u8).collect();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&values).unwrap();
+        for encoded in [z.finish().unwrap(), values.clone()] {
+            let xml =
+                format!("<UInt8><dmrpp:missingdata>{}</dmrpp:missingdata></UInt8>", crate::base64::encode(&encoded));
+            let Storage::Inline(_, bytes) = storage(&parse(&xml), Some(16)).unwrap() else { panic!() };
+            assert_eq!(bytes, values);
+        }
+    }
+
+    #[test]
+    fn bad_positions_and_counts_are_refused() {
+        let grid = ChunkGrid::regular(&[6], &[3]).unwrap();
+        let record = |p: Vec<u64>| ChunkRecord { offset: 0, length: 1, position: Some(p), href: None };
+        for bad in [vec![6], vec![1], vec![0, 0], vec![u64::MAX]] {
+            let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &[record(bad)], &mut |_| Ok(0)).unwrap_err();
+            assert!(err.contains("position"), "{err}");
+        }
+        let twice = [record(vec![3]), record(vec![3])];
+        assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0))
+            .unwrap_err()
+            .contains("twice"));
+        let v = parse(r#"<String><dmrpp:vlsa><v c="99999999999999">a</v></dmrpp:vlsa></String>"#);
+        assert!(storage(&v, Some(4)).unwrap_err().contains("more strings"));
+        let v = parse(r#"<String><dmrpp:vlsa><v c="3">a</v><v>b</v></dmrpp:vlsa></String>"#);
+        let Storage::Strings(s) = storage(&v, Some(4)).unwrap() else { panic!() };
+        assert_eq!(s, ["a", "a", "a", "b"]);
+    }
+}

@@ -1,0 +1,201 @@
+//! The Zarr element type of a DMR++ variable (input: its element, its storage, the DMR's
+//! enumerations; output: [`ElementInfo`]), as the HDF5 scanner types the same dataset: DAP4
+//! numbers as their types, an `Enum` as its base integer with its members, a fixed-length
+//! `String` as fixed-width bytes, a variable-length one as `string`, a `Structure` whose members
+//! leave no padding as a packed `struct` (array members as nested structs named by index, as
+//! `scan/hdf5/compound` maps them), and `Char` as one byte of text.
+
+use std::collections::HashMap;
+
+use super::chunks::{ChunksInfo, Storage};
+use super::types::{atomic, value_bytes};
+use super::xml::Element;
+use crate::metadata::{DataType, StructField, StructType};
+
+/// Most fields one nested struct of an array member may have, and most leaves in all.
+const MAX_FIELDS: u64 = 4096;
+
+/// A variable's element type and what goes with it.
+pub(super) struct ElementInfo {
+    pub(super) data_type: DataType,
+    /// An `Enum`'s members (name, value), in document order.
+    pub(super) enum_members: Option<Vec<(String, serde_json::Value)>>,
+    /// The leaves of a struct (their types, in byte order), for its fill value.
+    pub(super) leaves: Vec<DataType>,
+}
+
+/// The element type of variable `element` stored as `storage`, or why it has none vzarr can use.
+pub(super) fn element_info(
+    element: &Element,
+    storage: &Storage,
+    enumerations: &HashMap<String, &Element>,
+) -> Result<ElementInfo, String> {
+    let plain = |data_type| ElementInfo { data_type, enum_members: None, leaves: Vec::new() };
+    if let Some(t) = atomic(&element.name) {
+        return Ok(plain(t));
+    }
+    match element.name.as_str() {
+        "Enum" => enum_info(element, enumerations),
+        "String" => string_type(element, storage).map(plain),
+        "Structure" => {
+            let mut leaves = Vec::new();
+            let data_type = struct_type(element, 0, &mut leaves)?;
+            if let Storage::Chunks(info) | Storage::Inline(info, _) = storage {
+                check_packed(element, info, &leaves)?;
+            }
+            Ok(ElementInfo { data_type, enum_members: None, leaves })
+        }
+        other => Err(format!("cannot reference elements of DAP4 type {other}")),
+    }
+}
+
+/// An `Enum`: its base type and members from the `Enumeration` it names.
+fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Result<ElementInfo, String> {
+    let name = element.attr("enum").unwrap_or_default();
+    let definition = enumerations.get(name).ok_or_else(|| format!("enumeration {name:?} is not declared"))?;
+    let base = definition.attr("basetype").unwrap_or_default();
+    let data_type = atomic(base)
+        .filter(|t| !t.is_float() && *t != DataType::FixedBytes(1))
+        .ok_or_else(|| format!("enumeration {name} has base type {base:?}"))?;
+    let mut members = Vec::new();
+    for constant in definition.children_named("EnumConst") {
+        let value = constant.attr("value").unwrap_or_default();
+        let bytes = value_bytes(data_type, value)?;
+        let number = match data_type {
+            DataType::UInt64 => serde_json::Value::from(u64::from_ne_bytes(bytes.try_into().unwrap_or_default())),
+            DataType::Int64 => serde_json::Value::from(i64::from_ne_bytes(bytes.try_into().unwrap_or_default())),
+            t => serde_json::Value::from(t.values_to_f64(&bytes).first().copied().unwrap_or(0.0) as i64),
+        };
+        members.push((constant.attr("name").unwrap_or_default().to_string(), number));
+    }
+    Ok(ElementInfo { data_type, enum_members: Some(members), leaves: Vec::new() })
+}
+
+/// A `String`'s element: fixed-width bytes of `dmrpp:FixedLengthStringArray`'s length, `string`
+/// for `dmrpp:vlsa`; a scalar stored in one piece is a fixed string of that piece's length.
+fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String> {
+    if let Some(fixed) = element.child("dmrpp:FixedLengthStringArray") {
+        let length = fixed.attr("string_length").and_then(|l| l.trim().parse::<u32>().ok());
+        return length
+            .filter(|&l| l > 0)
+            .map(DataType::FixedBytes)
+            .ok_or_else(|| "a string_length that is not valid".into());
+    }
+    let scalar = element.child("Dim").is_none();
+    let length = match storage {
+        Storage::Strings(_) => return Ok(DataType::String),
+        // BES writes a variable-length scalar's text as compact data without `dmrpp:chunks`.
+        Storage::Inline(_, _) if scalar && element.child("dmrpp:chunks").is_none() => return Ok(DataType::String),
+        Storage::Inline(_, bytes) if scalar => bytes.len() as u64,
+        Storage::Chunks(ChunksInfo { chunks, chunk_shape: None, filters, .. })
+            if scalar && chunks.len() == 1 && filters.is_empty() =>
+        {
+            chunks[0].length
+        }
+        _ => return Err("a String variable whose string length the sidecar does not give".into()),
+    };
+    u32::try_from(length).ok().filter(|&l| l > 0).map(DataType::FixedBytes).ok_or_else(|| "an empty string".into())
+}
+
+/// A `Structure` (or an array member, `depth` > 0 for nesting) as a packed struct; `leaves` gets the
+/// leaf types in byte order.
+fn struct_type(element: &Element, depth: usize, leaves: &mut Vec<DataType>) -> Result<DataType, String> {
+    if depth > 8 {
+        return Err("structures nested deeper than 8".into());
+    }
+    let mut fields = Vec::new();
+    for member in element.children.iter().filter(|c| super::types::is_variable(&c.name)) {
+        let name = member.attr("name").unwrap_or_default().to_string();
+        let base = match atomic(&member.name) {
+            Some(DataType::FixedBytes(1)) | None if member.name != "Structure" => {
+                return Err(format!("member {name} of type {} has no Zarr struct field form", member.name))
+            }
+            Some(t) => t,
+            None => struct_type(member, depth + 1, &mut Vec::new())?,
+        };
+        let dims: Vec<u64> = member
+            .children_named("Dim")
+            .map(|d| d.attr("size").and_then(|s| s.trim().parse::<u64>().ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("member {name} has a dimension without a size"))?;
+        let data_type = nest(base, &dims, leaves)?;
+        fields.push(StructField { name, data_type });
+    }
+    if fields.is_empty() {
+        return Err("a structure without members".into());
+    }
+    StructType::intern(fields).map(DataType::Struct).map_err(|e| e.to_string())
+}
+
+/// `base` repeated over `dims` as nested structs with fields "0", "1", ...; leaves recorded.
+fn nest(base: DataType, dims: &[u64], leaves: &mut Vec<DataType>) -> Result<DataType, String> {
+    let Some((&n, rest)) = dims.split_first() else {
+        match base {
+            DataType::Struct(s) => leaves.extend(flat_leaves(s)),
+            t => leaves.push(t),
+        }
+        return Ok(base);
+    };
+    if n == 0 || n > MAX_FIELDS || leaves.len() as u64 > MAX_FIELDS {
+        return Err(format!("an array member of {n} elements per dimension (at most {MAX_FIELDS})"));
+    }
+    let mut fields = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        fields.push(StructField { name: i.to_string(), data_type: nest(base, rest, leaves)? });
+    }
+    StructType::intern(fields).map(DataType::Struct).map_err(|e| e.to_string())
+}
+
+fn flat_leaves(s: &StructType) -> Vec<DataType> {
+    s.fields()
+        .iter()
+        .flat_map(|f| match f.data_type {
+            DataType::Struct(inner) => flat_leaves(inner),
+            t => vec![t],
+        })
+        .collect()
+}
+
+/// Whether variable `element` holds one-byte strings (a netCDF `char`): `Char`, or a `String` of
+/// fixed length 1.
+pub(super) fn is_char(element: &Element) -> bool {
+    let fixed = element.child("dmrpp:FixedLengthStringArray").and_then(|f| f.attr("string_length"));
+    element.name == "Char" || (element.name == "String" && fixed.is_some_and(|l| l.trim() == "1"))
+}
+
+/// Refuses a structure whose members leave padding (BES's `structOffset`: the offsets of the
+/// members after the first, then the stored size): its stored elements are not the packed struct's.
+fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Result<(), String> {
+    let Some(offsets) = &info.struct_offsets else { return Ok(()) };
+    let sizes: Vec<u64> = element
+        .children
+        .iter()
+        .filter(|c| super::types::is_variable(&c.name))
+        .map(|m| {
+            let mut l = Vec::new();
+            let base = atomic(&m.name).map_or(0, |t| t.size() as u64);
+            let count: u64 = m.children_named("Dim").filter_map(|d| d.attr("size")?.parse::<u64>().ok()).product();
+            if base == 0 {
+                struct_type(m, 1, &mut l).map_or(0, |t| t.size() as u64)
+            } else {
+                base * count
+            }
+        })
+        .collect();
+    let packed: Vec<u64> = sizes
+        .iter()
+        .scan(0, |end, s| {
+            *end += s;
+            Some(*end)
+        })
+        .collect();
+    let stored = offsets.last().copied().unwrap_or(0);
+    if *offsets != packed || stored != leaves.iter().map(|t| t.size() as u64).sum::<u64>() {
+        let why = format!(
+            "a structure with padding (members at {offsets:?}, packed they would end at {packed:?}): \
+             its stored elements are not a packed Zarr struct's"
+        );
+        return Err(why);
+    }
+    Ok(())
+}

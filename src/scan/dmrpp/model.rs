@@ -1,0 +1,210 @@
+//! The DMR of a DMR++ document (input: the root [`Element`]; output: [`Dmr`]): its groups with their
+//! attributes, and every variable with its group, netCDF dimensions and attributes, ready for
+//! `translate`.
+//!
+//! Shared dimensions (`<Dimension name size>` in a group, `<Dim name="/g/d"/>` in a variable) keep
+//! their names (the last path component, as netCDF shows them). Anonymous ones (`<Dim size="n"/>`,
+//! what BES writes for an HDF5 dataset without dimension scales) are named as libnetcdf and the HDF5
+//! scanner name them: per group, an existing dimension of the same length that the variable does not
+//! use already is reused, else a new `phony_dim_N` is numbered with the next dimension id of the file
+//! (shared dimensions first), groups visited children first.
+
+use std::collections::HashMap;
+
+use super::attributes::attributes;
+use super::types::is_variable;
+use super::xml::Element;
+use crate::dataset::GroupNode;
+use crate::metadata::{ArrayNotes, Attributes};
+
+/// Most dimensions one variable may have (HDF5's own limit is 32).
+const MAX_RANK: usize = 32;
+
+/// The DMR's content.
+pub(super) struct Dmr<'a> {
+    /// Groups, the root first.
+    pub(super) groups: Vec<GroupNode>,
+    /// Variables, in group order (children first) and document order within a group.
+    pub(super) variables: Vec<DmrVariable<'a>>,
+    /// Enumerations by fully qualified name (`/g1/NoNameEnum0`).
+    pub(super) enumerations: HashMap<String, &'a Element>,
+    /// (object, attribute, why) for attributes left out.
+    pub(super) dropped: Vec<(String, String, String)>,
+}
+
+/// One variable of the DMR.
+pub(super) struct DmrVariable<'a> {
+    /// Path from the root without leading slash (`g1/temp`).
+    pub(super) path: String,
+    /// Its element (type name, storage children, structure members).
+    pub(super) element: &'a Element,
+    /// Its dimensions: (netCDF name, length), outermost first; `Err` when one cannot be resolved.
+    pub(super) dims: Result<Vec<(String, u64)>, String>,
+    /// Its attributes and their number types.
+    pub(super) attributes: Attributes,
+    pub(super) notes: ArrayNotes,
+}
+
+/// A dimension of one axis before anonymous ones are named.
+enum Axis {
+    Named(String, u64),
+    Anonymous(u64),
+}
+
+/// Walks the document from its root `Dataset`.
+pub(super) fn read_dmr(root: &Element) -> Result<Dmr<'_>, String> {
+    if root.name != "Dataset" {
+        return Err(format!("the root element is <{}>, not <Dataset>", root.name));
+    }
+    let mut walk = Walk::default();
+    walk.group(root, "", 0)?;
+    let real = walk.shared.len();
+    let mut phony_count = 0;
+    let mut variables = Vec::with_capacity(walk.found.len());
+    for group in walk.post {
+        let mut group_dims: Vec<(String, u64)> = walk.group_shared[group].clone();
+        for found in walk.found.iter().filter(|f| f.group == group) {
+            let dims = found.axes.as_ref().map_err(Clone::clone).map(|axes| {
+                let mut used: Vec<String> = Vec::new();
+                let mut dims = Vec::with_capacity(axes.len());
+                for axis in axes {
+                    let (name, length) = match axis {
+                        Axis::Named(name, length) => (name.clone(), *length),
+                        Axis::Anonymous(length) => {
+                            let free = group_dims.iter().find(|(n, l)| l == length && !used.contains(n));
+                            let name = free.map(|(n, _)| n.clone()).unwrap_or_else(|| {
+                                let name = format!("phony_dim_{}", real + phony_count);
+                                phony_count += 1;
+                                group_dims.push((name.clone(), *length));
+                                name
+                            });
+                            (name, *length)
+                        }
+                    };
+                    used.push(name.clone());
+                    dims.push((name, length));
+                }
+                dims
+            });
+            let (attributes, notes, dropped) = attributes(found.element);
+            walk.dropped.extend(dropped.into_iter().map(|(name, why)| (found.path.clone(), name, why)));
+            variables.push(DmrVariable { path: found.path.clone(), element: found.element, dims, attributes, notes });
+        }
+    }
+    Ok(Dmr { groups: walk.groups, variables, enumerations: walk.enumerations, dropped: walk.dropped })
+}
+
+/// A variable found, before its anonymous dimensions are named.
+struct Found<'a> {
+    path: String,
+    group: usize,
+    element: &'a Element,
+    axes: Result<Vec<Axis>, String>,
+}
+
+#[derive(Default)]
+struct Walk<'a> {
+    groups: Vec<GroupNode>,
+    /// Every shared dimension by fully qualified name.
+    shared: HashMap<String, u64>,
+    /// Per group, its shared dimensions (name, length) in document order.
+    group_shared: Vec<Vec<(String, u64)>>,
+    enumerations: HashMap<String, &'a Element>,
+    found: Vec<Found<'a>>,
+    /// Group indexes, children before their parent.
+    post: Vec<usize>,
+    dropped: Vec<(String, String, String)>,
+}
+
+impl<'a> Walk<'a> {
+    fn group(&mut self, element: &'a Element, path: &str, depth: usize) -> Result<(), String> {
+        if depth > super::xml::MAX_DEPTH {
+            return Err("groups nested too deep".into());
+        }
+        let (attributes, _, dropped) = attributes(element);
+        self.dropped.extend(dropped.into_iter().map(|(name, why)| (format!("/{path}"), name, why)));
+        let index = self.groups.len();
+        self.groups.push(GroupNode { path: path.to_string(), attributes });
+        self.group_shared.push(Vec::new());
+        let prefix = if path.is_empty() { String::from("/") } else { format!("/{path}/") };
+        for child in &element.children {
+            let name = child.attr("name").unwrap_or_default();
+            match child.name.as_str() {
+                "Dimension" => {
+                    let size = child.attr("size").and_then(|s| s.trim().parse::<u64>().ok());
+                    let size = size.ok_or_else(|| format!("dimension {prefix}{name}: no valid size"))?;
+                    self.shared.insert(format!("{prefix}{name}"), size);
+                    self.group_shared[index].push((name.to_string(), size));
+                }
+                "Enumeration" => {
+                    self.enumerations.insert(format!("{prefix}{name}"), child);
+                }
+                _ => {}
+            }
+        }
+        for child in &element.children {
+            let name = child.attr("name").unwrap_or_default();
+            if child.name == "Group" {
+                if name.is_empty() || name.contains('/') {
+                    return Err(format!("a group in /{path} has no valid name ({name:?})"));
+                }
+                let sub = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
+                self.group(child, &sub, depth + 1)?;
+            } else if is_variable(&child.name) {
+                let var_path = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
+                let axes = self.axes(child);
+                self.found.push(Found { path: var_path, group: index, element: child, axes });
+            }
+        }
+        self.post.push(index);
+        Ok(())
+    }
+
+    /// The axes of a variable's `<Dim>` children.
+    fn axes(&self, element: &Element) -> Result<Vec<Axis>, String> {
+        let dims: Vec<&Element> = element.children_named("Dim").collect();
+        if dims.len() > MAX_RANK {
+            return Err(format!("{} dimensions, more than {MAX_RANK}", dims.len()));
+        }
+        dims.iter()
+            .map(|dim| match (dim.attr("name"), dim.attr("size")) {
+                (Some(name), _) => {
+                    let length = self.shared.get(name).ok_or_else(|| format!("dimension {name} is not declared"))?;
+                    Ok(Axis::Named(name.rsplit('/').next().unwrap_or(name).to_string(), *length))
+                }
+                (None, Some(size)) => {
+                    size.trim().parse().map(Axis::Anonymous).map_err(|_| format!("dimension size {size:?}"))
+                }
+                (None, None) => Err("a <Dim> with neither name nor size".into()),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_anonymous_dimensions_as_libnetcdf() {
+        let doc = r#"<Dataset><Dimension name="t" size="2"/>
+            <Int32 name="a"><Dim name="/t"/><Dim size="3"/></Int32>
+            <Int32 name="b"><Dim size="3"/><Dim size="3"/></Int32>
+            <Int32 name="c"><Dim size="2"/></Int32>
+            <Group name="g"><Float32 name="d"><Dim size="3"/></Float32><Int8 name="e"><Dim name="/nope"/></Int8></Group>
+            </Dataset>"#;
+        let root = super::super::xml::parse(doc.as_bytes()).unwrap();
+        let dmr = read_dmr(&root).unwrap();
+        let dims = |path: &str| {
+            let v = dmr.variables.iter().find(|v| v.path == path).unwrap();
+            v.dims.clone().map(|d| d.into_iter().map(|(n, _)| n).collect::<Vec<_>>())
+        };
+        // The child group is visited first: its phony dimension takes the first number.
+        assert_eq!(dims("g/d").unwrap(), ["phony_dim_1"]);
+        assert_eq!(dims("a").unwrap(), ["t", "phony_dim_2"]);
+        assert_eq!(dims("b").unwrap(), ["phony_dim_2", "phony_dim_3"]);
+        assert_eq!(dims("c").unwrap(), ["t"]);
+        assert!(dims("g/e").unwrap_err().contains("not declared"));
+        assert_eq!(dmr.groups.iter().map(|g| g.path.as_str()).collect::<Vec<_>>(), ["", "g"]);
+    }
+}

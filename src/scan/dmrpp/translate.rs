@@ -1,0 +1,368 @@
+//! One DMR++ variable as a Zarr array (input: a [`DmrVariable`]; output: a [`VirtualArray`] whose
+//! chunks reference the data file), built as the HDF5 scanner builds the same dataset: the filter
+//! pipeline through `scan/filters` (deflate, shuffle, fletcher32 in the listed order), contiguous
+//! data as slabs (`scan/contiguous`), compact data and variable-length strings as store-owned chunks,
+//! the fill value as `fillValue` gives it (zero when absent), `_FillValue` encoded for xarray, an
+//! enum's members as CF flags, `_Encoding` on fixed-length strings.
+
+use super::chunks::{chunk_table, ChunksInfo, Storage};
+use super::elements::{element_info, is_char, ElementInfo};
+use super::model::DmrVariable;
+use super::types::value_bytes;
+use super::Context;
+use crate::codec::{Codec, CodecChain, Endian, Filter};
+use crate::dataset::{ChunkTable, OwnedBytes, VirtualArray};
+use crate::grid::ChunkGrid;
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
+use crate::scan::chars::{char_dim_stackable, CharUse};
+use crate::scan::contiguous::slab_layout;
+use crate::scan::filters::{filter_stage, stored_codecs, FilterSpec};
+use crate::scan::{chunk_table_for, ScanError, MAX_CHUNKS_PER_ARRAY};
+
+/// A variable's grid, codecs and chunks.
+struct Layout {
+    grid: ChunkGrid,
+    codecs: CodecChain,
+    chunks: ChunkTable,
+}
+
+/// Why a variable was not translated: unsupported (a warning under `skip_unsupported`) or an error
+/// of the sidecar (always an error).
+pub(super) enum Refusal {
+    Unsupported(String),
+    Error(ScanError),
+}
+
+impl From<ScanError> for Refusal {
+    fn from(e: ScanError) -> Self {
+        Refusal::Error(e)
+    }
+}
+
+/// The array of `var`.
+pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<VirtualArray, Refusal> {
+    let invalid = |what: &str, why: String| Refusal::Error(ctx.variable_error(&var.path, what, why));
+    let dims = var.dims.clone().map_err(|why| invalid("reading dimensions", why))?;
+    let shape: Vec<u64> = dims.iter().map(|(_, n)| *n).collect();
+    let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    let storage = super::chunks::storage(var.element, count).map_err(|why| invalid("reading storage", why))?;
+    if let Storage::Unsupported(why) = &storage {
+        return Err(Refusal::Unsupported(why.clone()));
+    }
+    let info = element_info(var.element, &storage, ctx.enumerations).map_err(Refusal::Unsupported)?;
+    let mut storage = storage;
+    let mut data_type = info.data_type;
+    let mut dims = dims;
+    let mut shape = shape;
+    let mut fill = fill_value(&info, &storage, var).map_err(|why| invalid("reading the fill value", why))?;
+    if let Some(length) = char_fold(ctx, var, &shape, &mut storage, data_type) {
+        // netCDF `char` arrays: the last dimension is the string length, as the HDF5 scanner folds it.
+        let first = fill.as_bytes().first().copied().unwrap_or(0);
+        data_type = DataType::FixedBytes(length);
+        fill = FillValue::from_bytes(data_type, vec![first; length as usize])
+            .map_err(|e| invalid("reading the fill value", e.to_string()))?;
+        shape.pop();
+        dims.pop();
+    }
+    let layout = layout_of(ctx, &var.path, &shape, data_type, storage)?;
+    let mut metadata = ArrayMetadata {
+        data_type,
+        chunk_grid: layout.grid,
+        fill_value: fill,
+        codecs: layout.codecs,
+        dimension_names: Some(dims.into_iter().map(|(name, _)| name).collect()),
+        attributes: var.attributes.clone(),
+        notes: var.notes.clone(),
+    };
+    encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
+    if matches!(info.data_type, DataType::FixedBytes(n) if n > 1) && var.element.name == "String" {
+        metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
+    }
+    if let Some(members) = info.enum_members {
+        add_enum_flags(members, &mut metadata);
+    }
+    Ok(VirtualArray {
+        path: var.path.clone(),
+        metadata,
+        chunks: layout.chunks,
+        rewritten_chunks: 0,
+        digest: None,
+        tails: Vec::new(),
+    })
+}
+
+/// The grid, codecs and chunks of a variable of `shape` and `data_type` stored as `storage`.
+fn layout_of(
+    ctx: &mut Context<'_>,
+    var: &str,
+    shape: &[u64],
+    data_type: DataType,
+    storage: Storage,
+) -> Result<Layout, Refusal> {
+    Ok(match storage {
+        Storage::Strings(strings) => owned_strings(ctx, var, shape, &strings)?,
+        Storage::Inline(_, bytes) if data_type == DataType::String => {
+            owned_strings(ctx, var, shape, &[String::from_utf8_lossy(&bytes).into_owned()])?
+        }
+        Storage::Inline(chunks, bytes) => compact(ctx, var, shape, data_type, endian(data_type, &chunks), bytes)?,
+        Storage::Chunks(chunks) => match &chunks.chunk_shape {
+            Some(chunk_shape) => chunked(ctx, var, shape, data_type, &chunks, chunk_shape)?,
+            None => contiguous(ctx, var, shape, data_type, &chunks)?,
+        },
+        Storage::Unsupported(why) => return Err(Refusal::Unsupported(why)),
+    })
+}
+
+/// An enum's members as CF flags and notes, as `scan/hdf5/owned::add_enum_flags` gives them.
+fn add_enum_flags(members: Vec<(String, serde_json::Value)>, metadata: &mut ArrayMetadata) {
+    let attributes = &mut metadata.attributes;
+    if attributes.contains_key("flag_values") || attributes.contains_key("flag_meanings") {
+        return;
+    }
+    let names: Vec<String> = members.iter().map(|(m, _)| m.split_whitespace().collect::<Vec<_>>().join("_")).collect();
+    let values: Vec<serde_json::Value> = members.iter().map(|(_, v)| v.clone()).collect();
+    metadata.notes.enum_members = Some(members.into_iter().collect());
+    attributes.insert("flag_values".into(), serde_json::Value::Array(values));
+    attributes.insert("flag_meanings".into(), serde_json::Value::from(names.join(" ")));
+}
+
+/// The `bytes` codec's byte order: `byteOrder` (little-endian when absent) for multi-byte elements.
+fn endian(data_type: DataType, info: &ChunksInfo) -> Option<Endian> {
+    let multi = match data_type {
+        DataType::Struct(s) => s.has_multi_byte_fields(),
+        DataType::FixedBytes(_) | DataType::RawBytes(_) | DataType::String => false,
+        t => t.size() > 1,
+    };
+    multi.then(|| info.byte_order.unwrap_or(Endian::Little))
+}
+
+/// The string length a netCDF `char` array (one-byte strings) folds its last dimension into, when
+/// the HDF5 scanner would fold it: the whole dimension in every chunk, and xarray's stacking rule
+/// (`scan/chars`) among the variables of its group. The storage then loses that dimension too.
+fn char_fold(
+    ctx: &Context<'_>,
+    var: &DmrVariable<'_>,
+    shape: &[u64],
+    storage: &mut Storage,
+    data_type: DataType,
+) -> Option<u32> {
+    let length = *shape.last()?;
+    let whole_rows = match storage {
+        Storage::Chunks(info) => info.chunk_shape.as_ref().is_none_or(|c| c.last() == Some(&length)),
+        Storage::Inline(..) => true,
+        _ => false,
+    };
+    if data_type != DataType::FixedBytes(1) || !whole_rows || !stackable_last(ctx, var) {
+        return None;
+    }
+    let length = u32::try_from(length).ok().filter(|&n| n > 0)?;
+    if let Storage::Chunks(info) = storage {
+        if let Some(chunk_shape) = &mut info.chunk_shape {
+            chunk_shape.pop();
+        }
+        for chunk in &mut info.chunks {
+            // The last coordinate of a whole-row chunk's origin is 0; anything else fails the checks.
+            if let Some(position) = chunk.position.as_mut().filter(|p| p.last() == Some(&0)) {
+                position.pop();
+            }
+        }
+    }
+    Some(length)
+}
+
+/// Whether xarray stacks the last dimension of `var` (a char array) into strings, judged among the
+/// variables of its group.
+fn stackable_last(ctx: &Context<'_>, var: &DmrVariable<'_>) -> bool {
+    let parent = |path: &str| path.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let group = parent(&var.path);
+    let uses: Vec<CharUse<'_>> = ctx
+        .variables
+        .iter()
+        .filter(|v| parent(&v.path) == group)
+        .map(|v| CharUse {
+            name: v.path.rsplit('/').next().unwrap_or_default(),
+            dims: v.dims.as_ref().map(|d| d.iter().map(|(n, _)| n.as_str()).collect()).unwrap_or_default(),
+            is_char: is_char(v.element),
+        })
+        .collect();
+    let last = var.dims.as_ref().ok().and_then(|d| d.last());
+    last.is_some_and(|(dim, _)| char_dim_stackable(dim, &uses))
+}
+
+/// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated), else the
+/// `_FillValue` attribute's; when both are absent, the SD interface's default for an HDF4 data set (BES marks those with `dmr_sds_ref`), else zero;
+/// for strings, BES's `unsupported-string` is zero.
+fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> Result<FillValue, String> {
+    let data_type = info.data_type;
+    let text = match storage {
+        Storage::Chunks(c) | Storage::Inline(c, _) => c.fill.as_deref(),
+        _ => None,
+    };
+    // Without `fillValue`, a `_FillValue` attribute (netCDF writes both from one value) says it.
+    let attribute = var.element.children_named("Attribute").find(|a| a.attr("name") == Some("_FillValue"));
+    let attribute = attribute.and_then(|a| a.child("Value")).map(|v| v.text.as_str());
+    let text = text.or(attribute.filter(|_| !matches!(data_type, DataType::String | DataType::Struct(_))));
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        let hdf4 = var.element.children_named("Attribute").any(|a| a.attr("name") == Some("dmr_sds_ref"));
+        if hdf4 && !matches!(data_type, DataType::String | DataType::Struct(_)) {
+            return FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type))
+                .map_err(|e| e.to_string());
+        }
+        return Ok(FillValue::zero(data_type));
+    };
+    let bytes = match data_type {
+        DataType::String => return Ok(FillValue::zero(data_type)),
+        DataType::FixedBytes(_) if text == "unsupported-string" => return Ok(FillValue::zero(data_type)),
+        DataType::Struct(_) => {
+            let values: Vec<&str> = text.split_whitespace().collect();
+            if values.len() == 1 && values[0].parse::<f64>().is_ok_and(|v| v == 0.0) {
+                return Ok(FillValue::zero(data_type));
+            }
+            if values.len() != info.leaves.len() {
+                return Err(format!("{} values for a structure of {} members", values.len(), info.leaves.len()));
+            }
+            let mut bytes = Vec::with_capacity(data_type.size());
+            for (leaf, value) in info.leaves.iter().zip(values) {
+                bytes.extend(value_bytes(*leaf, value)?);
+            }
+            bytes
+        }
+        t => value_bytes(t, text)?,
+    };
+    FillValue::from_bytes(data_type, bytes).map_err(|e| e.to_string())
+}
+
+/// The codecs of the filter list: `bytes`, then each filter's codec in pipeline order.
+fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<CodecChain, String> {
+    let mut filters = Vec::with_capacity(info.filters.len());
+    for name in &info.filters {
+        let level = info.deflate_level.map(|l| vec![l]).unwrap_or_default();
+        let (id, cd_values) = match name.as_str() {
+            "deflate" => (1, level),
+            "shuffle" => (2, Vec::new()),
+            "fletcher32" => (3, Vec::new()),
+            other => return Err(format!("unknown filter {other:?} in compressionType")),
+        };
+        let spec = FilterSpec { id, name, cd_values: &cd_values };
+        match filter_stage(&spec, type_size).map_err(|e| e.to_string())? {
+            stage @ Filter::Codec(_) => filters.push(stage),
+            Filter::Source(_) => return Err(format!("filter {name} has no Zarr codec")),
+        }
+    }
+    let bytes = Codec::Bytes { endian: endian(data_type, info) };
+    CodecChain::new([vec![bytes], stored_codecs(&filters)].concat()).map_err(|e| e.to_string())
+}
+
+fn chunked(
+    ctx: &mut Context<'_>,
+    var: &str,
+    shape: &[u64],
+    data_type: DataType,
+    info: &ChunksInfo,
+    chunk_shape: &[u64],
+) -> Result<Layout, Refusal> {
+    let invalid = |ctx: &Context<'_>, what: &str, why: String| Refusal::Error(ctx.variable_error(var, what, why));
+    if chunk_shape.len() != shape.len() {
+        let why = format!("chunkDimensionSizes {chunk_shape:?} do not match shape {shape:?}");
+        return Err(invalid(ctx, "reading storage", why));
+    }
+    let codecs = codecs(info, data_type, data_type.size()).map_err(Refusal::Unsupported)?;
+    let grid = ChunkGrid::regular(shape, chunk_shape).map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+    let table = chunk_table_for(ctx.path, var, &grid)?;
+    let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
+    let chunks = chunk_table(&grid, chunk_shape, table, &info.chunks, &mut source_of)
+        .map_err(|why| invalid(ctx, "locating chunks", why))?;
+    Ok(Layout { grid, codecs, chunks })
+}
+
+/// Data stored in one piece: uncompressed as slabs, as the HDF5 scanner references contiguous
+/// storage; with filters (an HDF4 compressed data set) as one chunk of the whole shape.
+fn contiguous(
+    ctx: &mut Context<'_>,
+    var: &str,
+    shape: &[u64],
+    data_type: DataType,
+    info: &ChunksInfo,
+) -> Result<Layout, Refusal> {
+    let invalid = |ctx: &Context<'_>, what: &str, why: String| Refusal::Error(ctx.variable_error(var, what, why));
+    let size = data_type.size() as u64;
+    let expected = shape.iter().try_fold(size, |n, &d| n.checked_mul(d));
+    let slabs = expected.map(|e| e / ctx.options.max_slab_bytes.max(1));
+    let Some(expected) = expected.filter(|_| slabs.is_some_and(|s| s < MAX_CHUNKS_PER_ARRAY)) else {
+        return Err(invalid(ctx, "reading storage", format!("shape {shape:?} is too large to reference")));
+    };
+    if info.chunks.len() > 1 {
+        let why =
+            format!("{} pieces of data without chunkDimensionSizes (no chunk grid places them)", info.chunks.len());
+        return Err(invalid(ctx, "reading storage", why));
+    }
+    if !info.filters.is_empty() {
+        let codecs = codecs(info, data_type, data_type.size()).map_err(Refusal::Unsupported)?;
+        let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+        let grid = ChunkGrid::regular(shape, &whole).map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+        let table = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
+        let chunks = chunk_table(&grid, &whole, table, &info.chunks, &mut source_of)
+            .map_err(|why| invalid(ctx, "locating chunks", why))?;
+        return Ok(Layout { grid, codecs, chunks });
+    }
+    let chunk = info.chunks.first();
+    if let Some(c) = chunk.filter(|c| c.length != expected) {
+        let why = format!("contiguous storage of {} bytes does not hold shape {shape:?}", c.length);
+        return Err(invalid(ctx, "reading storage", why));
+    }
+    let source = match chunk {
+        Some(c) => ctx.files.source_of(c.href.as_deref()).map_err(|why| invalid(ctx, "locating chunks", why))?,
+        None => 0,
+    };
+    let address = chunk.map_or(0, |c| c.offset);
+    let (grid, entries) = slab_layout(shape, size, address, source, ctx.options.max_slab_bytes)
+        .map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+    let chunks = match chunk {
+        Some(_) => ChunkTable::from_entries(entries, OwnedBytes::new()),
+        None => ChunkTable::missing(entries.len()),
+    };
+    Ok(Layout { grid, codecs: CodecChain::raw(endian(data_type, info)), chunks })
+}
+
+/// Compact data (in the sidecar) as one store-owned chunk of the whole shape.
+fn compact(
+    ctx: &mut Context<'_>,
+    var: &str,
+    shape: &[u64],
+    data_type: DataType,
+    endian: Option<Endian>,
+    bytes: Vec<u8>,
+) -> Result<Layout, Refusal> {
+    let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    let grid = ChunkGrid::regular(shape, &whole)
+        .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
+    let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+    let expected = shape.iter().try_fold(data_type.size() as u64, |n, &d| n.checked_mul(d));
+    if expected != Some(bytes.len() as u64) {
+        let why = format!("compact data of {} bytes does not hold shape {shape:?}", bytes.len());
+        return Err(Refusal::Error(ctx.variable_error(var, "reading storage", why)));
+    }
+    if grid.num_chunks() == 1 {
+        let entry = chunks.push_owned(&bytes).map_err(|e| ctx.owned_error(var, e))?;
+        chunks.set(0, entry);
+    }
+    Ok(Layout { grid, codecs: CodecChain::raw(endian), chunks })
+}
+
+/// Variable-length strings as one store-owned chunk of `string` (`vlen-utf8`).
+fn owned_strings(ctx: &mut Context<'_>, var: &str, shape: &[u64], strings: &[String]) -> Result<Layout, Refusal> {
+    let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    let grid = ChunkGrid::regular(shape, &whole)
+        .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
+    let codecs = CodecChain::vlen_utf8();
+    let mut chunks = ChunkTable::default();
+    if !strings.is_empty() {
+        let encoded = codecs
+            .encode_strings(strings)
+            .map_err(|e| Refusal::Unsupported(format!("cannot store its strings: {e}")))?;
+        let entry = chunks.push_owned(&encoded).map_err(|e| ctx.owned_error(var, e))?;
+        chunks.push(entry);
+    }
+    Ok(Layout { grid, codecs, chunks })
+}

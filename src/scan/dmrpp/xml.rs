@@ -1,0 +1,201 @@
+//! A DMR++ document as an element tree (input: the sidecar's bytes; output: [`Element`]s), parsed
+//! with `quick-xml` under the limits an untrusted document needs: no DTD (a `<!DOCTYPE>`, and so
+//! any entity declaration, is refused before anything is expanded), only the five predefined
+//! entities and character references, elements nested at most [`MAX_DEPTH`] deep and at most
+//! [`MAX_ELEMENTS`] of them, every start tag closed by its own end tag.
+//!
+//! BES declares `encoding="ISO-8859-1"` but writes UTF-8 in practice; a document that is not
+//! valid UTF-8 is read as Latin-1 (every byte one character). Text before the first `<` (a line of
+//! diagnostic output some BES versions wrote into their test sidecars) is skipped.
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::XmlVersion;
+
+/// Deepest element nesting accepted (BES writes a handful of levels per group).
+pub(super) const MAX_DEPTH: usize = 256;
+/// Most elements one document may hold (a sidecar of 10^7 chunks is far past any granule's).
+pub(super) const MAX_ELEMENTS: usize = 1 << 26;
+
+/// One element: its qualified name (`Int32`, `dmrpp:chunk`), attributes in document order, the text
+/// directly inside it (concatenated), and its child elements.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Element {
+    pub(super) name: String,
+    pub(super) attributes: Vec<(String, String)>,
+    pub(super) text: String,
+    pub(super) children: Vec<Element>,
+}
+
+impl Element {
+    /// The value of attribute `name` (qualified, e.g. `dmrpp:href`).
+    pub(super) fn attr(&self, name: &str) -> Option<&str> {
+        self.attributes.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The first child named `name`.
+    pub(super) fn child(&self, name: &str) -> Option<&Element> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    /// Every child named `name`.
+    pub(super) fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+/// Why a document is not a well-formed DMR++ document, with the byte position where that was found.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed XML at byte {position}: {message}")]
+pub(crate) struct XmlError {
+    /// Byte offset in the document (after skipped leading text).
+    pub(crate) position: u64,
+    /// What is wrong.
+    pub(crate) message: String,
+}
+
+/// The document's root element.
+///
+/// # Errors
+/// [`XmlError`] for malformed or truncated XML, a DTD or entity declaration, an undefined entity,
+/// nesting deeper than [`MAX_DEPTH`] or more than [`MAX_ELEMENTS`] elements.
+pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
+    let start = bytes.iter().position(|&b| b == b'<').unwrap_or(bytes.len());
+    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(&bytes[start..]) {
+        Ok(text) => text.into(),
+        Err(_) => bytes[start..].iter().map(|&b| char::from(b)).collect::<String>().into(),
+    };
+    let mut reader = quick_xml::Reader::from_str(&text);
+    reader.config_mut().check_end_names = true;
+    let mut builder = Builder::default();
+    loop {
+        let position = reader.buffer_position();
+        let fail = |message: String| XmlError { position, message: one_line(&message) };
+        match reader.read_event().map_err(|e| fail(e.to_string()))? {
+            Event::Start(e) => builder.open(&e).map_err(fail)?,
+            Event::Empty(e) => {
+                builder.open(&e).map_err(fail)?;
+                builder.close().map_err(fail)?;
+            }
+            Event::End(_) => builder.close().map_err(fail)?,
+            Event::Text(t) => builder.text(&t.xml10_content().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
+            Event::CData(t) => builder.text(&t.decode().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
+            Event::GeneralRef(r) => {
+                let name = r.decode().map_err(|e| fail(e.to_string()))?;
+                let resolved = match r.resolve_char_ref().map_err(|e| fail(e.to_string()))? {
+                    Some(c) => c.to_string(),
+                    None => predefined(&name).ok_or_else(|| fail(format!("undefined entity &{name};")))?.to_string(),
+                };
+                builder.text(&resolved).map_err(fail)?;
+            }
+            Event::DocType(_) => return Err(fail("a DOCTYPE (DTD or entity declarations) is not accepted".into())),
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+            Event::Eof => return builder.finish().map_err(fail),
+        }
+    }
+}
+
+/// A message quoting the document on one line, at most 200 characters of it.
+fn one_line(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line,
+    }
+}
+
+/// The replacement text of XML's five predefined entities.
+fn predefined(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "amp" => "&",
+        "lt" => "<",
+        "gt" => ">",
+        "quot" => "\"",
+        "apos" => "'",
+        _ => return None,
+    })
+}
+
+/// The tree under construction: the open elements, innermost last.
+#[derive(Default)]
+struct Builder {
+    open: Vec<Element>,
+    root: Option<Element>,
+    count: usize,
+}
+
+impl Builder {
+    fn open(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+        if self.root.is_some() {
+            return Err("content after the root element".into());
+        }
+        if self.open.len() >= MAX_DEPTH {
+            return Err(format!("elements nested deeper than {MAX_DEPTH}"));
+        }
+        self.count += 1;
+        if self.count > MAX_ELEMENTS {
+            return Err(format!("more than {MAX_ELEMENTS} elements"));
+        }
+        let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
+        let mut attributes = Vec::new();
+        for attr in start.attributes() {
+            let attr = attr.map_err(|e| format!("<{name}>: {e}"))?;
+            let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
+            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| format!("<{name} {key}>: {e}"))?;
+            attributes.push((key, value.into_owned()));
+        }
+        self.open.push(Element { name, attributes, ..Element::default() });
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        let element = self.open.pop().ok_or("an end tag without its start tag")?;
+        match self.open.last_mut() {
+            Some(parent) => parent.children.push(element),
+            None => self.root = Some(element),
+        }
+        Ok(())
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), String> {
+        match self.open.last_mut() {
+            Some(element) => element.text.push_str(text),
+            None if text.trim().is_empty() => {}
+            None => return Err("text outside the root element".into()),
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Element, String> {
+        if let Some(open) = self.open.last() {
+            return Err(format!("the document ends inside <{}> (truncated?)", open.name));
+        }
+        self.root.ok_or_else(|| "no root element".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_the_tree_with_text_attributes_and_entities() {
+        let doc = br#"junk line
+<?xml version="1.0"?><Dataset a="x &amp; y"><Int32 name="v"><Value>1 &lt; 2&#33;</Value></Int32><E/></Dataset>"#;
+        let root = parse(doc).unwrap();
+        assert_eq!(root.attr("a"), Some("x & y"));
+        assert_eq!(root.children.len(), 2);
+        assert_eq!(root.child("Int32").unwrap().child("Value").unwrap().text, "1 < 2!");
+    }
+
+    #[test]
+    fn refuses_dtds_truncation_and_deep_nesting() {
+        let entity = br#"<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaa">]><d>&a;</d>"#;
+        assert!(parse(entity).unwrap_err().message.contains("DOCTYPE"));
+        assert!(parse(b"<d><e>&a;</e></d>").unwrap_err().message.contains("undefined entity"));
+        assert!(parse(b"<d><e>").unwrap_err().message.contains("truncated"));
+        assert!(parse(b"<d><e></d>").is_err());
+        let deep = "<a>".repeat(MAX_DEPTH + 1);
+        assert!(parse(deep.as_bytes()).unwrap_err().message.contains("deeper"));
+        assert!(parse(b"").is_err());
+    }
+}
