@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod append;
+mod compact;
 pub(crate) mod args;
 mod export;
 mod info;
@@ -94,6 +95,8 @@ pub(crate) enum Outcome {
     /// Ran to the end, but found differences (verify).
     #[cfg_attr(not(feature = "verify"), allow(dead_code))]
     Failed = 1,
+    /// A usage error found after the arguments were parsed (options that do not fit the store).
+    Usage = 2,
     /// Done, with variables left out.
     Partial = 3,
 }
@@ -104,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Append(a) => append::run(a),
+        Command::Compact(a) => compact::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
         #[cfg(feature = "verify")]

@@ -46,6 +46,7 @@
 #![warn(clippy::missing_errors_doc)]
 
 pub mod append;
+pub mod compact;
 mod base64;
 pub mod cftime;
 #[cfg(feature = "cli")]

@@ -84,7 +84,7 @@ fn tip(repo: &Path, branch: &str) -> String {
 }
 
 /// The snapshot messages of `branch`, newest first (the Rust crate reading what vzarr wrote).
-fn history(repo: &Path, branch: &str) -> Vec<String> {
+pub(crate) fn history(repo: &Path, branch: &str) -> Vec<String> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         use futures::TryStreamExt;
