@@ -12,7 +12,7 @@ mod materialize;
 
 pub use kerchunk::{export_kerchunk, KerchunkOptions};
 pub use materialize::{
-    file_extents, materialize, plan_shards, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,
+    file_extents, materialize, materialize_regular, plan_shards, RegularOptions, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,
     MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
 

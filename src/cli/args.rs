@@ -239,10 +239,22 @@ pub(crate) struct CompactArgs {
     pub(crate) remote: RemoteArgs,
 }
 
+/// Chunk lengths by dimension name (`materialize --chunks`).
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkSpec(pub(crate) Vec<(String, u64)>);
+
+/// `DIM=N,DIM=N`: chunk lengths by dimension name.
+fn parse_chunk_spec(text: &str) -> Result<ChunkSpec, String> {
+    text.split(',').map(|part| parse_dim_size(part.trim())).collect::<Result<_, _>>().map(ChunkSpec)
+}
+
 /// `DIM=N`: a dimension name and a length.
 fn parse_dim_size(text: &str) -> Result<(String, u64), String> {
     let (dim, n) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected DIM=N, such as time=365"))?;
     let n: u64 = n.trim().parse().map_err(|e| format!("{text:?}: {e}"))?;
+    if n == 0 {
+        return Err(format!("{text:?}: a chunk length must be at least 1"));
+    }
     if dim.trim().is_empty() || dim.contains(',') {
         return Err(format!("{text:?}: expected one DIM=N, such as time=365"));
     }
@@ -402,6 +414,16 @@ pub(crate) struct MaterializeArgs {
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
+    /// Write a regular chunk grid of this shape instead of copying chunks: `time=90,lat=45,lon=90`
+    /// (dimensions not named keep their chunk length where it is regular, else the whole extent).
+    /// Every chunk is decoded and re-encoded; a rerun after an interruption continues from the
+    /// chunks already written (kept in OUTPUT.partial).
+    #[arg(long, value_name = "DIM=N,..", value_parser = parse_chunk_spec, conflicts_with = "shards")]
+    pub(crate) chunks: Option<ChunkSpec>,
+    /// With --chunks: the largest region read at once (bytes, or with a K, M, G or T suffix).
+    /// Default: 1G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "chunks")]
+    pub(crate) max_memory: Option<u64>,
     /// Read the sources even when their size, ETag or modification time differ from the scan's
     /// (by default such a source is an error naming it: its bytes may have moved).
     #[arg(long)]

@@ -30,9 +30,11 @@
 //! `zarr.json` says `"zarr_format": 3`).
 
 mod plan;
+mod regular;
 mod sharded;
 mod sink;
 
+pub use regular::{materialize_regular, RegularOptions};
 pub use plan::{
     plan_shards, FileExtent, FileExtents, ShardLayout, ShardSpec, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };

@@ -248,3 +248,36 @@ fn icechunk_daily_appends_compact_in_one_commit_while_an_old_reader_reads_on() {
     let values = tas.read(&vzarr::Selection::all(&tas.reader().shape()), &Default::default()).unwrap();
     assert_same("tas after append + compact --tail", &values.bytes, &oracle(&all_files, "tas"));
 }
+
+/// A compaction killed (SIGKILL) after staging the new store, or after writing the new snapshot
+/// but before the branch moves, leaves the old store or branch, readable; the next run compacts.
+#[test]
+fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_days(dir.path(), 12);
+    let (store, repo) = (dir.path().join("days.vzarr"), dir.path().join("days.icechunk"));
+    scan(&files, &store, &[]);
+    scan(&files, &repo, &["--format", "icechunk"]);
+    for (location, crash) in [(&store, "staged"), (&repo, "icechunk-snapshot-written")] {
+        let before = files_of(location);
+        let commits = crate::icechunk_repo::history(&repo, "main");
+        let mut command = crate::common::vzarr_command();
+        command.args(["compact", &s(location), "--chunks", "time=5"]).env("VZARR_TEST_CRASH_AT", crash);
+        let run = crate::common::run(command);
+        assert_ne!(run.code, 0, "{crash}: the compaction was to be killed: {}", run.stderr);
+        if location == &store {
+            assert!(files_of(&store) == before, "the killed compaction changed the store");
+            assert_values(&store, &files);
+        } else {
+            assert_eq!(crate::icechunk_repo::history(&repo, "main"), commits, "the branch moved");
+        }
+        let again = compact(location, &["--chunks", "time=5"]);
+        assert_eq!(again.code, 0, "{crash}: {}", again.stderr);
+    }
+    assert_eq!(time_edges(&store, "tas"), vec![5, 5, 1, 1]);
+    assert_values(&store, &files);
+    cli_expect(&["verify", &s(&repo)], 0);
+    assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".days")), "staging left behind");
+}
+
+mod regular;
