@@ -70,8 +70,12 @@ pub(super) fn fold_array(
             written += 1;
         }
     }
+    let referenced: u64 = entries.iter().map(|e| if let ChunkEntry::Owned { length, .. } = e { *length } else { 0 }).sum();
     let mut chunks = ChunkTable::from_entries(entries, owned);
-    chunks.compact_owned().map_err(|e| build(e.to_string()))?;
+    // Owned bytes of folded chunks are dropped (one copy of the rest); none dropped: no copy.
+    if referenced != chunks.owned.len() {
+        chunks.compact_owned().map_err(|e| build(e.to_string()))?;
+    }
     let array = VirtualArray {
         path: old.path.clone(),
         metadata,
