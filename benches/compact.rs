@@ -44,11 +44,16 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let compact_options = CompactOptions::new("time", files as u64, OpenOptions::new(authorization.clone()));
     let mut report = None;
-    let compact = time(|| report = Some(compact_store(store.to_str().unwrap(), &compact_options, runtime.handle()).unwrap()));
+    let compact =
+        time(|| report = Some(compact_store(store.to_str().unwrap(), &compact_options, runtime.handle()).unwrap()));
     let report = report.unwrap();
     let sst = report.arrays.iter().find(|a| a.path == "sst").expect("sst folded");
     assert!(read_all(&store).bytes == expected.unwrap().bytes, "the compacted store reads other values");
-    println!("archive: {files} daily files, sst time edges {} -> {}", sst.before.len(), vzarr::compact::describe_edges(&sst.after));
+    println!(
+        "archive: {files} daily files, sst time edges {} -> {}",
+        sst.before.len(),
+        vzarr::compact::describe_edges(&sst.after)
+    );
     println!("read sst through the store:       {read:.3} s");
     println!("compact (read, encode, write):    {compact:.3} s ({:.2}x the read; target <= 2x)", compact / read);
 }

@@ -14,8 +14,8 @@ macro_rules! outln {
 }
 
 mod append;
-mod compact;
 pub(crate) mod args;
+mod compact;
 mod export;
 mod info;
 mod materialize;

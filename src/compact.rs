@@ -62,10 +62,10 @@ pub enum CompactError {
     },
     /// The native store could not be loaded.
     #[error(transparent)]
-    Load(#[from] crate::append::AppendError),
+    Load(Box<crate::append::AppendError>),
     /// Reading a folded region failed (a source changed since the scan is named here).
     #[error(transparent)]
-    Read(#[from] ReadError),
+    Read(Box<ReadError>),
     /// A folded chunk could not be encoded with the array's codecs.
     #[error("{store}: {array}: chunk {chunk:?}: encoding: {source}")]
     Encode {
@@ -99,7 +99,26 @@ pub enum CompactError {
     /// The Icechunk commit failed (the branch is unchanged).
     #[cfg(feature = "icechunk")]
     #[error(transparent)]
-    Icechunk(#[from] crate::store::IcechunkError),
+    Icechunk(Box<crate::store::IcechunkError>),
+}
+
+impl From<ReadError> for CompactError {
+    fn from(e: ReadError) -> Self {
+        CompactError::Read(Box::new(e))
+    }
+}
+
+impl From<crate::append::AppendError> for CompactError {
+    fn from(e: crate::append::AppendError) -> Self {
+        CompactError::Load(Box::new(e))
+    }
+}
+
+#[cfg(feature = "icechunk")]
+impl From<crate::store::IcechunkError> for CompactError {
+    fn from(e: crate::store::IcechunkError) -> Self {
+        CompactError::Icechunk(Box::new(e))
+    }
 }
 
 /// How to compact. Every field documents its default.

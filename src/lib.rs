@@ -46,13 +46,13 @@
 #![warn(clippy::missing_errors_doc)]
 
 pub mod append;
-pub mod compact;
 mod base64;
 pub mod cftime;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
 pub mod combine;
+pub mod compact;
 pub mod dataset;
 pub mod export;
 pub mod grid;

@@ -27,8 +27,8 @@ mod archive;
 mod merge;
 mod output;
 
-pub use append::{AppendTo, Appended};
 pub(crate) use append::lock_store;
+pub use append::{AppendTo, Appended};
 pub use archive::{Archive, ScannedArchive};
 pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};

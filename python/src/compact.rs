@@ -65,7 +65,7 @@ pub(crate) fn compact<'py>(
 fn compact_error(e: CompactError) -> PyErr {
     match e {
         CompactError::Usage { .. } => PyValueError::new_err(e.to_string()),
-        CompactError::Read(e) => read_error(e),
+        CompactError::Read(e) => read_error(*e),
         e => Error::new_err(e.to_string()),
     }
 }

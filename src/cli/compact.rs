@@ -13,7 +13,8 @@ pub(crate) fn run(args: CompactArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Usage);
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let mut open = OpenOptions::new(super::trust::authorization(&args.allow_source)?).with_remote(args.remote.options());
+    let mut open =
+        OpenOptions::new(super::trust::authorization(&args.allow_source)?).with_remote(args.remote.options());
     open.branch.clone_from(&args.branch);
     let mut options = CompactOptions::new(dim, target, open);
     options.tail = args.tail;

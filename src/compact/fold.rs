@@ -30,6 +30,9 @@ pub(super) struct Folding<'a> {
     pub(super) runtime: &'a tokio::runtime::Handle,
 }
 
+/// A new chunk's grid coordinates and its encoded bytes.
+type Encoded = (Vec<u64>, Vec<u8>);
+
 /// A box of the array: its first index and its length along every dimension.
 struct Region {
     origin: Vec<u64>,
@@ -44,11 +47,8 @@ pub(super) fn fold_array(
     reader: &ArrayReader,
     folding: &Folding<'_>,
 ) -> Result<(VirtualArray, u64), CompactError> {
-    let build = |reason: String| CompactError::Build {
-        store: folding.store.to_string(),
-        array: old.path.clone(),
-        reason,
-    };
+    let build =
+        |reason: String| CompactError::Build { store: folding.store.to_string(), array: old.path.clone(), reason };
     let old_grid = &old.metadata.chunk_grid;
     let mut dims = old_grid.dims().to_vec();
     dims[axis] = new_dim(old_grid.dim(axis), pieces).map_err(|e| build(e.to_string()))?;
@@ -60,9 +60,8 @@ pub(super) fn fold_array(
     let mut written = 0;
     for (j, piece) in pieces.iter().enumerate() {
         let Piece::Fold { first, last, .. } = *piece else { continue };
-        let present: Vec<Vec<u64>> = piece_chunks(&grid, axis, j as u64)
-            .filter(|coords| covers_data(old, axis, coords, first..last))
-            .collect();
+        let present: Vec<Vec<u64>> =
+            piece_chunks(&grid, axis, j as u64).filter(|coords| covers_data(old, axis, coords, first..last)).collect();
         for (coords, bytes) in fold_piece(&metadata, axis, &present, reader, folding)? {
             let offset = owned.push(&bytes).map_err(|e| build(e.to_string()))?;
             let linear = grid.linear_index(&coords) as usize;
@@ -70,7 +69,8 @@ pub(super) fn fold_array(
             written += 1;
         }
     }
-    let referenced: u64 = entries.iter().map(|e| if let ChunkEntry::Owned { length, .. } = e { *length } else { 0 }).sum();
+    let referenced: u64 =
+        entries.iter().map(|e| if let ChunkEntry::Owned { length, .. } = e { *length } else { 0 }).sum();
     let mut chunks = ChunkTable::from_entries(entries, owned);
     // Owned bytes of folded chunks are dropped (one copy of the rest); none dropped: no copy.
     if referenced != chunks.owned.len() {
@@ -134,7 +134,7 @@ fn fold_piece(
     present: &[Vec<u64>],
     reader: &ArrayReader,
     folding: &Folding<'_>,
-) -> Result<Vec<(Vec<u64>, Vec<u8>)>, CompactError> {
+) -> Result<Vec<Encoded>, CompactError> {
     let Some(first) = present.first() else { return Ok(Vec::new()) };
     let grid = &metadata.chunk_grid;
     let size = metadata.element_size() as u64;
@@ -177,7 +177,7 @@ fn encode_chunks(
     region: &Region,
     data: &[u8],
     folding: &Folding<'_>,
-) -> Result<Vec<(Vec<u64>, Vec<u8>)>, CompactError> {
+) -> Result<Vec<Encoded>, CompactError> {
     coords
         .par_iter()
         .map(|coords| {

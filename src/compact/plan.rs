@@ -154,7 +154,10 @@ mod tests {
         let pieces = plan_dim(&dim(&[2, 2, 2]), &rule(4)).unwrap();
         assert_eq!(
             pieces,
-            vec![Piece::Fold { start: 0, length: 4, first: 0, last: 2 }, Piece::Fold { start: 4, length: 2, first: 2, last: 3 }]
+            vec![
+                Piece::Fold { start: 0, length: 4, first: 0, last: 2 },
+                Piece::Fold { start: 4, length: 2, first: 2, last: 3 }
+            ]
         );
         let pieces = plan_dim(&dim(&[3, 3, 3, 3]), &rule(4)).unwrap();
         assert_eq!(pieces[1], Piece::Fold { start: 4, length: 4, first: 1, last: 3 });

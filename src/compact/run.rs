@@ -155,12 +155,19 @@ fn fold_dataset(
 }
 
 /// The arrays to fold and how; checks the options against the store.
-fn plan_dataset(dataset: &VirtualDataset, options: &CompactOptions, store: &str) -> Result<Vec<ArrayPlan>, CompactError> {
+fn plan_dataset(
+    dataset: &VirtualDataset,
+    options: &CompactOptions,
+    store: &str,
+) -> Result<Vec<ArrayPlan>, CompactError> {
     let usage = |reason: String| CompactError::Usage { store: store.to_string(), reason };
     let dim = options.dim.as_str();
     let extent = dataset.arrays.iter().filter_map(|a| axis_of(a, dim).map(|k| a.metadata.shape()[k])).max();
     let Some(extent) = extent else {
-        return Err(usage(format!("no array has a dimension named {dim:?} (dimensions: {})", dimension_names(dataset))));
+        return Err(usage(format!(
+            "no array has a dimension named {dim:?} (dimensions: {})",
+            dimension_names(dataset)
+        )));
     };
     if options.target > extent {
         return Err(usage(format!("--target {} is larger than dimension {dim} ({extent})", options.target)));

@@ -239,7 +239,9 @@ pub(crate) fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, Pipe
         if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(refuse("another append to this store is running, or a compaction; nothing was written".into()));
+                return Err(refuse(
+                    "another append to this store is running, or a compaction; nothing was written".into(),
+                ));
             }
             return Err(refuse(format!("locking: {err}")));
         }

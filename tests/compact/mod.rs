@@ -181,7 +181,8 @@ fn two_compactions_at_once_one_wins_and_the_other_changes_nothing() {
     };
     let (a, b) = (spawn(), spawn());
     let runs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
-    let written = runs.iter().filter(|r| r.status.success() && String::from_utf8_lossy(&r.stdout).contains("compacted")).count();
+    let written =
+        runs.iter().filter(|r| r.status.success() && String::from_utf8_lossy(&r.stdout).contains("compacted")).count();
     assert_eq!(written, 1, "exactly one compaction writes: {runs:?}");
     for run in runs.iter().filter(|r| !r.status.success()) {
         let stderr = String::from_utf8_lossy(&run.stderr);

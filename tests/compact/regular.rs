@@ -55,11 +55,14 @@ fn a_regular_copy_under_max_memory_resumes_and_equals_the_files() {
     let out2 = dir.path().join("time.zarr");
     cli_expect(&["materialize", &s(&store), &s(&out2), "--chunks", "time=100"], 0);
     assert_zarrs_reads_exactly(&out2, &files, &VARS);
-    assert_eq!(crate::common::array_json(&out2, "tas")["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([100, 5, 6]));
+    assert_eq!(
+        crate::common::array_json(&out2, "tas")["chunk_grid"]["configuration"]["chunk_shape"],
+        serde_json::json!([100, 5, 6])
+    );
     // Bad specs change nothing.
-    let bad = cli(&["materialize", &s(&store), &s(&dir.path().join("bad.zarr")), "--chunks", "depth=3"]);
+    let bad = cli(&["materialize", &s(&store), &s(dir.path().join("bad.zarr")), "--chunks", "depth=3"]);
     assert!(bad.code == 1 && bad.stderr.contains("no array has a dimension named \"depth\""), "{}", bad.stderr);
-    let zero = cli(&["materialize", &s(&store), &s(&dir.path().join("bad.zarr")), "--chunks", "time=0"]);
+    let zero = cli(&["materialize", &s(&store), &s(dir.path().join("bad.zarr")), "--chunks", "time=0"]);
     assert!(zero.code == 2 && zero.stderr.contains("at least 1"), "{}", zero.stderr);
     assert!(!dir.path().join("bad.zarr").exists() && !dir.path().join("bad.zarr.partial").exists());
 }

@@ -200,9 +200,8 @@ async fn copy_array(
         bytes: 0,
     };
     for row in 0..rows {
-        let todo: Vec<Vec<u64>> = row_chunks(&grid_shape, row)
-            .filter(|c| !root.join(chunk_key(reader.path(), c)).exists())
-            .collect();
+        let todo: Vec<Vec<u64>> =
+            row_chunks(&grid_shape, row).filter(|c| !root.join(chunk_key(reader.path(), c)).exists()).collect();
         if todo.is_empty() {
             continue;
         }
@@ -244,7 +243,8 @@ async fn write_row(
     options: &RegularOptions,
 ) -> Result<u64, ExportError> {
     let grid = &metadata.chunk_grid;
-    let valid = |coords: &[u64]| -> Vec<u64> { coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect() };
+    let valid =
+        |coords: &[u64]| -> Vec<u64> { coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect() };
     let size = metadata.element_size() as u64;
     // The row: its extent along the first dimension, everything along the others.
     let mut row = Region { origin: vec![0; grid.ndim()], shape: grid.shape() };

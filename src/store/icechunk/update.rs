@@ -249,7 +249,12 @@ async fn update_chunks(
 
 /// Deletes the chunks of `old` that lie outside `new`'s grid (a grid with fewer chunks along a
 /// dimension: `vzarr compact`).
-async fn delete_outside(store: &Store, old: &VirtualArray, new: &VirtualArray, repo: &str) -> Result<(), IcechunkError> {
+async fn delete_outside(
+    store: &Store,
+    old: &VirtualArray,
+    new: &VirtualArray,
+    repo: &str,
+) -> Result<(), IcechunkError> {
     let failed = |reason: String| IcechunkError::Node { repo: repo.into(), node: new.path.clone(), reason };
     let shape = new.metadata.chunk_grid.grid_shape();
     for (linear, entry) in old.chunks.iter().enumerate() {
