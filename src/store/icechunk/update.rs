@@ -257,6 +257,10 @@ async fn delete_outside(
 ) -> Result<(), IcechunkError> {
     let failed = |reason: String| IcechunkError::Node { repo: repo.into(), node: new.path.clone(), reason };
     let shape = new.metadata.chunk_grid.grid_shape();
+    let old_shape = old.metadata.chunk_grid.grid_shape();
+    if old_shape.len() == shape.len() && old_shape.iter().zip(&shape).all(|(o, n)| o <= n) {
+        return Ok(()); // the grid did not shrink (an append): nothing lies outside
+    }
     for (linear, entry) in old.chunks.iter().enumerate() {
         if matches!(entry, ChunkEntry::Missing) {
             continue;
