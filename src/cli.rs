@@ -18,6 +18,7 @@ macro_rules! outln {
 mod append;
 pub(crate) mod args;
 mod check_sidecars;
+mod compact;
 mod export;
 mod info;
 mod materialize;
@@ -101,6 +102,8 @@ pub(crate) enum Outcome {
     Done = 0,
     /// Ran to the end, but found differences (verify, check-sidecars).
     Failed = 1,
+    /// A usage error found after the arguments were parsed (options that do not fit the store).
+    Usage = 2,
     /// Done, with variables left out.
     Partial = 3,
     /// Nothing differs, but some arrays cannot be proven on this machine (verify: the oracle's
@@ -115,6 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Append(a) => append::run(a),
+        Command::Compact(a) => compact::run(a),
         Command::Info(a) => runtime.block_on(info::run(a)),
         Command::Read(a) => runtime.block_on(read::run(a)),
         #[cfg(feature = "verify")]

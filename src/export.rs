@@ -12,8 +12,9 @@ mod materialize;
 
 pub use kerchunk::{export_kerchunk, KerchunkOptions};
 pub use materialize::{
-    file_extents, materialize, plan_shards, ArrayLayout, FileExtent, FileExtents, MaterializeOptions,
-    MaterializeReport, ShardLayout, ShardSpec, Sharding, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
+    file_extents, materialize, materialize_regular, plan_shards, ArrayLayout, FileExtent, FileExtents,
+    MaterializeOptions, MaterializeReport, RegularOptions, ShardLayout, ShardSpec, Sharding, Unshardable,
+    MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
 
 use std::path::{Path, PathBuf};

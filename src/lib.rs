@@ -68,6 +68,7 @@ pub mod cftime;
 pub mod cli;
 pub mod codec;
 pub mod combine;
+pub mod compact;
 pub mod dataset;
 pub mod export;
 pub mod grid;

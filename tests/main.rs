@@ -10,6 +10,7 @@ mod archive;
 mod bad_input;
 mod cli;
 mod common;
+mod compact;
 mod concat;
 mod dmrpp_out;
 mod dmrpp;

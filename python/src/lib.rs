@@ -6,6 +6,7 @@
 // binding boundary would buy nothing.
 #![allow(clippy::result_large_err)]
 
+mod compact;
 mod errors;
 mod parse;
 mod remote;
@@ -27,6 +28,8 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan::merge, m)?)?;
     m.add_function(wrap_pyfunction!(scan::append, m)?)?;
+    m.add_function(wrap_pyfunction!(compact::compact, m)?)?;
+    m.add_function(wrap_pyfunction!(compact::materialize, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_file, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_archive, m)?)?;

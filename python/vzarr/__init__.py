@@ -25,6 +25,7 @@ from ._vzarr import (
     SourceChanged,
     __version__,
 )
+from ._compact import ArrayFold, CompactReport, compact, materialize
 from ._scan import AppendReport, ScanReport, append, merge, scan
 from ._store import Array, Store, open
 
@@ -32,6 +33,8 @@ __all__ = [
     "AlreadyExists",
     "AppendReport",
     "Array",
+    "ArrayFold",
+    "CompactReport",
     "Error",
     "NotAuthorized",
     "NotFound",
@@ -42,6 +45,8 @@ __all__ = [
     "Store",
     "__version__",
     "append",
+    "compact",
+    "materialize",
     "merge",
     "open",
     "scan",

@@ -43,7 +43,10 @@ pub(crate) fn splice(
     let grid = ChunkGrid::new(dims);
     let entries = spliced_entries(&grid, old, new, axis, first, layout);
     let owned = OwnedBlobs { variable: &old.path, old: &old.chunks.owned, new: &new.chunks.owned };
-    let chunks = owned.reorder(&grid, entries, &part_ranges(&grid, old, axis, layout).map_err(build)?)?;
+    // A compacted store (`vzarr compact`) has files starting inside chunks: its owned bytes are laid
+    // out in row-major order instead (a fresh combine's order is per file).
+    let parts = part_ranges(&grid, old, axis, layout).unwrap_or_else(|_| vec![None; layout.dims.len()]);
+    let chunks = owned.reorder(&grid, entries, &parts)?;
     let mut metadata = old.metadata.clone();
     metadata.chunk_grid = grid;
     let own: u64 = layout

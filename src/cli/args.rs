@@ -46,6 +46,9 @@ pub(crate) enum Command {
     Scan(ScanArgs),
     /// Add new files to a native store along its concatenation dimension, without rescanning it.
     Append(AppendArgs),
+    /// Fold runs of small chunks along a dimension (daily appends) into target-size chunks, in place
+    /// (native stores atomically; Icechunk repositories in one commit).
+    Compact(CompactArgs),
     /// Describe a store: arrays, grids, references, rewritten chunks, sources.
     Info(InfoArgs),
     /// Read one variable (or a selection of it) into a NumPy .npy file.
@@ -233,6 +236,66 @@ pub(crate) struct AppendArgs {
     pub(crate) message: Option<String>,
 }
 
+#[derive(Debug, Args)]
+pub(crate) struct CompactArgs {
+    /// The native store (*.vzarr), replaced atomically, or the Icechunk repository (a directory or an
+    /// object-store URL), which gets one commit on --branch.
+    pub(crate) store: String,
+    /// The dimension along which chunks are folded (with --target).
+    #[arg(long, value_name = "DIM", requires = "target", conflicts_with = "chunks")]
+    pub(crate) dim: Option<String>,
+    /// The target chunk length along --dim: runs of chunks shorter than it are folded into chunks of
+    /// this length (and one of the remainder).
+    #[arg(long, value_name = "N", requires = "dim")]
+    pub(crate) target: Option<u64>,
+    /// The same as --dim DIM --target N, written DIM=N.
+    #[arg(long, value_name = "DIM=N", value_parser = parse_dim_size)]
+    pub(crate) chunks: Option<(String, u64)>,
+    /// Fold only the chunks after the last chunk of the target length (after `vzarr append`).
+    #[arg(long)]
+    pub(crate) tail: bool,
+    /// Print the plan (every array's chunk edges before and after); write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// For an Icechunk repository: the branch (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
+    /// For an Icechunk repository: the commit message (default `vzarr compact: DIM to chunks of N`).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+    /// Largest buffer one read allocates (a folded slab): bytes, or with a K, M, G or T suffix.
+    /// Default: 1G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) max_memory: Option<u64>,
+    /// Also trust sources under PREFIX, besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
+    #[arg(long = "allow-source", value_name = "PREFIX")]
+    pub(crate) allow_source: Vec<String>,
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
+}
+
+/// Chunk lengths by dimension name (`materialize --chunks`).
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkSpec(pub(crate) Vec<(String, u64)>);
+
+/// `DIM=N,DIM=N`: chunk lengths by dimension name.
+fn parse_chunk_spec(text: &str) -> Result<ChunkSpec, String> {
+    text.split(',').map(|part| parse_dim_size(part.trim())).collect::<Result<_, _>>().map(ChunkSpec)
+}
+
+/// `DIM=N`: a dimension name and a length.
+fn parse_dim_size(text: &str) -> Result<(String, u64), String> {
+    let (dim, n) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected DIM=N, such as time=365"))?;
+    let n: u64 = n.trim().parse().map_err(|e| format!("{text:?}: {e}"))?;
+    if n == 0 {
+        return Err(format!("{text:?}: a chunk length must be at least 1"));
+    }
+    if dim.trim().is_empty() || dim.contains(',') {
+        return Err(format!("{text:?}: expected one DIM=N, such as time=365"));
+    }
+    Ok((dim.trim().to_string(), n))
+}
+
 /// The store `info`, `read` and `verify` open, and how.
 #[derive(Debug, Args)]
 pub(crate) struct StoreArgs {
@@ -386,6 +449,16 @@ pub(crate) struct MaterializeArgs {
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
+    /// Write a regular chunk grid of this shape instead of copying chunks: `time=90,lat=45,lon=90`
+    /// (dimensions not named keep their chunk length where it is regular, else the whole extent).
+    /// Every chunk is decoded and re-encoded; a rerun after an interruption continues from the
+    /// chunks already written (kept in OUTPUT.partial).
+    #[arg(long, value_name = "DIM=N,..", value_parser = parse_chunk_spec, conflicts_with = "shards")]
+    pub(crate) chunks: Option<ChunkSpec>,
+    /// With --chunks: the largest region read at once (bytes, or with a K, M, G or T suffix).
+    /// Default: 1G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "chunks")]
+    pub(crate) max_memory: Option<u64>,
     /// Read the sources even when their size, ETag or modification time differ from the scan's
     /// (by default such a source is an error naming it: its bytes may have moved).
     #[arg(long)]

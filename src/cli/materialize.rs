@@ -19,6 +19,9 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     .await?;
     store.set_check_sources(!args.no_check_sources);
     store.all_sources().await?;
+    if let Some(chunks) = &args.chunks {
+        return regular(&store, &args, chunks.0.clone()).await;
+    }
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
     let options = MaterializeOptions {
@@ -61,6 +64,30 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
         report.arrays,
         report.chunks,
         report.objects,
+        report.bytes
+    );
+    Ok(Outcome::Done)
+}
+
+/// `--chunks`: a regular copy (a local directory store).
+async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> anyhow::Result<Outcome> {
+    if super::output::remote_url(&args.output).is_some() {
+        anyhow::bail!("{}: --chunks writes a local directory store only", args.output.display());
+    }
+    let mut options = crate::export::RegularOptions::new(chunks);
+    options.overwrite = args.overwrite;
+    if let Some(max) = args.max_memory {
+        options.max_memory = max;
+    }
+    let progress = bar(0, "writing chunks");
+    let result = crate::export::materialize_regular(store, &args.output, &options, &|n| progress.inc(n)).await;
+    progress.finish_and_clear();
+    let report = result.with_context(|| format!("materializing {} to {}", args.store, args.output.display()))?;
+    outln!(
+        "{}: {} arrays, {} chunks written ({} bytes), regular chunk grids",
+        args.output.display(),
+        report.arrays,
+        report.chunks,
         report.bytes
     );
     Ok(Outcome::Done)

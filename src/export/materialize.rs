@@ -30,12 +30,14 @@
 //! `zarr.json` says `"zarr_format": 3`).
 
 mod plan;
+mod regular;
 mod sharded;
 mod sink;
 
 pub use plan::{
     plan_shards, FileExtent, FileExtents, ShardLayout, ShardSpec, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
+pub use regular::{materialize_regular, RegularOptions};
 
 use std::path::Path;
 use std::sync::Arc;

@@ -229,7 +229,7 @@ fn read_rows(
 /// second append of the same store fails at once instead of losing one of the two updates. The lock
 /// is on the directory's inode, which the append replaces: after locking, the path must still name
 /// the locked directory (else a previous append just replaced it, and the new one is locked).
-fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, PipelineError> {
+pub(crate) fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, PipelineError> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
     let refuse = |reason: String| PipelineError::Store { store: name.to_string(), reason };
@@ -239,7 +239,9 @@ fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, PipelineError> 
         if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(refuse("another append to this store is running; nothing was written".into()));
+                return Err(refuse(
+                    "another append to this store is running, or a compaction; nothing was written".into(),
+                ));
             }
             return Err(refuse(format!("locking: {err}")));
         }

@@ -37,7 +37,7 @@ fn without_source_files(info: &str) -> serde_json::Value {
 
 /// A Python with icechunk, zarr, xarray and netCDF4; `None` (a notice) when there is none and the
 /// Python checks are not required.
-fn icechunk_python() -> Option<PathBuf> {
+pub(crate) fn icechunk_python() -> Option<PathBuf> {
     let python = python()?;
     let ok =
         std::process::Command::new(&python).args(["-c", "import icechunk"]).output().is_ok_and(|o| o.status.success());
@@ -52,7 +52,7 @@ fn icechunk_python() -> Option<PathBuf> {
 }
 
 /// Runs check_icechunk.py on `repo` and asserts that every check passed.
-fn python_check(python: &Path, repo: &Path, sources: &[PathBuf], extra: &[&str]) -> String {
+pub(crate) fn python_check(python: &Path, repo: &Path, sources: &[PathBuf], extra: &[&str]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_icechunk.py");
     let mut command = std::process::Command::new(python);
     command.arg(script).args(["--repo", &s(repo), "--concat", "time"]).args(extra);
@@ -86,7 +86,7 @@ fn tip(repo: &Path, branch: &str) -> String {
 }
 
 /// The snapshot messages of `branch`, newest first (the Rust crate reading what vzarr wrote).
-fn history(repo: &Path, branch: &str) -> Vec<String> {
+pub(crate) fn history(repo: &Path, branch: &str) -> Vec<String> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         use futures::TryStreamExt;

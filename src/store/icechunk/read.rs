@@ -278,6 +278,11 @@ async fn read_version(
     let store = Store::from_session(session.clone()).await;
     let mut dataset = VirtualDataset::default();
     let mut sources = SourceIds::default();
+    // The summary's source list numbers the sources as the scan did, also those no reference names
+    // any more (their chunks compacted into store-owned ones) but the provenance still does.
+    for url in summary.iter().flat_map(|info| &info.source_urls) {
+        sources.id(url, None);
+    }
     for node in nodes {
         let (path, parsed) = parse_node(repo, &snapshot, &node)?;
         let bad = |reason: String| node_error(repo, &path, reason);

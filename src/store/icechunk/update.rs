@@ -244,6 +244,33 @@ async fn update_chunks(
     if !refs.is_empty() {
         set_refs(store, &path, refs).await.map_err(failed)?;
     }
+    delete_outside(store, old, new, repo).await
+}
+
+/// Deletes the chunks of `old` that lie outside `new`'s grid (a grid with fewer chunks along a
+/// dimension: `vzarr compact`).
+async fn delete_outside(
+    store: &Store,
+    old: &VirtualArray,
+    new: &VirtualArray,
+    repo: &str,
+) -> Result<(), IcechunkError> {
+    let failed = |reason: String| IcechunkError::Node { repo: repo.into(), node: new.path.clone(), reason };
+    let shape = new.metadata.chunk_grid.grid_shape();
+    let old_shape = old.metadata.chunk_grid.grid_shape();
+    if old_shape.len() == shape.len() && old_shape.iter().zip(&shape).all(|(o, n)| o <= n) {
+        return Ok(()); // the grid did not shrink (an append): nothing lies outside
+    }
+    for (linear, entry) in old.chunks.iter().enumerate() {
+        if matches!(entry, ChunkEntry::Missing) {
+            continue;
+        }
+        let coords = old.metadata.chunk_grid.chunk_coords(linear as u64);
+        if coords.len() != shape.len() || coords.iter().zip(&shape).any(|(c, n)| c >= n) {
+            let key = chunk_key(&new.path, &coords);
+            store.delete(&key).await.map_err(|e| failed(format!("{key}: {e}")))?;
+        }
+    }
     Ok(())
 }
 

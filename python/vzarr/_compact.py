@@ -1,0 +1,88 @@
+"""`vzarr.compact` (small chunks folded in place) and `vzarr.materialize` (a regular copy)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from . import _vzarr
+
+
+@dataclass(frozen=True)
+class ArrayFold:
+    """One array's chunk edges along the dimension, before and after."""
+
+    path: str
+    before: list[int]
+    after: list[int]
+    #: Store-owned chunks written (0 in a dry run).
+    chunks_written: int
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """What `compact` did (or, with ``dry_run=True``, would do)."""
+
+    store: str
+    #: False in a dry run, and when there was nothing to fold.
+    written: bool
+    arrays: list[ArrayFold] = field(default_factory=list)
+    #: Icechunk repositories: the new snapshot and its branch.
+    snapshot: str | None = None
+    branch: str | None = None
+
+
+def compact(
+    store: str | os.PathLike,
+    *,
+    dim: str,
+    target: int,
+    tail: bool = False,
+    dry_run: bool = False,
+    storage_options: Mapping[str, object] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+) -> CompactReport:
+    """Folds runs of chunks shorter than `target` along `dim` into chunks of `target` (and one of
+    the remainder), in place: a native store is replaced atomically, an Icechunk repository gets one
+    commit on `branch`. Every other chunk keeps its reference. `tail=True` folds only the chunks
+    after the last chunk of `target` (after `vzarr.append`). Raises `ValueError` for a dimension no
+    array has or a target of 0 or larger than the dimension, `vzarr.SourceChanged` for a source
+    modified since the scan; nothing is written then."""
+    report = _vzarr.compact(
+        os.fspath(store),
+        dim,
+        target,
+        tail,
+        dry_run,
+        dict(storage_options) if storage_options else None,
+        branch,
+        message,
+    )
+    arrays = [ArrayFold(**a) for a in report.pop("arrays")]
+    return CompactReport(arrays=arrays, **report)
+
+
+def materialize(
+    store: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    chunks: Mapping[str, int],
+    max_memory: int | None = None,
+    overwrite: bool = False,
+    storage_options: Mapping[str, object] | None = None,
+) -> dict:
+    """Writes `store` as a Zarr v3 directory store at `output` whose arrays have a regular chunk
+    grid (`chunks`: length per dimension name, such as ``{"time": 90, "lat": 45}``; dimensions not
+    named keep their chunk length where it is regular). Every chunk is decoded and re-encoded, at
+    most `max_memory` bytes read at once; a rerun after an interruption continues where it
+    stopped. Returns ``{"output", "arrays", "chunks", "bytes"}``."""
+    return _vzarr.materialize(
+        os.fspath(store),
+        os.fspath(output),
+        [(str(k), int(v)) for k, v in chunks.items()],
+        max_memory,
+        overwrite,
+        dict(storage_options) if storage_options else None,
+    )

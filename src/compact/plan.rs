@@ -1,0 +1,208 @@
+//! Planning a compaction along one dimension (pure): which chunks are kept as they are and which runs
+//! of small chunks are folded into target-size chunks.
+//!
+//! Input: the array's [`ChunkDim`] along the compacted dimension, the target edge, whether only the
+//! tail is folded, and the first chunk that must stay as it is (the last stored file's, so that
+//! `vzarr append` can continue the store: an append re-reads that file and splices the new files
+//! after it, which needs its first element to start a chunk). Output: one [`Piece`] per chunk of
+//! the new grid along the dimension.
+//!
+//! Rule: a chunk is *small* when it holds fewer than `target` elements. Every maximal run of
+//! consecutive small chunks (of those eligible) holding `L` elements becomes `floor(L / target)`
+//! chunks of `target` elements and one of the remainder (`[365, 365, 1 x 40]`, target 30:
+//! `[365, 365, 30, 10]`), but only when that lowers the run's number of chunks: the plan of an
+//! already compacted dimension keeps everything (idempotent).
+
+use crate::grid::{ChunkDim, GridError};
+
+/// One chunk of the new grid along the compacted dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// Old chunk number `.0`, kept with its reference (and its edge).
+    Keep(u64),
+    /// A new chunk of `length` elements from array index `start`, folded from old chunks
+    /// `first..last` (exclusive) of the dimension.
+    Fold {
+        /// First array index along the dimension.
+        start: u64,
+        /// Elements along the dimension.
+        length: u64,
+        /// First old chunk it overlaps.
+        first: u64,
+        /// One past the last old chunk it overlaps.
+        last: u64,
+    },
+}
+
+/// Which chunks a compaction may fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldRule {
+    /// The target edge (elements along the dimension), >= 1.
+    pub target: u64,
+    /// Fold only the chunks after the last chunk of at least `target` elements.
+    pub tail: bool,
+    /// Chunks from this one on are kept as they are (the last stored file's); `u64::MAX`: none.
+    pub keep_from: u64,
+}
+
+/// The pieces of the new dimension; `None` when nothing is folded.
+pub fn plan_dim(dim: &ChunkDim, rule: &FoldRule) -> Option<Vec<Piece>> {
+    let n = dim.num_chunks();
+    let target = rule.target.max(1);
+    let keep_from = rule.keep_from.min(n);
+    let small = |c: u64| dim.valid(c) < target;
+    let first_eligible = if rule.tail { (0..keep_from).rev().find(|&c| !small(c)).map_or(0, |c| c + 1) } else { 0 };
+    let mut pieces = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    let mut folded = false;
+    let mut c = 0;
+    while c < n {
+        if c < first_eligible || c >= keep_from || !small(c) {
+            pieces.push(Piece::Keep(c));
+            c += 1;
+            continue;
+        }
+        let end = (c..keep_from).find(|&k| !small(k)).unwrap_or(keep_from);
+        let total: u64 = (c..end).map(|k| dim.valid(k)).sum();
+        if total.div_ceil(target) < end - c {
+            fold_run(dim, c, end, total, target, &mut pieces);
+            folded = true;
+        } else {
+            pieces.extend((c..end).map(Piece::Keep));
+        }
+        c = end;
+    }
+    folded.then_some(pieces)
+}
+
+/// Pieces of `target` elements (the last one shorter) covering old chunks `first..end`.
+fn fold_run(dim: &ChunkDim, first: u64, end: u64, total: u64, target: u64, pieces: &mut Vec<Piece>) {
+    let origin = dim.start(first);
+    let mut done = 0;
+    while done < total {
+        let start = origin + done;
+        let length = target.min(total - done);
+        let chunk_of = |index: u64| dim.locate(index).map_or(end - 1, |(chunk, _)| chunk);
+        let (a, b) = (chunk_of(start), chunk_of(start + length - 1) + 1);
+        pieces.push(Piece::Fold { start, length, first: a, last: b });
+        done += length;
+    }
+}
+
+/// The new dimension: kept chunks keep their edge, folded ones have their length.
+///
+/// # Errors
+/// [`GridError`] when the edges do not form a valid dimension (a bug in the plan).
+pub fn new_dim(dim: &ChunkDim, pieces: &[Piece]) -> Result<ChunkDim, GridError> {
+    let edges: Vec<u64> = pieces
+        .iter()
+        .map(|p| match *p {
+            Piece::Keep(c) => dim.edge(c),
+            Piece::Fold { length, .. } => length,
+        })
+        .collect();
+    ChunkDim::from_edges(dim.extent(), &edges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn dim(edges: &[u64]) -> ChunkDim {
+        ChunkDim::from_edges(edges.iter().sum(), edges).unwrap()
+    }
+
+    fn edges_after(edges: &[u64], rule: FoldRule) -> Vec<u64> {
+        let d = dim(edges);
+        match plan_dim(&d, &rule) {
+            Some(pieces) => new_dim(&d, &pieces).unwrap().edges().collect(),
+            None => edges.to_vec(),
+        }
+    }
+
+    fn rule(target: u64) -> FoldRule {
+        FoldRule { target, tail: false, keep_from: u64::MAX }
+    }
+
+    #[test]
+    fn the_daily_tail_folds_into_target_chunks() {
+        let mut edges = vec![365, 365];
+        edges.extend(std::iter::repeat_n(1, 40));
+        assert_eq!(edges_after(&edges, rule(30)), vec![365, 365, 30, 10]);
+        // The last file kept: its chunk stays, the run before it folds.
+        let keep = FoldRule { keep_from: 41, ..rule(30) };
+        assert_eq!(edges_after(&edges, keep), vec![365, 365, 30, 9, 1]);
+    }
+
+    #[test]
+    fn tail_folds_only_after_the_last_target_chunk() {
+        let edges = [1, 1, 1, 30, 1, 1, 1];
+        assert_eq!(edges_after(&edges, rule(30)), vec![3, 30, 3]);
+        assert_eq!(edges_after(&edges, FoldRule { tail: true, ..rule(30) }), vec![1, 1, 1, 30, 3]);
+    }
+
+    #[test]
+    fn nothing_to_fold_gives_no_plan() {
+        assert_eq!(plan_dim(&dim(&[30, 30, 10]), &rule(30)), None);
+        // Folding [20, 20] would give [30, 10]: no fewer chunks, so nothing is done.
+        assert_eq!(plan_dim(&dim(&[20, 20]), &rule(30)), None);
+        assert_eq!(plan_dim(&dim(&[365, 1]), &FoldRule { keep_from: 1, ..rule(30) }), None);
+    }
+
+    #[test]
+    fn folds_name_the_old_chunks_they_overlap() {
+        let pieces = plan_dim(&dim(&[2, 2, 2]), &rule(4)).unwrap();
+        assert_eq!(
+            pieces,
+            vec![
+                Piece::Fold { start: 0, length: 4, first: 0, last: 2 },
+                Piece::Fold { start: 4, length: 2, first: 2, last: 3 }
+            ]
+        );
+        let pieces = plan_dim(&dim(&[3, 3, 3, 3]), &rule(4)).unwrap();
+        assert_eq!(pieces[1], Piece::Fold { start: 4, length: 4, first: 1, last: 3 });
+    }
+
+    #[test]
+    fn a_last_chunk_past_the_extent_folds_by_its_valid_length() {
+        // Extent 7: edges 1, 1, 1, 10 (the last chunk holds 4).
+        let d = ChunkDim::from_edges(7, &[1, 1, 1, 10]).unwrap();
+        let pieces = plan_dim(&d, &rule(30)).unwrap();
+        assert_eq!(new_dim(&d, &pieces).unwrap().edges().collect::<Vec<_>>(), vec![7]);
+    }
+
+    proptest! {
+        #[test]
+        fn plans_cover_the_dimension_and_are_idempotent(
+            edges in proptest::collection::vec(1u64..8, 1..40),
+            target in 1u64..20,
+            tail: bool,
+            keep in 0u64..45,
+        ) {
+            let d = dim(&edges);
+            let rule = FoldRule { target, tail, keep_from: keep };
+            if let Some(pieces) = plan_dim(&d, &rule) {
+                let after = new_dim(&d, &pieces).unwrap();
+                prop_assert_eq!(after.extent(), d.extent());
+                prop_assert!(after.num_chunks() < d.num_chunks());
+                // Kept chunks keep their place; folds tile the rest.
+                let mut at = 0;
+                for p in &pieces {
+                    match *p {
+                        Piece::Keep(c) => { prop_assert_eq!(d.start(c), at); at += d.valid(c); }
+                        Piece::Fold { start, length, first, last } => {
+                            prop_assert_eq!(start, at);
+                            prop_assert!(length <= target && first < last);
+                            at += length;
+                        }
+                    }
+                }
+                prop_assert_eq!(at, d.extent());
+                // Folding again changes nothing (the kept chunks are renumbered by the new grid).
+                let keep_at = pieces.iter().position(|p| *p == Piece::Keep(keep)).map_or(u64::MAX, |k| k as u64);
+                let again = FoldRule { keep_from: keep_at, ..rule };
+                prop_assert_eq!(plan_dim(&after, &again), None);
+            }
+        }
+    }
+}
