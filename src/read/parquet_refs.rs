@@ -31,10 +31,10 @@ use object_store::ObjectStoreExt;
 use serde_json::{Map, Value};
 
 use self::record_file::Row;
+use super::backend::Opened;
 use super::objects::fetch_all;
 use super::references::{location as url_location, zarr_v2, ReferenceTable, ReferenceView};
 use super::sources::SourceRegistry;
-use super::backend::Opened;
 use super::{OpenOptions, ReadError};
 use crate::dataset::ChunkStats;
 use crate::manifest::{ChunkEntry, SourceFile};
