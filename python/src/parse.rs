@@ -116,7 +116,7 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
     out.set_item("arrays", arrays)?;
     out.set_item("sources", dataset.sources.iter().map(|f| f.location.as_str()).collect::<Vec<_>>())?;
     out.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-    out.set_item("data_url", data_url(&url, &dataset))?;
+    out.set_item("data_url", data_url(url, dataset))?;
     Ok(out)
 }
 

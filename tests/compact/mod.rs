@@ -207,7 +207,7 @@ fn icechunk_daily_appends_compact_in_one_commit_while_an_old_reader_reads_on() {
     let commits = crate::icechunk_repo::history(&repo, "main").len();
     let open = || {
         let authorization = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
-        vzarr::read::blocking::BlockingStore::open_with(&s(&repo), &vzarr::read::OpenOptions::new(authorization))
+        vzarr::read::blocking::BlockingStore::open_with(s(&repo), &vzarr::read::OpenOptions::new(authorization))
             .unwrap()
     };
     let old = open();

@@ -148,7 +148,7 @@ fn open_set(set: &Path, containers: &[String]) -> vzarr::read::blocking::Blockin
     let list = crate::common::test_config_home().join("vzarr").join(vzarr::trust::TRUST_FILE);
     vzarr::trust::TrustList::add(&list, containers).expect("updating the test trust list");
     let authorization = vzarr::trust::Authorization::new(containers);
-    vzarr::read::blocking::BlockingStore::open(&s(set), &authorization)
+    vzarr::read::blocking::BlockingStore::open(s(set), &authorization)
         .unwrap_or_else(|e| panic!("{}: {e}", set.display()))
 }
 
