@@ -79,6 +79,7 @@ mod ndcopy;
 pub mod parts;
 pub mod pipeline;
 pub mod read;
+mod rechunk;
 pub mod scan;
 pub mod source;
 pub mod store;

@@ -32,6 +32,10 @@ mod dmrpp;
 #[path = "hdf4/remote.rs"]
 mod remote;
 
+#[cfg(feature = "http")]
+#[path = "common/range_server.rs"]
+mod range_server;
+
 use std::path::{Path, PathBuf};
 
 use vzarr::dataset::VirtualDataset;

@@ -17,8 +17,9 @@ use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::{ChunkGrid, DimSelection, Selection};
 use crate::manifest::ChunkEntry;
 use crate::metadata::ArrayMetadata;
-use crate::ndcopy::{copy_box, fill_outside, unravel, DimCopy};
+use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions};
+use crate::rechunk::{encode_chunk, Region};
 
 /// Where and how folded chunks are read.
 pub(super) struct Folding<'a> {
@@ -32,12 +33,6 @@ pub(super) struct Folding<'a> {
 
 /// A new chunk's grid coordinates and its encoded bytes.
 type Encoded = (Vec<u64>, Vec<u8>);
-
-/// A box of the array: its first index and its length along every dimension.
-struct Region {
-    origin: Vec<u64>,
-    shape: Vec<u64>,
-}
 
 /// The compacted array and the number of store-owned chunks written for it.
 pub(super) fn fold_array(
@@ -190,25 +185,4 @@ fn encode_chunks(
             Ok((coords.clone(), bytes))
         })
         .collect()
-}
-
-/// One chunk cut from `data`, padded with the fill value to its edges and encoded.
-fn encode_chunk(
-    metadata: &ArrayMetadata,
-    coords: &[u64],
-    region: &Region,
-    data: &[u8],
-) -> Result<Vec<u8>, crate::codec::CodecError> {
-    let grid = &metadata.chunk_grid;
-    let size = metadata.element_size();
-    let edges = grid.chunk_shape(coords);
-    let origin = grid.chunk_origin(coords);
-    let valid: Vec<u64> = coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect();
-    let dims: Vec<DimCopy> = (0..coords.len())
-        .map(|d| DimCopy { src_start: origin[d] - region.origin[d], src_step: 1, dst_start: 0, count: valid[d] })
-        .collect();
-    let mut chunk = vec![0u8; edges.iter().product::<u64>() as usize * size];
-    copy_box(data, &region.shape, &mut chunk, &edges, &dims, size);
-    fill_outside(&mut chunk, &edges, &valid, metadata.fill_value.as_bytes());
-    metadata.codecs.encode(&chunk, metadata.data_type.byte_swap())
 }

@@ -13,6 +13,7 @@ pub mod fault_proxy;
 pub mod fixtures;
 pub mod hdf5_oracle;
 pub mod hostile;
+pub mod range_server;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

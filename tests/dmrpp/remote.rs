@@ -2,45 +2,12 @@
 //! a sidecar's URL scans to the same arrays and references as its data file's URL, the data file
 //! fingerprinted from its own object, in at most two ranged reads of the sidecar.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+
+use crate::common::range_server::Server;
 
 use vzarr::source::RemoteOptions;
 use vzarr::ScanOptions;
-
-/// The range server on a directory, stopped on drop.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(root: &Path) -> Self {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let venv = manifest.join("target/pyenv/bin/python");
-        let python = if venv.exists() { venv } else { PathBuf::from("python3") };
-        let mut child = Command::new(python)
-            .arg(manifest.join("tests/python/range_server.py"))
-            .arg(root)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs tests/python/range_server.py");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        std::io::BufReader::new(stdout).read_line(&mut line).expect("the server prints its port");
-        let port = line.trim().strip_prefix("PORT ").unwrap_or_else(|| panic!("range_server.py said {line:?}"));
-        Server { child, base: format!("http://127.0.0.1:{port}") }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn sidecar_urls_scan_like_their_data_files_urls() {

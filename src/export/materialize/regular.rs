@@ -28,8 +28,9 @@ use super::{ArrayLayout, MaterializeReport, Sharding};
 use crate::export::{checked_nodes, store_inputs, ExportError};
 use crate::grid::{ChunkGrid, DimSelection, Selection};
 use crate::metadata::{chunk_key, node_key, ArrayMetadata};
-use crate::ndcopy::{copy_box, fill_outside, unravel, DimCopy};
+use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions, Store};
+use crate::rechunk::{encode_chunk, Region};
 use crate::store::{io_error, OutputKind, Staged, WriteError};
 
 /// The marker file of a partial copy: the store and the chunk spec it was started with.
@@ -228,12 +229,6 @@ fn row_chunks(grid_shape: &[u64], row: u64) -> impl Iterator<Item = Vec<u64>> + 
     })
 }
 
-/// A box of the array: first index and length per dimension.
-struct Region {
-    origin: Vec<u64>,
-    shape: Vec<u64>,
-}
-
 /// Reads and writes the chunks `todo` of one row; returns the bytes written.
 async fn write_row(
     metadata: &ArrayMetadata,
@@ -296,26 +291,6 @@ fn write_chunks(
         })
         .collect();
     Ok(sizes?.iter().sum())
-}
-
-fn encode_chunk(
-    metadata: &ArrayMetadata,
-    coords: &[u64],
-    region: &Region,
-    data: &[u8],
-) -> Result<Vec<u8>, crate::codec::CodecError> {
-    let grid = &metadata.chunk_grid;
-    let size = metadata.element_size();
-    let edges = grid.chunk_shape(coords);
-    let origin = grid.chunk_origin(coords);
-    let valid: Vec<u64> = coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect();
-    let dims: Vec<DimCopy> = (0..coords.len())
-        .map(|d| DimCopy { src_start: origin[d] - region.origin[d], src_step: 1, dst_start: 0, count: valid[d] })
-        .collect();
-    let mut chunk = vec![0u8; edges.iter().product::<u64>() as usize * size];
-    copy_box(data, &region.shape, &mut chunk, &edges, &dims, size);
-    fill_outside(&mut chunk, &edges, &valid, metadata.fill_value.as_bytes());
-    metadata.codecs.encode(&chunk, metadata.data_type.byte_swap())
 }
 
 /// Writes `bytes` at `path` under a temporary name, then renames it: a file present is complete.
