@@ -8,6 +8,7 @@
 
 mod chars;
 mod contiguous;
+mod coordinate;
 pub mod dmrpp;
 mod filters;
 mod format;

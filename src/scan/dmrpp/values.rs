@@ -48,22 +48,7 @@ pub(super) fn concat_coordinate(
     arrays: &[VirtualArray],
     dim: &str,
 ) -> Result<Option<ConcatCoordinate>, String> {
-    let names = |a: &VirtualArray| a.metadata.dimension_names.clone().unwrap_or_default();
-    let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
-    let text =
-        |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
-    let as_f64 = |a: &VirtualArray| values(ctx, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
-    let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
-        Some(b) => Some((b.path.clone(), as_f64(b)?.into())),
-        None => None,
-    };
-    Ok(Some(ConcatCoordinate {
-        dim: dim.to_string(),
-        values: as_f64(array)?.into(),
-        units: text(array, "units"),
-        calendar: text(array, "calendar"),
-        bounds,
-    }))
+    crate::scan::coordinate::concat_coordinate(arrays, dim, |a| values(ctx, a, MAX_VALUE_BYTES))
 }
 
 /// The native-endian values of `array`, when it is chunked along its first dimension only and holds

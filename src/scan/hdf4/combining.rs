@@ -111,23 +111,7 @@ pub(super) fn concat_coordinate(
     arrays: &[VirtualArray],
     dim: &str,
 ) -> Result<Option<ConcatCoordinate>, String> {
-    let names = |a: &VirtualArray| a.metadata.dimension_names.clone().unwrap_or_default();
-    let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
-    let text =
-        |a: &VirtualArray, name: &str| a.metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
-    let mut as_f64 =
-        |a: &VirtualArray| values(sources, a, MAX_VALUE_BYTES).map(|v| a.metadata.data_type.values_to_f64(&v));
-    let bounds = match text(array, "bounds").and_then(|name| arrays.iter().find(|a| a.path == name)) {
-        Some(b) => Some((b.path.clone(), as_f64(b)?.into())),
-        None => None,
-    };
-    Ok(Some(ConcatCoordinate {
-        dim: dim.to_string(),
-        values: as_f64(array)?.into(),
-        units: text(array, "units"),
-        calendar: text(array, "calendar"),
-        bounds,
-    }))
+    crate::scan::coordinate::concat_coordinate(arrays, dim, |a| values(sources, a, MAX_VALUE_BYTES))
 }
 
 /// Prepares trimmed copies of the partial last chunks along the concatenation dimensions.
