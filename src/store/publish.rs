@@ -312,22 +312,30 @@ fn io_error(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> WriteErro
     super::io_error(path, what)
 }
 
+/// Looks at a destination that is not an output of the kind written before refusing it.
+const CHECK_ATTEMPTS: usize = 5;
+
 fn not_replaceable(path: &Path, kind: OutputKind) -> WriteError {
     WriteError::NotReplaceable { path: path.to_path_buf(), kind: kind.describe() }
 }
 
-/// Absent, or (with `overwrite`) an output of `kind`.
+/// Absent, or (with `overwrite`) an output of `kind`. A destination that stops being one while it
+/// is looked at (a concurrent writer's two-step replacement moves it aside, then puts its own in
+/// place) is looked at again, a few times, before it is called not replaceable.
 fn check_destination(destination: &Path, kind: OutputKind, overwrite: bool) -> Result<(), WriteError> {
-    if destination.symlink_metadata().is_err() {
-        return Ok(());
+    for _ in 0..CHECK_ATTEMPTS {
+        if destination.symlink_metadata().is_err() {
+            return Ok(());
+        }
+        if !overwrite {
+            return Err(WriteError::Exists { path: destination.to_path_buf() });
+        }
+        if kind.owns(destination) {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    if !overwrite {
-        return Err(WriteError::Exists { path: destination.to_path_buf() });
-    }
-    if !kind.owns(destination) {
-        return Err(not_replaceable(destination, kind));
-    }
-    Ok(())
+    Err(not_replaceable(destination, kind))
 }
 
 /// Refuses a destination that is one of `inputs` or a directory containing one.
