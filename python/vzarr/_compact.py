@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from . import _vzarr
 
@@ -34,7 +34,7 @@ class CompactReport:
 
 
 def compact(
-    store: str | os.PathLike,
+    store: str | os.PathLike[str],
     *,
     dim: str,
     target: int,
@@ -65,14 +65,14 @@ def compact(
 
 
 def materialize(
-    store: str | os.PathLike,
-    output: str | os.PathLike,
+    store: str | os.PathLike[str],
+    output: str | os.PathLike[str],
     *,
     chunks: Mapping[str, int],
     max_memory: int | None = None,
     overwrite: bool = False,
     storage_options: Mapping[str, object] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Writes `store` as a Zarr v3 directory store at `output` whose arrays have a regular chunk
     grid (`chunks`: length per dimension name, such as ``{"time": 90, "lat": 45}``; dimensions not
     named keep their chunk length where it is regular). Every chunk is decoded and re-encoded, at

@@ -60,6 +60,25 @@ def scan(
     message: str | None = None,
     trust_sources: bool = True,
     progress: bool = False,
+    sidecars: str | None = None,
+) -> dict[str, Any]: ...
+def compact(
+    store: str,
+    dim: str,
+    target: int,
+    tail: bool = False,
+    dry_run: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+    branch: str | None = None,
+    message: str | None = None,
+) -> dict[str, Any]: ...
+def materialize(
+    store: str,
+    output: str,
+    chunks: list[tuple[str, int]],
+    max_memory: int | None = None,
+    overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]: ...
 def merge(
     parts: list[str],
