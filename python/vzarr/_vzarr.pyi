@@ -16,6 +16,8 @@ __all__ = [
     "Store",
     "__version__",
     "append",
+    "compact",
+    "materialize",
     "merge",
     "parse_archive",
     "parse_file",
