@@ -254,7 +254,7 @@ impl Archive {
     }
 
     /// Scans shard `shard`'s slice of `files` (this archive's inputs, expanded: every shard of a run
-    /// must be given the same list) into a part for [`Archive::merge_parts`]: the per-file scans,
+    /// must be given the same list) into a part for [`Archive::merge_parts_on`]: the per-file scans,
     /// not combined, with the header that ties the part to its run. Combine options (`take_first`,
     /// `drop_missing`, ...) apply when the parts are merged.
     ///
