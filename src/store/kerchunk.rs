@@ -112,11 +112,7 @@ impl Writer for KerchunkWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        let urls = source_urls(&dataset.sources, &self.url_prefixes).map_err(|e| WriteError::Io {
-            path: destination.to_path_buf(),
-            what: "building source URLs".into(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
-        })?;
+        let urls = written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let inputs = super::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkJson, options.overwrite, &inputs)?;
         write_dataset_refs(dataset, &urls, staged.path())?;
@@ -185,6 +181,20 @@ fn dataset_array_refs(refs: &mut RefsWriter, array: &VirtualArray, urls: &[Strin
 /// [`UrlError::Location`] for a relative local path (stores hold absolute ones).
 pub fn source_urls(sources: &SourceTable, prefixes: &[UrlPrefix]) -> Result<Vec<String>, UrlError> {
     sources.iter().map(|file| location_url(&file.location, prefixes)).collect()
+}
+
+/// [`source_urls`] for a reference writer writing to `destination`: a location that has no URL is
+/// the write's error.
+pub(crate) fn written_source_urls(
+    sources: &SourceTable,
+    prefixes: &[UrlPrefix],
+    destination: &Path,
+) -> Result<Vec<String>, WriteError> {
+    source_urls(sources, prefixes).map_err(|e| WriteError::Io {
+        path: destination.to_path_buf(),
+        what: "building source URLs".into(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+    })
 }
 
 /// The URL written for a source `location`: the first matching [`UrlPrefix`] rule applied to the

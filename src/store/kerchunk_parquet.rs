@@ -31,7 +31,7 @@ use serde_json::{json, Map, Value};
 pub(crate) use records::{RecordFiles, Row};
 
 use super::publish::{OutputKind, Staged};
-use super::{io_error, source_urls, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions, Writer};
+use super::{io_error, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions, Writer};
 use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
 
@@ -66,11 +66,7 @@ impl Writer for KerchunkParquetWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        let urls = source_urls(&dataset.sources, &self.url_prefixes).map_err(|e| WriteError::Io {
-            path: destination.to_path_buf(),
-            what: "building source URLs".into(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
-        })?;
+        let urls = super::kerchunk::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let (documents, left_out) = self.documents(dataset, destination)?;
         let inputs = super::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkParquet, options.overwrite, &inputs)?;

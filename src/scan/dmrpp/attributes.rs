@@ -7,29 +7,16 @@
 //! (the writer's configuration), HDF4's `dmr_sds_ref`, the HDF5 handler's `fullnamepath` and
 //! `origname`, and the netCDF-4 / dimension-scale bookkeeping the HDF5 scanner hides too.
 
+use crate::scan::hdf5::BOOKKEEPING;
 use serde_json::Value;
 
 use super::types::{atomic, parse_float};
 use super::xml::Element;
 use crate::metadata::{float_attribute, ArrayNotes, Attributes, DataType};
 
-/// Attributes never taken from a sidecar (BES's own, and the bookkeeping the HDF5 scanner hides).
-const LEFT_OUT: [&str; 14] = [
-    "build_dmrpp_metadata",
-    "dmr_sds_ref",
-    "fullnamepath",
-    "origname",
-    "DIMENSION_LIST",
-    "REFERENCE_LIST",
-    "CLASS",
-    "NAME",
-    "_Netcdf4Dimid",
-    "_Netcdf4Coordinates",
-    "_NCProperties",
-    "_IsNetcdf4",
-    "_SuperblockVersion",
-    "_nc3_strict",
-];
+/// BES's own attributes, never taken from a sidecar (besides the netCDF-4/HDF5 bookkeeping the HDF5
+/// scanner hides too, [`BOOKKEEPING`]).
+const BES_OWN: [&str; 4] = ["build_dmrpp_metadata", "dmr_sds_ref", "fullnamepath", "origname"];
 
 /// Deepest `Container` nesting turned into JSON (the XML's own depth is bounded too).
 const MAX_NESTING: usize = 32;
@@ -40,7 +27,7 @@ pub(super) fn attributes(element: &Element) -> (Attributes, ArrayNotes, Vec<(Str
     let (mut out, mut notes, mut dropped) = (Attributes::new(), ArrayNotes::default(), Vec::new());
     for attr in element.children_named("Attribute") {
         let Some(name) = attr.attr("name") else { continue };
-        if LEFT_OUT.contains(&name) {
+        if BES_OWN.contains(&name) || BOOKKEEPING.contains(&name) {
             continue;
         }
         match attribute_json(attr, 0) {
