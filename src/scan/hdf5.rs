@@ -35,7 +35,7 @@ mod structure;
 use std::path::Path;
 use std::sync::Arc;
 
-pub(crate) use attributes::BOOKKEEPING;
+pub(crate) use attributes::{are_bool_members, BOOKKEEPING};
 use element::ElementType;
 use hdf5_reader::Hdf5File;
 use layout::{Layout, StorageInfo, StoredChunk};

@@ -68,19 +68,14 @@ fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Res
         };
         members.push((constant.attr("name").unwrap_or_default().to_string(), number));
     }
-    if data_type.size() == 1 && is_h5py_bool(&members) {
+    if data_type.size() == 1
+        && crate::scan::hdf5::are_bool_members(members.iter().map(|(n, v)| (n.as_str(), v.as_i64())))
+    {
         // h5py's booleans (a 1-byte enum of exactly FALSE = 0 and TRUE = 1) are Zarr `bool`, as the
         // HDF5 scanner gives them: the byte is the enum's.
         return Ok(ElementInfo { data_type: DataType::Bool, enum_members: None, leaves: Vec::new() });
     }
     Ok(ElementInfo { data_type, enum_members: Some(members), leaves: Vec::new() })
-}
-
-/// Whether an enum's members are exactly h5py's booleans: FALSE = 0 and TRUE = 1.
-fn is_h5py_bool(members: &[(String, serde_json::Value)]) -> bool {
-    let mut found: Vec<(&str, Option<i64>)> = members.iter().map(|(n, v)| (n.as_str(), v.as_i64())).collect();
-    found.sort_unstable();
-    found == [("FALSE", Some(0)), ("TRUE", Some(1))]
 }
 
 /// A `String`'s element: fixed-width bytes of `dmrpp:FixedLengthStringArray`'s length, `string`

@@ -57,7 +57,12 @@ pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
 /// Whether an enum of `members` over `base` is h5py's boolean: exactly `FALSE` = 0 and `TRUE` = 1.
 pub(crate) fn is_h5py_bool(base: &Datatype, members: &[hdf5_reader::EnumMember]) -> bool {
     let value = |bytes: &[u8]| numbers(base, bytes, 1).ok().and_then(|mut v| v.pop()).and_then(|v| v.as_i64());
-    let mut found: Vec<(&str, Option<i64>)> = members.iter().map(|m| (m.name.as_str(), value(&m.value))).collect();
+    are_bool_members(members.iter().map(|m| (m.name.as_str(), value(&m.value))))
+}
+
+/// Whether an enum's members (name, integer value) are exactly h5py's booleans: FALSE = 0, TRUE = 1.
+pub(crate) fn are_bool_members<'a>(members: impl IntoIterator<Item = (&'a str, Option<i64>)>) -> bool {
+    let mut found: Vec<(&str, Option<i64>)> = members.into_iter().collect();
     found.sort_unstable();
     found == [("FALSE", Some(0)), ("TRUE", Some(1))]
 }
