@@ -27,6 +27,8 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::scan_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::expand_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(scan::append, m)?)?;
     m.add_function(wrap_pyfunction!(compact::compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact::materialize, m)?)?;

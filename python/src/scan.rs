@@ -1,9 +1,11 @@
 //! `scan`, `merge` and `append`: files scanned, combined and written in one call each (the library's
-//! `pipeline`), with the GIL released; reports as dicts.
+//! `pipeline`), with the GIL released; reports as dicts. `scan_shard` writes one part of a sharded
+//! scan (for `merge`), `expand_inputs` gives the file list every shard of a run shares.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
+use vzarr::parts::Shard;
 use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
 use vzarr::scan::dmrpp::Sidecars;
 use vzarr::store::IcechunkOptions;
@@ -133,16 +135,9 @@ pub(crate) fn scan<'py>(
     sidecars: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
-    let sidecars = match sidecars {
-        None => Sidecars::None,
-        Some("dmrpp") => Sidecars::Dmrpp,
-        Some(other) => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("sidecars {other:?}: expected \"dmrpp\"")))
-        }
-    };
     let archive = archive(&inputs, &concat, take_first, drop_missing, storage_options)?
         .skip_unsupported(skip_unsupported)
-        .sidecars(sidecars);
+        .sidecars(sidecars_option(sidecars)?);
     // With `progress`, a line on standard error that counts the files scanned and references found.
     let report = |done: usize, references: u64| {
         if progress {
@@ -161,6 +156,87 @@ pub(crate) fn scan<'py>(
         .map_err(pipeline_error)
     })?;
     let report = target.write(py, &archive, &scanned.dataset, scanned.files.len(), Vec::new())?;
+    report.set_item("from_sidecars", scanned.from_sidecars)?;
+    Ok(report)
+}
+
+/// The `sidecars` keyword: none, or `"dmrpp"`.
+fn sidecars_option(sidecars: Option<&str>) -> PyResult<Sidecars> {
+    match sidecars {
+        None => Ok(Sidecars::None),
+        Some("dmrpp") => Ok(Sidecars::Dmrpp),
+        Some(other) => Err(pyo3::exceptions::PyValueError::new_err(format!("sidecars {other:?}: expected \"dmrpp\""))),
+    }
+}
+
+/// The files `inputs` name (patterns expanded, in natural order, as every shard of a run must be
+/// given them), refused at once when several files have no concatenation dimension.
+#[pyfunction]
+#[pyo3(signature = (inputs, concat, storage_options=None))]
+pub(crate) fn expand_inputs(
+    py: Python<'_>,
+    inputs: Vec<String>,
+    concat: Vec<String>,
+    storage_options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<String>> {
+    let archive = archive(&inputs, &concat, Vec::new(), false, storage_options)?;
+    let files = guard("scan", || {
+        py.detach(|| -> Result<_, PipelineError> {
+            let runtime = runtime()?;
+            let files = archive.files(runtime.handle())?;
+            archive.check_file_count(files.len())?;
+            Ok(files)
+        })
+        .map_err(pipeline_error)
+    })?;
+    Ok(files.iter().map(|f| f.to_string_lossy().into_owned()).collect())
+}
+
+/// Scans shard `index` of `count` of `inputs` (expanded here unless `expanded`: then they are the
+/// run's whole file list, in order) and writes its part to the local file `part`; returns the report.
+#[pyfunction]
+#[pyo3(signature = (inputs, concat, part, index, count, skip_unsupported, storage_options=None,
+    sidecars=None, expanded=false))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
+pub(crate) fn scan_shard<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    concat: Vec<String>,
+    part: std::path::PathBuf,
+    index: u32,
+    count: u32,
+    skip_unsupported: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+    sidecars: Option<&str>,
+    expanded: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let shard = Shard::new(index, count).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let archive = archive(&inputs, &concat, Vec::new(), false, storage_options)?
+        .skip_unsupported(skip_unsupported)
+        .sidecars(sidecars_option(sidecars)?);
+    let scanned = guard("scan", || {
+        py.detach(|| -> Result<_, PipelineError> {
+            let runtime = runtime()?;
+            let files = if expanded {
+                inputs.iter().map(std::path::PathBuf::from).collect()
+            } else {
+                archive.files(runtime.handle())?
+            };
+            let scanned = archive.scan_shard_on(runtime.handle(), &files, shard, &|_, _| {})?;
+            scanned.write(&part)?;
+            Ok(scanned)
+        })
+        .map_err(pipeline_error)
+    })?;
+    let report = PyDict::new(py);
+    report.set_item("output", part.to_string_lossy())?;
+    report.set_item("shard", (index, count))?;
+    report.set_item("first", scanned.header.first)?;
+    report.set_item("inputs", scanned.header.inputs)?;
+    report.set_item("files", scanned.files.len())?;
+    report.set_item("references", scanned.references())?;
+    let warnings = scanned.datasets.iter().flat_map(|d| &d.warnings).map(ToString::to_string);
+    report.set_item("warnings", warnings.collect::<Vec<_>>())?;
     report.set_item("from_sidecars", scanned.from_sidecars)?;
     Ok(report)
 }

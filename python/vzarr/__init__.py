@@ -26,7 +26,7 @@ from ._vzarr import (
     __version__,
 )
 from ._compact import ArrayFold, CompactReport, compact, materialize
-from ._scan import AppendReport, ScanReport, append, merge, scan
+from ._scan import AppendReport, PartReport, ScanReport, append, merge, scan
 from ._store import Array, Store, open
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Error",
     "NotAuthorized",
     "NotFound",
+    "PartReport",
     "ScanError",
     "ScanReport",
     "SelectionError",

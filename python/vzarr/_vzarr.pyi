@@ -17,12 +17,14 @@ __all__ = [
     "__version__",
     "append",
     "compact",
+    "expand_inputs",
     "materialize",
     "merge",
     "parse_archive",
     "parse_file",
     "run_cli",
     "scan",
+    "scan_shard",
 ]
 
 __version__: str
@@ -103,6 +105,20 @@ def append(
     branch: str | None = None,
     message: str | None = None,
     trust_sources: bool = True,
+) -> dict[str, Any]: ...
+def expand_inputs(
+    inputs: list[str], concat: list[str], storage_options: Mapping[str, Any] | None = None
+) -> list[str]: ...
+def scan_shard(
+    inputs: list[str],
+    concat: list[str],
+    part: str,
+    index: int,
+    count: int,
+    skip_unsupported: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    sidecars: str | None = None,
+    expanded: bool = False,
 ) -> dict[str, Any]: ...
 def run_cli(argv: list[str]) -> int: ...
 def parse_file(

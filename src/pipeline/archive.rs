@@ -286,9 +286,9 @@ impl Archive {
             generator: concat!("vzarr ", env!("CARGO_PKG_VERSION")).into(),
         };
         let files = files[range].to_vec();
-        let (scanned_paths, _) = with_sidecars(&files, self.sidecars, &options);
+        let (scanned_paths, from_sidecars) = with_sidecars(&files, self.sidecars, &options);
         let datasets = scan_files(&scanned_paths, &options, progress)?;
-        Ok(ScannedShard { header, datasets, files, fetched: options.fetched })
+        Ok(ScannedShard { header, datasets, files, fetched: options.fetched, from_sidecars })
     }
 
     /// Refuses several files without a concatenation dimension (before any is scanned).
@@ -341,6 +341,8 @@ pub struct ScannedShard {
     pub files: Vec<PathBuf>,
     /// Remote objects scanned and the requests and bytes it took.
     pub fetched: std::sync::Arc<FetchTotals>,
+    /// Files scanned from their DMR++ sidecars instead of themselves ([`Archive::sidecars`]).
+    pub from_sidecars: usize,
 }
 
 impl ScannedShard {

@@ -1,0 +1,202 @@
+"""`vzarr.scan(..., client=...)` on a real dask.distributed LocalCluster of two worker processes: the
+store equals a one-machine `vzarr.scan`'s file for file, byte for byte, and every value read through
+it equals netCDF4's read of the 1,000 files; a worker killed in the middle of a shard is retried and
+the store is still the same; a file that cannot be scanned fails the call with one line naming it
+and leaves no part, staging directory or output behind. Also `scan(shard=(i, n))` parts merged by
+`vzarr.merge` (the job-array way from Python) and the options a shard scan refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+import pytest
+import vzarr
+from conftest import read_concat
+from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import WorkerPlugin
+
+FILES = 1000
+#: The `history` time of every store here, so stores written at different seconds compare equal.
+EPOCH = "1700000000"
+
+
+def write_daily(directory: Path, days: int) -> list[str]:
+    """`days` one-day NetCDF-4 files along an unlimited `time`, `tas(time, lat, lon)` zlib-compressed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(44)
+    files = []
+    for day in range(days):
+        path = directory / f"tas_{day:04d}.nc"
+        with netCDF4.Dataset(path, "w") as ds:
+            ds.createDimension("time", None)
+            ds.createDimension("lat", 3)
+            ds.createDimension("lon", 4)
+            t = ds.createVariable("time", "f8", ("time",))
+            t.units = "days since 2001-01-01"
+            t[:] = [day]
+            v = ds.createVariable("tas", "f4", ("time", "lat", "lon"), chunksizes=(1, 3, 4), zlib=True)
+            v[0] = (250 + 30 * rng.random((3, 4))).astype("f4")
+        files.append(str(path))
+    return files
+
+
+@pytest.fixture(scope="module")
+def daily(tmp_path_factory) -> list[str]:
+    return write_daily(tmp_path_factory.mktemp("daily"), FILES)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            yield client
+
+
+@pytest.fixture(autouse=True)
+def fixed_history_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (a store directory, or one file), by relative path."""
+    if root.is_file():
+        return {"": root.read_bytes()}
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def shard_dirs_left(client) -> list[str]:
+    """The workers' shard directories still there once every task has ended (a task the failed
+    call cancelled while it ran finishes its shard and removes its directory: waited for, 60 s at
+    most)."""
+
+    def left(dask_worker) -> list[str]:
+        return [n for n in os.listdir(dask_worker.local_directory) if n.startswith("vzarr-shard-")]
+
+    deadline = time.monotonic() + 60
+    while True:
+        names = [name for names in client.run(left).values() for name in names]
+        if not names or time.monotonic() > deadline:
+            return names
+        time.sleep(0.1)
+
+
+def test_cluster_scan_is_the_one_machine_store_and_netcdf4s_values(daily, client, tmp_path):
+    single = vzarr.scan(daily, concat="time", output=tmp_path / "single.vzarr")
+    report = vzarr.scan(daily, concat="time", output=tmp_path / "cluster.vzarr", client=client)
+    assert report.files == FILES == single.files
+    assert (report.arrays, report.references, report.owned_chunks) == (
+        single.arrays,
+        single.references,
+        single.owned_chunks,
+    )
+    assert report.output == str(tmp_path / "cluster.vzarr")
+    a, b = tree(tmp_path / "single.vzarr"), tree(tmp_path / "cluster.vzarr")
+    assert a.keys() == b.keys() and len(a) > 1
+    for name in a:
+        assert a[name] == b[name], f"{name} differs from the one-machine scan's"
+    # Nothing but the two stores: the staging directory of the parts is gone.
+    assert sorted(os.listdir(tmp_path)) == ["cluster.vzarr", "single.vzarr"]
+    assert shard_dirs_left(client) == []
+    store = vzarr.open(tmp_path / "cluster.vzarr")
+    np.testing.assert_array_equal(store["tas"][...], read_concat(daily, "tas"))
+    np.testing.assert_array_equal(store["time"][...], read_concat(daily, "time"))
+
+
+class DieOnce(WorkerPlugin):
+    """Kills its worker's process when the first vzarr shard task of the cluster starts (once: the
+    marker file says it happened)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs) -> None:
+        if finish != "executing" or not str(key).startswith("vzarr-shard"):
+            return
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+
+def test_a_worker_that_dies_is_retried(daily, client, tmp_path):
+    files = daily[:200]
+    vzarr.scan(files, concat="time", output=tmp_path / "single.vzarr")
+    marker = tmp_path / "died"
+    client.register_plugin(DieOnce(str(marker)), name="die-once")
+    try:
+        report = vzarr.scan(files, concat="time", output=tmp_path / "cluster.vzarr", client=client)
+    finally:
+        client.unregister_worker_plugin("die-once")
+    assert marker.exists(), "no worker died: the test proved nothing"
+    assert report.files == len(files)
+    assert tree(tmp_path / "single.vzarr") == tree(tmp_path / "cluster.vzarr")
+    np.testing.assert_array_equal(vzarr.open(tmp_path / "cluster.vzarr")["tas"][...], read_concat(files, "tas"))
+    client.wait_for_workers(2)
+
+
+def test_a_bad_file_fails_in_one_line_and_leaves_nothing(daily, client, tmp_path):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for f in daily[:40]:
+        os.symlink(f, inputs / os.path.basename(f))
+    bad = inputs / "tas_0017b.nc"  # between two good files: not the first shard's first file
+    bad.write_bytes(Path(daily[17]).read_bytes()[:300])
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(vzarr.ScanError) as raised:
+        vzarr.scan(str(inputs / "*.nc"), concat="time", output=out / "tas.vzarr", client=client)
+    message = str(raised.value)
+    assert "\n" not in message and "tas_0017b.nc" in message, message
+    assert os.listdir(out) == []
+    assert shard_dirs_left(client) == []
+
+
+def test_an_existing_output_is_refused_before_the_cluster_works(daily, client, tmp_path):
+    out = tmp_path / "tas.vzarr"
+    out.mkdir()
+    with pytest.raises(vzarr.AlreadyExists, match="tas.vzarr"):
+        vzarr.scan(daily[:5], concat="time", output=out, client=client)
+    assert os.listdir(out) == [] and sorted(os.listdir(tmp_path)) == ["tas.vzarr"]
+
+
+def test_shard_parts_merged_are_the_one_machine_store(sample_files, tmp_path):
+    single = tmp_path / "single.vzarr"
+    vzarr.scan(sample_files, concat="time", output=single)
+    parts = tmp_path / "parts"
+    reports = [vzarr.scan(sample_files, concat="time", output=f"{parts}/", shard=(i, 3)) for i in range(3)]
+    assert [r.shard for r in reports] == [(0, 3), (1, 3), (2, 3)]
+    assert sum(r.files for r in reports) == len(sample_files) and all(r.inputs == 12 for r in reports)
+    assert [r.first for r in reports] == [0, 4, 8]
+    assert sorted(os.listdir(parts)) == [f"part-0000{i}-of-00003.vzpart" for i in range(3)]
+    merged = vzarr.merge(f"{parts}/*.vzpart", concat="time", output=tmp_path / "merged.vzarr")
+    assert merged.files == len(sample_files)
+    assert tree(single) == tree(tmp_path / "merged.vzarr")
+    np.testing.assert_array_equal(vzarr.open(tmp_path / "merged.vzarr")["tas"][...], read_concat(sample_files, "tas"))
+    # A missing shard is refused by number, and nothing is written.
+    os.remove(parts / "part-00001-of-00003.vzpart")
+    with pytest.raises(vzarr.ScanError, match="1"):
+        vzarr.merge(f"{parts}/*.vzpart", concat="time", output=tmp_path / "partial.vzarr")
+    assert not (tmp_path / "partial.vzarr").exists()
+    shutil.rmtree(parts)
+
+
+@pytest.mark.parametrize(
+    "kwargs, problem",
+    [
+        ({"shard": (3, 3)}, "0 <= i < n"),
+        ({"shard": (0, 2), "take_first": ["lat"]}, "take_first applies when the parts are merged"),
+        ({"shard": (0, 2), "format": "kerchunk-json"}, "format applies when the parts are merged"),
+        ({"shard": (0, 2), "client": object()}, "exclude each other"),
+    ],
+)
+def test_shard_scans_refuse(sample_files, tmp_path, kwargs, problem):
+    with pytest.raises(ValueError, match=problem):
+        vzarr.scan(sample_files, concat="time", output=tmp_path / "p.vzpart", **kwargs)
+    assert os.listdir(tmp_path) == []
