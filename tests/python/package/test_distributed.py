@@ -4,12 +4,21 @@ it equals netCDF4's read of the 1,000 files; a worker killed in the middle of a 
 the store is still the same; a file that cannot be scanned fails the call with one line naming it
 and leaves no part, staging directory or output behind. Also `scan(shard=(i, n))` parts merged by
 `vzarr.merge` (the job-array way from Python) and the options a shard scan refuses.
+
+And on a real scheduler: a single-node Slurm cluster (Debian's munged, slurmctld and slurmd, set up
+by `./dev setup`) started here as root without systemd, every file of it in a temporary directory,
+as tests/scale_out/slurm.rs starts it; dask-jobqueue's SLURMCluster submits two worker jobs and the
+cluster scan gives the one-machine store again. Where the cluster cannot start (not root, Slurm not
+installed) that test is skipped with the reason, unless `VZARR_REQUIRE_SLURM=1` (`./dev test` sets it
+once the packages are installed), which makes that a failure.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -200,3 +209,112 @@ def test_shard_scans_refuse(sample_files, tmp_path, kwargs, problem):
     with pytest.raises(ValueError, match=problem):
         vzarr.scan(sample_files, concat="time", output=tmp_path / "p.vzpart", **kwargs)
     assert os.listdir(tmp_path) == []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def slurm_conf(d: Path, host: str) -> str:
+    return (
+        f"ClusterName=vzarrpy\nSlurmctldHost={host}(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
+        f"SlurmctldPort={free_port()}\nSlurmdPort={free_port()}\nAuthType=auth/munge\n"
+        f"AuthInfo=socket={d}/munge.sock\nCredType=cred/munge\nStateSaveLocation={d}/state\n"
+        f"SlurmdSpoolDir={d}/spool\nSlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n"
+        f"SlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n"
+        "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
+        "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nMpiDefault=none\n"
+        "SwitchType=switch/none\nSchedulerType=sched/builtin\nSelectType=select/cons_tres\n"
+        "SelectTypeParameters=CR_Core\nReturnToService=2\nMinJobAge=600\n"
+        f"NodeName=vzarrnode NodeAddr=127.0.0.1 NodeHostname={host} CPUs={os.cpu_count() or 1} State=UNKNOWN\n"
+        "PartitionName=vzarr Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+    )
+
+
+def start_slurm(d: Path, daemons: list[subprocess.Popen]) -> str:
+    """Starts munged, slurmctld and slurmd in `d` (appended to `daemons`) and waits for the node to
+    be idle; returns the reason when it cannot, else an empty string."""
+    if os.geteuid() != 0:
+        return "not root (slurmd runs jobs as root here)"
+    programs = ["/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", shutil.which("sbatch")]
+    missing = [p for p in programs if not p or not os.path.exists(p)]
+    if missing:
+        return f"{missing[0] or 'sbatch'} is not installed (./dev setup installs slurmctld, slurmd and munge)"
+    for sub in ("state", "spool"):
+        (d / sub).mkdir(parents=True)
+    key = os.open(d / "munge.key", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(key, os.urandom(1024))
+    os.close(key)
+    conf = d / "slurm.conf"
+    conf.write_text(slurm_conf(d, socket.gethostname().split(".")[0]))
+    env = dict(os.environ, SLURM_CONF=str(conf))
+
+    def spawn(name: str, argv: list[str]) -> None:
+        with open(d / f"{name}.out", "wb") as log:
+            daemons.append(subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log))
+
+    munge = [f"--{n}={d}/munged.{n}" for n in ("log-file", "pid-file", "seed-file")]
+    spawn("munged", ["/usr/sbin/munged", "-F", "-f", f"--socket={d}/munge.sock", f"--key-file={d}/munge.key", *munge])
+    deadline = time.monotonic() + 60
+    while not (d / "munge.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    spawn("slurmctld", ["/usr/sbin/slurmctld", "-D", "-c", "-f", str(conf)])
+    spawn("slurmd", ["/usr/sbin/slurmd", "-D", "-N", "vzarrnode", "-f", str(conf)])
+    state = ""
+    while time.monotonic() < deadline:
+        state = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True).stdout
+        if state.strip() == "idle":
+            os.environ["SLURM_CONF"] = str(conf)
+            return ""
+        exited = [(p.args[0], p.returncode) for p in daemons if p.poll() is not None]
+        if exited:
+            return f"{exited[0][0]} exited ({exited[0][1]}): see {d}"
+        time.sleep(0.25)
+    return f"timed out waiting for the node to be idle (state {state.strip()!r}; logs in {d})"
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """A running single-node Slurm cluster, stopped at the end (slurmd, slurmctld, then munged)."""
+    d = tmp_path_factory.mktemp("slurm")
+    daemons: list[subprocess.Popen] = []
+    saved = os.environ.get("SLURM_CONF")
+    try:
+        why = start_slurm(d, daemons)
+        if why:
+            assert os.environ.get("VZARR_REQUIRE_SLURM") != "1", f"VZARR_REQUIRE_SLURM=1 but Slurm did not start: {why}"
+            pytest.skip(f"the Slurm cluster cannot start: {why}")
+        yield d
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            try:
+                daemon.wait(10)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        if saved is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = saved
+
+
+def test_dask_jobqueue_slurm_cluster_scan_is_the_one_machine_store(daily, slurm, tmp_path):
+    from dask_jobqueue import SLURMCluster
+
+    single = vzarr.scan(daily, concat="time", output=tmp_path / "single.vzarr")
+    options = {"host": "127.0.0.1", "dashboard_address": None}
+    with SLURMCluster(
+        cores=1, processes=1, memory="1GB", walltime="00:10:00", queue="vzarr", scheduler_options=options,
+        log_directory=str(slurm / "workers"), job_directives_skip=["--mem"],
+    ) as cluster:
+        cluster.scale(jobs=2)
+        with Client(cluster) as client:
+            client.wait_for_workers(2, timeout=120)
+            report = vzarr.scan(daily, concat="time", output=tmp_path / "slurm.vzarr", client=client)
+    assert report.files == FILES and report.references == single.references
+    assert tree(tmp_path / "single.vzarr") == tree(tmp_path / "slurm.vzarr")
+    assert sorted(os.listdir(tmp_path)) == ["single.vzarr", "slurm.vzarr"]
+    np.testing.assert_array_equal(vzarr.open(tmp_path / "slurm.vzarr")["tas"][...], read_concat(daily, "tas"))
