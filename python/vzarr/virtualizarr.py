@@ -133,10 +133,12 @@ def _source_urls(url: str | None, locations: list[str]) -> list[str]:
     """The URL of each source of a parsed file or archive: the location as a URL (`file://` for a
     local path), and for a parsed file the file's own `url` (as the caller spelled it) for the file
     itself, source 0 (the others are the files its HDF5 external links point into)."""
-    urls = [location if "://" in location else Path(location).resolve().as_uri() for location in locations]
-    if url is not None and urls:
-        urls[0] = url
-    return urls
+    def as_url(location: str) -> str:
+        return location if "://" in location else Path(location).resolve().as_uri()
+
+    if url is not None and locations:
+        return [url] + [as_url(location) for location in locations[1:]]  # the file itself: no lookup
+    return [as_url(location) for location in locations]
 
 
 def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]) -> ManifestArray:
@@ -222,12 +224,34 @@ def _shrunk(
         length = math.prod(small) * dtype.itemsize
         lengths = np.where(paths == "", lengths, np.uint64(length)).astype(np.uint64)
         inlined = {index: data[:length] for index, data in inlined.items()}
-        new = _with_chunks(metadata, small, codecs=None)
+        new = _with_regular_chunks(metadata, small)
         manifest = ChunkManifest.from_arrays(
             paths=paths, offsets=offsets, lengths=lengths, validate_paths=False, inlined=inlined or None
         )
         return ManifestArray(metadata=new, chunkmanifest=manifest)
     return _inlined_copy(registry, metadata, small, paths, offsets, lengths, inlined)
+
+
+def _with_regular_chunks(metadata: ArrayV3Metadata, chunks: tuple[int, ...]) -> ArrayV3Metadata:
+    """`_with_chunks(metadata, chunks, None)`, made once per metadata object: `_metadata` gives the
+    files of an archive one shared object per distinct variable, so the unlimited `time` of 365 daily
+    files is shrunk once, not rebuilt through `to_dict`/`from_dict` per file (a third of the parser's
+    Python time). The entry keeps its metadata alive, so its `id` cannot be reused while cached."""
+    key = (id(metadata), chunks)
+    with _metadata_lock:
+        hit = _shrunk_metadata.get(key)
+    if hit is not None and hit[0] is metadata:
+        return hit[1]
+    new = _with_chunks(metadata, chunks, codecs=None)
+    with _metadata_lock:
+        if len(_shrunk_metadata) >= 4096:
+            _shrunk_metadata.clear()
+        _shrunk_metadata[key] = (metadata, new)
+    return new
+
+
+#: `_with_regular_chunks`'s results: (id of the metadata, chunk shape) -> (the metadata, shrunk).
+_shrunk_metadata: dict[tuple[int, tuple[int, ...]], tuple[ArrayV3Metadata, ArrayV3Metadata]] = {}
 
 
 def _with_chunks(metadata: ArrayV3Metadata, chunks: tuple[int, ...], codecs: list[Any] | None) -> ArrayV3Metadata:
