@@ -305,7 +305,7 @@ def test_dask_jobqueue_slurm_cluster_scan_is_the_one_machine_store(daily, slurm,
     from dask_jobqueue import SLURMCluster
 
     single = vzarr.scan(daily, concat="time", output=tmp_path / "single.vzarr")
-    options = {"host": "127.0.0.1", "dashboard_address": None}
+    options = {"host": "127.0.0.1", "dashboard_address": ":0"}  # any free port
     with SLURMCluster(
         cores=1, processes=1, memory="1GB", walltime="00:10:00", queue="vzarr", scheduler_options=options,
         log_directory=str(slurm / "workers"), job_directives_skip=["--mem"],
