@@ -23,21 +23,20 @@ use icechunk::repository::VersionInfo;
 use icechunk::{Repository, Store};
 use serde::Deserialize;
 
-use super::digest::references_digest;
-use super::location::storage;
-use super::{IcechunkError, SUMMARY_PROPERTY};
 use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
 use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::source::{is_url, RemoteOptions};
 use crate::store::StoreInfo;
+use crate::store::{references_digest, storage, StoredBranch};
+use crate::store::{IcechunkError, SUMMARY_PROPERTY};
 
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.
 ///
 /// Needs feature `icechunk`.
-pub const MAX_SPARSE_FACTOR: u64 = 64;
+pub(crate) const MAX_SPARSE_FACTOR: u64 = 64;
 
 /// The sources met so far: location -> id, and the strictest checksum seen for each.
 #[derive(Default)]
@@ -117,23 +116,6 @@ fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A branch's dataset as the repository records it, without touching any source (for `append`,
-/// which must work with the old source files moved away).
-///
-/// Needs feature `icechunk`.
-#[derive(Debug, Clone)]
-pub struct StoredBranch {
-    /// The dataset. Its sources carry no size (0) and, as modification time, the references'
-    /// checksum (whole seconds) when they have one: see [`refresh_sources`] for the files read again.
-    pub dataset: VirtualDataset,
-    /// The snapshot read (the branch's tip when it was read).
-    pub snapshot: String,
-    /// Per source id: its virtual chunk URL.
-    urls: Vec<String>,
-    /// Per source id: the references' checksum (seconds since the epoch).
-    checksums: Vec<Option<u32>>,
 }
 
 /// The dataset on `branch` of the repository at `repo`, sources as recorded (not fingerprinted).
@@ -233,7 +215,7 @@ fn read_config() -> icechunk::RepositoryConfig {
 /// repository was written.
 ///
 /// Needs feature `icechunk`.
-pub async fn refresh_sources(
+pub(crate) async fn refresh_sources(
     stored: &mut StoredBranch,
     locations: &[String],
     remote: &RemoteOptions,
