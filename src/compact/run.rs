@@ -82,12 +82,12 @@ fn compact_repository(
     options: &CompactOptions,
     runtime: &tokio::runtime::Handle,
 ) -> Result<CompactReport, CompactError> {
-    use crate::read::read_branch;
+    use crate::read::read_branch_in;
     use crate::store::{update_icechunk, IcechunkOptions};
     // Local repositories are locked as append locks them (a local branch update is not atomic).
     let _lock = if crate::source::is_url(repo) { None } else { Some(lock(Path::new(repo), repo)?) };
     let branch = options.open.branch.clone().unwrap_or_else(|| "main".into());
-    let stored = runtime.block_on(read_branch(repo, &branch, &options.open.remote))?;
+    let stored = runtime.block_on(read_branch_in(repo, &branch, &options.open.remote, &options.owned_budget))?;
     let plans = plan_dataset(&stored.dataset, options, repo)?;
     let mut report = planned(&stored.dataset, &plans);
     if plans.is_empty() || options.dry_run {

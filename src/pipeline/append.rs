@@ -127,7 +127,7 @@ impl Archive {
         runtime: &tokio::runtime::Handle,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Appended, PipelineError> {
-        use crate::read::{read_branch, refresh_sources};
+        use crate::read::{read_branch_in, refresh_sources};
         use crate::store::{update_icechunk, IcechunkOptions};
         let files = self.files(runtime)?;
         // A local repository is locked like a native store: Icechunk's compare-and-swap of the branch
@@ -136,7 +136,7 @@ impl Archive {
         let _lock = if crate::source::is_url(repo) { None } else { Some(lock_store(Path::new(repo), repo)?) };
         let remote = self.remote_options().clone();
         let branch = options.branch.clone().unwrap_or_else(|| "main".into());
-        let mut stored = runtime.block_on(read_branch(repo, &branch, &remote))?;
+        let mut stored = runtime.block_on(read_branch_in(repo, &branch, &remote, self.owned_budget_of()))?;
         let recorded = recorded_options(&stored.dataset, repo)?;
         let last = files_to_rescan(&stored.dataset, &recorded, repo)?;
         runtime.block_on(refresh_sources(&mut stored, &last, &remote))?;

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use icechunk::format::snapshot::NodeData;
 use icechunk::repository::VersionInfo;
 
-pub(crate) use branch::refresh_sources;
 pub use branch::{read_branch, read_icechunk};
+pub(crate) use branch::{read_branch_in, refresh_sources};
 pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
