@@ -32,7 +32,7 @@ fn main() {
     let scan_all = time(|| write(&paths, &fresh));
     write(&paths[..files - 1], &appended);
     let append = time(|| {
-        let stored = load_native(&appended).unwrap();
+        let stored = load_native(&appended, &Default::default()).unwrap();
         let recorded = recorded_options(&stored, "bench").unwrap();
         let last: Vec<_> = files_to_rescan(&stored, &recorded, "bench").unwrap().into_iter().map(Into::into).collect();
         let last = scan_files(&last, &recorded.scan, &|_, _| {}).unwrap();

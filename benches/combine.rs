@@ -13,9 +13,9 @@ use std::time::Instant;
 
 use vzarr::codec::{CodecChain, Endian};
 use vzarr::combine::{combine, CombineOptions, ConcatDim};
+use vzarr::dataset::{ChunkEntry, SourceFile};
 use vzarr::dataset::{ChunkTable, ConcatCoordinate, GroupNode, TailChunks, VirtualArray, VirtualDataset};
 use vzarr::grid::ChunkGrid;
-use vzarr::manifest::{ChunkEntry, SourceFile};
 use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
 
 const DAYS: u64 = 365;

@@ -41,11 +41,12 @@
 use std::time::Instant;
 
 use vzarr::codec::{CodecChain, Endian};
+use vzarr::dataset::{ChunkEntry, SourceFile};
 use vzarr::dataset::{ChunkTable, VirtualArray, VirtualDataset};
 use vzarr::grid::ChunkGrid;
-use vzarr::manifest::{ChunkEntry, SourceFile};
 use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
-use vzarr::store::{read_branch, update_icechunk, write_icechunk, IcechunkOptions, NativeWriter, WriteOptions, Writer};
+use vzarr::read::read_branch;
+use vzarr::store::{update_icechunk, write_icechunk, IcechunkOptions, NativeWriter, WriteOptions, Writer};
 
 /// Chunks per (synthetic) source file, and per row of the array.
 const PER_FILE: u64 = 1000;

@@ -7,7 +7,7 @@
 
 /// A CF calendar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Calendar {
+pub(crate) enum Calendar {
     /// Mixed Julian/Gregorian (`standard`, `gregorian`, the default).
     Standard,
     /// Gregorian rules for all dates.
@@ -29,7 +29,7 @@ impl Calendar {
     ///
     /// # Errors
     /// A message naming the unknown calendar.
-    pub fn parse(name: Option<&str>) -> Result<Self, String> {
+    pub(crate) fn parse(name: Option<&str>) -> Result<Self, String> {
         let name = name.map(|n| n.trim().to_ascii_lowercase());
         Ok(match name.as_deref() {
             None | Some("standard" | "gregorian" | "") => Calendar::Standard,
@@ -44,7 +44,7 @@ impl Calendar {
     }
 
     /// Day number of a date (days since the calendar's day 0), or None when the date is invalid.
-    pub fn day_number(self, year: i64, month: u32, day: u32) -> Option<i64> {
+    pub(crate) fn day_number(self, year: i64, month: u32, day: u32) -> Option<i64> {
         if !(1..=12).contains(&month) || day == 0 || day > self.month_length(year, month)? {
             return None;
         }
@@ -111,7 +111,7 @@ fn julian_jdn(y: i64, m: i64, d: i64) -> i64 {
 
 /// Parsed CF time units with their calendar.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TimeUnits {
+pub(crate) struct TimeUnits {
     /// Seconds per unit.
     pub unit_seconds: f64,
     /// The reference instant in seconds since the calendar's day 0.
@@ -125,7 +125,7 @@ impl TimeUnits {
     ///
     /// # Errors
     /// A message saying what part does not parse.
-    pub fn parse(units: &str, calendar: Calendar) -> Result<Self, String> {
+    pub(crate) fn parse(units: &str, calendar: Calendar) -> Result<Self, String> {
         let (unit, since) =
             units.split_once(" since ").ok_or_else(|| format!("units {units:?} are not \"<unit> since <date>\""))?;
         let unit_seconds = match unit.trim().to_ascii_lowercase().as_str() {
@@ -143,12 +143,12 @@ impl TimeUnits {
     }
 
     /// The instant of `value` (seconds since the calendar's day 0).
-    pub fn instant(&self, value: f64) -> f64 {
+    pub(crate) fn instant(&self, value: f64) -> f64 {
         self.reference + value * self.unit_seconds
     }
 
     /// The value that encodes `instant` in these units.
-    pub fn value(&self, instant: f64) -> f64 {
+    pub(crate) fn value(&self, instant: f64) -> f64 {
         (instant - self.reference) / self.unit_seconds
     }
 }

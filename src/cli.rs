@@ -55,7 +55,9 @@ where
             return u8::try_from(err.exit_code()).unwrap_or(2);
         }
     };
-    if let Err(message) = crate::dataset::owned_bytes::check_memory_budget_var() {
+    // The owned-bytes budget comes from the environment (`ScanOptions`' default): refused here when
+    // it is not a size, instead of being taken as unset.
+    if let Err(message) = crate::source::owned_bytes_budget_from_env() {
         eprintln!("error: {message}");
         return 2;
     }

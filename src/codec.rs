@@ -39,7 +39,7 @@ mod fletcher32;
 mod json;
 mod lzo;
 mod pipeline;
-pub mod sharding;
+pub(crate) mod sharding;
 mod shuffle;
 mod szip;
 mod vlen;
@@ -47,15 +47,14 @@ mod vlen;
 use std::borrow::Cow;
 
 pub use blosc::{BloscCompressor, BloscShuffle};
-pub use blosc2::Blosc2Params;
-pub use byte_swap::{ByteSwap, SwapSpan};
-pub use fletcher32::checksum as fletcher32_checksum;
-pub use szip::SzipParams;
+pub(crate) use blosc2::Blosc2Params;
+pub(crate) use byte_swap::{ByteSwap, SwapSpan};
+pub(crate) use szip::SzipParams;
 
 /// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and
 /// stores such chunks re-encoded with a codec that has a name), never writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SourceFilter {
+pub(crate) enum SourceFilter {
     /// HDF5's szip (filter 4): Adaptive Entropy Coding (CCSDS 121.0-B-3), through libaec or szlib.
     Szip(SzipParams),
     /// PyTables' LZO (HDF5 filter 305): one LZO1X stream per chunk.
@@ -68,7 +67,7 @@ pub enum SourceFilter {
 impl SourceFilter {
     /// A short name for messages.
     #[must_use]
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             SourceFilter::Szip(_) => "szip",
             SourceFilter::Lzo => "lzo",
@@ -88,7 +87,7 @@ impl SourceFilter {
 
 /// One stage of a source file's filter pipeline: a codec, or a filter vzarr only decodes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Filter {
+pub(crate) enum Filter {
     /// A filter a Zarr codec describes.
     Codec(Codec),
     /// A filter only vzarr decodes.
@@ -101,7 +100,7 @@ pub enum Filter {
 ///
 /// # Errors
 /// Any stage's error, as [`CodecChain::decode_into`]'s.
-pub fn decode_filters(filters: &[Filter], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+pub(crate) fn decode_filters(filters: &[Filter], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     pipeline::decode_into(filters, encoded, out)
 }
 
@@ -678,7 +677,7 @@ mod tests {
         let mut deflated = Vec::new();
         let mut encoder = flate2::read::ZlibEncoder::new(&shuffled[..], flate2::Compression::new(6));
         std::io::Read::read_to_end(&mut encoder, &mut deflated).unwrap();
-        let sum = fletcher32_checksum(&deflated);
+        let sum = super::fletcher32::checksum(&deflated);
         deflated.extend_from_slice(&sum.to_le_bytes());
 
         let chain = chain(vec![BE, Codec::Shuffle { element_size: 2 }, Codec::Zlib { level: 6 }, Codec::Fletcher32]);

@@ -140,6 +140,9 @@ pub struct CompactOptions {
     pub message: Option<String>,
     /// Largest buffer one read allocates (a folded region of an array). Default: 1 GiB.
     pub max_memory: u64,
+    /// The memory budget of the store-owned bytes loaded from a native store (past it they spill).
+    /// Default: what `VZARR_OWNED_MEMORY` sets, else 64 MiB.
+    pub owned_budget: crate::dataset::OwnedBytesBudget,
 }
 
 impl CompactOptions {
@@ -153,6 +156,7 @@ impl CompactOptions {
             open,
             message: None,
             max_memory: 1 << 30,
+            owned_budget: crate::scan::ScanOptions::default().owned_budget,
         }
     }
 }

@@ -3,18 +3,19 @@
 //! Pure data model: a table of source files, the group tree, and per array its metadata plus a dense
 //! chunk table (one [`ChunkEntry`] per grid chunk, in row-major order, and a blob of store-owned
 //! bytes), held as compact columns: 12 bytes a chunk, no heap object per reference
-//! (`dataset/chunk_table`). Store-owned bytes stay in memory up to a budget and spill to an unlinked
-//! temporary file past it (`dataset/owned_bytes`).
+//! (`dataset/chunk_table`). Store-owned bytes stay in memory up to the budget they are given and spill to
+//! the budget's spill file past it (`dataset/owned_bytes`).
 
 mod chunk_table;
 mod coordinate_values;
-pub mod owned_bytes;
+mod owned_bytes;
 
 pub use chunk_table::{ChunkStats, ChunkTable, Entries};
 pub use coordinate_values::CoordinateValues;
-pub use owned_bytes::{OwnedBytes, OwnedBytesError};
+pub use owned_bytes::{OwnedBytes, OwnedBytesBudget, OwnedBytesError, SpillFile, SpillFiles, DEFAULT_MEMORY_BUDGET};
 
-use crate::manifest::{ChunkEntry, SourceTable};
+pub use crate::manifest::sources::{SourceFile, SourceTable};
+pub use crate::manifest::ChunkEntry;
 use crate::metadata::{ArrayMetadata, Attributes};
 
 /// A group of the hierarchy (`path` is `""` for the root, else `a/b` without leading slash).

@@ -72,7 +72,7 @@ pub enum InputError {
 ///
 /// # Errors
 /// [`InputError`] naming the pattern that is invalid, matches nothing, or cannot be listed.
-pub fn expand_inputs(
+pub(crate) fn expand_inputs(
     inputs: &[OsString],
     remote: &RemoteOptions,
     runtime: &tokio::runtime::Handle,

@@ -63,20 +63,22 @@
 
 pub mod append;
 mod base64;
-pub mod cftime;
+mod cftime;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
 pub mod combine;
 pub mod compact;
 pub mod dataset;
+mod error_kind;
 pub mod export;
 pub mod grid;
-pub mod inputs;
-pub mod manifest;
+mod inputs;
+mod kinds;
+mod manifest;
 pub mod metadata;
 mod ndcopy;
-pub mod parts;
+mod parts;
 pub mod pipeline;
 pub mod read;
 mod rechunk;
@@ -89,7 +91,18 @@ pub mod trust;
 pub mod verify;
 
 pub use dataset::VirtualDataset;
+pub use error_kind::ErrorKind;
 pub use grid::{ChunkGrid, Selection};
 pub use read::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
 pub use scan::{scan_file, ScanError, ScanOptions};
 pub use store::{NativeWriter, WriteError, WriteOptions, Writer};
+
+/// Not part of the API: the few helpers of the on-disk formats that the integration tests use to
+/// craft damaged stores, parts and shards (`tests/`). Hidden, unstable, and not for pipelines.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::codec::sharding::{index_len, parse_shard, ShardBuilder, ShardIndexError};
+    pub use crate::manifest::binding::metadata_digest;
+    pub use crate::manifest::format::ManifestHeader;
+    pub use crate::parts::record::{decode_dataset, encode_dataset};
+}

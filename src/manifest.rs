@@ -18,33 +18,33 @@
 //! panic, and no allocation is sized from a count that the input bytes have not been checked to
 //! hold.
 
-pub mod binding;
-mod format;
+pub(crate) mod binding;
+pub(crate) mod format;
 mod index;
 mod sha256;
-mod sources;
+pub(crate) mod sources;
 mod varint;
 mod writer;
 
-pub use format::ManifestHeader;
-pub use index::ManifestIndex;
-pub use sources::{SourceFile, SourceTable, MAX_SHARED_PREFIX};
-pub use writer::{encode_manifest, encode_manifest_with_block_len, ManifestWriter};
+pub(crate) use format::ManifestHeader;
+pub(crate) use index::ManifestIndex;
+pub(crate) use sources::{SourceFile, SourceTable};
+pub(crate) use writer::{encode_manifest, ManifestWriter};
 
 /// Version of the `manifest.bin` format written by this crate (and the only one it reads).
-pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+pub(crate) const MANIFEST_FORMAT_VERSION: u32 = 1;
 
 /// Newest version of the `sources.bin` format: 2 adds the ETag of remote objects. The writer keeps
 /// writing version 1 for tables without any ETag (local files), so those stay readable by older
 /// vzarr; the reader reads both.
-pub const SOURCES_FORMAT_VERSION: u32 = 2;
+pub(crate) const SOURCES_FORMAT_VERSION: u32 = 2;
 
 /// Entries per block when none is given: 4096 (about 20 KiB per block for typical archives).
-pub const DEFAULT_BLOCK_LEN: u32 = 4096;
+pub(crate) const DEFAULT_BLOCK_LEN: u32 = 4096;
 
 /// Largest accepted block length (entries per block): 2^20. It bounds the memory a reader
 /// allocates for one decoded block, whatever a (possibly corrupt) header claims.
-pub const MAX_BLOCK_LEN: u32 = 1 << 20;
+pub(crate) const MAX_BLOCK_LEN: u32 = 1 << 20;
 
 /// Where one chunk's bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

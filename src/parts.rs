@@ -19,12 +19,14 @@
 //! Kubernetes Indexed Jobs or AWS Batch ([`shard_from_env`]).
 
 mod part;
-mod record;
+pub(crate) mod record;
+// Which shard a job-array task scans: the command line's (`--shard`, the scheduler's environment).
+#[cfg(any(feature = "cli", test))]
 mod scheduler;
 
-pub use part::{read_parts, write_part, PartHeader, PartReader, PartScanOptions, PART_FORMAT_VERSION, PART_MAGIC};
-pub use record::{decode_dataset, encode_dataset};
-pub use scheduler::{shard_from_env, ShardSource};
+pub(crate) use part::{read_parts, write_part, PartHeader, PartScanOptions};
+#[cfg(feature = "cli")]
+pub(crate) use scheduler::shard_from_env;
 
 use std::path::PathBuf;
 
@@ -118,7 +120,7 @@ impl std::str::FromStr for Shard {
 /// A digest of the whole sorted input list (locations as given to the scanner, one per line), so that
 /// merge can tell parts of different runs apart: 128-bit FNV-1a, written as 32 hex digits. Not a
 /// defence against forgery; parts are trusted as much as the inputs.
-pub fn inputs_digest<S: AsRef<str>>(inputs: &[S]) -> String {
+pub(crate) fn inputs_digest<S: AsRef<str>>(inputs: &[S]) -> String {
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013B;
     let mut hash: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     for input in inputs {

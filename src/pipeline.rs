@@ -33,6 +33,9 @@ pub use archive::{Archive, ScannedArchive, ScannedShard};
 pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
 
+pub use crate::inputs::InputError;
+pub use crate::parts::{Shard, ShardError};
+
 /// A pipeline step that failed; each variant keeps the stage's own error as its source.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -34,6 +34,10 @@ mod strings;
 pub use array_data::{ArrayData, Element};
 pub use backend::StoreKind;
 pub use open::{ArrayReader, OpenOptions, Store};
+#[cfg(feature = "icechunk")]
+pub use repository::{read_branch, read_icechunk};
+#[cfg(feature = "icechunk")]
+pub(crate) use repository::{read_branch_in, refresh_sources};
 pub(crate) use rounds::EntryRounds;
 pub use rounds::ENTRIES_PER_ROUND;
 

@@ -9,23 +9,24 @@
 mod chars;
 mod contiguous;
 mod coordinate;
-pub mod dmrpp;
+pub(crate) mod dmrpp;
 mod filters;
 mod format;
 mod hdf4;
 mod hdf5;
-pub mod netcdf3;
+mod netcdf3;
 mod rewrite;
 mod tail;
 
-pub use filters::{codec_chain, filter_codec, filter_stage, stored_codecs, FilterSpec, UnsupportedFilter};
+pub use dmrpp::files::Sidecars;
 pub use format::{detect_format, detect_format_of, FileFormat};
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;
+pub use hdf4::Hdf4Scanner;
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::NumberType as Hdf4NumberType;
-pub use hdf4::{scan_hdf4, Hdf4Error, Hdf4Scanner};
-pub use hdf5::{scan_hdf5, Hdf5Scanner};
+pub use hdf5::scan_hdf5;
+pub use hdf5::Hdf5Scanner;
 pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
@@ -134,6 +135,10 @@ pub struct ScanOptions {
     /// Where HDF5 external links may lead besides the directory (or object-store prefix) of the file
     /// scanned: a link to a file outside both is not followed (a warning). Default: nothing more.
     pub link_authorization: crate::trust::Authorization,
+    /// The memory budget of the chunk bytes the scan copies into the store (shared by every file
+    /// scanned with these options; past it they spill to a temporary file). Default: what
+    /// `VZARR_OWNED_MEMORY` sets, else 64 MiB ([`crate::source::owned_bytes_budget_from_env`]).
+    pub owned_budget: crate::dataset::OwnedBytesBudget,
 }
 
 impl Default for ScanOptions {
@@ -148,6 +153,8 @@ impl Default for ScanOptions {
             max_concurrent_requests: 16,
             fetched: std::sync::Arc::default(),
             link_authorization: crate::trust::Authorization::default(),
+            owned_budget: crate::source::owned_bytes_budget_from_env()
+                .unwrap_or_else(|_| crate::source::owned_bytes_budget(crate::dataset::DEFAULT_MEMORY_BUDGET)),
         }
     }
 }

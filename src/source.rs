@@ -11,15 +11,21 @@ mod location;
 mod pseudo_fs;
 mod range;
 mod remote;
+mod spill;
 
-pub use bytes_path::{local_path, location_for_path, BytesPathStore};
-pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals, COALESCE_GAP, REMOTE_HEAD_BYTES};
-pub use directory_alias::DirectoryAlias;
+pub(crate) use bytes_path::{local_path, location_for_path, BytesPathStore};
+pub use cache::{CacheOptions, CachedSource, FetchStats, FetchTotals};
+pub(crate) use directory_alias::DirectoryAlias;
 pub use location::Location;
 pub(crate) use pseudo_fs::pseudo_file_system;
+#[cfg(test)]
+pub(crate) use range::check_range;
 pub(crate) use range::short_range_reply;
-pub use range::{check_range, ByteSource, LocalFile, ObjectSource, RangeError};
-pub use remote::{describe_error, store_for_url, RemoteError, RemoteOptions};
+pub(crate) use range::ObjectSource;
+pub use range::{ByteSource, LocalFile, RangeError};
+pub(crate) use remote::describe_error;
+pub use remote::{store_for_url, RemoteError, RemoteOptions};
+pub use spill::{owned_bytes_budget, owned_bytes_budget_from_env, MEMORY_BUDGET_VAR};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -53,7 +59,7 @@ pub enum SourceError {
 }
 
 /// Takes the fingerprint (size, modification time) of a local file, stored under its absolute path
-/// (a `file://` URL when the path is not UTF-8, see [`location_for_path`]).
+/// (a `file://` URL when the path is not UTF-8, see `location_for_path`).
 ///
 /// # Errors
 /// The I/O error from reading the file's metadata.
@@ -70,13 +76,13 @@ pub fn fingerprint(absolute: &Path) -> std::io::Result<SourceFile> {
 
 /// The fingerprint of a remote object from its metadata (a HEAD request): size, last-modified time
 /// and the ETag when the server gave one.
-pub fn object_fingerprint(location: &str, meta: &object_store::ObjectMeta) -> SourceFile {
+pub(crate) fn object_fingerprint(location: &str, meta: &object_store::ObjectMeta) -> SourceFile {
     SourceFile::new(location, meta.size, meta.last_modified.timestamp_nanos_opt()).with_etag(meta.e_tag.clone())
 }
 
 /// An object store and the path of one object in it.
 #[derive(Debug, Clone)]
-pub struct ObjectLocation {
+pub(crate) struct ObjectLocation {
     /// The store holding the object.
     pub store: Arc<dyn ObjectStore>,
     /// The object's path in the store.
@@ -94,7 +100,7 @@ fn bytes_path_store() -> Arc<dyn ObjectStore> {
 }
 
 /// True when `location` is a URL rather than a local path.
-pub fn is_url(location: &str) -> bool {
+pub(crate) fn is_url(location: &str) -> bool {
     location
         .split_once("://")
         .is_some_and(|(scheme, _)| scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'))
@@ -105,7 +111,8 @@ pub fn is_url(location: &str) -> bool {
 ///
 /// # Errors
 /// As [`resolve_with`].
-pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
+#[cfg(test)]
+pub(crate) fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
     resolve_with(location, &RemoteOptions::default())
 }
 
@@ -115,7 +122,7 @@ pub fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
 /// # Errors
 /// [`SourceError`] when the location is not a valid absolute path or URL, or names a scheme this build
 /// cannot reach.
-pub fn resolve_with(location: &str, remote: &RemoteOptions) -> Result<ObjectLocation, SourceError> {
+pub(crate) fn resolve_with(location: &str, remote: &RemoteOptions) -> Result<ObjectLocation, SourceError> {
     if !is_url(location) {
         let path = ObjectPath::from_absolute_path(location)
             .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;

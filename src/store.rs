@@ -28,14 +28,11 @@ pub(crate) use icechunk::one_line;
 #[cfg(feature = "icechunk")]
 pub use icechunk::IcechunkWriter;
 #[cfg(feature = "icechunk")]
-pub(crate) use icechunk::{
-    check_manifest_files, chunks_digest, damaged, fingerprint, guarded, node_error, open_branch, parse_node, recorded,
-    summary, ParsedNode,
-};
+pub(crate) use icechunk::{chunks_digest, references_digest, storage};
 #[cfg(feature = "icechunk")]
 pub use icechunk::{
-    looks_like_repository, read_branch, read_icechunk, refresh_sources, update_icechunk, write_icechunk, IcechunkError,
-    IcechunkInfo, IcechunkOptions, StoredBranch, DEFAULT_MANIFEST_CHUNKS, MAX_SPARSE_FACTOR, SUMMARY_PROPERTY,
+    looks_like_repository, update_icechunk, write_icechunk, IcechunkError, IcechunkInfo, IcechunkOptions, StoredBranch,
+    DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
 };
 pub(crate) use kerchunk::RefsWriter;
 pub use kerchunk::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use vzarr::dataset::ChunkEntry;
 use vzarr::dataset::VirtualDataset;
-use vzarr::manifest::ChunkEntry;
 use vzarr::metadata::chunk_key;
 use vzarr::pipeline::Archive;
 use vzarr::store::{IcechunkWriter, KerchunkParquetWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
@@ -176,12 +176,12 @@ fn every_writer_round_trips_every_chunk() {
         assert_eq!(info.arrays.len(), dataset.arrays.len(), "{name}");
         assert!(!info.source_containers.is_empty(), "{name}: a reader must know what to authorize");
         let got = match name {
-            "native.vzarr" => held(&vzarr::append::load_native(&out).unwrap()),
+            "native.vzarr" => held(&vzarr::append::load_native(&out, &Default::default()).unwrap()),
             "refs.json" => kerchunk_held(&out),
             _ => {
                 let repo = out.to_str().unwrap();
                 let remote = vzarr::source::RemoteOptions::default();
-                held(&runtime.block_on(vzarr::store::read_icechunk(repo, "main", &remote)).unwrap())
+                held(&runtime.block_on(vzarr::read::read_icechunk(repo, "main", &remote)).unwrap())
             }
         };
         assert_eq!(got, expected, "{name}: every chunk as written");

@@ -6,8 +6,7 @@ use pyo3::exceptions::PyException;
 use pyo3::PyErr;
 use vzarr::pipeline::PipelineError;
 use vzarr::read::ReadError;
-use vzarr::store::WriteError;
-use vzarr::trust::TrustError;
+use vzarr::ErrorKind;
 
 create_exception!(_vzarr, Error, PyException, "Every error vzarr raises.");
 create_exception!(_vzarr, NotFound, Error, "No store, file or array at the location given.");
@@ -17,32 +16,43 @@ create_exception!(_vzarr, SelectionError, Error, "A selection that does not fit 
 create_exception!(_vzarr, ScanError, Error, "A file that cannot be scanned, or inputs that do not combine.");
 create_exception!(_vzarr, AlreadyExists, Error, "The output exists and overwriting was not asked for.");
 
+/// The Python exception for an error of `kind`, carrying `text`.
+fn by_kind(kind: ErrorKind, text: String) -> PyErr {
+    match kind {
+        ErrorKind::NotFound => NotFound::new_err(text),
+        ErrorKind::SourceChanged => SourceChanged::new_err(text),
+        ErrorKind::NotAuthorized => NotAuthorized::new_err(text),
+        ErrorKind::AlreadyExists => AlreadyExists::new_err(text),
+        _ => Error::new_err(text),
+    }
+}
+
 /// The Python exception for a read error.
 pub(crate) fn read_error(e: ReadError) -> PyErr {
-    let text = e.to_string();
     match e {
-        ReadError::NotFound { .. } | ReadError::NoSuchArray { .. } => NotFound::new_err(text),
-        ReadError::SourceChanged { .. } => SourceChanged::new_err(text),
-        ReadError::Untrusted(TrustError::Unauthorized { .. }) => NotAuthorized::new_err(text),
-        ReadError::Selection { .. } => SelectionError::new_err(text),
-        _ => Error::new_err(text),
+        ReadError::Selection { .. } => SelectionError::new_err(e.to_string()),
+        e => by_kind(e.kind(), e.to_string()),
     }
 }
 
 /// The Python exception for a scan, combine or write error.
 pub(crate) fn pipeline_error(e: PipelineError) -> PyErr {
-    let text = e.to_string();
-    match e {
-        PipelineError::Inputs(vzarr::inputs::InputError::NoMatch { .. }) => NotFound::new_err(text),
-        PipelineError::Scan(_)
-        | PipelineError::Combine(_)
-        | PipelineError::Inputs(_)
-        | PipelineError::Append(_)
-        | PipelineError::Parts(_)
-        | PipelineError::PartsDimensions { .. } => ScanError::new_err(text),
-        PipelineError::Write { source: WriteError::Exists { .. }, .. } => AlreadyExists::new_err(text),
-        PipelineError::Icechunk(vzarr::store::IcechunkError::Exists { .. }) => AlreadyExists::new_err(text),
-        _ => Error::new_err(text),
+    let (kind, text) = (e.kind(), e.to_string());
+    match kind {
+        ErrorKind::NotFound | ErrorKind::AlreadyExists => by_kind(kind, text),
+        _ if matches!(
+            e,
+            PipelineError::Scan(_)
+                | PipelineError::Combine(_)
+                | PipelineError::Inputs(_)
+                | PipelineError::Append(_)
+                | PipelineError::Parts(_)
+                | PipelineError::PartsDimensions { .. }
+        ) =>
+        {
+            ScanError::new_err(text)
+        }
+        _ => by_kind(kind, text),
     }
 }
 

@@ -7,7 +7,7 @@ use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
 use vzarr::parts::Shard;
 use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
-use vzarr::scan::dmrpp::Sidecars;
+use vzarr::scan::Sidecars;
 use vzarr::store::IcechunkOptions;
 
 use crate::errors::{guard, pipeline_error, Error};

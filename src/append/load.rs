@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::AppendError;
-use crate::dataset::{ChunkTable, GroupNode, OwnedBytes, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, GroupNode, OwnedBytes, OwnedBytesBudget, VirtualArray, VirtualDataset};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
 use crate::metadata::{group_from_json, ArrayMetadata};
@@ -16,11 +16,11 @@ use crate::store::layout::node_file;
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 
 /// Reads the native store at `root` into a dataset: sources, groups, arrays with every chunk entry
-/// and their owned bytes, provenance and warnings (each array's `rewritten_chunks` from `vzarr.json`).
+/// and their owned bytes (counted in `budget`), provenance and warnings (each array's `rewritten_chunks` from `vzarr.json`).
 ///
 /// # Errors
 /// [`AppendError::Store`] naming the store file that is missing or invalid.
-pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
+pub fn load_native(root: &Path, budget: &OwnedBytesBudget) -> Result<VirtualDataset, AppendError> {
     let info = StoreInfo::parse(&read(root, STORE_INFO_FILE)?).map_err(|e| store_error(root, STORE_INFO_FILE, e))?;
     let sources_bytes = read(root, SOURCES_FILE)?;
     let sources_digest = sha256(&sources_bytes);
@@ -35,7 +35,7 @@ pub fn load_native(root: &Path) -> Result<VirtualDataset, AppendError> {
     let mut arrays = Vec::with_capacity(info.arrays.len());
     for array in &info.arrays {
         let bound = info.format_version >= 2;
-        let mut loaded = load_array(root, &array.path, sources.len(), bound.then_some(&sources_digest))?;
+        let mut loaded = load_array(root, &array.path, sources.len(), bound.then_some(&sources_digest), budget)?;
         loaded.rewritten_chunks = array.rewritten_chunks;
         arrays.push(loaded);
     }
@@ -55,6 +55,7 @@ fn load_array(
     path: &str,
     num_sources: usize,
     sources_digest: Option<&[u8; 32]>,
+    budget: &OwnedBytesBudget,
 ) -> Result<VirtualArray, AppendError> {
     let meta_file = node_file(path, "zarr.json");
     let doc = parse_json(root, &meta_file)?;
@@ -75,7 +76,7 @@ fn load_array(
         return Err(store_error(root, &manifest_file, reason));
     }
     let owned_file = node_file(path, OWNED_FILE);
-    let owned_bytes = load_owned(root, &owned_file)?;
+    let owned_bytes = load_owned(root, &owned_file, budget)?;
     if let Some(entry) = entries.iter().find(|e| match **e {
         ChunkEntry::Source { source, .. } => (source as usize) >= num_sources,
         ChunkEntry::Owned { .. } => e.end().is_none_or(|end| end > owned_bytes.len()),
@@ -106,18 +107,18 @@ fn load_array(
 const OWNED_BLOCK: usize = 1 << 20;
 
 /// An array's `owned.bin` (none: no bytes), read a block at a time into [`OwnedBytes`], which keeps
-/// it in memory within the process's budget and spills the rest: a store of copies is never read
+/// it in memory within `budget` and spills the rest: a store of copies is never read
 /// into memory whole. The bytes keep their offsets in the file.
-fn load_owned(root: &Path, owned_file: &str) -> Result<OwnedBytes, AppendError> {
+fn load_owned(root: &Path, owned_file: &str, budget: &OwnedBytesBudget) -> Result<OwnedBytes, AppendError> {
     use std::os::unix::fs::FileExt;
     let fail = |e: std::io::Error| store_error(root, owned_file, e.to_string());
     let file = match std::fs::File::open(root.join(owned_file)) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OwnedBytes::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OwnedBytes::with_budget(budget)),
         Err(e) => return Err(fail(e)),
     };
     let len = file.metadata().map_err(fail)?.len();
-    let mut owned = OwnedBytes::new();
+    let mut owned = OwnedBytes::with_budget(budget);
     let mut block = vec![0u8; OWNED_BLOCK.min(usize::try_from(len).unwrap_or(OWNED_BLOCK))];
     let mut at = 0u64;
     while at < len {

@@ -180,7 +180,7 @@ impl OwnedBlobs<'_> {
         entries: Vec<ChunkEntry>,
         parts: &PartRanges,
     ) -> Result<ChunkTable, AppendError> {
-        let mut table = ChunkTable::from_entries(entries, OwnedBytes::new());
+        let mut table = ChunkTable::from_entries(entries, OwnedBytes::with_budget(self.old.budget()));
         if !table.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
             return Ok(table);
         }

@@ -22,7 +22,7 @@ pub(super) const CHECKSUM_LEN: usize = 4;
 
 /// HDF5's fletcher32 checksum of `data` (`H5_checksum_fletcher32`).
 #[must_use]
-pub fn checksum(data: &[u8]) -> u32 {
+pub(crate) fn checksum(data: &[u8]) -> u32 {
     fn fold(s: u32) -> u32 {
         (s & 0xffff) + (s >> 16)
     }

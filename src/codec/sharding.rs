@@ -11,7 +11,7 @@
 //! index codecs `[bytes little, crc32c]`, exactly as zarr-python writes them.
 //!
 //! ```
-//! use vzarr::codec::sharding::{parse_shard, ShardBuilder};
+//! use vzarr::testing::{parse_shard, ShardBuilder};
 //! let mut shard = ShardBuilder::new(3);
 //! shard.push(Some(b"first"));
 //! shard.push(None);
@@ -20,7 +20,7 @@
 //! let chunks = parse_shard(&bytes, 3)?;
 //! assert_eq!(chunks[0].clone().map(|r| &bytes[r]), Some(&b"first"[..]));
 //! assert_eq!(chunks[1], None);
-//! # Ok::<(), vzarr::codec::sharding::ShardError>(())
+//! # Ok::<(), vzarr::testing::ShardIndexError>(())
 //! ```
 
 use std::ops::Range;
@@ -32,7 +32,7 @@ use super::CodecChain;
 /// A shard whose index cannot be read back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ShardError {
+pub enum ShardIndexError {
     /// The object is shorter than the index of its number of inner chunks.
     #[error("shard of {len} bytes is shorter than the index of {inner_chunks} inner chunks")]
     Truncated {
@@ -64,7 +64,7 @@ pub enum ShardError {
 }
 
 /// `offset` and `nbytes` of an empty inner chunk in the index.
-pub const EMPTY: u64 = u64::MAX;
+pub(crate) const EMPTY: u64 = u64::MAX;
 
 /// Bytes of the index of a shard of `inner_chunks` chunks: 16 per chunk plus the 4-byte checksum.
 #[must_use]
@@ -74,7 +74,7 @@ pub fn index_len(inner_chunks: u64) -> u64 {
 
 /// The `sharding_indexed` codec of an array: inner chunk shape and the inner chunks' codecs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ShardingIndexed {
+pub(crate) struct ShardingIndexed {
     /// Shape of every inner chunk (elements per dimension); divides every shard's shape.
     pub chunk_shape: Vec<u64>,
     /// The codecs of each inner chunk (the source chunks' own codecs).
@@ -84,7 +84,7 @@ pub struct ShardingIndexed {
 impl ShardingIndexed {
     /// The codec as one element of the array's `codecs` JSON array.
     #[must_use]
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "name": "sharding_indexed",
             "configuration": {
@@ -168,9 +168,9 @@ impl ShardBuilder {
 /// lies inside the chunk data.
 ///
 /// # Errors
-/// [`ShardError`]: a shard shorter than its index, a checksum mismatch, a range outside the data.
-pub fn parse_shard(shard: &[u8], inner_chunks: u64) -> Result<Vec<Option<Range<usize>>>, ShardError> {
-    let truncated = ShardError::Truncated { len: shard.len(), inner_chunks };
+/// [`ShardIndexError`]: a shard shorter than its index, a checksum mismatch, a range outside the data.
+pub fn parse_shard(shard: &[u8], inner_chunks: u64) -> Result<Vec<Option<Range<usize>>>, ShardIndexError> {
+    let truncated = ShardIndexError::Truncated { len: shard.len(), inner_chunks };
     let index_len = usize::try_from(index_len(inner_chunks)).map_err(|_| truncated.clone())?;
     let data_len = shard.len().checked_sub(index_len).ok_or(truncated)?;
     let (data, index) = shard.split_at(data_len);
@@ -178,7 +178,7 @@ pub fn parse_shard(shard: &[u8], inner_chunks: u64) -> Result<Vec<Option<Range<u
     let stored = u32::from_le_bytes([checksum[0], checksum[1], checksum[2], checksum[3]]);
     let computed = crc32c::crc32c(index);
     if stored != computed {
-        return Err(ShardError::ChecksumMismatch { stored, computed });
+        return Err(ShardIndexError::ChecksumMismatch { stored, computed });
     }
     let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
     index
@@ -190,7 +190,7 @@ pub fn parse_shard(shard: &[u8], inner_chunks: u64) -> Result<Vec<Option<Range<u
                 return Ok(None);
             }
             let end = offset.checked_add(nbytes).filter(|&end| end <= data.len() as u64);
-            end.map(|end| Some(offset as usize..end as usize)).ok_or(ShardError::OutOfBounds {
+            end.map(|end| Some(offset as usize..end as usize)).ok_or(ShardIndexError::OutOfBounds {
                 chunk,
                 offset,
                 nbytes,
@@ -227,17 +227,17 @@ mod tests {
         let mut shard = ShardBuilder::new(1);
         shard.push(Some(b"abc"));
         let mut bytes = shard.finish();
-        assert!(matches!(parse_shard(&bytes[..10], 1), Err(ShardError::Truncated { .. })));
-        assert!(matches!(parse_shard(&bytes, 2), Err(ShardError::Truncated { .. })));
+        assert!(matches!(parse_shard(&bytes[..10], 1), Err(ShardIndexError::Truncated { .. })));
+        assert!(matches!(parse_shard(&bytes, 2), Err(ShardIndexError::Truncated { .. })));
         bytes[5] ^= 1;
-        assert!(matches!(parse_shard(&bytes, 1), Err(ShardError::ChecksumMismatch { .. })));
+        assert!(matches!(parse_shard(&bytes, 1), Err(ShardIndexError::ChecksumMismatch { .. })));
         let mut forged = ShardBuilder::new(1);
         forged.push(Some(b"abc"));
         let mut forged = forged.finish();
         forged[3] = 9; // offset 9 of 3 bytes of data
         let crc = crc32c::crc32c(&forged[3..19]).to_le_bytes();
         forged[19..].copy_from_slice(&crc);
-        assert!(matches!(parse_shard(&forged, 1), Err(ShardError::OutOfBounds { .. })));
+        assert!(matches!(parse_shard(&forged, 1), Err(ShardIndexError::OutOfBounds { .. })));
     }
 
     #[test]

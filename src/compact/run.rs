@@ -57,7 +57,7 @@ fn compact_native(
     }
     let _lock = lock(path, location)?;
     let info_before = std::fs::read(path.join(STORE_INFO_FILE)).map_err(|e| refuse(&format!("reading: {e}")))?;
-    let stored = crate::append::load_native(path)?;
+    let stored = crate::append::load_native(path, &options.owned_budget)?;
     let plans = plan_dataset(&stored, options, location)?;
     let mut report = planned(&stored, &plans);
     if plans.is_empty() || options.dry_run {
@@ -82,11 +82,12 @@ fn compact_repository(
     options: &CompactOptions,
     runtime: &tokio::runtime::Handle,
 ) -> Result<CompactReport, CompactError> {
-    use crate::store::{read_branch, update_icechunk, IcechunkOptions};
+    use crate::read::read_branch_in;
+    use crate::store::{update_icechunk, IcechunkOptions};
     // Local repositories are locked as append locks them (a local branch update is not atomic).
     let _lock = if crate::source::is_url(repo) { None } else { Some(lock(Path::new(repo), repo)?) };
     let branch = options.open.branch.clone().unwrap_or_else(|| "main".into());
-    let stored = runtime.block_on(read_branch(repo, &branch, &options.open.remote))?;
+    let stored = runtime.block_on(read_branch_in(repo, &branch, &options.open.remote, &options.owned_budget))?;
     let plans = plan_dataset(&stored.dataset, options, repo)?;
     let mut report = planned(&stored.dataset, &plans);
     if plans.is_empty() || options.dry_run {

@@ -205,6 +205,14 @@ impl ChunkTable {
         ChunkTable { segments: vec![Segment::missing(0, num_chunks)], owned: OwnedBytes::new() }
     }
 
+    /// This table with its store-owned bytes counted in `budget` (for a table holding none yet).
+    pub fn owned_in(mut self, budget: &super::OwnedBytesBudget) -> Self {
+        if self.owned.is_empty() {
+            self.owned = OwnedBytes::with_budget(budget);
+        }
+        self
+    }
+
     /// A table of `entries`, with `owned` as its store-owned bytes.
     pub fn from_entries(entries: impl IntoIterator<Item = ChunkEntry>, owned: OwnedBytes) -> Self {
         let mut table = ChunkTable::default();
@@ -348,7 +356,8 @@ impl ChunkTable {
         if self.owned.is_empty() || self.owned_in_order() {
             return Ok(());
         }
-        let old = std::mem::take(&mut self.owned);
+        let empty = OwnedBytes::with_budget(self.owned.budget());
+        let old = std::mem::replace(&mut self.owned, empty);
         for linear in 0..self.len() {
             let Some(ChunkEntry::Owned { offset, length }) = self.get(linear) else { continue };
             if offset.checked_add(length).is_some_and(|end| end <= old.len()) {
@@ -584,7 +593,7 @@ mod tests {
         let owned = a.push_owned(b"ab").unwrap();
         a.push(owned);
         let mut b: ChunkTable = every_kind().into_iter().collect();
-        b.owned = OwnedBytes::from_vec(b"wxyz".to_vec()).unwrap();
+        b.owned = OwnedBytes::from_vec(b"wxyz".to_vec(), &Default::default()).unwrap();
         b.rename_source(5);
         let joined = ChunkTable::concatenated([a.clone(), ChunkTable::default(), b.clone()]);
         assert_eq!(joined.len(), a.len() + b.len());
@@ -608,7 +617,7 @@ mod tests {
     #[test]
     fn compacting_keeps_only_the_bytes_entries_use() {
         let mut table = ChunkTable::missing(3);
-        table.owned = OwnedBytes::from_vec(b"0123456789".to_vec()).unwrap();
+        table.owned = OwnedBytes::from_vec(b"0123456789".to_vec(), &Default::default()).unwrap();
         table.set(0, ChunkEntry::Owned { offset: 6, length: 2 });
         table.set(2, ChunkEntry::Owned { offset: 1, length: 3 });
         table.compact_owned().unwrap();

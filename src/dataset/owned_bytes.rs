@@ -7,36 +7,33 @@
 //! copied would otherwise sit in RAM whole. Here the bytes are one logical blob per table, addressed
 //! by `offset` and `length` like before, made of pieces:
 //!
-//! - **memory** pieces, while the bytes every live table holds in memory stay within the process's
-//!   budget ([`memory_budget`]: 64 MiB by default, `VZARR_OWNED_MEMORY` or
-//!   [`set_memory_budget`] to change it; 0 spills everything);
+//! - **memory** pieces, while the bytes every table sharing one [`OwnedBytesBudget`] holds in
+//!   memory stay within it (a handle made at the edges, the command line, the Python package,
+//!   `ScanOptions`: `source::owned_bytes_budget`; 0 spills everything;
+//!   [`OwnedBytesBudget::unlimited`], the default of a table, never spills);
 //! - **spilled** pieces past it: extents of one append-only spill file shared by every table of the
-//!   process, created unlinked in [`std::env::temp_dir`] (`TMPDIR`) and read back with positional
-//!   reads. Each table reserves extents of the file (64 KiB, doubling to 16 MiB) and fills them
-//!   with positional writes, so tables filled by parallel scans do not interleave and a table holds
-//!   about one piece per 16 MiB spilled: no heap object per chunk, and one file descriptor however
-//!   many files a scan has. Unwritten room at the end of an extent is a hole of the file.
+//!   budget, created by the budget's [`SpillFiles`] (the I/O side, `source/spill`: unlinked in
+//!   [`std::env::temp_dir`]) and read back with positional reads. Each table reserves extents of the
+//!   file (64 KiB, doubling to 16 MiB) and fills them with positional writes, so tables filled by
+//!   parallel scans do not interleave and a table holds about one piece per 16 MiB spilled: no heap
+//!   object per chunk, and one file descriptor however many files a scan has. Unwritten room at the
+//!   end of an extent is a hole of the file.
 //!
 //! Concatenation ([`OwnedBytes::append`]) moves pieces and shifts their offsets; nothing is copied.
 //! The spill file lives as long as a spilled piece does and is never compacted while it lives:
 //! bytes dropped from a table (compaction, a dropped table) keep their place in the file until every
 //! table spilled into it is gone, and the next spill opens a new file.
 //!
-//! This is the one place of the pure data model that does I/O: the alternative, bytes that only fit
-//! in memory, is what made all-copied archives unscannable.
+//! The model itself opens no file and reads no environment: it reserves, writes and reads extents
+//! of the [`SpillFile`] its budget's [`SpillFiles`] gives it.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
-/// The environment variable setting the process's memory budget for owned bytes, in bytes
-/// (a plain number, or with a `K`, `M` or `G` suffix for KiB, MiB, GiB), read once.
-pub const MEMORY_BUDGET_VAR: &str = "VZARR_OWNED_MEMORY";
-/// The memory budget when neither [`MEMORY_BUDGET_VAR`] nor [`set_memory_budget`] sets one: 64 MiB.
+/// The memory budget the edges give when none is set: 64 MiB.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 64 << 20;
 
 /// The first extent a table reserves in the spill file.
@@ -46,14 +43,102 @@ const MAX_EXTENT: u64 = 16 << 20;
 /// The buffer of streaming copies out of the spill file.
 const COPY_BUFFER: u64 = 1 << 20;
 
-/// Bytes of owned blobs held in memory by every live [`OwnedBytes`] of the process (capacities).
-static HELD: AtomicU64 = AtomicU64::new(0);
-/// The budget set by [`set_memory_budget`]; `u64::MAX` when unset.
-static BUDGET_SET: AtomicU64 = AtomicU64::new(u64::MAX);
-/// The budget of the environment, read once.
-static BUDGET_ENV: OnceLock<u64> = OnceLock::new();
-/// The spill file of the process while some piece uses it.
-static SPILL: Mutex<Weak<SpillFile>> = Mutex::new(Weak::new());
+/// A file that store-owned bytes past their budget go to, read and written at positions.
+pub trait SpillFile: Send + Sync + std::fmt::Debug {
+    /// Writes all of `bytes` at `at`.
+    ///
+    /// # Errors
+    /// The I/O error.
+    fn write_all_at(&self, bytes: &[u8], at: u64) -> std::io::Result<()>;
+    /// Fills `out` with the bytes from `at`.
+    ///
+    /// # Errors
+    /// The I/O error.
+    fn read_exact_at(&self, out: &mut [u8], at: u64) -> std::io::Result<()>;
+    /// The file's path when it was created, for messages.
+    fn path(&self) -> &Path;
+}
+
+/// Creates the spill files of a budget (one at a time, while some piece uses it).
+pub trait SpillFiles: Send + Sync + std::fmt::Debug {
+    /// A new, empty spill file.
+    ///
+    /// # Errors
+    /// [`OwnedBytesError::Create`] when it cannot be created.
+    fn create(&self) -> Result<Box<dyn SpillFile>, OwnedBytesError>;
+}
+
+/// A memory budget for store-owned bytes, shared by the tables it is given to (clones are handles
+/// of one budget): the bytes they hold in memory stay within its limit, the rest spills to files of
+/// its [`SpillFiles`]. [`Default`] is [`OwnedBytesBudget::unlimited`].
+#[derive(Clone, Debug, Default)]
+pub struct OwnedBytesBudget(Arc<Budget>);
+
+#[derive(Debug)]
+struct Budget {
+    limit: u64,
+    /// Bytes of owned blobs held in memory by the live pieces of this budget (capacities).
+    held: AtomicU64,
+    spill: Option<Arc<dyn SpillFiles>>,
+    /// The spill file while some piece uses it.
+    current: Mutex<Weak<Spill>>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { limit: u64::MAX, held: AtomicU64::new(0), spill: None, current: Mutex::new(Weak::new()) }
+    }
+}
+
+impl OwnedBytesBudget {
+    /// No limit: every byte stays in memory.
+    pub fn unlimited() -> Self {
+        OwnedBytesBudget::default()
+    }
+
+    /// At most `limit` bytes in memory (0: everything spills), the rest in files `spill` creates.
+    pub fn new(limit: u64, spill: Arc<dyn SpillFiles>) -> Self {
+        OwnedBytesBudget(Arc::new(Budget { limit, spill: Some(spill), ..Budget::default() }))
+    }
+
+    /// The limit, in bytes (`u64::MAX` for none).
+    pub fn limit(&self) -> u64 {
+        self.0.limit
+    }
+
+    /// Bytes the tables of this budget hold in memory.
+    pub fn held(&self) -> u64 {
+        self.0.held.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` bytes of the budget, or nothing when they do not fit (always fits without spill files).
+    fn take(&self, n: u64) -> bool {
+        let limit = if self.0.spill.is_some() { self.0.limit } else { u64::MAX };
+        let held = &self.0.held;
+        held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| Some(h.saturating_add(n)).filter(|&t| t <= limit))
+            .is_ok()
+    }
+
+    fn add(&self, n: u64) {
+        self.0.held.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn release(&self, n: u64) {
+        self.0.held.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// The budget's spill file, created when no live piece holds one.
+    fn spill_file(&self) -> Result<Arc<Spill>, OwnedBytesError> {
+        let mut slot = self.0.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = slot.upgrade() {
+            return Ok(file);
+        }
+        let Some(files) = &self.0.spill else { unreachable!("a budget without spill files takes every byte") };
+        let file = Arc::new(Spill { file: files.create()?, end: AtomicU64::new(0) });
+        *slot = Arc::downgrade(&file);
+        Ok(file)
+    }
+}
 
 /// Why store-owned bytes could not be stored or read back.
 #[derive(Debug, thiserror::Error)]
@@ -95,101 +180,23 @@ pub enum OwnedBytesError {
     },
 }
 
-/// The process's memory budget for owned bytes: what [`set_memory_budget`] set, else
-/// [`MEMORY_BUDGET_VAR`], else [`DEFAULT_MEMORY_BUDGET`] (also when the variable does not parse).
-pub fn memory_budget() -> u64 {
-    match BUDGET_SET.load(Ordering::Relaxed) {
-        u64::MAX => *BUDGET_ENV.get_or_init(|| {
-            std::env::var(MEMORY_BUDGET_VAR).ok().and_then(|v| parse_size(&v)).unwrap_or(DEFAULT_MEMORY_BUDGET)
-        }),
-        set => set,
-    }
-}
-
-/// Checks [`MEMORY_BUDGET_VAR`] where it is set: the line to print when it is not a size (which
-/// [`memory_budget`] would take as unset), so a command can refuse it instead.
-///
-/// # Errors
-/// The variable, its value and the sizes it takes.
-pub fn check_memory_budget_var() -> Result<(), String> {
-    let Some(value) = std::env::var_os(MEMORY_BUDGET_VAR) else { return Ok(()) };
-    match value.to_str().and_then(parse_size) {
-        Some(_) => Ok(()),
-        None => Err(format!(
-            "{MEMORY_BUDGET_VAR}={value:?}: not a size (a number of bytes, or with a K, M or G suffix: 64M)"
-        )),
-    }
-}
-
-/// Sets the process's memory budget for owned bytes (`None`: back to the environment's or the
-/// default). Bytes already in memory stay there; the budget decides where further bytes go.
-pub fn set_memory_budget(bytes: Option<u64>) {
-    BUDGET_SET.store(bytes.unwrap_or(u64::MAX).min(u64::MAX - 1), Ordering::Relaxed);
-}
-
-/// Bytes of owned blobs every live table of the process holds in memory.
-pub fn memory_held() -> u64 {
-    HELD.load(Ordering::Relaxed)
-}
-
-/// `123`, `64K`, `64M`, `1G` (binary units, `KiB`/`MiB`/`GiB` too), in bytes.
-fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => return None,
-    };
-    number.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
-/// Takes `n` bytes of the budget, or nothing when they do not fit.
-fn take_budget(n: u64) -> bool {
-    let budget = memory_budget();
-    HELD.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| h.checked_add(n).filter(|&t| t <= budget)).is_ok()
-}
-
-/// The spill file every table of the process spills into.
+/// A budget's spill file and the end of the extents reserved in it.
 #[derive(Debug)]
-struct SpillFile {
-    file: File,
-    /// Where it was created (unlinked since).
-    path: PathBuf,
+struct Spill {
+    file: Box<dyn SpillFile>,
     /// End of the reserved extents.
     end: AtomicU64,
 }
 
-impl SpillFile {
-    /// The process's spill file, created when no live piece holds one.
-    fn shared() -> Result<Arc<SpillFile>, OwnedBytesError> {
-        let mut slot = SPILL.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(file) = slot.upgrade() {
-            return Ok(file);
-        }
-        let dir = std::env::temp_dir();
-        let named = tempfile::Builder::new()
-            .prefix("vzarr-owned-")
-            .suffix(".spill")
-            .tempfile_in(&dir)
-            .map_err(|source| OwnedBytesError::Create { dir, source })?;
-        let path = named.path().to_path_buf();
-        let file = Arc::new(SpillFile { file: named.into_file(), path, end: AtomicU64::new(0) });
-        *slot = Arc::downgrade(&file);
-        Ok(file)
-    }
-
+impl Spill {
     fn error(&self, what: &'static str) -> impl FnOnce(std::io::Error) -> OwnedBytesError + '_ {
-        move |source| OwnedBytesError::Spill { path: self.path.clone(), what, source }
+        move |source| OwnedBytesError::Spill { path: self.file.path().to_path_buf(), what, source }
     }
 }
 
-/// Owned bytes in memory, counted in the process's [`memory_held`] by capacity.
-#[derive(Debug, Default)]
-struct Held(Vec<u8>);
+/// Owned bytes in memory, counted in their budget's [`OwnedBytesBudget::held`] by capacity.
+#[derive(Debug)]
+struct Held(Vec<u8>, OwnedBytesBudget);
 
 impl Held {
     /// Appends `bytes` if the capacity needed fits the budget; false (nothing appended) otherwise.
@@ -198,9 +205,9 @@ impl Held {
         let need = len + bytes.len() as u64;
         if need > cap {
             let doubled = need.max(cap.saturating_mul(2));
-            let target = if take_budget(doubled - cap) {
+            let target = if self.1.take(doubled - cap) {
                 doubled
-            } else if take_budget(need - cap) {
+            } else if self.1.take(need - cap) {
                 need
             } else {
                 return false;
@@ -208,7 +215,7 @@ impl Held {
             self.0.reserve_exact((target - len) as usize);
             let actual = self.0.capacity() as u64;
             if actual > target {
-                HELD.fetch_add(actual - target, Ordering::Relaxed);
+                self.1.add(actual - target);
             }
         }
         self.0.extend_from_slice(bytes);
@@ -218,28 +225,28 @@ impl Held {
     fn shrink_to_fit(&mut self) {
         let before = self.0.capacity();
         self.0.shrink_to_fit();
-        HELD.fetch_sub((before - self.0.capacity()) as u64, Ordering::Relaxed);
+        self.1.release((before - self.0.capacity()) as u64);
     }
 }
 
 impl Clone for Held {
     fn clone(&self) -> Self {
         let bytes = self.0.clone();
-        HELD.fetch_add(bytes.capacity() as u64, Ordering::Relaxed);
-        Held(bytes)
+        self.1.add(bytes.capacity() as u64);
+        Held(bytes, self.1.clone())
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        HELD.fetch_sub(self.0.capacity() as u64, Ordering::Relaxed);
+        self.1.release(self.0.capacity() as u64);
     }
 }
 
 /// Bytes of a table in the spill file.
 #[derive(Debug)]
 struct Extent {
-    file: Arc<SpillFile>,
+    file: Arc<Spill>,
     /// Where they start in the file.
     at: u64,
     length: u64,
@@ -289,9 +296,11 @@ impl Piece {
 }
 
 /// The store-owned bytes of one chunk table: one logical blob addressed by offset and length, in
-/// memory within the process's budget and in the shared spill file past it (see the module docs).
+/// memory within its budget and in the budget's spill file past it (see the module docs).
 #[derive(Clone, Default)]
 pub struct OwnedBytes {
+    /// The budget further bytes are counted in.
+    budget: OwnedBytesBudget,
     pieces: Vec<Piece>,
     /// The next extent this table reserves in the spill file.
     next_extent: u64,
@@ -308,22 +317,33 @@ impl std::fmt::Debug for OwnedBytes {
 }
 
 impl OwnedBytes {
-    /// No bytes.
+    /// No bytes, counted in no budget (they stay in memory).
     pub fn new() -> Self {
         OwnedBytes::default()
     }
 
-    /// `bytes` as a blob: kept as they are when the budget has room for them, spilled otherwise.
+    /// No bytes; the bytes pushed are counted in `budget`.
+    pub fn with_budget(budget: &OwnedBytesBudget) -> Self {
+        OwnedBytes { budget: budget.clone(), ..OwnedBytes::default() }
+    }
+
+    /// The budget further bytes are counted in.
+    pub fn budget(&self) -> &OwnedBytesBudget {
+        &self.budget
+    }
+
+    /// `bytes` as a blob counted in `budget`: kept as they are when it has room for them, spilled
+    /// otherwise.
     ///
     /// # Errors
     /// [`OwnedBytesError`] when the bytes must spill and the spill file cannot be created or written.
-    pub fn from_vec(bytes: Vec<u8>) -> Result<Self, OwnedBytesError> {
-        let mut out = OwnedBytes::new();
+    pub fn from_vec(bytes: Vec<u8>, budget: &OwnedBytesBudget) -> Result<Self, OwnedBytesError> {
+        let mut out = OwnedBytes::with_budget(budget);
         if bytes.is_empty() {
             return Ok(out);
         }
-        if take_budget(bytes.capacity() as u64) {
-            out.pieces.push(Piece { start: 0, data: Data::Memory(Held(bytes)) });
+        if budget.take(bytes.capacity() as u64) {
+            out.pieces.push(Piece { start: 0, data: Data::Memory(Held(bytes, budget.clone())) });
         } else {
             out.push(&bytes)?;
         }
@@ -377,7 +397,7 @@ impl OwnedBytes {
                 }
             }
             None => {
-                let mut held = Held::default();
+                let mut held = Held(Vec::new(), self.budget.clone());
                 if held.try_extend(bytes) {
                     self.pieces.push(Piece { start: offset, data: Data::Memory(held) });
                     return Ok(offset);
@@ -390,7 +410,7 @@ impl OwnedBytes {
 
     /// Writes `bytes` to a new extent of the spill file, as a new piece.
     fn spill(&mut self, bytes: &[u8]) -> Result<(), OwnedBytesError> {
-        let file = SpillFile::shared()?;
+        let file = self.budget.spill_file()?;
         let n = bytes.len() as u64;
         let extent = self.next_extent.clamp(FIRST_EXTENT, MAX_EXTENT);
         self.next_extent = extent.saturating_mul(2);
@@ -471,7 +491,13 @@ impl OwnedBytes {
 
     /// Appends `other`'s bytes after these (their offsets shift by [`OwnedBytes::len`]), moving its
     /// pieces: no byte is copied.
+    ///
+    /// An empty blob counted in no budget takes `other`'s: a table concatenated from scanned tables
+    /// counts the bytes pushed later where they counted theirs.
     pub fn append(&mut self, other: OwnedBytes) {
+        if self.pieces.is_empty() && self.budget.0.spill.is_none() {
+            self.budget = other.budget.clone();
+        }
         let shift = self.len();
         // The last piece's room is no longer at the blob's end.
         if let Some(Piece { data: Data::Spilled(e), .. }) = self.pieces.last_mut() {
@@ -529,16 +555,42 @@ mod tests {
     use crate::dataset::ChunkTable;
     use crate::manifest::ChunkEntry;
 
-    /// Tests that set the process's budget run one at a time (other tests only push bytes).
-    static BUDGET_LOCK: Mutex<()> = Mutex::new(());
+    /// Spill files of the tests: unlinked temporary files.
+    #[derive(Debug)]
+    struct TempSpill;
 
-    /// Runs `f` under a memory budget of `bytes`.
-    fn with_budget<T>(bytes: u64, f: impl FnOnce() -> T) -> T {
-        let _guard = BUDGET_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        set_memory_budget(Some(bytes));
-        let out = f();
-        set_memory_budget(None);
-        out
+    #[derive(Debug)]
+    struct TempFile(std::fs::File, PathBuf);
+
+    impl SpillFile for TempFile {
+        fn write_all_at(&self, bytes: &[u8], at: u64) -> std::io::Result<()> {
+            std::os::unix::fs::FileExt::write_all_at(&self.0, bytes, at)
+        }
+        fn read_exact_at(&self, out: &mut [u8], at: u64) -> std::io::Result<()> {
+            std::os::unix::fs::FileExt::read_exact_at(&self.0, out, at)
+        }
+        fn path(&self) -> &Path {
+            &self.1
+        }
+    }
+
+    impl SpillFiles for TempSpill {
+        fn create(&self) -> Result<Box<dyn SpillFile>, OwnedBytesError> {
+            let file = tempfile::tempfile().map_err(|source| OwnedBytesError::Create { dir: "tmp".into(), source })?;
+            Ok(Box::new(TempFile(file, "spill".into())))
+        }
+    }
+
+    /// Runs `f` with a memory budget of `bytes` of its own.
+    fn with_budget<T>(bytes: u64, f: impl FnOnce(&OwnedBytesBudget) -> T) -> T {
+        f(&OwnedBytesBudget::new(bytes, Arc::new(TempSpill)))
+    }
+
+    /// A table of `n` missing chunks whose owned bytes count in `budget`.
+    fn table(n: usize, budget: &OwnedBytesBudget) -> ChunkTable {
+        let mut table = ChunkTable::missing(n);
+        table.owned = OwnedBytes::with_budget(budget);
+        table
     }
 
     /// `n` bytes of a pattern seeded by `seed`.
@@ -549,8 +601,8 @@ mod tests {
     #[test]
     fn memory_and_spilled_bytes_read_back_exactly() {
         for budget in [0, 1 << 30] {
-            with_budget(budget, || {
-                let mut owned = OwnedBytes::new();
+            with_budget(budget, |bud| {
+                let mut owned = OwnedBytes::with_budget(bud);
                 let chunks: Vec<Vec<u8>> = (0..20).map(|k| blob(k, 1000 + 7919 * k as usize)).collect();
                 let offsets: Vec<u64> = chunks.iter().map(|c| owned.push(c).unwrap()).collect();
                 assert_eq!(owned.push(&[]).unwrap(), owned.len());
@@ -574,8 +626,8 @@ mod tests {
 
     #[test]
     fn a_budget_of_zero_spills_everything_and_keeps_the_heap_small() {
-        with_budget(0, || {
-            let mut table = ChunkTable::missing(64);
+        with_budget(0, |bud| {
+            let mut table = table(64, bud);
             for k in 0..64 {
                 let entry = table.push_owned(&blob(k as u8, 64 << 10)).unwrap();
                 table.set(k, entry);
@@ -584,20 +636,20 @@ mod tests {
             assert!(table.owned.memory_bytes() < 1024, "{:?}", table.owned);
             // From 64 KiB extents doubling: a few pieces for 4 MiB.
             assert!(table.owned.pieces.len() <= 8, "{:?}", table.owned);
-            let from_vec = OwnedBytes::from_vec(blob(1, 1000)).unwrap();
+            let from_vec = OwnedBytes::from_vec(blob(1, 1000), bud).unwrap();
             assert_eq!((from_vec.spilled_bytes(), from_vec.to_vec().unwrap()), (1000, blob(1, 1000)));
         });
     }
 
     #[test]
     fn memory_stays_within_a_small_budget() {
-        with_budget(1 << 20, || {
-            let mut owned = OwnedBytes::new();
+        with_budget(1 << 20, |bud| {
+            let mut owned = OwnedBytes::with_budget(bud);
             for k in 0..64 {
                 owned.push(&blob(k, 100_000)).unwrap();
             }
             assert!(owned.memory_bytes() <= (1 << 20) + 1024, "{:?}", owned);
-            assert!(memory_held() <= 1 << 20);
+            assert!(bud.held() <= 1 << 20);
             assert_eq!(owned.len(), 6_400_000);
             assert!(owned.spilled_bytes() >= 6_400_000 - (1 << 20));
             let expected: Vec<u8> = (0..64).flat_map(|k| blob(k, 100_000)).collect();
@@ -607,19 +659,19 @@ mod tests {
 
     #[test]
     fn concatenation_moves_pieces_and_keeps_offsets() {
-        with_budget(150_000, || {
+        with_budget(150_000, |bud| {
             // a: in memory then spilled; b: spilled; c: from a vector (in memory if room is left).
-            let mut a = OwnedBytes::new();
+            let mut a = OwnedBytes::with_budget(bud);
             let (a1, a2) = (blob(1, 100_000), blob(2, 100_000));
             a.push(&a1).unwrap();
             a.push(&a2).unwrap();
-            let mut b = OwnedBytes::new();
+            let mut b = OwnedBytes::with_budget(bud);
             let b1 = blob(3, 70_000);
             b.push(&b1).unwrap();
-            let c = OwnedBytes::from_vec(blob(4, 10)).unwrap();
+            let c = OwnedBytes::from_vec(blob(4, 10), bud).unwrap();
             let mut joined = a.clone();
             joined.append(b.clone());
-            joined.append(OwnedBytes::new());
+            joined.append(OwnedBytes::with_budget(bud));
             joined.append(c);
             assert_eq!(joined.len(), 270_010);
             assert_eq!(*joined.read(100_000, 100_000).unwrap(), a2[..]);
@@ -639,11 +691,11 @@ mod tests {
 
     #[test]
     fn tables_concatenate_and_compact_spilled_bytes() {
-        with_budget(0, || {
-            let mut a = ChunkTable::missing(2);
+        with_budget(0, |bud| {
+            let mut a = table(2, bud);
             let e = a.push_owned(b"hello").unwrap();
             a.set(1, e);
-            let mut b = ChunkTable::missing(3);
+            let mut b = table(3, bud);
             let unused = b.push_owned(b"dropped").unwrap();
             let kept = b.push_owned(b"world").unwrap();
             b.set(0, kept);
@@ -661,8 +713,8 @@ mod tests {
 
     #[test]
     fn clones_and_equality() {
-        with_budget(0, || {
-            let mut a = OwnedBytes::new();
+        with_budget(0, |bud| {
+            let mut a = OwnedBytes::with_budget(bud);
             a.push(b"abc").unwrap();
             let mut b = a.clone();
             assert_eq!(a, b);
@@ -670,18 +722,16 @@ mod tests {
             b.push(b"e").unwrap();
             assert_eq!((a.to_vec().unwrap(), b.to_vec().unwrap()), (b"abcd".to_vec(), b"abce".to_vec()));
             assert_ne!(a, b);
-            assert_eq!(OwnedBytes::from_vec(b"abcd".to_vec()).unwrap(), a);
+            assert_eq!(OwnedBytes::from_vec(b"abcd".to_vec(), bud).unwrap(), a);
         });
     }
 
     #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("0"), Some(0));
-        assert_eq!(parse_size("1234"), Some(1234));
-        assert_eq!(parse_size("64M"), Some(64 << 20));
-        assert_eq!(parse_size(" 2 GiB "), Some(2 << 30));
-        assert_eq!(parse_size("8k"), Some(8 << 10));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_size("-1"), None);
+    fn an_unlimited_budget_keeps_everything_in_memory() {
+        let mut owned = OwnedBytes::new();
+        owned.push(&blob(1, 1 << 20)).unwrap();
+        assert_eq!((owned.spilled_bytes(), owned.budget().held() >= 1 << 20), (0, true));
+        let other = OwnedBytesBudget::unlimited();
+        assert_eq!(other.held(), 0, "budgets count apart");
     }
 }

@@ -12,22 +12,24 @@
 //! owned sum: offset u64 | length u64 | CRC-32C u32   (sorted by offset, one per distinct range)
 //! ```
 
-pub use super::sha256::sha256;
-use super::{crc32, ChunkEntry, ManifestError};
+pub(crate) use super::sha256::sha256;
+#[cfg(test)]
+use super::ChunkEntry;
+use super::{crc32, ManifestError};
 
 /// Magic bytes opening the binding footer.
-pub const BINDING_MAGIC: [u8; 8] = *b"VZBIND\0\x01";
+pub(crate) const BINDING_MAGIC: [u8; 8] = *b"VZBIND\0\x01";
 /// Length of the binding footer.
-pub const FOOTER_LEN: u64 = 96;
+pub(crate) const FOOTER_LEN: u64 = 96;
 /// Length of one owned-chunk checksum record.
-pub const OWNED_SUM_LEN: u64 = 20;
+pub(crate) const OWNED_SUM_LEN: u64 = 20;
 
 /// The Zarr v3 `zarr.json` fields that decide how stored bytes decode.
-pub const DECODING_FIELDS: [&str; 5] = ["shape", "data_type", "chunk_grid", "codecs", "fill_value"];
+pub(crate) const DECODING_FIELDS: [&str; 5] = ["shape", "data_type", "chunk_grid", "codecs", "fill_value"];
 
 /// A manifest's binding: the digests it was written with and its owned-chunk checksums.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Binding {
+pub(crate) struct Binding {
     /// [`metadata_digest`] of the array's `zarr.json`.
     pub metadata_digest: [u8; 32],
     /// SHA-256 of the store's `sources.bin`.
@@ -38,7 +40,7 @@ pub struct Binding {
 
 /// The checksum of one store-owned byte range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OwnedSum {
+pub(crate) struct OwnedSum {
     /// Offset in `owned.bin`.
     pub offset: u64,
     /// Length in bytes.
@@ -47,7 +49,7 @@ pub struct OwnedSum {
     pub crc32c: u32,
 }
 
-/// SHA-256 of the decoding fields of a `zarr.json` document ([`DECODING_FIELDS`], objects with their
+/// SHA-256 of the decoding fields of a `zarr.json` document (`DECODING_FIELDS`, objects with their
 /// keys sorted, so that only a change of value counts). Attributes and dimension names are left out:
 /// editing them stays free.
 pub fn metadata_digest(doc: &serde_json::Value) -> [u8; 32] {
@@ -96,7 +98,7 @@ impl Binding {
     /// is not what this manifest was written for, or `None` when both are: the native store's one
     /// binding check, shared by its reader and `append`.
     #[must_use]
-    pub fn mismatch(&self, doc: &serde_json::Value, sources_digest: &[u8; 32]) -> Option<String> {
+    pub(crate) fn mismatch(&self, doc: &serde_json::Value, sources_digest: &[u8; 32]) -> Option<String> {
         let what = if self.metadata_digest != metadata_digest(doc) {
             format!("zarr.json ({})", DECODING_FIELDS.join(", "))
         } else if self.sources_digest != *sources_digest {
@@ -109,7 +111,8 @@ impl Binding {
 
     /// The binding of an array: digests plus the CRC-32C of each owned range of `entries` in
     /// `owned` (ranges outside `owned` are left out; the writer has checked them).
-    pub fn new<E: std::borrow::Borrow<ChunkEntry>>(
+    #[cfg(test)]
+    pub(crate) fn new<E: std::borrow::Borrow<ChunkEntry>>(
         metadata_digest: [u8; 32],
         sources_digest: [u8; 32],
         entries: impl IntoIterator<Item = E>,
@@ -131,14 +134,14 @@ impl Binding {
 
     /// The binding of an array whose owned-chunk checksums the caller computed (owned bytes that
     /// are not one slice in memory): `sums` in any order, repeated ranges once.
-    pub fn with_sums(metadata_digest: [u8; 32], sources_digest: [u8; 32], mut sums: Vec<OwnedSum>) -> Self {
+    pub(crate) fn with_sums(metadata_digest: [u8; 32], sources_digest: [u8; 32], mut sums: Vec<OwnedSum>) -> Self {
         sums.sort_by_key(|s| (s.offset, s.length));
         sums.dedup();
         Binding { metadata_digest, sources_digest, owned: sums }
     }
 
     /// The trailer bytes: footer, then the owned sums.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(FOOTER_LEN as usize + self.owned.len() * OWNED_SUM_LEN as usize);
         out.extend_from_slice(&BINDING_MAGIC);
         out.extend_from_slice(&self.metadata_digest);
@@ -161,7 +164,7 @@ impl Binding {
     /// # Errors
     /// [`ManifestError`] for a short footer, bad magic, checksum mismatch, non-zero reserved bytes
     /// or a count above `max_owned`.
-    pub fn parse_footer(bytes: &[u8], max_owned: u64) -> Result<(Self, u64), ManifestError> {
+    pub(crate) fn parse_footer(bytes: &[u8], max_owned: u64) -> Result<(Self, u64), ManifestError> {
         let needed = FOOTER_LEN;
         if (bytes.len() as u64) < needed {
             let available = bytes.len() as u64;
@@ -189,7 +192,7 @@ impl Binding {
     ///
     /// # Errors
     /// [`ManifestError`] when `bytes` is not `count` records or they are not sorted.
-    pub fn parse_sums(&mut self, bytes: &[u8], count: u64) -> Result<(), ManifestError> {
+    pub(crate) fn parse_sums(&mut self, bytes: &[u8], count: u64) -> Result<(), ManifestError> {
         let needed = count.saturating_mul(OWNED_SUM_LEN);
         if bytes.len() as u64 != needed {
             let available = bytes.len() as u64;
@@ -214,7 +217,7 @@ impl Binding {
     ///
     /// # Errors
     /// A reason when no checksum is recorded for the range or it differs.
-    pub fn check_owned(&self, offset: u64, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) fn check_owned(&self, offset: u64, bytes: &[u8]) -> Result<(), String> {
         let length = bytes.len() as u64;
         let at = self.owned.partition_point(|s| (s.offset, s.length) < (offset, length));
         match self.owned.get(at) {

@@ -42,7 +42,7 @@ const SAME_SOURCE: u8 = 0x04;
 /// The fixed 64-byte header at offset 0 of `manifest.bin`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestHeader {
-    /// Format version; [`MANIFEST_FORMAT_VERSION`] for files this crate writes.
+    /// Format version; `MANIFEST_FORMAT_VERSION` for files this crate writes.
     pub format_version: u32,
     /// Entries per block (the last block may hold fewer).
     pub block_len: u32,

@@ -17,7 +17,7 @@ use super::{ChunkEntry, ManifestError, ManifestHeader};
 
 /// Read side: header + block offsets; decodes blocks fetched by the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestIndex {
+pub(crate) struct ManifestIndex {
     header: ManifestHeader,
     /// `num_blocks + 1` absolute offsets; block `b` is `offsets[b]..offsets[b + 1]`.
     offsets: Vec<u64>,
@@ -31,7 +31,7 @@ impl ManifestIndex {
     /// [`ManifestError::Truncated`] or [`ManifestError::InvalidIndex`] if `index_bytes` does not
     /// have the expected length, and [`ManifestError::InvalidIndex`] if the offsets do not start
     /// at 64, end at `index_offset`, or give a block a byte length its entries cannot have.
-    pub fn new(header: ManifestHeader, index_bytes: &[u8]) -> Result<Self, ManifestError> {
+    pub(crate) fn new(header: ManifestHeader, index_bytes: &[u8]) -> Result<Self, ManifestError> {
         header.validate()?;
         let range = header.index_range();
         let expected = range.end - range.start;
@@ -79,7 +79,7 @@ impl ManifestIndex {
     /// [`ManifestError::Truncated`] if `file` ends before the index does,
     /// [`ManifestError::InvalidHeader`] if bytes follow the index, and
     /// [`ManifestError::CountMismatch`] if the header counters disagree with the entries.
-    pub fn decode_all(file: &[u8]) -> Result<Vec<ChunkEntry>, ManifestError> {
+    pub(crate) fn decode_all(file: &[u8]) -> Result<Vec<ChunkEntry>, ManifestError> {
         let header = ManifestHeader::parse(file)?;
         let range = header.index_range();
         let file_len = file.len() as u64;
@@ -103,27 +103,27 @@ impl ManifestIndex {
 
     /// The header this index was built with.
     #[must_use]
-    pub fn header(&self) -> &ManifestHeader {
+    pub(crate) fn header(&self) -> &ManifestHeader {
         &self.header
     }
 
     /// Number of blocks.
     #[must_use]
-    pub fn num_blocks(&self) -> u64 {
+    pub(crate) fn num_blocks(&self) -> u64 {
         self.header.num_blocks()
     }
 
     /// Block holding linear chunk index `linear` (a number `>= num_blocks` if `linear` is past
     /// the last chunk).
     #[must_use]
-    pub fn block_of(&self, linear: u64) -> u64 {
+    pub(crate) fn block_of(&self, linear: u64) -> u64 {
         // block_len >= 1: validated in `new`.
         linear / u64::from(self.header.block_len.max(1))
     }
 
     /// Byte range of `block` in the file (empty, at the index offset, for a block out of range).
     #[must_use]
-    pub fn block_bytes(&self, block: u64) -> Range<u64> {
+    pub(crate) fn block_bytes(&self, block: u64) -> Range<u64> {
         let at = |b: u64| usize::try_from(b).ok().and_then(|b| self.offsets.get(b));
         match (at(block), block.checked_add(1).and_then(at)) {
             (Some(&start), Some(&end)) => start..end,
@@ -134,7 +134,7 @@ impl ManifestIndex {
     /// Linear chunk indices covered by `block` (empty, at `num_chunks`, for a block out of
     /// range).
     #[must_use]
-    pub fn block_chunks(&self, block: u64) -> Range<u64> {
+    pub(crate) fn block_chunks(&self, block: u64) -> Range<u64> {
         let len = u64::from(self.header.block_len);
         let n = self.header.num_chunks;
         let start = block.saturating_mul(len).min(n);
@@ -148,7 +148,7 @@ impl ManifestIndex {
     /// [`ManifestError::BlockOutOfRange`], [`ManifestError::BlockLength`] if `bytes` is not as
     /// long as the index says, [`ManifestError::ChecksumMismatch`] if the block's CRC-32 does not
     /// match, and [`ManifestError::CorruptBlock`] if its entries cannot be decoded.
-    pub fn decode_block(&self, block: u64, bytes: &[u8]) -> Result<Vec<ChunkEntry>, ManifestError> {
+    pub(crate) fn decode_block(&self, block: u64, bytes: &[u8]) -> Result<Vec<ChunkEntry>, ManifestError> {
         let num_blocks = self.num_blocks();
         if block >= num_blocks {
             return Err(ManifestError::BlockOutOfRange { block, num_blocks });
@@ -217,7 +217,8 @@ impl Counts {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{encode_manifest, encode_manifest_with_block_len, MAX_BLOCK_LEN};
+    use super::super::writer::encode_manifest_with_block_len;
+    use super::super::{encode_manifest, MAX_BLOCK_LEN};
     use super::*;
     use proptest::prelude::*;
 

@@ -15,7 +15,7 @@ use super::{crc32, DecodeError, ManifestError, SOURCES_FORMAT_VERSION};
 /// prefixes are cut here by the encoder). It bounds what a decoder allocates: a location is at
 /// most this many bytes plus suffix bytes actually present in the input, so a hostile table
 /// cannot claim gigabytes of repeated prefixes.
-pub const MAX_SHARED_PREFIX: usize = 1024;
+pub(crate) const MAX_SHARED_PREFIX: usize = 1024;
 
 /// Magic bytes at the start of `sources.bin`.
 const SOURCES_MAGIC: [u8; 8] = *b"VZSOURC\0";
@@ -137,7 +137,7 @@ impl SourceTable {
     /// Appends a file and returns its source id, or an error once the table is full.
     ///
     /// # Errors
-    /// [`ManifestError::TooManySources`] once the table holds `u32::MAX` files.
+    /// `ManifestError::TooManySources` once the table holds `u32::MAX` files.
     pub fn try_push(&mut self, file: SourceFile) -> Result<u32, ManifestError> {
         let id = u32::try_from(self.files.len())
             .ok()
@@ -178,7 +178,7 @@ impl SourceTable {
         self.files.iter()
     }
 
-    /// Encodes the table as `sources.bin`: format version [`SOURCES_FORMAT_VERSION`] when a file
+    /// Encodes the table as `sources.bin`: format version `SOURCES_FORMAT_VERSION` when a file
     /// has an ETag, else version 1 (byte for byte what vzarr wrote before ETags, readable by it).
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
@@ -216,10 +216,10 @@ impl SourceTable {
     /// Decodes `sources.bin`. Never panics; validates UTF-8, lengths and the checksum.
     ///
     /// # Errors
-    /// [`ManifestError::Truncated`], [`ManifestError::BadMagic`],
-    /// [`ManifestError::UnsupportedVersion`], [`ManifestError::ChecksumMismatch`],
-    /// [`ManifestError::TooManySources`] for a count above `u32::MAX`, and
-    /// [`ManifestError::CorruptSourceTable`] for an entry that cannot be decoded (bad lengths,
+    /// `ManifestError::Truncated`, `ManifestError::BadMagic`,
+    /// `ManifestError::UnsupportedVersion`, `ManifestError::ChecksumMismatch`,
+    /// `ManifestError::TooManySources` for a count above `u32::MAX`, and
+    /// `ManifestError::CorruptSourceTable` for an entry that cannot be decoded (bad lengths,
     /// invalid UTF-8, unknown flags, trailing bytes).
     pub fn decode(bytes: &[u8]) -> Result<Self, ManifestError> {
         let (version, count, body) = split_checked(bytes)?;

@@ -17,7 +17,7 @@ use super::{ChunkEntry, ManifestError, ManifestHeader, DEFAULT_BLOCK_LEN, MANIFE
 
 /// Streaming writer: push entries in linear order; memory O(block).
 #[derive(Debug)]
-pub struct ManifestWriter<W: Write> {
+pub(crate) struct ManifestWriter<W: Write> {
     out: W,
     num_chunks: u64,
     block_len: u32,
@@ -41,7 +41,7 @@ impl<W: Write> ManifestWriter<W> {
     ///
     /// # Errors
     /// [`ManifestError::Io`] if writing the placeholder fails.
-    pub fn new(out: W, num_chunks: u64) -> Result<Self, ManifestError> {
+    pub(crate) fn new(out: W, num_chunks: u64) -> Result<Self, ManifestError> {
         Self::with_block_len(out, num_chunks, DEFAULT_BLOCK_LEN)
     }
 
@@ -50,7 +50,7 @@ impl<W: Write> ManifestWriter<W> {
     /// # Errors
     /// [`ManifestError::InvalidBlockLen`] if `block_len` is 0 or above
     /// [`super::MAX_BLOCK_LEN`]; [`ManifestError::Io`] if writing the placeholder fails.
-    pub fn with_block_len(mut out: W, num_chunks: u64, block_len: u32) -> Result<Self, ManifestError> {
+    pub(crate) fn with_block_len(mut out: W, num_chunks: u64, block_len: u32) -> Result<Self, ManifestError> {
         check_block_len(block_len)?;
         out.write_all(&[0u8; ManifestHeader::LEN])
             .map_err(|source| ManifestError::Io { what: "manifest header placeholder", source })?;
@@ -75,7 +75,7 @@ impl<W: Write> ManifestWriter<W> {
     /// [`ManifestError::TooManyEntries`] past `num_chunks` entries,
     /// [`ManifestError::RangeOverflow`] if `offset + length` does not fit in a `u64`,
     /// [`ManifestError::Io`] if writing a block fails.
-    pub fn push(&mut self, entry: ChunkEntry) -> Result<(), ManifestError> {
+    pub(crate) fn push(&mut self, entry: ChunkEntry) -> Result<(), ManifestError> {
         if self.pushed >= self.num_chunks {
             return Err(ManifestError::TooManyEntries { num_chunks: self.num_chunks });
         }
@@ -118,7 +118,7 @@ impl<W: Write> ManifestWriter<W> {
     /// # Errors
     /// [`ManifestError::TooFewEntries`] if fewer than `num_chunks` entries were pushed;
     /// [`ManifestError::Io`] if writing the index or flushing fails.
-    pub fn finish(mut self) -> Result<(W, ManifestHeader), ManifestError> {
+    pub(crate) fn finish(mut self) -> Result<(W, ManifestHeader), ManifestError> {
         if self.pushed < self.num_chunks {
             return Err(ManifestError::TooFewEntries { pushed: self.pushed, num_chunks: self.num_chunks });
         }
@@ -148,7 +148,7 @@ impl<W: Write> ManifestWriter<W> {
 ///
 /// # Errors
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.
-pub fn encode_manifest<E: Borrow<ChunkEntry>>(
+pub(crate) fn encode_manifest<E: Borrow<ChunkEntry>>(
     entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
 ) -> Result<Vec<u8>, ManifestError> {
     encode_manifest_with_block_len(entries, DEFAULT_BLOCK_LEN)
@@ -159,7 +159,7 @@ pub fn encode_manifest<E: Borrow<ChunkEntry>>(
 /// # Errors
 /// [`ManifestError::InvalidBlockLen`] for a block length outside `1..=MAX_BLOCK_LEN`, and
 /// [`ManifestError::RangeOverflow`] if an entry's `offset + length` does not fit in a `u64`.
-pub fn encode_manifest_with_block_len<E: Borrow<ChunkEntry>>(
+pub(crate) fn encode_manifest_with_block_len<E: Borrow<ChunkEntry>>(
     entries: impl IntoIterator<Item = E, IntoIter: ExactSizeIterator>,
     block_len: u32,
 ) -> Result<Vec<u8>, ManifestError> {

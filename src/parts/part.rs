@@ -18,13 +18,13 @@ use serde::{Deserialize, Serialize};
 
 use super::record::{decode_dataset, encode_dataset};
 use super::{Shard, ShardError};
-use crate::dataset::VirtualDataset;
+use crate::dataset::{OwnedBytesBudget, VirtualDataset};
 use crate::store::{OutputKind, Staged};
 
 /// The first bytes of every part file.
-pub const PART_MAGIC: [u8; 8] = *b"VZPART\0\0";
+pub(crate) const PART_MAGIC: [u8; 8] = *b"VZPART\0\0";
 /// The part format this build writes and reads.
-pub const PART_FORMAT_VERSION: u32 = 1;
+pub(crate) const PART_FORMAT_VERSION: u32 = 1;
 /// Largest header accepted (the header is a few hundred bytes; this bounds the allocation).
 const MAX_HEADER_LEN: u32 = 1 << 20;
 
@@ -101,7 +101,11 @@ fn io(path: &Path, what: &str) -> impl FnOnce(std::io::Error) -> ShardError {
 /// [`ShardError::Write`] when the destination cannot be written (an ordinary file is there, it is an
 /// input, I/O), [`ShardError::Mismatch`] when `header.files` is not the number of datasets, or
 /// [`ShardError::Corrupt`] when a dataset cannot be encoded.
-pub fn write_part(destination: &Path, header: &PartHeader, datasets: &[VirtualDataset]) -> Result<(), ShardError> {
+pub(crate) fn write_part(
+    destination: &Path,
+    header: &PartHeader,
+    datasets: &[VirtualDataset],
+) -> Result<(), ShardError> {
     if header.files != datasets.len() as u64 {
         return Err(ShardError::Mismatch(format!("{} datasets for a part of {} files", datasets.len(), header.files)));
     }
@@ -125,12 +129,14 @@ pub fn write_part(destination: &Path, header: &PartHeader, datasets: &[VirtualDa
 /// An open part: its header, then its files' scans one at a time ([`Iterator`]), so merging holds one
 /// record's bytes at a time, never a whole part.
 #[derive(Debug)]
-pub struct PartReader {
+pub(crate) struct PartReader {
     path: PathBuf,
     header: PartHeader,
     file: BufReader<File>,
     /// Bytes of the file not read yet.
     left: u64,
+    /// The budget the records' store-owned bytes are counted in.
+    budget: OwnedBytesBudget,
     /// Records not read yet.
     records: u64,
 }
@@ -140,7 +146,7 @@ impl PartReader {
     ///
     /// # Errors
     /// [`ShardError::Io`] or [`ShardError::Corrupt`] (not a part, another version, bad checksum).
-    pub fn open(path: &Path) -> Result<Self, ShardError> {
+    pub(crate) fn open(path: &Path, budget: &OwnedBytesBudget) -> Result<Self, ShardError> {
         // A FIFO or device matched by a glob would block or never end: only regular files are parts.
         let kind = std::fs::metadata(path).map_err(io(path, "opening the part"))?.file_type();
         if !kind.is_file() {
@@ -153,6 +159,7 @@ impl PartReader {
             header: PartHeader::default_for_read(),
             file: BufReader::new(file),
             left,
+            budget: budget.clone(),
             records: 0,
         };
         reader.header = reader.read_header()?;
@@ -165,12 +172,12 @@ impl PartReader {
     }
 
     /// The part's header.
-    pub fn header(&self) -> &PartHeader {
+    pub(crate) fn header(&self) -> &PartHeader {
         &self.header
     }
 
     /// The part's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -221,7 +228,8 @@ impl PartReader {
             return Err(self.corrupt(format!("file {number} of the part: checksum mismatch")));
         }
         self.records -= 1;
-        let dataset = decode_dataset(&record).map_err(|e| self.corrupt(format!("file {number} of the part: {e}")))?;
+        let dataset = decode_dataset(&record, &self.budget)
+            .map_err(|e| self.corrupt(format!("file {number} of the part: {e}")))?;
         if dataset.sources.len() != 1 {
             return Err(self.corrupt(format!("file {number} of the part has {} sources", dataset.sources.len())));
         }
@@ -276,13 +284,13 @@ impl Iterator for PartReader {
 /// # Errors
 /// [`ShardError::Mismatch`] naming the two parts that disagree, or listing the missing and
 /// duplicated shard numbers; errors of [`PartReader::open`].
-pub fn read_parts(paths: &[PathBuf]) -> Result<Vec<PartReader>, ShardError> {
+pub(crate) fn read_parts(paths: &[PathBuf], budget: &OwnedBytesBudget) -> Result<Vec<PartReader>, ShardError> {
     let mut seen = std::collections::HashSet::new();
     let mut parts = Vec::new();
     for path in paths {
         let key = std::fs::canonicalize(path).map_err(io(path, "opening the part"))?;
         if seen.insert(key) {
-            parts.push(PartReader::open(path)?);
+            parts.push(PartReader::open(path, budget)?);
         }
     }
     let Some(first) = parts.first() else {

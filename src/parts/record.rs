@@ -17,8 +17,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{
-    ChunkTable, ConcatCoordinate, GroupNode, OwnedBytes, Provenance, ScanWarning, TailChunks, VirtualArray,
-    VirtualDataset,
+    ChunkTable, ConcatCoordinate, GroupNode, OwnedBytes, OwnedBytesBudget, Provenance, ScanWarning, TailChunks,
+    VirtualArray, VirtualDataset,
 };
 use crate::manifest::{encode_manifest, ChunkEntry, ManifestIndex, SourceTable};
 use crate::metadata::{ArrayMetadata, Attributes};
@@ -125,7 +125,7 @@ fn put_f64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = f64>) {
 /// # Errors
 /// A message saying what is wrong (truncated, bad JSON, corrupt manifest, entry counts that do not
 /// match an array's grid, trailing bytes).
-pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
+pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<VirtualDataset, String> {
     let mut cur = Reader { bytes };
     let len = u32::from_le_bytes(cur.take(4, "metadata length")?.try_into().map_err(|_| "metadata length")?);
     let meta: Meta =
@@ -142,7 +142,7 @@ pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
     }
     let mut arrays = Vec::with_capacity(meta.arrays.len());
     for a in meta.arrays {
-        arrays.push(decode_array(&mut cur, a)?);
+        arrays.push(decode_array(&mut cur, a, budget)?);
     }
     if !cur.bytes.is_empty() {
         return Err(format!("{} bytes follow the last array", cur.bytes.len()));
@@ -154,7 +154,7 @@ pub fn decode_dataset(bytes: &[u8]) -> Result<VirtualDataset, String> {
     Ok(VirtualDataset { sources, groups, arrays, warnings: meta.warnings, provenance: meta.provenance, concat })
 }
 
-fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, String> {
+fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta, budget: &OwnedBytesBudget) -> Result<VirtualArray, String> {
     let what = |e: &dyn std::fmt::Display| format!("{}: {e}", a.path);
     let metadata = ArrayMetadata::from_json(&a.metadata).map_err(|e| what(&e))?;
     let entries = ManifestIndex::decode_all(cur.blob("chunk entries")?).map_err(|e| what(&e))?;
@@ -163,7 +163,7 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta) -> Result<VirtualArray, Stri
             format!("{} chunk entries for a grid of {} chunks", entries.len(), metadata.chunk_grid.num_chunks());
         return Err(what(&problem));
     }
-    let owned = OwnedBytes::from_vec(cur.blob("owned bytes")?.to_vec()).map_err(|e| what(&e.to_string()))?;
+    let owned = OwnedBytes::from_vec(cur.blob("owned bytes")?.to_vec(), budget).map_err(|e| what(&e.to_string()))?;
     let mut tails = Vec::with_capacity(a.tails.len());
     for (dims, rewritten) in a.tails {
         let indices = cur.u64s("tail chunk indices")?;
@@ -267,19 +267,22 @@ mod tests {
             ..VirtualDataset::default()
         };
         let bytes = encode_dataset(&dataset).unwrap();
-        let back = decode_dataset(&bytes).unwrap();
+        let back = decode_dataset(&bytes, &OwnedBytesBudget::unlimited()).unwrap();
         assert_eq!(back.concat[0].values.get(0), Some(0.5));
         assert_eq!(back.concat[0].values.get(1).map(f64::to_bits), Some(f64::NAN.to_bits()));
         assert_eq!(back.concat[0].bounds, dataset.concat[0].bounds);
         for len in 0..bytes.len() {
-            assert!(decode_dataset(&bytes[..len]).is_err(), "truncated at {len} accepted");
+            assert!(
+                decode_dataset(&bytes[..len], &OwnedBytesBudget::unlimited()).is_err(),
+                "truncated at {len} accepted"
+            );
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(decode_dataset(&longer).is_err());
+        assert!(decode_dataset(&longer, &OwnedBytesBudget::unlimited()).is_err());
         let mut huge = bytes;
         let at = huge.len() - 8 * 4 - 8;
         huge[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(decode_dataset(&huge).is_err());
+        assert!(decode_dataset(&huge, &OwnedBytesBudget::unlimited()).is_err());
     }
 }

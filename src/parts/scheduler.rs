@@ -14,7 +14,7 @@ use super::{Shard, ShardError};
 
 /// Where a task's shard came from, for the line `scan` prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShardSource {
+pub(crate) struct ShardSource {
     /// The scheduler (`Slurm`, `Kubernetes`, `AWS Batch`).
     pub scheduler: &'static str,
     /// The variables read, `NAME=value`, and the count's origin.
@@ -34,7 +34,7 @@ impl std::fmt::Display for ShardSource {
 ///
 /// # Errors
 /// [`ShardError::Spec`] naming the variables when they are present but do not give a shard.
-pub fn shard_from_env(
+pub(crate) fn shard_from_env(
     env: &dyn Fn(&str) -> Option<String>,
     count: Option<u32>,
 ) -> Result<Option<(Shard, ShardSource)>, ShardError> {

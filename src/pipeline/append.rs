@@ -94,7 +94,7 @@ impl Archive {
         let _lock = lock_store(path, store)?;
         let info_before = std::fs::read(path.join(STORE_INFO_FILE))
             .map_err(|e| PipelineError::Store { store: store.to_string(), reason: format!("reading: {e}") })?;
-        let stored = load_native(path)?;
+        let stored = load_native(path, self.owned_budget_of())?;
         let recorded = recorded_options(&stored, store)?;
         let last = files_to_rescan(&stored, &recorded, store)?;
         let remote = self.remote_options().clone();
@@ -127,7 +127,8 @@ impl Archive {
         runtime: &tokio::runtime::Handle,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Appended, PipelineError> {
-        use crate::store::{read_branch, refresh_sources, update_icechunk, IcechunkOptions};
+        use crate::read::{read_branch_in, refresh_sources};
+        use crate::store::{update_icechunk, IcechunkOptions};
         let files = self.files(runtime)?;
         // A local repository is locked like a native store: Icechunk's compare-and-swap of the branch
         // is not atomic on a local file system, and two appends could both "succeed" with one commit
@@ -135,7 +136,7 @@ impl Archive {
         let _lock = if crate::source::is_url(repo) { None } else { Some(lock_store(Path::new(repo), repo)?) };
         let remote = self.remote_options().clone();
         let branch = options.branch.clone().unwrap_or_else(|| "main".into());
-        let mut stored = runtime.block_on(read_branch(repo, &branch, &remote))?;
+        let mut stored = runtime.block_on(read_branch_in(repo, &branch, &remote, self.owned_budget_of()))?;
         let recorded = recorded_options(&stored.dataset, repo)?;
         let last = files_to_rescan(&stored.dataset, &recorded, repo)?;
         runtime.block_on(refresh_sources(&mut stored, &last, &remote))?;

@@ -28,6 +28,7 @@ pub struct Archive {
     history: bool,
     link_authorization: Authorization,
     sidecars: Sidecars,
+    owned_budget: crate::dataset::OwnedBytesBudget,
 }
 
 /// What [`Archive::scan`] produced.
@@ -65,6 +66,7 @@ impl Archive {
             history: true,
             link_authorization: scan.link_authorization.clone(),
             sidecars: Sidecars::None,
+            owned_budget: scan.owned_budget,
         }
     }
 
@@ -197,6 +199,18 @@ impl Archive {
         Ok(crate::inputs::expand_inputs(&self.inputs, &self.remote, runtime)?)
     }
 
+    /// Counts the chunk bytes the scan copies into the store in `budget` (past it they spill).
+    /// Default: [`ScanOptions`]' (what `VZARR_OWNED_MEMORY` sets, else 64 MiB).
+    pub fn owned_budget(mut self, budget: crate::dataset::OwnedBytesBudget) -> Self {
+        self.owned_budget = budget;
+        self
+    }
+
+    /// The budget of the chunk bytes copied into the store ([`Archive::owned_budget`]).
+    pub fn owned_budget_of(&self) -> &crate::dataset::OwnedBytesBudget {
+        &self.owned_budget
+    }
+
     /// The options every file is scanned with: the concatenation dimensions among them.
     pub fn scan_options(&self, runtime: &tokio::runtime::Handle) -> ScanOptions {
         ScanOptions {
@@ -207,6 +221,7 @@ impl Archive {
             remote: self.remote.clone(),
             max_concurrent_requests: self.max_concurrent_requests,
             link_authorization: self.link_authorization.clone(),
+            owned_budget: self.owned_budget.clone(),
             ..ScanOptions::default()
         }
     }

@@ -50,7 +50,7 @@ impl Archive {
         }
         let part_urls: Vec<String> =
             paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| crate::source::is_url(p)).collect();
-        let parts = read_parts(&local)?;
+        let parts = read_parts(&local, self.owned_budget_of())?;
         let Some(first) = parts.first() else { return Err(PipelineError::Options("no parts".into())) };
         let header = first.header().clone();
         let given: Vec<String> = self.concat_dims().iter().map(|d| d.name.clone()).collect();

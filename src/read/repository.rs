@@ -13,6 +13,7 @@
 //! A repository another tool wrote has no summary: its [`StoreInfo`] counts no chunks (zeros, as
 //! `info` shows them), and blocks are checked only structurally.
 
+mod branch;
 mod chunks;
 
 use std::collections::HashMap;
@@ -21,6 +22,8 @@ use std::sync::Arc;
 use icechunk::format::snapshot::NodeData;
 use icechunk::repository::VersionInfo;
 
+pub use branch::{read_branch, read_icechunk};
+pub(crate) use branch::{read_branch_in, refresh_sources};
 pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
@@ -30,7 +33,8 @@ use super::sources::SourceRegistry;
 use super::{OpenOptions, ReadError};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_json, to_text, ArrayMetadata};
-use crate::store::{damaged, one_line, ArrayInfo, IcechunkError, ParsedNode, StoreInfo};
+use crate::store::{one_line, ArrayInfo, IcechunkError, StoreInfo};
+use branch::{damaged, ParsedNode};
 
 /// What a store opened on a repository's branch serves beside its [`StoreInfo`].
 #[derive(Debug)]
@@ -46,10 +50,10 @@ pub(crate) struct RepositoryView {
 /// # Errors
 /// [`ReadError::Repository`] when the repository, the branch or its snapshot cannot be read.
 pub(crate) async fn open(address: &str, name: &str, branch: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
-    let opened = crate::store::guarded(address, open_view(address, branch, &options.remote)).await;
+    let opened = branch::guarded(address, open_view(address, branch, &options.remote)).await;
     let (info, view) = opened.map_err(|e| repository_error(name, &e.to_string().replace(address, name)))?;
     // vzarr's summary lists the sources by id (its provenance's ids): the registry starts with them.
-    let sources = SourceRegistry::seeded(&info.source_urls, |url| crate::store::recorded(url, None));
+    let sources = SourceRegistry::seeded(&info.source_urls, |url| branch::recorded(url, None));
     Ok(Opened { info, sources, backend: Arc::new(view) })
 }
 
@@ -86,7 +90,7 @@ impl StoreBackend for RepositoryView {
         _location: &crate::source::ObjectLocation,
     ) -> Result<(), ReadError> {
         let Some((url, seconds)) = store.sources.url(id) else { return Ok(()) };
-        let now = crate::store::fingerprint(&url, seconds, &store.remote)
+        let now = branch::fingerprint(&url, seconds, &store.remote)
             .await
             .map_err(|e| repository_error(&store.location, &e.to_string()))?;
         store.sources.replace(id, SourceFile { location: file.location, ..now });
@@ -146,7 +150,7 @@ async fn open_view(
     branch: &str,
     remote: &crate::source::RemoteOptions,
 ) -> Result<(StoreInfo, RepositoryView), IcechunkError> {
-    let (repository, id) = crate::store::open_branch(repo, branch, remote).await?;
+    let (repository, id) = branch::open_branch(repo, branch, remote).await?;
     let snapshot_name = format!("snapshot {id} (snapshots/{id})");
     let failed = |what: &str, e: String| IcechunkError::Repository {
         repo: repo.to_string(),
@@ -154,10 +158,10 @@ async fn open_view(
         reason: damaged(&e),
     };
     let version = VersionInfo::SnapshotId(id.clone());
-    crate::store::check_manifest_files(&repository, &version).await.map_err(|e| failed("reading", e))?;
+    branch::check_manifest_files(&repository, &version).await.map_err(|e| failed("reading", e))?;
     let assets = Arc::clone(repository.asset_manager());
     let snapshot = assets.fetch_snapshot(&id).await.map_err(|e| failed("reading", e.to_string()))?;
-    let summary = crate::store::summary(&repository, &version).await.map_err(|e| failed("reading", e))?;
+    let summary = branch::summary(&repository, &version).await.map_err(|e| failed("reading", e))?;
     let sizes: HashMap<_, u64> = snapshot
         .manifest_files()
         .map(|file| file.map(|f| (f.id, f.size_bytes)))
@@ -168,8 +172,8 @@ async fn open_view(
     let mut arrays = Vec::new();
     for node in snapshot.iter() {
         let node = node.map_err(|e| failed("listing the nodes of", e.to_string()))?;
-        let (path, parsed) = crate::store::parse_node(repo, &snapshot_name, &node)?;
-        let bad = |reason: String| crate::store::node_error(repo, &path, reason);
+        let (path, parsed) = branch::parse_node(repo, &snapshot_name, &node)?;
+        let bad = |reason: String| branch::node_error(repo, &path, reason);
         match parsed {
             ParsedNode::Group(attributes) => {
                 view.nodes.insert(path.clone(), to_text(&group_json(&attributes)).into_bytes().into());

@@ -18,17 +18,18 @@
 //! length is not given, filters other than deflate, shuffle and fletcher32.
 
 mod attributes;
-pub mod check;
+#[cfg(feature = "cli")]
+pub(crate) mod check;
 mod chunks;
 mod elements;
-mod files;
+pub(crate) mod files;
 mod model;
 mod translate;
 mod types;
 mod values;
 mod xml;
 
-pub use files::{data_location, sidecar_of, with_sidecars, Sidecars};
+pub(crate) use files::{with_sidecars, Sidecars};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -40,7 +41,7 @@ use files::Files;
 use translate::Refusal;
 
 /// Largest sidecar read (a granule of 10^6 chunks is about 100 MB of XML).
-pub const MAX_SIDECAR_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_SIDECAR_BYTES: u64 = 1 << 30;
 
 /// Whether `head` (a file's first bytes) is to be read as a DMR++ document: it starts with markup
 /// (`<`, after a byte-order mark and blanks; no HDF5, NetCDF or HDF4 file does), or names the DMR++
@@ -83,7 +84,11 @@ impl Context<'_> {
 /// # Errors
 /// [`ScanError`] naming the sidecar: malformed XML, a data file that cannot be found, authorized or
 /// opened, and any variable's problem (those vzarr cannot represent only without `skip_unsupported`).
-pub fn scan_dmrpp(path: &Path, bytes: &dyn ByteSource, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
+pub(crate) fn scan_dmrpp(
+    path: &Path,
+    bytes: &dyn ByteSource,
+    options: &ScanOptions,
+) -> Result<VirtualDataset, ScanError> {
     let open = |why: String| ScanError::Open {
         path: path.to_path_buf(),
         format: super::FileFormat::Dmrpp,

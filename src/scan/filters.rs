@@ -4,9 +4,9 @@
 //! The pipeline order in the dataset creation property list is the encode order, which is also the
 //! order of bytes->bytes codecs in `zarr.json`, after the `bytes` codec.
 
-use crate::codec::{
-    Blosc2Params, BloscCompressor, BloscShuffle, Codec, CodecChain, Endian, Filter, SourceFilter, SzipParams,
-};
+use crate::codec::{Blosc2Params, BloscCompressor, BloscShuffle, Codec, Filter, SourceFilter, SzipParams};
+#[cfg(test)]
+use crate::codec::{CodecChain, Endian};
 
 /// HDF5 filter ids vzarr maps to codecs.
 const DEFLATE: i32 = 1;
@@ -24,7 +24,7 @@ const COPY_ZSTD_LEVEL: i32 = 3;
 
 /// A filter with no Zarr codec vzarr can describe it with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnsupportedFilter {
+pub(crate) struct UnsupportedFilter {
     /// HDF5 filter id.
     pub id: i32,
     /// Filter name as registered in the file.
@@ -55,7 +55,7 @@ impl std::fmt::Display for UnsupportedFilter {
 
 /// One filter as read from the file: id, name and client data values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FilterSpec<'a> {
+pub(crate) struct FilterSpec<'a> {
     /// HDF5 filter id.
     pub id: i32,
     /// Registered name.
@@ -68,7 +68,7 @@ pub struct FilterSpec<'a> {
 ///
 /// # Errors
 /// [`UnsupportedFilter`] for every filter id vzarr does not map.
-pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, UnsupportedFilter> {
+pub(crate) fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, UnsupportedFilter> {
     let first = filter.cd_values.first().copied();
     match filter.id {
         DEFLATE => Ok(Codec::Zlib { level: first.unwrap_or(6).min(9) }),
@@ -86,7 +86,7 @@ pub fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Code
 /// # Errors
 /// [`UnsupportedFilter`] for a filter id vzarr neither maps nor decodes, for szip parameters
 /// libaec would refuse, and for blosc2 parameters the filter would refuse.
-pub fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Result<Filter, UnsupportedFilter> {
+pub(crate) fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Result<Filter, UnsupportedFilter> {
     match filter.id {
         SZIP => SzipParams::from_cd_values(filter.cd_values)
             .map(|params| Filter::Source(SourceFilter::Szip(params)))
@@ -103,7 +103,7 @@ pub fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Result<Filt
 /// one; else, when a [`SourceFilter`] is in it (its chunks are then stored re-encoded), the
 /// pipeline's shuffles followed by zstd.
 #[must_use]
-pub fn stored_codecs(filters: &[Filter]) -> Vec<Codec> {
+pub(crate) fn stored_codecs(filters: &[Filter]) -> Vec<Codec> {
     if filters.iter().any(|f| matches!(f, Filter::Source(_))) {
         let shuffles = filters.iter().filter_map(|f| match f {
             Filter::Codec(codec @ Codec::Shuffle { .. }) => Some(codec.clone()),
@@ -142,7 +142,8 @@ fn blosc_codec(filter: &FilterSpec<'_>, element_size: usize) -> Result<Codec, Un
 ///
 /// # Errors
 /// [`UnsupportedFilter`] naming the first filter that has no codec.
-pub fn codec_chain(
+#[cfg(test)]
+pub(crate) fn codec_chain(
     filters: &[FilterSpec<'_>],
     endian: Option<Endian>,
     element_size: usize,

@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-pub use errors::Hdf4Error;
+pub(crate) use errors::Hdf4Error;
 
 use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
 use crate::dataset::{GroupNode, VirtualDataset};
@@ -74,7 +74,7 @@ impl Scanner for Hdf4Scanner {
 /// [`ScanError::Open`] when the file's structure cannot be read; [`ScanError::Unsupported`] or
 /// [`ScanError::Variable`] naming a data set that cannot be virtualized (the first left out with a
 /// warning under `options.skip_unsupported`).
-pub fn scan_hdf4(
+pub(crate) fn scan_hdf4(
     path: &Path,
     bytes: Arc<dyn ByteSource>,
     source: SourceFile,

@@ -450,7 +450,7 @@ impl FileContext<'_> {
             Err(problem) => return self.skip(var, format!("cannot store {what}: {problem}")),
         };
         // One chunk, the encoded strings (none in an empty array).
-        let mut chunks = ChunkTable::default();
+        let mut chunks = ChunkTable::default().owned_in(&self.options.owned_budget);
         if let Some(encoded) = encoded {
             let entry = chunks.push_owned(&encoded).map_err(self.owned_error(&var.path))?;
             chunks.push(entry);
@@ -541,7 +541,7 @@ impl FileContext<'_> {
         let codecs = ArrayCodecs { bytes, filters, full: full.clone(), element_size, swap };
         let grid =
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;
+        let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?.owned_in(&self.options.owned_budget);
         let mut fixups = Vec::new();
         let (file_len, source, mut past_end) = (self.bytes.len(), self.source, None);
         let mut visit = |origin: &[u64], stored: StoredChunk| {
@@ -598,8 +598,8 @@ impl FileContext<'_> {
             slab_layout(&v.shape, element_size, address.unwrap_or(0), self.source, self.options.max_slab_bytes)
                 .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let chunks = match address {
-            Some(_) => ChunkTable::from_entries(entries, OwnedBytes::new()),
-            None => ChunkTable::missing(entries.len()),
+            Some(_) => ChunkTable::from_entries(entries, OwnedBytes::with_budget(&self.options.owned_budget)),
+            None => ChunkTable::missing(entries.len()).owned_in(&self.options.owned_budget),
         };
         Ok(Translated { grid, codecs: CodecChain::raw(v.endian), chunks, rewritten: 0, copied: None })
     }
@@ -608,7 +608,7 @@ impl FileContext<'_> {
         let chunk_shape: Vec<u64> = v.shape.iter().map(|&n| n.max(1)).collect();
         let grid = ChunkGrid::regular(&v.shape, &chunk_shape)
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&self.options.owned_budget);
         if grid.num_chunks() == 1 {
             let len = v.shape.iter().product::<u64>() * v.data_type.size() as u64;
             if bytes.len() as u64 != len {

@@ -13,7 +13,7 @@
 //! - The codec chain is `bytes` with big endian; fill values come from `_FillValue` or netCDF's
 //!   defaults.
 
-pub mod header;
+pub(crate) mod header;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -41,10 +41,10 @@ pub struct Netcdf3Scanner;
 const FIRST_READ: u64 = 64 << 10;
 
 /// Most per-record chunk references built for the interleaved record variables of one file.
-pub const MAX_RECORD_REFERENCES: u64 = 1 << 22;
+pub(super) const MAX_RECORD_REFERENCES: u64 = 1 << 22;
 
 /// Most values read from a file for the concatenation coordinate (and its bounds).
-pub const MAX_COORDINATE_VALUES: u64 = 1 << 24;
+pub(super) const MAX_COORDINATE_VALUES: u64 = 1 << 24;
 
 impl Scanner for Netcdf3Scanner {
     fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
@@ -57,7 +57,7 @@ impl Scanner for Netcdf3Scanner {
 ///
 /// # Errors
 /// [`ScanError`] naming the file (and variable) that could not be scanned.
-pub fn scan_netcdf3(
+pub(super) fn scan_netcdf3(
     path: &Path,
     bytes: Arc<dyn ByteSource>,
     source: SourceFile,
@@ -200,7 +200,7 @@ fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,
-        chunks: ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new()),
+        chunks: ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::with_budget(&options.owned_budget)),
         rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),

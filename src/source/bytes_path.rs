@@ -25,7 +25,7 @@ const STORE: &str = "vzarr local files (non-UTF-8 names)";
 
 /// The location stored for the local file at `absolute`: the path itself when it is UTF-8, else its
 /// `file://` URL.
-pub fn location_for_path(absolute: &Path) -> String {
+pub(crate) fn location_for_path(absolute: &Path) -> String {
     match absolute.to_str() {
         Some(text) => text.to_string(),
         None => url::Url::from_file_path(absolute)
@@ -36,7 +36,7 @@ pub fn location_for_path(absolute: &Path) -> String {
 
 /// The local file a stored location names: a plain path, or the exact bytes of a `file://` URL.
 /// `None` for other URLs.
-pub fn local_path(location: &str) -> Option<PathBuf> {
+pub(crate) fn local_path(location: &str) -> Option<PathBuf> {
     if !super::is_url(location) {
         return Some(PathBuf::from(location));
     }
@@ -50,7 +50,7 @@ pub(crate) fn object_path(url: &url::Url) -> Result<ObjectPath, object_store::pa
 
 /// A read-only store of local files addressed by percent-encoded byte paths (see the module docs).
 #[derive(Debug, Default)]
-pub struct BytesPathStore;
+pub(crate) struct BytesPathStore;
 
 impl fmt::Display for BytesPathStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -48,7 +48,7 @@ impl CacheOptions {
 
     /// For object stores, where every request costs a round trip and every byte counts: 4 KiB
     /// blocks, 12 KiB read after a miss (metadata written together is fetched together) and
-    /// prefetching on. A file's first request asks for [`REMOTE_HEAD_BYTES`].
+    /// prefetching on. A file's first request asks for `REMOTE_HEAD_BYTES`.
     pub fn remote() -> Self {
         CacheOptions { block_bytes: 4 << 10, read_ahead: 12 << 10, ..CacheOptions::default() }
     }
@@ -60,7 +60,7 @@ const MAX_READ_AHEAD: u64 = 1 << 20;
 /// Bytes of a remote file fetched by its first request (superblock, root group and, in most
 /// files, the object headers written with them) until the scan has learnt better from the files
 /// before it (see [`FetchTotals::head_bytes`]).
-pub const REMOTE_HEAD_BYTES: u64 = 16 << 10;
+pub(crate) const REMOTE_HEAD_BYTES: u64 = 16 << 10;
 
 /// The first requests of a scan's files: never fewer bytes than this ...
 const MIN_HEAD_BYTES: u64 = 4 << 10;
@@ -106,7 +106,7 @@ pub struct FetchTotals {
 impl FetchTotals {
     /// Bytes a file's first request should ask for: the longest front (the bytes from the start
     /// to the end of the last read starting in the first 64 KiB) of the files scanned so far with
-    /// these totals, rounded up to 1 KiB and kept within 4 to 64 KiB; [`REMOTE_HEAD_BYTES`] before
+    /// these totals, rounded up to 1 KiB and kept within 4 to 64 KiB; `REMOTE_HEAD_BYTES` before
     /// the first. Files of one archive are written alike, so after the first files the head holds
     /// what a file's structure needs and no more.
     pub fn head_bytes(&self) -> u64 {
@@ -151,7 +151,7 @@ impl FetchTotals {
 }
 
 /// Prefetched ranges closer than this are fetched as one.
-pub const COALESCE_GAP: u64 = 1 << 10;
+pub(crate) const COALESCE_GAP: u64 = 1 << 10;
 
 #[derive(Default)]
 struct Blocks {

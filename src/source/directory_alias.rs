@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// An open directory and the UTF-8 path that names it while this value lives.
 #[derive(Debug)]
-pub struct DirectoryAlias {
+pub(crate) struct DirectoryAlias {
     path: String,
     _directory: std::fs::File,
 }
@@ -19,7 +19,7 @@ impl DirectoryAlias {
     ///
     /// # Errors
     /// The I/O error when it cannot be opened, or an error saying it is not a directory.
-    pub fn open(name: &OsStr) -> std::io::Result<Self> {
+    pub(crate) fn open(name: &OsStr) -> std::io::Result<Self> {
         use std::os::fd::AsRawFd;
         let directory = std::fs::File::open(Path::new(name))?;
         if !directory.metadata()?.is_dir() {
@@ -29,12 +29,12 @@ impl DirectoryAlias {
     }
 
     /// The UTF-8 path of the directory (`/proc/self/fd/N`).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         &self.path
     }
 
     /// `text` with this alias replaced by `name` (lossy): messages name the directory as given.
-    pub fn unalias(&self, text: &str, name: &OsStr) -> String {
+    pub(crate) fn unalias(&self, text: &str, name: &OsStr) -> String {
         text.replace(&self.path, &name.to_string_lossy())
     }
 }

@@ -134,7 +134,7 @@ pub trait ByteSource: Send + Sync {
 ///
 /// # Errors
 /// [`RangeError::PastEnd`] otherwise (also when the end overflows).
-pub fn check_range(location: &str, offset: u64, length: u64, size: u64) -> Result<(), RangeError> {
+pub(crate) fn check_range(location: &str, offset: u64, length: u64, size: u64) -> Result<(), RangeError> {
     match offset.checked_add(length) {
         Some(end) if end <= size => Ok(()),
         _ => Err(RangeError::PastEnd { location: location.to_string(), offset, length, size }),
@@ -199,7 +199,7 @@ impl ByteSource for LocalFile {
 }
 
 /// An object in any `object_store` store, read with ranged GETs on a tokio runtime the caller owns.
-pub struct ObjectSource {
+pub(crate) struct ObjectSource {
     location: String,
     store: Arc<dyn ObjectStore>,
     path: ObjectPath,
@@ -218,7 +218,7 @@ impl ObjectSource {
     /// A source over `path` in `store`, whose size is known (from a listing or a HEAD request).
     /// Reads block the calling thread on `runtime`; call them from outside the runtime's own
     /// threads (e.g. from rayon or `spawn_blocking`).
-    pub fn new(
+    pub(crate) fn new(
         location: String,
         store: Arc<dyn ObjectStore>,
         path: ObjectPath,
@@ -231,7 +231,7 @@ impl ObjectSource {
     /// Every read asks for this version of the object (`If-Match: etag`): an object replaced while
     /// it is read fails with [`RangeError::Changed`] instead of mixing two versions.
     #[must_use]
-    pub fn with_etag(mut self, etag: Option<String>) -> Self {
+    pub(crate) fn with_etag(mut self, etag: Option<String>) -> Self {
         self.etag = etag;
         self
     }

@@ -260,7 +260,7 @@ mod backends {
 
 /// An object store error in one line that says what failed: `not found`, `access denied (...)`, else
 /// the error without the XML document servers append to their error responses.
-pub fn describe_error(e: &object_store::Error) -> String {
+pub(crate) fn describe_error(e: &object_store::Error) -> String {
     let text = e.to_string();
     let text = text.split("<?xml").next().unwrap_or_default();
     let brief = text.split_whitespace().collect::<Vec<_>>().join(" ");

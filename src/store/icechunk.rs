@@ -14,8 +14,8 @@
 //! - in the repository config, one virtual chunk container per source directory: a reader
 //!   authorizes those prefixes (`authorize_virtual_chunk_access`) and nothing else.
 //!
-//! [`read_icechunk`] turns a branch back into a [`VirtualDataset`] (for `read`, `info`, `verify`).
-//! [`read_branch`] reads it without touching the sources, and [`update_icechunk`] commits a
+//! Reading a branch back lives in `read/repository` (`read_icechunk` turns a branch back into a
+//! [`VirtualDataset`]; `read_branch` reads it without touching the sources); [`update_icechunk`] commits a
 //! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
 //! [`write_icechunk`] commits a whole dataset as one snapshot: the new content replaces the
@@ -29,7 +29,6 @@ mod location;
 mod manifests;
 mod nodes;
 mod object;
-mod read;
 mod snapshot;
 mod transaction_log;
 mod update;
@@ -41,13 +40,9 @@ use crate::dataset::VirtualDataset;
 use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
 
-pub(crate) use digest::chunks_digest;
+pub(crate) use digest::{chunks_digest, references_digest};
 pub use location::looks_like_repository;
-pub(crate) use read::{
-    check_manifest_files, damaged, fingerprint, guarded, node_error, open_branch, parse_node, recorded, summary,
-    ParsedNode,
-};
-pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SPARSE_FACTOR};
+pub(crate) use location::storage;
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
 ///
@@ -55,6 +50,24 @@ pub use read::{read_branch, read_icechunk, refresh_sources, StoredBranch, MAX_SP
 pub const SUMMARY_PROPERTY: &str = "vzarr";
 
 pub use manifests::DEFAULT_MANIFEST_CHUNKS;
+
+/// A branch's dataset as the repository records it, without touching any source (for `append`,
+/// which must work with the old source files moved away): what `read_branch` returns and
+/// [`update_icechunk`] commits on top of.
+///
+/// Needs feature `icechunk`.
+#[derive(Debug, Clone)]
+pub struct StoredBranch {
+    /// The dataset. Its sources carry no size (0) and, as modification time, the references'
+    /// checksum (whole seconds) when they have one: `read/repository` refreshes the files read again.
+    pub dataset: VirtualDataset,
+    /// The snapshot read (the branch's tip when it was read).
+    pub snapshot: String,
+    /// Per source id: its virtual chunk URL.
+    pub(crate) urls: Vec<String>,
+    /// Per source id: the references' checksum (seconds since the epoch).
+    pub(crate) checksums: Vec<Option<u32>>,
+}
 
 /// An Icechunk write that failed. The repository's branches are as they were: a failed write
 /// leaves at most unreferenced objects (removed by Icechunk's garbage collection).
@@ -251,7 +264,7 @@ impl crate::store::Writer for IcechunkWriter {
 }
 
 /// Commits `dataset` as one new snapshot on `options.branch` of the repository at `repo`, on top
-/// of `stored` (the branch as [`read_branch`] read it), recording only the nodes and chunks that
+/// of `stored` (the branch as `read::read_branch` read it), recording only the nodes and chunks that
 /// differ from it. Fails, writing nothing, when the branch has moved since `stored` was read.
 ///
 /// # Errors

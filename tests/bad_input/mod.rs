@@ -165,7 +165,7 @@ fn write_cut_contiguous(dir: &Path) -> PathBuf {
     });
     let mut bytes = std::fs::read(&whole).unwrap();
     let dataset = scan(&whole, &vzarr::ScanOptions::default()).unwrap();
-    let vzarr::manifest::ChunkEntry::Source { offset, length, .. } = dataset.arrays[0].chunks.entry(0) else {
+    let vzarr::dataset::ChunkEntry::Source { offset, length, .. } = dataset.arrays[0].chunks.entry(0) else {
         panic!("contiguous dataset not referenced");
     };
     assert_eq!(offset + length, bytes.len() as u64, "the fixture needs the data at the end of the file");

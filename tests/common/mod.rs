@@ -254,12 +254,12 @@ pub fn vzarr_command() -> Command {
 /// does): recomputes the metadata digest of the binding footer and the footer's CRC, so that tests of
 /// crafted metadata reach the checks behind the integrity check.
 pub fn rebind(store: &Path, array: &str) {
-    use vzarr::manifest::binding::metadata_digest;
+    use vzarr::testing::metadata_digest;
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(store.join(array).join("zarr.json")).unwrap()).unwrap();
     let path = store.join(array).join("manifest.bin");
     let mut bytes = std::fs::read(&path).unwrap();
-    let end = vzarr::manifest::ManifestHeader::parse(&bytes).unwrap().index_range().end as usize;
+    let end = vzarr::testing::ManifestHeader::parse(&bytes).unwrap().index_range().end as usize;
     bytes[end + 8..end + 40].copy_from_slice(&metadata_digest(&doc));
     let mut crc = flate2::Crc::new();
     crc.update(&bytes[end..end + 92]);

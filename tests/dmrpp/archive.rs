@@ -106,7 +106,7 @@ fn sidecar_archives_concatenate_as_their_files_and_verify() {
     let from_files = with_hdf5_files(|| Archive::new([&pattern]).concat("time").unwrap().scan().unwrap());
     let with_sidecars = with_hdf5_files(|| {
         let archive = Archive::new([&pattern]).concat("time").unwrap();
-        archive.sidecars(vzarr::scan::dmrpp::Sidecars::Dmrpp).scan().unwrap()
+        archive.sidecars(vzarr::scan::Sidecars::Dmrpp).scan().unwrap()
     });
     assert_eq!(with_sidecars.from_sidecars, 2);
     assert_eq!(from_files.from_sidecars, 0);

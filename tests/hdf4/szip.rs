@@ -58,7 +58,7 @@ fn every_value_equals_the_recorded_libhdf4_read() {
         assert_eq!(got.len(), want.len(), "{name} {shape:?}");
         assert!(got == want, "{name}: values differ from libhdf4's");
         let array = dataset.arrays.iter().find(|a| &a.path == name).unwrap();
-        let owned = array.chunks.iter().all(|c| matches!(c, vzarr::manifest::ChunkEntry::Owned { .. }));
+        let owned = array.chunks.iter().all(|c| matches!(c, vzarr::dataset::ChunkEntry::Owned { .. }));
         assert!(owned, "{name}: szip chunks are decoded and kept by the store");
     }
 }

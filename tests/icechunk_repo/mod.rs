@@ -164,10 +164,10 @@ fn large_arrays_are_split_into_manifests_of_one_snapshot() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let info = runtime.block_on(write_icechunk(&dataset, &s(&repo), &options)).unwrap();
     let stored = |a: &vzarr::dataset::VirtualArray| {
-        a.chunks.iter().filter(|e| !matches!(e, vzarr::manifest::ChunkEntry::Missing)).count()
+        a.chunks.iter().filter(|e| !matches!(e, vzarr::dataset::ChunkEntry::Missing)).count()
     };
     let owned = |a: &vzarr::dataset::VirtualArray| {
-        a.chunks.iter().any(|e| matches!(e, vzarr::manifest::ChunkEntry::Owned { .. }))
+        a.chunks.iter().any(|e| matches!(e, vzarr::dataset::ChunkEntry::Owned { .. }))
     };
     let chunks: usize = dataset.arrays.iter().map(stored).sum();
     let largest = dataset.arrays.iter().map(stored).max().unwrap();
@@ -205,7 +205,7 @@ fn large_arrays_are_split_into_manifests_of_one_snapshot() {
 
     let grown = scan(&sources);
     let remote = vzarr::source::RemoteOptions::default();
-    let branch = runtime.block_on(vzarr::store::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let branch = runtime.block_on(vzarr::read::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, message: Some("april".into()), ..options };
     let updated = runtime.block_on(vzarr::store::update_icechunk(&branch, &grown, &s(&repo), &update)).unwrap();
     let (after, _) = manifests(&tip);
@@ -235,7 +235,7 @@ fn an_update_adding_an_array_records_all_its_chunks() {
     let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
     let dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
     let owned = |a: &vzarr::dataset::VirtualArray| {
-        a.chunks.iter().any(|e| matches!(e, vzarr::manifest::ChunkEntry::Owned { .. }))
+        a.chunks.iter().any(|e| matches!(e, vzarr::dataset::ChunkEntry::Owned { .. }))
     };
     assert!(owned(dataset.array("tas").unwrap()), "the test needs store-owned chunks in tas");
     let mut without = dataset.clone();
@@ -244,7 +244,7 @@ fn an_update_adding_an_array_records_all_its_chunks() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(write_icechunk(&without, &s(&repo), &IcechunkOptions::default())).unwrap();
     let remote = vzarr::source::RemoteOptions::default();
-    let branch = runtime.block_on(vzarr::store::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let branch = runtime.block_on(vzarr::read::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, ..IcechunkOptions::default() };
     runtime.block_on(vzarr::store::update_icechunk(&branch, &dataset, &s(&repo), &update)).unwrap();
     let npy = dir.path().join("tas.npy");
@@ -351,9 +351,9 @@ fn a_failed_write_to_a_new_repository_leaves_nothing() {
     let options = ScanOptions { concat_dims: combine_options.dim_names(), ..ScanOptions::default() };
     let mut dataset = combine(scan_files(&sources, &options, &|_, _| {}).unwrap(), &combine_options).unwrap();
     let tas = dataset.arrays.iter_mut().find(|a| a.path == "tas").unwrap();
-    let linear = tas.chunks.iter().position(|e| matches!(e, vzarr::manifest::ChunkEntry::Source { .. })).unwrap();
-    if let vzarr::manifest::ChunkEntry::Source { source, offset, .. } = tas.chunks.entry(linear) {
-        tas.chunks.set(linear, vzarr::manifest::ChunkEntry::Source { source, offset, length: 0 });
+    let linear = tas.chunks.iter().position(|e| matches!(e, vzarr::dataset::ChunkEntry::Source { .. })).unwrap();
+    if let vzarr::dataset::ChunkEntry::Source { source, offset, .. } = tas.chunks.entry(linear) {
+        tas.chunks.set(linear, vzarr::dataset::ChunkEntry::Source { source, offset, length: 0 });
     }
     let repo = dir.path().join("broken.icechunk");
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::common::archives::{monthly, write_series_file, yearly, SeriesFile};
 use crate::common::{cli_expect, dir_entries, oracle_read, with_hdf5_files};
-use vzarr::manifest::ChunkEntry;
+use vzarr::dataset::ChunkEntry;
 use vzarr::metadata::chunk_key;
 use vzarr::read::blocking::BlockingStore;
 

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vzarr::manifest::ChunkEntry;
+use vzarr::dataset::ChunkEntry;
 use vzarr::ScanOptions;
 
 use crate::common::hdf5_oracle::{chunk_at, read_native};

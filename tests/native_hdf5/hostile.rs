@@ -204,7 +204,7 @@ fn mutations(source: &Path, original: &[u8], pristine: &VirtualDataset) -> Vec<M
         .iter()
         .flat_map(|a| a.chunks.iter())
         .filter_map(|e| match e {
-            vzarr::manifest::ChunkEntry::Source { offset, length, .. } => Some((offset, offset + length)),
+            vzarr::dataset::ChunkEntry::Source { offset, length, .. } => Some((offset, offset + length)),
             _ => None,
         })
         .collect();

@@ -23,7 +23,7 @@ mod szip;
 use std::path::{Path, PathBuf};
 
 use hdf5_sys::h5p::H5P_DEFAULT;
-use vzarr::manifest::ChunkEntry;
+use vzarr::dataset::ChunkEntry;
 use vzarr::{ScanOptions, VirtualDataset};
 
 use crate::common::hdf5_oracle::{chunk_at, chunk_shape, dataset_paths, libhdf5_opens, read_native};

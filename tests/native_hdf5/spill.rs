@@ -5,7 +5,6 @@
 //! structs, HDF4, append) run again with everything spilled under `VZARR_OWNED_MEMORY=0` (`./dev
 //! test`).
 
-use vzarr::dataset::owned_bytes::set_memory_budget;
 use vzarr::{ScanOptions, Writer};
 
 use crate::common::hdf5_oracle::read_member;
@@ -31,10 +30,9 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
         let h5 = hdf5::File::create(&file).unwrap();
         h5.new_dataset_builder().chunk(10_000).with_data(&values).create("rec").unwrap();
     });
-    // Process-wide: concurrent tests spill too, which changes where their bytes are, not what they are.
-    set_memory_budget(Some(BUDGET));
-    let scanned = scan(&file, &ScanOptions::default());
-    set_memory_budget(None);
+    // A budget of this scan's own: other tests' bytes count in theirs.
+    let owned_budget = vzarr::source::owned_bytes_budget(BUDGET);
+    let scanned = scan(&file, &ScanOptions { owned_budget, ..ScanOptions::default() });
     let dataset = scanned.unwrap();
     let array = dataset.arrays.iter().find(|a| a.path == "rec").unwrap();
     let stats = array.chunks.stats();
@@ -59,9 +57,7 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
     assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
     // Loading the store for an append reads owned.bin a block at a time into owned bytes that spill
     // past the budget: the same bytes, the table's heap within the budget.
-    set_memory_budget(Some(BUDGET));
-    let loaded = vzarr::append::load_native(&store_path);
-    set_memory_budget(None);
+    let loaded = vzarr::append::load_native(&store_path, &vzarr::source::owned_bytes_budget(BUDGET));
     let loaded = loaded.unwrap();
     let rec = loaded.arrays.iter().find(|a| a.path == "rec").unwrap();
     assert!(rec.chunks.heap_bytes() as u64 <= BUDGET + 4096, "{} bytes on the heap", rec.chunks.heap_bytes());

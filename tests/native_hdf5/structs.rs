@@ -112,7 +112,7 @@ fn compounds_and_opaque_types_read_as_libhdf5_reads_every_member() {
     for (name, chunks) in padded {
         let array = dataset.arrays.iter().find(|a| a.path == name).unwrap();
         let owned = (0..array.chunks.len())
-            .filter(|&i| matches!(array.chunks.get(i), Some(vzarr::manifest::ChunkEntry::Owned { .. })))
+            .filter(|&i| matches!(array.chunks.get(i), Some(vzarr::dataset::ChunkEntry::Owned { .. })))
             .count();
         assert_eq!((owned, array.rewritten_chunks), (chunks, chunks as u64), "{name}");
     }

@@ -127,7 +127,7 @@ fn azure_globs_scan_and_read_back_like_libnetcdf() {
     let env = server.env();
     let scan = vzarr(&env, &["scan", "az://archive/monthly/tas_2023-*.nc", "--concat", "time", "-o", &s(&store)]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
-    let sources = vzarr::manifest::SourceTable::decode(&std::fs::read(store.join("sources.bin")).unwrap()).unwrap();
+    let sources = vzarr::dataset::SourceTable::decode(&std::fs::read(store.join("sources.bin")).unwrap()).unwrap();
     let locations: Vec<&str> = sources.iter().map(|f| f.location.as_str()).collect();
     let expected: Vec<String> = names.iter().map(|n| format!("az://archive/{n}")).collect();
     assert_eq!(locations, expected);

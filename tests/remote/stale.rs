@@ -31,7 +31,7 @@ fn an_s3_source_replaced_with_the_same_size_is_named() {
     let run = |args: &[&str]| server.vzarr(args);
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "-o", &s(&store)]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
-    let sources = vzarr::manifest::SourceTable::decode(&std::fs::read(store.join("sources.bin")).unwrap()).unwrap();
+    let sources = vzarr::dataset::SourceTable::decode(&std::fs::read(store.join("sources.bin")).unwrap()).unwrap();
     for file in sources.iter() {
         let etag = file.etag.as_deref().unwrap_or_else(|| panic!("{}: no ETag recorded", file.location));
         assert!(etag.len() > 2 && etag.starts_with('"'), "{}: ETag {etag}", file.location);

@@ -312,8 +312,9 @@ fn part_records_round_trip_every_supported_fixture_exactly() {
             vzarr::ScanOptions { concat_dims: vec!["time".into()], ..Default::default() },
         ] {
             let scanned = crate::common::scan(&fixture.path, &options).unwrap();
-            let bytes = vzarr::parts::encode_dataset(&scanned).unwrap();
-            let back = vzarr::parts::decode_dataset(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let bytes = vzarr::testing::encode_dataset(&scanned).unwrap();
+            let back =
+                vzarr::testing::decode_dataset(&bytes, &Default::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(back == scanned, "{name}: the decoded scan differs");
         }
     }
@@ -325,18 +326,20 @@ fn part_records_with_entries_outside_their_file_or_grid_are_refused() {
     let scanned = crate::common::scan(&fixture.path, &vzarr::ScanOptions::default()).unwrap();
     let size = scanned.sources.get(0).unwrap().size;
     let index = scanned.arrays.iter().position(|a| !a.chunks.is_empty()).unwrap();
-    let past_the_end = vzarr::manifest::ChunkEntry::Source { source: 0, offset: size - 4, length: 8 };
-    let owned_past = vzarr::manifest::ChunkEntry::Owned { offset: 0, length: 1 << 40 };
-    let other_file = vzarr::manifest::ChunkEntry::Source { source: 1, offset: 0, length: 1 };
+    let past_the_end = vzarr::dataset::ChunkEntry::Source { source: 0, offset: size - 4, length: 8 };
+    let owned_past = vzarr::dataset::ChunkEntry::Owned { offset: 0, length: 1 << 40 };
+    let other_file = vzarr::dataset::ChunkEntry::Source { source: 1, offset: 0, length: 1 };
     for (what, entry) in [("past the end", past_the_end), ("owned", owned_past), ("other file", other_file)] {
         let mut bad = scanned.clone();
         bad.arrays[index].chunks.set(0, entry);
-        let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&bad).unwrap()).unwrap_err();
+        let err = vzarr::testing::decode_dataset(&vzarr::testing::encode_dataset(&bad).unwrap(), &Default::default())
+            .unwrap_err();
         assert!(err.contains("lies outside"), "{what}: {err}");
     }
     let mut extra = scanned.clone();
-    extra.arrays[index].chunks.push(vzarr::manifest::ChunkEntry::Missing);
-    let err = vzarr::parts::decode_dataset(&vzarr::parts::encode_dataset(&extra).unwrap()).unwrap_err();
+    extra.arrays[index].chunks.push(vzarr::dataset::ChunkEntry::Missing);
+    let err = vzarr::testing::decode_dataset(&vzarr::testing::encode_dataset(&extra).unwrap(), &Default::default())
+        .unwrap_err();
     assert!(err.contains("chunk entries for a grid"), "{err}");
 }
 
@@ -442,7 +445,7 @@ fn library_shard_scans_write_the_command_lines_parts() {
     let lib_parts = dir.path().join("lib-parts").tap_mkdir();
     let mut scanned_files = 0;
     for i in 0..3 {
-        let shard = vzarr::parts::Shard::new(i, 3).unwrap();
+        let shard = vzarr::pipeline::Shard::new(i, 3).unwrap();
         let part = archive.scan_shard_on(runtime.handle(), &files, shard, &|_, _| {}).unwrap();
         assert_eq!(part.files, files[shard.range(files.len())].to_vec());
         scanned_files += part.files.len();

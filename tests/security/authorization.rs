@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::hostile::cli_limited;
 use crate::common::*;
-use vzarr::manifest::SourceTable;
+use vzarr::dataset::SourceTable;
 use vzarr::{NativeWriter, ScanOptions, WriteOptions, Writer};
 
 /// A test's own configuration directory (`XDG_CONFIG_HOME`): its trust list starts empty.

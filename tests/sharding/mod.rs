@@ -17,11 +17,11 @@ use crate::common::archives::{daily, monthly, yearly, SeriesFile};
 use crate::common::fixtures::days_in_month;
 use crate::common::{cli, cli_expect, dir_entries, Run};
 use crate::interop::{assert_zarrs_reads_exactly, python, s, zarrs_array, zarrs_time_edges, Archive, ALL_VARS};
-use vzarr::codec::sharding::{index_len, parse_shard};
+use vzarr::dataset::ChunkEntry;
 use vzarr::grid::ChunkGrid;
-use vzarr::manifest::ChunkEntry;
 use vzarr::metadata::chunk_key;
 use vzarr::read::blocking::BlockingStore;
+use vzarr::testing::{index_len, parse_shard};
 use zarrs::array::ArrayShardedExt;
 
 /// `materialize --shards SPEC` into `name`; the run (stdout has one line per array).

@@ -182,7 +182,7 @@ impl ArrayChunks {
     async fn fetch_object(&self, chunk: &ChunkRef) -> Result<Bytes, String> {
         let range = chunk.offset..chunk.offset.saturating_add(chunk.length);
         let bytes = self.assets.fetch_chunk(&self.path, &[], &chunk.id, &range).await.map_err(|e| {
-            format!("array {}: chunk object {}: {}", self.path, chunk.id, crate::store::damaged(&e.to_string()))
+            format!("array {}: chunk object {}: {}", self.path, chunk.id, super::branch::damaged(&e.to_string()))
         })?;
         if bytes.len() as u64 != chunk.length {
             return Err(format!(
@@ -221,7 +221,7 @@ impl ArrayChunks {
                 continue;
             }
             let manifest = self.assets.fetch_manifest(&self.path, &span.id, span.size).await.map_err(|e| {
-                format!("array {}: manifest {}: {}", self.path, span.id, crate::store::damaged(&e.to_string()))
+                format!("array {}: manifest {}: {}", self.path, span.id, super::branch::damaged(&e.to_string()))
             })?;
             self.read_manifest(&manifest, &mut loaded, sources)
                 .map_err(|e| format!("array {}: manifest {}: {e}: the repository is damaged", self.path, span.id))?;
@@ -374,7 +374,7 @@ impl ArrayChunks {
 
 /// A virtual reference's source as the reference records it.
 fn record(url: &str, seconds: Option<u32>, etag: Option<&str>) -> SourceFile {
-    crate::store::recorded(url, seconds).with_etag(etag.map(str::to_string))
+    super::branch::recorded(url, seconds).with_etag(etag.map(str::to_string))
 }
 
 /// A block being loaded: its entries, the URLs of the sources they name, the owned slots.

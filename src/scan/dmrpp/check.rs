@@ -15,7 +15,7 @@ use crate::scan::{ScanError, ScanOptions};
 
 /// One way a sidecar disagrees with its data file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// The variable.
     pub variable: String,
     /// The chunk's linear index in the variable's grid, for chunk differences.
@@ -40,7 +40,7 @@ impl std::fmt::Display for Difference {
 
 /// The outcome of checking one sidecar.
 #[derive(Debug, Clone)]
-pub struct SidecarCheck {
+pub(crate) struct SidecarCheck {
     /// The data file compared with.
     pub data_file: String,
     /// Variables compared.
@@ -55,7 +55,7 @@ pub struct SidecarCheck {
 ///
 /// # Errors
 /// [`ScanError`] when the sidecar is not a valid sidecar or either cannot be scanned.
-pub fn check_sidecar(sidecar: &Path, options: &ScanOptions) -> Result<SidecarCheck, ScanError> {
+pub(crate) fn check_sidecar(sidecar: &Path, options: &ScanOptions) -> Result<SidecarCheck, ScanError> {
     let lenient = ScanOptions { skip_unsupported: true, concat_dims: Vec::new(), ..options.clone() };
     let from_sidecar = crate::scan::scan_input(sidecar, &lenient)?;
     let data_file = from_sidecar.sources.get(0).map(|s| s.location.clone()).unwrap_or_default();

@@ -30,7 +30,7 @@ pub(super) struct Files<'a> {
 ///
 /// # Errors
 /// When `href` is not a URL and the sidecar's name does not end in `.dmrpp`.
-pub fn data_location(sidecar: &str, href: Option<&str>) -> Result<String, String> {
+pub(crate) fn data_location(sidecar: &str, href: Option<&str>) -> Result<String, String> {
     if let Some(href) = href.map(str::trim).filter(|h| crate::source::is_url(h)) {
         return Ok(href.to_string());
     }
@@ -124,7 +124,7 @@ pub enum Sidecars {
 /// The files to scan for `files`: with [`Sidecars::Dmrpp`], `<file>.dmrpp` where it exists (checked
 /// in parallel, one HEAD request per object-store file), else the file itself; and how many
 /// sidecars were found.
-pub fn with_sidecars(files: &[PathBuf], sidecars: Sidecars, options: &ScanOptions) -> (Vec<PathBuf>, usize) {
+pub(crate) fn with_sidecars(files: &[PathBuf], sidecars: Sidecars, options: &ScanOptions) -> (Vec<PathBuf>, usize) {
     use rayon::prelude::*;
     if sidecars == Sidecars::None {
         return (files.to_vec(), 0);
@@ -137,7 +137,7 @@ pub fn with_sidecars(files: &[PathBuf], sidecars: Sidecars, options: &ScanOption
 
 /// The sidecar of `file` (`<file>.dmrpp`), when one exists: a local file, or an object answering a
 /// HEAD request (through `options.runtime`).
-pub fn sidecar_of(file: &Path, options: &ScanOptions) -> Option<PathBuf> {
+pub(crate) fn sidecar_of(file: &Path, options: &ScanOptions) -> Option<PathBuf> {
     let text = file.to_str()?;
     let sidecar = format!("{text}.dmrpp");
     if crate::source::is_url(text) && !text.starts_with("file://") {

@@ -300,7 +300,7 @@ fn contiguous(
         let codecs = codecs(info, data_type, data_type.size()).map_err(Refusal::Unsupported)?;
         let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
         let grid = ChunkGrid::regular(shape, &whole).map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
-        let table = ChunkTable::missing(grid.num_chunks() as usize);
+        let table = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&ctx.options.owned_budget);
         let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
         let chunks = chunk_table(&grid, &whole, table, &info.chunks, &mut source_of)
             .map_err(|why| invalid(ctx, "locating chunks", why))?;
@@ -319,8 +319,8 @@ fn contiguous(
     let (grid, entries) = slab_layout(shape, size, address, source, ctx.options.max_slab_bytes)
         .map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
     let chunks = match chunk {
-        Some(_) => ChunkTable::from_entries(entries, OwnedBytes::new()),
-        None => ChunkTable::missing(entries.len()),
+        Some(_) => ChunkTable::from_entries(entries, OwnedBytes::with_budget(&ctx.options.owned_budget)),
+        None => ChunkTable::missing(entries.len()).owned_in(&ctx.options.owned_budget),
     };
     Ok(Layout { grid, codecs: CodecChain::raw(endian(data_type, info)), chunks })
 }
@@ -337,7 +337,7 @@ fn compact(
     let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
     let grid = ChunkGrid::regular(shape, &whole)
         .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
-    let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+    let mut chunks = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&ctx.options.owned_budget);
     let expected = shape.iter().try_fold(data_type.size() as u64, |n, &d| n.checked_mul(d));
     if expected != Some(bytes.len() as u64) {
         let why = format!("compact data of {} bytes does not hold shape {shape:?}", bytes.len());
@@ -356,7 +356,7 @@ fn owned_strings(ctx: &mut Context<'_>, var: &str, shape: &[u64], strings: &[Str
     let grid = ChunkGrid::regular(shape, &whole)
         .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
     let codecs = CodecChain::vlen_utf8();
-    let mut chunks = ChunkTable::default();
+    let mut chunks = ChunkTable::default().owned_in(&ctx.options.owned_budget);
     if !strings.is_empty() {
         let encoded = codecs
             .encode_strings(strings)

@@ -54,7 +54,7 @@ pub(crate) fn build(
     let data_type = sds.number_type.data_type().map_err(Hdf4Error::Unsupported)?;
     let endian =
         (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
-    let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name };
+    let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name, budget: &options.owned_budget };
     let total = layout.total_bytes()?;
     // A data element the data set names but the file does not have is a lost descriptor (libhdf4's
     // `SDreaddata` fails on it), not data never written: that is a data set naming no element.
@@ -199,6 +199,8 @@ struct Layout<'a> {
     endian: Option<Endian>,
     shape: &'a [u64],
     name: &'a str,
+    /// The budget of the chunk bytes copied into the store.
+    budget: &'a crate::dataset::OwnedBytesBudget,
 }
 
 type Parts = (ChunkGrid, CodecChain, ChunkTable);
@@ -230,7 +232,11 @@ impl Layout<'_> {
     fn slabs(&self, source: u32, offset: u64, max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
         let (grid, entries) = slab_layout(self.shape, self.data_type.size() as u64, offset, source, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-        Ok((grid, CodecChain::raw(self.endian), ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new())))
+        Ok((
+            grid,
+            CodecChain::raw(self.endian),
+            ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::with_budget(self.budget)),
+        ))
     }
 
     /// Bytes of one row (one index along the first dimension), when the array has rows.
@@ -279,7 +285,7 @@ impl Layout<'_> {
         Ok((
             ChunkGrid::new(dims),
             CodecChain::raw(self.endian),
-            ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::new()),
+            ChunkTable::from_entries(entries, crate::dataset::OwnedBytes::with_budget(self.budget)),
         ))
     }
 
@@ -287,7 +293,7 @@ impl Layout<'_> {
     fn whole(&self, codecs: CodecChain, entry: Option<ChunkEntry>) -> Result<Parts, Hdf4Error> {
         let chunk: Vec<u64> = self.shape.iter().map(|&n| n.max(1)).collect();
         let grid = ChunkGrid::regular(self.shape, &chunk).map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-        let mut table = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut table = ChunkTable::missing(grid.num_chunks() as usize).owned_in(self.budget);
         if let (false, Some(entry)) = (table.is_empty(), entry) {
             table.set(0, entry);
         }
@@ -300,7 +306,7 @@ impl Layout<'_> {
     fn decoded_slabs(&self, stored: &[u8], max_slab_bytes: u64) -> Result<Parts, Hdf4Error> {
         let (grid, slabs) = slab_layout(self.shape, self.data_type.size() as u64, 0, 0, max_slab_bytes)
             .map_err(|e| Hdf4Error::Unsupported(e.to_string()))?;
-        let mut table = ChunkTable::missing(slabs.len());
+        let mut table = ChunkTable::missing(slabs.len()).owned_in(self.budget);
         for (slot, slab) in slabs.iter().enumerate() {
             let ChunkEntry::Source { offset, length, .. } = *slab else { continue };
             let bytes = stored
@@ -333,7 +339,7 @@ impl Layout<'_> {
         let found = self.chunk_list(file, index, chunked, &grid, chunk_bytes)?;
         let zlib_chain = found.iter().any(|(_, f)| matches!(f, Found::Zlib(..)));
         let codecs = if zlib_chain { self.zlib() } else { CodecChain::raw(self.endian) };
-        let mut table = ChunkTable::missing(count as usize);
+        let mut table = ChunkTable::missing(count as usize).owned_in(self.budget);
         let mut decoded = 0u64;
         for (linear, f) in found {
             let entry = match f {

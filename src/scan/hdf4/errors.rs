@@ -4,7 +4,7 @@
 /// caller's [`ScanError`](crate::scan::ScanError) adds it).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Hdf4Error {
+pub(crate) enum Hdf4Error {
     /// Reading bytes of the file failed (or the range lies past its end).
     #[error("reading {what}: {source}")]
     Read {

@@ -105,7 +105,7 @@ impl FileContext<'_> {
         };
         let grid =
             ChunkGrid::regular(&v.shape, chunk_shape).map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?;
+        let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?.owned_in(&self.options.owned_budget);
         let mut stored: Vec<(Vec<u64>, StoredChunk)> = Vec::new();
         let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
         let mut visit = |origin: &[u64], chunk: StoredChunk| stored.push((origin.to_vec(), chunk));
@@ -164,7 +164,7 @@ impl FileContext<'_> {
                 copied: None,
             });
         };
-        let mut chunks = ChunkTable::missing(slabs.len());
+        let mut chunks = ChunkTable::missing(slabs.len()).owned_in(&self.options.owned_budget);
         for (linear, slab) in slabs.iter().enumerate() {
             let ChunkEntry::Source { offset, length, .. } = *slab else { continue };
             let (first, count) = (offset / packed_size, length / packed_size);
@@ -183,7 +183,7 @@ impl FileContext<'_> {
         let chunk_shape: Vec<u64> = v.shape.iter().map(|&n| n.max(1)).collect();
         let grid = ChunkGrid::regular(&v.shape, &chunk_shape)
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
-        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize);
+        let mut chunks = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&self.options.owned_budget);
         let one = grid.num_chunks() == 1;
         if one {
             let len = v.shape.iter().product::<u64>() * repack.source_size as u64;

@@ -57,10 +57,7 @@ mod types;
 use lists::{read_attributes, read_dimensions, read_magic, read_numrecs, read_variables};
 use placement::{record_or_variable_size, record_stride, streamed_numrecs, Placement};
 use reader::{invalid, Reader};
-pub use types::{
-    AttrValue, Attribute, Cdf3Version, Dimension, Header, HeaderError, NcType, Variable, MAX_ATTRIBUTE_BYTES,
-    MAX_HEADER_BYTES, MAX_RANK,
-};
+pub(crate) use types::{AttrValue, Attribute, Header, HeaderError, NcType, Variable, MAX_HEADER_BYTES};
 
 /// A variable as read from the header, before its layout is computed.
 struct RawVariable {
@@ -95,7 +92,7 @@ impl RawVariable {
 ///   size that overflows 64 bits, or data overlapping the header;
 /// - [`HeaderError::DataOutOfBounds`] if a variable's data (all `numrecs` records of a record
 ///   variable) does not lie inside the file.
-pub fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, HeaderError> {
+pub(crate) fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, HeaderError> {
     if bytes.len() as u64 > file_len {
         let given = bytes.len();
         return Err(invalid(0, format!("{given} bytes were given for a {file_len}-byte file")));

@@ -123,7 +123,7 @@ mod tests {
     use crate::dataset::{ChunkTable, OwnedBytes};
 
     fn array(entries: Vec<ChunkEntry>, owned: Vec<u8>) -> VirtualArray {
-        let chunks = ChunkTable::from_entries(entries, OwnedBytes::from_vec(owned).unwrap());
+        let chunks = ChunkTable::from_entries(entries, OwnedBytes::from_vec(owned, &Default::default()).unwrap());
         VirtualArray {
             path: "v".into(),
             metadata: crate::metadata::ArrayMetadata::from_json(&serde_json::json!({
@@ -177,7 +177,7 @@ mod tests {
         renumbered[0] = ChunkEntry::Source { source: 1, offset: 100, length: 50 };
         renumbered[3] = ChunkEntry::Source { source: 0, offset: 0, length: 8 };
         let mut table = array(renumbered, vec![1, 2, 3]);
-        table.chunks.owned = OwnedBytes::from_vec(vec![1, 2, 3]).unwrap();
+        table.chunks.owned = OwnedBytes::from_vec(vec![1, 2, 3], &Default::default()).unwrap();
         assert_eq!(references_digest(&table, swapped).unwrap(), reference);
     }
 }

@@ -36,9 +36,9 @@ use icechunk::{Repository, Store};
 use tokio::sync::RwLock;
 
 use super::nodes::{check_nodes, icechunk_array_json, indices, owned_bytes, set_json, set_refs, sources, Sources};
-use super::read::StoredBranch;
 use super::snapshot::write_owned;
 use super::write::{open_or_create, properties, write_config};
+use super::StoredBranch;
 use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;

@@ -3,7 +3,7 @@
 //! headers that must round-trip; none may panic.
 
 use super::reader::pad4;
-use super::types::{NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE};
+use super::types::{Cdf3Version, Dimension, NC_ATTRIBUTE, NC_DIMENSION, NC_VARIABLE};
 use super::*;
 use netcdf::types::{FloatType, IntType, NcTypeDescriptor, NcVariableType};
 use netcdf::AttributeValue as NcValue;

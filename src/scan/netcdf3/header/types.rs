@@ -5,11 +5,11 @@ use thiserror::Error;
 
 /// Largest header vzarr parses (bytes). Real headers are far smaller: 20,000 variables with a few
 /// attributes each take a few MiB.
-pub const MAX_HEADER_BYTES: u64 = 128 << 20;
+pub(crate) const MAX_HEADER_BYTES: u64 = 128 << 20;
 /// Largest attribute value vzarr reads (bytes).
-pub const MAX_ATTRIBUTE_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_ATTRIBUTE_BYTES: u64 = 32 << 20;
 /// Most dimensions a variable may have (libnetcdf's `NC_MAX_VAR_DIMS`).
-pub const MAX_RANK: u64 = 1024;
+pub(crate) const MAX_RANK: u64 = 1024;
 
 /// Tag of a list of dimensions.
 pub(super) const NC_DIMENSION: u32 = 0x0A;
@@ -20,7 +20,7 @@ pub(super) const NC_ATTRIBUTE: u32 = 0x0C;
 
 /// Which NetCDF-3 variant a file is (the byte after `CDF` in the magic number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cdf3Version {
+pub(crate) enum Cdf3Version {
     /// CDF-1 (`CDF\x01`): 32-bit counts and offsets.
     Classic,
     /// CDF-2 (`CDF\x02`): 32-bit counts, 64-bit `begin` offsets.
@@ -32,7 +32,8 @@ pub enum Cdf3Version {
 impl Cdf3Version {
     /// The version byte that follows `CDF` in the magic number: 1, 2 or 5.
     #[must_use]
-    pub fn magic_byte(self) -> u8 {
+    #[cfg(test)]
+    pub(crate) fn magic_byte(self) -> u8 {
         match self {
             Self::Classic => 1,
             Self::Offset64 => 2,
@@ -71,7 +72,7 @@ impl Cdf3Version {
 
 /// External type of a variable or attribute (`nc_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NcType {
+pub(crate) enum NcType {
     /// `NC_BYTE` (1): signed 8-bit integer.
     Byte,
     /// `NC_CHAR` (2): 8-bit character.
@@ -99,7 +100,7 @@ pub enum NcType {
 impl NcType {
     /// Size in bytes of one value in the file.
     #[must_use]
-    pub fn size(self) -> u64 {
+    pub(crate) fn size(self) -> u64 {
         match self {
             Self::Byte | Self::Char | Self::UByte => 1,
             Self::Short | Self::UShort => 2,
@@ -110,7 +111,7 @@ impl NcType {
 
     /// The `nc_type` code stored in the header (`NC_BYTE` = 1 ... `NC_UINT64` = 11).
     #[must_use]
-    pub fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         match self {
             Self::Byte => 1,
             Self::Char => 2,
@@ -128,7 +129,7 @@ impl NcType {
 
     /// The type with `nc_type` code `code`, if the code is one of 1..=11.
     #[must_use]
-    pub fn from_code(code: u32) -> Option<Self> {
+    pub(crate) fn from_code(code: u32) -> Option<Self> {
         const ALL: [NcType; 11] = [
             NcType::Byte,
             NcType::Char,
@@ -148,7 +149,7 @@ impl NcType {
 
     /// The type's name in netCDF's CDL (`byte`, `char`, ..., `uint64`).
     #[must_use]
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Byte => "byte",
             Self::Char => "char",
@@ -166,14 +167,14 @@ impl NcType {
 
     /// Whether only CDF-5 files may use this type (ubyte, ushort, uint, int64, uint64).
     #[must_use]
-    pub fn is_cdf5_only(self) -> bool {
+    pub(crate) fn is_cdf5_only(self) -> bool {
         self.code() >= 7
     }
 
     /// netCDF's default fill value for this type (`NC_FILL_BYTE` ... `NC_FILL_UINT64`), as a
     /// one-element value. Used where a variable has no `_FillValue` attribute.
     #[must_use]
-    pub fn default_fill(self) -> AttrValue {
+    pub(crate) fn default_fill(self) -> AttrValue {
         match self {
             Self::Byte => AttrValue::Bytes(vec![-127]),
             Self::Char => AttrValue::Text(vec![0]),
@@ -194,7 +195,7 @@ impl NcType {
 /// The values of an attribute, decoded from big-endian. `Text` keeps the raw bytes of a char
 /// attribute (no trimming of trailing NULs, no assumed encoding).
 #[derive(Debug, Clone, PartialEq)]
-pub enum AttrValue {
+pub(crate) enum AttrValue {
     /// `NC_BYTE` values.
     Bytes(Vec<i8>),
     /// `NC_CHAR` values (raw bytes).
@@ -222,7 +223,7 @@ pub enum AttrValue {
 impl AttrValue {
     /// The external type of these values.
     #[must_use]
-    pub fn nc_type(&self) -> NcType {
+    pub(crate) fn nc_type(&self) -> NcType {
         match self {
             Self::Bytes(_) => NcType::Byte,
             Self::Text(_) => NcType::Char,
@@ -240,7 +241,7 @@ impl AttrValue {
 
     /// Number of values (`nelems`).
     #[must_use]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Self::Bytes(v) => v.len(),
             Self::Text(v) | Self::UBytes(v) => v.len(),
@@ -254,17 +255,11 @@ impl AttrValue {
             Self::UInt64s(v) => v.len(),
         }
     }
-
-    /// Whether there are no values.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A named attribute (global or of a variable), in header order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Attribute {
+pub(crate) struct Attribute {
     /// Attribute name (UTF-8).
     pub name: String,
     /// Attribute values.
@@ -273,7 +268,7 @@ pub struct Attribute {
 
 /// A dimension, in header order (its index is its dimension id).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dimension {
+pub(crate) struct Dimension {
     /// Dimension name.
     pub name: String,
     /// Length in elements; for the record dimension this is the header's `numrecs` (the file
@@ -285,7 +280,7 @@ pub struct Dimension {
 
 /// A variable, in header order, with its layout computed from the shape (not from `vsize`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Variable {
+pub(crate) struct Variable {
     /// Variable name.
     pub name: String,
     /// Indices into [`Header::dimensions`], slowest-varying first.
@@ -310,7 +305,7 @@ impl Variable {
     /// The fill value: the `_FillValue` attribute when it holds exactly one value of the
     /// variable's type, otherwise [`NcType::default_fill`].
     #[must_use]
-    pub fn fill_value(&self) -> AttrValue {
+    pub(crate) fn fill_value(&self) -> AttrValue {
         self.attributes
             .iter()
             .find(|a| a.name == "_FillValue")
@@ -323,7 +318,7 @@ impl Variable {
 
 /// A parsed NetCDF-3 header.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Header {
+pub(crate) struct Header {
     /// CDF-1, CDF-2 or CDF-5.
     pub version: Cdf3Version,
     /// Number of records: as stored, or computed from the file length when `streaming`.
@@ -347,7 +342,7 @@ pub struct Header {
 /// Why a header could not be parsed.
 #[non_exhaustive]
 #[derive(Debug, Error)]
-pub enum HeaderError {
+pub(crate) enum HeaderError {
     /// The header continues past the bytes given: read at least `at_least` bytes of the file
     /// (a lower bound, always more than was given and never more than the file length) and parse
     /// again. A corrupt count can ask for up to the whole file, so callers should cap the prefix

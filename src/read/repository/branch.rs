@@ -9,8 +9,9 @@
 //! modified after the repository was written is refused, as Icechunk would) and fingerprinted (size,
 //! modification time) for the reader's own checks.
 //!
-//! Store-owned chunks (inline or chunk objects of the repository) are copied into memory: they are
-//! the few rewritten chunks and small coordinates. The chunk table is dense (24 bytes a chunk), and
+//! Store-owned chunks (inline or chunk objects of the repository) are copied into owned bytes: the
+//! few rewritten chunks and small coordinates, counted in the budget `append` and `compact` give
+//! (`read_branch` alone keeps them in memory). The chunk table is dense (24 bytes a chunk), and
 //! never larger than the chunks the manifests list allow for (see [`MAX_SPARSE_FACTOR`]).
 
 use std::collections::HashMap;
@@ -23,21 +24,20 @@ use icechunk::repository::VersionInfo;
 use icechunk::{Repository, Store};
 use serde::Deserialize;
 
-use super::digest::references_digest;
-use super::location::storage;
-use super::{IcechunkError, SUMMARY_PROPERTY};
-use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, GroupNode, OwnedBytesBudget, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
 use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::source::{is_url, RemoteOptions};
 use crate::store::StoreInfo;
+use crate::store::{references_digest, storage, StoredBranch};
+use crate::store::{IcechunkError, SUMMARY_PROPERTY};
 
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.
 ///
 /// Needs feature `icechunk`.
-pub const MAX_SPARSE_FACTOR: u64 = 64;
+pub(crate) const MAX_SPARSE_FACTOR: u64 = 64;
 
 /// The sources met so far: location -> id, and the strictest checksum seen for each.
 #[derive(Default)]
@@ -119,23 +119,6 @@ fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
     Ok(())
 }
 
-/// A branch's dataset as the repository records it, without touching any source (for `append`,
-/// which must work with the old source files moved away).
-///
-/// Needs feature `icechunk`.
-#[derive(Debug, Clone)]
-pub struct StoredBranch {
-    /// The dataset. Its sources carry no size (0) and, as modification time, the references'
-    /// checksum (whole seconds) when they have one: see [`refresh_sources`] for the files read again.
-    pub dataset: VirtualDataset,
-    /// The snapshot read (the branch's tip when it was read).
-    pub snapshot: String,
-    /// Per source id: its virtual chunk URL.
-    urls: Vec<String>,
-    /// Per source id: the references' checksum (seconds since the epoch).
-    checksums: Vec<Option<u32>>,
-}
-
 /// The dataset on `branch` of the repository at `repo`, sources as recorded (not fingerprinted).
 ///
 /// # Errors
@@ -144,7 +127,18 @@ pub struct StoredBranch {
 ///
 /// Needs feature `icechunk`.
 pub async fn read_branch(repo: &str, branch: &str, remote: &RemoteOptions) -> Result<StoredBranch, IcechunkError> {
-    guarded(repo, read_branch_unguarded(repo, branch, remote)).await
+    read_branch_in(repo, branch, remote, &OwnedBytesBudget::unlimited()).await
+}
+
+/// [`read_branch`], the store-owned chunks counted in `budget` (past it they spill): what `append`
+/// and `compact` read a branch with.
+pub(crate) async fn read_branch_in(
+    repo: &str,
+    branch: &str,
+    remote: &RemoteOptions,
+    budget: &OwnedBytesBudget,
+) -> Result<StoredBranch, IcechunkError> {
+    guarded(repo, read_branch_unguarded(repo, branch, remote, budget)).await
 }
 
 /// `work` on the repository at `repo`, a panic in it (Icechunk panics on some damaged snapshots: an
@@ -172,10 +166,11 @@ async fn read_branch_unguarded(
     repo: &str,
     branch: &str,
     remote: &RemoteOptions,
+    budget: &OwnedBytesBudget,
 ) -> Result<StoredBranch, IcechunkError> {
     let (repository, snapshot) = open_branch(repo, branch, remote).await?;
     let version = VersionInfo::SnapshotId(snapshot.clone());
-    let mut stored = read_version(&repository, &version, repo).await?;
+    let mut stored = read_version(&repository, &version, repo, budget).await?;
     stored.snapshot = snapshot.to_string();
     Ok(stored)
 }
@@ -233,7 +228,7 @@ fn read_config() -> icechunk::RepositoryConfig {
 /// repository was written.
 ///
 /// Needs feature `icechunk`.
-pub async fn refresh_sources(
+pub(crate) async fn refresh_sources(
     stored: &mut StoredBranch,
     locations: &[String],
     remote: &RemoteOptions,
@@ -254,6 +249,7 @@ async fn read_version(
     repository: &Repository,
     version: &VersionInfo,
     repo: &str,
+    budget: &OwnedBytesBudget,
 ) -> Result<StoredBranch, IcechunkError> {
     // Errors name the snapshot file, what was being read from it, and the cause.
     let snapshot = match version {
@@ -293,7 +289,7 @@ async fn read_version(
             ParsedNode::Array(metadata) => {
                 let chunks = {
                     let session = session.read().await;
-                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources)
+                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources, budget)
                         .await
                         .map_err(|e| bad(format!("reading its chunks (manifests of {snapshot}): {}", damaged(&e))))?
                 };
@@ -488,11 +484,12 @@ async fn chunk_table(
     path: &str,
     metadata: &ArrayMetadata,
     sources: &mut SourceIds,
+    budget: &OwnedBytesBudget,
 ) -> Result<ChunkTable, String> {
     let grid = &metadata.chunk_grid;
     let grid_shape = grid.grid_shape();
     let mut listed: Vec<(u64, ChunkEntry)> = Vec::new();
-    let mut owned = crate::dataset::OwnedBytes::new();
+    let mut owned = crate::dataset::OwnedBytes::with_budget(budget);
     let mut chunks = std::pin::pin!(session.array_chunk_iterator(node).await);
     while let Some(info) = chunks.next().await {
         let info = info.map_err(|e| e.to_string())?;
