@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
-use vzarr::parts::Shard;
+use vzarr::pipeline::Shard;
 use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
 use vzarr::scan::Sidecars;
 use vzarr::store::IcechunkOptions;
