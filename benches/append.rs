@@ -9,7 +9,7 @@ mod common;
 
 use common::{archive_dir, ensure_archive, files_arg, time};
 
-use vzarr::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions};
+use vzarr::pipeline::{runtime, AppendTo, Archive};
 use vzarr::combine::{combine, CombineOptions};
 use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{NativeWriter, WriteOptions, Writer};
@@ -31,15 +31,12 @@ fn main() {
     let (fresh, appended) = (dir.with_extension("fresh.vzarr"), dir.with_extension("appended.vzarr"));
     let scan_all = time(|| write(&paths, &fresh));
     write(&paths[..files - 1], &appended);
+    // The append a user runs (`vzarr append`, `Archive::append_to`): load the store, rescan its last
+    // file, scan the new one, splice, write atomically.
+    let runtime = runtime().unwrap();
     let append = time(|| {
-        let stored = load_native(&appended, &Default::default()).unwrap();
-        let recorded = recorded_options(&stored, "bench").unwrap();
-        let last: Vec<_> = files_to_rescan(&stored, &recorded, "bench").unwrap().into_iter().map(Into::into).collect();
-        let last = scan_files(&last, &recorded.scan, &|_, _| {}).unwrap();
-        let new = scan_files(&paths[files - 1..], &recorded.scan, &|_, _| {}).unwrap();
-        let none = |_: &str, _: u64| Err("not needed".to_string());
-        let dataset = plan_append(&stored, last, new, &AppendOptions::default(), "bench", &none).unwrap();
-        NativeWriter.write(&dataset, &appended, &WriteOptions { overwrite: true }).unwrap();
+        let archive = Archive::new([paths[files - 1].as_os_str()]);
+        archive.append_to(&appended, &AppendTo::default(), runtime.handle(), &|_| {}).unwrap();
     });
     let manifest = |store: &std::path::Path| std::fs::read(store.join("sst/manifest.bin")).unwrap();
     assert!(manifest(&fresh) == manifest(&appended), "appended and fresh manifests differ");

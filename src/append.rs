@@ -134,29 +134,29 @@ pub enum AppendError {
 
 /// How to append.
 #[derive(Debug, Clone, Default)]
-pub struct AppendOptions {
+pub(crate) struct AppendOptions {
     /// Accept new files that open a gap along the appended dimension in a store without gaps.
     /// Default: false (refused: a daily job that skipped a day should not go unnoticed).
-    pub allow_gaps: bool,
+    pub(crate) allow_gaps: bool,
     /// The line prepended to the root `history` attribute when the store was made with one (a fresh
     /// scan's line). Default: none (the stored line is kept).
-    pub history: Option<String>,
+    pub(crate) history: Option<String>,
 }
 
 /// Reads the stored values of a coordinate array (`path`, its first `count` rows): needed only when
 /// new files bring time units that force re-encoding a coordinate the store holds as references.
-pub type CoordinateReader<'a> = dyn Fn(&str, u64) -> Result<Vec<f64>, String> + 'a;
+pub(crate) type CoordinateReader<'a> = dyn Fn(&str, u64) -> Result<Vec<f64>, String> + 'a;
 
 /// What the store records about how it was made, turned into options.
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// The combine options (without a history line).
-    pub combine: CombineOptions,
+    pub(crate) combine: CombineOptions,
     /// The scan options for new files (`concat_dims`, `skip_unsupported`, `max_slab_bytes`; the
     /// caller adds runtime and remote settings).
-    pub scan: ScanOptions,
+    pub(crate) scan: ScanOptions,
     /// Index in `combine.dims` of the dimension appended along (the one existing dimension).
-    pub dim: usize,
+    pub(crate) dim: usize,
 }
 
 /// The options `stored` was combined and scanned with.
@@ -164,7 +164,7 @@ pub struct Recorded {
 /// # Errors
 /// [`AppendError::NotAppendable`] for a store written before appending was supported, one made from
 /// a single file without `--concat`, or one concatenated along several existing dimensions.
-pub fn recorded_options(stored: &VirtualDataset, store: &str) -> Result<Recorded, AppendError> {
+pub(crate) fn recorded_options(stored: &VirtualDataset, store: &str) -> Result<Recorded, AppendError> {
     let not = |reason: &str| AppendError::NotAppendable { store: store.to_string(), reason: reason.to_string() };
     let provenance = &stored.provenance;
     let recipe: &Recipe = provenance.recipe.as_ref().ok_or_else(|| {
@@ -204,7 +204,7 @@ pub fn recorded_options(stored: &VirtualDataset, store: &str) -> Result<Recorded
 ///
 /// # Errors
 /// [`AppendError::NotAppendable`] when the provenance does not say which files hold the end.
-pub fn files_to_rescan(stored: &VirtualDataset, recorded: &Recorded, store: &str) -> Result<Vec<String>, AppendError> {
+pub(crate) fn files_to_rescan(stored: &VirtualDataset, recorded: &Recorded, store: &str) -> Result<Vec<String>, AppendError> {
     let k = recorded.dim;
     let boxes = &stored.provenance.boxes;
     let end = boxes.iter().filter_map(|b| b.ranges.get(k).map(|r| r.0 + r.1)).max();
@@ -230,7 +230,7 @@ pub fn files_to_rescan(stored: &VirtualDataset, recorded: &Recorded, store: &str
 ///
 /// # Errors
 /// [`AppendError`] naming the file and variable that does not fit; nothing is written.
-pub fn plan_append(
+pub(crate) fn plan_append(
     stored: &VirtualDataset,
     last: Vec<VirtualDataset>,
     new: Vec<VirtualDataset>,
