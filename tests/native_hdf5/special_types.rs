@@ -451,6 +451,12 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     let rows: Vec<Vec<i16>> = shorts.chunks_exact(3).map(<[i16]>::to_vec).collect();
     assert_eq!(root["attributes"]["grid"], json!(rows));
     assert!(root["attributes"].get("blob").is_none(), "{root}");
+    // zarr-python reads them through the kerchunk export as h5py reads the file.
+    let Some(python) = crate::interop::python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
+    let stdout = super::python_check_on_export(&python, &script, &store_path, &file);
+    assert!(stdout.contains("d special attributes: 8 attributes"), "{stdout}");
+    assert!(stdout.contains("/ special attributes: 3 attributes"), "{stdout}");
 }
 
 /// Standard base64 with padding (RFC 4648), as the test's own encoder.
