@@ -360,7 +360,9 @@ fn build(
 fn node_text(key: &str, value: Value, view: &mut ReferenceView, path: &str) -> Result<(bool, String), KeyError> {
     let fail = |reason: String| (key.to_string(), reason);
     let mut node = match value {
-        Value::String(text) => crate::metadata::from_text(text.as_bytes()).map_err(|e| fail(format!("not JSON: {e}")))?,
+        Value::String(text) => {
+            crate::metadata::from_text(text.as_bytes()).map_err(|e| fail(format!("not JSON: {e}")))?
+        }
         value @ Value::Object(_) => value,
         _ => return Err(fail("a metadata document that is not JSON text".into())),
     };

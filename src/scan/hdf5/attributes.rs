@@ -40,13 +40,16 @@ pub(crate) const BOOKKEEPING: [&str; 10] = [
 /// How an attribute's bytes are written when JSON text cannot hold them: standard base64.
 pub(crate) const BASE64: &str = "base64";
 
+/// Resolves a global heap reference to the bytes of its values of the given size.
+pub(crate) type ResolveHeap<'a> = &'a dyn Fn(&[u8], usize) -> Result<Vec<u8>, String>;
+
 /// The variable-length data of an attribute's object: its global heap references (`count`, heap
 /// address of `offset_size` bytes, index) resolved to bytes.
 pub(crate) struct Heap<'a> {
     /// Bytes of a file address.
     pub(crate) offset_size: usize,
     /// The bytes a reference names, for values of the given size (its count times that size).
-    pub(crate) resolve: &'a dyn Fn(&[u8], usize) -> Result<Vec<u8>, String>,
+    pub(crate) resolve: ResolveHeap<'a>,
 }
 
 /// The JSON value of an attribute and how its bytes are encoded (None: plain JSON; [`BASE64`]), or
@@ -386,16 +389,10 @@ mod tests {
         let be = ByteOrder::BigEndian;
         let short = |byte_order| Datatype::FixedPoint { size: 2, signed: true, byte_order };
         assert_eq!(json(&attr(short(le), vec![], vec![0xfd, 0xff])).unwrap(), Value::from(-3));
-        assert_eq!(
-            json(&attr(short(be), vec![2], vec![0, 1, 0xff, 0xfe])).unwrap(),
-            serde_json::json!([1, -2])
-        );
+        assert_eq!(json(&attr(short(be), vec![2], vec![0, 1, 0xff, 0xfe])).unwrap(), serde_json::json!([1, -2]));
         let float = Datatype::FloatingPoint { size: 4, byte_order: le };
         let raw: Vec<u8> = [1.5f32, f32::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(
-            json(&attr(float, vec![2], raw)).unwrap(),
-            serde_json::json!([1.5, float_attribute(f64::NAN)])
-        );
+        assert_eq!(json(&attr(float, vec![2], raw)).unwrap(), serde_json::json!([1.5, float_attribute(f64::NAN)]));
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
         assert_eq!(json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
@@ -462,10 +459,7 @@ mod tests {
     #[test]
     fn bitfields_are_unsigned_integers() {
         let bits = Datatype::Bitfield { size: 2, byte_order: ByteOrder::BigEndian };
-        assert_eq!(
-            json(&attr(bits, vec![2], vec![0xff, 0xfe, 0, 1])).unwrap(),
-            serde_json::json!([65534, 1])
-        );
+        assert_eq!(json(&attr(bits, vec![2], vec![0xff, 0xfe, 0, 1])).unwrap(), serde_json::json!([65534, 1]));
     }
 
     #[test]

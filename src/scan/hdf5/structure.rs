@@ -176,7 +176,8 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
             group.resolve_vlen_reference_bytes(reference, size).map_err(|e| e.to_string())
         };
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
-        let (values, notes) = attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
+        let (values, notes) =
+            attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
         out.groups[index].attributes = group_attributes_of(&path, values, &notes, &mut out.dropped_attributes);
     }
     let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
