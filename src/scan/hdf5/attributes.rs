@@ -335,7 +335,9 @@ fn nested(flat: Vec<Value>, dims: &[u64]) -> Value {
     match dims {
         [] | [_] => Value::Array(flat),
         [_, rest @ ..] => {
-            let inner = rest.iter().map(|&d| d as usize).product::<usize>().max(1);
+            // Dimensions come from the file: saturate (a zero-length one leaves `flat` empty).
+            let inner = rest.iter().fold(1usize, |n, &d| n.saturating_mul(usize::try_from(d).unwrap_or(usize::MAX)));
+            let inner = inner.max(1);
             let mut items = flat.into_iter();
             let rows = (0..).map_while(|_| {
                 let row: Vec<Value> = items.by_ref().take(inner).collect();
