@@ -32,6 +32,9 @@
 //!   values are such paths. `vzarr.virtualizarr.Parser(links_and_references=True)` gives both as
 //!   VirtualiZarr's HDFParser does (paths relative to the object, the draft Links and Object
 //!   References and ref conventions).
+//! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
+//!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
+//!   bytes (h5py gives them as `numpy.void` and `bytes`).
 //!
 //! `attribute_types` also names `complex64`/`complex128` for complex attributes (h5py's compound of
 //! two floats `r`, `i`), whose JSON values are objects `{"r": .., "i": ..}` (lists of them for
@@ -74,6 +77,9 @@ pub struct ArrayNotes {
     pub object_references: Option<Vec<u64>>,
     /// The attributes whose values are the paths HDF5 object references name.
     pub reference_attributes: std::collections::BTreeSet<String>,
+    /// How attributes whose bytes JSON text cannot hold (opaque values, strings that are not UTF-8)
+    /// are written: attribute name -> `"base64"` (each value the base64 text of its bytes).
+    pub encodings: BTreeMap<String, String>,
 }
 
 impl ArrayNotes {
@@ -91,6 +97,7 @@ impl ArrayNotes {
         self.types.retain(|name, t| attributes.get(name.as_str()).is_some_and(|v| holds_values(v, *t)));
         self.shapes.retain(|name, _| attributes.contains_key(name.as_str()));
         self.reference_attributes.retain(|name| attributes.contains_key(name.as_str()));
+        self.encodings.retain(|name, _| attributes.contains_key(name.as_str()));
     }
 
     /// The extension field's value for an array with `attributes`, or None when there is nothing to
@@ -109,6 +116,12 @@ impl ArrayNotes {
             .filter(|(name, _)| attributes.contains_key(name.as_str()))
             .map(|(name, shape)| (name.clone(), Value::from(shape.clone())))
             .collect();
+        let encodings: Map<String, Value> = self
+            .encodings
+            .iter()
+            .filter(|(name, _)| attributes.contains_key(name.as_str()))
+            .map(|(name, encoding)| (name.clone(), Value::from(encoding.as_str())))
+            .collect();
         let storage = [("copied_chunks", &self.copied_chunks), ("fill_value", &self.fill_value)];
         let references: Vec<Value> = self
             .reference_attributes
@@ -118,6 +131,7 @@ impl ArrayNotes {
             .collect();
         if types.is_empty()
             && shapes.is_empty()
+            && encodings.is_empty()
             && references.is_empty()
             && self.object_references.is_none()
             && self.withheld.is_empty()
@@ -136,6 +150,9 @@ impl ArrayNotes {
         }
         if !shapes.is_empty() {
             field["attribute_shapes"] = Value::Object(shapes);
+        }
+        if !encodings.is_empty() {
+            field["attribute_encodings"] = Value::Object(encodings);
         }
         if !references.is_empty() {
             field["reference_attributes"] = Value::Array(references);
@@ -186,6 +203,13 @@ impl ArrayNotes {
                     .ok_or_else(|| invalid(format!("attribute {name}: shape {value} is not a list of integers")))?;
                 notes.shapes.insert(name.clone(), shape);
             }
+        }
+        if let Some(encodings) = object.get("attribute_encodings") {
+            let encodings = encodings
+                .as_object()
+                .filter(|m| m.values().all(|v| v == "base64"))
+                .ok_or_else(|| invalid("attribute_encodings is not an object of \"base64\"".into()))?;
+            notes.encodings = encodings.iter().map(|(name, _)| (name.clone(), "base64".to_string())).collect();
         }
         if let Some(names) = object.get("reference_attributes") {
             let names = names

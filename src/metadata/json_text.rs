@@ -51,46 +51,53 @@ fn non_finite_token(value: &Value) -> Option<&str> {
 }
 
 /// A document as pretty-printed text (two-space indents, as `serde_json::to_string_pretty`), with
-/// non-finite markers as bare tokens.
+/// non-finite markers as bare tokens. Leaves are written straight into the text (no copy of a long
+/// string attribute is made on the way).
 pub fn to_text(doc: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_value(&mut out, doc, 0);
-    out
+    // Only `serde_json`'s output and ASCII punctuation were written: always UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn write_value(out: &mut String, value: &Value, depth: usize) {
+fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) {
     if let Some(token) = non_finite_token(value) {
-        out.push_str(token);
+        out.extend_from_slice(token.as_bytes());
         return;
     }
-    let indent = |out: &mut String, depth: usize| out.extend(std::iter::repeat_n("  ", depth));
+    let indent = |out: &mut Vec<u8>, depth: usize| out.extend(std::iter::repeat_n(b"  ", depth).flatten());
     match value {
         Value::Array(items) if !items.is_empty() => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                 indent(out, depth + 1);
                 write_value(out, item, depth + 1);
             }
-            out.push('\n');
+            out.push(b'\n');
             indent(out, depth);
-            out.push(']');
+            out.push(b']');
         }
         Value::Object(map) if !map.is_empty() => {
-            out.push('{');
+            out.push(b'{');
             for (i, (key, item)) in map.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                 indent(out, depth + 1);
-                out.push_str(&Value::from(key.as_str()).to_string());
-                out.push_str(": ");
+                write_leaf(out, key);
+                out.extend_from_slice(b": ");
                 write_value(out, item, depth + 1);
             }
-            out.push('\n');
+            out.push(b'\n');
             indent(out, depth);
-            out.push('}');
+            out.push(b'}');
         }
-        leaf => out.push_str(&leaf.to_string()),
+        leaf => write_leaf(out, leaf),
     }
+}
+
+/// Appends the compact JSON of `leaf` (writing into a `Vec` cannot fail).
+fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, leaf: &T) {
+    let _ = serde_json::to_writer(out, leaf);
 }
 
 /// Parses a document, accepting the bare tokens `NaN`, `Infinity` and `-Infinity` (outside strings)

@@ -92,15 +92,12 @@ pub(crate) async fn open(location: &str, options: &OpenOptions) -> Result<Opened
     let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(url_location(url), 0, None));
     let mut view = ReferenceView::parquet();
     let (mut groups, mut infos) = (Vec::new(), Vec::new());
-    for (key, doc) in &v3 {
+    // `to_v3` gives each node's `zarr.json` as a JSON object.
+    for (key, node) in v3 {
         let path = key.strip_suffix("zarr.json").map(|p| p.trim_end_matches('/')).unwrap_or_default();
-        let node = doc
-            .as_str()
-            .map(|text| crate::metadata::from_text(text.as_bytes()))
-            .transpose()
-            .map_err(|e| e.to_string())
-            .and_then(|node| node.ok_or_else(|| "not JSON text".to_string()))
-            .map_err(|reason| bad(&zmetadata_path, format!("{key:?}"), reason))?;
+        if !node.is_object() {
+            return Err(bad(&zmetadata_path, format!("{key:?}"), "not a JSON object".into()));
+        }
         let invalid = |e: crate::metadata::MetadataError| bad(&zmetadata_path, format!("{path:?}"), e.to_string());
         if crate::metadata::node_type(&node).map_err(invalid)? != "array" {
             view.insert_group(path, &group_from_json(&node).map_err(invalid)?);

@@ -34,7 +34,7 @@ use super::sources::SourceRegistry;
 use super::{OpenOptions, ReadError};
 use crate::dataset::ChunkStats;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{group_from_json, group_json, to_text, ArrayMetadata};
+use crate::metadata::{group_from_json, to_text, ArrayMetadata};
 use crate::source::{resolve_with, Location};
 use crate::store::{ArrayInfo, StoreInfo};
 
@@ -77,7 +77,7 @@ impl ReferenceView {
     /// Adds group `path` (other readers of references: `read/parquet_refs`).
     #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn insert_group(&mut self, path: &str, attributes: &crate::metadata::Attributes) {
-        self.nodes.insert(path.to_string(), to_text(&group_json(attributes)).into_bytes().into());
+        self.nodes.insert(path.to_string(), to_text(&crate::metadata::group_json(attributes)).into_bytes().into());
     }
 
     /// Adds array `path` with its chunks.
@@ -304,25 +304,13 @@ fn build(
     let mut view = ReferenceView::default();
     let mut groups = Vec::new();
     let mut arrays: Vec<String> = Vec::new();
-    for (key, value) in &doc.meta {
-        let Some(path) = node_path(key) else { continue };
-        let text = match value {
-            Value::String(text) => text.clone(),
-            Value::Object(_) => value.to_string(),
-            _ => return Err((key.clone(), "a metadata document that is not JSON text".into())),
-        };
-        let node: Value =
-            crate::metadata::from_text(text.as_bytes()).map_err(|e| (key.clone(), format!("not JSON: {e}")))?;
-        let invalid = |e: crate::metadata::MetadataError| (key.clone(), e.to_string());
-        if crate::metadata::node_type(&node).map_err(invalid)? == "array" {
-            let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
-            view.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
-            view.arrays.insert(path.to_string(), (metadata, Arc::default()));
-            arrays.push(path.to_string());
-        } else {
-            let attributes = group_from_json(&node).map_err(invalid)?;
-            view.nodes.insert(path.to_string(), to_text(&group_json(&attributes)).into_bytes().into());
-            groups.push(path.to_string());
+    for (key, value) in doc.meta {
+        let Some(path) = node_path(&key) else { continue };
+        let (array, text) = node_text(&key, value, &mut view, path)?;
+        view.nodes.insert(path.to_string(), text.into_bytes().into());
+        match array {
+            true => arrays.push(path.to_string()),
+            false => groups.push(path.to_string()),
         }
     }
     let mut keys: HashMap<String, Vec<(Box<str>, RawRef)>> = HashMap::new();
@@ -363,6 +351,40 @@ fn build(
         source_urls: Vec::new(),
     };
     Ok((view, info))
+}
+
+/// The `zarr.json` text vzarr serves for metadata key `key` (node `path`) whose value is `value`
+/// (JSON text, or an object), and whether the node is an array (its metadata then added to `view`).
+/// Each form of the document is dropped as soon as the next is made, and attributes are moved, not
+/// copied: a document whose attributes hold a 200 MB string is held at a small multiple of it.
+fn node_text(key: &str, value: Value, view: &mut ReferenceView, path: &str) -> Result<(bool, String), KeyError> {
+    let fail = |reason: String| (key.to_string(), reason);
+    let mut node = match value {
+        Value::String(text) => {
+            crate::metadata::from_text(text.as_bytes()).map_err(|e| fail(format!("not JSON: {e}")))?
+        }
+        value @ Value::Object(_) => value,
+        _ => return Err(fail("a metadata document that is not JSON text".into())),
+    };
+    let invalid = |e: crate::metadata::MetadataError| fail(e.to_string());
+    let attributes = match node.as_object_mut().and_then(|o| o.remove("attributes")) {
+        None | Some(Value::Null) => crate::metadata::Attributes::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(fail("invalid attributes: not an object".into())),
+    };
+    if crate::metadata::node_type(&node).map_err(invalid)? == "array" {
+        let mut metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
+        drop(node);
+        metadata.attributes = attributes;
+        let text = metadata.to_text();
+        view.arrays.insert(path.to_string(), (metadata, Arc::default()));
+        Ok((true, text))
+    } else {
+        group_from_json(&node).map_err(invalid)?;
+        drop(node);
+        let doc = serde_json::json!({"zarr_format": 3, "node_type": "group", "attributes": Value::Object(attributes)});
+        Ok((false, to_text(&doc)))
+    }
 }
 
 /// The node path of a metadata key (`zarr.json` -> `""`, `grp/tas/zarr.json` -> `grp/tas`).

@@ -363,3 +363,104 @@ fn array_datatypes_are_arrays_of_their_base_type_with_the_array_dimensions_appen
     let stdout = super::python_check_on_export(&python, &scripts.join("check_hdf5.py"), &atoms_store, &atoms);
     assert!(stdout.contains("sparse values") && stdout.contains("mdatom values"), "{stdout}");
 }
+
+/// The bytes libhdf5 reads for attribute `name` of dataset `object` (the root when empty), in the
+/// attribute's own file type (fixed-size types only).
+fn attribute_bytes(file: &Path, object: &str, name: &str) -> Vec<u8> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let attr = if object.is_empty() { f.attr(name) } else { f.dataset(object).unwrap().attr(name) }.unwrap();
+        let elements = attr.size();
+        let _lock = hdf5_sys::LOCK.lock();
+        // SAFETY: the type id is created and closed here; the buffer holds every element.
+        unsafe {
+            let t = hdf5_sys::h5a::H5Aget_type(attr.id());
+            let mut buf = vec![0u8; elements * hdf5_sys::h5t::H5Tget_size(t)];
+            assert!(hdf5_sys::h5a::H5Aread(attr.id(), t, buf.as_mut_ptr().cast()) >= 0, "H5Aread {name}");
+            hdf5_sys::h5t::H5Tclose(t);
+            buf
+        }
+    })
+}
+
+/// The sequences libhdf5 reads for variable-length attribute `name` of `object` (root when empty).
+fn attribute_sequences<T: hdf5::H5Type + Copy>(file: &Path, object: &str, name: &str) -> Vec<Vec<T>> {
+    with_hdf5_files(|| {
+        let f = hdf5::File::open(file).unwrap();
+        let attr = if object.is_empty() { f.attr(name) } else { f.dataset(object).unwrap().attr(name) }.unwrap();
+        let seqs = attr.read_raw::<hdf5::types::VarLenArray<T>>().unwrap();
+        seqs.iter().map(|s| s.as_slice().to_vec()).collect()
+    })
+}
+
+/// Issue 41: attributes of variable-length sequences, array types, opaque values and strings that
+/// are not UTF-8, which vzarr used to leave out, are kept as h5py shows them: sequences and array
+/// types as nested lists (their values and shapes libhdf5's), opaque values and non-UTF-8 strings
+/// as the base64 of the bytes libhdf5 reads, noted as such in the array's `vzarr` field. A group has
+/// no such field: its base64 attributes are left out with a warning, its lists kept.
+#[test]
+fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
+    use serde_json::{json, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("attribute_types.h5");
+    let dataset = scan(&file, &ScanOptions::default()).unwrap();
+    let warnings: Vec<String> = dataset.warnings.iter().map(|w| format!("{}: {}", w.variable, w.message)).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("attribute blob left out") && warnings[0].contains("group"), "{warnings:?}");
+    let store_path = scan_to_store(&file, dir.path(), "attrs.vzarr", &ScanOptions::default());
+    let store = open_store(&store_path);
+    let metadata = store.array("d").unwrap().reader().metadata().clone();
+    let attrs = &metadata.attributes;
+    let ints = attribute_sequences::<i32>(&file, "d", "seq");
+    assert_eq!(ints.iter().map(Vec::len).collect::<Vec<_>>(), [3, 0, 1], "the fixture's sequences");
+    assert_eq!(attrs["seq"], json!(ints));
+    let floats = attribute_sequences::<f64>(&file, "d", "seq_f8");
+    let floats: Vec<Vec<Value>> =
+        floats.iter().map(|s| s.iter().map(|&v| vzarr::metadata::float_attribute(v)).collect()).collect();
+    assert_eq!(attrs["seq_f8"], json!(floats));
+    let shorts: Vec<i16> =
+        attribute_bytes(&file, "d", "grid").chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+    let rows: Vec<Vec<Vec<i16>>> =
+        shorts.chunks_exact(6).map(|m| m.chunks_exact(3).map(<[i16]>::to_vec).collect()).collect();
+    assert_eq!(attrs["grid"], json!(rows), "int16[2][3] per element, shape kept");
+    assert_eq!(attrs["quad"], json!(attribute_bytes(&file, "d", "quad")));
+    let base64 = |bytes: &[u8]| Value::from(base64_text(bytes));
+    let blobs: Vec<Value> = attribute_bytes(&file, "d", "blob").chunks_exact(4).map(base64).collect();
+    assert_eq!(attrs["blob"], json!(blobs));
+    assert_eq!(attrs["one_blob"], base64(&attribute_bytes(&file, "d", "one_blob")));
+    let latin = attribute_bytes(&file, "d", "latin");
+    assert!(std::str::from_utf8(&latin).is_err());
+    assert_eq!(attrs["latin"], base64(&latin));
+    let vlen: Vec<Value> = with_hdf5_files(|| {
+        let f = hdf5::File::open(&file).unwrap();
+        let strings = f.dataset("d").unwrap().attr("latin_vlen").unwrap().read_raw::<hdf5::types::VarLenAscii>();
+        strings.unwrap().iter().map(|s| base64(s.as_bytes())).collect()
+    });
+    assert_eq!(attrs["latin_vlen"], json!(vlen));
+    assert_eq!(attrs["plain"], "text stays text");
+    let doc = vzarr::metadata::from_text(&store.node_metadata("d").unwrap()).unwrap();
+    let encoded: Vec<&str> = ["blob", "latin", "latin_vlen", "one_blob"].to_vec();
+    let noted = doc["vzarr"]["attribute_encodings"].as_object().unwrap();
+    assert_eq!(noted.keys().map(String::as_str).collect::<Vec<_>>(), encoded, "{doc}");
+    assert!(noted.values().all(|v| v == "base64"), "{doc}");
+    let root: Value = serde_json::from_slice(&store.node_metadata("").unwrap()).unwrap();
+    assert_eq!(root["attributes"]["seq"], json!(attribute_sequences::<i32>(&file, "", "seq")));
+    let shorts: Vec<i16> =
+        attribute_bytes(&file, "", "grid").chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+    let rows: Vec<Vec<i16>> = shorts.chunks_exact(3).map(<[i16]>::to_vec).collect();
+    assert_eq!(root["attributes"]["grid"], json!(rows));
+    assert!(root["attributes"].get("blob").is_none(), "{root}");
+    // zarr-python reads them through the kerchunk export as h5py reads the file.
+    let Some(python) = crate::interop::python() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
+    let stdout = super::python_check_on_export(&python, &script, &store_path, &file);
+    assert!(stdout.contains("d special attributes: 8 attributes"), "{stdout}");
+    assert!(stdout.contains("/ special attributes: 3 attributes"), "{stdout}");
+}
+
+/// Standard base64 with padding (RFC 4648), as the test's own encoder.
+fn base64_text(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -10,11 +10,17 @@ REFS.json is vzarr's kerchunk export of a scan of SOURCE.h5. For every dataset h
      filter has no Zarr codec (szip, LZO, blosc2: `copied_chunks` in the `zarr.json` extension field
      `vzarr`);
   2. the values zarr-python reads through the references equal h5py's `dataset[()]`, bit for bit;
-  3. for datasets of object references, the strings zarr-python reads equal h5py's `f[ref].name`.
+  3. for datasets of object references, the strings zarr-python reads equal h5py's `f[ref].name`;
+  4. attributes of the kinds JSON has no plain form for (variable-length sequences, array types,
+     opaque values, byte strings that are not UTF-8), of every such dataset and of the root group,
+     as zarr-python reads them equal h5py's `attrs`: nested lists of the same values and shape, and
+     base64 (noted in the `vzarr` field's `attribute_encodings`) of the same bytes. A root group
+     attribute that needs base64 is absent (a group has no `vzarr` field).
 Prints one line per check and a closing "N passed, M failed" line; exits 1 when any check failed.
 """
 
 import argparse
+import base64
 import json
 import sys
 
@@ -103,6 +109,88 @@ def check_chunks(refs, name, ds):
     return f"{compared} chunks" + (f", {rewritten} rewritten (filter skipped)" if rewritten else "")
 
 
+# netCDF-4's and dimension scales' own attributes, which vzarr leaves out (src/scan/hdf5/attributes.rs).
+BOOKKEEPING = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid", "_Netcdf4Coordinates",
+               "_NCProperties", "_IsNetcdf4", "_SuperblockVersion", "_nc3_strict"}
+
+
+def special_attribute(value):
+    """The kind of an h5py attribute value JSON text has no plain form for, or None."""
+    if isinstance(value, str):
+        # h5py decodes variable-length strings that are not UTF-8 with surrogate escapes.
+        try:
+            value.encode("utf-8")
+            return None
+        except UnicodeEncodeError:
+            return "bytes"
+    value = np.asarray(value) if not isinstance(value, (bytes, np.void)) else value
+    if isinstance(value, bytes):
+        try:
+            value.decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            return "bytes"
+    if isinstance(value, np.void) or value.dtype.kind == "V":
+        return "bytes"
+    if value.dtype == object:
+        items = list(value.ravel())
+        if items and all(isinstance(i, np.ndarray) and i.dtype.kind in "iufb" for i in items):
+            return "sequences"
+        if items and all(isinstance(i, (bytes, str)) for i in items) and any(special_attribute(i) for i in items):
+            return "bytes"
+    return None
+
+
+def raw_bytes(item):
+    """The bytes of an h5py attribute element: opaque, byte string, or text with surrogate escapes."""
+    if isinstance(item, np.void):
+        return item.tobytes()
+    if isinstance(item, str):
+        return item.encode("utf-8", "surrogateescape")
+    return bytes(item)
+
+
+def check_special_attributes(theirs, ours, encodings, is_group):
+    """Every special attribute h5py reads (`theirs`) against vzarr's through zarr-python (`ours`)."""
+    checked = 0
+    for key in theirs:
+        if key in BOOKKEEPING:
+            continue
+        value = theirs[key]
+        kind = special_attribute(value)
+        subarray = kind is None and isinstance(value, np.ndarray) and value.dtype.kind in "iuf" and (
+            theirs.get_id(key).dtype.subdtype is not None)
+        if kind is None and not subarray:
+            continue
+        checked += 1
+        if kind == "bytes":
+            if is_group:
+                if key in ours:
+                    raise AssertionError(f"group attribute {key} of bytes is present: {ours[key]!r}")
+                continue
+            if encodings.get(key) != "base64":
+                raise AssertionError(f"{key}: not noted as base64 ({encodings})")
+            items = [value] if isinstance(value, (bytes, np.void)) or np.ndim(value) == 0 else list(value.ravel())
+            wanted = [raw_bytes(i) for i in items]
+            got = [ours[key]] if isinstance(ours[key], str) else ours[key]
+            got = [base64.b64decode(g) for g in got]
+            if got != wanted:
+                raise AssertionError(f"{key}: bytes {got} vs h5py {wanted}")
+        elif kind == "sequences":
+            wanted = [list(i) for i in value.ravel()]
+            got = ours[key] if len(wanted) != 1 else [ours[key]]
+            same = len(got) == len(wanted) and all(
+                np.array_equal(np.asarray(g, dtype=float), np.asarray(w, dtype=float), equal_nan=True)
+                for g, w in zip(got, wanted))
+            if not same:
+                raise AssertionError(f"{key}: sequences {got} vs h5py {wanted}")
+        else:
+            got = np.asarray(ours[key])
+            if got.shape != value.shape or not np.array_equal(got, value):
+                raise AssertionError(f"{key}: {got!r} vs h5py {value!r} (shape kept)")
+    return f"{checked} attributes"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--refs", required=True)
@@ -126,6 +214,13 @@ def main():
                 return f"{theirs.shape} {theirs.dtype}"
 
             results.check(f"{args.source}:{name} values", values)
+            def attributes(name=name, ds=ds):
+                encodings = json.loads(refs[f"{name}/zarr.json"]).get("vzarr", {}).get("attribute_encodings", {})
+                return check_special_attributes(ds.attrs, group[name].attrs.asdict(), encodings, False)
+
+            results.check(f"{args.source}:{name} special attributes", attributes)
+        results.check(f"{args.source}:/ special attributes",
+                      lambda: check_special_attributes(f.attrs, group.attrs.asdict(), {}, True))
         for name in reference_datasets(f):
             results.check(f"{args.source}:{name} reference paths",
                           lambda name=name: check_reference_paths(f, group, name))

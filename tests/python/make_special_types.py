@@ -37,6 +37,11 @@ DIR/scales.h5 (h5py): a dimension scale in group /g reached from the root throug
 scales whose `NAME` is no netCDF name (text with spaces, empty).
 DIR/ncproperties.nc (netCDF4-python): user attributes `_NCPROPERTIES` on the root and a variable,
 beside libnetcdf's own `_NCProperties`.
+DIR/attribute_types.h5 (h5py): attributes of types JSON text has no plain form for (issue 41) on a
+dataset: variable-length sequences of int32 (1-d, one empty) and of float64, an array type of
+int16[2][3] and a scalar of uint8[4], opaque values (4 bytes, 1-d and scalar), and strings that are
+not valid UTF-8 (fixed-length, and variable-length ones in the global heap); on the root, a
+sequence and an array type (kept) and an opaque value (left out: a group has no `vzarr` field).
 
 With `blosc`, only DIR/blosc.h5 (h5py + hdf5plugin): one dataset per blosc compressor (blosclz, lz4,
 lz4hc, zlib, zstd) and shuffle (none, byte, bit), of 1-, 2-, 4- and 8-byte elements, chunks of several
@@ -313,6 +318,29 @@ def ncproperties(path):
         v.setncattr("_NCPROPERTIES", "on a variable too")
 
 
+def attribute_types(path):
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", data=np.arange(4, dtype="i4"))
+        seqs = np.empty(3, dtype=object)
+        seqs[:] = [np.array([1, -2, 3], dtype="i4"), np.array([], dtype="i4"), np.array([7], dtype="i4")]
+        d.attrs.create("seq", seqs, dtype=h5py.vlen_dtype(np.dtype("i4")))
+        floats = np.empty(2, dtype=object)
+        floats[:] = [np.array([1.5, np.nan]), np.array([-0.25])]
+        d.attrs.create("seq_f8", floats, dtype=h5py.vlen_dtype(np.dtype("f8")))
+        d.attrs.create("grid", np.arange(12, dtype="<i2").reshape(2, 2, 3) - 5, dtype=np.dtype(("<i2", (2, 3))))
+        d.attrs.create("quad", np.arange(4, dtype="u1") + 250, dtype=np.dtype(("u1", (4,))))
+        d.attrs.create("blob", np.array([b"\x00\x01\x02\x03", b"\xff\xfe\x00\xfc"], dtype="V4"))
+        d.attrs.create("one_blob", np.void(b"\x80abc"))
+        d.attrs.create("latin", np.bytes_(b"caf\xe9"))
+        d.attrs.create("latin_vlen", [b"na\xefve", b"d\xe9j\xe0 vu"], dtype=h5py.string_dtype("ascii"))
+        d.attrs["plain"] = "text stays text"
+        root = np.empty(2, dtype=object)
+        root[:] = [np.array([10, 20], dtype="i4"), np.array([30], dtype="i4")]
+        f.attrs.create("seq", root, dtype=h5py.vlen_dtype(np.dtype("i4")))
+        f.attrs.create("grid", np.arange(6, dtype="<i2").reshape(2, 3), dtype=np.dtype(("<i2", (3,))))
+        f.attrs.create("blob", np.void(b"\x01\x02"))
+
+
 def blosc(path):
     import hdf5plugin
 
@@ -356,6 +384,7 @@ def main():
     sohm(out / "sohm.h5")
     dimension_lists(out / "dimension_lists.h5")
     scales(out / "scales.h5")
+    attribute_types(out / "attribute_types.h5")
 
 
 if __name__ == "__main__":

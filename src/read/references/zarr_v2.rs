@@ -43,7 +43,7 @@ fn json_of(key: &str, value: &Value) -> Result<Value, KeyError> {
     }
 }
 
-/// The Zarr v3 metadata of the v2 metadata keys `meta`; the chunk keys `chunks` renamed to v3's,
+/// The Zarr v3 metadata (`zarr.json` documents, as JSON values) of the v2 metadata keys `meta`; the chunk keys `chunks` renamed to v3's,
 /// their references unchanged.
 ///
 /// # Errors
@@ -52,26 +52,29 @@ pub(crate) fn to_v3(
     meta: Vec<(String, Value)>,
     chunks: &mut [(Box<str>, RawRef)],
 ) -> Result<Vec<(String, Value)>, KeyError> {
-    let refs: Map<String, Value> = meta.into_iter().collect();
+    // Each `.zattrs` is taken out of `refs` as its node is made, and each node's document stays a
+    // JSON value: no copy of a long attribute is kept beside another.
+    let mut refs: Map<String, Value> = meta.into_iter().collect();
+    let keys: Vec<String> = refs.keys().cloned().collect();
     let mut out = Map::new();
     let mut arrays: Vec<(String, char, usize)> = Vec::new();
-    for (key, value) in &refs {
+    for key in &keys {
         if let Some(path) = node_of(key, ".zgroup") {
-            let attributes = attributes_of(&refs, path)?;
+            let attributes = take_attributes(&mut refs, path)?;
             let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes});
-            out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
+            out.insert(crate::metadata::node_key(path), doc);
         } else if let Some(path) = node_of(key, ".zarray") {
-            let zarray = json_of(key, value)?;
-            let mut attributes = attributes_of(&refs, path)?;
+            let zarray = json_of(key, &refs[key.as_str()])?;
+            let mut attributes = take_attributes(&mut refs, path)?;
             let (doc, separator) = array_doc(&zarray, &mut attributes).map_err(|reason| (key.clone(), reason))?;
             let rank = doc["shape"].as_array().map_or(0, Vec::len);
-            out.insert(crate::metadata::node_key(path), Value::from(doc.to_string()));
+            out.insert(crate::metadata::node_key(path), doc);
             arrays.push((path.to_string(), separator, rank));
         }
     }
     if !refs.contains_key(".zgroup") && !refs.contains_key(".zarray") {
-        let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": attributes_of(&refs, "")?});
-        out.insert("zarr.json".into(), Value::from(doc.to_string()));
+        let doc = json!({"zarr_format": 3, "node_type": "group", "attributes": take_attributes(&mut refs, "")?});
+        out.insert("zarr.json".into(), doc);
     }
     // Longest array paths first, so a chunk key is matched to the deepest array holding it.
     arrays.sort_by_key(|(path, _, _)| std::cmp::Reverse(path.len()));
@@ -99,12 +102,13 @@ pub(crate) fn to_v3(
     Ok(out.into_iter().collect())
 }
 
-/// The `.zattrs` of node `path` (an empty object when it has none).
-fn attributes_of(refs: &Map<String, Value>, path: &str) -> Result<Map<String, Value>, KeyError> {
+/// The `.zattrs` of node `path`, taken out of `refs` (an empty object when it has none).
+fn take_attributes(refs: &mut Map<String, Value>, path: &str) -> Result<Map<String, Value>, KeyError> {
     let key = if path.is_empty() { ".zattrs".to_string() } else { format!("{path}/.zattrs") };
-    match refs.get(&key) {
+    match refs.remove(&key) {
         None => Ok(Map::new()),
-        Some(value) => match json_of(&key, value)? {
+        Some(Value::Object(map)) => Ok(map),
+        Some(value) => match json_of(&key, &value)? {
             Value::Object(map) => Ok(map),
             _ => Err((key, "attributes that are not a JSON object".into())),
         },
@@ -274,7 +278,7 @@ mod tests {
         let chunk = |key: &str| chunks.iter().find(|(k, _)| &**k == key).map(|(_, r)| r.clone());
         assert_eq!(chunk("v/c/1/0"), Some(RawRef::Range { url: 0, offset: 10, length: 20 }));
         assert_eq!(chunk("v/c/0/1"), Some(RawRef::Inline(bytes::Bytes::from_static(&[0, 0, 0]))));
-        let doc: Value = serde_json::from_str(v3["v/zarr.json"].as_str().unwrap()).unwrap();
+        let doc = v3["v/zarr.json"].clone();
         let meta = ArrayMetadata::from_json(&doc).unwrap();
         assert_eq!(meta.data_type, DataType::Int16);
         assert_eq!(meta.dimension_names, Some(vec!["y".to_string(), "x".to_string()]));
@@ -282,7 +286,7 @@ mod tests {
         assert_eq!(doc["codecs"][0], json!({"name": "bytes", "configuration": {"endian": "big"}}));
         assert_eq!(doc["codecs"][1]["name"], "numcodecs.shuffle");
         assert_eq!(doc["codecs"][2], json!({"name": "numcodecs.zlib", "configuration": {"level": 4}}));
-        let root: Value = serde_json::from_str(v3["zarr.json"].as_str().unwrap()).unwrap();
+        let root = v3["zarr.json"].clone();
         assert_eq!(root["attributes"]["title"], "t");
     }
 

@@ -3,8 +3,13 @@
 //! the markers written as the bare tokens `NaN`, `Infinity`, `-Infinity` (`metadata::json_text`),
 //! enum values their integers, bitfields unsigned integers (as h5py reads them), compound values JSON
 //! objects of member name -> value (members in the file's order; array members as lists,
-//! fixed-length strings as text). Types with no JSON form (opaque, references, non-string vlen) are
-//! reported so the caller can warn, never guessed.
+//! fixed-length strings as text), array types as nested lists of their dimensions' lengths, and
+//! variable-length sequences as one list per element (as h5py reads them: an array per element).
+//! Bytes JSON text cannot hold, opaque values and strings that are not valid UTF-8, are the
+//! base64 text of their bytes ([`BASE64`]), which the caller notes in the `vzarr` field, so that a
+//! reader knows to decode them (h5py gives `numpy.void` and `bytes` there). Types with no JSON form
+//! (references other than object references, sequences of variable-size values) are reported so
+//! the caller can warn, never guessed.
 //!
 //! h5py's booleans, an enum of exactly the members `FALSE` = 0 and `TRUE` = 1 over any integer (the
 //! rule of h5py's `TypeEnumID.py_dtype`, whatever the base type and member order), are JSON `true`
@@ -32,26 +37,106 @@ pub(crate) const BOOKKEEPING: [&str; 10] = [
     "_nc3_strict",
 ];
 
-/// The JSON value of an attribute, or why it has none.
-pub(crate) fn attribute_json(attr: &Attribute) -> Result<Value, String> {
+/// How an attribute's bytes are written when JSON text cannot hold them: standard base64.
+pub(crate) const BASE64: &str = "base64";
+
+/// Resolves a global heap reference to the bytes of its values of the given size.
+pub(crate) type ResolveHeap<'a> = &'a dyn Fn(&[u8], usize) -> Result<Vec<u8>, String>;
+
+/// The variable-length data of an attribute's object: its global heap references (`count`, heap
+/// address of `offset_size` bytes, index) resolved to bytes.
+pub(crate) struct Heap<'a> {
+    /// Bytes of a file address.
+    pub(crate) offset_size: usize,
+    /// The bytes a reference names, for values of the given size (its count times that size).
+    pub(crate) resolve: ResolveHeap<'a>,
+}
+
+/// The JSON value of an attribute and how its bytes are encoded (None: plain JSON; [`BASE64`]), or
+/// why it has none.
+pub(crate) fn attribute_json(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static str>), String> {
     let count = attr.shape.iter().product::<u64>();
     let values = match &attr.datatype {
         Datatype::String { .. } | Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => {
-            let strings = attr.read_strings().map_err(|e| e.to_string())?;
-            if strings.is_empty() {
-                // An empty netCDF text attribute (a null dataspace): netCDF reports "".
-                return Ok(Value::from(""));
-            }
-            return Ok(one_or_list(strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect(), &attr.shape));
+            return strings(attr, heap);
+        }
+        Datatype::VarLen { base, .. } => sequences(base, attr, count, heap)?,
+        Datatype::Opaque { size, .. } => {
+            let values = fixed_values(*size as usize, &attr.raw_data, count)?;
+            let encoded = values.map(|bytes| Value::from(crate::base64::encode(bytes))).collect();
+            return Ok((one_or_list(encoded, &attr.shape), Some(BASE64)));
         }
         Datatype::Enum { base, members } if is_h5py_bool(base, members) => {
             booleans(numbers(base, &attr.raw_data, count)?)
         }
         Datatype::Enum { base, .. } => numbers(base, &attr.raw_data, count)?,
-        Datatype::Compound { .. } => records(&attr.datatype, &attr.raw_data, count)?,
+        Datatype::Compound { .. } | Datatype::Array { .. } => records(&attr.datatype, &attr.raw_data, count)?,
         other => numbers(other, &attr.raw_data, count)?,
     };
-    Ok(one_or_list(values, &attr.shape))
+    Ok((one_or_list(values, &attr.shape), None))
+}
+
+/// A string attribute as text, or as the base64 of each string's bytes when one of them is not
+/// valid UTF-8 (each string ends at its first NUL, as netCDF text does).
+fn strings(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static str>), String> {
+    let text_error = match attr.read_strings() {
+        Ok(strings) if strings.is_empty() => {
+            // An empty netCDF text attribute (a null dataspace): netCDF reports "".
+            return Ok((Value::from(""), None));
+        }
+        Ok(strings) => {
+            let values = strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect();
+            return Ok((one_or_list(values, &attr.shape), None));
+        }
+        Err(e) => e.to_string(),
+    };
+    let bytes = string_bytes(attr, heap).map_err(|why| format!("{text_error}; its bytes: {why}"))?;
+    if bytes.iter().all(|b| std::str::from_utf8(b).is_ok()) {
+        return Err(text_error);
+    }
+    let encoded = bytes.iter().map(|b| Value::from(crate::base64::encode(b))).collect();
+    Ok((one_or_list(encoded, &attr.shape), Some(BASE64)))
+}
+
+/// The bytes of each string of a string attribute, up to its first NUL.
+fn string_bytes(attr: &Attribute, heap: &Heap<'_>) -> Result<Vec<Vec<u8>>, String> {
+    let count = attr.shape.iter().product::<u64>();
+    let until_nul = |b: &[u8]| b.split(|&c| c == 0).next().unwrap_or_default().to_vec();
+    match &attr.datatype {
+        Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } => {
+            Ok(fixed_values(*n as usize, &attr.raw_data, count)?.map(until_nul).collect())
+        }
+        // One variable-length string: the reader has already put its bytes in place of its reference.
+        _ if count == 1 => Ok(vec![until_nul(&attr.raw_data)]),
+        _ => {
+            let entry = 4 + heap.offset_size + 4;
+            let references = fixed_values(entry, &attr.raw_data, count)?;
+            references.map(|r| (heap.resolve)(r, 1).map(|b| until_nul(&b))).collect()
+        }
+    }
+}
+
+/// The `count` values of `size` bytes at the start of `raw`, or why they are not there.
+fn fixed_values(size: usize, raw: &[u8], count: u64) -> Result<std::slice::ChunksExact<'_, u8>, String> {
+    let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64 && size > 0);
+    let Some(needed) = needed else {
+        return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
+    };
+    Ok(raw[..needed as usize].chunks_exact(size))
+}
+
+/// The `count` variable-length sequences of `base` values (one list each, as h5py gives an array
+/// per element) whose heap references are `attr`'s data.
+fn sequences(base: &Datatype, attr: &Attribute, count: u64, heap: &Heap<'_>) -> Result<Vec<Value>, String> {
+    let size = value_size(base, 0).ok_or("variable-length sequences of values of no fixed size")?;
+    let entry = 4 + heap.offset_size + 4;
+    let mut out = Vec::new();
+    for reference in fixed_values(entry, &attr.raw_data, count)? {
+        let bytes = (heap.resolve)(reference, size).map_err(|e| format!("variable-length sequence: {e}"))?;
+        let values: Result<Vec<Value>, String> = bytes.chunks_exact(size.max(1)).map(|b| value(base, b, 0)).collect();
+        out.push(Value::Array(values?));
+    }
+    Ok(out)
 }
 
 /// Whether an enum of `members` over `base` is h5py's boolean: exactly `FALSE` = 0 and `TRUE` = 1.
@@ -232,17 +317,33 @@ fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, Strin
             }
             Ok(Value::Object(object))
         }
-        Datatype::Array { base, .. } => {
+        Datatype::Array { base, dims } => {
             let size = value_size(base, depth + 1).ok_or("array member of no fixed size")?;
-            bytes
-                .chunks_exact(size.max(1))
-                .map(|b| value(base, b, depth + 1))
-                .collect::<Result<_, _>>()
-                .map(Value::Array)
+            let flat: Vec<Value> =
+                bytes.chunks_exact(size.max(1)).map(|b| value(base, b, depth + 1)).collect::<Result<_, _>>()?;
+            Ok(nested(flat, dims))
         }
         other => {
             let mut one = numbers(other, bytes, 1)?;
             one.pop().ok_or_else(|| "empty value".to_string())
+        }
+    }
+}
+
+/// `flat` values (row-major) as nested lists of `dims` (h5py's shape of an array type).
+fn nested(flat: Vec<Value>, dims: &[u64]) -> Value {
+    match dims {
+        [] | [_] => Value::Array(flat),
+        [_, rest @ ..] => {
+            // Dimensions come from the file: saturate (a zero-length one leaves `flat` empty).
+            let inner = rest.iter().fold(1usize, |n, &d| n.saturating_mul(usize::try_from(d).unwrap_or(usize::MAX)));
+            let inner = inner.max(1);
+            let mut items = flat.into_iter();
+            let rows = (0..).map_while(|_| {
+                let row: Vec<Value> = items.by_ref().take(inner).collect();
+                (!row.is_empty()).then(|| nested(row, rest))
+            });
+            Value::Array(rows.collect())
         }
     }
 }
@@ -278,25 +379,25 @@ mod tests {
         Attribute { name: "a".into(), datatype, shape, raw_data: raw, decoded_strings: None }
     }
 
+    /// The JSON value of `a`, which has no variable-length data.
+    fn json(a: &Attribute) -> Result<Value, String> {
+        let resolve = |_: &[u8], _: usize| Err("no heap".to_string());
+        attribute_json(a, &Heap { offset_size: 8, resolve: &resolve }).map(|(value, _)| value)
+    }
+
     #[test]
     fn numbers_in_either_byte_order_and_sign() {
         let le = ByteOrder::LittleEndian;
         let be = ByteOrder::BigEndian;
         let short = |byte_order| Datatype::FixedPoint { size: 2, signed: true, byte_order };
-        assert_eq!(attribute_json(&attr(short(le), vec![], vec![0xfd, 0xff])).unwrap(), Value::from(-3));
-        assert_eq!(
-            attribute_json(&attr(short(be), vec![2], vec![0, 1, 0xff, 0xfe])).unwrap(),
-            serde_json::json!([1, -2])
-        );
+        assert_eq!(json(&attr(short(le), vec![], vec![0xfd, 0xff])).unwrap(), Value::from(-3));
+        assert_eq!(json(&attr(short(be), vec![2], vec![0, 1, 0xff, 0xfe])).unwrap(), serde_json::json!([1, -2]));
         let float = Datatype::FloatingPoint { size: 4, byte_order: le };
         let raw: Vec<u8> = [1.5f32, f32::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(
-            attribute_json(&attr(float, vec![2], raw)).unwrap(),
-            serde_json::json!([1.5, float_attribute(f64::NAN)])
-        );
+        assert_eq!(json(&attr(float, vec![2], raw)).unwrap(), serde_json::json!([1.5, float_attribute(f64::NAN)]));
         let one = Datatype::FloatingPoint { size: 8, byte_order: le };
         let inf = f64::NEG_INFINITY.to_le_bytes().to_vec();
-        assert_eq!(attribute_json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
+        assert_eq!(json(&attr(one, vec![1], inf)).unwrap(), float_attribute(f64::NEG_INFINITY));
     }
 
     #[test]
@@ -304,12 +405,12 @@ mod tests {
         let wide = |signed, byte_order| Datatype::FixedPoint { size: 16, signed, byte_order };
         let mut big = vec![0u8; 16];
         big[15] = 7;
-        assert_eq!(attribute_json(&attr(wide(false, ByteOrder::BigEndian), vec![], big)).unwrap(), Value::from(7));
+        assert_eq!(json(&attr(wide(false, ByteOrder::BigEndian), vec![], big)).unwrap(), Value::from(7));
         let minus_two = (-2i128).to_le_bytes().to_vec();
-        let signed = attribute_json(&attr(wide(true, ByteOrder::LittleEndian), vec![], minus_two)).unwrap();
+        let signed = json(&attr(wide(true, ByteOrder::LittleEndian), vec![], minus_two)).unwrap();
         assert_eq!(signed, Value::from(-2));
         let huge = (1u128 << 64).to_le_bytes().to_vec();
-        let refused = attribute_json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err();
+        let refused = json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err();
         assert!(refused.contains("16-byte integer 18446744073709551616 beyond 64 bits"), "{refused}");
     }
 
@@ -325,8 +426,8 @@ mod tests {
         let short = Datatype::FixedPoint { size: 2, signed: false, byte_order: be };
         // Member order does not matter; the names and values must be exactly h5py's.
         let boolean = enumeration(short.clone(), &[("TRUE", 1), ("FALSE", 0)]);
-        assert_eq!(attribute_json(&attr(boolean.clone(), vec![], vec![0, 1])).unwrap(), Value::from(true));
-        let list = attribute_json(&attr(boolean.clone(), vec![3], vec![0, 1, 0, 0, 0, 1])).unwrap();
+        assert_eq!(json(&attr(boolean.clone(), vec![], vec![0, 1])).unwrap(), Value::from(true));
+        let list = json(&attr(boolean.clone(), vec![3], vec![0, 1, 0, 0, 0, 1])).unwrap();
         assert_eq!(list, serde_json::json!([true, false, true]));
         assert_eq!(attribute_type(&boolean), None);
         for other in [
@@ -334,7 +435,7 @@ mod tests {
             enumeration(short.clone(), &[("FALSE", 0), ("TRUE", 2)]),
             enumeration(short.clone(), &[("FALSE", 0), ("TRUE", 1), ("MAYBE", 2)]),
         ] {
-            assert_eq!(attribute_json(&attr(other.clone(), vec![], vec![0, 1])).unwrap(), Value::from(1));
+            assert_eq!(json(&attr(other.clone(), vec![], vec![0, 1])).unwrap(), Value::from(1));
             assert_eq!(attribute_type(&other), Some(DataType::UInt16));
         }
     }
@@ -350,7 +451,7 @@ mod tests {
         };
         let complex = Datatype::Compound { size: 8, fields: vec![part("r", 0), part("i", 4)] };
         let raw: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let json = attribute_json(&attr(complex.clone(), vec![], raw)).unwrap();
+        let json = json(&attr(complex.clone(), vec![], raw)).unwrap();
         assert_eq!(json, serde_json::json!({"r": 1.5, "i": -2.0}));
         assert_eq!(attribute_type(&complex), Some(DataType::Complex64));
         let pair = Datatype::Compound { size: 8, fields: vec![part("x", 0), part("y", 4)] };
@@ -360,10 +461,7 @@ mod tests {
     #[test]
     fn bitfields_are_unsigned_integers() {
         let bits = Datatype::Bitfield { size: 2, byte_order: ByteOrder::BigEndian };
-        assert_eq!(
-            attribute_json(&attr(bits, vec![2], vec![0xff, 0xfe, 0, 1])).unwrap(),
-            serde_json::json!([65534, 1])
-        );
+        assert_eq!(json(&attr(bits, vec![2], vec![0xff, 0xfe, 0, 1])).unwrap(), serde_json::json!([65534, 1]));
     }
 
     #[test]
@@ -409,17 +507,36 @@ mod tests {
         raw.extend(2.5f32.to_le_bytes());
         raw.extend([0xff, 1, 2, 3]);
         assert_eq!(
-            attribute_json(&attr(record.clone(), vec![], raw.clone())).unwrap(),
+            json(&attr(record.clone(), vec![], raw.clone())).unwrap(),
             serde_json::json!({"p": {"x": -1, "v": [1, 2, 3]}, "s": "ab", "f": 2.5})
         );
-        assert!(attribute_json(&attr(record, vec![2], raw)).is_err(), "two values in the bytes of one");
+        assert!(json(&attr(record, vec![2], raw)).is_err(), "two values in the bytes of one");
     }
 
     #[test]
-    fn short_payloads_and_opaque_types_are_reported() {
+    fn short_payloads_are_reported() {
         let int = Datatype::FixedPoint { size: 4, signed: false, byte_order: ByteOrder::LittleEndian };
-        assert!(attribute_json(&attr(int, vec![3], vec![0; 8])).is_err());
+        assert!(json(&attr(int, vec![3], vec![0; 8])).is_err());
+    }
+
+    #[test]
+    fn opaque_values_and_non_utf8_strings_are_base64_and_array_types_nested() {
+        let resolve = |_: &[u8], _: usize| Err("no heap".to_string());
+        let heap = Heap { offset_size: 8, resolve: &resolve };
         let opaque = Datatype::Opaque { size: 2, tag: String::new() };
-        assert_eq!(attribute_json(&attr(opaque, vec![], vec![0; 2])).unwrap_err(), "opaque type");
+        let (value, encoding) = attribute_json(&attr(opaque, vec![2], vec![0, 1, 0xff, 0xfe]), &heap).unwrap();
+        assert_eq!((value, encoding), (serde_json::json!(["AAE=", "//4="]), Some(BASE64)));
+        let text = Datatype::String {
+            size: hdf5_reader::StringSize::Fixed(4),
+            encoding: hdf5_reader::StringEncoding::Ascii,
+            padding: hdf5_reader::StringPadding::NullPad,
+        };
+        let (value, encoding) = attribute_json(&attr(text.clone(), vec![], b"caf\xe9".to_vec()), &heap).unwrap();
+        assert_eq!((value, encoding), (Value::from(crate::base64::encode(b"caf\xe9")), Some(BASE64)));
+        assert_eq!(attribute_json(&attr(text, vec![], b"ok\0\0".to_vec()), &heap).unwrap(), (Value::from("ok"), None));
+        let byte = Datatype::FixedPoint { size: 1, signed: false, byte_order: ByteOrder::LittleEndian };
+        let grid = Datatype::Array { base: Box::new(byte), dims: vec![2, 3] };
+        let value = json(&attr(grid, vec![2], (0..12).collect())).unwrap();
+        assert_eq!(value, serde_json::json!([[[0, 1, 2], [3, 4, 5]], [[6, 7, 8], [9, 10, 11]]]));
     }
 }

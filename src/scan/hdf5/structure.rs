@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use hdf5_reader::group::Group;
 use hdf5_reader::Dataset;
 
-use super::attributes::{attribute_json, attribute_type, reference_json, BOOKKEEPING};
+use super::attributes::{attribute_json, attribute_type, reference_json, Heap, BOOKKEEPING};
 use super::links::LinkedFiles;
 use crate::dataset::GroupNode;
 use crate::metadata::{ArrayNotes, Attributes};
@@ -169,10 +169,16 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
     walk(&root, "", 0, &mut out, &mut walked)?;
     out.objects.offset_sizes = links.files().iter().map(|f| f.file.superblock().offset_size).collect();
     // Group attributes once every object's path is known (object references name them).
-    for (index, file, attrs) in group_attributes {
+    for (index, file, group) in group_attributes {
         let path = out.groups[index].path.clone();
-        let object = (path.as_str(), file);
-        out.groups[index].attributes = attributes(object, attrs, &out.objects, &mut out.dropped_attributes).0;
+        let attrs = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
+        let resolve = |reference: &[u8], size: usize| {
+            group.resolve_vlen_reference_bytes(reference, size).map_err(|e| e.to_string())
+        };
+        let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
+        let (values, notes) =
+            attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
+        out.groups[index].attributes = group_attributes_of(&path, values, &notes, &mut out.dropped_attributes);
     }
     let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
     let maps = scales(&found, group_paths, out.objects.offset_sizes.clone());
@@ -211,8 +217,13 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
                 Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
             })
             .collect();
+        let resolve = |reference: &[u8], size: usize| {
+            f.dataset.resolve_vlen_reference_bytes(reference, size).map_err(|e| e.to_string())
+        };
+        let heap = Heap { offset_size: usize::from(out.objects.offset_size(f.file)), resolve: &resolve };
+        let object = (f.path.as_str(), f.file);
         let (attributes, notes) =
-            attributes((&f.path, f.file), f.dataset.attributes(), &out.objects, &mut out.dropped_attributes);
+            attributes(object, f.dataset.attributes(), &out.objects, &heap, &mut out.dropped_attributes);
         let path = netcdf_path(&f.path);
         out.variables.push(H5Variable { path, dataset: f.dataset.clone(), file: f.file, dims, attributes, notes });
     }
@@ -227,8 +238,8 @@ struct Walked<'a> {
     /// dimensions in).
     post: &'a mut Vec<usize>,
     /// Each group's attributes, converted once every object's path is known.
-    /// (group index, file index, attributes).
-    group_attributes: &'a mut Vec<(usize, usize, Vec<hdf5_reader::Attribute>)>,
+    /// (group index, file index, group).
+    group_attributes: &'a mut Vec<(usize, usize, Group)>,
     /// The files of the scan, external links followed.
     links: &'a LinkedFiles,
     /// The groups from the root to the one being walked.
@@ -250,8 +261,7 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     }
     let index = out.groups.len();
     let key = (walked.file_of(group.storage(), path)?, group.address());
-    let group_attributes = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
-    walked.group_attributes.push((index, key.0, group_attributes));
+    walked.group_attributes.push((index, key.0, group.clone()));
     out.groups.push(GroupNode { path: path.to_string(), attributes: Attributes::new() });
     out.objects.add(key, path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
@@ -435,6 +445,7 @@ fn attributes(
     object: (&str, usize),
     attrs: Vec<hdf5_reader::Attribute>,
     objects: &Objects,
+    heap: &Heap<'_>,
     dropped: &mut Vec<(String, String, String)>,
 ) -> (Attributes, ArrayNotes) {
     let (mut out, mut notes) = (Attributes::new(), ArrayNotes::default());
@@ -449,12 +460,15 @@ fn attributes(
         let json = match attr.datatype {
             // Object references as the paths of their targets, as h5py's `f[ref].name`.
             hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size } => {
-                objects.resolve(object.1, &attr.raw_data, size).map(|paths| reference_json(paths, &attr.shape))
+                objects.resolve(object.1, &attr.raw_data, size).map(|paths| (reference_json(paths, &attr.shape), None))
             }
-            _ => attribute_json(&attr),
+            _ => attribute_json(&attr, heap),
         };
         match json {
-            Ok(value) => {
+            Ok((value, encoding)) => {
+                if let Some(encoding) = encoding {
+                    notes.encodings.insert(attr.name.clone(), encoding.to_string());
+                }
                 if let Some(t) = attribute_type(&attr.datatype) {
                     notes.note_type(&attr.name, t);
                 }
@@ -470,6 +484,22 @@ fn attributes(
         }
     }
     (out, notes)
+}
+
+/// A group's attributes: a group's `zarr.json` has no `vzarr` field to say how an attribute is
+/// encoded, so attributes written as base64 are left out of groups and reported in `dropped`.
+fn group_attributes_of(
+    path: &str,
+    mut values: Attributes,
+    notes: &ArrayNotes,
+    dropped: &mut Vec<(String, String, String)>,
+) -> Attributes {
+    for (name, encoding) in &notes.encodings {
+        values.remove(name);
+        let why = format!("bytes as {encoding} in a group (a group's zarr.json has no vzarr field to note it)");
+        dropped.push((path.to_string(), name.clone(), why));
+    }
+    values
 }
 
 /// The last component of an HDF5 path.
