@@ -147,10 +147,7 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
     ids = np.frombuffer(item["sources"], dtype="<u4").reshape(shape)
     offsets = np.frombuffer(item["offsets"], dtype="<u8").astype(np.uint64).reshape(shape)
     lengths = np.frombuffer(item["lengths"], dtype="<u8").astype(np.uint64).reshape(shape)
-    paths = np.full(shape, "", dtype=np.dtypes.StringDType())
-    referenced = kinds == _REFERENCED
-    if referenced.any():
-        paths[referenced] = np.asarray(sources, dtype=np.dtypes.StringDType())[ids[referenced]]
+    paths = _paths(sources, kinds, ids)
     inlined = {}
     for linear, data in item["inlined"].items():
         index = np.unravel_index(linear, shape) if shape else ()
@@ -167,6 +164,21 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
         paths=paths, offsets=offsets, lengths=lengths, validate_paths=False, inlined=inlined or None
     )
     return ManifestArray(metadata=metadata, chunkmanifest=manifest)
+
+
+def _paths(sources: list[str], kinds: np.ndarray[Any, Any], ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The path of every chunk: its source's URL where the chunk is referenced, "" elsewhere. The
+    everyday array, every chunk in one file, is one assignment (numpy's `full` and fancy indexing of
+    variable-length strings cost about ten times as much per chunk)."""
+    paths = np.empty(kinds.shape, dtype=np.dtypes.StringDType())
+    referenced = kinds == _REFERENCED
+    if ids.size and referenced.all() and (ids == ids.flat[0]).all():
+        paths[...] = sources[int(ids.flat[0])]
+        return paths
+    paths[...] = ""
+    if referenced.any():
+        paths[referenced] = np.asarray(sources, dtype=np.dtypes.StringDType())[ids[referenced]]
+    return paths
 
 
 def _as_hdfparser(zarr_json: str) -> str:
