@@ -39,6 +39,7 @@ mod fletcher32;
 mod json;
 mod lzo;
 mod pipeline;
+mod recode;
 pub mod sharding;
 mod shuffle;
 mod szip;
@@ -50,6 +51,7 @@ pub use blosc::{BloscCompressor, BloscShuffle};
 pub use blosc2::Blosc2Params;
 pub use byte_swap::{ByteSwap, SwapSpan};
 pub use fletcher32::checksum as fletcher32_checksum;
+pub use recode::Recode;
 pub use szip::SzipParams;
 
 /// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and
