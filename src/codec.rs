@@ -39,6 +39,7 @@ mod fletcher32;
 mod json;
 mod lzo;
 mod pipeline;
+mod recode;
 pub(crate) mod sharding;
 mod shuffle;
 mod szip;
@@ -49,6 +50,7 @@ use std::borrow::Cow;
 pub use blosc::{BloscCompressor, BloscShuffle};
 pub(crate) use blosc2::Blosc2Params;
 pub(crate) use byte_swap::{ByteSwap, SwapSpan};
+pub use recode::Recode;
 pub(crate) use szip::SzipParams;
 
 /// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and

@@ -11,10 +11,12 @@ mod kerchunk;
 mod materialize;
 
 pub use kerchunk::{export_kerchunk, KerchunkOptions};
+#[cfg(feature = "icechunk")]
+pub use materialize::materialize_update;
 pub use materialize::{
     file_extents, materialize, materialize_regular, plan_shards, ArrayLayout, FileExtent, FileExtents,
-    MaterializeOptions, MaterializeReport, RegularOptions, ShardLayout, ShardSpec, Sharding, Unshardable,
-    MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
+    MaterializeOptions, MaterializeReport, RegularFormat, RegularOptions, ShardLayout, ShardSpec, Sharding,
+    Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
 
 use std::path::{Path, PathBuf};

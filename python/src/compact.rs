@@ -70,10 +70,40 @@ fn compact_error(e: CompactError) -> PyErr {
     }
 }
 
-/// Writes `store` as a Zarr v3 directory store with regular chunk grids (`chunks`: length per
-/// dimension name); returns the report.
+/// The options of a regular copy from the Python keywords (lengths checked: 0 is a `ValueError`).
+fn regular_options(
+    chunks: Vec<(String, u64)>,
+    shards: Option<Vec<(String, u64)>>,
+    format: &str,
+    max_memory: Option<u64>,
+    overwrite: bool,
+) -> PyResult<vzarr::export::RegularOptions> {
+    for (what, lengths) in [("chunks", Some(&chunks)), ("shards", shards.as_ref())] {
+        if let Some((dim, _)) = lengths.into_iter().flatten().find(|(_, n)| *n == 0) {
+            return Err(PyValueError::new_err(format!("{what}: {dim}=0: a length must be at least 1")));
+        }
+    }
+    let mut options = vzarr::export::RegularOptions::new(chunks);
+    options.shards = shards;
+    options.overwrite = overwrite;
+    options.format = match format {
+        "zarr" => vzarr::export::RegularFormat::Zarr,
+        "icechunk" => vzarr::export::RegularFormat::Icechunk,
+        other => return Err(PyValueError::new_err(format!("format={other:?}: expected \"zarr\" or \"icechunk\""))),
+    };
+    if let Some(max) = max_memory {
+        options.max_memory = max;
+    }
+    Ok(options)
+}
+
+/// Writes `store` as a copy with regular chunk grids (`chunks`: length per dimension name): a Zarr
+/// v3 store (sharded with `shards`) or an Icechunk repository; `update` brings an Icechunk copy up to
+/// date after an append. Returns the report.
 #[pyfunction]
-#[pyo3(signature = (store, output, chunks, max_memory=None, overwrite=false, storage_options=None))]
+#[pyo3(signature = (store, output, chunks, max_memory=None, overwrite=false, storage_options=None, shards=None,
+    format="zarr", update=false, branch=None, message=None, codec=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn materialize<'py>(
     py: Python<'py>,
     store: String,
@@ -82,27 +112,44 @@ pub(crate) fn materialize<'py>(
     max_memory: Option<u64>,
     overwrite: bool,
     storage_options: Option<&Bound<'py, PyDict>>,
+    shards: Option<Vec<(String, u64)>>,
+    format: &str,
+    update: bool,
+    branch: Option<String>,
+    message: Option<String>,
+    codec: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if let Some((dim, _)) = chunks.iter().find(|(_, n)| *n == 0) {
-        return Err(PyValueError::new_err(format!("chunks: {dim}=0: a chunk length must be at least 1")));
+    if update && (format != "icechunk" || !chunks.is_empty() || shards.is_some() || overwrite) {
+        return Err(PyValueError::new_err(
+            "update=True updates an Icechunk copy (format=\"icechunk\") in its own chunks: no chunks, shards or overwrite",
+        ));
+    }
+    if !update && chunks.is_empty() {
+        return Err(PyValueError::new_err("chunks: name at least one dimension"));
     }
     let authorization = Authorization::from_user_config().map_err(|e| Error::new_err(format!("{store}: {e}")))?;
-    let open = OpenOptions::new(authorization).with_remote(crate::remote::remote_options(storage_options)?);
-    let mut options = vzarr::export::RegularOptions::new(chunks);
-    options.overwrite = overwrite;
-    if let Some(max) = max_memory {
-        options.max_memory = max;
+    let remote = crate::remote::remote_options(storage_options)?;
+    let open = OpenOptions::new(authorization).with_remote(remote.clone());
+    let mut options = regular_options(chunks, shards, format, max_memory, overwrite)?;
+    options.remote = remote;
+    options.codec = codec.map(|c| c.parse::<vzarr::codec::Recode>()).transpose().map_err(PyValueError::new_err)?;
+    if let Some(branch) = branch {
+        options.branch = branch;
     }
-    let report = guard("materialize", || {
+    options.message = message;
+    let (report, committed) = guard("materialize", || {
         py.detach(|| {
             let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
             let runtime = runtime.map_err(|e| Error::new_err(format!("{store}: starting I/O runtime: {e}")))?;
             runtime.block_on(async {
                 let opened = vzarr::Store::open_with(&store, &open).await.map_err(read_error)?;
-                let path = std::path::Path::new(&output);
-                vzarr::export::materialize_regular(&opened, path, &options, &|_| {})
-                    .await
-                    .map_err(|e| Error::new_err(e.to_string()))
+                let written = if update {
+                    vzarr::export::materialize_update(&opened, &output, &options, &|_| {}).await
+                } else {
+                    let path = std::path::Path::new(&output);
+                    vzarr::export::materialize_regular(&opened, path, &options, &|_| {}).await.map(|r| (r, true))
+                };
+                written.map_err(|e| Error::new_err(e.to_string()))
             })
         })
     })?;
@@ -111,5 +158,6 @@ pub(crate) fn materialize<'py>(
     out.set_item("arrays", report.arrays)?;
     out.set_item("chunks", report.chunks)?;
     out.set_item("bytes", report.bytes)?;
+    out.set_item("committed", committed)?;
     Ok(out)
 }

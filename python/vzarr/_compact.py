@@ -68,21 +68,43 @@ def materialize(
     store: str | os.PathLike[str],
     output: str | os.PathLike[str],
     *,
-    chunks: Mapping[str, int],
+    chunks: Mapping[str, int] | None = None,
     max_memory: int | None = None,
     overwrite: bool = False,
     storage_options: Mapping[str, object] | None = None,
+    shards: Mapping[str, int] | None = None,
+    format: str = "zarr",
+    update: bool = False,
+    branch: str | None = None,
+    message: str | None = None,
+    codec: str | None = None,
 ) -> dict[str, Any]:
-    """Writes `store` as a Zarr v3 directory store at `output` whose arrays have a regular chunk
-    grid (`chunks`: length per dimension name, such as ``{"time": 90, "lat": 45}``; dimensions not
-    named keep their chunk length where it is regular). Every chunk is decoded and re-encoded, at
-    most `max_memory` bytes read at once; a rerun after an interruption continues where it
-    stopped. Returns ``{"output", "arrays", "chunks", "bytes"}``."""
+    """Writes `store` at `output` as a copy whose arrays have a regular chunk grid (`chunks`: length
+    per dimension name, such as ``{"time": 90, "lat": 45}``; dimensions not named keep their chunk
+    length where it is regular). Every chunk is decoded and re-encoded, at most `max_memory` bytes
+    read at once. `codec` (``"zstd"``, ``"zstd:5"``, ``"gzip:6"``, ``"none"``) encodes the chunks with
+    that compression instead of the array's codecs.
+
+    `format="zarr"` (the default) writes a Zarr v3 store (a directory, or an ``s3://`` prefix); a
+    rerun of a local copy after an interruption continues where it stopped. `shards` packs the
+    chunks into ``sharding_indexed`` shards of these lengths per dimension name (each a multiple of
+    the chunk length). `format="icechunk"` writes an Icechunk repository (a directory or an
+    ``s3://`` URL) with one commit on `branch` (default ``main``), with `message`.
+
+    `update=True` (with ``format="icechunk"`` and no `chunks`) brings such a repository up to date
+    after ``vzarr append`` grew `store`: only the chunks the new region touches are rewritten, in
+    one commit. Returns ``{"output", "arrays", "chunks", "bytes", "committed"}``."""
     return _vzarr.materialize(
         os.fspath(store),
         os.fspath(output),
-        [(str(k), int(v)) for k, v in chunks.items()],
+        [(str(k), int(v)) for k, v in (chunks or {}).items()],
         max_memory,
         overwrite,
         dict(storage_options) if storage_options else None,
+        [(str(k), int(v)) for k, v in shards.items()] if shards is not None else None,
+        format,
+        update,
+        branch,
+        message,
+        codec,
     )

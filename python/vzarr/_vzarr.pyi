@@ -83,6 +83,12 @@ def materialize(
     max_memory: int | None = None,
     overwrite: bool = False,
     storage_options: Mapping[str, Any] | None = None,
+    shards: list[tuple[str, int]] | None = None,
+    format: str = "zarr",
+    update: bool = False,
+    branch: str | None = None,
+    message: str | None = None,
+    codec: str | None = None,
 ) -> dict[str, Any]: ...
 def merge(
     parts: list[str],

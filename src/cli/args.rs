@@ -274,6 +274,31 @@ pub(crate) struct CompactArgs {
     pub(crate) remote: RemoteArgs,
 }
 
+/// What `materialize --chunks` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MaterializeFormat {
+    /// A Zarr v3 directory store (or an s3:// prefix).
+    Zarr,
+    /// An Icechunk repository, one commit.
+    Icechunk,
+}
+
+/// `materialize --shards`: a verbatim shard layout, or shard lengths by dimension name.
+#[derive(Debug, Clone)]
+pub(crate) enum ShardsArg {
+    /// `file` or `N,N,..` (verbatim copies).
+    Layout(crate::export::ShardSpec),
+    /// `DIM=N,..` (regular copies).
+    Named(Vec<(String, u64)>),
+}
+
+fn parse_shards(text: &str) -> Result<ShardsArg, String> {
+    if text.contains('=') {
+        return parse_chunk_spec(text).map(|spec| ShardsArg::Named(spec.0));
+    }
+    text.parse().map(ShardsArg::Layout)
+}
+
 /// Chunk lengths by dimension name (`materialize --chunks`).
 #[derive(Debug, Clone)]
 pub(crate) struct ChunkSpec(pub(crate) Vec<(String, u64)>);
@@ -440,24 +465,45 @@ pub(crate) struct MaterializeArgs {
     /// Chunks copied at once (1 to 1024).
     #[arg(long, default_value_t = 16, value_parser = parse_jobs)]
     pub(crate) jobs: usize,
-    /// Pack chunks into Zarr v3 shards (`sharding_indexed`), copied verbatim: `file` for one shard per
-    /// source file along the concatenation dimension (whole extent on the others), or a shard shape
-    /// such as `365,180,360` (arrays of that many dimensions). Arrays whose chunks cannot be packed
-    /// verbatim are written unsharded, with the reason printed.
-    #[arg(long, value_name = "file|N,N,..")]
-    pub(crate) shards: Option<crate::export::ShardSpec>,
+    /// Pack chunks into Zarr v3 shards (`sharding_indexed`). Without --chunks, copied verbatim: `file`
+    /// for one shard per source file along the concatenation dimension (whole extent on the others),
+    /// or a shard shape such as `365,180,360` (arrays of that many dimensions); arrays whose chunks
+    /// cannot be packed verbatim are written unsharded, with the reason printed. With --chunks: shard
+    /// lengths by dimension name, each a multiple of the chunk length, such as `time=360,lat=90`
+    /// (dimensions not named: one chunk per shard).
+    #[arg(long, value_name = "file|N,N,..|DIM=N,..", value_parser = parse_shards)]
+    pub(crate) shards: Option<ShardsArg>,
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
     /// Write a regular chunk grid of this shape instead of copying chunks: `time=90,lat=45,lon=90`
     /// (dimensions not named keep their chunk length where it is regular, else the whole extent).
-    /// Every chunk is decoded and re-encoded; a rerun after an interruption continues from the
-    /// chunks already written (kept in OUTPUT.partial).
-    #[arg(long, value_name = "DIM=N,..", value_parser = parse_chunk_spec, conflicts_with = "shards")]
+    /// Every chunk is decoded and re-encoded; a rerun of a Zarr copy after an interruption continues
+    /// from the chunks already written (kept in OUTPUT.partial).
+    #[arg(long, value_name = "DIM=N,..", value_parser = parse_chunk_spec)]
     pub(crate) chunks: Option<ChunkSpec>,
-    /// With --chunks: the largest region read at once (bytes, or with a K, M, G or T suffix).
-    /// Default: 1G.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "chunks")]
+    /// With --chunks: encode the chunks with this compression instead of the array's codecs: `none`,
+    /// `zstd`, `zstd:LEVEL`, `gzip` or `gzip:LEVEL`.
+    #[arg(long, value_name = "CODEC", requires = "chunks")]
+    pub(crate) codec: Option<crate::codec::Recode>,
+    /// With --chunks: write a Zarr v3 store (`zarr`, the default) or an Icechunk repository
+    /// (`icechunk`: one commit; OUTPUT a directory or an s3:// URL).
+    #[arg(long, value_enum, default_value_t = MaterializeFormat::Zarr, requires = "chunks")]
+    pub(crate) format: MaterializeFormat,
+    /// Bring a regular copy in an Icechunk repository (OUTPUT) up to date after `vzarr append` grew the
+    /// store: only the chunks the new region touches are rewritten, in one commit. The chunk shape is
+    /// the repository's.
+    #[arg(long, conflicts_with_all = ["chunks", "shards", "overwrite"])]
+    pub(crate) update: bool,
+    /// Icechunk: the branch to commit to (default `main`).
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) branch: Option<String>,
+    /// Icechunk: the commit message.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+    /// With --chunks or --update: the largest region read at once (bytes, or with a K, M, G or T
+    /// suffix). Default: 1G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub(crate) max_memory: Option<u64>,
     /// Read the sources even when their size, ETag or modification time differ from the scan's
     /// (by default such a source is an error naming it: its bytes may have moved).

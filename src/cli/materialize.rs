@@ -1,9 +1,11 @@
 //! `vzarr materialize`: a native store -> a real Zarr v3 directory store (chunk bytes copied), with
-//! `--shards` packed into `sharding_indexed` shards.
+//! `--shards` packed into `sharding_indexed` shards; with `--chunks`, a regular copy (a Zarr v3
+//! store, sharded or not, local or on an object store, or an Icechunk repository), and `--update`
+//! of such a repository after an append.
 
 use anyhow::Context;
 
-use super::args::MaterializeArgs;
+use super::args::{MaterializeArgs, MaterializeFormat, ShardsArg};
 use super::progress::bar;
 use super::Outcome;
 use crate::export::{materialize, ArrayLayout, MaterializeOptions, Sharding};
@@ -19,15 +21,30 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     .await?;
     store.set_check_sources(!args.no_check_sources);
     store.all_sources().await?;
+    if args.update {
+        return update(&store, &args).await;
+    }
     if let Some(chunks) = &args.chunks {
         return regular(&store, &args, chunks.0.clone()).await;
+    }
+    let shards = match &args.shards {
+        Some(ShardsArg::Named(_)) => {
+            eprintln!("error: --shards DIM=N,.. needs --chunks (without it, --shards is `file` or a shape N,N,..)");
+            return Ok(Outcome::Usage);
+        }
+        Some(ShardsArg::Layout(spec)) => Some(spec.clone()),
+        None => None,
+    };
+    if args.max_memory.is_some() {
+        eprintln!("error: --max-memory needs --chunks or --update");
+        return Ok(Outcome::Usage);
     }
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
     let progress = bar(total, "copying chunks");
     let options = MaterializeOptions {
         overwrite: args.overwrite,
         max_concurrent_chunks: args.jobs.max(1),
-        shards: args.shards.clone(),
+        shards,
         max_concurrent_shards: args.shard_jobs.max(1),
     };
     let result = match super::output::remote_url(&args.output) {
@@ -69,27 +86,68 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// `--chunks`: a regular copy (a local directory store).
-async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> anyhow::Result<Outcome> {
-    if super::output::remote_url(&args.output).is_some() {
-        anyhow::bail!("{}: --chunks writes a local directory store only", args.output.display());
-    }
+/// The options of a regular copy or update from the arguments.
+fn regular_options(args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> crate::export::RegularOptions {
     let mut options = crate::export::RegularOptions::new(chunks);
     options.overwrite = args.overwrite;
+    options.codec = args.codec;
     if let Some(max) = args.max_memory {
         options.max_memory = max;
     }
+    if let Some(ShardsArg::Named(shards)) = &args.shards {
+        options.shards = Some(shards.clone());
+    }
+    if args.format == MaterializeFormat::Icechunk {
+        options.format = crate::export::RegularFormat::Icechunk;
+    }
+    if let Some(branch) = &args.branch {
+        options.branch = branch.clone();
+    }
+    options.message = args.message.clone();
+    options.remote = args.remote.options();
+    options
+}
+
+/// `--chunks`: a regular copy (a Zarr v3 store, local or on an object store, or an Icechunk
+/// repository).
+async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> anyhow::Result<Outcome> {
+    if let Some(ShardsArg::Layout(_)) = &args.shards {
+        eprintln!("error: with --chunks, --shards takes shard lengths by dimension name, such as time=360");
+        return Ok(Outcome::Usage);
+    }
+    let options = regular_options(args, chunks);
     let progress = bar(0, "writing chunks");
     let result = crate::export::materialize_regular(store, &args.output, &options, &|n| progress.inc(n)).await;
     progress.finish_and_clear();
     let report = result.with_context(|| format!("materializing {} to {}", args.store, args.output.display()))?;
+    let what = match (options.format, &options.shards) {
+        (crate::export::RegularFormat::Icechunk, _) => "regular chunk grids, one Icechunk commit",
+        (_, Some(_)) => "regular chunk grids in shards",
+        _ => "regular chunk grids",
+    };
     outln!(
-        "{}: {} arrays, {} chunks written ({} bytes), regular chunk grids",
+        "{}: {} arrays, {} chunks written ({} bytes), {what}",
         args.output.display(),
         report.arrays,
         report.chunks,
         report.bytes
     );
+    Ok(Outcome::Done)
+}
+
+/// `--update`: the chunks of an Icechunk regular copy that an append touched, in one commit.
+async fn update(store: &Store, args: &MaterializeArgs) -> anyhow::Result<Outcome> {
+    let options = regular_options(args, Vec::new());
+    let repo = args.output.to_string_lossy().into_owned();
+    let progress = bar(0, "writing chunks");
+    let result = crate::export::materialize_update(store, &repo, &options, &|n| progress.inc(n)).await;
+    progress.finish_and_clear();
+    let (report, committed) = result.with_context(|| format!("updating {repo} from {}", args.store))?;
+    if committed {
+        outln!("{repo}: {} chunks rewritten ({} bytes) in one commit", report.chunks, report.bytes);
+    } else {
+        outln!("{repo}: up to date, nothing written");
+    }
     Ok(Outcome::Done)
 }
 

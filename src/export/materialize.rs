@@ -37,7 +37,9 @@ mod sink;
 pub use plan::{
     plan_shards, FileExtent, FileExtents, ShardLayout, ShardSpec, Unshardable, MAX_CHUNKS_PER_SHARD, MAX_SLAB_ENTRIES,
 };
-pub use regular::{materialize_regular, RegularOptions};
+#[cfg(feature = "icechunk")]
+pub use regular::materialize_update;
+pub use regular::{materialize_regular, RegularFormat, RegularOptions};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -114,6 +116,17 @@ pub struct MaterializeReport {
     pub bytes: u64,
     /// Per array, in store order.
     pub layouts: Vec<ArrayLayout>,
+}
+
+impl MaterializeReport {
+    /// Counts one more array written as `layout` says.
+    fn add(&mut self, layout: ArrayLayout) {
+        self.arrays += 1;
+        self.objects += layout.objects;
+        self.bytes += layout.bytes;
+        self.chunks += layout.chunks_copied;
+        self.layouts.push(layout);
+    }
 }
 
 /// Writes the native store `store` as a real Zarr v3 directory store at `destination`.

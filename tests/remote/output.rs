@@ -1,5 +1,6 @@
 //! Outputs written to an object store (`-o s3://...`) against a real S3 server (`moto_server`):
-//! `scan` (native and kerchunk), `scan --shard` parts and `merge`, `export` and `materialize`. Each
+//! `scan` (native and kerchunk), `scan --shard` parts and `merge`, `export` and `materialize` (also
+//! regular copies: a sharded Zarr store and an Icechunk repository). Each
 //! remote output equals, object for object and byte for byte, the same command's local output (whose
 //! values the other suites prove), and is read back through vzarr (and zarrs) against libnetcdf's
 //! reads of the original files. Refusals (an existing output, someone's objects, an input prefix)
@@ -192,6 +193,21 @@ fn every_output_is_written_to_s3_as_it_is_written_locally() {
     let copy = dir.path().join("downloaded.zarr");
     out.download("zarr/tas.zarr", &copy);
     crate::interop::assert_zarrs_reads_exactly(&copy, &files, &["tas", "time"]);
+    // Regular copies to S3 (issue 40): a sharded Zarr store, the local copy's objects; an Icechunk
+    // repository (one commit) read back through vzarr.
+    let regular = ["--chunks", "time=20", "--shards", "time=40"];
+    let local_regular = dir.path().join("regular.zarr");
+    ok(run(&[&["materialize", &s(&local_store), &s(&local_regular)][..], &regular].concat(), &[]));
+    ok(run(&[&["materialize", url, "s3://out/zarr/regular.zarr"][..], &regular].concat(), &[]));
+    assert_eq!(out.objects("zarr/regular.zarr"), local_tree(&local_regular));
+    let copy = dir.path().join("regular-downloaded.zarr");
+    out.download("zarr/regular.zarr", &copy);
+    crate::interop::assert_zarrs_reads_exactly(&copy, &files, &["tas", "time"]);
+    let repo = "s3://out/repos/regular.icechunk";
+    ok(run(&["materialize", url, repo, "--chunks", "time=20", "--format", "icechunk"], &[]));
+    let npy = dir.path().join("regular.npy");
+    ok(run(&["read", repo, "tas", "-o", &s(&npy)], &[]));
+    assert!(crate::common::parse_npy(&std::fs::read(&npy).unwrap()).data == oracle(&files, "tas"));
 }
 
 /// What must not be written is not: an existing output without `--overwrite`, someone's objects, an

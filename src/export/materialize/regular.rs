@@ -24,47 +24,134 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+#[cfg(feature = "icechunk")]
+mod repo;
+mod target;
+
+#[cfg(feature = "icechunk")]
+pub use repo::materialize_update;
+
 use super::{ArrayLayout, MaterializeReport, Sharding};
 use crate::export::{checked_nodes, store_inputs, ExportError};
-use crate::grid::{ChunkGrid, DimSelection, Selection};
-use crate::metadata::{chunk_key, node_key, ArrayMetadata};
+use crate::grid::{DimSelection, Selection};
+use crate::metadata::{chunk_key, node_key};
 use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions, Store};
-use crate::rechunk::{encode_chunk, Region};
+use crate::rechunk::Region;
 use crate::store::{io_error, OutputKind, Staged, WriteError};
+use target::Target;
+
+/// Objects uploaded at once to an object-store destination.
+const UPLOADS: usize = 16;
 
 /// The marker file of a partial copy: the store and the chunk spec it was started with.
 const MARKER: &str = ".vzarr-partial";
+
+/// What a regular copy writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RegularFormat {
+    /// A Zarr v3 directory store (resumable from `DEST.partial`). The default.
+    #[default]
+    Zarr,
+    /// An Icechunk repository (a directory or an object-store URL), written with one commit.
+    Icechunk,
+}
 
 /// Options of [`materialize_regular`].
 #[derive(Debug, Clone)]
 pub struct RegularOptions {
     /// Target chunk length per dimension name. Required (at least one).
     pub chunks: Vec<(String, u64)>,
+    /// Pack the chunks into `sharding_indexed` shards of these lengths per dimension name (each a
+    /// multiple of the chunk length; dimensions not named: one chunk per shard). Default: `None`.
+    pub shards: Option<Vec<(String, u64)>>,
     /// Largest region read at once, in bytes (half of it for a row of target chunks). Default: 1 GiB.
     pub max_memory: u64,
-    /// Replace an existing Zarr v3 store at the destination. Default: false.
+    /// Replace an existing Zarr v3 store (or commit over an existing repository). Default: false.
     pub overwrite: bool,
+    /// Encode the chunks with this compression instead of the array's codecs. Default: `None`.
+    pub codec: Option<crate::codec::Recode>,
+    /// The output format. Default: [`RegularFormat::Zarr`].
+    pub format: RegularFormat,
+    /// Icechunk only: the branch committed to. Default: `main`.
+    pub branch: String,
+    /// Icechunk only: the commit message. Default: one naming the store and the chunks.
+    pub message: Option<String>,
+    /// Icechunk only: how an object-store repository is reached. Default: the environment's.
+    pub remote: crate::source::RemoteOptions,
 }
 
 impl RegularOptions {
     /// `chunks`, every other option at its default.
     pub fn new(chunks: Vec<(String, u64)>) -> Self {
-        RegularOptions { chunks, max_memory: 1 << 30, overwrite: false }
+        RegularOptions {
+            chunks,
+            shards: None,
+            max_memory: 1 << 30,
+            overwrite: false,
+            codec: None,
+            format: RegularFormat::Zarr,
+            branch: "main".into(),
+            message: None,
+            remote: crate::source::RemoteOptions::default(),
+        }
     }
 
     fn spec(&self) -> String {
-        self.chunks.iter().map(|(d, n)| format!("{d}={n}")).collect::<Vec<_>>().join(",")
+        let join = |l: &[(String, u64)]| l.iter().map(|(d, n)| format!("{d}={n}")).collect::<Vec<_>>().join(",");
+        let mut spec = join(&self.chunks);
+        if let Some(shards) = &self.shards {
+            spec.push_str(&format!(" shards {}", join(shards)));
+        }
+        if let Some(codec) = self.codec {
+            spec.push_str(&format!(" codec {codec}"));
+        }
+        spec
+    }
+
+    /// The target layout of an array.
+    fn target(&self, store: &Store, reader: &ArrayReader) -> Result<Target, ExportError> {
+        Target::of(reader.metadata(), &self.chunks, self.shards.as_deref(), self.codec)
+            .map_err(|reason| ExportError::Node { store: store.location().into(), node: reader.path().into(), reason })
     }
 }
 
-/// Writes `store` as a Zarr v3 directory store with regular chunk grids at `destination`.
-/// `progress(n)` is called as `n` target chunks are written.
+/// Where a regular copy's objects (chunks or shards) go.
+pub(super) trait Objects: Sync {
+    /// Whether object `coords` of `array` is to be written (not there yet; touched by an update).
+    fn wanted(&self, array: &str, coords: &[u64]) -> bool;
+
+    /// Stores object `coords` of `array`.
+    ///
+    /// # Errors
+    /// The write error naming the object.
+    fn put(&self, array: &str, coords: &[u64], bytes: Vec<u8>) -> Result<(), ExportError>;
+}
+
+/// Files under a (partial) directory store, each written under a temporary name and renamed.
+struct DirObjects<'a> {
+    root: &'a Path,
+}
+
+impl Objects for DirObjects<'_> {
+    fn wanted(&self, array: &str, coords: &[u64]) -> bool {
+        !self.root.join(chunk_key(array, coords)).exists()
+    }
+
+    fn put(&self, array: &str, coords: &[u64], bytes: Vec<u8>) -> Result<(), ExportError> {
+        Ok(write_atomic(&self.root.join(chunk_key(array, coords)), &bytes)?)
+    }
+}
+
+/// Writes `store` as a copy with regular chunk grids at `destination`: a Zarr v3 directory store, or
+/// an Icechunk repository ([`RegularOptions::format`]; `destination` may then be an object-store
+/// URL). `progress(n)` is called as `n` target objects are written.
 ///
 /// # Errors
-/// [`ExportError::Node`] for a chunk length of 0 or a dimension no array has, or a `DEST.partial`
-/// directory that is not a partial copy of this store with these chunks; read, encode and write
-/// errors naming the array. Nothing reaches `destination` on error (`DEST.partial` is kept to resume).
+/// [`ExportError::Node`] for a chunk length of 0, a dimension no array has, shard lengths that are not
+/// multiples of the chunk lengths, or a `DEST.partial` directory that is not a partial copy of this
+/// store with these chunks; read, encode and write errors naming the array. Nothing reaches
+/// `destination` on error (`DEST.partial` is kept to resume; a repository's branch does not move).
 pub async fn materialize_regular(
     store: &Store,
     destination: &Path,
@@ -78,25 +165,76 @@ pub async fn materialize_regular(
         readers.push(store.array(path).await?);
     }
     check_spec(store, &readers, options)?;
+    if options.format == RegularFormat::Icechunk {
+        #[cfg(feature = "icechunk")]
+        return repo::write_repository(store, &groups, &readers, destination, options, progress).await;
+        #[cfg(not(feature = "icechunk"))]
+        {
+            let reason = "this build of vzarr has no Icechunk support (feature `icechunk`)".into();
+            return Err(ExportError::Node { store: store.location().into(), node: "/".into(), reason });
+        }
+    }
+    if let Some(url) = destination.to_str().filter(|d| crate::source::is_url(d)) {
+        return write_remote(store, &groups, &readers, url, options, progress).await;
+    }
+    write_local(store, &groups, &readers, destination, options, progress).await
+}
+
+/// A Zarr copy for an object store: written in a private local directory, then uploaded
+/// (`store/publish_remote`: the objects first, the root `zarr.json` last).
+async fn write_remote(
+    store: &Store,
+    groups: &[String],
+    readers: &[ArrayReader],
+    url: &str,
+    options: &RegularOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<MaterializeReport, ExportError> {
+    let mut inputs = crate::store::url_sources(&store.sources());
+    if crate::source::is_url(store.location()) {
+        inputs.push(store.location().to_string());
+    }
+    let output = crate::store::RemoteOutput::begin(
+        url,
+        OutputKind::ZarrStore,
+        options.overwrite,
+        &inputs,
+        &options.remote,
+        UPLOADS,
+    )
+    .await?;
+    let local = RegularOptions { overwrite: false, ..options.clone() };
+    let report = write_local(store, groups, readers, output.local_path(), &local, progress).await?;
+    output.publish().await?;
+    Ok(report)
+}
+
+/// A Zarr copy in a local directory, through `DEST.partial`.
+async fn write_local(
+    store: &Store,
+    groups: &[String],
+    readers: &[ArrayReader],
+    destination: &Path,
+    options: &RegularOptions,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> Result<MaterializeReport, ExportError> {
     if destination.symlink_metadata().is_ok() && !options.overwrite {
         return Err(WriteError::Exists { path: destination.to_path_buf() }.into());
     }
     let partial = partial_dir(store, destination, options)?;
     let mut report = MaterializeReport::default();
-    for reader in &readers {
-        let layout = copy_array(store, reader, &partial, options, progress).await?;
-        report.arrays += 1;
-        report.objects += layout.objects;
-        report.bytes += layout.bytes;
-        report.chunks += layout.chunks_copied;
-        report.layouts.push(layout);
+    for reader in readers {
+        let target = options.target(store, reader)?;
+        let objects = DirObjects { root: &partial };
+        let layout = copy_array(store, reader, &target, &objects, options, progress).await?;
+        report.add(layout);
     }
-    for node in std::iter::once(&String::new()).chain(&groups) {
+    for node in std::iter::once(&String::new()).chain(groups) {
         write_atomic(&partial.join(node_key(node)), &store.node_metadata(node).await?)?;
     }
-    for reader in &readers {
-        let metadata = regular_metadata(store, reader, &target_shape(reader.metadata(), options)).await?;
-        write_atomic(&partial.join(node_key(reader.path())), &metadata)?;
+    for reader in readers {
+        let target = options.target(store, reader)?;
+        write_atomic(&partial.join(node_key(reader.path())), &regular_metadata(store, reader, &target).await?)?;
     }
     std::fs::remove_file(partial.join(MARKER)).map_err(io_error(&partial, "removing the marker"))?;
     let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
@@ -106,20 +244,25 @@ pub async fn materialize_regular(
     Ok(report)
 }
 
-/// Every named dimension is some array's, every length >= 1.
+/// Every named dimension is some array's, every length >= 1; every array's shards hold whole chunks.
 fn check_spec(store: &Store, readers: &[ArrayReader], options: &RegularOptions) -> Result<(), ExportError> {
     let bad = |reason: String| ExportError::Node { store: store.location().to_string(), node: "/".into(), reason };
     if options.chunks.is_empty() {
         return Err(bad("--chunks names no dimension".into()));
     }
-    for (dim, n) in &options.chunks {
+    let named = options.chunks.iter().map(|c| ("--chunks", c));
+    let shards = options.shards.iter().flatten().map(|c| ("--shards", c));
+    for (flag, (dim, n)) in named.chain(shards) {
         if *n == 0 {
-            return Err(bad(format!("--chunks {dim}=0: a chunk length must be at least 1")));
+            return Err(bad(format!("{flag} {dim}=0: a length must be at least 1")));
         }
         let known = readers.iter().any(|r| r.metadata().dimension_names.iter().flatten().any(|d| d == dim));
         if !known {
-            return Err(bad(format!("--chunks: no array has a dimension named {dim:?}")));
+            return Err(bad(format!("{flag}: no array has a dimension named {dim:?}")));
         }
+    }
+    for reader in readers {
+        options.target(store, reader)?;
     }
     Ok(())
 }
@@ -147,66 +290,46 @@ fn partial_dir(store: &Store, destination: &Path, options: &RegularOptions) -> R
     Ok(partial)
 }
 
-/// The target chunk shape of an array.
-fn target_shape(metadata: &ArrayMetadata, options: &RegularOptions) -> Vec<u64> {
-    let names = metadata.dimension_names.clone().unwrap_or_default();
-    let grid = &metadata.chunk_grid;
-    (0..grid.ndim())
-        .map(|d| {
-            let extent = grid.dim(d).extent().max(1);
-            let asked = names.get(d).and_then(|n| options.chunks.iter().find(|(c, _)| c == n)).map(|(_, n)| *n);
-            asked.or_else(|| grid.dim(d).regular_size()).unwrap_or(extent).min(extent)
-        })
-        .collect()
-}
-
-/// The array's `zarr.json` as stored, with the regular grid of `chunk_shape`.
-async fn regular_metadata(store: &Store, reader: &ArrayReader, chunk_shape: &[u64]) -> Result<Vec<u8>, ExportError> {
+/// The array's `zarr.json` as stored, with the target's regular grid (and sharding codec).
+async fn regular_metadata(store: &Store, reader: &ArrayReader, target: &Target) -> Result<Vec<u8>, ExportError> {
     let stored = store.node_metadata(reader.path()).await?;
     let node_error =
         |reason: String| ExportError::Node { store: store.location().into(), node: reader.path().into(), reason };
     let mut doc: serde_json::Value = crate::metadata::from_text(&stored).map_err(|e| node_error(e.to_string()))?;
     let object = doc.as_object_mut().ok_or_else(|| node_error("zarr.json is not an object".into()))?;
-    let grid = serde_json::json!({"name": "regular", "configuration": {"chunk_shape": chunk_shape}});
-    object.insert("chunk_grid".into(), grid);
+    target.zarr_json(object);
     Ok(crate::metadata::to_text(&doc).into_bytes())
 }
 
-/// Writes every target chunk of one array not already in `root`, a row at a time.
-async fn copy_array(
+/// Writes every target object of one array that `objects` wants, a row at a time.
+pub(super) async fn copy_array(
     store: &Store,
     reader: &ArrayReader,
-    root: &Path,
+    target: &Target,
+    objects: &dyn Objects,
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ArrayLayout, ExportError> {
-    let node_error =
-        |reason: String| ExportError::Node { store: store.location().into(), node: reader.path().into(), reason };
     if reader.metadata().codecs.is_strings() {
-        return Err(node_error("a string array cannot be rechunked yet".into()));
+        let reason = "a string array cannot be rechunked yet".into();
+        return Err(ExportError::Node { store: store.location().into(), node: reader.path().into(), reason });
     }
-    let shape = reader.shape();
-    let target = target_shape(reader.metadata(), options);
-    let grid = ChunkGrid::regular(&shape, &target).map_err(|e| node_error(e.to_string()))?;
-    let mut metadata = reader.metadata().clone();
-    metadata.chunk_grid = grid.clone();
-    let grid_shape = grid.grid_shape();
+    let grid_shape = target.metadata.chunk_grid.grid_shape();
     let rows = grid_shape.first().copied().unwrap_or(1);
     let mut layout = ArrayLayout {
         path: reader.path().to_string(),
-        sharding: Sharding::Unsharded,
+        sharding: target.sharding(),
         chunks_copied: 0,
         padded_chunks: 0,
         objects: 0,
         bytes: 0,
     };
     for row in 0..rows {
-        let todo: Vec<Vec<u64>> =
-            row_chunks(&grid_shape, row).filter(|c| !root.join(chunk_key(reader.path(), c)).exists()).collect();
+        let todo: Vec<Vec<u64>> = row_chunks(&grid_shape, row).filter(|c| objects.wanted(reader.path(), c)).collect();
         if todo.is_empty() {
             continue;
         }
-        let written = write_row(&metadata, reader, root, &todo, options).await?;
+        let written = write_row(store.location(), target, reader, objects, &todo, options).await?;
         layout.chunks_copied += todo.len() as u64;
         layout.objects += todo.len() as u64;
         layout.bytes += written;
@@ -229,18 +352,19 @@ fn row_chunks(grid_shape: &[u64], row: u64) -> impl Iterator<Item = Vec<u64>> + 
     })
 }
 
-/// Reads and writes the chunks `todo` of one row; returns the bytes written.
+/// Reads and writes the objects `todo` of one row; returns the bytes written.
 async fn write_row(
-    metadata: &ArrayMetadata,
+    store: &str,
+    target: &Target,
     reader: &ArrayReader,
-    root: &Path,
+    objects: &dyn Objects,
     todo: &[Vec<u64>],
     options: &RegularOptions,
 ) -> Result<u64, ExportError> {
-    let grid = &metadata.chunk_grid;
+    let grid = &target.metadata.chunk_grid;
     let valid =
         |coords: &[u64]| -> Vec<u64> { coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect() };
-    let size = metadata.element_size() as u64;
+    let size = target.metadata.element_size() as u64;
     // The row: its extent along the first dimension, everything along the others.
     let mut row = Region { origin: vec![0; grid.ndim()], shape: grid.shape() };
     if let Some(&index) = todo[0].first() {
@@ -250,13 +374,14 @@ async fn write_row(
     let row_bytes = row.shape.iter().try_fold(size, |acc, &n| acc.checked_mul(n));
     if todo.len() > 1 && row_bytes.is_some_and(|b| b <= options.max_memory / 2) {
         let data = read_region(reader, &row, options).await?;
-        return write_chunks(metadata, reader.path(), root, todo, &row, &data);
+        return write_objects(store, target, reader.path(), objects, todo, &row, &data);
     }
     let mut bytes = 0;
     for coords in todo {
         let region = Region { origin: grid.chunk_origin(coords), shape: valid(coords) };
         let data = read_region(reader, &region, options).await?;
-        bytes += write_chunks(metadata, reader.path(), root, std::slice::from_ref(coords), &region, &data)?;
+        let one = std::slice::from_ref(coords);
+        bytes += write_objects(store, target, reader.path(), objects, one, &region, &data)?;
     }
     Ok(bytes)
 }
@@ -269,11 +394,12 @@ async fn read_region(reader: &ArrayReader, region: &Region, options: &RegularOpt
     Ok(reader.read(&selection, &read).await?.bytes)
 }
 
-/// Cuts, pads, encodes and writes the chunks `coords` from `data` (the elements of `region`).
-fn write_chunks(
-    metadata: &ArrayMetadata,
+/// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).
+fn write_objects(
+    store: &str,
+    target: &Target,
     array: &str,
-    root: &Path,
+    objects: &dyn Objects,
     coords: &[Vec<u64>],
     region: &Region,
     data: &[u8],
@@ -281,13 +407,14 @@ fn write_chunks(
     let sizes: Result<Vec<u64>, ExportError> = coords
         .par_iter()
         .map(|c| {
-            let encoded = encode_chunk(metadata, c, region, data).map_err(|e| ExportError::Node {
-                store: root.display().to_string(),
+            let encoded = target.encode(c, region, data).map_err(|e| ExportError::Node {
+                store: store.to_string(),
                 node: array.to_string(),
                 reason: format!("chunk {c:?}: encoding: {e}"),
             })?;
-            write_atomic(&root.join(chunk_key(array, c)), &encoded)?;
-            Ok(encoded.len() as u64)
+            let len = encoded.len() as u64;
+            objects.put(array, c, encoded)?;
+            Ok(len)
         })
         .collect();
     Ok(sizes?.iter().sum())
