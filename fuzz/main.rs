@@ -115,7 +115,8 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let mut ctx = targets::Context { scratch: scratch.path().join("case"), runtime };
     if let Some((name, path)) = &args.replay {
-        let target = targets.iter().find(|t| t.name == name.as_str()).unwrap_or_else(|| panic!("no fuzz target {name}"));
+        let target =
+            targets.iter().find(|t| t.name == name.as_str()).unwrap_or_else(|| panic!("no fuzz target {name}"));
         return match harness::replay(target, &ctx, path) {
             None => {
                 println!("replay {}: no failure", path.display());
@@ -124,7 +125,8 @@ fn main() -> ExitCode {
             Some(_) => ExitCode::FAILURE,
         };
     }
-    let chosen: Vec<&targets::Target> = targets.iter().filter(|t| args.target == "all" || t.name == args.target).collect();
+    let chosen: Vec<&targets::Target> =
+        targets.iter().filter(|t| args.target == "all" || t.name == args.target).collect();
     if chosen.is_empty() {
         eprintln!("no fuzz target {} (see --list)", args.target);
         return ExitCode::FAILURE;

@@ -39,7 +39,20 @@ pub fn mutate(rng: &mut Rng, input: &[u8], others: &[&[u8]], shape: Shape) -> Ve
 fn boundaries(len: usize, old: u64, bits: u32) -> [u64; 12] {
     let max = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
     let len = len as u64;
-    [0, 1, 2, max, max - 1, max / 2 + 1, len, len.wrapping_sub(1), len + 1, old.wrapping_add(1), old.wrapping_sub(1), old.wrapping_mul(2) | 1]
+    [
+        0,
+        1,
+        2,
+        max,
+        max - 1,
+        max / 2 + 1,
+        len,
+        len.wrapping_sub(1),
+        len + 1,
+        old.wrapping_add(1),
+        old.wrapping_sub(1),
+        old.wrapping_mul(2) | 1,
+    ]
 }
 
 fn read_int(buf: &[u8], at: usize, width: usize, big_endian: bool) -> u64 {
@@ -184,15 +197,55 @@ fn splice(rng: &mut Rng, buf: &mut Vec<u8>, others: &[&[u8]]) {
 
 /// Numbers text numbers are set to.
 const NUMBERS: &[&str] = &[
-    "0", "-1", "1", "2", "255", "65536", "4294967295", "4294967296", "9223372036854775807", "-9223372036854775808",
-    "18446744073709551615", "18446744073709551616", "99999999999999999999999999", "1e308", "-1e308", "1.5", "NaN",
-    "1e-320", "0x10", "",
+    "0",
+    "-1",
+    "1",
+    "2",
+    "255",
+    "65536",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999999",
+    "1e308",
+    "-1e308",
+    "1.5",
+    "NaN",
+    "1e-320",
+    "0x10",
+    "",
 ];
 
 /// Strings text strings are set to.
 const STRINGS: &[&str] = &[
-    "", "..", "../x", "/", "a/b", "{{a}}", "{{", "base64:", "base64:AAAA", "%00", "\\u0000", "\u{ffff}", "s3://b/k",
-    "file:///etc/passwd", "x.h5", "<", "&amp;", "&lt;&gt;", "int32", "float64", "|S8", "<f8", "zlib", "gzip", "[0,1]",
+    "",
+    "..",
+    "../x",
+    "/",
+    "a/b",
+    "{{a}}",
+    "{{",
+    "base64:",
+    "base64:AAAA",
+    "%00",
+    "\\u0000",
+    "\u{ffff}",
+    "s3://b/k",
+    "file:///etc/passwd",
+    "x.h5",
+    "<",
+    "&amp;",
+    "&lt;&gt;",
+    "int32",
+    "float64",
+    "|S8",
+    "<f8",
+    "zlib",
+    "gzip",
+    "[0,1]",
 ];
 
 /// One text mutation.
@@ -202,7 +255,7 @@ fn text(rng: &mut Rng, buf: &mut Vec<u8>, others: &[&[u8]]) {
         return;
     }
     match rng.below(10) {
-        0 | 1 | 2 => replace_token(rng, buf, is_number_byte, NUMBERS),
+        0..=2 => replace_token(rng, buf, is_number_byte, NUMBERS),
         3 | 4 => replace_quoted(rng, buf),
         5 => duplicate_span(rng, buf, false),
         6 => duplicate_span(rng, buf, true),
@@ -218,9 +271,8 @@ fn is_number_byte(b: u8) -> bool {
 
 /// Replaces a run of bytes satisfying `inside` (starting with a digit) by one of `values`.
 fn replace_token(rng: &mut Rng, buf: &mut Vec<u8>, inside: fn(u8) -> bool, values: &[&str]) {
-    let starts: Vec<usize> = (0..buf.len())
-        .filter(|&i| buf[i].is_ascii_digit() && (i == 0 || !inside(buf[i - 1])))
-        .collect();
+    let starts: Vec<usize> =
+        (0..buf.len()).filter(|&i| buf[i].is_ascii_digit() && (i == 0 || !inside(buf[i - 1]))).collect();
     if starts.is_empty() {
         return;
     }

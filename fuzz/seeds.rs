@@ -54,9 +54,17 @@ pub fn write_codec_seeds(corpus: &Path) {
     let mut seeds: Vec<(&str, &str, Vec<u8>)> = vec![
         ("deflate", "zlib", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zlib { level: 6 }], &data, 1))),
         ("deflate", "gzip", framed([1, 0, 0, 0], 1000, &encode(vec![bytes(), Codec::Gzip { level: 1 }], &data, 1))),
-        ("shuffle", "four", framed([3, 0, 0, 0], 1000, &encode(vec![le4(), Codec::Shuffle { element_size: 4 }], &data, 4))),
+        (
+            "shuffle",
+            "four",
+            framed([3, 0, 0, 0], 1000, &encode(vec![le4(), Codec::Shuffle { element_size: 4 }], &data, 4)),
+        ),
         ("fletcher32", "sum", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Fletcher32], &data, 1))),
-        ("zstd", "frame", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zstd { level: 3, checksum: true }], &data, 1))),
+        (
+            "zstd",
+            "frame",
+            framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zstd { level: 3, checksum: true }], &data, 1)),
+        ),
         ("lzo", "literals", framed([0; 4], 8, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0, 0])),
         ("lzo", "match", framed([0; 4], 16, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 252, 0, 0x11, 0, 0])),
         ("szip", "raw", framed([4, 7, 0, 3], 64, &[&64u32.to_le_bytes()[..], &values(80)].concat())),
@@ -67,8 +75,13 @@ pub fn write_codec_seeds(corpus: &Path) {
         seeds.push(("blosc", ["blosclz", "lz4", "zstd"][i], framed([i as u8, 5, 1, 3], 1000, &frame)));
         seeds.push(("blosc2", ["blosclz", "lz4", "zstd"][i], framed([3, i as u8, 4, 0], 1000, &frame)));
     }
-    let strings: Vec<String> = ["", "a", "température", "x".repeat(40).as_str()].iter().map(|s| s.to_string()).collect();
-    seeds.push(("vlen", "strings", framed([0; 4], 4, &CodecChain::vlen_utf8().encode_strings(&strings).expect("vlen"))));
+    let strings: Vec<String> =
+        ["", "a", "température", "x".repeat(40).as_str()].iter().map(|s| s.to_string()).collect();
+    seeds.push((
+        "vlen",
+        "strings",
+        framed([0; 4], 4, &CodecChain::vlen_utf8().encode_strings(&strings).expect("vlen")),
+    ));
     let mut shard = ShardBuilder::new(4);
     for chunk in [Some(&b"first"[..]), None, Some(&b"third chunk"[..]), Some(&b""[..])] {
         shard.push(chunk);
@@ -77,7 +90,20 @@ pub fn write_codec_seeds(corpus: &Path) {
     for (name, codecs, swap) in [
         ("zlib", vec![le4(), Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 4 }], 4),
         ("fletcher", vec![le4(), Codec::Fletcher32, Codec::Zstd { level: 1, checksum: false }], 4),
-        ("blosc", vec![le4(), Codec::Blosc { cname: BloscCompressor::Lz4, clevel: 5, shuffle: BloscShuffle::BitShuffle, typesize: 4, blocksize: 0 }], 4),
+        (
+            "blosc",
+            vec![
+                le4(),
+                Codec::Blosc {
+                    cname: BloscCompressor::Lz4,
+                    clevel: 5,
+                    shuffle: BloscShuffle::BitShuffle,
+                    typesize: 4,
+                    blocksize: 0,
+                },
+            ],
+            4,
+        ),
     ] {
         let chain = CodecChain::new(codecs).expect("seed chain");
         let chunk = framed([swap as u8, 0, 0, 0], 1000, &chain.encode(&data, swap).expect("seed encoding"));

@@ -29,6 +29,12 @@ impl Context {
     }
 }
 
+/// A target's mutation: one input from a seed, splicing from the other seeds.
+pub type Mutator = fn(&mut Rng, &[u8], &[&[u8]]) -> Vec<u8>;
+
+/// A target's run of one input (case number, context).
+pub type Runner = Box<dyn Fn(&Context, &[u8], u64)>;
+
 /// One fuzz target.
 pub struct Target {
     /// Name (also the folder of its seeds and regressions).
@@ -36,10 +42,17 @@ pub struct Target {
     /// The parsers it reaches.
     pub about: &'static str,
     /// One mutated input from `input`, splicing from `others`.
-    pub mutate: fn(&mut Rng, &[u8], &[&[u8]]) -> Vec<u8>,
+    pub mutate: Mutator,
     /// Runs one input (case number `case`, which some targets use to vary their options). Errors are
     /// the parser's business; a panic, a hang or an oversized allocation is a failure.
-    pub run: Box<dyn Fn(&Context, &[u8], u64)>,
+    pub run: Runner,
+}
+
+/// With `VZARR_FUZZ_SHOW=1`, prints what a case's parser said (to check that seeds reach deep).
+pub fn show(what: &str, result: impl std::fmt::Debug) {
+    if std::env::var_os("VZARR_FUZZ_SHOW").is_some() {
+        eprintln!("  {what}: {result:?}");
+    }
 }
 
 /// Every target, in the order they run.

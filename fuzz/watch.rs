@@ -19,7 +19,8 @@ static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 
 /// Marks `input` of `target` as running (armed: the guard and the watchdog judge it).
 pub fn start(target: &'static str, label: String, input: Arc<Vec<u8>>) {
-    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(Running { target, label, input, started: Instant::now() });
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some(Running { target, label, input, started: Instant::now() });
     crate::alloc_guard::ARMED.store(true, Ordering::SeqCst);
 }
 
@@ -33,7 +34,8 @@ pub fn finish() {
 pub fn spawn_watchdog(limit: Duration) {
     std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(100));
-        let overdue = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|r| r.started.elapsed() > limit);
+        let overdue =
+            RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|r| r.started.elapsed() > limit);
         if overdue {
             crate::alloc_guard::ARMED.store(false, Ordering::SeqCst);
             fail_now(&format!("still running after {} s (a hang)", limit.as_secs()));

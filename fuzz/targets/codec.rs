@@ -16,10 +16,13 @@ use crate::mutate::{mutate, LE};
 /// Largest decoded length a header asks for.
 const MAX_DECODED: u32 = 4 << 20;
 
+/// The filters of a decoder target, from its input's parameter bytes.
+type MakeFilters = fn([u8; 4]) -> Option<Vec<Filter>>;
+
 /// The decoder targets.
 pub fn targets() -> Vec<Target> {
     let mut targets: Vec<Target> = vec![];
-    let filters: [(&'static str, &'static str, fn([u8; 4]) -> Option<Vec<Filter>>); 8] = [
+    let filters: [(&'static str, &'static str, MakeFilters); 8] = [
         ("deflate", "zlib and gzip streams (HDF5 deflate, numcodecs.zlib, gzip)", |p| {
             Some(vec![Filter::Codec(if p[0] % 2 == 0 { Codec::Zlib { level: 4 } } else { Codec::Gzip { level: 4 } })])
         }),
@@ -102,7 +105,7 @@ fn header(input: &[u8]) -> ([u8; 4], u32, &[u8]) {
 }
 
 /// Decodes `input`'s chunk through the filters `make` builds from its parameters.
-fn decode(make: fn([u8; 4]) -> Option<Vec<Filter>>, input: &[u8]) {
+fn decode(make: MakeFilters, input: &[u8]) {
     let (p, len, stored) = header(input);
     let Some(filters) = make(p) else { return };
     let mut out = vec![0u8; len as usize];

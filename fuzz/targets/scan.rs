@@ -60,7 +60,8 @@ fn scan_bytes(ctx: &Context, name: &str, input: &[u8], case: u64) {
 }
 
 fn scan(path: &Path, case: u64) {
-    let _ = scan_file(path, &options(case));
+    let result = scan_file(path, &options(case));
+    super::show("scan", result.map(|dataset| dataset.arrays.len()));
 }
 
 fn scan_sidecar(ctx: &Context, input: &[u8], case: u64) {
@@ -71,4 +72,3 @@ fn scan_sidecar(ctx: &Context, input: &[u8], case: u64) {
         scan(&dir.join(name), case);
     }
 }
-

@@ -40,7 +40,8 @@ pub fn targets() -> Vec<Target> {
         },
         Target {
             name: "native",
-            about: "native stores: vzarr.json, sources.bin, manifests (header, block index, blocks, binding), owned.bin",
+            about:
+                "native stores: vzarr.json, sources.bin, manifests (header, block index, blocks, binding), owned.bin",
             mutate: |rng, input, others| bundle::mutate(rng, input, others, "manifest", LE),
             run: Box::new(|ctx, input, _| open_bundle(ctx, input)),
         },
@@ -72,16 +73,26 @@ fn open_bundle(ctx: &Context, input: &[u8]) {
 fn open_and_read(ctx: &Context, path: &Path) {
     ctx.runtime.block_on(async {
         let options = OpenOptions::new(Authorization::new([format!("{SOURCES}/")])).with_check_sources(false);
-        let Ok(store) = Store::open_with(path, &options).await else { return };
+        let store = match Store::open_with(path, &options).await {
+            Ok(store) => store,
+            Err(e) => return super::show("open", e),
+        };
         let _ = store.all_sources().await;
         for group in store.info().groups.iter().take(16) {
             let _ = store.node_metadata(group).await;
         }
         let read = ReadOptions { max_memory: 8 << 20, ..ReadOptions::default() };
         for info in store.info().arrays.iter().take(16) {
-            let Ok(array) = store.array(&info.path).await else { continue };
+            let array = match store.array(&info.path).await {
+                Ok(array) => array,
+                Err(e) => {
+                    super::show(&info.path, e);
+                    continue;
+                }
+            };
             let _ = array.entries(0..64).await;
-            let _ = array.read(&Selection::all(&array.shape()), &read).await;
+            let values = array.read(&Selection::all(&array.shape()), &read).await;
+            super::show(&info.path, values.map(|v| v.len()));
         }
     });
 }
