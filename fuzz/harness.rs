@@ -11,8 +11,9 @@ use crate::rng::Rng;
 use crate::targets::{Context, Target};
 use crate::watch;
 
-/// The message of the last panic on any thread since the last [`take_panic`].
-static PANIC: Mutex<Option<String>> = Mutex::new(None);
+/// The panics on any thread since the last [`take_panics`]: whether each came from a dependency
+/// (a crate of the registry), and its message.
+static PANICS: Mutex<Vec<(bool, String)>> = Mutex::new(Vec::new());
 
 /// Records panics (message and place) instead of printing them.
 pub fn install_panic_hook() {
@@ -24,12 +25,20 @@ pub fn install_panic_hook() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "(no message)".to_string());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        *PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("panicked: {message}{place}"));
+        // RUST_BACKTRACE=1 adds where it came from.
+        let trace = std::backtrace::Backtrace::capture();
+        let trace = match trace.status() {
+            std::backtrace::BacktraceStatus::Captured => format!("\n{trace}"),
+            _ => String::new(),
+        };
+        let dependency = info.location().is_some_and(|l| l.file().contains("/.cargo/registry/"));
+        let panic = (dependency, format!("panicked: {message}{place}{trace}"));
+        PANICS.lock().unwrap_or_else(|e| e.into_inner()).push(panic);
     }));
 }
 
-fn take_panic() -> Option<String> {
-    PANIC.lock().unwrap_or_else(|e| e.into_inner()).take()
+fn take_panics() -> Vec<(bool, String)> {
+    std::mem::take(&mut *PANICS.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// The folder of the fuzz harness (`fuzz/` of the package).
@@ -63,12 +72,17 @@ pub fn run_case(target: &Target, ctx: &Context, label: String, input: Vec<u8>, c
     watch::start(target.name, label.clone(), Arc::clone(&input));
     let result = catch_unwind(AssertUnwindSafe(|| (target.run)(ctx, &input, case)));
     watch::finish();
-    let panic = take_panic();
-    if result.is_ok() && panic.is_none() {
+    // A panic that escapes fails the case, and so does one in vzarr's own code (or the standard
+    // library's) even when something caught it; a dependency's panic that vzarr contains (turned
+    // into an error) does not.
+    let panics = take_panics();
+    let own = panics.iter().find(|(dependency, _)| !dependency);
+    if result.is_ok() && own.is_none() {
+        panics.iter().for_each(|(_, message)| crate::targets::show("contained", message));
         return None;
     }
     let path = watch::save_failure(target.name, &input);
-    let message = panic.unwrap_or_else(|| "panicked".to_string());
+    let message = own.or(panics.first()).map_or_else(|| "panicked".to_string(), |(_, m)| m.clone());
     eprintln!("FUZZ FAILURE [{}] {label}: {message}", target.name);
     eprintln!("  input saved to {}", path.display());
     eprintln!("  replay: ./dev fuzz --replay {} {}", target.name, path.display());

@@ -50,6 +50,10 @@ pub fn fail_now(what: &str) -> ! {
         Some(r) => {
             let path = save_failure(r.target, &r.input);
             eprintln!("FUZZ FAILURE [{}] {}: {what}", r.target, r.label);
+            let trace = std::backtrace::Backtrace::capture();
+            if trace.status() == std::backtrace::BacktraceStatus::Captured {
+                eprintln!("{trace}");
+            }
             eprintln!("  input saved to {}", path.display());
             eprintln!("  replay: ./dev fuzz --replay {} {}", r.target, path.display());
         }
