@@ -47,7 +47,7 @@ impl Guard {
             } else {
                 format!("{live} live bytes after an allocation of {size} (limit {MAX_LIVE})")
             };
-            crate::watch::fail_now(&what);
+            crate::watch::fail_now(&what, true);
         }
     }
 }

@@ -38,21 +38,22 @@ pub fn spawn_watchdog(limit: Duration) {
             RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|r| r.started.elapsed() > limit);
         if overdue {
             crate::alloc_guard::ARMED.store(false, Ordering::SeqCst);
-            fail_now(&format!("still running after {} s (a hang)", limit.as_secs()));
+            fail_now(&format!("still running after {} s (a hang)", limit.as_secs()), false);
         }
     });
 }
 
-/// Saves the running case's input, says what went wrong and exits the process with status 1.
-pub fn fail_now(what: &str) -> ! {
+/// Saves the running case's input, says what went wrong (with the calling thread's backtrace when
+/// `trace` and `RUST_BACKTRACE` is set) and exits the process with status 1.
+pub fn fail_now(what: &str, trace: bool) -> ! {
     let running = RUNNING.try_lock().ok().and_then(|mut r| r.take());
     match running {
         Some(r) => {
             let path = save_failure(r.target, &r.input);
             eprintln!("FUZZ FAILURE [{}] {}: {what}", r.target, r.label);
-            let trace = std::backtrace::Backtrace::capture();
-            if trace.status() == std::backtrace::BacktraceStatus::Captured {
-                eprintln!("{trace}");
+            let backtrace = std::backtrace::Backtrace::capture();
+            if trace && backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+                eprintln!("{backtrace}");
             }
             eprintln!("  input saved to {}", path.display());
             eprintln!("  replay: ./dev fuzz --replay {} {}", r.target, path.display());
