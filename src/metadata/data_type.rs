@@ -9,6 +9,11 @@ use serde_json::Value;
 use super::struct_type::StructType;
 use super::MetadataError;
 
+/// The largest `length_bytes` (and `r<bits>` size) read from `zarr.json`: 16 MiB per element. Stores
+/// are untrusted input and an element's bytes are allocated (its fill value) as soon as the metadata is
+/// parsed; no source format vzarr scans has fixed-size elements anywhere near this.
+const MAX_LENGTH_BYTES: u32 = 1 << 24;
+
 /// Most elements of a `string` array vzarr stores or reads: the string arrays it writes (coordinates
 /// of keys, string variables) have far fewer, and each element is its own allocation.
 pub(crate) const MAX_STRING_ELEMENTS: u64 = 1 << 24;
@@ -229,9 +234,10 @@ impl DataType {
     pub(super) fn from_json_at(value: &Value, depth: usize) -> Result<Self, MetadataError> {
         let length = || {
             let n = value.pointer("/configuration/length_bytes").and_then(Value::as_u64);
-            n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0).ok_or_else(|| MetadataError::Invalid {
+            let valid = |n: &u32| *n > 0 && *n <= MAX_LENGTH_BYTES;
+            n.and_then(|n| u32::try_from(n).ok()).filter(valid).ok_or_else(|| MetadataError::Invalid {
                 field: "data_type",
-                reason: format!("{value}: length_bytes must be a positive integer"),
+                reason: format!("{value}: length_bytes must be a positive integer of at most {MAX_LENGTH_BYTES}"),
             })
         };
         match value.get("name").and_then(Value::as_str) {
@@ -246,7 +252,7 @@ impl DataType {
         }
         // The core spec's raw bits `r<bits>`, whole bytes only.
         let bits = name.strip_prefix('r').and_then(|b| b.parse::<u32>().ok());
-        if let Some(bytes) = bits.filter(|b| b % 8 == 0 && *b > 0).map(|b| b / 8) {
+        if let Some(bytes) = bits.filter(|b| b % 8 == 0 && *b > 0 && b / 8 <= MAX_LENGTH_BYTES).map(|b| b / 8) {
             return Ok(DataType::RawBytes(bytes));
         }
         DataType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| MetadataError::Invalid {
@@ -332,6 +338,13 @@ mod tests {
         assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (12, 1, "|S12".to_string()));
         let zero = serde_json::json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 0}});
         assert!(DataType::from_json(&zero).is_err());
+        // Found by the kerchunk-json fuzz target: a 4 GiB element was allocated as its fill value.
+        let huge =
+            serde_json::json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 4294967295u32}});
+        assert!(DataType::from_json(&huge).is_err());
+        let largest = serde_json::json!({"name": "raw_bytes", "configuration": {"length_bytes": MAX_LENGTH_BYTES}});
+        assert_eq!(DataType::from_json(&largest).unwrap(), DataType::RawBytes(MAX_LENGTH_BYTES));
+        assert!(DataType::from_json(&Value::from(format!("r{}", 8 * (MAX_LENGTH_BYTES + 1)))).is_err());
     }
 
     #[test]

@@ -1,0 +1,119 @@
+//! Seeds: the source files the store seeds reference (installed into
+//! [`crate::targets::SOURCES`] before a run) and the decoder targets' seeds, written with vzarr's
+//! own encoders (`--codec-seeds`; the scanner and store seeds come from `fuzz/make_seeds.sh`).
+
+use std::path::Path;
+
+use vzarr::codec::sharding::ShardBuilder;
+use vzarr::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain};
+
+use crate::harness::{fuzz_dir, inputs};
+use crate::targets::SOURCES;
+
+/// Copies `fuzz/corpus/sources/*` into [`SOURCES`] where missing or different (by rename, so
+/// that runs at the same time never see a half-written file).
+pub fn install_sources() {
+    let dir = Path::new(SOURCES);
+    std::fs::create_dir_all(dir).expect("sources directory");
+    for (name, bytes) in inputs(&fuzz_dir().join("corpus/sources")) {
+        let path = dir.join(&name);
+        if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+            continue;
+        }
+        let partial = dir.join(format!(".{name}.{}", std::process::id()));
+        std::fs::write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &path)).expect("source file");
+    }
+}
+
+/// A decoder input: parameter bytes, decoded length, stored chunk.
+fn framed(params: [u8; 4], decoded: usize, stored: &[u8]) -> Vec<u8> {
+    let mut out = params.to_vec();
+    out.extend_from_slice(&(decoded as u32).to_le_bytes());
+    out.extend_from_slice(stored);
+    out
+}
+
+/// Element bytes that compress a little: a ramp with some noise.
+fn values(n: usize) -> Vec<u8> {
+    (0..n).map(|i| ((i / 3) as u8).wrapping_add((i * 7 % 5) as u8)).collect()
+}
+
+fn encode(codecs: Vec<Codec>, native: &[u8], swap: usize) -> Vec<u8> {
+    let chain = CodecChain::new(codecs).expect("seed chain");
+    chain.encode(native, swap).expect("seed encoding")
+}
+
+fn bytes() -> Codec {
+    Codec::Bytes { endian: None }
+}
+
+/// Writes the seeds of the decoder targets under `corpus`.
+pub fn write_codec_seeds(corpus: &Path) {
+    let data = values(1000);
+    let le4 = || Codec::Bytes { endian: Some(vzarr::codec::Endian::Little) };
+    let mut seeds: Vec<(&str, &str, Vec<u8>)> = vec![
+        ("deflate", "zlib", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zlib { level: 6 }], &data, 1))),
+        ("deflate", "gzip", framed([1, 0, 0, 0], 1000, &encode(vec![bytes(), Codec::Gzip { level: 1 }], &data, 1))),
+        (
+            "shuffle",
+            "four",
+            framed([3, 0, 0, 0], 1000, &encode(vec![le4(), Codec::Shuffle { element_size: 4 }], &data, 4)),
+        ),
+        ("fletcher32", "sum", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Fletcher32], &data, 1))),
+        (
+            "zstd",
+            "frame",
+            framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zstd { level: 3, checksum: true }], &data, 1)),
+        ),
+        ("lzo", "literals", framed([0; 4], 8, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0, 0])),
+        ("lzo", "match", framed([0; 4], 16, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 252, 0, 0x11, 0, 0])),
+        ("szip", "raw", framed([4, 7, 0, 3], 64, &[&64u32.to_le_bytes()[..], &values(80)].concat())),
+    ];
+    for (i, cname) in [BloscCompressor::BloscLz, BloscCompressor::Lz4, BloscCompressor::Zstd].into_iter().enumerate() {
+        let blosc = Codec::Blosc { cname, clevel: 5, shuffle: BloscShuffle::Shuffle, typesize: 4, blocksize: 0 };
+        let frame = encode(vec![le4(), blosc], &data, 4);
+        seeds.push(("blosc", ["blosclz", "lz4", "zstd"][i], framed([i as u8, 5, 1, 3], 1000, &frame)));
+        seeds.push(("blosc2", ["blosclz", "lz4", "zstd"][i], framed([3, i as u8, 4, 0], 1000, &frame)));
+    }
+    let strings: Vec<String> =
+        ["", "a", "température", "x".repeat(40).as_str()].iter().map(|s| s.to_string()).collect();
+    seeds.push((
+        "vlen",
+        "strings",
+        framed([0; 4], 4, &CodecChain::vlen_utf8().encode_strings(&strings).expect("vlen")),
+    ));
+    let mut shard = ShardBuilder::new(4);
+    for chunk in [Some(&b"first"[..]), None, Some(&b"third chunk"[..]), Some(&b""[..])] {
+        shard.push(chunk);
+    }
+    seeds.push(("sharding", "four", [&4u64.to_le_bytes()[..], &shard.finish()].concat()));
+    for (name, codecs, swap) in [
+        ("zlib", vec![le4(), Codec::Shuffle { element_size: 4 }, Codec::Zlib { level: 4 }], 4),
+        ("fletcher", vec![le4(), Codec::Fletcher32, Codec::Zstd { level: 1, checksum: false }], 4),
+        (
+            "blosc",
+            vec![
+                le4(),
+                Codec::Blosc {
+                    cname: BloscCompressor::Lz4,
+                    clevel: 5,
+                    shuffle: BloscShuffle::BitShuffle,
+                    typesize: 4,
+                    blocksize: 0,
+                },
+            ],
+            4,
+        ),
+    ] {
+        let chain = CodecChain::new(codecs).expect("seed chain");
+        let chunk = framed([swap as u8, 0, 0, 0], 1000, &chain.encode(&data, swap).expect("seed encoding"));
+        let json = serde_json::to_vec(&chain.to_json()).expect("json");
+        let files = vec![("codecs.json".to_string(), json), ("chunk.bin".to_string(), chunk)];
+        seeds.push(("codec-chain", name, crate::bundle::encode(&files)));
+    }
+    for (target, name, bytes) in seeds {
+        let dir = corpus.join(target);
+        std::fs::create_dir_all(&dir).expect("corpus directory");
+        std::fs::write(dir.join(format!("{name}.bin")), bytes).expect("seed file");
+    }
+}
