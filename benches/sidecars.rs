@@ -46,9 +46,8 @@ fn parse(dir: &Path, chunks: usize) {
     let (file, sidecar) = ensure_big_sidecar(dir, chunks);
     let options = vzarr::scan::ScanOptions::default();
     let best = |path: &Path| {
-        let mut times: Vec<f64> = (0..5)
-            .map(|_| common::time(|| drop(vzarr::scan::scan_file(path, &options).unwrap())))
-            .collect();
+        let mut times: Vec<f64> =
+            (0..5).map(|_| common::time(|| drop(vzarr::scan::scan_file(path, &options).unwrap()))).collect();
         times.sort_by(f64::total_cmp);
         times[0]
     };
@@ -88,7 +87,14 @@ fn ensure_big_sidecar(dir: &Path, chunks: usize) -> (PathBuf, PathBuf) {
     v.put_values(&values, [0..ny, 0..nx]).unwrap();
     f.close().unwrap();
     std::fs::rename(&tmp, &file).unwrap();
-    vzarr(&["scan".as_ref(), file.as_os_str(), "--format".as_ref(), "dmrpp".as_ref(), "-o".as_ref(), sidecars.as_os_str()]);
+    vzarr(&[
+        "scan".as_ref(),
+        file.as_os_str(),
+        "--format".as_ref(),
+        "dmrpp".as_ref(),
+        "-o".as_ref(),
+        sidecars.as_os_str(),
+    ]);
     (file, sidecar)
 }
 
@@ -139,10 +145,8 @@ fn check_virtualizarr(python: &Path) -> Result<(), String> {
 /// granules' S3 URLs.
 fn ensure_sidecars(root: &Path, granules: usize, paths: &[PathBuf]) -> Vec<PathBuf> {
     let dir = root.join(format!("target/bench-sidecars/daily-{granules}"));
-    let sidecars: Vec<PathBuf> = paths
-        .iter()
-        .map(|p| dir.join(format!("{}.dmrpp", p.file_name().unwrap().to_str().unwrap())))
-        .collect();
+    let sidecars: Vec<PathBuf> =
+        paths.iter().map(|p| dir.join(format!("{}.dmrpp", p.file_name().unwrap().to_str().unwrap()))).collect();
     if sidecars.iter().all(|s| s.exists()) {
         return sidecars;
     }
@@ -198,11 +202,7 @@ fn vzarr_scan(endpoint: &str, pattern: &str, store: &Path) {
 
 fn virtualizarr_scan(python: &Path, endpoint: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sidecars_virtualizarr.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args(["bench", "granules/", "time"])
-        .envs(s3_env(endpoint))
-        .output()
-        .unwrap();
+    let out =
+        Command::new(python).arg(script).args(["bench", "granules/", "time"]).envs(s3_env(endpoint)).output().unwrap();
     assert!(out.status.success(), "VirtualiZarr failed: {}", String::from_utf8_lossy(&out.stderr));
 }

@@ -102,6 +102,10 @@ pub enum ScanError {
     },
 }
 
+/// Object-store files scanned at once by default: object stores answer thousands of requests at
+/// once, and a file's scan waits on one round trip at a time, so a scan's pace is the files in flight.
+pub const DEFAULT_SCANS_IN_FLIGHT: usize = 256;
+
 /// Options for scanning one file.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -126,7 +130,7 @@ pub struct ScanOptions {
     /// None, and URL inputs are then refused with an error that says so.
     pub runtime: Option<tokio::runtime::Handle>,
     /// Object-store inputs scanned at once by [`scan_files`] (each waits on one request at a time, so
-    /// this is also the most requests in flight). Default: 16.
+    /// this is also the most requests in flight). Default: [`DEFAULT_SCANS_IN_FLIGHT`].
     pub max_concurrent_requests: usize,
     /// Remote objects scanned, their bytes, and the requests and bytes it took, summed over every
     /// scan sharing these options (clones share the totals).
@@ -145,7 +149,7 @@ impl Default for ScanOptions {
             digest_max_bytes: 1 << 20,
             remote: crate::source::RemoteOptions::default(),
             runtime: None,
-            max_concurrent_requests: 16,
+            max_concurrent_requests: DEFAULT_SCANS_IN_FLIGHT,
             fetched: std::sync::Arc::default(),
             link_authorization: crate::trust::Authorization::default(),
         }
@@ -271,9 +275,13 @@ pub fn scan_url(
     let (store, object) = crate::source::store_for_url(&parsed, remote)
         .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
     let cache = CacheOptions::remote();
-    let (meta, head) = runtime
-        .block_on(first_block(&store, &object, options.fetched.head_bytes()))
-        .map_err(|e| io(remote_io_error(e)))?;
+    let mut head_bytes = options.fetched.head_bytes();
+    if url.ends_with(".dmrpp") {
+        // A sidecar is read whole: one request for most (a few thousand chunks), whatever came before.
+        head_bytes = head_bytes.max(SIDECAR_HEAD_BYTES);
+    }
+    let (meta, head) =
+        runtime.block_on(first_block(&store, &object, head_bytes)).map_err(|e| io(remote_io_error(e)))?;
     let fingerprint = crate::source::object_fingerprint(url, &meta);
     let object: std::sync::Arc<dyn ByteSource> = std::sync::Arc::new(
         ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag.clone()),
@@ -307,6 +315,9 @@ pub fn scan_url(
     options.fetched.learn_front(cached.front());
     Ok(RemoteScan { dataset, fetched })
 }
+
+/// Bytes of a `.dmrpp` object asked for by its first request (the XML of about 10^4 chunks).
+const SIDECAR_HEAD_BYTES: u64 = 1 << 20;
 
 /// The object's metadata and its first `block` bytes, in one ranged GET. Where the server cannot
 /// answer a range (an empty object, a server that ignores ranges) the metadata comes from a HEAD

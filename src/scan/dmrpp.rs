@@ -124,7 +124,7 @@ pub fn scan_dmrpp(path: &Path, bytes: &dyn ByteSource, options: &ScanOptions) ->
             .map_err(|why| ctx.variable_error(dim, "reading the concatenation coordinate", why))?;
         dataset.concat.extend(coordinate);
     }
-    for source in ctx.files.sources() {
+    for source in ctx.files.sources().map_err(open)? {
         dataset.sources.push(source);
     }
     dataset.warnings = warnings;
