@@ -1,6 +1,7 @@
 //! kerchunk Parquet benchmark (issue 39): one array of n virtual references written as a kerchunk
 //! Parquet reference set (`KerchunkParquetWriter`, kerchunk's default 10^4 rows per file) and as a
-//! native store (`NativeWriter`, the baseline), in the same run; then both opened (`Store::open_with`)
+//! native store (`NativeWriter`, the baseline), in the same run (and with VirtualiZarr's 10^5 rows a
+//! file); then both opened (`Store::open_with`)
 //! and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
 //! ones written. Printed: each step's time, the Parquet / native ratio of write + read back (target
 //! <= 2x at 10^7 references) and the bytes per reference on disk of both (target <= 30 for Parquet).
@@ -9,7 +10,8 @@
 //! starting where the one before ended, of pseudo-random lengths (1-5 KB), as a deflated variable's
 //! chunks lie in a NetCDF-4 file; a source's chunks share one `path` value per row, as kerchunk writes it.
 //!
-//! Run: `cargo bench --bench kerchunk_parquet [-- --refs 1000000,10000000]` (default 10^7).
+//! Run: `cargo bench --bench kerchunk_parquet [-- --refs 1000000,10000000 --record-size 10000,100000]`
+//! (the defaults).
 
 mod common;
 
@@ -20,7 +22,7 @@ use vzarr::dataset::{ChunkTable, VirtualArray, VirtualDataset};
 use vzarr::grid::ChunkGrid;
 use vzarr::manifest::{ChunkEntry, SourceFile};
 use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
-use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer, DEFAULT_RECORD_SIZE};
 
 /// Chunks per (synthetic) source file.
 const PER_FILE: u64 = 1000;
@@ -30,12 +32,12 @@ fn main() {
     if !args.iter().any(|a| a == "--bench") {
         return; // built by `cargo test --all-targets`: nothing to measure there
     }
-    let sizes: Vec<u64> = args
-        .iter()
-        .position(|a| a == "--refs")
-        .and_then(|i| args.get(i + 1))
-        .map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000_000]);
+    let list = |name: &str, default: Vec<u64>| -> Vec<u64> {
+        let given = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+        given.map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect()).unwrap_or(default)
+    };
+    let sizes = list("--refs", vec![10_000_000]);
+    let records = list("--record-size", vec![DEFAULT_RECORD_SIZE as u64, 100_000]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("one array of n virtual references: kerchunk Parquet vs the native store (local disk)");
     for n in sizes {
@@ -47,30 +49,30 @@ fn main() {
         let native_write = common::time(|| {
             NativeWriter.write(&dataset, &native, &WriteOptions::default()).unwrap();
         });
-        let parquet_write = common::time(|| {
-            KerchunkParquetWriter::default().write(&dataset, &parquet, &WriteOptions::default()).unwrap();
-        });
         let mut read = Vec::new();
         let native_read = common::time(|| read = runtime.block_on(read_all(&native, sources.path())));
         check(&native, &read, &dataset);
-        let parquet_read = common::time(|| read = runtime.block_on(read_all(&parquet, sources.path())));
-        check(&parquet, &read, &dataset);
-        drop(read);
-        let (native_bytes, parquet_bytes) = (disk_bytes(&native), disk_bytes(&parquet));
-        let per_ref = |bytes: u64| bytes as f64 / n as f64;
+        let native_bytes = disk_bytes(&native);
         println!(
-            "  {n:>9} refs: write: native {native_write:.2} s, Parquet {parquet_write:.2} s ({:.2}x) | read back: \
-             native {native_read:.2} s, Parquet {parquet_read:.2} s ({:.2}x)",
-            parquet_write / native_write,
-            parquet_read / native_read
+            "  {n:>9} refs: native store: write {native_write:.2} s, read back {native_read:.2} s, {:.1} bytes/reference",
+            native_bytes as f64 / n as f64
         );
-        println!(
-            "  {n:>9} refs: write + read back: Parquet / native {:.2}x the time (target <= 2) | on disk: Parquet \
-             {:.1} bytes/reference (target <= 30), native {:.1}",
-            (parquet_write + parquet_read) / (native_write + native_read),
-            per_ref(parquet_bytes),
-            per_ref(native_bytes)
-        );
+        for &record_size in &records {
+            let writer = KerchunkParquetWriter { record_size: record_size as usize, ..Default::default() };
+            let options = WriteOptions { overwrite: true };
+            let parquet_write = common::time(|| drop(writer.write(&dataset, &parquet, &options).unwrap()));
+            let parquet_read = common::time(|| read = runtime.block_on(read_all(&parquet, sources.path())));
+            check(&parquet, &read, &dataset);
+            println!(
+                "  {n:>9} refs: Parquet of {record_size} rows a file: write {parquet_write:.2} s ({:.2}x native), read \
+                 back {parquet_read:.2} s ({:.2}x); write + read back {:.2}x the native store's time (target <= 2); \
+                 {:.1} bytes/reference on disk (target <= 30)",
+                parquet_write / native_write,
+                parquet_read / native_read,
+                (parquet_write + parquet_read) / (native_write + native_read),
+                disk_bytes(&parquet) as f64 / n as f64
+            );
+        }
     }
 }
 
