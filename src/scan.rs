@@ -378,7 +378,7 @@ fn remote_io_error(e: object_store::Error) -> std::io::Error {
 
 /// Scans many files in parallel (rayon), in the given order. `progress(files_done, references)` is
 /// called after each file. With object-store URLs among them, `options.max_concurrent_requests` files
-/// are scanned at once (on a pool of that many threads), however few cores there are.
+/// are scanned at once (on that many threads of their own), however few cores there are.
 ///
 /// libhdf5 and libnetcdf calls are serialised behind one lock, so parallelism overlaps the rest of the
 /// work (reading and re-encoding tail chunks, building tables) with the library calls.
@@ -393,14 +393,49 @@ pub fn scan_files(
 ) -> Result<Vec<VirtualDataset>, ScanError> {
     let remote =
         paths.iter().any(|p| p.to_str().is_some_and(|p| crate::source::is_url(p) && !p.starts_with("file://")));
-    let wanted = options.max_concurrent_requests.max(1);
+    let wanted = options.max_concurrent_requests.max(1).min(paths.len());
     if remote && wanted > rayon::current_num_threads() {
         // Remote scans wait on the network, one request at a time per file: keep `wanted` in flight.
-        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(wanted).build() {
-            return pool.install(|| scan_each(paths, options, progress));
-        }
+        return scan_on_threads(paths, options, progress, wanted);
     }
     scan_each(paths, options, progress)
+}
+
+/// Scans `paths` on `threads` threads of their own, each taking the next file when it is done with
+/// one; after a failure no new file is started. For remote scans, which wait on the network: a
+/// thread blocked on a reply costs nothing, where each idle worker of a rayon pool spins before it
+/// sleeps (hundreds of them took longer than the scans).
+fn scan_on_threads(
+    paths: &[PathBuf],
+    options: &ScanOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+    threads: usize,
+) -> Result<Vec<VirtualDataset>, ScanError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    let (next, done, refs, failed) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0), AtomicBool::new(false));
+    let results: Vec<std::sync::Mutex<Option<Result<VirtualDataset, ScanError>>>> =
+        paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    let result = scan_input(path, options);
+                    match &result {
+                        Ok(dataset) => {
+                            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.len() as u64).sum();
+                            let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
+                            progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
+                        }
+                        Err(_) => failed.store(true, Ordering::Relaxed),
+                    }
+                    *results[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
+                }
+            });
+        }
+    });
+    results.into_iter().filter_map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)).collect()
 }
 
 fn scan_each(
