@@ -87,14 +87,7 @@ fn ensure_big_sidecar(dir: &Path, chunks: usize) -> (PathBuf, PathBuf) {
     v.put_values(&values, [0..ny, 0..nx]).unwrap();
     f.close().unwrap();
     std::fs::rename(&tmp, &file).unwrap();
-    vzarr(&[
-        "scan".as_ref(),
-        file.as_os_str(),
-        "--format".as_ref(),
-        "dmrpp".as_ref(),
-        "-o".as_ref(),
-        dir.as_os_str(),
-    ]);
+    vzarr(&["scan".as_ref(), file.as_os_str(), "--format".as_ref(), "dmrpp".as_ref(), "-o".as_ref(), dir.as_os_str()]);
     (file, sidecar)
 }
 

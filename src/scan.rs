@@ -412,7 +412,8 @@ fn scan_on_threads(
     threads: usize,
 ) -> Result<Vec<VirtualDataset>, ScanError> {
     use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-    let (next, done, refs, failed) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0), AtomicBool::new(false));
+    let (next, done, refs, failed) =
+        (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0), AtomicBool::new(false));
     let results: Vec<std::sync::Mutex<Option<Result<VirtualDataset, ScanError>>>> =
         paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
@@ -435,7 +436,10 @@ fn scan_on_threads(
             });
         }
     });
-    results.into_iter().filter_map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)).collect()
+    results
+        .into_iter()
+        .filter_map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+        .collect()
 }
 
 fn scan_each(

@@ -253,7 +253,8 @@ fn entry(
             let source = match last {
                 Some((same, id)) if Arc::ptr_eq(same, &url) => *id,
                 _ => {
-                    let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
+                    let record =
+                        |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
                     let id = sources.id_of(&url, None, None, record)?;
                     *last = Some((url, id));
                     id

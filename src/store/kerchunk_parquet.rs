@@ -157,7 +157,8 @@ fn write_array(array: &VirtualArray, urls: &[ByteArray], root: &Path, record_siz
     (0..n.div_ceil(size)).into_par_iter().try_for_each(|record| {
         let range = (record * size) as usize..((record + 1) * size).min(n) as usize;
         let first = range.start as u64;
-        let rows = (first..).zip(array.chunks.range(range)).map(|(linear, entry)| row(array, linear, entry, urls, root));
+        let rows =
+            (first..).zip(array.chunks.range(range)).map(|(linear, entry)| row(array, linear, entry, urls, root));
         files.write(record, rows)
     })
 }

@@ -122,7 +122,12 @@ impl RecordFiles {
             .set_encoding(Encoding::PLAIN)
             .set_max_row_group_row_count(Some(record_size.max(1)))
             .build();
-        Ok(RecordFiles { dir: dir.to_path_buf(), record_size: record_size.max(1), schema, properties: Arc::new(properties) })
+        Ok(RecordFiles {
+            dir: dir.to_path_buf(),
+            record_size: record_size.max(1),
+            schema,
+            properties: Arc::new(properties),
+        })
     }
 
     /// Writes file `record` (`refs.<record>.parq`) of the rows `rows` gives, at most the record size
