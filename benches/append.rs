@@ -9,8 +9,8 @@ mod common;
 
 use common::{archive_dir, ensure_archive, files_arg, time};
 
-use vzarr::pipeline::{runtime, AppendTo, Archive};
 use vzarr::combine::{combine, CombineOptions};
+use vzarr::pipeline::{runtime, AppendTo, Archive};
 use vzarr::scan::{scan_files, ScanOptions};
 use vzarr::store::{NativeWriter, WriteOptions, Writer};
 

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use vzarr::codec::sharding::ShardBuilder;
 use vzarr::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain};
+use vzarr::testing::ShardBuilder;
 
 use crate::harness::{fuzz_dir, inputs};
 use crate::targets::SOURCES;

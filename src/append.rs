@@ -204,7 +204,11 @@ pub(crate) fn recorded_options(stored: &VirtualDataset, store: &str) -> Result<R
 ///
 /// # Errors
 /// [`AppendError::NotAppendable`] when the provenance does not say which files hold the end.
-pub(crate) fn files_to_rescan(stored: &VirtualDataset, recorded: &Recorded, store: &str) -> Result<Vec<String>, AppendError> {
+pub(crate) fn files_to_rescan(
+    stored: &VirtualDataset,
+    recorded: &Recorded,
+    store: &str,
+) -> Result<Vec<String>, AppendError> {
     let k = recorded.dim;
     let boxes = &stored.provenance.boxes;
     let end = boxes.iter().filter_map(|b| b.ranges.get(k).map(|r| r.0 + r.1)).max();

@@ -48,15 +48,15 @@ mod vlen;
 use std::borrow::Cow;
 
 pub use blosc::{BloscCompressor, BloscShuffle};
-pub(crate) use blosc2::Blosc2Params;
+pub use blosc2::Blosc2Params;
 pub(crate) use byte_swap::{ByteSwap, SwapSpan};
 pub use recode::Recode;
-pub(crate) use szip::SzipParams;
+pub use szip::SzipParams;
 
 /// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and
 /// stores such chunks re-encoded with a codec that has a name), never writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum SourceFilter {
+pub enum SourceFilter {
     /// HDF5's szip (filter 4): Adaptive Entropy Coding (CCSDS 121.0-B-3), through libaec or szlib.
     Szip(SzipParams),
     /// PyTables' LZO (HDF5 filter 305): one LZO1X stream per chunk.
@@ -89,7 +89,7 @@ impl SourceFilter {
 
 /// One stage of a source file's filter pipeline: a codec, or a filter vzarr only decodes.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Filter {
+pub enum Filter {
     /// A filter a Zarr codec describes.
     Codec(Codec),
     /// A filter only vzarr decodes.
@@ -102,7 +102,7 @@ pub(crate) enum Filter {
 ///
 /// # Errors
 /// Any stage's error, as [`CodecChain::decode_into`]'s.
-pub(crate) fn decode_filters(filters: &[Filter], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+pub fn decode_filters(filters: &[Filter], encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     pipeline::decode_into(filters, encoded, out)
 }
 

@@ -98,7 +98,7 @@ pub use scan::{scan_file, ScanError, ScanOptions};
 pub use store::{NativeWriter, WriteError, WriteOptions, Writer};
 
 /// Not part of the API: the few helpers of the on-disk formats that the integration tests use to
-/// craft damaged stores, parts and shards (`tests/`). Hidden, unstable, and not for pipelines.
+/// craft damaged stores, parts and shards (`tests/`) and the fuzz targets (`fuzz/`). Hidden, unstable, and not for pipelines.
 #[doc(hidden)]
 pub mod testing {
     pub use crate::codec::sharding::{index_len, parse_shard, ShardBuilder, ShardIndexError};

@@ -103,6 +103,10 @@ pub enum ScanError {
     },
 }
 
+/// Object-store files scanned at once by default: object stores answer thousands of requests at
+/// once, and a file's scan waits on one round trip at a time, so a scan's pace is the files in flight.
+pub const DEFAULT_SCANS_IN_FLIGHT: usize = 256;
+
 /// Options for scanning one file.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -127,7 +131,7 @@ pub struct ScanOptions {
     /// None, and URL inputs are then refused with an error that says so.
     pub runtime: Option<tokio::runtime::Handle>,
     /// Object-store inputs scanned at once by [`scan_files`] (each waits on one request at a time, so
-    /// this is also the most requests in flight). Default: 16.
+    /// this is also the most requests in flight). Default: [`DEFAULT_SCANS_IN_FLIGHT`].
     pub max_concurrent_requests: usize,
     /// Remote objects scanned, their bytes, and the requests and bytes it took, summed over every
     /// scan sharing these options (clones share the totals).
@@ -150,7 +154,7 @@ impl Default for ScanOptions {
             digest_max_bytes: 1 << 20,
             remote: crate::source::RemoteOptions::default(),
             runtime: None,
-            max_concurrent_requests: 16,
+            max_concurrent_requests: DEFAULT_SCANS_IN_FLIGHT,
             fetched: std::sync::Arc::default(),
             link_authorization: crate::trust::Authorization::default(),
             owned_budget: crate::source::owned_bytes_budget_from_env()
@@ -278,9 +282,13 @@ pub fn scan_url(
     let (store, object) = crate::source::store_for_url(&parsed, remote)
         .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
     let cache = CacheOptions::remote();
-    let (meta, head) = runtime
-        .block_on(first_block(&store, &object, options.fetched.head_bytes()))
-        .map_err(|e| io(remote_io_error(e)))?;
+    let mut head_bytes = options.fetched.head_bytes();
+    if url.ends_with(".dmrpp") {
+        // A sidecar is read whole: one request for most (a few thousand chunks), whatever came before.
+        head_bytes = head_bytes.max(SIDECAR_HEAD_BYTES);
+    }
+    let (meta, head) =
+        runtime.block_on(first_block(&store, &object, head_bytes)).map_err(|e| io(remote_io_error(e)))?;
     let fingerprint = crate::source::object_fingerprint(url, &meta);
     let object: std::sync::Arc<dyn ByteSource> = std::sync::Arc::new(
         ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag.clone()),
@@ -314,6 +322,9 @@ pub fn scan_url(
     options.fetched.learn_front(cached.front());
     Ok(RemoteScan { dataset, fetched })
 }
+
+/// Bytes of a `.dmrpp` object asked for by its first request (the XML of about 10^4 chunks).
+const SIDECAR_HEAD_BYTES: u64 = 1 << 20;
 
 /// The object's metadata and its first `block` bytes, in one ranged GET. Where the server cannot
 /// answer a range (an empty object, a server that ignores ranges) the metadata comes from a HEAD
@@ -374,7 +385,7 @@ fn remote_io_error(e: object_store::Error) -> std::io::Error {
 
 /// Scans many files in parallel (rayon), in the given order. `progress(files_done, references)` is
 /// called after each file. With object-store URLs among them, `options.max_concurrent_requests` files
-/// are scanned at once (on a pool of that many threads), however few cores there are.
+/// are scanned at once (on that many threads of their own), however few cores there are.
 ///
 /// libhdf5 and libnetcdf calls are serialised behind one lock, so parallelism overlaps the rest of the
 /// work (reading and re-encoding tail chunks, building tables) with the library calls.
@@ -389,14 +400,53 @@ pub fn scan_files(
 ) -> Result<Vec<VirtualDataset>, ScanError> {
     let remote =
         paths.iter().any(|p| p.to_str().is_some_and(|p| crate::source::is_url(p) && !p.starts_with("file://")));
-    let wanted = options.max_concurrent_requests.max(1);
+    let wanted = options.max_concurrent_requests.max(1).min(paths.len());
     if remote && wanted > rayon::current_num_threads() {
         // Remote scans wait on the network, one request at a time per file: keep `wanted` in flight.
-        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(wanted).build() {
-            return pool.install(|| scan_each(paths, options, progress));
-        }
+        return scan_on_threads(paths, options, progress, wanted);
     }
     scan_each(paths, options, progress)
+}
+
+/// Scans `paths` on `threads` threads of their own, each taking the next file when it is done with
+/// one; after a failure no new file is started. For remote scans, which wait on the network: a
+/// thread blocked on a reply costs nothing, where each idle worker of a rayon pool spins before it
+/// sleeps (hundreds of them took longer than the scans).
+fn scan_on_threads(
+    paths: &[PathBuf],
+    options: &ScanOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+    threads: usize,
+) -> Result<Vec<VirtualDataset>, ScanError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    let (next, done, refs, failed) =
+        (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0), AtomicBool::new(false));
+    let results: Vec<std::sync::Mutex<Option<Result<VirtualDataset, ScanError>>>> =
+        paths.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    let result = scan_input(path, options);
+                    match &result {
+                        Ok(dataset) => {
+                            let found: u64 = dataset.arrays.iter().map(|a| a.chunks.len() as u64).sum();
+                            let refs = refs.fetch_add(found, Ordering::Relaxed) + found;
+                            progress(done.fetch_add(1, Ordering::Relaxed) + 1, refs);
+                        }
+                        Err(_) => failed.store(true, Ordering::Relaxed),
+                    }
+                    *results[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .filter_map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+        .collect()
 }
 
 fn scan_each(

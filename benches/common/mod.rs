@@ -122,3 +122,4 @@ pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
     let peak_kib = wait_peak_kib(child, &format!("vzarr {command}"));
     Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
+pub mod s3;

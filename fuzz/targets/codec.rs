@@ -4,10 +4,10 @@
 //! length the array's metadata gives. `codec-chain` decodes a whole chain described by JSON (the
 //! `codecs` of a store's `zarr.json`).
 
-use vzarr::codec::sharding::parse_shard;
 use vzarr::codec::{
     decode_filters, Blosc2Params, BloscCompressor, BloscShuffle, Codec, CodecChain, Filter, SourceFilter, SzipParams,
 };
+use vzarr::testing::parse_shard;
 
 use super::{Context, Target};
 use crate::bundle;

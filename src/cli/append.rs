@@ -21,8 +21,9 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let remote = args.remote.options();
     let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
-    let archive =
-        Archive::new(&files).remote(remote).max_concurrent_requests(args.remote.max_concurrent_requests as usize);
+    let archive = Archive::new(&files)
+        .remote(remote)
+        .max_concurrent_requests(super::args::scans_at_once(args.remote.max_concurrent_requests));
     let options = AppendTo { allow_gaps: args.allow_gaps, branch: args.branch.clone(), message: args.message.clone() };
     let progress = bar(files.len() as u64, "scanning");
     let appended =

@@ -390,10 +390,22 @@ pub(crate) struct RemoteArgs {
     /// Seconds one request may take before it is abandoned (and retried).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(crate) request_timeout: u64,
-    /// Remote files scanned at once (`scan`, `append`, `merge`), or source files read from at once
-    /// (`read`, `verify`, `materialize`).
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub(crate) max_concurrent_requests: u64,
+    /// Remote files scanned at once (`scan`, `append`, `merge`, `check-sidecars`; default 256), or
+    /// source files read from, or objects uploaded, at once (`read`, `verify`, `materialize`, `export`,
+    /// object-store outputs; default 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(crate) max_concurrent_requests: Option<u64>,
+}
+
+/// Remote files scanned at once: `--max-concurrent-requests`, else the scanner's default
+/// ([`crate::scan::DEFAULT_SCANS_IN_FLIGHT`]).
+pub(crate) fn scans_at_once(flag: Option<u64>) -> usize {
+    flag.map_or(crate::scan::DEFAULT_SCANS_IN_FLIGHT, |n| n as usize)
+}
+
+/// Source files read from, or objects uploaded, at once: `--max-concurrent-requests`, else 16.
+pub(crate) fn requests_at_once(flag: Option<u64>) -> usize {
+    flag.map_or(16, |n| n as usize)
 }
 
 impl RemoteArgs {

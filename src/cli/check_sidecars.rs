@@ -13,7 +13,7 @@ pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
     let options = crate::scan::ScanOptions {
         runtime: Some(runtime.handle().clone()),
         remote,
-        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+        max_concurrent_requests: super::args::scans_at_once(args.remote.max_concurrent_requests),
         // Data files named by absolute URLs may lie in the containers the user trusts.
         link_authorization: super::trust::authorization(&[])?,
         ..Default::default()

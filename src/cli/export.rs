@@ -27,7 +27,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
             overwrite: args.overwrite,
             inputs: store_urls(&store),
             remote: args.remote.options(),
-            max_concurrent: args.remote.max_concurrent_requests as usize,
+            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
         };
         let local = KerchunkOptions { overwrite: false, ..options };
         let export = |path: std::path::PathBuf| async move { Ok(export_kerchunk(&store, &path, &local).await?) };

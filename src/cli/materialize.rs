@@ -55,7 +55,7 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
                 overwrite: args.overwrite,
                 inputs: super::export::store_urls(&store),
                 remote: args.remote.options(),
-                max_concurrent: args.remote.max_concurrent_requests as usize,
+                max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
             };
             let local = MaterializeOptions { overwrite: false, ..options.clone() };
             let (store, progress) = (&store, &progress);

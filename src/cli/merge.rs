@@ -76,7 +76,7 @@ pub(crate) fn scan_shard(
                 .filter(|f| crate::source::is_url(f))
                 .collect(),
             remote: args.remote.options(),
-            max_concurrent: args.remote.max_concurrent_requests as usize,
+            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
         }
         .write(write),
         None => write(&destination),
@@ -125,7 +125,7 @@ pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
         branch: None,
         message: None,
         remote,
-        max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+        max_concurrent_requests: args.remote.max_concurrent_requests,
         other_inputs: Vec::new(),
     };
     let archive = out.archive().with_inputs(args.parts.clone());

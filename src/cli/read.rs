@@ -20,7 +20,7 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let selection = Selection::parse(&args.select, &array.shape())
         .with_context(|| format!("{}: {}: selection {:?}", args.open.name(), args.variable, args.select))?;
     let mut options = ReadOptions {
-        max_concurrent_requests: args.open.remote.max_concurrent_requests as usize,
+        max_concurrent_requests: super::args::requests_at_once(args.open.remote.max_concurrent_requests),
         check_sources: !args.open.no_check_sources,
         ..ReadOptions::default()
     };

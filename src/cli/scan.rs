@@ -55,7 +55,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
             overwrite: args.combine.overwrite,
             inputs: inputs.collect(),
             remote: args.remote.options(),
-            max_concurrent: args.remote.max_concurrent_requests as usize,
+            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
         };
         target.check(runtime.handle())?;
     }

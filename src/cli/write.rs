@@ -23,8 +23,8 @@ pub(crate) struct Output<'a> {
     pub(crate) message: Option<&'a str>,
     /// How an object-store output (an Icechunk repository or a store on S3) is reached.
     pub(crate) remote: crate::source::RemoteOptions,
-    /// Uploads in flight at once for an object-store output.
-    pub(crate) max_concurrent_requests: usize,
+    /// `--max-concurrent-requests`: remote files scanned, and uploads to an object-store output, at once.
+    pub(crate) max_concurrent_requests: Option<u64>,
     /// Inputs an object-store output must not be nor contain, besides the sources (merge's parts).
     pub(crate) other_inputs: Vec<String>,
 }
@@ -38,7 +38,7 @@ impl<'a> From<&'a ScanArgs> for Output<'a> {
             branch: args.branch.as_deref(),
             message: args.message.as_deref(),
             remote: args.remote.options(),
-            max_concurrent_requests: args.remote.max_concurrent_requests as usize,
+            max_concurrent_requests: args.remote.max_concurrent_requests,
             other_inputs: Vec::new(),
         }
     }
@@ -53,7 +53,7 @@ impl Output<'_> {
             .skip_unsupported(self.skip_unsupported)
             .max_slab_bytes(self.max_slab_bytes)
             .remote(self.remote.clone())
-            .max_concurrent_requests(self.max_concurrent_requests);
+            .max_concurrent_requests(super::args::scans_at_once(self.max_concurrent_requests));
         for dim in &self.combine.concat {
             archive = archive.concat_dim(dim.clone());
         }
@@ -86,7 +86,7 @@ impl Output<'_> {
             format,
             overwrite: self.combine.overwrite,
             remote: self.remote.clone(),
-            max_concurrent_requests: self.max_concurrent_requests,
+            max_concurrent_requests: super::args::requests_at_once(self.max_concurrent_requests),
             other_inputs: self.other_inputs.clone(),
         }
     }

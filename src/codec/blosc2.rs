@@ -44,7 +44,7 @@ fn unsupported(feature: impl Into<String>) -> CodecError {
 /// What the blosc2 filter's `cd_values` say about decoding: the HDF5 chunk's rank and shape, which
 /// the filter stores for b2nd chunks (rank 2 to 8) and checks b2nd arrays against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub(crate) struct Blosc2Params {
+pub struct Blosc2Params {
     /// The chunk's rank when the `cd_values` give one (0: they do not).
     rank: u8,
     /// The chunk's shape, in the first `rank` entries.
@@ -58,7 +58,7 @@ impl Blosc2Params {
     ///
     /// # Errors
     /// A message saying which value is missing or out of range.
-    pub(crate) fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
+    pub fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
         if cd.len() < 4 {
             return Err(format!("{} client data values, fewer than 4", cd.len()));
         }

@@ -44,7 +44,7 @@ const ROS: usize = 5;
 
 /// The szip filter's parameters, as its `cd_values` store them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct SzipParams {
+pub struct SzipParams {
     /// The szlib options mask (EC 4, LSB 8, MSB 16, NN 32, RAW 128, ...).
     pub options_mask: u32,
     /// Pixels per block (even, 2..=64).
@@ -60,7 +60,7 @@ impl SzipParams {
     ///
     /// # Errors
     /// A message saying which value is missing or out of range.
-    pub(crate) fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
+    pub fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
         let [options_mask, pixels_per_block, bits_per_pixel, pixels_per_scanline] = *cd else {
             return Err(format!("{} client data values, not 4", cd.len()));
         };

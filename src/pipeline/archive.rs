@@ -146,7 +146,7 @@ impl Archive {
         self
     }
 
-    /// Object-store inputs scanned at once. Default: 16.
+    /// Object-store inputs scanned at once. Default: [`DEFAULT_SCANS_IN_FLIGHT`](crate::scan::DEFAULT_SCANS_IN_FLIGHT).
     #[must_use]
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n.max(1);

@@ -182,11 +182,13 @@ async fn array_table(
         let first = record * record_size;
         let needed = (n - first).min(record_size) as usize;
         let rows = record_file::rows(bytes, record_size as usize).map_err(fail)?;
+        let mut last = None;
         if rows.len() < needed {
             return Err(fail(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.len())));
         }
         for (i, row) in (0u64..).zip(rows.into_iter().take(needed)) {
-            let entry = entry(row, &mut owned, sources).map_err(|reason| fail(format!("row {i}: {reason}")))?;
+            let entry =
+                entry(row, &mut owned, sources, &mut last).map_err(|reason| fail(format!("row {i}: {reason}")))?;
             if entry != ChunkEntry::Missing {
                 present.push((first + i, entry));
             }
@@ -226,8 +228,14 @@ async fn record_files(
     Ok(files)
 }
 
-/// The chunk entry of one row (inline bytes appended to `owned`).
-fn entry(row: Row, owned: &mut Vec<Bytes>, sources: &SourceRegistry) -> Result<ChunkEntry, String> {
+/// The chunk entry of one row (inline bytes appended to `owned`); `last` is the URL and source id of
+/// the reference before (rows of one source share their URL: looked up once).
+fn entry(
+    row: Row,
+    owned: &mut Vec<Bytes>,
+    sources: &SourceRegistry,
+    last: &mut Option<(Arc<str>, u32)>,
+) -> Result<ChunkEntry, String> {
     Ok(match row {
         Row::Missing => ChunkEntry::Missing,
         Row::Inline(bytes) => {
@@ -239,8 +247,16 @@ fn entry(row: Row, owned: &mut Vec<Bytes>, sources: &SourceRegistry) -> Result<C
             return Err("a reference to a whole file, with no byte range".into())
         }
         Row::Reference { url, offset, size } => {
-            let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
-            let source = sources.id_of(&url, None, None, record)?;
+            let source = match last {
+                Some((same, id)) if Arc::ptr_eq(same, &url) => *id,
+                _ => {
+                    let record =
+                        |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
+                    let id = sources.id_of(&url, None, None, record)?;
+                    *last = Some((url, id));
+                    id
+                }
+            };
             ChunkEntry::Source { source, offset: offset as u64, length: size as u64 }
         }
     })

@@ -129,7 +129,7 @@ pub(crate) fn scan_dmrpp(
             .map_err(|why| ctx.variable_error(dim, "reading the concatenation coordinate", why))?;
         dataset.concat.extend(coordinate);
     }
-    for source in ctx.files.sources() {
+    for source in ctx.files.sources().map_err(open)? {
         dataset.sources.push(source);
     }
     dataset.warnings = warnings;

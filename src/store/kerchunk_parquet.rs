@@ -150,30 +150,44 @@ fn check_name(destination: &Path, path: &str) -> Result<(), WriteError> {
 
 /// Writes the reference files of one array, a record at a time.
 fn write_array(array: &VirtualArray, urls: &[ByteArray], root: &Path, record_size: usize) -> Result<(), WriteError> {
-    let dir = root.join(&array.path);
-    let mut files = RecordFiles::create(&dir, record_size)?;
-    let inconsistent =
-        |reason: String| WriteError::BadName { path: root.to_path_buf(), node: array.path.clone(), reason };
-    for (linear, entry) in (0u64..).zip(array.chunks.iter()) {
-        let row = match entry {
-            ChunkEntry::Missing => Row::Missing,
-            ChunkEntry::Source { source, offset, length } => {
-                let url = urls
-                    .get(source as usize)
-                    .ok_or_else(|| inconsistent(format!("chunk {linear}: no source {source}")))?;
-                Row::Reference { url, offset, size: length }
-            }
-            ChunkEntry::Owned { offset, length } => {
-                let bytes = array.chunks.owned_chunk(offset, length).map_err(|source| WriteError::Owned {
-                    path: root.to_path_buf(),
-                    array: array.path.clone(),
-                    source: Box::new(source),
-                })?;
-                Row::Inline(bytes.into_owned())
-            }
-        };
-        files.push(row)?;
-    }
-    files.finish()?;
-    Ok(())
+    use rayon::prelude::*;
+    let files = RecordFiles::create(&root.join(&array.path), record_size)?;
+    let (n, size) = (array.chunks.len() as u64, record_size.max(1) as u64);
+    // Records are independent files: written in parallel, each from its own range of the table.
+    (0..n.div_ceil(size)).into_par_iter().try_for_each(|record| {
+        let range = (record * size) as usize..((record + 1) * size).min(n) as usize;
+        let first = range.start as u64;
+        let rows =
+            (first..).zip(array.chunks.range(range)).map(|(linear, entry)| row(array, linear, entry, urls, root));
+        files.write(record, rows)
+    })
+}
+
+/// The row of chunk `linear` of `array`, whose entry is `entry`.
+fn row<'a>(
+    array: &VirtualArray,
+    linear: u64,
+    entry: ChunkEntry,
+    urls: &'a [ByteArray],
+    root: &Path,
+) -> Result<Row<'a>, WriteError> {
+    Ok(match entry {
+        ChunkEntry::Missing => Row::Missing,
+        ChunkEntry::Source { source, offset, length } => {
+            let url = urls.get(source as usize).ok_or_else(|| WriteError::BadName {
+                path: root.to_path_buf(),
+                node: array.path.clone(),
+                reason: format!("chunk {linear}: no source {source}"),
+            })?;
+            Row::Reference { url, offset, size: length }
+        }
+        ChunkEntry::Owned { offset, length } => {
+            let bytes = array.chunks.owned_chunk(offset, length).map_err(|source| WriteError::Owned {
+                path: root.to_path_buf(),
+                array: array.path.clone(),
+                source: Box::new(source),
+            })?;
+            Row::Inline(bytes.into_owned())
+        }
+    })
 }

@@ -6,6 +6,8 @@
 //! inline chunks only) and then read as 0. Untrusted: the file's own row count is checked against
 //! what the caller allows before any row is decoded, and every buffer grows only with decoded rows.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use parquet::basic::Type as PhysicalType;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
@@ -22,8 +24,8 @@ pub(super) enum Row {
     Missing,
     /// `size` bytes at `offset` of `url`.
     Reference {
-        /// The URL (or path) as written.
-        url: String,
+        /// The URL (or path) as written; rows in a row with the same URL share one.
+        url: Arc<str>,
         /// Byte offset (>= 0).
         offset: i64,
         /// Byte length (>= 0; 0 with offset 0 means the whole file).
@@ -79,7 +81,8 @@ fn decode_rows(bytes: Bytes, max_rows: usize) -> Result<Vec<Row>, String> {
     let offsets = column(find("offset"), "offset", PhysicalType::INT64)?;
     let sizes = column(find("size"), "size", PhysicalType::INT64)?;
     let raws = column(raw, "raw", PhysicalType::BYTE_ARRAY)?;
-    (0..count).map(|i| row(i, paths.as_ref(), offsets.as_ref(), sizes.as_ref(), raws.as_ref())).collect()
+    let mut last = None;
+    (0..count).map(|i| row(i, paths.as_ref(), offsets.as_ref(), sizes.as_ref(), raws.as_ref(), &mut last)).collect()
 }
 
 /// Every column chunk's pages lie inside the file (the `parquet` crate panics on a negative start or
@@ -101,13 +104,14 @@ fn check_column_chunks(reader: &SerializedFileReader<Bytes>, file_len: usize) ->
     Ok(())
 }
 
-/// Row `i` from the columns.
+/// Row `i` from the columns; `last` is the URL of the row before (kept when this row's is the same).
 fn row(
     i: usize,
     paths: Option<&Values>,
     offsets: Option<&Values>,
     sizes: Option<&Values>,
     raws: Option<&Values>,
+    last: &mut Option<Arc<str>>,
 ) -> Result<Row, String> {
     let bytes = |values: Option<&Values>| match values {
         Some(Values::Bytes(list)) => list.get(i).cloned().flatten(),
@@ -126,7 +130,11 @@ fn row(
     if offset < 0 || size < 0 {
         return Err(format!("row {i}: a negative offset or size ({offset}, {size})"));
     }
-    Ok(Row::Reference { url: url.to_string(), offset, size })
+    let url = match last {
+        Some(same) if **same == *url => same.clone(),
+        _ => last.insert(Arc::from(url)).clone(),
+    };
+    Ok(Row::Reference { url, offset, size })
 }
 
 /// Every value of column `index` (of physical type `kind`), `count` rows over all row groups.

@@ -11,7 +11,7 @@
 //! sidecar is untrusted input and must not point a scan at any file it likes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::manifest::SourceFile;
 use crate::scan::ScanOptions;
@@ -23,7 +23,22 @@ pub(super) struct Files<'a> {
     sidecar: String,
     authorization: Authorization,
     options: &'a ScanOptions,
-    opened: Vec<(SourceFile, Arc<dyn ByteSource>)>,
+    opened: Vec<DataFile>,
+}
+
+/// One file chunks lie in: its location, authorized; opened (fingerprinted and readable) at once
+/// when local, on first use when an object: its first read is one ranged GET whose answer carries
+/// the object's size and ETag, so a sidecar scan costs no HEAD request of its data file (a file never
+/// read is fingerprinted by a HEAD request when the scan's sources are taken).
+struct DataFile {
+    location: String,
+    opened: OnceLock<(SourceFile, Arc<dyn ByteSource>)>,
+}
+
+impl DataFile {
+    fn opened(location: String, opened: (SourceFile, Arc<dyn ByteSource>)) -> Self {
+        DataFile { location, opened: OnceLock::from(opened) }
+    }
 }
 
 /// The data file a sidecar at `sidecar` (path or URL) with `href` describes.
@@ -41,20 +56,21 @@ pub(crate) fn data_location(sidecar: &str, href: Option<&str>) -> Result<String,
 }
 
 impl<'a> Files<'a> {
-    /// Opens the data file of the sidecar at `sidecar` (its dataset `href`).
+    /// Authorizes (and, when local, opens) the data file of the sidecar at `sidecar` (its dataset
+    /// `href`).
     pub(super) fn open(sidecar: &str, href: Option<&str>, options: &'a ScanOptions) -> Result<Self, String> {
         let mut authorization = options.link_authorization.clone();
         authorization.extend([container_of(sidecar)]);
         let mut files = Files { sidecar: sidecar.to_string(), authorization, options, opened: Vec::new() };
         let location = data_location(sidecar, href)?;
-        let opened = files.open_file(&location)?;
-        files.opened.push(opened);
+        let file = files.add(location)?;
+        files.opened.push(file);
         Ok(files)
     }
 
-    /// The fingerprints, in source id order.
-    pub(super) fn sources(&self) -> Vec<SourceFile> {
-        self.opened.iter().map(|(s, _)| s.clone()).collect()
+    /// The fingerprints, in source id order (objects not read yet fingerprinted by a HEAD request).
+    pub(super) fn sources(&self) -> Result<Vec<SourceFile>, String> {
+        self.opened.iter().map(|file| self.file(file).map(|(s, _)| s.clone())).collect()
     }
 
     /// The source id of a chunk with `href` (none: the data file).
@@ -69,44 +85,94 @@ impl<'a> Files<'a> {
                 None => name.to_string(),
             }
         };
-        if let Some(i) = self.opened.iter().position(|(s, _)| s.location == location) {
+        if let Some(i) = self.opened.iter().position(|f| f.location == location) {
             return Ok(i as u32);
         }
         if location == data_location(&self.sidecar, None).unwrap_or_default() {
             return Ok(0);
         }
-        let opened = self.open_file(&location)?;
-        self.opened.push(opened);
+        let file = self.add(location)?;
+        self.opened.push(file);
         Ok(self.opened.len() as u32 - 1)
     }
 
     /// `length` bytes at `offset` of source `source`.
     pub(super) fn read(&self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, String> {
-        let (file, bytes) = self.opened.get(source as usize).ok_or_else(|| format!("no source {source}"))?;
+        let file = self.opened.get(source as usize).ok_or_else(|| format!("no source {source}"))?;
+        if file.opened.get().is_none() && length > 0 {
+            if let Some(bytes) = self.open_at(file, offset, length)? {
+                return Ok(bytes);
+            }
+        }
+        let (fingerprint, bytes) = self.file(file)?;
         if offset.checked_add(length).is_none_or(|end| end > bytes.len()) {
             return Err(format!(
                 "{}: bytes {offset}..+{length} lie past its end ({} bytes)",
-                file.location,
+                fingerprint.location,
                 bytes.len()
             ));
         }
-        bytes.read_range(offset, length).map(|b| b.to_vec()).map_err(|e| format!("{}: {e}", file.location))
+        bytes.read_range(offset, length).map(|b| b.to_vec()).map_err(|e| format!("{}: {e}", fingerprint.location))
     }
 
-    /// Checks `location` against the authorization, then fingerprints and opens it.
-    fn open_file(&self, location: &str) -> Result<(SourceFile, Arc<dyn ByteSource>), String> {
-        self.authorization.check(location).map_err(|e| format!("data file {location}: {e}"))?;
-        match crate::source::local_path(location) {
-            Some(path) => {
-                let path = std::path::absolute(&path).unwrap_or(path);
-                let source = crate::source::fingerprint(&path).map_err(|e| format!("data file {location}: {e}"))?;
-                Ok((source, crate::scan::open_local(&path).map_err(|e| e.to_string())?))
-            }
-            None => {
-                let url = url::Url::parse(location).map_err(|e| format!("data file {location}: {e}"))?;
-                crate::scan::open_object(&url, self.options).map_err(|e| format!("data file {e}"))
-            }
+    /// `file`, opened (an object not read yet: fingerprinted by a HEAD request now).
+    fn file<'f>(&self, file: &'f DataFile) -> Result<&'f (SourceFile, Arc<dyn ByteSource>), String> {
+        if let Some(opened) = file.opened.get() {
+            return Ok(opened);
         }
+        let url = url::Url::parse(&file.location).map_err(|e| format!("data file {}: {e}", file.location))?;
+        let opened = crate::scan::open_object(&url, self.options).map_err(|e| format!("data file {e}"))?;
+        Ok(file.opened.get_or_init(|| opened))
+    }
+
+    /// Opens the object `file` with one ranged GET of `length` bytes at `offset`, which it returns;
+    /// `None` when the server refuses the range (past the object's end: [`Files::read`] then says
+    /// so from the object's size).
+    fn open_at(&self, file: &DataFile, offset: u64, length: u64) -> Result<Option<Vec<u8>>, String> {
+        let named = |e: String| format!("data file {}: {e}", file.location);
+        let end = offset.checked_add(length).ok_or_else(|| named(format!("bytes {offset}..+{length} pass 2^64")))?;
+        let url = url::Url::parse(&file.location).map_err(|e| named(e.to_string()))?;
+        let Some(runtime) = self.options.runtime.as_ref() else {
+            return Err(named("reading it needs ScanOptions::runtime".into()));
+        };
+        let (store, path) =
+            crate::source::store_for_url(&url, &self.options.remote).map_err(|e| named(e.to_string()))?;
+        let got = runtime.block_on(async {
+            let options = object_store::GetOptions { range: Some((offset..end).into()), ..Default::default() };
+            let got = store.get_opts(&path, options).await?;
+            let meta = got.meta.clone();
+            Ok::<_, object_store::Error>((meta, got.bytes().await?))
+        });
+        let (meta, bytes) = match got {
+            Ok(got) => got,
+            Err(object_store::Error::NotFound { .. }) => return Err(named("not found".into())),
+            Err(e) if e.to_string().contains("416") || e.to_string().contains("Range Not Satisfiable") => {
+                return Ok(None)
+            }
+            Err(e) => return Err(named(crate::source::describe_error(&e))),
+        };
+        if bytes.len() as u64 != length {
+            return Ok(None); // past the end: said from the object's size
+        }
+        let fingerprint = crate::source::object_fingerprint(url.as_str(), &meta);
+        let object = crate::source::ObjectSource::new(url.to_string(), store, path, meta.size, runtime.clone())
+            .with_etag(meta.e_tag.clone());
+        let cached = crate::source::CachedSource::new(Arc::new(object), crate::source::CacheOptions::remote());
+        let _ = file.opened.set((fingerprint, Arc::new(cached)));
+        Ok(Some(bytes.to_vec()))
+    }
+
+    /// Checks `location` against the authorization and opens it when local (an object is opened on
+    /// first use).
+    fn add(&self, location: String) -> Result<DataFile, String> {
+        self.authorization.check(&location).map_err(|e| format!("data file {location}: {e}"))?;
+        let Some(path) = crate::source::local_path(&location) else {
+            return Ok(DataFile { location, opened: OnceLock::new() });
+        };
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let source = crate::source::fingerprint(&path).map_err(|e| format!("data file {location}: {e}"))?;
+        let bytes = crate::scan::open_local(&path).map_err(|e| e.to_string())?;
+        Ok(DataFile::opened(location, (source, bytes)))
     }
 }
 

@@ -12,8 +12,7 @@
 //! ```
 //!
 //! zstd-compressed, `path` dictionary-encoded (few distinct URLs), statistics (null counts) for the
-//! integer columns only. Memory is one
-//! record's rows, never the array's.
+//! integer columns only. Memory is one record's rows per writing thread, never the array's.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,16 +52,13 @@ pub(crate) enum Row<'a> {
     Inline(Vec<u8>),
 }
 
-/// The writer of one array's record files.
+/// The writer of one array's record files, each written on its own (so records can be written in
+/// parallel, one record's rows in memory per writing thread).
 pub(crate) struct RecordFiles {
     dir: PathBuf,
     record_size: usize,
-    record: u64,
-    columns: Columns,
     schema: Arc<Type>,
     properties: Arc<WriterProperties>,
-    /// Bytes written (all files).
-    pub(crate) bytes: u64,
 }
 
 /// One record's columns; `path` and `raw` hold only their non-null values, with definition levels.
@@ -77,6 +73,17 @@ struct Columns {
 }
 
 impl Columns {
+    fn with_capacity(rows: usize) -> Self {
+        Columns {
+            path: Vec::with_capacity(rows),
+            path_defined: Vec::with_capacity(rows),
+            offset: Vec::with_capacity(rows),
+            size: Vec::with_capacity(rows),
+            raw: Vec::new(),
+            raw_defined: Vec::with_capacity(rows),
+        }
+    }
+
     fn rows(&self) -> usize {
         self.offset.len()
     }
@@ -118,42 +125,28 @@ impl RecordFiles {
         Ok(RecordFiles {
             dir: dir.to_path_buf(),
             record_size: record_size.max(1),
-            record: 0,
-            columns: Columns::default(),
             schema,
             properties: Arc::new(properties),
-            bytes: 0,
         })
     }
 
-    /// Adds the next chunk's row; writes the record's file when it is full.
-    pub(crate) fn push(&mut self, row: Row<'_>) -> Result<(), WriteError> {
-        self.columns.push(row);
-        if self.columns.rows() == self.record_size {
-            self.flush()?;
+    /// Writes file `record` (`refs.<record>.parq`) of the rows `rows` gives, at most the record size
+    /// of them; a partial (last) record is padded with missing rows.
+    pub(crate) fn write<'a>(
+        &self,
+        record: u64,
+        rows: impl Iterator<Item = Result<Row<'a>, WriteError>>,
+    ) -> Result<(), WriteError> {
+        let mut columns = Columns::with_capacity(self.record_size);
+        for row in rows.take(self.record_size) {
+            columns.push(row?);
         }
-        Ok(())
-    }
-
-    /// Pads and writes the last, partial record.
-    pub(crate) fn finish(mut self) -> Result<u64, WriteError> {
-        if self.columns.rows() > 0 {
-            while self.columns.rows() < self.record_size {
-                self.columns.push(Row::Missing);
-            }
-            self.flush()?;
+        while columns.rows() < self.record_size {
+            columns.push(Row::Missing);
         }
-        Ok(self.bytes)
-    }
-
-    fn flush(&mut self) -> Result<(), WriteError> {
-        let path = self.dir.join(format!("refs.{}.parq", self.record));
-        let columns = std::mem::take(&mut self.columns);
+        let path = self.dir.join(format!("refs.{record}.parq"));
         let file = File::create(&path).map_err(io_error(&path, "creating reference file"))?;
-        write_file(file, &self.schema, &self.properties, &columns).map_err(|e| parquet_error(&path, e))?;
-        self.bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
-        self.record += 1;
-        Ok(())
+        write_file(file, &self.schema, &self.properties, &columns).map_err(|e| parquet_error(&path, e))
     }
 }
 

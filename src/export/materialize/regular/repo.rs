@@ -153,7 +153,8 @@ pub async fn materialize_update(
     let (groups, arrays) = crate::export::checked_nodes(store)?;
     // The copy's chunks are all the repository's own: past --max-memory they wait in a spill file.
     let budget = crate::source::owned_bytes_budget(options.max_memory);
-    let stored = crate::read::read_branch_in(repo, &options.branch, &options.remote, &budget).await.map_err(icechunk)?;
+    let stored =
+        crate::read::read_branch_in(repo, &options.branch, &options.remote, &budget).await.map_err(icechunk)?;
     let mut dataset = VirtualDataset { groups: groups_of(store, &groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
     for path in &arrays {

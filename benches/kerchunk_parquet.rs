@@ -1,0 +1,157 @@
+//! kerchunk Parquet benchmark (issue 39): one array of n virtual references written as a kerchunk
+//! Parquet reference set (`KerchunkParquetWriter`, kerchunk's default 10^4 rows per file) and as a
+//! native store (`NativeWriter`, the baseline), in the same run (and with VirtualiZarr's 10^5 rows a
+//! file); then both opened (`Store::open_with`)
+//! and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
+//! ones written. Printed: each step's time, the Parquet / native ratio of write + read back (target
+//! <= 2x at 10^7 references) and the bytes per reference on disk of both (target <= 30 for Parquet).
+//!
+//! The references are those of a realistic archive: 1,000 compressed chunks per source file, each
+//! starting where the one before ended, of pseudo-random lengths (1-5 KB), as a deflated variable's
+//! chunks lie in a NetCDF-4 file; a source's chunks share one `path` value per row, as kerchunk writes it.
+//!
+//! Run: `cargo bench --bench kerchunk_parquet [-- --refs 1000000,10000000 --record-size 10000,100000]`
+//! (the defaults).
+
+mod common;
+
+use std::path::Path;
+
+use vzarr::codec::{CodecChain, Endian};
+use vzarr::dataset::{ChunkEntry, ChunkTable, SourceFile, VirtualArray, VirtualDataset};
+use vzarr::grid::ChunkGrid;
+use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
+use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer, DEFAULT_RECORD_SIZE};
+
+/// Chunks per (synthetic) source file.
+const PER_FILE: u64 = 1000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
+        return; // built by `cargo test --all-targets`: nothing to measure there
+    }
+    let list = |name: &str, default: Vec<u64>| -> Vec<u64> {
+        let given = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+        given.map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect()).unwrap_or(default)
+    };
+    let sizes = list("--refs", vec![10_000_000]);
+    let records = list("--record-size", vec![DEFAULT_RECORD_SIZE as u64, 100_000]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    println!("one array of n virtual references: kerchunk Parquet vs the native store (local disk)");
+    for n in sizes {
+        let sources = tempfile::tempdir().unwrap();
+        let dataset = many_refs(n, sources.path());
+        let dir = tempfile::tempdir().unwrap();
+        let native = dir.path().join("v.vzarr");
+        let parquet = dir.path().join("v.parq");
+        let native_write = common::time(|| {
+            NativeWriter.write(&dataset, &native, &WriteOptions::default()).unwrap();
+        });
+        let mut read = Vec::new();
+        let native_read = common::time(|| read = runtime.block_on(read_all(&native, sources.path())));
+        check(&native, &read, &dataset);
+        let native_bytes = disk_bytes(&native);
+        println!(
+            "  {n:>9} refs: native store: write {native_write:.2} s, read back {native_read:.2} s, {:.1} bytes/reference",
+            native_bytes as f64 / n as f64
+        );
+        for &record_size in &records {
+            let writer = KerchunkParquetWriter { record_size: record_size as usize, ..Default::default() };
+            let options = WriteOptions { overwrite: true };
+            let parquet_write = common::time(|| drop(writer.write(&dataset, &parquet, &options).unwrap()));
+            let parquet_read = common::time(|| read = runtime.block_on(read_all(&parquet, sources.path())));
+            check(&parquet, &read, &dataset);
+            println!(
+                "  {n:>9} refs: Parquet of {record_size} rows a file: write {parquet_write:.2} s ({:.2}x native), read \
+                 back {parquet_read:.2} s ({:.2}x); write + read back {:.2}x the native store's time (target <= 2); \
+                 {:.1} bytes/reference on disk (target <= 30)",
+                parquet_write / native_write,
+                parquet_read / native_read,
+                (parquet_write + parquet_read) / (native_write + native_read),
+                disk_bytes(&parquet) as f64 / n as f64
+            );
+        }
+    }
+}
+
+/// Opens the store at `location` and reads every reference of `v` back, a round at a time.
+async fn read_all(location: &Path, sources: &Path) -> Vec<ChunkEntry> {
+    let trusted = vzarr::trust::Authorization::new([format!("{}/", sources.display())]);
+    let options = vzarr::read::OpenOptions::new(trusted).with_check_sources(false);
+    let store = vzarr::read::Store::open_with(location.display().to_string(), &options).await.unwrap();
+    let array = store.array("v").await.unwrap();
+    let total: u64 = array.metadata().chunk_grid.num_chunks();
+    let round = vzarr::read::ENTRIES_PER_ROUND;
+    let mut read = Vec::with_capacity(total as usize);
+    let mut start = 0;
+    while start < total {
+        let end = (start + round).min(total);
+        read.extend(array.entries(start..end).await.unwrap());
+        start = end;
+    }
+    read
+}
+
+/// Checks the references read back from `location` equal the dataset's.
+fn check(location: &Path, read: &[ChunkEntry], dataset: &VirtualDataset) {
+    let table = &dataset.arrays[0].chunks;
+    assert_eq!(read.len(), table.len(), "references read back from {}", location.display());
+    for (k, (got, want)) in read.iter().zip(table.iter()).enumerate() {
+        assert_eq!(*got, want, "reference {k} read back from {}", location.display());
+    }
+}
+
+/// A compressed chunk's length: 1,000 to 5,000 bytes, pseudo-random.
+fn length(k: u64) -> u64 {
+    let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    1000 + x % 4000
+}
+
+/// One array `v(time, y, x)` of `n` chunks of 100 x 100 int16 (rounded down to whole rows of 100),
+/// every chunk a reference into one of `n / 1000` source files in `dir` (not written).
+fn many_refs(n: u64, dir: &Path) -> VirtualDataset {
+    let rows = n / 100;
+    let grid = ChunkGrid::regular(&[rows, 1000, 1000], &[1, 100, 100]).unwrap();
+    let mut entries = Vec::with_capacity(grid.num_chunks() as usize);
+    let mut offset = 0;
+    for k in 0..grid.num_chunks() {
+        if k % PER_FILE == 0 {
+            offset = 4096;
+        }
+        entries.push(ChunkEntry::Source { source: (k / PER_FILE) as u32, offset, length: length(k) });
+        offset += length(k);
+    }
+    let metadata = ArrayMetadata {
+        data_type: DataType::Int16,
+        chunk_grid: grid,
+        fill_value: FillValue::zero(DataType::Int16),
+        codecs: CodecChain::raw(Some(Endian::Little)),
+        dimension_names: Some(["time", "y", "x"].iter().map(|s| s.to_string()).collect()),
+        attributes: Attributes::new(),
+        notes: Default::default(),
+    };
+    let array = VirtualArray {
+        path: "v".into(),
+        metadata,
+        chunks: ChunkTable::from_entries(entries, vzarr::dataset::OwnedBytes::new()),
+        rewritten_chunks: 0,
+        digest: None,
+        tails: Vec::new(),
+    };
+    let mut dataset = VirtualDataset { arrays: vec![array], ..VirtualDataset::default() };
+    for f in 0..n.div_ceil(PER_FILE) {
+        let location = dir.join(format!("sst_{f:06}.nc")).display().to_string();
+        dataset.sources.push(SourceFile::new(location, 8 << 20, Some(1_700_000_000_000_000_000)));
+    }
+    dataset
+}
+
+/// Bytes of the files under `path`.
+fn disk_bytes(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return std::fs::metadata(path).map_or(0, |m| m.len());
+    };
+    entries.flatten().map(|e| disk_bytes(&e.path())).sum()
+}
