@@ -56,7 +56,7 @@ fn file(member: usize, year: u64) -> VirtualDataset {
     let mut attributes = Attributes::new();
     attributes.insert("variant_label".into(), format!("r{member}i1p1f1").into());
     let mut dataset = VirtualDataset {
-        groups: vec![GroupNode { path: String::new(), attributes }],
+        groups: vec![GroupNode::new("", attributes)],
         arrays: vec![time, tas],
         ..VirtualDataset::default()
     };

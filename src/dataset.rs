@@ -16,6 +16,8 @@ pub use owned_bytes::{OwnedBytes, OwnedBytesBudget, OwnedBytesError, SpillFile, 
 
 pub use crate::manifest::sources::{SourceFile, SourceTable};
 pub use crate::manifest::ChunkEntry;
+use std::collections::BTreeMap;
+
 use crate::metadata::{ArrayMetadata, Attributes};
 
 /// A group of the hierarchy (`path` is `""` for the root, else `a/b` without leading slash).
@@ -25,6 +27,16 @@ pub struct GroupNode {
     pub path: String,
     /// Group attributes.
     pub attributes: Attributes,
+    /// Attributes whose bytes JSON text cannot hold (HDF5 opaque values, strings that are not valid
+    /// UTF-8), name -> how they are written (`"base64"`): the `zarr.json`'s `vzarr` note.
+    pub attribute_encodings: BTreeMap<String, String>,
+}
+
+impl GroupNode {
+    /// A group of plain attributes (none written as base64).
+    pub fn new(path: impl Into<String>, attributes: Attributes) -> Self {
+        GroupNode { path: path.into(), attributes, attribute_encodings: BTreeMap::new() }
+    }
 }
 
 /// One array of the virtual dataset.

@@ -20,6 +20,8 @@ pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
 pub use keys::{chunk_key, node_key};
 pub use struct_type::{StructField, StructType, MAX_STRUCT_DEPTH, MAX_STRUCT_FIELDS};
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 
 use crate::codec::{CodecChain, CodecError};
@@ -142,6 +144,30 @@ impl ArrayMetadata {
 /// The `zarr.json` of a group.
 pub fn group_json(attributes: &Attributes) -> Value {
     json!({"zarr_format": 3, "node_type": "group", "attributes": Value::Object(attributes.clone())})
+}
+
+/// The `zarr.json` of a group some of whose attributes are written as `encodings` says (name ->
+/// `"base64"`: their bytes, which JSON text cannot hold): noted, as an array's, in the extension
+/// field `vzarr` (`attribute_encodings`).
+pub fn noted_group_json(attributes: &Attributes, encodings: &BTreeMap<String, String>) -> Value {
+    let mut doc = group_json(attributes);
+    if !encodings.is_empty() {
+        doc[EXTENSION_FIELD] = json!({"must_understand": false, "attribute_encodings": encodings});
+    }
+    doc
+}
+
+/// The attributes a group `zarr.json` notes as written in base64 (see [`noted_group_json`]).
+///
+/// # Errors
+/// [`MetadataError::Invalid`] when the note is not an object of `"base64"`.
+pub fn group_encodings_from_json(doc: &Value) -> Result<BTreeMap<String, String>, MetadataError> {
+    let Some(note) = doc.get(EXTENSION_FIELD).and_then(|v| v.get("attribute_encodings")) else {
+        return Ok(BTreeMap::new());
+    };
+    let encodings = note.as_object().filter(|m| m.values().all(|v| v == "base64"));
+    let encodings = encodings.ok_or_else(|| invalid("vzarr", "attribute_encodings is not an object of \"base64\""))?;
+    Ok(encodings.keys().map(|name| (name.clone(), "base64".to_string())).collect())
 }
 
 /// Parses a group `zarr.json` document into its attributes.

@@ -11,7 +11,7 @@ use super::AppendError;
 use crate::dataset::{ChunkTable, GroupNode, OwnedBytes, OwnedBytesBudget, VirtualArray, VirtualDataset};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
-use crate::metadata::{group_from_json, ArrayMetadata};
+use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
 use crate::store::layout::node_file;
 use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
 
@@ -29,8 +29,10 @@ pub fn load_native(root: &Path, budget: &OwnedBytesBudget) -> Result<VirtualData
     for path in &info.groups {
         let file = node_file(path, "zarr.json");
         let doc = parse_json(root, &file)?;
-        let attributes = group_from_json(&doc).map_err(|e| store_error(root, &file, e.to_string()))?;
-        groups.push(GroupNode { path: path.clone(), attributes });
+        let damaged = |e: crate::metadata::MetadataError| store_error(root, &file, e.to_string());
+        let attributes = group_from_json(&doc).map_err(damaged)?;
+        let attribute_encodings = group_encodings_from_json(&doc).map_err(damaged)?;
+        groups.push(GroupNode { path: path.clone(), attributes, attribute_encodings });
     }
     let mut arrays = Vec::with_capacity(info.arrays.len());
     for array in &info.arrays {
@@ -152,8 +154,9 @@ fn read(root: &Path, file: &str) -> Result<Vec<u8>, AppendError> {
     std::fs::read(root.join(file)).map_err(|e| store_error(root, file, e.to_string()))
 }
 
+/// A `zarr.json` as the writers write it: non-finite attribute values as bare `NaN`/`Infinity`.
 fn parse_json(root: &Path, file: &str) -> Result<serde_json::Value, AppendError> {
-    serde_json::from_slice(&read(root, file)?).map_err(|e| store_error(root, file, e.to_string()))
+    crate::metadata::from_text(&read(root, file)?).map_err(|e| store_error(root, file, e.to_string()))
 }
 
 fn store_error(root: &Path, file: &str, reason: String) -> AppendError {

@@ -14,6 +14,8 @@
 //! encoding (`docs/design/001-manifest-format.md`) with its checksums; the whole record is covered by
 //! the part's CRC as well (`parts/part`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{
@@ -26,6 +28,9 @@ use crate::metadata::{ArrayMetadata, Attributes};
 #[derive(Serialize, Deserialize)]
 struct Meta {
     groups: Vec<(String, Attributes)>,
+    /// Per group path, its attributes written as base64 (groups without any left out).
+    #[serde(default)]
+    group_encodings: BTreeMap<String, BTreeMap<String, String>>,
     warnings: Vec<ScanWarning>,
     provenance: Provenance,
     concat: Vec<CoordinateMeta>,
@@ -57,6 +62,12 @@ struct ArrayMeta {
 pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
     let meta = Meta {
         groups: dataset.groups.iter().map(|g| (g.path.clone(), g.attributes.clone())).collect(),
+        group_encodings: dataset
+            .groups
+            .iter()
+            .filter(|g| !g.attribute_encodings.is_empty())
+            .map(|g| (g.path.clone(), g.attribute_encodings.clone()))
+            .collect(),
         warnings: dataset.warnings.clone(),
         provenance: dataset.provenance.clone(),
         concat: dataset.concat.iter().map(coordinate_meta).collect(),
@@ -150,7 +161,15 @@ pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<Virtual
     for array in &arrays {
         check_entries(array, &sources)?;
     }
-    let groups = meta.groups.into_iter().map(|(path, attributes)| GroupNode { path, attributes }).collect();
+    let mut encodings = meta.group_encodings;
+    let groups = meta
+        .groups
+        .into_iter()
+        .map(|(path, attributes)| {
+            let attribute_encodings = encodings.remove(&path).unwrap_or_default();
+            GroupNode { path, attributes, attribute_encodings }
+        })
+        .collect();
     Ok(VirtualDataset { sources, groups, arrays, warnings: meta.warnings, provenance: meta.provenance, concat })
 }
 

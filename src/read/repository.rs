@@ -32,7 +32,7 @@ use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
 use super::sources::SourceRegistry;
 use super::{OpenOptions, ReadError};
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{group_json, to_text, ArrayMetadata};
+use crate::metadata::{noted_group_json, to_text, ArrayMetadata};
 use crate::store::{one_line, ArrayInfo, IcechunkError, StoreInfo};
 use branch::{damaged, ParsedNode};
 
@@ -175,8 +175,9 @@ async fn open_view(
         let (path, parsed) = branch::parse_node(repo, &snapshot_name, &node)?;
         let bad = |reason: String| branch::node_error(repo, &path, reason);
         match parsed {
-            ParsedNode::Group(attributes) => {
-                view.nodes.insert(path.clone(), to_text(&group_json(&attributes)).into_bytes().into());
+            ParsedNode::Group(attributes, encodings) => {
+                view.nodes
+                    .insert(path.clone(), to_text(&noted_group_json(&attributes, &encodings)).into_bytes().into());
                 groups.push(path);
             }
             ParsedNode::Array(metadata) => {

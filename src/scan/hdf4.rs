@@ -87,12 +87,12 @@ pub(crate) fn scan_hdf4(
     let mut dataset = VirtualDataset::default();
     dataset.sources.push(source);
     let attributes = sd.attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
-    dataset.groups.push(GroupNode { path: String::new(), attributes });
+    dataset.groups.push(GroupNode::new(String::new(), attributes));
     let placement = groups::place(&sd.vgroups, &sd.var_of).map_err(open)?;
     for (group, refs) in &placement.groups {
         let attributes = sds::vgroup_attributes(file, &index, refs).map_err(open)?;
         let attributes = attributes.iter().map(|a| (a.name.clone(), a.to_json())).collect();
-        dataset.groups.push(GroupNode { path: group.clone(), attributes });
+        dataset.groups.push(GroupNode::new(group.clone(), attributes));
     }
     add_datasets(path, (file, &index), sd.datasets, &placement, options, &mut dataset)?;
     left_out_objects(path, file, &index, &mut dataset, options)?;

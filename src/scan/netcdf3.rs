@@ -73,7 +73,7 @@ pub(super) fn scan_netcdf3(
     })?;
     let mut dataset = VirtualDataset::default();
     dataset.sources.push(source);
-    dataset.groups.push(GroupNode { path: String::new(), attributes: attributes(&header.attributes) });
+    dataset.groups.push(GroupNode::new(String::new(), attributes(&header.attributes)));
     let layout = Layout::new(&header);
     for var in &header.variables {
         match array(&header, var, &layout, options) {

@@ -32,7 +32,7 @@ use super::publish::{OutputKind, Staged};
 use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
-use crate::metadata::{chunk_key, group_json, node_key, Attributes};
+use crate::metadata::{chunk_key, group_json, node_key, noted_group_json, Attributes};
 use crate::source::is_url;
 
 /// Version of the reference JSON written (kerchunk's `"version"` field).
@@ -128,7 +128,7 @@ fn write_dataset_refs(dataset: &VirtualDataset, urls: &[String], path: &Path) ->
         refs.text("zarr.json", &group_json(&Attributes::new()))?;
     }
     for group in &dataset.groups {
-        refs.text(&node_key(&group.path), &group_json(&group.attributes))?;
+        refs.text(&node_key(&group.path), &noted_group_json(&group.attributes, &group.attribute_encodings))?;
     }
     for array in &dataset.arrays {
         refs.text(&node_key(&array.path), &array.metadata.to_json())?;

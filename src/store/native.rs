@@ -16,7 +16,7 @@ use super::{io_error, WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FIL
 use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::manifest::binding::{metadata_digest, sha256, Binding, OwnedSum};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestWriter};
-use crate::metadata::{group_json, Attributes};
+use crate::metadata::{group_json, noted_group_json, Attributes};
 
 /// Writes the native `*.vzarr` directory store.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,7 +55,7 @@ fn write_tree(dataset: &VirtualDataset, root: &Path) -> Result<StoreInfo, WriteE
     for group in &dataset.groups {
         let dir = root.join(&group.path);
         std::fs::create_dir_all(&dir).map_err(io_error(&dir, "creating directory"))?;
-        write_json(&dir.join("zarr.json"), &group_json(&group.attributes))?;
+        write_json(&dir.join("zarr.json"), &noted_group_json(&group.attributes, &group.attribute_encodings))?;
     }
     let sources = dataset.sources.encode();
     let sources_digest = sha256(&sources);

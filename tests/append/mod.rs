@@ -436,3 +436,21 @@ fn appended_sources_in_a_new_directory_are_trusted() {
     assert_eq!(verify.code, 0, "verify of the appended store: {}{}", verify.stdout, verify.stderr);
     assert!(!verify.stdout.contains("FAIL"), "{}", verify.stdout);
 }
+
+/// A non-finite attribute (written as the bare token `NaN`, as zarr-python writes it) is read back
+/// by the append and kept: the appended store equals a fresh scan and reads as libnetcdf reads.
+#[test]
+fn a_nan_attribute_survives_an_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut series = monthly(2001..=2001, Some(10), false)[..4].to_vec();
+    for f in &mut series {
+        f.tas_numbers = vec![("valid_nan", f64::NAN), ("scale", 2.5)];
+    }
+    let files = write_series(dir.path(), &series);
+    let store = append_equals_fresh(dir.path(), &files, 2, &files[2..]);
+    let doc = std::fs::read_to_string(store.join("tas/zarr.json")).unwrap();
+    assert!(doc.contains("\"valid_nan\": NaN"), "{doc}");
+    for var in ["tas", "time"] {
+        assert_values(&store, var, &files);
+    }
+}

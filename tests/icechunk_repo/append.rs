@@ -353,3 +353,23 @@ fn concurrent_appends_to_an_s3_repository_never_both_succeed() {
         assert_same(&format!("trial {trial}: tas"), &ours.data, &oracle(&local[..committed], "tas"));
     }
 }
+
+/// A non-finite attribute (the bare token `NaN` in the node's `zarr.json`) is read back from the
+/// repository by the append and kept: the appended repository equals a fresh scan's.
+#[test]
+fn a_nan_attribute_survives_an_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut series = monthly(2001..=2001, Some(10), false)[..4].to_vec();
+    for f in &mut series {
+        f.tas_numbers = vec![("valid_nan", f64::NAN)];
+    }
+    let files = write_series(dir.path(), &series);
+    let (repo, fresh) = (dir.path().join("appended.icechunk"), dir.path().join("fresh.icechunk"));
+    scan_icechunk(&files[..2], &repo, &[], 0);
+    let run = append(&repo, &files[2..], &[]);
+    assert_eq!(run.code, 0, "append failed: {}", run.stderr);
+    scan_icechunk(&files, &fresh, &[], 0);
+    assert_same_contents(&repo, &fresh);
+    assert!(contents(&repo, "main").contains("NaN"), "the attribute is kept");
+    assert_values(&repo, "main", "tas", &files);
+}

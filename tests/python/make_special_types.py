@@ -41,7 +41,7 @@ DIR/attribute_types.h5 (h5py): attributes of types JSON text has no plain form f
 dataset: variable-length sequences of int32 (1-d, one empty) and of float64, an array type of
 int16[2][3] and a scalar of uint8[4], opaque values (4 bytes, 1-d and scalar), and strings that are
 not valid UTF-8 (fixed-length, and variable-length ones in the global heap); on the root, a
-sequence and an array type (kept) and an opaque value (left out: a group has no `vzarr` field).
+sequence, an array type and an opaque value (base64, noted in the root group's `vzarr` field).
 
 With `blosc`, only DIR/blosc.h5 (h5py + hdf5plugin): one dataset per blosc compressor (blosclz, lz4,
 lz4hc, zlib, zstd) and shuffle (none, byte, bit), of 1-, 2-, 4- and 8-byte elements, chunks of several

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use crate::dataset::{ChunkTable, GroupNode, OwnedBytesBudget, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
-use crate::metadata::{group_from_json, ArrayMetadata};
+use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
 use crate::source::{is_url, RemoteOptions};
 use crate::store::StoreInfo;
 use crate::store::{references_digest, storage, StoredBranch};
@@ -283,8 +283,8 @@ async fn read_version(
         let (path, parsed) = parse_node(repo, &snapshot, &node)?;
         let bad = |reason: String| node_error(repo, &path, reason);
         match parsed {
-            ParsedNode::Group(attributes) => {
-                dataset.groups.push(GroupNode { path, attributes });
+            ParsedNode::Group(attributes, attribute_encodings) => {
+                dataset.groups.push(GroupNode { path, attributes, attribute_encodings });
             }
             ParsedNode::Array(metadata) => {
                 let chunks = {
@@ -316,8 +316,8 @@ async fn read_version(
 
 /// A snapshot node's `zarr.json`, parsed.
 pub(crate) enum ParsedNode {
-    /// A group and its attributes.
-    Group(crate::metadata::Attributes),
+    /// A group: its attributes and those written as base64 (the `vzarr` note).
+    Group(crate::metadata::Attributes, std::collections::BTreeMap<String, String>),
     /// An array and its metadata (boxed: far larger than a group's attributes).
     Array(Box<ArrayMetadata>),
 }
@@ -332,9 +332,13 @@ pub(crate) fn parse_node(
 ) -> Result<(String, ParsedNode), IcechunkError> {
     let path = node.path.to_string().trim_start_matches('/').to_string();
     let damaged = |e: String| node_error(repo, &path, format!("its zarr.json in {snapshot} is damaged: {e}"));
-    let doc: serde_json::Value = serde_json::from_slice(&node.user_data).map_err(|e| damaged(e.to_string()))?;
+    // As the writers write it: non-finite attribute values as bare `NaN`/`Infinity`.
+    let doc = crate::metadata::from_text(&node.user_data).map_err(|e| damaged(e.to_string()))?;
     let parsed = match node.node_data {
-        NodeData::Group => ParsedNode::Group(group_from_json(&doc).map_err(|e| damaged(e.to_string()))?),
+        NodeData::Group => ParsedNode::Group(
+            group_from_json(&doc).map_err(|e| damaged(e.to_string()))?,
+            group_encodings_from_json(&doc).map_err(|e| damaged(e.to_string()))?,
+        ),
         NodeData::Array { .. } => {
             ParsedNode::Array(Box::new(ArrayMetadata::from_json(&doc).map_err(|e| damaged(e.to_string()))?))
         }

@@ -124,7 +124,7 @@ impl<'a> Walk<'a> {
         let (attributes, _, dropped) = attributes(element);
         self.dropped.extend(dropped.into_iter().map(|(name, why)| (format!("/{path}"), name, why)));
         let index = self.groups.len();
-        self.groups.push(GroupNode { path: path.to_string(), attributes });
+        self.groups.push(GroupNode::new(path, attributes));
         self.group_shared.push(Vec::new());
         let prefix = if path.is_empty() { String::from("/") } else { format!("/{path}/") };
         for child in &element.children {

@@ -178,7 +178,8 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
         let (values, notes) =
             attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
-        out.groups[index].attributes = group_attributes_of(&path, values, &notes, &mut out.dropped_attributes);
+        out.groups[index].attributes = values;
+        out.groups[index].attribute_encodings = notes.encodings;
     }
     let group_paths = out.groups.iter().map(|g| g.path.clone()).collect();
     let maps = scales(&found, group_paths, out.objects.offset_sizes.clone());
@@ -262,7 +263,7 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     let index = out.groups.len();
     let key = (walked.file_of(group.storage(), path)?, group.address());
     walked.group_attributes.push((index, key.0, group.clone()));
-    out.groups.push(GroupNode { path: path.to_string(), attributes: Attributes::new() });
+    out.groups.push(GroupNode::new(path, Attributes::new()));
     out.objects.add(key, path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
     for link in walked.links.take_unresolved() {
@@ -484,22 +485,6 @@ fn attributes(
         }
     }
     (out, notes)
-}
-
-/// A group's attributes: a group's `zarr.json` has no `vzarr` field to say how an attribute is
-/// encoded, so attributes written as base64 are left out of groups and reported in `dropped`.
-fn group_attributes_of(
-    path: &str,
-    mut values: Attributes,
-    notes: &ArrayNotes,
-    dropped: &mut Vec<(String, String, String)>,
-) -> Attributes {
-    for (name, encoding) in &notes.encodings {
-        values.remove(name);
-        let why = format!("bytes as {encoding} in a group (a group's zarr.json has no vzarr field to note it)");
-        dropped.push((path.to_string(), name.clone(), why));
-    }
-    values
 }
 
 /// The last component of an HDF5 path.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::location::{checksum, container_prefixes, source_url};
 use super::IcechunkError;
 use crate::dataset::{VirtualArray, VirtualDataset};
-use crate::metadata::{group_json, node_key, Attributes};
+use crate::metadata::{group_json, node_key, noted_group_json, Attributes};
 use crate::store::layout::check_node_path;
 
 /// The per-source facts every reference needs.
@@ -60,7 +60,9 @@ pub(super) async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &
         set_json(store, "", &group_json(&Attributes::new())).await.map_err(|e| failed("/", e))?;
     }
     for group in &dataset.groups {
-        set_json(store, &group.path, &group_json(&group.attributes)).await.map_err(|e| failed(&group.path, e))?;
+        set_json(store, &group.path, &noted_group_json(&group.attributes, &group.attribute_encodings))
+            .await
+            .map_err(|e| failed(&group.path, e))?;
     }
     for array in &dataset.arrays {
         let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);

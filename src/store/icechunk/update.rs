@@ -43,7 +43,7 @@ use super::{IcechunkError, IcechunkInfo, IcechunkOptions};
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{chunk_key, node_key};
-use crate::metadata::{group_json, Attributes};
+use crate::metadata::{group_json, noted_group_json, Attributes};
 
 /// References handed to Icechunk per call.
 const REFS_PER_CALL: usize = 1 << 16;
@@ -150,11 +150,14 @@ async fn update_nodes(store: &Store, both: &Both<'_>, repo: &str) -> Result<(), 
             store.delete(&node_key(&old.path)).await.map_err(|e| failed(&old.path, e.to_string()))?;
         }
     }
-    let empty = Attributes::new();
-    let root = both.new.groups.iter().find(|g| g.path.is_empty()).map_or(&empty, |g| &g.attributes);
-    set_json(store, "", &group_json(root)).await.map_err(|e| failed("/", e))?;
+    let root = match both.new.groups.iter().find(|g| g.path.is_empty()) {
+        Some(g) => noted_group_json(&g.attributes, &g.attribute_encodings),
+        None => group_json(&Attributes::new()),
+    };
+    set_json(store, "", &root).await.map_err(|e| failed("/", e))?;
     for group in both.new.groups.iter().filter(|g| !g.path.is_empty()) {
-        set_json(store, &group.path, &group_json(&group.attributes)).await.map_err(|e| failed(&group.path, e))?;
+        let doc = noted_group_json(&group.attributes, &group.attribute_encodings);
+        set_json(store, &group.path, &doc).await.map_err(|e| failed(&group.path, e))?;
     }
     for array in &both.new.arrays {
         // Icechunk leaves a node whose `zarr.json` bytes are unchanged as it is.

@@ -55,8 +55,14 @@ async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<GroupNode>, E
         let doc: serde_json::Value = crate::metadata::from_text(&store.node_metadata(path).await?).map_err(|e| {
             ExportError::Node { store: store.location().into(), node: path.clone(), reason: e.to_string() }
         })?;
+        let bad = |e: crate::metadata::MetadataError| ExportError::Node {
+            store: store.location().into(),
+            node: path.clone(),
+            reason: e.to_string(),
+        };
         let attributes = doc.get("attributes").and_then(|a| a.as_object()).cloned().unwrap_or_default();
-        nodes.push(GroupNode { path: path.clone(), attributes });
+        let attribute_encodings = crate::metadata::group_encodings_from_json(&doc).map_err(bad)?;
+        nodes.push(GroupNode { path: path.clone(), attributes, attribute_encodings });
     }
     Ok(nodes)
 }
