@@ -268,6 +268,7 @@ pub(crate) fn plan_append(
         warnings: attrs::warnings(stored, &tail, &scanned),
         provenance: layout.provenance(stored, &tail),
         concat: Vec::new(),
+        hdf5_links: Default::default(),
     };
     if let Some(reencoding) = &reencoding {
         reencoding.record(&mut dataset);

@@ -205,6 +205,41 @@ pub struct ConcatCoordinate {
     pub bounds: Option<(String, CoordinateValues)>,
 }
 
+/// Where an HDF5 link of a group points, as stored (not followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkTarget {
+    /// A hard link: the object's source file (index into the sources) and object header address,
+    /// the same for every name of the object.
+    Hard {
+        /// The source file the object lies in.
+        file: usize,
+        /// Its object header address.
+        address: u64,
+    },
+    /// A soft link: the path as written (absolute, or relative to the group).
+    Soft(String),
+    /// An external link: the file name and the object path as written.
+    External {
+        /// The linked file, as written.
+        file: String,
+        /// The object's path in it.
+        path: String,
+    },
+}
+
+/// What a single-file HDF5 scan knows of the file's links and group reference attributes, beyond
+/// the group tree it gives (which follows every link): what VirtualiZarr's Links and Object
+/// References convention records. Empty for other formats and combined archives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hdf5Links {
+    /// (group path, member name, target) of every link of every group walked, by group in walk order
+    /// and by name within a group.
+    pub links: Vec<(String, String, LinkTarget)>,
+    /// (group path, attribute name) of the group attributes that hold object references (stored as
+    /// their targets' absolute paths).
+    pub reference_attributes: Vec<(String, String)>,
+}
+
 /// A whole virtual dataset: sources, groups and arrays.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct VirtualDataset {
@@ -221,6 +256,8 @@ pub struct VirtualDataset {
     /// The coordinates of the concatenation dimensions a single-file scan was asked for (the scan
     /// options' `concat_dims`) and that the file has, in the order asked.
     pub concat: Vec<ConcatCoordinate>,
+    /// The links of a single HDF5 file (empty otherwise).
+    pub hdf5_links: Hdf5Links,
 }
 
 impl VirtualDataset {

@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use vzarr::dataset::ChunkEntry;
-use vzarr::dataset::VirtualDataset;
+use vzarr::dataset::{Hdf5Links, LinkTarget, VirtualDataset};
 use vzarr::scan::{scan_file, scan_url, ScanOptions};
 use vzarr::source::RemoteOptions;
 
@@ -24,7 +24,9 @@ const INLINED: u8 = 2;
 /// each array is a dict with `path`, `zarr_json` (text), `grid_shape`, `kinds` (u8 per chunk),
 /// `sources` (little-endian u32 per chunk: the index in `sources` of the file a referenced chunk
 /// lies in), `offsets` and `lengths` (little-endian u64 per chunk, row-major) and `inlined` (a dict
-/// of linear index to bytes). `sources` lists the files chunks lie in, as the scan located them:
+/// of linear index to bytes). A single HDF5 file also gives its groups' `links` (see [`links`]) and
+/// `reference_attributes` (group path, name: the group attributes holding object references, as
+/// absolute paths). `sources` lists the files chunks lie in, as the scan located them:
 /// the scanned file first, then the targets of its HDF5 external links.
 #[pyfunction]
 #[pyo3(signature = (url, skip_unsupported, storage_options=None))]
@@ -117,7 +119,28 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
     out.set_item("sources", dataset.sources.iter().map(|f| f.location.as_str()).collect::<Vec<_>>())?;
     out.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
     out.set_item("data_url", data_url(url, dataset))?;
+    out.set_item("links", links(&dataset.hdf5_links))?;
+    out.set_item("reference_attributes", &dataset.hdf5_links.reference_attributes)?;
     Ok(out)
+}
+
+/// A single HDF5 file's links as `(group path, name, kind, target, path)` tuples: kind `hard`
+/// (target: `file:address`, the same for every name of an object), `soft` (target: the path as
+/// written) or `external` (target: the file as written, path: the object's path in it).
+fn links(links: &Hdf5Links) -> Vec<(&str, &str, &'static str, String, &str)> {
+    links
+        .links
+        .iter()
+        .map(|(group, name, target)| match target {
+            LinkTarget::Hard { file, address } => {
+                (group.as_str(), name.as_str(), "hard", format!("{file}:{address}"), "")
+            }
+            LinkTarget::Soft(path) => (group.as_str(), name.as_str(), "soft", path.clone(), ""),
+            LinkTarget::External { file, path } => {
+                (group.as_str(), name.as_str(), "external", file.clone(), path.as_str())
+            }
+        })
+        .collect()
 }
 
 /// The URL of the file the chunks lie in when it is not `url` itself (a DMR++ sidecar's data file),

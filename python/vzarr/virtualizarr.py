@@ -75,7 +75,10 @@ class Parser:
         As HDFParser: object references (datasets of them, attributes holding them) as the paths of
         their targets relative to the object, marked with VirtualiZarr's draft Links and Object
         References and ref conventions. Without it vzarr stores them as absolute paths (HDFParser
-        refuses them). Links are followed either way (HDFParser records them with this flag).
+        refuses them). Soft and external links, and the second names of objects of several hard
+        links, are recorded in their groups' ``links_references`` attributes instead of being read,
+        and group attributes holding references become ref-convention objects, as HDFParser does;
+        without the flag links are followed.
     skip_unsupported
         Leave out, with a warning, variables vzarr cannot reference instead of raising
         `NotImplementedError`.
@@ -115,18 +118,98 @@ class Parser:
             raise ValueError(f"{url or 'the archive'}: group {self.group!r} is not an HDF Group (the file has no such group)")
         # A sidecar's chunks lie in its data file (`data_url`), not in the sidecar.
         sources = _source_urls(parsed.get("data_url") or url, parsed["sources"])
+        linked: set[str] = set()
+        if self.links_and_references and url is not None:
+            linked = _record_links(url, parsed, self.group, self.drop_variables, groups)
         arrays: dict[str, ManifestArray] = {}
         for item in parsed["arrays"]:
             path = item["path"]
             if not path.startswith(prefix):
                 continue
             relative = path[len(prefix) :]
-            if relative in self.drop_variables:
+            if relative in self.drop_variables or _under(path, linked):
                 continue
             arrays[relative] = _manifest_array(registry, sources, item)
             if self.links_and_references:
                 arrays[relative] = _with_relative_references(path, arrays[relative])
-        return _tree(arrays, {p[len(prefix) :]: a for p, a in groups.items() if p == self.group or p.startswith(prefix)})
+        kept = {p: a for p, a in groups.items() if not _under(p, linked)}
+        return _tree(arrays, {p[len(prefix) :]: a for p, a in kept.items() if p == self.group or p.startswith(prefix)})
+
+
+def _under(path: str, linked: set[str]) -> bool:
+    """Whether `path` is one of the `linked` paths or lies below one."""
+    if not linked:
+        return False
+    parts = path.split("/")
+    return any("/".join(parts[:n]) in linked for n in range(1, len(parts) + 1))
+
+
+def _record_links(
+    url: str, parsed: dict[str, Any], top: str, drop: set[str], groups: dict[str, dict[str, Any]]
+) -> set[str]:
+    """HDFParser's ``links_and_references=True`` form of a file's links and group reference
+    attributes, written into `groups` (path -> attributes): walking the groups from `top` as
+    HDFParser does (members by name, depth first), a soft or external link, and a member reached by
+    a hard link whose object was already met under another name, is recorded in its group's
+    ``links_references`` attribute as a ref-convention object (relative to the group; an external
+    link's file resolved against `url`) instead of being copied. Returns the paths of the members
+    so recorded (the scan followed them: what lies at or below them is left out)."""
+    from virtualizarr.parsers.hdf.hdf import LINKS_REFERENCES_CONVENTION, REF_CONVENTION
+
+    for group, name in parsed.get("reference_attributes") or ():
+        attributes = groups.get(group)
+        if attributes is not None and name in attributes:
+            attributes[name] = _ref_objects(attributes[name], "/" + group)
+            _add_convention(attributes, REF_CONVENTION)
+    members: dict[str, list[tuple[str, str, str, str]]] = {}
+    for group, name, kind, target, path in parsed.get("links") or ():
+        members.setdefault(group, []).append((name, kind, target, path))
+    seen: dict[str, str] = {}
+    linked: set[str] = set()
+
+    def visit(group: str, top_level: bool) -> None:
+        here = "/" + group
+        links: dict[str, Any] = {}
+        for name, kind, target, path in sorted(members.get(group, ()), key=lambda m: m[0].encode()):
+            if top_level and name in drop:
+                continue
+            member = f"{group}/{name}" if group else name
+            if kind == "soft":
+                links[name] = {"ref": {"node": _relative(target, here) if target.startswith("/") else target}}
+            elif kind == "external":
+                links[name] = {"ref": {"uri": _resolve_external(url, target), "node": "/" + path.lstrip("/")}}
+            elif target in seen:
+                links[name] = {"ref": {"node": _relative(seen[target], here)}}
+            else:
+                seen[target] = "/" + member
+                if member in groups:
+                    visit(member, False)
+                continue
+            linked.add(member)
+        if links and group in groups:
+            _add_convention(groups[group], LINKS_REFERENCES_CONVENTION)
+            _add_convention(groups[group], REF_CONVENTION)
+            groups[group]["links_references"] = {"links": links}
+
+    visit(top, True)
+    return linked
+
+
+def _resolve_external(url: str, filename: str) -> str:
+    """The URL of an external link's file: as written when a URL, a `file://` URL when an absolute
+    path, else resolved against the directory of the file `url` (as HDFParser resolves it)."""
+    import posixpath
+
+    if "://" in filename:
+        return filename
+    if filename.startswith("/"):
+        return f"file://{filename}"
+    base = url.rpartition("/")[0]
+    scheme, sep, rest = base.partition("://")
+    if not sep:
+        return posixpath.normpath(posixpath.join(base, filename))
+    root, slash, path = rest.partition("/")
+    return f"{scheme}://{root}{slash}{posixpath.normpath(posixpath.join(path, filename))}"
 
 
 def _source_urls(url: str | None, locations: list[str]) -> list[str]:

@@ -48,6 +48,7 @@ pub fn load_native(root: &Path, budget: &OwnedBytesBudget) -> Result<VirtualData
         warnings: info.warnings,
         provenance: info.provenance,
         concat: Vec::new(),
+        hdf5_links: Default::default(),
     })
 }
 

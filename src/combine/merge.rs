@@ -108,7 +108,15 @@ pub(crate) fn combine_all(
             root.attributes.insert("history".into(), history.into());
         }
     }
-    Ok(VirtualDataset { sources, groups, arrays, warnings, provenance, concat: Vec::new() })
+    Ok(VirtualDataset {
+        sources,
+        groups,
+        arrays,
+        warnings,
+        provenance,
+        concat: Vec::new(),
+        hdf5_links: Default::default(),
+    })
 }
 
 /// Coordinate variables (1-D, named like their dimension) and the bounds variables they name.

@@ -170,7 +170,15 @@ pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<Virtual
             GroupNode { path, attributes, attribute_encodings }
         })
         .collect();
-    Ok(VirtualDataset { sources, groups, arrays, warnings: meta.warnings, provenance: meta.provenance, concat })
+    Ok(VirtualDataset {
+        sources,
+        groups,
+        arrays,
+        warnings: meta.warnings,
+        provenance: meta.provenance,
+        concat,
+        hdf5_links: Default::default(),
+    })
 }
 
 fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta, budget: &OwnedBytesBudget) -> Result<VirtualArray, String> {

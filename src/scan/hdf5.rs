@@ -110,7 +110,8 @@ fn scan_hdf5_unguarded(
     let links = LinkedFiles::open(path, bytes, source, options, MAX_READ_BYTES).map_err(open_error)?;
     let structure = read_structure(&links).map_err(open_error)?;
     let files = links.files();
-    let mut dataset = VirtualDataset { groups: structure.groups, ..VirtualDataset::default() };
+    let mut dataset =
+        VirtualDataset { groups: structure.groups, hdf5_links: structure.links, ..VirtualDataset::default() };
     for file in &files {
         dataset.sources.push(file.source.clone());
     }

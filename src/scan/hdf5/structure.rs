@@ -28,7 +28,7 @@ use hdf5_reader::Dataset;
 
 use super::attributes::{attribute_json, attribute_type, reference_json, Heap, BOOKKEEPING};
 use super::links::LinkedFiles;
-use crate::dataset::GroupNode;
+use crate::dataset::{GroupNode, Hdf5Links, LinkTarget};
 use crate::metadata::{ArrayNotes, Attributes};
 
 /// libnetcdf's name for the dimension scale of a dimension that has no variable.
@@ -66,6 +66,8 @@ pub(crate) struct H5Structure {
     /// The path (from `/`, as libhdf5 names it) of every group and dataset, by object header address:
     /// what object references resolve to.
     pub(crate) objects: Objects,
+    /// Every group's links as stored and its reference attributes (`Hdf5Links`).
+    pub(crate) links: Hdf5Links,
 }
 
 /// An object of the scan: its file (index) and object header address.
@@ -178,6 +180,9 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
         let (values, notes) =
             attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
+        for name in notes.reference_attributes.iter().filter(|n| values.contains_key(n.as_str())) {
+            out.links.reference_attributes.push((path.clone(), name.clone()));
+        }
         out.groups[index].attributes = values;
         out.groups[index].attribute_encodings = notes.encodings;
     }
@@ -266,6 +271,7 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     out.groups.push(GroupNode::new(path, Attributes::new()));
     out.objects.add(key, path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
+    record_links(group, path, key.0, &mut out.links)?;
     for link in walked.links.take_unresolved() {
         let why = format!("external link to {} left out (libhdf5 shows no object there): {}", link.target, link.why);
         out.unresolved_links.push((join(path, &link.name), why));
@@ -291,6 +297,20 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     }
     walked.ancestors.pop();
     walked.post.push(index);
+    Ok(())
+}
+
+/// Records the links of `group` (at `path`, in file `file`) as stored.
+fn record_links(group: &Group, path: &str, file: usize, out: &mut Hdf5Links) -> Result<(), String> {
+    use hdf5_reader::messages::link::LinkTarget as Stored;
+    for (name, target) in group.links().map_err(|e| format!("group /{path}: links: {e}"))? {
+        let target = match target {
+            Stored::Hard { address } => LinkTarget::Hard { file, address },
+            Stored::Soft { path } => LinkTarget::Soft(path),
+            Stored::External { filename, path } => LinkTarget::External { file: filename, path },
+        };
+        out.links.push((path.to_string(), name, target));
+    }
     Ok(())
 }
 

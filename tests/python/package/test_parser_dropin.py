@@ -1,4 +1,5 @@
-"""vzarr.virtualizarr as a drop-in for VirtualiZarr: the parser's oversized chunks, external links,
+"""vzarr.virtualizarr as a drop-in for VirtualiZarr: the parser's oversized chunks, external links (followed,
+or recorded with links_and_references=True),
 booleans and fixed-length bytes, and `open_virtual_mfdataset` on daily files with an unlimited time.
 Every value is compared with h5py's or netCDF4's read of the source files."""
 
@@ -237,3 +238,62 @@ def test_links_and_references_gives_relative_paths(tmp_path):
     plain = zarr.open_group(parse(path), mode="r", zarr_format=3)
     with h5py.File(path) as f:
         assert plain["general/electrodes/group"][...].tolist() == [f[r].name if r else "" for r in refs]
+
+
+def write_links(path, libver):
+    """Soft (absolute, relative, dangling), external and hard links, in a group of 12 links (dense
+    link storage with libver="latest"; old-style symbol tables with "earliest")."""
+    with h5py.File(path.parent / "other.h5", "w") as other:
+        other["acquisition/raw"] = np.arange(4)
+    with h5py.File(path, "w", libver=libver) as f:
+        f["values"] = np.arange(3.0)
+        electrodes = f.create_group("general/electrodes")
+        electrodes["location"] = np.arange(2)
+        f["probe/electrodes"] = electrodes  # a group of two names
+        f["values_again"] = f["values"]  # a dataset of two names
+        g = f.create_group("general/g")
+        g.create_group("child")["inner"] = np.arange(5)
+        for i in range(12):
+            g[f"soft{i:02d}"] = h5py.SoftLink("/values" if i % 2 else "child/inner")
+        g["dangling"] = h5py.SoftLink("/nowhere")
+        f["raw"] = h5py.ExternalLink("other.h5", "/acquisition/raw")
+
+
+def stored_members(group: ManifestGroup, path="/"):
+    """(group path, sorted member names, links_references) of every group of a ManifestGroup tree."""
+    links = group.metadata.attributes.get("links_references", {}).get("links", {})
+    yield path, sorted([*group.arrays, *group.groups, *links]), links
+    for name, child in group.groups.items():
+        yield from stored_members(child, f"{path.rstrip('/')}/{name}")
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_links_are_recorded_as_hdf5_stores_them(tmp_path, libver):
+    import posixpath
+
+    path = tmp_path / "links.h5"
+    write_links(path, libver)
+    store = parse(path, links_and_references=True)
+    groups = list(stored_members(store._group))
+    first_names = {}
+    with h5py.File(path) as f:
+        for group_path, names, links in groups:
+            assert names == sorted(f[group_path].keys()), group_path
+            for name, ref in links.items():
+                link = f[group_path].get(name, getlink=True)
+                if isinstance(link, h5py.SoftLink):
+                    expected = posixpath.relpath(link.path, group_path) if link.path.startswith("/") else link.path
+                    assert ref == {"ref": {"node": expected}}
+                elif isinstance(link, h5py.ExternalLink):
+                    assert ref == {"ref": {"uri": url_of(tmp_path / link.filename), "node": link.path}}
+                else:  # a second name of an object stored under the path `ref` names
+                    target = posixpath.normpath(posixpath.join(group_path, ref["ref"]["node"]))
+                    assert h5py.h5o.get_info(f[target].id).addr == h5py.h5o.get_info(f[group_path][name].id).addr
+                    first_names[f"{group_path.rstrip('/')}/{name}"] = target
+        assert first_names == {"/probe/electrodes": "/general/electrodes", "/values_again": "/values"}
+        root = zarr.open_group(store, mode="r", zarr_format=3)
+        for name in ["values", "general/electrodes/location", "general/g/child/inner"]:
+            np.testing.assert_array_equal(root[name][...], f[name][...])
+    # The same records as VirtualiZarr's HDFParser.
+    theirs = HDFParser(links_and_references=True)(url_of(path), registry())
+    assert sorted(stored_members(theirs._group)) == sorted(groups)

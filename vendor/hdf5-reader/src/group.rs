@@ -662,6 +662,17 @@ impl Group {
         link_info: &LinkInfoMessage,
         walk: &LinkWalk,
     ) -> Result<Vec<ChildEntry>> {
+        let mut children = Vec::new();
+        for link_msg in self.dense_link_messages(link_info)? {
+            if let Some(child) = self.resolve_link_message_target(&link_msg, walk)? {
+                children.push(child);
+            }
+        }
+        Ok(children)
+    }
+
+    /// The link messages of a group's dense link storage, unresolved.
+    fn dense_link_messages(&self, link_info: &LinkInfoMessage) -> Result<Vec<LinkMessage>> {
         let heap = FractalHeap::parse_at_storage(
             self.context.storage.as_ref(),
             link_info.fractal_heap_address,
@@ -686,7 +697,7 @@ impl Group {
             None,
         )?;
 
-        let mut children = Vec::new();
+        let mut messages = Vec::new();
         let mut direct_block_cache = FractalHeapDirectBlockCache::default();
         for record in &records {
             let heap_id = match record {
@@ -705,45 +716,52 @@ impl Group {
             )?;
 
             let mut link_cursor = Cursor::new(&managed_bytes);
-            let link_msg = link::parse(
+            messages.push(link::parse(
                 &mut link_cursor,
                 self.offset_size(),
                 self.length_size(),
                 managed_bytes.len(),
-            )?;
+            )?);
+        }
+        Ok(messages)
+    }
 
-            match &link_msg.target {
-                LinkTarget::Hard { address } => {
-                    children.push(ChildEntry {
-                        name: link_msg.name.clone(),
-                        location: self.local_location(*address),
-                        creation_order: link_msg.creation_order,
-                    });
-                }
-                LinkTarget::Soft { path } => {
-                    if let Ok(location) = self.resolve_soft_link(path, walk) {
-                        children.push(ChildEntry {
-                            name: link_msg.name.clone(),
-                            location,
-                            creation_order: link_msg.creation_order,
-                        });
+    /// The group's links as stored, unresolved (vzarr's patch): each member's name and target (a
+    /// hard link's object header address, a soft link's path, an external link's file and path),
+    /// dangling links included, sorted by name (byte order). Old-style groups give hard and soft
+    /// links.
+    pub fn links(&self) -> Result<Vec<(String, LinkTarget)>> {
+        let header = self.cached_header(self.address)?;
+        let mut out: Vec<(String, LinkTarget)> = Vec::new();
+        let mut link_info: Option<LinkInfoMessage> = None;
+        for msg in &header.messages {
+            match msg {
+                HdfMessage::SymbolTable(st) => {
+                    for (name, target) in &self.old_group_entries(st)?.entries {
+                        let target = match target {
+                            OldStyleTarget::Hard(address) => LinkTarget::Hard { address: *address },
+                            OldStyleTarget::Soft(path) => LinkTarget::Soft { path: path.clone() },
+                        };
+                        out.push((name.clone(), target));
                     }
                 }
-                LinkTarget::External { filename, path } => {
-                    if let Some(location) =
-                        self.resolve_external_link(&link_msg.name, filename, path, walk)?
-                    {
-                        children.push(ChildEntry {
-                            name: link_msg.name.clone(),
-                            location,
-                            creation_order: link_msg.creation_order,
-                        });
+                HdfMessage::Link(link) => out.push((link.name.clone(), link.target.clone())),
+                HdfMessage::LinkInfo(li) => link_info = Some(li.clone()),
+                _ => {}
+            }
+        }
+        if let Some(li) = link_info {
+            if !Cursor::is_undefined_offset(li.fractal_heap_address, self.offset_size()) {
+                let mut names: HashSet<String> = out.iter().map(|(name, _)| name.clone()).collect();
+                for link_msg in self.dense_link_messages(&li)? {
+                    if names.insert(link_msg.name.clone()) {
+                        out.push((link_msg.name, link_msg.target));
                     }
                 }
             }
         }
-
-        Ok(children)
+        out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        Ok(out)
     }
 
     fn resolve_dense_link_storage(
