@@ -15,7 +15,7 @@
 //! do between the new files and the stored ones: variables, data types, codecs, fill values, shapes and
 //! chunking of the other dimensions, attributes that change the meaning of the numbers, calendars,
 //! member keys, a complete hypercube, and no overlap; and it trims the last stored file's partial last
-//! chunk, now interior. The planning step ([`plan_append`]) then splices the tail onto the stored
+//! chunk, now interior. The planning step (`plan_append`) then splices the tail onto the stored
 //! references along the appended dimension and rebuilds what a fresh scan of every file would give:
 //! the same source order, grids, chunk entries, store-owned bytes (in the same order), re-encoded
 //! times, provenance and attributes. Nothing is written: the caller writes the result atomically
