@@ -240,13 +240,35 @@ fn codec(spec: &Value, role: &str) -> Result<Value, String> {
         "zlib" => json!({"name": "numcodecs.zlib", "configuration": {"level": int("level", 1)}}),
         "gzip" => json!({"name": "gzip", "configuration": {"level": int("level", 1)}}),
         "zstd" => json!({"name": "zstd", "configuration": {"level": int("level", 0), "checksum": false}}),
-        _ => return Err(format!("{role} {spec}: only shuffle, zlib, gzip and zstd are read")),
+        // HDF5's checksum, as vzarr's kerchunk Parquet writer and kerchunk write it.
+        "fletcher32" => json!({"name": "numcodecs.fletcher32", "configuration": {}}),
+        "blosc" => blosc(spec, role)?,
+        _ => return Err(format!("{role} {spec}: only shuffle, zlib, gzip, zstd, fletcher32 and blosc are read")),
     })
+}
+
+/// The v3 `blosc` codec of numcodecs' `{"id": "blosc", "cname", "clevel", "shuffle", "blocksize"}`.
+/// numcodecs' shuffle is a number (0 none, 1 byte, 2 bit, -1 automatic: byte or bit by the element
+/// size, which only steers encoding); v2 records no `typesize`, which decoding does not need (each
+/// Blosc frame's header holds it).
+fn blosc(spec: &Value, role: &str) -> Result<Value, String> {
+    let cname = spec.get("cname").and_then(Value::as_str).unwrap_or("lz4");
+    let clevel = spec.get("clevel").and_then(Value::as_i64).unwrap_or(5);
+    let shuffle = match spec.get("shuffle").and_then(Value::as_i64).unwrap_or(1) {
+        0 => "noshuffle",
+        1 | -1 => "shuffle",
+        2 => "bitshuffle",
+        other => return Err(format!("{role} {spec}: blosc shuffle {other} is not 0, 1, 2 or -1")),
+    };
+    let blocksize = spec.get("blocksize").and_then(Value::as_u64).unwrap_or(0);
+    let configuration = json!({"cname": cname, "clevel": clevel, "shuffle": shuffle, "blocksize": blocksize});
+    Ok(json!({"name": "blosc", "configuration": configuration}))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::Codec;
     use crate::metadata::ArrayMetadata;
 
     /// Chunk keys and their references.
@@ -288,6 +310,28 @@ mod tests {
         assert_eq!(doc["codecs"][2], json!({"name": "numcodecs.zlib", "configuration": {"level": 4}}));
         let root = v3["zarr.json"].clone();
         assert_eq!(root["attributes"]["title"], "t");
+    }
+
+    #[test]
+    fn fletcher32_and_blosc_become_the_codecs_vzarr_decodes() {
+        let zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4",
+            "compressor": {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0},
+            "filters": [{"id": "fletcher32"}], "fill_value": 0, "order": "C"});
+        let (v3, _) = translated(json!({"v/.zarray": zarray.to_string()})).unwrap();
+        let meta = ArrayMetadata::from_json(&v3["v/zarr.json"]).unwrap();
+        let names: Vec<&str> = meta.codecs.codecs().iter().map(Codec::name).collect();
+        assert_eq!(names, ["bytes", "numcodecs.fletcher32", "blosc"]);
+        let blosc = json!({"name": "blosc", "configuration":
+            {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "blocksize": 0}});
+        assert_eq!(v3["v/zarr.json"]["codecs"][2], blosc);
+        let bad = zarray_with_shuffle(&zarray, 7);
+        assert!(translated(json!({"v/.zarray": bad.to_string()})).unwrap_err().1.contains("blosc shuffle 7"));
+    }
+
+    fn zarray_with_shuffle(zarray: &Value, shuffle: i64) -> Value {
+        let mut zarray = zarray.clone();
+        zarray["compressor"]["shuffle"] = json!(shuffle);
+        zarray
     }
 
     #[test]
