@@ -206,7 +206,7 @@ pub struct ConcatCoordinate {
 }
 
 /// Where an HDF5 link of a group points, as stored (not followed).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LinkTarget {
     /// A hard link: the object's source file (index into the sources) and object header address,
     /// the same for every name of the object.
@@ -230,7 +230,7 @@ pub enum LinkTarget {
 /// What a single-file HDF5 scan knows of the file's links and group reference attributes, beyond
 /// the group tree it gives (which follows every link): what VirtualiZarr's Links and Object
 /// References convention records. Empty for other formats and combined archives.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hdf5Links {
     /// (group path, member name, target) of every link of every group walked, by group in walk order
     /// and by name within a group.

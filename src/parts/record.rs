@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{
-    ChunkTable, ConcatCoordinate, GroupNode, OwnedBytes, OwnedBytesBudget, Provenance, ScanWarning, TailChunks,
-    VirtualArray, VirtualDataset,
+    ChunkTable, ConcatCoordinate, GroupNode, Hdf5Links, OwnedBytes, OwnedBytesBudget, Provenance, ScanWarning,
+    TailChunks, VirtualArray, VirtualDataset,
 };
 use crate::manifest::{encode_manifest, ChunkEntry, ManifestIndex, SourceTable};
 use crate::metadata::{ArrayMetadata, Attributes};
@@ -31,6 +31,9 @@ struct Meta {
     /// Per group path, its attributes written as base64 (groups without any left out).
     #[serde(default)]
     group_encodings: BTreeMap<String, BTreeMap<String, String>>,
+    /// One HDF5 file's links as stored (empty for other formats).
+    #[serde(default)]
+    hdf5_links: Hdf5Links,
     warnings: Vec<ScanWarning>,
     provenance: Provenance,
     concat: Vec<CoordinateMeta>,
@@ -68,6 +71,7 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
             .filter(|g| !g.attribute_encodings.is_empty())
             .map(|g| (g.path.clone(), g.attribute_encodings.clone()))
             .collect(),
+        hdf5_links: dataset.hdf5_links.clone(),
         warnings: dataset.warnings.clone(),
         provenance: dataset.provenance.clone(),
         concat: dataset.concat.iter().map(coordinate_meta).collect(),
@@ -177,7 +181,7 @@ pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<Virtual
         warnings: meta.warnings,
         provenance: meta.provenance,
         concat,
-        hdf5_links: Default::default(),
+        hdf5_links: meta.hdf5_links,
     })
 }
 
