@@ -38,13 +38,14 @@
 //! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000] [--manifest-chunks N]` (the
 //! default list, manifests of [`DEFAULT_MANIFEST_CHUNKS`](vzarr::store::DEFAULT_MANIFEST_CHUNKS)).
 
+mod common;
+
 use std::time::Instant;
 
-use vzarr::codec::{CodecChain, Endian};
+use vzarr::dataset::VirtualDataset;
 use vzarr::dataset::{ChunkEntry, SourceFile};
-use vzarr::dataset::{ChunkTable, VirtualArray, VirtualDataset};
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
+use vzarr::metadata::DataType;
 use vzarr::read::read_branch;
 use vzarr::store::{update_icechunk, write_icechunk, IcechunkOptions, NativeWriter, WriteOptions, Writer};
 
@@ -160,29 +161,9 @@ fn many_refs(n: u64, dir: &std::path::Path) -> VirtualDataset {
     let entries: Vec<ChunkEntry> = (0..grid.num_chunks())
         .map(|k| ChunkEntry::Source { source: (k / PER_FILE) as u32, offset: 4096 + (k % PER_FILE) * 8, length: 8 })
         .collect();
-    let metadata = ArrayMetadata {
-        data_type: DataType::Float64,
-        chunk_grid: grid,
-        fill_value: FillValue::zero(DataType::Float64),
-        codecs: CodecChain::raw(Some(Endian::Little)),
-        dimension_names: Some(["time", "y", "x"].iter().map(|s| s.to_string()).collect()),
-        attributes: Attributes::new(),
-        notes: Default::default(),
-    };
-    let array = VirtualArray {
-        path: "v".into(),
-        metadata,
-        chunks: ChunkTable::from_entries(entries, vzarr::dataset::OwnedBytes::new()),
-        rewritten_chunks: 0,
-        digest: None,
-        tails: Vec::new(),
-    };
-    let mut dataset = VirtualDataset { arrays: vec![array], ..VirtualDataset::default() };
-    for f in 0..n.div_ceil(PER_FILE) {
-        let location = dir.join(format!("part{f:06}.nc")).display().to_string();
-        dataset.sources.push(SourceFile::new(location, 1 << 20, Some(1_700_000_000_000_000_000)));
-    }
-    dataset
+    let sources =
+        (0..n.div_ceil(PER_FILE)).map(|f| (dir.join(format!("part{f:06}.nc")).display().to_string(), 1 << 20));
+    common::one_array_dataset(grid, DataType::Float64, entries, sources)
 }
 
 /// Seconds `f` takes and the growth of the peak resident set meanwhile, KiB.

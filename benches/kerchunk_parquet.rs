@@ -17,10 +17,9 @@ mod common;
 
 use std::path::Path;
 
-use vzarr::codec::{CodecChain, Endian};
-use vzarr::dataset::{ChunkEntry, ChunkTable, SourceFile, VirtualArray, VirtualDataset};
+use vzarr::dataset::{ChunkEntry, VirtualDataset};
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
+use vzarr::metadata::DataType;
 use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer, DEFAULT_RECORD_SIZE};
 
 /// Chunks per (synthetic) source file.
@@ -123,29 +122,9 @@ fn many_refs(n: u64, dir: &Path) -> VirtualDataset {
         entries.push(ChunkEntry::Source { source: (k / PER_FILE) as u32, offset, length: length(k) });
         offset += length(k);
     }
-    let metadata = ArrayMetadata {
-        data_type: DataType::Int16,
-        chunk_grid: grid,
-        fill_value: FillValue::zero(DataType::Int16),
-        codecs: CodecChain::raw(Some(Endian::Little)),
-        dimension_names: Some(["time", "y", "x"].iter().map(|s| s.to_string()).collect()),
-        attributes: Attributes::new(),
-        notes: Default::default(),
-    };
-    let array = VirtualArray {
-        path: "v".into(),
-        metadata,
-        chunks: ChunkTable::from_entries(entries, vzarr::dataset::OwnedBytes::new()),
-        rewritten_chunks: 0,
-        digest: None,
-        tails: Vec::new(),
-    };
-    let mut dataset = VirtualDataset { arrays: vec![array], ..VirtualDataset::default() };
-    for f in 0..n.div_ceil(PER_FILE) {
-        let location = dir.join(format!("sst_{f:06}.nc")).display().to_string();
-        dataset.sources.push(SourceFile::new(location, 8 << 20, Some(1_700_000_000_000_000_000)));
-    }
-    dataset
+    let sources =
+        (0..n.div_ceil(PER_FILE)).map(|f| (dir.join(format!("sst_{f:06}.nc")).display().to_string(), 8 << 20));
+    common::one_array_dataset(grid, DataType::Int16, entries, sources)
 }
 
 /// Bytes of the files under `path`.

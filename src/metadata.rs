@@ -165,9 +165,7 @@ pub fn group_encodings_from_json(doc: &Value) -> Result<BTreeMap<String, String>
     let Some(note) = doc.get(EXTENSION_FIELD).and_then(|v| v.get("attribute_encodings")) else {
         return Ok(BTreeMap::new());
     };
-    let encodings = note.as_object().filter(|m| m.values().all(|v| v == "base64"));
-    let encodings = encodings.ok_or_else(|| invalid("vzarr", "attribute_encodings is not an object of \"base64\""))?;
-    Ok(encodings.keys().map(|name| (name.clone(), "base64".to_string())).collect())
+    array_notes::parse_attribute_encodings(note).map_err(|reason| invalid("vzarr", reason))
 }
 
 /// Parses a group `zarr.json` document into its attributes.

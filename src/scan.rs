@@ -143,6 +143,10 @@ pub struct ScanOptions {
     /// scanned with these options; past it they spill to a temporary file). Default: what
     /// `VZARR_OWNED_MEMORY` sets, else 64 MiB ([`crate::source::owned_bytes_budget_from_env`]).
     pub owned_budget: crate::dataset::OwnedBytesBudget,
+    /// HDF5 files: also record every group's links as stored and the group attributes holding object
+    /// references ([`crate::dataset::Hdf5Links`]), which VirtualiZarr's links and references
+    /// convention needs; a second listing of each group's links. Default: false.
+    pub record_hdf5_links: bool,
 }
 
 impl Default for ScanOptions {
@@ -159,6 +163,7 @@ impl Default for ScanOptions {
             link_authorization: crate::trust::Authorization::default(),
             owned_budget: crate::source::owned_bytes_budget_from_env()
                 .unwrap_or_else(|_| crate::source::owned_bytes_budget(crate::dataset::DEFAULT_MEMORY_BUDGET)),
+            record_hdf5_links: false,
         }
     }
 }

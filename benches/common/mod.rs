@@ -123,3 +123,39 @@ pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
     Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
 pub mod s3;
+
+/// One array `v(time, y, x)` of `data_type` on `grid` whose chunks are `entries`, uncompressed
+/// little-endian, referencing the (not written) source files `sources` (location, size): the
+/// synthetic datasets the writer benches time.
+pub fn one_array_dataset(
+    grid: vzarr::grid::ChunkGrid,
+    data_type: vzarr::metadata::DataType,
+    entries: Vec<vzarr::dataset::ChunkEntry>,
+    sources: impl IntoIterator<Item = (String, u64)>,
+) -> vzarr::VirtualDataset {
+    use vzarr::codec::{CodecChain, Endian};
+    use vzarr::dataset::{ChunkTable, OwnedBytes, SourceFile, VirtualArray};
+    use vzarr::metadata::{ArrayMetadata, Attributes, FillValue};
+    let metadata = ArrayMetadata {
+        data_type,
+        chunk_grid: grid,
+        fill_value: FillValue::zero(data_type),
+        codecs: CodecChain::raw(Some(Endian::Little)),
+        dimension_names: Some(["time", "y", "x"].iter().map(|s| s.to_string()).collect()),
+        attributes: Attributes::new(),
+        notes: Default::default(),
+    };
+    let array = VirtualArray {
+        path: "v".into(),
+        metadata,
+        chunks: ChunkTable::from_entries(entries, OwnedBytes::new()),
+        rewritten_chunks: 0,
+        digest: None,
+        tails: Vec::new(),
+    };
+    let mut dataset = vzarr::VirtualDataset { arrays: vec![array], ..Default::default() };
+    for (location, size) in sources {
+        dataset.sources.push(SourceFile::new(location, size, Some(1_700_000_000_000_000_000)));
+    }
+    dataset
+}

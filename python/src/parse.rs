@@ -24,20 +24,27 @@ const INLINED: u8 = 2;
 /// each array is a dict with `path`, `zarr_json` (text), `grid_shape`, `kinds` (u8 per chunk),
 /// `sources` (little-endian u32 per chunk: the index in `sources` of the file a referenced chunk
 /// lies in), `offsets` and `lengths` (little-endian u64 per chunk, row-major) and `inlined` (a dict
-/// of linear index to bytes). A single HDF5 file also gives its groups' `links` (see [`links`]) and
+/// of linear index to bytes). With `hdf5_links`, a single HDF5 file also gives its groups' `links` (see [`links`]) and
 /// `reference_attributes` (group path, name: the group attributes holding object references, as
 /// absolute paths). `sources` lists the files chunks lie in, as the scan located them:
 /// the scanned file first, then the targets of its HDF5 external links.
 #[pyfunction]
-#[pyo3(signature = (url, skip_unsupported, storage_options=None))]
+#[pyo3(signature = (url, skip_unsupported, storage_options=None, hdf5_links=false))]
 pub(crate) fn parse_file<'py>(
     py: Python<'py>,
     url: String,
     skip_unsupported: bool,
     storage_options: Option<&Bound<'py, PyDict>>,
+    hdf5_links: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let remote = crate::remote::remote_options(storage_options)?;
-    let dataset = guard("parse", || py.detach(|| scan_one(&url, skip_unsupported, &remote)).map_err(scan_error))?;
+    let options = ScanOptions {
+        skip_unsupported,
+        record_hdf5_links: hdf5_links,
+        remote: remote.clone(),
+        ..ScanOptions::default()
+    };
+    let dataset = guard("parse", || py.detach(|| scan_one(&url, options, &remote)).map_err(scan_error))?;
     dataset_parts(py, &url, &dataset)
 }
 
@@ -159,8 +166,7 @@ fn data_url(url: &str, dataset: &VirtualDataset) -> Option<String> {
 }
 
 /// Scans one file named by a path, a `file://` URL or an object-store URL.
-fn scan_one(url: &str, skip_unsupported: bool, remote: &RemoteOptions) -> Result<VirtualDataset, vzarr::ScanError> {
-    let options = ScanOptions { skip_unsupported, remote: remote.clone(), ..ScanOptions::default() };
+fn scan_one(url: &str, options: ScanOptions, remote: &RemoteOptions) -> Result<VirtualDataset, vzarr::ScanError> {
     let io = |e: std::io::Error| vzarr::ScanError::Io { path: url.into(), source: e };
     if let Some(path) = url::Url::parse(url).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok()) {
         return scan_file(&path, &options);

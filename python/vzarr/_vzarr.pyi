@@ -128,7 +128,10 @@ def scan_shard(
 ) -> dict[str, Any]: ...
 def run_cli(argv: list[str]) -> int: ...
 def parse_file(
-    url: str, skip_unsupported: bool, storage_options: Mapping[str, Any] | None = None
+    url: str,
+    skip_unsupported: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    hdf5_links: bool = False,
 ) -> dict[str, Any]: ...
 def parse_archive(
     inputs: list[str],

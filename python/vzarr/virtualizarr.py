@@ -105,7 +105,7 @@ class Parser:
     def __call__(self, url: str, registry: Registry) -> ManifestStore:
         options = _registry_options(url, registry)
         options.update(self.storage_options)
-        parsed = _vzarr.parse_file(url, self.skip_unsupported, options or None)
+        parsed = _vzarr.parse_file(url, self.skip_unsupported, options or None, self.links_and_references)
         for warning in parsed["warnings"]:
             warnings.warn(f"vzarr: {warning}", stacklevel=2)
         return ManifestStore(registry=registry, group=self._group(url, registry, parsed))

@@ -205,11 +205,7 @@ impl ArrayNotes {
             }
         }
         if let Some(encodings) = object.get("attribute_encodings") {
-            let encodings = encodings
-                .as_object()
-                .filter(|m| m.values().all(|v| v == "base64"))
-                .ok_or_else(|| invalid("attribute_encodings is not an object of \"base64\"".into()))?;
-            notes.encodings = encodings.iter().map(|(name, _)| (name.clone(), "base64".to_string())).collect();
+            notes.encodings = parse_attribute_encodings(encodings).map_err(invalid)?;
         }
         if let Some(names) = object.get("reference_attributes") {
             let names = names
@@ -303,6 +299,16 @@ fn holds_numbers(value: &Value) -> bool {
         Value::Array(items) => !items.is_empty() && items.iter().all(holds_number),
         other => holds_number(other),
     }
+}
+
+/// The `attribute_encodings` note (an array's or a group's): attribute name -> `"base64"`.
+///
+/// # Errors
+/// The reason, when the note is not an object whose values are all `"base64"`.
+pub(crate) fn parse_attribute_encodings(note: &Value) -> Result<BTreeMap<String, String>, String> {
+    let encodings = note.as_object().filter(|m| m.values().all(|v| v == "base64"));
+    let encodings = encodings.ok_or_else(|| "attribute_encodings is not an object of \"base64\"".to_string())?;
+    Ok(encodings.keys().map(|name| (name.clone(), "base64".to_string())).collect())
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ fn scan_hdf5_unguarded(
     let open_error =
         |e: String| ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf5, source: e.into() };
     let links = LinkedFiles::open(path, bytes, source, options, MAX_READ_BYTES).map_err(open_error)?;
-    let structure = read_structure(&links).map_err(open_error)?;
+    let structure = read_structure(&links, options.record_hdf5_links).map_err(open_error)?;
     let files = links.files();
     let mut dataset =
         VirtualDataset { groups: structure.groups, hdf5_links: structure.links, ..VirtualDataset::default() };

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::parse::RawRef;
 use super::KeyError;
+use crate::codec::BloscShuffle;
 use crate::metadata::{DataType, FillValue};
 
 /// Whether the metadata keys `meta` are Zarr v2's (a `.zgroup` or `.zarray` anywhere).
@@ -254,11 +255,13 @@ fn codec(spec: &Value, role: &str) -> Result<Value, String> {
 fn blosc(spec: &Value, role: &str) -> Result<Value, String> {
     let cname = spec.get("cname").and_then(Value::as_str).unwrap_or("lz4");
     let clevel = spec.get("clevel").and_then(Value::as_i64).unwrap_or(5);
-    let shuffle = match spec.get("shuffle").and_then(Value::as_i64).unwrap_or(1) {
-        0 => "noshuffle",
-        1 | -1 => "shuffle",
-        2 => "bitshuffle",
-        other => return Err(format!("{role} {spec}: blosc shuffle {other} is not 0, 1, 2 or -1")),
+    let code = spec.get("shuffle").and_then(Value::as_i64).unwrap_or(1);
+    let shuffle = match code {
+        -1 => Some(BloscShuffle::Shuffle),
+        code => u32::try_from(code).ok().and_then(BloscShuffle::from_code),
+    };
+    let Some(shuffle) = shuffle.map(BloscShuffle::as_str) else {
+        return Err(format!("{role} {spec}: blosc shuffle {code} is not 0, 1, 2 or -1"));
     };
     let blocksize = spec.get("blocksize").and_then(Value::as_u64).unwrap_or(0);
     let configuration = json!({"cname": cname, "clevel": clevel, "shuffle": shuffle, "blocksize": blocksize});

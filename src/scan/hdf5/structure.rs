@@ -157,7 +157,7 @@ enum Axis {
 }
 
 /// Reads the netCDF structure of the file scanned, following its external links (`links`).
-pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String> {
+pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<H5Structure, String> {
     let mut out = H5Structure::default();
     let (mut found, mut post, mut group_attributes) = (Vec::new(), Vec::new(), Vec::new());
     let root = links.main().root_group().map_err(|e| format!("root group: {e}"))?;
@@ -167,6 +167,7 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
         group_attributes: &mut group_attributes,
         links,
         ancestors: Vec::new(),
+        record_links,
     };
     walk(&root, "", 0, &mut out, &mut walked)?;
     out.objects.offset_sizes = links.files().iter().map(|f| f.file.superblock().offset_size).collect();
@@ -180,8 +181,10 @@ pub(crate) fn read_structure(links: &LinkedFiles) -> Result<H5Structure, String>
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
         let (values, notes) =
             attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
-        for name in notes.reference_attributes.iter().filter(|n| values.contains_key(n.as_str())) {
-            out.links.reference_attributes.push((path.clone(), name.clone()));
+        if record_links {
+            for name in notes.reference_attributes.iter().filter(|n| values.contains_key(n.as_str())) {
+                out.links.reference_attributes.push((path.clone(), name.clone()));
+            }
         }
         out.groups[index].attributes = values;
         out.groups[index].attribute_encodings = notes.encodings;
@@ -250,6 +253,8 @@ struct Walked<'a> {
     links: &'a LinkedFiles,
     /// The groups from the root to the one being walked.
     ancestors: Vec<ObjectKey>,
+    /// Record each group's links as stored ([`Hdf5Links`]).
+    record_links: bool,
 }
 
 impl Walked<'_> {
@@ -271,7 +276,9 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
     out.groups.push(GroupNode::new(path, Attributes::new()));
     out.objects.add(key, path);
     let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
-    record_links(group, path, key.0, &mut out.links)?;
+    if walked.record_links {
+        record_links(group, path, key.0, &mut out.links)?;
+    }
     for link in walked.links.take_unresolved() {
         let why = format!("external link to {} left out (libhdf5 shows no object there): {}", link.target, link.why);
         out.unresolved_links.push((join(path, &link.name), why));
