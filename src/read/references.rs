@@ -381,9 +381,10 @@ fn node_text(key: &str, value: Value, view: &mut ReferenceView, path: &str) -> R
         Ok((true, text))
     } else {
         group_from_json(&node).map_err(invalid)?;
+        // A group's note of its base64 attributes travels with it, as the writers write it.
+        let encodings = crate::metadata::group_encodings_from_json(&node).map_err(invalid)?;
         drop(node);
-        let doc = serde_json::json!({"zarr_format": 3, "node_type": "group", "attributes": Value::Object(attributes)});
-        Ok((false, to_text(&doc)))
+        Ok((false, to_text(&crate::metadata::noted_group_json(&attributes, &encodings))))
     }
 }
 

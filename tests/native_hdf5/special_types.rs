@@ -452,6 +452,15 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     // A group's bytes are base64 too, noted in the group's own `vzarr` field.
     assert_eq!(root["attributes"]["blob"], base64(&attribute_bytes(&file, "", "blob")), "{root}");
     assert_eq!(root["vzarr"]["attribute_encodings"], json!({"blob": "base64"}), "{root}");
+    // Read back from a kerchunk JSON export, the group keeps its note and its bytes.
+    let refs = dir.path().join("attrs_refs.json");
+    let args = ["scan".as_ref(), file.as_os_str(), "--format".as_ref(), "kerchunk-json".as_ref(), "-o".as_ref()];
+    crate::common::cli_expect(&[&args[..], &[refs.as_os_str()]].concat(), 0);
+    let trusted = vzarr::trust::Authorization::new([format!("{}/", file.parent().unwrap().display())]);
+    let refs_store = vzarr::read::blocking::BlockingStore::open(refs.to_str().unwrap(), &trusted).unwrap();
+    let from_refs: Value = serde_json::from_slice(&refs_store.node_metadata("").unwrap()).unwrap();
+    assert_eq!(from_refs["vzarr"], root["vzarr"], "{from_refs}");
+    assert_eq!(from_refs["attributes"]["blob"], root["attributes"]["blob"], "{from_refs}");
     // zarr-python reads them through the kerchunk export as h5py reads the file.
     let Some(python) = crate::interop::python() else { return };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf5.py");
