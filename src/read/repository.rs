@@ -15,6 +15,7 @@
 
 mod branch;
 mod chunks;
+mod frames;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -158,7 +159,6 @@ async fn open_view(
         reason: damaged(&e),
     };
     let version = VersionInfo::SnapshotId(id.clone());
-    branch::check_manifest_files(&repository, &version).await.map_err(|e| failed("reading", e))?;
     let assets = Arc::clone(repository.asset_manager());
     let snapshot = assets.fetch_snapshot(&id).await.map_err(|e| failed("reading", e.to_string()))?;
     let summary = branch::summary(&repository, &version).await.map_err(|e| failed("reading", e))?;

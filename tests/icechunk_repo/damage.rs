@@ -150,3 +150,95 @@ fn every_flipped_snapshot_byte_reads_exactly_or_is_refused() {
     println!("{} snapshot bytes: {refused} flips refused, {exact} read exactly", pristine.len());
     assert!(refused > 0 && exact > 0, "the sweep reaches both outcomes");
 }
+
+/// The Icechunk file header's length: the zstd frame follows it.
+const FILE_HEADER: usize = icechunk::format::format_constants::ICECHUNK_FILE_HEADER_LEN;
+
+/// `file` (an Icechunk file: header, one zstd frame) with its frame's header declaring `declared`
+/// decoded bytes (an 8-byte size field), the frame's blocks unchanged.
+fn redeclared(file: &[u8], declared: u64) -> Vec<u8> {
+    let frame = &file[FILE_HEADER..];
+    assert_eq!(frame[..4], [0x28, 0xb5, 0x2f, 0xfd], "a zstd frame follows the header");
+    let descriptor = frame[4];
+    let single_segment = descriptor & 0x20 != 0;
+    let size_field = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let blocks = 5 + usize::from(!single_segment) + [0, 1, 2, 4][usize::from(descriptor & 3)] + size_field;
+    let mut out = file[..FILE_HEADER + 4].to_vec();
+    out.push(0xC0 | (descriptor & 0x04)); // 8-byte size field, a window descriptor, checksum flag kept
+    out.push(0x68); // an 8 MiB window
+    out.extend(declared.to_le_bytes());
+    out.extend(&frame[blocks..]);
+    out
+}
+
+/// Reads `tas` of `repo` in a child limited to 4 GiB of address space: refused in one line naming
+/// the repository, `file` and `reason` (Icechunk alone would try to allocate what the file declares:
+/// under the limit it fails as an I/O error, without it the gigabytes are reserved).
+fn assert_refused_naming(repo: &Path, file: &str, reason: &str, what: &str) {
+    let out = repo.with_extension("tas.npy");
+    let args = ["read".as_ref(), repo.as_os_str(), "tas".as_ref(), "-o".as_ref(), out.as_os_str()];
+    let run = cli_limited(&args, CHILD_TIMEOUT);
+    assert_eq!(run.code, 1, "{what}: exit code {} (an abort on allocation is 134):\n{}", run.code, run.stderr);
+    let lines = run.stderr_lines();
+    assert_eq!(lines.len(), 1, "{what}: one line:\n{}", run.stderr);
+    for part in [&s(repo), file, reason] {
+        assert!(lines[0].contains(part), "{what}: {part:?} is not in: {}", lines[0]);
+    }
+}
+
+/// A snapshot or `repo` file whose zstd frame declares 12 GiB (Icechunk 2.3 allocates what a frame
+/// declares, up to 16 GiB, before decoding it) is refused before Icechunk reads it; the honest file
+/// back in place, the repository reads as libnetcdf reads the sources.
+#[test]
+fn a_frame_declaring_gigabytes_is_refused_before_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sources, repo) = two_years_in_a_repository(dir.path());
+    let (snapshot, _) = damageable_files(&repo);
+    for file in [snapshot, repo.join("repo")] {
+        let pristine = std::fs::read(&file).unwrap();
+        std::fs::write(&file, redeclared(&pristine, 12 << 30)).unwrap();
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let what = format!("{name} declaring 12 GiB");
+        assert_refused_naming(&repo, name, &format!("declares {} decoded bytes", 12u64 << 30), &what);
+        std::fs::write(&file, &pristine).unwrap();
+    }
+    assert_read_exact_or_refused(&repo, "tas", &sources, "the honest files back");
+    let run = cli_limited(&["info".as_ref(), repo.as_os_str()], CHILD_TIMEOUT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// A snapshot that records 40 GiB for a manifest (Icechunk sizes its request and its buffer by the
+/// recorded size) is refused when the manifest is first needed, naming it and the size.
+#[test]
+fn a_manifest_size_recorded_wrong_is_refused_before_it_is_fetched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sources, repo) = two_years_in_a_repository(dir.path());
+    let (snapshot, manifests) = damageable_files(&repo);
+    let pristine = std::fs::read(&snapshot).unwrap();
+    let plain = zstd::decode_all(&pristine[FILE_HEADER..]).unwrap();
+    // The largest manifest (tas's, which the read below needs) whose size appears exactly once in
+    // the snapshot's flatbuffer: that is its record.
+    let mut by_size = manifests.clone();
+    by_size.sort_by_key(|m| std::cmp::Reverse(std::fs::metadata(m).unwrap().len()));
+    let (manifest, at) = by_size
+        .iter()
+        .find_map(|m| {
+            let size = std::fs::metadata(m).unwrap().len().to_le_bytes();
+            let found: Vec<usize> = plain.windows(8).enumerate().filter(|(_, w)| *w == size).map(|(i, _)| i).collect();
+            (found.len() == 1).then(|| (m.clone(), found[0]))
+        })
+        .expect("a manifest's size recorded once in the snapshot");
+    let mut damaged = plain.clone();
+    damaged[at..at + 8].copy_from_slice(&(40u64 << 30).to_le_bytes());
+    let mut file = pristine[..FILE_HEADER].to_vec();
+    file.extend(zstd::encode_all(damaged.as_slice(), 3).unwrap());
+    std::fs::write(&snapshot, file).unwrap();
+    let id = manifest.file_name().unwrap().to_str().unwrap();
+    let reason = format!("(manifests/{id}) is shorter than the {} bytes the snapshot records", 40u64 << 30);
+    assert_refused_naming(&repo, id, &reason, "a manifest recorded as 40 GiB");
+}

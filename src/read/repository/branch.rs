@@ -33,6 +33,8 @@ use crate::store::StoreInfo;
 use crate::store::{references_digest, storage, StoredBranch};
 use crate::store::{IcechunkError, SUMMARY_PROPERTY};
 
+use super::frames::Files;
+
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.
 ///
@@ -188,13 +190,18 @@ pub(crate) async fn open_branch(
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
-    let repository = Repository::open(storage)
+    let files = Files::new(storage.as_ref()).await.map_err(|e| failed("opening", e))?;
+    files.check_repo_info().await.map_err(|e| failed("opening", e))?;
+    let repository = Repository::open(std::sync::Arc::clone(&storage))
         .config(read_config())
         .execute()
         .await
         .map_err(|e| failed("opening", e.to_string()))?;
     match repository.lookup_branch(branch).await {
-        Ok(snapshot) => Ok((repository, snapshot)),
+        Ok(snapshot) => {
+            files.check_snapshot(&snapshot.to_string()).await.map_err(|e| failed("opening the branch", e))?;
+            Ok((repository, snapshot))
+        }
         Err(e) => {
             let branches = repository.list_branches().await.map_err(|_| failed("opening the branch", e.to_string()))?;
             if branches.contains(branch) {
@@ -401,25 +408,19 @@ pub(crate) fn damaged(reason: &str) -> String {
     }
 }
 
-/// Refuses a snapshot that gives one of its manifest files an absurd size (a damaged snapshot),
-/// before Icechunk sizes requests by it.
+/// Refuses a snapshot whose manifests do not match their files (the size it records against the
+/// object's, each frame's declared size: `frames`), before Icechunk sizes requests and buffers by
+/// those numbers.
 pub(crate) async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), String> {
     let VersionInfo::SnapshotId(id) = version else { return Ok(()) };
     let snapshot = repository.asset_manager().fetch_snapshot(id).await.map_err(|e| e.to_string())?;
+    let mut manifests = Vec::new();
     for file in snapshot.manifest_files() {
         let file = file.map_err(|e| e.to_string())?;
-        if file.size_bytes > MAX_MANIFEST_BYTES {
-            return Err(format!(
-                "it records {} bytes for manifest {}, more than any manifest holds: the repository is damaged",
-                file.size_bytes, file.id
-            ));
-        }
+        manifests.push((file.id.to_string(), file.size_bytes));
     }
-    Ok(())
+    Files::of(repository.asset_manager()).check_manifests(&manifests).await
 }
-
-/// The largest manifest file a snapshot may record (64 GiB: far more than 10^8 references take).
-const MAX_MANIFEST_BYTES: u64 = 1 << 36;
 
 /// Checks the arrays read from the manifests against the summary vzarr recorded with the snapshot:
 /// the same arrays, each with the same grid size, the same numbers of referenced, store-owned and

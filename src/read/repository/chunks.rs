@@ -62,6 +62,8 @@ pub(crate) struct ArrayChunks {
     digests: Option<Vec<String>>,
     blocks: tokio::sync::Mutex<VecDeque<(u64, Arc<Vec<ChunkEntry>>)>>,
     owned: Mutex<Vec<Owned>>,
+    /// The manifests whose files were checked (`read/repository/frames`) before their first fetch.
+    checked: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for ArrayChunks {
@@ -118,6 +120,7 @@ impl ArrayChunks {
             digests,
             blocks: tokio::sync::Mutex::default(),
             owned: Mutex::default(),
+            checked: Mutex::default(),
         })
     }
 
@@ -220,6 +223,7 @@ impl ArrayChunks {
             if along_rows.is_some_and(|r| u64::from(r.end) <= rows.start || u64::from(r.start) >= rows.end) {
                 continue;
             }
+            self.check_manifest(span).await?;
             let manifest = self.assets.fetch_manifest(&self.path, &span.id, span.size).await.map_err(|e| {
                 format!("array {}: manifest {}: {}", self.path, span.id, super::branch::damaged(&e.to_string()))
             })?;
@@ -230,6 +234,21 @@ impl ArrayChunks {
             self.check_digest(&loaded, &digests[block as usize]).await?;
         }
         Ok(loaded.entries)
+    }
+
+    /// Checks the file of the manifest `span` names before its first fetch: Icechunk sizes its
+    /// request and buffer by the recorded size and its decode buffer by what the frame declares.
+    async fn check_manifest(&self, span: &ManifestSpan) -> Result<(), String> {
+        let id = span.id.to_string();
+        if self.checked.lock().map_err(|_| "a lock was poisoned".to_string())?.contains(&id) {
+            return Ok(());
+        }
+        super::frames::Files::of(&self.assets)
+            .check_manifest(&id, span.size)
+            .await
+            .map_err(|e| format!("array {}: manifest {id}: {}", self.path, super::branch::damaged(&e)))?;
+        self.checked.lock().map_err(|_| "a lock was poisoned".to_string())?.insert(id);
+        Ok(())
     }
 
     /// The rows (indices along the first axis) that linear indices `range` lie in.

@@ -1,0 +1,199 @@
+//! Checks of a repository's compressed files before Icechunk reads them.
+//!
+//! Every Icechunk file (the `repo` info file, snapshots, manifests) is a short header and one zstd
+//! frame. Icechunk 2.3 allocates the decoded size the frame's header declares (up to 16 GiB) before
+//! it decodes a byte, and it preallocates the byte size a snapshot records for a manifest before
+//! fetching it. Both numbers are untrusted: a damaged repository would drive an allocation of
+//! gigabytes (an abort where memory is limited). Before Icechunk reads a file, vzarr therefore
+//!
+//! - reads the file's first bytes and takes the size its frame declares: at most
+//!   [`TRUSTED_DECODED_BYTES`] is let through, and a larger one is believed only once the frame was
+//!   decoded (streaming, in bounded memory) to exactly that many bytes;
+//! - checks, before a manifest is fetched, that its file has exactly the size the snapshot records
+//!   (two one-byte range reads: the recorded last byte exists, the byte after it does not).
+//!
+//! Input: the repository's storage, the file paths; output: `Ok` or the reason the file is damaged.
+//! Opening a repository checks its `repo` file and the branch's snapshot; a manifest is checked when
+//! it is first fetched (all at once for the whole-branch reads of `append` and `compact`).
+
+use std::io::Read;
+
+use futures::{StreamExt, TryStreamExt};
+use icechunk::asset_manager::AssetManager;
+use icechunk::format::format_constants::ICECHUNK_FILE_HEADER_LEN;
+use icechunk::format::{MANIFESTS_FILE_PATH, REPO_INFO_FILE_PATH, SNAPSHOTS_FILE_PATH};
+use icechunk::storage::{Settings, StorageContext, StorageErrorKind};
+use icechunk::Storage;
+
+/// The largest decoded size a frame may declare without being decoded first: 64 MiB, more than the
+/// snapshot and manifests of most repositories take.
+pub(crate) const TRUSTED_DECODED_BYTES: u64 = 64 << 20;
+
+/// The longest zstd frame header (magic, descriptor, window, dictionary id, content size).
+const FRAME_HEADER_MAX: usize = 18;
+
+/// The storage of a repository and the context its requests go out with.
+pub(crate) struct Files<'a> {
+    storage: &'a (dyn Storage + Send + Sync),
+    settings: Settings,
+}
+
+impl<'a> Files<'a> {
+    /// The files of the repository in `storage`.
+    pub(crate) async fn new(storage: &'a (dyn Storage + Send + Sync)) -> Result<Files<'a>, String> {
+        let settings = storage.default_settings().await.map_err(|e| e.to_string())?;
+        Ok(Files { storage, settings })
+    }
+
+    /// The files of the repository `assets` reads.
+    pub(crate) fn of(assets: &'a AssetManager) -> Files<'a> {
+        Files { storage: assets.storage().as_ref(), settings: assets.storage_settings().clone() }
+    }
+
+    /// Checks the `repo` info file (repositories of format 1 have none: nothing to check).
+    pub(crate) async fn check_repo_info(&self) -> Result<(), String> {
+        self.check_frame(REPO_INFO_FILE_PATH).await
+    }
+
+    /// Checks the file of snapshot `id`.
+    pub(crate) async fn check_snapshot(&self, id: &str) -> Result<(), String> {
+        self.check_frame(&format!("{SNAPSHOTS_FILE_PATH}/{id}")).await
+    }
+
+    /// Checks the manifests a snapshot lists (`(id, recorded byte size)`), 16 at a time.
+    pub(crate) async fn check_manifests(&self, manifests: &[(String, u64)]) -> Result<(), String> {
+        futures::stream::iter(manifests)
+            .map(|(id, size)| self.check_manifest(id, *size))
+            .buffer_unordered(16)
+            .try_collect::<()>()
+            .await
+    }
+
+    /// Checks manifest `id`, for which the snapshot records `recorded` bytes (0: no size recorded):
+    /// its file has exactly that size, and its frame declares a size it decodes to.
+    pub(crate) async fn check_manifest(&self, id: &str, recorded: u64) -> Result<(), String> {
+        let path = format!("{MANIFESTS_FILE_PATH}/{id}");
+        if recorded > 0 {
+            let (last, past) = futures::join!(
+                self.get(&path, Some(recorded - 1..recorded)),
+                self.get(&path, Some(recorded..recorded + 1))
+            );
+            let records = format!("the {recorded} bytes the snapshot records for manifest {id}");
+            match (last, past) {
+                (Err(e), _) if matches!(e.kind, StorageErrorKind::ObjectNotFound) => {
+                    return Err(format!("its file ({path}) is missing"))
+                }
+                (Err(_), _) => return Err(format!("its file ({path}) is shorter than {records}")),
+                (Ok(_), Ok(past)) if !past.is_empty() => {
+                    return Err(format!("its file ({path}) is longer than {records}"))
+                }
+                _ => {}
+            }
+        }
+        self.check_frame(&path).await
+    }
+
+    /// Checks the zstd frame of the file at `path` (see the module docs). A file that cannot be
+    /// read, is too short or holds no frame is left to Icechunk, which refuses it in its own words.
+    async fn check_frame(&self, path: &str) -> Result<(), String> {
+        let head_len = (ICECHUNK_FILE_HEADER_LEN + FRAME_HEADER_MAX) as u64;
+        let head = match self.get(path, Some(0..head_len)).await {
+            Ok(head) => head,
+            // A file shorter than the range asked for is read whole (it is a few bytes).
+            Err(_) => match self.get(path, None).await {
+                Ok(whole) => whole,
+                Err(_) => return Ok(()),
+            },
+        };
+        let Some(declared) = head.get(ICECHUNK_FILE_HEADER_LEN..).and_then(declared_size) else { return Ok(()) };
+        if declared <= TRUSTED_DECODED_BYTES {
+            return Ok(());
+        }
+        let Ok(whole) = self.get(path, None).await else { return Ok(()) };
+        let frame = whole.get(ICECHUNK_FILE_HEADER_LEN..).unwrap_or_default();
+        decodes_to(frame, declared).map_err(|reason| format!("{path}: {reason}"))
+    }
+
+    /// The bytes of the object at `path` (`range` of them).
+    async fn get(&self, path: &str, range: Option<std::ops::Range<u64>>) -> Result<Vec<u8>, icechunk::StorageError> {
+        let context = StorageContext::unattributed(&self.settings);
+        let (stream, _) = self.storage.get_object_range(&context, path, range.as_ref()).await?;
+        let parts: Vec<bytes::Bytes> = stream.try_collect().await?;
+        Ok(parts.concat())
+    }
+}
+
+/// The decoded size a zstd frame's header declares (`None`: no frame, or no size declared).
+pub(crate) fn declared_size(frame: &[u8]) -> Option<u64> {
+    zstd::zstd_safe::get_frame_content_size(frame).ok().flatten()
+}
+
+/// Decodes `frame` streaming (a window at a time, nothing else held) and checks that it holds
+/// exactly `declared` bytes.
+pub(crate) fn decodes_to(frame: &[u8], declared: u64) -> Result<(), String> {
+    let damaged = |what: String| format!("{what}: the repository is damaged");
+    let decoder = zstd::stream::read::Decoder::with_buffer(frame)
+        .map_err(|e| damaged(format!("its zstd frame does not decode ({e})")))?;
+    let mut decoded = 0u64;
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut reader = decoder.single_frame().take(declared.saturating_add(1));
+    loop {
+        match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => decoded += n as u64,
+            Err(e) => {
+                return Err(damaged(format!(
+                    "its zstd frame declares {declared} decoded bytes but does not decode ({e})"
+                )))
+            }
+        }
+    }
+    if decoded != declared {
+        let more = if decoded > declared { "more".to_string() } else { decoded.to_string() };
+        return Err(damaged(format!("its zstd frame declares {declared} decoded bytes but holds {more}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame of `data` whose header declares `declared` bytes instead (content size field of 8
+    /// bytes, window of 8 MiB, no checksum), the blocks of a real frame of `data` after it.
+    fn frame_declaring(data: &[u8], declared: u64) -> Vec<u8> {
+        let real = zstd::bulk::compress(data, 1).unwrap();
+        // The real frame's header: magic, descriptor, then window / dictionary / size fields.
+        let descriptor = real[4];
+        let single_segment = descriptor & 0x20 != 0;
+        let fcs_len = match descriptor >> 6 {
+            0 => usize::from(single_segment),
+            1 => 2,
+            2 => 4,
+            _ => 8,
+        };
+        let blocks_at = 5 + usize::from(!single_segment) + [0, 1, 2, 4][usize::from(descriptor & 3)] + fcs_len;
+        let mut out = real[..4].to_vec();
+        out.push(0xC0 | (descriptor & 0x04)); // 8-byte size field, not single-segment, checksum flag kept
+        out.push(0x68); // window 2^23
+        out.extend(declared.to_le_bytes());
+        out.extend(&real[blocks_at..]);
+        out
+    }
+
+    #[test]
+    fn a_frame_is_believed_only_for_the_size_it_decodes_to() {
+        let data = vec![7u8; (TRUSTED_DECODED_BYTES + 1000) as usize];
+        let honest = frame_declaring(&data, data.len() as u64);
+        assert_eq!(declared_size(&honest), Some(data.len() as u64));
+        assert_eq!(zstd::decode_all(honest.as_slice()).unwrap(), data, "the rebuilt frame decodes");
+        decodes_to(&honest, data.len() as u64).unwrap();
+        for lie in [data.len() as u64 - 1, data.len() as u64 + 1, 12 << 30] {
+            let frame = frame_declaring(&data, lie);
+            let message = decodes_to(&frame, declared_size(&frame).unwrap()).unwrap_err();
+            assert!(message.contains(&format!("declares {lie} decoded bytes")), "{message}");
+        }
+        let truncated = &honest[..honest.len() / 2];
+        assert!(decodes_to(truncated, data.len() as u64).is_err());
+    }
+}
