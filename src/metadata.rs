@@ -14,7 +14,7 @@ mod struct_type;
 pub use array_notes::{ArrayNotes, EXTENSION_FIELD};
 pub use compound_note::CompoundNote;
 pub use data_type::DataType;
-pub(crate) use data_type::MAX_STRING_ELEMENTS;
+pub(crate) use data_type::{MAX_LENGTH_BYTES, MAX_STRING_ELEMENTS};
 pub use fill_value::FillValue;
 pub use json_text::{attribute_f64, float_attribute, from_text, to_text};
 pub use keys::{chunk_key, node_key};

@@ -12,7 +12,7 @@ use super::MetadataError;
 /// The largest `length_bytes` (and `r<bits>` size) read from `zarr.json`: 16 MiB per element. Stores
 /// are untrusted input and an element's bytes are allocated (its fill value) as soon as the metadata is
 /// parsed; no source format vzarr scans has fixed-size elements anywhere near this.
-const MAX_LENGTH_BYTES: u32 = 1 << 24;
+pub(crate) const MAX_LENGTH_BYTES: u32 = 1 << 24;
 
 /// Most elements of a `string` array vzarr stores or reads: the string arrays it writes (coordinates
 /// of keys, string variables) have far fewer, and each element is its own allocation.

@@ -56,8 +56,9 @@ impl StructType {
     ///
     /// # Errors
     /// [`MetadataError::Invalid`] when there are no fields or more than [`MAX_STRUCT_FIELDS`], a name
-    /// is empty or repeated, a field has no fixed size (`string`), the element is larger than
-    /// `u32::MAX` bytes, or the struct nests deeper than [`MAX_STRUCT_DEPTH`].
+    /// is empty or repeated, a field has no fixed size (`string`), the element is larger than 16 MiB
+    /// (as `length_bytes` may be: its fill value is allocated when the metadata is read), or the
+    /// struct nests deeper than [`MAX_STRUCT_DEPTH`].
     pub fn intern(fields: Vec<StructField>) -> Result<&'static StructType, MetadataError> {
         let invalid = |reason: String| MetadataError::Invalid { field: "data_type", reason };
         if fields.is_empty() || fields.len() > MAX_STRUCT_FIELDS {
@@ -73,8 +74,9 @@ impl StructType {
             }
         }
         let size: usize = fields.iter().map(|f| f.data_type.size()).sum();
-        if u32::try_from(size).is_err() {
-            return Err(invalid(format!("a struct of {size} bytes (at most {} as in HDF5)", u32::MAX)));
+        if size > super::data_type::MAX_LENGTH_BYTES as usize {
+            let most = super::data_type::MAX_LENGTH_BYTES;
+            return Err(invalid(format!("a struct of {size} bytes (at most {most} an element, as for bytes)")));
         }
         let swaps = swap_spans(&fields);
         let candidate = StructType { size, fields, swaps };

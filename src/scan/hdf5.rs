@@ -545,16 +545,19 @@ impl FileContext<'_> {
         let mut chunks = chunk_table_for(self.path, &v.var.path, &grid)?.owned_in(&self.options.owned_budget);
         let mut fixups = Vec::new();
         let (file_len, source, mut past_end) = (self.bytes.len(), self.source, None);
+        let grid_shape = grid.grid_shape();
         let mut visit = |origin: &[u64], stored: StoredChunk| {
             if stored.address.checked_add(stored.size).is_none_or(|end| end > file_len) {
                 past_end.get_or_insert(stored);
             }
-            let mut coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
-            // An array datatype's dimensions are whole in every chunk: chunk 0 along each.
-            coords.resize(chunk_shape.len(), 0);
-            let linear = grid.linear_index(&coords);
-            let straddles = (0..coords.len())
-                .any(|d| (coords[d] + 1) * chunk_shape[d] > v.stored_shape[d] && v.stored_shape[d] < v.shape[d]);
+            // The chunk's coordinates, row-major (no allocation per chunk): an array datatype's
+            // dimensions are whole in every chunk, chunk 0 along each.
+            let (mut linear, mut straddles) = (0u64, false);
+            for (d, &chunk) in chunk_shape.iter().enumerate() {
+                let coord = origin.get(d).map_or(0, |o| o / chunk);
+                linear = linear.saturating_mul(grid_shape[d]).saturating_add(coord);
+                straddles |= (coord + 1) * chunk > v.stored_shape[d] && v.stored_shape[d] < v.shape[d];
+            }
             if copied.is_some() || stored.filter_mask != 0 || straddles {
                 fixups.push((linear, stored));
             } else {

@@ -18,14 +18,16 @@
 //! Memory: one node at a time plus the entries found; a node's size is bounded by its 16-bit entry
 //! count and is read only where the file has those bytes.
 
+mod node;
+
 use std::collections::HashSet;
 
 use crate::source::ByteSource;
 
-use hdf5_reader::btree_v1::{BTreeV1Key, BTreeV1Node};
 use hdf5_reader::chunk_index::ChunkEntry as IndexEntry;
 use hdf5_reader::io::Cursor;
 use hdf5_reader::storage::Storage;
+use node::Node;
 
 /// What the walk needs to know of the file and the dataset.
 pub(super) struct ChunkTree<'a> {
@@ -33,8 +35,6 @@ pub(super) struct ChunkTree<'a> {
     pub storage: &'a dyn Storage,
     /// Bytes of a file address.
     pub offset_size: u8,
-    /// Bytes of a file length.
-    pub length_size: u8,
     /// The chunk's shape (without the element-size dimension).
     pub chunk: &'a [u32],
     /// Per dimension, the largest extent a chunk may start below: the maximum dimension where it
@@ -116,13 +116,12 @@ struct Pending<'t> {
 }
 
 /// The file a prefetch reads: its bytes (which fetch ahead), the same bytes as `hdf5-reader`
-/// storage (which nodes are parsed from), its address and length sizes, and the superblock's
-/// address (which chunk addresses are relative to).
+/// storage (which nodes are parsed from), its address size, and the superblock's address (which
+/// chunk addresses are relative to).
 pub(super) struct PrefetchFile<'a> {
     pub bytes: &'a dyn ByteSource,
     pub storage: &'a dyn Storage,
     pub offset_size: u8,
-    pub length_size: u8,
     pub base: u64,
 }
 
@@ -160,22 +159,14 @@ pub(super) fn prefetch_trees(file: &PrefetchFile, trees: &[PrefetchTree]) {
         let mut next = Vec::new();
         for pending in &level {
             let rank = pending.tree.chunk.len();
-            let Ok(node) = read_node(file.storage, pending.address, file.offset_size, file.length_size, rank) else {
+            let Ok(node) = read_node(file.storage, pending.address, file.offset_size, rank) else {
                 continue;
             };
-            let keys: Vec<(&[u64], u32)> = node
-                .keys
-                .iter()
-                .map_while(|key| match key {
-                    BTreeV1Key::RawData { chunk_size, offsets, .. } if offsets.len() > rank => {
-                        Some((&offsets[..rank], *chunk_size))
-                    }
-                    _ => None,
-                })
-                .collect();
-            if node.node_type != 1 || keys.len() < node.children.len() {
+            if node.node_type != 1 {
                 continue;
             }
+            let keys: Vec<(&[u64], u32)> =
+                (0..node.key_count()).map(|i| node.key(i)).map(|(offsets, size, ..)| (offsets, size)).collect();
             for (i, &child) in node.children.iter().enumerate() {
                 if node.level == 0 {
                     let size = u64::from(keys[i].1);
@@ -218,13 +209,7 @@ fn node_len(rank: usize, offset_size: u8, entries: u64) -> u64 {
 
 /// Reads and parses the chunk index node at `address` of a rank-`rank` dataset, only where the
 /// file has its bytes.
-fn read_node(
-    storage: &dyn Storage,
-    address: u64,
-    offset_size: u8,
-    length_size: u8,
-    rank: usize,
-) -> Result<BTreeV1Node, String> {
+fn read_node(storage: &dyn Storage, address: u64, offset_size: u8, rank: usize) -> Result<Node, String> {
     let header_len = 8 + 2 * u64::from(offset_size);
     let header = storage.read_range(address, header_len as usize).map_err(|e| e.to_string())?;
     let entries = header.as_ref().get(6..8).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
@@ -233,9 +218,7 @@ fn read_node(
         return Err(format!("{entries} entries would run past the end of the file"));
     }
     let bytes = storage.read_range(address, len as usize).map_err(|e| e.to_string())?;
-    let ndim = u32::try_from(rank).map_err(|_| "rank too large".to_string())?;
-    let mut cursor = Cursor::new(bytes.as_ref());
-    BTreeV1Node::parse(&mut cursor, offset_size, length_size, Some(ndim)).map_err(|e| e.to_string())
+    Node::parse(bytes.as_ref(), offset_size, rank)
 }
 
 struct Walk<'t, 'a> {
@@ -264,17 +247,7 @@ impl Walk<'_, '_> {
         if node.children.is_empty() && level.is_some() {
             return Err(bad("no entries below the root".into()));
         }
-        let ndim = self.tree.chunk.len();
-        let mut keys: Vec<(&[u64], u32, u32, u64)> = Vec::with_capacity(node.keys.len());
-        for key in &node.keys {
-            let BTreeV1Key::RawData { chunk_size, filter_mask, offsets } = key else {
-                return Err(bad("holds a group key".into()));
-            };
-            if offsets.len() != ndim + 1 {
-                return Err(bad(format!("a key of {} offsets for a rank-{ndim} dataset", offsets.len())));
-            }
-            keys.push((&offsets[..ndim], *chunk_size, *filter_mask, offsets[ndim]));
-        }
+        let mut keys: Vec<(&[u64], u32, u32, u64)> = (0..node.key_count()).map(|i| node.key(i)).collect();
         // The final key (the right key of the last child) is not checked: files libhdf5 and
         // libnetcdf write give it as the last chunk's own offsets as often as past them.
         keys.pop();
@@ -330,9 +303,9 @@ impl Walk<'_, '_> {
     }
 
     /// Reads and parses the node at `address`, only where the file has its bytes.
-    fn read(&self, address: u64) -> Result<BTreeV1Node, String> {
+    fn read(&self, address: u64) -> Result<Node, String> {
         let tree = self.tree;
-        read_node(tree.storage, address, tree.offset_size, tree.length_size, tree.chunk.len())
+        read_node(tree.storage, address, tree.offset_size, tree.chunk.len())
     }
 }
 
@@ -391,7 +364,7 @@ mod tests {
     }
 
     fn walk(image: &Image, bound: u64) -> Result<Vec<u64>, String> {
-        let tree = ChunkTree { storage: image, offset_size: 8, length_size: 8, chunk: &[4], bound: &[bound] };
+        let tree = ChunkTree { storage: image, offset_size: 8, chunk: &[4], bound: &[bound] };
         tree.entries(0).map(|e| e.iter().map(|c| c.offsets[0]).collect())
     }
 

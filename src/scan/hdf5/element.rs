@@ -10,6 +10,7 @@ pub(crate) use compound::{compound_note, Repack};
 
 use crate::codec::Endian;
 use crate::metadata::DataType;
+use crate::metadata::MAX_LENGTH_BYTES;
 
 /// The element type as stored in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +70,9 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::FloatingPoint { size: 4, byte_order } => numeric(DataType::Float32, 4, *byte_order),
         Datatype::FloatingPoint { size: 8, byte_order } => numeric(DataType::Float64, 8, *byte_order),
         Datatype::FloatingPoint { size, .. } => ElementType::Unsupported(format!("{size}-byte floating point type")),
+        Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } if *n > MAX_LENGTH_BYTES => {
+            ElementType::Unsupported(too_long("fixed-length strings", *n))
+        }
         Datatype::String { size: hdf5_reader::StringSize::Fixed(n), .. } if *n > 0 => ElementType::FixedString(*n),
         Datatype::String { size: hdf5_reader::StringSize::Variable, .. } => ElementType::VlenString,
         Datatype::String { .. } => ElementType::Unsupported("zero-length string type".into()),
@@ -96,6 +100,9 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         // reader could check or decode raw bytes referenced in its place.
         Datatype::Opaque { tag, .. } if tag == TIME_TAG => ElementType::Unsupported(TIME_CLASS.into()),
         // Raw bytes: no byte order, no meaning vzarr could know (the tag is not kept).
+        Datatype::Opaque { size, .. } if *size > MAX_LENGTH_BYTES => {
+            ElementType::Unsupported(too_long("an opaque type", *size))
+        }
         Datatype::Opaque { size, .. } if *size > 0 => ElementType::Numeric(DataType::RawBytes(*size), None),
         Datatype::Opaque { .. } => ElementType::Unsupported("zero-length opaque type".into()),
         Datatype::Reference { ref_type: ReferenceType::Object, size } => ElementType::ObjectReference(*size),
@@ -111,6 +118,12 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
             }
         }
     }
+}
+
+/// Why elements of `bytes` bytes of `what` are refused: larger than any Zarr store vzarr reads holds
+/// (an element's bytes, its fill value, are allocated when the metadata is read).
+fn too_long(what: &str, bytes: u32) -> String {
+    format!("{what} of {bytes} bytes an element (at most {MAX_LENGTH_BYTES})")
 }
 
 fn is_integer(t: DataType) -> bool {
@@ -151,5 +164,27 @@ pub(crate) fn element_bytes(element: &ElementType) -> u32 {
         ElementType::ObjectReference(n) => u32::from(*n),
         ElementType::PaddedStruct(_, _, repack) => repack.source_size as u32,
         ElementType::VlenString | ElementType::Unsupported(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdf5_reader::{StringEncoding, StringPadding, StringSize};
+
+    /// An element's bytes are allocated (its fill value) when its metadata is read: types of more
+    /// than 16 MiB an element (found by the `hdf5` fuzz target: a 4 GiB fixed string) are refused.
+    #[test]
+    fn elements_larger_than_a_store_holds_are_refused() {
+        let string = |n| Datatype::String {
+            size: StringSize::Fixed(n),
+            encoding: StringEncoding::Ascii,
+            padding: StringPadding::NullTerminate,
+        };
+        assert_eq!(element_type(&string(MAX_LENGTH_BYTES)), ElementType::FixedString(MAX_LENGTH_BYTES));
+        for too_long in [string(MAX_LENGTH_BYTES + 1), Datatype::Opaque { size: u32::MAX - 1, tag: String::new() }] {
+            let ElementType::Unsupported(why) = element_type(&too_long) else { panic!("{too_long:?} accepted") };
+            assert!(why.contains(&format!("at most {MAX_LENGTH_BYTES}")), "{why}");
+        }
     }
 }

@@ -368,7 +368,6 @@ pub(crate) fn prefetch_indexes(file: &Hdf5File, bytes: &dyn ByteSource, datasets
         bytes,
         storage: file.storage(),
         offset_size: superblock.offset_size,
-        length_size: superblock.length_size,
         base: superblock.base_address,
     };
     super::btree_v1::prefetch_trees(&prefetch, &trees);
@@ -397,7 +396,6 @@ fn index_entries(
             let tree = super::btree_v1::ChunkTree {
                 storage,
                 offset_size,
-                length_size,
                 chunk: &dims[..ndim.min(dims.len())],
                 bound: &bound,
             };
