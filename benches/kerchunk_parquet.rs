@@ -57,6 +57,8 @@ fn main() {
         );
         for &record_size in &records {
             let writer = KerchunkParquetWriter { record_size: record_size as usize, ..Default::default() };
+            // Each written fresh, as the native store is: replacing the last one is not timed.
+            let _ = std::fs::remove_dir_all(&parquet);
             let options = WriteOptions { overwrite: true };
             let parquet_write = common::time(|| drop(writer.write(&dataset, &parquet, &options).unwrap()));
             let parquet_read = common::time(|| read = runtime.block_on(read_all(&parquet, sources.path())));
