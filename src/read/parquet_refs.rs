@@ -155,6 +155,9 @@ type FileError = (String, String);
 /// Record files fetched at once.
 const CONCURRENT_FILES: usize = 16;
 
+/// Record files decoded together (in parallel), their bytes then dropped.
+const DECODE_WINDOW: usize = 64;
+
 /// The dense chunk table of array `path` from its record files. The files are fetched a few at a
 /// time and decoded in parallel, each kept dense only when at least half its rows reference a chunk
 /// (else as its referenced rows alone); the dense table is allocated only once they show the grid is
@@ -166,35 +169,10 @@ async fn array_table(
     record_size: u64,
     sources: &SourceRegistry,
 ) -> Result<ReferenceTable, FileError> {
-    use futures::StreamExt;
-    use rayon::prelude::*;
     let whole = |reason: String| (String::new(), reason);
     let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
     let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
-    let fetched: Vec<(u64, Bytes)> = futures::stream::iter(files)
-        .map(|(record, object)| async move {
-            let fail = |e: object_store::Error| (record_name(record), e.to_string());
-            let bytes = root.store.get(&object).await.map_err(fail)?.bytes().await.map_err(fail)?;
-            Ok::<_, FileError>((record, bytes))
-        })
-        .buffered(CONCURRENT_FILES)
-        .try_collect()
-        .await?;
-    let decode = || {
-        fetched
-            .into_par_iter()
-            .map(|(record, bytes)| {
-                let needed = (n - record * record_size).min(record_size) as usize;
-                let decoded = RecordTable::decode(bytes, record_size as usize, needed);
-                decoded.map(|table| (record, table)).map_err(|reason| (record_name(record), reason))
-            })
-            .collect::<Result<Vec<_>, FileError>>()
-    };
-    // Decoding is CPU work on rayon: on a multi-threaded runtime this worker tells tokio it blocks.
-    let decoded = match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(decode),
-        _ => decode(),
-    }?;
+    let decoded = decode_files(root, files, n, record_size).await?;
     let present: u64 = decoded.iter().map(|(_, t)| t.present as u64).sum();
     let most = present.saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
     if n > most {
@@ -208,6 +186,47 @@ async fn array_table(
     }
     table.entries.resize(n as usize, ChunkEntry::Missing);
     Ok(table)
+}
+
+/// The record files `files` of an array of `n` chunks, fetched [`CONCURRENT_FILES`] at a time and
+/// decoded in parallel a window of files at a time (so only a window's bytes are held), in record
+/// order.
+async fn decode_files(
+    root: &ObjectLocation,
+    files: BTreeMap<u64, object_store::path::Path>,
+    n: u64,
+    record_size: u64,
+) -> Result<Vec<(u64, RecordTable)>, FileError> {
+    use futures::StreamExt;
+    use rayon::prelude::*;
+    let mut windows = futures::stream::iter(files)
+        .map(|(record, object)| async move {
+            let fail = |e: object_store::Error| (record_name(record), e.to_string());
+            let bytes = root.store.get(&object).await.map_err(fail)?.bytes().await.map_err(fail)?;
+            Ok::<_, FileError>((record, bytes))
+        })
+        .buffered(CONCURRENT_FILES)
+        .chunks(DECODE_WINDOW);
+    let mut decoded = Vec::new();
+    while let Some(window) = windows.next().await {
+        let window = window.into_iter().collect::<Result<Vec<(u64, Bytes)>, FileError>>()?;
+        let decode = || {
+            window
+                .into_par_iter()
+                .map(|(record, bytes)| {
+                    let needed = (n - record * record_size).min(record_size) as usize;
+                    let table = RecordTable::decode(bytes, record_size as usize, needed);
+                    table.map(|table| (record, table)).map_err(|reason| (record_name(record), reason))
+                })
+                .collect::<Result<Vec<_>, FileError>>()
+        };
+        // Decoding is CPU work on rayon: on a multi-threaded runtime this worker tells tokio it blocks.
+        decoded.extend(match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(decode),
+            _ => decode(),
+        }?);
+    }
+    Ok(decoded)
 }
 
 /// The name of record file `record`.
