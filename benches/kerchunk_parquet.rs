@@ -1,8 +1,8 @@
 //! kerchunk Parquet benchmark (issue 39): one array of n virtual references written as a kerchunk
 //! Parquet reference set (`KerchunkParquetWriter`, kerchunk's default 10^4 rows per file) and as a
 //! native store (`NativeWriter`, the baseline), in the same run (and with VirtualiZarr's 10^5 rows a
-//! file); then both opened (`Store::open_with`)
-//! and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
+//! file), each to a new destination (the output before is removed first, untimed); then both opened
+//! (`Store::open_with`) and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
 //! ones written. Printed: each step's time, the Parquet / native ratio of write + read back (target
 //! <= 2x at 10^7 references) and the bytes per reference on disk of both (target <= 30 for Parquet).
 //!
@@ -57,6 +57,8 @@ fn main() {
         );
         for &record_size in &records {
             let writer = KerchunkParquetWriter { record_size: record_size as usize, ..Default::default() };
+            // Each written fresh, as the native store is: replacing the last one is not timed.
+            let _ = std::fs::remove_dir_all(&parquet);
             let options = WriteOptions { overwrite: true };
             let parquet_write = common::time(|| drop(writer.write(&dataset, &parquet, &options).unwrap()));
             let parquet_read = common::time(|| read = runtime.block_on(read_all(&parquet, sources.path())));

@@ -30,7 +30,6 @@ use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
 use serde_json::{Map, Value};
 
-use self::record_file::Row;
 use super::backend::Opened;
 use super::objects::fetch_all;
 use super::references::{location as url_location, zarr_v2, ReferenceTable, ReferenceView};
@@ -153,8 +152,15 @@ fn object_path(root: &ObjectLocation, relative: &str) -> object_store::path::Pat
 /// A record file and what is wrong with it.
 type FileError = (String, String);
 
-/// The dense chunk table of array `path` from its record files. The files' rows are read first, the
-/// chunks they reference kept sparse; the dense table is allocated only once they show the grid is
+/// Record files fetched at once.
+const CONCURRENT_FILES: usize = 16;
+
+/// Record files decoded together (in parallel), their bytes then dropped.
+const DECODE_WINDOW: usize = 64;
+
+/// The dense chunk table of array `path` from its record files. The files are fetched a few at a
+/// time and decoded in parallel, each kept dense only when at least half its rows reference a chunk
+/// (else as its referenced rows alone); the dense table is allocated only once they show the grid is
 /// at most [`MAX_SPARSE_FACTOR`] times larger than what they reference (plus 2^20).
 async fn array_table(
     root: &ObjectLocation,
@@ -166,43 +172,133 @@ async fn array_table(
     let whole = |reason: String| (String::new(), reason);
     let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
     let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
-    let mut owned = Vec::new();
-    let mut present: Vec<(u64, ChunkEntry)> = Vec::new();
-    for (record, object) in files {
-        let name = format!("refs.{record}.parq");
-        let fail = |reason: String| (name.clone(), reason);
-        let bytes: Bytes = root
-            .store
-            .get(&object)
-            .await
-            .map_err(|e| fail(e.to_string()))?
-            .bytes()
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        let first = record * record_size;
-        let needed = (n - first).min(record_size) as usize;
-        let rows = record_file::rows(bytes, record_size as usize).map_err(fail)?;
-        let mut last = None;
-        if rows.len() < needed {
-            return Err(fail(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.len())));
+    let decoded = decode_files(root, files, n, record_size).await?;
+    let present: u64 = decoded.iter().map(|(_, t)| t.present as u64).sum();
+    let most = present.saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
+    if n > most {
+        return Err(whole(format!("{n} chunks in its grid but {present} referenced: too sparse to open")));
+    }
+    let mut table = ReferenceTable { entries: Vec::with_capacity(n as usize), owned: Vec::new() };
+    for (record, decoded) in decoded {
+        let first = (record * record_size) as usize;
+        table.entries.resize(first, ChunkEntry::Missing);
+        decoded.append_to(&mut table, sources).map_err(|reason| (record_name(record), reason))?;
+    }
+    table.entries.resize(n as usize, ChunkEntry::Missing);
+    Ok(table)
+}
+
+/// The record files `files` of an array of `n` chunks, fetched [`CONCURRENT_FILES`] at a time and
+/// decoded in parallel a window of files at a time (so only a window's bytes are held), in record
+/// order.
+async fn decode_files(
+    root: &ObjectLocation,
+    files: BTreeMap<u64, object_store::path::Path>,
+    n: u64,
+    record_size: u64,
+) -> Result<Vec<(u64, RecordTable)>, FileError> {
+    use futures::StreamExt;
+    use rayon::prelude::*;
+    let mut windows = futures::stream::iter(files)
+        .map(|(record, object)| async move {
+            let fail = |e: object_store::Error| (record_name(record), e.to_string());
+            let bytes = root.store.get(&object).await.map_err(fail)?.bytes().await.map_err(fail)?;
+            Ok::<_, FileError>((record, bytes))
+        })
+        .buffered(CONCURRENT_FILES)
+        .chunks(DECODE_WINDOW);
+    let mut decoded = Vec::new();
+    while let Some(window) = windows.next().await {
+        let window = window.into_iter().collect::<Result<Vec<(u64, Bytes)>, FileError>>()?;
+        let decode = || {
+            window
+                .into_par_iter()
+                .map(|(record, bytes)| {
+                    let needed = (n - record * record_size).min(record_size) as usize;
+                    let table = RecordTable::decode(bytes, record_size as usize, needed);
+                    table.map(|table| (record, table)).map_err(|reason| (record_name(record), reason))
+                })
+                .collect::<Result<Vec<_>, FileError>>()
+        };
+        // Decoding is CPU work on rayon: on a multi-threaded runtime this worker tells tokio it blocks.
+        decoded.extend(match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(decode),
+            _ => decode(),
+        }?);
+    }
+    Ok(decoded)
+}
+
+/// The name of record file `record`.
+fn record_name(record: u64) -> String {
+    format!("refs.{record}.parq")
+}
+
+/// One record file's chunks, numbered within the file (`record_file::RecordRows`).
+struct RecordTable {
+    rows: Rows,
+    /// Rows needed from the file.
+    needed: usize,
+    /// Rows that are not missing.
+    present: usize,
+    urls: Vec<String>,
+    inline: Vec<Bytes>,
+}
+
+/// A record file's entries: all of them, or only those not missing (row, entry).
+enum Rows {
+    Dense(Vec<ChunkEntry>),
+    Sparse(Vec<(usize, ChunkEntry)>),
+}
+
+impl RecordTable {
+    /// The first `needed` rows of the record file `bytes` (at most `max_rows` rows).
+    fn decode(bytes: Bytes, max_rows: usize, needed: usize) -> Result<Self, String> {
+        let mut rows = record_file::rows(bytes, max_rows, needed)?;
+        if rows.entries.len() < needed {
+            return Err(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.entries.len()));
         }
-        for (i, row) in (0u64..).zip(rows.into_iter().take(needed)) {
-            let entry =
-                entry(row, &mut owned, sources, &mut last).map_err(|reason| fail(format!("row {i}: {reason}")))?;
-            if entry != ChunkEntry::Missing {
-                present.push((first + i, entry));
+        rows.entries.truncate(needed);
+        let present = rows.entries.iter().filter(|e| **e != ChunkEntry::Missing).count();
+        let rows_kept = match present * 2 >= needed {
+            true => Rows::Dense(rows.entries),
+            false => {
+                Rows::Sparse(rows.entries.into_iter().enumerate().filter(|(_, e)| *e != ChunkEntry::Missing).collect())
+            }
+        };
+        Ok(RecordTable { rows: rows_kept, needed, present, urls: rows.urls, inline: rows.inline })
+    }
+
+    /// Appends the file's rows to `table`, its URLs numbered in `sources`, its inline chunks after
+    /// the table's.
+    fn append_to(self, table: &mut ReferenceTable, sources: &SourceRegistry) -> Result<(), String> {
+        let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
+        let ids: Vec<u32> = self
+            .urls
+            .iter()
+            .map(|url| sources.id_of(url, None, None, record).map_err(|why| format!("path {url:?}: {why}")))
+            .collect::<Result<_, _>>()?;
+        let base = table.owned.len() as u64;
+        table.owned.extend(self.inline);
+        let renumber = |entry: ChunkEntry| match entry {
+            ChunkEntry::Source { source, offset, length } => {
+                ChunkEntry::Source { source: ids[source as usize], offset, length }
+            }
+            ChunkEntry::Owned { offset, length } => ChunkEntry::Owned { offset: base + offset, length },
+            ChunkEntry::Missing => ChunkEntry::Missing,
+        };
+        match self.rows {
+            Rows::Dense(entries) => table.entries.extend(entries.into_iter().map(renumber)),
+            Rows::Sparse(list) => {
+                let start = table.entries.len();
+                table.entries.resize(start + self.needed, ChunkEntry::Missing);
+                for (i, entry) in list {
+                    table.entries[start + i] = renumber(entry);
+                }
             }
         }
+        Ok(())
     }
-    let most = (present.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
-    if n > most {
-        return Err(whole(format!("{n} chunks in its grid but {} referenced: too sparse to open", present.len())));
-    }
-    let mut table = ReferenceTable { entries: vec![ChunkEntry::Missing; n as usize], owned };
-    for (linear, entry) in present {
-        table.entries[linear as usize] = entry;
-    }
-    Ok(table)
 }
 
 /// The record files of array `path` that exist (`refs.<k>.parq`, `k < records`), by record number.
@@ -226,40 +322,6 @@ async fn record_files(
         }
     }
     Ok(files)
-}
-
-/// The chunk entry of one row (inline bytes appended to `owned`); `last` is the URL and source id of
-/// the reference before (rows of one source share their URL: looked up once).
-fn entry(
-    row: Row,
-    owned: &mut Vec<Bytes>,
-    sources: &SourceRegistry,
-    last: &mut Option<(Arc<str>, u32)>,
-) -> Result<ChunkEntry, String> {
-    Ok(match row {
-        Row::Missing => ChunkEntry::Missing,
-        Row::Inline(bytes) => {
-            let entry = ChunkEntry::Owned { offset: owned.len() as u64, length: bytes.len() as u64 };
-            owned.push(bytes);
-            entry
-        }
-        Row::Reference { size: 0, offset: 0, .. } => {
-            return Err("a reference to a whole file, with no byte range".into())
-        }
-        Row::Reference { url, offset, size } => {
-            let source = match last {
-                Some((same, id)) if Arc::ptr_eq(same, &url) => *id,
-                _ => {
-                    let record =
-                        |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
-                    let id = sources.id_of(&url, None, None, record)?;
-                    *last = Some((url, id));
-                    id
-                }
-            };
-            ChunkEntry::Source { source, offset: offset as u64, length: size as u64 }
-        }
-    })
 }
 
 /// The store summary: vzarr's header where the set has one (provenance, warnings, containers).

@@ -7,7 +7,8 @@
 //! HDF5 (or HDF4) scanner gives for the data file: source 0 is the data file (`dmrpp/files`:
 //! resolved from `dmrpp:href`, authorized, fingerprinted from the object itself), and every
 //! variable is translated as those scanners translate the same dataset. `dmrpp/xml` parses under
-//! limits (no DTD, bounded depth and count), `dmrpp/model` reads groups, dimensions and attributes,
+//! limits (no DTD, bounded depth and count) and lists chunks straight into `dmrpp/chunk_list`'s compact
+//! table as it meets them (no element or allocation per chunk), `dmrpp/model` reads groups, dimensions and attributes,
 //! `dmrpp/chunks` the storage, `dmrpp/elements` the element types, `dmrpp/translate` builds the
 //! arrays, `dmrpp/values` reads back what combining needs (concatenation coordinates, digests,
 //! trimmed last chunks) through the data file, and `dmrpp/check` compares a sidecar with a scan of
@@ -20,6 +21,7 @@
 mod attributes;
 #[cfg(feature = "cli")]
 pub(crate) mod check;
+mod chunk_list;
 mod chunks;
 mod elements;
 pub(crate) mod files;

@@ -1,12 +1,17 @@
-//! One `refs.<N>.parq` file of a kerchunk Parquet reference set parsed into rows.
+//! One `refs.<N>.parq` file of a kerchunk Parquet reference set decoded into chunk entries.
 //!
 //! Columns are found by name (`path`, `offset`, `size`, `raw`; fastparquet and pyarrow order them
 //! alike, but nothing requires it), in any number of row groups, plain or dictionary-encoded
 //! (`path` as pandas categoricals), nullable or not. `offset` and `size` may be absent (a set of
 //! inline chunks only) and then read as 0. Untrusted: the file's own row count is checked against
 //! what the caller allows before any row is decoded, and every buffer grows only with decoded rows.
+//!
+//! Column at a time, for speed (a reference set holds up to 10^7 rows and more): `offset` and
+//! `size` decoded whole, `raw` kept only where not null, then `path` decoded a batch at a time
+//! straight into the entries. A row's URL is resolved to the file's own URL index once per run of
+//! rows naming the same URL (a dictionary-encoded column gives them the same bytes), never copied.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 
 use bytes::Bytes;
 use parquet::basic::Type as PhysicalType;
@@ -14,47 +19,38 @@ use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int64Type};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
+use crate::manifest::ChunkEntry;
+
 /// Rows decoded per call.
 const BATCH: usize = 4096;
 
-/// One row: where one chunk is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Row {
-    /// `path` and `raw` both null.
-    Missing,
-    /// `size` bytes at `offset` of `url`.
-    Reference {
-        /// The URL (or path) as written; rows in a row with the same URL share one.
-        url: Arc<str>,
-        /// Byte offset (>= 0).
-        offset: i64,
-        /// Byte length (>= 0; 0 with offset 0 means the whole file).
-        size: i64,
-    },
-    /// The chunk's bytes.
-    Inline(Bytes),
+/// A record file's rows as chunk entries, numbered within the file: a `Source` entry's `source` is
+/// an index into `urls`, an `Owned` entry's `offset` one into `inline`.
+#[derive(Debug, Default)]
+pub(super) struct RecordRows {
+    /// One entry per row, in row order.
+    pub(super) entries: Vec<ChunkEntry>,
+    /// The distinct URLs, in order of first use (valid UTF-8).
+    pub(super) urls: Vec<String>,
+    /// The inline chunks' bytes.
+    pub(super) inline: Vec<Bytes>,
 }
 
-/// A column's values, one per row (`None`: null).
-enum Values {
-    Bytes(Vec<Option<ByteArray>>),
-    Ints(Vec<Option<i64>>),
-}
-
-/// The rows of the Parquet file `bytes`, at most `max_rows` of them.
+/// The rows of the Parquet file `bytes`, at most `max_rows` of them; the first `needed` must not
+/// reference a whole file (`size` 0 at offset 0).
 ///
 /// # Errors
-/// One phrase: not Parquet, a column missing or of the wrong type, more rows than allowed, or
-/// undecodable pages.
-pub(super) fn rows(bytes: Bytes, max_rows: usize) -> Result<Vec<Row>, String> {
+/// One phrase: not Parquet, a column missing or of the wrong type, more rows than allowed,
+/// undecodable pages, or a row that is not a valid reference (`row N: ...`).
+pub(super) fn rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, String> {
     // The `parquet` crate panics on some corrupt pages (a byte array's length prefix cut short, found
     // by the kerchunk-parquet fuzz target): contained here as an error. Nothing outlives the call.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_rows(bytes, max_rows)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_rows(bytes, max_rows, needed)))
         .unwrap_or_else(|_| Err("a corrupt page the Parquet decoder cannot read".to_string()))
 }
 
 /// [`rows`], which the `parquet` crate may panic in.
-fn decode_rows(bytes: Bytes, max_rows: usize) -> Result<Vec<Row>, String> {
+fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, String> {
     let file_len = bytes.len();
     let reader = SerializedFileReader::new(bytes).map_err(|e| format!("not a Parquet file: {e}"))?;
     check_column_chunks(&reader, file_len)?;
@@ -69,20 +65,90 @@ fn decode_rows(bytes: Bytes, max_rows: usize) -> Result<Vec<Row>, String> {
     if path.is_none() && raw.is_none() {
         return Err("no \"path\" or \"raw\" column: not kerchunk references".into());
     }
-    let column = |index: Option<usize>, name: &str, kind: PhysicalType| -> Result<Option<Values>, String> {
+    let column = |index: Option<usize>, name: &str, kind: PhysicalType| -> Result<Option<Column>, String> {
         let Some(index) = index else { return Ok(None) };
         let found = schema.column(index).physical_type();
         if found != kind {
             return Err(format!("column {name:?} is {found}, not {kind}"));
         }
-        read_column(&reader, index, kind, count).map(Some).map_err(|e| format!("column {name:?}: {e}"))
+        let max_def = schema.column(index).max_def_level();
+        Ok(Some(Column { reader: &reader, index, max_def, count, name: name.to_string() }))
     };
-    let paths = column(path, "path", PhysicalType::BYTE_ARRAY)?;
-    let offsets = column(find("offset"), "offset", PhysicalType::INT64)?;
-    let sizes = column(find("size"), "size", PhysicalType::INT64)?;
-    let raws = column(raw, "raw", PhysicalType::BYTE_ARRAY)?;
-    let mut last = None;
-    (0..count).map(|i| row(i, paths.as_ref(), offsets.as_ref(), sizes.as_ref(), raws.as_ref(), &mut last)).collect()
+    let path = column(path, "path", PhysicalType::BYTE_ARRAY)?;
+    let offsets = column(find("offset"), "offset", PhysicalType::INT64)?.map(|c| c.ints()).transpose()?;
+    let sizes = column(find("size"), "size", PhysicalType::INT64)?.map(|c| c.ints()).transpose()?;
+    let mut out = RecordRows::default();
+    // `raw` first: a row with inline bytes is inline whatever its `path` says.
+    let mut raws: Vec<Option<u32>> = Vec::new();
+    if let Some(raw) = column(raw, "raw", PhysicalType::BYTE_ARRAY)? {
+        raw.bytes(|_, value| {
+            raws.push(value.map(|v| {
+                out.inline.push(Bytes::copy_from_slice(v.data()));
+                out.inline.len() as u32 - 1
+            }));
+            Ok(())
+        })?;
+    }
+    let int = |values: &Option<Vec<i64>>, i: usize| values.as_ref().map_or(0, |v| v[i]);
+    let mut urls = UrlIndex::default();
+    let mut entry = |i: usize, url: Option<&ByteArray>| -> Result<ChunkEntry, String> {
+        if let Some(k) = raws.get(i).copied().flatten() {
+            let length = out.inline[k as usize].len() as u64;
+            return Ok(ChunkEntry::Owned { offset: u64::from(k), length });
+        }
+        let Some(url) = url else { return Ok(ChunkEntry::Missing) };
+        let source = urls.id(url, &mut out.urls).map_err(|why| format!("row {i}: {why}"))?;
+        let (offset, size) = (int(&offsets, i), int(&sizes, i));
+        if offset < 0 || size < 0 {
+            return Err(format!("row {i}: a negative offset or size ({offset}, {size})"));
+        }
+        if offset == 0 && size == 0 && i < needed {
+            return Err(format!("row {i}: a reference to a whole file, with no byte range"));
+        }
+        Ok(ChunkEntry::Source { source, offset: offset as u64, length: size as u64 })
+    };
+    let mut entries = Vec::new();
+    match path {
+        Some(path) => path.bytes(|i, value| {
+            entries.push(entry(i, value)?);
+            Ok(())
+        })?,
+        None => (0..count).try_for_each(|i| entry(i, None).map(|e| entries.push(e)))?,
+    }
+    out.entries = entries;
+    Ok(out)
+}
+
+/// The file's URLs by their bytes; the last one met is recognised by its address (a dictionary
+/// page's value shared by every row naming it), else by its bytes.
+#[derive(Default)]
+struct UrlIndex {
+    last: Option<(usize, usize, u32)>,
+    ids: HashMap<Vec<u8>, u32>,
+}
+
+impl UrlIndex {
+    fn id(&mut self, url: &ByteArray, urls: &mut Vec<String>) -> Result<u32, String> {
+        let data = url.data();
+        let key = (data.as_ptr() as usize, data.len());
+        if let Some((ptr, len, id)) = self.last {
+            if (ptr, len) == key {
+                return Ok(id);
+            }
+        }
+        let id = match self.ids.get(data) {
+            Some(&id) => id,
+            None => {
+                let text = std::str::from_utf8(data).map_err(|_| "a path that is not UTF-8".to_string())?;
+                let id = u32::try_from(urls.len()).map_err(|_| "more than 2^32 paths".to_string())?;
+                urls.push(text.to_string());
+                self.ids.insert(data.to_vec(), id);
+                id
+            }
+        };
+        self.last = Some((key.0, key.1, id));
+        Ok(id)
+    }
 }
 
 /// Every column chunk's pages lie inside the file (the `parquet` crate panics on a negative start or
@@ -104,94 +170,93 @@ fn check_column_chunks(reader: &SerializedFileReader<Bytes>, file_len: usize) ->
     Ok(())
 }
 
-/// Row `i` from the columns; `last` is the URL of the row before (kept when this row's is the same).
-fn row(
-    i: usize,
-    paths: Option<&Values>,
-    offsets: Option<&Values>,
-    sizes: Option<&Values>,
-    raws: Option<&Values>,
-    last: &mut Option<Arc<str>>,
-) -> Result<Row, String> {
-    let bytes = |values: Option<&Values>| match values {
-        Some(Values::Bytes(list)) => list.get(i).cloned().flatten(),
-        _ => None,
-    };
-    let int = |values: Option<&Values>| match values {
-        Some(Values::Ints(list)) => list.get(i).copied().flatten().unwrap_or(0),
-        _ => 0,
-    };
-    if let Some(raw) = bytes(raws) {
-        return Ok(Row::Inline(Bytes::from(raw.data().to_vec())));
-    }
-    let Some(url) = bytes(paths) else { return Ok(Row::Missing) };
-    let url = std::str::from_utf8(url.data()).map_err(|_| format!("row {i}: a path that is not UTF-8"))?;
-    let (offset, size) = (int(offsets), int(sizes));
-    if offset < 0 || size < 0 {
-        return Err(format!("row {i}: a negative offset or size ({offset}, {size})"));
-    }
-    let url = match last {
-        Some(same) if **same == *url => same.clone(),
-        _ => last.insert(Arc::from(url)).clone(),
-    };
-    Ok(Row::Reference { url, offset, size })
+/// One column of the file, `count` rows over all row groups.
+struct Column<'r> {
+    reader: &'r SerializedFileReader<Bytes>,
+    index: usize,
+    max_def: i16,
+    count: usize,
+    name: String,
 }
 
-/// Every value of column `index` (of physical type `kind`), `count` rows over all row groups.
-fn read_column(
-    reader: &SerializedFileReader<Bytes>,
-    index: usize,
-    kind: PhysicalType,
-    count: usize,
-) -> Result<Values, String> {
-    let values = match kind {
-        PhysicalType::BYTE_ARRAY => Values::Bytes(collect::<ByteArrayType>(reader, index, count, |c| match c {
-            ColumnReader::ByteArrayColumnReader(r) => Some(r),
-            _ => None,
-        })?),
-        _ => Values::Ints(collect::<Int64Type>(reader, index, count, |c| match c {
-            ColumnReader::Int64ColumnReader(r) => Some(r),
-            _ => None,
-        })?),
-    };
-    Ok(values)
-}
+impl Column<'_> {
+    /// Every value of an INT64 column (nulls as 0).
+    fn ints(self) -> Result<Vec<i64>, String> {
+        let mut out = Vec::new();
+        self.each::<Int64Type>(
+            |c| match c {
+                ColumnReader::Int64ColumnReader(r) => Some(r),
+                _ => None,
+            },
+            |_, value| {
+                out.push(value.copied().unwrap_or(0));
+                Ok(())
+            },
+        )?;
+        Ok(out)
+    }
 
-/// The values of column `index` over all row groups (nulls as `None`), exactly `count` of them.
-fn collect<T: DataType>(
-    reader: &SerializedFileReader<Bytes>,
-    index: usize,
-    count: usize,
-    typed: impl Fn(ColumnReader) -> Option<ColumnReaderImpl<T>>,
-) -> Result<Vec<Option<T::T>>, String> {
-    let max_def = reader.metadata().file_metadata().schema_descr().column(index).max_def_level();
-    let mut out = Vec::new();
-    for group in 0..reader.num_row_groups() {
-        let group = reader.get_row_group(group).map_err(|e| e.to_string())?;
-        let column = group.get_column_reader(index).map_err(|e| e.to_string())?;
-        let mut column = typed(column).ok_or("an unexpected physical type")?;
-        loop {
-            let (mut defs, mut values) = (Vec::new(), Vec::new());
-            let (records, _, _) =
-                column.read_records(BATCH, Some(&mut defs), None, &mut values).map_err(|e| e.to_string())?;
-            if records == 0 {
-                break;
-            }
-            if out.len() + records > count {
-                return Err(format!("more values than its {count} rows"));
-            }
-            if max_def == 0 {
-                out.extend(values.into_iter().map(Some));
-                continue;
-            }
-            let mut values = values.into_iter();
-            for def in defs.iter().take(records) {
-                out.push(if *def == max_def { Some(values.next().ok_or("fewer values than levels")?) } else { None });
+    /// Calls `f` with each row number and value of a BYTE_ARRAY column (`None`: null).
+    fn bytes(self, f: impl FnMut(usize, Option<&ByteArray>) -> Result<(), String>) -> Result<(), String> {
+        self.each::<ByteArrayType>(
+            |c| match c {
+                ColumnReader::ByteArrayColumnReader(r) => Some(r),
+                _ => None,
+            },
+            f,
+        )
+    }
+
+    /// Calls `f` with each row number and value (`None`: null), exactly `count` of them, a batch of
+    /// rows at a time.
+    fn each<T: DataType>(
+        self,
+        typed: impl Fn(ColumnReader) -> Option<ColumnReaderImpl<T>>,
+        mut f: impl FnMut(usize, Option<&T::T>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let Column { reader, index, max_def, count, name } = self;
+        let fail = |e: String| format!("column {name:?}: {e}");
+        let (mut defs, mut values) = (Vec::new(), Vec::new());
+        let mut row = 0;
+        for group in 0..reader.num_row_groups() {
+            let group = reader.get_row_group(group).map_err(|e| fail(e.to_string()))?;
+            let column = group.get_column_reader(index).map_err(|e| fail(e.to_string()))?;
+            let mut column = typed(column).ok_or_else(|| fail("an unexpected physical type".into()))?;
+            loop {
+                defs.clear();
+                values.clear();
+                let (records, _, _) =
+                    column.read_records(BATCH, Some(&mut defs), None, &mut values).map_err(|e| fail(e.to_string()))?;
+                if records == 0 {
+                    break;
+                }
+                if row + records > count {
+                    return Err(fail(format!("more values than its {count} rows")));
+                }
+                if max_def == 0 {
+                    if values.len() < records {
+                        return Err(fail("fewer values than levels".into()));
+                    }
+                    for value in &values[..records] {
+                        f(row, Some(value))?;
+                        row += 1;
+                    }
+                    continue;
+                }
+                let mut next = values.iter();
+                for def in defs.iter().take(records) {
+                    let value = match *def == max_def {
+                        true => Some(next.next().ok_or_else(|| fail("fewer values than levels".into()))?),
+                        false => None,
+                    };
+                    f(row, value)?;
+                    row += 1;
+                }
             }
         }
+        if row != count {
+            return Err(fail(format!("{row} values for {count} rows")));
+        }
+        Ok(())
     }
-    if out.len() != count {
-        return Err(format!("{} values for {count} rows", out.len()));
-    }
-    Ok(out)
 }

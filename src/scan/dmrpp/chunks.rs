@@ -13,6 +13,7 @@
 //!
 //! Every count comes from untrusted text and is checked before anything is sized by it.
 
+use super::chunk_list::ChunkList;
 use super::xml::Element;
 use crate::codec::Endian;
 use crate::dataset::ChunkTable;
@@ -36,16 +37,8 @@ pub(super) struct ChunksInfo {
     pub(super) chunk_shape: Option<Vec<u64>>,
     /// `structOffset`: the offsets of a structure's members after the first, then its size.
     pub(super) struct_offsets: Option<Vec<u64>>,
-    pub(super) chunks: Vec<ChunkRecord>,
-}
-
-/// One `<dmrpp:chunk>`.
-#[derive(Debug, Clone)]
-pub(super) struct ChunkRecord {
-    pub(super) offset: u64,
-    pub(super) length: u64,
-    pub(super) position: Option<Vec<u64>>,
-    pub(super) href: Option<String>,
+    /// The chunks, as the parser listed them (`dmrpp/chunk_list`).
+    pub(super) chunks: ChunkList,
 }
 
 /// How a variable's values are stored.
@@ -121,53 +114,13 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
         }
         info.chunk_shape = Some(shape);
     }
-    for chunk in element.children_named("dmrpp:chunk") {
-        info.chunks.push(chunk_record(chunk)?);
+    if let Some(chunks) = &element.chunks {
+        if let Some(why) = chunks.error() {
+            return Err(why.to_string());
+        }
+        info.chunks = ChunkList::clone(chunks);
     }
     Ok(info)
-}
-
-/// One `<dmrpp:chunk>`, its linked blocks joined when adjacent.
-fn chunk_record(chunk: &Element) -> Result<ChunkRecord, String> {
-    let field = |name: &str| -> Result<Option<u64>, String> {
-        chunk.attr(name).map(|v| v.trim().parse::<u64>().map_err(|_| format!("chunk {name} {v:?}"))).transpose()
-    };
-    let position = match chunk.attr("chunkPositionInArray") {
-        Some(text) => Some(position(text)?),
-        None => None,
-    };
-    let href = chunk.attr("href").map(str::to_string);
-    let blocks: Vec<&Element> = chunk.children_named("dmrpp:block").collect();
-    if !blocks.is_empty() {
-        let (mut start, mut end) = (None::<u64>, 0u64);
-        for block in blocks {
-            let number = |n: &str| block.attr(n).and_then(|v| v.trim().parse::<u64>().ok());
-            let (Some(offset), Some(length)) = (number("offset"), number("nBytes")) else {
-                return Err("a dmrpp:block without a valid offset and nBytes".into());
-            };
-            if start.is_some() && offset != end {
-                return Err("a chunk of linked blocks that are not adjacent (no single byte range holds it)".into());
-            }
-            start.get_or_insert(offset);
-            end = offset.checked_add(length).ok_or("a dmrpp:block past 2^64 bytes")?;
-        }
-        let offset = start.unwrap_or(0);
-        return Ok(ChunkRecord { offset, length: end - offset, position, href });
-    }
-    let (Some(offset), Some(length)) = (field("offset")?, field("nBytes")?) else {
-        return Err("a dmrpp:chunk without offset and nBytes".into());
-    };
-    Ok(ChunkRecord { offset, length, position, href })
-}
-
-/// `[i,j,k]` as numbers.
-fn position(text: &str) -> Result<Vec<u64>, String> {
-    let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']'));
-    let inner = inner.ok_or_else(|| format!("chunkPositionInArray {text:?}"))?;
-    if inner.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    inner.split(',').map(|v| v.trim().parse::<u64>().map_err(|_| format!("chunkPositionInArray {text:?}"))).collect()
 }
 
 /// The strings of `<dmrpp:vlsa>`, expanded (`c` repeats), checked against `count` before any is.
@@ -219,20 +172,26 @@ fn inflate_bounded(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
 }
 
 /// The chunk table of a chunked variable of `grid` (chunk shape `chunk_shape`) from its listed
-/// chunks; `source_of` gives a chunk's source id from its `href`. Positions must have one
-/// coordinate per dimension, lie inside the array, on a chunk boundary, once each.
+/// chunks; `source_of` gives a chunk's source id from its `href` (asked once per distinct `href`).
+/// Positions must have one coordinate per dimension, lie inside the array, on a chunk boundary, once
+/// each.
 pub(super) fn chunk_table(
     grid: &ChunkGrid,
     chunk_shape: &[u64],
     mut table: ChunkTable,
-    chunks: &[ChunkRecord],
+    chunks: &ChunkList,
     source_of: &mut dyn FnMut(Option<&str>) -> Result<u32, String>,
 ) -> Result<ChunkTable, String> {
     let shape = grid.shape();
+    let zeros = vec![0; shape.len()];
+    let mut coords = Vec::with_capacity(shape.len());
+    // One id per distinct href: as many as the sidecar names, not sized by any count it gives.
+    let mut sources: Vec<Option<u32>> = vec![None; chunks.hrefs().len()];
+    let data_file = source_of(None)?;
     for (k, chunk) in chunks.iter().enumerate() {
-        let origin = match &chunk.position {
-            Some(p) => p.clone(),
-            None if chunks.len() == 1 => vec![0; shape.len()],
+        let origin = match chunk.position {
+            Some(p) => p,
+            None if chunks.len() == 1 => &zeros,
             None => return Err(format!("chunk {k} has no chunkPositionInArray")),
         };
         if origin.len() != shape.len() {
@@ -244,12 +203,19 @@ pub(super) fn chunk_table(
         if outside {
             return Err(format!("chunk {k}: position {origin:?} is not a chunk origin inside shape {shape:?}"));
         }
-        let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, c)| o / c).collect();
+        coords.clear();
+        coords.extend(origin.iter().zip(chunk_shape).map(|(o, c)| o / c));
         let linear = grid.linear_index(&coords) as usize;
         if table.get(linear) != Some(ChunkEntry::Missing) {
             return Err(format!("chunk {k}: position {origin:?} is listed twice"));
         }
-        let source = source_of(chunk.href.as_deref())?;
+        let source = match chunk.href {
+            None => data_file,
+            Some(h) => match sources[h] {
+                Some(id) => id,
+                None => *sources[h].insert(source_of(Some(&chunks.hrefs()[h]))?),
+            },
+        };
         table.set(linear, ChunkEntry::Source { source, offset: chunk.offset, length: chunk.length });
     }
     Ok(table)
@@ -279,7 +245,7 @@ mod tests {
             (Some(4), Some(Endian::Big), Some("-1"))
         );
         assert_eq!(info.chunk_shape, Some(vec![3, 4]));
-        assert_eq!(info.chunks[1].length, 5);
+        assert_eq!(info.chunks.iter().nth(1).map(|c| c.length), Some(5));
         let grid = ChunkGrid::regular(&[6, 8], &[3, 4]).unwrap();
         let table = chunk_table(&grid, &[3, 4], ChunkTable::missing(4), &info.chunks, &mut |_| Ok(0)).unwrap();
         assert_eq!(table.get(1), Some(ChunkEntry::Source { source: 0, offset: 10, length: 5 }));
@@ -304,15 +270,25 @@ mod tests {
     #[test]
     fn bad_positions_and_counts_are_refused() {
         let grid = ChunkGrid::regular(&[6], &[3]).unwrap();
-        let record = |p: Vec<u64>| ChunkRecord { offset: 0, length: 1, position: Some(p), href: None };
-        for bad in [vec![6], vec![1], vec![0, 0], vec![u64::MAX]] {
-            let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &[record(bad)], &mut |_| Ok(0)).unwrap_err();
+        let list = |positions: &[&str]| {
+            let chunks: String = positions
+                .iter()
+                .map(|p| format!(r#"<dmrpp:chunk offset="0" nBytes="1" chunkPositionInArray="{p}"/>"#))
+                .collect();
+            let v = parse(&format!("<Int32><dmrpp:chunks>{chunks}</dmrpp:chunks></Int32>"));
+            let Storage::Chunks(info) = storage(&v, Some(6)).unwrap() else { panic!() };
+            info.chunks
+        };
+        for bad in ["[6]", "[1]", "[0,0]", &format!("[{}]", u64::MAX)] {
+            let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &list(&[bad]), &mut |_| Ok(0)).unwrap_err();
             assert!(err.contains("position"), "{err}");
         }
-        let twice = [record(vec![3]), record(vec![3])];
+        let twice = list(&["[3]", "[3]"]);
         assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0))
             .unwrap_err()
             .contains("twice"));
+        let bad = parse(r#"<Int32><dmrpp:chunks><dmrpp:chunk offset="x" nBytes="1"/></dmrpp:chunks></Int32>"#);
+        assert!(storage(&bad, Some(6)).unwrap_err().contains("chunk offset"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="99999999999999">a</v></dmrpp:vlsa></String>"#);
         assert!(storage(&v, Some(4)).unwrap_err().contains("more strings"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="3">a</v><v>b</v></dmrpp:vlsa></String>"#);

@@ -97,7 +97,7 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String>
         Storage::Chunks(ChunksInfo { chunks, chunk_shape: None, filters, .. })
             if scalar && chunks.len() == 1 && filters.is_empty() =>
         {
-            chunks[0].length
+            chunks.first().map_or(0, |c| c.length)
         }
         _ => return Err("a String variable whose string length the sidecar does not give".into()),
     };

@@ -160,12 +160,8 @@ fn char_fold(
         if let Some(chunk_shape) = &mut info.chunk_shape {
             chunk_shape.pop();
         }
-        for chunk in &mut info.chunks {
-            // The last coordinate of a whole-row chunk's origin is 0; anything else fails the checks.
-            if let Some(position) = chunk.position.as_mut().filter(|p| p.last() == Some(&0)) {
-                position.pop();
-            }
-        }
+        // The last coordinate of a whole-row chunk's origin is 0; anything else fails the checks.
+        info.chunks.drop_last_zero_coordinate();
     }
     Some(length)
 }
@@ -312,7 +308,10 @@ fn contiguous(
         return Err(invalid(ctx, "reading storage", why));
     }
     let source = match chunk {
-        Some(c) => ctx.files.source_of(c.href.as_deref()).map_err(|why| invalid(ctx, "locating chunks", why))?,
+        Some(c) => {
+            let href = c.href.map(|h| info.chunks.hrefs()[h].as_str());
+            ctx.files.source_of(href).map_err(|why| invalid(ctx, "locating chunks", why))?
+        }
         None => 0,
     };
     let address = chunk.map_or(0, |c| c.offset);

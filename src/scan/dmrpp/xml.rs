@@ -7,9 +7,16 @@
 //! BES declares `encoding="ISO-8859-1"` but writes UTF-8 in practice; a document that is not
 //! valid UTF-8 is read as Latin-1 (every byte one character). Text before the first `<` (a line of
 //! diagnostic output some BES versions wrote into their test sidecars) is skipped.
+//!
+//! Streaming for the chunk lists: a `<dmrpp:chunk>` inside `<dmrpp:chunks>` is no element of the
+//! tree but a record of its parent's [`ChunkList`], read straight from its start tag (or, when it
+//! has `dmrpp:block` children, from its element once closed), so a sidecar of 10^5 chunks costs no
+//! allocation per chunk.
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::XmlVersion;
+
+use super::chunk_list::{ChunkList, ChunkText};
 
 /// Deepest element nesting accepted (BES writes a handful of levels per group).
 pub(super) const MAX_DEPTH: usize = 256;
@@ -17,13 +24,16 @@ pub(super) const MAX_DEPTH: usize = 256;
 pub(super) const MAX_ELEMENTS: usize = 1 << 26;
 
 /// One element: its qualified name (`Int32`, `dmrpp:chunk`), attributes in document order, the text
-/// directly inside it (concatenated), and its child elements.
+/// directly inside it (concatenated), and its child elements; a `dmrpp:chunks` element holds its
+/// `dmrpp:chunk` children as a [`ChunkList`] instead.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Element {
     pub(super) name: String,
     pub(super) attributes: Vec<(String, String)>,
     pub(super) text: String,
     pub(super) children: Vec<Element>,
+    /// The `dmrpp:chunk` children of a `dmrpp:chunks` element.
+    pub(super) chunks: Option<Box<ChunkList>>,
 }
 
 impl Element {
@@ -72,10 +82,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
         let fail = |message: String| XmlError { position, message: one_line(&message) };
         match reader.read_event().map_err(|e| fail(e.to_string()))? {
             Event::Start(e) => builder.open(&e).map_err(fail)?,
-            Event::Empty(e) => {
-                builder.open(&e).map_err(fail)?;
-                builder.close().map_err(fail)?;
-            }
+            Event::Empty(e) => builder.empty(&e).map_err(fail)?,
             Event::End(_) => builder.close().map_err(fail)?,
             Event::Text(t) => builder.text(&t.xml10_content().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
             Event::CData(t) => builder.text(&t.decode().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
@@ -124,7 +131,8 @@ struct Builder {
 }
 
 impl Builder {
-    fn open(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+    /// Counts one more element, which must fit the limits.
+    fn admit(&mut self) -> Result<(), String> {
         if self.root.is_some() {
             return Err("content after the root element".into());
         }
@@ -135,6 +143,46 @@ impl Builder {
         if self.count > MAX_ELEMENTS {
             return Err(format!("more than {MAX_ELEMENTS} elements"));
         }
+        Ok(())
+    }
+
+    /// The chunk list of the innermost open element when it is `dmrpp:chunks`.
+    fn chunk_list(&mut self) -> Option<&mut ChunkList> {
+        let parent = self.open.last_mut().filter(|p| p.name == "dmrpp:chunks")?;
+        Some(parent.chunks.get_or_insert_with(Box::default))
+    }
+
+    /// An element without content: a chunk of a chunk list is read from its attributes alone.
+    fn empty(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+        if start.name().as_ref() != b"dmrpp:chunk" || self.chunk_list().is_none() {
+            self.open(start)?;
+            return self.close();
+        }
+        self.admit()?;
+        let mut text = ChunkText::default();
+        for attr in start.attributes() {
+            let attr = attr.map_err(|e| format!("<dmrpp:chunk>: {e}"))?;
+            // Every value is decoded, as the tree's are: an undefined entity anywhere is malformed.
+            let value = attr
+                .normalized_value(XmlVersion::Implicit1_0)
+                .map_err(|e| format!("<dmrpp:chunk {}>: {e}", String::from_utf8_lossy(attr.key.as_ref())))?;
+            let slot = match attr.key.as_ref() {
+                b"offset" => &mut text.offset,
+                b"nBytes" => &mut text.n_bytes,
+                b"chunkPositionInArray" => &mut text.position,
+                b"href" => &mut text.href,
+                _ => continue,
+            };
+            slot.get_or_insert(value);
+        }
+        if let Some(list) = self.chunk_list() {
+            list.push(&text, None::<std::iter::Empty<_>>);
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+        self.admit()?;
         let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
         let mut attributes = Vec::new();
         for attr in start.attributes() {
@@ -149,6 +197,12 @@ impl Builder {
 
     fn close(&mut self) -> Result<(), String> {
         let element = self.open.pop().ok_or("an end tag without its start tag")?;
+        if element.name == "dmrpp:chunk" {
+            if let Some(list) = self.chunk_list() {
+                list_chunk(list, &element);
+                return Ok(());
+            }
+        }
         match self.open.last_mut() {
             Some(parent) => parent.children.push(element),
             None => self.root = Some(element),
@@ -171,6 +225,19 @@ impl Builder {
         }
         self.root.ok_or_else(|| "no root element".into())
     }
+}
+
+/// A `dmrpp:chunk` with content (linked blocks) added to `list`.
+fn list_chunk(list: &mut ChunkList, chunk: &Element) {
+    let text = ChunkText {
+        offset: chunk.attr("offset").map(Into::into),
+        n_bytes: chunk.attr("nBytes").map(Into::into),
+        position: chunk.attr("chunkPositionInArray").map(Into::into),
+        href: chunk.attr("href").map(Into::into),
+    };
+    let mut blocks = chunk.children_named("dmrpp:block").map(|b| (b.attr("offset"), b.attr("nBytes"))).peekable();
+    let has_blocks = blocks.peek().is_some();
+    list.push(&text, has_blocks.then_some(blocks));
 }
 
 #[cfg(test)]
