@@ -1,7 +1,7 @@
 //! kerchunk Parquet benchmark (issue 39): one array of n virtual references written as a kerchunk
-//! Parquet reference set (`KerchunkParquetWriter`, kerchunk's default 10^4 rows per file) and as a
-//! native store (`NativeWriter`, the baseline), in the same run (and with VirtualiZarr's 10^5 rows a
-//! file), each to a new destination (the output before is removed first, untimed); then both opened
+//! Parquet reference set (`KerchunkParquetWriter` at its default, 10^5 rows per file, as kerchunk's
+//! `refs_to_dataframe` and VirtualiZarr write them) and as a native store (`NativeWriter`, the
+//! baseline), in the same run (and with 10^4 rows a file, for comparison), each to a new destination (the output before is removed first, untimed); then both opened
 //! (`Store::open_with`) and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
 //! ones written. Printed: each step's time, the Parquet / native ratio of write + read back (target
 //! <= 2x at 10^7 references) and the bytes per reference on disk of both (target <= 30 for Parquet).
@@ -10,8 +10,8 @@
 //! starting where the one before ended, of pseudo-random lengths (1-5 KB), as a deflated variable's
 //! chunks lie in a NetCDF-4 file; a source's chunks share one `path` value per row, as kerchunk writes it.
 //!
-//! Run: `cargo bench --bench kerchunk_parquet [-- --refs 1000000,10000000 --record-size 10000,100000]`
-//! (the defaults).
+//! Run: `cargo bench --bench kerchunk_parquet [-- --refs 1000000,10000000 --record-size 100000,10000]`
+//! (the defaults: 10^7 references; 10^5 and 10^4 rows a file).
 
 mod common;
 
@@ -35,7 +35,7 @@ fn main() {
         given.map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect()).unwrap_or(default)
     };
     let sizes = list("--refs", vec![10_000_000]);
-    let records = list("--record-size", vec![DEFAULT_RECORD_SIZE as u64, 100_000]);
+    let records = list("--record-size", vec![DEFAULT_RECORD_SIZE as u64, 10_000]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!("one array of n virtual references: kerchunk Parquet vs the native store (local disk)");
     for n in sizes {

@@ -3,9 +3,9 @@
 //!
 //! ```text
 //! out.parq/.zmetadata            {"metadata": {".zgroup": {...}, "tas/.zarray": {...}, "tas/.zattrs": {...}},
-//!                                 "record_size": 10000, "vzarr": {"source_urls": [...], "provenance": ...}}
-//! out.parq/tas/refs.0.parq       rows 0..10000 of tas's chunks (C order of chunk indices)
-//! out.parq/tas/refs.1.parq       rows 10000..20000 (the last file padded with missing rows)
+//!                                 "record_size": 100000, "vzarr": {"source_urls": [...], "provenance": ...}}
+//! out.parq/tas/refs.0.parq       rows 0..100000 of tas's chunks (C order of chunk indices)
+//! out.parq/tas/refs.1.parq       rows 100000..200000 (the last file padded with missing rows)
 //! out.parq/grp/x/refs.0.parq     an array in a group
 //! ```
 //!
@@ -35,8 +35,10 @@ use super::{io_error, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions,
 use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
 
-/// Rows per reference file kerchunk writes by default (`refs_to_dataframe`'s `record_size`).
-pub const DEFAULT_RECORD_SIZE: usize = 10_000;
+/// Rows per reference file by default: 100,000, the default of kerchunk's `refs_to_dataframe` and
+/// of VirtualiZarr's `to_kerchunk(format="parquet")` (fewer, larger files: 10^7 references are 100
+/// files, not 1,000).
+pub const DEFAULT_RECORD_SIZE: usize = 100_000;
 
 /// The consolidated metadata file of a Parquet reference set.
 pub const ZMETADATA: &str = ".zmetadata";
