@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+mod intermediate;
+mod plan;
 #[cfg(feature = "icechunk")]
 mod repo;
 mod target;
@@ -39,6 +41,7 @@ use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions, Store};
 use crate::rechunk::Region;
 use crate::store::{io_error, OutputKind, Staged, WriteError};
+use intermediate::Scratch;
 use target::Target;
 
 /// Objects uploaded at once to an object-store destination.
@@ -226,7 +229,8 @@ async fn write_local(
     for reader in readers {
         let target = options.target(store, reader)?;
         let objects = DirObjects { root: &partial };
-        let layout = copy_array(store, reader, &target, &objects, options, progress).await?;
+        let scratch = partial.join(intermediate::SCRATCH);
+        let layout = copy_array(store, reader, &target, &objects, options, &scratch, progress).await?;
         report.add(layout);
     }
     for node in std::iter::once(&String::new()).chain(groups) {
@@ -235,6 +239,10 @@ async fn write_local(
     for reader in readers {
         let target = options.target(store, reader)?;
         write_atomic(&partial.join(node_key(reader.path())), &regular_metadata(store, reader, &target).await?)?;
+    }
+    let scratch = partial.join(intermediate::SCRATCH);
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch).map_err(io_error(&scratch, "removing the intermediate arrays"))?;
     }
     std::fs::remove_file(partial.join(MARKER)).map_err(io_error(&partial, "removing the marker"))?;
     let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
@@ -301,21 +309,25 @@ async fn regular_metadata(store: &Store, reader: &ArrayReader, target: &Target) 
     Ok(crate::metadata::to_text(&doc).into_bytes())
 }
 
-/// Writes every target object of one array that `objects` wants, a row at a time.
+/// Writes every target object of one array that `objects` wants, a block of objects at a time
+/// (`plan`), through an intermediate array under `scratch` when the plan says so.
 pub(super) async fn copy_array(
     store: &Store,
     reader: &ArrayReader,
     target: &Target,
     objects: &dyn Objects,
     options: &RegularOptions,
+    scratch: &Path,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ArrayLayout, ExportError> {
     if reader.metadata().codecs.is_strings() {
         let reason = "a string array cannot be rechunked yet".into();
         return Err(ExportError::Node { store: store.location().into(), node: reader.path().into(), reason });
     }
-    let grid_shape = target.metadata.chunk_grid.grid_shape();
-    let rows = grid_shape.first().copied().unwrap_or(1);
+    let grid = &target.metadata.chunk_grid;
+    let object_shape = grid.chunk_shape(&vec![0; grid.ndim()]);
+    let size = target.metadata.element_size() as u64;
+    let plan = plan::plan(&reader.metadata().chunk_grid, &object_shape, size, options.max_memory / 2);
     let mut layout = ArrayLayout {
         path: reader.path().to_string(),
         sharding: target.sharding(),
@@ -323,74 +335,118 @@ pub(super) async fn copy_array(
         padded_chunks: 0,
         objects: 0,
         bytes: 0,
+        intermediate: None,
     };
-    for row in 0..rows {
-        let todo: Vec<Vec<u64>> = row_chunks(&grid_shape, row).filter(|c| objects.wanted(reader.path(), c)).collect();
+    let blocks = Blocks::new(grid, &plan.write);
+    let pass = match &plan.intermediate {
+        Some(pass) => match blocks.wanted_bounds(reader.path(), objects) {
+            Some(bounds) => {
+                let scratch = Scratch::open(scratch, reader.path(), &grid.shape(), &pass.chunks, size as usize)?;
+                scratch.fill(reader, &pass.read, &bounds, options).await?;
+                layout.intermediate = Some(pass.chunks.clone());
+                Some(scratch)
+            }
+            None => None, // every object already written
+        },
+        None => None,
+    };
+    for block in 0..blocks.count() {
+        let (region, todo) = blocks.block(block, reader.path(), objects);
         if todo.is_empty() {
             continue;
         }
-        let written = write_row(store.location(), target, reader, objects, &todo, options).await?;
+        let data = match &pass {
+            Some(scratch) => scratch.read(&region)?,
+            None => read_region(reader, &region, options).await?,
+        };
+        let written = write_objects(store.location(), target, reader.path(), objects, &todo, &region, &data)?;
         layout.chunks_copied += todo.len() as u64;
         layout.objects += todo.len() as u64;
         layout.bytes += written;
         progress(todo.len() as u64);
         crate::test_hooks::crash_point("regular-row-written");
     }
+    if let Some(scratch) = pass {
+        scratch.remove()?;
+    }
     Ok(layout)
 }
 
-/// The chunk coordinates of row `row` (the first dimension's index; every chunk of a 0-d array).
-fn row_chunks(grid_shape: &[u64], row: u64) -> impl Iterator<Item = Vec<u64>> + '_ {
-    let rest = grid_shape.get(1..).unwrap_or_default();
-    let count: u64 = rest.iter().product();
-    (0..count).map(move |k| {
-        let mut coords = unravel(k, rest);
-        if !grid_shape.is_empty() {
-            coords.insert(0, row);
+/// The write blocks of an array: regions of whole target objects, `block` elements per dimension.
+struct Blocks<'a> {
+    grid: &'a crate::grid::ChunkGrid,
+    /// Objects per block along each dimension.
+    per_block: Vec<u64>,
+    /// Blocks along each dimension.
+    counts: Vec<u64>,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(grid: &'a crate::grid::ChunkGrid, block: &[u64]) -> Self {
+        let object = grid.chunk_shape(&vec![0; grid.ndim()]);
+        let per_block: Vec<u64> = block.iter().zip(&object).map(|(b, o)| b.div_ceil(*o).max(1)).collect();
+        let counts = grid.grid_shape().iter().zip(&per_block).map(|(n, p)| n.div_ceil(*p)).collect();
+        Blocks { grid, per_block, counts }
+    }
+
+    fn count(&self) -> u64 {
+        self.counts.iter().product()
+    }
+
+    /// Block `k`'s region (the valid part of its objects) and the objects of it `objects` wants.
+    fn block(&self, k: u64, array: &str, objects: &dyn Objects) -> (Region, Vec<Vec<u64>>) {
+        let at = unravel(k, &self.counts);
+        let first: Vec<u64> = at.iter().zip(&self.per_block).map(|(a, p)| a * p).collect();
+        let n: Vec<u64> =
+            first.iter().zip(&self.per_block).zip(self.grid.grid_shape()).map(|((f, p), g)| (*p).min(g - f)).collect();
+        let origin = self.grid.chunk_origin(&first);
+        let shape = (0..n.len())
+            .map(|d| {
+                let last = first[d] + n[d] - 1;
+                self.grid.dim(d).start(last) + self.grid.dim(d).valid(last) - origin[d]
+            })
+            .collect();
+        let todo = (0..n.iter().product::<u64>())
+            .map(|i| unravel(i, &n).iter().zip(&first).map(|(i, f)| i + f).collect::<Vec<u64>>())
+            .filter(|c| objects.wanted(array, c))
+            .collect();
+        (Region { origin, shape }, todo)
+    }
+
+    /// The bounding region of the blocks holding an object `objects` wants; `None` when none does.
+    fn wanted_bounds(&self, array: &str, objects: &dyn Objects) -> Option<Region> {
+        let mut bounds: Option<(Vec<u64>, Vec<u64>)> = None;
+        for k in 0..self.count() {
+            let (region, todo) = self.block(k, array, objects);
+            if todo.is_empty() {
+                continue;
+            }
+            let end: Vec<u64> = region.origin.iter().zip(&region.shape).map(|(o, n)| o + n).collect();
+            bounds = Some(match bounds {
+                None => (region.origin, end),
+                Some((lo, hi)) => (
+                    lo.iter().zip(&region.origin).map(|(a, b)| *a.min(b)).collect(),
+                    hi.iter().zip(&end).map(|(a, b)| *a.max(b)).collect(),
+                ),
+            });
         }
-        coords
-    })
+        bounds.map(|(lo, hi)| Region { shape: hi.iter().zip(&lo).map(|(h, l)| h - l).collect(), origin: lo })
+    }
 }
 
-/// Reads and writes the objects `todo` of one row; returns the bytes written.
-async fn write_row(
-    store: &str,
-    target: &Target,
+/// The elements of `region`, read through the store; the reader's fetch batches kept to an eighth of
+/// `max_memory` (two are in flight beside the region).
+pub(super) async fn read_region(
     reader: &ArrayReader,
-    objects: &dyn Objects,
-    todo: &[Vec<u64>],
+    region: &Region,
     options: &RegularOptions,
-) -> Result<u64, ExportError> {
-    let grid = &target.metadata.chunk_grid;
-    let valid =
-        |coords: &[u64]| -> Vec<u64> { coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect() };
-    let size = target.metadata.element_size() as u64;
-    // The row: its extent along the first dimension, everything along the others.
-    let mut row = Region { origin: vec![0; grid.ndim()], shape: grid.shape() };
-    if let Some(&index) = todo[0].first() {
-        row.origin[0] = grid.dim(0).start(index);
-        row.shape[0] = grid.dim(0).valid(index);
-    }
-    let row_bytes = row.shape.iter().try_fold(size, |acc, &n| acc.checked_mul(n));
-    if todo.len() > 1 && row_bytes.is_some_and(|b| b <= options.max_memory / 2) {
-        let data = read_region(reader, &row, options).await?;
-        return write_objects(store, target, reader.path(), objects, todo, &row, &data);
-    }
-    let mut bytes = 0;
-    for coords in todo {
-        let region = Region { origin: grid.chunk_origin(coords), shape: valid(coords) };
-        let data = read_region(reader, &region, options).await?;
-        let one = std::slice::from_ref(coords);
-        bytes += write_objects(store, target, reader.path(), objects, one, &region, &data)?;
-    }
-    Ok(bytes)
-}
-
-async fn read_region(reader: &ArrayReader, region: &Region, options: &RegularOptions) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, ExportError> {
     let dims = region.origin.iter().zip(&region.shape).map(|(&o, &n)| DimSelection::from(o..o + n));
     let selection = Selection::new(dims, &reader.shape())
         .map_err(|source| crate::read::ReadError::Selection { array: reader.path().to_string(), source })?;
-    let read = ReadOptions { max_memory: options.max_memory, ..ReadOptions::default() };
+    let defaults = ReadOptions::default();
+    let batch_bytes = (options.max_memory / 8).clamp(1 << 16, defaults.batch_bytes);
+    let read = ReadOptions { max_memory: options.max_memory, batch_bytes, ..defaults };
     Ok(reader.read(&selection, &read).await?.bytes)
 }
 
@@ -421,7 +477,7 @@ fn write_objects(
 }
 
 /// Writes `bytes` at `path` under a temporary name, then renames it: a file present is complete.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
     }
