@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+mod blocks;
 mod intermediate;
 mod plan;
 #[cfg(feature = "icechunk")]
@@ -37,7 +38,6 @@ use super::{ArrayLayout, MaterializeReport, Sharding};
 use crate::export::{checked_nodes, store_inputs, ExportError};
 use crate::grid::{DimSelection, Selection};
 use crate::metadata::{chunk_key, node_key};
-use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions, Store};
 use crate::rechunk::Region;
 use crate::store::{io_error, OutputKind, Staged, WriteError};
@@ -327,7 +327,7 @@ pub(super) async fn copy_array(
     let grid = &target.metadata.chunk_grid;
     let object_shape = grid.chunk_shape(&vec![0; grid.ndim()]);
     let size = target.metadata.element_size() as u64;
-    let plan = plan::plan(&reader.metadata().chunk_grid, &object_shape, size, options.max_memory / 2);
+    let plan = plan::plan(&reader.metadata().chunk_grid, &object_shape, size, blocks::budget(options.max_memory));
     let mut layout = ArrayLayout {
         path: reader.path().to_string(),
         sharding: target.sharding(),
@@ -337,7 +337,7 @@ pub(super) async fn copy_array(
         bytes: 0,
         intermediate: None,
     };
-    let blocks = Blocks::new(grid, &plan.write);
+    let blocks = blocks::Blocks::new(grid, &plan.write);
     let pass = match &plan.intermediate {
         Some(pass) => match blocks.wanted_bounds(reader.path(), objects) {
             Some(bounds) => {
@@ -350,88 +350,12 @@ pub(super) async fn copy_array(
         },
         None => None,
     };
-    for block in 0..blocks.count() {
-        let (region, todo) = blocks.block(block, reader.path(), objects);
-        if todo.is_empty() {
-            continue;
-        }
-        let data = match &pass {
-            Some(scratch) => scratch.read(&region)?,
-            None => read_region(reader, &region, options).await?,
-        };
-        let written = write_objects(store.location(), target, reader.path(), objects, &todo, &region, &data)?;
-        layout.chunks_copied += todo.len() as u64;
-        layout.objects += todo.len() as u64;
-        layout.bytes += written;
-        progress(todo.len() as u64);
-        crate::test_hooks::crash_point("regular-row-written");
-    }
+    let copy = blocks::Copy { store: store.location(), reader, target, objects, options, scratch: pass.as_ref() };
+    copy.run(&blocks, &mut layout, progress).await?;
     if let Some(scratch) = pass {
         scratch.remove()?;
     }
     Ok(layout)
-}
-
-/// The write blocks of an array: regions of whole target objects, `block` elements per dimension.
-struct Blocks<'a> {
-    grid: &'a crate::grid::ChunkGrid,
-    /// Objects per block along each dimension.
-    per_block: Vec<u64>,
-    /// Blocks along each dimension.
-    counts: Vec<u64>,
-}
-
-impl<'a> Blocks<'a> {
-    fn new(grid: &'a crate::grid::ChunkGrid, block: &[u64]) -> Self {
-        let object = grid.chunk_shape(&vec![0; grid.ndim()]);
-        let per_block: Vec<u64> = block.iter().zip(&object).map(|(b, o)| b.div_ceil(*o).max(1)).collect();
-        let counts = grid.grid_shape().iter().zip(&per_block).map(|(n, p)| n.div_ceil(*p)).collect();
-        Blocks { grid, per_block, counts }
-    }
-
-    fn count(&self) -> u64 {
-        self.counts.iter().product()
-    }
-
-    /// Block `k`'s region (the valid part of its objects) and the objects of it `objects` wants.
-    fn block(&self, k: u64, array: &str, objects: &dyn Objects) -> (Region, Vec<Vec<u64>>) {
-        let at = unravel(k, &self.counts);
-        let first: Vec<u64> = at.iter().zip(&self.per_block).map(|(a, p)| a * p).collect();
-        let n: Vec<u64> =
-            first.iter().zip(&self.per_block).zip(self.grid.grid_shape()).map(|((f, p), g)| (*p).min(g - f)).collect();
-        let origin = self.grid.chunk_origin(&first);
-        let shape = (0..n.len())
-            .map(|d| {
-                let last = first[d] + n[d] - 1;
-                self.grid.dim(d).start(last) + self.grid.dim(d).valid(last) - origin[d]
-            })
-            .collect();
-        let todo = (0..n.iter().product::<u64>())
-            .map(|i| unravel(i, &n).iter().zip(&first).map(|(i, f)| i + f).collect::<Vec<u64>>())
-            .filter(|c| objects.wanted(array, c))
-            .collect();
-        (Region { origin, shape }, todo)
-    }
-
-    /// The bounding region of the blocks holding an object `objects` wants; `None` when none does.
-    fn wanted_bounds(&self, array: &str, objects: &dyn Objects) -> Option<Region> {
-        let mut bounds: Option<(Vec<u64>, Vec<u64>)> = None;
-        for k in 0..self.count() {
-            let (region, todo) = self.block(k, array, objects);
-            if todo.is_empty() {
-                continue;
-            }
-            let end: Vec<u64> = region.origin.iter().zip(&region.shape).map(|(o, n)| o + n).collect();
-            bounds = Some(match bounds {
-                None => (region.origin, end),
-                Some((lo, hi)) => (
-                    lo.iter().zip(&region.origin).map(|(a, b)| *a.min(b)).collect(),
-                    hi.iter().zip(&end).map(|(a, b)| *a.max(b)).collect(),
-                ),
-            });
-        }
-        bounds.map(|(lo, hi)| Region { shape: hi.iter().zip(&lo).map(|(h, l)| h - l).collect(), origin: lo })
-    }
 }
 
 /// The elements of `region`, read through the store; the reader's fetch batches kept to an eighth of
@@ -451,7 +375,7 @@ pub(super) async fn read_region(
 }
 
 /// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).
-fn write_objects(
+pub(super) fn write_objects(
     store: &str,
     target: &Target,
     array: &str,
