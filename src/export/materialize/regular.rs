@@ -7,12 +7,12 @@
 //! store, every chunk decoded from the source chunks it overlaps (through the store's reader) and
 //! re-encoded with the array's codecs, padded with the fill value past the array's end.
 //!
-//! Plan: target chunks are produced a row at a time (the target chunks sharing an index along the
-//! first dimension): the row's region is read once when it fits half of `max_memory`, else target
-//! chunk by target chunk (each read holds that chunk plus the source chunks it overlaps, so memory
-//! stays bounded whatever the grids; rechunker's intermediate pass is not needed for memory, at the
-//! price of reading a source chunk once per target chunk it overlaps). Chunks of a row are encoded
-//! and written in parallel (rayon).
+//! Plan (`regular/plan`, as rechunker plans it): target chunks are produced a block at a time (whole
+//! target chunks, grown within a quarter of `max_memory`), each block read once through the store
+//! and its chunks encoded and written in parallel while the next block is read (`regular/blocks`).
+//! When source and target chunks cross badly (the blocks would decode each source chunk many times),
+//! the copy goes through an intermediate array (`regular/intermediate`): blocks of whole source
+//! chunks into intermediate chunks, then the target blocks from those.
 //!
 //! Resumable: chunks are written into `DEST.partial/` (each file written under a temporary name and
 //! renamed, so a chunk file present is complete; a marker file records the store and the chunk spec).
@@ -68,7 +68,8 @@ pub struct RegularOptions {
     /// Pack the chunks into `sharding_indexed` shards of these lengths per dimension name (each a
     /// multiple of the chunk length; dimensions not named: one chunk per shard). Default: `None`.
     pub shards: Option<Vec<(String, u64)>>,
-    /// Largest region read at once, in bytes (half of it for a row of target chunks). Default: 1 GiB.
+    /// Memory the copy's buffers may take, in bytes: two blocks of target chunks of at most a quarter
+    /// of it each, the reader's fetch batches, the chunks being encoded. Default: 1 GiB.
     pub max_memory: u64,
     /// Replace an existing Zarr v3 store (or commit over an existing repository). Default: false.
     pub overwrite: bool,
