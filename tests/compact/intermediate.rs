@@ -76,6 +76,13 @@ fn badly_crossing_chunks_go_through_an_intermediate_array_and_resume() {
     assert_zarrs_reads_exactly(&out, &files, &VARS);
     let doc = crate::common::array_json(&out, "tas");
     assert_eq!(doc["chunk_grid"]["configuration"]["chunk_shape"], serde_json::json!([365, 10, 10]));
+    // An Icechunk repository: the intermediate array in a temporary directory, one commit.
+    let repo = dir.path().join("series.icechunk");
+    let (store_arg, repo_arg) = (s(&store), s(&repo));
+    let args = [&["materialize", store_arg.as_str(), repo_arg.as_str()][..], &spec, &["--format", "icechunk"]].concat();
+    let run = cli_expect(&args, 0);
+    assert!(run.stdout.contains("copied through an intermediate array"), "{}", run.stdout);
+    super::regular::assert_vzarr_reads_exactly(&repo, &files, &["tas"]);
     // With room for whole rows, the same copy reads directly.
     let direct = dir.path().join("direct.zarr");
     let run = cli_expect(&["materialize", &s(&store), &s(&direct), "--chunks", "time=365,lat=10,lon=10"], 0);
