@@ -140,8 +140,7 @@ fn fold_piece(
         let mut origin = vec![0; slab_shape.len()];
         origin[axis] = grid.dim(axis).start(first[axis]);
         let slab = Region { origin, shape: slab_shape };
-        let data = read_region(reader, &slab, folding)?;
-        return encode_chunks(metadata, reader.path(), present, &slab, &data, folding);
+        return fold_slab(metadata, axis, present, &slab, reader, folding);
     }
     let mut out = Vec::with_capacity(present.len());
     for coords in present {
@@ -153,6 +152,59 @@ fn fold_piece(
         out.extend(encode_chunks(metadata, reader.path(), std::slice::from_ref(coords), &region, &data, folding)?);
     }
     Ok(out)
+}
+
+/// The chunks `present` of a slab that fits in memory, read band by band along the first other
+/// dimension of more than one chunk (one chunk row each), each band encoded on another thread while
+/// the next one is read: the reads' waits for their files are filled with encoding. The chunks come
+/// out in the order of `present` (row-major), as from one read of the whole slab.
+fn fold_slab(
+    metadata: &ArrayMetadata,
+    axis: usize,
+    present: &[Vec<u64>],
+    slab: &Region,
+    reader: &ArrayReader,
+    folding: &Folding<'_>,
+) -> Result<Vec<Encoded>, CompactError> {
+    let grid = &metadata.chunk_grid;
+    let band_dim = (0..grid.ndim()).find(|&d| d != axis && grid.dim(d).num_chunks() > 1);
+    let Some(band_dim) = band_dim else {
+        let data = read_region(reader, slab, folding)?;
+        return encode_chunks(metadata, reader.path(), present, slab, &data, folding);
+    };
+    let dim = grid.dim(band_dim);
+    let bands: Vec<(Region, &[Vec<u64>])> = present
+        .chunk_by(|a, b| a[band_dim] == b[band_dim])
+        .map(|coords| {
+            let mut band = slab.clone();
+            band.origin[band_dim] = dim.start(coords[0][band_dim]);
+            band.shape[band_dim] = dim.valid(coords[0][band_dim]);
+            (band, coords)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(present.len());
+    let path = reader.path();
+    std::thread::scope(|scope| {
+        let mut encoding: Option<std::thread::ScopedJoinHandle<'_, _>> = None;
+        for (band, coords) in &bands {
+            let data = read_region(reader, band, folding)?;
+            if let Some(previous) = encoding.take() {
+                out.extend(joined(previous)?);
+            }
+            encoding = Some(scope.spawn(move || encode_chunks(metadata, path, coords, band, &data, folding)));
+        }
+        if let Some(last) = encoding {
+            out.extend(joined(last)?);
+        }
+        Ok(out)
+    })
+}
+
+/// The result of an encoding thread (a panic in it is resumed here).
+fn joined(
+    handle: std::thread::ScopedJoinHandle<'_, Result<Vec<Encoded>, CompactError>>,
+) -> Result<Vec<Encoded>, CompactError> {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The decoded elements of `region`, read through the store's reader.

@@ -101,6 +101,9 @@ pub struct ArrayLayout {
     pub objects: u64,
     /// Bytes of those objects.
     pub bytes: u64,
+    /// A regular copy whose source and target chunks cross badly: the chunk shape of the
+    /// intermediate array it was copied through (rechunker's intermediate pass); `None` otherwise.
+    pub intermediate: Option<Vec<u64>>,
 }
 
 /// What a materialization wrote.
@@ -213,6 +216,7 @@ async fn write_array(
         padded_chunks: written.padded,
         objects: written.objects,
         bytes: written.bytes,
+        intermediate: None,
     })
 }
 

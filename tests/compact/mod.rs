@@ -285,4 +285,5 @@ fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
     assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".days")), "staging left behind");
 }
 
+mod intermediate;
 mod regular;

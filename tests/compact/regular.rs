@@ -87,7 +87,7 @@ fn monthly_store(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
 
 /// Every array of the Icechunk repository at `location`, read by vzarr, equals libnetcdf's reads of
 /// the files.
-fn assert_vzarr_reads_exactly(location: &Path, files: &[PathBuf], vars: &[&str]) {
+pub(super) fn assert_vzarr_reads_exactly(location: &Path, files: &[PathBuf], vars: &[&str]) {
     // A regular copy owns its chunks: no source container to trust.
     let authorization = vzarr::trust::Authorization::new(Vec::<String>::new());
     let opened =

@@ -7,12 +7,12 @@
 //! store, every chunk decoded from the source chunks it overlaps (through the store's reader) and
 //! re-encoded with the array's codecs, padded with the fill value past the array's end.
 //!
-//! Plan: target chunks are produced a row at a time (the target chunks sharing an index along the
-//! first dimension): the row's region is read once when it fits half of `max_memory`, else target
-//! chunk by target chunk (each read holds that chunk plus the source chunks it overlaps, so memory
-//! stays bounded whatever the grids; rechunker's intermediate pass is not needed for memory, at the
-//! price of reading a source chunk once per target chunk it overlaps). Chunks of a row are encoded
-//! and written in parallel (rayon).
+//! Plan (`regular/plan`, as rechunker plans it): target chunks are produced a block at a time (whole
+//! target chunks, grown within a quarter of `max_memory`), each block read once through the store
+//! and its chunks encoded and written in parallel while the next block is read (`regular/blocks`).
+//! When source and target chunks cross badly (the blocks would decode each source chunk many times),
+//! the copy goes through an intermediate array (`regular/intermediate`): blocks of whole source
+//! chunks into intermediate chunks, then the target blocks from those.
 //!
 //! Resumable: chunks are written into `DEST.partial/` (each file written under a temporary name and
 //! renamed, so a chunk file present is complete; a marker file records the store and the chunk spec).
@@ -24,6 +24,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+mod blocks;
+mod intermediate;
+mod plan;
 #[cfg(feature = "icechunk")]
 mod repo;
 mod target;
@@ -35,10 +38,10 @@ use super::{ArrayLayout, MaterializeReport, Sharding};
 use crate::export::{checked_nodes, store_inputs, ExportError};
 use crate::grid::{DimSelection, Selection};
 use crate::metadata::{chunk_key, node_key};
-use crate::ndcopy::unravel;
 use crate::read::{ArrayReader, ReadOptions, Store};
 use crate::rechunk::Region;
 use crate::store::{io_error, OutputKind, Staged, WriteError};
+use intermediate::Scratch;
 use target::Target;
 
 /// Objects uploaded at once to an object-store destination.
@@ -65,7 +68,8 @@ pub struct RegularOptions {
     /// Pack the chunks into `sharding_indexed` shards of these lengths per dimension name (each a
     /// multiple of the chunk length; dimensions not named: one chunk per shard). Default: `None`.
     pub shards: Option<Vec<(String, u64)>>,
-    /// Largest region read at once, in bytes (half of it for a row of target chunks). Default: 1 GiB.
+    /// Memory the copy's buffers may take, in bytes: two blocks of target chunks of at most a quarter
+    /// of it each, the reader's fetch batches, the chunks being encoded. Default: 1 GiB.
     pub max_memory: u64,
     /// Replace an existing Zarr v3 store (or commit over an existing repository). Default: false.
     pub overwrite: bool,
@@ -226,7 +230,8 @@ async fn write_local(
     for reader in readers {
         let target = options.target(store, reader)?;
         let objects = DirObjects { root: &partial };
-        let layout = copy_array(store, reader, &target, &objects, options, progress).await?;
+        let scratch = partial.join(intermediate::SCRATCH);
+        let layout = copy_array(store, reader, &target, &objects, options, &scratch, progress).await?;
         report.add(layout);
     }
     for node in std::iter::once(&String::new()).chain(groups) {
@@ -235,6 +240,10 @@ async fn write_local(
     for reader in readers {
         let target = options.target(store, reader)?;
         write_atomic(&partial.join(node_key(reader.path())), &regular_metadata(store, reader, &target).await?)?;
+    }
+    let scratch = partial.join(intermediate::SCRATCH);
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch).map_err(io_error(&scratch, "removing the intermediate arrays"))?;
     }
     std::fs::remove_file(partial.join(MARKER)).map_err(io_error(&partial, "removing the marker"))?;
     let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
@@ -301,21 +310,25 @@ async fn regular_metadata(store: &Store, reader: &ArrayReader, target: &Target) 
     Ok(crate::metadata::to_text(&doc).into_bytes())
 }
 
-/// Writes every target object of one array that `objects` wants, a row at a time.
+/// Writes every target object of one array that `objects` wants, a block of objects at a time
+/// (`plan`), through an intermediate array under `scratch` when the plan says so.
 pub(super) async fn copy_array(
     store: &Store,
     reader: &ArrayReader,
     target: &Target,
     objects: &dyn Objects,
     options: &RegularOptions,
+    scratch: &Path,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<ArrayLayout, ExportError> {
     if reader.metadata().codecs.is_strings() {
         let reason = "a string array cannot be rechunked yet".into();
         return Err(ExportError::Node { store: store.location().into(), node: reader.path().into(), reason });
     }
-    let grid_shape = target.metadata.chunk_grid.grid_shape();
-    let rows = grid_shape.first().copied().unwrap_or(1);
+    let grid = &target.metadata.chunk_grid;
+    let object_shape = grid.chunk_shape(&vec![0; grid.ndim()]);
+    let size = target.metadata.element_size() as u64;
+    let plan = plan::plan(&reader.metadata().chunk_grid, &object_shape, size, blocks::budget(options.max_memory));
     let mut layout = ArrayLayout {
         path: reader.path().to_string(),
         sharding: target.sharding(),
@@ -323,79 +336,47 @@ pub(super) async fn copy_array(
         padded_chunks: 0,
         objects: 0,
         bytes: 0,
+        intermediate: None,
     };
-    for row in 0..rows {
-        let todo: Vec<Vec<u64>> = row_chunks(&grid_shape, row).filter(|c| objects.wanted(reader.path(), c)).collect();
-        if todo.is_empty() {
-            continue;
-        }
-        let written = write_row(store.location(), target, reader, objects, &todo, options).await?;
-        layout.chunks_copied += todo.len() as u64;
-        layout.objects += todo.len() as u64;
-        layout.bytes += written;
-        progress(todo.len() as u64);
-        crate::test_hooks::crash_point("regular-row-written");
+    let blocks = blocks::Blocks::new(grid, &plan.write);
+    let pass = match &plan.intermediate {
+        Some(pass) => match blocks.wanted_bounds(reader.path(), objects) {
+            Some(bounds) => {
+                let scratch = Scratch::open(scratch, reader.path(), &grid.shape(), &pass.chunks, size as usize)?;
+                scratch.fill(reader, &pass.read, &bounds, options).await?;
+                layout.intermediate = Some(pass.chunks.clone());
+                Some(scratch)
+            }
+            None => None, // every object already written
+        },
+        None => None,
+    };
+    let copy = blocks::Copy { store: store.location(), reader, target, objects, options, scratch: pass.as_ref() };
+    copy.run(&blocks, &mut layout, progress).await?;
+    if let Some(scratch) = pass {
+        scratch.remove()?;
     }
     Ok(layout)
 }
 
-/// The chunk coordinates of row `row` (the first dimension's index; every chunk of a 0-d array).
-fn row_chunks(grid_shape: &[u64], row: u64) -> impl Iterator<Item = Vec<u64>> + '_ {
-    let rest = grid_shape.get(1..).unwrap_or_default();
-    let count: u64 = rest.iter().product();
-    (0..count).map(move |k| {
-        let mut coords = unravel(k, rest);
-        if !grid_shape.is_empty() {
-            coords.insert(0, row);
-        }
-        coords
-    })
-}
-
-/// Reads and writes the objects `todo` of one row; returns the bytes written.
-async fn write_row(
-    store: &str,
-    target: &Target,
+/// The elements of `region`, read through the store; the reader's fetch batches kept to an eighth of
+/// `max_memory` (two are in flight beside the region).
+pub(super) async fn read_region(
     reader: &ArrayReader,
-    objects: &dyn Objects,
-    todo: &[Vec<u64>],
+    region: &Region,
     options: &RegularOptions,
-) -> Result<u64, ExportError> {
-    let grid = &target.metadata.chunk_grid;
-    let valid =
-        |coords: &[u64]| -> Vec<u64> { coords.iter().enumerate().map(|(d, &c)| grid.dim(d).valid(c)).collect() };
-    let size = target.metadata.element_size() as u64;
-    // The row: its extent along the first dimension, everything along the others.
-    let mut row = Region { origin: vec![0; grid.ndim()], shape: grid.shape() };
-    if let Some(&index) = todo[0].first() {
-        row.origin[0] = grid.dim(0).start(index);
-        row.shape[0] = grid.dim(0).valid(index);
-    }
-    let row_bytes = row.shape.iter().try_fold(size, |acc, &n| acc.checked_mul(n));
-    if todo.len() > 1 && row_bytes.is_some_and(|b| b <= options.max_memory / 2) {
-        let data = read_region(reader, &row, options).await?;
-        return write_objects(store, target, reader.path(), objects, todo, &row, &data);
-    }
-    let mut bytes = 0;
-    for coords in todo {
-        let region = Region { origin: grid.chunk_origin(coords), shape: valid(coords) };
-        let data = read_region(reader, &region, options).await?;
-        let one = std::slice::from_ref(coords);
-        bytes += write_objects(store, target, reader.path(), objects, one, &region, &data)?;
-    }
-    Ok(bytes)
-}
-
-async fn read_region(reader: &ArrayReader, region: &Region, options: &RegularOptions) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, ExportError> {
     let dims = region.origin.iter().zip(&region.shape).map(|(&o, &n)| DimSelection::from(o..o + n));
     let selection = Selection::new(dims, &reader.shape())
         .map_err(|source| crate::read::ReadError::Selection { array: reader.path().to_string(), source })?;
-    let read = ReadOptions { max_memory: options.max_memory, ..ReadOptions::default() };
+    let defaults = ReadOptions::default();
+    let batch_bytes = (options.max_memory / 8).clamp(1 << 16, defaults.batch_bytes);
+    let read = ReadOptions { max_memory: options.max_memory, batch_bytes, ..defaults };
     Ok(reader.read(&selection, &read).await?.bytes)
 }
 
 /// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).
-fn write_objects(
+pub(super) fn write_objects(
     store: &str,
     target: &Target,
     array: &str,
@@ -421,7 +402,7 @@ fn write_objects(
 }
 
 /// Writes `bytes` at `path` under a temporary name, then renames it: a file present is complete.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(dir, "creating directory"))?;
     }

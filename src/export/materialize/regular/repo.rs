@@ -78,9 +78,15 @@ async fn array_of(
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<(VirtualArray, super::ArrayLayout), ExportError> {
+    // The intermediate array of a badly crossing copy, if any: a private temporary directory.
+    let scratch = tempfile::tempdir().map_err(|e| ExportError::Node {
+        store: store.location().into(),
+        node: reader.path().into(),
+        reason: format!("creating a temporary directory for the intermediate array: {e}"),
+    })?;
     let grid = &target.metadata.chunk_grid;
     let objects = TableObjects { store: store.location(), grid, table: Mutex::new(base), touched };
-    let layout = copy_array(store, reader, target, &objects, options, progress).await?;
+    let layout = copy_array(store, reader, target, &objects, options, scratch.path(), progress).await?;
     let chunks = objects.table.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     let array = VirtualArray {
         path: reader.path().to_string(),
