@@ -93,7 +93,18 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
         let (mut kinds, mut sources, mut offsets, mut lengths) =
             (Vec::with_capacity(n), Vec::with_capacity(n * 4), Vec::with_capacity(n * 8), Vec::with_capacity(n * 8));
         let inlined = PyDict::new(py);
+        // The one source every chunk is referenced from, if there is one (the everyday array):
+        // Python then fills the paths with one assignment instead of comparing every chunk's.
+        let mut uniform: Option<Option<u32>> = None;
         for (linear, entry) in array.chunks.iter().enumerate() {
+            let id = match entry {
+                ChunkEntry::Source { source, .. } => Some(source),
+                _ => None,
+            };
+            uniform = match uniform {
+                None => Some(id),
+                Some(seen) => Some(seen.filter(|_| seen == id)),
+            };
             let (kind, source, offset, length) = match entry {
                 ChunkEntry::Missing => (MISSING, 0, 0, 0),
                 ChunkEntry::Source { source, offset, length } => (REFERENCED, source, offset, length),
@@ -120,6 +131,7 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
         item.set_item("offsets", PyBytes::new(py, &offsets))?;
         item.set_item("lengths", PyBytes::new(py, &lengths))?;
         item.set_item("inlined", inlined)?;
+        item.set_item("uniform_source", uniform.flatten())?;
         arrays.append(item)?;
     }
     out.set_item("arrays", arrays)?;

@@ -226,11 +226,15 @@ def _source_urls(url: str | None, locations: list[str]) -> list[str]:
 
 def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]) -> ManifestArray:
     shape = tuple(item["grid_shape"])
-    kinds = np.frombuffer(item["kinds"], dtype=np.uint8).reshape(shape)
-    ids = np.frombuffer(item["sources"], dtype="<u4").reshape(shape)
     offsets = np.frombuffer(item["offsets"], dtype="<u8").astype(np.uint64).reshape(shape)
     lengths = np.frombuffer(item["lengths"], dtype="<u8").astype(np.uint64).reshape(shape)
-    paths = _paths(sources, kinds, ids)
+    uniform = item.get("uniform_source")
+    if uniform is None:
+        kinds = np.frombuffer(item["kinds"], dtype=np.uint8).reshape(shape)
+        ids = np.frombuffer(item["sources"], dtype="<u4").reshape(shape)
+        paths = _paths(sources, kinds, ids)
+    else:
+        paths = _one_path(sources[uniform], shape)
     inlined = {}
     for linear, data in item["inlined"].items():
         index = np.unravel_index(linear, shape) if shape else ()
@@ -247,6 +251,14 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
         paths=paths, offsets=offsets, lengths=lengths, validate_paths=False, inlined=inlined or None
     )
     return ManifestArray(metadata=metadata, chunkmanifest=manifest)
+
+
+def _one_path(source: str, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """The paths of an array whose every chunk is referenced from `source` (the Rust side says so:
+    no chunk's kind or source is compared here)."""
+    paths = np.empty(shape, dtype=np.dtypes.StringDType())
+    paths[...] = source
+    return paths
 
 
 def _paths(sources: list[str], kinds: np.ndarray[Any, Any], ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
