@@ -244,9 +244,9 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
     if '"rectilinear"' in zarr_json:
         zarr_json = _regular_grid(registry, zarr_json, paths, offsets, lengths, inlined)
         _refuse_rectilinear(item["path"], zarr_json, sources[0])
-    metadata = _metadata(zarr_json)
-    if _oversized(metadata):
-        return _shrunk(registry, metadata, paths, offsets, lengths, inlined)
+    metadata, oversized = _metadata(zarr_json)
+    if oversized:
+        return _shrunk(registry, metadata, paths, offsets, lengths, inlined, all_referenced=uniform is not None)
     manifest = ChunkManifest.from_arrays(
         paths=paths, offsets=offsets, lengths=lengths, validate_paths=False, inlined=inlined or None
     )
@@ -314,6 +314,7 @@ def _shrunk(
     offsets: np.ndarray,
     lengths: np.ndarray,
     inlined: dict[tuple[int, ...], bytes],
+    all_referenced: bool = False,
 ) -> ManifestArray:
     """The array with its oversized chunks shrunk to the array, exactly, so that VirtualiZarr can
     concatenate it (its chunks must be regular across files).
@@ -329,7 +330,10 @@ def _shrunk(
     raw = len(metadata.codecs) == 1 and getattr(metadata.codecs[0], "endian", "x") != "x"
     if raw and small[1:] == chunks[1:] and dtype.itemsize:
         length = math.prod(small) * dtype.itemsize
-        lengths = np.where(paths == "", lengths, np.uint64(length)).astype(np.uint64)
+        if all_referenced:  # every chunk in a source file (the Rust side said so): no path compared
+            lengths = np.full(lengths.shape, length, dtype=np.uint64)
+        else:
+            lengths = np.where(paths == "", lengths, np.uint64(length)).astype(np.uint64)
         inlined = {index: data[:length] for index, data in inlined.items()}
         new = _with_regular_chunks(metadata, small)
         manifest = ChunkManifest.from_arrays(
@@ -540,16 +544,18 @@ def _regular_grid(
 _metadata_lock = threading.Lock()
 
 
-def _metadata(zarr_json: str) -> ArrayV3Metadata:
-    """The array metadata of a ``zarr.json`` text. The files of an archive mostly share their
-    variables' metadata, and ArrayV3Metadata is immutable: each distinct text is parsed once."""
+def _metadata(zarr_json: str) -> tuple[ArrayV3Metadata, bool]:
+    """The array metadata of a ``zarr.json`` text and whether a chunk is longer than the array
+    (`_oversized`). The files of an archive mostly share their variables' metadata, and
+    ArrayV3Metadata is immutable: each distinct text is parsed and judged once."""
     with _metadata_lock:
         return _parse_metadata(zarr_json)
 
 
 @lru_cache(maxsize=4096)
-def _parse_metadata(zarr_json: str) -> ArrayV3Metadata:
-    return ArrayV3Metadata.from_dict(json.loads(zarr_json))
+def _parse_metadata(zarr_json: str) -> tuple[ArrayV3Metadata, bool]:
+    metadata = ArrayV3Metadata.from_dict(json.loads(zarr_json))
+    return metadata, _oversized(metadata)
 
 
 def _tree(arrays: dict[str, ManifestArray], groups: dict[str, dict[str, Any]]) -> ManifestGroup:

@@ -44,25 +44,28 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
     let io =
         |e: crate::source::RangeError| ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(e) };
     let head = source.read_range(0, len.min(1024)).map_err(io)?;
+    // A signature at byte 0 first: binary formats are told by their first bytes, without reading
+    // their head as text (an HDF5 file's attribute may well name the DMR++ namespace).
+    let start = head.get(..8.min(head.len())).unwrap_or_default();
+    if start == HDF5_SIGNATURE {
+        return Ok(FileFormat::Hdf5);
+    }
+    if start.starts_with(&super::hdf4::SIGNATURE) {
+        return Ok(FileFormat::Hdf4);
+    }
+    if start.len() >= 4 && start.starts_with(b"CDF") && matches!(start[3], 1 | 2 | 5) {
+        return Ok(FileFormat::Netcdf3);
+    }
     if super::dmrpp::looks_like_dmrpp(head.as_ref()) {
         return Ok(FileFormat::Dmrpp);
     }
-    let mut offset = 0u64;
+    let mut offset = 512u64;
     while offset + 8 <= len {
         let head = source.read_range(offset, 8).map_err(io)?;
         if head.as_ref() == HDF5_SIGNATURE {
             return Ok(FileFormat::Hdf5);
         }
-        if offset == 0 && head.starts_with(&super::hdf4::SIGNATURE) {
-            return Ok(FileFormat::Hdf4);
-        }
-        if offset == 0 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5) {
-            return Ok(FileFormat::Netcdf3);
-        }
-        offset = if offset == 0 { 512 } else { offset * 2 };
-    }
-    if len >= 4 && source.read_range(0, 4).map_err(io)?.as_ref() == super::hdf4::SIGNATURE {
-        return Ok(FileFormat::Hdf4);
+        offset *= 2;
     }
     let reason = if len < 8 {
         format!("only {len} bytes long")
