@@ -74,8 +74,8 @@ impl StructType {
             }
         }
         let size: usize = fields.iter().map(|f| f.data_type.size()).sum();
-        if size > super::data_type::MAX_LENGTH_BYTES as usize {
-            let most = super::data_type::MAX_LENGTH_BYTES;
+        if size > super::MAX_LENGTH_BYTES as usize {
+            let most = super::MAX_LENGTH_BYTES;
             return Err(invalid(format!("a struct of {size} bytes (at most {most} an element, as for bytes)")));
         }
         let swaps = swap_spans(&fields);
