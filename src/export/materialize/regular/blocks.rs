@@ -130,10 +130,7 @@ impl Copy<'_> {
             if todo.is_empty() {
                 continue;
             }
-            let data = match self.scratch {
-                Some(scratch) => scratch.read(&region)?,
-                None => read_region(self.reader, &region, self.options).await?,
-            };
+            let data = self.read(&region).await?;
             count(self.write(&todo, &region, &data)?);
         }
         Ok(())
@@ -154,10 +151,7 @@ impl Copy<'_> {
                 if todo.is_empty() {
                     continue;
                 }
-                let data = match self.scratch {
-                    Some(scratch) => scratch.read(&region)?,
-                    None => handle.block_on(read_region(self.reader, &region, self.options))?,
-                };
+                let data = handle.block_on(self.read(&region))?;
                 if let Some(previous) = writing.take() {
                     count(joined(previous)?);
                 }
@@ -168,6 +162,15 @@ impl Copy<'_> {
             }
             Ok(())
         })
+    }
+
+    /// The elements of `region`: from the intermediate array in the second pass of a copy through
+    /// one, else through the store's reader.
+    async fn read(&self, region: &Region) -> Result<Vec<u8>, ExportError> {
+        match self.scratch {
+            Some(scratch) => scratch.read(region),
+            None => read_region(self.reader, region, self.options).await,
+        }
     }
 
     /// Writes the objects `todo` cut from `data` (the elements of `region`).
