@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::s3::{check_python, s3_env, s3s_fs, LatencyProxy, Measured, S3Server, ServerKind};
+use common::s3::{check_python, s3_env, servers, LatencyProxy, Measured, S3Server};
 use common::{archive_dir, ensure_archive};
 
 /// Days per month of the monthly archive (2023).
@@ -52,15 +52,7 @@ fn main() {
     }
     let daily = ensure_archive(&archive_dir(files), files);
     let monthly = ensure_monthly(&root.join("target/bench-remote/monthly"));
-    let mut servers = vec![ServerKind::Moto];
-    match s3s_fs(&root) {
-        Some(program) => servers.push(ServerKind::S3sFs(program)),
-        None => println!(
-            "s3s-fs not measured: not installed (`cargo install s3s-fs@0.14.1 --locked --features binary --root \
-             target/tools`)"
-        ),
-    }
-    for kind in &servers {
+    for kind in &servers(&root) {
         let server = S3Server::start(kind, &python);
         server.upload(&python, "bench", "daily", &daily);
         server.upload(&python, "bench", "monthly", &monthly);

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::s3::{check_python, s3_env, s3s_fs, LatencyProxy, Measured, S3Server, ServerKind};
+use common::s3::{check_python, s3_env, servers, LatencyProxy, Measured, S3Server};
 use common::{archive_dir, ensure_archive};
 
 fn main() {
@@ -106,12 +106,7 @@ fn remote(root: &Path, granules: usize, latency: Duration) {
     }
     let paths = ensure_archive(&archive_dir(granules), granules);
     let sidecars = ensure_sidecars(root, granules, &paths);
-    let mut servers = vec![ServerKind::Moto];
-    match s3s_fs(root) {
-        Some(program) => servers.push(ServerKind::S3sFs(program)),
-        None => println!("s3s-fs not measured: not installed (see benches/remote.rs)"),
-    }
-    for kind in &servers {
+    for kind in &servers(root) {
         let server = S3Server::start(kind, &python);
         server.upload(&python, "bench", "granules", &paths);
         server.upload(&python, "bench", "granules", &sidecars);

@@ -97,12 +97,5 @@ pub use read::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
 pub use scan::{scan_file, ScanError, ScanOptions};
 pub use store::{NativeWriter, WriteError, WriteOptions, Writer};
 
-/// Not part of the API: the few helpers of the on-disk formats that the integration tests use to
-/// craft damaged stores, parts and shards (`tests/`) and the fuzz targets (`fuzz/`). Hidden, unstable, and not for pipelines.
 #[doc(hidden)]
-pub mod testing {
-    pub use crate::codec::sharding::{index_len, parse_shard, ShardBuilder, ShardIndexError};
-    pub use crate::manifest::binding::metadata_digest;
-    pub use crate::manifest::format::ManifestHeader;
-    pub use crate::parts::record::{decode_dataset, encode_dataset};
-}
+pub mod testing;

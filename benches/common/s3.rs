@@ -40,6 +40,20 @@ pub fn s3s_fs(root: &Path) -> Option<PathBuf> {
     found.then(|| PathBuf::from("s3s-fs"))
 }
 
+/// The servers a benchmark measures on: moto, and s3s-fs where it is installed (else one line says
+/// how to install it).
+pub fn servers(root: &Path) -> Vec<ServerKind> {
+    let mut servers = vec![ServerKind::Moto];
+    match s3s_fs(root) {
+        Some(program) => servers.push(ServerKind::S3sFs(program)),
+        None => println!(
+            "s3s-fs not measured: not installed (`cargo install s3s-fs@0.14.1 --locked --features binary --root \
+             target/tools`)"
+        ),
+    }
+    servers
+}
+
 /// What one tool did through the proxy.
 pub struct Measured {
     /// Wall time.

@@ -95,16 +95,10 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
         let inlined = PyDict::new(py);
         // The one source every chunk is referenced from, if there is one (the everyday array):
         // Python then fills the paths with one assignment instead of comparing every chunk's.
-        let mut uniform: Option<Option<u32>> = None;
+        let (mut first_source, mut one_source) = (None, n > 0);
         for (linear, entry) in array.chunks.iter().enumerate() {
-            let id = match entry {
-                ChunkEntry::Source { source, .. } => Some(source),
-                _ => None,
-            };
-            uniform = match uniform {
-                None => Some(id),
-                Some(seen) => Some(seen.filter(|_| seen == id)),
-            };
+            one_source &=
+                matches!(entry, ChunkEntry::Source { source, .. } if *first_source.get_or_insert(source) == source);
             let (kind, source, offset, length) = match entry {
                 ChunkEntry::Missing => (MISSING, 0, 0, 0),
                 ChunkEntry::Source { source, offset, length } => (REFERENCED, source, offset, length),
@@ -131,7 +125,7 @@ fn dataset_parts<'py>(py: Python<'py>, url: &str, dataset: &VirtualDataset) -> P
         item.set_item("offsets", PyBytes::new(py, &offsets))?;
         item.set_item("lengths", PyBytes::new(py, &lengths))?;
         item.set_item("inlined", inlined)?;
-        item.set_item("uniform_source", uniform.flatten())?;
+        item.set_item("uniform_source", first_source.filter(|_| one_source))?;
         arrays.append(item)?;
     }
     out.set_item("arrays", arrays)?;

@@ -255,22 +255,19 @@ def _manifest_array(registry: Registry, sources: list[str], item: dict[str, Any]
 
 def _one_path(source: str, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
     """The paths of an array whose every chunk is referenced from `source` (the Rust side says so:
-    no chunk's kind or source is compared here)."""
+    no chunk's kind or source is compared here): one assignment (numpy's `full` and fancy indexing of
+    variable-length strings cost about ten times as much per chunk)."""
     paths = np.empty(shape, dtype=np.dtypes.StringDType())
     paths[...] = source
     return paths
 
 
 def _paths(sources: list[str], kinds: np.ndarray[Any, Any], ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The path of every chunk: its source's URL where the chunk is referenced, "" elsewhere. The
-    everyday array, every chunk in one file, is one assignment (numpy's `full` and fancy indexing of
-    variable-length strings cost about ten times as much per chunk)."""
+    """The path of every chunk: its source's URL where the chunk is referenced, "" elsewhere (an
+    array whose chunks lie in more than one source, or not all in one: `_one_path` otherwise)."""
     paths = np.empty(kinds.shape, dtype=np.dtypes.StringDType())
-    referenced = kinds == _REFERENCED
-    if ids.size and referenced.all() and (ids == ids.flat[0]).all():
-        paths[...] = sources[int(ids.flat[0])]
-        return paths
     paths[...] = ""
+    referenced = kinds == _REFERENCED
     if referenced.any():
         paths[referenced] = np.asarray(sources, dtype=np.dtypes.StringDType())[ids[referenced]]
     return paths

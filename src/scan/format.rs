@@ -83,3 +83,33 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
 pub fn detect_format(path: &Path) -> Result<FileFormat, ScanError> {
     detect_format_of(path, super::open_local(path)?.as_ref())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detected(bytes: &[u8]) -> Result<FileFormat, ScanError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("file");
+        std::fs::write(&path, bytes).unwrap();
+        detect_format(&path)
+    }
+
+    /// Binary formats are told by their first bytes, before the head is read as text: an HDF5 file
+    /// whose first KiB names the DMR++ namespace (in an attribute, say) is HDF5, not a sidecar.
+    #[test]
+    fn signatures_come_before_the_dmrpp_text() {
+        let mut hdf5 = HDF5_SIGNATURE.to_vec();
+        hdf5.extend(b"\0\0 attribute: http://xml.opendap.org/dap/dmrpp/1.0.0# ");
+        hdf5.resize(2048, 0);
+        assert_eq!(detected(&hdf5).unwrap(), FileFormat::Hdf5);
+        let mut blank_block = vec![0u8; 512];
+        blank_block.extend(HDF5_SIGNATURE);
+        blank_block.resize(1024, 0);
+        assert_eq!(detected(&blank_block).unwrap(), FileFormat::Hdf5, "a user block, then the signature");
+        assert_eq!(detected(b"CDF\x01\0\0\0\0\0\0\0\0").unwrap(), FileFormat::Netcdf3);
+        assert_eq!(detected(&[0x0e, 0x03, 0x13, 0x01, 0, 0, 0, 0]).unwrap(), FileFormat::Hdf4);
+        assert_eq!(detected(b"<?xml version=\"1.0\"?><Dataset/>").unwrap(), FileFormat::Dmrpp);
+        assert!(detected(b"nothing we know").is_err());
+    }
+}

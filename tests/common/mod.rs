@@ -367,6 +367,14 @@ impl Run {
     pub fn stderr_lines(&self) -> Vec<&str> {
         self.stderr.lines().filter(|l| !l.trim().is_empty()).collect()
     }
+
+    /// The counter `name` (`peak_kib`, `syncs`, ...) of the `counters:` line the binary writes to
+    /// stderr with `VZARR_TEST_COUNTERS=1`; `None` when the line or the counter is missing.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        let line = self.stderr.lines().find(|l| l.starts_with("counters:"))?;
+        let prefix = format!("{name}=");
+        line.split_whitespace().find_map(|f| f.strip_prefix(prefix.as_str()))?.parse().ok()
+    }
 }
 
 /// Runs `vzarr` with `args`.

@@ -32,11 +32,7 @@ fn daily_chunked_store(dir: &Path, ny: usize, nx: usize, compress: bool) -> (Pat
             .collect()
     });
     let store = dir.join("days.vzarr");
-    let mut args = vec!["scan".to_string()];
-    args.extend(files.iter().map(s));
-    args.extend(["--concat", "time", "-o"].map(String::from));
-    args.push(s(&store));
-    cli_expect(&args, 0);
+    super::scan(&files, &store, &[]);
     (store, files)
 }
 
@@ -97,8 +93,7 @@ fn peak_mib(store: &Path, out: &Path, extra: &[&str]) -> (u64, String) {
     command.env("VZARR_TEST_COUNTERS", "1");
     let run = crate::common::run(command);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let line = run.stderr.lines().find(|l| l.starts_with("counters:")).expect("counters line");
-    let kib: u64 = line.split_whitespace().find_map(|f| f.strip_prefix("peak_kib=")).unwrap().parse().unwrap();
+    let kib = run.counter("peak_kib").expect("peak_kib counter");
     (kib / 1024, run.stdout)
 }
 

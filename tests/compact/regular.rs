@@ -26,11 +26,7 @@ fn a_regular_copy_under_max_memory_resumes_and_equals_the_files() {
     let files: Vec<_> =
         with_hdf5_files(|| monthly(2023..=2024, None, true).iter().map(|f| write_series_file(dir.path(), f)).collect());
     let store = dir.path().join("months.vzarr");
-    let mut args = vec!["scan".to_string()];
-    args.extend(files.iter().map(s));
-    args.extend(["--concat", "time", "-o"].map(String::from));
-    args.push(s(&store));
-    cli_expect(&args, 0);
+    super::scan(&files, &store, &[]);
     let out = dir.path().join("months.zarr");
     let spec = ["--chunks", "time=90,lat=4,lon=5", "--max-memory", "40K"];
     // Killed after its first row of chunks: nothing at the destination, the partial copy kept.
@@ -77,11 +73,7 @@ fn monthly_store(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
     let files: Vec<_> =
         with_hdf5_files(|| monthly(2023..=2024, None, true).iter().map(|f| write_series_file(dir, f)).collect());
     let store = dir.join("months.vzarr");
-    let mut args = vec!["scan".to_string()];
-    args.extend(files.iter().map(s));
-    args.extend(["--concat", "time", "-o"].map(String::from));
-    args.push(s(&store));
-    cli_expect(&args, 0);
+    super::scan(&files, &store, &[]);
     (store, files)
 }
 
@@ -186,11 +178,7 @@ fn an_icechunk_copy_updated_after_an_append_rewrites_only_the_touched_chunks() {
     let files: Vec<PathBuf> =
         with_hdf5_files(|| daily(2001, 40).iter().map(|f| write_series_file(dir.path(), f)).collect());
     let store = dir.path().join("days.vzarr");
-    let mut args = vec!["scan".to_string()];
-    args.extend(files[..30].iter().map(s));
-    args.extend(["--concat", "time", "-o"].map(String::from));
-    args.push(s(&store));
-    cli_expect(&args, 0);
+    super::scan(&files[..30], &store, &[]);
     let repo = dir.path().join("days.icechunk");
     cli_expect(&["materialize", &s(&store), &s(&repo), "--chunks", "time=7", "--format", "icechunk"], 0);
     assert_vzarr_reads_exactly(&repo, &files[..30], &DAILY_VARS);

@@ -86,8 +86,7 @@ fn a_large_document_is_held_at_about_its_references_size() {
     command.args(["info", &s(&path)]).env("VZARR_TEST_COUNTERS", "1").stdout(std::process::Stdio::piped());
     let run = crate::common::run(command);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let peak: u64 =
-        run.stderr.split("peak_kib=").nth(1).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap();
+    let peak = run.counter("peak_kib").expect("peak_kib counter");
     eprintln!("document {size} bytes, peak {} MiB", peak >> 10);
     assert!(peak * 1024 < 4 * size, "peak {peak} KiB for a document of {size} bytes");
 }
@@ -114,8 +113,7 @@ fn a_long_attribute_string_is_held_at_about_its_size() {
     command.args(["info", &s(&path)]).env("VZARR_TEST_COUNTERS", "1").stdout(std::process::Stdio::null());
     let run = crate::common::run(command);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let peak: u64 =
-        run.stderr.split("peak_kib=").nth(1).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap();
+    let peak = run.counter("peak_kib").expect("peak_kib counter");
     eprintln!("document {size} bytes, peak {} MiB", peak >> 10);
     assert!(peak * 1024 < 4 * size, "peak {peak} KiB for a document of {size} bytes");
     let nothing = vzarr::trust::Authorization::new(Vec::<String>::new());

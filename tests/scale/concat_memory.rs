@@ -68,11 +68,8 @@ fn scan(files: &[PathBuf], dir: &Path, name: &str, limit_bytes: Option<u64>) -> 
         }
     }
     let run = run(command);
-    let counter = |key: &str| -> u64 {
-        let line = run.stderr.lines().find(|l| l.starts_with("counters:")).unwrap_or_default();
-        line.split_whitespace().find_map(|f| f.strip_prefix(key)).and_then(|v| v.parse().ok()).unwrap_or(0)
-    };
-    let peaks = (counter("peak_kib="), counter("vm_peak_kib="));
+    let counter = |name: &str| run.counter(name).unwrap_or(0);
+    let peaks = (counter("peak_kib"), counter("vm_peak_kib"));
     (run.code, run.stderr, peaks)
 }
 

@@ -36,9 +36,7 @@ fn scan_peak_kib(files: &[PathBuf], list: &Path, store: &Path) -> u64 {
     command.env("VZARR_TEST_COUNTERS", "1").stdout(Stdio::null());
     let run = crate::common::run(command);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let line = run.stderr.lines().find(|l| l.starts_with("counters:")).expect("counters line");
-    let peak = line.split_whitespace().find_map(|f| f.strip_prefix("peak_kib=")).expect("peak_kib counter");
-    peak.parse().unwrap()
+    run.counter("peak_kib").expect("peak_kib counter")
 }
 
 #[test]

@@ -35,12 +35,8 @@ fn counted(args: &[OsString]) -> (Run, u64, u64) {
     command.args(args).env("VZARR_TEST_COUNTERS", "1").stdout(Stdio::piped());
     let run = run(command);
     assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
-    let line = run.stderr.lines().find(|l| l.starts_with("counters:")).expect("counters line");
-    let value = |key: &str| -> u64 {
-        let field = line.split_whitespace().find_map(|f| f.strip_prefix(key)).expect("counter");
-        field.parse().unwrap()
-    };
-    let (syncs, opens) = (value("syncs="), value("oracle_opens="));
+    let value = |name: &str| run.counter(name).unwrap_or_else(|| panic!("counter {name}: {}", run.stderr));
+    let (syncs, opens) = (value("syncs"), value("oracle_opens"));
     (run, syncs, opens)
 }
 

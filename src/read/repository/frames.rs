@@ -73,24 +73,28 @@ impl<'a> Files<'a> {
     /// its file has exactly that size, and its frame declares a size it decodes to.
     pub(crate) async fn check_manifest(&self, id: &str, recorded: u64) -> Result<(), String> {
         let path = format!("{MANIFESTS_FILE_PATH}/{id}");
-        if recorded > 0 {
-            let (last, past) = futures::join!(
-                self.get(&path, Some(recorded - 1..recorded)),
-                self.get(&path, Some(recorded..recorded + 1))
-            );
-            let records = format!("the {recorded} bytes the snapshot records for manifest {id}");
-            match (last, past) {
-                (Err(e), _) if matches!(e.kind, StorageErrorKind::ObjectNotFound) => {
-                    return Err(format!("its file ({path}) is missing"))
-                }
-                (Err(_), _) => return Err(format!("its file ({path}) is shorter than {records}")),
-                (Ok(_), Ok(past)) if !past.is_empty() => {
-                    return Err(format!("its file ({path}) is longer than {records}"))
-                }
-                _ => {}
-            }
+        // Both at once: one round of requests before the manifest's first fetch.
+        let (size, frame) = futures::join!(self.check_size(&path, id, recorded), self.check_frame(&path));
+        size.and(frame)
+    }
+
+    /// Checks that the manifest file at `path` has the `recorded` bytes (0: nothing recorded): its
+    /// last byte can be read and the byte after it cannot.
+    async fn check_size(&self, path: &str, id: &str, recorded: u64) -> Result<(), String> {
+        if recorded == 0 {
+            return Ok(());
         }
-        self.check_frame(&path).await
+        let (last, past) =
+            futures::join!(self.get(path, Some(recorded - 1..recorded)), self.get(path, Some(recorded..recorded + 1)));
+        let records = format!("the {recorded} bytes the snapshot records for manifest {id}");
+        match (last, past) {
+            (Err(e), _) if matches!(e.kind, StorageErrorKind::ObjectNotFound) => {
+                Err(format!("its file ({path}) is missing"))
+            }
+            (Err(_), _) => Err(format!("its file ({path}) is shorter than {records}")),
+            (Ok(_), Ok(past)) if !past.is_empty() => Err(format!("its file ({path}) is longer than {records}")),
+            _ => Ok(()),
+        }
     }
 
     /// Checks the zstd frame of the file at `path` (see the module docs). A file that cannot be
@@ -159,26 +163,9 @@ pub(crate) fn decodes_to(frame: &[u8], declared: u64) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// A frame of `data` whose header declares `declared` bytes instead (content size field of 8
-    /// bytes, window of 8 MiB, no checksum), the blocks of a real frame of `data` after it.
+    /// A frame of `data` whose header declares `declared` bytes instead.
     fn frame_declaring(data: &[u8], declared: u64) -> Vec<u8> {
-        let real = zstd::bulk::compress(data, 1).unwrap();
-        // The real frame's header: magic, descriptor, then window / dictionary / size fields.
-        let descriptor = real[4];
-        let single_segment = descriptor & 0x20 != 0;
-        let fcs_len = match descriptor >> 6 {
-            0 => usize::from(single_segment),
-            1 => 2,
-            2 => 4,
-            _ => 8,
-        };
-        let blocks_at = 5 + usize::from(!single_segment) + [0, 1, 2, 4][usize::from(descriptor & 3)] + fcs_len;
-        let mut out = real[..4].to_vec();
-        out.push(0xC0 | (descriptor & 0x04)); // 8-byte size field, not single-segment, checksum flag kept
-        out.push(0x68); // window 2^23
-        out.extend(declared.to_le_bytes());
-        out.extend(&real[blocks_at..]);
-        out
+        crate::testing::redeclared_frame(&zstd::bulk::compress(data, 1).unwrap(), declared)
     }
 
     #[test]
