@@ -206,6 +206,7 @@ fn numpy_dtype(data_type: DataType) -> String {
         DataType::Float16 => format!("{native}f2"),
         DataType::FixedBytes(n) => format!("|S{n}"),
         DataType::RawBytes(n) => format!("|V{n}"),
+        DataType::FixedUtf32(n) => format!("{native}U{}", n / 4),
         // A list of (name, type) pairs, as NumPy prints a structured dtype.
         DataType::Struct(s) => s.numpy_descr(),
         DataType::String => "str".into(),

@@ -32,6 +32,9 @@
 //!   values are such paths. `vzarr.virtualizarr.Parser(links_and_references=True)` gives both as
 //!   VirtualiZarr's HDFParser does (paths relative to the object, the draft Links and Object
 //!   References and ref conventions).
+//! - `reference_fields`: for a struct array (an HDF5 compound with object reference members, which
+//!   vzarr stores), the fields holding the paths the references name; the Python parser gives them
+//!   relative with `links_and_references=True`, as HDFParser does.
 //! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
 //!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
 //!   bytes (h5py gives them as `numpy.void` and `bytes`).
@@ -75,6 +78,8 @@ pub struct ArrayNotes {
     pub shapes: BTreeMap<String, Vec<u64>>,
     /// For an array of the paths HDF5 object references name: the source's chunk shape.
     pub object_references: Option<Vec<u64>>,
+    /// For a struct array: the fields holding the paths HDF5 object references name.
+    pub reference_fields: Vec<String>,
     /// The attributes whose values are the paths HDF5 object references name.
     pub reference_attributes: std::collections::BTreeSet<String>,
     /// How attributes whose bytes JSON text cannot hold (opaque values, strings that are not UTF-8)
@@ -134,6 +139,7 @@ impl ArrayNotes {
             && encodings.is_empty()
             && references.is_empty()
             && self.object_references.is_none()
+            && self.reference_fields.is_empty()
             && self.withheld.is_empty()
             && self.enum_members.is_none()
             && storage.iter().all(|(_, note)| note.is_none())
@@ -159,6 +165,9 @@ impl ArrayNotes {
         }
         if let Some(chunk_shape) = &self.object_references {
             field["object_references"] = json!({"chunk_shape": chunk_shape});
+        }
+        if !self.reference_fields.is_empty() {
+            field["reference_fields"] = json!(self.reference_fields);
         }
         if let Some(members) = &self.enum_members {
             field["enum"] = Value::Object(members.clone());
@@ -221,6 +230,12 @@ impl ArrayNotes {
                 .and_then(|dims| dims.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
                 .ok_or_else(|| invalid(format!("object_references: {references} has no chunk_shape list")))?;
             notes.object_references = Some(chunk_shape);
+        }
+        if let Some(names) = object.get("reference_fields") {
+            notes.reference_fields = names
+                .as_array()
+                .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
+                .ok_or_else(|| invalid("reference_fields is not a list of names".into()))?;
         }
         if let Some(withheld) = object.get("withheld_attributes") {
             let withheld =
@@ -407,7 +422,11 @@ mod tests {
 
     #[test]
     fn object_reference_notes_round_trip() {
-        let mut notes = ArrayNotes { object_references: Some(vec![3]), ..ArrayNotes::default() };
+        let mut notes = ArrayNotes {
+            object_references: Some(vec![3]),
+            reference_fields: vec!["timeseries".into()],
+            ..ArrayNotes::default()
+        };
         notes.reference_attributes.insert("table".into());
         notes.reference_attributes.insert("gone".into());
         let attributes: Attributes = serde_json::from_value(json!({"table": "/general/electrodes"})).unwrap();
@@ -415,7 +434,7 @@ mod tests {
         assert_eq!(
             field,
             json!({"must_understand": false, "reference_attributes": ["table"],
-                   "object_references": {"chunk_shape": [3]}})
+                   "object_references": {"chunk_shape": [3]}, "reference_fields": ["timeseries"]})
         );
         let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
         notes.prune(&attributes);

@@ -1,7 +1,7 @@
 //! Zarr v3 core data types (zarr-specs v3 core, "Data types") that vzarr emits.
 //!
 //! Pure model: maps names to element sizes. The scanners decide which source types map here.
-//! Beyond the core types: `null_terminated_bytes`, `raw_bytes` and `struct` (zarr-extensions), in the
+//! Beyond the core types: `null_terminated_bytes`, `raw_bytes`, `fixed_length_utf32` and `struct` (zarr-extensions), in the
 //! spelling zarr-python 3 reads.
 
 use serde_json::Value;
@@ -64,6 +64,11 @@ pub enum DataType {
     /// `length_bytes`, which zarr-python 3 reads as NumPy `V<n>` (it does not read the core spec's
     /// `r<bits>`, which vzarr also accepts when reading).
     RawBytes(u32),
+    /// Fixed-width Unicode strings of this many bytes (`fixed_length_utf32` with `length_bytes`, NumPy
+    /// `U<n/4>`): UTF-32 code points, NUL-padded, in the `bytes` codec's byte order. vzarr writes it
+    /// for the text fields of HDF5 compounds whose variable-length strings or object references it
+    /// stores itself (the widest value's code points).
+    FixedUtf32(u32),
     /// `struct`: packed named fields (HDF5 compound types), read by zarr-python 3 as a NumPy
     /// structured dtype. Its multi-byte fields take the `bytes` codec's byte order, and swap one by
     /// one ([`DataType::byte_swap`]).
@@ -116,6 +121,7 @@ impl DataType {
                 | DataType::FixedBytes(_)
                 | DataType::String
                 | DataType::RawBytes(_)
+                | DataType::FixedUtf32(_)
                 | DataType::Struct(_) => f64::NAN,
             })
             .collect()
@@ -142,6 +148,7 @@ impl DataType {
             DataType::FixedBytes(_) => "null_terminated_bytes",
             DataType::String => "string",
             DataType::RawBytes(_) => "raw_bytes",
+            DataType::FixedUtf32(_) => "fixed_length_utf32",
             DataType::Struct(_) => "struct",
         }
     }
@@ -149,7 +156,7 @@ impl DataType {
     /// The `data_type` JSON.
     pub fn to_json(self) -> Value {
         match self {
-            DataType::FixedBytes(n) | DataType::RawBytes(n) => {
+            DataType::FixedBytes(n) | DataType::RawBytes(n) | DataType::FixedUtf32(n) => {
                 serde_json::json!({"name": self.name(), "configuration": {"length_bytes": n}})
             }
             DataType::Struct(s) => s.to_json(),
@@ -166,12 +173,13 @@ impl DataType {
         }
     }
 
-    /// The byte-swapping unit: the element size for numbers, each part's for complex numbers, 1 for
-    /// bytes and for structs (whose fields swap one by one: [`DataType::byte_swap`]).
+    /// The byte-swapping unit: the element size for numbers, each part's for complex numbers, a code
+    /// point's for UTF-32 strings, 1 for bytes and for structs (whose fields swap one by one:
+    /// [`DataType::byte_swap`]).
     pub fn swap_unit(self) -> usize {
         match self {
             DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_) | DataType::Struct(_) => 1,
-            DataType::Complex64 => 4,
+            DataType::Complex64 | DataType::FixedUtf32(_) => 4,
             DataType::Complex128 => 8,
             t => t.size(),
         }
@@ -185,7 +193,7 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
-            DataType::FixedBytes(n) | DataType::RawBytes(n) => n as usize,
+            DataType::FixedBytes(n) | DataType::RawBytes(n) | DataType::FixedUtf32(n) => n as usize,
             DataType::Struct(s) => s.size(),
             DataType::String => 0,
         }
@@ -211,6 +219,7 @@ impl DataType {
             DataType::Complex128 => "<c16",
             DataType::FixedBytes(n) => return format!("|S{n}"),
             DataType::RawBytes(n) => return format!("|V{n}"),
+            DataType::FixedUtf32(n) => return format!("<U{}", n / 4),
             DataType::Struct(s) => return s.numpy_descr(),
             DataType::String => "|O",
         };
@@ -243,6 +252,16 @@ impl DataType {
         match value.get("name").and_then(Value::as_str) {
             Some("null_terminated_bytes") => return length().map(DataType::FixedBytes),
             Some("raw_bytes") => return length().map(DataType::RawBytes),
+            Some("fixed_length_utf32") => {
+                let n = length()?;
+                return match n % 4 {
+                    0 => Ok(DataType::FixedUtf32(n)),
+                    _ => Err(MetadataError::Invalid {
+                        field: "data_type",
+                        reason: format!("{value}: length_bytes must be a multiple of 4 (UTF-32 code points)"),
+                    }),
+                };
+            }
             Some("struct" | "structured") => return StructType::from_json(value, depth).map(DataType::Struct),
             _ => {}
         }
@@ -310,6 +329,7 @@ impl std::fmt::Display for DataType {
         match self {
             DataType::FixedBytes(n) => write!(f, "bytes{n}"),
             DataType::RawBytes(n) => write!(f, "raw_bytes{n}"),
+            DataType::FixedUtf32(n) => write!(f, "utf32_{}", n / 4),
             DataType::Struct(s) => {
                 let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
                 write!(f, "struct{{{}}}", names.join(", "))
@@ -355,6 +375,17 @@ mod tests {
         assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (3, 1, "|V3".to_string()));
         assert_eq!(DataType::from_json(&Value::from("r24")).unwrap(), t);
         assert!(DataType::from_json(&Value::from("r12")).is_err());
+    }
+
+    #[test]
+    fn utf32_strings_round_trip_as_zarr_python_spells_them() {
+        let t = DataType::FixedUtf32(20);
+        let json = serde_json::json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 20}});
+        assert_eq!(t.to_json(), json);
+        assert_eq!(DataType::from_json(&json).unwrap(), t);
+        assert_eq!((t.size(), t.swap_unit(), t.numpy_descr()), (20, 4, "<U5".to_string()));
+        let odd = serde_json::json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}});
+        assert!(DataType::from_json(&odd).is_err());
     }
 
     #[test]

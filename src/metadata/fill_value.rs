@@ -82,6 +82,16 @@ impl FillValue {
             DataType::String => Value::from(""),
             // All bytes, base64, as zarr-python writes `raw_bytes`.
             DataType::RawBytes(_) => Value::from(crate::base64::encode(b)),
+            // The text without its trailing NULs, as zarr-python writes `fixed_length_utf32`; a code
+            // unit that is no Unicode scalar value becomes U+FFFD.
+            DataType::FixedUtf32(_) => {
+                let text: String = b
+                    .chunks_exact(4)
+                    .map(|c| u32::from_ne_bytes(arr(c)))
+                    .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+                    .collect();
+                Value::from(text.trim_end_matches('\0'))
+            }
             // Field name -> the field's own fill value, as zarr-python writes `struct`.
             DataType::Struct(s) => Value::Object(
                 s.offsets()
@@ -110,6 +120,15 @@ impl FillValue {
                 let part = if data_type == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
                 let mut bytes = FillValue::from_json(part, &parts[0])?.bytes;
                 bytes.extend(FillValue::from_json(part, &parts[1])?.bytes);
+                bytes
+            }
+            (DataType::FixedUtf32(n), Value::String(s)) => {
+                let units: Vec<u32> = s.chars().map(u32::from).collect();
+                if units.len() * 4 > n as usize {
+                    return Err(bad());
+                }
+                let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_ne_bytes()).collect();
+                bytes.resize(n as usize, 0);
                 bytes
             }
             (DataType::RawBytes(n), Value::String(s)) => {
@@ -242,6 +261,15 @@ mod tests {
         assert_eq!(round_trip(t, b"ab\0\0".to_vec()), "YWI=");
         assert_eq!(round_trip(t, vec![0; 4]), "");
         assert!(FillValue::from_json(t, &Value::from("YWJjZGVm")).is_err(), "6 bytes do not fit 4");
+    }
+
+    #[test]
+    fn utf32_strings_are_their_text_without_trailing_nuls() {
+        let t = DataType::FixedUtf32(12);
+        let bytes: Vec<u8> = ['é', 'a', '\0'].iter().flat_map(|&c| u32::from(c).to_ne_bytes()).collect();
+        assert_eq!(round_trip(t, bytes), "éa");
+        assert_eq!(round_trip(t, vec![0; 12]), "");
+        assert!(FillValue::from_json(t, &Value::from("abcd")).is_err(), "4 code points do not fit 3");
     }
 
     #[test]

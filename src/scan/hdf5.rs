@@ -7,7 +7,8 @@
 //! `phony_dim_N`), `hdf5/layout` reads each dataset's storage and walks its chunk index in one
 //! pass, and this module translates both into Zarr arrays: `hdf5/compound` maps compound types to
 //! Zarr structs, `hdf5/repacked` stores those with padding packed, `hdf5/owned` stores what no
-//! reference can name (variable-length strings, object references), and an HDF5 array datatype's
+//! reference can name (variable-length strings, object references) and `hdf5/text_struct` compounds
+//! holding them, and an HDF5 array datatype's
 //! dimensions are appended to the dataset's (`StorageInfo::element_dims`). `hdf5/links` follows
 //! external links into other files, which become more sources of the scan (ids 1..): each variable
 //! references the chunks of the file it lies in.
@@ -31,6 +32,7 @@ mod owned;
 mod raw_header;
 mod repacked;
 mod structure;
+mod text_struct;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -343,6 +345,7 @@ impl FileContext<'_> {
                 }
                 return Ok(array);
             }
+            ElementType::TextStruct(compound) => return self.owned_struct(var, compound),
             ElementType::Unsupported(what) => return self.skip(var, format!("cannot reference elements of {what}")),
         };
         if data_type == DataType::Float16 && !ds.raw_datatype().is_ok_and(|body| raw_header::is_ieee_half(&body)) {
@@ -475,14 +478,57 @@ impl FileContext<'_> {
         }))
     }
 
+    /// A compound variable with variable-length string or object reference members, read and
+    /// stored by the store (`hdf5/text_struct`).
+    fn owned_struct(
+        &mut self,
+        var: &H5Variable,
+        compound: &element::TextCompound,
+    ) -> Result<Option<VirtualArray>, ScanError> {
+        let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
+        let (objects, file) = (self.objects, var.file);
+        let resolve = |raw: &[u8], size: u8| objects.resolve(file, raw, size);
+        let stored = match text_struct::stored_struct(&var.dataset, compound, &shape, resolve) {
+            Ok(stored) => stored,
+            Err(problem) => return self.skip(var, format!("cannot store its compound values: {problem}")),
+        };
+        let mut chunks = ChunkTable::default().owned_in(&self.options.owned_budget);
+        for encoded in &stored.chunks {
+            let entry = chunks.push_owned(encoded).map_err(self.owned_error(&var.path))?;
+            chunks.push(entry);
+        }
+        let mut metadata = ArrayMetadata {
+            data_type: stored.data_type,
+            chunk_grid: stored.grid,
+            fill_value: FillValue::zero(stored.data_type),
+            codecs: stored.codecs,
+            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
+            attributes: var.attributes.clone(),
+            notes: var.notes.clone(),
+        };
+        metadata.notes.reference_fields = stored.reference_fields;
+        metadata.notes.compound = element::compound_note(var.dataset.dtype());
+        encode_fill_value_attribute(stored.data_type, &mut metadata.attributes, &mut metadata.notes);
+        let array = VirtualArray {
+            path: var.path.clone(),
+            metadata,
+            chunks,
+            rewritten_chunks: 0,
+            digest: None,
+            tails: Vec::new(),
+        };
+        Ok(Some(array))
+    }
+
     /// Hashes the values of a small array. The digest is an extra check, not a requirement: an
     /// array whose values the reader cannot decode (a filter it lacks) is simply not digested.
     fn add_digest(&self, var: &H5Variable, array: &mut VirtualArray) {
         if !wants_digest(self.options, array) {
             return;
         }
-        array.digest = if array.metadata.data_type == DataType::String {
-            // The strings, as stored (the file's bytes are references into its heap).
+        let stored_text = matches!(element::element_type(var.dataset.dtype()), ElementType::TextStruct(_));
+        array.digest = if array.metadata.data_type == DataType::String || stored_text {
+            // The values, as stored (the file's bytes are references into its heap).
             // Small arrays only (`wants_digest`): the owned bytes fit one buffer.
             array.chunks.owned.to_vec().ok().map(|bytes| digest(&bytes))
         } else {

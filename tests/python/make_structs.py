@@ -11,7 +11,8 @@ orders, an array member too wide), opaque datasets, a
 dataset and attributes of a committed (named) compound type, and compound attributes. DIR/structs.nc
 (netCDF4-python) holds a netCDF-4 compound variable, one whose C alignment leaves padding, and a
 compound attribute; DIR/table.h5 PyTables tables (one with multidimensional columns) when PyTables
-is installed.
+is installed. DIR/text_structs.h5 (h5py) holds compounds with variable-length string and object
+reference members (`write_text_structs`), which vzarr stores with UTF-32 text fields.
 """
 
 import pathlib
@@ -175,9 +176,35 @@ def write_table(path):
         tracks.flush()
 
 
+def write_text_structs(path):
+    """Compounds with variable-length string and object reference members: contiguous and scalar,
+    chunked with gzip (references to a dataset, a group and none), big-endian numbers in a 2-D grid
+    of partial chunks, C-aligned with padding, non-ASCII text, and chunks never written (empty
+    strings and zeros)."""
+    text = h5py.string_dtype()
+    with h5py.File(path, "w") as f:
+        f["values"] = np.arange(3.0)
+        f.create_group("group")
+        names = np.dtype([("id", "<i8"), ("name", text)])
+        f.create_dataset("names", data=np.array([(1, "a"), (2, "bcd"), (3, "")], dtype=names))
+        f.create_dataset("scalar", data=np.array((7, "seven"), dtype=names), shape=())
+        rows = np.dtype([("start", "<i4"), ("label", text), ("target", h5py.ref_dtype), ("w", "<f4")])
+        targets = [f["values"].ref, f["group"].ref, h5py.Reference()]
+        data = [(i, "é" * (i % 4) + f"row {i}", targets[i % 3], i / 4) for i in range(11)]
+        f.create_dataset("rows", data=np.array(data, dtype=rows), chunks=(4,), compression="gzip", shuffle=True)
+        grid = np.dtype([("n", ">i4"), ("s", text), ("x", ">f8")])
+        cells = [(i, "cell " * (i % 3) + str(i), -i * 0.5) for i in range(15)]
+        f.create_dataset("grid", data=np.array(cells, dtype=grid).reshape(5, 3), chunks=(2, 2))
+        aligned = np.dtype([("a", "u1"), ("s", text), ("b", "<f8")], align=True)
+        f.create_dataset("aligned", data=np.array([(1, "x", 0.5), (2, "yy", 1.5)], dtype=aligned))
+        partly = f.create_dataset("partly", shape=(10,), dtype=names, chunks=(3,))
+        partly[0:2] = np.array([(5, "written"), (6, "too")], dtype=names)
+
+
 def main():
     out = pathlib.Path(sys.argv[1])
     write_h5(out / "structs.h5")
+    write_text_structs(out / "text_structs.h5")
     write_nc(out / "structs.nc")
     write_table(out / "table.h5")
 

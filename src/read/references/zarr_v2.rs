@@ -190,7 +190,7 @@ fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Val
     Ok((doc, separator))
 }
 
-/// The data type and byte order of a NumPy type string (`<f4`, `>i2`, `|u1`, `|S8`, `|V4`, `|b1`),
+/// The data type and byte order of a NumPy type string (`<f4`, `>i2`, `|u1`, `|S8`, `|V4`, `|b1`, `<U5`),
 /// or `string` for an object dtype with the `vlen-utf8` filter.
 fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static str), String> {
     let Some(text) = dtype.as_str() else {
@@ -227,6 +227,7 @@ fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static st
         ('c', 16) => DataType::Complex128,
         ('S', n) if n > 0 => DataType::FixedBytes(n),
         ('V', n) if n > 0 => DataType::RawBytes(n),
+        ('U', n) if n > 0 && n <= crate::metadata::MAX_LENGTH_BYTES / 4 => DataType::FixedUtf32(4 * n),
         _ => return Err(unsupported()),
     };
     Ok((data_type, endian))

@@ -20,7 +20,11 @@ const MAX_VALUE_BYTES: u64 = 128 << 20;
 pub(super) fn complete(ctx: &Context<'_>, array: &mut VirtualArray) -> Result<(), ScanError> {
     let numeric = !matches!(
         array.metadata.data_type,
-        DataType::Struct(_) | DataType::FixedBytes(_) | DataType::String | DataType::RawBytes(_)
+        DataType::Struct(_)
+            | DataType::FixedBytes(_)
+            | DataType::String
+            | DataType::RawBytes(_)
+            | DataType::FixedUtf32(_)
     );
     if numeric && wants_digest(ctx.options, array) {
         array.digest = values(ctx, array, ctx.options.digest_max_bytes).ok().map(|v| digest(&v));

@@ -1,12 +1,15 @@
 //! HDF5 datatypes as Zarr data types: the element type of a dataset or attribute as stored
 //! ([`ElementType`]), numbers, strings, references, enums, bitfields, opaque bytes, complex numbers,
-//! and compounds as structs (`element/compound`), whose members are element types in turn.
+//! and compounds as structs (`element/compound`, `element/text_struct`), whose members are element
+//! types in turn.
 
 mod compound;
+mod text_struct;
 
 use hdf5_reader::{ByteOrder, Datatype, ReferenceType};
 
 pub(crate) use compound::{compound_note, Repack};
+pub(crate) use text_struct::{text, MemberKind, TextCompound};
 
 use crate::codec::Endian;
 use crate::metadata::DataType;
@@ -29,6 +32,9 @@ pub(crate) enum ElementType {
     /// order, as for `Numeric`) is made of the bytes of each stored element that the [`Repack`] names,
     /// so the scanner stores the variable's chunks repacked (`hdf5::repacked`).
     PaddedStruct(DataType, Option<Endian>, Repack),
+    /// A compound with variable-length string or object reference members: its values are read at
+    /// scan time into a store-owned struct whose text fields are UTF-32 (`element/text_struct`).
+    TextStruct(TextCompound),
     /// Anything else, described for the warning.
     Unsupported(String),
 }
@@ -80,7 +86,11 @@ pub(crate) fn element_type(datatype: &Datatype) -> ElementType {
         Datatype::VarLen { .. } => ElementType::Unsupported("variable-length type".into()),
         // Complex numbers, else a Zarr struct when the layout allows (`compound`).
         Datatype::Compound { size, fields } => {
-            complex(datatype).unwrap_or_else(|| compound::struct_element(*size, fields, 0))
+            complex(datatype).unwrap_or_else(|| match TextCompound::of(*size, fields) {
+                Some(Ok(compound)) => ElementType::TextStruct(compound),
+                Some(Err(why)) => ElementType::Unsupported(format!("compound type ({why})")),
+                None => compound::struct_element(*size, fields, 0),
+            })
         }
         // h5py's booleans (a 1-byte enum of exactly FALSE = 0 and TRUE = 1) are Zarr `bool`, whose
         // byte is the enum's: NumPy, h5py and h5netcdf show them as booleans.
@@ -163,6 +173,7 @@ pub(crate) fn element_bytes(element: &ElementType) -> u32 {
         ElementType::FixedString(n) => *n,
         ElementType::ObjectReference(n) => u32::from(*n),
         ElementType::PaddedStruct(_, _, repack) => repack.source_size as u32,
+        ElementType::TextStruct(compound) => compound.size as u32,
         ElementType::VlenString | ElementType::Unsupported(_) => 0,
     }
 }

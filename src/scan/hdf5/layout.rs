@@ -177,6 +177,9 @@ fn dataset_element(datatype: &Datatype) -> (ElementType, Vec<u64>) {
         ElementType::VlenString => ElementType::Unsupported("an array type of variable-length strings".into()),
         ElementType::ObjectReference(_) => ElementType::Unsupported("an array type of object references".into()),
         ElementType::PaddedStruct(..) => ElementType::Unsupported("an array type of a compound with padding".into()),
+        ElementType::TextStruct(_) => ElementType::Unsupported(
+            "an array type of a compound with variable-length strings or object references".into(),
+        ),
         ElementType::Unsupported(what) => ElementType::Unsupported(format!("an array type of {what}")),
     };
     (element, dims)

@@ -31,8 +31,9 @@
 //! ([`compound_note`], `metadata::CompoundNote`), so that vzarr's Python package can show the NumPy
 //! dtype h5py shows: declared order, subarray fields.
 //!
-//! Refused with their reason, naming the member: overlapping members, variable-length or reference
-//! members (arrays of them too), members of both byte orders, 2-byte floats, and array members that
+//! A compound with variable-length string or object reference members is read and stored by the
+//! scanner instead (`element/text_struct`). Refused with their reason, naming the member: overlapping
+//! members, variable-length or reference members in nested compounds or arrays, members of both byte orders, 2-byte floats, and array members that
 //! would nest structs deeper than [`MAX_STRUCT_DEPTH`] (each array dimension is one level), have a
 //! dimension of more than [`MAX_STRUCT_FIELDS`] elements (fields of one struct), or bring the
 //! compound past [`MAX_STRUCT_LEAVES`] leaf fields.
@@ -155,20 +156,22 @@ fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<Mapp
 }
 
 /// The Zarr type of one compound member.
-struct Member {
-    data_type: DataType,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Member {
+    /// The struct field's type.
+    pub(crate) data_type: DataType,
     /// Its byte order, when it has one.
-    endian: Option<Endian>,
+    pub(crate) endian: Option<Endian>,
     /// Its bytes in a stored compound (a nested compound's padding included).
-    stored_size: u64,
+    pub(crate) stored_size: u64,
     /// Where its packed bytes lie within those, as [`Repack::runs`].
-    runs: Vec<(usize, usize)>,
+    pub(crate) runs: Vec<(usize, usize)>,
     /// Its leaf fields: 1 but for structs (nested compounds, array members).
     leaves: u64,
 }
 
 /// The Zarr type of one member of a compound `depth` compounds deep, or why it has none.
-fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, String> {
+pub(super) fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, String> {
     let element = match datatype {
         // A complex number; any other compound is a nested struct.
         Datatype::Compound { size, fields } => match complex(datatype) {
@@ -201,6 +204,7 @@ fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, String> {
         ElementType::PaddedStruct(..) => Err("a compound type with padding".into()),
         ElementType::VlenString => Err("variable-length strings".into()),
         ElementType::ObjectReference(_) => Err("object references".into()),
+        ElementType::TextStruct(_) => Err("a compound type with variable-length strings or object references".into()),
         ElementType::Unsupported(what) => Err(what),
     }
 }
