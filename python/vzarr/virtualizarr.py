@@ -777,8 +777,9 @@ def _refuse_rectilinear(path: str, zarr_json: str, first: str) -> None:
 def _with_relative_references(path: str, array: ManifestArray) -> ManifestArray:
     """`array` (at `path`) with HDFParser's ``links_and_references=True`` form of its object
     references: reference attributes as ref-convention objects (``{"ref": {"node": relative}}``,
-    None for a null reference), and an array of references as the targets' paths relative to the
-    array, in the source's chunks, marked with the Links and Object References convention."""
+    None for a null reference), and an array of references (or a compound's reference members) as
+    the targets' paths relative to the array, in the source's chunks, marked with the Links and
+    Object References convention."""
     from virtualizarr.parsers.hdf.hdf import LINKS_REFERENCES_CONVENTION, REF_CONVENTION
 
     notes = array.metadata.to_dict().get("vzarr") or {}
@@ -786,7 +787,7 @@ def _with_relative_references(path: str, array: ManifestArray) -> ManifestArray:
         return array
     names = notes.get("reference_attributes") or []
     chunk_shape = (notes.get("object_references") or {}).get("chunk_shape")
-    if not names and chunk_shape is None:
+    if not names and chunk_shape is None and not notes.get("reference_fields"):
         return array
     doc = _doc(array.metadata)
     attributes = doc.setdefault("attributes", {})
@@ -795,6 +796,9 @@ def _with_relative_references(path: str, array: ManifestArray) -> ManifestArray:
         if name in attributes:
             attributes[name] = _ref_objects(attributes[name], here)
             _add_convention(attributes, REF_CONVENTION)
+    fields = notes.get("reference_fields") or []
+    if fields:
+        return _relative_reference_fields(doc, array, fields, here)
     if chunk_shape is None:
         return ManifestArray(metadata=ArrayV3Metadata.from_dict(doc), chunkmanifest=array.manifest)
     _add_convention(attributes, LINKS_REFERENCES_CONVENTION)
@@ -805,12 +809,54 @@ def _with_relative_references(path: str, array: ManifestArray) -> ManifestArray:
     chunks = tuple(max(min(c, s), 1) for c, s in zip(chunk_shape, shape))
     doc["fill_value"] = ""
     doc["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": list(chunks)}}
+    return _inlined_array(doc, relative, np.full(chunks, "", dtype=object))
+
+
+def _relative_reference_fields(
+    doc: dict[str, Any], array: ManifestArray, fields: list[str], here: str
+) -> ManifestArray:
+    """A struct array (an HDF5 compound with object reference members, whose values vzarr stores)
+    with the paths of its reference `fields` relative to the array at `here`, each field as wide as
+    its longest path, in the array's chunks, marked with the Links and Object References convention
+    naming the fields, as HDFParser gives it."""
+    from virtualizarr.parsers.hdf.hdf import LINKS_REFERENCES_CONVENTION
+    from zarr.core.dtype import parse_data_type
+
+    values = np.asarray(zarr_array_values(array))
+    relative = {
+        name: np.vectorize(lambda p: _relative(str(p), here), otypes=[object])(values[name])
+        if values.size
+        else values[name].astype(object)
+        for name in fields
+    }
+    names = values.dtype.names or ()
+    widest = {name: max((len(v) for v in paths.flat), default=0) for name, paths in relative.items()}
+    dtype = np.dtype(
+        [(n, f"<U{max(1, widest[n])}") if n in relative else (n, values.dtype.fields[n][0]) for n in names]
+    )
+    out = np.zeros(values.shape, dtype=dtype)
+    for name in names:
+        out[name] = relative.get(name, values[name])
+    data_type = parse_data_type(dtype, zarr_format=3)
+    doc["data_type"] = data_type.to_json(zarr_format=3)
+    doc["fill_value"] = data_type.to_json_scalar(data_type.default_scalar(), zarr_format=3)
+    attributes = doc.setdefault("attributes", {})
+    _add_convention(attributes, LINKS_REFERENCES_CONVENTION)
+    attributes["links_references"] = {"references": list(fields)}
+    chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    return _inlined_array(doc, out, np.zeros(chunks, dtype=dtype))
+
+
+def _inlined_array(doc: dict[str, Any], values: np.ndarray[Any, Any], empty: np.ndarray[Any, Any]) -> ManifestArray:
+    """The ManifestArray of `doc` whose every chunk (of `empty`'s shape, filled from `empty` past the
+    array's end) holds `values`, encoded with the array's codecs and inlined."""
+    shape, chunks = values.shape, empty.shape
     grid = tuple(-(-s // c) for s, c in zip(shape, chunks))
     inlined: dict[tuple[int, ...], bytes] = {}
     for index in np.ndindex(grid):
         region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(index, chunks, shape))
-        block = np.full(chunks, "", dtype=object)
-        part = np.asarray(relative[region], dtype=object)
+        block = empty.copy()
+        part = np.asarray(values[region], dtype=empty.dtype)
         block[tuple(slice(0, n) for n in part.shape)] = part
         inlined[index] = _encode_chunk(doc, block)
     lengths = np.zeros(grid, dtype=np.uint64)

@@ -12,7 +12,8 @@
 //! compounds), whose bytes are those of the nested structs vzarr maps it to. A dataset of
 //! an HDF5 array datatype (class 10) is shown as vzarr stores it: the array's dimensions (nested
 //! arrays flattened) follow the dataset's, elements of its base type; libhdf5 reads the dataset's
-//! boxes into the native array type, whose bytes are those elements in C order.
+//! boxes into the native array type, whose bytes are those elements in C order. Compounds with
+//! variable-length string or object reference members are read by `hdf5_text_struct`.
 
 use std::path::Path;
 
@@ -27,6 +28,9 @@ const MAX_READ_BYTES: u64 = 1 << 32;
 /// A dataset of an HDF5 file, opened by libhdf5.
 pub(crate) struct Hdf5Dataset {
     dataset: hdf5::Dataset,
+    /// For a compound with string or reference members: all its elements in vzarr's layout and the
+    /// bytes of one (`hdf5_text_struct`), read once; None for any other dataset.
+    text: std::sync::OnceLock<Result<Option<(Vec<u8>, usize)>, String>>,
 }
 
 /// The memory type values are read into: the file type's native form, except for 2-byte floats
@@ -98,8 +102,8 @@ unsafe fn close_all(parts: &[(u32, hdf5_sys::h5i::hid_t)]) {
 /// `compound` must be a valid compound datatype id; the caller closes the returned id.
 unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sys::h5i::hid_t {
     use hdf5_sys::h5t::{
-        H5T_class_t, H5Tcreate, H5Tget_class, H5Tget_member_name, H5Tget_member_offset, H5Tget_member_type,
-        H5Tget_nmembers, H5Tinsert,
+        H5T_class_t, H5Tcreate, H5Tget_member_name, H5Tget_member_offset, H5Tget_member_type, H5Tget_nmembers,
+        H5Tinsert,
     };
     let count = H5Tget_nmembers(compound);
     if count <= 0 || depth > crate::metadata::MAX_STRUCT_DEPTH {
@@ -110,12 +114,7 @@ unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sy
     let mut parts = Vec::with_capacity(members.len());
     for &(_, i) in &members {
         let member = H5Tget_member_type(compound, i);
-        let native = match H5Tget_class(member) {
-            H5T_class_t::H5T_COMPOUND => packed_native(member, depth + 1),
-            // An array member's native form would be an array of padded native compounds.
-            H5T_class_t::H5T_ARRAY => array_native(member),
-            _ => H5Tget_native_type(member, H5T_direction_t::H5T_DIR_ASCEND),
-        };
+        let native = nested_memory_type(member, depth + 1);
         H5Tclose(member);
         parts.push((i, native));
     }
@@ -139,6 +138,28 @@ unsafe fn packed_native(compound: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sy
     }
     close_all(&parts);
     packed
+}
+
+/// The memory type of a compound's member: nested compounds packed, `depth` compounds deep.
+///
+/// # Safety
+/// `member` must be a valid datatype id; the caller closes the returned id.
+unsafe fn nested_memory_type(member: hdf5_sys::h5i::hid_t, depth: usize) -> hdf5_sys::h5i::hid_t {
+    use hdf5_sys::h5t::{H5T_class_t, H5Tget_class};
+    match H5Tget_class(member) {
+        H5T_class_t::H5T_COMPOUND => packed_native(member, depth),
+        // An array member's native form would be an array of padded native compounds.
+        H5T_class_t::H5T_ARRAY => array_native(member),
+        _ => H5Tget_native_type(member, H5T_direction_t::H5T_DIR_ASCEND),
+    }
+}
+
+/// The memory type of a member of a top-level compound ([`nested_memory_type`] one level deep).
+///
+/// # Safety
+/// As [`nested_memory_type`].
+pub(super) unsafe fn member_memory_type(member: hdf5_sys::h5i::hid_t) -> hdf5_sys::h5i::hid_t {
+    nested_memory_type(member, 1)
 }
 
 /// The dimensions of an array datatype, nested arrays flattened (empty for any other type).
@@ -169,7 +190,7 @@ unsafe fn array_dims(datatype: hdf5_sys::h5i::hid_t) -> Vec<u64> {
     dims
 }
 
-fn error(what: impl std::fmt::Display) -> netcdf::Error {
+pub(super) fn error(what: impl std::fmt::Display) -> netcdf::Error {
     netcdf::Error::Str(format!("libhdf5: {what}"))
 }
 
@@ -178,7 +199,16 @@ impl Hdf5Dataset {
     pub(crate) fn open(file: &Path, path: &str) -> Result<Self, netcdf::Error> {
         let file = hdf5::File::open(file).map_err(error)?;
         let dataset = file.dataset(path).map_err(error)?;
-        Ok(Hdf5Dataset { dataset })
+        Ok(Hdf5Dataset { dataset, text: std::sync::OnceLock::new() })
+    }
+
+    /// The elements of a compound with string or reference members, in vzarr's layout, and the
+    /// bytes of one; None for any other dataset.
+    fn text_values(&self) -> Result<Option<&(Vec<u8>, usize)>, netcdf::Error> {
+        let read = self
+            .text
+            .get_or_init(|| super::hdf5_text_struct::read_text_compound(&self.dataset).map_err(|e| e.to_string()));
+        read.as_ref().map(Option::as_ref).map_err(|e| netcdf::Error::Str(e.clone()))
     }
 
     /// Whether the dataset holds fixed-length strings (`H5T_STRING`, not variable-length).
@@ -328,6 +358,9 @@ impl Hdf5Dataset {
     /// the array's dimensions appended and the size of one element of its base type.
     pub(crate) fn shape(&self) -> Result<(Vec<u64>, usize), netcdf::Error> {
         let mut shape: Vec<u64> = self.dataset.shape().iter().map(|&n| n as u64).collect();
+        if let Some((_, size)) = self.text_values()? {
+            return Ok((shape, *size));
+        }
         let _guard = hdf5_sys::LOCK.lock();
         // SAFETY: both type ids are created here and closed before returning.
         let (size, dims) = unsafe {
@@ -387,12 +420,30 @@ impl Hdf5Dataset {
         Ok(out)
     }
 
+    /// The box `counts` from `starts` of the whole dataset's elements `values` (`size` bytes each).
+    fn cut(&self, values: &[u8], size: usize, starts: &[u64], counts: &[u64]) -> Vec<u8> {
+        use crate::ndcopy::{copy_box, DimCopy};
+        let shape = self.extent();
+        let dims: Vec<DimCopy> = (0..shape.len())
+            .map(|d| DimCopy { src_start: starts[d], src_step: 1, dst_start: 0, count: counts[d] })
+            .collect();
+        let mut out = vec![0u8; counts.iter().product::<u64>() as usize * size];
+        copy_box(values, &shape, &mut out, counts, &dims, size);
+        out
+    }
+
     /// The whole dataset, in native byte order.
     pub(crate) fn read_all(&self) -> Result<Vec<u8>, netcdf::Error> {
         self.read(None)
     }
 
     fn read(&self, slab: Option<(&[u64], &[u64])>) -> Result<Vec<u8>, netcdf::Error> {
+        if let Some((values, size)) = self.text_values()? {
+            return Ok(match slab {
+                None => values.clone(),
+                Some((starts, counts)) => self.cut(values, *size, starts, counts),
+            });
+        }
         let elements: u64 = match slab {
             Some((_, counts)) => counts.iter().product(),
             None => self.dataset.shape().iter().map(|&n| n as u64).product(),

@@ -313,3 +313,92 @@ unsafe fn array_dims(array: hdf5_sys::h5i::hid_t) -> Option<Vec<u64>> {
     let mut dims = vec![0u64; rank.clamp(0, 32) as usize];
     (rank > 0 && rank <= 32 && H5Tget_array_dims2(array, dims.as_mut_ptr()) >= 0).then_some(dims)
 }
+
+/// Member `member` of every element of compound dataset `dataset` as text, as libhdf5 reads it: a
+/// variable-length string member through a memory type holding only it as a UTF-8 C string, an
+/// object reference member as the path of the object libhdf5 dereferences it to (h5py's
+/// `f[ref].name`; empty for a null reference). None when libhdf5 cannot, or the member is neither.
+pub fn read_member_text(file: &Path, dataset: &str, member: &str) -> Option<Vec<String>> {
+    use hdf5_sys::h5t::{
+        H5T_class_t, H5T_cset_t, H5Tcopy, H5Tcreate, H5Tequal, H5Tget_class, H5Tget_member_index, H5Tget_member_type,
+        H5Tinsert, H5Tis_variable_str, H5Tset_cset, H5Tset_size, H5T_C_S1, H5T_STD_REF_OBJ, H5T_VARIABLE,
+    };
+    with_hdf5_files(|| {
+        let h5 = hdf5::File::open(file).ok()?;
+        let ds = h5.dataset(dataset).ok()?;
+        let count: usize = ds.shape().iter().product();
+        let name = std::ffi::CString::new(member).ok()?;
+        let (words, is_text) = {
+            let _guard = hdf5_sys::LOCK.lock();
+            // SAFETY: every type id is created here and closed before returning; the buffer holds one
+            // 8-byte word (a C string pointer or an object address) per element; each string libhdf5
+            // allocated is copied, then freed with H5free_memory.
+            unsafe {
+                let file_type = H5Dget_type(ds.id());
+                let index = H5Tget_member_index(file_type, name.as_ptr());
+                let member_type = if index < 0 { -1 } else { H5Tget_member_type(file_type, index as u32) };
+                H5Tclose(file_type);
+                if member_type < 0 {
+                    return None;
+                }
+                let class = H5Tget_class(member_type);
+                let text = class == H5T_class_t::H5T_STRING && H5Tis_variable_str(member_type) > 0;
+                let reference = class == H5T_class_t::H5T_REFERENCE && H5Tequal(member_type, *H5T_STD_REF_OBJ) > 0;
+                H5Tclose(member_type);
+                let leaf = if text {
+                    let t = H5Tcopy(*H5T_C_S1);
+                    H5Tset_size(t, H5T_VARIABLE);
+                    H5Tset_cset(t, H5T_cset_t::H5T_CSET_UTF8);
+                    t
+                } else if reference {
+                    H5Tcopy(*H5T_STD_REF_OBJ)
+                } else {
+                    return None;
+                };
+                let memory = H5Tcreate(H5T_class_t::H5T_COMPOUND, 8);
+                H5Tinsert(memory, name.as_ptr(), 0, leaf);
+                H5Tclose(leaf);
+                let mut words = vec![0u64; count];
+                let ret = H5Dread(ds.id(), memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, words.as_mut_ptr().cast());
+                H5Tclose(memory);
+                if ret < 0 {
+                    return None;
+                }
+                let words: Vec<Result<String, u64>> = words
+                    .into_iter()
+                    .map(|w| match (text, w) {
+                        (true, 0) => Ok(String::new()),
+                        (true, pointer) => {
+                            let pointer = pointer as usize as *mut std::ffi::c_char;
+                            let value = std::ffi::CStr::from_ptr(pointer).to_string_lossy().into_owned();
+                            hdf5_sys::h5::H5free_memory(pointer.cast());
+                            Ok(value)
+                        }
+                        (false, address) => Err(address),
+                    })
+                    .collect();
+                (words, text)
+            }
+        };
+        if is_text {
+            return words.into_iter().collect::<Result<Vec<_>, _>>().ok();
+        }
+        words
+            .into_iter()
+            .map(|w| {
+                use hdf5::{ObjectReference, ObjectReference1};
+                let address = w.err()?;
+                if address == 0 {
+                    return Some(String::new());
+                }
+                // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
+                let reference: ObjectReference1 = unsafe { std::mem::transmute_copy(&address) };
+                match reference.dereference(&h5).ok()? {
+                    hdf5::ReferencedObject::Group(g) => Some(g.name()),
+                    hdf5::ReferencedObject::Dataset(d) => Some(d.name()),
+                    hdf5::ReferencedObject::Datatype(_) => None,
+                }
+            })
+            .collect()
+    })
+}

@@ -6,13 +6,15 @@
 //! through the store equals libhdf5's read of that element), layouts no Zarr reader could decode are
 //! refused with their reason, and zarr-python and
 //! xarray read the kerchunk export as h5py reads the file (`tests/python/check_structs.py`).
+//! Compounds with variable-length string or object reference members (issue 44) are stored by vzarr
+//! with UTF-32 text fields: their strings and paths equal libhdf5's.
 
 use std::path::{Path, PathBuf};
 
 use vzarr::metadata::{DataType, StructType};
 use vzarr::ScanOptions;
 
-use crate::common::hdf5_oracle::{read_member, read_native};
+use crate::common::hdf5_oracle::{read_member, read_member_text, read_native};
 use crate::common::{open_store, read, scan, scan_to_store};
 
 /// The struct and opaque arrays of `structs.h5` vzarr stores.
@@ -170,8 +172,13 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
     let Some(python) = crate::interop::python() else { return };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_structs.py");
     let options = ScanOptions { skip_unsupported: true, ..ScanOptions::default() };
-    let expected: [(&str, &[&str]); 3] =
-        [("structs.h5", &STRUCTS_H5), ("structs.nc", &["obs", "padded"]), ("table.h5", &["particles", "tracks"])];
+    let text = ["aligned", "grid", "names", "partly", "rows", "scalar"];
+    let expected: [(&str, &[&str]); 4] = [
+        ("structs.h5", &STRUCTS_H5),
+        ("structs.nc", &["obs", "padded"]),
+        ("table.h5", &["particles", "tracks"]),
+        ("text_structs.h5", &text),
+    ];
     for (name, arrays) in expected {
         let source = fx.join(name);
         if !source.exists() {
@@ -185,5 +192,61 @@ fn zarr_python_and_xarray_read_structs_as_h5py() {
         for array in arrays {
             assert!(stdout.contains(&format!("ok   {array} zarr-python")), "{name}: {array}: {stdout}");
         }
+    }
+}
+
+/// The text of UTF-32 code points (native order), without the NULs that pad it.
+fn utf32_text(bytes: &[u8]) -> String {
+    let units = bytes.chunks_exact(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap()));
+    units.map(|u| char::from_u32(u).unwrap()).collect::<String>().trim_end_matches('\0').to_string()
+}
+
+/// Compounds with variable-length string and object reference members (`text_structs.h5`): every
+/// element's numbers equal libhdf5's member reads, every string and reference path libhdf5's (each
+/// field exactly as wide as its longest value), chunks are store-owned in the file's chunk shape cut
+/// to the array, and `vzarr verify` passes.
+#[test]
+fn compounds_with_strings_and_references_store_libhdf5s_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let file = fx.join("text_structs.h5");
+    let store = scan_to_store(&file, dir.path(), "text.vzarr", &ScanOptions::default());
+    let opened = open_store(&store);
+    // Chunk shapes: the file's (cut to the array), one chunk for contiguous data.
+    let expected: [(&str, &[u64]); 6] =
+        [("aligned", &[2]), ("grid", &[2, 2]), ("names", &[3]), ("partly", &[3]), ("rows", &[4]), ("scalar", &[])];
+    for (name, chunks) in expected {
+        let data = read(&opened, name, "");
+        let DataType::Struct(s) = data.data_type else { panic!("{name}: {}", data.data_type) };
+        let array = opened.array(name).unwrap();
+        let array = array.reader();
+        assert_eq!(array.metadata().chunk_grid.chunk_shape(&vec![0; chunks.len()]), chunks, "{name}");
+        let elements = data.len() as usize;
+        for (offset, field) in s.offsets() {
+            let ours = data.bytes.chunks_exact(s.size()).map(|e| &e[offset..offset + field.data_type.size()]);
+            if let DataType::FixedUtf32(width) = field.data_type {
+                let theirs = read_member_text(&file, name, &field.name)
+                    .unwrap_or_else(|| panic!("{name}: libhdf5 cannot read member {} as text", field.name));
+                let ours: Vec<String> = ours.map(utf32_text).collect();
+                assert_eq!(ours, theirs, "{name}: member {}", field.name);
+                let widest = theirs.iter().map(|t| t.chars().count()).max().unwrap_or(0).max(1);
+                assert_eq!(width as usize, 4 * widest, "{name}: member {} as wide as its longest value", field.name);
+            } else {
+                let theirs = read_member(&file, name, &[&field.name], elements)
+                    .unwrap_or_else(|| panic!("{name}: libhdf5 cannot read member {}", field.name));
+                assert_eq!(ours.flatten().copied().collect::<Vec<u8>>(), theirs, "{name}: member {}", field.name);
+            }
+        }
+        let expected_fields: Vec<String> = if name == "rows" { vec!["target".into()] } else { Vec::new() };
+        assert_eq!(array.metadata().notes.reference_fields, expected_fields, "{name}");
+    }
+    let dataset = scan(&file, &ScanOptions::default()).unwrap();
+    let rows = dataset.arrays.iter().find(|a| a.path == "rows").unwrap();
+    let owned = (0..rows.chunks.len())
+        .filter(|&i| matches!(rows.chunks.get(i), Some(vzarr::dataset::ChunkEntry::Owned { .. })));
+    assert_eq!(owned.count(), 3, "11 rows in chunks of 4, all store-owned");
+    let run = crate::common::cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
+    for (name, _) in expected {
+        assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
     }
 }

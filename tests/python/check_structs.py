@@ -8,7 +8,8 @@ array datatype, which h5py reads with the array's dimensions appended), that the
   1. zarr-python opens it as a structured / void array whose fields are h5py's, in offset order;
   2. every field of every element, as zarr-python reads it, equals h5py's read bit for bit (nested
      fields field by field; an array member element by element, zarr's x["c"]["1"]["2"] against
-     h5py's x["c"][:, 1, 2]);
+     h5py's x["c"][:, 1, 2]); a variable-length string member equals h5py's text and an object
+     reference member the path of the object h5py dereferences it to;
   3. xarray (`open_zarr`) gives the same values;
 and every compound attribute of the file, of its datasets' and of its groups', is a JSON object equal
 field by field to h5py's value. Prints one line per check and a closing "N passed, M failed" line;
@@ -70,7 +71,15 @@ def zarr_field(values, path):
     return np.asarray(values)
 
 
-def same_fields(ours, theirs):
+def as_text(value, f):
+    """h5py's value of a variable-length string or object reference member as vzarr stores it: the
+    text, or the path of the referenced object (empty for a null reference)."""
+    if isinstance(value, h5py.Reference):
+        return f[value].name if value else ""
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def same_fields(ours, theirs, f=None):
     if ours.shape != theirs.shape:
         raise AssertionError(f"shape {ours.shape} != h5py {theirs.shape}")
     if theirs.dtype.names is None:
@@ -89,6 +98,12 @@ def same_fields(ours, theirs):
         raise AssertionError(f"fields {ours.dtype.names} != h5py's in offset order {expected}")
     for path, dtype in leaves(theirs.dtype):
         a, b = zarr_field(ours, path), field(theirs, path)
+        if dtype.kind == "O":
+            # A variable-length string or object reference member: vzarr's UTF-32 text.
+            texts = [as_text(v, f) for v in b.ravel()]
+            if [str(x) for x in a.ravel()] != texts or a.dtype.kind != "U":
+                raise AssertionError(f"field {'.'.join(path)}: {a!r} vs h5py {texts!r}")
+            continue
         native = dtype.newbyteorder("=")
         if a.astype(native).tobytes() != b.astype(native).tobytes():
             raise AssertionError(f"field {'.'.join(path)}: {a!r} vs h5py {b!r}")
@@ -133,7 +148,7 @@ def main():
         names = [n for n in record_datasets(f) if f"{n}/zarr.json" in refs]
         for name in names:
             ds = f[name]
-            results.check(f"{name} zarr-python", lambda ds=ds, name=name: same_fields(group[name][...], ds[()]))
+            results.check(f"{name} zarr-python", lambda ds=ds, name=name: same_fields(group[name][...], ds[()], f))
         parents = sorted({n.rpartition("/")[0] for n in names})
         for parent in parents:
             def through_xarray(parent=parent):
@@ -141,7 +156,7 @@ def main():
                 checked = []
                 for name in names:
                     if name.rpartition("/")[0] == parent:
-                        same_fields(ds[name.rpartition("/")[2]].values, f[name][()])
+                        same_fields(ds[name.rpartition("/")[2]].values, f[name][()], f)
                         checked.append(name)
                 return ", ".join(checked)
             results.check(f"/{parent} xarray", through_xarray)
