@@ -18,6 +18,7 @@ from virtualizarr import open_virtual_mfdataset
 from virtualizarr.manifests import ManifestArray, ManifestGroup, ManifestStore
 from virtualizarr.parsers import HDFParser
 
+import vzarr
 import vzarr.virtualizarr
 
 
@@ -238,6 +239,87 @@ def test_links_and_references_gives_relative_paths(tmp_path):
     plain = zarr.open_group(parse(path), mode="r", zarr_format=3)
     with h5py.File(path) as f:
         assert plain["general/electrodes/group"][...].tolist() == [f[r].name if r else "" for r in refs]
+
+
+def write_text_compounds(path):
+    """Compounds with variable-length string and object reference members (h5py record arrays):
+    chunked with gzip, 2-D with partial chunks, scalar, with non-ASCII text and null references."""
+    text = h5py.string_dtype()
+    with h5py.File(path, "w") as f:
+        f["values"] = np.arange(3.0)
+        f.create_group("devices/probe")
+        rows = np.dtype([("start", "<i4"), ("label", text), ("target", h5py.ref_dtype)])
+        targets = [f["values"].ref, f["devices/probe"].ref, h5py.Reference()]
+        data = [(i, "é" * (i % 3) + f"r{i}", targets[i % 3]) for i in range(7)]
+        f.create_group("tables").create_dataset(
+            "rows", data=np.array(data, dtype=rows), chunks=(3,), compression="gzip"
+        )
+        grid = np.dtype([("n", ">i2"), ("s", text)])
+        cells = np.array([(i, "x" * i) for i in range(6)], dtype=grid).reshape(2, 3)
+        f.create_dataset("grid", data=cells, chunks=(1, 2))
+        f.create_dataset("scalar", data=np.array((7, "seven"), dtype=grid), shape=())
+
+
+def h5py_text(f, value, here=None):
+    """h5py's value of a string or reference member as vzarr gives it: the text; the path of the
+    referenced object (relative to `here` when given), empty for a null reference."""
+    import posixpath
+
+    if isinstance(value, h5py.Reference):
+        if not value:
+            return ""
+        return posixpath.relpath(f[value].name, here) if here else f[value].name
+    return value.decode() if isinstance(value, bytes) else value
+
+
+@pytest.mark.parametrize("links_and_references", [False, True])
+def test_compounds_with_strings_and_references_read_as_h5py(tmp_path, links_and_references):
+    """The parser gives compounds with string and reference members as NumPy structured arrays with
+    `U<n>` fields as wide as their longest value, inlined per source chunk, equal to h5py's values
+    (references as absolute paths, or relative ones with `links_and_references`, as HDFParser gives
+    them and names the fields in `links_references`); vzarr's own store and xarray engine too."""
+    path = tmp_path / "text.h5"
+    write_text_compounds(path)
+    store = parse(path, links_and_references=links_and_references)
+    root = zarr.open_group(store, mode="r", zarr_format=3)
+    out = tmp_path / "text.vzarr"
+    vzarr.scan([str(path)], output=out)
+    native = vzarr.open(out)
+    with h5py.File(path) as f:
+        for name in ("tables/rows", "grid", "scalar"):
+            theirs = f[name][...]
+            here = "/" + name if links_and_references else None
+            parent, _, leaf = name.rpartition("/")
+            ds = xr.open_dataset(out, engine="vzarr", group=parent or None)
+            for ours in (root[name][...], native[name][...], ds[leaf].values):
+                assert ours.dtype.names == theirs.dtype.names, name
+                assert ours.shape == theirs.shape, name
+            for field in theirs.dtype.names:
+                column = np.asarray(theirs[field])
+                if column.dtype.kind != "O":
+                    for ours in (root[name][...], native[name][...], ds[leaf].values):
+                        np.testing.assert_array_equal(ours[field], column, err_msg=f"{name}.{field}")
+                    continue
+                relative = [h5py_text(f, v, here) for v in column.ravel()]
+                absolute = [h5py_text(f, v) for v in column.ravel()]
+                width = max(1, max(len(t) for t in relative))
+                assert root[name].dtype[field] == np.dtype(f"<U{width}"), f"{name}.{field}"
+                assert root[name][...][field].ravel().tolist() == relative, f"{name}.{field}"
+                assert native[name][...][field].ravel().tolist() == absolute, f"{name}.{field}"
+                assert ds[leaf].values[field].ravel().tolist() == absolute, f"{name}.{field}"
+        marr = store._group["tables"].arrays["rows"]
+        assert marr.metadata.chunks == (3,) and len(marr.manifest._inlined) == 3  # 7 rows in chunks of 3
+        attributes = marr.metadata.attributes
+        if links_and_references:
+            assert attributes["links_references"] == {"references": ["target"]}
+        else:
+            assert "links_references" not in attributes
+        # HDFParser gives the same fields and values with the flag (it refuses references without).
+        if links_and_references:
+            theirs = zarr.open_group(HDFParser(links_and_references=True)(url_of(path), registry()), mode="r")
+            for name in ("tables/rows", "grid", "scalar"):
+                assert root[name].dtype == theirs[name].dtype, name
+                assert root[name][...].tolist() == theirs[name][...].tolist(), name
 
 
 def write_links(path, libver):

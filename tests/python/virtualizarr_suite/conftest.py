@@ -66,8 +66,8 @@ EXPECTED_DIFFERENCES = {
         "vzarr takes the first of several dimension scales attached to a dimension; HDFParser refuses"
     ),
     "test_hdf.py::TestCompoundObjectFields::test_reference_fields_need_the_flag": (
-        "vzarr's error names the compound's variable-length string member it cannot reference, where "
-        "HDFParser's names the links_and_references flag"
+        "vzarr stores a compound's object-reference members as the paths of their targets by default; "
+        "HDFParser refuses them without links_and_references=True"
     ),
     "test_hdf.py::TestDatasetToManifestArray::test_unlimited_dimension_compressed_chunks_not_trimmed": (
         "vzarr shrinks a compressed oversized chunk too (decoded, cropped and inlined: an exact copy), "
@@ -80,18 +80,7 @@ EXPECTED_DIFFERENCES = {
 
 #: Tests that pass with HDFParser and do not pass with vzarr's parser yet: what is missing. Strict
 #: xfails, so that the day one passes the entry must go (docs/guide/python.md lists them too).
-NOT_YET = {
-    "test_hdf.py::TestCompoundObjectFields::test_string_fields_without_the_flag": (
-        "compounds with variable-length string members are refused"
-    ),
-    **{
-        f"test_hdf.py::TestCompoundObjectFields::{test}": (
-            "compounds with variable-length string or object reference members (which "
-            "links_and_references=True reads as the targets' relative paths) are refused"
-        )
-        for test in ("test_strings_and_references", "test_numeric_compound_is_still_referenced")
-    },
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _listed(nodeid: str, table: dict[str, str]) -> str | None:
