@@ -11,6 +11,7 @@
 mod copies;
 mod hdf4_oracle;
 mod hdf5_fallback;
+mod hdf5_memory;
 mod hdf5_text_struct;
 mod keys;
 mod netcdf_lookup;

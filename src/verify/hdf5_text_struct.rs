@@ -22,7 +22,7 @@ use hdf5_sys::h5t::{
     H5Tset_size, H5T_C_S1, H5T_STD_REF_OBJ, H5T_VARIABLE,
 };
 
-use super::hdf5_fallback::{error, member_memory_type};
+use super::hdf5_memory::{error, member_memory_type};
 
 /// Most bytes of values (and of text) the oracle reads for one such dataset.
 const MAX_BYTES: usize = 1 << 30;
@@ -38,9 +38,20 @@ enum Kind {
     Reference,
 }
 
-/// The dataset's elements in vzarr's layout and the bytes of one element, or None when the dataset
-/// is no compound with string or reference members.
-pub(super) fn read_text_compound(dataset: &hdf5::Dataset) -> Result<Option<(Vec<u8>, usize)>, netcdf::Error> {
+/// A dataset's elements in vzarr's layout.
+pub(super) struct TextValues {
+    /// Every element, in C order.
+    pub(super) bytes: Vec<u8>,
+    /// Bytes of one element.
+    pub(super) size: usize,
+}
+
+/// The members of the memory type: each one's name and type, and what each holds.
+type Members = (Vec<(std::ffi::CString, hid_t)>, Vec<Kind>);
+
+/// The dataset's elements in vzarr's layout, or None when the dataset is no compound with string or
+/// reference members.
+pub(super) fn read_text_compound(dataset: &hdf5::Dataset) -> Result<Option<TextValues>, netcdf::Error> {
     let count: usize = dataset.shape().iter().product();
     let columns = {
         let _guard = hdf5_sys::LOCK.lock();
@@ -71,7 +82,7 @@ pub(super) fn read_text_compound(dataset: &hdf5::Dataset) -> Result<Option<(Vec<
             field.put(i, &mut out);
         }
     }
-    Ok(Some((out, size)))
+    Ok(Some(TextValues { bytes: out, size }))
 }
 
 /// One member's values as read.
@@ -152,7 +163,7 @@ unsafe fn memory_type(dataset: hid_t) -> Option<(hid_t, Vec<Kind>)> {
 ///
 /// # Safety
 /// `compound` must be a valid compound type id; the caller closes the returned types.
-unsafe fn members(compound: hid_t) -> Option<(Vec<(std::ffi::CString, hid_t)>, Vec<Kind>)> {
+unsafe fn members(compound: hid_t) -> Option<Members> {
     let n = H5Tget_nmembers(compound);
     if n <= 0 {
         return None;
