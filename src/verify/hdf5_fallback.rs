@@ -5,7 +5,7 @@
 //! stores enums as their integer type, complex compounds as Zarr complex types and fixed-length
 //! strings as fixed-width bytes, whose native forms are libhdf5's native forms (a string type's
 //! native form is itself: no conversion, the stored bytes with their padding). Compounds are read
-//! into a memory type built here: each member's native form, in file offset order, no padding (nested
+//! into a memory type built in `hdf5_memory`: each member's native form, in file offset order, no padding (nested
 //! compounds likewise), which is the layout of vzarr's `struct` elements in native byte order;
 //! libhdf5 picks each member by name and converts it from the file's byte order itself; an array
 //! member is read as an array of its base's memory type (a packed compound for an array of
