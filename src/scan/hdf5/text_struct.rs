@@ -117,6 +117,9 @@ fn member_texts(
             MemberKind::ObjectReference(n) => {
                 let refs: Vec<u8> = elements().flat_map(|e| &e[m.offset..m.offset + usize::from(n)]).copied().collect();
                 let values = resolve(&refs, n).map_err(|e| format!("member {}: {e}", m.name))?;
+                if values.len() != raw.len() / compound.size.max(1) {
+                    return Err(format!("member {}: {} references resolved", m.name, values.len()));
+                }
                 bytes += values.iter().map(|v| 4 * v.chars().count()).sum::<usize>();
                 Some(values)
             }
