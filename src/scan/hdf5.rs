@@ -454,28 +454,40 @@ impl FileContext<'_> {
             Err(problem) => return self.skip(var, format!("cannot store {what}: {problem}")),
         };
         // One chunk, the encoded strings (none in an empty array).
+        let data_type = DataType::String;
+        self.owned_array(var, (data_type, grid, codecs), encoded.iter()).map(Some)
+    }
+
+    /// The array of `var` of this type, grid and codecs whose chunks, in row-major grid order, are
+    /// `encoded` (the store holds them).
+    fn owned_array<'b>(
+        &self,
+        var: &H5Variable,
+        (data_type, grid, codecs): (DataType, ChunkGrid, CodecChain),
+        encoded: impl Iterator<Item = &'b Vec<u8>>,
+    ) -> Result<VirtualArray, ScanError> {
         let mut chunks = ChunkTable::default().owned_in(&self.options.owned_budget);
-        if let Some(encoded) = encoded {
-            let entry = chunks.push_owned(&encoded).map_err(self.owned_error(&var.path))?;
+        for bytes in encoded {
+            let entry = chunks.push_owned(bytes).map_err(self.owned_error(&var.path))?;
             chunks.push(entry);
         }
         let metadata = ArrayMetadata {
-            data_type: DataType::String,
+            data_type,
             chunk_grid: grid,
-            fill_value: FillValue::zero(DataType::String),
+            fill_value: FillValue::zero(data_type),
             codecs,
             dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
             attributes: var.attributes.clone(),
             notes: var.notes.clone(),
         };
-        Ok(Some(VirtualArray {
+        Ok(VirtualArray {
             path: var.path.clone(),
             metadata,
             chunks,
             rewritten_chunks: 0,
             digest: None,
             tails: Vec::new(),
-        }))
+        })
     }
 
     /// A compound variable with variable-length string or object reference members, read and
@@ -492,31 +504,12 @@ impl FileContext<'_> {
             Ok(stored) => stored,
             Err(problem) => return self.skip(var, format!("cannot store its compound values: {problem}")),
         };
-        let mut chunks = ChunkTable::default().owned_in(&self.options.owned_budget);
-        for encoded in &stored.chunks {
-            let entry = chunks.push_owned(encoded).map_err(self.owned_error(&var.path))?;
-            chunks.push(entry);
-        }
-        let mut metadata = ArrayMetadata {
-            data_type: stored.data_type,
-            chunk_grid: stored.grid,
-            fill_value: FillValue::zero(stored.data_type),
-            codecs: stored.codecs,
-            dimension_names: Some(var.dims.iter().map(|(name, _)| name.clone()).collect()),
-            attributes: var.attributes.clone(),
-            notes: var.notes.clone(),
-        };
+        let parts = (stored.data_type, stored.grid, stored.codecs);
+        let mut array = self.owned_array(var, parts, stored.chunks.iter())?;
+        let metadata = &mut array.metadata;
         metadata.notes.reference_fields = stored.reference_fields;
         metadata.notes.compound = element::compound_note(var.dataset.dtype());
         encode_fill_value_attribute(stored.data_type, &mut metadata.attributes, &mut metadata.notes);
-        let array = VirtualArray {
-            path: var.path.clone(),
-            metadata,
-            chunks,
-            rewritten_chunks: 0,
-            digest: None,
-            tails: Vec::new(),
-        };
         Ok(Some(array))
     }
 
