@@ -48,6 +48,7 @@ mod merge;
 mod newdim;
 mod order;
 pub(crate) mod reencode;
+mod text_widths;
 
 use crate::dataset::VirtualDataset;
 

@@ -19,6 +19,7 @@ mod opens;
 mod oracle;
 mod remote;
 mod strings;
+mod text_layout;
 mod worker;
 
 #[cfg(debug_assertions)]
@@ -277,7 +278,17 @@ async fn verify_array(
             Ok(theirs) => theirs,
             Err(e) => return unprovable_or(files, &location, path, e, verdict),
         };
-        if let Some(reason) = shape_mismatch(&file_shape, element_size, &theirs) {
+        let hdf5 = files.hdf5_facts(&location, path);
+        // A compound's text fields may be narrower in this file than in the store (files combined).
+        let text = match text_layout::source_text_layout(array, &hdf5.text_widths) {
+            Ok(text) => text,
+            Err(reason) => {
+                verdict.error = Some(format!("{location}: {reason}"));
+                return Ok(());
+            }
+        };
+        let source_size = text.map_or(element_size, |(narrow, _)| narrow.size() as u64);
+        if let Some(reason) = shape_mismatch(&file_shape, source_size, &theirs) {
             verdict.error = Some(format!("{location}: {reason}"));
             return Ok(());
         }
@@ -291,7 +302,6 @@ async fn verify_array(
                 .map_err(|e| oracle_error(&location, path, e))?;
             continue;
         }
-        let hdf5 = files.hdf5_facts(&location, path);
         let undefined_unwritten = hdf5.fill_time_never;
         // libnetcdf reads a box that straddles the end of a variable's HDF5 dataset wrongly (past the
         // extent it may return memory it never wrote, where it reads the fill value for a box wholly
@@ -311,6 +321,13 @@ async fn verify_array(
                 Ok(theirs) => theirs,
                 Err(e) => return unprovable_or(files, &location, path, e, verdict),
             };
+            if let Some((narrow, wide)) = text {
+                let Some(widened) = narrow.widened(&theirs, wide) else {
+                    verdict.error = Some(format!("{location}: the source's values do not fit the store's struct"));
+                    return Ok(());
+                };
+                theirs = widened;
+            }
             if undefined_unwritten {
                 // Elements the source leaves undefined take the store's values: not compared.
                 let skipped = take_unwritten(array, &sel, &ours.bytes, &mut theirs, element_size as usize).await?;

@@ -1,10 +1,11 @@
 //! Concatenating one array along several dimensions (existing ones, and new ones prepended), and
 //! taking an array from the first file.
 
-use super::CombineError;
+use super::{text_widths, CombineError};
 use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::ChunkEntry;
+use crate::metadata::DataType;
 
 /// One concatenation dimension of an array.
 #[derive(Debug, Clone)]
@@ -47,10 +48,13 @@ pub(crate) fn take_first(parts: Vec<Part<'_>>, allow_differ: bool) -> Result<Vir
         if a.shape() != b.shape() {
             return Err(mismatch(part, first, format!("shape {:?} (first file: {:?})", b.shape(), a.shape())));
         }
-        if a.data_type != b.data_type {
+        // Text fields of different widths (`text_widths`) hold different text: values that differ.
+        let wider_text = text_widths::widest([a.data_type, b.data_type]).is_some();
+        if a.data_type != b.data_type && !wider_text {
             return Err(mismatch(part, first, format!("data type {} (first file: {})", b.data_type, a.data_type)));
         }
-        let values_differ = matches!((first.array.digest, part.array.digest), (Some(x), Some(y)) if x != y);
+        let values_differ =
+            wider_text || matches!((first.array.digest, part.array.digest), (Some(x), Some(y)) if x != y);
         if values_differ && !allow_differ {
             return Err(CombineError::Mismatch {
                 file: part.location.to_string(),
@@ -75,10 +79,11 @@ pub(crate) fn take_first(parts: Vec<Part<'_>>, allow_differ: bool) -> Result<Vir
     })
 }
 
-/// Checks that `part` can be concatenated to `first` along the axes in `concat`.
-fn check_compatible(first: &Part<'_>, part: &Part<'_>, concat: &[usize]) -> Result<(), CombineError> {
+/// Checks that `part` can be concatenated to `first` along the axes in `concat`; with `widened`, their
+/// data types (and so fill values) may differ in the widths of text fields (`text_widths`).
+fn check_compatible(first: &Part<'_>, part: &Part<'_>, concat: &[usize], widened: bool) -> Result<(), CombineError> {
     let (a, b) = (&first.array.metadata, &part.array.metadata);
-    if a.data_type != b.data_type {
+    if a.data_type != b.data_type && !widened {
         return Err(mismatch(part, first, format!("data type {} (first file: {})", b.data_type, a.data_type)));
     }
     if a.dimension_names != b.dimension_names {
@@ -100,7 +105,7 @@ fn check_compatible(first: &Part<'_>, part: &Part<'_>, concat: &[usize]) -> Resu
         let what = format!("codecs {} (first file: {})", b.codecs.to_json(), a.codecs.to_json());
         return Err(mismatch(part, first, what));
     }
-    if a.fill_value != b.fill_value {
+    if a.fill_value != b.fill_value && !widened {
         let (x, y) = (a.fill_value.to_json(a.data_type), b.fill_value.to_json(b.data_type));
         return Err(mismatch(part, first, format!("fill value {y} (first file: {x})")));
     }
@@ -171,8 +176,9 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
     let first = &parts[0];
     let concat: Vec<usize> =
         axes.iter().filter_map(|a| if let Axis::Existing { axis, .. } = a { Some(*axis) } else { None }).collect();
+    let widened = text_widths::widest(parts.iter().map(|p| p.array.metadata.data_type));
     for part in &parts {
-        check_compatible(first, part, &concat)?;
+        check_compatible(first, part, &concat, widened.is_some())?;
     }
     let meta = &first.array.metadata;
     let mut new_dims = Vec::new();
@@ -204,6 +210,12 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
     for part in &mut parts {
         let placement = Placement::of(part, axes, &offsets, lead);
         rewritten += part.array.rewritten_chunks + trim_interior(part, &placement.interior)?;
+        if let (Some(wide), DataType::Struct(narrow)) = (widened, part.array.metadata.data_type) {
+            if !std::ptr::eq(wide, narrow) {
+                let widen = |problem| CombineError::Build { variable: path.clone(), problem };
+                text_widths::widen(&mut part.table, narrow, wide).map_err(widen)?;
+            }
+        }
         // Drops the bytes of chunks replaced by trimmed forms, and of trimmed forms not used here.
         part.table
             .compact_owned()
@@ -229,6 +241,10 @@ pub(crate) fn concat_array(mut parts: Vec<Part<'_>>, axes: &[Axis]) -> Result<Vi
     };
     let mut metadata = meta.clone();
     metadata.chunk_grid = grid;
+    if let Some(wide) = widened {
+        metadata.data_type = DataType::Struct(wide);
+        metadata.fill_value = crate::metadata::FillValue::zero(metadata.data_type);
+    }
     if let Some(names) = &meta.dimension_names {
         metadata.dimension_names = Some(new_names.into_iter().chain(names.iter().cloned()).collect());
     }

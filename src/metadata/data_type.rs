@@ -330,9 +330,11 @@ impl std::fmt::Display for DataType {
             DataType::FixedBytes(n) => write!(f, "bytes{n}"),
             DataType::RawBytes(n) => write!(f, "raw_bytes{n}"),
             DataType::FixedUtf32(n) => write!(f, "utf32_{}", n / 4),
+            // Each field with its type (`struct{id: int64, name: utf32_5}`), the first 16 of a level.
             DataType::Struct(s) => {
-                let names: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
-                write!(f, "struct{{{}}}", names.join(", "))
+                let shown = s.fields().iter().take(16).map(|field| format!("{}: {}", field.name, field.data_type));
+                let more = (s.fields().len() > 16).then(|| "...".to_string());
+                write!(f, "struct{{{}}}", shown.chain(more).collect::<Vec<_>>().join(", "))
             }
             t => f.write_str(t.name()),
         }

@@ -136,6 +136,66 @@ impl StructType {
         &self.swaps
     }
 
+    /// The widths in bytes of its `fixed_length_utf32` fields, in field order (none when it has
+    /// none: such fields hold the text vzarr stored for HDF5 strings and references).
+    pub fn text_widths(&self) -> Vec<u32> {
+        self.fields
+            .iter()
+            .filter_map(|f| match f.data_type {
+                DataType::FixedUtf32(n) => Some(n),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// This struct with its `fixed_length_utf32` fields `widths` bytes wide, in field order.
+    ///
+    /// # Errors
+    /// [`MetadataError::Invalid`] when `widths` does not give one width per such field, or a width
+    /// is no positive multiple of 4.
+    pub fn with_text_widths(&self, widths: &[u32]) -> Result<&'static StructType, MetadataError> {
+        let invalid = |reason: String| MetadataError::Invalid { field: "data_type", reason };
+        if widths.len() != self.text_widths().len() || widths.iter().any(|&w| w == 0 || !w.is_multiple_of(4)) {
+            return Err(invalid(format!("text widths {widths:?} for the struct's {:?}", self.text_widths())));
+        }
+        let mut widths = widths.iter();
+        let fields = self.fields.iter().map(|f| StructField {
+            name: f.name.clone(),
+            data_type: match f.data_type {
+                DataType::FixedUtf32(_) => widths.next().map_or(f.data_type, |&w| DataType::FixedUtf32(w)),
+                t => t,
+            },
+        });
+        StructType::intern(fields.collect())
+    }
+
+    /// `elements` (whole elements of this struct) as elements of `wider`, a struct of the same fields
+    /// whose text fields are at least as wide ([`StructType::with_text_widths`]): each field copied
+    /// to its place, text padded with NUL code points (the same bytes in either byte order).
+    /// None when `wider` is no such struct.
+    pub fn widened(&self, elements: &[u8], wider: &StructType) -> Option<Vec<u8>> {
+        let same_fields = self.fields.len() == wider.fields.len()
+            && self.fields.iter().zip(&wider.fields).all(|(a, b)| {
+                a.name == b.name
+                    && match (a.data_type, b.data_type) {
+                        (DataType::FixedUtf32(x), DataType::FixedUtf32(y)) => x <= y,
+                        (x, y) => x == y,
+                    }
+            });
+        if !same_fields || self.size == 0 || !elements.len().is_multiple_of(self.size) {
+            return None;
+        }
+        let places: Vec<(usize, usize, usize)> =
+            self.offsets().zip(wider.offsets()).map(|((at, f), (to, _))| (at, to, f.data_type.size())).collect();
+        let mut out = vec![0u8; elements.len() / self.size * wider.size];
+        for (element, wide) in elements.chunks_exact(self.size).zip(out.chunks_exact_mut(wider.size)) {
+            for &(at, to, size) in &places {
+                wide[to..to + size].copy_from_slice(&element[at..at + size]);
+            }
+        }
+        Some(out)
+    }
+
     /// The `data_type` JSON.
     pub fn to_json(&self) -> Value {
         let fields: Vec<Value> =

@@ -44,6 +44,12 @@ impl Hdf5Dataset {
         Ok(Hdf5Dataset { dataset, text: std::sync::OnceLock::new() })
     }
 
+    /// The bytes of each text field of a compound with string or reference members as laid out here
+    /// (each as wide as its longest value in this dataset); empty for any other dataset.
+    pub(crate) fn text_widths(&self) -> Vec<u32> {
+        self.text_values().ok().flatten().map(|t| t.widths.clone()).unwrap_or_default()
+    }
+
     /// The elements of a compound with string or reference members, in vzarr's layout, and the
     /// bytes of one; None for any other dataset.
     fn text_values(&self) -> Result<Option<&TextValues>, netcdf::Error> {

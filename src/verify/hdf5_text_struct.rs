@@ -44,6 +44,8 @@ pub(super) struct TextValues {
     pub(super) bytes: Vec<u8>,
     /// Bytes of one element.
     pub(super) size: usize,
+    /// The bytes of each text field, in field order.
+    pub(super) widths: Vec<u32>,
 }
 
 /// The members of the memory type: each one's name and type, and what each holds.
@@ -82,7 +84,8 @@ pub(super) fn read_text_compound(dataset: &hdf5::Dataset) -> Result<Option<TextV
             field.put(i, &mut out);
         }
     }
-    Ok(Some(TextValues { bytes: out, size }))
+    let widths = fields.iter().filter(|f| matches!(f, Field::Text(..))).map(|f| f.size() as u32).collect();
+    Ok(Some(TextValues { bytes: out, size, widths }))
 }
 
 /// One member's values as read.

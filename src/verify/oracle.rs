@@ -124,6 +124,11 @@ pub(crate) struct Hdf5Facts {
     /// The dataset's extent, when read through libnetcdf: a variable shorter than its unlimited
     /// dimension has an extent smaller than its netCDF shape.
     pub(crate) extent: Option<Vec<u64>>,
+    /// For a compound with string or reference members: the bytes of each text field in the
+    /// oracle's layout (each as wide as its longest value in this file; the store's may be wider when
+    /// files were combined).
+    #[serde(default)]
+    pub(crate) text_widths: Vec<u32>,
 }
 
 /// An open source variable.
@@ -218,7 +223,8 @@ impl OracleVariable {
     pub(crate) fn hdf5_facts(&self, location: &str) -> Hdf5Facts {
         if let Some(dataset) = &self.hdf5 {
             // Read through libhdf5 already: its shape is the extent.
-            return Hdf5Facts { fill_time_never: dataset.fill_time_never(), extent: None };
+            let text_widths = dataset.text_widths();
+            return Hdf5Facts { fill_time_never: dataset.fill_time_never(), extent: None, text_widths };
         }
         if self.hdf4.is_some() {
             return Hdf5Facts::default();
@@ -227,6 +233,7 @@ impl OracleVariable {
         opened.map_or_else(Hdf5Facts::default, |d| Hdf5Facts {
             fill_time_never: d.fill_time_never(),
             extent: Some(d.extent()),
+            text_widths: Vec::new(),
         })
     }
 

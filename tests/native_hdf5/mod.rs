@@ -158,7 +158,7 @@ fn types_without_a_zarr_form_are_named_per_variable() {
     let store = open_store(&scan_to_store(&file, dir.path(), "s.vzarr", &options));
     assert_eq!(read(&store, "fine", "").bytes, read_native(&file, "fine", 16));
     // A packed compound {a: int32, b: float64} and 2-byte opaque values, as libhdf5 reads them.
-    assert_eq!(array_json_type(&store, "compound"), "struct{a, b}");
+    assert_eq!(array_json_type(&store, "compound"), "struct{a: int32, b: float64}");
     let ours = read(&store, "compound", "").bytes;
     let member = |name| crate::common::hdf5_oracle::read_member(&file, "compound", &[name], 1).unwrap();
     assert_eq!((ours[..4].to_vec(), ours[4..].to_vec()), (member("a"), member("b")));

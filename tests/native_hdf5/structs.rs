@@ -250,3 +250,43 @@ fn compounds_with_strings_and_references_store_libhdf5s_text() {
         assert!(run.stdout.contains(&format!("ok   {name}: ")), "{name}: {}", run.stdout);
     }
 }
+
+/// Files whose compound text fields differ in width concatenate into the widest (the narrower
+/// file's store-owned chunks padded): every name equals libhdf5's read of its file, `verify` passes
+/// (the source's elements widened to the store's), and a compound without the concatenation
+/// dimension whose text differs needs `--take-first`, as any differing variable does.
+#[test]
+fn compounds_whose_text_widths_differ_concatenate_at_the_widest() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fx) = fixtures(dir.path()) else { return };
+    let parts = [fx.join("text_parts/part0.h5"), fx.join("text_parts/part1.h5")];
+    let glob = fx.join("text_parts/part*.h5");
+    let out = dir.path().join("parts.vzarr");
+    let args = |extra: &[&str]| {
+        let mut args = vec!["scan".to_string(), glob.display().to_string(), "--concat".into(), "phony_dim_0".into()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args.extend(["-o".into(), out.display().to_string()]);
+        args
+    };
+    let refused = crate::common::cli_expect(&args(&[]), 1);
+    assert!(refused.stderr.contains("meta: its data differs"), "{}", refused.stderr);
+    crate::common::cli_expect(&args(&["--take-first", "meta"]), 0);
+    let store = open_store(&out);
+    let obs = read(&store, "obs", "");
+    let DataType::Struct(s) = obs.data_type else { panic!("{}", obs.data_type) };
+    let theirs: Vec<String> = parts.iter().flat_map(|p| read_member_text(p, "obs", "name").unwrap()).collect();
+    let widest = theirs.iter().map(|t| t.chars().count()).max().unwrap();
+    assert_eq!(s.text_widths(), [4 * widest as u32], "the wider file's width");
+    let (name_at, _) = s.offsets().nth(1).unwrap();
+    let ours: Vec<String> = obs.bytes.chunks_exact(s.size()).map(|e| utf32_text(&e[name_at..])).collect();
+    assert_eq!(ours, theirs);
+    let ids: Vec<u8> = parts.iter().zip([2, 3]).flat_map(|(p, n)| read_member(p, "obs", &["id"], n).unwrap()).collect();
+    let ours_ids: Vec<u8> = obs.bytes.chunks_exact(s.size()).flat_map(|e| e[..4].to_vec()).collect();
+    assert_eq!(ours_ids, ids);
+    let meta = read(&store, "meta", "");
+    let DataType::Struct(m) = meta.data_type else { panic!("{}", meta.data_type) };
+    let (at, _) = m.offsets().nth(1).unwrap();
+    assert_eq!(utf32_text(&meta.bytes[at..]), read_member_text(&parts[0], "meta", "name").unwrap()[0]);
+    let run = crate::common::cli_expect(&["verify".as_ref(), out.as_os_str()], 0);
+    assert!(run.stdout.contains("ok   obs: 5 elements equal"), "{}", run.stdout);
+}

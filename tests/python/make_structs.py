@@ -12,7 +12,8 @@ dataset and attributes of a committed (named) compound type, and compound attrib
 (netCDF4-python) holds a netCDF-4 compound variable, one whose C alignment leaves padding, and a
 compound attribute; DIR/table.h5 PyTables tables (one with multidimensional columns) when PyTables
 is installed. DIR/text_structs.h5 (h5py) holds compounds with variable-length string and object
-reference members (`write_text_structs`), which vzarr stores with UTF-32 text fields.
+reference members (`write_text_structs`), which vzarr stores with UTF-32 text fields, and
+DIR/text_parts/part{0,1}.h5 two files of such a compound whose text differs in width.
 """
 
 import pathlib
@@ -201,10 +202,26 @@ def write_text_structs(path):
         partly[0:2] = np.array([(5, "written"), (6, "too")], dtype=names)
 
 
+def write_text_parts(directory):
+    """Two files of one compound variable with a string member along an unlimited dimension, the
+    second's text longer, and a scalar compound whose text differs between them: concatenated, the
+    combined text field takes the wider width."""
+    directory.mkdir(exist_ok=True)
+    text = h5py.string_dtype()
+    dtype = np.dtype([("id", "<i4"), ("name", text)])
+    parts = [(["a", "bb"], "short"), (["ccc", "d", "é" * 5], "a longer one")]
+    for i, (names, meta) in enumerate(parts):
+        with h5py.File(directory / f"part{i}.h5", "w") as f:
+            rows = np.array([(10 * i + k, n) for k, n in enumerate(names)], dtype=dtype)
+            f.create_dataset("obs", data=rows, maxshape=(None,), chunks=(2,))
+            f.create_dataset("meta", data=np.array((i, meta), dtype=dtype), shape=())
+
+
 def main():
     out = pathlib.Path(sys.argv[1])
     write_h5(out / "structs.h5")
     write_text_structs(out / "text_structs.h5")
+    write_text_parts(out / "text_parts")
     write_nc(out / "structs.nc")
     write_table(out / "table.h5")
 
