@@ -23,6 +23,16 @@ pub(crate) fn splice(
     let build = |problem: String| AppendError::Build { variable: old.path.clone(), problem };
     let (og, ng) = (&old.metadata.chunk_grid, &new.metadata.chunk_grid);
     check_other_dims(old, new, axis, scanned)?;
+    if old.metadata.data_type != new.metadata.data_type {
+        // Only text fields wider in the new files get here (the tail's combine checks the rest):
+        // the stored files' chunks would need rewriting, which a fresh scan does.
+        let file = scanned.roots.first().map(|r| r.0.clone()).unwrap_or_default();
+        let problem = format!(
+            "data type {} is wider than the store's {} (longer text): scan the whole archive again",
+            new.metadata.data_type, old.metadata.data_type
+        );
+        return Err(AppendError::Mismatch { file, variable: old.path.clone(), problem });
+    }
     let (od, nd) = (og.dim(axis), ng.dim(axis));
     let first = match od.locate(layout.last_start) {
         Some((chunk, 0)) => chunk,

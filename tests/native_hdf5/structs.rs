@@ -289,4 +289,15 @@ fn compounds_whose_text_widths_differ_concatenate_at_the_widest() {
     assert_eq!(utf32_text(&meta.bytes[at..]), read_member_text(&parts[0], "meta", "name").unwrap()[0]);
     let run = crate::common::cli_expect(&["verify".as_ref(), out.as_os_str()], 0);
     assert!(run.stdout.contains("ok   obs: 5 elements equal"), "{}", run.stdout);
+    // Appending the wider file to a store of the narrower: refused in one line, the store unchanged
+    // (its stored chunks would need rewriting, which a fresh scan does).
+    let first = dir.path().join("first.vzarr");
+    let (part0, part1) = (parts[0].display().to_string(), parts[1].display().to_string());
+    let first_s = first.display().to_string();
+    crate::common::cli_expect(&["scan", &part0, "--concat", "phony_dim_0", "--take-first", "meta", "-o", &first_s], 0);
+    let before = std::fs::read(first.join("obs/zarr.json")).unwrap();
+    let refused = crate::common::cli_expect(&["append", &first_s, &part1], 1);
+    assert!(refused.stderr.contains("obs: data type struct{id: int32, name: utf32_5} is wider"), "{}", refused.stderr);
+    assert_eq!(std::fs::read(first.join("obs/zarr.json")).unwrap(), before);
+    crate::common::cli_expect(&["verify", &first_s], 0);
 }
