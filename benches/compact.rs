@@ -120,7 +120,10 @@ fn floors(
         encoded = chunks;
     }
     for (linear, chunk) in &encoded {
-        assert!(folded[*linear as usize].as_deref() == Some(chunk), "folded chunk {linear}: the floor encoded other bytes");
+        assert!(
+            folded[*linear as usize].as_deref() == Some(chunk),
+            "folded chunk {linear}: the floor encoded other bytes"
+        );
     }
     let (read_best, fold_best) = (Timing::best(read_floors), Timing::best(fold_floors));
     let decoded = folds.iter().map(|(_, old)| old.end - old.start).sum::<u64>() * (stored.len() as u64)
@@ -189,13 +192,16 @@ fn read_floor(meta: &ArrayMetadata, stored: &[&[u8]]) -> usize {
 
 /// The fold's floor: every folded chunk (of `new`'s grid) built from its old chunks, decoded and
 /// placed, then encoded with the array's codecs. Returns them by linear index of `new`'s grid.
-fn fold_floor(meta: &ArrayMetadata, stored: &[&[u8]], new: &ArrayMetadata, folds: &[(u64, Range<u64>)]) -> Vec<(u64, Vec<u8>)> {
+fn fold_floor(
+    meta: &ArrayMetadata,
+    stored: &[&[u8]],
+    new: &ArrayMetadata,
+    folds: &[(u64, Range<u64>)],
+) -> Vec<(u64, Vec<u8>)> {
     let (grid, size) = (&meta.chunk_grid, meta.element_size());
     let (ny, nx) = (grid.dim(1).num_chunks(), grid.dim(2).num_chunks());
-    let tasks: Vec<(u64, Range<u64>, u64, u64)> = folds
-        .iter()
-        .flat_map(|(p, old)| (0..ny * nx).map(move |i| (*p, old.clone(), i / nx, i % nx)))
-        .collect();
+    let tasks: Vec<(u64, Range<u64>, u64, u64)> =
+        folds.iter().flat_map(|(p, old)| (0..ny * nx).map(move |i| (*p, old.clone(), i / nx, i % nx))).collect();
     tasks
         .into_par_iter()
         .map(|(p, old, b, c)| {
