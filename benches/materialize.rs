@@ -21,7 +21,10 @@
 //!   from them, padded and encoded once, on both cores, with vzarr's `CodecChain`; every encoded
 //!   chunk checked byte for byte against vzarr's copy. The ceiling it implies is printed:
 //!   `open_mfdataset`'s wall over the floor's, the best ratio any copy on these codecs could reach
-//!   on this machine, beside the 5x target and vzarr's measured ratio.
+//!   on this machine, beside the 5x target and vzarr's measured ratio;
+//! - the same floor for xarray's copy with xarray's own codec libraries (the system zlib libhdf5
+//!   links, numcodecs' shuffle and zstd; `materialize_xarray.py floor`, two Python threads), which
+//!   inflate more slowly than vzarr's zlib-rs.
 //!
 //! Each copy is run twice and the faster run kept (two cores shared with other work); ratios of CPU
 //! time are printed beside those of wall time. The store is scanned first (`vzarr scan FILES
@@ -127,6 +130,9 @@ fn main() {
     );
     // Last: the floor leaves this process large, which a child's peak resident set would count.
     floors(&store, &files, &work, (vzarr, zstd), baselines.as_ref().ok().map(|b| b.0));
+    if let (Ok(py), Ok((mf, _))) = (&python, &baselines) {
+        xarray_floor(py, &files, *mf);
+    }
     if let Ok(py) = &python {
         check(py, &work, &files, baselines.is_ok());
     }
@@ -317,16 +323,37 @@ fn script(python: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The `wall cpu` seconds on the last line of the script's output.
+fn timing(said: String) -> Result<Timing, String> {
+    let last = said.lines().last().unwrap_or("").to_string();
+    let mut parts = last.split_whitespace().map(str::parse::<f64>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(wall)), Some(Ok(cpu))) => Ok(Timing { wall, cpu }),
+        _ => Err(format!("unexpected output {said:?}")),
+    }
+}
+
+/// Measures and prints the codec floor of xarray's copy with xarray's own codec libraries (the
+/// script's `floor`: the system zlib libhdf5 links, numcodecs' shuffle and zstd, two threads), and
+/// how far `open_mfdataset` (`mf`) is above it.
+fn xarray_floor(python: &Path, files: &[PathBuf], mf: Timing) {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["floor".as_ref(), CHUNKS.as_ref(), "-".as_ref()];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    match script(python, &args).and_then(timing) {
+        Ok(floor) => println!(
+            "  xarray's own codecs (system zlib as libhdf5 links it, numcodecs' unshuffle and zstd; Python, two \
+             threads): {:.2} s ({:.2} s CPU); open_mfdataset takes {:.2}x its wall ({:.2}x its CPU)",
+            floor.wall,
+            floor.cpu,
+            mf.wall / floor.wall,
+            mf.cpu / floor.cpu
+        ),
+        Err(why) => println!("  xarray's own codec floor not measured: {why}"),
+    }
+}
+
 /// Times the two xarray copies, the best of [`RUNS`] each: (open_mfdataset, the vzarr engine).
 fn xarray_baselines(python: &Path, store: &Path, files: &[PathBuf], work: &Path) -> Result<(Timing, Timing), String> {
-    let timing = |said: String| -> Result<Timing, String> {
-        let last = said.lines().last().unwrap_or("").to_string();
-        let mut parts = last.split_whitespace().map(str::parse::<f64>);
-        match (parts.next(), parts.next()) {
-            (Some(Ok(wall)), Some(Ok(cpu))) => Ok(Timing { wall, cpu }),
-            _ => Err(format!("unexpected output {said:?}")),
-        }
-    };
     let mf_out = work.join("mfdataset.zarr");
     let mut mf: Vec<&std::ffi::OsStr> = vec!["mfdataset".as_ref(), CHUNKS.as_ref(), mf_out.as_os_str()];
     mf.extend(files.iter().map(|f| f.as_os_str()));
