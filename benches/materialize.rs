@@ -154,15 +154,10 @@ fn floors(store: &Path, files: &[PathBuf], work: &Path, (own, zstd): (Timing, Ti
         target.num_chunks()
     );
     let zstd_chain = Recode::Zstd(3).chain(&meta.codecs).unwrap();
+    let zstd_name = "zstd 3 (--codec zstd; xarray's work too: zlib decode, zarr-python's zstd)";
     let runs = [
         ("the array's codecs (shuffle + zlib 1)", &meta.codecs, own, "vzarr.zarr"),
-        (
-            "zstd 3 (--codec zstd; \
-         xarray's work too: zlib decode, zarr-python's zstd)",
-            &zstd_chain,
-            zstd,
-            "zstd.zarr",
-        ),
+        (zstd_name, &zstd_chain, zstd, "zstd.zarr"),
     ];
     for (name, chain, measured, out) in runs {
         let (decode, encode) = codec_floor(&meta, &stored, &target, chain, &work.join(out).join("tas"));
