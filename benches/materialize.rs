@@ -14,7 +14,17 @@
 //!   faster), and `xr.open_dataset(STORE, engine="vzarr", chunks={}).chunk({...}).to_zarr(OUT)`
 //!   (target: vzarr faster);
 //! - `vzarr materialize` under a small `--max-memory` (32 MiB: the array is 190 MB), its peak
-//!   resident set printed against that limit (the binary alone: about 23 MiB).
+//!   resident set printed against that limit (the binary alone: about 23 MiB);
+//! - the codec floor of the copy (`common::floor`), once with the array's codecs and once with
+//!   zstd (also xarray's codec work: zlib decode, zstd encode): the 96 source chunks' stored bytes
+//!   read into memory first, then, timed, each decoded once and each of the 144 target chunks cut
+//!   from them, padded and encoded once, on both cores, with vzarr's `CodecChain`; every encoded
+//!   chunk checked byte for byte against vzarr's copy. The ceiling it implies is printed:
+//!   `open_mfdataset`'s wall over the floor's, the best ratio any copy on these codecs could reach
+//!   on this machine, beside the 5x target and vzarr's measured ratio;
+//! - the same floor for xarray's copy with xarray's own codec libraries (the system zlib libhdf5
+//!   links, numcodecs' shuffle and zstd; `materialize_xarray.py floor`, two Python threads), which
+//!   inflate more slowly than vzarr's zlib-rs.
 //!
 //! Each copy is run twice and the faster run kept (two cores shared with other work); ratios of CPU
 //! time are printed beside those of wall time. The store is scanned first (`vzarr scan FILES
@@ -33,31 +43,27 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rayon::prelude::*;
+
+use common::floor::{copy_box, decode_chunk, measure, stored_chunks, Timing};
 use common::run_vzarr;
+use vzarr::codec::{CodecChain, Recode};
+use vzarr::metadata::ArrayMetadata;
+use vzarr::trust::{container_of, Authorization};
+use vzarr::ChunkGrid;
 
 /// Latitudes and longitudes of the archive.
 const NY: usize = 180;
 const NX: usize = 360;
 /// The target chunks.
 const CHUNKS: &str = "time=90,lat=45,lon=90";
+/// The target chunks' shape, as [`CHUNKS`] names it.
+const CHUNK_SHAPE: [u64; 3] = [90, 45, 90];
 /// The small memory limit of the second run, bytes.
 const SMALL: u64 = 32 << 20;
 
 /// Runs of each copy; the fastest is kept (two cores shared with other work: the others are noise).
 const RUNS: usize = 2;
-
-/// A copy's wall and CPU seconds (every thread's user + system time).
-#[derive(Debug, Clone, Copy)]
-struct Timing {
-    wall: f64,
-    cpu: f64,
-}
-
-impl Timing {
-    fn best(runs: impl IntoIterator<Item = Timing>) -> Timing {
-        runs.into_iter().min_by(|a, b| a.wall.total_cmp(&b.wall)).expect("at least one run")
-    }
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -122,9 +128,123 @@ fn main() {
         bounded.wall,
         bounded.cpu
     );
+    // Last: the floor leaves this process large, which a child's peak resident set would count.
+    floors(&store, &files, &work, (vzarr, zstd), baselines.as_ref().ok().map(|b| b.0));
+    if let (Ok(py), Ok((mf, _))) = (&python, &baselines) {
+        xarray_floor(py, &files, *mf);
+    }
     if let Ok(py) = &python {
         check(py, &work, &files, baselines.is_ok());
     }
+}
+
+/// Measures and prints the codec floor of the copy (`common::floor`) with the array's codecs and with
+/// zstd, checks that each floor's encoded chunks are byte for byte vzarr's (so it did the same work),
+/// and prints the ceiling each implies: `open_mfdataset`'s wall over the floor's.
+fn floors(store: &Path, files: &[PathBuf], work: &Path, (own, zstd): (Timing, Timing), mfdataset: Option<Timing>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let authorization = Authorization::new([container_of(&files[0].display().to_string())]);
+    let (meta, stored) = stored_chunks(&runtime, &store.display().to_string(), &authorization, "tas");
+    let stored: Vec<&[u8]> = stored.iter().map(|s| s.as_deref().expect("every source chunk is stored")).collect();
+    let target = ChunkGrid::regular(&meta.shape(), &CHUNK_SHAPE).unwrap();
+    println!(
+        "codec floor (in memory, both cores, vzarr's CodecChain: {} source chunks decoded once, {} target chunks \
+         cut, padded and encoded once; best of {RUNS}):",
+        stored.len(),
+        target.num_chunks()
+    );
+    let zstd_chain = Recode::Zstd(3).chain(&meta.codecs).unwrap();
+    let zstd_name = "zstd 3 (--codec zstd; xarray's work too: zlib decode, zarr-python's zstd)";
+    let runs = [
+        ("the array's codecs (shuffle + zlib 1)", &meta.codecs, own, "vzarr.zarr"),
+        (zstd_name, &zstd_chain, zstd, "zstd.zarr"),
+    ];
+    for (name, chain, measured, out) in runs {
+        let (decode, encode) = codec_floor(&meta, &stored, &target, chain, &work.join(out).join("tas"));
+        let floor = decode.plus(encode);
+        println!(
+            "  {name}: decode {:.2} s ({:.2} s CPU) + cut and encode {:.2} s ({:.2} s CPU) = {:.2} s ({:.2} s \
+             CPU); vzarr materialize takes {:.2}x the floor's wall ({:.2}x its CPU)",
+            decode.wall,
+            decode.cpu,
+            encode.wall,
+            encode.cpu,
+            floor.wall,
+            floor.cpu,
+            measured.wall / floor.wall,
+            measured.cpu / floor.cpu
+        );
+        if let Some(mf) = mfdataset {
+            println!(
+                "    ceiling: open_mfdataset wall / floor wall = {:.2}x (CPU {:.2}x), against the target >= 5x and \
+                 vzarr's measured {:.2}x",
+                mf.wall / floor.wall,
+                mf.cpu / floor.cpu,
+                mf.wall / measured.wall
+            );
+        }
+    }
+}
+
+/// The best of [`RUNS`] of the floor with output codecs `out`: (decode every source chunk, then cut,
+/// pad and encode every chunk of `target`), each phase timed. Checks every encoded chunk equals
+/// vzarr's in the copy at `copy` (the array's directory).
+fn codec_floor(
+    meta: &ArrayMetadata,
+    stored: &[&[u8]],
+    target: &ChunkGrid,
+    out: &CodecChain,
+    copy: &Path,
+) -> (Timing, Timing) {
+    let mut runs = Vec::new();
+    let mut encoded = Vec::new();
+    for _ in 0..RUNS {
+        let (decode, decoded) =
+            measure(|| stored.par_iter().enumerate().map(|(i, s)| decode_chunk(meta, i as u64, s)).collect::<Vec<_>>());
+        let (encode, chunks) = measure(|| {
+            (0..target.num_chunks())
+                .into_par_iter()
+                .map(|t| out.encode(&cut(meta, &decoded, target, t), meta.element_size()).unwrap())
+                .collect::<Vec<_>>()
+        });
+        runs.push((decode, encode));
+        encoded = chunks;
+    }
+    for (t, chunk) in encoded.iter().enumerate() {
+        let key: Vec<String> = target.chunk_coords(t as u64).iter().map(u64::to_string).collect();
+        let path = copy.join("c").join(key.join("/"));
+        assert!(std::fs::read(&path).unwrap() == *chunk, "{}: the floor encoded other bytes", path.display());
+    }
+    runs.into_iter().min_by(|a, b| a.0.plus(a.1).wall.total_cmp(&b.0.plus(b.1).wall)).unwrap()
+}
+
+/// Target chunk `t`, cut from the decoded source chunks (`decoded`, by linear index of the source
+/// grid) and padded with the fill value past the array's end, as a regular Zarr chunk holds it.
+fn cut(meta: &ArrayMetadata, decoded: &[Vec<u8>], target: &ChunkGrid, t: u64) -> Vec<u8> {
+    let (size, source) = (meta.element_size(), &meta.chunk_grid);
+    let coords = target.chunk_coords(t);
+    let (origin, edges) = (target.chunk_origin(&coords), target.chunk_shape(&coords));
+    let end: Vec<u64> = (0..3).map(|d| origin[d] + target.dim(d).valid(coords[d])).collect();
+    let len = edges.iter().product::<u64>() as usize;
+    let padded = (0..3).any(|d| end[d] < origin[d] + edges[d]);
+    let mut chunk = if padded { meta.fill_value.as_bytes().repeat(len) } else { vec![0u8; len * size] };
+    // The source chunks the chunk's valid box overlaps, per dimension.
+    let span = |d: usize| source.dim(d).locate(origin[d]).unwrap().0..source.dim(d).locate(end[d] - 1).unwrap().0 + 1;
+    for a in span(0) {
+        for b in span(1) {
+            for c in span(2) {
+                let s = [a, b, c];
+                let (s_origin, s_edges) = (source.chunk_origin(&s), source.chunk_shape(&s));
+                let lo: Vec<u64> = (0..3).map(|d| origin[d].max(s_origin[d])).collect();
+                let hi: Vec<u64> = (0..3).map(|d| end[d].min(s_origin[d] + source.dim(d).valid(s[d]))).collect();
+                let count: Vec<u64> = (0..3).map(|d| hi[d] - lo[d]).collect();
+                let (from, to): (Vec<u64>, Vec<u64>) = (0..3).map(|d| (lo[d] - s_origin[d], lo[d] - origin[d])).unzip();
+                let src = &decoded[source.linear_index(&s) as usize];
+                copy_box(src, &s_edges, &from, &mut chunk, &edges, &to, &count, size);
+            }
+        }
+    }
+    chunk
 }
 
 /// `vzarr materialize STORE OUT --chunks CHUNKS EXTRA`, the best of [`RUNS`], and the largest peak
@@ -198,16 +318,37 @@ fn script(python: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The `wall cpu` seconds on the last line of the script's output.
+fn timing(said: String) -> Result<Timing, String> {
+    let last = said.lines().last().unwrap_or("").to_string();
+    let mut parts = last.split_whitespace().map(str::parse::<f64>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(wall)), Some(Ok(cpu))) => Ok(Timing { wall, cpu }),
+        _ => Err(format!("unexpected output {said:?}")),
+    }
+}
+
+/// Measures and prints the codec floor of xarray's copy with xarray's own codec libraries (the
+/// script's `floor`: the system zlib libhdf5 links, numcodecs' shuffle and zstd, two threads), and
+/// how far `open_mfdataset` (`mf`) is above it.
+fn xarray_floor(python: &Path, files: &[PathBuf], mf: Timing) {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["floor".as_ref(), CHUNKS.as_ref(), "-".as_ref()];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    match script(python, &args).and_then(timing) {
+        Ok(floor) => println!(
+            "  xarray's own codecs (system zlib as libhdf5 links it, numcodecs' unshuffle and zstd; Python, two \
+             threads): {:.2} s ({:.2} s CPU); open_mfdataset takes {:.2}x its wall ({:.2}x its CPU)",
+            floor.wall,
+            floor.cpu,
+            mf.wall / floor.wall,
+            mf.cpu / floor.cpu
+        ),
+        Err(why) => println!("  xarray's own codec floor not measured: {why}"),
+    }
+}
+
 /// Times the two xarray copies, the best of [`RUNS`] each: (open_mfdataset, the vzarr engine).
 fn xarray_baselines(python: &Path, store: &Path, files: &[PathBuf], work: &Path) -> Result<(Timing, Timing), String> {
-    let timing = |said: String| -> Result<Timing, String> {
-        let last = said.lines().last().unwrap_or("").to_string();
-        let mut parts = last.split_whitespace().map(str::parse::<f64>);
-        match (parts.next(), parts.next()) {
-            (Some(Ok(wall)), Some(Ok(cpu))) => Ok(Timing { wall, cpu }),
-            _ => Err(format!("unexpected output {said:?}")),
-        }
-    };
     let mf_out = work.join("mfdataset.zarr");
     let mut mf: Vec<&std::ffi::OsStr> = vec!["mfdataset".as_ref(), CHUNKS.as_ref(), mf_out.as_os_str()];
     mf.extend(files.iter().map(|f| f.as_os_str()));

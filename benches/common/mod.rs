@@ -122,6 +122,7 @@ pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
     let peak_kib = wait_peak_kib(child, &format!("vzarr {command}"));
     Phase { seconds: start.elapsed().as_secs_f64(), peak_kib }
 }
+pub mod floor;
 pub mod s3;
 
 /// One array `v(time, y, x)` of `data_type` on `grid` whose chunks are `entries`, uncompressed
