@@ -22,7 +22,7 @@ for f in dmrpp/Scalar_compact dmrpp/compact_example dmrpp/d_size64_be dmrpp/chun
   deflate_twice/One_chunk_c_c deflate_twice/fill_some_chunks_c_c dmrpp/t_enum2_mt_scalar; do
   cp "fixtures/dmrpp/$f.h5" "$corpus/hdf5/$(basename "$f").h5"
 done
-cp fixtures/hdf5/libver_earliest.h5 fixtures/hdf5/libver_latest.h5 "$corpus/hdf5/"
+cp fixtures/hdf5/libver_earliest.h5 fixtures/hdf5/libver_latest.h5 fixtures/hdf5/text_compound.h5 "$corpus/hdf5/"
 h5repack -f SZIP=8,NN fixtures/dmrpp/dmrpp/SDS_fle_shuf_def.h5 "$corpus/hdf5/szip.h5"
 
 # NetCDF-3: classic, 64-bit offset and CDF-5 headers with every kind of variable and attribute.

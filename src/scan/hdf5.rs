@@ -653,8 +653,9 @@ impl FileContext<'_> {
             .map_err(|e| self.variable_error(&v.var.path, "chunk grid", e))?;
         let mut chunks = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&self.options.owned_budget);
         if grid.num_chunks() == 1 {
-            let len = v.shape.iter().product::<u64>() * v.data_type.size() as u64;
-            if bytes.len() as u64 != len {
+            // The shape is the file's (untrusted): an element count that overflows holds no bytes.
+            let len = v.shape.iter().try_fold(v.data_type.size() as u64, |n, &d| n.checked_mul(d));
+            if len != Some(bytes.len() as u64) {
                 let msg = format!("compact data of {} bytes does not hold shape {:?}", bytes.len(), v.shape);
                 return Err(self.variable_error(&v.var.path, "reading layout", msg));
             }
