@@ -15,28 +15,17 @@ use crate::metadata::{DataType, StructType};
 pub(super) fn widest(types: impl IntoIterator<Item = DataType>) -> Option<&'static StructType> {
     let mut types = types.into_iter();
     let DataType::Struct(first) = types.next()? else { return None };
-    let mut fields = first.fields().to_vec();
-    let mut differ = false;
+    let mut widths = first.text_widths();
     for t in types {
         let DataType::Struct(other) = t else { return None };
-        if other.fields().len() != fields.len() {
+        // The same struct but for its text widths: `first` with `other`'s widths is `other`.
+        if first.with_text_widths(&other.text_widths()).ok()? != other {
             return None;
         }
-        for (field, theirs) in fields.iter_mut().zip(other.fields()) {
-            if field.name != theirs.name {
-                return None;
-            }
-            match (field.data_type, theirs.data_type) {
-                (a, b) if a == b => {}
-                (DataType::FixedUtf32(a), DataType::FixedUtf32(b)) => {
-                    field.data_type = DataType::FixedUtf32(a.max(b));
-                    differ = true;
-                }
-                _ => return None,
-            }
-        }
+        widths.iter_mut().zip(other.text_widths()).for_each(|(w, theirs)| *w = (*w).max(theirs));
     }
-    differ.then(|| StructType::intern(fields).ok()).flatten()
+    let wide = first.with_text_widths(&widths).ok()?;
+    (wide != first).then_some(wide)
 }
 
 /// Rewrites every store-owned chunk of `table`, elements of `from` stored as they are (the `bytes`

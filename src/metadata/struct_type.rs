@@ -174,14 +174,9 @@ impl StructType {
     /// to its place, text padded with NUL code points (the same bytes in either byte order).
     /// None when `wider` is no such struct.
     pub fn widened(&self, elements: &[u8], wider: &StructType) -> Option<Vec<u8>> {
-        let same_fields = self.fields.len() == wider.fields.len()
-            && self.fields.iter().zip(&wider.fields).all(|(a, b)| {
-                a.name == b.name
-                    && match (a.data_type, b.data_type) {
-                        (DataType::FixedUtf32(x), DataType::FixedUtf32(y)) => x <= y,
-                        (x, y) => x == y,
-                    }
-            });
+        let wide = wider.text_widths();
+        let same_fields = self.with_text_widths(&wide).is_ok_and(|s| s == wider)
+            && self.text_widths().iter().zip(&wide).all(|(narrow, wide)| narrow <= wide);
         if !same_fields || self.size == 0 || !elements.len().is_multiple_of(self.size) {
             return None;
         }

@@ -519,8 +519,13 @@ impl FileContext<'_> {
         if !wants_digest(self.options, array) {
             return;
         }
-        let stored_text = matches!(element::element_type(var.dataset.dtype()), ElementType::TextStruct(_));
-        array.digest = if array.metadata.data_type == DataType::String || stored_text {
+        // Strings, and structs of text (`hdf5/text_struct`: the only structs with UTF-32 fields).
+        let stored_text = match array.metadata.data_type {
+            DataType::String => true,
+            DataType::Struct(s) => !s.text_widths().is_empty(),
+            _ => false,
+        };
+        array.digest = if stored_text {
             // The values, as stored (the file's bytes are references into its heap).
             // Small arrays only (`wants_digest`): the owned bytes fit one buffer.
             array.chunks.owned.to_vec().ok().map(|bytes| digest(&bytes))

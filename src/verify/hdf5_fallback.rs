@@ -22,7 +22,7 @@ use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5s::{H5S_seloper_t, H5Sclose, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL};
 use hdf5_sys::h5t::{H5Tclose, H5Tget_size};
 
-use super::hdf5_memory::{array_dims, error, memory_type};
+use super::hdf5_memory::{array_dims, error, memory_type, reference_paths};
 use super::hdf5_text_struct::TextValues;
 
 /// Largest read (bytes) the fallback makes in one call: verify reads slabs of about 64 MiB.
@@ -89,30 +89,14 @@ impl Hdf5Dataset {
     /// names the dereferenced object (`H5Rdereference` then `H5Iget_name`, as h5py's `f[ref].name`);
     /// the empty string for a null reference.
     pub(crate) fn read_reference_names(&self) -> Result<Vec<String>, netcdf::Error> {
-        use hdf5::{ObjectReference, ObjectReference1};
+        use hdf5::ObjectReference1;
         if !self.is_object_reference() {
             return Err(error("the dataset holds no object references"));
         }
         let references = self.dataset.read_raw::<ObjectReference1>().map_err(error)?;
-        let file = self.dataset.file().map_err(error)?;
-        references
-            .iter()
-            .map(|reference| {
-                // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
-                let address: hdf5_sys::h5r::hobj_ref_t = unsafe { std::mem::transmute_copy(reference) };
-                if address == 0 {
-                    return Ok(String::new());
-                }
-                let name = match reference.dereference(&file).map_err(error)? {
-                    hdf5::ReferencedObject::Group(g) => g.name(),
-                    hdf5::ReferencedObject::Dataset(d) => d.name(),
-                    hdf5::ReferencedObject::Datatype(t) => {
-                        return Err(error(format!("a reference to a committed datatype ({t:?}) has no path here")))
-                    }
-                };
-                Ok(name)
-            })
-            .collect()
+        // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
+        let addresses: Vec<u64> = references.iter().map(|r| unsafe { std::mem::transmute_copy(r) }).collect();
+        reference_paths(&self.dataset.file().map_err(error)?, &addresses)
     }
 
     /// Whether the dataset holds 2-byte floats (which vzarr stores as `float16`).

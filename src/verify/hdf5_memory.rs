@@ -1,6 +1,6 @@
 //! What verify's two libhdf5 readers share (`hdf5_fallback`, `hdf5_text_struct`): the memory types
-//! values are read into, so that their bytes are vzarr's elements in native byte order, and the form
-//! of libhdf5's errors.
+//! values are read into, so that their bytes are vzarr's elements in native byte order, the paths
+//! object references name, and the form of libhdf5's errors.
 
 use hdf5_sys::h5t::{H5T_direction_t, H5Tclose, H5Tget_native_type, H5Tget_size};
 
@@ -164,4 +164,27 @@ pub(super) unsafe fn array_dims(datatype: hdf5_sys::h5i::hid_t) -> Vec<u64> {
         H5Tclose(current);
     }
     dims
+}
+
+/// The paths of the objects `addresses` (old-style object references) name, as libhdf5 dereferences
+/// them; the empty string for a null reference.
+pub(super) fn reference_paths(file: &hdf5::File, addresses: &[u64]) -> Result<Vec<String>, netcdf::Error> {
+    use hdf5::{ObjectReference, ObjectReference1};
+    addresses
+        .iter()
+        .map(|&address| {
+            if address == 0 {
+                return Ok(String::new());
+            }
+            // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
+            let reference: ObjectReference1 = unsafe { std::mem::transmute_copy(&address) };
+            Ok(match reference.dereference(file).map_err(error)? {
+                hdf5::ReferencedObject::Group(g) => g.name(),
+                hdf5::ReferencedObject::Dataset(d) => d.name(),
+                hdf5::ReferencedObject::Datatype(t) => {
+                    return Err(error(format!("a reference to a committed datatype ({t:?}) has no path here")))
+                }
+            })
+        })
+        .collect()
 }

@@ -22,7 +22,7 @@ use hdf5_sys::h5t::{
     H5Tset_size, H5T_C_S1, H5T_STD_REF_OBJ, H5T_VARIABLE,
 };
 
-use super::hdf5_memory::{error, member_memory_type};
+use super::hdf5_memory::{error, member_memory_type, reference_paths};
 
 /// Most bytes of values (and of text) the oracle reads for one such dataset.
 const MAX_BYTES: usize = 1 << 30;
@@ -71,7 +71,7 @@ pub(super) fn read_text_compound(dataset: &hdf5::Dataset) -> Result<Option<TextV
         fields.push(match column {
             Column::Bytes(bytes, size) => Field::Bytes(bytes, size),
             Column::Text(values) => Field::text(values),
-            Column::References(addresses) => Field::text(names(&file, &addresses)?),
+            Column::References(addresses) => Field::text(reference_paths(&file, &addresses)?),
         });
     }
     let size: usize = fields.iter().map(Field::size).sum();
@@ -261,27 +261,4 @@ unsafe fn read_columns(
         return Err(error(format!("{text_bytes} bytes of strings are more than verify reads")));
     }
     Ok(columns)
-}
-
-/// The paths of the objects `addresses` (old-style object references) name, as libhdf5 dereferences
-/// them; the empty string for a null reference.
-fn names(file: &hdf5::File, addresses: &[u64]) -> Result<Vec<String>, netcdf::Error> {
-    use hdf5::{ObjectReference, ObjectReference1};
-    addresses
-        .iter()
-        .map(|&address| {
-            if address == 0 {
-                return Ok(String::new());
-            }
-            // SAFETY: `ObjectReference1` is `repr(transparent)` over `hobj_ref_t`, a file address.
-            let reference: ObjectReference1 = unsafe { std::mem::transmute_copy(&address) };
-            Ok(match reference.dereference(file).map_err(error)? {
-                hdf5::ReferencedObject::Group(g) => g.name(),
-                hdf5::ReferencedObject::Dataset(d) => d.name(),
-                hdf5::ReferencedObject::Datatype(t) => {
-                    return Err(error(format!("a reference to a committed datatype ({t:?}) has no path here")))
-                }
-            })
-        })
-        .collect()
 }

@@ -85,66 +85,74 @@ pub(super) fn stored_struct(
     Ok(StoredStruct { data_type, grid, codecs, chunks, reference_fields })
 }
 
-/// For each member, its values' text (None for copied members), in element order.
+/// One text member's values, in element order, and the code points of the longest.
+struct TextColumn {
+    values: Vec<String>,
+    widest: usize,
+}
+
+/// For each member, its values' text (None for copied members).
 fn member_texts(
     ds: &Dataset,
     compound: &TextCompound,
     raw: &[u8],
     resolve: impl Fn(&[u8], u8) -> Result<Vec<String>, String>,
-) -> Result<Vec<Option<Vec<String>>>, String> {
+) -> Result<Vec<Option<TextColumn>>, String> {
     let elements = || raw.chunks_exact(compound.size.max(1));
+    let count = raw.len() / compound.size.max(1);
     let descriptor = ds.vlen_reference_size();
     let mut bytes = 0usize;
     let mut texts = Vec::with_capacity(compound.members.len());
     for m in &compound.members {
         let values = match m.kind {
-            MemberKind::Copied(_) => None,
+            MemberKind::Copied(_) => {
+                texts.push(None);
+                continue;
+            }
             MemberKind::VlenString(padding) => {
                 if m.offset + descriptor > compound.size {
                     return Err(format!("member {}: its string descriptor ends past the compound", m.name));
                 }
-                let mut values = Vec::with_capacity(raw.len() / compound.size.max(1));
+                let mut values = Vec::with_capacity(count);
                 for element in elements() {
                     let heap = ds
                         .resolve_vlen_reference_bytes(&element[m.offset..m.offset + descriptor], 1)
                         .map_err(|e| format!("member {}: reading a string: {e}", m.name))?;
                     let value = text(&heap, padding).map_err(|e| format!("member {}: a string {e}", m.name))?;
-                    bytes += 4 * value.chars().count();
                     values.push(value.to_owned());
                 }
-                Some(values)
+                values
             }
             MemberKind::ObjectReference(n) => {
                 let refs: Vec<u8> = elements().flat_map(|e| &e[m.offset..m.offset + usize::from(n)]).copied().collect();
                 let values = resolve(&refs, n).map_err(|e| format!("member {}: {e}", m.name))?;
-                if values.len() != raw.len() / compound.size.max(1) {
+                if values.len() != count {
                     return Err(format!("member {}: {} references resolved", m.name, values.len()));
                 }
-                bytes += values.iter().map(|v| 4 * v.chars().count()).sum::<usize>();
-                Some(values)
+                values
             }
         };
+        let lengths = values.iter().map(|v| v.chars().count());
+        let (total, widest) = lengths.fold((0, 0), |(total, widest), n| (total + n, widest.max(n)));
+        bytes += 4 * total;
         if bytes > MAX_BYTES {
             return Err(format!("more than {MAX_BYTES} bytes of text"));
         }
-        texts.push(values);
+        texts.push(Some(TextColumn { values, widest }));
     }
     Ok(texts)
 }
 
 /// The struct of the members, each text member a UTF-32 field as wide as its longest value.
-fn struct_type(compound: &TextCompound, texts: &[Option<Vec<String>>]) -> Result<&'static StructType, String> {
+fn struct_type(compound: &TextCompound, texts: &[Option<TextColumn>]) -> Result<&'static StructType, String> {
     let fields = compound
         .members
         .iter()
         .zip(texts)
-        .map(|(m, values)| {
-            let data_type = match (&m.kind, values) {
+        .map(|(m, column)| {
+            let data_type = match (&m.kind, column) {
                 (MemberKind::Copied(member), _) => member.data_type,
-                (_, values) => {
-                    let widest = values.iter().flatten().map(|v| v.chars().count()).max().unwrap_or(0);
-                    DataType::FixedUtf32(4 * widest.max(1) as u32)
-                }
+                (_, column) => DataType::FixedUtf32(4 * column.as_ref().map_or(0, |c| c.widest).max(1) as u32),
             };
             StructField { name: m.name.clone(), data_type }
         })
@@ -153,7 +161,7 @@ fn struct_type(compound: &TextCompound, texts: &[Option<Vec<String>>]) -> Result
 }
 
 /// The elements of `struct_type` (native byte order) of the stored elements `raw`.
-fn pack(compound: &TextCompound, raw: &[u8], texts: &[Option<Vec<String>>], struct_type: &StructType) -> Vec<u8> {
+fn pack(compound: &TextCompound, raw: &[u8], texts: &[Option<TextColumn>], struct_type: &StructType) -> Vec<u8> {
     let size = struct_type.size();
     let count = raw.len() / compound.size.max(1);
     let mut out = vec![0u8; count * size];
@@ -171,8 +179,8 @@ fn pack(compound: &TextCompound, raw: &[u8], texts: &[Option<Vec<String>>], stru
                         member.data_type.byte_swap().apply(field_bytes);
                     }
                 }
-                (_, Some(values)) => {
-                    for (unit, c) in field_bytes.chunks_exact_mut(4).zip(values[i].chars()) {
+                (_, Some(column)) => {
+                    for (unit, c) in field_bytes.chunks_exact_mut(4).zip(column.values[i].chars()) {
                         unit.copy_from_slice(&u32::from(c).to_ne_bytes());
                     }
                 }

@@ -56,20 +56,20 @@ impl TextCompound {
     /// object reference: Some(Ok) when vzarr can store it, Some(Err(why)) when not; None for a
     /// compound with neither (`element/compound` maps it).
     pub(crate) fn of(size: u32, fields: &[CompoundField]) -> Option<Result<TextCompound, String>> {
-        let texts = |f: &&CompoundField| {
-            matches!(element_type(&f.datatype), ElementType::VlenString | ElementType::ObjectReference(_))
-        };
-        fields.iter().find(texts)?;
-        Some(Self::mapped(size, fields))
+        let mut members: Vec<(&CompoundField, ElementType)> =
+            fields.iter().map(|f| (f, element_type(&f.datatype))).collect();
+        let text = |e: &ElementType| matches!(e, ElementType::VlenString | ElementType::ObjectReference(_));
+        members.iter().find(|(_, e)| text(e))?;
+        members.sort_by_key(|(m, _)| m.byte_offset);
+        Some(Self::mapped(size, members))
     }
 
-    fn mapped(size: u32, fields: &[CompoundField]) -> Result<TextCompound, String> {
-        let mut members: Vec<&CompoundField> = fields.iter().collect();
-        members.sort_by_key(|m| m.byte_offset);
+    /// The members (in offset order, each with its element type) mapped.
+    fn mapped(size: u32, members: Vec<(&CompoundField, ElementType)>) -> Result<TextCompound, String> {
         let mut out = Vec::with_capacity(members.len());
         let mut at = 0u64;
-        for m in members {
-            let (kind, stored) = match element_type(&m.datatype) {
+        for (m, element) in members {
+            let (kind, stored) = match element {
                 ElementType::VlenString => (MemberKind::VlenString(padding(&m.datatype)), 0),
                 ElementType::ObjectReference(n) => (MemberKind::ObjectReference(n), u64::from(n)),
                 _ => {
