@@ -127,7 +127,9 @@ def build_crate(crate: Path, kind: str, rust: list[Block], target: Path, minimal
         if "fn main" not in block.code:
             fail(block, "a Rust example must be a whole program with `fn main` (or be marked {.illustrative})")
         (crate / "src" / "bin" / f"{kind}_{block.bin_name}.rs").write_text(block.code)
-    env = dict(os.environ, CARGO_TARGET_DIR=str(target))
+    # vzarr's own dev profile (line tables only), so the dependencies vzarr's tests built are reused
+    # from the shared target directory rather than built again with full debug information.
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target), CARGO_PROFILE_DEV_DEBUG="line-tables-only")
     started = time.monotonic()
     done = subprocess.run(["cargo", "build", "--bins", "--quiet"], cwd=crate, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
