@@ -116,7 +116,7 @@ pub(crate) enum Outcome {
 
 /// Runs the parsed command.
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     match cli.command {
         Command::Scan(a) => scan::run(a),
         Command::Append(a) => append::run(a),

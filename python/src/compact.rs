@@ -35,8 +35,8 @@ pub(crate) fn compact<'py>(
     options.message = message;
     let report = guard("compact", || {
         py.detach(|| {
-            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
-            let runtime = runtime.map_err(|e| Error::new_err(format!("{store}: starting I/O runtime: {e}")))?;
+            let runtime = vzarr::pipeline::runtime();
+            let runtime = runtime.map_err(|e| Error::new_err(format!("{store}: {e}")))?;
             compact_store(&store, &options, runtime.handle()).map_err(compact_error)
         })
     })?;
@@ -139,8 +139,8 @@ pub(crate) fn materialize<'py>(
     options.message = message;
     let (report, committed) = guard("materialize", || {
         py.detach(|| {
-            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
-            let runtime = runtime.map_err(|e| Error::new_err(format!("{store}: starting I/O runtime: {e}")))?;
+            let runtime = vzarr::pipeline::runtime();
+            let runtime = runtime.map_err(|e| Error::new_err(format!("{store}: {e}")))?;
             runtime.block_on(async {
                 let opened = vzarr::Store::open_with(&store, &open).await.map_err(read_error)?;
                 let written = if update {

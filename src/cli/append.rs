@@ -18,7 +18,7 @@ use crate::VirtualDataset;
 
 pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let name = args.store.display().to_string();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     let remote = args.remote.options();
     let files = input_files(&args.inputs, args.files_from.as_deref(), &remote, runtime.handle())?;
     let archive = Archive::new(&files)

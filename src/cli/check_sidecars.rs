@@ -7,7 +7,7 @@ use super::Outcome;
 use crate::scan::dmrpp::check::check_sidecar;
 
 pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     let remote = args.remote.options();
     let sidecars = super::scan::input_files(&args.sidecars, None, &remote, runtime.handle())?;
     let options = crate::scan::ScanOptions {

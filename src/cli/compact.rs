@@ -12,7 +12,7 @@ pub(crate) fn run(args: CompactArgs) -> anyhow::Result<Outcome> {
         eprintln!("error: compact needs --dim DIM --target N, or --chunks DIM=N");
         return Ok(Outcome::Usage);
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     let mut open =
         OpenOptions::new(super::trust::authorization(&args.allow_source)?).with_remote(args.remote.options());
     open.branch.clone_from(&args.branch);

@@ -116,7 +116,7 @@ fn part_path(output: &Path, shard: Shard) -> anyhow::Result<PathBuf> {
 pub(crate) fn run(args: MergeArgs) -> anyhow::Result<Outcome> {
     // Multi-threaded: object-store listing and reads block on its handle, which a current-thread
     // runtime cannot drive.
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     let remote = args.remote.options();
     let mut out = Output {
         combine: &args.combine,

@@ -137,7 +137,7 @@ impl RemoteTarget<'_> {
     /// # Errors
     /// As [`RemoteTarget::write_async`].
     pub(crate) fn write<T>(&self, write: impl FnOnce(&Path) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        let runtime = crate::pipeline::runtime()?;
         runtime.block_on(self.write_async(|local| async move { write(&local) }))
     }
 }

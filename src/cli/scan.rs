@@ -15,7 +15,7 @@ use crate::store::OutputKind;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = crate::pipeline::runtime()?;
     let mut inputs = args.inputs.clone();
     if let Some(list) = args.files_from.as_deref() {
         inputs.extend(read_list(list)?);

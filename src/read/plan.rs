@@ -33,12 +33,16 @@ impl ChunkRead {
         ChunkRead { coords: span.coords, pieces: span.pieces, entry }
     }
 
-    /// The file and byte range, or None for a missing chunk.
+    /// The file and byte range, or None for a missing chunk. Every store loader refuses an entry
+    /// whose end overflows; were one to pass, its range ends at `u64::MAX` and the fetch refuses it
+    /// as a short reply rather than wrapping.
     pub(crate) fn location(&self) -> Option<(FileKey, Range<u64>)> {
         match self.entry {
             ChunkEntry::Missing => None,
-            ChunkEntry::Source { source, offset, length } => Some((FileKey::Source(source), offset..offset + length)),
-            ChunkEntry::Owned { offset, length } => Some((FileKey::Owned, offset..offset + length)),
+            ChunkEntry::Source { source, offset, length } => {
+                Some((FileKey::Source(source), offset..offset.saturating_add(length)))
+            }
+            ChunkEntry::Owned { offset, length } => Some((FileKey::Owned, offset..offset.saturating_add(length))),
         }
     }
 
