@@ -192,6 +192,9 @@ fn hint(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     if let Some(ReadError::Untrusted(e)) = err.downcast_ref::<ReadError>() {
         return hint(e);
     }
+    if let Some(crate::export::ExportError::Write(e)) = err.downcast_ref::<crate::export::ExportError>() {
+        return hint(e);
+    }
     if let Some(WriteError::Icechunk(e)) = err.downcast_ref::<WriteError>() {
         return hint(e.as_ref());
     }

@@ -1,16 +1,22 @@
 //! Stage 5, read -> other stores: an opened [`Store`] exported for other readers.
 //!
 //! `export/kerchunk` writes kerchunk reference JSON (the same document as the kerchunk writer of
-//! `store/kerchunk`, which this reuses) and `export/materialize` writes a real Zarr v3 store with the
-//! chunk bytes copied, optionally packed into `sharding_indexed` shards. Both walk the store the same
-//! way: every node's `zarr.json`, then every array's manifest entries a round at a time
-//! ([`ENTRIES_PER_ROUND`](crate::read::ENTRIES_PER_ROUND)), so memory stays bounded whatever the
+//! `store/kerchunk`, which this reuses), `export/kerchunk_parquet` a kerchunk Parquet reference set
+//! (the same directory as `store/kerchunk_parquet`'s writer, whose documents and record files it
+//! reuses; feature `kerchunk-parquet`), and `export/materialize` writes a real Zarr v3 store with the
+//! chunk bytes copied, optionally packed into `sharding_indexed` shards. All walk the store the same
+//! way: every node's `zarr.json`, then every array's manifest entries a round (or, for Parquet, a record) at a
+//! time ([`ENTRIES_PER_ROUND`](crate::read::ENTRIES_PER_ROUND)), so memory stays bounded whatever the
 //! archive's size. This room depends on `read/` and `store/`; neither depends on it.
 
 mod kerchunk;
+#[cfg(feature = "kerchunk-parquet")]
+mod kerchunk_parquet;
 mod materialize;
 
 pub use kerchunk::{export_kerchunk, KerchunkOptions};
+#[cfg(feature = "kerchunk-parquet")]
+pub use kerchunk_parquet::{export_kerchunk_parquet, KerchunkParquetOptions, KerchunkParquetReport};
 #[cfg(feature = "icechunk")]
 pub use materialize::materialize_update;
 pub use materialize::{

@@ -37,6 +37,8 @@ pub use icechunk::{
 pub(crate) use kerchunk::RefsWriter;
 pub use kerchunk::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};
 #[cfg(feature = "kerchunk-parquet")]
+pub(crate) use kerchunk_parquet::{url_bytes, RecordFiles, Row, Zmetadata};
+#[cfg(feature = "kerchunk-parquet")]
 pub use kerchunk_parquet::{KerchunkParquetWriter, DEFAULT_RECORD_SIZE, ZMETADATA};
 pub(crate) use layout::check_node_path;
 pub use layout::{

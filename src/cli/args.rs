@@ -440,21 +440,38 @@ pub(crate) struct ExportArgs {
     pub(crate) store: String,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
-    /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys).
     /// Also trust sources under PREFIX (a directory, `s3://bucket/prefix/`, `https://host/path/`),
     /// besides the trust list and VZARR_ALLOW_SOURCES. Repeatable.
     #[arg(long = "allow-source", value_name = "PREFIX")]
     pub(crate) allow_source: Vec<String>,
     /// The kerchunk reference JSON file to write (version 1, Zarr v3 keys; `-`: standard output; an
-    /// existing FIFO or character device is written through).
-    #[arg(long, value_name = "REFS.json")]
-    pub(crate) kerchunk: PathBuf,
+    /// existing FIFO or character device is written through; an object-store URL).
+    #[arg(
+        long,
+        value_name = "REFS.json",
+        required_unless_present = "kerchunk_parquet",
+        conflicts_with = "kerchunk_parquet"
+    )]
+    pub(crate) kerchunk: Option<PathBuf>,
+    /// Or the kerchunk Parquet reference set (a directory, or an object-store URL) to write: Zarr v2
+    /// metadata in `.zmetadata` and `refs.<n>.parq` files per array, as kerchunk's `refs_to_dataframe`
+    /// writes them and fsspec, kerchunk and VirtualiZarr read them.
+    #[arg(long, value_name = "REFS.parq")]
+    pub(crate) kerchunk_parquet: Option<PathBuf>,
+    /// With --kerchunk-parquet: references per Parquet file (kerchunk's `record_size`; at most
+    /// 4194304, the most vzarr reads). Default: 100000.
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
+    pub(crate) record_size: Option<u64>,
+    /// With --kerchunk-parquet: leave out the arrays Zarr v2 cannot express (a rectilinear chunk
+    /// grid, a struct data type), each named in a warning (exit code 3), instead of failing.
+    #[arg(long)]
+    pub(crate) skip_unsupported: bool,
     /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
     /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
     /// file:// URLs.
     #[arg(long, value_name = "OLD=NEW")]
     pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,
-    /// Replace an existing kerchunk reference file (atomically; never anything else).
+    /// Replace an existing kerchunk reference file or set (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
 }

@@ -1,26 +1,32 @@
-//! `vzarr export`: a native store -> kerchunk reference JSON.
+//! `vzarr export`: a native store, Icechunk repository or kerchunk document -> kerchunk reference JSON
+//! or a kerchunk Parquet reference set.
 
 use anyhow::Context;
 
 use super::args::ExportArgs;
 use super::output::Target;
 use super::Outcome;
-use crate::export::{export_kerchunk, KerchunkOptions};
+use crate::export::{export_kerchunk, export_kerchunk_parquet, KerchunkOptions, KerchunkParquetOptions};
 use crate::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
+    if args.kerchunk_parquet.is_none() && (args.record_size.is_some() || args.skip_unsupported) {
+        eprintln!("error: --record-size and --skip-unsupported go with --kerchunk-parquet");
+        return Ok(Outcome::Usage);
+    }
     let store = Store::open_with(
         &args.store,
         &crate::read::OpenOptions::new(super::trust::authorization(&args.allow_source)?)
             .with_remote(args.remote.options()),
     )
     .await?;
-    let target = Target::of(&args.kerchunk)?;
     // Every source is known before the output's checks (a repository names them in its manifests).
     store.all_sources().await?;
+    let Some(kerchunk) = args.kerchunk.clone() else { return parquet(args, store).await };
+    let target = Target::of(&kerchunk)?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
-    let context = || format!("exporting {} to {}", args.store, args.kerchunk.display());
-    if let Some(url) = super::output::remote_url(&args.kerchunk) {
+    let context = || format!("exporting {} to {}", args.store, kerchunk.display());
+    if let Some(url) = super::output::remote_url(&kerchunk) {
         let target = super::output::RemoteTarget {
             url,
             kind: crate::store::OutputKind::KerchunkJson,
@@ -49,19 +55,60 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
         .await;
         let _ = std::fs::remove_dir_all(&dir);
         let report = result?;
-        eprintln!("{}: {} chunk references", args.kerchunk.display(), report.references);
+        eprintln!("{}: {} chunk references", kerchunk.display(), report.references);
         return Ok(Outcome::Done);
     }
-    let report = export_kerchunk(&store, &args.kerchunk, &options).await.with_context(context)?;
+    let report = export_kerchunk(&store, &kerchunk, &options).await.with_context(context)?;
     outln!(
         "{}: {} metadata documents, {} chunk references, {} inline chunks ({} bytes)",
-        args.kerchunk.display(),
+        kerchunk.display(),
         report.metadata,
         report.references,
         report.inline,
         report.bytes
     );
     Ok(Outcome::Done)
+}
+
+/// `vzarr export --kerchunk-parquet`: the reference set written in a staging directory and published
+/// whole, locally or on an object store.
+async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
+    let destination = args.kerchunk_parquet.clone().unwrap_or_default();
+    let options = KerchunkParquetOptions {
+        url_prefixes: args.url_prefix,
+        record_size: args.record_size.map_or(Ok(crate::store::DEFAULT_RECORD_SIZE), usize::try_from)?,
+        skip_unsupported: args.skip_unsupported,
+        overwrite: args.overwrite,
+    };
+    let context = || format!("exporting {} to {}", args.store, destination.display());
+    let (shown, report) = if let Some(url) = super::output::remote_url(&destination) {
+        let target = super::output::RemoteTarget {
+            url,
+            kind: crate::store::OutputKind::KerchunkParquet,
+            overwrite: args.overwrite,
+            inputs: store_urls(&store),
+            remote: args.remote.options(),
+            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
+        };
+        let local = KerchunkParquetOptions { overwrite: false, ..options };
+        let export =
+            |path: std::path::PathBuf| async move { Ok(export_kerchunk_parquet(&store, &path, &local).await?) };
+        (url.to_string(), target.write_async(export).await.with_context(context)?)
+    } else {
+        let report = export_kerchunk_parquet(&store, &destination, &options).await.with_context(context)?;
+        (destination.display().to_string(), report)
+    };
+    for warning in &report.left_out {
+        eprintln!("warning: {}: {}", warning.variable, warning.message);
+    }
+    outln!(
+        "{shown}: {} arrays in {} reference files: {} chunk references, {} inline chunks",
+        report.arrays,
+        report.record_files,
+        report.references,
+        report.inline
+    );
+    Ok(if report.left_out.is_empty() { Outcome::Done } else { Outcome::Partial })
 }
 
 /// The URLs an object-store output made from `store` must not be nor contain: the store's and its

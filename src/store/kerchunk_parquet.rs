@@ -32,8 +32,9 @@ pub(crate) use records::{RecordFiles, Row};
 
 use super::publish::{OutputKind, Staged};
 use super::{io_error, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions, Writer};
-use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
+use crate::dataset::{Provenance, ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::ChunkEntry;
+use crate::metadata::{ArrayMetadata, Attributes};
 
 /// Rows per reference file by default: 100,000, the default of kerchunk's `refs_to_dataframe` and
 /// of VirtualiZarr's `to_kerchunk(format="parquet")` (fewer, larger files: 10^7 references are 100
@@ -69,74 +70,138 @@ impl Writer for KerchunkParquetWriter {
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
         let urls = super::kerchunk::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
-        let (documents, left_out) = self.documents(dataset, destination)?;
+        let root = dataset.groups.iter().find(|g| g.path.is_empty()).map(|g| g.attributes.clone()).unwrap_or_default();
+        let mut zmetadata = Zmetadata::new(destination, &root, self.skip_unsupported);
+        for group in dataset.groups.iter().filter(|g| !g.path.is_empty()) {
+            zmetadata.group(&group.path, &group.attributes)?;
+        }
+        let mut kept = Vec::new();
+        for array in &dataset.arrays {
+            if zmetadata.array(&array.path, &array.metadata)? {
+                kept.push(array);
+            }
+        }
         let inputs = super::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkParquet, options.overwrite, &inputs)?;
         let mut info = StoreInfo::of(dataset, "kerchunk-parquet", Vec::new());
-        info.warnings.extend(left_out);
-        let url_bytes: Vec<ByteArray> = urls.iter().map(|u| ByteArray::from(u.as_str())).collect();
-        for array in &dataset.arrays {
-            if documents.contains_key(&zarr_v2::key(&array.path, ".zarray")) {
-                write_array(array, &url_bytes, staged.path(), self.record_size)?;
-                info.arrays.push(ArrayInfo::of(array));
-            }
+        info.warnings.extend(zmetadata.left_out().iter().cloned());
+        let url_bytes = url_bytes(&urls);
+        for array in kept {
+            write_array(array, &url_bytes, staged.path(), self.record_size)?;
+            info.arrays.push(ArrayInfo::of(array));
         }
-        let header = json!({
-            "source_containers": crate::trust::containers_of_locations(urls.iter().map(String::as_str)),
-            "source_urls": urls,
-            "provenance": dataset.provenance,
-            "warnings": info.warnings,
-        });
-        let zmetadata = json!({"metadata": documents, "record_size": self.record_size.max(1), "vzarr": header});
-        let path = staged.path().join(ZMETADATA);
-        std::fs::write(&path, crate::metadata::to_text(&zmetadata)).map_err(io_error(&path, "writing"))?;
+        zmetadata.write(staged.path(), self.record_size, &urls, &dataset.provenance, &info.warnings)?;
         staged.publish()?;
         Ok(info)
     }
 }
 
-impl KerchunkParquetWriter {
-    /// The consolidated Zarr v2 documents of every node written, and the warnings of arrays left out.
-    fn documents(
-        &self,
-        dataset: &VirtualDataset,
-        destination: &Path,
-    ) -> Result<(Map<String, Value>, Vec<ScanWarning>), WriteError> {
-        let mut map = Map::new();
-        map.insert(".zgroup".into(), zarr_v2::zgroup());
-        let root = dataset.groups.iter().find(|g| g.path.is_empty());
-        map.insert(
-            ".zattrs".into(),
-            zarr_v2::group_attributes(&root.map(|g| g.attributes.clone()).unwrap_or_default()),
-        );
-        for group in dataset.groups.iter().filter(|g| !g.path.is_empty()) {
-            check_name(destination, &group.path)?;
-            zarr_v2::insert(&mut map, &group.path, ".zgroup", zarr_v2::zgroup());
-            zarr_v2::insert(&mut map, &group.path, ".zattrs", zarr_v2::group_attributes(&group.attributes));
+/// The source URLs as the byte arrays of the `path` column (one copy each, shared between rows).
+pub(crate) fn url_bytes(urls: &[String]) -> Vec<ByteArray> {
+    urls.iter().map(|u| ByteArray::from(u.as_str())).collect()
+}
+
+/// The consolidated metadata of a reference set being written: the Zarr v2 documents of every node
+/// added, and a warning for each array left out (with `skip_unsupported`). Written last, into
+/// `.zmetadata`, with the `vzarr` header. The scan's writer and `vzarr export` both build it.
+pub(crate) struct Zmetadata {
+    destination: std::path::PathBuf,
+    /// The `file` of the warnings of arrays left out: the destination, or the store exported.
+    warning_file: String,
+    skip_unsupported: bool,
+    documents: Map<String, Value>,
+    left_out: Vec<ScanWarning>,
+}
+
+impl Zmetadata {
+    /// Starts the documents of a reference set at `destination` (for messages) whose root group has
+    /// `root` attributes.
+    pub(crate) fn new(destination: &Path, root: &Attributes, skip_unsupported: bool) -> Self {
+        let mut documents = Map::new();
+        documents.insert(".zgroup".into(), zarr_v2::zgroup());
+        documents.insert(".zattrs".into(), zarr_v2::group_attributes(root));
+        Zmetadata {
+            destination: destination.to_path_buf(),
+            warning_file: destination.display().to_string(),
+            skip_unsupported,
+            documents,
+            left_out: Vec::new(),
         }
-        let mut left_out = Vec::new();
-        for array in &dataset.arrays {
-            check_name(destination, &array.path)?;
-            match zarr_v2::array_documents(&array.metadata) {
-                Ok((zarray, zattrs)) => {
-                    zarr_v2::insert(&mut map, &array.path, ".zarray", zarray);
-                    zarr_v2::insert(&mut map, &array.path, ".zattrs", zattrs);
-                }
-                Err(reason) if self.skip_unsupported => left_out.push(ScanWarning {
-                    file: destination.display().to_string(),
-                    variable: array.path.clone(),
-                    message: format!("left out of the kerchunk Parquet output: {reason}"),
-                }),
-                Err(reason) => {
-                    return Err(WriteError::BadName {
-                        path: destination.to_path_buf(),
-                        node: array.path.clone(),
-                        reason: format!("{reason} (--skip-unsupported writes the other arrays without it)"),
-                    })
-                }
+    }
+
+    /// Names `file` in the warnings of arrays left out, in place of the destination.
+    pub(crate) fn with_warning_file(mut self, file: &str) -> Self {
+        self.warning_file = file.to_string();
+        self
+    }
+
+    /// Adds the group at `path` (not the root).
+    ///
+    /// # Errors
+    /// [`WriteError::BadName`] for a path that cannot be a folder of the reference set.
+    pub(crate) fn group(&mut self, path: &str, attributes: &Attributes) -> Result<(), WriteError> {
+        check_name(&self.destination, path)?;
+        zarr_v2::insert(&mut self.documents, path, ".zgroup", zarr_v2::zgroup());
+        zarr_v2::insert(&mut self.documents, path, ".zattrs", zarr_v2::group_attributes(attributes));
+        Ok(())
+    }
+
+    /// Adds the array at `path`; false when Zarr v2 cannot express it and it is left out.
+    ///
+    /// # Errors
+    /// [`WriteError::BadName`] for a bad path, or for an array Zarr v2 cannot express when arrays
+    /// are not to be left out.
+    pub(crate) fn array(&mut self, path: &str, metadata: &ArrayMetadata) -> Result<bool, WriteError> {
+        check_name(&self.destination, path)?;
+        match zarr_v2::array_documents(metadata) {
+            Ok((zarray, zattrs)) => {
+                zarr_v2::insert(&mut self.documents, path, ".zarray", zarray);
+                zarr_v2::insert(&mut self.documents, path, ".zattrs", zattrs);
+                Ok(true)
             }
+            Err(reason) if self.skip_unsupported => {
+                self.left_out.push(ScanWarning {
+                    file: self.warning_file.clone(),
+                    variable: path.to_string(),
+                    message: format!("left out of the kerchunk Parquet output: {reason}"),
+                });
+                Ok(false)
+            }
+            Err(reason) => Err(WriteError::BadName {
+                path: self.destination.clone(),
+                node: path.to_string(),
+                reason: format!("{reason} (--skip-unsupported writes the other arrays without it)"),
+            }),
         }
-        Ok((map, left_out))
+    }
+
+    /// The warnings of the arrays left out.
+    pub(crate) fn left_out(&self) -> &[ScanWarning] {
+        &self.left_out
+    }
+
+    /// Writes `.zmetadata` into the staged reference set `dir`: the documents, the record size, and
+    /// the `vzarr` header (the sources and their containers, the provenance, `warnings`).
+    ///
+    /// # Errors
+    /// [`WriteError::Io`] naming the file.
+    pub(crate) fn write(
+        self,
+        dir: &Path,
+        record_size: usize,
+        urls: &[String],
+        provenance: &Provenance,
+        warnings: &[ScanWarning],
+    ) -> Result<(), WriteError> {
+        let header = json!({
+            "source_containers": crate::trust::containers_of_locations(urls.iter().map(String::as_str)),
+            "source_urls": urls,
+            "provenance": provenance,
+            "warnings": warnings,
+        });
+        let zmetadata = json!({"metadata": self.documents, "record_size": record_size.max(1), "vzarr": header});
+        let path = dir.join(ZMETADATA);
+        std::fs::write(&path, crate::metadata::to_text(&zmetadata)).map_err(io_error(&path, "writing"))
     }
 }
 

@@ -1,7 +1,9 @@
 //! kerchunk Parquet reference sets (issue 39): `vzarr scan --format kerchunk-parquet` writes them, and
 //! fsspec + zarr-python and VirtualiZarr's `KerchunkParquetParser` read them with values equal to
 //! netCDF4's; arrays Zarr v2 cannot express (a rectilinear grid) are refused by name; the output is
-//! atomic and replaces only a Parquet reference set.
+//! atomic and replaces only a Parquet reference set. `export` checks `vzarr export --kerchunk-parquet`.
+
+mod export;
 
 use std::path::{Path, PathBuf};
 

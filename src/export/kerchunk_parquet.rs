@@ -1,0 +1,163 @@
+//! A native store, Icechunk repository or kerchunk document exported as a kerchunk Parquet reference
+//! set: the directory `store/kerchunk_parquet`'s writer produces for a scanned dataset (the same
+//! `.zmetadata` and record files), written from an opened [`Store`] one record of rows at a time.
+
+use std::path::Path;
+
+use parquet::data_type::ByteArray;
+
+use super::{checked_nodes, staged, store_inputs, ExportError};
+use crate::dataset::ScanWarning;
+use crate::manifest::ChunkEntry;
+use crate::metadata::{group_from_json, Attributes};
+use crate::read::{ArrayReader, Store};
+use crate::store::{
+    source_urls, url_bytes, OutputKind, RecordFiles, Row, UrlError, UrlPrefix, WriteError, Zmetadata,
+    DEFAULT_RECORD_SIZE,
+};
+
+/// Options of [`export_kerchunk_parquet`].
+#[derive(Debug, Clone)]
+pub struct KerchunkParquetOptions {
+    /// Location rewrites, tried in order; the first match applies. Default: none (absolute
+    /// `file://` URLs for local paths, URLs as stored).
+    pub url_prefixes: Vec<UrlPrefix>,
+    /// Rows per reference file. Default: [`DEFAULT_RECORD_SIZE`].
+    pub record_size: usize,
+    /// Leave out, with a warning in `.zmetadata`, the arrays Zarr v2 cannot express (rectilinear
+    /// grids, structs) instead of refusing the export. Default: false.
+    pub skip_unsupported: bool,
+    /// Replace an existing reference set (atomically; never anything else). Default: false.
+    pub overwrite: bool,
+}
+
+impl Default for KerchunkParquetOptions {
+    fn default() -> Self {
+        KerchunkParquetOptions {
+            url_prefixes: Vec::new(),
+            record_size: DEFAULT_RECORD_SIZE,
+            skip_unsupported: false,
+            overwrite: false,
+        }
+    }
+}
+
+/// What [`export_kerchunk_parquet`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KerchunkParquetReport {
+    /// Arrays written.
+    pub arrays: u64,
+    /// Reference files (`refs.<n>.parq`) written.
+    pub record_files: u64,
+    /// Rows naming a range of a source file.
+    pub references: u64,
+    /// Rows holding a store-owned chunk's bytes.
+    pub inline: u64,
+    /// The arrays left out, each with the reason (with [`KerchunkParquetOptions::skip_unsupported`];
+    /// also in `.zmetadata`'s warnings).
+    pub left_out: Vec<ScanWarning>,
+}
+
+/// Exports `store` as a kerchunk Parquet reference set (a directory) at `destination`, streaming:
+/// each record's manifest entries are fetched, and its store-owned chunks read, when that record is
+/// written. The files are written with blocking I/O from this async function.
+///
+/// # Errors
+/// [`ExportError`] naming the store, array or file, among them an array Zarr v2 cannot express
+/// (without `skip_unsupported`); nothing is left at `destination`.
+pub async fn export_kerchunk_parquet(
+    store: &Store,
+    destination: &Path,
+    options: &KerchunkParquetOptions,
+) -> Result<KerchunkParquetReport, ExportError> {
+    let sources = store.all_sources().await?;
+    store.authorize_references()?;
+    let urls = source_urls(&sources, &options.url_prefixes)?;
+    let (groups, arrays) = checked_nodes(store)?;
+    // A left-out array is the exported store's: named so in `.zmetadata` whatever the destination
+    // (an object-store export writes through a private local directory).
+    let root = group_attributes(store, "").await?;
+    let mut zmetadata =
+        Zmetadata::new(destination, &root, options.skip_unsupported).with_warning_file(store.location());
+    for group in &groups {
+        zmetadata.group(group, &group_attributes(store, group).await?)?;
+    }
+    let mut kept = Vec::new();
+    for path in &arrays {
+        let array = store.array(path).await?;
+        if zmetadata.array(path, array.metadata())? {
+            kept.push(array);
+        }
+    }
+    let mut report =
+        KerchunkParquetReport { left_out: zmetadata.left_out().to_vec(), ..KerchunkParquetReport::default() };
+    let build = |staging: std::path::PathBuf| async move {
+        let url_bytes = url_bytes(&urls);
+        for array in &kept {
+            write_array(array, &url_bytes, &staging, options.record_size, &mut report).await?;
+        }
+        let info = store.info();
+        let mut warnings = info.warnings.clone();
+        warnings.extend(report.left_out.iter().cloned());
+        zmetadata.write(&staging, options.record_size, &urls, &info.provenance, &warnings)?;
+        Ok(report)
+    };
+    staged(destination, OutputKind::KerchunkParquet, options.overwrite, &store_inputs(store), build).await
+}
+
+/// The attributes of the group at `path` (`""`: the root), from its `zarr.json`.
+async fn group_attributes(store: &Store, path: &str) -> Result<Attributes, ExportError> {
+    let text = store.node_metadata(path).await?;
+    let invalid = |reason: String| ExportError::Node {
+        store: store.location().to_string(),
+        node: if path.is_empty() { "/".into() } else { path.to_string() },
+        reason: format!("its zarr.json: {reason}"),
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
+    group_from_json(&doc).map_err(|e| invalid(e.to_string()))
+}
+
+/// Writes the record files of one array, one record at a time: its entries, then the bytes of its
+/// store-owned chunks (fetched together), then the file.
+async fn write_array(
+    array: &ArrayReader,
+    urls: &[ByteArray],
+    root: &Path,
+    record_size: usize,
+    report: &mut KerchunkParquetReport,
+) -> Result<(), ExportError> {
+    let files = RecordFiles::create(&root.join(array.path()), record_size)?;
+    let (n, size) = (array.metadata().chunk_grid.num_chunks(), record_size.max(1) as u64);
+    for record in 0..n.div_ceil(size) {
+        let first = record * size;
+        let entries = array.entries(first..(first + size).min(n)).await?;
+        let owned: Vec<ChunkEntry> =
+            entries.iter().copied().filter(|e| matches!(e, ChunkEntry::Owned { .. })).collect();
+        let mut owned_bytes = array.stored_chunks(&owned).await?.into_iter();
+        let mut rows = Vec::with_capacity(entries.len());
+        for (linear, entry) in (first..).zip(&entries) {
+            rows.push(match *entry {
+                ChunkEntry::Missing => Row::Missing,
+                ChunkEntry::Source { source, offset, length } => {
+                    report.references += 1;
+                    let url = urls.get(source as usize).ok_or_else(|| {
+                        ExportError::Url(UrlError::Location {
+                            location: format!("source {source} of {} (chunk {linear})", array.path()),
+                            reason: format!("not in the source table of {} files", urls.len()),
+                        })
+                    })?;
+                    Row::Reference { url, offset, size: length }
+                }
+                ChunkEntry::Owned { .. } => {
+                    report.inline += 1;
+                    Row::Inline(owned_bytes.next().flatten().map(|b| b.to_vec()).unwrap_or_default())
+                }
+            });
+        }
+        files.write(record, rows.into_iter().map(Ok::<_, WriteError>))?;
+        report.record_files += 1;
+    }
+    report.arrays += 1;
+    Ok(())
+}
