@@ -3,7 +3,8 @@
 //! `refs_to_dataframe` and VirtualiZarr write them) and as a native store (`NativeWriter`, the
 //! baseline), in the same run (and with 10^4 rows a file, for comparison), each to a new destination (the output before is removed first, untimed); then both opened
 //! (`Store::open_with`) and every reference read back (`ArrayReader::entries`, a round at a time) and checked equal to the
-//! ones written. Printed: each step's time, the Parquet / native ratio of write + read back (target
+//! ones written; the native store is also exported to Parquet (`export_kerchunk_parquet`) and the
+//! files checked equal to the writer's. Printed: each step's time, the Parquet / native ratio of write + read back (target
 //! <= 2x at 10^7 references) and the bytes per reference on disk of both (target <= 30 for Parquet).
 //!
 //! The references are those of a realistic archive: 1,000 compressed chunks per source file, each
@@ -18,6 +19,7 @@ mod common;
 use std::path::Path;
 
 use vzarr::dataset::{ChunkEntry, VirtualDataset};
+use vzarr::export::{export_kerchunk_parquet, KerchunkParquetOptions};
 use vzarr::grid::ChunkGrid;
 use vzarr::metadata::DataType;
 use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer, DEFAULT_RECORD_SIZE};
@@ -72,15 +74,52 @@ fn main() {
                 (parquet_write + parquet_read) / (native_write + native_read),
                 disk_bytes(&parquet) as f64 / n as f64
             );
+            // The native store exported (`vzarr export --kerchunk-parquet`: an opened store, a
+            // record's entries at a time) against the writer's set from memory: the same files.
+            let exported = dir.path().join("e.parq");
+            let _ = std::fs::remove_dir_all(&exported);
+            let store = runtime.block_on(open(&native, sources.path()));
+            let options = KerchunkParquetOptions { record_size: record_size as usize, ..Default::default() };
+            let export_time = common::time(|| {
+                runtime.block_on(export_kerchunk_parquet(&store, &exported, &options)).unwrap();
+            });
+            assert_eq!(files_of(&exported), files_of(&parquet), "the export is the writer's set");
+            println!(
+                "  {n:>9} refs: export of the native store to Parquet of {record_size} rows a file: {export_time:.2} s \
+                 ({:.2}x the writer's, which has the dataset in memory); the same files",
+                export_time / parquet_write
+            );
         }
     }
 }
 
-/// Opens the store at `location` and reads every reference of `v` back, a round at a time.
-async fn read_all(location: &Path, sources: &Path) -> Vec<ChunkEntry> {
+/// Opens the store at `location`, trusting `sources`, without checking them (they are not written).
+async fn open(location: &Path, sources: &Path) -> vzarr::read::Store {
     let trusted = vzarr::trust::Authorization::new([format!("{}/", sources.display())]);
     let options = vzarr::read::OpenOptions::new(trusted).with_check_sources(false);
-    let store = vzarr::read::Store::open_with(location.display().to_string(), &options).await.unwrap();
+    vzarr::read::Store::open_with(location.display().to_string(), &options).await.unwrap()
+}
+
+/// Every file under `dir` with its bytes, by its path relative to `dir`.
+fn files_of(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Opens the store at `location` and reads every reference of `v` back, a round at a time.
+async fn read_all(location: &Path, sources: &Path) -> Vec<ChunkEntry> {
+    let store = open(location, sources).await;
     let array = store.array("v").await.unwrap();
     let total: u64 = array.metadata().chunk_grid.num_chunks();
     let round = vzarr::read::ENTRIES_PER_ROUND;
