@@ -24,17 +24,10 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     store.all_sources().await?;
     let Some(kerchunk) = args.kerchunk.clone() else { return parquet(args, store).await };
     let target = Target::of(&kerchunk)?;
-    let options = KerchunkOptions { url_prefixes: args.url_prefix, overwrite: args.overwrite };
+    let options = KerchunkOptions { url_prefixes: args.url_prefix.clone(), overwrite: args.overwrite };
     let context = || format!("exporting {} to {}", args.store, kerchunk.display());
     if let Some(url) = super::output::remote_url(&kerchunk) {
-        let target = super::output::RemoteTarget {
-            url,
-            kind: crate::store::OutputKind::KerchunkJson,
-            overwrite: args.overwrite,
-            inputs: store_urls(&store),
-            remote: args.remote.options(),
-            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
-        };
+        let target = remote_target(url, crate::store::OutputKind::KerchunkJson, &args, &store);
         let local = KerchunkOptions { overwrite: false, ..options };
         let export = |path: std::path::PathBuf| async move { Ok(export_kerchunk(&store, &path, &local).await?) };
         let report = target.write_async(export).await.with_context(context)?;
@@ -75,21 +68,14 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
 async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
     let destination = args.kerchunk_parquet.clone().unwrap_or_default();
     let options = KerchunkParquetOptions {
-        url_prefixes: args.url_prefix,
+        url_prefixes: args.url_prefix.clone(),
         record_size: args.record_size.map_or(Ok(crate::store::DEFAULT_RECORD_SIZE), usize::try_from)?,
         skip_unsupported: args.skip_unsupported,
         overwrite: args.overwrite,
     };
     let context = || format!("exporting {} to {}", args.store, destination.display());
     let (shown, report) = if let Some(url) = super::output::remote_url(&destination) {
-        let target = super::output::RemoteTarget {
-            url,
-            kind: crate::store::OutputKind::KerchunkParquet,
-            overwrite: args.overwrite,
-            inputs: store_urls(&store),
-            remote: args.remote.options(),
-            max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
-        };
+        let target = remote_target(url, crate::store::OutputKind::KerchunkParquet, &args, &store);
         let local = KerchunkParquetOptions { overwrite: false, ..options };
         let export =
             |path: std::path::PathBuf| async move { Ok(export_kerchunk_parquet(&store, &path, &local).await?) };
@@ -109,6 +95,23 @@ async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
         report.inline
     );
     Ok(if report.left_out.is_empty() { Outcome::Done } else { Outcome::Partial })
+}
+
+/// The object-store destination `url` of an export of `store`, as `args` set it up.
+fn remote_target<'a>(
+    url: &'a str,
+    kind: crate::store::OutputKind,
+    args: &ExportArgs,
+    store: &Store,
+) -> super::output::RemoteTarget<'a> {
+    super::output::RemoteTarget {
+        url,
+        kind,
+        overwrite: args.overwrite,
+        inputs: store_urls(store),
+        remote: args.remote.options(),
+        max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
+    }
 }
 
 /// The URLs an object-store output made from `store` must not be nor contain: the store's and its

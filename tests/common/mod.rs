@@ -350,6 +350,50 @@ pub fn dir_entries(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every file under `root` with its bytes, by its path relative to `root` (`/`-separated), sorted: a
+/// store's or an output's whole content, to compare before and after, or with another tree.
+pub fn tree_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("listing {}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let name = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(name, std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+            }
+        }
+    }
+    out
+}
+
+/// The trees `a` and `b` hold the same files with the same bytes, and at least one; a difference
+/// is shown with the bytes around it.
+pub fn assert_same_tree(a: &Path, b: &Path) {
+    let (ours, theirs) = (tree_files(a), tree_files(b));
+    assert!(!ours.is_empty(), "{}: no files", a.display());
+    let names = |tree: &std::collections::BTreeMap<String, Vec<u8>>| tree.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs), "{} and {} hold different files", a.display(), b.display());
+    for ((name, x), y) in ours.iter().zip(theirs.values()) {
+        let first = x.iter().zip(y).position(|(p, q)| p != q);
+        if let Some(at) = first.or((x.len() != y.len()).then_some(x.len().min(y.len()))) {
+            let around = |bytes: &[u8]| {
+                String::from_utf8_lossy(&bytes[at.saturating_sub(60).min(bytes.len())..(at + 60).min(bytes.len())])
+                    .into_owned()
+            };
+            panic!(
+                "{name} differs between {} and {} at byte {at}: {:?} against {:?}",
+                a.display(),
+                b.display(),
+                around(x),
+                around(y)
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The real binary.
 

@@ -4,7 +4,6 @@
 //! copy of a compacted store; refusals (usage errors, a changed source, a busy store) leave the
 //! store byte for byte as it was.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::archives::{daily, write_series_file};
@@ -32,23 +31,6 @@ fn compact(store: &Path, extra: &[&str]) -> crate::common::Run {
     cli(&args)
 }
 
-/// Every file of a directory tree (relative path -> bytes).
-fn files_of(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// The time edges of `var` as the store says.
 fn time_edges(store: &Path, var: &str) -> Vec<u64> {
     let opened = open_store(store);
@@ -70,11 +52,11 @@ fn daily_chunks_fold_into_target_chunks_and_read_as_the_files() {
     let store = dir.path().join("days.vzarr");
     scan(&files, &store, &[]);
     // A dry run prints the plan and writes nothing.
-    let before = files_of(&store);
+    let before = crate::common::tree_files(&store);
     let dry = compact(&store, &["--dim", "time", "--target", "30", "--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
     assert!(dry.stdout.contains("tas: time: [1 x 40] -> [30, 9, 1]"), "{}", dry.stdout);
-    assert!(files_of(&store) == before, "a dry run changed the store");
+    assert!(crate::common::tree_files(&store) == before, "a dry run changed the store");
     // The last file's chunk stays (an append re-reads it); the 39 before it fold into 30 + 9.
     let run = compact(&store, &["--chunks", "time=30"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -85,11 +67,11 @@ fn daily_chunks_fold_into_target_chunks_and_read_as_the_files() {
     let verified = cli_expect(&["verify", &s(&store)], 0);
     assert!(verified.stdout.contains(": 0 failed"), "{}", verified.stdout);
     // Idempotent: nothing to fold, nothing written.
-    let compacted = files_of(&store);
+    let compacted = crate::common::tree_files(&store);
     let again = compact(&store, &["--dim", "time", "--target", "30"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(again.stdout.contains("nothing to fold"), "{}", again.stdout);
-    assert!(files_of(&store) == compacted, "a compaction with nothing to fold changed the store");
+    assert!(crate::common::tree_files(&store) == compacted, "a compaction with nothing to fold changed the store");
     // Another Zarr implementation reads the compacted chunks (materialized verbatim).
     let zarr = dir.path().join("days.zarr");
     cli_expect(&["materialize", &s(&store), &s(&zarr)], 0);
@@ -121,7 +103,7 @@ fn bad_options_are_usage_errors_and_change_nothing() {
     let files = write_days(dir.path(), 5);
     let store = dir.path().join("days.vzarr");
     scan(&files, &store, &[]);
-    let before = files_of(&store);
+    let before = crate::common::tree_files(&store);
     let cases: [(&[&str], &str); 5] = [
         (&["--dim", "time", "--target", "0"], "at least 1"),
         (&["--chunks", "time=6"], "larger than dimension time (5)"),
@@ -133,7 +115,7 @@ fn bad_options_are_usage_errors_and_change_nothing() {
         let run = compact(&store, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
-        assert!(files_of(&store) == before, "{args:?} changed the store");
+        assert!(crate::common::tree_files(&store) == before, "{args:?} changed the store");
     }
 }
 
@@ -143,7 +125,7 @@ fn a_changed_source_or_a_busy_store_is_refused_in_one_line() {
     let files = write_days(dir.path(), 6);
     let store = dir.path().join("days.vzarr");
     scan(&files, &store, &[]);
-    let before = files_of(&store);
+    let before = crate::common::tree_files(&store);
     // A busy store: another writer holds the lock.
     {
         use std::os::fd::AsRawFd;
@@ -155,7 +137,7 @@ fn a_changed_source_or_a_busy_store_is_refused_in_one_line() {
         assert_eq!(busy.stderr_lines().len(), 1, "{}", busy.stderr);
         assert!(busy.stderr.contains("is running"), "{}", busy.stderr);
     }
-    assert!(files_of(&store) == before, "a refused compaction changed the store");
+    assert!(crate::common::tree_files(&store) == before, "a refused compaction changed the store");
     // A source rewritten since the scan is named, before anything is written.
     let changed = &files[1];
     let bytes = std::fs::read(changed).unwrap();
@@ -164,7 +146,7 @@ fn a_changed_source_or_a_busy_store_is_refused_in_one_line() {
     assert_eq!(run.code, 1);
     assert_eq!(run.stderr_lines().len(), 1, "{}", run.stderr);
     assert!(run.stderr.contains(&s(changed)) && run.stderr.contains("changed since the scan"), "{}", run.stderr);
-    assert!(files_of(&store) == before, "a refused compaction changed the store");
+    assert!(crate::common::tree_files(&store) == before, "a refused compaction changed the store");
 }
 
 #[test]
@@ -264,14 +246,14 @@ fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
     scan(&files, &store, &[]);
     scan(&files, &repo, &["--format", "icechunk"]);
     for (location, crash) in [(&store, "staged"), (&repo, "icechunk-snapshot-written")] {
-        let before = files_of(location);
+        let before = crate::common::tree_files(location);
         let commits = crate::icechunk_repo::history(&repo, "main");
         let mut command = crate::common::vzarr_command();
         command.args(["compact", &s(location), "--chunks", "time=5"]).env("VZARR_TEST_CRASH_AT", crash);
         let run = crate::common::run(command);
         assert_ne!(run.code, 0, "{crash}: the compaction was to be killed: {}", run.stderr);
         if location == &store {
-            assert!(files_of(&store) == before, "the killed compaction changed the store");
+            assert!(crate::common::tree_files(&store) == before, "the killed compaction changed the store");
             assert_values(&store, &files);
         } else {
             assert_eq!(crate::icechunk_repo::history(&repo, "main"), commits, "the branch moved");

@@ -2,7 +2,6 @@
 //! builds) leaves no half-made new repository, so a retry succeeds; and an existing repository keeps
 //! its branches, history, config and files.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{history, scan_icechunk, tip};
@@ -16,23 +15,6 @@ fn scan_failing_at(sources: &[PathBuf], repo: &Path, extra: &[&str], point: &str
     command.arg("scan").args(sources).args(["--concat", "time", "--format", "icechunk", "-o"]).arg(repo);
     command.args(extra).env("VZARR_TEST_FAIL_AT", point);
     crate::common::run(command)
-}
-
-/// Every file under `dir` and its bytes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
@@ -77,17 +59,13 @@ fn a_failed_commit_leaves_an_existing_repository_as_it_was() {
     let sources = sources(dir.path());
     let repo = dir.path().join("repo.icechunk");
     scan_icechunk(&sources[..1], &repo, &[], 0);
-    let before = (files(&repo), tip(&repo, "main"), history(&repo, "main"), branches(&repo));
+    let before = (crate::common::tree_files(&repo), tip(&repo, "main"), history(&repo, "main"), branches(&repo));
     let run = scan_failing_at(&sources, &repo, &["--message", "second"], "icechunk-snapshot-written");
     assert_ne!(run.code, 0, "the commit was to fail");
     assert_eq!(run.stderr.trim().lines().count(), 1, "one line: {}", run.stderr);
-    let after = (files(&repo), tip(&repo, "main"), history(&repo, "main"), branches(&repo));
-    let changed: Vec<&PathBuf> = before
-        .0
-        .iter()
-        .filter(|(p, b)| after.0.get(*p) != Some(b) && p.as_os_str() != "repo")
-        .map(|(p, _)| p)
-        .collect();
+    let after = (crate::common::tree_files(&repo), tip(&repo, "main"), history(&repo, "main"), branches(&repo));
+    let changed: Vec<&String> =
+        before.0.iter().filter(|(p, b)| after.0.get(*p) != Some(b) && p.as_str() != "repo").map(|(p, _)| p).collect();
     assert!(changed.is_empty(), "changed or removed: {changed:?}");
     assert_eq!((&after.1, &after.2, &after.3), (&before.1, &before.2, &before.3));
     assert_reads_as_the_sources(&repo, &sources[..1]);

@@ -4,7 +4,7 @@
 //! (libnetcdf, libhdf5, netCDF4); store-owned chunks inline; arrays Zarr v2 cannot express refused
 //! by name or left out; nothing written on refusal.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{check_parquet, open_set, recorded_containers, Files};
 use crate::common::archives::{daily, monthly};
@@ -12,41 +12,6 @@ use crate::common::{cli_expect, dir_entries};
 use crate::interop::{python, s};
 use vzarr::pipeline::Archive;
 use vzarr::store::{IcechunkWriter, KerchunkParquetWriter, NativeWriter, WriteOptions, Writer};
-
-/// Every file under `dir`, by its path relative to `dir`, with its bytes.
-fn files_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                out.push((path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The reference sets `exported` and `scanned` hold the same files with the same bytes.
-fn assert_same_set(exported: &Path, scanned: &Path) {
-    let (ours, theirs) = (files_of(exported), files_of(scanned));
-    let names = |set: &[(PathBuf, Vec<u8>)]| set.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&ours), names(&theirs), "{} and {}: the same files", exported.display(), scanned.display());
-    for ((name, a), (_, b)) in ours.iter().zip(&theirs) {
-        if let Some(at) =
-            a.iter().zip(b).position(|(x, y)| x != y).or((a.len() != b.len()).then_some(a.len().min(b.len())))
-        {
-            let around = |bytes: &[u8]| {
-                String::from_utf8_lossy(&bytes[at.saturating_sub(60)..(at + 60).min(bytes.len())]).into_owned()
-            };
-            panic!("{}: differs from the scan's at byte {at}: {:?} against {:?}", name.display(), around(a), around(b));
-        }
-    }
-}
 
 /// `vzarr export STORE --kerchunk-parquet OUT EXTRA...`, expecting exit `code`.
 fn export(store: &Path, out: &Path, extra: &[&str], code: i32) -> crate::common::Run {
@@ -76,10 +41,10 @@ fn export_writes_the_set_the_scan_writes() {
     let exported = files.path("exported.parq");
     let run = export(&native, &exported, &["--record-size", "2", "--allow-source", &trust], 0);
     assert!(run.stdout.contains("chunk references, 0 inline chunks"), "{}", run.stdout);
-    assert_same_set(&exported, &scanned);
+    crate::common::assert_same_tree(&exported, &scanned);
     let from_repo = files.path("from-repo.parq");
     export(&repo, &from_repo, &["--record-size", "2", "--allow-source", &trust], 0);
-    assert_same_set(&from_repo, &scanned);
+    crate::common::assert_same_tree(&from_repo, &scanned);
 
     let store = open_set(&exported, &recorded_containers(&exported));
     for (day, source) in files.sources.iter().enumerate() {
@@ -105,7 +70,7 @@ fn store_owned_chunks_are_exported_inline() {
     files.scan(&scanned, "kerchunk-parquet", &[], 0);
     let run = export(&native, &exported, &[], 0);
     assert!(run.stdout.contains("0 chunk references, 2 inline chunks"), "{}", run.stdout);
-    assert_same_set(&exported, &scanned);
+    crate::common::assert_same_tree(&exported, &scanned);
     let store = open_set(&exported, &recorded_containers(&exported));
     let ours = crate::common::read(&store, "var_int32", "");
     let theirs = crate::common::hdf5_oracle::read_native(&source, "var_int32", ours.bytes.len());

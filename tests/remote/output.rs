@@ -73,24 +73,10 @@ impl Bucket {
 
 /// Every file below `root` (relative path -> bytes); a file: its bytes under "".
 fn local_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
     if root.is_file() {
-        out.insert(String::new(), std::fs::read(root).unwrap());
-        return out;
+        return BTreeMap::from([(String::new(), std::fs::read(root).unwrap())]);
     }
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                let key = path.strip_prefix(root).unwrap().to_str().unwrap().to_string();
-                out.insert(key, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
+    crate::common::tree_files(root)
 }
 
 fn start() -> Option<S3Server> {

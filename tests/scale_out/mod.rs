@@ -52,33 +52,6 @@ fn scan_shards(inputs: &str, options: &[&str], count: u32, parts: &Path) {
     }
 }
 
-/// Every file under `a` equals the same file under `b`, and both hold the same files.
-fn assert_same_tree(a: &Path, b: &Path) {
-    let list = |root: &Path| -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    out.push(path.strip_prefix(root).unwrap().to_path_buf());
-                }
-            }
-        }
-        out.sort();
-        out
-    };
-    let (files_a, files_b) = (list(a), list(b));
-    assert_eq!(files_a, files_b, "{} and {} hold different files", a.display(), b.display());
-    assert!(!files_a.is_empty());
-    for file in files_a {
-        let (x, y) = (std::fs::read(a.join(&file)).unwrap(), std::fs::read(b.join(&file)).unwrap());
-        assert!(x == y, "{} differs between {} and {}", file.display(), a.display(), b.display());
-    }
-}
-
 /// gridMET-like yearly files chunked by 61 days (every year's last chunk partial, compressed: trimmed
 /// and re-encoded into store-owned bytes).
 fn yearly_archive(dir: &Path) -> String {
@@ -107,7 +80,7 @@ fn merged_shards_are_the_single_scan_byte_for_byte_and_libnetcdfs_values() {
         let run = vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &s(&merged)]), 0);
         assert!(run.stdout.contains("from 4 file(s)"), "{}", run.stdout);
         assert!(!run.stdout.contains(" 0 rewritten"), "partial last chunks are rewritten: {}", run.stdout);
-        assert_same_tree(&single, &merged);
+        crate::common::assert_same_tree(&single, &merged);
         let json = out.join(format!("merged{count}.json"));
         vzarr(&strings(&["merge", &glob, "--concat", "time", "--format", "kerchunk-json", "-o", &s(&json)]), 0);
         assert_eq!(
@@ -149,7 +122,7 @@ fn cmip_archive_in_shards_merges_members_and_variables_as_one_scan() {
     let mut args = strings(&["merge", &format!("{}/*.vzpart", s(&parts)), "-o", &s(&merged)]);
     args.extend(strings(&dims));
     vzarr(&args, 0);
-    assert_same_tree(&single, &merged);
+    crate::common::assert_same_tree(&single, &merged);
     vzarr(&strings(&["verify", &s(&merged)]), 0);
 }
 
@@ -383,7 +356,7 @@ fn parts_on_s3_merge_like_local_parts() {
     let args = strings(&["merge", "s3://parts/run-1/*.vzpart", "--concat", "time", "-o", &s(&merged)]);
     let run = vzarr_env(&args, &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_same_tree(&single, &merged);
+    crate::common::assert_same_tree(&single, &merged);
     // A part missing from the bucket is named by its number, as for local parts.
     let gone = strings(&[
         "merge",
@@ -452,7 +425,7 @@ fn library_shard_scans_write_the_command_lines_parts() {
         part.write(&lib_parts.join(format!("part-{i:05}-of-00003.vzpart"))).unwrap();
     }
     assert_eq!(scanned_files, files.len(), "the shards cover every file once");
-    assert_same_tree(&cli_parts, &lib_parts);
+    crate::common::assert_same_tree(&cli_parts, &lib_parts);
     let merged = dir.path().join("merged.vzarr");
     let glob = format!("{}/*.vzpart", s(&lib_parts));
     vzarr(&strings(&["merge", &glob, "--concat", "time", "-o", &s(&merged)]), 0);

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{assert_same_tree, s, strings, vzarr, yearly_archive, EPOCH};
+use super::{s, strings, vzarr, yearly_archive, EPOCH};
+use crate::common::assert_same_tree;
 use crate::common::no_hdf5_files_open;
 
 /// The node's name in `slurm.conf` (slurmd is started as this node, whatever the host is called).

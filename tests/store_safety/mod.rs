@@ -10,39 +10,20 @@ fn scan_args<'a>(source: &'a Path, store: &'a Path) -> Vec<&'a std::ffi::OsStr> 
     vec!["scan".as_ref(), source.as_os_str(), "-o".as_ref(), store.as_os_str()]
 }
 
-/// Every file of a store with its bytes, sorted by path.
-fn snapshot(store: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![store.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let name = path.strip_prefix(store).unwrap().display().to_string();
-                files.push((name, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn scanning_onto_an_existing_store_fails_and_leaves_it_intact() {
     let ks = Fixture::new(fixtures::write_kitchen_sink);
     let monthly = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 3)));
     let store = ks.join("s.vzarr");
     cli_expect(&scan_args(&ks.path, &store), 0);
-    let before = snapshot(&store);
+    let before = crate::common::tree_files(&store);
     let listing = dir_entries(ks.dir.path());
 
     let run = cli(&scan_args(&monthly.path, &store));
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.stderr_lines().len(), 1, "{}", run.stderr);
     assert!(run.stderr.contains("s.vzarr") && run.stderr.contains("--overwrite"), "{}", run.stderr);
-    assert!(snapshot(&store) == before, "the old store changed");
+    assert!(crate::common::tree_files(&store) == before, "the old store changed");
     assert_eq!(dir_entries(ks.dir.path()), listing, "leftovers next to the store");
     cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
 }
@@ -73,11 +54,11 @@ fn overwrite_replaces_the_store_completely() {
 fn library_writer_refuses_an_existing_destination() {
     let f = Fixture::new(fixtures::write_kitchen_sink);
     let store = scan_fixture(&f);
-    let before = snapshot(&store);
+    let before = crate::common::tree_files(&store);
     let dataset = scan(&f.path, &ScanOptions::default()).unwrap();
     let err = NativeWriter.write(&dataset, &store, &WriteOptions::default()).expect_err("exists");
     assert!(matches!(err, vzarr::WriteError::Exists { .. }), "{err}");
-    assert!(snapshot(&store) == before);
+    assert!(crate::common::tree_files(&store) == before);
     // A plain file in the way is not replaced either.
     let file = f.join("file.vzarr");
     std::fs::write(&file, b"keep me").unwrap();
