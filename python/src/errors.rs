@@ -17,7 +17,7 @@ create_exception!(_vzarr, ScanError, Error, "A file that cannot be scanned, or i
 create_exception!(_vzarr, AlreadyExists, Error, "The output exists and overwriting was not asked for.");
 
 /// The Python exception for an error of `kind`, carrying `text`.
-fn by_kind(kind: ErrorKind, text: String) -> PyErr {
+pub(crate) fn by_kind(kind: ErrorKind, text: String) -> PyErr {
     match kind {
         ErrorKind::NotFound => NotFound::new_err(text),
         ErrorKind::SourceChanged => SourceChanged::new_err(text),

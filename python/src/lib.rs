@@ -8,6 +8,7 @@
 
 mod compact;
 mod errors;
+mod export;
 mod parse;
 mod remote;
 mod scan;
@@ -32,6 +33,7 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::append, m)?)?;
     m.add_function(wrap_pyfunction!(compact::compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact::materialize, m)?)?;
+    m.add_function(wrap_pyfunction!(export::export, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_file, m)?)?;
     m.add_function(wrap_pyfunction!(parse::parse_archive, m)?)?;

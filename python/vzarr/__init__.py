@@ -26,6 +26,7 @@ from ._vzarr import (
     __version__,
 )
 from ._compact import ArrayFold, CompactReport, compact, materialize
+from ._export import export
 from ._scan import AppendReport, PartReport, ScanReport, append, merge, scan
 from ._store import Array, Store, open
 
@@ -47,6 +48,7 @@ __all__ = [
     "__version__",
     "append",
     "compact",
+    "export",
     "materialize",
     "merge",
     "open",

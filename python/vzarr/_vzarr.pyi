@@ -18,6 +18,7 @@ __all__ = [
     "append",
     "compact",
     "expand_inputs",
+    "export",
     "materialize",
     "merge",
     "parse_archive",
@@ -75,6 +76,16 @@ def compact(
     storage_options: Mapping[str, Any] | None = None,
     branch: str | None = None,
     message: str | None = None,
+) -> dict[str, Any]: ...
+def export(
+    store: str,
+    output: str,
+    format: str = "kerchunk-json",
+    url_prefix: list[str] = ...,
+    record_size: int | None = None,
+    skip_unsupported: bool = False,
+    overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]: ...
 def materialize(
     store: str,

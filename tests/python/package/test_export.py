@@ -1,0 +1,108 @@
+"""vzarr.export: a store written as kerchunk reference JSON and as a kerchunk Parquet reference set;
+each read back (vzarr for the JSON's Zarr v3, fsspec + xarray for the Parquet's Zarr v2) equal to
+netCDF4's reads of the source files."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+import fsspec
+import numpy as np
+import pytest
+import vzarr
+import xarray as xr
+from conftest import REPO, read_concat, write_monthly
+
+
+def test_export_json_reads_as_the_files(sample_files, tmp_path):
+    store = tmp_path / "tas.vzarr"
+    vzarr.scan(sample_files, concat=["time"], output=store)
+    refs = tmp_path / "tas.json"
+    report = vzarr.export(store, refs)
+    assert report["references"] > 0 and report["bytes"] == refs.stat().st_size
+    exported = vzarr.open(refs)
+    assert exported["tas"].chunks[0][:3] == (31, 28, 31)
+    for name in ("tas", "time"):
+        np.testing.assert_array_equal(exported[name][...], read_concat(sample_files, name))
+    with pytest.raises(vzarr.AlreadyExists):
+        vzarr.export(store, refs)
+    assert vzarr.export(store, refs, overwrite=True)["references"] == report["references"]
+
+
+def test_export_parquet_reads_as_the_files_through_fsspec(tmp_path):
+    # Months of 30 days in chunks of 10: tas is regular; time, chunked by libnetcdf's default for an
+    # unlimited dimension, is not, and is left out.
+    files = write_monthly(tmp_path / "even", days=(30, 30, 30), chunk=10)
+    store = tmp_path / "tas.vzarr"
+    vzarr.scan(files, concat=["time"], output=store)
+    out = tmp_path / "tas.parq"
+    report = vzarr.export(store, out, format="kerchunk-parquet", record_size=4, skip_unsupported=True)
+    assert [w["variable"] for w in report["left_out"]] == ["time"]
+    assert "rectilinear" in report["left_out"][0]["message"]
+    assert report["arrays"] == 3 and report["record_files"] == 1 + 1 + 3  # lat, lon; tas: 9 chunks by 4
+    fs = fsspec.filesystem("reference", fo=str(out), remote_protocol="file")
+    ds = xr.open_dataset(fs.get_mapper(""), engine="zarr", zarr_format=2, consolidated=False,
+                         mask_and_scale=False, decode_times=False)
+    np.testing.assert_array_equal(ds["tas"].values, read_concat(files, "tas"))
+    np.testing.assert_array_equal(ds["lat"].values, read_concat(files[:1], "lat"))
+    assert "time" not in ds.variables
+
+
+def test_export_refuses_bad_arguments_and_what_zarr_v2_cannot_say(sample_files, tmp_path):
+    store = tmp_path / "tas.vzarr"
+    vzarr.scan(sample_files, concat=["time"], output=store)
+    with pytest.raises(ValueError, match="kerchunk-parquet"):
+        vzarr.export(store, tmp_path / "x.json", record_size=10)
+    with pytest.raises(ValueError, match="format"):
+        vzarr.export(store, tmp_path / "x.zip", format="zip")
+    with pytest.raises(ValueError, match="at least 1"):
+        vzarr.export(store, tmp_path / "x.parq", format="kerchunk-parquet", record_size=0)
+    with pytest.raises(vzarr.Error, match="rectilinear"):
+        vzarr.export(store, tmp_path / "x.parq", format="kerchunk-parquet")
+    assert not (tmp_path / "x.parq").exists()
+
+
+@pytest.fixture
+def s3_endpoint():
+    """A moto S3 server on 127.0.0.1 (the one `./dev test` installs in target/pyenv) with a bucket `out`."""
+    server = REPO / "target" / "pyenv" / "bin" / "moto_server"
+    if not server.exists():
+        pytest.fail(f"{server} is missing: `./dev test` installs it (tests/python/setup.sh)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(urllib.request.Request(f"{endpoint}/out", method="PUT"), timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("moto_server did not start within 30 s")
+                time.sleep(0.2)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_export_parquet_to_s3_reads_back_as_the_files(tmp_path, s3_endpoint):
+    files = write_monthly(tmp_path / "even", days=(30, 30), chunk=10)
+    store = tmp_path / "tas.vzarr"
+    vzarr.scan(files, concat=["time"], output=store)
+    options = {"endpoint_url": s3_endpoint, "key": "test", "secret": "test", "region": "us-east-1"}
+    report = vzarr.export(store, "s3://out/refs/tas.parq", format="kerchunk-parquet", skip_unsupported=True,
+                          storage_options=options)
+    assert report["arrays"] == 3 and [w["variable"] for w in report["left_out"]] == ["time"]
+    exported = vzarr.open("s3://out/refs/tas.parq", storage_options=options)
+    np.testing.assert_array_equal(exported["tas"][...], read_concat(files, "tas"))
+    with pytest.raises(vzarr.AlreadyExists):
+        vzarr.export(store, "s3://out/refs/tas.parq", format="kerchunk-parquet", skip_unsupported=True,
+                     storage_options=options)
