@@ -1,6 +1,8 @@
 """vzarr's notes in ``zarr.json`` (the extension field ``"vzarr"``) applied, so that attributes and
 dtypes are the source reader's (h5py, netCDF4), not what JSON and Zarr's struct can say:
 
+- attribute encodings: the values JSON text cannot hold (HDF5 opaque values, strings that are not
+  valid UTF-8), written as base64, as ``bytes``;
 - attribute types: numbers of their type (``np.float32``), complex numbers from their JSON objects
   ``{"r": .., "i": ..}`` (``np.complex64``), h5py's booleans (JSON ``true``/``false``) as
   ``np.bool_`` and arrays of booleans;
@@ -10,6 +12,8 @@ dtypes are the source reader's (h5py, netCDF4), not what JSON and Zarr's struct 
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 import numpy as np
@@ -17,9 +21,15 @@ import numpy as np
 _COMPLEX = ("complex64", "complex128")
 
 
-def typed_attrs(attrs: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
-    """`attrs` (JSON values) as the source's reader gives them, with `types` (``attribute_types``)."""
+def typed_attrs(
+    attrs: dict[str, Any], types: dict[str, str], encodings: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """`attrs` (JSON values) as the source's reader gives them, with `types` (``attribute_types``)
+    and `encodings` (``attribute_encodings``: the attributes written as base64, given as bytes)."""
     out = {name: _boolean(value) for name, value in attrs.items()}
+    for name, encoding in (encodings or {}).items():
+        if encoding == "base64" and name in out:
+            out[name] = _bytes(out[name])
     for name, type_name in types.items():
         value = out.get(name)
         if type_name in _COMPLEX:
@@ -31,6 +41,20 @@ def typed_attrs(attrs: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
         if typed is not None:
             out[name] = typed[()] if typed.ndim == 0 else typed
     return out
+
+
+def _bytes(value: Any) -> Any:
+    """An attribute JSON text could not hold, from its base64 text: ``bytes``, or for an array an
+    ``S`` array as h5py gives fixed-length strings (an HDF5 opaque value too, which h5py gives as
+    ``np.void`` of the same bytes). A value that is not base64 is left as it is."""
+    try:
+        if isinstance(value, str):
+            return base64.b64decode(value, validate=True)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return np.array([base64.b64decode(v, validate=True) for v in value])
+    except binascii.Error:
+        pass
+    return value
 
 
 def _boolean(value: Any) -> Any:

@@ -65,8 +65,10 @@ class Store(Mapping[str, "Array"]):
 
     def group_attrs(self, path: str) -> dict[str, Any]:
         """The attributes of the group at `path`, as the source file's reader shows them (h5py's
-        booleans as ``np.bool_``)."""
-        return typed_attrs(json.loads(self._inner.node_metadata(path)).get("attributes", {}), {})
+        booleans as ``np.bool_``, values JSON text cannot hold as ``bytes``)."""
+        doc = json.loads(self._inner.node_metadata(path))
+        encodings = (doc.get("vzarr") or {}).get("attribute_encodings") or {}
+        return typed_attrs(doc.get("attributes", {}), {}, encodings)
 
     @property
     def info(self) -> dict[str, Any]:
@@ -140,9 +142,10 @@ class Array:
         """The array's attributes as the source file's reader shows them: numbers of the types vzarr
         recorded for them in the ``zarr.json`` extension field ``"vzarr"`` (``np.float32`` for a
         float32 ``scale_factor``: JSON numbers carry no type; ``np.complex64`` for a complex
-        attribute, a JSON object of its parts), h5py's booleans as ``np.bool_``, and the attributes
-        withheld there from Zarr readers that fail on them (a char array's ``_FillValue``, as
-        bytes)."""
+        attribute, a JSON object of its parts), h5py's booleans as ``np.bool_``, values JSON text
+        cannot hold (written as base64: opaque values, strings that are not UTF-8) as ``bytes``,
+        and the attributes withheld there from Zarr readers that fail on them (a char array's
+        ``_FillValue``, as bytes)."""
         return _source_attrs(self._metadata, self.dtype)
 
     @property
@@ -203,7 +206,9 @@ class Array:
 def _source_attrs(metadata: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:
     """An array's ``attributes`` with the notes of its ``"vzarr"`` extension field applied."""
     notes = metadata.get("vzarr") or {}
-    attrs = typed_attrs(metadata.get("attributes", {}), notes.get("attribute_types") or {})
+    attrs = typed_attrs(
+        metadata.get("attributes", {}), notes.get("attribute_types") or {}, notes.get("attribute_encodings") or {}
+    )
     for name, value in (notes.get("withheld_attributes") or {}).items():
         if name == "_FillValue" and dtype.kind == "S" and isinstance(value, str):
             value = value.encode("utf-8")
