@@ -67,6 +67,10 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
 /// whole, locally or on an object store.
 async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
     let destination = args.kerchunk_parquet.clone().unwrap_or_default();
+    if !matches!(Target::of(&destination)?, Target::File(_)) {
+        eprintln!("error: --kerchunk-parquet {}: a reference set is a directory, not a stream", destination.display());
+        return Ok(Outcome::Usage);
+    }
     let options = KerchunkParquetOptions {
         url_prefixes: args.url_prefix.clone(),
         record_size: args.record_size.map_or(Ok(crate::store::DEFAULT_RECORD_SIZE), usize::try_from)?,

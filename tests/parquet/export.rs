@@ -119,6 +119,9 @@ fn rectilinear_arrays_are_refused_or_left_out() {
     assert!(run.stderr.contains("is not a kerchunk Parquet reference set"), "{}", run.stderr);
     assert_eq!(dir_entries(&plain), ["keep"]);
 
+    // A reference set is a directory: not standard output.
+    let run = cli_expect(&["export", &s(&native), "--kerchunk-parquet", "-"], 2);
+    assert!(run.stderr.contains("a reference set is a directory"), "{}", run.stderr);
     let json = files.path("refs.json");
     let run = cli_expect(&["export", &s(&native), "--kerchunk", &s(&json), "--record-size", "2"], 2);
     assert!(run.stderr.contains("--kerchunk-parquet"), "{}", run.stderr);
