@@ -17,8 +17,16 @@ struct Running {
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 
-/// Marks `input` of `target` as running (armed: the guard and the watchdog judge it).
+/// Marks `input` of `target` as running (armed: the guard and the watchdog judge it). With
+/// `VZARR_FUZZ_LAST=FILE`, the input is first written to FILE: a failure that ends the process
+/// before any handler runs (a stack overflow aborts it) leaves its input there, when the run is
+/// repeated with the seed it printed.
 pub fn start(target: &'static str, label: String, input: Arc<Vec<u8>>) {
+    if let Some(last) = std::env::var_os("VZARR_FUZZ_LAST") {
+        if let Err(e) = std::fs::write(&last, input.as_slice()) {
+            eprintln!("  (could not write the case to {}: {e})", PathBuf::from(last).display());
+        }
+    }
     *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) =
         Some(Running { target, label, input, started: Instant::now() });
     crate::alloc_guard::ARMED.store(true, Ordering::SeqCst);

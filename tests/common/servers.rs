@@ -1,5 +1,6 @@
 //! Real servers on 127.0.0.1 for the remote tests, started by the tests themselves: an S3-compatible
-//! server (`moto_server`, installed into `target/pyenv` by `tests/python/setup.sh`).
+//! server (moto, installed into `target/pyenv` by `tests/python/setup.sh`, run with its writes
+//! atomic by `tests/python/moto_atomic.py`).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -25,11 +26,14 @@ impl S3Server {
     /// Starts a server on a free port and waits until it accepts connections; None when moto is not
     /// installed (the caller says so in one line).
     pub fn start() -> Option<Self> {
-        let (python, server) = moto()?;
+        let (python, _) = moto()?;
         let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
         let child = {
             let _no_files = super::no_hdf5_files_open();
-            Command::new(server)
+            // moto with its writes atomic (tests/python/moto_atomic.py says why).
+            let atomic = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/moto_atomic.py");
+            Command::new(&python)
+                .arg(atomic)
                 .args(["-H", "127.0.0.1", "-p", &port.to_string()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

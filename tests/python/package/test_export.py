@@ -68,13 +68,15 @@ def test_export_refuses_bad_arguments_and_what_zarr_v2_cannot_say(sample_files, 
 @pytest.fixture
 def s3_endpoint():
     """A moto S3 server on 127.0.0.1 (the one `./dev test` installs in target/pyenv) with a bucket `out`."""
-    server = REPO / "target" / "pyenv" / "bin" / "moto_server"
-    if not server.exists():
-        pytest.fail(f"{server} is missing: `./dev test` installs it (tests/python/setup.sh)")
+    python = REPO / "target" / "pyenv" / "bin" / "python"
+    if not (python.parent / "moto_server").exists():
+        pytest.fail(f"moto is missing from {python.parent}: `./dev test` installs it (tests/python/setup.sh)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)],
+    # moto with its writes atomic, as the Rust tests run it (tests/python/moto_atomic.py says why).
+    atomic = REPO / "tests" / "python" / "moto_atomic.py"
+    process = subprocess.Popen([str(python), str(atomic), "-H", "127.0.0.1", "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
     try:
