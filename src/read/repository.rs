@@ -15,6 +15,7 @@
 
 mod branch;
 mod chunks;
+mod flex;
 mod frames;
 
 use std::collections::HashMap;

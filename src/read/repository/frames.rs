@@ -12,6 +12,10 @@
 //! - checks, before a manifest is fetched, that its file has exactly the size the snapshot records
 //!   (two one-byte range reads: the recorded last byte exists, the byte after it does not).
 //!
+//! The `repo` file and a snapshot are then decoded (within the size their frame declares) and their
+//! flexbuffers walked (`read/repository/flex`): the configuration and the commit properties, which
+//! Icechunk deserializes with unbounded recursion.
+//!
 //! Input: the repository's storage, the file paths; output: `Ok` or the reason the file is damaged.
 //! Opening a repository checks its `repo` file and the branch's snapshot; a manifest is checked when
 //! it is first fetched (all at once for the whole-branch reads of `append` and `compact`).
@@ -20,10 +24,13 @@ use std::io::Read;
 
 use futures::{StreamExt, TryStreamExt};
 use icechunk::asset_manager::AssetManager;
+use icechunk::format::flatbuffers::generated;
 use icechunk::format::format_constants::ICECHUNK_FILE_HEADER_LEN;
 use icechunk::format::{MANIFESTS_FILE_PATH, REPO_INFO_FILE_PATH, SNAPSHOTS_FILE_PATH};
 use icechunk::storage::{Settings, StorageContext, StorageErrorKind};
 use icechunk::Storage;
+
+use super::flex::check_flexbuffer;
 
 /// The largest decoded size a frame may declare without being decoded first: 64 MiB, more than the
 /// snapshot and manifests of most repositories take.
@@ -52,12 +59,42 @@ impl<'a> Files<'a> {
 
     /// Checks the `repo` info file (repositories of format 1 have none: nothing to check).
     pub(crate) async fn check_repo_info(&self) -> Result<(), String> {
-        self.check_frame(REPO_INFO_FILE_PATH).await
+        self.check_frame(REPO_INFO_FILE_PATH).await?;
+        let Some(decoded) = self.decoded(REPO_INFO_FILE_PATH).await else { return Ok(()) };
+        // A buffer that does not verify is left to Icechunk, which refuses it in its own words.
+        let Ok(repo) = flatbuffers::root::<generated::Repo>(&decoded) else { return Ok(()) };
+        let snapshots = repo.snapshots().iter().filter_map(|s| s.metadata());
+        let items = repo.metadata().into_iter().chain(snapshots).flat_map(|items| items.iter());
+        let config = repo.config().map(|c| c.bytes());
+        for bytes in config.into_iter().chain(items.map(|item| item.value().bytes())) {
+            check_flexbuffer(bytes).map_err(|e| format!("{REPO_INFO_FILE_PATH}: {e}: the repository is damaged"))?;
+        }
+        Ok(())
     }
 
-    /// Checks the file of snapshot `id`.
+    /// Checks the file of snapshot `id`: its frame, and the flexbuffers of its commit properties.
     pub(crate) async fn check_snapshot(&self, id: &str) -> Result<(), String> {
-        self.check_frame(&format!("{SNAPSHOTS_FILE_PATH}/{id}")).await
+        let path = format!("{SNAPSHOTS_FILE_PATH}/{id}");
+        self.check_frame(&path).await?;
+        let Some(decoded) = self.decoded(&path).await else { return Ok(()) };
+        let Ok(snapshot) = flatbuffers::root::<generated::Snapshot>(&decoded) else { return Ok(()) };
+        for item in snapshot.metadata().iter() {
+            check_flexbuffer(item.value().bytes()).map_err(|e| format!("{path}: {e}: the repository is damaged"))?;
+        }
+        Ok(())
+    }
+
+    /// The decoded contents of the file at `path`, whose frame [`Files::check_frame`] passed; `None`
+    /// when it cannot be read or decoded within the size its frame declares (Icechunk then refuses
+    /// it in its own words).
+    async fn decoded(&self, path: &str) -> Option<Vec<u8>> {
+        let whole = self.get(path, None).await.ok()?;
+        let frame = whole.get(ICECHUNK_FILE_HEADER_LEN..)?;
+        let limit = declared_size(frame).unwrap_or(TRUSTED_DECODED_BYTES);
+        let decoder = zstd::stream::read::Decoder::with_buffer(frame).ok()?;
+        let mut decoded = Vec::new();
+        decoder.single_frame().take(limit.saturating_add(1)).read_to_end(&mut decoded).ok()?;
+        (decoded.len() as u64 <= limit).then_some(decoded)
     }
 
     /// Checks the manifests a snapshot lists (`(id, recorded byte size)`), 16 at a time.
