@@ -12,9 +12,10 @@
 //! - checks, before a manifest is fetched, that its file has exactly the size the snapshot records
 //!   (two one-byte range reads: the recorded last byte exists, the byte after it does not).
 //!
-//! The `repo` file and a snapshot are then decoded (within the size their frame declares) and their
-//! flexbuffers walked (`read/repository/flex`): the configuration and the commit properties, which
-//! Icechunk deserializes with unbounded recursion.
+//! The `repo` file and a snapshot are read whole instead (one request each, as the head was), their
+//! frame checked the same way, then decoded and their flexbuffers walked (`read/repository/flex`):
+//! the configuration and the commit properties, which Icechunk deserializes with unbounded
+//! recursion.
 //!
 //! Input: the repository's storage, the file paths; output: `Ok` or the reason the file is damaged.
 //! Opening a repository checks its `repo` file and the branch's snapshot; a manifest is checked when
@@ -59,8 +60,7 @@ impl<'a> Files<'a> {
 
     /// Checks the `repo` info file (repositories of format 1 have none: nothing to check).
     pub(crate) async fn check_repo_info(&self) -> Result<(), String> {
-        self.check_frame(REPO_INFO_FILE_PATH).await?;
-        let Some(decoded) = self.decoded(REPO_INFO_FILE_PATH).await else { return Ok(()) };
+        let Some(decoded) = self.checked_decoded(REPO_INFO_FILE_PATH).await? else { return Ok(()) };
         // A buffer that does not verify is left to Icechunk, which refuses it in its own words.
         let Ok(repo) = flatbuffers::root::<generated::Repo>(&decoded) else { return Ok(()) };
         let snapshots = repo.snapshots().iter().filter_map(|s| s.metadata());
@@ -75,8 +75,7 @@ impl<'a> Files<'a> {
     /// Checks the file of snapshot `id`: its frame, and the flexbuffers of its commit properties.
     pub(crate) async fn check_snapshot(&self, id: &str) -> Result<(), String> {
         let path = format!("{SNAPSHOTS_FILE_PATH}/{id}");
-        self.check_frame(&path).await?;
-        let Some(decoded) = self.decoded(&path).await else { return Ok(()) };
+        let Some(decoded) = self.checked_decoded(&path).await? else { return Ok(()) };
         let Ok(snapshot) = flatbuffers::root::<generated::Snapshot>(&decoded) else { return Ok(()) };
         for item in snapshot.metadata().iter() {
             check_flexbuffer(item.value().bytes()).map_err(|e| format!("{path}: {e}: the repository is damaged"))?;
@@ -84,17 +83,25 @@ impl<'a> Files<'a> {
         Ok(())
     }
 
-    /// The decoded contents of the file at `path`, whose frame [`Files::check_frame`] passed; `None`
-    /// when it cannot be read or decoded within the size its frame declares (Icechunk then refuses
-    /// it in its own words).
-    async fn decoded(&self, path: &str) -> Option<Vec<u8>> {
-        let whole = self.get(path, None).await.ok()?;
-        let frame = whole.get(ICECHUNK_FILE_HEADER_LEN..)?;
-        let limit = declared_size(frame).unwrap_or(TRUSTED_DECODED_BYTES);
-        let decoder = zstd::stream::read::Decoder::with_buffer(frame).ok()?;
+    /// The file at `path` read whole (one request), its frame checked as [`Files::check_frame`]
+    /// checks it, and decoded. `None` when it cannot be read or does not decode within the size its
+    /// frame declares (or the trusted size): Icechunk then refuses it in its own words.
+    async fn checked_decoded(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let Ok(whole) = self.get(path, None).await else { return Ok(None) };
+        let Some(frame) = whole.get(ICECHUNK_FILE_HEADER_LEN..) else { return Ok(None) };
+        // A frame that declares no size is decoded up to the trusted size, and left to Icechunk past it.
+        let limit = match declared_size(frame) {
+            Some(declared) if declared > TRUSTED_DECODED_BYTES => {
+                decodes_to(frame, declared).map_err(|reason| format!("{path}: {reason}"))?;
+                declared
+            }
+            Some(declared) => declared,
+            None => TRUSTED_DECODED_BYTES,
+        };
+        let Ok(decoder) = zstd::stream::read::Decoder::with_buffer(frame) else { return Ok(None) };
         let mut decoded = Vec::new();
-        decoder.single_frame().take(limit.saturating_add(1)).read_to_end(&mut decoded).ok()?;
-        (decoded.len() as u64 <= limit).then_some(decoded)
+        let read = decoder.single_frame().take(limit.saturating_add(1)).read_to_end(&mut decoded);
+        Ok(read.ok().filter(|_| decoded.len() as u64 <= limit).map(|_| decoded))
     }
 
     /// Checks the manifests a snapshot lists (`(id, recorded byte size)`), 16 at a time.
