@@ -413,7 +413,8 @@ impl ChunkTable {
 }
 
 impl ChunkStats {
-    /// Counts of `entries`.
+    /// Counts of `entries`. Byte totals saturate: a store read from another program may reference
+    /// ranges whose lengths add up past `u64::MAX`.
     pub fn of(entries: impl IntoIterator<Item = ChunkEntry>) -> Self {
         let mut stats = ChunkStats::default();
         for entry in entries {
@@ -421,11 +422,11 @@ impl ChunkStats {
                 ChunkEntry::Missing => stats.missing += 1,
                 ChunkEntry::Source { length, .. } => {
                     stats.referenced += 1;
-                    stats.referenced_bytes += length;
+                    stats.referenced_bytes = stats.referenced_bytes.saturating_add(length);
                 }
                 ChunkEntry::Owned { length, .. } => {
                     stats.owned += 1;
-                    stats.owned_bytes += length;
+                    stats.owned_bytes = stats.owned_bytes.saturating_add(length);
                 }
             }
         }

@@ -97,11 +97,11 @@ pub(crate) fn split_by_bytes(reads: Vec<ChunkRead>, budget: u64) -> Vec<Vec<Chun
     let mut bytes = 0u64;
     for read in reads {
         let len = read.stored_len();
-        if !current.is_empty() && bytes + len > budget {
+        if !current.is_empty() && bytes.saturating_add(len) > budget {
             groups.push(std::mem::take(&mut current));
             bytes = 0;
         }
-        bytes += len;
+        bytes = bytes.saturating_add(len);
         current.push(read);
     }
     if !current.is_empty() {
