@@ -27,8 +27,9 @@ pub use materialize::{
 
 use std::path::{Path, PathBuf};
 
+use crate::dataset::GroupNode;
 use crate::read::{ReadError, Store};
-use crate::store::{OutputKind, Staged, UrlError, WriteError};
+use crate::store::{source_urls, OutputKind, Staged, UrlError, UrlPrefix, WriteError};
 
 /// An export (kerchunk JSON or materialized store) that failed. Nothing is left at the destination.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +76,54 @@ pub(crate) fn checked_nodes(store: &Store) -> Result<(Vec<String>, Vec<String>),
         })?;
     }
     Ok((groups, arrays))
+}
+
+/// The URLs a reference export of `store` writes for its sources, `prefixes` applied, once every
+/// source is known (a repository names them in its manifests) and authorized: the references name
+/// them all.
+pub(crate) async fn reference_urls(store: &Store, prefixes: &[UrlPrefix]) -> Result<Vec<String>, ExportError> {
+    let sources = store.all_sources().await?;
+    store.authorize_references()?;
+    Ok(source_urls(&sources, prefixes)?)
+}
+
+/// The URL of `source` among `urls` (for the message: chunk `linear` of `array`).
+pub(crate) fn source_url<'a, U>(urls: &'a [U], source: u32, array: &str, linear: u64) -> Result<&'a U, ExportError> {
+    urls.get(source as usize).ok_or_else(|| {
+        ExportError::Url(UrlError::Location {
+            location: format!("source {source} of {array} (chunk {linear})"),
+            reason: format!("not in the source table of {} files", urls.len()),
+        })
+    })
+}
+
+/// The root group (path `""`) and the groups `groups` of `store`, with their attributes and the
+/// note of those written as base64, read from their `zarr.json` (as vzarr writes it: non-finite
+/// numbers are bare tokens).
+pub(crate) async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<GroupNode>, ExportError> {
+    let mut nodes = Vec::with_capacity(groups.len() + 1);
+    for path in std::iter::once(&String::new()).chain(groups) {
+        let bad = |reason: String| ExportError::Node {
+            store: store.location().into(),
+            node: if path.is_empty() { "/".into() } else { path.clone() },
+            reason: format!("its zarr.json: {reason}"),
+        };
+        let doc = crate::metadata::from_text(&store.node_metadata(path).await?).map_err(|e| bad(e.to_string()))?;
+        let attributes = crate::metadata::group_from_json(&doc).map_err(|e| bad(e.to_string()))?;
+        let attribute_encodings = crate::metadata::group_encodings_from_json(&doc).map_err(|e| bad(e.to_string()))?;
+        nodes.push(GroupNode { path: path.clone(), attributes, attribute_encodings });
+    }
+    Ok(nodes)
+}
+
+/// The URLs an object-store output made from `store` must not be nor contain: the store's, when it
+/// is on an object store, and its sources' (all of them once [`Store::all_sources`] has run).
+pub fn store_urls(store: &Store) -> Vec<String> {
+    let mut urls = crate::store::url_sources(&store.sources());
+    if crate::source::is_url(store.location()) {
+        urls.push(store.location().to_string());
+    }
+    urls
 }
 
 /// The local paths an output made from `store` must not replace or contain: the store and its

@@ -99,8 +99,8 @@ fn bytes_path_store() -> Arc<dyn ObjectStore> {
     STORE.get_or_init(|| Arc::new(BytesPathStore)).clone()
 }
 
-/// True when `location` is a URL rather than a local path.
-pub(crate) fn is_url(location: &str) -> bool {
+/// True when `location` is a URL (`scheme://...`) rather than a local path.
+pub fn is_url(location: &str) -> bool {
     location
         .split_once("://")
         .is_some_and(|(scheme, _)| scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'))

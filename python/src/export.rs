@@ -2,24 +2,32 @@
 //! kerchunk Parquet reference set, locally or to an object store (the library's `export`, the GIL
 //! released).
 
+use std::path::Path;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use vzarr::export::{export_kerchunk, export_kerchunk_parquet, ExportError, KerchunkOptions, KerchunkParquetOptions};
+use vzarr::export::{export_kerchunk, export_kerchunk_parquet, KerchunkOptions, KerchunkParquetOptions};
 use vzarr::read::OpenOptions;
 use vzarr::source::RemoteOptions;
-use vzarr::store::{OutputKind, RemoteOutput, UrlPrefix, WriteError};
+use vzarr::store::{OutputKind, RemoteOutput, UrlPrefix};
 use vzarr::trust::Authorization;
 
 use crate::errors::{by_kind, guard, read_error, Error};
 
-/// Source files (or objects) read at once while uploading an object-store output.
+/// Objects uploaded at once to an object-store output.
 const UPLOADS_AT_ONCE: usize = 16;
 
-/// What to write: kerchunk JSON or Parquet, with the options of each.
+/// What to write, with the options of each but `overwrite`.
 enum Format {
-    Json(KerchunkOptions),
-    Parquet(KerchunkParquetOptions),
+    Json { url_prefixes: Vec<UrlPrefix> },
+    Parquet { url_prefixes: Vec<UrlPrefix>, record_size: usize, skip_unsupported: bool },
+}
+
+/// What an export wrote.
+enum Report {
+    Json(vzarr::store::KerchunkReport),
+    Parquet(vzarr::export::KerchunkParquetReport),
 }
 
 /// Exports `store` at `output` as `format` (`kerchunk-json` or `kerchunk-parquet`); returns the report.
@@ -43,22 +51,18 @@ pub(crate) fn export<'py>(
         .map(|p| p.parse::<UrlPrefix>().map_err(|e| PyValueError::new_err(format!("url_prefix {p:?}: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
     let format = match format {
-        "kerchunk-json" if record_size.is_none() && !skip_unsupported => {
-            Format::Json(KerchunkOptions { url_prefixes, overwrite })
-        }
+        "kerchunk-json" if record_size.is_none() && !skip_unsupported => Format::Json { url_prefixes },
         "kerchunk-json" => {
             return Err(PyValueError::new_err("record_size and skip_unsupported go with format=\"kerchunk-parquet\""))
         }
-        "kerchunk-parquet" => Format::Parquet(KerchunkParquetOptions {
+        "kerchunk-parquet" => Format::Parquet {
             url_prefixes,
             record_size: match record_size {
                 Some(0) => return Err(PyValueError::new_err("record_size must be at least 1")),
-                Some(n) => n,
-                None => vzarr::store::DEFAULT_RECORD_SIZE,
+                size => size.unwrap_or(vzarr::store::DEFAULT_RECORD_SIZE),
             },
             skip_unsupported,
-            overwrite,
-        }),
+        },
         other => {
             return Err(PyValueError::new_err(format!(
                 "format {other:?}: one of \"kerchunk-json\", \"kerchunk-parquet\""
@@ -73,8 +77,7 @@ pub(crate) fn export<'py>(
             let runtime = vzarr::pipeline::runtime().map_err(|e| Error::new_err(format!("{store}: {e}")))?;
             runtime.block_on(async {
                 let opened = vzarr::Store::open_with(&store, &open).await.map_err(read_error)?;
-                opened.all_sources().await.map_err(read_error)?;
-                write(&opened, &output, &format, &remote).await
+                write(&opened, &output, &format, overwrite, &remote).await
             })
         })
     })?;
@@ -105,53 +108,51 @@ pub(crate) fn export<'py>(
     Ok(out)
 }
 
-/// What an export wrote.
-enum Report {
-    Json(vzarr::store::KerchunkReport),
-    Parquet(vzarr::export::KerchunkParquetReport),
-}
-
-/// Writes the export of `store` at `output`: a local path directly, an object-store URL through a
-/// private local copy published whole.
-async fn write(store: &vzarr::Store, output: &str, format: &Format, remote: &RemoteOptions) -> PyResult<Report> {
-    let is_remote = output.split_once("://").is_some_and(|(scheme, _)| scheme.len() > 1 && scheme != "file");
-    if !is_remote {
-        let local = output.strip_prefix("file://").unwrap_or(output);
-        return export_to(store, std::path::Path::new(local), format).await;
+/// Writes the export of `store` at `output`: a local path (or `file://` URL) directly, an
+/// object-store URL through a private local copy published whole.
+async fn write(
+    store: &vzarr::Store,
+    output: &str,
+    format: &Format,
+    overwrite: bool,
+    remote: &RemoteOptions,
+) -> PyResult<Report> {
+    let local = output.strip_prefix("file://").unwrap_or(output);
+    if !vzarr::source::is_url(local) {
+        return export_to(store, Path::new(local), format, overwrite).await;
     }
     let kind = match format {
-        Format::Json(_) => OutputKind::KerchunkJson,
-        Format::Parquet(_) => OutputKind::KerchunkParquet,
+        Format::Json { .. } => OutputKind::KerchunkJson,
+        Format::Parquet { .. } => OutputKind::KerchunkParquet,
     };
-    let overwrite = match format {
-        Format::Json(o) => o.overwrite,
-        Format::Parquet(o) => o.overwrite,
-    };
-    let mut inputs = vzarr::store::url_sources(&store.sources());
-    inputs.push(store.location().to_string());
+    // Every source is known before the destination's checks (a repository names them in its manifests).
+    store.all_sources().await.map_err(read_error)?;
+    let inputs = vzarr::export::store_urls(store);
+    let failed = |e: vzarr::store::WriteError| by_kind(e.kind(), e.to_string());
     let destination =
-        RemoteOutput::begin(output, kind, overwrite, &inputs, remote, UPLOADS_AT_ONCE).await.map_err(write_error)?;
+        RemoteOutput::begin(output, kind, overwrite, &inputs, remote, UPLOADS_AT_ONCE).await.map_err(failed)?;
     // The private local copy is new: nothing there to overwrite.
-    let local = match format {
-        Format::Json(o) => Format::Json(KerchunkOptions { overwrite: false, ..o.clone() }),
-        Format::Parquet(o) => Format::Parquet(KerchunkParquetOptions { overwrite: false, ..o.clone() }),
-    };
-    let report = export_to(store, destination.local_path(), &local).await?;
-    destination.publish().await.map_err(write_error)?;
+    let report = export_to(store, destination.local_path(), format, false).await?;
+    destination.publish().await.map_err(failed)?;
     Ok(report)
 }
 
 /// Exports `store` to the local path `path`.
-async fn export_to(store: &vzarr::Store, path: &std::path::Path, format: &Format) -> PyResult<Report> {
-    let failed = |e: ExportError| by_kind(e.kind(), e.to_string());
+async fn export_to(store: &vzarr::Store, path: &Path, format: &Format, overwrite: bool) -> PyResult<Report> {
+    let failed = |e: vzarr::export::ExportError| by_kind(e.kind(), e.to_string());
     Ok(match format {
-        Format::Json(options) => Report::Json(export_kerchunk(store, path, options).await.map_err(failed)?),
-        Format::Parquet(options) => {
-            Report::Parquet(export_kerchunk_parquet(store, path, options).await.map_err(failed)?)
+        Format::Json { url_prefixes } => {
+            let options = KerchunkOptions { url_prefixes: url_prefixes.clone(), overwrite };
+            Report::Json(export_kerchunk(store, path, &options).await.map_err(failed)?)
+        }
+        Format::Parquet { url_prefixes, record_size, skip_unsupported } => {
+            let options = KerchunkParquetOptions {
+                url_prefixes: url_prefixes.clone(),
+                record_size: *record_size,
+                skip_unsupported: *skip_unsupported,
+                overwrite,
+            };
+            Report::Parquet(export_kerchunk_parquet(store, path, &options).await.map_err(failed)?)
         }
     })
-}
-
-fn write_error(e: WriteError) -> PyErr {
-    by_kind(e.kind(), e.to_string())
 }

@@ -112,18 +112,8 @@ fn remote_target<'a>(
         url,
         kind,
         overwrite: args.overwrite,
-        inputs: store_urls(store),
+        inputs: crate::export::store_urls(store),
         remote: args.remote.options(),
         max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
     }
-}
-
-/// The URLs an object-store output made from `store` must not be nor contain: the store's and its
-/// sources'.
-pub(crate) fn store_urls(store: &Store) -> Vec<String> {
-    let mut urls = crate::store::url_sources(&store.sources());
-    if crate::source::is_url(store.location()) {
-        urls.push(store.location().to_string());
-    }
-    urls
 }

@@ -53,7 +53,7 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
                 url,
                 kind: crate::store::OutputKind::ZarrStore,
                 overwrite: args.overwrite,
-                inputs: super::export::store_urls(&store),
+                inputs: crate::export::store_urls(&store),
                 remote: args.remote.options(),
                 max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
             };

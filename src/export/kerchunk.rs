@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{checked_nodes, staged, store_inputs, ExportError};
+use super::{checked_nodes, reference_urls, source_url, staged, store_inputs, ExportError};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{chunk_key, node_key};
 use crate::read::{ArrayReader, EntryRounds, Store};
-use crate::store::{source_urls, KerchunkReport, OutputKind, RefsWriter, UrlError, UrlPrefix};
+use crate::store::{KerchunkReport, OutputKind, RefsWriter, UrlPrefix};
 
 /// Options of [`export_kerchunk`].
 #[derive(Debug, Clone, Default)]
@@ -31,9 +31,7 @@ pub async fn export_kerchunk(
     destination: &Path,
     options: &KerchunkOptions,
 ) -> Result<KerchunkReport, ExportError> {
-    let sources = store.all_sources().await?;
-    store.authorize_references()?;
-    let urls = source_urls(&sources, &options.url_prefixes)?;
+    let urls = reference_urls(store, &options.url_prefixes).await?;
     let (groups, arrays) = checked_nodes(store)?;
     let build = |staging: PathBuf| async move {
         let info = store.info();
@@ -61,7 +59,7 @@ async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String])
             match *entry {
                 ChunkEntry::Missing => {}
                 ChunkEntry::Source { source, offset, length } => {
-                    refs.reference(&key(), source_url(urls, source, array.path())?, offset, length)?;
+                    refs.reference(&key(), source_url(urls, source, array.path(), linear)?, offset, length)?;
                 }
                 ChunkEntry::Owned { .. } => {
                     let bytes = array.stored_chunk(entry).await?.unwrap_or_default();
@@ -71,13 +69,4 @@ async fn array_refs(refs: &mut RefsWriter, array: &ArrayReader, urls: &[String])
         }
     }
     Ok(())
-}
-
-fn source_url<'a>(urls: &'a [String], source: u32, array: &str) -> Result<&'a str, ExportError> {
-    urls.get(source as usize).map(String::as_str).ok_or_else(|| {
-        ExportError::Url(UrlError::Location {
-            location: format!("source {source} of {array}"),
-            reason: format!("not in the source table of {} files", urls.len()),
-        })
-    })
 }

@@ -6,15 +6,12 @@ use std::path::Path;
 
 use parquet::data_type::ByteArray;
 
-use super::{checked_nodes, staged, store_inputs, ExportError};
+use super::{checked_nodes, groups_of, reference_urls, source_url, staged, store_inputs, ExportError};
 use crate::dataset::ScanWarning;
 use crate::manifest::ChunkEntry;
-use crate::metadata::{group_from_json, Attributes};
+use crate::metadata::Attributes;
 use crate::read::{ArrayReader, Store};
-use crate::store::{
-    source_urls, url_bytes, OutputKind, RecordFiles, Row, UrlError, UrlPrefix, WriteError, Zmetadata,
-    DEFAULT_RECORD_SIZE,
-};
+use crate::store::{url_bytes, OutputKind, RecordFiles, Row, UrlPrefix, WriteError, Zmetadata, DEFAULT_RECORD_SIZE};
 
 /// Options of [`export_kerchunk_parquet`].
 #[derive(Debug, Clone)]
@@ -71,17 +68,19 @@ pub async fn export_kerchunk_parquet(
     destination: &Path,
     options: &KerchunkParquetOptions,
 ) -> Result<KerchunkParquetReport, ExportError> {
-    let sources = store.all_sources().await?;
-    store.authorize_references()?;
-    let urls = source_urls(&sources, &options.url_prefixes)?;
+    let urls = reference_urls(store, &options.url_prefixes).await?;
     let (groups, arrays) = checked_nodes(store)?;
+    let nodes = groups_of(store, &groups).await?;
+    let (root, groups) = match nodes.split_first() {
+        Some((root, groups)) => (root.attributes.clone(), groups),
+        None => (Attributes::new(), &[][..]),
+    };
     // A left-out array is the exported store's: named so in `.zmetadata` whatever the destination
     // (an object-store export writes through a private local directory).
-    let root = group_attributes(store, "").await?;
     let mut zmetadata =
         Zmetadata::new(destination, &root, options.skip_unsupported).with_warning_file(store.location());
-    for group in &groups {
-        zmetadata.group(group, &group_attributes(store, group).await?)?;
+    for group in groups {
+        zmetadata.group(&group.path, &group.attributes)?;
     }
     let mut kept = Vec::new();
     for path in &arrays {
@@ -104,18 +103,6 @@ pub async fn export_kerchunk_parquet(
         Ok(report)
     };
     staged(destination, OutputKind::KerchunkParquet, options.overwrite, &store_inputs(store), build).await
-}
-
-/// The attributes of the group at `path` (`""`: the root), from its `zarr.json`.
-async fn group_attributes(store: &Store, path: &str) -> Result<Attributes, ExportError> {
-    let text = store.node_metadata(path).await?;
-    let invalid = |reason: String| ExportError::Node {
-        store: store.location().to_string(),
-        node: if path.is_empty() { "/".into() } else { path.to_string() },
-        reason: format!("its zarr.json: {reason}"),
-    };
-    let doc: serde_json::Value = serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
-    group_from_json(&doc).map_err(|e| invalid(e.to_string()))
 }
 
 /// Writes the record files of one array, one record at a time: its entries, then the bytes of its
@@ -141,13 +128,7 @@ async fn write_array(
                 ChunkEntry::Missing => Row::Missing,
                 ChunkEntry::Source { source, offset, length } => {
                     report.references += 1;
-                    let url = urls.get(source as usize).ok_or_else(|| {
-                        ExportError::Url(UrlError::Location {
-                            location: format!("source {source} of {} (chunk {linear})", array.path()),
-                            reason: format!("not in the source table of {} files", urls.len()),
-                        })
-                    })?;
-                    Row::Reference { url, offset, size: length }
+                    Row::Reference { url: source_url(urls, source, array.path(), linear)?, offset, size: length }
                 }
                 ChunkEntry::Owned { .. } => {
                     report.inline += 1;

@@ -1,13 +1,13 @@
-//! Checks of the flexbuffers inside a repository's `repo` file and snapshots before Icechunk
-//! deserializes them.
+//! Checks of the flexbuffers inside a repository's `repo` file before Icechunk deserializes them.
 //!
-//! Icechunk keeps the repository's configuration and the commit properties (its own and the
-//! snapshots') as flexbuffers, and deserializes them with serde, one call per level of nesting. A
-//! flexbuffer's values are offsets, and nothing stops a damaged one from nesting without end: an
-//! offset that points back at one of its own containers is a cycle, and serde recurses until the
-//! stack overflows, which aborts the process (found by the `icechunk` fuzz target). Before Icechunk
-//! reads a file, vzarr walks each of its flexbuffers, keys and values, to a bounded depth and a
-//! bounded number of values, and refuses the file past either bound.
+//! The `repo` file keeps the repository's configuration and the commit properties (the
+//! repository's and each snapshot's) as flexbuffers, which Icechunk deserializes with serde, one
+//! call per level of nesting. A flexbuffer's values are offsets, and nothing stops a damaged one
+//! from nesting without end: an offset that points back at one of its own containers is a cycle,
+//! and serde recurses until the stack overflows, which aborts the process (found by the `icechunk`
+//! fuzz target). Before Icechunk reads the file, vzarr walks each of its flexbuffers, keys and
+//! values, to a bounded depth and a bounded number of values, and refuses the file past either
+//! bound.
 
 use flexbuffers::{FlexBufferType, Reader};
 

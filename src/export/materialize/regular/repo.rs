@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use super::target::Target;
 use super::{copy_array, Objects, RegularOptions};
-use crate::dataset::{ChunkTable, GroupNode, VirtualArray, VirtualDataset};
+use crate::dataset::{ChunkTable, VirtualArray, VirtualDataset};
 use crate::export::materialize::MaterializeReport;
 use crate::export::ExportError;
 use crate::grid::ChunkGrid;
@@ -46,25 +46,6 @@ impl Objects for TableObjects<'_> {
         table.set(self.grid.linear_index(coords) as usize, entry);
         Ok(())
     }
-}
-
-/// The store's groups with their attributes, the root first.
-async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<GroupNode>, ExportError> {
-    let mut nodes = Vec::with_capacity(groups.len() + 1);
-    for path in std::iter::once(&String::new()).chain(groups) {
-        let doc: serde_json::Value = crate::metadata::from_text(&store.node_metadata(path).await?).map_err(|e| {
-            ExportError::Node { store: store.location().into(), node: path.clone(), reason: e.to_string() }
-        })?;
-        let bad = |e: crate::metadata::MetadataError| ExportError::Node {
-            store: store.location().into(),
-            node: path.clone(),
-            reason: e.to_string(),
-        };
-        let attributes = doc.get("attributes").and_then(|a| a.as_object()).cloned().unwrap_or_default();
-        let attribute_encodings = crate::metadata::group_encodings_from_json(&doc).map_err(bad)?;
-        nodes.push(GroupNode { path: path.clone(), attributes, attribute_encodings });
-    }
-    Ok(nodes)
 }
 
 /// The array copied into a chunk table as `target` lays it out; `touched` limits the chunks written
@@ -126,7 +107,8 @@ pub(super) async fn write_repository(
             .into();
         return Err(ExportError::Node { store: repo, node: "/".into(), reason });
     }
-    let mut dataset = VirtualDataset { groups: groups_of(store, groups).await?, ..VirtualDataset::default() };
+    let mut dataset =
+        VirtualDataset { groups: crate::export::groups_of(store, groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
     for reader in readers {
         let target = options.target(store, reader)?;
@@ -167,7 +149,8 @@ pub async fn materialize_update(
     let budget = crate::source::owned_bytes_budget(options.max_memory);
     let stored =
         crate::read::read_branch_in(repo, &options.branch, &options.remote, &budget).await.map_err(icechunk)?;
-    let mut dataset = VirtualDataset { groups: groups_of(store, &groups).await?, ..VirtualDataset::default() };
+    let mut dataset =
+        VirtualDataset { groups: crate::export::groups_of(store, &groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
     for path in &arrays {
         let reader = store.array(path).await?;
