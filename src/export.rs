@@ -27,7 +27,6 @@ pub use materialize::{
 
 use std::path::{Path, PathBuf};
 
-use crate::dataset::GroupNode;
 use crate::read::{ReadError, Store};
 use crate::store::{source_urls, OutputKind, Staged, UrlError, UrlPrefix, WriteError};
 
@@ -100,7 +99,8 @@ pub(crate) fn source_url<'a, U>(urls: &'a [U], source: u32, array: &str, linear:
 /// The root group (path `""`) and the groups `groups` of `store`, with their attributes and the
 /// note of those written as base64, read from their `zarr.json` (as vzarr writes it: non-finite
 /// numbers are bare tokens).
-pub(crate) async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<GroupNode>, ExportError> {
+#[cfg(any(feature = "kerchunk-parquet", feature = "icechunk"))]
+pub(crate) async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<crate::dataset::GroupNode>, ExportError> {
     let mut nodes = Vec::with_capacity(groups.len() + 1);
     for path in std::iter::once(&String::new()).chain(groups) {
         let bad = |reason: String| ExportError::Node {
@@ -111,7 +111,7 @@ pub(crate) async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<Gr
         let doc = crate::metadata::from_text(&store.node_metadata(path).await?).map_err(|e| bad(e.to_string()))?;
         let attributes = crate::metadata::group_from_json(&doc).map_err(|e| bad(e.to_string()))?;
         let attribute_encodings = crate::metadata::group_encodings_from_json(&doc).map_err(|e| bad(e.to_string()))?;
-        nodes.push(GroupNode { path: path.clone(), attributes, attribute_encodings });
+        nodes.push(crate::dataset::GroupNode { path: path.clone(), attributes, attribute_encodings });
     }
     Ok(nodes)
 }
