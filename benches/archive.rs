@@ -21,9 +21,10 @@ mod common;
 use common::{archive_dir, ensure_archive, files_arg, peak_rss_kib, time, NX, NY};
 
 use vzarr::combine::{combine, CombineOptions};
+use vzarr::formats::NativeWriter;
 use vzarr::read::{ReadOptions, Store};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{NativeWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 use vzarr::Selection;
 
 fn main() {

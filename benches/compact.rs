@@ -28,12 +28,13 @@ use common::{archive_dir, ensure_archive, files_arg};
 
 use vzarr::combine::{combine, CombineOptions};
 use vzarr::compact::{compact_store, CompactOptions};
+use vzarr::formats::NativeWriter;
 use vzarr::grid::ChunkDim;
 use vzarr::metadata::ArrayMetadata;
 use vzarr::read::blocking::BlockingStore;
 use vzarr::read::OpenOptions;
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{NativeWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 use vzarr::trust::Authorization;
 use vzarr::{ReadOptions, Selection};
 

@@ -36,7 +36,7 @@
 //! the one manifest holding the chunk), the native store reads its summary and one manifest block.
 //!
 //! Run: `cargo bench --bench icechunk [-- --refs 100000,1000000,10000000] [--manifest-chunks N]` (the
-//! default list, manifests of [`DEFAULT_MANIFEST_CHUNKS`](vzarr::store::DEFAULT_MANIFEST_CHUNKS)).
+//! default list, manifests of [`DEFAULT_MANIFEST_CHUNKS`](vzarr::formats::DEFAULT_MANIFEST_CHUNKS)).
 
 mod common;
 
@@ -44,10 +44,11 @@ use std::time::Instant;
 
 use vzarr::dataset::VirtualDataset;
 use vzarr::dataset::{ChunkEntry, SourceFile};
+use vzarr::formats::read_branch;
+use vzarr::formats::{update_icechunk, write_icechunk, IcechunkOptions, NativeWriter};
 use vzarr::grid::ChunkGrid;
 use vzarr::metadata::DataType;
-use vzarr::read::read_branch;
-use vzarr::store::{update_icechunk, write_icechunk, IcechunkOptions, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 
 /// Chunks per (synthetic) source file, and per row of the array.
 const PER_FILE: u64 = 1000;

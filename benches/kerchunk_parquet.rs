@@ -20,9 +20,10 @@ use std::path::Path;
 
 use vzarr::dataset::{ChunkEntry, VirtualDataset};
 use vzarr::export::{export_kerchunk_parquet, KerchunkParquetOptions};
+use vzarr::formats::{KerchunkParquetWriter, NativeWriter, DEFAULT_RECORD_SIZE};
 use vzarr::grid::ChunkGrid;
 use vzarr::metadata::DataType;
-use vzarr::store::{KerchunkParquetWriter, NativeWriter, WriteOptions, Writer, DEFAULT_RECORD_SIZE};
+use vzarr::store::{WriteOptions, Writer};
 
 /// Chunks per (synthetic) source file.
 const PER_FILE: u64 = 1000;

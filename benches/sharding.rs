@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 use common::{archive_dir, ensure_archive, files_arg, peak_rss_kib, time, NX, NY};
 use vzarr::combine::{combine, CombineOptions};
 use vzarr::export::{materialize, MaterializeOptions, MaterializeReport, ShardSpec};
+use vzarr::formats::NativeWriter;
 use vzarr::read::Store;
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{NativeWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 
 /// Times zarr-python reading one day and the whole variable from each store given; prints JSON.
 const PYTHON_READS: &str = r#"

@@ -3,11 +3,12 @@
 //!
 //! Run: `cargo run --example icechunk` (feature `icechunk`, on by default).
 
+use vzarr::formats::IcechunkWriter;
 use vzarr::grid::Selection;
 use vzarr::pipeline::Archive;
 use vzarr::read::blocking::BlockingStore;
 use vzarr::read::{OpenOptions, ReadOptions};
-use vzarr::store::{IcechunkWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 use vzarr::trust::Authorization;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

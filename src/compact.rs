@@ -28,7 +28,7 @@
 //! Icechunk repository gets one commit whose parent is the snapshot read (a concurrent commit makes it
 //! fail and writes nothing; readers of earlier snapshots are unaffected).
 //!
-//! [`NativeWriter`]: crate::store::NativeWriter
+//! [`NativeWriter`]: crate::formats::NativeWriter
 
 mod fold;
 mod plan;

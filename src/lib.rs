@@ -72,6 +72,7 @@ pub mod compact;
 pub mod dataset;
 mod error_kind;
 pub mod export;
+pub mod formats;
 pub mod grid;
 mod inputs;
 mod kinds;
@@ -92,10 +93,11 @@ pub mod verify;
 
 pub use dataset::VirtualDataset;
 pub use error_kind::ErrorKind;
+pub use formats::NativeWriter;
 pub use grid::{ChunkGrid, Selection};
 pub use read::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
 pub use scan::{scan_file, ScanError, ScanOptions};
-pub use store::{NativeWriter, WriteError, WriteOptions, Writer};
+pub use store::{WriteError, WriteOptions, Writer};
 
 #[doc(hidden)]
 pub mod testing;

@@ -11,6 +11,11 @@
 //! The API is async (no runtime is built inside the library); [`blocking`] wraps it for synchronous
 //! callers.
 //!
+//! Every store format is read through the two traits of `read/backend` ([`StoreBackend`] for a
+//! store's nodes, [`ChunkIndex`] for an array's chunk entries), which each format implements in its
+//! own folder of `formats/`; the format registry there opens a location as a [`Store`]
+//! ([`Store::open_with`]). This room knows no format.
+//!
 //! [`ChunkGrid`]: crate::grid::ChunkGrid
 
 mod array_data;
@@ -18,26 +23,17 @@ mod backend;
 pub mod blocking;
 mod decode;
 mod fetch;
-mod objects;
+pub(crate) mod objects;
 mod open;
-mod opener;
-#[cfg(feature = "kerchunk-parquet")]
-mod parquet_refs;
 mod plan;
-mod references;
-#[cfg(feature = "icechunk")]
-mod repository;
 mod rounds;
-mod sources;
+pub(crate) mod sources;
 mod strings;
 
 pub use array_data::{ArrayData, Element};
 pub use backend::StoreKind;
+pub(crate) use backend::{no_node, ChunkIndex, Opened, StoreBackend, StoreInner};
 pub use open::{ArrayReader, OpenOptions, Store};
-#[cfg(feature = "icechunk")]
-pub use repository::{read_branch, read_icechunk};
-#[cfg(feature = "icechunk")]
-pub(crate) use repository::{read_branch_in, refresh_sources};
 pub(crate) use rounds::EntryRounds;
 pub use rounds::ENTRIES_PER_ROUND;
 

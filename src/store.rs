@@ -1,55 +1,28 @@
-//! Stage 3, combine -> store: persisting a [`VirtualDataset`].
+//! Stage 3, combine -> store: the contract every store format's writer keeps.
 //!
-//! Every writer implements [`Writer`]. The native writer (`store/native`) produces a `*.vzarr`
-//! directory: a valid Zarr v3 hierarchy whose arrays carry a binary chunk manifest instead of chunk
-//! files. Its file names and the `vzarr.json` summary live in `store/layout`, shared with the reader.
-//!
-//! `store/icechunk` commits a dataset to an Icechunk repository ([`write_icechunk`]).
-//!
-//! `store/kerchunk` writes kerchunk reference JSON (a [`Writer`] too; `export/` reuses its document
-//! writer to export an opened store); `store/kerchunk_parquet` (feature `kerchunk-parquet`) writes the
-//! same references as a kerchunk Parquet reference set. `store/dmrpp` writes one scanned file as the
-//! DMR++ sidecar OPeNDAP's `get_dmrpp` would.
+//! Every writer implements [`Writer`] (`write(dataset, destination, options)`, atomic: on error
+//! nothing is left at the destination) and returns the store's summary ([`StoreInfo`], `store/summary`).
+//! The writers themselves live with their formats in `formats/` (native, kerchunk JSON, kerchunk
+//! Parquet, Icechunk, DMR++), each folder holding the format's layout, writer, reader and export.
+//! What they share is here: [`WriteError`] and [`WriteOptions`], the summary, and atomic
+//! publishing, locally (`store/publish`: a hidden sibling, `syncfs`, `renameat2`) and on object
+//! stores (`store/publish_remote`: conditional puts and a lock object).
 
-mod dmrpp;
 #[cfg(feature = "icechunk")]
-mod icechunk;
-mod kerchunk;
-#[cfg(feature = "kerchunk-parquet")]
-mod kerchunk_parquet;
-pub(crate) mod layout;
-mod native;
-mod publish;
+mod icechunk_error;
+pub(crate) mod publish;
 mod publish_remote;
+mod summary;
 
-pub use dmrpp::{sidecar_name, DmrppWriter};
 #[cfg(feature = "icechunk")]
-pub(crate) use icechunk::one_line;
+pub(crate) use icechunk_error::one_line;
 #[cfg(feature = "icechunk")]
-pub use icechunk::IcechunkWriter;
-#[cfg(feature = "icechunk")]
-pub(crate) use icechunk::{chunks_digest, references_digest, storage};
-#[cfg(feature = "icechunk")]
-pub use icechunk::{
-    looks_like_repository, update_icechunk, write_icechunk, IcechunkError, IcechunkInfo, IcechunkOptions, StoredBranch,
-    DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
-};
-pub(crate) use kerchunk::RefsWriter;
-pub use kerchunk::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};
-#[cfg(feature = "kerchunk-parquet")]
-pub(crate) use kerchunk_parquet::{url_bytes, RecordFiles, Row, Zmetadata};
-#[cfg(feature = "kerchunk-parquet")]
-pub use kerchunk_parquet::{KerchunkParquetWriter, DEFAULT_RECORD_SIZE, ZMETADATA};
-pub(crate) use layout::check_node_path;
-pub use layout::{
-    ArrayInfo, BlockDigests, StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_FORMAT_VERSION, STORE_INFO_FILE,
-};
-pub(crate) use native::write_file;
-pub use native::NativeWriter;
+pub use icechunk_error::IcechunkError;
 #[cfg(all(feature = "cli", debug_assertions))]
 pub(crate) use publish::sync_count;
 pub use publish::{OutputKind, Staged};
 pub use publish_remote::{url_sources, RemoteOutput, SINGLE_PUT_MAX};
+pub use summary::{ArrayInfo, BlockDigests, StoreInfo, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@ pub use crate::parts::record::{decode_dataset, encode_dataset};
 
 /// `frame` (a zstd frame) with its header rewritten to declare `declared` decoded bytes (an 8-byte
 /// content size field, an 8 MiB window, the checksum flag kept), its blocks unchanged: a damaged
-/// frame, for the tests of the checks of a repository's files (`read/repository/frames`).
+/// frame, for the tests of the checks of a repository's files (`formats/icechunk/read/frames`).
 pub fn redeclared_frame(frame: &[u8], declared: u64) -> Vec<u8> {
     let descriptor = frame[4];
     let single_segment = descriptor & 0x20 != 0;

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use vzarr::dataset::ChunkEntry;
 use vzarr::dataset::VirtualDataset;
+use vzarr::formats::{IcechunkWriter, KerchunkParquetWriter, KerchunkWriter, NativeWriter};
 use vzarr::metadata::chunk_key;
 use vzarr::pipeline::Archive;
-use vzarr::store::{IcechunkWriter, KerchunkParquetWriter, KerchunkWriter, NativeWriter, WriteOptions, Writer};
+use vzarr::store::{WriteOptions, Writer};
 
 /// What a store holds for one chunk, whatever its format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +182,7 @@ fn every_writer_round_trips_every_chunk() {
             _ => {
                 let repo = out.to_str().unwrap();
                 let remote = vzarr::source::RemoteOptions::default();
-                held(&runtime.block_on(vzarr::read::read_icechunk(repo, "main", &remote)).unwrap())
+                held(&runtime.block_on(vzarr::formats::read_icechunk(repo, "main", &remote)).unwrap())
             }
         };
         assert_eq!(got, expected, "{name}: every chunk as written");

@@ -8,9 +8,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use vzarr::export::{export_kerchunk, export_kerchunk_parquet, KerchunkOptions, KerchunkParquetOptions};
+use vzarr::formats::UrlPrefix;
 use vzarr::read::OpenOptions;
 use vzarr::source::RemoteOptions;
-use vzarr::store::{OutputKind, RemoteOutput, UrlPrefix};
+use vzarr::store::{OutputKind, RemoteOutput};
 use vzarr::trust::Authorization;
 
 use crate::errors::{by_kind, guard, read_error, Error};
@@ -26,7 +27,7 @@ enum Format {
 
 /// What an export wrote.
 enum Report {
-    Json(vzarr::store::KerchunkReport),
+    Json(vzarr::formats::KerchunkReport),
     Parquet(vzarr::export::KerchunkParquetReport),
 }
 
@@ -59,7 +60,7 @@ pub(crate) fn export<'py>(
             url_prefixes,
             record_size: match record_size {
                 Some(0) => return Err(PyValueError::new_err("record_size must be at least 1")),
-                size => size.unwrap_or(vzarr::store::DEFAULT_RECORD_SIZE),
+                size => size.unwrap_or(vzarr::formats::DEFAULT_RECORD_SIZE),
             },
             skip_unsupported,
         },

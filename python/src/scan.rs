@@ -5,10 +5,10 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use vzarr::dataset::VirtualDataset;
+use vzarr::formats::IcechunkOptions;
 use vzarr::pipeline::Shard;
 use vzarr::pipeline::{runtime, write_dataset, AppendTo, Archive, Format, Output, PipelineError, Written};
 use vzarr::scan::Sidecars;
-use vzarr::store::IcechunkOptions;
 
 use crate::errors::{guard, pipeline_error, Error};
 
@@ -32,7 +32,7 @@ impl Target {
         let format = match format {
             "native" => Format::Native,
             "kerchunk-json" => Format::KerchunkJson { url_prefixes: Vec::new() },
-            "kerchunk-parquet" => Format::KerchunkParquet(vzarr::store::KerchunkParquetWriter::default()),
+            "kerchunk-parquet" => Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default()),
             "icechunk" => Format::Icechunk(IcechunkOptions {
                 branch: branch.clone().unwrap_or_else(|| "main".into()),
                 message: message.clone(),

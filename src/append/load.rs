@@ -9,11 +9,12 @@ use std::path::Path;
 
 use super::AppendError;
 use crate::dataset::{ChunkTable, GroupNode, OwnedBytes, OwnedBytesBudget, VirtualArray, VirtualDataset};
+use crate::formats::node_file;
+use crate::formats::{MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceTable};
 use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
-use crate::store::layout::node_file;
-use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
+use crate::store::{StoreInfo, STORE_INFO_FILE};
 
 /// Reads the native store at `root` into a dataset: sources, groups, arrays with every chunk entry
 /// and their owned bytes (counted in `budget`), provenance and warnings (each array's `rewritten_chunks` from `vzarr.json`).

@@ -187,13 +187,13 @@ pub(crate) struct CombineArgs {
     pub(crate) format: ScanFormat,
     /// With --format kerchunk-parquet: references per Parquet file (kerchunk's `record_size`; at most
     /// 4194304, the most vzarr reads).
-    #[arg(long, value_name = "ROWS", default_value_t = crate::store::DEFAULT_RECORD_SIZE as u64,
+    #[arg(long, value_name = "ROWS", default_value_t = crate::formats::DEFAULT_RECORD_SIZE as u64,
           value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
     pub(crate) record_size: u64,
     /// With --format kerchunk-json or kerchunk-parquet: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
-    pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,
+    pub(crate) url_prefix: Vec<crate::formats::UrlPrefix>,
 }
 
 #[derive(Debug, Args)]
@@ -470,7 +470,7 @@ pub(crate) struct ExportArgs {
     /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
     /// file:// URLs.
     #[arg(long, value_name = "OLD=NEW")]
-    pub(crate) url_prefix: Vec<crate::store::UrlPrefix>,
+    pub(crate) url_prefix: Vec<crate::formats::UrlPrefix>,
     /// Replace an existing kerchunk reference file or set (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,

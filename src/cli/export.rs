@@ -73,7 +73,7 @@ async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
     }
     let options = KerchunkParquetOptions {
         url_prefixes: args.url_prefix.clone(),
-        record_size: args.record_size.map_or(Ok(crate::store::DEFAULT_RECORD_SIZE), usize::try_from)?,
+        record_size: args.record_size.map_or(Ok(crate::formats::DEFAULT_RECORD_SIZE), usize::try_from)?,
         skip_unsupported: args.skip_unsupported,
         overwrite: args.overwrite,
     };

@@ -7,8 +7,9 @@ use anyhow::{bail, Context};
 use super::args::ScanArgs;
 use super::progress::bar;
 use super::Outcome;
+use crate::formats::{sidecar_name, DmrppWriter};
 use crate::scan::{scan_files, ScanOptions};
-use crate::store::{sidecar_name, DmrppWriter, WriteOptions, Writer};
+use crate::store::{WriteOptions, Writer};
 
 /// Scans `files` and writes each one's sidecar into the `--output` directory (created when missing).
 pub(crate) fn run(args: &ScanArgs, files: &[std::path::PathBuf], options: &ScanOptions) -> anyhow::Result<Outcome> {

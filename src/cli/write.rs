@@ -7,8 +7,8 @@ use anyhow::bail;
 
 use super::args::{CombineArgs, ScanArgs, ScanFormat};
 use super::Outcome;
+use crate::formats::IcechunkOptions;
 use crate::pipeline::{write_dataset, Format, Written};
-use crate::store::IcechunkOptions;
 use crate::VirtualDataset;
 
 /// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).
@@ -69,7 +69,7 @@ impl Output<'_> {
             // Sidecars are written per file by `cli/sidecars`; `write_combined` refuses them.
             ScanFormat::Native | ScanFormat::Dmrpp => Format::Native,
             ScanFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
-            ScanFormat::KerchunkParquet => Format::KerchunkParquet(crate::store::KerchunkParquetWriter {
+            ScanFormat::KerchunkParquet => Format::KerchunkParquet(crate::formats::KerchunkParquetWriter {
                 url_prefixes: self.combine.url_prefix.to_vec(),
                 record_size: self.combine.record_size as usize,
                 skip_unsupported: self.skip_unsupported,

@@ -8,8 +8,9 @@ use super::fold::{fold_array, Folding};
 use super::plan::{plan_dim, FoldRule, Piece};
 use super::{ArrayFold, CompactError, CompactOptions, CompactReport};
 use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::formats::NativeWriter;
 use crate::read::Store;
-use crate::store::{NativeWriter, OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
+use crate::store::{OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
 
 /// One array to fold: its index in the dataset, the axis, and the new pieces along it.
 struct ArrayPlan {
@@ -36,7 +37,7 @@ pub fn compact_store(
         return Err(CompactError::Usage { store: location.to_string(), reason });
     }
     #[cfg(feature = "icechunk")]
-    if crate::source::is_url(location) || crate::store::looks_like_repository(Path::new(location)) {
+    if crate::source::is_url(location) || crate::formats::looks_like_repository(Path::new(location)) {
         return compact_repository(location, options, runtime);
     }
     compact_native(location, options, runtime)
@@ -82,8 +83,8 @@ fn compact_repository(
     options: &CompactOptions,
     runtime: &tokio::runtime::Handle,
 ) -> Result<CompactReport, CompactError> {
-    use crate::read::read_branch_in;
-    use crate::store::{update_icechunk, IcechunkOptions};
+    use crate::formats::read_branch_in;
+    use crate::formats::{update_icechunk, IcechunkOptions};
     // Local repositories are locked as append locks them (a local branch update is not atomic).
     let _lock = if crate::source::is_url(repo) { None } else { Some(lock(Path::new(repo), repo)?) };
     let branch = options.open.branch.clone().unwrap_or_else(|| "main".into());

@@ -46,8 +46,8 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::{checked_nodes, staged, store_inputs, ExportError};
 use crate::codec::sharding::ShardingIndexed;
+use crate::formats::{checked_nodes, staged, store_inputs, ExportError};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{chunk_key, node_key};
 use crate::read::{ArrayReader, EntryRounds, Store};

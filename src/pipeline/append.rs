@@ -11,12 +11,13 @@ use std::path::{Path, PathBuf};
 use super::{Archive, PipelineError};
 use crate::append::{files_to_rescan, load_native, plan_append, recorded_options, AppendOptions, CoordinateReader};
 use crate::dataset::VirtualDataset;
+use crate::formats::NativeWriter;
 use crate::grid::Selection;
 use crate::read::blocking::BlockingStore;
 use crate::read::{OpenOptions, ReadOptions};
 use crate::scan::scan_files;
 use crate::source::DirectoryAlias;
-use crate::store::{NativeWriter, OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
+use crate::store::{OutputKind, WriteOptions, Writer, STORE_INFO_FILE};
 use crate::trust::Authorization;
 
 /// How [`Archive::append_to`] appends. Every field documents its default.
@@ -75,7 +76,7 @@ impl Archive {
         };
         let location = alias.as_ref().map_or(store, DirectoryAlias::path);
         #[cfg(feature = "icechunk")]
-        if crate::source::is_url(location) || crate::store::looks_like_repository(Path::new(location)) {
+        if crate::source::is_url(location) || crate::formats::looks_like_repository(Path::new(location)) {
             return self.append_to_repository(location, options, runtime, progress).map_err(|e| match &alias {
                 Some(alias) => refuse(&alias.unalias(&e.to_string(), path.as_os_str())),
                 None => e,
@@ -127,8 +128,8 @@ impl Archive {
         runtime: &tokio::runtime::Handle,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Appended, PipelineError> {
-        use crate::read::{read_branch_in, refresh_sources};
-        use crate::store::{update_icechunk, IcechunkOptions};
+        use crate::formats::{read_branch_in, refresh_sources};
+        use crate::formats::{update_icechunk, IcechunkOptions};
         let files = self.files(runtime)?;
         // A local repository is locked like a native store: Icechunk's compare-and-swap of the branch
         // is not atomic on a local file system, and two appends could both "succeed" with one commit

@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use super::PipelineError;
 use crate::dataset::VirtualDataset;
 #[cfg(feature = "icechunk")]
+use crate::formats::{IcechunkInfo, IcechunkOptions};
+use crate::formats::{KerchunkWriter, NativeWriter, UrlPrefix};
+#[cfg(feature = "icechunk")]
 use crate::source::DirectoryAlias;
 use crate::source::RemoteOptions;
-#[cfg(feature = "icechunk")]
-use crate::store::{IcechunkInfo, IcechunkOptions};
-use crate::store::{
-    KerchunkWriter, NativeWriter, OutputKind, RemoteOutput, StoreInfo, UrlPrefix, WriteOptions, Writer,
-};
+use crate::store::{OutputKind, RemoteOutput, StoreInfo, WriteOptions, Writer};
 
 /// What to write.
 #[derive(Debug, Clone)]
@@ -30,7 +29,7 @@ pub enum Format {
     Icechunk(IcechunkOptions),
     /// A kerchunk Parquet reference set (a directory; Zarr v2 metadata, `refs.N.parq` per array).
     #[cfg(feature = "kerchunk-parquet")]
-    KerchunkParquet(crate::store::KerchunkParquetWriter),
+    KerchunkParquet(crate::formats::KerchunkParquetWriter),
 }
 
 /// Where and how [`write_dataset`] writes.
@@ -195,7 +194,7 @@ pub fn write_dataset_on(
             return write_icechunk_not_utf8(dataset, &output.location, &options, runtime);
         }
         let repo = output.location.to_string_lossy().into_owned();
-        let info = runtime.block_on(crate::store::write_icechunk(dataset, &repo, &options))?;
+        let info = runtime.block_on(crate::formats::write_icechunk(dataset, &repo, &options))?;
         return Ok(Written::Icechunk(info));
     }
     let Some(url) = output.url() else {
@@ -232,7 +231,7 @@ fn write_icechunk_not_utf8(
     let refuse = |reason: String| PipelineError::Store { store: name.clone(), reason };
     let created = std::fs::create_dir(location).is_ok();
     let alias = DirectoryAlias::open(location.as_os_str()).map_err(|e| refuse(format!("opening: {e}")))?;
-    match runtime.block_on(crate::store::write_icechunk(dataset, alias.path(), options)) {
+    match runtime.block_on(crate::formats::write_icechunk(dataset, alias.path(), options)) {
         Ok(mut info) => {
             info.repo.clone_from(&name);
             Ok(Written::Icechunk(info))

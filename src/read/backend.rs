@@ -1,16 +1,16 @@
 //! The reading side of a store format, the twin of the writers' [`Writer`](crate::store::Writer).
 //!
-//! Every format vzarr reads as a store implements [`StoreBackend`] once: the native store
-//! (`read/backend/native`), an Icechunk repository's branch (`read/repository`), a kerchunk
-//! reference document (`read/references`) and a kerchunk Parquet reference set (`read/parquet_refs`,
-//! served as the references' view). A backend serves its nodes' `zarr.json` and, per array,
+//! Every format vzarr reads as a store implements [`StoreBackend`] once, in its folder of
+//! `formats/`: the native store (`formats/native/read`), an Icechunk repository's branch
+//! (`formats/icechunk/read`), a kerchunk reference document (`formats/kerchunk/read`) and a kerchunk
+//! Parquet reference set (`formats/parquet/read`, served as the references' view). A backend serves its nodes' `zarr.json` and, per array,
 //! a [`ChunkIndex`]: the array's chunk entries and its store-owned chunk bytes. What is shared by
 //! every format lives here too, in [`StoreInner`]: the location, the summary ([`StoreInfo`]), the source
 //! registry, the authorization, and the source checks' memory. The read pipeline (`read/open`,
 //! `read/plan`, `read/fetch`, `read/decode`) sees only these two traits.
 //!
-//! Adding a store format is one implementation of each trait and one line in `read/opener`, which
-//! picks the backend once from the typed [`Location`](crate::source::Location).
+//! Adding a store format is one implementation of each trait and one line in the registry
+//! (`formats`), which picks the backend once from the typed [`Location`](crate::source::Location).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
@@ -28,8 +28,6 @@ use crate::metadata::ArrayMetadata;
 use crate::source::{resolve_with, DirectoryAlias, ObjectLocation, RemoteOptions};
 use crate::store::StoreInfo;
 use crate::trust::Authorization;
-
-pub(crate) mod native;
 
 /// The kinds of store vzarr reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

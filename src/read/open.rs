@@ -11,7 +11,7 @@ use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::ArrayMetadata;
-use crate::source::{Location, RemoteOptions};
+use crate::source::RemoteOptions;
 use crate::store::StoreInfo;
 use crate::trust::Authorization;
 
@@ -77,38 +77,15 @@ impl OpenOptions {
     }
 }
 
-/// An opened store: its summary, source table and arrays.
+/// An opened store: its summary, source table and arrays. Opened by [`Store::open`] and
+/// [`Store::open_with`], which the format registry (`formats`) defines: it picks the store's format
+/// and opens it with that format's reader.
 #[derive(Debug, Clone)]
 pub struct Store {
     inner: Arc<StoreInner>,
 }
 
 impl Store {
-    /// Opens the store at `location`: a local path (relative or absolute) or a URL. Its sources are
-    /// read only where `authorization` allows ([`Authorization::check`], at the first read of each
-    /// source); [`Authorization::from_user_config`] gives what the command line trusts.
-    ///
-    /// # Errors
-    /// [`ReadError::Store`] when `vzarr.json` or `sources.bin` is missing or invalid, or the store was
-    /// written by a newer, incompatible vzarr.
-    pub async fn open(location: impl Into<Location>, authorization: &Authorization) -> Result<Self, ReadError> {
-        Self::open_with(location, &OpenOptions::new(authorization.clone())).await
-    }
-
-    /// Opens the store at `location` (a local path, relative or absolute and not necessarily UTF-8,
-    /// or a URL; classified once as a [`Location`]) as `options` say: a native store, an Icechunk
-    /// repository (a directory holding one, a URL where no native store is, or any location when
-    /// [`OpenOptions::branch`] is given; feature `icechunk`; read lazily, a manifest at a time), or a
-    /// kerchunk reference document (a file, or a URL ending in `.json`; read whole). All are read
-    /// through the same [`ArrayReader`]; [`Store::kind`] says which it is.
-    ///
-    /// # Errors
-    /// As [`Store::open`]; [`ReadError::Repository`] when a repository or its branch cannot be read;
-    /// [`ReadError::NotFound`] saying why each kind of store tried did not open.
-    pub async fn open_with(location: impl Into<Location>, options: &OpenOptions) -> Result<Self, ReadError> {
-        super::opener::open(&location.into(), options).await
-    }
-
     /// The store `inner` describes.
     pub(crate) fn from_inner(inner: StoreInner) -> Self {
         Store { inner: Arc::new(inner) }

@@ -41,7 +41,8 @@ fn sidecar_urls_scan_like_their_data_files_urls() {
 /// scan, and the coordinate values libnetcdf reads from the file.
 #[test]
 fn a_sidecar_scan_fingerprints_its_data_file_with_the_read_it_needs() {
-    use vzarr::store::{DmrppWriter, WriteOptions, Writer};
+    use vzarr::formats::DmrppWriter;
+    use vzarr::store::{WriteOptions, Writer};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("day.nc");
     let mut nc = netcdf::create(&file).unwrap();

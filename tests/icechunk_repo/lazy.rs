@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use super::files_with_chunk;
 use crate::interop::{assert_same, oracle, s, Archive};
 use vzarr::combine::{combine, CombineOptions, ConcatDim};
+use vzarr::formats::{write_icechunk, IcechunkOptions};
 use vzarr::grid::{DimSelection, Selection};
 use vzarr::read::blocking::BlockingStore;
 use vzarr::read::{OpenOptions, ReadOptions};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{write_icechunk, IcechunkOptions};
 use vzarr::trust::Authorization;
 
 /// The repository at `repo` opened through the library, its sources in `dir` trusted.

@@ -24,8 +24,8 @@ use crate::common::archives::{monthly, SeriesFile};
 use crate::common::{cli_expect, with_hdf5_files};
 use crate::interop::{python, python_required, s, Archive};
 use vzarr::combine::{combine, CombineOptions, ConcatDim};
+use vzarr::formats::{write_icechunk, IcechunkOptions};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{write_icechunk, IcechunkOptions};
 
 /// `info --json` output without its `source_files` (a repository lists its sources only in its
 /// manifests, which `info` does not read: `null` there).
@@ -205,9 +205,9 @@ fn large_arrays_are_split_into_manifests_of_one_snapshot() {
 
     let grown = scan(&sources);
     let remote = vzarr::source::RemoteOptions::default();
-    let branch = runtime.block_on(vzarr::read::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let branch = runtime.block_on(vzarr::formats::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, message: Some("april".into()), ..options };
-    let updated = runtime.block_on(vzarr::store::update_icechunk(&branch, &grown, &s(&repo), &update)).unwrap();
+    let updated = runtime.block_on(vzarr::formats::update_icechunk(&branch, &grown, &s(&repo), &update)).unwrap();
     let (after, _) = manifests(&tip);
     let kept = after.iter().filter(|f| files.iter().any(|old| old.id == f.id)).count();
     assert_eq!(kept + updated.manifests as usize, after.len());
@@ -244,9 +244,9 @@ fn an_update_adding_an_array_records_all_its_chunks() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(write_icechunk(&without, &s(&repo), &IcechunkOptions::default())).unwrap();
     let remote = vzarr::source::RemoteOptions::default();
-    let branch = runtime.block_on(vzarr::read::read_branch(&s(&repo), "main", &remote)).unwrap();
+    let branch = runtime.block_on(vzarr::formats::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, ..IcechunkOptions::default() };
-    runtime.block_on(vzarr::store::update_icechunk(&branch, &dataset, &s(&repo), &update)).unwrap();
+    runtime.block_on(vzarr::formats::update_icechunk(&branch, &dataset, &s(&repo), &update)).unwrap();
     let npy = dir.path().join("tas.npy");
     cli_expect(&["read", &s(&repo), "tas", "-o", &s(&npy), "--allow-source", &s(dir.path())], 0);
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
@@ -381,7 +381,7 @@ fn a_store_with_root_arrays_named_refs_and_snapshots_is_no_repository() {
         "{:?}",
         crate::common::dir_entries(&store)
     );
-    assert!(!vzarr::store::looks_like_repository(&store));
+    assert!(!vzarr::formats::looks_like_repository(&store));
     let opened = crate::common::open_store(&store);
     assert!(!opened.as_async().is_repository());
     for name in ["refs", "snapshots"] {

@@ -35,7 +35,7 @@ mod target;
 pub use repo::materialize_update;
 
 use super::{ArrayLayout, MaterializeReport, Sharding};
-use crate::export::{checked_nodes, store_inputs, ExportError};
+use crate::formats::{checked_nodes, store_inputs, ExportError};
 use crate::grid::{DimSelection, Selection};
 use crate::metadata::{chunk_key, node_key};
 use crate::read::{ArrayReader, ReadOptions, Store};
@@ -409,6 +409,6 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> 
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    crate::store::write_file(&tmp, bytes)?;
+    crate::formats::write_file(&tmp, bytes)?;
     std::fs::rename(&tmp, path).map_err(io_error(path, "renaming into place"))
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::export::ExportError;
-use crate::store::{io_error, write_file, WriteError};
+use crate::formats::write_file;
+use crate::store::{io_error, WriteError};
 
 /// A destination of whole objects.
 pub(crate) trait ObjectSink: Send + Sync + std::fmt::Debug {

@@ -1,5 +1,5 @@
 //! Regular copies as Icechunk repositories: the target chunks as ordinary (store-owned) Icechunk
-//! chunks, committed as one snapshot (`store/icechunk`'s writer: the branch moves from its old tip to
+//! chunks, committed as one snapshot (`formats/icechunk`'s writer: the branch moves from its old tip to
 //! the complete new snapshot or not at all), and `--update`: after `vzarr append` grew the store,
 //! only the target chunks the new region touches are rewritten, in one commit on top of the
 //! repository's tip (`update_icechunk` records only the chunks whose bytes differ).
@@ -81,13 +81,13 @@ async fn array_of(
 }
 
 /// Icechunk options of a regular copy.
-fn commit_options(options: &RegularOptions, existing: bool, message: String) -> crate::store::IcechunkOptions {
-    crate::store::IcechunkOptions {
+fn commit_options(options: &RegularOptions, existing: bool, message: String) -> crate::formats::IcechunkOptions {
+    crate::formats::IcechunkOptions {
         branch: options.branch.clone(),
         message: Some(options.message.clone().unwrap_or(message)),
         commit_to_existing: existing,
         remote: options.remote.clone(),
-        ..crate::store::IcechunkOptions::default()
+        ..crate::formats::IcechunkOptions::default()
     }
 }
 
@@ -108,7 +108,7 @@ pub(super) async fn write_repository(
         return Err(ExportError::Node { store: repo, node: "/".into(), reason });
     }
     let mut dataset =
-        VirtualDataset { groups: crate::export::groups_of(store, groups).await?, ..VirtualDataset::default() };
+        VirtualDataset { groups: crate::formats::groups_of(store, groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
     for reader in readers {
         let target = options.target(store, reader)?;
@@ -119,7 +119,7 @@ pub(super) async fn write_repository(
     }
     let message = format!("vzarr materialize {} --chunks {}", store.location(), options.spec());
     let commit = commit_options(options, options.overwrite, message);
-    crate::store::write_icechunk(&dataset, &repo, &commit)
+    crate::formats::write_icechunk(&dataset, &repo, &commit)
         .await
         .map_err(|e| ExportError::Write(crate::store::WriteError::Icechunk(Box::new(e))))?;
     Ok(report)
@@ -144,13 +144,13 @@ pub async fn materialize_update(
 ) -> Result<(MaterializeReport, bool), ExportError> {
     let icechunk = |e| ExportError::Write(crate::store::WriteError::Icechunk(Box::new(e)));
     store.all_sources().await?;
-    let (groups, arrays) = crate::export::checked_nodes(store)?;
+    let (groups, arrays) = crate::formats::checked_nodes(store)?;
     // The copy's chunks are all the repository's own: past --max-memory they wait in a spill file.
     let budget = crate::source::owned_bytes_budget(options.max_memory);
     let stored =
-        crate::read::read_branch_in(repo, &options.branch, &options.remote, &budget).await.map_err(icechunk)?;
+        crate::formats::read_branch_in(repo, &options.branch, &options.remote, &budget).await.map_err(icechunk)?;
     let mut dataset =
-        VirtualDataset { groups: crate::export::groups_of(store, &groups).await?, ..VirtualDataset::default() };
+        VirtualDataset { groups: crate::formats::groups_of(store, &groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
     for path in &arrays {
         let reader = store.array(path).await?;
@@ -186,7 +186,7 @@ pub async fn materialize_update(
     }
     let message = format!("vzarr materialize --update from {}: {} chunks rewritten", store.location(), report.chunks);
     let commit = commit_options(options, true, message);
-    crate::store::update_icechunk(&stored, &dataset, repo, &commit).await.map_err(icechunk)?;
+    crate::formats::update_icechunk(&stored, &dataset, repo, &commit).await.map_err(icechunk)?;
     Ok((report, true))
 }
 

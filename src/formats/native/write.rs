@@ -10,13 +10,15 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::layout::{check_node_path, ArrayInfo, StoreInfo};
-use super::publish::{OutputKind, Staged};
-use super::{io_error, WriteError, WriteOptions, Writer, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
+use super::layout::check_node_path;
+use super::layout::{MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};
 use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::manifest::binding::{metadata_digest, sha256, Binding, OwnedSum};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestWriter};
 use crate::metadata::{group_json, noted_group_json, Attributes};
+use crate::store::{io_error, WriteError, WriteOptions, Writer, STORE_INFO_FILE};
+use crate::store::{ArrayInfo, StoreInfo};
+use crate::store::{OutputKind, Staged};
 
 /// Writes the native `*.vzarr` directory store.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,7 +40,7 @@ impl Writer for NativeWriter {
                 })?;
             }
         }
-        let inputs = super::local_sources(&dataset.sources);
+        let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::VzarrStore, options.overwrite, &inputs)?;
         let info = write_tree(dataset, staged.path())?;
         staged.publish()?;

@@ -1,17 +1,22 @@
 //! A native store, Icechunk repository or kerchunk document exported as a kerchunk Parquet reference
-//! set: the directory `store/kerchunk_parquet`'s writer produces for a scanned dataset (the same
+//! set: the directory `formats/parquet`'s writer produces for a scanned dataset (the same
 //! `.zmetadata` and record files), written from an opened [`Store`] one record of rows at a time.
 
 use std::path::Path;
 
 use parquet::data_type::ByteArray;
 
-use super::{checked_nodes, groups_of, reference_urls, source_url, staged, store_inputs, ExportError};
+use super::records::{RecordFiles, Row};
+use super::write::{url_bytes, Zmetadata};
 use crate::dataset::ScanWarning;
+use crate::formats::exports::{
+    checked_nodes, groups_of, reference_urls, source_url, staged, store_inputs, ExportError,
+};
+use crate::formats::{UrlPrefix, DEFAULT_RECORD_SIZE};
 use crate::manifest::ChunkEntry;
 use crate::metadata::Attributes;
 use crate::read::{ArrayReader, Store};
-use crate::store::{url_bytes, OutputKind, RecordFiles, Row, UrlPrefix, WriteError, Zmetadata, DEFAULT_RECORD_SIZE};
+use crate::store::{OutputKind, WriteError};
 
 /// Options of [`export_kerchunk_parquet`].
 #[derive(Debug, Clone)]

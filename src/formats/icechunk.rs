@@ -1,6 +1,9 @@
 //! Icechunk repositories as output: a [`VirtualDataset`] committed as one new snapshot.
 //!
-//! Stage: combine -> store, like `store/native`. Input: a virtual dataset and a repository location
+//! The Icechunk store format: its writer (this module, `icechunk/write`, `icechunk/update`), its
+//! reader (`icechunk/read`: a branch opened lazily as a store) and the digests both check.
+//!
+//! Writing: like `formats/native`. Input: a virtual dataset and a repository location
 //! (a local directory or an `s3://bucket/prefix` URL); output: one new snapshot on a branch of an
 //! Icechunk repository (format spec v2, which stores rectilinear chunk grids), created when absent.
 //! What the snapshot holds:
@@ -14,7 +17,7 @@
 //! - in the repository config, one virtual chunk container per source directory: a reader
 //!   authorizes those prefixes (`authorize_virtual_chunk_access`) and nothing else.
 //!
-//! Reading a branch back lives in `read/repository` (`read_icechunk` turns a branch back into a
+//! Reading a branch back lives in `icechunk/read` (`read_icechunk` turns a branch back into a
 //! [`VirtualDataset`]; `read_branch` reads it without touching the sources); [`update_icechunk`] commits a
 //! changed dataset on top of it, writing only what changed (`vzarr append`; see `icechunk/update`).
 //!
@@ -29,20 +32,22 @@ mod location;
 mod manifests;
 mod nodes;
 mod object;
+mod read;
 mod snapshot;
 mod transaction_log;
 mod update;
 mod write;
 
-use std::path::PathBuf;
-
 use crate::dataset::VirtualDataset;
 use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
+use crate::store::IcechunkError;
 
 pub(crate) use digest::{chunks_digest, references_digest};
 pub use location::looks_like_repository;
 pub(crate) use location::storage;
+pub(crate) use read::{open, read_branch_in, refresh_sources};
+pub use read::{read_branch, read_icechunk};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).
 ///
@@ -59,7 +64,7 @@ pub use manifests::DEFAULT_MANIFEST_CHUNKS;
 #[derive(Debug, Clone)]
 pub struct StoredBranch {
     /// The dataset. Its sources carry no size (0) and, as modification time, the references'
-    /// checksum (whole seconds) when they have one: `read/repository` refreshes the files read again.
+    /// checksum (whole seconds) when they have one: `formats/icechunk/read` refreshes the files read again.
     pub dataset: VirtualDataset,
     /// The snapshot read (the branch's tip when it was read).
     pub snapshot: String,
@@ -67,72 +72,6 @@ pub struct StoredBranch {
     pub(crate) urls: Vec<String>,
     /// Per source id: the references' checksum (seconds since the epoch).
     pub(crate) checksums: Vec<Option<u32>>,
-}
-
-/// An Icechunk write that failed. The repository's branches are as they were: a failed write
-/// leaves at most unreferenced objects (removed by Icechunk's garbage collection).
-///
-/// Needs feature `icechunk`.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum IcechunkError {
-    /// The repository exists and committing to it was not asked for.
-    #[error("{repo}: an Icechunk repository already exists")]
-    Exists {
-        /// The repository location.
-        repo: String,
-    },
-    /// The destination is a local path that exists and is not an Icechunk repository.
-    #[error("{}: exists and is not an Icechunk repository: refusing to write there", path.display())]
-    NotRepository {
-        /// The destination.
-        path: PathBuf,
-    },
-    /// The branch to commit to does not exist.
-    #[error("{repo}: no branch {branch:?} (branches: {available})")]
-    NoBranch {
-        /// The repository location.
-        repo: String,
-        /// The branch asked for.
-        branch: String,
-        /// The branches the repository has, comma-separated.
-        available: String,
-    },
-    /// A source location cannot be referenced from Icechunk.
-    #[error("{location}: cannot be referenced from Icechunk: {}", one_line(reason))]
-    Location {
-        /// The source location (or container prefix).
-        location: String,
-        /// Why.
-        reason: String,
-    },
-    /// A node of the dataset cannot be written.
-    #[error("{repo}: {node}: {}", one_line(reason))]
-    Node {
-        /// The repository location.
-        repo: String,
-        /// The group or array path.
-        node: String,
-        /// Why.
-        reason: String,
-    },
-    /// An Icechunk operation failed.
-    #[error("{repo}: {what}: {}", one_line(reason))]
-    Repository {
-        /// The repository location.
-        repo: String,
-        /// What was being done.
-        what: String,
-        /// The cause, as Icechunk reported it.
-        reason: String,
-    },
-}
-
-/// An error's text in one line: Icechunk's errors add a multi-line `context:` section (a span trace)
-/// that says nothing to a user; it is dropped and the rest joined.
-pub(crate) fn one_line(text: &str) -> String {
-    let head = text.split("context:").next().unwrap_or(text);
-    head.split_whitespace().collect::<Vec<_>>().join(" ").trim_end_matches([':', ' ']).to_string()
 }
 
 /// Options of [`write_icechunk`].
@@ -278,16 +217,4 @@ pub async fn update_icechunk(
     options: &IcechunkOptions,
 ) -> Result<IcechunkInfo, IcechunkError> {
     update::update(stored, dataset, repo, options).await
-}
-
-#[cfg(test)]
-mod one_line_tests {
-    #[test]
-    fn errors_become_one_line_without_the_context_section() {
-        let text = "repo: opening: the repository doesn't exist\n\ncontext:\n   0: icechunk::x\n";
-        assert_eq!(super::one_line(text), "repo: opening: the repository doesn't exist");
-        assert_eq!(super::one_line("plain"), "plain");
-        let error = super::IcechunkError::Repository { repo: "r".into(), what: "w".into(), reason: text.into() };
-        assert_eq!(error.to_string(), "r: w: repo: opening: the repository doesn't exist");
-    }
 }

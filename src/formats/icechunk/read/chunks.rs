@@ -62,7 +62,7 @@ pub(crate) struct ArrayChunks {
     digests: Option<Vec<String>>,
     blocks: tokio::sync::Mutex<VecDeque<(u64, Arc<Vec<ChunkEntry>>)>>,
     owned: Mutex<Vec<Owned>>,
-    /// The manifests whose files were checked (`read/repository/frames`) before their first fetch.
+    /// The manifests whose files were checked (`formats/icechunk/read/frames`) before their first fetch.
     checked: Mutex<std::collections::HashSet<String>>,
 }
 
@@ -374,7 +374,7 @@ impl ArrayChunks {
         let entries = loaded.entries.iter().enumerate().map(|(i, e)| (loaded.range.start + i as u64, *e));
         let url = |id: u32| loaded.urls.get(&id).map(String::as_str);
         let owned = |slot: u64, _| bytes.get(&slot).map(|b| std::borrow::Cow::Borrowed(b.as_ref()));
-        let digest = crate::store::chunks_digest(entries, url, owned);
+        let digest = crate::formats::chunks_digest(entries, url, owned);
         if digest.as_deref() != Some(recorded) {
             return Err(format!(
                 "array {} chunks {}..{}: the references differ from those the snapshot's summary records (a manifest \

@@ -1,9 +1,9 @@
 //! kerchunk reference JSON opened as a store (the kerchunk [`StoreBackend`]): version 1 with Zarr v3 keys, as `vzarr export
-//! --kerchunk` and `vzarr scan --format kerchunk-json` write it (`store/kerchunk`), or with Zarr v2
-//! keys, as Python kerchunk writes it (translated by `references/zarr_v2`). URL templates
+//! --kerchunk` and `vzarr scan --format kerchunk-json` write it (`formats/kerchunk`), or with Zarr v2
+//! keys, as Python kerchunk writes it (translated by `formats/kerchunk/zarr_v2`). URL templates
 //! (`"templates": {"u": "s3://bucket/long/prefix"}`, references naming `{{u}}`) are expanded.
 //!
-//! The document is read into a compact form as it is parsed (`references/parse`: no JSON tree of the
+//! The document is read into a compact form as it is parsed (`formats/kerchunk/read/parse`: no JSON tree of the
 //! whole document), then into every node's `zarr.json` (inline JSON text), and per array a dense
 //! table of its chunks, `[url, offset, length]` a reference into a source file, inline `base64:`
 //! (or raw text) bytes a store-owned chunk, no key a missing chunk. Sources are numbered in the order
@@ -22,19 +22,19 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 
-mod parse;
-pub(super) mod zarr_v2;
+pub(super) mod parse;
 
-use super::backend::StoreInner;
-use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use super::zarr_v2::decode as zarr_v2;
+use crate::read::StoreInner;
+use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
 use parse::RawRef;
 
-use super::objects::fetch_all;
-use super::sources::SourceRegistry;
-use super::{OpenOptions, ReadError};
 use crate::dataset::ChunkStats;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, to_text, ArrayMetadata};
+use crate::read::objects::fetch_all;
+use crate::read::sources::SourceRegistry;
+use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, Location};
 use crate::store::{ArrayInfo, StoreInfo};
 
@@ -62,19 +62,19 @@ pub(crate) struct ReferenceTable {
 pub(crate) struct ReferenceView {
     nodes: HashMap<String, Bytes>,
     arrays: HashMap<String, (ArrayMetadata, Arc<ReferenceTable>)>,
-    /// Whether the references came from a kerchunk Parquet set (`read/parquet_refs`) rather than a
+    /// Whether the references came from a kerchunk Parquet set (`formats/parquet/read`) rather than a
     /// JSON document.
     parquet: bool,
 }
 
 impl ReferenceView {
-    /// An empty view of a kerchunk Parquet reference set (`read/parquet_refs`).
+    /// An empty view of a kerchunk Parquet reference set (`formats/parquet/read`).
     #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn parquet() -> Self {
         ReferenceView { parquet: true, ..ReferenceView::default() }
     }
 
-    /// Adds group `path` (other readers of references: `read/parquet_refs`).
+    /// Adds group `path` (other readers of references: `formats/parquet/read`).
     #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn insert_group(&mut self, path: &str, attributes: &crate::metadata::Attributes) {
         self.nodes.insert(path.to_string(), to_text(&crate::metadata::group_json(attributes)).into_bytes().into());
@@ -153,13 +153,13 @@ impl StoreBackend for ReferenceView {
     }
 
     async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<Bytes, ReadError> {
-        self.nodes.get(path).cloned().ok_or_else(|| super::backend::no_node(store, path, "the reference document"))
+        self.nodes.get(path).cloned().ok_or_else(|| crate::read::no_node(store, path, "the reference document"))
     }
 
     async fn array(&self, store: &StoreInner, path: &str) -> Result<(ArrayMetadata, Arc<dyn ChunkIndex>), ReadError> {
         match self.arrays.get(path) {
             Some((metadata, table)) => Ok((metadata.clone(), table.clone())),
-            None => Err(super::backend::no_node(store, path, "the reference document")),
+            None => Err(crate::read::no_node(store, path, "the reference document")),
         }
     }
 
@@ -463,7 +463,7 @@ fn chunk_coords(key: &str, shape: &[u64]) -> Option<Vec<u64>> {
 }
 
 /// A reference's URL as a location a reader opens: a local path for `file://` URLs.
-pub(super) fn location(url: &str) -> String {
+pub(crate) fn location(url: &str) -> String {
     let path = url.strip_prefix("file://").filter(|p| p.starts_with('/'));
     path.map_or_else(|| url.to_string(), str::to_string)
 }

@@ -18,7 +18,7 @@
 //! Metadata comes first (root group, groups, arrays, in store order), then every array's chunks in
 //! row-major chunk order. Two entry points write the same document, byte for byte: [`KerchunkWriter`]
 //! (a [`Writer`] of an in-memory [`VirtualDataset`], used by `vzarr scan --format kerchunk-json`) and
-//! `export/kerchunk` (from an opened store, a round of manifest entries at a time). Both stream: one entry at a time through a
+//! `formats/kerchunk/export` (from an opened store, a round of manifest entries at a time). Both stream: one entry at a time through a
 //! buffered writer, never the whole document in memory. Both are atomic: the JSON is written to a
 //! hidden sibling file and published by `store/publish` when complete.
 
@@ -27,13 +27,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::io_error;
-use super::publish::{OutputKind, Staged};
-use super::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::dataset::{OwnedBytesError, VirtualArray, VirtualDataset};
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::{chunk_key, group_json, node_key, noted_group_json, Attributes};
 use crate::source::is_url;
+use crate::store::io_error;
+use crate::store::{ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
+use crate::store::{OutputKind, Staged};
 
 /// Version of the reference JSON written (kerchunk's `"version"` field).
 pub const KERCHUNK_VERSION: u32 = 1;
@@ -113,7 +113,7 @@ impl Writer for KerchunkWriter {
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
         let urls = written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
-        let inputs = super::local_sources(&dataset.sources);
+        let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkJson, options.overwrite, &inputs)?;
         write_dataset_refs(dataset, &urls, staged.path())?;
         staged.publish()?;

@@ -25,13 +25,14 @@ use icechunk::{Repository, Store};
 use serde::Deserialize;
 
 use crate::dataset::{ChunkTable, GroupNode, OwnedBytesBudget, VirtualArray, VirtualDataset};
+use crate::formats::SUMMARY_PROPERTY;
+use crate::formats::{references_digest, storage, StoredBranch};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
 use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
 use crate::source::{is_url, RemoteOptions};
+use crate::store::IcechunkError;
 use crate::store::StoreInfo;
-use crate::store::{references_digest, storage, StoredBranch};
-use crate::store::{IcechunkError, SUMMARY_PROPERTY};
 
 use super::frames::Files;
 
@@ -217,7 +218,7 @@ pub(crate) async fn open_branch(
 /// Chunk references Icechunk's manifest cache holds when a repository is read: 2^20, 16 of the
 /// manifests vzarr writes. Icechunk's default (15 million) let 1,000 reads at random places of a
 /// repository of 10^8 references hold 0.8 GB of manifests; the lazy reader keeps the blocks it
-/// decoded from them itself (`read/repository/chunks`).
+/// decoded from them itself (`formats/icechunk/read/chunks`).
 const READ_CACHE_CHUNK_REFS: u64 = 1 << 20;
 
 /// The config a repository is opened with for reading: [`READ_CACHE_CHUNK_REFS`], layered on the

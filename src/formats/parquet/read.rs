@@ -7,8 +7,8 @@
 //! set/tas/refs.<k>.parq   rows k*N .. (k+1)*N of tas's chunks, C order; columns path/offset/size/raw
 //! ```
 //!
-//! The result is the same reference view a kerchunk JSON document gives (`read/references`): the
-//! Zarr v2 metadata translated to `zarr.json` documents by `references/zarr_v2`, and per array a dense
+//! The result is the same reference view a kerchunk JSON document gives (`formats/kerchunk/read`): the
+//! Zarr v2 metadata translated to `zarr.json` documents by `formats/kerchunk/zarr_v2`, and per array a dense
 //! table of its chunks. A row with `raw` is a store-owned chunk; with `path`, `size` bytes at `offset`
 //! of that file (`size` 0 at offset 0, "the whole file", is refused as the JSON reader refuses it);
 //! with neither, a missing chunk; a record file that does not exist is all missing chunks, as fsspec
@@ -30,16 +30,18 @@ use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
 use serde_json::{Map, Value};
 
-use super::backend::Opened;
-use super::objects::fetch_all;
-use super::references::{location as url_location, zarr_v2, ReferenceTable, ReferenceView};
-use super::sources::SourceRegistry;
-use super::{OpenOptions, ReadError};
 use crate::dataset::ChunkStats;
+use crate::formats::kerchunk::read::{location as url_location, ReferenceTable, ReferenceView};
+use crate::formats::kerchunk::zarr_v2::decode as zarr_v2;
+use crate::formats::ZMETADATA;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, ArrayMetadata};
+use crate::read::objects::fetch_all;
+use crate::read::sources::SourceRegistry;
+use crate::read::Opened;
+use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, Location, ObjectLocation};
-use crate::store::{ArrayInfo, StoreInfo, ZMETADATA};
+use crate::store::{ArrayInfo, StoreInfo};
 
 /// A grid may have at most this many times more chunks than its record files reference (plus 2^20).
 const MAX_SPARSE_FACTOR: u64 = 64;

@@ -36,10 +36,11 @@ use std::path::Path;
 
 use self::attributes::{attributes_xml, escape};
 use self::variable::{variable_xml, DimRefs};
-use super::publish::{OutputKind, Staged};
-use super::{io_error, location_url, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions, Writer};
 use crate::dataset::{ScanWarning, VirtualDataset};
+use crate::formats::{location_url, UrlPrefix};
 use crate::metadata::ArrayNotes;
+use crate::store::{io_error, ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
+use crate::store::{OutputKind, Staged};
 
 /// The DAP4 namespace of a DMR.
 const DAP_NAMESPACE: &str = "http://xml.opendap.org/ns/DAP/4.0#";
@@ -75,7 +76,7 @@ impl Writer for DmrppWriter {
         };
         let href = location_url(&source.location, &self.url_prefixes).map_err(|e| refuse(e.to_string()))?;
         let (document, left_out) = document(dataset, &href, &source.location);
-        let inputs = super::local_sources(&dataset.sources);
+        let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::Dmrpp, options.overwrite, &inputs)?;
         std::fs::write(staged.path(), document).map_err(io_error(staged.path(), "writing the sidecar"))?;
         staged.publish()?;

@@ -1,14 +1,15 @@
 //! A native store, Icechunk repository or kerchunk document exported as kerchunk reference JSON: the
-//! document `store/kerchunk`'s writer produces for a scanned dataset, byte for byte, written from an
+//! document `formats/kerchunk`'s writer produces for a scanned dataset, byte for byte, written from an
 //! opened [`Store`] array by array, a round of manifest entries at a time.
 
 use std::path::{Path, PathBuf};
 
-use super::{checked_nodes, reference_urls, source_url, staged, store_inputs, ExportError};
+use crate::formats::exports::{checked_nodes, reference_urls, source_url, staged, store_inputs, ExportError};
+use crate::formats::{KerchunkReport, RefsWriter, UrlPrefix};
 use crate::manifest::ChunkEntry;
 use crate::metadata::{chunk_key, node_key};
 use crate::read::{ArrayReader, EntryRounds, Store};
-use crate::store::{KerchunkReport, OutputKind, RefsWriter, UrlPrefix};
+use crate::store::OutputKind;
 
 /// Options of [`export_kerchunk`].
 #[derive(Debug, Clone, Default)]

@@ -9,7 +9,7 @@
 //!
 //! Two digests are recorded: one of the whole array (checked by readers that load the whole branch,
 //! `vzarr append` and earlier vzarr versions), and one per block of whole rows, the blocks the
-//! manifests are split into (checked by the lazy reader, `read/repository`, as it loads each block).
+//! manifests are split into (checked by the lazy reader, `formats/icechunk/read`, as it loads each block).
 
 use crate::dataset::VirtualArray;
 use crate::manifest::ChunkEntry;

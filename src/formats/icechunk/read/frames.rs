@@ -13,7 +13,7 @@
 //!   (two one-byte range reads: the recorded last byte exists, the byte after it does not).
 //!
 //! The `repo` file is read whole instead (one request, as the head was), its frame checked the same
-//! way, then decoded and its flexbuffers walked (`read/repository/flex`): the configuration and the
+//! way, then decoded and its flexbuffers walked (`formats/icechunk/read/flex`): the configuration and the
 //! commit properties, which Icechunk deserializes with unbounded recursion.
 //!
 //! Input: the repository's storage, the file paths; output: `Ok` or the reason the file is damaged.

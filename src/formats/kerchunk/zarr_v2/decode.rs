@@ -10,13 +10,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::parse::RawRef;
-use super::KeyError;
 use crate::codec::BloscShuffle;
+use crate::formats::kerchunk::read::parse::RawRef;
+use crate::formats::kerchunk::read::KeyError;
 use crate::metadata::{DataType, FillValue};
 
 /// Whether the metadata keys `meta` are Zarr v2's (a `.zgroup` or `.zarray` anywhere).
-pub(super) fn is_v2(meta: &[(String, Value)]) -> bool {
+pub(crate) fn is_v2(meta: &[(String, Value)]) -> bool {
     meta.iter().any(|(k, _)| is_meta(k, ".zgroup") || is_meta(k, ".zarray"))
 }
 
@@ -281,7 +281,7 @@ mod tests {
     /// The v3 metadata (by key) and chunk keys of the `refs` of a v2 document.
     fn translated(refs: Value) -> Result<(Map<String, Value>, Chunks), KeyError> {
         let doc = serde_json::to_vec(&json!({"version": 1, "refs": refs})).unwrap();
-        let mut parsed = super::super::parse::parse(&doc).unwrap();
+        let mut parsed = crate::formats::kerchunk::read::parse::parse(&doc).unwrap();
         assert!(is_v2(&parsed.meta) || !parsed.meta.iter().any(|(k, _)| k.ends_with(".zarray")));
         let meta = to_v3(parsed.meta, &mut parsed.chunks)?;
         Ok((meta.into_iter().collect(), parsed.chunks))

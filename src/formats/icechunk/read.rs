@@ -29,12 +29,12 @@ pub(crate) use branch::{read_branch_in, refresh_sources};
 pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
-use super::backend::StoreInner;
-use super::backend::{ChunkIndex, Opened, StoreBackend, StoreKind};
-use super::sources::SourceRegistry;
-use super::{OpenOptions, ReadError};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{noted_group_json, to_text, ArrayMetadata};
+use crate::read::sources::SourceRegistry;
+use crate::read::StoreInner;
+use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use crate::read::{OpenOptions, ReadError};
 use crate::store::{one_line, ArrayInfo, IcechunkError, StoreInfo};
 use branch::{damaged, ParsedNode};
 
@@ -66,7 +66,7 @@ impl StoreBackend for RepositoryView {
     }
 
     async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<bytes::Bytes, ReadError> {
-        self.nodes.get(path).cloned().ok_or_else(|| super::backend::no_node(store, path, "the repository's snapshot"))
+        self.nodes.get(path).cloned().ok_or_else(|| crate::read::no_node(store, path, "the repository's snapshot"))
     }
 
     async fn array(&self, store: &StoreInner, path: &str) -> Result<(ArrayMetadata, Arc<dyn ChunkIndex>), ReadError> {

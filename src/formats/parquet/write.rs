@@ -9,32 +9,31 @@
 //! out.parq/grp/x/refs.0.parq     an array in a group
 //! ```
 //!
-//! Zarr v2 metadata (`store/kerchunk_parquet/zarr_v2`): fsspec finds a chunk's row from its `.zarray`'s
+//! Zarr v2 metadata (`formats/kerchunk/zarr_v2/encode`): fsspec finds a chunk's row from its `.zarray`'s
 //! `shape` and `chunks` and the key `i.j`, so an array whose grid is rectilinear has no Parquet form;
 //! it is refused by name ([`WriteError::BadName`]), or left out with a warning when
 //! [`KerchunkParquetWriter::skip_unsupported`] is set. Rows are `path`/`offset`/`size` for a chunk
 //! in a source file, `raw` bytes for a store-owned chunk, all null for a missing one
-//! (`store/kerchunk_parquet/records`). The `vzarr` key of `.zmetadata` (ignored by fsspec) records
+//! (`formats/parquet/records`). The `vzarr` key of `.zmetadata` (ignored by fsspec) records
 //! the sources by id, their containers, the provenance and warnings, as the kerchunk JSON header does.
 //!
 //! Streaming: one array at a time, one record of rows in memory. Atomic: the directory is staged
 //! in a hidden sibling and published by `store/publish`; `.zmetadata` is written last.
-
-mod records;
-mod zarr_v2;
 
 use std::path::Path;
 
 use parquet::data_type::ByteArray;
 use serde_json::{json, Map, Value};
 
-pub(crate) use records::{RecordFiles, Row};
+pub(crate) use super::records::{RecordFiles, Row};
+use crate::formats::kerchunk::zarr_v2::encode as zarr_v2;
 
-use super::publish::{OutputKind, Staged};
-use super::{io_error, ArrayInfo, StoreInfo, UrlPrefix, WriteError, WriteOptions, Writer};
 use crate::dataset::{Provenance, ScanWarning, VirtualArray, VirtualDataset};
+use crate::formats::UrlPrefix;
 use crate::manifest::ChunkEntry;
 use crate::metadata::{ArrayMetadata, Attributes};
+use crate::store::{io_error, ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
+use crate::store::{OutputKind, Staged};
 
 /// Rows per reference file by default: 100,000, the default of kerchunk's `refs_to_dataframe` and
 /// of VirtualiZarr's `to_kerchunk(format="parquet")` (fewer, larger files: 10^7 references are 100
@@ -69,7 +68,7 @@ impl Writer for KerchunkParquetWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        let urls = super::kerchunk::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
+        let urls = crate::formats::kerchunk::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let root = dataset.groups.iter().find(|g| g.path.is_empty()).map(|g| g.attributes.clone()).unwrap_or_default();
         let mut zmetadata = Zmetadata::new(destination, &root, self.skip_unsupported);
         for group in dataset.groups.iter().filter(|g| !g.path.is_empty()) {
@@ -81,7 +80,7 @@ impl Writer for KerchunkParquetWriter {
                 kept.push(array);
             }
         }
-        let inputs = super::local_sources(&dataset.sources);
+        let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkParquet, options.overwrite, &inputs)?;
         let mut info = StoreInfo::of(dataset, "kerchunk-parquet", Vec::new());
         info.warnings.extend(zmetadata.left_out().iter().cloned());
@@ -208,7 +207,7 @@ impl Zmetadata {
 /// A node path that cannot be a folder of the reference set, refused.
 fn check_name(destination: &Path, path: &str) -> Result<(), WriteError> {
     let bad = |reason: String| WriteError::BadName { path: destination.to_path_buf(), node: path.to_string(), reason };
-    super::check_node_path(path).map_err(bad)?;
+    crate::formats::check_node_path(path).map_err(bad)?;
     if path.split('/').any(|segment| segment.starts_with(".z") || segment.starts_with("refs.")) {
         return Err(bad("the name collides with a file of a kerchunk Parquet reference set".into()));
     }

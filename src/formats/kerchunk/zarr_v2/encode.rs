@@ -13,7 +13,7 @@ use crate::codec::{Codec, Endian};
 use crate::metadata::{ArrayMetadata, Attributes, DataType};
 
 /// The `.zgroup` document.
-pub(super) fn zgroup() -> Value {
+pub(crate) fn zgroup() -> Value {
     json!({"zarr_format": 2})
 }
 
@@ -21,7 +21,7 @@ pub(super) fn zgroup() -> Value {
 ///
 /// # Errors
 /// Why the array has no Zarr v2 form (a rectilinear grid, a struct data type).
-pub(super) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value), String> {
+pub(crate) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value), String> {
     let grid = &metadata.chunk_grid;
     let chunks: Vec<u64> = grid
         .dims()
@@ -48,7 +48,7 @@ pub(super) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value)
 }
 
 /// A group's `.zattrs`.
-pub(super) fn group_attributes(attributes: &Attributes) -> Value {
+pub(crate) fn group_attributes(attributes: &Attributes) -> Value {
     Value::Object(attributes.clone())
 }
 
@@ -118,7 +118,7 @@ fn fill_value(metadata: &ArrayMetadata) -> Value {
 }
 
 /// `.zmetadata`'s `metadata` map entry names of node `path` (`""` is the root).
-pub(super) fn key(path: &str, name: &str) -> String {
+pub(crate) fn key(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()
     } else {
@@ -127,7 +127,7 @@ pub(super) fn key(path: &str, name: &str) -> String {
 }
 
 /// Inserts a node's documents into the consolidated `metadata` map.
-pub(super) fn insert(map: &mut Map<String, Value>, path: &str, name: &str, doc: Value) {
+pub(crate) fn insert(map: &mut Map<String, Value>, path: &str, name: &str, doc: Value) {
     map.insert(key(path, name), doc);
 }
 

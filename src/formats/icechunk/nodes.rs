@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::location::{checksum, container_prefixes, source_url};
 use super::IcechunkError;
 use crate::dataset::{VirtualArray, VirtualDataset};
+use crate::formats::check_node_path;
 use crate::metadata::{group_json, node_key, noted_group_json, Attributes};
-use crate::store::layout::check_node_path;
 
 /// The per-source facts every reference needs.
 pub(super) struct Sources {

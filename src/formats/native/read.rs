@@ -12,16 +12,17 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use object_store::ObjectStoreExt;
 
-use super::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use super::layout::{MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
-use crate::read::backend::StoreInner;
 use crate::read::objects::{fetch_all, fetch_range};
 use crate::read::sources::SourceRegistry;
+use crate::read::StoreInner;
+use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
 use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, ObjectLocation};
-use crate::store::{StoreInfo, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE, STORE_INFO_FILE};
+use crate::store::{StoreInfo, STORE_INFO_FILE};
 
 /// A native store's root and the digest of its source table.
 #[derive(Debug)]

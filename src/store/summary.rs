@@ -1,15 +1,8 @@
-//! The native store's file names and its `vzarr.json` summary, shared by the writer and the reader.
-//!
-//! ```text
-//! tas.vzarr/
-//! ├── zarr.json            root group (Zarr v3)
-//! ├── vzarr.json           StoreInfo: format version, arrays, provenance, warnings
-//! ├── sources.bin          SourceTable: every source file once, with its fingerprint
-//! ├── tas/zarr.json        array metadata (Zarr v3; rectilinear or regular grid)
-//! ├── tas/manifest.bin     chunk manifest (docs/design/001-manifest-format.md)
-//! ├── tas/owned.bin        store-owned chunk bytes, when any
-//! └── grp/zarr.json        a group; its arrays below it
-//! ```
+//! A store's summary, `vzarr.json` ([`StoreInfo`]): the format version, the groups and arrays with
+//! their chunk counts, the provenance and the scan's warnings. Every store format produces one when
+//! it is opened (the native store keeps it as the file [`STORE_INFO_FILE`]; an Icechunk repository
+//! as a commit property; reference sets in their `vzarr` header), and every reader and writer works
+//! from it.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,23 +10,8 @@ use crate::dataset::{ChunkStats, Provenance, ScanWarning, VirtualArray, VirtualD
 
 /// Store summary file at the root.
 pub const STORE_INFO_FILE: &str = "vzarr.json";
-/// Source table file at the root.
-pub const SOURCES_FILE: &str = "sources.bin";
-/// Per-array manifest file.
-pub const MANIFEST_FILE: &str = "manifest.bin";
-/// Per-array owned-bytes file.
-pub const OWNED_FILE: &str = "owned.bin";
 /// Version of the native store layout; bumped on every incompatible change.
 pub const STORE_FORMAT_VERSION: u32 = 2;
-
-/// The file `file` of node `path` (`""`: the root) inside a native store: `tas/zarr.json`.
-pub(crate) fn node_file(path: &str, file: &str) -> String {
-    if path.is_empty() {
-        file.to_string()
-    } else {
-        format!("{path}/{file}")
-    }
-}
 
 /// One array as summarised in `vzarr.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +25,7 @@ pub struct ArrayInfo {
     /// Chunks vzarr rewrote.
     pub rewritten_chunks: u64,
     /// Icechunk snapshots only: a digest of every chunk's reference or stored bytes
-    /// (`store/icechunk/digest`), which a reader checks the manifests against.
+    /// (`formats/icechunk/digest`), which a reader checks the manifests against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub references_digest: Option<String>,
     /// Icechunk snapshots only: the same digest per block of chunks, which a reader loading the
@@ -159,25 +137,4 @@ impl ArrayInfo {
             block_digests: None,
         }
     }
-}
-
-/// Every path segment of a node, checked to be a valid directory name that does not collide with
-/// vzarr's own files. Arrays are leaves, so only a group's entries can collide: `zarr.json` in any
-/// group, and `vzarr.json` / `sources.bin` at the root. Names such as `c`, `manifest.bin`, ones with
-/// a backslash or non-ASCII letters are fine (Zarr v3 allows them, no file of the store shares their
-/// place, and the reader names them raw). Control characters cannot be file names here.
-pub(crate) fn check_node_path(path: &str) -> Result<(), String> {
-    for (depth, segment) in path.split('/').enumerate() {
-        if segment.is_empty() || segment == "." || segment == ".." {
-            return Err(format!("invalid path segment {segment:?}"));
-        }
-        if segment.chars().any(|c| c.is_ascii_control()) {
-            return Err("name contains a control character, which cannot be a file name".into());
-        }
-        let root_file = depth == 0 && [STORE_INFO_FILE, SOURCES_FILE].contains(&segment);
-        if segment == "zarr.json" || root_file {
-            return Err(format!("name {segment:?} collides with a file of the store"));
-        }
-    }
-    Ok(())
 }
