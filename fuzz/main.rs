@@ -1,5 +1,5 @@
 //! vzarr's fuzz targets: a seeded, structure-aware mutation harness over every parser of untrusted
-//! bytes (docs/internals/fuzzing.md). `cargo test` runs every target for a few seconds
+//! bytes (docs/explanation/fuzzing.md). `cargo test` runs every target for a few seconds
 //! (`VZARR_FUZZ_SECONDS`, default 3); `./dev fuzz [TARGET] [SECONDS]` runs longer.
 //!
 //! ```text

@@ -60,7 +60,7 @@ _MISSING, _REFERENCED, _INLINED = 0, 1, 2
 class Parser:
     """VirtualiZarr's parser protocol (``__call__(url, registry) -> ManifestStore``) over vzarr, a
     drop-in for VirtualiZarr's ``HDFParser``: the same constructor keywords, and the same manifests
-    wherever HDFParser's are right (docs/guide/python.md lists where vzarr differs on purpose).
+    wherever HDFParser's are right (docs/how-to/virtualizarr.md lists where vzarr differs on purpose).
 
     Parameters
     ----------

@@ -124,7 +124,7 @@ fn info_lists_every_variable_and_json_matches_the_file() {
     assert_eq!(Path::new(sources[0].as_str().unwrap()), std::path::absolute(&f.path).unwrap());
 }
 
-/// The documented form (docs/guide/cli.md), `--select SPEC` as two arguments, with a SPEC that starts with a negative index
+/// The documented form (docs/reference/cli.md), `--select SPEC` as two arguments, with a SPEC that starts with a negative index
 /// (`--help` gives `-1` as an example).
 #[test]
 fn select_may_start_with_a_negative_index() {

@@ -155,7 +155,7 @@ fn zarrs_reads_materialized_monthly_archive_with_rectilinear_time() {
         .collect();
     assert_eq!(zarrs_time_edges(&tas), days, "zarrs sees one chunk per month");
     assert_zarrs_reads_exactly(&out, &archive.sources, &ALL_VARS);
-    // The typed form docs/guide/exports.md shows.
+    // The typed form docs/how-to/exports.md shows.
     let values: Vec<f32> = tas.retrieve_array_subset(&tas.subset_all()).expect("zarrs reads tas as f32");
     assert_eq!(values.len(), days.iter().sum::<u64>() as usize * 10 * 12);
     // A real Zarr store: metadata and chunk files only, nothing of the native layout.

@@ -3,7 +3,7 @@ equals netCDF4's.
 
     check_icechunk.py --repo REPO [--branch main] [--snapshots N] [--stale] --concat time SOURCE.nc...
 
-Opens the repository as docs/guide/icechunk.md documents it: the virtual chunk containers from its config, each
+Opens the repository as docs/how-to/icechunk.md documents it: the virtual chunk containers from its config, each
 authorized for local-file access; `zarr.open_group(session.store)` and
 `xr.open_zarr(session.store, zarr_format=3, consolidated=False)` on a read-only session of the branch.
 Every array is compared bit for bit with netCDF4's raw reads of the sources (concatenated along the

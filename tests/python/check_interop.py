@@ -95,7 +95,7 @@ def check_zarr_group(results, label, group, sources, concat, expect_sharded=()):
 
 
 def open_xarray(results, label, store):
-    """xr.open_zarr exactly as docs/guide/exports.md documents it (raw values, so bits can be compared)."""
+    """xr.open_zarr exactly as docs/how-to/exports.md documents it (raw values, so bits can be compared)."""
     return xr.open_zarr(store, zarr_format=3, consolidated=False, mask_and_scale=False, decode_times=False)
 
 

@@ -42,7 +42,7 @@ PINS=(
   "maturin==1.16.0"
   "pytest==9.2.0"
   "dask==2026.8.0"
-  # vzarr.scan(client=...): the docs' dask example (docs/guide/scale-out.md) runs a LocalCluster.
+  # vzarr.scan(client=...): the docs' dask example (docs/how-to/scale-out.md) runs a LocalCluster.
   "distributed==2026.8.0"
   # vzarr.virtualizarr.Parser is tested against VirtualiZarr's HDFParser.
   "virtualizarr==2.8.0"

@@ -375,5 +375,5 @@ fn race_scans<I: AsRef<std::ffi::OsStr>>(
     children.into_iter().map(|w| w.wait_with_output().unwrap()).collect()
 }
 
-/// The lock object a remote output's writer holds under the store's prefix (named in docs/guide/object-stores.md).
+/// The lock object a remote output's writer holds under the store's prefix (named in docs/how-to/object-stores.md).
 const LOCK_OBJECT: &str = ".vzarr-lock";

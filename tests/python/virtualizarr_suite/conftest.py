@@ -18,7 +18,7 @@ codec constants `from conftest`.)
 - tests marked `network` (remote files) or `minio` (a docker container) are skipped, as VirtualiZarr's
   conftest skips them without `--run-network-tests` / `--run-minio-tests`;
 - the tests where vzarr deliberately differs from HDFParser (`EXPECTED_DIFFERENCES`) and those of
-  what vzarr's parser does not do yet (`NOT_YET`), each with the reason (docs/guide/python.md lists
+  what vzarr's parser does not do yet (`NOT_YET`), each with the reason (docs/how-to/virtualizarr.md lists
   them), are strict xfails: a test that starts passing fails the run until its entry goes.
 """
 
@@ -79,7 +79,7 @@ EXPECTED_DIFFERENCES = {
 }
 
 #: Tests that pass with HDFParser and do not pass with vzarr's parser yet: what is missing. Strict
-#: xfails, so that the day one passes the entry must go (docs/guide/python.md lists them too).
+#: xfails, so that the day one passes the entry must go (docs/how-to/virtualizarr.md lists them too).
 NOT_YET: dict[str, str] = {}
 
 
