@@ -148,8 +148,11 @@ async fn open_format(
             return match native::open(address, name, options).await {
                 Err(ReadError::NotFound { location, what }) => {
                     icechunk::open(address, name, "main", options).await.map_err(|repository| {
-                        let what =
-                            format!("{what}; not {} either: {}", crate::read::StoreKind::Icechunk, cause(&repository));
+                        let what = format!(
+                            "{what}; not {} either: {}",
+                            crate::store::StoreFormat::Icechunk,
+                            cause(&repository)
+                        );
                         ReadError::NotFound { location, what }
                     })
                 }

@@ -4,16 +4,17 @@
 //! whole archive as Zarr v3 arrays without copying a byte.
 //!
 //! ```text
-//!  files ──scan──▶ VirtualDataset ──(combine)──▶ VirtualDataset ──write──▶ store (*.vzarr)
-//!  (.nc/.h5)  scan/          dataset.rs                                    store/
+//!  files ──scan──▶ VirtualDataset ──(combine)──▶ VirtualDataset ──write──▶ store (*.vzarr, ...)
+//!  (.nc/.h5)  scan/          dataset.rs                       formats/<format>/write  (store/: the contract)
 //!                                                                            │
-//!  values ◀──decode (rayon)◀──fetch (tokio, object_store)◀──plan (grid + manifest)◀──read/
+//!  values ◀──decode (rayon)◀──fetch (tokio, object_store)◀──plan (grid + manifest)◀──read/ ◀── formats/<format>/read
 //!                                                                                     │
-//!  kerchunk JSON, materialized Zarr ◀──────────────────────────────────────export/ ◀──┘
+//!  kerchunk JSON / Parquet ◀── formats/<format>/export;  materialized Zarr ◀── export/ ◀┘
 //! ```
 //!
-//! Rooms depend only on rooms before them in that flow (`export` on `read` on `store` on `dataset`
-//! and the pure model); none imports a later one.
+//! Rooms depend only on rooms before them in that flow (`export` on `formats` on `read` on `store`
+//! on `dataset` and the pure model); none imports a later one. Each store format is one folder of
+//! `formats/` (its layout, writer, reader and export); `read/` knows none of them.
 //!
 //! The pure model (`grid`, `codec`, `manifest`, `metadata`, `dataset`, `ndcopy`) knows nothing of
 //! HDF5, netCDF or I/O. [`grid::ChunkGrid`] is the spine: the scanner builds `zarr.json` from it and
@@ -49,7 +50,7 @@
 //! | --- | --- | --- |
 //! | `cli` | yes | the command line: the `cli` module and the `vzarr` binary (brings `icechunk`) |
 //! | `verify` | yes | the `verify` module, the oracle of `vzarr verify` (links libnetcdf, libhdf5, libhdf4) |
-//! | `icechunk` | yes | Icechunk repositories: `store::IcechunkWriter`, `store::write_icechunk` and the other `store::Icechunk*` items, opening repositories with [`read::Store`] |
+//! | `icechunk` | yes | Icechunk repositories: `formats::IcechunkWriter`, `formats::write_icechunk` and the other `formats::Icechunk*` items, opening repositories with [`read::Store`] |
 //! | `aws`, `gcp`, `azure`, `http` | yes | object-store backends for `s3://`, `gs://`, `az://`, `http(s)://` sources and outputs (no items; without one, such a URL is a one-line error naming the feature) |
 //! | `zstd` | yes | zstd through libzstd (no items; without it the pure-Rust `ruzstd`) |
 //!

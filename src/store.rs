@@ -8,12 +8,14 @@
 //! publishing, locally (`store/publish`: a hidden sibling, `syncfs`, `renameat2`) and on object
 //! stores (`store/publish_remote`: conditional puts and a lock object).
 
+mod format;
 #[cfg(feature = "icechunk")]
 mod icechunk_error;
 pub(crate) mod publish;
 mod publish_remote;
 mod summary;
 
+pub use format::{StoreFormat, UnknownFormat};
 #[cfg(feature = "icechunk")]
 pub(crate) use icechunk_error::one_line;
 #[cfg(feature = "icechunk")]

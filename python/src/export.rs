@@ -11,6 +11,7 @@ use vzarr::export::{export_kerchunk, export_kerchunk_parquet, KerchunkOptions, K
 use vzarr::formats::UrlPrefix;
 use vzarr::read::OpenOptions;
 use vzarr::source::RemoteOptions;
+use vzarr::store::StoreFormat;
 use vzarr::store::{OutputKind, RemoteOutput};
 use vzarr::trust::Authorization;
 
@@ -19,8 +20,8 @@ use crate::errors::{by_kind, guard, read_error, Error};
 /// Objects uploaded at once to an object-store output.
 const UPLOADS_AT_ONCE: usize = 16;
 
-/// What to write, with the options of each but `overwrite`.
-enum Format {
+/// What to write: a [`StoreFormat`] with the options of each but `overwrite`.
+enum Export {
     Json { url_prefixes: Vec<UrlPrefix> },
     Parquet { url_prefixes: Vec<UrlPrefix>, record_size: usize, skip_unsupported: bool },
 }
@@ -51,12 +52,12 @@ pub(crate) fn export<'py>(
         .iter()
         .map(|p| p.parse::<UrlPrefix>().map_err(|e| PyValueError::new_err(format!("url_prefix {p:?}: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
-    let format = match format {
-        "kerchunk-json" if record_size.is_none() && !skip_unsupported => Format::Json { url_prefixes },
-        "kerchunk-json" => {
+    let export = match format.parse::<StoreFormat>() {
+        Ok(StoreFormat::KerchunkJson) if record_size.is_none() && !skip_unsupported => Export::Json { url_prefixes },
+        Ok(StoreFormat::KerchunkJson) => {
             return Err(PyValueError::new_err("record_size and skip_unsupported go with format=\"kerchunk-parquet\""))
         }
-        "kerchunk-parquet" => Format::Parquet {
+        Ok(StoreFormat::KerchunkParquet) => Export::Parquet {
             url_prefixes,
             record_size: match record_size {
                 Some(0) => return Err(PyValueError::new_err("record_size must be at least 1")),
@@ -64,9 +65,9 @@ pub(crate) fn export<'py>(
             },
             skip_unsupported,
         },
-        other => {
+        _ => {
             return Err(PyValueError::new_err(format!(
-                "format {other:?}: one of \"kerchunk-json\", \"kerchunk-parquet\""
+                "format {format:?}: one of \"kerchunk-json\", \"kerchunk-parquet\""
             )))
         }
     };
@@ -78,7 +79,7 @@ pub(crate) fn export<'py>(
             let runtime = vzarr::pipeline::runtime().map_err(|e| Error::new_err(format!("{store}: {e}")))?;
             runtime.block_on(async {
                 let opened = vzarr::Store::open_with(&store, &open).await.map_err(read_error)?;
-                write(&opened, &output, &format, overwrite, &remote).await
+                write(&opened, &output, &export, overwrite, &remote).await
             })
         })
     })?;
@@ -114,17 +115,17 @@ pub(crate) fn export<'py>(
 async fn write(
     store: &vzarr::Store,
     output: &str,
-    format: &Format,
+    export: &Export,
     overwrite: bool,
     remote: &RemoteOptions,
 ) -> PyResult<Report> {
     let local = output.strip_prefix("file://").unwrap_or(output);
     if !vzarr::source::is_url(local) {
-        return export_to(store, Path::new(local), format, overwrite).await;
+        return export_to(store, Path::new(local), export, overwrite).await;
     }
-    let kind = match format {
-        Format::Json { .. } => OutputKind::KerchunkJson,
-        Format::Parquet { .. } => OutputKind::KerchunkParquet,
+    let kind = match export {
+        Export::Json { .. } => OutputKind::KerchunkJson,
+        Export::Parquet { .. } => OutputKind::KerchunkParquet,
     };
     // Every source is known before the destination's checks (a repository names them in its manifests).
     store.all_sources().await.map_err(read_error)?;
@@ -133,20 +134,20 @@ async fn write(
     let destination =
         RemoteOutput::begin(output, kind, overwrite, &inputs, remote, UPLOADS_AT_ONCE).await.map_err(failed)?;
     // The private local copy is new: nothing there to overwrite.
-    let report = export_to(store, destination.local_path(), format, false).await?;
+    let report = export_to(store, destination.local_path(), export, false).await?;
     destination.publish().await.map_err(failed)?;
     Ok(report)
 }
 
 /// Exports `store` to the local path `path`.
-async fn export_to(store: &vzarr::Store, path: &Path, format: &Format, overwrite: bool) -> PyResult<Report> {
+async fn export_to(store: &vzarr::Store, path: &Path, export: &Export, overwrite: bool) -> PyResult<Report> {
     let failed = |e: vzarr::export::ExportError| by_kind(e.kind(), e.to_string());
-    Ok(match format {
-        Format::Json { url_prefixes } => {
+    Ok(match export {
+        Export::Json { url_prefixes } => {
             let options = KerchunkOptions { url_prefixes: url_prefixes.clone(), overwrite };
             Report::Json(export_kerchunk(store, path, &options).await.map_err(failed)?)
         }
-        Format::Parquet { url_prefixes, record_size, skip_unsupported } => {
+        Export::Parquet { url_prefixes, record_size, skip_unsupported } => {
             let options = KerchunkParquetOptions {
                 url_prefixes: url_prefixes.clone(),
                 record_size: *record_size,

@@ -29,19 +29,21 @@ impl Target {
         message: Option<String>,
         trust_sources: bool,
     ) -> PyResult<Self> {
-        let format = match format {
-            "native" => Format::Native,
-            "kerchunk-json" => Format::KerchunkJson { url_prefixes: Vec::new() },
-            "kerchunk-parquet" => Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default()),
-            "icechunk" => Format::Icechunk(IcechunkOptions {
+        let format = match format.parse::<vzarr::store::StoreFormat>() {
+            Ok(vzarr::store::StoreFormat::Native) => Format::Native,
+            Ok(vzarr::store::StoreFormat::KerchunkJson) => Format::KerchunkJson { url_prefixes: Vec::new() },
+            Ok(vzarr::store::StoreFormat::KerchunkParquet) => {
+                Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default())
+            }
+            Ok(vzarr::store::StoreFormat::Icechunk) => Format::Icechunk(IcechunkOptions {
                 branch: branch.clone().unwrap_or_else(|| "main".into()),
                 message: message.clone(),
                 commit_to_existing: branch.is_some() || message.is_some(),
                 ..IcechunkOptions::default()
             }),
-            other => {
+            _ => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "format {other:?}: expected \"native\", \"kerchunk-json\", \"kerchunk-parquet\" or \"icechunk\""
+                    "format {format:?}: expected \"native\", \"kerchunk-json\", \"kerchunk-parquet\" or \"icechunk\""
                 )))
             }
         };

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::store::StoreFormat;
+
 /// Virtual Zarr v3 datasets over archives of HDF5 and NetCDF files.
 #[derive(Debug, Parser)]
 #[command(name = "vzarr", version, about, after_help = EXIT_CODES)]
@@ -88,23 +90,31 @@ pub(crate) struct CheckSidecarsArgs {
     pub(crate) remote: RemoteArgs,
 }
 
-/// What `scan` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub(crate) enum ScanFormat {
-    /// A native *.vzarr store (directory).
-    #[default]
-    Native,
-    /// kerchunk reference JSON (one file), as `vzarr export --kerchunk` writes.
-    KerchunkJson,
-    /// An Icechunk repository (a directory or an s3:// URL): created, or given a new snapshot with
-    /// --branch / --message.
-    Icechunk,
-    /// A kerchunk Parquet reference set (a directory: `.zmetadata`, `<var>/refs.N.parq`), as
-    /// kerchunk's `refs_to_dataframe` writes; Zarr v2, so arrays on a rectilinear grid are refused.
-    KerchunkParquet,
-    /// One DMR++ sidecar per input file, `OUTPUT/<file name>.dmrpp` (OUTPUT a directory), as
-    /// OPeNDAP's get_dmrpp writes: each file's own chunks; nothing is combined.
-    Dmrpp,
+/// What `scan` writes: the library's [`StoreFormat`], named on the command line as in Python.
+impl clap::ValueEnum for StoreFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &StoreFormat::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            StoreFormat::Native => "A native *.vzarr store (directory)",
+            StoreFormat::KerchunkJson => "kerchunk reference JSON (one file), as `vzarr export --kerchunk` writes",
+            StoreFormat::Icechunk => {
+                "An Icechunk repository (a directory or an s3:// URL): created, or given a new snapshot with \
+                 --branch / --message"
+            }
+            StoreFormat::KerchunkParquet => {
+                "A kerchunk Parquet reference set (a directory: `.zmetadata`, `<var>/refs.N.parq`), as kerchunk's \
+                 `refs_to_dataframe` writes; Zarr v2, so arrays on a rectilinear grid are refused"
+            }
+            StoreFormat::Dmrpp => {
+                "One DMR++ sidecar per input file, `OUTPUT/<file name>.dmrpp` (OUTPUT a directory), as OPeNDAP's \
+                 get_dmrpp writes: each file's own chunks; nothing is combined"
+            }
+        };
+        Some(clap::builder::PossibleValue::new(self.name()).help(help))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -183,8 +193,8 @@ pub(crate) struct CombineArgs {
     #[arg(long)]
     pub(crate) drop_missing: bool,
     /// What to write at --output.
-    #[arg(long, value_enum, default_value_t = ScanFormat::Native)]
-    pub(crate) format: ScanFormat,
+    #[arg(long, value_enum, default_value_t = StoreFormat::Native)]
+    pub(crate) format: StoreFormat,
     /// With --format kerchunk-parquet: references per Parquet file (kerchunk's `record_size`; at most
     /// 4194304, the most vzarr reads).
     #[arg(long, value_name = "ROWS", default_value_t = crate::formats::DEFAULT_RECORD_SIZE as u64,

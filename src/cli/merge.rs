@@ -47,7 +47,7 @@ pub(crate) fn scan_shard(
         ("--drop-missing", args.combine.drop_missing),
         ("--first-global-attributes", args.combine.first_global_attributes),
         ("--url-prefix", !args.combine.url_prefix.is_empty()),
-        ("--format", args.combine.format != super::args::ScanFormat::Native),
+        ("--format", args.combine.format != crate::store::StoreFormat::Native),
     ];
     if let Some((flag, _)) = merge_only.iter().find(|(_, given)| *given) {
         bail!("{flag} applies when the parts are combined: give it to `vzarr merge`, not to a sharded scan");

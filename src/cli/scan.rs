@@ -6,12 +6,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::args::{ScanArgs, ScanFormat, SidecarKind};
+use super::args::{ScanArgs, SidecarKind};
 use super::progress::bar;
 use super::write::{write_combined, Output};
 use super::Outcome;
 use crate::scan::dmrpp::Sidecars;
 use crate::store::OutputKind;
+use crate::store::StoreFormat;
 
 pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     // Object-store inputs are listed and read on this runtime (remote reads block rayon workers on it).
@@ -31,7 +32,7 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         .link_authorization(super::trust::authorization(&[])?)
         .sidecars(sidecars);
     let files = archive.files(runtime.handle())?;
-    if args.combine.format == ScanFormat::Dmrpp {
+    if args.combine.format == StoreFormat::Dmrpp {
         // One sidecar per file: nothing is combined.
         return super::sidecars::run(&args, &files, &archive.scan_options(runtime.handle()));
     }
@@ -40,14 +41,10 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         return super::merge::scan_shard(&args, &archive, &files, shard, runtime.handle());
     }
     if let Some(url) =
-        super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != ScanFormat::Icechunk)
+        super::output::remote_url(&args.combine.output).filter(|_| args.combine.format != StoreFormat::Icechunk)
     {
         // An object-store output that will be refused is refused before the scan.
-        let kind = match args.combine.format {
-            ScanFormat::KerchunkJson => OutputKind::KerchunkJson,
-            ScanFormat::KerchunkParquet => OutputKind::KerchunkParquet,
-            _ => OutputKind::VzarrStore,
-        };
+        let kind = args.combine.format.output_kind().unwrap_or(OutputKind::VzarrStore);
         let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| crate::source::is_url(f));
         let target = super::output::RemoteTarget {
             url,

@@ -5,10 +5,11 @@ use std::ffi::OsString;
 
 use anyhow::bail;
 
-use super::args::{CombineArgs, ScanArgs, ScanFormat};
+use super::args::{CombineArgs, ScanArgs};
 use super::Outcome;
 use crate::formats::IcechunkOptions;
 use crate::pipeline::{write_dataset, Format, Written};
+use crate::store::StoreFormat;
 use crate::VirtualDataset;
 
 /// What to make of the scanned files, and where to write it (`scan`, and `merge` of a sharded scan).
@@ -67,14 +68,14 @@ impl Output<'_> {
     fn pipeline_output(&self) -> crate::pipeline::Output {
         let format = match self.combine.format {
             // Sidecars are written per file by `cli/sidecars`; `write_combined` refuses them.
-            ScanFormat::Native | ScanFormat::Dmrpp => Format::Native,
-            ScanFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
-            ScanFormat::KerchunkParquet => Format::KerchunkParquet(crate::formats::KerchunkParquetWriter {
+            StoreFormat::Native | StoreFormat::Dmrpp => Format::Native,
+            StoreFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
+            StoreFormat::KerchunkParquet => Format::KerchunkParquet(crate::formats::KerchunkParquetWriter {
                 url_prefixes: self.combine.url_prefix.to_vec(),
                 record_size: self.combine.record_size as usize,
                 skip_unsupported: self.skip_unsupported,
             }),
-            ScanFormat::Icechunk => Format::Icechunk(IcechunkOptions {
+            StoreFormat::Icechunk => Format::Icechunk(IcechunkOptions {
                 branch: self.branch.unwrap_or("main").to_string(),
                 message: self.message.map(str::to_string),
                 commit_to_existing: self.branch.is_some() || self.message.is_some(),
@@ -94,10 +95,10 @@ impl Output<'_> {
 
 /// Writes the combined dataset and reports what was written.
 pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
-    if out.combine.format == ScanFormat::Dmrpp {
+    if out.combine.format == StoreFormat::Dmrpp {
         bail!("--format dmrpp writes one sidecar per scanned file, not a combined dataset: use it with `vzarr scan`");
     }
-    if out.combine.format != ScanFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
+    if out.combine.format != StoreFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
         bail!("--branch and --message apply to --format icechunk only");
     }
     let written = write_dataset(&dataset, &out.pipeline_output())?;

@@ -11,7 +11,7 @@ use crate::formats::{KerchunkWriter, NativeWriter, UrlPrefix};
 #[cfg(feature = "icechunk")]
 use crate::source::DirectoryAlias;
 use crate::source::RemoteOptions;
-use crate::store::{OutputKind, RemoteOutput, StoreInfo, WriteOptions, Writer};
+use crate::store::{OutputKind, RemoteOutput, StoreFormat, StoreInfo, WriteOptions, Writer};
 
 /// What to write.
 #[derive(Debug, Clone)]
@@ -30,6 +30,20 @@ pub enum Format {
     /// A kerchunk Parquet reference set (a directory; Zarr v2 metadata, `refs.N.parq` per array).
     #[cfg(feature = "kerchunk-parquet")]
     KerchunkParquet(crate::formats::KerchunkParquetWriter),
+}
+
+impl Format {
+    /// The store format this writes.
+    pub fn store_format(&self) -> StoreFormat {
+        match self {
+            Format::Native => StoreFormat::Native,
+            Format::KerchunkJson { .. } => StoreFormat::KerchunkJson,
+            #[cfg(feature = "icechunk")]
+            Format::Icechunk(_) => StoreFormat::Icechunk,
+            #[cfg(feature = "kerchunk-parquet")]
+            Format::KerchunkParquet(_) => StoreFormat::KerchunkParquet,
+        }
+    }
 }
 
 /// Where and how [`write_dataset`] writes.
@@ -71,12 +85,7 @@ impl Output {
 
     /// The kind of output a native or kerchunk output is (what it may replace).
     fn kind(&self) -> OutputKind {
-        match self.format {
-            Format::KerchunkJson { .. } => OutputKind::KerchunkJson,
-            #[cfg(feature = "kerchunk-parquet")]
-            Format::KerchunkParquet(_) => OutputKind::KerchunkParquet,
-            _ => OutputKind::VzarrStore,
-        }
+        self.format.store_format().output_kind().unwrap_or(OutputKind::VzarrStore)
     }
 
     /// Refuses at once an object-store destination that [`write_dataset`] would refuse (exists without
@@ -102,10 +111,7 @@ impl Output {
     }
 
     fn is_icechunk(&self) -> bool {
-        #[cfg(feature = "icechunk")]
-        return matches!(self.format, Format::Icechunk(_));
-        #[cfg(not(feature = "icechunk"))]
-        false
+        self.format.store_format() == StoreFormat::Icechunk
     }
 }
 

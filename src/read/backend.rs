@@ -26,47 +26,17 @@ use super::ReadError;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::ArrayMetadata;
 use crate::source::{resolve_with, DirectoryAlias, ObjectLocation, RemoteOptions};
-use crate::store::StoreInfo;
+use crate::store::{StoreFormat, StoreInfo};
 use crate::trust::Authorization;
 
-/// The kinds of store vzarr reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StoreKind {
-    /// A native `*.vzarr` store: Zarr v3 metadata, a binary manifest per array.
-    Native,
-    /// A branch of an Icechunk repository (feature `icechunk`).
-    Icechunk,
-    /// A kerchunk reference document (JSON, version 1; Zarr v3 or v2 keys).
-    Kerchunk,
-    /// A kerchunk Parquet reference set (`.zmetadata` and `<array>/refs.N.parq`; feature
-    /// `kerchunk-parquet`).
-    KerchunkParquet,
-}
-
-impl StoreKind {
-    /// What the kind is called in messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            StoreKind::Native => "a vzarr store",
-            StoreKind::Icechunk => "an Icechunk repository",
-            StoreKind::Kerchunk => "a kerchunk reference document",
-            StoreKind::KerchunkParquet => "a kerchunk Parquet reference set",
-        }
-    }
-}
-
-impl std::fmt::Display for StoreKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.describe())
-    }
-}
+/// The kinds of store vzarr reads: [`StoreFormat`] by its former name.
+pub type StoreKind = StoreFormat;
 
 /// A store format opened for reading: what it holds beside the shared [`StoreInner`].
 #[async_trait]
 pub(crate) trait StoreBackend: Debug + Send + Sync {
     /// Which kind of store this is.
-    fn kind(&self) -> StoreKind;
+    fn kind(&self) -> StoreFormat;
 
     /// The `zarr.json` bytes of node `path` (`""` for the root group), exactly as stored, checked to
     /// be one JSON document.

@@ -53,7 +53,7 @@ impl BlockingStore {
     }
 
     /// Which kind of store this is ([`Store::kind`]).
-    pub fn kind(&self) -> super::StoreKind {
+    pub fn kind(&self) -> crate::store::StoreFormat {
         self.store.kind()
     }
 

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use super::backend::ChunkIndex;
 use super::backend::StoreInner;
-use super::backend::{ChunkIndex, StoreKind};
 use super::decode::{decode_batch, DecodeContext};
 use super::fetch::{fetch_batch, FetchContext, Fetched};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
@@ -12,6 +12,7 @@ use crate::grid::Selection;
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::RemoteOptions;
+use crate::store::StoreFormat;
 use crate::store::StoreInfo;
 use crate::trust::Authorization;
 
@@ -92,7 +93,7 @@ impl Store {
     }
 
     /// Which kind of store this is.
-    pub fn kind(&self) -> StoreKind {
+    pub fn kind(&self) -> StoreFormat {
         self.inner.backend.kind()
     }
 
@@ -138,7 +139,7 @@ impl Store {
     /// manifests are read, and whose chunk counts are known without reading only when vzarr wrote
     /// it).
     pub fn is_repository(&self) -> bool {
-        self.kind() == StoreKind::Icechunk
+        self.kind() == StoreFormat::Icechunk
     }
 
     /// Whether every read through this store (and its clones) first compares each source's size,

@@ -8,7 +8,8 @@ use super::files_with_chunk;
 use crate::interop::{assert_same, oracle, s, Archive};
 use vzarr::grid::Selection;
 use vzarr::read::blocking::BlockingStore;
-use vzarr::read::{OpenOptions, ReadOptions, StoreKind};
+use vzarr::read::{OpenOptions, ReadOptions};
+use vzarr::store::StoreFormat;
 use vzarr::trust::Authorization;
 
 fn options(dir: &Path) -> OpenOptions {
@@ -45,9 +46,9 @@ fn every_kind_opens_as_itself_and_reads_the_files_values() {
     let dir = archive.dir.path();
     let url = format!("file://{}", s(&refs));
     for (store, kind) in [
-        (BlockingStore::open_with(s(&native), &options(dir)), StoreKind::Native),
-        (BlockingStore::open_with(repo.as_path(), &options(dir)), StoreKind::Icechunk),
-        (BlockingStore::open_with(url.as_str(), &options(dir)), StoreKind::Kerchunk),
+        (BlockingStore::open_with(s(&native), &options(dir)), StoreFormat::Native),
+        (BlockingStore::open_with(repo.as_path(), &options(dir)), StoreFormat::Icechunk),
+        (BlockingStore::open_with(url.as_str(), &options(dir)), StoreFormat::KerchunkJson),
     ] {
         let store = store.unwrap();
         assert_eq!(store.kind(), kind);

@@ -33,8 +33,9 @@ use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{noted_group_json, to_text, ArrayMetadata};
 use crate::read::sources::SourceRegistry;
 use crate::read::StoreInner;
-use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::read::{OpenOptions, ReadError};
+use crate::store::StoreFormat;
 use crate::store::{one_line, ArrayInfo, IcechunkError, StoreInfo};
 use branch::{damaged, ParsedNode};
 
@@ -61,8 +62,8 @@ pub(crate) async fn open(address: &str, name: &str, branch: &str, options: &Open
 
 #[async_trait::async_trait]
 impl StoreBackend for RepositoryView {
-    fn kind(&self) -> StoreKind {
-        StoreKind::Icechunk
+    fn kind(&self) -> StoreFormat {
+        StoreFormat::Icechunk
     }
 
     async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<bytes::Bytes, ReadError> {

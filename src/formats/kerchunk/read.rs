@@ -26,7 +26,8 @@ pub(super) mod parse;
 
 use super::zarr_v2::decode as zarr_v2;
 use crate::read::StoreInner;
-use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use crate::read::{ChunkIndex, Opened, StoreBackend};
+use crate::store::StoreFormat;
 use parse::RawRef;
 
 use crate::dataset::ChunkStats;
@@ -145,10 +146,10 @@ pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Re
 
 #[async_trait::async_trait]
 impl StoreBackend for ReferenceView {
-    fn kind(&self) -> StoreKind {
+    fn kind(&self) -> StoreFormat {
         match self.parquet {
-            true => StoreKind::KerchunkParquet,
-            false => StoreKind::Kerchunk,
+            true => StoreFormat::KerchunkParquet,
+            false => StoreFormat::KerchunkJson,
         }
     }
 

@@ -19,9 +19,10 @@ use crate::metadata::ArrayMetadata;
 use crate::read::objects::{fetch_all, fetch_range};
 use crate::read::sources::SourceRegistry;
 use crate::read::StoreInner;
-use crate::read::{ChunkIndex, Opened, StoreBackend, StoreKind};
+use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, ObjectLocation};
+use crate::store::StoreFormat;
 use crate::store::{StoreInfo, STORE_INFO_FILE};
 
 /// A native store's root and the digest of its source table.
@@ -90,8 +91,8 @@ fn child(root: &ObjectLocation, parts: &str) -> ObjectLocation {
 
 #[async_trait]
 impl StoreBackend for NativeStore {
-    fn kind(&self) -> StoreKind {
-        StoreKind::Native
+    fn kind(&self) -> StoreFormat {
+        StoreFormat::Native
     }
 
     async fn node_metadata(&self, store: &StoreInner, path: &str) -> Result<Bytes, ReadError> {
