@@ -36,6 +36,7 @@ mod kerchunk;
 mod native;
 #[cfg(feature = "kerchunk-parquet")]
 mod parquet;
+mod urls;
 
 pub use dmrpp::{sidecar_name, DmrppWriter};
 #[cfg(any(feature = "kerchunk-parquet", feature = "icechunk"))]
@@ -50,10 +51,7 @@ pub use icechunk::{
     IcechunkWriter, StoredBranch, DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
 };
 pub(crate) use kerchunk::RefsWriter;
-pub use kerchunk::{
-    export_kerchunk, location_url, source_urls, KerchunkOptions, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix,
-    KERCHUNK_VERSION,
-};
+pub use kerchunk::{export_kerchunk, KerchunkOptions, KerchunkReport, KerchunkWriter, KERCHUNK_VERSION};
 pub(crate) use native::layout::{check_node_path, node_file, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};
 pub(crate) use native::write_file;
 pub use native::NativeWriter;
@@ -62,6 +60,7 @@ pub use parquet::{
     export_kerchunk_parquet, KerchunkParquetOptions, KerchunkParquetReport, KerchunkParquetWriter, DEFAULT_RECORD_SIZE,
     ZMETADATA,
 };
+pub use urls::{location_url, source_urls, UrlError, UrlPrefix};
 
 impl Store {
     /// Opens the store at `location`: a local path (relative or absolute) or a URL. Its sources are

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::kerchunk::{source_urls, UrlError, UrlPrefix};
+use super::urls::{source_urls, UrlError, UrlPrefix};
 use crate::read::{ReadError, Store};
 use crate::store::{OutputKind, Staged, WriteError};
 

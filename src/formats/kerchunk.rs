@@ -13,7 +13,5 @@ mod write;
 pub(crate) mod zarr_v2;
 
 pub use export::{export_kerchunk, KerchunkOptions};
-#[cfg(feature = "kerchunk-parquet")]
-pub(crate) use write::written_source_urls;
 pub(crate) use write::RefsWriter;
-pub use write::{location_url, source_urls, KerchunkReport, KerchunkWriter, UrlError, UrlPrefix, KERCHUNK_VERSION};
+pub use write::{KerchunkReport, KerchunkWriter, KERCHUNK_VERSION};

@@ -28,6 +28,7 @@ use super::zarr_v2::decode as zarr_v2;
 use crate::read::StoreInner;
 use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::store::StoreFormat;
+pub(crate) use parse::KeyError;
 use parse::RawRef;
 
 use crate::dataset::ChunkStats;
@@ -218,9 +219,6 @@ impl ChunkIndex for ReferenceTable {
             .collect()
     }
 }
-
-/// A key of the document and what is wrong with it.
-pub(crate) type KeyError = (String, String);
 
 /// The document's URL templates: `{{name}}` in a reference's URL stands for the text of template
 /// `name`.

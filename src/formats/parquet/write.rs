@@ -68,7 +68,7 @@ impl Writer for KerchunkParquetWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
-        let urls = crate::formats::kerchunk::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
+        let urls = crate::formats::urls::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let root = dataset.groups.iter().find(|g| g.path.is_empty()).map(|g| g.attributes.clone()).unwrap_or_default();
         let mut zmetadata = Zmetadata::new(destination, &root, self.skip_unsupported);
         for group in dataset.groups.iter().filter(|g| !g.path.is_empty()) {

@@ -18,6 +18,9 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserializer;
 use serde_json::Value;
 
+/// A key of the document and what is wrong with it.
+pub(crate) type KeyError = (String, String);
+
 /// One chunk key's value, as the document gives it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum RawRef {

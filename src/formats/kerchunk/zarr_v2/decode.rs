@@ -11,8 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::codec::BloscShuffle;
-use crate::formats::kerchunk::read::parse::RawRef;
-use crate::formats::kerchunk::read::KeyError;
+use crate::formats::kerchunk::read::parse::{KeyError, RawRef};
 use crate::metadata::{DataType, FillValue};
 
 /// Whether the metadata keys `meta` are Zarr v2's (a `.zgroup` or `.zarray` anywhere).
