@@ -94,13 +94,87 @@ impl Store {
     }
 }
 
+use futures::future::BoxFuture;
+
 use crate::read::{OpenOptions, Opened, ReadError, Store, StoreInner};
 use crate::source::{DirectoryAlias, Location};
+use crate::store::StoreFormat;
+
+/// A store's location as the registry hands it to a format's reader: classified once, here.
+#[derive(Debug)]
+pub(crate) struct Address {
+    /// The location as given.
+    pub(crate) location: Location,
+    /// How it is named in messages.
+    pub(crate) name: String,
+    /// The location as UTF-8 text: the URL or the path as given (a local path whose name is not
+    /// UTF-8: its directory's alias).
+    pub(crate) text: String,
+}
+
+impl Address {
+    /// The location as object stores reach it: the URL, or the absolute local path.
+    ///
+    /// # Errors
+    /// [`ReadError::Store`] when a relative path cannot be made absolute.
+    pub(crate) fn absolute(&self) -> Result<String, ReadError> {
+        match &self.location {
+            Location::Url(_) => Ok(self.text.clone()),
+            Location::Local(_) => std::path::absolute(&self.text).map(|p| p.display().to_string()).map_err(|e| {
+                ReadError::Store { location: self.name.clone(), what: "resolving path".into(), source: e.into() }
+            }),
+        }
+    }
+}
+
+/// What a format's reader makes of a location before reading anything remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detect {
+    /// The location holds this format (by its name, or by what the local file system shows).
+    Yes,
+    /// It may: only opening it tells.
+    Probe,
+    /// It does not.
+    No,
+}
+
+/// Opens a format's store at an address.
+type OpenFn = for<'a> fn(&'a Address, &'a OpenOptions) -> BoxFuture<'a, Result<Opened, ReadError>>;
+
+/// One store format's reading side, as the registry knows it.
+struct Reader {
+    /// The format.
+    format: StoreFormat,
+    /// Whether a location holds it.
+    detect: fn(&Location) -> Detect,
+    /// Opens it.
+    open: OpenFn,
+}
+
+/// The readers, in the order they are asked: the first that says [`Detect::Yes`] opens the
+/// location; when none does, those that said [`Detect::Probe`] are opened in this order until one
+/// finds its store. Adding a store format is one line here.
+static READERS: &[Reader] = &[
+    Reader { format: StoreFormat::KerchunkJson, detect: kerchunk::detect, open: |a, o| Box::pin(kerchunk::open(a, o)) },
+    #[cfg(feature = "kerchunk-parquet")]
+    Reader {
+        format: StoreFormat::KerchunkParquet,
+        detect: parquet::detect,
+        open: |a, o| Box::pin(parquet::open(a, o)),
+    },
+    Reader { format: StoreFormat::Native, detect: native::detect, open: |a, o| Box::pin(native::open(a, o)) },
+    #[cfg(feature = "icechunk")]
+    Reader {
+        format: StoreFormat::Icechunk,
+        detect: icechunk::detect,
+        open: |a, o| Box::pin(icechunk::open(&a.text, &a.name, "main", o)),
+    },
+];
 
 /// Opens the store at `location` as `options` say.
 async fn open(location: &Location, options: &OpenOptions) -> Result<Store, ReadError> {
     let name = location.name();
-    let (address, alias) = match location.as_str() {
+    let (text, alias) = match location.as_str() {
         Some(text) => (text.to_string(), None),
         None => {
             let path = location.local_path().unwrap_or(std::path::Path::new(""));
@@ -112,58 +186,51 @@ async fn open(location: &Location, options: &OpenOptions) -> Result<Store, ReadE
             (alias.path().to_string(), Some(alias))
         }
     };
-    let opened = open_format(location, &address, &name, options).await?;
-    Ok(Store::from_inner(StoreInner::new(&name, opened, options, alias)))
+    let address = Address { location: location.clone(), name, text };
+    let opened = open_format(&address, options).await?;
+    Ok(Store::from_inner(StoreInner::new(&address.name, opened, options, alias)))
 }
 
-/// Opens the store at `address` (`location` as UTF-8 text, or its directory's alias) in the format
-/// its location says, named `name` in messages.
-async fn open_format(
-    location: &Location,
-    address: &str,
-    name: &str,
-    options: &OpenOptions,
-) -> Result<Opened, ReadError> {
-    if options.branch.is_none() && kerchunk::read::looks_like_references(location) {
-        return kerchunk::read::open(address, name, options).await;
-    }
-    #[cfg(feature = "kerchunk-parquet")]
-    if options.branch.is_none() && parquet::looks_like_parquet_refs(location) {
-        return parquet::open(address, options).await;
-    }
+/// Opens the store at `address` with the reader the registry picks ([`READERS`]); a branch names an
+/// Icechunk repository ([`open_branch`]).
+async fn open_format(address: &Address, options: &OpenOptions) -> Result<Opened, ReadError> {
     #[cfg(feature = "icechunk")]
-    {
-        let local_repository = location.local_path().is_some_and(icechunk::looks_like_repository);
-        if local_repository || options.branch.is_some() {
-            let branch = options.branch.as_deref().unwrap_or("main");
-            return match icechunk::open(address, name, branch, options).await {
-                Err(e) if !local_repository && native::open(address, name, options).await.is_ok() => {
-                    Err(ReadError::NotARepository { location: name.to_string(), reason: cause(&e) })
-                }
-                other => other,
-            };
-        }
-        if location.is_url() {
-            return match native::open(address, name, options).await {
-                Err(ReadError::NotFound { location, what }) => {
-                    icechunk::open(address, name, "main", options).await.map_err(|repository| {
-                        let what = format!(
-                            "{what}; not {} either: {}",
-                            crate::store::StoreFormat::Icechunk,
-                            cause(&repository)
-                        );
-                        ReadError::NotFound { location, what }
-                    })
-                }
-                other => other,
-            };
+    if let Some(branch) = options.branch.as_deref() {
+        return open_branch(address, branch, options).await;
+    }
+    let detected: Vec<(&Reader, Detect)> = READERS.iter().map(|r| (r, (r.detect)(&address.location))).collect();
+    if let Some((reader, _)) = detected.iter().find(|(_, d)| *d == Detect::Yes) {
+        return (reader.open)(address, options).await;
+    }
+    let mut not_found: Option<(String, String)> = None;
+    for (reader, _) in detected.iter().filter(|(_, d)| *d == Detect::Probe) {
+        match ((reader.open)(address, options).await, not_found.take()) {
+            (Err(ReadError::NotFound { location, what }), None) => not_found = Some((location, what)),
+            (Err(error), Some((location, what))) => {
+                let what = format!("{what}; not {} either: {}", reader.format, cause(&error));
+                return Err(ReadError::NotFound { location, what });
+            }
+            (other, _) => return other,
         }
     }
-    native::open(address, name, options).await
+    let (location, what) = not_found.unwrap_or_else(|| (address.name.clone(), "no store format there".into()));
+    Err(ReadError::NotFound { location, what })
+}
+
+/// Opens branch `branch` of the Icechunk repository at `address`; when there is none but a native
+/// store is there, the error says so.
+#[cfg(feature = "icechunk")]
+async fn open_branch(address: &Address, branch: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let local_repository = address.location.local_path().is_some_and(icechunk::looks_like_repository);
+    match icechunk::open(&address.text, &address.name, branch, options).await {
+        Err(e) if !local_repository && native::open(address, options).await.is_ok() => {
+            Err(ReadError::NotARepository { location: address.name.clone(), reason: cause(&e) })
+        }
+        other => other,
+    }
 }
 
 /// An error's cause in one line, without the location it starts with.
-#[cfg(feature = "icechunk")]
 fn cause(error: &ReadError) -> String {
     match error {
         ReadError::Repository { source, .. } => crate::store::one_line(&source.to_string()),

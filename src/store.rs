@@ -9,14 +9,12 @@
 //! stores (`store/publish_remote`: conditional puts and a lock object).
 
 mod format;
-#[cfg(feature = "icechunk")]
 mod icechunk_error;
 pub(crate) mod publish;
 mod publish_remote;
 mod summary;
 
 pub use format::{StoreFormat, UnknownFormat};
-#[cfg(feature = "icechunk")]
 pub(crate) use icechunk_error::one_line;
 #[cfg(feature = "icechunk")]
 pub use icechunk_error::IcechunkError;

@@ -46,7 +46,7 @@ use crate::store::IcechunkError;
 pub(crate) use digest::{chunks_digest, references_digest};
 pub use location::looks_like_repository;
 pub(crate) use location::storage;
-pub(crate) use read::{open, read_branch_in, refresh_sources};
+pub(crate) use read::{detect, open, read_branch_in, refresh_sources};
 pub use read::{read_branch, read_icechunk};
 
 /// The snapshot property holding the dataset's summary (the native store's `vzarr.json`).

@@ -13,5 +13,6 @@ mod write;
 pub(crate) mod zarr_v2;
 
 pub use export::{export_kerchunk, KerchunkOptions};
+pub(crate) use read::{detect, open};
 pub(crate) use write::RefsWriter;
 pub use write::{KerchunkReport, KerchunkWriter, KERCHUNK_VERSION};

@@ -13,6 +13,6 @@ pub(crate) mod layout;
 mod read;
 mod write;
 
-pub(crate) use read::open;
+pub(crate) use read::{detect, open};
 pub(crate) use write::write_file;
 pub use write::NativeWriter;

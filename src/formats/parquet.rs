@@ -15,5 +15,5 @@ mod records;
 mod write;
 
 pub use export::{export_kerchunk_parquet, KerchunkParquetOptions, KerchunkParquetReport};
-pub(crate) use read::{looks_like_parquet_refs, open};
+pub(crate) use read::{detect, open};
 pub use write::{KerchunkParquetWriter, DEFAULT_RECORD_SIZE, ZMETADATA};

@@ -48,6 +48,17 @@ pub(crate) struct RepositoryView {
     arrays: HashMap<String, (ArrayMetadata, Arc<ArrayChunks>)>,
 }
 
+/// Whether `location` holds an Icechunk repository: a local directory that looks like one does; a
+/// URL may (only opening it tells).
+pub(crate) fn detect(location: &crate::source::Location) -> crate::formats::Detect {
+    use crate::formats::Detect;
+    match location {
+        crate::source::Location::Local(path) if super::looks_like_repository(path) => Detect::Yes,
+        crate::source::Location::Local(_) => Detect::No,
+        crate::source::Location::Url(_) => Detect::Probe,
+    }
+}
+
 /// `branch` of the repository at `address` (a path or URL), named `name` in messages.
 ///
 /// # Errors

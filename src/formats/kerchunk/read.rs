@@ -32,6 +32,7 @@ pub(crate) use parse::KeyError;
 use parse::RawRef;
 
 use crate::dataset::ChunkStats;
+use crate::formats::{Address, Detect};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, to_text, ArrayMetadata};
 use crate::read::objects::fetch_all;
@@ -92,24 +93,26 @@ impl ReferenceView {
 
 /// Whether `location` names a reference document rather than a store: a local regular file, or a
 /// URL ending in `.json`.
-pub(crate) fn looks_like_references(location: &Location) -> bool {
-    match location {
+pub(crate) fn detect(location: &Location) -> Detect {
+    let document = match location {
         Location::Url(url) => url.ends_with(".json"),
         Location::Local(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+    };
+    if document {
+        Detect::Yes
+    } else {
+        Detect::No
     }
 }
 
-/// The reference document at `address` (a path or URL), named `name` in messages.
+/// The reference document at `address` (a path or URL).
 ///
 /// # Errors
 /// [`ReadError::Store`] when it cannot be read, is not a version 1 document, or a reference in it is
 /// malformed or describes an array vzarr cannot read (naming the key).
-pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
-    let absolute = match crate::source::is_url(address) {
-        true => address.to_string(),
-        false => std::path::absolute(address).map_or_else(|_| address.to_string(), |p| p.display().to_string()),
-    };
-    let object = resolve_with(&absolute, &options.remote)?;
+pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let name = address.name.as_str();
+    let object = resolve_with(&address.absolute()?, &options.remote)?;
     let bytes = fetch_all(&object, name, "the reference document").await?;
     let bad =
         |what: String, reason: String| ReadError::Store { location: name.to_string(), what, source: reason.into() };

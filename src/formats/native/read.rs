@@ -13,6 +13,7 @@ use bytes::Bytes;
 use object_store::ObjectStoreExt;
 
 use super::layout::{MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};
+use crate::formats::{Address, Detect};
 use crate::manifest::binding::{sha256, Binding, FOOTER_LEN, OWNED_SUM_LEN};
 use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, SourceTable};
 use crate::metadata::ArrayMetadata;
@@ -21,7 +22,7 @@ use crate::read::sources::SourceRegistry;
 use crate::read::StoreInner;
 use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::read::{OpenOptions, ReadError};
-use crate::source::{resolve_with, ObjectLocation};
+use crate::source::{resolve_with, Location, ObjectLocation};
 use crate::store::StoreFormat;
 use crate::store::{StoreInfo, STORE_INFO_FILE};
 
@@ -33,24 +34,23 @@ pub(crate) struct NativeStore {
     sources_digest: [u8; 32],
 }
 
-/// Opens the native store at `address` (an absolute path, a relative one, or a URL), named `name` in
-/// messages.
+/// Whether `location` holds a native store: a local directory with a `vzarr.json` does; any other
+/// location may (only reading its `vzarr.json` tells).
+pub(crate) fn detect(location: &Location) -> Detect {
+    match location {
+        Location::Local(path) if path.join(STORE_INFO_FILE).is_file() => Detect::Yes,
+        _ => Detect::Probe,
+    }
+}
+
+/// Opens the native store at `address` (an absolute path, a relative one, or a URL).
 ///
 /// # Errors
 /// [`ReadError::NotFound`] when it has no `vzarr.json`; [`ReadError::Store`] when `vzarr.json` or
 /// `sources.bin` cannot be read or parsed.
-pub(crate) async fn open(address: &str, name: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
-    let absolute = if crate::source::is_url(address) {
-        address.to_string()
-    } else {
-        let path = std::path::absolute(address).map_err(|e| ReadError::Store {
-            location: name.to_string(),
-            what: "resolving path".into(),
-            source: e.into(),
-        })?;
-        path.display().to_string()
-    };
-    let root = resolve_with(&absolute, &options.remote)?;
+pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let name = address.name.as_str();
+    let root = resolve_with(&address.absolute()?, &options.remote)?;
     let info_file = child(&root, STORE_INFO_FILE);
     let bytes = match fetch_all(&info_file, name, STORE_INFO_FILE).await {
         Err(ReadError::Store { source, .. })

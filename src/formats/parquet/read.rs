@@ -34,6 +34,7 @@ use crate::dataset::ChunkStats;
 use crate::formats::kerchunk::read::{location as url_location, ReferenceTable, ReferenceView};
 use crate::formats::kerchunk::zarr_v2::decode as zarr_v2;
 use crate::formats::ZMETADATA;
+use crate::formats::{Address, Detect};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::read::objects::fetch_all;
@@ -52,13 +53,18 @@ const MAX_RECORD_SIZE: u64 = 1 << 22;
 
 /// Whether `location` names a kerchunk Parquet reference set: a local directory holding `.zmetadata`,
 /// or a URL whose last segment ends in `.parq` or `.parquet` (kerchunk's naming).
-pub(crate) fn looks_like_parquet_refs(location: &Location) -> bool {
-    match location {
+pub(crate) fn detect(location: &Location) -> Detect {
+    let set = match location {
         Location::Url(url) => {
             let name = url.trim_end_matches('/');
             name.ends_with(".parq") || name.ends_with(".parquet")
         }
         Location::Local(path) => path.join(ZMETADATA).is_file(),
+    };
+    if set {
+        Detect::Yes
+    } else {
+        Detect::No
     }
 }
 
@@ -67,11 +73,8 @@ pub(crate) fn looks_like_parquet_refs(location: &Location) -> bool {
 /// # Errors
 /// [`ReadError::Store`] naming the file (and the array) that cannot be read or does not match
 /// `.zmetadata`.
-pub(crate) async fn open(location: &str, options: &OpenOptions) -> Result<Opened, ReadError> {
-    let absolute = match crate::source::is_url(location) {
-        true => location.trim_end_matches('/').to_string(),
-        false => std::path::absolute(location).map_or_else(|_| location.to_string(), |p| p.display().to_string()),
-    };
+pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Opened, ReadError> {
+    let absolute = address.absolute()?.trim_end_matches('/').to_string();
     let root = resolve_with(&absolute, &options.remote)?;
     let zmetadata_path = format!("{}/{ZMETADATA}", absolute);
     let child = |path: &str| ObjectLocation { store: root.store.clone(), path: object_path(&root, path) };
