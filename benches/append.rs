@@ -9,11 +9,11 @@ mod common;
 
 use common::{archive_dir, ensure_archive, files_arg, time};
 
-use vzarr::combine::{combine, CombineOptions};
 use vzarr::formats::NativeWriter;
+use vzarr::formats::{WriteOptions, Writer};
+use vzarr::pipeline::{combine, CombineOptions};
 use vzarr::pipeline::{runtime, AppendTo, Archive};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{WriteOptions, Writer};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

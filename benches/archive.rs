@@ -20,11 +20,11 @@ mod common;
 
 use common::{archive_dir, ensure_archive, files_arg, peak_rss_kib, time, NX, NY};
 
-use vzarr::combine::{combine, CombineOptions};
 use vzarr::formats::NativeWriter;
+use vzarr::formats::{WriteOptions, Writer};
+use vzarr::pipeline::{combine, CombineOptions};
 use vzarr::read::{ReadOptions, Store};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{WriteOptions, Writer};
 use vzarr::Selection;
 
 fn main() {
@@ -64,7 +64,7 @@ fn main() {
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let store = runtime
-        .block_on(Store::open(store.to_str().unwrap(), &vzarr::trust::Authorization::new([dir.to_str().unwrap()])))
+        .block_on(Store::open(store.to_str().unwrap(), &vzarr::read::Authorization::new([dir.to_str().unwrap()])))
         .unwrap();
     let sst = runtime.block_on(store.array("sst")).unwrap();
     let all = Selection::all(&sst.shape());

@@ -11,12 +11,12 @@
 
 use std::time::Instant;
 
-use vzarr::codec::{CodecChain, Endian};
-use vzarr::combine::{combine, CombineOptions, ConcatDim};
+use vzarr::dataset::{ArrayMetadata, Attributes, DataType, FillValue};
 use vzarr::dataset::{ChunkEntry, SourceFile};
 use vzarr::dataset::{ChunkTable, ConcatCoordinate, GroupNode, TailChunks, VirtualArray, VirtualDataset};
+use vzarr::dataset::{CodecChain, Endian};
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::{ArrayMetadata, Attributes, DataType, FillValue};
+use vzarr::pipeline::{combine, CombineOptions, ConcatDim};
 
 const DAYS: u64 = 365;
 

@@ -26,16 +26,16 @@ use rayon::prelude::*;
 use common::floor::{copy_box, decode_chunk, measure, stored_chunks, Timing};
 use common::{archive_dir, ensure_archive, files_arg};
 
-use vzarr::combine::{combine, CombineOptions};
-use vzarr::compact::{compact_store, CompactOptions};
+use vzarr::dataset::ArrayMetadata;
 use vzarr::formats::NativeWriter;
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::grid::ChunkDim;
-use vzarr::metadata::ArrayMetadata;
+use vzarr::pipeline::{combine, CombineOptions};
+use vzarr::pipeline::{compact_store, CompactOptions};
 use vzarr::read::blocking::BlockingStore;
+use vzarr::read::Authorization;
 use vzarr::read::OpenOptions;
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{WriteOptions, Writer};
-use vzarr::trust::Authorization;
 use vzarr::{ReadOptions, Selection};
 
 fn main() {
@@ -80,7 +80,7 @@ fn main() {
     println!(
         "archive: {files} daily files, sst time edges {} -> {}",
         sst.before.len(),
-        vzarr::compact::describe_edges(&sst.after)
+        vzarr::pipeline::describe_edges(&sst.after)
     );
     println!("read sst through the store:       {:.3} s ({:.3} s CPU), the best of {ROUNDS}", read.wall, read.cpu);
     println!(

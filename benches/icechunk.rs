@@ -42,13 +42,13 @@ mod common;
 
 use std::time::Instant;
 
+use vzarr::dataset::DataType;
 use vzarr::dataset::VirtualDataset;
 use vzarr::dataset::{ChunkEntry, SourceFile};
 use vzarr::formats::read_branch;
 use vzarr::formats::{update_icechunk, write_icechunk, IcechunkOptions, NativeWriter};
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::DataType;
-use vzarr::store::{WriteOptions, Writer};
 
 /// Chunks per (synthetic) source file, and per row of the array.
 const PER_FILE: u64 = 1000;
@@ -118,7 +118,7 @@ fn main() {
         let grown = many_refs(n + PER_FILE, sources.path());
         let mut reading_s = 0.0;
         let (read_s, read_kib) = measured(|| {
-            let remote = vzarr::source::RemoteOptions::default();
+            let remote = vzarr::read::RemoteOptions::default();
             let started = Instant::now();
             let stored = runtime.block_on(read_branch(&repo, "main", &remote)).unwrap();
             reading_s = started.elapsed().as_secs_f64();
@@ -136,7 +136,7 @@ fn main() {
 
 /// Opens the store at `location` and reads chunk `linear` of `v` (one element), its sources in `dir`.
 async fn read_one(location: &str, linear: u64, dir: &std::path::Path) {
-    let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.display())]);
+    let trusted = vzarr::read::Authorization::new([format!("{}/", dir.display())]);
     let store = vzarr::read::Store::open_with(location, &vzarr::read::OpenOptions::new(trusted)).await.unwrap();
     let array = store.array("v").await.unwrap();
     let coords = array.metadata().chunk_grid.chunk_coords(linear);

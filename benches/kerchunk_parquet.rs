@@ -18,12 +18,12 @@ mod common;
 
 use std::path::Path;
 
+use vzarr::dataset::DataType;
 use vzarr::dataset::{ChunkEntry, VirtualDataset};
 use vzarr::export::{export_kerchunk_parquet, KerchunkParquetOptions};
 use vzarr::formats::{KerchunkParquetWriter, NativeWriter, DEFAULT_RECORD_SIZE};
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::DataType;
-use vzarr::store::{WriteOptions, Writer};
 
 /// Chunks per (synthetic) source file.
 const PER_FILE: u64 = 1000;
@@ -96,7 +96,7 @@ fn main() {
 
 /// Opens the store at `location`, trusting `sources`, without checking them (they are not written).
 async fn open(location: &Path, sources: &Path) -> vzarr::read::Store {
-    let trusted = vzarr::trust::Authorization::new([format!("{}/", sources.display())]);
+    let trusted = vzarr::read::Authorization::new([format!("{}/", sources.display())]);
     let options = vzarr::read::OpenOptions::new(trusted).with_check_sources(false);
     vzarr::read::Store::open_with(location.display().to_string(), &options).await.unwrap()
 }

@@ -47,9 +47,9 @@ use rayon::prelude::*;
 
 use common::floor::{copy_box, decode_chunk, measure, stored_chunks, Timing};
 use common::run_vzarr;
-use vzarr::codec::{CodecChain, Recode};
-use vzarr::metadata::ArrayMetadata;
-use vzarr::trust::{container_of, Authorization};
+use vzarr::dataset::ArrayMetadata;
+use vzarr::dataset::{CodecChain, Recode};
+use vzarr::read::{container_of, Authorization};
 use vzarr::ChunkGrid;
 
 /// Latitudes and longitudes of the archive.

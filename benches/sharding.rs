@@ -15,12 +15,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{archive_dir, ensure_archive, files_arg, peak_rss_kib, time, NX, NY};
-use vzarr::combine::{combine, CombineOptions};
 use vzarr::export::{materialize, MaterializeOptions, MaterializeReport, ShardSpec};
 use vzarr::formats::NativeWriter;
+use vzarr::formats::{WriteOptions, Writer};
+use vzarr::pipeline::{combine, CombineOptions};
 use vzarr::read::Store;
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::store::{WriteOptions, Writer};
 
 /// Times zarr-python reading one day and the whole variable from each store given; prints JSON.
 const PYTHON_READS: &str = r#"
@@ -61,7 +61,7 @@ fn main() {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let store = runtime
-        .block_on(Store::open(store_path.to_str().unwrap(), &vzarr::trust::Authorization::new([dir.to_str().unwrap()])))
+        .block_on(Store::open(store_path.to_str().unwrap(), &vzarr::read::Authorization::new([dir.to_str().unwrap()])))
         .unwrap();
     let stats = store.info().arrays.iter().find(|a| a.path == "sst").unwrap().stats;
     let chunk_bytes = stats.referenced_bytes + stats.owned_bytes;

@@ -4,12 +4,12 @@
 //! Run: `cargo run --example icechunk` (feature `icechunk`, on by default).
 
 use vzarr::formats::IcechunkWriter;
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::grid::Selection;
 use vzarr::pipeline::Archive;
 use vzarr::read::blocking::BlockingStore;
+use vzarr::read::Authorization;
 use vzarr::read::{OpenOptions, ReadOptions};
-use vzarr::store::{WriteOptions, Writer};
-use vzarr::trust::Authorization;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dataset = Archive::new(["fixtures/sample/*.nc"]).concat("time")?.scan()?.dataset;

@@ -6,8 +6,8 @@
 use vzarr::grid::{DimSelection, Selection};
 use vzarr::pipeline::{write_dataset, Archive, Format, Output};
 use vzarr::read::blocking::BlockingStore;
+use vzarr::read::Authorization;
 use vzarr::read::{OpenOptions, ReadOptions};
-use vzarr::trust::Authorization;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The concatenation dimension is given once: the scan records its coordinates and prepares

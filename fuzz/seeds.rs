@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use vzarr::codec::{BloscCompressor, BloscShuffle, Codec, CodecChain};
+use vzarr::dataset::{BloscCompressor, BloscShuffle, Codec, CodecChain};
 use vzarr::testing::ShardBuilder;
 
 use crate::harness::{fuzz_dir, inputs};
@@ -50,7 +50,7 @@ fn bytes() -> Codec {
 /// Writes the seeds of the decoder targets under `corpus`.
 pub fn write_codec_seeds(corpus: &Path) {
     let data = values(1000);
-    let le4 = || Codec::Bytes { endian: Some(vzarr::codec::Endian::Little) };
+    let le4 = || Codec::Bytes { endian: Some(vzarr::dataset::Endian::Little) };
     let mut seeds: Vec<(&str, &str, Vec<u8>)> = vec![
         ("deflate", "zlib", framed([0; 4], 1000, &encode(vec![bytes(), Codec::Zlib { level: 6 }], &data, 1))),
         ("deflate", "gzip", framed([1, 0, 0, 0], 1000, &encode(vec![bytes(), Codec::Gzip { level: 1 }], &data, 1))),

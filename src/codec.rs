@@ -19,7 +19,7 @@
 //! bytes -> bytes codecs.
 //!
 //! ```
-//! use vzarr::codec::{Codec, CodecChain, Endian};
+//! use vzarr::dataset::{Codec, CodecChain, Endian};
 //! let chain = CodecChain::new(vec![
 //!     Codec::Bytes { endian: Some(Endian::Little) },
 //!     Codec::Shuffle { element_size: 4 },
@@ -28,7 +28,7 @@
 //! let native: Vec<u8> = (0..1000u32).flat_map(|v| v.to_ne_bytes()).collect();
 //! let stored = chain.encode(&native, 4)?;
 //! assert_eq!(chain.decode(&stored, 4, native.len())?, native);
-//! # Ok::<(), vzarr::codec::CodecError>(())
+//! # Ok::<(), vzarr::dataset::CodecError>(())
 //! ```
 
 mod blosc;

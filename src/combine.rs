@@ -52,8 +52,9 @@ mod text_widths;
 
 use crate::dataset::VirtualDataset;
 
-pub use keys::derive_key;
-pub use order::natural_cmp;
+#[cfg(feature = "verify")]
+pub(crate) use keys::derive_key;
+pub(crate) use order::natural_cmp;
 
 /// Files that cannot be combined. Every variant names the variable or dimension and the file(s).
 #[derive(Debug, thiserror::Error)]

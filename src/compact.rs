@@ -34,7 +34,6 @@ mod fold;
 mod plan;
 mod run;
 
-pub use plan::{new_dim, plan_dim, FoldRule, Piece};
 pub use run::compact_store;
 
 use crate::read::{OpenOptions, ReadError};

@@ -16,9 +16,11 @@ pub use owned_bytes::{OwnedBytes, OwnedBytesBudget, OwnedBytesError, SpillFile, 
 
 pub use crate::manifest::sources::{SourceFile, SourceTable};
 pub use crate::manifest::ChunkEntry;
+// The Zarr v3 model of an array (`metadata/`: data types, fill values, attributes) and its codec
+// chain (`codec/`), part of the dataset model.
+pub use crate::codec::*;
+pub use crate::metadata::*;
 use std::collections::BTreeMap;
-
-use crate::metadata::{ArrayMetadata, Attributes};
 
 /// A group of the hierarchy (`path` is `""` for the root, else `a/b` without leading slash).
 #[derive(Debug, Clone, PartialEq)]

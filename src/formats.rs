@@ -1,5 +1,5 @@
 //! Stage 3-5, the store formats: one folder per format, each holding the format's layout contract,
-//! its writer (a [`Writer`](crate::store::Writer)), its reader (a store backend of `read/`) and its
+//! its writer (a [`Writer`]), its reader (a store backend of `read/`) and its
 //! export, so that a format's two sides change together:
 //!
 //! | folder | format | writer | reader | export |
@@ -39,6 +39,14 @@ mod parquet;
 mod urls;
 
 pub use dmrpp::{sidecar_name, DmrppWriter};
+// The writers' contract every format keeps (`store/`): the trait, its options and error, the one
+// format enum, the summary and publishing.
+#[cfg(feature = "icechunk")]
+pub use crate::store::IcechunkError;
+pub use crate::store::{
+    url_sources, ArrayInfo, BlockDigests, OutputKind, RemoteOutput, Staged, StoreFormat, StoreInfo, UnknownFormat,
+    WriteError, WriteOptions, Writer, SINGLE_PUT_MAX, STORE_FORMAT_VERSION, STORE_INFO_FILE,
+};
 #[cfg(any(feature = "kerchunk-parquet", feature = "icechunk"))]
 pub(crate) use exports::groups_of;
 pub(crate) use exports::{checked_nodes, staged};
@@ -98,7 +106,6 @@ use futures::future::BoxFuture;
 
 use crate::read::{OpenOptions, Opened, ReadError, Store, StoreInner};
 use crate::source::{DirectoryAlias, Location};
-use crate::store::StoreFormat;
 
 /// A store's location as the registry hands it to a format's reader: classified once, here.
 #[derive(Debug)]

@@ -28,8 +28,7 @@
 //! use vzarr::grid::{DimSelection, Selection};
 //! use vzarr::pipeline::{write_dataset, Archive, Format, Output};
 //! use vzarr::read::blocking::BlockingStore;
-//! use vzarr::read::{OpenOptions, ReadOptions};
-//! use vzarr::trust::Authorization;
+//! use vzarr::read::{Authorization, OpenOptions, ReadOptions};
 //! // Scan and combine in one call; the concatenation dimensions are given once.
 //! let scanned = Archive::new(["cmip/*.nc"]).concat("member=attr:variant_label")?.concat("time")?.scan()?;
 //! let written = write_dataset(&scanned.dataset, &Output::new("tas.vzarr", Format::Native))?;
@@ -62,14 +61,14 @@
 #![warn(missing_docs, unreachable_pub)]
 #![warn(clippy::missing_errors_doc)]
 
-pub mod append;
+mod append;
 mod base64;
 mod cftime;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod codec;
-pub mod combine;
-pub mod compact;
+mod codec;
+mod combine;
+mod compact;
 pub mod dataset;
 mod error_kind;
 pub mod export;
@@ -78,17 +77,17 @@ pub mod grid;
 mod inputs;
 mod kinds;
 mod manifest;
-pub mod metadata;
+mod metadata;
 mod ndcopy;
 mod parts;
 pub mod pipeline;
 pub mod read;
 mod rechunk;
 pub mod scan;
-pub mod source;
-pub mod store;
+mod source;
+mod store;
 mod test_hooks;
-pub mod trust;
+mod trust;
 #[cfg(feature = "verify")]
 pub mod verify;
 

@@ -34,6 +34,10 @@ pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
 
 pub use crate::inputs::InputError;
+// The stages a pipeline calls past scanning (`combine/`, `append/`, `compact/`).
+pub use crate::append::{load_native, AppendError};
+pub use crate::combine::{combine, CombineError, CombineOptions, ConcatDim, DimKey};
+pub use crate::compact::{compact_store, describe_edges, ArrayFold, CompactError, CompactOptions, CompactReport};
 pub use crate::parts::{Shard, ShardError};
 
 /// A pipeline step that failed; each variant keeps the stage's own error as its source.

@@ -11,8 +11,8 @@
 //! The API is async (no runtime is built inside the library); [`blocking`] wraps it for synchronous
 //! callers.
 //!
-//! Every store format is read through the two traits of `read/backend` ([`StoreBackend`] for a
-//! store's nodes, [`ChunkIndex`] for an array's chunk entries), which each format implements in its
+//! Every store format is read through the two traits of `read/backend` (`StoreBackend` for a
+//! store's nodes, `ChunkIndex` for an array's chunk entries), which each format implements in its
 //! own folder of `formats/`; the format registry there opens a location as a [`Store`]
 //! ([`Store::open_with`]). This room knows no format.
 //!
@@ -36,6 +36,17 @@ pub(crate) use backend::{no_node, ChunkIndex, Opened, StoreBackend, StoreInner};
 pub use open::{ArrayReader, OpenOptions, Store};
 pub(crate) use rounds::EntryRounds;
 pub use rounds::ENTRIES_PER_ROUND;
+
+// What opening and reading a store takes from the rooms below: the trust list and the authorization
+// every source is checked against (`trust/`), where stores and sources are (`source/`).
+pub use crate::source::{
+    fingerprint, is_url, owned_bytes_budget, owned_bytes_budget_from_env, store_for_url, Location, RemoteError,
+    RemoteOptions, MEMORY_BUDGET_VAR,
+};
+pub use crate::trust::{
+    container_of, containers_of, containers_of_locations, Authorization, Authorized, TrustError, TrustList, ALLOW_ENV,
+    TRUST_FILE,
+};
 
 use crate::codec::CodecError;
 use crate::grid::GridError;

@@ -19,6 +19,8 @@ mod rewrite;
 mod tail;
 
 pub use dmrpp::files::Sidecars;
+// The byte sources every scanner reads through (`source/`): local files and object stores, cached.
+pub use crate::source::{ByteSource, CacheOptions, CachedSource, FetchStats, FetchTotals, LocalFile, RangeError};
 pub use format::{detect_format, detect_format_of, FileFormat};
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;

@@ -42,7 +42,7 @@ use vzarr::dataset::VirtualDataset;
 use vzarr::grid::Selection;
 use vzarr::pipeline::{write_dataset, Archive, Format, Output};
 use vzarr::read::blocking::BlockingStore;
-use vzarr::trust::Authorization;
+use vzarr::read::Authorization;
 use vzarr::{scan_file, ScanOptions};
 
 /// The committed fixtures (with the granules and the split series).

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use vzarr::grid::{DimSelection, Selection};
 use vzarr::pipeline::{write_dataset, Archive, Format, Output, PipelineError};
 use vzarr::read::blocking::BlockingStore;
-use vzarr::trust::Authorization;
+use vzarr::read::Authorization;
 
 #[path = "library/structure.rs"]
 mod structure;

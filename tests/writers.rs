@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use vzarr::dataset::chunk_key;
 use vzarr::dataset::ChunkEntry;
 use vzarr::dataset::VirtualDataset;
 use vzarr::formats::{IcechunkWriter, KerchunkParquetWriter, KerchunkWriter, NativeWriter};
-use vzarr::metadata::chunk_key;
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::pipeline::Archive;
-use vzarr::store::{WriteOptions, Writer};
 
 /// What a store holds for one chunk, whatever its format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,16 +177,16 @@ fn every_writer_round_trips_every_chunk() {
         assert_eq!(info.arrays.len(), dataset.arrays.len(), "{name}");
         assert!(!info.source_containers.is_empty(), "{name}: a reader must know what to authorize");
         let got = match name {
-            "native.vzarr" => held(&vzarr::append::load_native(&out, &Default::default()).unwrap()),
+            "native.vzarr" => held(&vzarr::pipeline::load_native(&out, &Default::default()).unwrap()),
             "refs.json" => kerchunk_held(&out),
             _ => {
                 let repo = out.to_str().unwrap();
-                let remote = vzarr::source::RemoteOptions::default();
+                let remote = vzarr::read::RemoteOptions::default();
                 held(&runtime.block_on(vzarr::formats::read_icechunk(repo, "main", &remote)).unwrap())
             }
         };
         assert_eq!(got, expected, "{name}: every chunk as written");
-        let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
+        let trusted = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
         let store = runtime
             .block_on(vzarr::read::Store::open_with(out.to_str().unwrap(), &vzarr::read::OpenOptions::new(trusted)))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -217,7 +217,7 @@ fn kerchunk_parquet_round_trips_a_regular_archive_and_refuses_a_rectilinear_one(
     let info = writer.write(&dataset, &out, &WriteOptions::default()).unwrap();
     assert_eq!(info.arrays.len(), dataset.arrays.len());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
+    let trusted = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
     let options = vzarr::read::OpenOptions::new(trusted);
     let store = runtime.block_on(vzarr::read::Store::open_with(out.to_str().unwrap(), &options)).unwrap();
     assert_eq!(runtime.block_on(reader_held(&store)), expected, "every chunk through the reader");

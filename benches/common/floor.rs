@@ -2,14 +2,14 @@
 //! with nothing else. The stored bytes of every source chunk are read into memory first (through
 //! the store's own reader, untimed); the timed part only decodes, moves elements between chunk
 //! shapes and encodes, on rayon's global pool (one thread per core), with vzarr's own codec pipeline
-//! ([`vzarr::codec::CodecChain`]: zlib-rs through flate2, libzstd through the `zstd` crate).
+//! ([`vzarr::dataset::CodecChain`]: zlib-rs through flate2, libzstd through the `zstd` crate).
 //! No I/O, no planning, no scheduling beyond rayon's work stealing.
 
 use bytes::Bytes;
 
-use vzarr::metadata::ArrayMetadata;
+use vzarr::dataset::ArrayMetadata;
+use vzarr::read::Authorization;
 use vzarr::read::Store;
-use vzarr::trust::Authorization;
 
 /// Wall and CPU seconds (every thread of this process, user + system).
 #[derive(Debug, Clone, Copy)]

@@ -130,13 +130,13 @@ pub mod s3;
 /// synthetic datasets the writer benches time.
 pub fn one_array_dataset(
     grid: vzarr::grid::ChunkGrid,
-    data_type: vzarr::metadata::DataType,
+    data_type: vzarr::dataset::DataType,
     entries: Vec<vzarr::dataset::ChunkEntry>,
     sources: impl IntoIterator<Item = (String, u64)>,
 ) -> vzarr::VirtualDataset {
-    use vzarr::codec::{CodecChain, Endian};
+    use vzarr::dataset::{ArrayMetadata, Attributes, FillValue};
     use vzarr::dataset::{ChunkTable, OwnedBytes, SourceFile, VirtualArray};
-    use vzarr::metadata::{ArrayMetadata, Attributes, FillValue};
+    use vzarr::dataset::{CodecChain, Endian};
     let metadata = ArrayMetadata {
         data_type,
         chunk_grid: grid,

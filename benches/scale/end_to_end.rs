@@ -157,7 +157,7 @@ pub(crate) fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work
 pub(crate) fn read_child(args: &[String]) {
     let at = args.iter().position(|a| a == "--read-child").unwrap();
     let (store, dir, files) = (&args[at + 1], PathBuf::from(&args[at + 2]), args[at + 3].parse::<usize>().unwrap());
-    let trusted = vzarr::trust::Authorization::new([format!("{}/", dir.display())]);
+    let trusted = vzarr::read::Authorization::new([format!("{}/", dir.display())]);
     let options = vzarr::read::OpenOptions::new(trusted);
     let read_options = vzarr::read::ReadOptions::default();
     let start = Instant::now();

@@ -4,7 +4,7 @@
 //! length the array's metadata gives. `codec-chain` decodes a whole chain described by JSON (the
 //! `codecs` of a store's `zarr.json`).
 
-use vzarr::codec::{
+use vzarr::dataset::{
     decode_filters, Blosc2Params, BloscCompressor, BloscShuffle, Codec, CodecChain, Filter, SourceFilter, SzipParams,
 };
 use vzarr::testing::parse_shard;

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
+use vzarr::read::Authorization;
 use vzarr::read::OpenOptions;
-use vzarr::trust::Authorization;
 use vzarr::{ReadOptions, Selection, Store};
 
 use super::{Context, Target};

@@ -4,9 +4,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use vzarr::compact::{compact_store, CompactError, CompactOptions};
+use vzarr::pipeline::{compact_store, CompactError, CompactOptions};
+use vzarr::read::Authorization;
 use vzarr::read::OpenOptions;
-use vzarr::trust::Authorization;
 
 use crate::errors::{guard, read_error, Error};
 
@@ -132,7 +132,7 @@ pub(crate) fn materialize<'py>(
     let open = OpenOptions::new(authorization).with_remote(remote.clone());
     let mut options = regular_options(chunks, shards, format, max_memory, overwrite)?;
     options.remote = remote;
-    options.codec = codec.map(|c| c.parse::<vzarr::codec::Recode>()).transpose().map_err(PyValueError::new_err)?;
+    options.codec = codec.map(|c| c.parse::<vzarr::dataset::Recode>()).transpose().map_err(PyValueError::new_err)?;
     if let Some(branch) = branch {
         options.branch = branch;
     }

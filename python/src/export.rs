@@ -8,12 +8,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use vzarr::export::{export_kerchunk, export_kerchunk_parquet, KerchunkOptions, KerchunkParquetOptions};
+use vzarr::formats::StoreFormat;
 use vzarr::formats::UrlPrefix;
+use vzarr::formats::{OutputKind, RemoteOutput};
+use vzarr::read::Authorization;
 use vzarr::read::OpenOptions;
-use vzarr::source::RemoteOptions;
-use vzarr::store::StoreFormat;
-use vzarr::store::{OutputKind, RemoteOutput};
-use vzarr::trust::Authorization;
+use vzarr::read::RemoteOptions;
 
 use crate::errors::{by_kind, guard, read_error, Error};
 
@@ -120,7 +120,7 @@ async fn write(
     remote: &RemoteOptions,
 ) -> PyResult<Report> {
     let local = output.strip_prefix("file://").unwrap_or(output);
-    if !vzarr::source::is_url(local) {
+    if !vzarr::read::is_url(local) {
         return export_to(store, Path::new(local), export, overwrite).await;
     }
     let kind = match export {
@@ -130,7 +130,7 @@ async fn write(
     // Every source is known before the destination's checks (a repository names them in its manifests).
     store.all_sources().await.map_err(read_error)?;
     let inputs = vzarr::export::store_urls(store);
-    let failed = |e: vzarr::store::WriteError| by_kind(e.kind(), e.to_string());
+    let failed = |e: vzarr::formats::WriteError| by_kind(e.kind(), e.to_string());
     let destination =
         RemoteOutput::begin(output, kind, overwrite, &inputs, remote, UPLOADS_AT_ONCE).await.map_err(failed)?;
     // The private local copy is new: nothing there to overwrite.

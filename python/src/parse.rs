@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use vzarr::dataset::ChunkEntry;
 use vzarr::dataset::{Hdf5Links, LinkTarget, VirtualDataset};
+use vzarr::read::RemoteOptions;
 use vzarr::scan::{scan_file, scan_url, ScanOptions};
-use vzarr::source::RemoteOptions;
 
 use crate::errors::{guard, Error, ScanError};
 
@@ -160,7 +160,7 @@ fn links(links: &Hdf5Links) -> Vec<(&str, &str, &'static str, String, &str)> {
 /// as a URL (`file://` for a local file); None for a file scanned itself.
 fn data_url(url: &str, dataset: &VirtualDataset) -> Option<String> {
     let location = &dataset.sources.get(0)?.location;
-    if vzarr::source::Location::parse(location).is_url() {
+    if vzarr::read::Location::parse(location).is_url() {
         return (location != url).then(|| location.clone());
     }
     let input = match url::Url::parse(url).ok().filter(|u| u.scheme() == "file") {
@@ -177,7 +177,7 @@ fn scan_one(url: &str, options: ScanOptions, remote: &RemoteOptions) -> Result<V
     if let Some(path) = url::Url::parse(url).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok()) {
         return scan_file(&path, &options);
     }
-    if !vzarr::source::Location::parse(url).is_url() {
+    if !vzarr::read::Location::parse(url).is_url() {
         return scan_file(std::path::Path::new(url), &options);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(io)?;

@@ -7,7 +7,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyDictMethods};
-use vzarr::source::RemoteOptions;
+use vzarr::read::RemoteOptions;
 
 /// The remote options `storage_options` give (defaults for `None`).
 pub(crate) fn remote_options(storage_options: Option<&Bound<'_, PyDict>>) -> PyResult<RemoteOptions> {

@@ -29,13 +29,13 @@ impl Target {
         message: Option<String>,
         trust_sources: bool,
     ) -> PyResult<Self> {
-        let format = match format.parse::<vzarr::store::StoreFormat>() {
-            Ok(vzarr::store::StoreFormat::Native) => Format::Native,
-            Ok(vzarr::store::StoreFormat::KerchunkJson) => Format::KerchunkJson { url_prefixes: Vec::new() },
-            Ok(vzarr::store::StoreFormat::KerchunkParquet) => {
+        let format = match format.parse::<vzarr::formats::StoreFormat>() {
+            Ok(vzarr::formats::StoreFormat::Native) => Format::Native,
+            Ok(vzarr::formats::StoreFormat::KerchunkJson) => Format::KerchunkJson { url_prefixes: Vec::new() },
+            Ok(vzarr::formats::StoreFormat::KerchunkParquet) => {
                 Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default())
             }
-            Ok(vzarr::store::StoreFormat::Icechunk) => Format::Icechunk(IcechunkOptions {
+            Ok(vzarr::formats::StoreFormat::Icechunk) => Format::Icechunk(IcechunkOptions {
                 branch: branch.clone().unwrap_or_else(|| "main".into()),
                 message: message.clone(),
                 commit_to_existing: branch.is_some() || message.is_some(),
@@ -316,7 +316,7 @@ pub(crate) fn append<'py>(
 
 /// Adds `containers` to the user's trust list; returns those that were new.
 fn trust(containers: &[String]) -> PyResult<Vec<String>> {
-    use vzarr::trust::TrustList;
+    use vzarr::read::TrustList;
     let path = TrustList::default_path().map_err(|e| Error::new_err(e.to_string()))?;
     TrustList::add(&path, containers).map_err(|e| Error::new_err(e.to_string()))
 }

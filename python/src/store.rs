@@ -3,11 +3,11 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyByteArrayMethods, PyBytes, PyDict};
+use vzarr::dataset::DataType;
 use vzarr::grid::{DimSelection, Selection};
-use vzarr::metadata::DataType;
 use vzarr::read::blocking::{BlockingArray, BlockingStore};
+use vzarr::read::Authorization;
 use vzarr::read::{OpenOptions, ReadOptions};
-use vzarr::trust::Authorization;
 
 use crate::errors::{guard, read_error, Error, SelectionError};
 

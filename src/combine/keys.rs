@@ -25,7 +25,11 @@ pub(crate) struct NewAxis {
 /// # Errors
 /// A message when the attribute is absent or not a string or number, when the regular expression is
 /// invalid, or when it does not match the file name.
-pub fn derive_key(key: &DimKey, location: &str, attribute: &dyn Fn(&str) -> Option<Value>) -> Result<String, String> {
+pub(crate) fn derive_key(
+    key: &DimKey,
+    location: &str,
+    attribute: &dyn Fn(&str) -> Option<Value>,
+) -> Result<String, String> {
     match key {
         DimKey::Coordinate => Err("an existing dimension has no key".into()),
         DimKey::Attribute(name) => match attribute(name) {

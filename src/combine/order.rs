@@ -209,7 +209,7 @@ pub(crate) fn check_overlaps(
 }
 
 /// Orders strings with digit runs compared as numbers (`f2` before `f10`).
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (mut a, mut b) = (a, b);
     loop {
         match (a.chars().next(), b.chars().next()) {

@@ -17,7 +17,7 @@ use crate::grid::{ChunkDim, GridError};
 
 /// One chunk of the new grid along the compacted dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Piece {
+pub(super) enum Piece {
     /// Old chunk number `.0`, kept with its reference (and its edge).
     Keep(u64),
     /// A new chunk of `length` elements from array index `start`, folded from old chunks
@@ -36,7 +36,7 @@ pub enum Piece {
 
 /// Which chunks a compaction may fold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FoldRule {
+pub(super) struct FoldRule {
     /// The target edge (elements along the dimension), >= 1.
     pub target: u64,
     /// Fold only the chunks after the last chunk of at least `target` elements.
@@ -46,7 +46,7 @@ pub struct FoldRule {
 }
 
 /// The pieces of the new dimension; `None` when nothing is folded.
-pub fn plan_dim(dim: &ChunkDim, rule: &FoldRule) -> Option<Vec<Piece>> {
+pub(super) fn plan_dim(dim: &ChunkDim, rule: &FoldRule) -> Option<Vec<Piece>> {
     let n = dim.num_chunks();
     let target = rule.target.max(1);
     let keep_from = rule.keep_from.min(n);
@@ -92,7 +92,7 @@ fn fold_run(dim: &ChunkDim, first: u64, end: u64, total: u64, target: u64, piece
 ///
 /// # Errors
 /// [`GridError`] when the edges do not form a valid dimension (a bug in the plan).
-pub fn new_dim(dim: &ChunkDim, pieces: &[Piece]) -> Result<ChunkDim, GridError> {
+pub(super) fn new_dim(dim: &ChunkDim, pieces: &[Piece]) -> Result<ChunkDim, GridError> {
     let edges: Vec<u64> = pieces
         .iter()
         .map(|p| match *p {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// Needs feature `icechunk`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-#[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
+#[cfg_attr(not(feature = "icechunk"), allow(dead_code, unreachable_pub))]
 pub enum IcechunkError {
     /// The repository exists and committing to it was not asked for.
     #[error("{repo}: an Icechunk repository already exists")]

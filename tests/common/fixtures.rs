@@ -407,7 +407,7 @@ pub const MASKED_CHUNK: [usize; 2] = [8, 4];
 /// skipped deflate (filter mask 0b10, as libhdf5 records for an optional filter that did not help), so
 /// their stored bytes are only shuffled. libhdf5 (and libnetcdf) read both kinds back.
 pub fn write_masked_chunks(dir: &Path) -> PathBuf {
-    use vzarr::codec::{Codec, CodecChain, Endian};
+    use vzarr::dataset::{Codec, CodecChain, Endian};
     let path = dir.join("masked.h5");
     let [ny, nx] = MASKED_SHAPE;
     let [cy, cx] = MASKED_CHUNK;

@@ -205,8 +205,8 @@ pub fn scan_to_store(source: &Path, dir: &Path, name: &str, options: &ScanOption
 /// Adds the containers `store` declares to the trust list of the `vzarr` runs of this test process
 /// (what `vzarr scan` does for stores it writes; the library writer leaves the trust list alone).
 pub fn trust_store(store: &Path) {
-    let list = test_config_home().join("vzarr").join(vzarr::trust::TRUST_FILE);
-    vzarr::trust::TrustList::add(&list, trusted(store).containers()).expect("updating the test trust list");
+    let list = test_config_home().join("vzarr").join(vzarr::read::TRUST_FILE);
+    vzarr::read::TrustList::add(&list, trusted(store).containers()).expect("updating the test trust list");
 }
 
 /// Scans a fixture with default options into `<fixture dir>/store.vzarr`.
@@ -216,10 +216,10 @@ pub fn scan_fixture(fixture: &Fixture) -> PathBuf {
 
 /// The containers a store declares in its `vzarr.json`, as an authorization: what a test that just
 /// wrote the store trusts (a user's `vzarr scan` adds the same to the trust list).
-pub fn trusted(store: &Path) -> vzarr::trust::Authorization {
+pub fn trusted(store: &Path) -> vzarr::read::Authorization {
     let text = std::fs::read(store.join("vzarr.json")).unwrap_or_else(|e| panic!("{}: {e}", store.display()));
-    let info: vzarr::store::StoreInfo = serde_json::from_slice(&text).expect("vzarr.json");
-    vzarr::trust::Authorization::new(&info.source_containers)
+    let info: vzarr::formats::StoreInfo = serde_json::from_slice(&text).expect("vzarr.json");
+    vzarr::read::Authorization::new(&info.source_containers)
 }
 
 /// The trust list directory (`XDG_CONFIG_HOME`) of every `vzarr` run by this test process, so that

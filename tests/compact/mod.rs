@@ -188,7 +188,7 @@ fn icechunk_daily_appends_compact_in_one_commit_while_an_old_reader_reads_on() {
     }
     let commits = crate::icechunk_repo::history(&repo, "main").len();
     let open = || {
-        let authorization = vzarr::trust::Authorization::new([format!("{}/", dir.path().display())]);
+        let authorization = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
         vzarr::read::blocking::BlockingStore::open_with(s(&repo), &vzarr::read::OpenOptions::new(authorization))
             .unwrap()
     };

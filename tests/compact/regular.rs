@@ -81,7 +81,7 @@ fn monthly_store(dir: &Path) -> (PathBuf, Vec<PathBuf>) {
 /// the files.
 pub(super) fn assert_vzarr_reads_exactly(location: &Path, files: &[PathBuf], vars: &[&str]) {
     // A regular copy owns its chunks: no source container to trust.
-    let authorization = vzarr::trust::Authorization::new(Vec::<String>::new());
+    let authorization = vzarr::read::Authorization::new(Vec::<String>::new());
     let opened =
         vzarr::read::blocking::BlockingStore::open_with(s(location), &vzarr::read::OpenOptions::new(authorization))
             .unwrap_or_else(|e| panic!("opening {}: {e}", location.display()));

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 use crate::common::hdf5_oracle::try_read_native;
 use crate::common::*;
-use vzarr::codec::Codec;
 use vzarr::dataset::ChunkEntry;
+use vzarr::dataset::Codec;
+use vzarr::dataset::DataType;
 use vzarr::dataset::{VirtualArray, VirtualDataset};
-use vzarr::metadata::DataType;
 use vzarr::pipeline::{write_dataset, Format, Output};
 use vzarr::ScanOptions;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::common::range_server::Server;
 
-use vzarr::source::RemoteOptions;
+use vzarr::read::RemoteOptions;
 use vzarr::ScanOptions;
 
 #[test]
@@ -42,7 +42,7 @@ fn sidecar_urls_scan_like_their_data_files_urls() {
 #[test]
 fn a_sidecar_scan_fingerprints_its_data_file_with_the_read_it_needs() {
     use vzarr::formats::DmrppWriter;
-    use vzarr::store::{WriteOptions, Writer};
+    use vzarr::formats::{WriteOptions, Writer};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("day.nc");
     let mut nc = netcdf::create(&file).unwrap();

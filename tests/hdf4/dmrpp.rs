@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vzarr::codec::Codec;
+use vzarr::dataset::Codec;
 use vzarr::{scan_file, ScanOptions};
 
 use super::oracle::libhdf4_values;

@@ -236,7 +236,7 @@ fn every_value_of_every_fixture_equals_libhdf4() {
 /// of the attributes, but for text, the `int64`/`float64` JSON numbers read back as, and a float
 /// array's `_FillValue` (a string: xarray's base64 form). Returns how many attributes had a type to
 /// note.
-fn assert_attribute_types(path: &Path, read: &Read, metadata: &vzarr::metadata::ArrayMetadata) -> usize {
+fn assert_attribute_types(path: &Path, read: &Read, metadata: &vzarr::dataset::ArrayMetadata) -> usize {
     let expected: std::collections::BTreeMap<&str, &str> = read
         .attributes
         .iter()
@@ -269,7 +269,7 @@ fn assert_attribute_types(path: &Path, read: &Read, metadata: &vzarr::metadata::
 fn verify_proves_hdf4_stores() {
     use vzarr::pipeline::{write_dataset, Format, Output};
     use vzarr::read::blocking::BlockingStore;
-    use vzarr::trust::Authorization;
+    use vzarr::read::Authorization;
     let runtime = vzarr::pipeline::runtime().unwrap();
     for path in fixtures() {
         let options = ScanOptions { skip_unsupported: true, ..Default::default() };
@@ -298,7 +298,7 @@ fn verify_proves_hdf4_stores() {
 fn verify_proves_hdf4_and_netcdf_stores_in_one_process() {
     use vzarr::pipeline::{write_dataset, Format, Output};
     use vzarr::read::blocking::BlockingStore;
-    use vzarr::trust::Authorization;
+    use vzarr::read::Authorization;
     let runtime = vzarr::pipeline::runtime().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");

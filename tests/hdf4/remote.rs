@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::range_server::Server;
 
-use vzarr::source::RemoteOptions;
+use vzarr::read::RemoteOptions;
 use vzarr::{scan_file, ScanOptions};
 
 #[test]

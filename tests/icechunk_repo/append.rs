@@ -27,7 +27,7 @@ fn write_series(dir: &Path, files: &[SeriesFile]) -> Vec<PathBuf> {
 /// sources and summary print the same.
 fn contents(repo: &Path, branch: &str) -> String {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let remote = vzarr::source::RemoteOptions::default();
+    let remote = vzarr::read::RemoteOptions::default();
     let stored = runtime.block_on(vzarr::formats::read_branch(&s(repo), branch, &remote)).unwrap();
     let text = format!("{:#?}", stored.dataset);
     regex::Regex::new(r"\d+ \(seconds").unwrap().replace_all(&text, "T (seconds").into_owned()

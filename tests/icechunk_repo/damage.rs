@@ -119,7 +119,7 @@ fn every_flipped_snapshot_byte_reads_exactly_or_is_refused() {
     let expected: Vec<Vec<u8>> = vars.iter().map(|v| oracle(&sources, v)).collect();
     let (snapshot, _) = damageable_files(&repo);
     let pristine = std::fs::read(&snapshot).unwrap();
-    let authorization = vzarr::trust::Authorization::new([s(dir.path())]);
+    let authorization = vzarr::read::Authorization::new([s(dir.path())]);
     let one_clean_line = |message: &str, what: &str| {
         assert!(!message.contains('\n') && !message.contains("context:"), "{what}: {message:?}");
         assert!(message.contains(&s(&repo)), "{what}: the repository is not named: {message}");

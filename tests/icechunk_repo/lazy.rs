@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use super::files_with_chunk;
 use crate::interop::{assert_same, oracle, s, Archive};
-use vzarr::combine::{combine, CombineOptions, ConcatDim};
 use vzarr::formats::{write_icechunk, IcechunkOptions};
 use vzarr::grid::{DimSelection, Selection};
+use vzarr::pipeline::{combine, CombineOptions, ConcatDim};
 use vzarr::read::blocking::BlockingStore;
+use vzarr::read::Authorization;
 use vzarr::read::{OpenOptions, ReadOptions};
 use vzarr::scan::{scan_files, ScanOptions};
-use vzarr::trust::Authorization;
 
 /// The repository at `repo` opened through the library, its sources in `dir` trusted.
 fn open(repo: &Path, dir: &Path) -> Result<BlockingStore, String> {

@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use crate::common::archives::{monthly, SeriesFile};
 use crate::common::{cli_expect, with_hdf5_files};
 use crate::interop::{python, python_required, s, Archive};
-use vzarr::combine::{combine, CombineOptions, ConcatDim};
 use vzarr::formats::{write_icechunk, IcechunkOptions};
+use vzarr::pipeline::{combine, CombineOptions, ConcatDim};
 use vzarr::scan::{scan_files, ScanOptions};
 
 /// `info --json` output without its `source_files` (a repository lists its sources only in its
@@ -204,7 +204,7 @@ fn large_arrays_are_split_into_manifests_of_one_snapshot() {
     });
 
     let grown = scan(&sources);
-    let remote = vzarr::source::RemoteOptions::default();
+    let remote = vzarr::read::RemoteOptions::default();
     let branch = runtime.block_on(vzarr::formats::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, message: Some("april".into()), ..options };
     let updated = runtime.block_on(vzarr::formats::update_icechunk(&branch, &grown, &s(&repo), &update)).unwrap();
@@ -243,7 +243,7 @@ fn an_update_adding_an_array_records_all_its_chunks() {
     let repo = dir.path().join("grown.icechunk");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(write_icechunk(&without, &s(&repo), &IcechunkOptions::default())).unwrap();
-    let remote = vzarr::source::RemoteOptions::default();
+    let remote = vzarr::read::RemoteOptions::default();
     let branch = runtime.block_on(vzarr::formats::read_branch(&s(&repo), "main", &remote)).unwrap();
     let update = IcechunkOptions { commit_to_existing: true, ..IcechunkOptions::default() };
     runtime.block_on(vzarr::formats::update_icechunk(&branch, &dataset, &s(&repo), &update)).unwrap();

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use super::files_with_chunk;
 use crate::interop::{assert_same, oracle, s, Archive};
+use vzarr::formats::StoreFormat;
 use vzarr::grid::Selection;
 use vzarr::read::blocking::BlockingStore;
+use vzarr::read::Authorization;
 use vzarr::read::{OpenOptions, ReadOptions};
-use vzarr::store::StoreFormat;
-use vzarr::trust::Authorization;
 
 fn options(dir: &Path) -> OpenOptions {
     OpenOptions::new(Authorization::new([format!("{}/", dir.display())]))

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::common::archives::{monthly, write_series_file, yearly, SeriesFile};
 use crate::common::{cli_expect, dir_entries, oracle_read, with_hdf5_files};
+use vzarr::dataset::chunk_key;
 use vzarr::dataset::ChunkEntry;
-use vzarr::metadata::chunk_key;
 use vzarr::read::blocking::BlockingStore;
 
 pub(crate) const ALL_VARS: [&str; 6] = ["tas", "time", "time_bnds", "lat", "lon", "crs"];
@@ -266,7 +266,7 @@ fn assert_refs_match_store(refs: &serde_json::Map<String, Value>, store_path: &P
     let store = BlockingStore::open(s(store_path), &crate::common::trusted(store_path)).unwrap();
     let mut expected_keys = BTreeSet::new();
     for node in store.info().groups.iter().chain(store.info().arrays.iter().map(|a| &a.path)) {
-        let key = vzarr::metadata::node_key(node);
+        let key = vzarr::dataset::node_key(node);
         let text = refs[&key].as_str().unwrap_or_else(|| panic!("{key}: inline JSON text"));
         let ours: Value = serde_json::from_str(text).unwrap();
         let native: Value = serde_json::from_slice(&std::fs::read(store_path.join(&key)).unwrap()).unwrap();

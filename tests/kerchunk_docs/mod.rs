@@ -116,7 +116,7 @@ fn a_long_attribute_string_is_held_at_about_its_size() {
     let peak = run.counter("peak_kib").expect("peak_kib counter");
     eprintln!("document {size} bytes, peak {} MiB", peak >> 10);
     assert!(peak * 1024 < 4 * size, "peak {peak} KiB for a document of {size} bytes");
-    let nothing = vzarr::trust::Authorization::new(Vec::<String>::new());
+    let nothing = vzarr::read::Authorization::new(Vec::<String>::new());
     let store = vzarr::read::blocking::BlockingStore::open(s(&path).as_str(), &nothing).unwrap();
     let root: serde_json::Value = serde_json::from_slice(&store.node_metadata("").unwrap()).unwrap();
     assert_eq!(root["attributes"]["units"], "K");

@@ -150,7 +150,7 @@ fn links_out_of_the_trusted_containers_are_refused() {
     let warnings: Vec<String> = dataset.warnings.iter().map(ToString::to_string).collect();
     assert!(warnings.iter().any(|w| w.contains("linked_chunked") && w.contains("not authorized")), "{warnings:?}");
     // Trusted by the options, the same link is followed.
-    let options = ScanOptions { link_authorization: vzarr::trust::Authorization::new([s(&fx)]), ..Default::default() };
+    let options = ScanOptions { link_authorization: vzarr::read::Authorization::new([s(&fx)]), ..Default::default() };
     let dataset = scan(&main, &options).unwrap();
     assert!(dataset.array("linked_chunked").is_some());
 }

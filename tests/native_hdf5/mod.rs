@@ -128,7 +128,7 @@ fn dimension_scales_and_attributes_of_plain_hdf5() {
     let root = &dataset.groups[0].attributes;
     assert_eq!(root["one_int"], attr_numbers(&file, "", "one_int")[0], "one-element attributes are scalars");
     let numbers: Vec<serde_json::Value> =
-        attr_numbers(&file, "", "numbers").into_iter().map(vzarr::metadata::float_attribute).collect();
+        attr_numbers(&file, "", "numbers").into_iter().map(vzarr::dataset::float_attribute).collect();
     assert_eq!(root["numbers"], serde_json::Value::Array(numbers), "non-finite floats as JSON names");
     assert_eq!(root["fixed"], attr_strings(&file, "", "fixed")[0].trim_end_matches('\0'));
     let links = crate::common::hdf5_oracle::dataset_paths(&file);

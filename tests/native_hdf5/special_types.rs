@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vzarr::metadata::DataType;
+use vzarr::dataset::DataType;
 use vzarr::ScanOptions;
 
 use crate::common::{open_store, read, scan, scan_to_store, with_hdf5_files};
@@ -416,7 +416,7 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     assert_eq!(attrs["seq"], json!(ints));
     let floats = attribute_sequences::<f64>(&file, "d", "seq_f8");
     let floats: Vec<Vec<Value>> =
-        floats.iter().map(|s| s.iter().map(|&v| vzarr::metadata::float_attribute(v)).collect()).collect();
+        floats.iter().map(|s| s.iter().map(|&v| vzarr::dataset::float_attribute(v)).collect()).collect();
     assert_eq!(attrs["seq_f8"], json!(floats));
     let shorts: Vec<i16> =
         attribute_bytes(&file, "d", "grid").chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
@@ -438,7 +438,7 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     });
     assert_eq!(attrs["latin_vlen"], json!(vlen));
     assert_eq!(attrs["plain"], "text stays text");
-    let doc = vzarr::metadata::from_text(&store.node_metadata("d").unwrap()).unwrap();
+    let doc = vzarr::dataset::from_text(&store.node_metadata("d").unwrap()).unwrap();
     let encoded: Vec<&str> = ["blob", "latin", "latin_vlen", "one_blob"].to_vec();
     let noted = doc["vzarr"]["attribute_encodings"].as_object().unwrap();
     assert_eq!(noted.keys().map(String::as_str).collect::<Vec<_>>(), encoded, "{doc}");
@@ -456,7 +456,7 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     let refs = dir.path().join("attrs_refs.json");
     let args = ["scan".as_ref(), file.as_os_str(), "--format".as_ref(), "kerchunk-json".as_ref(), "-o".as_ref()];
     crate::common::cli_expect(&[&args[..], &[refs.as_os_str()]].concat(), 0);
-    let trusted = vzarr::trust::Authorization::new([format!("{}/", file.parent().unwrap().display())]);
+    let trusted = vzarr::read::Authorization::new([format!("{}/", file.parent().unwrap().display())]);
     let refs_store = vzarr::read::blocking::BlockingStore::open(refs.to_str().unwrap(), &trusted).unwrap();
     let from_refs: Value = serde_json::from_slice(&refs_store.node_metadata("").unwrap()).unwrap();
     assert_eq!(from_refs["vzarr"], root["vzarr"], "{from_refs}");
@@ -468,7 +468,7 @@ fn attributes_of_sequences_arrays_opaque_and_non_utf8_text_are_kept() {
     assert!(stdout.contains("d special attributes: 8 attributes"), "{stdout}");
     assert!(stdout.contains("/ special attributes: 3 attributes"), "{stdout}");
     // Appending reads the store back: the group's note survives a load and a rewrite.
-    let loaded = vzarr::append::load_native(&store_path, &Default::default()).unwrap();
+    let loaded = vzarr::pipeline::load_native(&store_path, &Default::default()).unwrap();
     let root_group = loaded.groups.iter().find(|g| g.path.is_empty()).unwrap();
     assert_eq!(root_group.attribute_encodings.get("blob").map(String::as_str), Some("base64"));
 }

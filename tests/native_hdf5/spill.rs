@@ -31,7 +31,7 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
         h5.new_dataset_builder().chunk(10_000).with_data(&values).create("rec").unwrap();
     });
     // A budget of this scan's own: other tests' bytes count in theirs.
-    let owned_budget = vzarr::source::owned_bytes_budget(BUDGET);
+    let owned_budget = vzarr::read::owned_bytes_budget(BUDGET);
     let scanned = scan(&file, &ScanOptions { owned_budget, ..ScanOptions::default() });
     let dataset = scanned.unwrap();
     let array = dataset.arrays.iter().find(|a| a.path == "rec").unwrap();
@@ -57,7 +57,7 @@ fn copied_chunks_past_the_budget_spill_and_read_as_libhdf5_reads_them() {
     assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
     // Loading the store for an append reads owned.bin a block at a time into owned bytes that spill
     // past the budget: the same bytes, the table's heap within the budget.
-    let loaded = vzarr::append::load_native(&store_path, &vzarr::source::owned_bytes_budget(BUDGET));
+    let loaded = vzarr::pipeline::load_native(&store_path, &vzarr::read::owned_bytes_budget(BUDGET));
     let loaded = loaded.unwrap();
     let rec = loaded.arrays.iter().find(|a| a.path == "rec").unwrap();
     assert!(rec.chunks.heap_bytes() as u64 <= BUDGET + 4096, "{} bytes on the heap", rec.chunks.heap_bytes());

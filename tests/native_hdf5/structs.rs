@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vzarr::metadata::{DataType, StructType};
+use vzarr::dataset::{DataType, StructType};
 use vzarr::ScanOptions;
 
 use crate::common::hdf5_oracle::{read_member, read_member_text, read_native};

@@ -11,8 +11,8 @@ use crate::common::archives::{daily, monthly};
 use crate::common::{cli_expect, dir_entries};
 use crate::interop::{python, s};
 use vzarr::formats::{IcechunkWriter, KerchunkParquetWriter, NativeWriter};
+use vzarr::formats::{WriteOptions, Writer};
 use vzarr::pipeline::Archive;
-use vzarr::store::{WriteOptions, Writer};
 
 /// `vzarr export STORE --kerchunk-parquet OUT EXTRA...`, expecting exit `code`.
 fn export(store: &Path, out: &Path, extra: &[&str], code: i32) -> crate::common::Run {

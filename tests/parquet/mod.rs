@@ -147,9 +147,9 @@ fn recorded_containers(set: &Path) -> Vec<String> {
 
 /// Opens the reference set `set` trusting `containers` (also for the `vzarr` runs of this process).
 fn open_set(set: &Path, containers: &[String]) -> vzarr::read::blocking::BlockingStore {
-    let list = crate::common::test_config_home().join("vzarr").join(vzarr::trust::TRUST_FILE);
-    vzarr::trust::TrustList::add(&list, containers).expect("updating the test trust list");
-    let authorization = vzarr::trust::Authorization::new(containers);
+    let list = crate::common::test_config_home().join("vzarr").join(vzarr::read::TRUST_FILE);
+    vzarr::read::TrustList::add(&list, containers).expect("updating the test trust list");
+    let authorization = vzarr::read::Authorization::new(containers);
     vzarr::read::blocking::BlockingStore::open(s(set), &authorization)
         .unwrap_or_else(|e| panic!("{}: {e}", set.display()))
 }

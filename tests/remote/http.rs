@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use vzarr::source::RemoteOptions;
+use vzarr::read::RemoteOptions;
 use vzarr::ScanOptions;
 
 use crate::common::servers::HttpServer;

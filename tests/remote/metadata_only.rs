@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use vzarr::source::{ByteSource, CacheOptions, CachedSource, FetchTotals, LocalFile, RangeError};
+use vzarr::scan::{ByteSource, CacheOptions, CachedSource, FetchTotals, LocalFile, RangeError};
 use vzarr::ScanOptions;
 
 /// A day of sea surface temperature as `benches/common` writes it: `sst(time, lat, lon)` int16 in
@@ -78,7 +78,7 @@ fn scan_recorded(path: &Path, totals: &FetchTotals) -> (u64, u64, u64) {
     let head = recorder.read_range(0, totals.head_bytes().min(recorder.len())).unwrap();
     let inner: Arc<dyn ByteSource> = recorder.clone();
     let cached = Arc::new(CachedSource::primed(inner, CacheOptions::remote(), &head));
-    let fingerprint = vzarr::source::fingerprint(path).unwrap();
+    let fingerprint = vzarr::read::fingerprint(path).unwrap();
     let options = ScanOptions { concat_dims: vec!["time".into()], ..ScanOptions::default() };
     let ours = vzarr::scan::scan_hdf5(path, cached.clone(), fingerprint, &options).unwrap();
     let theirs = crate::common::scan(path, &options).unwrap();

@@ -11,7 +11,7 @@ mod output;
 mod stale;
 mod verify;
 
-use vzarr::source::RemoteOptions;
+use vzarr::read::RemoteOptions;
 use vzarr::ScanOptions;
 
 use crate::common::servers::S3Server;

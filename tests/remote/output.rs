@@ -25,9 +25,9 @@ struct Bucket {
 impl Bucket {
     fn new(server: &S3Server, name: &str) -> Self {
         server.upload(name, &[]);
-        let remote = vzarr::source::RemoteOptions { config: server.config(), ..Default::default() };
+        let remote = vzarr::read::RemoteOptions { config: server.config(), ..Default::default() };
         let url = url::Url::parse(&format!("s3://{name}/")).unwrap();
-        let (store, _) = vzarr::source::store_for_url(&url, &remote).unwrap();
+        let (store, _) = vzarr::read::store_for_url(&url, &remote).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         Bucket { store, runtime }
     }

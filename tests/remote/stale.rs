@@ -96,8 +96,8 @@ fn an_s3_object_replaced_after_the_check_is_refused_by_its_etag() {
     let scan =
         server.vzarr(&["scan", "s3://replaced/tas_2023-0*.nc", "--concat", "time", "-o", &store.display().to_string()]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
-    let remote = vzarr::source::RemoteOptions { config: server.config(), ..Default::default() };
-    let options = OpenOptions::new(vzarr::trust::Authorization::new(["s3://replaced/"])).with_remote(remote);
+    let remote = vzarr::read::RemoteOptions { config: server.config(), ..Default::default() };
+    let options = OpenOptions::new(vzarr::read::Authorization::new(["s3://replaced/"])).with_remote(remote);
     let opened = BlockingStore::open_with(store.display().to_string(), &options).unwrap();
     let tas = opened.array("tas").unwrap();
     let all = Selection::all(&tas.reader().shape());

@@ -109,7 +109,7 @@ fn a_store_from_elsewhere_is_read_once_authorized() {
 fn store_pointing_at(f: &Fixture, target: &str, name: &str) -> PathBuf {
     let mut dataset = scan(&f.path, &ScanOptions::default()).unwrap();
     let mut sources = SourceTable::new();
-    sources.push(vzarr::source::fingerprint(Path::new(target)).unwrap());
+    sources.push(vzarr::read::fingerprint(Path::new(target)).unwrap());
     dataset.sources = sources;
     let store = f.join(name);
     NativeWriter.write(&dataset, &store, &WriteOptions::default()).unwrap();

@@ -17,9 +17,9 @@ use crate::common::archives::{daily, monthly, yearly, SeriesFile};
 use crate::common::fixtures::days_in_month;
 use crate::common::{cli, cli_expect, dir_entries, Run};
 use crate::interop::{assert_zarrs_reads_exactly, python, s, zarrs_array, zarrs_time_edges, Archive, ALL_VARS};
+use vzarr::dataset::chunk_key;
 use vzarr::dataset::ChunkEntry;
 use vzarr::grid::ChunkGrid;
-use vzarr::metadata::chunk_key;
 use vzarr::read::blocking::BlockingStore;
 use vzarr::testing::{index_len, parse_shard};
 use zarrs::array::ArrayShardedExt;
@@ -293,7 +293,7 @@ fn short_last_slabs_are_padded_and_read_exactly() {
     let f = crate::common::Fixture::new(crate::common::fixtures::write_long_contiguous);
     let options = vzarr::ScanOptions { max_slab_bytes: 2400, ..Default::default() };
     let store_path = crate::common::scan_to_store(&f.path, f.dir.path(), "slabs.vzarr", &options);
-    let table = vzarr::metadata::ArrayMetadata::from_json(&array_doc(&store_path, "table")).unwrap();
+    let table = vzarr::dataset::ArrayMetadata::from_json(&array_doc(&store_path, "table")).unwrap();
     assert_eq!(table.chunk_grid.dim(0).runs(), vec![(100, 10), (9, 1)], "slabs of 100 rows, the last of 9");
     for (spec, shards, sharded) in [("file", 1, "table,row"), ("300,6", 4, "table")] {
         let out = f.join(&format!("sharded-{shards}.zarr"));

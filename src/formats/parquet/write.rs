@@ -46,7 +46,7 @@ pub const ZMETADATA: &str = ".zmetadata";
 /// Writes a [`VirtualDataset`] as a kerchunk Parquet reference set (a directory).
 #[derive(Debug, Clone)]
 pub struct KerchunkParquetWriter {
-    /// Location rewrites, as [`super::KerchunkWriter`]'s. Default: none.
+    /// Location rewrites, as [`KerchunkWriter`](crate::formats::KerchunkWriter)'s. Default: none.
     pub url_prefixes: Vec<UrlPrefix>,
     /// Rows per reference file. Default: [`DEFAULT_RECORD_SIZE`].
     pub record_size: usize,
