@@ -33,7 +33,7 @@ pub fn compact_store(
     runtime: &tokio::runtime::Handle,
 ) -> Result<CompactReport, CompactError> {
     if options.target == 0 {
-        let reason = format!("--target for {} must be at least 1", options.dim);
+        let reason = format!("the target length for {} must be at least 1", options.dim);
         return Err(CompactError::Usage { store: location.to_string(), reason });
     }
     #[cfg(feature = "icechunk")]
@@ -172,7 +172,7 @@ fn plan_dataset(
         )));
     };
     if options.target > extent {
-        return Err(usage(format!("--target {} is larger than dimension {dim} ({extent})", options.target)));
+        return Err(usage(format!("target length {} is larger than dimension {dim} ({extent})", options.target)));
     }
     let last_start = last_file_start(dataset, dim);
     let mut plans = Vec::new();

@@ -257,10 +257,10 @@ async fn write_local(
 fn check_spec(store: &Store, readers: &[ArrayReader], options: &RegularOptions) -> Result<(), ExportError> {
     let bad = |reason: String| ExportError::Node { store: store.location().to_string(), node: "/".into(), reason };
     if options.chunks.is_empty() {
-        return Err(bad("--chunks names no dimension".into()));
+        return Err(bad("the chunk lengths name no dimension".into()));
     }
-    let named = options.chunks.iter().map(|c| ("--chunks", c));
-    let shards = options.shards.iter().flatten().map(|c| ("--shards", c));
+    let named = options.chunks.iter().map(|c| ("chunks", c));
+    let shards = options.shards.iter().flatten().map(|c| ("shards", c));
     for (flag, (dim, n)) in named.chain(shards) {
         if *n == 0 {
             return Err(bad(format!("{flag} {dim}=0: a length must be at least 1")));
@@ -286,7 +286,7 @@ fn partial_dir(store: &Store, destination: &Path, options: &RegularOptions) -> R
         Ok(found) if found == marker => return Ok(partial),
         _ if partial.symlink_metadata().is_ok() => {
             let reason = format!(
-                "{} exists and is not a partial copy of this store with --chunks {}: remove it",
+                "{} exists and is not a partial copy of this store with chunks {}: remove it",
                 partial.display(),
                 options.spec()
             );

@@ -169,7 +169,7 @@ impl Zmetadata {
             Err(reason) => Err(WriteError::BadName {
                 path: self.destination.clone(),
                 node: path.to_string(),
-                reason: format!("{reason} (--skip-unsupported writes the other arrays without it)"),
+                reason: format!("{reason} (skipping unsupported arrays writes the others without it)"),
             }),
         }
     }

@@ -156,7 +156,7 @@ pub async fn materialize_update(
         let reader = store.array(path).await?;
         let bad = |reason: String| ExportError::Node { store: repo.into(), node: path.clone(), reason };
         let old = stored.dataset.array(path).ok_or_else(|| {
-            bad("not in the repository (an array added since the copy): materialize again without --update".into())
+            bad("not in the repository (an array added since the copy): copy it again whole, not as an update".into())
         })?;
         let (target, old_shape) = update_target(&reader, old).map_err(bad)?;
         let grid = target.metadata.chunk_grid.clone();

@@ -56,7 +56,7 @@ impl Target {
     ) -> Result<Target, String> {
         let mut recoded = stored.clone();
         if let Some(codec) = codec {
-            recoded.codecs = codec.chain(&stored.codecs).map_err(|e| format!("--codec {codec}: {e}"))?;
+            recoded.codecs = codec.chain(&stored.codecs).map_err(|e| format!("codec {codec}: {e}"))?;
         }
         let metadata = &recoded;
         let recoded = codec.is_some();
@@ -81,7 +81,7 @@ impl Target {
             if *s % c != 0 {
                 let name =
                     metadata.dimension_names.as_ref().and_then(|n| n.get(d)).cloned().unwrap_or_else(|| d.to_string());
-                return Err(format!("--shards {name}={s} is not a multiple of the chunk length {c}"));
+                return Err(format!("shard length {name}={s} is not a multiple of the chunk length {c}"));
             }
         }
         Ok(Target { metadata: with_grid(&shard_shape)?, inner: Some(with_grid(&chunk_shape)?), recoded })
