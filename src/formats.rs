@@ -195,7 +195,7 @@ async fn open(location: &Location, options: &OpenOptions) -> Result<Store, ReadE
     };
     let address = Address { location: location.clone(), name, text };
     let opened = open_format(&address, options).await?;
-    Ok(Store::from_inner(StoreInner::new(&address.name, opened, options, alias)))
+    Ok(Store::from_inner(StoreInner::new(&address.location, &address.name, opened, options, alias)))
 }
 
 /// Opens the store at `address` with the reader the registry picks ([`READERS`]); a branch names an

@@ -106,6 +106,12 @@ pub fn is_url(location: &str) -> bool {
         .is_some_and(|(scheme, _)| scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+'))
 }
 
+/// The URLs among `paths` (inputs as expanded: local paths and URLs), as text: what an
+/// object-store output made from them must not be nor contain.
+pub(crate) fn urls_of(paths: &[std::path::PathBuf]) -> Vec<String> {
+    paths.iter().filter_map(|p| Location::from(p).as_url().map(str::to_string)).collect()
+}
+
 /// Resolves a stored location (absolute path or URL) to a store and object path, reaching object
 /// stores with the environment's configuration ([`RemoteOptions::default`]).
 ///

@@ -70,11 +70,7 @@ pub(crate) fn scan_shard(
             kind: crate::store::OutputKind::ScanPart,
             // A retried task replaces its part, as locally.
             overwrite: true,
-            inputs: files
-                .iter()
-                .map(|f| f.to_string_lossy().into_owned())
-                .filter(|f| crate::source::is_url(f))
-                .collect(),
+            inputs: crate::source::urls_of(files),
             remote: args.remote.options(),
             max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
         }

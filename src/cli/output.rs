@@ -80,7 +80,10 @@ impl Target {
 
 /// The URL of an object-store output (`s3://bucket/stores/tas.vzarr`), `None` for a local path.
 pub(crate) fn remote_url(path: &Path) -> Option<&str> {
-    path.to_str().filter(|s| crate::source::is_url(s))
+    match crate::source::Location::from(path) {
+        crate::source::Location::Url(_) => path.to_str(),
+        crate::source::Location::Local(_) => None,
+    }
 }
 
 /// How an object-store output is written: what it is, whether it may replace one, what it must not

@@ -45,12 +45,12 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
     {
         // An object-store output that will be refused is refused before the scan.
         let kind = args.combine.format.output_kind().unwrap_or(OutputKind::VzarrStore);
-        let inputs = files.iter().map(|f| f.to_string_lossy().into_owned()).filter(|f| crate::source::is_url(f));
+        let inputs = crate::source::urls_of(&files);
         let target = super::output::RemoteTarget {
             url,
             kind,
             overwrite: args.combine.overwrite,
-            inputs: inputs.collect(),
+            inputs,
             remote: args.remote.options(),
             max_concurrent: super::args::requests_at_once(args.remote.max_concurrent_requests),
         };

@@ -37,8 +37,11 @@ pub fn compact_store(
         return Err(CompactError::Usage { store: location.to_string(), reason });
     }
     #[cfg(feature = "icechunk")]
-    if crate::source::is_url(location) || crate::formats::looks_like_repository(Path::new(location)) {
-        return compact_repository(location, options, runtime);
+    {
+        let at = crate::source::Location::parse(location);
+        if at.is_url() || at.local_path().is_some_and(crate::formats::looks_like_repository) {
+            return compact_repository(&at, location, options, runtime);
+        }
     }
     compact_native(location, options, runtime)
 }
@@ -79,6 +82,7 @@ fn compact_native(
 
 #[cfg(feature = "icechunk")]
 fn compact_repository(
+    at: &crate::source::Location,
     repo: &str,
     options: &CompactOptions,
     runtime: &tokio::runtime::Handle,
@@ -86,7 +90,10 @@ fn compact_repository(
     use crate::formats::read_branch_in;
     use crate::formats::{update_icechunk, IcechunkOptions};
     // Local repositories are locked as append locks them (a local branch update is not atomic).
-    let _lock = if crate::source::is_url(repo) { None } else { Some(lock(Path::new(repo), repo)?) };
+    let _lock = match at.local_path() {
+        Some(path) => Some(lock(path, repo)?),
+        None => None,
+    };
     let branch = options.open.branch.clone().unwrap_or_else(|| "main".into());
     let stored = runtime.block_on(read_branch_in(repo, &branch, &options.open.remote, &options.owned_budget))?;
     let plans = plan_dataset(&stored.dataset, options, repo)?;

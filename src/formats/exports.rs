@@ -101,8 +101,8 @@ pub(crate) async fn groups_of(store: &Store, groups: &[String]) -> Result<Vec<cr
 /// is on an object store, and its sources' (all of them once [`Store::all_sources`] has run).
 pub fn store_urls(store: &Store) -> Vec<String> {
     let mut urls = crate::store::url_sources(&store.sources());
-    if crate::source::is_url(store.location()) {
-        urls.push(store.location().to_string());
+    if let Some(url) = store.address().as_url() {
+        urls.push(url.to_string());
     }
     urls
 }
@@ -111,8 +111,8 @@ pub fn store_urls(store: &Store) -> Vec<String> {
 /// sources.
 pub fn store_inputs(store: &Store) -> Vec<PathBuf> {
     let mut inputs = crate::store::local_sources(&store.sources());
-    if !crate::source::is_url(store.location()) {
-        inputs.push(PathBuf::from(store.location()));
+    if let Some(path) = store.address().local_path() {
+        inputs.push(path.to_path_buf());
     }
     inputs
 }

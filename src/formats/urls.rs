@@ -6,7 +6,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use crate::manifest::SourceTable;
-use crate::source::is_url;
+use crate::source::Location;
 use crate::store::WriteError;
 
 /// One `--url-prefix OLD=NEW` rule: a source location (or its `file://` URL) starting with `from`
@@ -89,12 +89,15 @@ pub(crate) fn written_source_urls(
 /// [`UrlError::Location`] when a local path is not absolute, or names a file whose name is not
 /// UTF-8 and no rule maps it.
 pub fn location_url(location: &str, prefixes: &[UrlPrefix]) -> Result<String, UrlError> {
-    let url = if is_url(location) {
-        location.to_string()
-    } else if Path::new(location).is_absolute() {
-        format!("file://{location}")
-    } else {
-        return Err(UrlError::Location { location: location.to_string(), reason: "not an absolute local path".into() });
+    let url = match Location::parse(location) {
+        Location::Url(url) => url,
+        Location::Local(path) if path.is_absolute() => format!("file://{location}"),
+        Location::Local(_) => {
+            return Err(UrlError::Location {
+                location: location.to_string(),
+                reason: "not an absolute local path".into(),
+            })
+        }
     };
     for rule in prefixes {
         for form in [location, url.as_str()] {

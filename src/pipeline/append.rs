@@ -76,11 +76,16 @@ impl Archive {
         };
         let location = alias.as_ref().map_or(store, DirectoryAlias::path);
         #[cfg(feature = "icechunk")]
-        if crate::source::is_url(location) || crate::formats::looks_like_repository(Path::new(location)) {
-            return self.append_to_repository(location, options, runtime, progress).map_err(|e| match &alias {
-                Some(alias) => refuse(&alias.unalias(&e.to_string(), path.as_os_str())),
-                None => e,
-            });
+        {
+            let at = crate::source::Location::parse(location);
+            if at.is_url() || at.local_path().is_some_and(crate::formats::looks_like_repository) {
+                return self.append_to_repository(&at, location, options, runtime, progress).map_err(
+                    |e| match &alias {
+                        Some(alias) => refuse(&alias.unalias(&e.to_string(), path.as_os_str())),
+                        None => e,
+                    },
+                );
+            }
         }
         if options.branch.is_some() || options.message.is_some() {
             return Err(refuse("a branch and message apply to Icechunk repositories only"));
@@ -123,6 +128,7 @@ impl Archive {
     #[cfg(feature = "icechunk")]
     fn append_to_repository(
         &self,
+        at: &crate::source::Location,
         repo: &str,
         options: &AppendTo,
         runtime: &tokio::runtime::Handle,
@@ -134,7 +140,10 @@ impl Archive {
         // A local repository is locked like a native store: Icechunk's compare-and-swap of the branch
         // is not atomic on a local file system, and two appends could both "succeed" with one commit
         // lost. On object stores the branch moves by a conditional write; a lost race is refused.
-        let _lock = if crate::source::is_url(repo) { None } else { Some(lock_store(Path::new(repo), repo)?) };
+        let _lock = match at.local_path() {
+            Some(path) => Some(lock_store(path, repo)?),
+            None => None,
+        };
         let remote = self.remote_options().clone();
         let branch = options.branch.clone().unwrap_or_else(|| "main".into());
         let mut stored = runtime.block_on(read_branch_in(repo, &branch, &remote, self.owned_budget_of()))?;

@@ -377,11 +377,11 @@ impl ScannedShard {
 
 /// An input as recorded for the inputs' digest: local paths made absolute, URLs as given.
 fn recorded_location(file: &std::path::Path) -> String {
-    let text = file.to_string_lossy();
-    if crate::source::is_url(&text) {
-        return text.into_owned();
+    match crate::source::Location::from(file) {
+        crate::source::Location::Url(url) => url,
+        crate::source::Location::Local(_) => std::path::absolute(file)
+            .map_or_else(|_| file.to_string_lossy().into_owned(), |p| p.to_string_lossy().into_owned()),
     }
-    std::path::absolute(file).map_or_else(|_| text.into_owned(), |p| p.to_string_lossy().into_owned())
 }
 
 /// The root `history` line. Its time is `SOURCE_DATE_EPOCH` when set (reproducible outputs: a merged

@@ -41,15 +41,12 @@ impl Archive {
         let copies = PartCopies::new();
         let mut local = Vec::with_capacity(paths.len());
         for path in &paths {
-            let text = path.to_string_lossy();
-            if crate::source::is_url(&text) {
-                local.push(copies.fetch(&text, self.remote_options(), runtime)?);
-            } else {
-                local.push(path.clone());
+            match crate::source::Location::from(path) {
+                crate::source::Location::Url(url) => local.push(copies.fetch(&url, self.remote_options(), runtime)?),
+                crate::source::Location::Local(_) => local.push(path.clone()),
             }
         }
-        let part_urls: Vec<String> =
-            paths.iter().map(|p| p.to_string_lossy().into_owned()).filter(|p| crate::source::is_url(p)).collect();
+        let part_urls = crate::source::urls_of(&paths);
         let parts = read_parts(&local, self.owned_budget_of())?;
         let Some(first) = parts.first() else { return Err(PipelineError::Options("no parts".into())) };
         let header = first.header().clone();

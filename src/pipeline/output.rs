@@ -80,7 +80,10 @@ impl Output {
 
     /// The object-store URL of the output, `None` for a local path.
     pub fn url(&self) -> Option<&str> {
-        self.location.to_str().filter(|s| crate::source::is_url(s))
+        match crate::source::Location::from(&self.location) {
+            crate::source::Location::Url(_) => self.location.to_str(),
+            crate::source::Location::Local(_) => None,
+        }
     }
 
     /// The kind of output a native or kerchunk output is (what it may replace).

@@ -25,7 +25,7 @@ use super::sources::SourceRegistry;
 use super::ReadError;
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::ArrayMetadata;
-use crate::source::{resolve_with, DirectoryAlias, ObjectLocation, RemoteOptions};
+use crate::source::{resolve_with, DirectoryAlias, Location, ObjectLocation, RemoteOptions};
 use crate::store::{StoreFormat, StoreInfo};
 use crate::trust::Authorization;
 
@@ -102,6 +102,8 @@ pub(crate) fn no_node(store: &StoreInner, path: &str, where_: &str) -> ReadError
 pub(crate) struct StoreInner {
     /// The store location as given (path or URL), for messages.
     pub(crate) location: String,
+    /// The store location, as classified when it was opened.
+    pub(crate) address: Location,
     pub(crate) info: StoreInfo,
     /// The array paths of `info`, for constant-time lookups (`info` on 20,000 arrays stays linear).
     pub(crate) array_paths: HashSet<String>,
@@ -123,17 +125,19 @@ pub(crate) struct StoreInner {
 }
 
 impl StoreInner {
-    /// A store at `location` as `opened` gives it, read as `options` say; `alias` is the directory
-    /// descriptor it is reached through, if any.
+    /// A store at `location` (named `name`) as `opened` gives it, read as `options` say; `alias` is
+    /// the directory descriptor it is reached through, if any.
     pub(crate) fn new(
-        location: &str,
+        location: &Location,
+        name: &str,
         opened: Opened,
         options: &super::OpenOptions,
         alias: Option<DirectoryAlias>,
     ) -> Self {
         let Opened { info, sources, backend } = opened;
         StoreInner {
-            location: location.to_string(),
+            location: name.to_string(),
+            address: location.clone(),
             array_paths: info.arrays.iter().map(|a| a.path.clone()).collect(),
             info,
             sources,

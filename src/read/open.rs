@@ -11,7 +11,7 @@ use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::ArrayMetadata;
-use crate::source::RemoteOptions;
+use crate::source::{Location, RemoteOptions};
 use crate::store::StoreFormat;
 use crate::store::StoreInfo;
 use crate::trust::Authorization;
@@ -97,9 +97,14 @@ impl Store {
         self.inner.backend.kind()
     }
 
-    /// The location the store was opened from.
+    /// The location the store was opened from, as given (for messages).
     pub fn location(&self) -> &str {
         &self.inner.location
+    }
+
+    /// The location the store was opened from, as classified when it was opened.
+    pub fn address(&self) -> &Location {
+        &self.inner.address
     }
 
     /// The store summary (`vzarr.json`).

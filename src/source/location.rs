@@ -36,6 +36,19 @@ impl Location {
         matches!(self, Location::Url(_))
     }
 
+    /// The URL, for a URL.
+    pub fn as_url(&self) -> Option<&str> {
+        match self {
+            Location::Url(url) => Some(url),
+            Location::Local(_) => None,
+        }
+    }
+
+    /// Whether this is a URL of an object store or server (any scheme but `file://`).
+    pub fn is_remote(&self) -> bool {
+        self.as_url().is_some_and(|url| !url.starts_with("file://"))
+    }
+
     /// The local path, for a local location.
     pub fn local_path(&self) -> Option<&Path> {
         match self {
@@ -140,6 +153,8 @@ mod tests {
         assert!(!Location::parse("stores/tas.vzarr").is_url());
         assert!(!Location::parse("c:/odd").is_url(), "a one-letter scheme is a drive, not a URL");
         assert_eq!(Location::parse("a/b").local_path(), Some(std::path::Path::new("a/b")));
+        assert_eq!(Location::parse("s3://b/k").as_url(), Some("s3://b/k"));
+        assert!(Location::parse("s3://b/k").is_remote() && !Location::parse("file:///a").is_remote());
     }
 
     #[test]

@@ -427,7 +427,7 @@ fn summarize(e: &object_store::Error) -> String {
 /// The URL locations among `sources` (what a remote output must not be, nor contain).
 #[must_use]
 pub fn url_sources(sources: &crate::manifest::SourceTable) -> Vec<String> {
-    sources.iter().filter(|s| crate::source::is_url(&s.location)).map(|s| s.location.clone()).collect()
+    sources.iter().filter_map(|s| crate::source::Location::parse(&s.location).as_url().map(str::to_string)).collect()
 }
 
 /// Refuses an output URL that is one of `inputs` or a prefix (a "directory") holding one.

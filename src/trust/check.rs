@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::container::container_of;
-use crate::source::{is_url, local_path};
+use crate::source::{local_path, Location};
 
 /// Environment variable naming extra trusted containers, separated by commas (`:` occurs in URLs).
 pub const ALLOW_ENV: &str = "VZARR_ALLOW_SOURCES";
@@ -120,7 +120,7 @@ impl Authorization {
     /// Whether `container` (as recorded in a store) lies inside a trusted container.
     pub fn covers(&self, container: &str) -> bool {
         let container = normalize(container);
-        if is_url(&container) && !container.starts_with("file://") {
+        if Location::parse(&container).is_remote() {
             return self.containers.iter().any(|c| container.starts_with(c.as_str()));
         }
         let path = local_path(&container).unwrap_or_else(|| PathBuf::from(&container));
@@ -234,10 +234,11 @@ fn normalize(container: &str) -> String {
     if container.is_empty() {
         return String::new();
     }
-    let mut c = if is_url(container) {
-        container.to_string()
-    } else {
-        std::path::absolute(container).map_or_else(|_| container.to_string(), |p| p.display().to_string())
+    let mut c = match Location::parse(container) {
+        Location::Url(url) => url,
+        Location::Local(path) => {
+            std::path::absolute(&path).map_or_else(|_| container.to_string(), |p| p.display().to_string())
+        }
     };
     if !c.ends_with('/') {
         c.push('/');

@@ -3,13 +3,16 @@
 use std::collections::BTreeSet;
 
 use crate::manifest::SourceTable;
-use crate::source::is_url;
+use crate::source::Location;
 
 /// The container of one source location, lexically: everything up to and including its last `/`
 /// (`/data/a/x.nc` -> `/data/a/`, `s3://bucket/p/x.nc` -> `s3://bucket/p/`, `s3://bucket` ->
 /// `s3://bucket/`).
 pub fn container_of(location: &str) -> String {
-    let body_start = if is_url(location) { location.find("://").map_or(0, |i| i + 3) } else { 0 };
+    let body_start = match Location::parse(location) {
+        Location::Url(_) => location.find("://").map_or(0, |i| i + 3),
+        Location::Local(_) => 0,
+    };
     let body = &location[body_start..];
     match body.rfind('/') {
         Some(i) => location[..body_start + i + 1].to_string(),
@@ -24,7 +27,7 @@ pub fn containers_of(sources: &SourceTable) -> Vec<String> {
     let resolved: Vec<String> = sources
         .iter()
         .map(|s| {
-            if is_url(&s.location) {
+            if Location::parse(&s.location).is_url() {
                 return s.location.clone();
             }
             match std::fs::canonicalize(&s.location) {

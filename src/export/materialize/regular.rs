@@ -178,7 +178,7 @@ pub async fn materialize_regular(
             return Err(ExportError::Node { store: store.location().into(), node: "/".into(), reason });
         }
     }
-    if let Some(url) = destination.to_str().filter(|d| crate::source::is_url(d)) {
+    if let Some(url) = crate::source::Location::from(destination).as_url() {
         return write_remote(store, &groups, &readers, url, options, progress).await;
     }
     write_local(store, &groups, &readers, destination, options, progress).await
@@ -195,8 +195,8 @@ async fn write_remote(
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<MaterializeReport, ExportError> {
     let mut inputs = crate::store::url_sources(&store.sources());
-    if crate::source::is_url(store.location()) {
-        inputs.push(store.location().to_string());
+    if let Some(url) = store.address().as_url() {
+        inputs.push(url.to_string());
     }
     let output = crate::store::RemoteOutput::begin(
         url,

@@ -21,14 +21,14 @@ use icechunk::{ObjectStoreConfig, Storage};
 
 use super::IcechunkError;
 use crate::manifest::SourceFile;
-use crate::source::{is_url, RemoteOptions};
+use crate::source::{Location, RemoteOptions};
 
 /// The virtual chunk URL of a source location (an absolute local path or a URL).
 ///
 /// # Errors
 /// [`IcechunkError::Location`] for a relative local path.
 pub(crate) fn source_url(location: &str) -> Result<String, IcechunkError> {
-    if is_url(location) {
+    if Location::parse(location).is_url() {
         // A local path that is not UTF-8 is recorded as a percent-encoded `file://` URL, which
         // Icechunk's containers (UTF-8 prefixes) never match.
         let local = crate::source::local_path(location);
@@ -128,8 +128,8 @@ pub(crate) async fn storage(
 ) -> Result<Arc<dyn Storage + Send + Sync>, IcechunkError> {
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
-    if !is_url(repo) {
-        let path = std::path::absolute(repo).map_err(|e| failed("resolving the path", e.to_string()))?;
+    if let Some(repo) = local_path(repo) {
+        let path = std::path::absolute(&repo).map_err(|e| failed("resolving the path", e.to_string()))?;
         return icechunk::new_local_filesystem_storage(&path)
             .await
             .map_err(|e| failed("opening the local storage", e.to_string()));
@@ -164,7 +164,7 @@ pub(crate) async fn storage(
 
 /// The local directory of a repository location, when it is one.
 pub(crate) fn local_path(repo: &str) -> Option<PathBuf> {
-    (!is_url(repo)).then(|| PathBuf::from(repo))
+    Location::parse(repo).local_path().map(Path::to_path_buf)
 }
 
 /// Whether `path` holds an Icechunk repository: Icechunk keeps a `repo` file at the root (format

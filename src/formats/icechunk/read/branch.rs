@@ -30,7 +30,7 @@ use crate::formats::{references_digest, storage, StoredBranch};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
 use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
-use crate::source::{is_url, RemoteOptions};
+use crate::source::{Location, RemoteOptions};
 use crate::store::IcechunkError;
 use crate::store::StoreInfo;
 
@@ -547,7 +547,7 @@ pub(crate) async fn fingerprint(
             .and_then(|u| u.to_file_path().ok())
             .ok_or_else(|| bad("not a local file path".into()))?;
         crate::source::fingerprint(&path).map_err(|e| bad(e.to_string()))?
-    } else if is_url(url) {
+    } else if Location::parse(url).is_url() {
         remote_fingerprint(url, remote).await.map_err(bad)?
     } else {
         return Err(bad("not a URL".into()));
