@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::SourceFile;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A source file that could not be scanned. Every variant names the file; variable-level problems
 /// also name the variable. Messages read `path: variable: problem: cause`.
