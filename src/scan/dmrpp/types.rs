@@ -50,7 +50,7 @@ pub(super) enum ValueError {
 /// writes (`-9999.000000`, `9.96921e+36`, `nan`, `inf`); integers must fit the type.
 ///
 /// # Errors
-/// A message when the text is not a value of the type.
+/// [`ValueError`] when the text is not a value of the type.
 pub(super) fn value_bytes(data_type: DataType, text: &str) -> Result<Vec<u8>, ValueError> {
     let text = text.trim();
     let bad = || ValueError::NotA { text: text.to_string(), data_type };
