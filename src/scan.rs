@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use crate::dataset::{ScanWarning, VirtualArray, VirtualDataset};
 use crate::manifest::SourceFile;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A source file that could not be scanned. Every variant names the file; variable-level problems
 /// also name the variable. Messages read `path: variable: problem: cause`.
@@ -209,22 +209,58 @@ pub(crate) fn open_local(path: &Path) -> Result<std::sync::Arc<dyn crate::source
     Ok(std::sync::Arc::new(CachedSource::new(std::sync::Arc::new(file), CacheOptions::local())))
 }
 
+/// Why an object a scan follows (a linked, external or data file) could not be opened. Messages
+/// start with the URL.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ObjectError {
+    /// No runtime to block on.
+    #[error("{url}: reading it needs ScanOptions::runtime")]
+    NoRuntime {
+        /// The object.
+        url: url::Url,
+    },
+    /// No store can be built for the URL.
+    #[error("{url}: {source}")]
+    Store {
+        /// The object.
+        url: url::Url,
+        /// Why.
+        source: Box<crate::source::RemoteError>,
+    },
+    /// The store has no such object.
+    #[error("{url}: not found")]
+    NotFound {
+        /// The object.
+        url: url::Url,
+    },
+    /// The HEAD request failed.
+    #[error("{url}: {}", crate::source::describe_error(error))]
+    Request {
+        /// The object.
+        url: url::Url,
+        /// The store's error (shown in one line, a server's error body left out; so not a `source`,
+        /// whose full text would be repeated after it).
+        error: Box<object_store::Error>,
+    },
+}
+
 /// An object-store object as a byte source with a block cache, and its fingerprint, from one HEAD
 /// request through `options.runtime` (what a scan reads a linked or external file through).
 ///
 /// # Errors
-/// A message naming the object when it is missing or cannot be reached.
+/// [`ObjectError`] naming the object when it is missing or cannot be reached.
 pub(crate) fn open_object(
     url: &url::Url,
     options: &ScanOptions,
-) -> Result<(SourceFile, std::sync::Arc<dyn crate::source::ByteSource>), String> {
+) -> Result<(SourceFile, std::sync::Arc<dyn crate::source::ByteSource>), ObjectError> {
     use crate::source::{CacheOptions, CachedSource, ObjectSource};
     use object_store::ObjectStoreExt;
-    let runtime = options.runtime.as_ref().ok_or_else(|| format!("{url}: reading it needs ScanOptions::runtime"))?;
-    let (store, object) = crate::source::store_for_url(url, &options.remote).map_err(|e| format!("{url}: {e}"))?;
+    let runtime = options.runtime.as_ref().ok_or_else(|| ObjectError::NoRuntime { url: url.clone() })?;
+    let (store, object) = crate::source::store_for_url(url, &options.remote)
+        .map_err(|source| ObjectError::Store { url: url.clone(), source: Box::new(source) })?;
     let meta = runtime.block_on(store.head(&object)).map_err(|e| match e {
-        object_store::Error::NotFound { .. } => format!("{url}: not found"),
-        e => format!("{url}: {}", crate::source::describe_error(&e)),
+        object_store::Error::NotFound { .. } => ObjectError::NotFound { url: url.clone() },
+        error => ObjectError::Request { url: url.clone(), error: Box::new(error) },
     })?;
     let source = crate::source::object_fingerprint(url.as_str(), &meta);
     let object = ObjectSource::new(url.to_string(), store, object, meta.size, runtime.clone()).with_etag(meta.e_tag);

@@ -9,11 +9,11 @@ use crate::dataset::{ConcatCoordinate, VirtualArray};
 ///
 /// # Errors
 /// What `values` fails with.
-pub(crate) fn concat_coordinate(
+pub(crate) fn concat_coordinate<E>(
     arrays: &[VirtualArray],
     dim: &str,
-    mut values: impl FnMut(&VirtualArray) -> Result<Vec<u8>, String>,
-) -> Result<Option<ConcatCoordinate>, String> {
+    mut values: impl FnMut(&VirtualArray) -> Result<Vec<u8>, E>,
+) -> Result<Option<ConcatCoordinate>, E> {
     let names = |a: &VirtualArray| a.metadata.dimension_names.clone().unwrap_or_default();
     let Some(array) = arrays.iter().find(|a| a.path == dim && names(a) == [dim]) else { return Ok(None) };
     let text =

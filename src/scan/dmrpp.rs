@@ -36,7 +36,7 @@ pub(crate) use files::{with_sidecars, Sidecars};
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{unsupported, ScanError, ScanOptions};
+use super::{unsupported, BoxError, ScanError, ScanOptions};
 use crate::dataset::{ScanWarning, VirtualDataset};
 use crate::source::ByteSource;
 use files::Files;
@@ -66,7 +66,7 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn variable_error(&self, var: &str, what: &str, why: String) -> ScanError {
+    fn variable_error(&self, var: &str, what: &str, why: impl Into<BoxError>) -> ScanError {
         ScanError::Variable {
             path: self.path.to_path_buf(),
             variable: var.into(),
@@ -91,21 +91,19 @@ pub(crate) fn scan_dmrpp(
     bytes: &dyn ByteSource,
     options: &ScanOptions,
 ) -> Result<VirtualDataset, ScanError> {
-    let open = |why: String| ScanError::Open {
-        path: path.to_path_buf(),
-        format: super::FileFormat::Dmrpp,
-        source: why.into(),
-    };
+    let open =
+        |why: BoxError| ScanError::Open { path: path.to_path_buf(), format: super::FileFormat::Dmrpp, source: why };
     if bytes.len() > MAX_SIDECAR_BYTES {
-        return Err(open(format!("{} bytes, more than the {MAX_SIDECAR_BYTES} a sidecar may have", bytes.len())));
+        let why = format!("{} bytes, more than the {MAX_SIDECAR_BYTES} a sidecar may have", bytes.len());
+        return Err(open(why.into()));
     }
     let text = bytes
         .read_range(0, bytes.len())
         .map_err(|e| ScanError::Io { path: path.into(), source: std::io::Error::other(e) })?;
-    let root = xml::parse(&text).map_err(|e| open(e.to_string()))?;
-    let dmr = model::read_dmr(&root).map_err(open)?;
+    let root = xml::parse(&text).map_err(|e| open(e.into()))?;
+    let dmr = model::read_dmr(&root).map_err(|e| open(e.into()))?;
     let location = path.to_string_lossy();
-    let files = Files::open(&location, root.attr("dmrpp:href"), options).map_err(open)?;
+    let files = Files::open(&location, root.attr("dmrpp:href"), options).map_err(|e| open(e.into()))?;
     let mut ctx = Context { path, options, files, enumerations: &dmr.enumerations, variables: &dmr.variables };
     let mut dataset = VirtualDataset { groups: dmr.groups.clone(), ..VirtualDataset::default() };
     let mut warnings = Vec::new();
@@ -119,7 +117,7 @@ pub(crate) fn scan_dmrpp(
                 values::complete(&ctx, &mut array)?;
                 dataset.arrays.push(array);
             }
-            Err(Refusal::Unsupported(why)) => unsupported(path, &var.path, why, options, &mut warnings)?,
+            Err(Refusal::Unsupported(why)) => unsupported(path, &var.path, why.to_string(), options, &mut warnings)?,
             Err(Refusal::Error(ScanError::Variable { variable, what, source, .. })) if options.skip_unsupported => {
                 unsupported(path, &variable, format!("{what}: {source}"), options, &mut warnings)?;
             }
@@ -131,7 +129,7 @@ pub(crate) fn scan_dmrpp(
             .map_err(|why| ctx.variable_error(dim, "reading the concatenation coordinate", why))?;
         dataset.concat.extend(coordinate);
     }
-    for source in ctx.files.sources().map_err(open)? {
+    for source in ctx.files.sources().map_err(|e| open(e.into()))? {
         dataset.sources.push(source);
     }
     dataset.warnings = warnings;

@@ -113,7 +113,7 @@ pub(crate) fn scan_hdf4(
                 path: path.to_path_buf(),
                 variable: dim.clone(),
                 what: "reading the concatenation coordinate".into(),
-                source: e.into(),
+                source: Box::new(e),
             })?;
         dataset.concat.extend(coordinate);
     }
@@ -147,6 +147,9 @@ fn add_datasets(
                 dataset.arrays.push(array);
             }
             Err(Hdf4Error::Unsupported(problem)) => unsupported(path, &name, problem, options, &mut dataset.warnings)?,
+            Err(e @ (Hdf4Error::Decode(_) | Hdf4Error::DecodeChunk { .. } | Hdf4Error::NumberType(_))) => {
+                unsupported(path, &name, e.to_string(), options, &mut dataset.warnings)?;
+            }
             Err(Hdf4Error::Owned(source)) => {
                 return Err(ScanError::Owned { path: path.to_path_buf(), variable: name, source: Box::new(source) });
             }

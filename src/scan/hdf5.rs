@@ -42,6 +42,7 @@ use element::ElementType;
 use hdf5_reader::Hdf5File;
 use layout::{Layout, StorageInfo, StoredChunk};
 use links::{LinkedFile, LinkedFiles};
+use owned::StringsError;
 use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, CharUse};
@@ -50,7 +51,8 @@ use super::filters::{filter_stage, stored_codecs, FilterSpec};
 use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tails, TailError};
 use super::{
-    chunk_table_for, concat_axes, digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner,
+    chunk_table_for, concat_axes, digest, unsupported, wants_digest, BoxError, FileFormat, ScanError, ScanOptions,
+    Scanner,
 };
 use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
@@ -107,10 +109,9 @@ fn scan_hdf5_unguarded(
     source: SourceFile,
     options: &ScanOptions,
 ) -> Result<VirtualDataset, ScanError> {
-    let open_error =
-        |e: String| ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf5, source: e.into() };
-    let links = LinkedFiles::open(path, bytes, source, options, MAX_READ_BYTES).map_err(open_error)?;
-    let structure = read_structure(&links, options.record_hdf5_links).map_err(open_error)?;
+    let open_error = |e: BoxError| ScanError::Open { path: path.to_path_buf(), format: FileFormat::Hdf5, source: e };
+    let links = LinkedFiles::open(path, bytes, source, options, MAX_READ_BYTES).map_err(|e| open_error(e.into()))?;
+    let structure = read_structure(&links, options.record_hdf5_links).map_err(|e| open_error(e.into()))?;
     let files = links.files();
     let mut dataset =
         VirtualDataset { groups: structure.groups, hdf5_links: structure.links, ..VirtualDataset::default() };
@@ -161,7 +162,7 @@ fn scan_hdf5_unguarded(
             path: path.to_path_buf(),
             variable: dim.clone(),
             what: "reading the concatenation coordinate".into(),
-            source: e.into(),
+            source: Box::new(e),
         })?;
         dataset.concat.extend(coordinate);
     }
@@ -322,7 +323,7 @@ impl FileContext<'_> {
             ElementType::Numeric(t, e) | ElementType::PaddedStruct(t, e, _) => (*t, *e),
             ElementType::FixedString(n) => (DataType::FixedBytes(*n), None),
             ElementType::VlenString => {
-                let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(|e| format!("reading strings: {e}"));
+                let read = |ds: &hdf5_reader::Dataset| ds.read_strings().map_err(StringsError::Strings);
                 return self.owned_strings(var, read, "its strings");
             }
             &ElementType::ObjectReference(size) => {
@@ -333,8 +334,8 @@ impl FileContext<'_> {
                 }
                 let (objects, file) = (self.objects, var.file);
                 let read = |ds: &hdf5_reader::Dataset| {
-                    let raw = ds.read_raw_bytes().map_err(|e| format!("reading references: {e}"))?;
-                    objects.resolve(file, &raw, size)
+                    let raw = ds.read_raw_bytes().map_err(StringsError::References)?;
+                    Ok(objects.resolve(file, &raw, size)?)
                 };
                 let mut array = self.owned_strings(var, read, "the paths its object references name")?;
                 if let Some(array) = &mut array {
@@ -445,7 +446,7 @@ impl FileContext<'_> {
     fn owned_strings(
         &mut self,
         var: &H5Variable,
-        read: impl FnOnce(&hdf5_reader::Dataset) -> Result<Vec<String>, String>,
+        read: impl FnOnce(&hdf5_reader::Dataset) -> Result<Vec<String>, StringsError>,
         what: &str,
     ) -> Result<Option<VirtualArray>, ScanError> {
         let shape: Vec<u64> = var.dims.iter().map(|(_, len)| *len).collect();
@@ -751,7 +752,33 @@ fn stackable_last(var: &H5Variable, variables: &[H5Variable]) -> bool {
 
 /// The values (as f64), units, calendar and bounds of the coordinate variable of `dim`, if the file has
 /// one (a root variable named `dim` whose only dimension is `dim`).
-fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<ConcatCoordinate>, String> {
+/// Why a concatenation coordinate's values could not be read.
+#[derive(Debug, thiserror::Error)]
+enum CoordinateError {
+    /// The variable is not numeric.
+    #[error("{0} is not numeric")]
+    NotNumeric(String),
+    /// Its values could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The variable.
+        path: String,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
+    /// Another number of values than its dimensions give.
+    #[error("{path} holds {count} values, not {want}")]
+    Count {
+        /// The variable.
+        path: String,
+        /// Values read.
+        count: usize,
+        /// Values its dimensions give.
+        want: usize,
+    },
+}
+
+fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<ConcatCoordinate>, CoordinateError> {
     let Some(var) = variables.iter().find(|v| v.path == dim && v.dims.len() == 1 && v.dims[0].0 == dim) else {
         return Ok(None);
     };
@@ -774,17 +801,17 @@ fn concat_coordinate(variables: &[H5Variable], dim: &str) -> Result<Option<Conca
 }
 
 /// A numeric variable's values as f64 (read by the native reader, bounded by [`MAX_READ_BYTES`]).
-fn values_f64(var: &H5Variable) -> Result<Vec<f64>, String> {
+fn values_f64(var: &H5Variable) -> Result<Vec<f64>, CoordinateError> {
     let ds = &var.dataset;
     let ElementType::Numeric(data_type, _) = element::element_type(ds.dtype()) else {
-        return Err(format!("{} is not numeric", var.path));
+        return Err(CoordinateError::NotNumeric(var.path.clone()));
     };
-    let bytes = ds.read_native_bytes().map_err(|e| format!("{}: {e}", var.path))?;
+    let bytes = ds.read_native_bytes().map_err(|source| CoordinateError::Read { path: var.path.clone(), source })?;
     let values = data_type.values_to_f64(&bytes);
     // A variable shorter than its (unlimited) dimension reads as fill past its extent.
     let want = var.dims.iter().map(|(_, n)| *n).product::<u64>() as usize;
     if values.len() != want {
-        return Err(format!("{} holds {} values, not {want}", var.path, values.len()));
+        return Err(CoordinateError::Count { path: var.path.clone(), count: values.len(), want });
     }
     Ok(values)
 }

@@ -81,7 +81,7 @@ pub(super) fn scan_netcdf3(
                 add_digest(file, &header, var, &mut array, options);
                 dataset.arrays.push(array);
             }
-            Err(problem) => unsupported(path, &var.name, problem, options, &mut dataset.warnings)?,
+            Err(problem) => unsupported(path, &var.name, problem.to_string(), options, &mut dataset.warnings)?,
         }
     }
     for dim in &options.concat_dims {
@@ -94,6 +94,45 @@ pub(super) fn scan_netcdf3(
         dataset.concat.extend(coordinate);
     }
     Ok(dataset)
+}
+
+/// Why a variable cannot be referenced (the problem of an unsupported variable).
+#[derive(Debug, thiserror::Error)]
+enum VariableError {
+    /// A char variable without dimensions to fold.
+    #[error("char variable without dimensions")]
+    NoDimensions,
+    /// A char dimension no fixed-length string type holds.
+    #[error("char dimension of length 0 or over 4 GiB")]
+    CharLength,
+    /// No chunk grid for the variable.
+    #[error("{0}")]
+    Grid(#[from] crate::grid::GridError),
+    /// The fill value is refused.
+    #[error("{0}")]
+    FillValue(#[from] crate::metadata::MetadataError),
+    /// A fill value of another size than an element.
+    #[error("fill value of {len} bytes for {data_type}")]
+    FillSize {
+        /// Bytes of the fill value.
+        len: usize,
+        /// The variable's type.
+        data_type: DataType,
+    },
+    /// More record references than vzarr keeps for one file.
+    #[error(
+        "{numrecs} records of {variables} interleaved record variables (this one in {per_record} pieces a record) need {total} chunk references, more than vzarr's limit of {MAX_RECORD_REFERENCES} per file"
+    )]
+    TooManyRecords {
+        /// Records in the file.
+        numrecs: u64,
+        /// Record variables.
+        variables: u64,
+        /// Pieces of one record of this variable.
+        per_record: u64,
+        /// References needed.
+        total: u64,
+    },
 }
 
 enum HeaderRead {
@@ -120,7 +159,7 @@ fn read_prefix(file: &dyn ByteSource, len: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// The Zarr data type, element bytes and shape of a variable (char arrays folded).
-fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), String> {
+fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), VariableError> {
     let t = match var.nc_type {
         NcType::Byte => DataType::Int8,
         NcType::Short => DataType::Int16,
@@ -139,13 +178,13 @@ fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), Stri
 
 /// A char variable's last dimension becomes the string length, unless it is the record dimension or
 /// xarray would not stack it into strings (`scan/chars`).
-fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), String> {
+fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), VariableError> {
     let last = var.dim_ids.last().and_then(|&d| header.dimensions.get(d));
     if last.is_none_or(|d| d.is_record || !stackable(header, &d.name)) {
         return Ok((DataType::FixedBytes(1), var.shape.clone()));
     }
-    let (&len, rest) = var.shape.split_last().ok_or("char variable without dimensions")?;
-    let len = u32::try_from(len).ok().filter(|&n| n > 0).ok_or("char dimension of length 0 or over 4 GiB")?;
+    let (&len, rest) = var.shape.split_last().ok_or(VariableError::NoDimensions)?;
+    let len = u32::try_from(len).ok().filter(|&n| n > 0).ok_or(VariableError::CharLength)?;
     Ok((DataType::FixedBytes(len), rest.to_vec()))
 }
 
@@ -176,21 +215,26 @@ impl Layout {
     }
 }
 
-fn array(header: &Header, var: &Variable, layout: &Layout, options: &ScanOptions) -> Result<VirtualArray, String> {
+fn array(
+    header: &Header,
+    var: &Variable,
+    layout: &Layout,
+    options: &ScanOptions,
+) -> Result<VirtualArray, VariableError> {
     let (data_type, shape) = element(header, var)?;
     let es = data_type.size() as u64;
     let endian = (data_type.swap_unit() > 1).then_some(Endian::Big);
     let (grid, entries) = if var.is_record && layout.record_variables > 1 {
         record_layout(header, var, &shape, es, layout, options.max_slab_bytes)?
     } else {
-        slab_layout(&shape, es, var.begin, 0, options.max_slab_bytes).map_err(|e| e.to_string())?
+        slab_layout(&shape, es, var.begin, 0, options.max_slab_bytes)?
     };
     let fill = fill_bytes(var, data_type)?;
     let names = var.dim_ids.iter().take(shape.len()).filter_map(|&d| header.dimensions.get(d)).map(|d| d.name.clone());
     let mut metadata = ArrayMetadata {
         data_type,
         chunk_grid: grid,
-        fill_value: FillValue::from_bytes(data_type, fill).map_err(|e| e.to_string())?,
+        fill_value: FillValue::from_bytes(data_type, fill)?,
         codecs: CodecChain::raw(endian),
         dimension_names: Some(names.collect()),
         attributes: attributes(&var.attributes),
@@ -218,16 +262,16 @@ fn record_layout(
     element_size: u64,
     layout: &Layout,
     max_slab_bytes: u64,
-) -> Result<(ChunkGrid, Vec<ChunkEntry>), String> {
+) -> Result<(ChunkGrid, Vec<ChunkEntry>), VariableError> {
     let (record_grid, pieces) = match shape.get(1..).filter(|rest| !rest.is_empty()) {
         Some(rest) if var.data_size > max_slab_bytes => {
-            let (grid, entries) = slab_layout(rest, element_size, 0, 0, max_slab_bytes).map_err(|e| e.to_string())?;
+            let (grid, entries) = slab_layout(rest, element_size, 0, 0, max_slab_bytes)?;
             (grid.dims().to_vec(), entries)
         }
         Some(rest) => {
             let dims = rest.iter().map(|&n| ChunkDim::regular(n, n.max(1))).collect::<Result<Vec<_>, _>>();
             let whole = ChunkEntry::Source { source: 0, offset: 0, length: var.data_size };
-            (dims.map_err(|e| e.to_string())?, vec![whole])
+            (dims?, vec![whole])
         }
         None => (Vec::new(), vec![ChunkEntry::Source { source: 0, offset: 0, length: var.data_size }]),
     };
@@ -235,13 +279,11 @@ fn record_layout(
     let interleaved = header.numrecs.saturating_mul(layout.record_variables);
     let total = interleaved.max(header.numrecs.saturating_mul(per_record));
     if total > MAX_RECORD_REFERENCES {
-        return Err(format!(
-            "{} records of {} interleaved record variables (this one in {per_record} pieces a record) need {total} chunk references, more than vzarr's limit of {MAX_RECORD_REFERENCES} per file",
-            header.numrecs, layout.record_variables
-        ));
+        let (numrecs, variables) = (header.numrecs, layout.record_variables);
+        return Err(VariableError::TooManyRecords { numrecs, variables, per_record, total });
     }
     let records = shape.first().copied().unwrap_or(0);
-    let mut dims = vec![ChunkDim::regular(records, 1).map_err(|e| e.to_string())?];
+    let mut dims = vec![ChunkDim::regular(records, 1)?];
     dims.extend(record_grid);
     let grid = ChunkGrid::new(dims);
     let records = if grid.num_chunks() == 0 { 0 } else { header.numrecs };
@@ -260,7 +302,7 @@ fn record_layout(
 }
 
 /// The fill value as native-endian element bytes.
-fn fill_bytes(var: &Variable, data_type: DataType) -> Result<Vec<u8>, String> {
+fn fill_bytes(var: &Variable, data_type: DataType) -> Result<Vec<u8>, VariableError> {
     let value = var.fill_value();
     let mut bytes = native_values(&value);
     if let DataType::FixedBytes(n) = data_type {
@@ -268,7 +310,7 @@ fn fill_bytes(var: &Variable, data_type: DataType) -> Result<Vec<u8>, String> {
         bytes = vec![c; n as usize];
     }
     if bytes.len() != data_type.size() {
-        return Err(format!("fill value of {} bytes for {data_type}", bytes.len()));
+        return Err(VariableError::FillSize { len: bytes.len(), data_type });
     }
     Ok(bytes)
 }

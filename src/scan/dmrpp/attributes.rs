@@ -37,19 +37,39 @@ pub(super) fn attributes(element: &Element) -> (Attributes, ArrayNotes, Vec<(Str
                 }
                 out.insert(name.to_string(), value);
             }
-            Err(why) => dropped.push((name.to_string(), why)),
+            Err(why) => dropped.push((name.to_string(), why.to_string())),
         }
     }
     (out, notes, dropped)
 }
 
 /// One attribute's JSON value and, for numbers, its type.
-fn attribute_json(attr: &Element, depth: usize) -> Result<(Value, Option<DataType>), String> {
+/// Why an attribute has no JSON value (the text of the warning that leaves it out).
+#[derive(Debug, thiserror::Error)]
+enum AttributeError {
+    /// Containers nested too deep.
+    #[error("containers nested deeper than {MAX_NESTING}")]
+    TooDeep,
+    /// A `Char` attribute.
+    #[error("a Char attribute")]
+    Char,
+    /// An attribute of a type with no JSON form.
+    #[error("an attribute of type {0:?}")]
+    Type(String),
+    /// An attribute without values.
+    #[error("an attribute without values")]
+    NoValues,
+    /// A value that does not parse.
+    #[error("{0}")]
+    Value(#[from] super::types::ValueError),
+}
+
+fn attribute_json(attr: &Element, depth: usize) -> Result<(Value, Option<DataType>), AttributeError> {
     let kind = attr.attr("type").unwrap_or("");
     let values: Vec<&str> = attr.children_named("Value").map(|v| v.text.as_str()).collect();
     if kind == "Container" {
         if depth >= MAX_NESTING {
-            return Err(format!("containers nested deeper than {MAX_NESTING}"));
+            return Err(AttributeError::TooDeep);
         }
         let mut map = serde_json::Map::new();
         for member in attr.children_named("Attribute") {
@@ -63,18 +83,18 @@ fn attribute_json(attr: &Element, depth: usize) -> Result<(Value, Option<DataTyp
         return Ok((one_or_list(strings).unwrap_or_else(|| Value::from("")), None));
     }
     let data_type = atomic(kind).filter(|t| *t != DataType::FixedBytes(1)).ok_or_else(|| match kind {
-        "Char" => "a Char attribute".to_string(),
-        _ => format!("an attribute of type {kind:?}"),
+        "Char" => AttributeError::Char,
+        _ => AttributeError::Type(kind.to_string()),
     })?;
     let numbers = values.iter().map(|v| number(data_type, v)).collect::<Result<Vec<_>, _>>()?;
-    let value = one_or_list(numbers).ok_or("an attribute without values")?;
+    let value = one_or_list(numbers).ok_or(AttributeError::NoValues)?;
     Ok((value, Some(data_type)))
 }
 
 /// One number of `data_type` written as text.
-fn number(data_type: DataType, text: &str) -> Result<Value, String> {
+fn number(data_type: DataType, text: &str) -> Result<Value, AttributeError> {
     let text = text.trim();
-    let bad = || format!("{text:?} is not a {data_type} value");
+    let bad = || AttributeError::Value(super::types::ValueError::NotA { text: text.to_string(), data_type });
     if data_type.is_float() {
         let v = parse_float(text).ok_or_else(bad)?;
         let v = if data_type == DataType::Float32 { f64::from(v as f32) } else { v };

@@ -43,7 +43,7 @@ pub(super) struct ChunkList {
     coords: Vec<u64>,
     hrefs: Vec<String>,
     href_ids: HashMap<String, u32>,
-    error: Option<String>,
+    error: Option<ChunkListError>,
 }
 
 /// One chunk, as [`ChunkList::iter`] gives it.
@@ -55,6 +55,34 @@ pub(super) struct Chunk<'a> {
     pub(super) position: Option<&'a [u64]>,
     /// The chunk's own file: an index into [`ChunkList::hrefs`].
     pub(super) href: Option<usize>,
+}
+
+/// Why a chunk of a chunk list does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum ChunkListError {
+    /// An offset or size that is no number.
+    #[error("chunk {name} {value:?}")]
+    Field {
+        /// `offset` or `nBytes`.
+        name: &'static str,
+        /// Its text.
+        value: String,
+    },
+    /// A chunk without offset and size (and without blocks).
+    #[error("a dmrpp:chunk without offset and nBytes")]
+    NoOffset,
+    /// A position that does not parse.
+    #[error("chunkPositionInArray {0:?}")]
+    Position(String),
+    /// A block without a valid offset and size.
+    #[error("a dmrpp:block without a valid offset and nBytes")]
+    Block,
+    /// Blocks that are not adjacent.
+    #[error("a chunk of linked blocks that are not adjacent (no single byte range holds it)")]
+    Apart,
+    /// A block ending past 2^64.
+    #[error("a dmrpp:block past 2^64 bytes")]
+    BlockEnd,
 }
 
 impl ChunkList {
@@ -79,7 +107,7 @@ impl ChunkList {
         &mut self,
         text: &ChunkText<'_>,
         blocks: Option<impl Iterator<Item = (Option<&'b str>, Option<&'b str>)>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChunkListError> {
         let start = self.coords.len();
         let rank = match text.position.as_deref() {
             Some(position) => self.position(position)?,
@@ -88,12 +116,15 @@ impl ChunkList {
         let (offset, length) = match blocks {
             Some(blocks) => joined(blocks)?,
             None => {
-                let field = |name: &str, value: Option<&str>| -> Result<Option<u64>, String> {
-                    value.map(|v| v.trim().parse::<u64>().map_err(|_| format!("chunk {name} {v:?}"))).transpose()
+                let field = |name: &'static str, value: Option<&str>| {
+                    let parse = |v: &str| v.trim().parse::<u64>();
+                    value
+                        .map(|v| parse(v).map_err(|_| ChunkListError::Field { name, value: v.to_string() }))
+                        .transpose()
                 };
                 let offset = field("offset", text.offset.as_deref())?;
                 let (Some(offset), Some(length)) = (offset, field("nBytes", text.n_bytes.as_deref())?) else {
-                    return Err("a dmrpp:chunk without offset and nBytes".into());
+                    return Err(ChunkListError::NoOffset);
                 };
                 (offset, length)
             }
@@ -107,8 +138,8 @@ impl ChunkList {
     }
 
     /// `[i,j,k]` appended to `coords`; its number of coordinates.
-    fn position(&mut self, text: &str) -> Result<u32, String> {
-        let bad = || format!("chunkPositionInArray {text:?}");
+    fn position(&mut self, text: &str) -> Result<u32, ChunkListError> {
+        let bad = || ChunkListError::Position(text.to_string());
         let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']')).ok_or_else(bad)?;
         if inner.trim().is_empty() {
             return Ok(0);
@@ -133,8 +164,8 @@ impl ChunkList {
     }
 
     /// The first problem met, if any.
-    pub(super) fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+    pub(super) fn error(&self) -> Option<&ChunkListError> {
+        self.error.as_ref()
     }
 
     /// Number of chunks.
@@ -181,18 +212,18 @@ impl ChunkList {
 }
 
 /// The one byte range of a chunk's linked blocks, which must be adjacent.
-fn joined<'b>(blocks: impl Iterator<Item = (Option<&'b str>, Option<&'b str>)>) -> Result<(u64, u64), String> {
+fn joined<'b>(blocks: impl Iterator<Item = (Option<&'b str>, Option<&'b str>)>) -> Result<(u64, u64), ChunkListError> {
     let (mut start, mut end) = (None::<u64>, 0u64);
     for (offset, length) in blocks {
         let number = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
         let (Some(offset), Some(length)) = (number(offset), number(length)) else {
-            return Err("a dmrpp:block without a valid offset and nBytes".into());
+            return Err(ChunkListError::Block);
         };
         if start.is_some() && offset != end {
-            return Err("a chunk of linked blocks that are not adjacent (no single byte range holds it)".into());
+            return Err(ChunkListError::Apart);
         }
         start.get_or_insert(offset);
-        end = offset.checked_add(length).ok_or("a dmrpp:block past 2^64 bytes")?;
+        end = offset.checked_add(length).ok_or(ChunkListError::BlockEnd)?;
     }
     let offset = start.unwrap_or(0);
     Ok((offset, end - offset))
@@ -240,17 +271,17 @@ mod tests {
         let mut list = ChunkList::default();
         list.push(&text("1", "2", Some("[1,x]"), None), NO_BLOCKS);
         list.push(&text("-1", "2", None, None), NO_BLOCKS);
-        assert!(list.error().unwrap().contains("chunkPositionInArray"), "{:?}", list.error());
+        assert!(list.error().unwrap().to_string().contains("chunkPositionInArray"), "{:?}", list.error());
         assert!(list.is_empty());
         let mut list = ChunkList::default();
         list.push(&ChunkText { offset: Some("1".into()), ..ChunkText::default() }, NO_BLOCKS);
-        assert!(list.error().unwrap().contains("without offset and nBytes"));
+        assert!(list.error().unwrap().to_string().contains("without offset and nBytes"));
         let mut list = ChunkList::default();
         let apart = [(Some("0"), Some("2")), (Some("5"), Some("3"))];
         list.push(&text("0", "0", None, None), Some(apart.into_iter()));
-        assert!(list.error().unwrap().contains("not adjacent"));
+        assert!(list.error().unwrap().to_string().contains("not adjacent"));
         let mut list = ChunkList::default();
         list.push(&text("0", "0", None, None), Some([(Some("1"), None)].into_iter()));
-        assert!(list.error().unwrap().contains("dmrpp:block without"));
+        assert!(list.error().unwrap().to_string().contains("dmrpp:block without"));
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! Every count comes from untrusted text and is checked before anything is sized by it.
 
-use super::chunk_list::ChunkList;
+use super::chunk_list::{ChunkList, ChunkListError};
+use super::files::FilesError;
 use super::xml::Element;
 use crate::codec::Endian;
 use crate::dataset::ChunkTable;
@@ -54,8 +55,102 @@ pub(super) enum Storage {
     Unsupported(String),
 }
 
+/// Why a variable's storage cannot be read from its sidecar.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ChunksError {
+    /// Inline data that is not base64.
+    #[error("{0} is not base64")]
+    NotBase64(&'static str),
+    /// A number attribute that does not parse.
+    #[error("{name} {text:?}")]
+    Number {
+        /// The attribute.
+        name: &'static str,
+        /// Its text.
+        text: String,
+    },
+    /// A byte order other than `LE` and `BE`.
+    #[error("byteOrder {0:?}")]
+    ByteOrder(String),
+    /// A chunk shape with a zero.
+    #[error("chunkDimensionSizes {0:?} has a zero")]
+    ZeroChunk(Vec<u64>),
+    /// A chunk of the list does not parse.
+    #[error("{0}")]
+    List(#[source] ChunkListError),
+    /// More strings than one variable may hold.
+    #[error("more than {MAX_STRINGS} strings")]
+    TooManyStrings,
+    /// A repeat count that does not parse.
+    #[error("vlsa repeat count {0:?}")]
+    Repeat(String),
+    /// More strings listed than the variable has elements.
+    #[error("dmrpp:vlsa lists more strings than the variable's {0} elements")]
+    MoreStrings(u64),
+    /// A string size that does not parse.
+    #[error("vlsa size {0:?}")]
+    VlsaSize(String),
+    /// A compressed string that is not base64.
+    #[error("a vlsa string that is not base64")]
+    VlsaBase64,
+    /// A string that is not UTF-8.
+    #[error("a vlsa string that is not UTF-8")]
+    VlsaUtf8,
+    /// More bytes of strings than one variable may hold.
+    #[error("more than {MAX_STRING_BYTES} bytes of strings")]
+    TooManyBytes,
+    /// Another number of strings than elements.
+    #[error("dmrpp:vlsa lists {total} strings for {count} elements")]
+    Count {
+        /// Strings listed.
+        total: u64,
+        /// The variable's elements.
+        count: u64,
+    },
+    /// Inline data that does not inflate.
+    #[error("inflating inline data: {0}")]
+    Inflate(#[source] std::io::Error),
+    /// Inline data inflating past the limit.
+    #[error("inline data inflates past {0} bytes")]
+    InflatesPast(u64),
+    /// One of several chunks without a position.
+    #[error("chunk {0} has no chunkPositionInArray")]
+    NoPosition(usize),
+    /// A position of another rank than the array's.
+    #[error("chunk {k}: position {origin:?} has {} coordinates, the array {rank}", origin.len())]
+    Coordinates {
+        /// The chunk's index in the list.
+        k: usize,
+        /// Its position.
+        origin: Vec<u64>,
+        /// The array's rank.
+        rank: usize,
+    },
+    /// A position that is no chunk origin inside the shape.
+    #[error("chunk {k}: position {origin:?} is not a chunk origin inside shape {shape:?}")]
+    NotOrigin {
+        /// The chunk's index in the list.
+        k: usize,
+        /// Its position.
+        origin: Vec<u64>,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
+    /// A position listed twice.
+    #[error("chunk {k}: position {origin:?} is listed twice")]
+    Twice {
+        /// The chunk's index in the list.
+        k: usize,
+        /// Its position.
+        origin: Vec<u64>,
+    },
+    /// The file a chunk lies in cannot be used.
+    #[error("{0}")]
+    Source(#[from] FilesError),
+}
+
 /// The storage of variable `element` holding `count` elements (`None`: more than fit in 64 bits).
-pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, String> {
+pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, ChunksError> {
     if let Some(vlsa) = element.child("dmrpp:vlsa") {
         return strings(vlsa, count).map(Storage::Strings);
     }
@@ -70,7 +165,7 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
     for name in ["dmrpp:compact", "dmrpp:missingdata"] {
         if let Some(inline) = element.child(name) {
             let text: String = inline.text.split_whitespace().collect();
-            let bytes = crate::base64::decode(&text).ok_or_else(|| format!("{name} is not base64"))?;
+            let bytes = crate::base64::decode(&text).ok_or(ChunksError::NotBase64(name))?;
             // Missing data (BES's values of variables the file lacks) is zlib-compressed when it helps.
             let bytes = match name {
                 "dmrpp:missingdata" => inflate_bounded(&bytes, MAX_STRING_BYTES).unwrap_or(bytes),
@@ -86,8 +181,10 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
 }
 
 /// The attributes and chunks of `<dmrpp:chunks>`.
-fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
-    let number = |name: &str, text: &str| text.trim().parse::<u64>().map_err(|_| format!("{name} {text:?}"));
+fn chunks_info(element: &Element) -> Result<ChunksInfo, ChunksError> {
+    let number = |name: &'static str, text: &str| {
+        text.trim().parse::<u64>().map_err(|_| ChunksError::Number { name, text: text.to_string() })
+    };
     let mut info = ChunksInfo {
         filters: element.attr("compressionType").unwrap_or("").split_whitespace().map(str::to_string).collect(),
         fill: element.attr("fillValue").map(str::to_string),
@@ -100,7 +197,7 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
         None => None,
         Some("LE") => Some(Endian::Little),
         Some("BE") => Some(Endian::Big),
-        Some(other) => return Err(format!("byteOrder {other:?}")),
+        Some(other) => return Err(ChunksError::ByteOrder(other.to_string())),
     };
     if let Some(offsets) = element.attr("structOffset") {
         info.struct_offsets =
@@ -110,13 +207,13 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
         let shape: Vec<u64> =
             sizes.text.split_whitespace().map(|s| number("chunkDimensionSizes", s)).collect::<Result<_, _>>()?;
         if shape.contains(&0) {
-            return Err(format!("chunkDimensionSizes {shape:?} has a zero"));
+            return Err(ChunksError::ZeroChunk(shape));
         }
         info.chunk_shape = Some(shape);
     }
     if let Some(chunks) = &element.chunks {
         if let Some(why) = chunks.error() {
-            return Err(why.to_string());
+            return Err(ChunksError::List(why.clone()));
         }
         info.chunks = ChunkList::clone(chunks);
     }
@@ -124,49 +221,46 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, String> {
 }
 
 /// The strings of `<dmrpp:vlsa>`, expanded (`c` repeats), checked against `count` before any is.
-fn strings(vlsa: &Element, count: Option<u64>) -> Result<Vec<String>, String> {
-    let count = count.filter(|&c| c <= MAX_STRINGS).ok_or_else(|| format!("more than {MAX_STRINGS} strings"))?;
+fn strings(vlsa: &Element, count: Option<u64>) -> Result<Vec<String>, ChunksError> {
+    let count = count.filter(|&c| c <= MAX_STRINGS).ok_or(ChunksError::TooManyStrings)?;
     let mut total = 0u64;
     let mut bytes = 0u64;
     let mut out = Vec::new();
     for v in vlsa.children_named("v") {
         let repeat = match v.attr("c") {
-            Some(c) => c.trim().parse::<u64>().map_err(|_| format!("vlsa repeat count {c:?}"))?,
+            Some(c) => c.trim().parse::<u64>().map_err(|_| ChunksError::Repeat(c.to_string()))?,
             None => 1,
         };
-        total = total
-            .checked_add(repeat)
-            .filter(|&t| t <= count)
-            .ok_or_else(|| format!("dmrpp:vlsa lists more strings than the variable's {count} elements"))?;
+        total = total.checked_add(repeat).filter(|&t| t <= count).ok_or(ChunksError::MoreStrings(count))?;
         let text = match v.attr("s") {
             Some(size) => {
-                let size = size.trim().parse::<u64>().map_err(|_| format!("vlsa size {size:?}"))?;
-                let raw = crate::base64::decode(v.text.trim()).ok_or("a vlsa string that is not base64")?;
+                let size = size.trim().parse::<u64>().map_err(|_| ChunksError::VlsaSize(size.to_string()))?;
+                let raw = crate::base64::decode(v.text.trim()).ok_or(ChunksError::VlsaBase64)?;
                 let inflated = inflate_bounded(&raw, size.min(MAX_STRING_BYTES))?;
-                String::from_utf8(inflated).map_err(|_| "a vlsa string that is not UTF-8")?
+                String::from_utf8(inflated).map_err(|_| ChunksError::VlsaUtf8)?
             }
             None => v.text.clone(),
         };
         bytes = bytes.saturating_add((text.len() as u64).saturating_mul(repeat));
         if bytes > MAX_STRING_BYTES {
-            return Err(format!("more than {MAX_STRING_BYTES} bytes of strings"));
+            return Err(ChunksError::TooManyBytes);
         }
         out.extend(std::iter::repeat_n(text, repeat as usize));
     }
     if total != count {
-        return Err(format!("dmrpp:vlsa lists {total} strings for {count} elements"));
+        return Err(ChunksError::Count { total, count });
     }
     Ok(out)
 }
 
 /// A zlib stream inflated, refusing more than `limit` bytes of output.
-fn inflate_bounded(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+fn inflate_bounded(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ChunksError> {
     use std::io::Read;
     let mut out = Vec::new();
     let mut decoder = flate2::read::ZlibDecoder::new(bytes).take(limit.saturating_add(1));
-    decoder.read_to_end(&mut out).map_err(|e| format!("inflating inline data: {e}"))?;
+    decoder.read_to_end(&mut out).map_err(ChunksError::Inflate)?;
     if out.len() as u64 > limit {
-        return Err(format!("inline data inflates past {limit} bytes"));
+        return Err(ChunksError::InflatesPast(limit));
     }
     Ok(out)
 }
@@ -180,8 +274,8 @@ pub(super) fn chunk_table(
     chunk_shape: &[u64],
     mut table: ChunkTable,
     chunks: &ChunkList,
-    source_of: &mut dyn FnMut(Option<&str>) -> Result<u32, String>,
-) -> Result<ChunkTable, String> {
+    source_of: &mut dyn FnMut(Option<&str>) -> Result<u32, FilesError>,
+) -> Result<ChunkTable, ChunksError> {
     let shape = grid.shape();
     let zeros = vec![0; shape.len()];
     let mut coords = Vec::with_capacity(shape.len());
@@ -192,22 +286,21 @@ pub(super) fn chunk_table(
         let origin = match chunk.position {
             Some(p) => p,
             None if chunks.len() == 1 => &zeros,
-            None => return Err(format!("chunk {k} has no chunkPositionInArray")),
+            None => return Err(ChunksError::NoPosition(k)),
         };
         if origin.len() != shape.len() {
-            let msg =
-                format!("chunk {k}: position {origin:?} has {} coordinates, the array {}", origin.len(), shape.len());
-            return Err(msg);
+            let (origin, rank) = (origin.to_vec(), shape.len());
+            return Err(ChunksError::Coordinates { k, origin, rank });
         }
         let outside = origin.iter().zip(&shape).zip(chunk_shape).any(|((&o, &n), &c)| o >= n || o % c != 0);
         if outside {
-            return Err(format!("chunk {k}: position {origin:?} is not a chunk origin inside shape {shape:?}"));
+            return Err(ChunksError::NotOrigin { k, origin: origin.to_vec(), shape: shape.clone() });
         }
         coords.clear();
         coords.extend(origin.iter().zip(chunk_shape).map(|(o, c)| o / c));
         let linear = grid.linear_index(&coords) as usize;
         if table.get(linear) != Some(ChunkEntry::Missing) {
-            return Err(format!("chunk {k}: position {origin:?} is listed twice"));
+            return Err(ChunksError::Twice { k, origin: origin.to_vec() });
         }
         let source = match chunk.href {
             None => data_file,
@@ -280,17 +373,20 @@ mod tests {
             info.chunks
         };
         for bad in ["[6]", "[1]", "[0,0]", &format!("[{}]", u64::MAX)] {
-            let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &list(&[bad]), &mut |_| Ok(0)).unwrap_err();
+            let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &list(&[bad]), &mut |_| Ok(0))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("position"), "{err}");
         }
         let twice = list(&["[3]", "[3]"]);
         assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0))
             .unwrap_err()
+            .to_string()
             .contains("twice"));
         let bad = parse(r#"<Int32><dmrpp:chunks><dmrpp:chunk offset="x" nBytes="1"/></dmrpp:chunks></Int32>"#);
-        assert!(storage(&bad, Some(6)).unwrap_err().contains("chunk offset"));
+        assert!(storage(&bad, Some(6)).unwrap_err().to_string().contains("chunk offset"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="99999999999999">a</v></dmrpp:vlsa></String>"#);
-        assert!(storage(&v, Some(4)).unwrap_err().contains("more strings"));
+        assert!(storage(&v, Some(4)).unwrap_err().to_string().contains("more strings"));
         let v = parse(r#"<String><dmrpp:vlsa><v c="3">a</v><v>b</v></dmrpp:vlsa></String>"#);
         let Storage::Strings(s) = storage(&v, Some(4)).unwrap() else { panic!() };
         assert_eq!(s, ["a", "a", "a", "b"]);

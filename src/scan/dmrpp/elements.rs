@@ -24,12 +24,76 @@ pub(super) struct ElementInfo {
     pub(super) leaves: Vec<DataType>,
 }
 
+/// Why a variable's elements have no Zarr type vzarr references (an unsupported variable).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ElementError {
+    /// A DAP4 type with no Zarr form.
+    #[error("cannot reference elements of DAP4 type {0}")]
+    DapType(String),
+    /// An enumeration the document does not declare.
+    #[error("enumeration {0:?} is not declared")]
+    Undeclared(String),
+    /// An enumeration over a base type with no Zarr integer form.
+    #[error("enumeration {name} has base type {base:?}")]
+    EnumBase {
+        /// The enumeration.
+        name: String,
+        /// Its base type.
+        base: String,
+    },
+    /// A value that does not parse.
+    #[error("{0}")]
+    Value(#[from] super::types::ValueError),
+    /// A `string_length` that is not valid.
+    #[error("a string_length that is not valid")]
+    StringLength,
+    /// A string variable whose length the sidecar does not give.
+    #[error("a String variable whose string length the sidecar does not give")]
+    NoLength,
+    /// A string of no bytes.
+    #[error("an empty string")]
+    Empty,
+    /// Structures nested too deep.
+    #[error("structures nested deeper than 8")]
+    TooDeep,
+    /// A member with no struct field form.
+    #[error("member {name} of type {kind} has no Zarr struct field form")]
+    MemberType {
+        /// The member.
+        name: String,
+        /// Its DAP4 type.
+        kind: String,
+    },
+    /// A member dimension without a size.
+    #[error("member {0} has a dimension without a size")]
+    MemberDim(String),
+    /// A structure without members.
+    #[error("a structure without members")]
+    NoMembers,
+    /// The struct type is refused.
+    #[error("{0}")]
+    Struct(#[source] crate::metadata::MetadataError),
+    /// An array member of too many (or no) elements.
+    #[error("an array member of {0} elements per dimension (at most {MAX_FIELDS})")]
+    ArrayMember(u64),
+    /// A structure whose members leave padding.
+    #[error(
+        "a structure with padding (members at {offsets:?}, packed they would end at {packed:?}): its stored elements are not a packed Zarr struct's"
+    )]
+    Padding {
+        /// The members' offsets.
+        offsets: Vec<u64>,
+        /// Where they would end packed.
+        packed: Vec<u64>,
+    },
+}
+
 /// The element type of variable `element` stored as `storage`, or why it has none vzarr can use.
 pub(super) fn element_info(
     element: &Element,
     storage: &Storage,
     enumerations: &HashMap<String, &Element>,
-) -> Result<ElementInfo, String> {
+) -> Result<ElementInfo, ElementError> {
     let plain = |data_type| ElementInfo { data_type, enum_members: None, leaves: Vec::new() };
     if let Some(t) = atomic(&element.name) {
         return Ok(plain(t));
@@ -45,18 +109,18 @@ pub(super) fn element_info(
             }
             Ok(ElementInfo { data_type, enum_members: None, leaves })
         }
-        other => Err(format!("cannot reference elements of DAP4 type {other}")),
+        other => Err(ElementError::DapType(other.to_string())),
     }
 }
 
 /// An `Enum`: its base type and members from the `Enumeration` it names.
-fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Result<ElementInfo, String> {
+fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Result<ElementInfo, ElementError> {
     let name = element.attr("enum").unwrap_or_default();
-    let definition = enumerations.get(name).ok_or_else(|| format!("enumeration {name:?} is not declared"))?;
+    let definition = enumerations.get(name).ok_or_else(|| ElementError::Undeclared(name.to_string()))?;
     let base = definition.attr("basetype").unwrap_or_default();
     let data_type = atomic(base)
         .filter(|t| !t.is_float() && *t != DataType::FixedBytes(1))
-        .ok_or_else(|| format!("enumeration {name} has base type {base:?}"))?;
+        .ok_or_else(|| ElementError::EnumBase { name: name.to_string(), base: base.to_string() })?;
     let mut members = Vec::new();
     for constant in definition.children_named("EnumConst") {
         let value = constant.attr("value").unwrap_or_default();
@@ -80,13 +144,10 @@ fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Res
 
 /// A `String`'s element: fixed-width bytes of `dmrpp:FixedLengthStringArray`'s length, `string`
 /// for `dmrpp:vlsa`; a scalar stored in one piece is a fixed string of that piece's length.
-fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String> {
+fn string_type(element: &Element, storage: &Storage) -> Result<DataType, ElementError> {
     if let Some(fixed) = element.child("dmrpp:FixedLengthStringArray") {
         let length = fixed.attr("string_length").and_then(|l| l.trim().parse::<u32>().ok());
-        return length
-            .filter(|&l| l > 0)
-            .map(DataType::FixedBytes)
-            .ok_or_else(|| "a string_length that is not valid".into());
+        return length.filter(|&l| l > 0).map(DataType::FixedBytes).ok_or(ElementError::StringLength);
     }
     let scalar = element.child("Dim").is_none();
     let length = match storage {
@@ -99,23 +160,23 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, String>
         {
             chunks.first().map_or(0, |c| c.length)
         }
-        _ => return Err("a String variable whose string length the sidecar does not give".into()),
+        _ => return Err(ElementError::NoLength),
     };
-    u32::try_from(length).ok().filter(|&l| l > 0).map(DataType::FixedBytes).ok_or_else(|| "an empty string".into())
+    u32::try_from(length).ok().filter(|&l| l > 0).map(DataType::FixedBytes).ok_or(ElementError::Empty)
 }
 
 /// A `Structure` (or an array member, `depth` > 0 for nesting) as a packed struct; `leaves` gets the
 /// leaf types in byte order.
-fn struct_type(element: &Element, depth: usize, leaves: &mut Vec<DataType>) -> Result<DataType, String> {
+fn struct_type(element: &Element, depth: usize, leaves: &mut Vec<DataType>) -> Result<DataType, ElementError> {
     if depth > 8 {
-        return Err("structures nested deeper than 8".into());
+        return Err(ElementError::TooDeep);
     }
     let mut fields = Vec::new();
     for member in element.children.iter().filter(|c| super::types::is_variable(&c.name)) {
         let name = member.attr("name").unwrap_or_default().to_string();
         let base = match atomic(&member.name) {
             Some(DataType::FixedBytes(1)) | None if member.name != "Structure" => {
-                return Err(format!("member {name} of type {} has no Zarr struct field form", member.name))
+                return Err(ElementError::MemberType { name, kind: member.name.clone() })
             }
             Some(t) => t,
             None => struct_type(member, depth + 1, &mut Vec::new())?,
@@ -124,18 +185,18 @@ fn struct_type(element: &Element, depth: usize, leaves: &mut Vec<DataType>) -> R
             .children_named("Dim")
             .map(|d| d.attr("size").and_then(|s| s.trim().parse::<u64>().ok()))
             .collect::<Option<_>>()
-            .ok_or_else(|| format!("member {name} has a dimension without a size"))?;
+            .ok_or_else(|| ElementError::MemberDim(name.clone()))?;
         let data_type = nest(base, &dims, leaves)?;
         fields.push(StructField { name, data_type });
     }
     if fields.is_empty() {
-        return Err("a structure without members".into());
+        return Err(ElementError::NoMembers);
     }
-    StructType::intern(fields).map(DataType::Struct).map_err(|e| e.to_string())
+    StructType::intern(fields).map(DataType::Struct).map_err(ElementError::Struct)
 }
 
 /// `base` repeated over `dims` as nested structs with fields "0", "1", ...; leaves recorded.
-fn nest(base: DataType, dims: &[u64], leaves: &mut Vec<DataType>) -> Result<DataType, String> {
+fn nest(base: DataType, dims: &[u64], leaves: &mut Vec<DataType>) -> Result<DataType, ElementError> {
     let Some((&n, rest)) = dims.split_first() else {
         match base {
             DataType::Struct(s) => leaves.extend(flat_leaves(s)),
@@ -144,13 +205,13 @@ fn nest(base: DataType, dims: &[u64], leaves: &mut Vec<DataType>) -> Result<Data
         return Ok(base);
     };
     if n == 0 || n > MAX_FIELDS || leaves.len() as u64 > MAX_FIELDS {
-        return Err(format!("an array member of {n} elements per dimension (at most {MAX_FIELDS})"));
+        return Err(ElementError::ArrayMember(n));
     }
     let mut fields = Vec::with_capacity(n as usize);
     for i in 0..n {
         fields.push(StructField { name: i.to_string(), data_type: nest(base, rest, leaves)? });
     }
-    StructType::intern(fields).map(DataType::Struct).map_err(|e| e.to_string())
+    StructType::intern(fields).map(DataType::Struct).map_err(ElementError::Struct)
 }
 
 fn flat_leaves(s: &StructType) -> Vec<DataType> {
@@ -172,7 +233,7 @@ pub(super) fn is_char(element: &Element) -> bool {
 
 /// Refuses a structure whose members leave padding (BES's `structOffset`: the offsets of the
 /// members after the first, then the stored size): its stored elements are not the packed struct's.
-fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Result<(), String> {
+fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Result<(), ElementError> {
     let Some(offsets) = &info.struct_offsets else { return Ok(()) };
     let sizes: Vec<u64> = element
         .children
@@ -198,11 +259,7 @@ fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Re
         .collect();
     let stored = offsets.last().copied().unwrap_or(0);
     if *offsets != packed || stored != leaves.iter().map(|t| t.size() as u64).sum::<u64>() {
-        let why = format!(
-            "a structure with padding (members at {offsets:?}, packed they would end at {packed:?}): \
-             its stored elements are not a packed Zarr struct's"
-        );
-        return Err(why);
+        return Err(ElementError::Padding { offsets: offsets.clone(), packed });
     }
     Ok(())
 }

@@ -16,7 +16,95 @@ use std::sync::{Arc, OnceLock};
 use crate::manifest::SourceFile;
 use crate::scan::ScanOptions;
 use crate::source::ByteSource;
-use crate::trust::{container_of, Authorization};
+use crate::trust::{container_of, Authorization, TrustError};
+
+/// Why a file a sidecar's chunks lie in cannot be found, authorized, opened or read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FilesError {
+    /// Neither `dmrpp:href` nor the sidecar's name tells the data file.
+    #[error("cannot tell the data file: dmrpp:href is not a URL and the sidecar's name does not end in .dmrpp")]
+    NoDataFile,
+    /// A chunk names a source the scan does not have.
+    #[error("no source {0}")]
+    NoSource(u32),
+    /// A range past the end of the file.
+    #[error("{location}: bytes {offset}..+{length} lie past its end ({size} bytes)")]
+    PastEnd {
+        /// The file.
+        location: String,
+        /// The range's start.
+        offset: u64,
+        /// Its length.
+        length: u64,
+        /// The file's size.
+        size: u64,
+    },
+    /// Reading a range failed.
+    #[error("{location}: {source}")]
+    Read {
+        /// The file.
+        location: String,
+        /// The byte source's error.
+        source: Box<crate::source::RangeError>,
+    },
+    /// The data file's object could not be opened.
+    #[error("data file {0}")]
+    Object(#[source] Box<crate::scan::ObjectError>),
+    /// A local file could not be opened.
+    #[error("{0}")]
+    Local(#[source] Box<crate::scan::ScanError>),
+    /// Something else about the data file named.
+    #[error("data file {location}: {problem}")]
+    DataFile {
+        /// The file.
+        location: String,
+        /// What failed.
+        #[source]
+        problem: Box<DataFileProblem>,
+    },
+}
+
+/// What failed about a data file (after its location in the message).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DataFileProblem {
+    /// Its location is no URL.
+    #[error("{0}")]
+    Url(#[source] url::ParseError),
+    /// A range past 2^64.
+    #[error("bytes {offset}..+{length} pass 2^64")]
+    Overflow {
+        /// The range's start.
+        offset: u64,
+        /// Its length.
+        length: u64,
+    },
+    /// No runtime to read an object through.
+    #[error("reading it needs ScanOptions::runtime")]
+    NoRuntime,
+    /// No store can be built for its URL.
+    #[error("{0}")]
+    Store(#[source] crate::source::RemoteError),
+    /// The store has no such object.
+    #[error("not found")]
+    NotFound,
+    /// The request failed (the store's error in one line: not a `source`, whose full text would be
+    /// repeated after it).
+    #[error("{}", crate::source::describe_error(.0))]
+    Request(object_store::Error),
+    /// It lies outside the places a sidecar may point at. Not a `source`: the command line's hint
+    /// for an untrusted store (`--allow-source`) was never given for a sidecar's data file.
+    #[error("{0}")]
+    Untrusted(TrustError),
+    /// It could not be fingerprinted.
+    #[error("{0}")]
+    Fingerprint(#[source] std::io::Error),
+}
+
+impl FilesError {
+    fn data_file(location: &str, problem: DataFileProblem) -> Self {
+        FilesError::DataFile { location: location.to_string(), problem: Box::new(problem) }
+    }
+}
 
 /// The scan's sources: the data file (id 0) and the files chunks name, opened once each.
 pub(super) struct Files<'a> {
@@ -45,20 +133,18 @@ impl DataFile {
 ///
 /// # Errors
 /// When `href` is not a URL and the sidecar's name does not end in `.dmrpp`.
-pub(crate) fn data_location(sidecar: &str, href: Option<&str>) -> Result<String, String> {
+pub(crate) fn data_location(sidecar: &str, href: Option<&str>) -> Result<String, FilesError> {
     if let Some(href) = href.map(str::trim).filter(|h| crate::source::is_url(h)) {
         return Ok(href.to_string());
     }
     let stripped = sidecar.strip_suffix(".dmrpp").filter(|s| !s.is_empty() && !s.ends_with('/'));
-    stripped.map(str::to_string).ok_or_else(|| {
-        "cannot tell the data file: dmrpp:href is not a URL and the sidecar's name does not end in .dmrpp".into()
-    })
+    stripped.map(str::to_string).ok_or(FilesError::NoDataFile)
 }
 
 impl<'a> Files<'a> {
     /// Authorizes (and, when local, opens) the data file of the sidecar at `sidecar` (its dataset
     /// `href`).
-    pub(super) fn open(sidecar: &str, href: Option<&str>, options: &'a ScanOptions) -> Result<Self, String> {
+    pub(super) fn open(sidecar: &str, href: Option<&str>, options: &'a ScanOptions) -> Result<Self, FilesError> {
         let mut authorization = options.link_authorization.clone();
         authorization.extend([container_of(sidecar)]);
         let mut files = Files { sidecar: sidecar.to_string(), authorization, options, opened: Vec::new() };
@@ -69,12 +155,12 @@ impl<'a> Files<'a> {
     }
 
     /// The fingerprints, in source id order (objects not read yet fingerprinted by a HEAD request).
-    pub(super) fn sources(&self) -> Result<Vec<SourceFile>, String> {
+    pub(super) fn sources(&self) -> Result<Vec<SourceFile>, FilesError> {
         self.opened.iter().map(|file| self.file(file).map(|(s, _)| s.clone())).collect()
     }
 
     /// The source id of a chunk with `href` (none: the data file).
-    pub(super) fn source_of(&mut self, href: Option<&str>) -> Result<u32, String> {
+    pub(super) fn source_of(&mut self, href: Option<&str>) -> Result<u32, FilesError> {
         let Some(href) = href.map(str::trim).filter(|h| !h.is_empty()) else { return Ok(0) };
         let location = if crate::source::is_url(href) {
             href.to_string()
@@ -97,8 +183,8 @@ impl<'a> Files<'a> {
     }
 
     /// `length` bytes at `offset` of source `source`.
-    pub(super) fn read(&self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, String> {
-        let file = self.opened.get(source as usize).ok_or_else(|| format!("no source {source}"))?;
+    pub(super) fn read(&self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, FilesError> {
+        let file = self.opened.get(source as usize).ok_or(FilesError::NoSource(source))?;
         if file.opened.get().is_none() && length > 0 {
             if let Some(bytes) = self.open_at(file, offset, length)? {
                 return Ok(bytes);
@@ -106,37 +192,38 @@ impl<'a> Files<'a> {
         }
         let (fingerprint, bytes) = self.file(file)?;
         if offset.checked_add(length).is_none_or(|end| end > bytes.len()) {
-            return Err(format!(
-                "{}: bytes {offset}..+{length} lie past its end ({} bytes)",
-                fingerprint.location,
-                bytes.len()
-            ));
+            let (location, size) = (fingerprint.location.clone(), bytes.len());
+            return Err(FilesError::PastEnd { location, offset, length, size });
         }
-        bytes.read_range(offset, length).map(|b| b.to_vec()).map_err(|e| format!("{}: {e}", fingerprint.location))
+        bytes
+            .read_range(offset, length)
+            .map(|b| b.to_vec())
+            .map_err(|e| FilesError::Read { location: fingerprint.location.clone(), source: Box::new(e) })
     }
 
     /// `file`, opened (an object not read yet: fingerprinted by a HEAD request now).
-    fn file<'f>(&self, file: &'f DataFile) -> Result<&'f (SourceFile, Arc<dyn ByteSource>), String> {
+    fn file<'f>(&self, file: &'f DataFile) -> Result<&'f (SourceFile, Arc<dyn ByteSource>), FilesError> {
         if let Some(opened) = file.opened.get() {
             return Ok(opened);
         }
-        let url = url::Url::parse(&file.location).map_err(|e| format!("data file {}: {e}", file.location))?;
-        let opened = crate::scan::open_object(&url, self.options).map_err(|e| format!("data file {e}"))?;
+        let url = url::Url::parse(&file.location)
+            .map_err(|e| FilesError::data_file(&file.location, DataFileProblem::Url(e)))?;
+        let opened = crate::scan::open_object(&url, self.options).map_err(|e| FilesError::Object(Box::new(e)))?;
         Ok(file.opened.get_or_init(|| opened))
     }
 
     /// Opens the object `file` with one ranged GET of `length` bytes at `offset`, which it returns;
     /// `None` when the server refuses the range (past the object's end: [`Files::read`] then says
     /// so from the object's size).
-    fn open_at(&self, file: &DataFile, offset: u64, length: u64) -> Result<Option<Vec<u8>>, String> {
-        let named = |e: String| format!("data file {}: {e}", file.location);
-        let end = offset.checked_add(length).ok_or_else(|| named(format!("bytes {offset}..+{length} pass 2^64")))?;
-        let url = url::Url::parse(&file.location).map_err(|e| named(e.to_string()))?;
+    fn open_at(&self, file: &DataFile, offset: u64, length: u64) -> Result<Option<Vec<u8>>, FilesError> {
+        let named = |problem| FilesError::data_file(&file.location, problem);
+        let end = offset.checked_add(length).ok_or_else(|| named(DataFileProblem::Overflow { offset, length }))?;
+        let url = url::Url::parse(&file.location).map_err(|e| named(DataFileProblem::Url(e)))?;
         let Some(runtime) = self.options.runtime.as_ref() else {
-            return Err(named("reading it needs ScanOptions::runtime".into()));
+            return Err(named(DataFileProblem::NoRuntime));
         };
         let (store, path) =
-            crate::source::store_for_url(&url, &self.options.remote).map_err(|e| named(e.to_string()))?;
+            crate::source::store_for_url(&url, &self.options.remote).map_err(|e| named(DataFileProblem::Store(e)))?;
         let got = runtime.block_on(async {
             let options = object_store::GetOptions { range: Some((offset..end).into()), ..Default::default() };
             let got = store.get_opts(&path, options).await?;
@@ -145,11 +232,11 @@ impl<'a> Files<'a> {
         });
         let (meta, bytes) = match got {
             Ok(got) => got,
-            Err(object_store::Error::NotFound { .. }) => return Err(named("not found".into())),
+            Err(object_store::Error::NotFound { .. }) => return Err(named(DataFileProblem::NotFound)),
             Err(e) if e.to_string().contains("416") || e.to_string().contains("Range Not Satisfiable") => {
                 return Ok(None)
             }
-            Err(e) => return Err(named(crate::source::describe_error(&e))),
+            Err(e) => return Err(named(DataFileProblem::Request(e))),
         };
         if bytes.len() as u64 != length {
             return Ok(None); // past the end: said from the object's size
@@ -164,14 +251,15 @@ impl<'a> Files<'a> {
 
     /// Checks `location` against the authorization and opens it when local (an object is opened on
     /// first use).
-    fn add(&self, location: String) -> Result<DataFile, String> {
-        self.authorization.check(&location).map_err(|e| format!("data file {location}: {e}"))?;
+    fn add(&self, location: String) -> Result<DataFile, FilesError> {
+        let named = |problem| FilesError::data_file(&location, problem);
+        self.authorization.check(&location).map_err(|e| named(DataFileProblem::Untrusted(e)))?;
         let Some(path) = crate::source::local_path(&location) else {
             return Ok(DataFile { location, opened: OnceLock::new() });
         };
         let path = std::path::absolute(&path).unwrap_or(path);
-        let source = crate::source::fingerprint(&path).map_err(|e| format!("data file {location}: {e}"))?;
-        let bytes = crate::scan::open_local(&path).map_err(|e| e.to_string())?;
+        let source = crate::source::fingerprint(&path).map_err(|e| named(DataFileProblem::Fingerprint(e)))?;
+        let bytes = crate::scan::open_local(&path).map_err(|e| FilesError::Local(Box::new(e)))?;
         Ok(DataFile::opened(location, (source, bytes)))
     }
 }

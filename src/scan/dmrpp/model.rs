@@ -20,6 +20,45 @@ use crate::metadata::{ArrayNotes, Attributes};
 /// Most dimensions one variable may have (HDF5's own limit is 32).
 const MAX_RANK: usize = 32;
 
+/// Why the DMR of a document cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DmrError {
+    /// The root element is not `Dataset`.
+    #[error("the root element is <{0}>, not <Dataset>")]
+    Root(String),
+    /// Groups nested deeper than elements may be.
+    #[error("groups nested too deep")]
+    TooDeep,
+    /// A shared dimension without a valid size.
+    #[error("dimension {0}: no valid size")]
+    DimensionSize(String),
+    /// A group without a valid name.
+    #[error("a group in /{path} has no valid name ({name:?})")]
+    GroupName {
+        /// The parent group's path.
+        path: String,
+        /// The name it has.
+        name: String,
+    },
+}
+
+/// Why a variable's dimensions cannot be resolved.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum DimError {
+    /// More dimensions than a variable may have.
+    #[error("{0} dimensions, more than {MAX_RANK}")]
+    Rank(usize),
+    /// A shared dimension the document does not declare.
+    #[error("dimension {0} is not declared")]
+    Undeclared(String),
+    /// An anonymous dimension's size that does not parse.
+    #[error("dimension size {0:?}")]
+    Size(String),
+    /// A `<Dim>` without name or size.
+    #[error("a <Dim> with neither name nor size")]
+    Empty,
+}
+
 /// The DMR's content.
 pub(super) struct Dmr<'a> {
     /// Groups, the root first.
@@ -39,7 +78,7 @@ pub(super) struct DmrVariable<'a> {
     /// Its element (type name, storage children, structure members).
     pub(super) element: &'a Element,
     /// Its dimensions: (netCDF name, length), outermost first; `Err` when one cannot be resolved.
-    pub(super) dims: Result<Vec<(String, u64)>, String>,
+    pub(super) dims: Result<Vec<(String, u64)>, DimError>,
     /// Its attributes and their number types.
     pub(super) attributes: Attributes,
     pub(super) notes: ArrayNotes,
@@ -52,9 +91,9 @@ enum Axis {
 }
 
 /// Walks the document from its root `Dataset`.
-pub(super) fn read_dmr(root: &Element) -> Result<Dmr<'_>, String> {
+pub(super) fn read_dmr(root: &Element) -> Result<Dmr<'_>, DmrError> {
     if root.name != "Dataset" {
-        return Err(format!("the root element is <{}>, not <Dataset>", root.name));
+        return Err(DmrError::Root(root.name.clone()));
     }
     let mut walk = Walk::default();
     walk.group(root, "", 0)?;
@@ -99,7 +138,7 @@ struct Found<'a> {
     path: String,
     group: usize,
     element: &'a Element,
-    axes: Result<Vec<Axis>, String>,
+    axes: Result<Vec<Axis>, DimError>,
 }
 
 #[derive(Default)]
@@ -117,9 +156,9 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn group(&mut self, element: &'a Element, path: &str, depth: usize) -> Result<(), String> {
+    fn group(&mut self, element: &'a Element, path: &str, depth: usize) -> Result<(), DmrError> {
         if depth > super::xml::MAX_DEPTH {
-            return Err("groups nested too deep".into());
+            return Err(DmrError::TooDeep);
         }
         let (attributes, _, dropped) = attributes(element);
         self.dropped.extend(dropped.into_iter().map(|(name, why)| (format!("/{path}"), name, why)));
@@ -132,7 +171,7 @@ impl<'a> Walk<'a> {
             match child.name.as_str() {
                 "Dimension" => {
                     let size = child.attr("size").and_then(|s| s.trim().parse::<u64>().ok());
-                    let size = size.ok_or_else(|| format!("dimension {prefix}{name}: no valid size"))?;
+                    let size = size.ok_or_else(|| DmrError::DimensionSize(format!("{prefix}{name}")))?;
                     self.shared.insert(format!("{prefix}{name}"), size);
                     self.group_shared[index].push((name.to_string(), size));
                 }
@@ -146,7 +185,7 @@ impl<'a> Walk<'a> {
             let name = child.attr("name").unwrap_or_default();
             if child.name == "Group" {
                 if name.is_empty() || name.contains('/') {
-                    return Err(format!("a group in /{path} has no valid name ({name:?})"));
+                    return Err(DmrError::GroupName { path: path.to_string(), name: name.to_string() });
                 }
                 let sub = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
                 self.group(child, &sub, depth + 1)?;
@@ -161,21 +200,21 @@ impl<'a> Walk<'a> {
     }
 
     /// The axes of a variable's `<Dim>` children.
-    fn axes(&self, element: &Element) -> Result<Vec<Axis>, String> {
+    fn axes(&self, element: &Element) -> Result<Vec<Axis>, DimError> {
         let dims: Vec<&Element> = element.children_named("Dim").collect();
         if dims.len() > MAX_RANK {
-            return Err(format!("{} dimensions, more than {MAX_RANK}", dims.len()));
+            return Err(DimError::Rank(dims.len()));
         }
         dims.iter()
             .map(|dim| match (dim.attr("name"), dim.attr("size")) {
                 (Some(name), _) => {
-                    let length = self.shared.get(name).ok_or_else(|| format!("dimension {name} is not declared"))?;
+                    let length = self.shared.get(name).ok_or_else(|| DimError::Undeclared(name.to_string()))?;
                     Ok(Axis::Named(name.rsplit('/').next().unwrap_or(name).to_string(), *length))
                 }
                 (None, Some(size)) => {
-                    size.trim().parse().map(Axis::Anonymous).map_err(|_| format!("dimension size {size:?}"))
+                    size.trim().parse().map(Axis::Anonymous).map_err(|_| DimError::Size(size.to_string()))
                 }
-                (None, None) => Err("a <Dim> with neither name nor size".into()),
+                (None, None) => Err(DimError::Empty),
             })
             .collect()
     }
@@ -204,7 +243,7 @@ mod tests {
         assert_eq!(dims("a").unwrap(), ["t", "phony_dim_2"]);
         assert_eq!(dims("b").unwrap(), ["phony_dim_2", "phony_dim_3"]);
         assert_eq!(dims("c").unwrap(), ["t"]);
-        assert!(dims("g/e").unwrap_err().contains("not declared"));
+        assert!(dims("g/e").unwrap_err().to_string().contains("not declared"));
         assert_eq!(dmr.groups.iter().map(|g| g.path.as_str()).collect::<Vec<_>>(), ["", "g"]);
     }
 }

@@ -29,8 +29,84 @@ struct Layout {
 /// Why a variable was not translated: unsupported (a warning under `skip_unsupported`) or an error
 /// of the sidecar (always an error).
 pub(super) enum Refusal {
-    Unsupported(String),
+    Unsupported(crate::scan::BoxError),
     Error(ScanError),
+}
+
+/// What is wrong with a variable's storage, fill value or filters as the sidecar gives them.
+#[derive(Debug, thiserror::Error)]
+enum TranslateError {
+    /// Its dimensions do not resolve.
+    #[error("{0}")]
+    Dims(#[from] super::model::DimError),
+    /// Its storage does not parse.
+    #[error("{0}")]
+    Storage(#[from] super::chunks::ChunksError),
+    /// Its data file cannot be used.
+    #[error("{0}")]
+    Files(#[from] super::files::FilesError),
+    /// The fill value is refused.
+    #[error("{0}")]
+    FillValue(#[from] crate::metadata::MetadataError),
+    /// A value that does not parse.
+    #[error("{0}")]
+    Value(#[from] super::types::ValueError),
+    /// A structure fill value of another number of values than members.
+    #[error("{values} values for a structure of {members} members")]
+    StructValues {
+        /// Values given.
+        values: usize,
+        /// Leaf members.
+        members: usize,
+    },
+    /// A filter name vzarr does not know.
+    #[error("unknown filter {0:?} in compressionType")]
+    UnknownFilter(String),
+    /// A filter with no Zarr codec vzarr describes it with.
+    #[error("{0}")]
+    Filter(crate::scan::filters::UnsupportedFilter),
+    /// A filter that is no Zarr codec.
+    #[error("filter {0} has no Zarr codec")]
+    NoCodec(String),
+    /// The codec chain is refused.
+    #[error("{0}")]
+    Codec(#[from] crate::codec::CodecError),
+    /// No chunk grid for the shape.
+    #[error("{0}")]
+    Grid(#[from] crate::grid::GridError),
+    /// A chunk shape of another rank than the shape.
+    #[error("chunkDimensionSizes {chunk_shape:?} do not match shape {shape:?}")]
+    ChunkShape {
+        /// The chunk shape.
+        chunk_shape: Vec<u64>,
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// A shape of more slabs than vzarr references.
+    #[error("shape {0:?} is too large to reference")]
+    TooLarge(Vec<u64>),
+    /// Several pieces of contiguous data.
+    #[error("{0} pieces of data without chunkDimensionSizes (no chunk grid places them)")]
+    Pieces(usize),
+    /// Contiguous data of another size than the shape.
+    #[error("contiguous storage of {length} bytes does not hold shape {shape:?}")]
+    Contiguous {
+        /// Bytes stored.
+        length: u64,
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// Compact data of another size than the shape.
+    #[error("compact data of {length} bytes does not hold shape {shape:?}")]
+    Compact {
+        /// Bytes stored.
+        length: usize,
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// The strings cannot be stored.
+    #[error("cannot store its strings: {0}")]
+    Strings(#[source] crate::codec::CodecError),
 }
 
 impl From<ScanError> for Refusal {
@@ -41,15 +117,15 @@ impl From<ScanError> for Refusal {
 
 /// The array of `var`.
 pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<VirtualArray, Refusal> {
-    let invalid = |what: &str, why: String| Refusal::Error(ctx.variable_error(&var.path, what, why));
-    let dims = var.dims.clone().map_err(|why| invalid("reading dimensions", why))?;
+    let invalid = |what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(&var.path, what, why));
+    let dims = var.dims.clone().map_err(|why| invalid("reading dimensions", why.into()))?;
     let shape: Vec<u64> = dims.iter().map(|(_, n)| *n).collect();
     let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
-    let storage = super::chunks::storage(var.element, count).map_err(|why| invalid("reading storage", why))?;
+    let storage = super::chunks::storage(var.element, count).map_err(|why| invalid("reading storage", why.into()))?;
     if let Storage::Unsupported(why) = &storage {
-        return Err(Refusal::Unsupported(why.clone()));
+        return Err(Refusal::Unsupported(why.clone().into()));
     }
-    let info = element_info(var.element, &storage, ctx.enumerations).map_err(Refusal::Unsupported)?;
+    let info = element_info(var.element, &storage, ctx.enumerations).map_err(|e| Refusal::Unsupported(e.into()))?;
     let mut storage = storage;
     let mut data_type = info.data_type;
     let mut dims = dims;
@@ -60,7 +136,7 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         let first = fill.as_bytes().first().copied().unwrap_or(0);
         data_type = DataType::FixedBytes(length);
         fill = FillValue::from_bytes(data_type, vec![first; length as usize])
-            .map_err(|e| invalid("reading the fill value", e.to_string()))?;
+            .map_err(|e| invalid("reading the fill value", e.into()))?;
         shape.pop();
         dims.pop();
     }
@@ -109,7 +185,7 @@ fn layout_of(
             Some(chunk_shape) => chunked(ctx, var, shape, data_type, &chunks, chunk_shape)?,
             None => contiguous(ctx, var, shape, data_type, &chunks)?,
         },
-        Storage::Unsupported(why) => return Err(Refusal::Unsupported(why)),
+        Storage::Unsupported(why) => return Err(Refusal::Unsupported(why.into())),
     })
 }
 
@@ -188,7 +264,7 @@ fn stackable_last(ctx: &Context<'_>, var: &DmrVariable<'_>) -> bool {
 /// The fill value `fillValue` gives (a struct's: one value per leaf, blank-separated), else the
 /// `_FillValue` attribute's; when both are absent, the SD interface's default for an HDF4 data set (BES marks those with `dmr_sds_ref`), else zero;
 /// for strings, BES's `unsupported-string` is zero.
-fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> Result<FillValue, String> {
+fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> Result<FillValue, TranslateError> {
     let data_type = info.data_type;
     let text = match storage {
         Storage::Chunks(c) | Storage::Inline(c, _) => c.fill.as_deref(),
@@ -201,8 +277,7 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         let hdf4 = var.element.children_named("Attribute").any(|a| a.attr("name") == Some("dmr_sds_ref"));
         if hdf4 && !matches!(data_type, DataType::String | DataType::Struct(_)) {
-            return FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type))
-                .map_err(|e| e.to_string());
+            return Ok(FillValue::from_bytes(data_type, crate::scan::hdf4::sd_default_fill(data_type))?);
         }
         return Ok(FillValue::zero(data_type));
     };
@@ -215,7 +290,7 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
                 return Ok(FillValue::zero(data_type));
             }
             if values.len() != info.leaves.len() {
-                return Err(format!("{} values for a structure of {} members", values.len(), info.leaves.len()));
+                return Err(TranslateError::StructValues { values: values.len(), members: info.leaves.len() });
             }
             let mut bytes = Vec::with_capacity(data_type.size());
             for (leaf, value) in info.leaves.iter().zip(values) {
@@ -225,11 +300,11 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
         }
         t => value_bytes(t, text)?,
     };
-    FillValue::from_bytes(data_type, bytes).map_err(|e| e.to_string())
+    Ok(FillValue::from_bytes(data_type, bytes)?)
 }
 
 /// The codecs of the filter list: `bytes`, then each filter's codec in pipeline order.
-fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<CodecChain, String> {
+fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<CodecChain, TranslateError> {
     let mut filters = Vec::with_capacity(info.filters.len());
     for name in &info.filters {
         let level = info.deflate_level.map(|l| vec![l]).unwrap_or_default();
@@ -237,16 +312,16 @@ fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<Co
             "deflate" => (1, level),
             "shuffle" => (2, Vec::new()),
             "fletcher32" => (3, Vec::new()),
-            other => return Err(format!("unknown filter {other:?} in compressionType")),
+            other => return Err(TranslateError::UnknownFilter(other.to_string())),
         };
         let spec = FilterSpec { id, name, cd_values: &cd_values };
-        match filter_stage(&spec, type_size).map_err(|e| e.to_string())? {
+        match filter_stage(&spec, type_size).map_err(TranslateError::Filter)? {
             stage @ Filter::Codec(_) => filters.push(stage),
-            Filter::Source(_) => return Err(format!("filter {name} has no Zarr codec")),
+            Filter::Source(_) => return Err(TranslateError::NoCodec(name.clone())),
         }
     }
     let bytes = Codec::Bytes { endian: endian(data_type, info) };
-    CodecChain::new([vec![bytes], stored_codecs(&filters)].concat()).map_err(|e| e.to_string())
+    Ok(CodecChain::new([vec![bytes], stored_codecs(&filters)].concat())?)
 }
 
 fn chunked(
@@ -257,17 +332,18 @@ fn chunked(
     info: &ChunksInfo,
     chunk_shape: &[u64],
 ) -> Result<Layout, Refusal> {
-    let invalid = |ctx: &Context<'_>, what: &str, why: String| Refusal::Error(ctx.variable_error(var, what, why));
+    let invalid =
+        |ctx: &Context<'_>, what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(var, what, why));
     if chunk_shape.len() != shape.len() {
-        let why = format!("chunkDimensionSizes {chunk_shape:?} do not match shape {shape:?}");
+        let why = TranslateError::ChunkShape { chunk_shape: chunk_shape.to_vec(), shape: shape.to_vec() };
         return Err(invalid(ctx, "reading storage", why));
     }
-    let codecs = codecs(info, data_type, data_type.size()).map_err(Refusal::Unsupported)?;
-    let grid = ChunkGrid::regular(shape, chunk_shape).map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+    let codecs = codecs(info, data_type, data_type.size()).map_err(|e| Refusal::Unsupported(e.into()))?;
+    let grid = ChunkGrid::regular(shape, chunk_shape).map_err(|e| invalid(ctx, "chunk grid", e.into()))?;
     let table = chunk_table_for(ctx.path, var, &grid)?;
     let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
     let chunks = chunk_table(&grid, chunk_shape, table, &info.chunks, &mut source_of)
-        .map_err(|why| invalid(ctx, "locating chunks", why))?;
+        .map_err(|why| invalid(ctx, "locating chunks", why.into()))?;
     Ok(Layout { grid, codecs, chunks })
 }
 
@@ -280,43 +356,42 @@ fn contiguous(
     data_type: DataType,
     info: &ChunksInfo,
 ) -> Result<Layout, Refusal> {
-    let invalid = |ctx: &Context<'_>, what: &str, why: String| Refusal::Error(ctx.variable_error(var, what, why));
+    let invalid =
+        |ctx: &Context<'_>, what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(var, what, why));
     let size = data_type.size() as u64;
     let expected = shape.iter().try_fold(size, |n, &d| n.checked_mul(d));
     let slabs = expected.map(|e| e / ctx.options.max_slab_bytes.max(1));
     let Some(expected) = expected.filter(|_| slabs.is_some_and(|s| s < MAX_CHUNKS_PER_ARRAY)) else {
-        return Err(invalid(ctx, "reading storage", format!("shape {shape:?} is too large to reference")));
+        return Err(invalid(ctx, "reading storage", TranslateError::TooLarge(shape.to_vec())));
     };
     if info.chunks.len() > 1 {
-        let why =
-            format!("{} pieces of data without chunkDimensionSizes (no chunk grid places them)", info.chunks.len());
-        return Err(invalid(ctx, "reading storage", why));
+        return Err(invalid(ctx, "reading storage", TranslateError::Pieces(info.chunks.len())));
     }
     if !info.filters.is_empty() {
-        let codecs = codecs(info, data_type, data_type.size()).map_err(Refusal::Unsupported)?;
+        let codecs = codecs(info, data_type, data_type.size()).map_err(|e| Refusal::Unsupported(e.into()))?;
         let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-        let grid = ChunkGrid::regular(shape, &whole).map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+        let grid = ChunkGrid::regular(shape, &whole).map_err(|e| invalid(ctx, "chunk grid", e.into()))?;
         let table = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&ctx.options.owned_budget);
         let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
         let chunks = chunk_table(&grid, &whole, table, &info.chunks, &mut source_of)
-            .map_err(|why| invalid(ctx, "locating chunks", why))?;
+            .map_err(|why| invalid(ctx, "locating chunks", why.into()))?;
         return Ok(Layout { grid, codecs, chunks });
     }
     let chunk = info.chunks.first();
     if let Some(c) = chunk.filter(|c| c.length != expected) {
-        let why = format!("contiguous storage of {} bytes does not hold shape {shape:?}", c.length);
+        let why = TranslateError::Contiguous { length: c.length, shape: shape.to_vec() };
         return Err(invalid(ctx, "reading storage", why));
     }
     let source = match chunk {
         Some(c) => {
             let href = c.href.map(|h| info.chunks.hrefs()[h].as_str());
-            ctx.files.source_of(href).map_err(|why| invalid(ctx, "locating chunks", why))?
+            ctx.files.source_of(href).map_err(|why| invalid(ctx, "locating chunks", why.into()))?
         }
         None => 0,
     };
     let address = chunk.map_or(0, |c| c.offset);
     let (grid, entries) = slab_layout(shape, size, address, source, ctx.options.max_slab_bytes)
-        .map_err(|e| invalid(ctx, "chunk grid", e.to_string()))?;
+        .map_err(|e| invalid(ctx, "chunk grid", e.into()))?;
     let chunks = match chunk {
         Some(_) => ChunkTable::from_entries(entries, OwnedBytes::with_budget(&ctx.options.owned_budget)),
         None => ChunkTable::missing(entries.len()).owned_in(&ctx.options.owned_budget),
@@ -334,12 +409,12 @@ fn compact(
     bytes: Vec<u8>,
 ) -> Result<Layout, Refusal> {
     let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-    let grid = ChunkGrid::regular(shape, &whole)
-        .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
+    let grid =
+        ChunkGrid::regular(shape, &whole).map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e)))?;
     let mut chunks = ChunkTable::missing(grid.num_chunks() as usize).owned_in(&ctx.options.owned_budget);
     let expected = shape.iter().try_fold(data_type.size() as u64, |n, &d| n.checked_mul(d));
     if expected != Some(bytes.len() as u64) {
-        let why = format!("compact data of {} bytes does not hold shape {shape:?}", bytes.len());
+        let why = TranslateError::Compact { length: bytes.len(), shape: shape.to_vec() };
         return Err(Refusal::Error(ctx.variable_error(var, "reading storage", why)));
     }
     if grid.num_chunks() == 1 {
@@ -352,14 +427,13 @@ fn compact(
 /// Variable-length strings as one store-owned chunk of `string` (`vlen-utf8`).
 fn owned_strings(ctx: &mut Context<'_>, var: &str, shape: &[u64], strings: &[String]) -> Result<Layout, Refusal> {
     let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-    let grid = ChunkGrid::regular(shape, &whole)
-        .map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e.to_string())))?;
+    let grid =
+        ChunkGrid::regular(shape, &whole).map_err(|e| Refusal::Error(ctx.variable_error(var, "chunk grid", e)))?;
     let codecs = CodecChain::vlen_utf8();
     let mut chunks = ChunkTable::default().owned_in(&ctx.options.owned_budget);
     if !strings.is_empty() {
-        let encoded = codecs
-            .encode_strings(strings)
-            .map_err(|e| Refusal::Unsupported(format!("cannot store its strings: {e}")))?;
+        let encoded =
+            codecs.encode_strings(strings).map_err(|e| Refusal::Unsupported(TranslateError::Strings(e).into()))?;
         let entry = chunks.push_owned(&encoded).map_err(|e| ctx.owned_error(var, e))?;
         chunks.push(entry);
     }

@@ -30,14 +30,30 @@ pub(super) fn is_variable(name: &str) -> bool {
     atomic(name).is_some() || matches!(name, "String" | "URL" | "Opaque" | "Enum" | "Structure" | "Sequence")
 }
 
+/// Why a value's text gives no value of its type.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum ValueError {
+    /// Text that is no value of the type.
+    #[error("{text:?} is not a {data_type} value")]
+    NotA {
+        /// The text (trimmed).
+        text: String,
+        /// The type.
+        data_type: DataType,
+    },
+    /// A type whose values have no text form.
+    #[error("no text form for a {0} value")]
+    NoTextForm(DataType),
+}
+
 /// One value of `data_type` written as text, as native-endian bytes. Floats accept what BES
 /// writes (`-9999.000000`, `9.96921e+36`, `nan`, `inf`); integers must fit the type.
 ///
 /// # Errors
-/// A message when the text is not a value of the type.
-pub(super) fn value_bytes(data_type: DataType, text: &str) -> Result<Vec<u8>, String> {
+/// [`ValueError`] when the text is not a value of the type.
+pub(super) fn value_bytes(data_type: DataType, text: &str) -> Result<Vec<u8>, ValueError> {
     let text = text.trim();
-    let bad = || format!("{text:?} is not a {data_type} value");
+    let bad = || ValueError::NotA { text: text.to_string(), data_type };
     macro_rules! int {
         ($t:ty) => {
             parse_int::<$t>(text).ok_or_else(bad)?.to_ne_bytes().to_vec()
@@ -59,7 +75,7 @@ pub(super) fn value_bytes(data_type: DataType, text: &str) -> Result<Vec<u8>, St
             bytes.resize(n as usize, 0);
             bytes
         }
-        other => return Err(format!("no text form for a {other} value")),
+        other => return Err(ValueError::NoTextForm(other)),
     })
 }
 

@@ -63,6 +63,50 @@ pub(crate) struct XmlError {
     pub(crate) message: String,
 }
 
+/// What the tree builder refuses (the message of an [`XmlError`], which adds the position).
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    /// An element or text after the root element closed.
+    #[error("content after the root element")]
+    AfterRoot,
+    /// Elements nested deeper than [`MAX_DEPTH`].
+    #[error("elements nested deeper than {MAX_DEPTH}")]
+    TooDeep,
+    /// More than [`MAX_ELEMENTS`] elements.
+    #[error("more than {MAX_ELEMENTS} elements")]
+    TooMany,
+    /// A start tag's attribute does not parse.
+    #[error("<{element}>: {source}")]
+    Attribute {
+        /// The element's name.
+        element: String,
+        /// The parser's error.
+        source: quick_xml::events::attributes::AttrError,
+    },
+    /// An attribute's value does not decode (an undefined entity).
+    #[error("<{element} {key}>: {source}")]
+    Value {
+        /// The element's name.
+        element: String,
+        /// The attribute's name.
+        key: String,
+        /// The parser's error.
+        source: quick_xml::Error,
+    },
+    /// An end tag without its start tag.
+    #[error("an end tag without its start tag")]
+    NoStart,
+    /// Text outside the root element.
+    #[error("text outside the root element")]
+    TextOutside,
+    /// The document ends inside an element.
+    #[error("the document ends inside <{0}> (truncated?)")]
+    Truncated(String),
+    /// The document has no element.
+    #[error("no root element")]
+    NoRoot,
+}
+
 /// The document's root element.
 ///
 /// # Errors
@@ -79,24 +123,26 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
     let mut builder = Builder::default();
     loop {
         let position = reader.buffer_position();
+        // The message quotes the document: one line of it, cut (so text, not the cause).
         let fail = |message: String| XmlError { position, message: one_line(&message) };
+        let refused = |e: BuildError| fail(e.to_string());
         match reader.read_event().map_err(|e| fail(e.to_string()))? {
-            Event::Start(e) => builder.open(&e).map_err(fail)?,
-            Event::Empty(e) => builder.empty(&e).map_err(fail)?,
-            Event::End(_) => builder.close().map_err(fail)?,
-            Event::Text(t) => builder.text(&t.xml10_content().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
-            Event::CData(t) => builder.text(&t.decode().map_err(|e| fail(e.to_string()))?).map_err(fail)?,
+            Event::Start(e) => builder.open(&e).map_err(refused)?,
+            Event::Empty(e) => builder.empty(&e).map_err(refused)?,
+            Event::End(_) => builder.close().map_err(refused)?,
+            Event::Text(t) => builder.text(&t.xml10_content().map_err(|e| fail(e.to_string()))?).map_err(refused)?,
+            Event::CData(t) => builder.text(&t.decode().map_err(|e| fail(e.to_string()))?).map_err(refused)?,
             Event::GeneralRef(r) => {
                 let name = r.decode().map_err(|e| fail(e.to_string()))?;
                 let resolved = match r.resolve_char_ref().map_err(|e| fail(e.to_string()))? {
                     Some(c) => c.to_string(),
                     None => predefined(&name).ok_or_else(|| fail(format!("undefined entity &{name};")))?.to_string(),
                 };
-                builder.text(&resolved).map_err(fail)?;
+                builder.text(&resolved).map_err(refused)?;
             }
             Event::DocType(_) => return Err(fail("a DOCTYPE (DTD or entity declarations) is not accepted".into())),
             Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
-            Event::Eof => return builder.finish().map_err(fail),
+            Event::Eof => return builder.finish().map_err(refused),
         }
     }
 }
@@ -132,16 +178,16 @@ struct Builder {
 
 impl Builder {
     /// Counts one more element, which must fit the limits.
-    fn admit(&mut self) -> Result<(), String> {
+    fn admit(&mut self) -> Result<(), BuildError> {
         if self.root.is_some() {
-            return Err("content after the root element".into());
+            return Err(BuildError::AfterRoot);
         }
         if self.open.len() >= MAX_DEPTH {
-            return Err(format!("elements nested deeper than {MAX_DEPTH}"));
+            return Err(BuildError::TooDeep);
         }
         self.count += 1;
         if self.count > MAX_ELEMENTS {
-            return Err(format!("more than {MAX_ELEMENTS} elements"));
+            return Err(BuildError::TooMany);
         }
         Ok(())
     }
@@ -153,7 +199,7 @@ impl Builder {
     }
 
     /// An element without content: a chunk of a chunk list is read from its attributes alone.
-    fn empty(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+    fn empty(&mut self, start: &BytesStart<'_>) -> Result<(), BuildError> {
         if start.name().as_ref() != b"dmrpp:chunk" || self.chunk_list().is_none() {
             self.open(start)?;
             return self.close();
@@ -161,11 +207,14 @@ impl Builder {
         self.admit()?;
         let mut text = ChunkText::default();
         for attr in start.attributes() {
-            let attr = attr.map_err(|e| format!("<dmrpp:chunk>: {e}"))?;
+            let element = || "dmrpp:chunk".to_string();
+            let attr = attr.map_err(|source| BuildError::Attribute { element: element(), source })?;
             // Every value is decoded, as the tree's are: an undefined entity anywhere is malformed.
-            let value = attr
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|e| format!("<dmrpp:chunk {}>: {e}", String::from_utf8_lossy(attr.key.as_ref())))?;
+            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|source| BuildError::Value {
+                element: element(),
+                key: String::from_utf8_lossy(attr.key.as_ref()).into_owned(),
+                source,
+            })?;
             let slot = match attr.key.as_ref() {
                 b"offset" => &mut text.offset,
                 b"nBytes" => &mut text.n_bytes,
@@ -181,22 +230,25 @@ impl Builder {
         Ok(())
     }
 
-    fn open(&mut self, start: &BytesStart<'_>) -> Result<(), String> {
+    fn open(&mut self, start: &BytesStart<'_>) -> Result<(), BuildError> {
         self.admit()?;
         let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
         let mut attributes = Vec::new();
         for attr in start.attributes() {
-            let attr = attr.map_err(|e| format!("<{name}>: {e}"))?;
+            let attr = attr.map_err(|source| BuildError::Attribute { element: name.clone(), source })?;
             let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
-            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| format!("<{name} {key}>: {e}"))?;
+            let value = match attr.normalized_value(XmlVersion::Implicit1_0) {
+                Ok(value) => value,
+                Err(source) => return Err(BuildError::Value { element: name, key, source }),
+            };
             attributes.push((key, value.into_owned()));
         }
         self.open.push(Element { name, attributes, ..Element::default() });
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), String> {
-        let element = self.open.pop().ok_or("an end tag without its start tag")?;
+    fn close(&mut self) -> Result<(), BuildError> {
+        let element = self.open.pop().ok_or(BuildError::NoStart)?;
         if element.name == "dmrpp:chunk" {
             if let Some(list) = self.chunk_list() {
                 list_chunk(list, &element);
@@ -210,20 +262,20 @@ impl Builder {
         Ok(())
     }
 
-    fn text(&mut self, text: &str) -> Result<(), String> {
+    fn text(&mut self, text: &str) -> Result<(), BuildError> {
         match self.open.last_mut() {
             Some(element) => element.text.push_str(text),
             None if text.trim().is_empty() => {}
-            None => return Err("text outside the root element".into()),
+            None => return Err(BuildError::TextOutside),
         }
         Ok(())
     }
 
-    fn finish(self) -> Result<Element, String> {
+    fn finish(self) -> Result<Element, BuildError> {
         if let Some(open) = self.open.last() {
-            return Err(format!("the document ends inside <{}> (truncated?)", open.name));
+            return Err(BuildError::Truncated(open.name.clone()));
         }
-        self.root.ok_or_else(|| "no root element".into())
+        self.root.ok_or(BuildError::NoRoot)
     }
 }
 

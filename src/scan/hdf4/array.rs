@@ -51,7 +51,7 @@ pub(crate) fn build(
     options: &ScanOptions,
     external: &mut dyn FnMut(&str) -> Result<u32, Hdf4Error>,
 ) -> Result<VirtualArray, Hdf4Error> {
-    let data_type = sds.number_type.data_type().map_err(Hdf4Error::Unsupported)?;
+    let data_type = sds.number_type.data_type()?;
     let endian =
         (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
     let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name, budget: &options.owned_budget };
@@ -190,7 +190,7 @@ fn decode_whole(
         )));
     }
     let encoded = read_stored(file, index, data, file.len(), &format!("compressed data of {name}"))?;
-    decode(coder, &encoded, total as usize).map_err(Hdf4Error::Unsupported)
+    decode(coder, &encoded, total as usize).map_err(Hdf4Error::Decode)
 }
 
 /// What every storage form needs to know of the array.
@@ -467,7 +467,7 @@ impl Layout<'_> {
                     let encoded = read_stored(file, index, &data, file.len(), what)?;
                     decode(coder, &encoded, chunk_bytes as usize)
                         .map(Found::Decoded)
-                        .map_err(|e| Hdf4Error::Unsupported(format!("{what}: {e}")))
+                        .map_err(|source| Hdf4Error::DecodeChunk { what: what.to_string(), source })
                 }
             },
             linked @ Storage::Linked { .. } => {

@@ -17,6 +17,42 @@ use crate::scan::tail::{prepare_tails, TailError};
 use crate::scan::{concat_axes, digest, wants_digest, ScanError, ScanOptions};
 use crate::source::ByteSource;
 
+/// Why values could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ValuesError {
+    /// Reading stored bytes failed.
+    #[error("{0}")]
+    Read(#[source] Box<super::Hdf4Error>),
+    /// A chunk names a source the table does not have.
+    #[error("no source {0}")]
+    NoSource(u32),
+    /// An external file could not be opened.
+    #[error("{0}")]
+    Open(#[from] super::external::OpenError),
+    /// An array chunked along more than its first dimension.
+    #[error("{0} is chunked along more than its first dimension")]
+    Chunking(String),
+    /// An array larger than the limit.
+    #[error("{path} holds {total} bytes, more than {limit}")]
+    TooLarge {
+        /// The array.
+        path: String,
+        /// Its bytes.
+        total: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A chunk larger than the limit.
+    #[error("a chunk larger than the limit")]
+    ChunkTooLarge,
+    /// A chunk does not decode.
+    #[error("{0}")]
+    Decode(#[from] crate::codec::CodecError),
+    /// A store-owned chunk could not be read.
+    #[error("{0}")]
+    Owned(#[from] crate::dataset::OwnedBytesError),
+}
+
 /// The bytes of a scan's sources: the HDF4 file (source 0) and its external files, opened when first
 /// read (local files, or objects through `ScanOptions::runtime`).
 pub(super) struct Sources<'a> {
@@ -32,23 +68,22 @@ impl<'a> Sources<'a> {
     }
 
     /// `length` bytes at `offset` of source `source`.
-    fn read(&mut self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+    fn read(&mut self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, ValuesError> {
+        let failed = |e| ValuesError::Read(Box::new(e));
         if source == 0 {
-            return super::read_exact(self.file, offset, length, "stored values")
-                .map(|b| b.to_vec())
-                .map_err(|e| e.to_string());
+            return super::read_exact(self.file, offset, length, "stored values").map(|b| b.to_vec()).map_err(failed);
         }
         let bytes = match self.opened.get(&source) {
             Some(bytes) => bytes.clone(),
             None => {
-                let location = self.table.get(source).ok_or_else(|| format!("no source {source}"))?.location.clone();
+                let location = self.table.get(source).ok_or(ValuesError::NoSource(source))?.location.clone();
                 let bytes = super::external::open(&location, self.options)?;
                 self.opened.insert(source, bytes.clone());
                 bytes
             }
         };
         let what = format!("external file {}", self.table.get(source).map_or("?", |s| s.location.as_str()));
-        super::read_exact(bytes.as_ref(), offset, length, &what).map(|b| b.to_vec()).map_err(|e| e.to_string())
+        super::read_exact(bytes.as_ref(), offset, length, &what).map(|b| b.to_vec()).map_err(failed)
     }
 }
 
@@ -56,16 +91,16 @@ impl<'a> Sources<'a> {
 const MAX_VALUE_BYTES: u64 = 128 << 20;
 
 /// The native-endian values of `array`, when it is chunked along its first dimension only.
-fn values(sources: &mut Sources<'_>, array: &VirtualArray, limit: u64) -> Result<Vec<u8>, String> {
+fn values(sources: &mut Sources<'_>, array: &VirtualArray, limit: u64) -> Result<Vec<u8>, ValuesError> {
     let meta = &array.metadata;
     let dims = meta.chunk_grid.dims();
     let es = meta.data_type.size();
     if dims.iter().skip(1).any(|d| d.num_chunks() != 1 || d.edge(0) != d.extent()) {
-        return Err(format!("{} is chunked along more than its first dimension", array.path));
+        return Err(ValuesError::Chunking(array.path.clone()));
     }
     let total = meta.shape().iter().product::<u64>() * es as u64;
     if total > limit {
-        return Err(format!("{} holds {total} bytes, more than {limit}", array.path));
+        return Err(ValuesError::TooLarge { path: array.path.clone(), total, limit });
     }
     let row = dims.iter().skip(1).map(|d| d.extent()).product::<u64>() * es as u64;
     // (edge, valid) rows of each chunk along the first dimension; a scalar is one chunk of one.
@@ -75,19 +110,18 @@ fn values(sources: &mut Sources<'_>, array: &VirtualArray, limit: u64) -> Result
     };
     let mut out = Vec::with_capacity(total as usize);
     for (k, &(edge, valid)) in rows.iter().enumerate() {
-        let decoded_len =
-            edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or("a chunk larger than the limit")?;
+        let decoded_len = edge.checked_mul(row).filter(|&n| n <= limit.max(row)).ok_or(ValuesError::ChunkTooLarge)?;
         let decoded_len = decoded_len as usize;
         let entry = array.chunks.get(k).unwrap_or(ChunkEntry::Missing);
         let decoded = match entry {
             ChunkEntry::Missing => meta.fill_value.as_bytes().repeat(decoded_len / es.max(1)),
             ChunkEntry::Source { source, offset, length } => {
                 let stored = sources.read(source, offset, length)?;
-                meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
+                meta.codecs.decode(&stored, es, decoded_len)?
             }
             ChunkEntry::Owned { offset, length } => {
-                let stored = array.chunks.owned_chunk(offset, length).map_err(|e| e.to_string())?;
-                meta.codecs.decode(&stored, es, decoded_len).map_err(|e| e.to_string())?
+                let stored = array.chunks.owned_chunk(offset, length)?;
+                meta.codecs.decode(&stored, es, decoded_len)?
             }
         };
         out.extend_from_slice(&decoded[..(valid * row) as usize]);
@@ -105,12 +139,12 @@ pub(super) fn add_digest(sources: &mut Sources<'_>, options: &ScanOptions, array
 /// The coordinate array of `dim` (named `dim`, one-dimensional along `dim`), decoded to f64.
 ///
 /// # Errors
-/// A message when its values cannot be read back.
+/// [`ValuesError`] when its values cannot be read back.
 pub(super) fn concat_coordinate(
     sources: &mut Sources<'_>,
     arrays: &[VirtualArray],
     dim: &str,
-) -> Result<Option<ConcatCoordinate>, String> {
+) -> Result<Option<ConcatCoordinate>, ValuesError> {
     crate::scan::coordinate::concat_coordinate(arrays, dim, |a| values(sources, a, MAX_VALUE_BYTES))
 }
 

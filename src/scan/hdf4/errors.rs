@@ -39,6 +39,21 @@ pub(crate) enum Hdf4Error {
         /// What failed (where it was looked for, the I/O error).
         reason: String,
     },
+    /// Compressed elements that do not decode (a coder vzarr lacks, corrupt data): like
+    /// [`Hdf4Error::Unsupported`], the variable is left out under `skip_unsupported`.
+    #[error("{0}")]
+    Decode(#[source] super::decode::DecodeError),
+    /// A chunk's compressed elements that do not decode, as [`Hdf4Error::Decode`].
+    #[error("{what}: {source}")]
+    DecodeChunk {
+        /// The chunk.
+        what: String,
+        /// Why.
+        source: super::decode::DecodeError,
+    },
+    /// A number type with no Zarr data type (an unsupported variable).
+    #[error("{0}")]
+    NumberType(#[from] super::sds::NumberTypeError),
     /// The file uses a feature this reader does not implement.
     #[error("{0}")]
     Unsupported(String),

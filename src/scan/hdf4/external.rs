@@ -81,13 +81,32 @@ impl ExternalFiles {
 /// local path, or an object's URL read through `options.runtime`).
 ///
 /// # Errors
-/// A message naming the file when it cannot be opened.
-pub(crate) fn open(location: &str, options: &ScanOptions) -> Result<Arc<dyn ByteSource>, String> {
+/// [`OpenError`] naming the file when it cannot be opened.
+pub(crate) fn open(location: &str, options: &ScanOptions) -> Result<Arc<dyn ByteSource>, OpenError> {
     if let Some(local) = crate::source::local_path(location) {
-        return crate::scan::open_local(&local).map_err(|e| format!("external file {e}"));
+        return crate::scan::open_local(&local).map_err(|e| OpenError::Local(Box::new(e)));
     }
-    let url = url::Url::parse(location).map_err(|e| format!("external file {location}: {e}"))?;
-    crate::scan::open_object(&url, options).map(|(_, bytes)| bytes).map_err(|e| format!("external file {e}"))
+    let url = url::Url::parse(location).map_err(|source| OpenError::Url { location: location.to_string(), source })?;
+    crate::scan::open_object(&url, options).map(|(_, bytes)| bytes).map_err(|e| OpenError::Object(Box::new(e)))
+}
+
+/// Why an external file fingerprinted at scan could not be opened to read its values back.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OpenError {
+    /// A local file.
+    #[error("external file {0}")]
+    Local(#[source] Box<crate::scan::ScanError>),
+    /// A location that is no URL.
+    #[error("external file {location}: {source}")]
+    Url {
+        /// The location.
+        location: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// An object-store object.
+    #[error("external file {0}")]
+    Object(#[source] Box<crate::scan::ObjectError>),
 }
 
 fn error(name: &str, reason: impl Into<String>) -> Hdf4Error {

@@ -36,6 +36,11 @@ const MAX_ATTRIBUTE_BYTES: u64 = 64 << 20;
 /// Most dimensions of a data set (libhdf4's `H4_MAX_VAR_DIMS`).
 const MAX_RANK: usize = 32;
 
+/// An HDF4 number type (its code) with no Zarr data type.
+#[derive(Debug, thiserror::Error)]
+#[error("HDF4 number type {0} has no Zarr data type")]
+pub(crate) struct NumberTypeError(u16);
+
 /// An HDF4 number type: a `DFNT_*` code and its byte order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NumberType {
@@ -54,8 +59,8 @@ impl NumberType {
     /// The Zarr data type; `char8`/`uchar8` are one-byte strings' characters.
     ///
     /// # Errors
-    /// A message naming a type with no Zarr equivalent.
-    pub(crate) fn data_type(self) -> Result<DataType, String> {
+    /// [`NumberTypeError`] for a type with no Zarr equivalent.
+    pub(crate) fn data_type(self) -> Result<DataType, NumberTypeError> {
         Ok(match self.code {
             3 | 21 => DataType::UInt8,
             4 => DataType::FixedBytes(1),
@@ -68,7 +73,7 @@ impl NumberType {
             25 => DataType::UInt32,
             26 => DataType::Int64,
             27 => DataType::UInt64,
-            code => return Err(format!("HDF4 number type {code} has no Zarr data type")),
+            code => return Err(NumberTypeError(code)),
         })
     }
 

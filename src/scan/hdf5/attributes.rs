@@ -41,7 +41,72 @@ pub(crate) const BOOKKEEPING: [&str; 10] = [
 pub(crate) const BASE64: &str = "base64";
 
 /// Resolves a global heap reference to the bytes of its values of the given size.
-pub(crate) type ResolveHeap<'a> = &'a dyn Fn(&[u8], usize) -> Result<Vec<u8>, String>;
+pub(crate) type ResolveHeap<'a> = &'a dyn Fn(&[u8], usize) -> Result<Vec<u8>, hdf5_reader::error::Error>;
+
+/// Why an attribute has no JSON value (the text of the warning that leaves it out).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AttributeError {
+    /// The reader could not read a string attribute as text, and its bytes are valid UTF-8.
+    #[error("{0}")]
+    Text(#[source] hdf5_reader::error::Error),
+    /// The reader could not read a string attribute as text, nor its bytes.
+    #[error("{text}; its bytes: {bytes}")]
+    StringBytes {
+        /// Why the strings could not be read as text.
+        text: hdf5_reader::error::Error,
+        /// Why their bytes could not be read.
+        #[source]
+        bytes: Box<AttributeError>,
+    },
+    /// A global heap reference could not be resolved.
+    #[error("{0}")]
+    Heap(#[source] hdf5_reader::error::Error),
+    /// A variable-length sequence's global heap reference could not be resolved.
+    #[error("variable-length sequence: {0}")]
+    Sequence(#[source] hdf5_reader::error::Error),
+    /// The stored bytes are fewer than the values need.
+    #[error("{count} values of {size} bytes do not fit in {stored} stored bytes")]
+    Short {
+        /// Values the attribute's shape gives.
+        count: u64,
+        /// Bytes of one value.
+        size: usize,
+        /// Bytes stored.
+        stored: usize,
+    },
+    /// Sequences whose values have no fixed size.
+    #[error("variable-length sequences of values of no fixed size")]
+    UnsizedSequence,
+    /// A compound type with a member of no fixed size.
+    #[error("compound type with members of no fixed size")]
+    UnsizedCompound,
+    /// A compound member of no fixed size.
+    #[error("member {0}: no fixed size")]
+    UnsizedMember(String),
+    /// A compound member whose bytes lie outside its compound.
+    #[error("member {0} lies outside its compound")]
+    MemberOutside(String),
+    /// An array member of no fixed size.
+    #[error("array member of no fixed size")]
+    UnsizedArray,
+    /// A type where numbers were expected (`nested compound type`, `opaque type`, ...).
+    #[error("{0}")]
+    NotNumeric(&'static str),
+    /// A number of a size no JSON number holds.
+    #[error("{0}-byte number")]
+    NumberSize(usize),
+    /// An integer of 9 to 16 bytes whose value lies beyond 64 bits.
+    #[error("{size}-byte integer {value} beyond 64 bits")]
+    WideInteger {
+        /// Its bytes.
+        size: usize,
+        /// Its value, in decimal.
+        value: String,
+    },
+    /// A value that decoded to nothing.
+    #[error("empty value")]
+    Empty,
+}
 
 /// The variable-length data of an attribute's object: its global heap references (`count`, heap
 /// address of `offset_size` bytes, index) resolved to bytes.
@@ -54,7 +119,10 @@ pub(crate) struct Heap<'a> {
 
 /// The JSON value of an attribute and how its bytes are encoded (None: plain JSON; [`BASE64`]), or
 /// why it has none.
-pub(crate) fn attribute_json(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static str>), String> {
+pub(crate) fn attribute_json(
+    attr: &Attribute,
+    heap: &Heap<'_>,
+) -> Result<(Value, Option<&'static str>), AttributeError> {
     let count = attr.shape.iter().product::<u64>();
     let values = match &attr.datatype {
         Datatype::String { .. } | Datatype::VarLen { kind: hdf5_reader::VarLenKind::String, .. } => {
@@ -78,7 +146,7 @@ pub(crate) fn attribute_json(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value
 
 /// A string attribute as text, or as the base64 of each string's bytes when one of them is not
 /// valid UTF-8 (each string ends at its first NUL, as netCDF text does).
-fn strings(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static str>), String> {
+fn strings(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static str>), AttributeError> {
     let text_error = match attr.read_strings() {
         Ok(strings) if strings.is_empty() => {
             // An empty netCDF text attribute (a null dataspace): netCDF reports "".
@@ -88,18 +156,21 @@ fn strings(attr: &Attribute, heap: &Heap<'_>) -> Result<(Value, Option<&'static 
             let values = strings.into_iter().map(|s| Value::from(trim_nul(&s))).collect();
             return Ok((one_or_list(values, &attr.shape), None));
         }
-        Err(e) => e.to_string(),
+        Err(e) => e,
     };
-    let bytes = string_bytes(attr, heap).map_err(|why| format!("{text_error}; its bytes: {why}"))?;
+    let bytes = match string_bytes(attr, heap) {
+        Ok(bytes) => bytes,
+        Err(why) => return Err(AttributeError::StringBytes { text: text_error, bytes: Box::new(why) }),
+    };
     if bytes.iter().all(|b| std::str::from_utf8(b).is_ok()) {
-        return Err(text_error);
+        return Err(AttributeError::Text(text_error));
     }
     let encoded = bytes.iter().map(|b| Value::from(crate::base64::encode(b))).collect();
     Ok((one_or_list(encoded, &attr.shape), Some(BASE64)))
 }
 
 /// The bytes of each string of a string attribute, up to its first NUL.
-fn string_bytes(attr: &Attribute, heap: &Heap<'_>) -> Result<Vec<Vec<u8>>, String> {
+fn string_bytes(attr: &Attribute, heap: &Heap<'_>) -> Result<Vec<Vec<u8>>, AttributeError> {
     let count = attr.shape.iter().product::<u64>();
     let until_nul = |b: &[u8]| b.split(|&c| c == 0).next().unwrap_or_default().to_vec();
     match &attr.datatype {
@@ -111,29 +182,30 @@ fn string_bytes(attr: &Attribute, heap: &Heap<'_>) -> Result<Vec<Vec<u8>>, Strin
         _ => {
             let entry = 4 + heap.offset_size + 4;
             let references = fixed_values(entry, &attr.raw_data, count)?;
-            references.map(|r| (heap.resolve)(r, 1).map(|b| until_nul(&b))).collect()
+            references.map(|r| (heap.resolve)(r, 1).map(|b| until_nul(&b)).map_err(AttributeError::Heap)).collect()
         }
     }
 }
 
 /// The `count` values of `size` bytes at the start of `raw`, or why they are not there.
-fn fixed_values(size: usize, raw: &[u8], count: u64) -> Result<std::slice::ChunksExact<'_, u8>, String> {
+fn fixed_values(size: usize, raw: &[u8], count: u64) -> Result<std::slice::ChunksExact<'_, u8>, AttributeError> {
     let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64 && size > 0);
     let Some(needed) = needed else {
-        return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
+        return Err(AttributeError::Short { count, size, stored: raw.len() });
     };
     Ok(raw[..needed as usize].chunks_exact(size))
 }
 
 /// The `count` variable-length sequences of `base` values (one list each, as h5py gives an array
 /// per element) whose heap references are `attr`'s data.
-fn sequences(base: &Datatype, attr: &Attribute, count: u64, heap: &Heap<'_>) -> Result<Vec<Value>, String> {
-    let size = value_size(base, 0).ok_or("variable-length sequences of values of no fixed size")?;
+fn sequences(base: &Datatype, attr: &Attribute, count: u64, heap: &Heap<'_>) -> Result<Vec<Value>, AttributeError> {
+    let size = value_size(base, 0).ok_or(AttributeError::UnsizedSequence)?;
     let entry = 4 + heap.offset_size + 4;
     let mut out = Vec::new();
     for reference in fixed_values(entry, &attr.raw_data, count)? {
-        let bytes = (heap.resolve)(reference, size).map_err(|e| format!("variable-length sequence: {e}"))?;
-        let values: Result<Vec<Value>, String> = bytes.chunks_exact(size.max(1)).map(|b| value(base, b, 0)).collect();
+        let bytes = (heap.resolve)(reference, size).map_err(AttributeError::Sequence)?;
+        let values: Result<Vec<Value>, AttributeError> =
+            bytes.chunks_exact(size.max(1)).map(|b| value(base, b, 0)).collect();
         out.push(Value::Array(values?));
     }
     Ok(out)
@@ -214,25 +286,25 @@ fn trim_nul(s: &str) -> &str {
 }
 
 /// Decodes `count` numbers of type `datatype` from `raw`.
-pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
+pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, AttributeError> {
     let (size, order) = match datatype {
         Datatype::FixedPoint { size, byte_order, .. }
         | Datatype::FloatingPoint { size, byte_order }
         | Datatype::Bitfield { size, byte_order } => (usize::from(*size), *byte_order),
-        Datatype::Compound { .. } => return Err("nested compound type".into()),
-        Datatype::Opaque { .. } => return Err("opaque type".into()),
-        Datatype::Reference { .. } => return Err("reference type".into()),
-        Datatype::VarLen { .. } => return Err("variable-length type".into()),
-        Datatype::Array { .. } => return Err("array type".into()),
-        Datatype::Enum { .. } | Datatype::String { .. } => return Err("nested type".into()),
+        Datatype::Compound { .. } => return Err(AttributeError::NotNumeric("nested compound type")),
+        Datatype::Opaque { .. } => return Err(AttributeError::NotNumeric("opaque type")),
+        Datatype::Reference { .. } => return Err(AttributeError::NotNumeric("reference type")),
+        Datatype::VarLen { .. } => return Err(AttributeError::NotNumeric("variable-length type")),
+        Datatype::Array { .. } => return Err(AttributeError::NotNumeric("array type")),
+        Datatype::Enum { .. } | Datatype::String { .. } => return Err(AttributeError::NotNumeric("nested type")),
     };
     let wide = matches!(datatype, Datatype::FixedPoint { .. }) && (9..=16).contains(&size);
     if !wide && (!matches!(size, 1 | 2 | 4 | 8) || (matches!(datatype, Datatype::FloatingPoint { .. }) && size < 4)) {
-        return Err(format!("{size}-byte number"));
+        return Err(AttributeError::NumberSize(size));
     }
     let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64);
     let Some(needed) = needed else {
-        return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
+        return Err(AttributeError::Short { count, size, stored: raw.len() });
     };
     let values = raw[..needed as usize].chunks_exact(size);
     if let Datatype::FixedPoint { signed, .. } = datatype {
@@ -246,7 +318,7 @@ pub(super) fn numbers(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec
 /// An integer of 9 to 16 bytes (PyTables writes 16-byte ones) as libnetcdf reads it: a 64-bit
 /// integer of the same value (libhdf5 converts it); a value beyond 64 bits is refused, where libhdf5
 /// would clip it.
-fn wide_integer(bytes: &[u8], order: ByteOrder, signed: bool) -> Result<Value, String> {
+fn wide_integer(bytes: &[u8], order: ByteOrder, signed: bool) -> Result<Value, AttributeError> {
     let mut buf = [0u8; 16];
     match order {
         ByteOrder::LittleEndian => buf[..bytes.len()].copy_from_slice(bytes),
@@ -260,18 +332,18 @@ fn wide_integer(bytes: &[u8], order: ByteOrder, signed: bool) -> Result<Value, S
         let value = u128::from_le_bytes(buf);
         u64::try_from(value).map(Value::from).map_err(|_| value.to_string())
     };
-    fits.map_err(|value| format!("{}-byte integer {value} beyond 64 bits", bytes.len()))
+    fits.map_err(|value| AttributeError::WideInteger { size: bytes.len(), value })
 }
 
 /// Deepest nesting of compound and array members decoded in an attribute.
 const MAX_NESTING: usize = 16;
 
 /// Decodes `count` compound values from `raw`, each a JSON object.
-fn records(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, String> {
-    let size = value_size(datatype, 0).ok_or("compound type with members of no fixed size")?;
+fn records(datatype: &Datatype, raw: &[u8], count: u64) -> Result<Vec<Value>, AttributeError> {
+    let size = value_size(datatype, 0).ok_or(AttributeError::UnsizedCompound)?;
     let needed = count.checked_mul(size as u64).filter(|&n| n <= raw.len() as u64);
     let Some(needed) = needed else {
-        return Err(format!("{count} values of {size} bytes do not fit in {} stored bytes", raw.len()));
+        return Err(AttributeError::Short { count, size, stored: raw.len() });
     };
     raw[..needed as usize].chunks_exact(size.max(1)).map(|bytes| value(datatype, bytes, 0)).collect()
 }
@@ -296,7 +368,7 @@ fn value_size(datatype: &Datatype, depth: usize) -> Option<usize> {
 }
 
 /// One value of `datatype` from its `bytes` (exactly its size).
-fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, String> {
+fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, AttributeError> {
     match datatype {
         Datatype::String { size: hdf5_reader::StringSize::Fixed(_), .. } => {
             Ok(Value::from(trim_nul(&String::from_utf8_lossy(bytes))))
@@ -309,23 +381,23 @@ fn value(datatype: &Datatype, bytes: &[u8], depth: usize) -> Result<Value, Strin
             let mut object = serde_json::Map::with_capacity(fields.len());
             for f in fields {
                 let size =
-                    value_size(&f.datatype, depth + 1).ok_or_else(|| format!("member {}: no fixed size", f.name))?;
+                    value_size(&f.datatype, depth + 1).ok_or_else(|| AttributeError::UnsizedMember(f.name.clone()))?;
                 let start = f.byte_offset as usize;
                 let member = start.checked_add(size).and_then(|end| bytes.get(start..end));
-                let member = member.ok_or_else(|| format!("member {} lies outside its compound", f.name))?;
+                let member = member.ok_or_else(|| AttributeError::MemberOutside(f.name.clone()))?;
                 object.insert(f.name.clone(), value(&f.datatype, member, depth + 1)?);
             }
             Ok(Value::Object(object))
         }
         Datatype::Array { base, dims } => {
-            let size = value_size(base, depth + 1).ok_or("array member of no fixed size")?;
+            let size = value_size(base, depth + 1).ok_or(AttributeError::UnsizedArray)?;
             let flat: Vec<Value> =
                 bytes.chunks_exact(size.max(1)).map(|b| value(base, b, depth + 1)).collect::<Result<_, _>>()?;
             Ok(nested(flat, dims))
         }
         other => {
             let mut one = numbers(other, bytes, 1)?;
-            one.pop().ok_or_else(|| "empty value".to_string())
+            one.pop().ok_or(AttributeError::Empty)
         }
     }
 }
@@ -380,8 +452,8 @@ mod tests {
     }
 
     /// The JSON value of `a`, which has no variable-length data.
-    fn json(a: &Attribute) -> Result<Value, String> {
-        let resolve = |_: &[u8], _: usize| Err("no heap".to_string());
+    fn json(a: &Attribute) -> Result<Value, AttributeError> {
+        let resolve = |_: &[u8], _: usize| Err(hdf5_reader::error::Error::Other("no heap".into()));
         attribute_json(a, &Heap { offset_size: 8, resolve: &resolve }).map(|(value, _)| value)
     }
 
@@ -410,7 +482,7 @@ mod tests {
         let signed = json(&attr(wide(true, ByteOrder::LittleEndian), vec![], minus_two)).unwrap();
         assert_eq!(signed, Value::from(-2));
         let huge = (1u128 << 64).to_le_bytes().to_vec();
-        let refused = json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err();
+        let refused = json(&attr(wide(false, ByteOrder::LittleEndian), vec![], huge)).unwrap_err().to_string();
         assert!(refused.contains("16-byte integer 18446744073709551616 beyond 64 bits"), "{refused}");
     }
 
@@ -521,7 +593,7 @@ mod tests {
 
     #[test]
     fn opaque_values_and_non_utf8_strings_are_base64_and_array_types_nested() {
-        let resolve = |_: &[u8], _: usize| Err("no heap".to_string());
+        let resolve = |_: &[u8], _: usize| Err(hdf5_reader::error::Error::Other("no heap".into()));
         let heap = Heap { offset_size: 8, resolve: &resolve };
         let opaque = Datatype::Opaque { size: 2, tag: String::new() };
         let (value, encoding) = attribute_json(&attr(opaque, vec![2], vec![0, 1, 0xff, 0xfe]), &heap).unwrap();

@@ -29,6 +29,107 @@ use hdf5_reader::io::Cursor;
 use hdf5_reader::storage::Storage;
 use node::Node;
 
+/// A chunk index the walk refuses, naming the node.
+#[derive(Debug, thiserror::Error)]
+#[error("B-tree node at {address:#x}: {problem}")]
+pub(super) struct BtreeError {
+    /// The node's address.
+    address: u64,
+    /// What is wrong with it.
+    #[source]
+    problem: NodeProblem,
+}
+
+/// What is wrong with one node of a chunk index.
+#[derive(Debug, thiserror::Error)]
+enum NodeProblem {
+    /// Its address is the undefined address.
+    #[error("a child address is undefined")]
+    Undefined,
+    /// The walk met it before.
+    #[error("reached twice (a loop or a shared subtree)")]
+    Revisited,
+    /// Its bytes could not be read.
+    #[error("{0}")]
+    Read(#[source] hdf5_reader::error::Error),
+    /// Its entry count makes it longer than the file.
+    #[error("{0} entries would run past the end of the file")]
+    PastEnd(u64),
+    /// Its bytes do not parse.
+    #[error("{0}")]
+    Parse(#[from] node::NodeError),
+    /// Not a chunk index node.
+    #[error("node type {0} in a chunk index")]
+    NodeType(u8),
+    /// Another level than its parent's implies.
+    #[error("level {level}, but its parent's level makes it {expected}")]
+    Level {
+        /// Its level.
+        level: u8,
+        /// The level its parent implies.
+        expected: u8,
+    },
+    /// A node below the root without entries.
+    #[error("no entries below the root")]
+    Empty,
+    /// Two keys out of order.
+    #[error("keys {first:?} and {second:?} are not in increasing order")]
+    Unordered {
+        /// The first key's offsets.
+        first: Vec<u64>,
+        /// The next key's offsets.
+        second: Vec<u64>,
+    },
+    /// Its first key lies before the range its parent gives it.
+    #[error("key {key:?} lies before its parent's key {parent:?}")]
+    BeforeParent {
+        /// The key's offsets.
+        key: Vec<u64>,
+        /// The parent's key.
+        parent: Vec<u64>,
+    },
+    /// Its last key lies past the range its parent gives it.
+    #[error("key {key:?} lies at or after its parent's next key {parent:?}")]
+    AfterParent {
+        /// The key's offsets.
+        key: Vec<u64>,
+        /// The parent's next key.
+        parent: Vec<u64>,
+    },
+    /// A chunk key with a nonzero element-size offset.
+    #[error("chunk {offsets:?} has element offset {element}, not 0")]
+    ElementOffset {
+        /// The chunk's offsets.
+        offsets: Vec<u64>,
+        /// Its element-size offset.
+        element: u64,
+    },
+    /// A chunk off the chunk grid.
+    #[error("chunk {offsets:?} is off the chunk grid {chunk:?}")]
+    OffGrid {
+        /// The chunk's offsets.
+        offsets: Vec<u64>,
+        /// The chunk shape.
+        chunk: Vec<u32>,
+    },
+    /// A chunk outside the dataset's largest extent.
+    #[error("chunk {offsets:?} lies outside the dataset's extent {bound:?}")]
+    OutsideExtent {
+        /// The chunk's offsets.
+        offsets: Vec<u64>,
+        /// The largest extent.
+        bound: Vec<u64>,
+    },
+    /// A chunk not after the one before it.
+    #[error("chunk {offsets:?} follows chunk {previous:?}")]
+    Follows {
+        /// The chunk's offsets.
+        offsets: Vec<u64>,
+        /// The chunk before it.
+        previous: Vec<u64>,
+    },
+}
+
 /// What the walk needs to know of the file and the dataset.
 pub(super) struct ChunkTree<'a> {
     /// The file's bytes (addresses relative to the superblock).
@@ -46,8 +147,8 @@ impl ChunkTree<'_> {
     /// Every chunk the tree rooted at `root` indexes, in key order.
     ///
     /// # Errors
-    /// A message naming the node (by address) and what is wrong with it.
-    pub(super) fn entries(&self, root: u64) -> Result<Vec<IndexEntry>, String> {
+    /// [`BtreeError`] naming the node (by address) and what is wrong with it.
+    pub(super) fn entries(&self, root: u64) -> Result<Vec<IndexEntry>, BtreeError> {
         let mut walk = Walk { tree: self, visited: HashSet::new(), entries: Vec::new() };
         if !Cursor::is_undefined_offset(root, self.offset_size) {
             walk.node(root, None, None, None)?;
@@ -209,16 +310,16 @@ fn node_len(rank: usize, offset_size: u8, entries: u64) -> u64 {
 
 /// Reads and parses the chunk index node at `address` of a rank-`rank` dataset, only where the
 /// file has its bytes.
-fn read_node(storage: &dyn Storage, address: u64, offset_size: u8, rank: usize) -> Result<Node, String> {
+fn read_node(storage: &dyn Storage, address: u64, offset_size: u8, rank: usize) -> Result<Node, NodeProblem> {
     let header_len = 8 + 2 * u64::from(offset_size);
-    let header = storage.read_range(address, header_len as usize).map_err(|e| e.to_string())?;
+    let header = storage.read_range(address, header_len as usize).map_err(NodeProblem::Read)?;
     let entries = header.as_ref().get(6..8).map_or(0, |b| u64::from(u16::from_le_bytes([b[0], b[1]])));
     let len = node_len(rank, offset_size, entries);
     if address.checked_add(len).is_none_or(|end| end > storage.len()) {
-        return Err(format!("{entries} entries would run past the end of the file"));
+        return Err(NodeProblem::PastEnd(entries));
     }
-    let bytes = storage.read_range(address, len as usize).map_err(|e| e.to_string())?;
-    Node::parse(bytes.as_ref(), offset_size, rank)
+    let bytes = storage.read_range(address, len as usize).map_err(NodeProblem::Read)?;
+    Ok(Node::parse(bytes.as_ref(), offset_size, rank)?)
 }
 
 struct Walk<'t, 'a> {
@@ -229,23 +330,29 @@ struct Walk<'t, 'a> {
 
 impl Walk<'_, '_> {
     /// Walks the node at `address`, whose parent says it has `level` and holds keys in `lo..hi`.
-    fn node(&mut self, address: u64, level: Option<u8>, lo: Option<&[u64]>, hi: Option<&[u64]>) -> Result<(), String> {
-        let bad = |what: String| format!("B-tree node at {address:#x}: {what}");
+    fn node(
+        &mut self,
+        address: u64,
+        level: Option<u8>,
+        lo: Option<&[u64]>,
+        hi: Option<&[u64]>,
+    ) -> Result<(), BtreeError> {
+        let bad = |problem: NodeProblem| BtreeError { address, problem };
         if Cursor::is_undefined_offset(address, self.tree.offset_size) {
-            return Err(bad("a child address is undefined".into()));
+            return Err(bad(NodeProblem::Undefined));
         }
         if !self.visited.insert(address) {
-            return Err(bad("reached twice (a loop or a shared subtree)".into()));
+            return Err(bad(NodeProblem::Revisited));
         }
         let node = self.read(address).map_err(bad)?;
         if node.node_type != 1 {
-            return Err(bad(format!("node type {} in a chunk index", node.node_type)));
+            return Err(bad(NodeProblem::NodeType(node.node_type)));
         }
         if let Some(expected) = level.filter(|&l| l != node.level) {
-            return Err(bad(format!("level {}, but its parent's level makes it {expected}", node.level)));
+            return Err(bad(NodeProblem::Level { level: node.level, expected }));
         }
         if node.children.is_empty() && level.is_some() {
-            return Err(bad("no entries below the root".into()));
+            return Err(bad(NodeProblem::Empty));
         }
         let mut keys: Vec<(&[u64], u32, u32, u64)> = (0..node.key_count()).map(|i| node.key(i)).collect();
         // The final key (the right key of the last child) is not checked: files libhdf5 and
@@ -253,17 +360,18 @@ impl Walk<'_, '_> {
         keys.pop();
         for pair in keys.windows(2) {
             if pair[0].0 >= pair[1].0 {
-                return Err(bad(format!("keys {:?} and {:?} are not in increasing order", pair[0].0, pair[1].0)));
+                let (first, second) = (pair[0].0.to_vec(), pair[1].0.to_vec());
+                return Err(bad(NodeProblem::Unordered { first, second }));
             }
         }
         if let (Some(lo), Some(&(first, ..))) = (lo, keys.first()) {
             if first < lo {
-                return Err(bad(format!("key {first:?} lies before its parent's key {lo:?}")));
+                return Err(bad(NodeProblem::BeforeParent { key: first.to_vec(), parent: lo.to_vec() }));
             }
         }
         if let (Some(hi), Some(&(last, ..))) = (hi, keys.last()) {
             if last >= hi {
-                return Err(bad(format!("key {last:?} lies at or after its parent's next key {hi:?}")));
+                return Err(bad(NodeProblem::AfterParent { key: last.to_vec(), parent: hi.to_vec() }));
             }
         }
         for (i, &child) in node.children.iter().enumerate() {
@@ -278,7 +386,8 @@ impl Walk<'_, '_> {
             let entry = IndexEntry { address: child, size: u64::from(size), filter_mask, offsets: offsets.to_vec() };
             if let Some(previous) = self.entries.last() {
                 if previous.offsets.as_slice() >= offsets {
-                    return Err(bad(format!("chunk {offsets:?} follows chunk {:?}", previous.offsets)));
+                    let (offsets, previous) = (offsets.to_vec(), previous.offsets.clone());
+                    return Err(bad(NodeProblem::Follows { offsets, previous }));
                 }
             }
             self.entries.push(entry);
@@ -287,23 +396,24 @@ impl Walk<'_, '_> {
     }
 
     /// A leaf key names a chunk: on the grid, inside the dataset's largest extent.
-    fn check_chunk(&self, offsets: &[u64], element: u64) -> Result<(), String> {
+    fn check_chunk(&self, offsets: &[u64], element: u64) -> Result<(), NodeProblem> {
         if element != 0 {
-            return Err(format!("chunk {offsets:?} has element offset {element}, not 0"));
+            return Err(NodeProblem::ElementOffset { offsets: offsets.to_vec(), element });
         }
         for ((&offset, &chunk), &bound) in offsets.iter().zip(self.tree.chunk).zip(self.tree.bound) {
             if offset % u64::from(chunk.max(1)) != 0 {
-                return Err(format!("chunk {offsets:?} is off the chunk grid {:?}", self.tree.chunk));
+                return Err(NodeProblem::OffGrid { offsets: offsets.to_vec(), chunk: self.tree.chunk.to_vec() });
             }
             if offset >= bound {
-                return Err(format!("chunk {offsets:?} lies outside the dataset's extent {:?}", self.tree.bound));
+                let bound = self.tree.bound.to_vec();
+                return Err(NodeProblem::OutsideExtent { offsets: offsets.to_vec(), bound });
             }
         }
         Ok(())
     }
 
     /// Reads and parses the node at `address`, only where the file has its bytes.
-    fn read(&self, address: u64) -> Result<Node, String> {
+    fn read(&self, address: u64) -> Result<Node, NodeProblem> {
         let tree = self.tree;
         read_node(tree.storage, address, tree.offset_size, tree.chunk.len())
     }
@@ -363,7 +473,7 @@ mod tests {
         Image(bytes)
     }
 
-    fn walk(image: &Image, bound: u64) -> Result<Vec<u64>, String> {
+    fn walk(image: &Image, bound: u64) -> Result<Vec<u64>, BtreeError> {
         let tree = ChunkTree { storage: image, offset_size: 8, chunk: &[4], bound: &[bound] };
         tree.entries(0).map(|e| e.iter().map(|c| c.offsets[0]).collect())
     }
@@ -383,7 +493,7 @@ mod tests {
     #[test]
     fn corrupt_trees_are_refused_by_node() {
         let refused = |nodes: &[(u64, Vec<u8>)], bound: u64, needle: &str| {
-            let error = walk(&image(nodes), bound).unwrap_err();
+            let error = walk(&image(nodes), bound).unwrap_err().to_string();
             assert!(error.contains(needle), "{needle:?} not in {error:?}");
         };
         // Keys out of order in a leaf.

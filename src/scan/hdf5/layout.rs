@@ -18,7 +18,57 @@ use crate::codec::Endian;
 use crate::source::ByteSource;
 
 /// A storage problem, described for the one-line error that names file and variable.
-pub(crate) type LayoutError = String;
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LayoutError {
+    /// The dataset's object header could not be read.
+    #[error("object header at {address:#x}: {source}")]
+    Header {
+        /// The header's address.
+        address: u64,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
+    /// The object header lacks a message every dataset has (`datatype`, `data layout`).
+    #[error("object header has no {0} message")]
+    NoMessage(&'static str),
+    /// A chunk shape of another rank than the dataset's.
+    #[error("chunk shape {dims:?} does not match the dataset's {rank} dimensions")]
+    ChunkRank {
+        /// The chunk shape.
+        dims: Vec<u32>,
+        /// The dataset's rank.
+        rank: usize,
+    },
+    /// The chunk index could not be read.
+    #[error("chunk index at {address:#x}: {source}")]
+    Index {
+        /// The index's address.
+        address: u64,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
+    /// The index holds a chunk off the chunk grid.
+    #[error("chunk index at {address:#x} holds a chunk at {origin:?}, off the chunk grid {dims:?}")]
+    OffGrid {
+        /// The index's address.
+        address: u64,
+        /// The chunk's origin.
+        origin: Vec<u64>,
+        /// The chunk shape.
+        dims: Vec<u32>,
+    },
+    /// A chunk's address plus the superblock's overflows.
+    #[error("chunk address overflows")]
+    AddressOverflow,
+    /// The index gives a filtered chunk no size.
+    #[error("chunk index at {address:#x} gives a filtered chunk at {origin:?} no size")]
+    NoSize {
+        /// The index's address.
+        address: u64,
+        /// The chunk's origin.
+        origin: Vec<u64>,
+    },
+}
 
 /// How a dataset's elements are laid out in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +132,7 @@ pub(crate) struct StoredChunk {
 /// Reads the storage description of the dataset of `rank` dimensions whose object header is at
 /// `address`.
 pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<StorageInfo, LayoutError> {
-    let header = file.get_or_parse_header(address).map_err(|e| format!("object header at {address:#x}: {e}"))?;
+    let header = file.get_or_parse_header(address).map_err(|source| LayoutError::Header { address, source })?;
     let superblock = file.superblock();
     let (base, undefined) = (superblock.base_address, undefined_address(superblock.offset_size));
     let (mut datatype, mut layout, mut filters, mut fill, mut external) = (None, None, Vec::new(), None, false);
@@ -96,8 +146,8 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
             _ => {}
         }
     }
-    let datatype = datatype.ok_or("object header has no datatype message")?;
-    let mut layout = layout.ok_or("object header has no data layout message")?;
+    let datatype = datatype.ok_or(LayoutError::NoMessage("datatype"))?;
+    let mut layout = layout.ok_or(LayoutError::NoMessage("data layout"))?;
     let legacy = if header.version == 1 { legacy_layout(file, address) } else { None };
     if let Some(old) = &legacy {
         layout = old.corrected(layout);
@@ -132,7 +182,7 @@ pub(crate) fn inspect(file: &Hdf5File, address: u64, rank: usize) -> Result<Stor
                 element_size = element_bytes(&element).saturating_mul(u32::try_from(count).unwrap_or(u32::MAX));
             }
             if dims.len() != rank {
-                return Err(format!("chunk shape {dims:?} does not match the dataset's {rank} dimensions"));
+                return Err(LayoutError::ChunkRank { dims, rank });
             }
             let shape = dims.iter().map(|&d| u64::from(d)).collect();
             let index =
@@ -317,24 +367,22 @@ pub(crate) fn visit_chunks(
     }
     let (address, dims) = (index.address, &index.dims);
     let entries =
-        index_entries(file, index, extent, max_dims).map_err(|e| format!("chunk index at {address:#x}: {e}"))?;
+        index_entries(file, index, extent, max_dims).map_err(|source| LayoutError::Index { address, source })?;
     let base = file.superblock().base_address;
     let ndim = extent.len();
     for entry in &entries {
         let origin = &entry.offsets[..ndim.min(entry.offsets.len())];
         if origin.len() != ndim || origin.iter().zip(dims).any(|(o, &c)| o % u64::from(c.max(1)) != 0) {
-            return Err(format!(
-                "chunk index at {address:#x} holds a chunk at {origin:?}, off the chunk grid {dims:?}"
-            ));
+            return Err(LayoutError::OffGrid { address, origin: origin.to_vec(), dims: dims.clone() });
         }
         if origin.iter().zip(extent).any(|(o, e)| o >= e) {
             continue;
         }
-        let absolute = entry.address.checked_add(base).ok_or("chunk address overflows")?;
+        let absolute = entry.address.checked_add(base).ok_or(LayoutError::AddressOverflow)?;
         // Indexes of unfiltered chunks record no sizes: every chunk is stored whole.
         let size = match entry.size {
             0 if info.filters.is_empty() => index.chunk_bytes(),
-            0 => return Err(format!("chunk index at {address:#x} gives a filtered chunk at {origin:?} no size")),
+            0 => return Err(LayoutError::NoSize { address, origin: origin.to_vec() }),
             size => size,
         };
         found(origin, StoredChunk { filter_mask: entry.filter_mask, address: absolute, size });
@@ -402,7 +450,8 @@ fn index_entries(
                 chunk: &dims[..ndim.min(dims.len())],
                 bound: &bound,
             };
-            tree.entries(address).map_err(hdf5_reader::error::Error::InvalidData)
+            // hdf5-reader's error holds text: the walk's error is one line of it.
+            tree.entries(address).map_err(|e| hdf5_reader::error::Error::InvalidData(e.to_string()))
         }
         Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => {
             let size = if *filtered_size == 0 { index.chunk_bytes() } else { *filtered_size };

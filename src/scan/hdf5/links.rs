@@ -27,7 +27,48 @@ use super::RangeStorage;
 use crate::manifest::SourceFile;
 use crate::scan::ScanOptions;
 use crate::source::ByteSource;
-use crate::trust::{container_of, Authorization};
+use crate::trust::{container_of, Authorization, TrustError};
+
+/// Why the file an external link names was not opened.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LinkError {
+    /// The link names no file.
+    #[error("the link names no file")]
+    NoFile,
+    /// A name that does not join the URL of the file holding the link.
+    #[error("{name}: not a path: {source}")]
+    NotAPath {
+        /// The link's file name.
+        name: String,
+        /// Why it does not join.
+        source: url::ParseError,
+    },
+    /// The file lies outside the places links may lead.
+    #[error("{0}")]
+    Untrusted(#[source] Box<TrustError>),
+    /// A local file could not be fingerprinted.
+    #[error("{location}: {source}")]
+    Fingerprint {
+        /// The file.
+        location: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A local file could not be opened.
+    #[error("{0}")]
+    Local(#[source] Box<crate::scan::ScanError>),
+    /// An object-store object could not be opened.
+    #[error("{0}")]
+    Object(#[source] Box<crate::scan::ObjectError>),
+    /// The file does not open as HDF5.
+    #[error("{location}: {source}")]
+    Hdf5 {
+        /// The file.
+        location: String,
+        /// The reader's error.
+        source: Box<hdf5_reader::error::Error>,
+    },
+}
 
 /// One file of a scan: the file scanned (index 0) or a file an external link led to.
 #[derive(Clone)]
@@ -89,14 +130,14 @@ impl LinkedFiles {
     /// resolver that follows its external links.
     ///
     /// # Errors
-    /// The reader's message when the file does not open as HDF5.
+    /// The reader's error when the file does not open as HDF5.
     pub(super) fn open(
         path: &Path,
         bytes: Arc<dyn ByteSource>,
         source: SourceFile,
         options: &ScanOptions,
         max_read_bytes: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, hdf5_reader::error::Error> {
         let base = Base::of(path);
         let mut authorization = options.link_authorization.clone();
         authorization.extend([container_of(&base.location())]);
@@ -107,7 +148,7 @@ impl LinkedFiles {
             files: Mutex::new(Vec::new()),
             unresolved: Mutex::new(Vec::new()),
         });
-        let file = registry.open_file(base.clone(), bytes.clone()).map_err(|e| e.to_string())?;
+        let file = registry.open_file(base.clone(), bytes.clone())?;
         let key = base.key();
         registry.lock_files().push(LinkedFile { source, bytes, file, key });
         Ok(LinkedFiles { registry })
@@ -150,8 +191,8 @@ impl Registry {
 
     /// The file at `location` (a link's name resolved): one opened before, else checked against the
     /// authorization, fingerprinted, opened and added.
-    fn linked(self: &Arc<Self>, location: &str) -> Result<Hdf5File, String> {
-        let authorized = self.authorization.check(location).map_err(|e| e.to_string())?;
+    fn linked(self: &Arc<Self>, location: &str) -> Result<Hdf5File, LinkError> {
+        let authorized = self.authorization.check(location).map_err(|e| LinkError::Untrusted(Box::new(e)))?;
         let target = Base::of(Path::new(&authorized.location));
         let key = target.key();
         if let Some(known) = self.lock_files().iter().find(|f| f.key == key) {
@@ -159,9 +200,13 @@ impl Registry {
         }
         let (source, bytes) = match &target {
             Base::Local(_) => open_local(&authorized.location)?,
-            Base::Remote(url) => crate::scan::open_object(url, &self.options)?,
+            Base::Remote(url) => {
+                crate::scan::open_object(url, &self.options).map_err(|e| LinkError::Object(Box::new(e)))?
+            }
         };
-        let file = self.open_file(target, bytes.clone()).map_err(|e| format!("{location}: {e}"))?;
+        let file = self
+            .open_file(target, bytes.clone())
+            .map_err(|source| LinkError::Hdf5 { location: location.to_string(), source: Box::new(source) })?;
         self.lock_files().push(LinkedFile { source, bytes, file: file.clone(), key });
         Ok(file)
     }
@@ -196,24 +241,29 @@ impl Base {
 
     /// Where a link's file name `name` leads: an absolute name as it is, a relative one next to this
     /// file.
-    fn target(&self, name: &str) -> Result<String, String> {
+    fn target(&self, name: &str) -> Result<String, LinkError> {
         if name.is_empty() {
-            return Err("the link names no file".into());
+            return Err(LinkError::NoFile);
         }
         match self {
             Base::Local(path) => {
                 let dir = path.parent().unwrap_or(Path::new("/"));
                 Ok(crate::source::location_for_path(&dir.join(name)))
             }
-            Base::Remote(url) => url.join(name).map(String::from).map_err(|e| format!("{name}: not a path: {e}")),
+            Base::Remote(url) => url
+                .join(name)
+                .map(String::from)
+                .map_err(|source| LinkError::NotAPath { name: name.to_string(), source }),
         }
     }
 }
 
 impl ExternalLinkResolver for Resolver {
     fn resolve_external_link(&self, filename: &str) -> hdf5_reader::error::Result<Option<Hdf5File>> {
-        let other = |e: String| hdf5_reader::error::Error::Other(e);
-        let registry = self.registry.upgrade().ok_or_else(|| other("the scan is over".into()))?;
+        // hdf5-reader's error for a resolver holds text.
+        let other = |e: LinkError| hdf5_reader::error::Error::Other(e.to_string());
+        let over = || hdf5_reader::error::Error::Other("the scan is over".into());
+        let registry = self.registry.upgrade().ok_or_else(over)?;
         let location = self.base.target(filename).map_err(other)?;
         registry.linked(&location).map(Some).map_err(other)
     }
@@ -233,10 +283,11 @@ impl ExternalLinkResolver for Resolver {
 }
 
 /// The fingerprint and bytes of the local file at `location` (an authorized, resolved path).
-fn open_local(location: &str) -> Result<(SourceFile, Arc<dyn ByteSource>), String> {
+fn open_local(location: &str) -> Result<(SourceFile, Arc<dyn ByteSource>), LinkError> {
     let path = crate::source::local_path(location).unwrap_or_else(|| PathBuf::from(location));
-    let source = crate::source::fingerprint(&path).map_err(|e| format!("{location}: {e}"))?;
-    Ok((source, crate::scan::open_local(&path).map_err(|e| e.to_string())?))
+    let source = crate::source::fingerprint(&path)
+        .map_err(|source| LinkError::Fingerprint { location: location.to_string(), source })?;
+    Ok((source, crate::scan::open_local(&path).map_err(|e| LinkError::Local(Box::new(e)))?))
 }
 
 #[cfg(test)]
@@ -271,10 +322,10 @@ mod tests {
         });
         let base = Base::Local(inner.join("a.h5"));
         for name in ["link.h5", "../secret.h5", &dir.path().join("secret.h5").display().to_string()] {
-            let err = registry.linked(&base.target(name).unwrap()).err().unwrap();
+            let err = registry.linked(&base.target(name).unwrap()).err().unwrap().to_string();
             assert!(err.contains("not authorized"), "{name}: {err}");
         }
-        let err = registry.linked(&base.target("missing.h5").unwrap()).err().unwrap();
+        let err = registry.linked(&base.target("missing.h5").unwrap()).err().unwrap().to_string();
         assert!(err.contains("No such file"), "{err}");
     }
 }

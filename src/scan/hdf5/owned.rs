@@ -18,6 +18,67 @@ use crate::grid::ChunkGrid;
 use crate::metadata::{ArrayNotes, Attributes};
 use crate::ndcopy::{ravel, unravel};
 
+/// Why a variable's strings cannot be stored.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum OwnedError {
+    /// More strings than one variable may hold.
+    #[error("more than {MAX_STRINGS} strings")]
+    TooMany,
+    /// The HDF5 extent is larger than the netCDF shape.
+    #[error("HDF5 extent {stored:?} does not fit netCDF shape {shape:?}")]
+    Extent {
+        /// The HDF5 extent.
+        stored: Vec<u64>,
+        /// The netCDF shape.
+        shape: Vec<u64>,
+    },
+    /// No chunk grid for the shape.
+    #[error("{0}")]
+    Grid(#[source] crate::grid::GridError),
+    /// The strings could not be read.
+    #[error("{0}")]
+    Read(#[from] StringsError),
+    /// Another number of strings than the extent holds.
+    #[error("{read} strings read for HDF5 extent {stored:?}")]
+    Count {
+        /// Strings read.
+        read: usize,
+        /// The HDF5 extent.
+        stored: Vec<u64>,
+    },
+    /// More bytes of text than one variable may hold.
+    #[error("{0} bytes of strings, more than {MAX_STRING_BYTES}")]
+    TooLarge(usize),
+    /// The strings could not be encoded.
+    #[error("{0}")]
+    Encode(#[source] crate::codec::CodecError),
+}
+
+/// Why the strings of a variable could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum StringsError {
+    /// Its variable-length strings.
+    #[error("reading strings: {0}")]
+    Strings(#[source] hdf5_reader::error::Error),
+    /// Its object references.
+    #[error("reading references: {0}")]
+    References(#[source] hdf5_reader::error::Error),
+    /// Its object references do not name objects.
+    #[error("{0}")]
+    Resolve(#[from] super::structure::ReferenceError),
+}
+
+/// Why an enum's members give no flags.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum EnumError {
+    /// A member's value does not decode.
+    #[error("{0}")]
+    Value(#[from] super::attributes::AttributeError),
+    /// A member decodes to no value.
+    #[error("enum member without a value")]
+    NoValue,
+}
+
 /// Most strings one variable may hold (as the reader's limit for `string` arrays).
 pub(super) const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
 /// Most bytes of text one variable may hold.
@@ -30,29 +91,29 @@ pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 pub(super) fn string_array(
     var: &H5Variable,
     shape: &[u64],
-    read: impl FnOnce(&Dataset) -> Result<Vec<String>, String>,
-) -> Result<(ChunkGrid, CodecChain, Option<Vec<u8>>), String> {
+    read: impl FnOnce(&Dataset) -> Result<Vec<String>, StringsError>,
+) -> Result<(ChunkGrid, CodecChain, Option<Vec<u8>>), OwnedError> {
     let stored = var.dataset.shape().to_vec();
     let count = |s: &[u64]| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).filter(|&n| n <= MAX_STRINGS);
     let (Some(total), Some(_)) = (count(shape), count(&stored)) else {
-        return Err(format!("more than {MAX_STRINGS} strings"));
+        return Err(OwnedError::TooMany);
     };
     if stored.len() != shape.len() || stored.iter().zip(shape).any(|(s, n)| s > n) {
-        return Err(format!("HDF5 extent {stored:?} does not fit netCDF shape {shape:?}"));
+        return Err(OwnedError::Extent { stored, shape: shape.to_vec() });
     }
     let chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-    let grid = ChunkGrid::regular(shape, &chunk).map_err(|e| e.to_string())?;
+    let grid = ChunkGrid::regular(shape, &chunk).map_err(OwnedError::Grid)?;
     let codecs = CodecChain::vlen_utf8();
     if total == 0 {
         return Ok((grid, codecs, None));
     }
     let read = read(&var.dataset)?;
     if read.len() as u64 != count(&stored).unwrap_or(0) {
-        return Err(format!("{} strings read for HDF5 extent {stored:?}", read.len()));
+        return Err(OwnedError::Count { read: read.len(), stored });
     }
     let bytes: usize = read.iter().map(String::len).sum();
     if bytes > MAX_STRING_BYTES {
-        return Err(format!("{bytes} bytes of strings, more than {MAX_STRING_BYTES}"));
+        return Err(OwnedError::TooLarge(bytes));
     }
     let strings = if stored == shape {
         read
@@ -63,7 +124,7 @@ pub(super) fn string_array(
         }
         all
     };
-    let encoded = codecs.encode_strings(&strings).map_err(|e| e.to_string())?;
+    let encoded = codecs.encode_strings(&strings).map_err(OwnedError::Encode)?;
     Ok((grid, codecs, Some(encoded)))
 }
 
@@ -76,7 +137,7 @@ pub(super) fn add_enum_flags(
     datatype: &Datatype,
     attributes: &mut Attributes,
     notes: &mut ArrayNotes,
-) -> Result<(), String> {
+) -> Result<(), EnumError> {
     let Datatype::Enum { base, members } = datatype else { return Ok(()) };
     if matches!(**base, Datatype::FixedPoint { size: 1, .. }) && super::attributes::is_h5py_bool(base, members) {
         return Ok(()); // a Zarr `bool` (`layout::element_type`): no flags
@@ -87,7 +148,7 @@ pub(super) fn add_enum_flags(
     let mut values = Vec::with_capacity(members.len());
     for member in members {
         let mut value = numbers(base, &member.value, 1)?;
-        values.push(value.pop().ok_or("enum member without a value")?);
+        values.push(value.pop().ok_or(EnumError::NoValue)?);
     }
     let names: Vec<String> = members.iter().map(|m| m.name.split_whitespace().collect::<Vec<_>>().join("_")).collect();
     notes.enum_members = Some(members.iter().map(|m| m.name.clone()).zip(values.iter().cloned()).collect());

@@ -96,25 +96,74 @@ impl Objects {
     /// `size` bytes per reference) point at: the empty string for a null reference (address 0 or
     /// undefined); an error for a reference of another size than the file's addresses (new-style
     /// references) or to an address that is no group or dataset of the file.
-    pub(crate) fn resolve(&self, file: usize, raw: &[u8], size: u8) -> Result<Vec<String>, String> {
+    pub(crate) fn resolve(&self, file: usize, raw: &[u8], size: u8) -> Result<Vec<String>, ReferenceError> {
         let offset_size = self.offset_size(file);
         if size != offset_size || size == 0 {
-            return Err(format!(
-                "object references of {size} bytes (new-style HDF5 1.12 references?), not the file's {offset_size}-byte addresses"
-            ));
+            return Err(ReferenceError::Size { size, offset_size });
         }
-        let addresses = hdf5_reader::reference::read_object_references(raw, size).map_err(|e| e.to_string())?;
+        let addresses = hdf5_reader::reference::read_object_references(raw, size).map_err(ReferenceError::Read)?;
         addresses
             .iter()
             .map(|&a| match a {
                 0 => Ok(String::new()),
                 a if hdf5_reader::io::Cursor::is_undefined_offset(a, size) => Ok(String::new()),
-                a => self.paths.get(&(file, a)).cloned().ok_or_else(|| {
-                    format!("an object reference to address {a:#x}, which is no group or dataset of the file")
-                }),
+                a => self.paths.get(&(file, a)).cloned().ok_or(ReferenceError::Dangling(a)),
             })
             .collect()
     }
+}
+
+/// Why object references do not resolve to the paths of their objects.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReferenceError {
+    /// References of another size than the file's addresses.
+    #[error(
+        "object references of {size} bytes (new-style HDF5 1.12 references?), not the file's {offset_size}-byte addresses"
+    )]
+    Size {
+        /// Bytes per reference.
+        size: u8,
+        /// Bytes of the file's addresses.
+        offset_size: u8,
+    },
+    /// The reader could not read the references.
+    #[error("{0}")]
+    Read(#[source] hdf5_reader::error::Error),
+    /// A reference to an address that holds no object.
+    #[error("an object reference to address {0:#x}, which is no group or dataset of the file")]
+    Dangling(u64),
+}
+
+/// Why the netCDF structure of a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StructureError {
+    /// The root group could not be read.
+    #[error("root group: {0}")]
+    Root(#[source] hdf5_reader::error::Error),
+    /// A group's attributes, members or links could not be read.
+    #[error("group /{path}: {what}: {source}")]
+    Group {
+        /// The group's path.
+        path: String,
+        /// `attributes`, `members` or `links`.
+        what: &'static str,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
+    /// An object lies in a file the scan did not open.
+    #[error("/{0}: lies in a file the scan did not open")]
+    Unopened(String),
+    /// Groups nested deeper than vzarr walks.
+    #[error("{0}: groups nested deeper than {MAX_DEPTH} levels")]
+    TooDeep(String),
+    /// A dataset's `DIMENSION_LIST` could not be read.
+    #[error("{name}: DIMENSION_LIST: {source}")]
+    DimensionList {
+        /// The dataset's name.
+        name: String,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
 }
 
 /// A dimension defined by a scale.
@@ -157,10 +206,10 @@ enum Axis {
 }
 
 /// Reads the netCDF structure of the file scanned, following its external links (`links`).
-pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<H5Structure, String> {
+pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<H5Structure, StructureError> {
     let mut out = H5Structure::default();
     let (mut found, mut post, mut group_attributes) = (Vec::new(), Vec::new(), Vec::new());
-    let root = links.main().root_group().map_err(|e| format!("root group: {e}"))?;
+    let root = links.main().root_group().map_err(StructureError::Root)?;
     let mut walked = Walked {
         found: &mut found,
         post: &mut post,
@@ -174,10 +223,12 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
     // Group attributes once every object's path is known (object references name them).
     for (index, file, group) in group_attributes {
         let path = out.groups[index].path.clone();
-        let attrs = group.attributes().map_err(|e| format!("group /{path}: attributes: {e}"))?;
-        let resolve = |reference: &[u8], size: usize| {
-            group.resolve_vlen_reference_bytes(reference, size).map_err(|e| e.to_string())
-        };
+        let attrs = group.attributes().map_err(|source| StructureError::Group {
+            path: path.clone(),
+            what: "attributes",
+            source,
+        })?;
+        let resolve = |reference: &[u8], size: usize| group.resolve_vlen_reference_bytes(reference, size);
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(file)), resolve: &resolve };
         let (values, notes) =
             attributes((path.as_str(), file), attrs, &out.objects, &heap, &mut out.dropped_attributes);
@@ -226,9 +277,7 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
                 Axis::Phony(p) => (phony[*p].name.clone(), phony[*p].length),
             })
             .collect();
-        let resolve = |reference: &[u8], size: usize| {
-            f.dataset.resolve_vlen_reference_bytes(reference, size).map_err(|e| e.to_string())
-        };
+        let resolve = |reference: &[u8], size: usize| f.dataset.resolve_vlen_reference_bytes(reference, size);
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(f.file)), resolve: &resolve };
         let object = (f.path.as_str(), f.file);
         let (attributes, notes) =
@@ -259,23 +308,30 @@ struct Walked<'a> {
 
 impl Walked<'_> {
     /// The file an object lies in, by its storage.
-    fn file_of(&self, storage: &dyn hdf5_reader::Storage, path: &str) -> Result<usize, String> {
-        self.links.index_of(storage).ok_or_else(|| format!("/{path}: lies in a file the scan did not open"))
+    fn file_of(&self, storage: &dyn hdf5_reader::Storage, path: &str) -> Result<usize, StructureError> {
+        self.links.index_of(storage).ok_or_else(|| StructureError::Unopened(path.to_string()))
     }
 }
 
 /// Walks the group tree: groups in pre-order into `out` (and every object's path into its
 /// `objects`), the rest into `walked`.
-fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: &mut Walked<'_>) -> Result<(), String> {
+fn walk(
+    group: &Group,
+    path: &str,
+    depth: usize,
+    out: &mut H5Structure,
+    walked: &mut Walked<'_>,
+) -> Result<(), StructureError> {
     if depth > MAX_DEPTH {
-        return Err(format!("{path}: groups nested deeper than {MAX_DEPTH} levels"));
+        return Err(StructureError::TooDeep(path.to_string()));
     }
     let index = out.groups.len();
     let key = (walked.file_of(group.storage(), path)?, group.address());
     walked.group_attributes.push((index, key.0, group.clone()));
     out.groups.push(GroupNode::new(path, Attributes::new()));
     out.objects.add(key, path);
-    let (children, datasets) = group.members().map_err(|e| format!("group /{path}: members: {e}"))?;
+    let (children, datasets) =
+        group.members().map_err(|source| StructureError::Group { path: path.to_string(), what: "members", source })?;
     if walked.record_links {
         record_links(group, path, key.0, &mut out.links)?;
     }
@@ -308,9 +364,11 @@ fn walk(group: &Group, path: &str, depth: usize, out: &mut H5Structure, walked: 
 }
 
 /// Records the links of `group` (at `path`, in file `file`) as stored.
-fn record_links(group: &Group, path: &str, file: usize, out: &mut Hdf5Links) -> Result<(), String> {
+fn record_links(group: &Group, path: &str, file: usize, out: &mut Hdf5Links) -> Result<(), StructureError> {
     use hdf5_reader::messages::link::LinkTarget as Stored;
-    for (name, target) in group.links().map_err(|e| format!("group /{path}: links: {e}"))? {
+    let links =
+        group.links().map_err(|source| StructureError::Group { path: path.to_string(), what: "links", source })?;
+    for (name, target) in links {
         let target = match target {
             Stored::Hard { address } => LinkTarget::Hard { file, address },
             Stored::Soft { path } => LinkTarget::Soft(path),
@@ -376,7 +434,7 @@ fn scales(found: &[Found], group_paths: Vec<String>, offset_sizes: Vec<u8>) -> S
 
 /// The dimensions of one variable from its scales, None for an axis without one; None when it has no
 /// scales at all (phony dimensions).
-fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, String> {
+fn axes(f: &Found, maps: &ScaleMaps) -> Result<Option<Vec<Option<Axis>>>, StructureError> {
     let by_id = &maps.by_id;
     let ds = &f.dataset;
     let rank = ds.ndim();
@@ -451,16 +509,16 @@ fn phony_axes(
 /// The scale addresses of `DIMENSION_LIST`, one per axis (None for an axis whose entry is missing or
 /// empty); None when the attribute is absent. `offset_size` is the file's address size, which object
 /// references are written with.
-fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<u64>>>, String> {
+fn dimension_list(ds: &Dataset, offset_size: usize) -> Result<Option<Vec<Option<u64>>>, StructureError> {
     let Ok(attr) = ds.attribute("DIMENSION_LIST") else { return Ok(None) };
     let entry = 4 + offset_size + 4;
     let mut out = Vec::with_capacity(ds.ndim());
     for item in attr.raw_data.chunks_exact(entry).take(ds.ndim()) {
         let heap = ds
             .resolve_vlen_reference_bytes(item, offset_size)
-            .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
+            .map_err(|source| StructureError::DimensionList { name: ds.name().to_string(), source })?;
         let refs = hdf5_reader::reference::read_object_references(&heap, offset_size as u8)
-            .map_err(|e| format!("{}: DIMENSION_LIST: {e}", ds.name()))?;
+            .map_err(|source| StructureError::DimensionList { name: ds.name().to_string(), source })?;
         out.push(refs.first().copied());
     }
     out.resize(ds.ndim(), None);
@@ -488,9 +546,10 @@ fn attributes(
         let json = match attr.datatype {
             // Object references as the paths of their targets, as h5py's `f[ref].name`.
             hdf5_reader::Datatype::Reference { ref_type: hdf5_reader::ReferenceType::Object, size } => {
-                objects.resolve(object.1, &attr.raw_data, size).map(|paths| (reference_json(paths, &attr.shape), None))
+                let paths = objects.resolve(object.1, &attr.raw_data, size);
+                paths.map(|paths| (reference_json(paths, &attr.shape), None)).map_err(|e| e.to_string())
             }
-            _ => attribute_json(&attr, heap),
+            _ => attribute_json(&attr, heap).map_err(|e| e.to_string()),
         };
         match json {
             Ok((value, encoding)) => {

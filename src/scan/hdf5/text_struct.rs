@@ -20,6 +20,88 @@ const MAX_ELEMENTS: u64 = 1 << 24;
 /// Most bytes the stored elements and their text may take (UTF-32 is four bytes a code point).
 const MAX_BYTES: usize = 256 << 20;
 
+/// Why a compound variable's values cannot be stored.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum StructError {
+    /// More elements than such a variable may hold.
+    #[error("more than {MAX_ELEMENTS} elements")]
+    TooMany,
+    /// The HDF5 extent is larger than the netCDF shape.
+    #[error("HDF5 extent {stored:?} does not fit netCDF shape {shape:?}")]
+    Extent {
+        /// The HDF5 extent.
+        stored: Vec<u64>,
+        /// The netCDF shape.
+        shape: Vec<u64>,
+    },
+    /// More bytes of stored elements than vzarr reads.
+    #[error("more than {MAX_BYTES} bytes of elements")]
+    TooLarge,
+    /// The elements could not be read.
+    #[error("reading its elements: {0}")]
+    Read(#[source] hdf5_reader::error::Error),
+    /// Another number of bytes than the extent holds.
+    #[error("{read} bytes read for {extent} elements of {size} bytes")]
+    Count {
+        /// Bytes read.
+        read: usize,
+        /// Elements of the extent.
+        extent: u64,
+        /// Bytes of one element.
+        size: usize,
+    },
+    /// More bytes of packed elements than vzarr stores.
+    #[error("more than {MAX_BYTES} bytes of stored elements")]
+    TooLargeStored,
+    /// More bytes of text than vzarr stores.
+    #[error("more than {MAX_BYTES} bytes of text")]
+    TooMuchText,
+    /// A string member's descriptor ends past the compound.
+    #[error("member {0}: its string descriptor ends past the compound")]
+    Descriptor(String),
+    /// A string member's value could not be read.
+    #[error("member {name}: reading a string: {source}")]
+    String {
+        /// The member.
+        name: String,
+        /// The reader's error.
+        source: hdf5_reader::error::Error,
+    },
+    /// A string member's value is not UTF-8.
+    #[error("member {name}: a string {source}")]
+    Utf8 {
+        /// The member.
+        name: String,
+        /// Where the UTF-8 breaks.
+        source: std::str::Utf8Error,
+    },
+    /// A reference member's references do not resolve.
+    #[error("member {name}: {source}")]
+    Resolve {
+        /// The member.
+        name: String,
+        /// Why.
+        source: super::structure::ReferenceError,
+    },
+    /// Another number of paths than references.
+    #[error("member {name}: {count} references resolved")]
+    Resolved {
+        /// The member.
+        name: String,
+        /// Paths resolved.
+        count: usize,
+    },
+    /// The struct type is refused.
+    #[error("{0}")]
+    Struct(#[source] crate::metadata::MetadataError),
+    /// No chunk grid for the shape.
+    #[error("{0}")]
+    Grid(#[source] crate::grid::GridError),
+    /// A chunk could not be encoded.
+    #[error("{0}")]
+    Encode(#[source] crate::codec::CodecError),
+}
+
 /// A compound variable as the store holds it.
 pub(super) struct StoredStruct {
     /// The struct type (text members as `fixed_length_utf32`).
@@ -41,36 +123,36 @@ pub(super) fn stored_struct(
     ds: &Dataset,
     compound: &TextCompound,
     shape: &[u64],
-    resolve: impl Fn(&[u8], u8) -> Result<Vec<String>, String>,
-) -> Result<StoredStruct, String> {
+    resolve: impl Fn(&[u8], u8) -> Result<Vec<String>, super::structure::ReferenceError>,
+) -> Result<StoredStruct, StructError> {
     let stored = ds.shape().to_vec();
     let count = |s: &[u64]| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).filter(|&n| n <= MAX_ELEMENTS);
     let (Some(total), Some(extent)) = (count(shape), count(&stored)) else {
-        return Err(format!("more than {MAX_ELEMENTS} elements"));
+        return Err(StructError::TooMany);
     };
     if stored.len() != shape.len() || stored.iter().zip(shape).any(|(s, n)| s > n) {
-        return Err(format!("HDF5 extent {stored:?} does not fit netCDF shape {shape:?}"));
+        return Err(StructError::Extent { stored, shape: shape.to_vec() });
     }
     let raw = match extent {
         0 => Vec::new(),
-        n if n as usize * compound.size > MAX_BYTES => return Err(format!("more than {MAX_BYTES} bytes of elements")),
-        _ => ds.read_raw_bytes().map_err(|e| format!("reading its elements: {e}"))?,
+        n if n as usize * compound.size > MAX_BYTES => return Err(StructError::TooLarge),
+        _ => ds.read_raw_bytes().map_err(StructError::Read)?,
     };
     if raw.len() as u64 != extent * compound.size as u64 {
-        return Err(format!("{} bytes read for {extent} elements of {} bytes", raw.len(), compound.size));
+        return Err(StructError::Count { read: raw.len(), extent, size: compound.size });
     }
     let texts = member_texts(ds, compound, &raw, resolve)?;
     let struct_type = struct_type(compound, &texts)?;
     let (data_type, size) = (DataType::Struct(struct_type), struct_type.size());
     if total as usize * size > MAX_BYTES {
-        return Err(format!("more than {MAX_BYTES} bytes of stored elements"));
+        return Err(StructError::TooLargeStored);
     }
     let packed = pack(compound, &raw, &texts, struct_type);
     let chunk_shape: Vec<u64> = match ds.chunks() {
         Some(c) => c.iter().zip(shape).map(|(&c, &n)| u64::from(c).min(n).max(1)).collect(),
         None => shape.iter().map(|&n| n.max(1)).collect(),
     };
-    let grid = ChunkGrid::regular(shape, &chunk_shape).map_err(|e| e.to_string())?;
+    let grid = ChunkGrid::regular(shape, &chunk_shape).map_err(StructError::Grid)?;
     let codecs = CodecChain::raw(Some(Endian::Little));
     let chunks = match total {
         0 => Vec::new(),
@@ -96,8 +178,8 @@ fn member_texts(
     ds: &Dataset,
     compound: &TextCompound,
     raw: &[u8],
-    resolve: impl Fn(&[u8], u8) -> Result<Vec<String>, String>,
-) -> Result<Vec<Option<TextColumn>>, String> {
+    resolve: impl Fn(&[u8], u8) -> Result<Vec<String>, super::structure::ReferenceError>,
+) -> Result<Vec<Option<TextColumn>>, StructError> {
     let elements = || raw.chunks_exact(compound.size.max(1));
     let count = raw.len() / compound.size.max(1);
     let descriptor = ds.vlen_reference_size();
@@ -111,23 +193,25 @@ fn member_texts(
             }
             MemberKind::VlenString(padding) => {
                 if m.offset + descriptor > compound.size {
-                    return Err(format!("member {}: its string descriptor ends past the compound", m.name));
+                    return Err(StructError::Descriptor(m.name.clone()));
                 }
                 let mut values = Vec::with_capacity(count);
                 for element in elements() {
                     let heap = ds
                         .resolve_vlen_reference_bytes(&element[m.offset..m.offset + descriptor], 1)
-                        .map_err(|e| format!("member {}: reading a string: {e}", m.name))?;
-                    let value = text(&heap, padding).map_err(|e| format!("member {}: a string {e}", m.name))?;
+                        .map_err(|source| StructError::String { name: m.name.clone(), source })?;
+                    let value =
+                        text(&heap, padding).map_err(|source| StructError::Utf8 { name: m.name.clone(), source })?;
                     values.push(value.to_owned());
                 }
                 values
             }
             MemberKind::ObjectReference(n) => {
                 let refs: Vec<u8> = elements().flat_map(|e| &e[m.offset..m.offset + usize::from(n)]).copied().collect();
-                let values = resolve(&refs, n).map_err(|e| format!("member {}: {e}", m.name))?;
+                let values =
+                    resolve(&refs, n).map_err(|source| StructError::Resolve { name: m.name.clone(), source })?;
                 if values.len() != count {
-                    return Err(format!("member {}: {} references resolved", m.name, values.len()));
+                    return Err(StructError::Resolved { name: m.name.clone(), count: values.len() });
                 }
                 values
             }
@@ -136,7 +220,7 @@ fn member_texts(
         let (total, widest) = lengths.fold((0, 0), |(total, widest), n| (total + n, widest.max(n)));
         bytes += 4 * total;
         if bytes > MAX_BYTES {
-            return Err(format!("more than {MAX_BYTES} bytes of text"));
+            return Err(StructError::TooMuchText);
         }
         texts.push(Some(TextColumn { values, widest }));
     }
@@ -144,7 +228,7 @@ fn member_texts(
 }
 
 /// The struct of the members, each text member a UTF-32 field as wide as its longest value.
-fn struct_type(compound: &TextCompound, texts: &[Option<TextColumn>]) -> Result<&'static StructType, String> {
+fn struct_type(compound: &TextCompound, texts: &[Option<TextColumn>]) -> Result<&'static StructType, StructError> {
     let fields = compound
         .members
         .iter()
@@ -157,7 +241,7 @@ fn struct_type(compound: &TextCompound, texts: &[Option<TextColumn>]) -> Result<
             StructField { name: m.name.clone(), data_type }
         })
         .collect();
-    StructType::intern(fields).map_err(|e| e.to_string())
+    StructType::intern(fields).map_err(StructError::Struct)
 }
 
 /// The elements of `struct_type` (native byte order) of the stored elements `raw`.
@@ -200,7 +284,7 @@ fn chunked(
     size: usize,
     codecs: &CodecChain,
     data_type: DataType,
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<Vec<Vec<u8>>, StructError> {
     let mut chunks = Vec::with_capacity(grid.num_chunks() as usize);
     for linear in 0..grid.num_chunks() {
         let coords = grid.chunk_coords(linear);
@@ -216,7 +300,7 @@ fn chunked(
         if dims.iter().all(|d| d.count > 0) {
             copy_box(packed, stored, &mut chunk, &edges, &dims, size);
         }
-        chunks.push(codecs.encode(&chunk, data_type.byte_swap()).map_err(|e| e.to_string())?);
+        chunks.push(codecs.encode(&chunk, data_type.byte_swap()).map_err(StructError::Encode)?);
     }
     Ok(chunks)
 }

@@ -3,6 +3,7 @@
 //! other bits are ones or zeros, or copies of the sign bit when sign-extended. Values are laid out
 //! as stored in the file (most significant byte first), one mask per byte as the library builds it.
 
+use super::DecodeError;
 use crate::scan::hdf4::special::Nbit;
 
 /// The bits of one byte of a value that the stream holds.
@@ -80,12 +81,12 @@ impl Bits<'_> {
 /// Decodes `length` bytes of N-bit data.
 ///
 /// # Errors
-/// A message when the parameters are out of range or the data ends early.
-pub(crate) fn decode(input: &[u8], nbit: Nbit, length: usize) -> Result<Vec<u8>, String> {
-    let size = super::super::sds::NumberType::value_size(nbit.number_type)
-        .ok_or_else(|| format!("NBIT of number type {}", nbit.number_type))?;
+/// [`DecodeError`] when the parameters are out of range or the data ends early.
+pub(crate) fn decode(input: &[u8], nbit: Nbit, length: usize) -> Result<Vec<u8>, DecodeError> {
+    let size =
+        super::super::sds::NumberType::value_size(nbit.number_type).ok_or(DecodeError::NbitType(nbit.number_type))?;
     if nbit.bits == 0 || nbit.top >= size * 8 || nbit.bits > nbit.top + 1 {
-        return Err(format!("NBIT of {} bits from bit {} in {size}-byte values", nbit.bits, nbit.top));
+        return Err(DecodeError::NbitBits { bits: nbit.bits, top: nbit.top, size });
     }
     let masks = masks(size, nbit.top, nbit.bits);
     let fill = if nbit.fill_one { 0xff } else { 0 };
@@ -102,7 +103,7 @@ pub(crate) fn decode(input: &[u8], nbit: Nbit, length: usize) -> Result<Vec<u8>,
             if m.length == 0 {
                 continue;
             }
-            let read = bits.read(m.length).ok_or("NBIT data ends early")?;
+            let read = bits.read(m.length).ok_or(DecodeError::NbitShort)?;
             let shifted = read << (m.offset + 1 - m.length);
             value[j] |= m.mask & shifted as u8;
             if j == sign_byte {

@@ -8,6 +8,8 @@
 //! leaf. Every step mirrors the library's arithmetic, so trees evolve exactly as they did when
 //! encoding.
 
+use super::DecodeError;
+
 /// Internal nodes (and the first leaf's index): libhdf4's `SUCCMAX`.
 const SUCCMAX: usize = 256;
 /// Nodes of a tree (parent pointers): libhdf4's `TWICEMAX`.
@@ -72,10 +74,10 @@ impl Tree {
 /// Decodes `length` bytes of skipping Huffman data with `skip` trees.
 ///
 /// # Errors
-/// A message when `skip` is 0 or too large, or the data ends before `length` bytes are decoded.
-pub(crate) fn decode(input: &[u8], skip: u32, length: usize) -> Result<Vec<u8>, String> {
+/// [`DecodeError`] when `skip` is 0 or too large, or the data ends before `length` bytes are decoded.
+pub(crate) fn decode(input: &[u8], skip: u32, length: usize) -> Result<Vec<u8>, DecodeError> {
     if skip == 0 || skip > MAX_SKIP {
-        return Err(format!("skipping Huffman with {skip} trees (vzarr accepts 1 to {MAX_SKIP})"));
+        return Err(DecodeError::HuffmanTrees(skip));
     }
     let mut trees: Vec<Tree> = (0..skip).map(|_| Tree::new()).collect();
     let mut out = Vec::with_capacity(length);
@@ -87,7 +89,7 @@ pub(crate) fn decode(input: &[u8], skip: u32, length: usize) -> Result<Vec<u8>, 
         let mut a = ROOT;
         loop {
             if bit >= total_bits {
-                return Err(format!("skipping Huffman data ends after {} of {length} bytes", out.len()));
+                return Err(DecodeError::HuffmanShort { decoded: out.len(), length });
             }
             let set = input[bit / 8] & (0x80 >> (bit % 8)) != 0;
             bit += 1;

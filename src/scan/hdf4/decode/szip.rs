@@ -14,6 +14,7 @@
 //! lie inside the element.
 
 use super::super::special::Szip;
+use super::DecodeError;
 use crate::codec::SzipParams;
 
 /// The options-mask bit of elements with a preamble.
@@ -24,18 +25,15 @@ const STORED_AS_IS: u8 = 1;
 /// Decodes the szip element `input` into exactly `length` bytes.
 ///
 /// # Errors
-/// A message when the parameters are invalid or disagree with `length`, or the stream is corrupt.
-pub(super) fn decode(input: &[u8], szip: Szip, length: usize) -> Result<Vec<u8>, String> {
+/// [`DecodeError`] when the parameters are invalid or disagree with `length`, or the stream is corrupt.
+pub(super) fn decode(input: &[u8], szip: Szip, length: usize) -> Result<Vec<u8>, DecodeError> {
     let pixel_bytes = match u64::from(szip.bits_per_pixel).div_ceil(8) {
         3 => 4,
         n => n,
     };
     let decoded = u64::from(szip.pixels) * pixel_bytes;
     if decoded != length as u64 {
-        return Err(format!(
-            "szip parameters give {} pixels of {pixel_bytes} bytes, not the element's {length} bytes",
-            szip.pixels
-        ));
+        return Err(DecodeError::SzipSize { pixels: szip.pixels, pixel_bytes, length });
     }
     let stream = if szip.options_mask & SZ_H4_REV_2 != 0 {
         let (flag, stored) = preamble(input)?;
@@ -52,24 +50,21 @@ pub(super) fn decode(input: &[u8], szip: Szip, length: usize) -> Result<Vec<u8>,
         u32::from(szip.bits_per_pixel),
         szip.pixels_per_scanline,
     ];
-    let params = SzipParams::from_cd_values(&cd).map_err(|e| format!("szip parameters: {e}"))?;
-    params.decode_stream(stream, length).map_err(|e| match std::error::Error::source(&e) {
-        Some(cause) => format!("{e}: {cause}"),
-        None => e.to_string(),
-    })
+    let params = SzipParams::from_cd_values(&cd).map_err(DecodeError::SzipParameters)?;
+    params.decode_stream(stream, length).map_err(DecodeError::SzipStream)
 }
 
 /// The preamble's flag and the bytes it says follow.
-fn preamble(input: &[u8]) -> Result<(u8, &[u8]), String> {
+fn preamble(input: &[u8]) -> Result<(u8, &[u8]), DecodeError> {
     let Some(([flag, count @ ..], rest)) = input.split_first_chunk::<5>() else {
-        return Err(format!("szip data of {} bytes, shorter than its 5-byte preamble", input.len()));
+        return Err(DecodeError::SzipPreamble(input.len()));
     };
     let count = i32::from_be_bytes(*count);
     usize::try_from(count)
         .ok()
         .and_then(|n| rest.get(..n))
         .map(|stored| (*flag, stored))
-        .ok_or_else(|| format!("szip preamble claims {count} bytes, the element holds {}", rest.len()))
+        .ok_or(DecodeError::SzipClaims { claimed: count, held: rest.len() })
 }
 
 #[cfg(test)]
@@ -84,17 +79,20 @@ mod tests {
     fn stored_as_is_and_bad_preambles() {
         let stored = [1, 0, 0, 0, 4, 9, 8, 7, 6];
         assert_eq!(decode(&stored, params(SZ_H4_REV_2 | 4, 4), 4).unwrap(), [9, 8, 7, 6]);
-        let err = decode(&[0, 0, 0, 1, 0, 1, 2], params(SZ_H4_REV_2 | 4, 4), 4).unwrap_err();
+        let err = decode(&[0, 0, 0, 1, 0, 1, 2], params(SZ_H4_REV_2 | 4, 4), 4).unwrap_err().to_string();
         assert!(err.contains("claims 256 bytes"), "{err}");
-        assert!(decode(&[0, 0xff, 0xff, 0xff, 0xff], params(SZ_H4_REV_2 | 4, 4), 4).unwrap_err().contains("-1"));
-        assert!(decode(&[0, 0], params(SZ_H4_REV_2 | 4, 4), 4).unwrap_err().contains("preamble"));
+        assert!(decode(&[0, 0xff, 0xff, 0xff, 0xff], params(SZ_H4_REV_2 | 4, 4), 4)
+            .unwrap_err()
+            .to_string()
+            .contains("-1"));
+        assert!(decode(&[0, 0], params(SZ_H4_REV_2 | 4, 4), 4).unwrap_err().to_string().contains("preamble"));
     }
 
     #[test]
     fn parameters_must_match_the_element() {
-        assert!(decode(&[], params(4, 5), 4).unwrap_err().contains("5 pixels"));
+        assert!(decode(&[], params(4, 5), 4).unwrap_err().to_string().contains("5 pixels"));
         let odd_block = Szip { pixels_per_block: 3, ..params(4, 4) };
-        assert!(decode(&[0; 8], odd_block, 4).unwrap_err().contains("pixels per block"));
+        assert!(decode(&[0; 8], odd_block, 4).unwrap_err().to_string().contains("pixels per block"));
     }
 
     #[test]

@@ -6,6 +6,25 @@
 //! key n. A chunk key is the chunk's stored size (4 bytes), its filter mask (4 bytes) and `rank + 1`
 //! element offsets of 8 bytes each (the last one the element-size dimension's); a child is an address.
 
+/// Why a node's bytes do not parse.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NodeError {
+    /// The bytes do not start with `TREE`.
+    #[error("no B-tree signature (TREE)")]
+    Signature,
+    /// The node ends before its last field.
+    #[error("cut short at byte {at} of {len}")]
+    Short {
+        /// Where the field that does not fit starts.
+        at: usize,
+        /// Bytes of the node.
+        len: usize,
+    },
+    /// The superblock gives an address size the format does not have.
+    #[error("an address size of {0} bytes")]
+    AddressSize(u8),
+}
+
 /// A parsed node. A node of another type than 1 (chunks) keeps its type and level only: the walk
 /// refuses it by its type.
 #[derive(Debug)]
@@ -27,10 +46,10 @@ pub(super) struct Node {
 impl Node {
     /// Parses the node in `bytes` of a rank-`rank` dataset in a file of `offset_size`-byte
     /// addresses. `bytes` holds the whole node (its size follows from its entry count).
-    pub(super) fn parse(bytes: &[u8], offset_size: u8, rank: usize) -> Result<Node, String> {
+    pub(super) fn parse(bytes: &[u8], offset_size: u8, rank: usize) -> Result<Node, NodeError> {
         let mut at = Reader { bytes, pos: 0 };
         if at.take(4)? != b"TREE" {
-            return Err("no B-tree signature (TREE)".into());
+            return Err(NodeError::Signature);
         }
         let (node_type, level) = (at.u8()?, at.u8()?);
         let entries = usize::from(at.u16()?);
@@ -76,41 +95,41 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], NodeError> {
         let end = self.pos.checked_add(n).filter(|&end| end <= self.bytes.len());
-        let end = end.ok_or_else(|| format!("cut short at byte {} of {}", self.pos, self.bytes.len()))?;
+        let end = end.ok_or(NodeError::Short { at: self.pos, len: self.bytes.len() })?;
         let taken = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(taken)
     }
 
-    fn uint(&mut self, n: usize) -> Result<u64, String> {
+    fn uint(&mut self, n: usize) -> Result<u64, NodeError> {
         let mut value = [0u8; 8];
         value[..n].copy_from_slice(self.take(n)?);
         Ok(u64::from_le_bytes(value))
     }
 
-    fn u8(&mut self) -> Result<u8, String> {
+    fn u8(&mut self) -> Result<u8, NodeError> {
         Ok(self.take(1)?[0])
     }
 
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, NodeError> {
         Ok(self.uint(2)? as u16)
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, NodeError> {
         Ok(self.uint(4)? as u32)
     }
 
-    fn u64(&mut self) -> Result<u64, String> {
+    fn u64(&mut self) -> Result<u64, NodeError> {
         self.uint(8)
     }
 
     /// An address of `size` bytes (2, 4 or 8, as the superblock says).
-    fn address(&mut self, size: u8) -> Result<u64, String> {
+    fn address(&mut self, size: u8) -> Result<u64, NodeError> {
         match size {
             2 | 4 | 8 => self.uint(usize::from(size)),
-            _ => Err(format!("an address size of {size} bytes")),
+            _ => Err(NodeError::AddressSize(size)),
         }
     }
 }

@@ -50,6 +50,93 @@ use crate::metadata::{CompoundNote, DataType, StructField, StructType, MAX_STRUC
 /// megabytes; 65536 leaves (a 256 x 256 image column) make a few megabytes.
 pub(crate) const MAX_STRUCT_LEAVES: u64 = 1 << 16;
 
+/// Why a compound (or one of its members) maps to no struct.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CompoundError {
+    /// Compounds nested deeper than a struct may be.
+    #[error("compounds nested more than {MAX_STRUCT_DEPTH} deep")]
+    TooDeep,
+    /// A member maps to no struct field.
+    #[error("member {name}: {problem}")]
+    Member {
+        /// The member's name.
+        name: String,
+        /// Why.
+        #[source]
+        problem: Box<CompoundError>,
+    },
+    /// Multi-byte members of both byte orders.
+    #[error("members {first} and {second} have different byte orders")]
+    ByteOrders {
+        /// The first member of one order.
+        first: String,
+        /// A member of the other.
+        second: String,
+    },
+    /// A member starting inside the one before it.
+    #[error("overlapping bytes at member {name} at offset {offset}")]
+    Overlap {
+        /// The member's name.
+        name: String,
+        /// Its offset in the compound.
+        offset: u64,
+    },
+    /// A member ending past the compound.
+    #[error("member {name} ends past the compound's {size} bytes")]
+    PastEnd {
+        /// The member's name.
+        name: String,
+        /// The compound's size.
+        size: u32,
+    },
+    /// More leaf fields than vzarr maps.
+    #[error("more than {MAX_STRUCT_LEAVES} leaf fields, array elements included (at member {0})")]
+    TooManyLeaves(String),
+    /// The struct type is refused.
+    #[error("{0}")]
+    Struct(#[source] crate::metadata::MetadataError),
+    /// A nested compound maps to no struct.
+    #[error("compound type ({0})")]
+    Compound(#[source] Box<CompoundError>),
+    /// A 2-byte float member (IEEE half and bfloat16 look alike here).
+    #[error("2-byte floats (IEEE half or bfloat16?)")]
+    Half,
+    /// A padded compound where only packed ones are mapped.
+    #[error("a compound type with padding")]
+    Padded,
+    /// A variable-length string member of a nested compound or array.
+    #[error("variable-length strings")]
+    VlenStrings,
+    /// An object reference member of a nested compound or array.
+    #[error("object references")]
+    References,
+    /// A nested compound with variable-length string or object reference members.
+    #[error("a compound type with variable-length strings or object references")]
+    TextStruct,
+    /// A member of a type vzarr does not map (its description, [`ElementType::Unsupported`]).
+    #[error("{0}")]
+    Unsupported(String),
+    /// An array member nesting structs too deep.
+    #[error("an array of {0} dimensions nests structs more than {MAX_STRUCT_DEPTH} deep (one level per dimension)")]
+    ArrayDepth(usize),
+    /// An array dimension of no or too many elements.
+    #[error("an array dimension of {0} elements (a struct has 1 to {MAX_STRUCT_FIELDS} fields)")]
+    ArrayDimension(u64),
+    /// An array member whose base maps to no struct field.
+    #[error("an array of {0}")]
+    ArrayOf(#[source] Box<CompoundError>),
+    /// An array member of too many leaf fields.
+    #[error("an array of dimensions {0:?}: more than {MAX_STRUCT_LEAVES} leaf fields")]
+    ArrayLeaves(Vec<u64>),
+}
+
+impl CompoundError {
+    /// The error of member `name`.
+    pub(crate) fn member(name: &str) -> impl FnOnce(CompoundError) -> CompoundError + '_ {
+        move |problem| CompoundError::Member { name: name.to_string(), problem: Box::new(problem) }
+    }
+}
+
 /// Which bytes of a stored compound element make the packed struct element: runs of (offset in the
 /// stored element, length), in the struct's field order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,9 +198,9 @@ struct MappedStruct {
 }
 
 /// The packed struct of a compound, or why it has none.
-fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<MappedStruct, String> {
+fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<MappedStruct, CompoundError> {
     if depth >= MAX_STRUCT_DEPTH {
-        return Err(format!("compounds nested more than {MAX_STRUCT_DEPTH} deep"));
+        return Err(CompoundError::TooDeep);
     }
     let mut members: Vec<&CompoundField> = fields.iter().collect();
     members.sort_by_key(|m| m.byte_offset);
@@ -123,35 +210,32 @@ fn struct_type(size: u32, fields: &[CompoundField], depth: usize) -> Result<Mapp
     let mut repack = Repack { source_size: size as usize, runs: Vec::new() };
     let mut leaves = 0u64;
     for m in members {
-        let member = member_type(&m.datatype, depth).map_err(|why| format!("member {}: {why}", m.name))?;
+        let member = member_type(&m.datatype, depth).map_err(CompoundError::member(&m.name))?;
         match (order, member.endian) {
             (Some((first, name)), Some(e)) if e != first => {
-                return Err(format!("members {name} and {} have different byte orders", m.name));
+                return Err(CompoundError::ByteOrders { first: name.to_string(), second: m.name.clone() });
             }
             (None, Some(e)) => order = Some((e, &m.name)),
             _ => {}
         }
         let offset = u64::from(m.byte_offset);
         if offset < at {
-            return Err(format!("overlapping bytes at member {} at offset {offset}", m.name));
+            return Err(CompoundError::Overlap { name: m.name.clone(), offset });
         }
         at = offset + member.stored_size;
         if at > u64::from(size) {
-            return Err(format!("member {} ends past the compound's {size} bytes", m.name));
+            return Err(CompoundError::PastEnd { name: m.name.clone(), size });
         }
         leaves += member.leaves;
         if leaves > MAX_STRUCT_LEAVES {
-            return Err(format!(
-                "more than {MAX_STRUCT_LEAVES} leaf fields, array elements included (at member {})",
-                m.name
-            ));
+            return Err(CompoundError::TooManyLeaves(m.name.clone()));
         }
         for &(start, len) in &member.runs {
             repack.push(offset as usize + start, len);
         }
         out.push(StructField { name: m.name.clone(), data_type: member.data_type });
     }
-    let struct_type = StructType::intern(out).map_err(|e| e.to_string())?;
+    let struct_type = StructType::intern(out).map_err(CompoundError::Struct)?;
     Ok(MappedStruct { struct_type, endian: order.map(|(e, _)| e), repack, leaves })
 }
 
@@ -171,13 +255,14 @@ pub(crate) struct Member {
 }
 
 /// The Zarr type of one member of a compound `depth` compounds deep, or why it has none.
-pub(super) fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, String> {
+pub(super) fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, CompoundError> {
     let element = match datatype {
         // A complex number; any other compound is a nested struct.
         Datatype::Compound { size, fields } => match complex(datatype) {
             Some(number) => number,
             None => {
-                let nested = struct_type(*size, fields, depth + 1).map_err(|why| format!("compound type ({why})"))?;
+                let nested =
+                    struct_type(*size, fields, depth + 1).map_err(|why| CompoundError::Compound(Box::new(why)))?;
                 return Ok(Member {
                     data_type: DataType::Struct(nested.struct_type),
                     endian: nested.endian,
@@ -197,40 +282,38 @@ pub(super) fn member_type(datatype: &Datatype, depth: usize) -> Result<Member, S
     match element {
         // The datatype message's bit layout, which tells IEEE binary16 from bfloat16, is not at hand
         // for a member (`raw_header::is_ieee_half` reads a dataset's).
-        ElementType::Numeric(DataType::Float16, _) => Err("2-byte floats (IEEE half or bfloat16?)".into()),
+        ElementType::Numeric(DataType::Float16, _) => Err(CompoundError::Half),
         ElementType::Numeric(t, e) => whole(t, e.filter(|_| t.swap_unit() > 1)),
         ElementType::FixedString(n) => whole(DataType::FixedBytes(n), None),
         // `element_type` maps compounds, the only padded type, through `struct_element`; not here.
-        ElementType::PaddedStruct(..) => Err("a compound type with padding".into()),
-        ElementType::VlenString => Err("variable-length strings".into()),
-        ElementType::ObjectReference(_) => Err("object references".into()),
-        ElementType::TextStruct(_) => Err("a compound type with variable-length strings or object references".into()),
-        ElementType::Unsupported(what) => Err(what),
+        ElementType::PaddedStruct(..) => Err(CompoundError::Padded),
+        ElementType::VlenString => Err(CompoundError::VlenStrings),
+        ElementType::ObjectReference(_) => Err(CompoundError::References),
+        ElementType::TextStruct(_) => Err(CompoundError::TextStruct),
+        ElementType::Unsupported(what) => Err(CompoundError::Unsupported(what)),
     }
 }
 
 /// An array member of dimensions `dims` over `base`, in a compound `depth` compounds deep: nested
 /// structs whose fields are named by index, one level per dimension (see the module docs), its
 /// runs the base's repeated once per element in C order.
-fn array_member(base: &Datatype, dims: &[u64], depth: usize) -> Result<Member, String> {
+fn array_member(base: &Datatype, dims: &[u64], depth: usize) -> Result<Member, CompoundError> {
     let rank = dims.len();
     if depth + rank >= MAX_STRUCT_DEPTH {
-        return Err(format!(
-            "an array of {rank} dimensions nests structs more than {MAX_STRUCT_DEPTH} deep (one level per dimension)"
-        ));
+        return Err(CompoundError::ArrayDepth(rank));
     }
-    if let Some(d) = dims.iter().find(|&&d| d == 0 || d > MAX_STRUCT_FIELDS as u64) {
-        return Err(format!("an array dimension of {d} elements (a struct has 1 to {MAX_STRUCT_FIELDS} fields)"));
+    if let Some(&d) = dims.iter().find(|&&d| d == 0 || d > MAX_STRUCT_FIELDS as u64) {
+        return Err(CompoundError::ArrayDimension(d));
     }
-    let base = member_type(base, depth + rank).map_err(|why| format!("an array of {why}"))?;
+    let base = member_type(base, depth + rank).map_err(|why| CompoundError::ArrayOf(Box::new(why)))?;
     let count = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
     let count = count
         .filter(|n| n.saturating_mul(base.leaves) <= MAX_STRUCT_LEAVES)
-        .ok_or_else(|| format!("an array of dimensions {dims:?}: more than {MAX_STRUCT_LEAVES} leaf fields"))?;
+        .ok_or_else(|| CompoundError::ArrayLeaves(dims.to_vec()))?;
     let mut data_type = base.data_type;
     for &d in dims.iter().rev() {
         let fields = (0..d).map(|i| StructField { name: i.to_string(), data_type }).collect();
-        data_type = DataType::Struct(StructType::intern(fields).map_err(|e| e.to_string())?);
+        data_type = DataType::Struct(StructType::intern(fields).map_err(CompoundError::Struct)?);
     }
     let mut runs = Vec::with_capacity(base.runs.len());
     let stride = base.stored_size as usize;

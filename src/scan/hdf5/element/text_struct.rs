@@ -16,7 +16,7 @@
 
 use hdf5_reader::{CompoundField, Datatype, StringPadding};
 
-use super::compound::{member_type, Member};
+use super::compound::{member_type, CompoundError, Member};
 use super::{element_type, ElementType};
 
 /// A compound the scanner reads and stores itself: its members in offset order.
@@ -55,7 +55,7 @@ impl TextCompound {
     /// The compound of `size` bytes with `fields` when a member is a variable-length string or an
     /// object reference: Some(Ok) when vzarr can store it, Some(Err(why)) when not; None for a
     /// compound with neither (`element/compound` maps it).
-    pub(crate) fn of(size: u32, fields: &[CompoundField]) -> Option<Result<TextCompound, String>> {
+    pub(crate) fn of(size: u32, fields: &[CompoundField]) -> Option<Result<TextCompound, CompoundError>> {
         let mut members: Vec<(&CompoundField, ElementType)> =
             fields.iter().map(|f| (f, element_type(&f.datatype))).collect();
         let text = |e: &ElementType| matches!(e, ElementType::VlenString | ElementType::ObjectReference(_));
@@ -65,7 +65,7 @@ impl TextCompound {
     }
 
     /// The members (in offset order, each with its element type) mapped.
-    fn mapped(size: u32, members: Vec<(&CompoundField, ElementType)>) -> Result<TextCompound, String> {
+    fn mapped(size: u32, members: Vec<(&CompoundField, ElementType)>) -> Result<TextCompound, CompoundError> {
         let mut out = Vec::with_capacity(members.len());
         let mut at = 0u64;
         for (m, element) in members {
@@ -73,20 +73,20 @@ impl TextCompound {
                 ElementType::VlenString => (MemberKind::VlenString(padding(&m.datatype)), 0),
                 ElementType::ObjectReference(n) => (MemberKind::ObjectReference(n), u64::from(n)),
                 _ => {
-                    let member = member_type(&m.datatype, 0).map_err(|why| format!("member {}: {why}", m.name))?;
+                    let member = member_type(&m.datatype, 0).map_err(CompoundError::member(&m.name))?;
                     let stored = member.stored_size;
                     (MemberKind::Copied(member), stored)
                 }
             };
             let offset = u64::from(m.byte_offset);
             if offset < at {
-                return Err(format!("overlapping bytes at member {} at offset {offset}", m.name));
+                return Err(CompoundError::Overlap { name: m.name.clone(), offset });
             }
             // A string's descriptor is 4 + address + 4 bytes; its width is checked against the
             // file's address size when the values are read.
             at = offset + stored;
             if at > u64::from(size) {
-                return Err(format!("member {} ends past the compound's {size} bytes", m.name));
+                return Err(CompoundError::PastEnd { name: m.name.clone(), size });
             }
             out.push(TextMember { name: m.name.clone(), offset: offset as usize, kind });
         }
@@ -148,9 +148,10 @@ mod tests {
         let float = Datatype::FloatingPoint { size: 4, byte_order: ByteOrder::LittleEndian };
         assert!(TextCompound::of(4, &[field("x", 0, float.clone())]).is_none());
         let half = Datatype::FloatingPoint { size: 2, byte_order: ByteOrder::LittleEndian };
-        let why = TextCompound::of(24, &[field("s", 0, vlen()), field("h", 16, half)]).unwrap().unwrap_err();
+        let why =
+            TextCompound::of(24, &[field("s", 0, vlen()), field("h", 16, half)]).unwrap().unwrap_err().to_string();
         assert!(why.starts_with("member h: 2-byte floats"), "{why}");
-        let why = TextCompound::of(8, &[field("s", 0, vlen()), field("x", 6, float)]).unwrap().unwrap_err();
+        let why = TextCompound::of(8, &[field("s", 0, vlen()), field("x", 6, float)]).unwrap().unwrap_err().to_string();
         assert!(why.contains("ends past"), "{why}");
     }
 
