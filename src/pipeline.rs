@@ -27,7 +27,6 @@ mod archive;
 mod merge;
 mod output;
 
-pub(crate) use append::lock_store;
 pub use append::{AppendTo, Appended};
 pub use archive::{Archive, ScannedArchive, ScannedShard};
 pub use merge::MergedParts;

@@ -24,12 +24,9 @@ pub use crate::source::{ByteSource, CacheOptions, CachedSource, FetchStats, Fetc
 pub use format::{detect_format, detect_format_of, FileFormat};
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::geo_coordinates as hdf_eos_geo_coordinates;
-pub use hdf4::Hdf4Scanner;
 #[cfg(feature = "verify")]
 pub(crate) use hdf4::NumberType as Hdf4NumberType;
 pub use hdf5::scan_hdf5;
-pub use hdf5::Hdf5Scanner;
-pub use netcdf3::Netcdf3Scanner;
 
 use std::path::{Path, PathBuf};
 
@@ -170,15 +167,6 @@ impl Default for ScanOptions {
     }
 }
 
-/// A scanner for one file format.
-pub trait Scanner {
-    /// Scans `path` (whose fingerprint is `source`) into a dataset whose only source is id 0.
-    ///
-    /// # Errors
-    /// [`ScanError`] naming the file (and variable) that could not be scanned.
-    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError>;
-}
-
 /// Scans one file, choosing the scanner by its content.
 ///
 /// # Errors
@@ -189,12 +177,8 @@ pub fn scan_file(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, S
     let absolute = std::path::absolute(path).map_err(io)?;
     let source = crate::source::fingerprint(&absolute).map_err(io)?;
     let bytes = open_local(&absolute)?;
-    let dataset = match detect_format_of(&absolute, bytes.as_ref())? {
-        FileFormat::Hdf5 => hdf5::scan_hdf5(&absolute, bytes, source, options)?,
-        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&absolute, bytes, source, options)?,
-        FileFormat::Hdf4 => hdf4::scan_hdf4(&absolute, bytes, source, options)?,
-        FileFormat::Dmrpp => dmrpp::scan_dmrpp(&absolute, bytes.as_ref(), options)?,
-    };
+    let input = format::input_format_of(&absolute, bytes.as_ref())?;
+    let dataset = (input.scan)(&absolute, bytes, source, options)?;
     check_references(&absolute, &dataset)?;
     Ok(dataset)
 }
@@ -341,24 +325,10 @@ pub fn scan_url(
         None => CachedSource::new(object, cache),
     });
     let bytes: std::sync::Arc<dyn ByteSource> = cached.clone();
-    let dataset = match detect_format_of(&name, bytes.as_ref())? {
-        FileFormat::Hdf5 => {
-            // Files external links lead to are read through the same runtime and stores.
-            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
-            hdf5::scan_hdf5(&name, bytes, fingerprint, &options)?
-        }
-        FileFormat::Netcdf3 => netcdf3::scan_netcdf3(&name, bytes, fingerprint, options)?,
-        FileFormat::Hdf4 => {
-            // External files of data sets are fingerprinted through the same runtime and stores.
-            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
-            hdf4::scan_hdf4(&name, bytes, fingerprint, &options)?
-        }
-        FileFormat::Dmrpp => {
-            // The data file is fingerprinted (and read back where needed) through the same runtime.
-            let options = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
-            dmrpp::scan_dmrpp(&name, bytes.as_ref(), &options)?
-        }
-    };
+    let input = format::input_format_of(&name, bytes.as_ref())?;
+    // Linked, external and data files are read (and fingerprinted) through the same runtime and stores.
+    let options_here = ScanOptions { runtime: Some(runtime.clone()), remote: remote.clone(), ..options.clone() };
+    let dataset = (input.scan)(&name, bytes, fingerprint, &options_here)?;
     check_references(&name, &dataset)?;
     let fetched = cached.stats();
     options.fetched.add(meta.size, fetched);
@@ -441,8 +411,7 @@ pub fn scan_files(
     options: &ScanOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Vec<VirtualDataset>, ScanError> {
-    let remote =
-        paths.iter().any(|p| p.to_str().is_some_and(|p| crate::source::is_url(p) && !p.starts_with("file://")));
+    let remote = paths.iter().any(|p| crate::source::Location::from(p).is_remote());
     let wanted = options.max_concurrent_requests.max(1).min(paths.len());
     if remote && wanted > rayon::current_num_threads() {
         // Remote scans wait on the network, one request at a time per file: keep `wanted` in flight.
@@ -514,7 +483,8 @@ fn scan_each(
 
 /// Scans a local path, or an object-store URL through [`scan_url`] (with `options.runtime`).
 pub(crate) fn scan_input(path: &Path, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-    let Some(url) = path.to_str().filter(|p| crate::source::is_url(p) && !p.starts_with("file://")) else {
+    let location = crate::source::Location::from(path);
+    let Some(url) = location.as_url().filter(|_| location.is_remote()) else {
         return scan_file(path, options);
     };
     let Some(runtime) = &options.runtime else {

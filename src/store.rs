@@ -10,6 +10,7 @@
 
 mod format;
 mod icechunk_error;
+mod lock;
 pub(crate) mod publish;
 mod publish_remote;
 mod summary;
@@ -18,6 +19,7 @@ pub use format::{StoreFormat, UnknownFormat};
 pub(crate) use icechunk_error::one_line;
 #[cfg(feature = "icechunk")]
 pub use icechunk_error::IcechunkError;
+pub(crate) use lock::lock;
 #[cfg(all(feature = "cli", debug_assertions))]
 pub(crate) use publish::sync_count;
 pub use publish::{OutputKind, Staged};

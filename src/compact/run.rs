@@ -123,10 +123,7 @@ fn compact_repository(
 
 /// The append lock on a local store or repository directory.
 fn lock(path: &Path, name: &str) -> Result<std::fs::File, CompactError> {
-    crate::pipeline::lock_store(path, name).map_err(|e| match e {
-        crate::pipeline::PipelineError::Store { store, reason } => CompactError::Store { store, reason },
-        e => CompactError::Store { store: name.to_string(), reason: e.to_string() },
-    })
+    crate::store::lock(path).map_err(|e| CompactError::Store { store: name.to_string(), reason: e.reason })
 }
 
 /// The report of a plan: every array's edges before and after.

@@ -236,30 +236,7 @@ fn read_rows(
     Ok(data.to_f64_vec())
 }
 
-/// An exclusive lock on the store directory, held until the process ends or the lock is dropped: a
-/// second append of the same store fails at once instead of losing one of the two updates. The lock
-/// is on the directory's inode, which the append replaces: after locking, the path must still name
-/// the locked directory (else a previous append just replaced it, and the new one is locked).
-pub(crate) fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, PipelineError> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
-    let refuse = |reason: String| PipelineError::Store { store: name.to_string(), reason };
-    for _ in 0..10 {
-        let dir = std::fs::File::open(store).map_err(|e| refuse(format!("opening: {e}")))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is passed.
-        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(refuse(
-                    "another append to this store is running, or a compaction; nothing was written".into(),
-                ));
-            }
-            return Err(refuse(format!("locking: {err}")));
-        }
-        let same = std::fs::metadata(store).map(|m| m.ino()).ok() == dir.metadata().map(|m| m.ino()).ok();
-        if same {
-            return Ok(dir);
-        }
-    }
-    Err(refuse("replaced repeatedly while locking it; nothing was written".into()))
+/// [`lock`](crate::store::lock) as an append reports it.
+fn lock_store(store: &Path, name: &str) -> Result<std::fs::File, PipelineError> {
+    crate::store::lock(store).map_err(|e| PipelineError::Store { store: name.to_string(), reason: e.reason })
 }

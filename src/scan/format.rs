@@ -3,8 +3,12 @@
 //! sidecar's XML).
 
 use std::path::Path;
+use std::sync::Arc;
 
-use super::ScanError;
+use super::{ScanError, ScanOptions};
+use crate::dataset::VirtualDataset;
+use crate::manifest::SourceFile;
+use crate::source::{ByteSource, RangeError};
 
 /// The formats vzarr recognises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,39 +37,88 @@ impl std::fmt::Display for FileFormat {
 
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
-/// Reads an object's magic bytes through its byte source and names its format; `path` names it in
-/// errors.
-///
-/// # Errors
-/// [`ScanError::Io`] when the bytes cannot be read; [`ScanError::UnknownFormat`] when no signature
-/// matches.
-pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> Result<FileFormat, ScanError> {
-    let len = source.len();
-    let io =
-        |e: crate::source::RangeError| ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(e) };
-    let head = source.read_range(0, len.min(1024)).map_err(io)?;
-    // A signature at byte 0 first: binary formats are told by their first bytes, without reading
-    // their head as text (an HDF5 file's attribute may well name the DMR++ namespace).
-    let start = head.get(..8.min(head.len())).unwrap_or_default();
-    if start == HDF5_SIGNATURE {
-        return Ok(FileFormat::Hdf5);
-    }
-    if start.starts_with(&super::hdf4::SIGNATURE) {
-        return Ok(FileFormat::Hdf4);
-    }
-    if start.len() >= 4 && start.starts_with(b"CDF") && matches!(start[3], 1 | 2 | 5) {
-        return Ok(FileFormat::Netcdf3);
-    }
-    if super::dmrpp::looks_like_dmrpp(head.as_ref()) {
-        return Ok(FileFormat::Dmrpp);
-    }
+/// Scans a file of one format read through `bytes`, whose fingerprint is `source`, into a dataset
+/// whose only source is id 0.
+type ScanFn = fn(&Path, Arc<dyn ByteSource>, SourceFile, &ScanOptions) -> Result<VirtualDataset, ScanError>;
+
+/// Finds a format further into a file than its first bytes.
+type FindFn = fn(&dyn ByteSource) -> Result<bool, RangeError>;
+
+/// One input format, as the registry knows it: how its files are told by their bytes, and how one is
+/// scanned. Nothing outside `scan/` names a reader's types.
+pub(crate) struct InputFormat {
+    /// The format.
+    pub(crate) format: FileFormat,
+    /// Whether a file's first bytes (up to 1 KiB) show this format.
+    at_start: fn(&[u8]) -> bool,
+    /// Whether the format shows further into the file (HDF5: after a user block).
+    further: Option<FindFn>,
+    /// Scans a file of the format.
+    pub(crate) scan: ScanFn,
+}
+
+/// The input formats, in the order a file's first bytes are matched against them: the binary
+/// signatures first, then DMR++'s XML (an HDF5 file's attribute may well name the DMR++ namespace),
+/// then what only shows further in. Adding an input format is one reader folder and one line here.
+static INPUT_FORMATS: &[InputFormat] = &[
+    InputFormat {
+        format: FileFormat::Hdf5,
+        at_start: |head| head.starts_with(HDF5_SIGNATURE),
+        further: Some(hdf5_after_user_block),
+        scan: super::hdf5::scan_hdf5,
+    },
+    InputFormat {
+        format: FileFormat::Hdf4,
+        at_start: |head| head.starts_with(&super::hdf4::SIGNATURE),
+        further: None,
+        scan: super::hdf4::scan_hdf4,
+    },
+    InputFormat {
+        format: FileFormat::Netcdf3,
+        at_start: |head| head.len() >= 4 && head.starts_with(b"CDF") && matches!(head[3], 1 | 2 | 5),
+        further: None,
+        scan: super::netcdf3::scan_netcdf3,
+    },
+    InputFormat {
+        format: FileFormat::Dmrpp,
+        at_start: super::dmrpp::looks_like_dmrpp,
+        further: None,
+        // A sidecar's fingerprint is its data file's, taken by the DMR++ scanner itself.
+        scan: |path, bytes, _, options| super::dmrpp::scan_dmrpp(path, bytes.as_ref(), options),
+    },
+];
+
+/// An HDF5 signature after a user block: at byte 512, 1024, 2048, ... (HDF5 file format
+/// specification, "Superblock").
+fn hdf5_after_user_block(source: &dyn ByteSource) -> Result<bool, RangeError> {
     let mut offset = 512u64;
-    while offset + 8 <= len {
-        let head = source.read_range(offset, 8).map_err(io)?;
-        if head.as_ref() == HDF5_SIGNATURE {
-            return Ok(FileFormat::Hdf5);
+    while offset + 8 <= source.len() {
+        if source.read_range(offset, 8)?.as_ref() == HDF5_SIGNATURE {
+            return Ok(true);
         }
         offset *= 2;
+    }
+    Ok(false)
+}
+
+/// The input format of the object `source` reads; `path` names it in errors.
+///
+/// # Errors
+/// [`ScanError::Io`] when the bytes cannot be read; [`ScanError::UnknownFormat`] when no format
+/// matches.
+pub(crate) fn input_format_of(path: &Path, source: &dyn ByteSource) -> Result<&'static InputFormat, ScanError> {
+    let len = source.len();
+    let io = |e: RangeError| ScanError::Io { path: path.to_path_buf(), source: std::io::Error::other(e) };
+    let head = source.read_range(0, len.min(1024)).map_err(io)?;
+    if let Some(input) = INPUT_FORMATS.iter().find(|f| (f.at_start)(head.as_ref())) {
+        return Ok(input);
+    }
+    for input in INPUT_FORMATS {
+        if let Some(further) = input.further {
+            if further(source).map_err(io)? {
+                return Ok(input);
+            }
+        }
     }
     let reason = if len < 8 {
         format!("only {len} bytes long")
@@ -73,6 +126,16 @@ pub fn detect_format_of(path: &Path, source: &dyn crate::source::ByteSource) -> 
         "no HDF5 signature, no CDF magic, no HDF4 signature and no DMR++ XML".to_string()
     };
     Err(ScanError::UnknownFormat { path: path.to_path_buf(), reason })
+}
+
+/// Reads an object's magic bytes through its byte source and names its format; `path` names it in
+/// errors.
+///
+/// # Errors
+/// [`ScanError::Io`] when the bytes cannot be read; [`ScanError::UnknownFormat`] when no signature
+/// matches.
+pub fn detect_format_of(path: &Path, source: &dyn ByteSource) -> Result<FileFormat, ScanError> {
+    input_format_of(path, source).map(|input| input.format)
 }
 
 /// Reads the file's magic bytes and names its format.

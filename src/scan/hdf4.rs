@@ -45,7 +45,7 @@ use bytes::Bytes;
 
 pub(crate) use errors::Hdf4Error;
 
-use super::{unsupported, FileFormat, ScanError, ScanOptions, Scanner};
+use super::{unsupported, FileFormat, ScanError, ScanOptions};
 use crate::dataset::{GroupNode, VirtualDataset};
 use crate::manifest::SourceFile;
 use crate::source::ByteSource;
@@ -56,16 +56,6 @@ pub(crate) use dd::SIGNATURE;
 pub(crate) use eos::geo_coordinates;
 #[cfg(feature = "verify")]
 pub(crate) use sds::NumberType;
-
-/// Scans HDF4 files (the SD interface's scientific data sets).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Hdf4Scanner;
-
-impl Scanner for Hdf4Scanner {
-    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        scan_hdf4(path, super::open_local(path)?, source, options)
-    }
-}
 
 /// Scans the HDF4 file whose bytes `bytes` gives (local or from an object store); `path` names it in
 /// messages and `source` is its fingerprint (the dataset's source 0).

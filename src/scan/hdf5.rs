@@ -52,7 +52,6 @@ use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tails, TailError};
 use super::{
     chunk_table_for, concat_axes, digest, unsupported, wants_digest, BoxError, FileFormat, ScanError, ScanOptions,
-    Scanner,
 };
 use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
@@ -67,16 +66,6 @@ const NEW_STYLE_REFERENCES: &str = "new-style (HDF5 1.12) references, which vzar
 
 /// Largest array read whole while scanning (coordinates, digests): 1 GiB.
 const MAX_READ_BYTES: usize = 1 << 30;
-
-/// Scans HDF5 and NetCDF-4 files.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Hdf5Scanner;
-
-impl Scanner for Hdf5Scanner {
-    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        scan_hdf5(path, super::open_local(path)?, source, options)
-    }
-}
 
 /// Scans the HDF5 / NetCDF-4 file whose bytes `bytes` gives; `path` names it in messages and
 /// `source` is its fingerprint (the dataset's source 0).

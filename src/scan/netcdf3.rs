@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::chars::{char_dim_stackable, CharUse};
 use super::contiguous::slab_layout;
-use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions, Scanner};
+use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions};
 use crate::codec::{CodecChain, Endian};
 use crate::dataset::{ChunkTable, ConcatCoordinate, GroupNode, VirtualArray, VirtualDataset};
 use crate::grid::{ChunkDim, ChunkGrid};
@@ -33,10 +33,6 @@ use crate::metadata::{
 };
 use crate::source::ByteSource;
 
-/// Scans NetCDF-3 files.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Netcdf3Scanner;
-
 /// Bytes read before the header is known to be longer.
 const FIRST_READ: u64 = 64 << 10;
 
@@ -45,12 +41,6 @@ pub(super) const MAX_RECORD_REFERENCES: u64 = 1 << 22;
 
 /// Most values read from a file for the concatenation coordinate (and its bounds).
 pub(super) const MAX_COORDINATE_VALUES: u64 = 1 << 24;
-
-impl Scanner for Netcdf3Scanner {
-    fn scan(&self, path: &Path, source: SourceFile, options: &ScanOptions) -> Result<VirtualDataset, ScanError> {
-        scan_netcdf3(path, super::open_local(path)?, source, options)
-    }
-}
 
 /// Scans the NetCDF-3 file whose bytes `bytes` gives (local or from an object store); `path` names it
 /// in messages and `source` is its fingerprint (the dataset's source 0).

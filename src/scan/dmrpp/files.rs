@@ -134,7 +134,7 @@ impl DataFile {
 /// # Errors
 /// When `href` is not a URL and the sidecar's name does not end in `.dmrpp`.
 pub(crate) fn data_location(sidecar: &str, href: Option<&str>) -> Result<String, FilesError> {
-    if let Some(href) = href.map(str::trim).filter(|h| crate::source::is_url(h)) {
+    if let Some(href) = href.map(str::trim).filter(|h| crate::source::Location::parse(h).is_url()) {
         return Ok(href.to_string());
     }
     let stripped = sidecar.strip_suffix(".dmrpp").filter(|s| !s.is_empty() && !s.ends_with('/'));
@@ -162,7 +162,7 @@ impl<'a> Files<'a> {
     /// The source id of a chunk with `href` (none: the data file).
     pub(super) fn source_of(&mut self, href: Option<&str>) -> Result<u32, FilesError> {
         let Some(href) = href.map(str::trim).filter(|h| !h.is_empty()) else { return Ok(0) };
-        let location = if crate::source::is_url(href) {
+        let location = if crate::source::Location::parse(href).is_url() {
             href.to_string()
         } else {
             let name = href.rsplit('/').next().unwrap_or(href);
@@ -294,7 +294,7 @@ pub(crate) fn with_sidecars(files: &[PathBuf], sidecars: Sidecars, options: &Sca
 pub(crate) fn sidecar_of(file: &Path, options: &ScanOptions) -> Option<PathBuf> {
     let text = file.to_str()?;
     let sidecar = format!("{text}.dmrpp");
-    if crate::source::is_url(text) && !text.starts_with("file://") {
+    if crate::source::Location::parse(text).is_remote() {
         let url = url::Url::parse(&sidecar).ok()?;
         return crate::scan::open_object(&url, options).ok().map(|_| PathBuf::from(sidecar));
     }

@@ -47,7 +47,7 @@ impl ExternalFiles {
     /// bytes are read through `options.runtime`).
     pub(crate) fn new(path: &Path, options: &ScanOptions) -> Self {
         let text = path.to_string_lossy();
-        let remote = crate::source::is_url(&text) && !text.starts_with("file://");
+        let remote = crate::source::Location::from(path).is_remote();
         let base = match url::Url::parse(&text) {
             Ok(url) if remote => Base::Remote { url, options: Box::new(options.clone()) },
             _ => Base::Local(path.parent().map(Path::to_path_buf).unwrap_or_default()),

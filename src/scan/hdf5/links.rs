@@ -216,7 +216,7 @@ impl Base {
     /// The base of a file given as a local path or (for an object-store object) its URL.
     fn of(path: &Path) -> Self {
         let text = path.to_string_lossy();
-        let remote = crate::source::is_url(&text) && !text.starts_with("file://");
+        let remote = crate::source::Location::from(path).is_remote();
         match url::Url::parse(&text) {
             Ok(url) if remote => Base::Remote(url),
             _ => Base::Local(crate::source::local_path(&text).unwrap_or_else(|| path.to_path_buf())),
