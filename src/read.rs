@@ -37,6 +37,10 @@ pub use open::{ArrayReader, OpenOptions, Store};
 pub(crate) use rounds::EntryRounds;
 pub use rounds::ENTRIES_PER_ROUND;
 
+// What a store is summarised as (`store/summary`), the same for every format: what `Store::info`
+// and `Store::kind` give.
+pub use crate::store::{ArrayInfo, BlockDigests, StoreFormat, StoreInfo, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+
 // What opening and reading a store takes from the rooms below: the trust list and the authorization
 // every source is checked against (`trust/`), where stores and sources are (`source/`).
 pub use crate::source::{

@@ -41,7 +41,7 @@ mod write;
 use crate::dataset::VirtualDataset;
 use crate::source::RemoteOptions;
 use crate::store::ArrayInfo;
-use crate::store::IcechunkError;
+use crate::store::{one_line, IcechunkError};
 
 pub(crate) use digest::{chunks_digest, references_digest};
 pub use location::looks_like_repository;

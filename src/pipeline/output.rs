@@ -33,6 +33,19 @@ pub enum Format {
 }
 
 impl Format {
+    /// The writer of this format's files, configured as it says. An Icechunk repository is committed
+    /// to, not written as files: [`write_dataset`] commits it, and this is its [`Writer`] form.
+    pub fn writer(&self) -> Box<dyn Writer> {
+        match self {
+            Format::Native => Box::new(NativeWriter),
+            Format::KerchunkJson { url_prefixes } => Box::new(KerchunkWriter { url_prefixes: url_prefixes.clone() }),
+            #[cfg(feature = "icechunk")]
+            Format::Icechunk(options) => Box::new(crate::formats::IcechunkWriter { options: options.clone() }),
+            #[cfg(feature = "kerchunk-parquet")]
+            Format::KerchunkParquet(writer) => Box::new(writer.clone()),
+        }
+    }
+
     /// The store format this writes.
     pub fn store_format(&self) -> StoreFormat {
         match self {
@@ -260,13 +273,9 @@ fn write_local(
     path: &Path,
     overwrite: bool,
 ) -> Result<StoreInfo, PipelineError> {
-    let writer: Box<dyn Writer> = match &output.format {
-        Format::KerchunkJson { url_prefixes } => Box::new(KerchunkWriter { url_prefixes: url_prefixes.clone() }),
-        #[cfg(feature = "kerchunk-parquet")]
-        Format::KerchunkParquet(writer) => Box::new(writer.clone()),
-        _ => Box::new(NativeWriter),
-    };
-    writer
+    output
+        .format
+        .writer()
         .write(dataset, path, &WriteOptions { overwrite })
         .map_err(|source| PipelineError::Write { output: output.location.display().to_string(), source })
 }

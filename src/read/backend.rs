@@ -1,4 +1,4 @@
-//! The reading side of a store format, the twin of the writers' [`Writer`](crate::store::Writer).
+//! The reading side of a store format, the twin of the writers' `Writer` (`store/`).
 //!
 //! Every format vzarr reads as a store implements [`StoreBackend`] once, in its folder of
 //! `formats/`: the native store (`formats/native/read`), an Icechunk repository's branch
@@ -23,10 +23,10 @@ use bytes::Bytes;
 
 use super::sources::SourceRegistry;
 use super::ReadError;
+use super::{StoreFormat, StoreInfo};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::ArrayMetadata;
 use crate::source::{resolve_with, DirectoryAlias, Location, ObjectLocation, RemoteOptions};
-use crate::store::{StoreFormat, StoreInfo};
 use crate::trust::Authorization;
 
 /// The kinds of store vzarr reads: [`StoreFormat`] by its former name.

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use super::StoreInfo;
 use super::{ArrayData, ArrayReader, ReadError, ReadOptions, Store};
 use crate::grid::Selection;
 use crate::manifest::SourceTable;
-use crate::store::StoreInfo;
 
 /// A [`Store`] with a blocking API.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl BlockingStore {
     }
 
     /// Which kind of store this is ([`Store::kind`]).
-    pub fn kind(&self) -> crate::store::StoreFormat {
+    pub fn kind(&self) -> super::StoreFormat {
         self.store.kind()
     }
 

@@ -7,13 +7,13 @@ use super::backend::StoreInner;
 use super::decode::{decode_batch, DecodeContext};
 use super::fetch::{fetch_batch, FetchContext, Fetched};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
+use super::StoreFormat;
+use super::StoreInfo;
 use super::{ArrayData, ReadError, ReadOptions};
 use crate::grid::Selection;
 use crate::manifest::{ChunkEntry, SourceTable};
 use crate::metadata::ArrayMetadata;
 use crate::source::{Location, RemoteOptions};
-use crate::store::StoreFormat;
-use crate::store::StoreInfo;
 use crate::trust::Authorization;
 
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).

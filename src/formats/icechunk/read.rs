@@ -29,14 +29,15 @@ pub(crate) use branch::{read_branch_in, refresh_sources};
 pub(crate) use chunks::ArrayChunks;
 use chunks::{ArrayNode, ManifestSpan};
 
+use super::{one_line, IcechunkError};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{noted_group_json, to_text, ArrayMetadata};
 use crate::read::sources::SourceRegistry;
+use crate::read::StoreFormat;
 use crate::read::StoreInner;
+use crate::read::{ArrayInfo, StoreInfo};
 use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::read::{OpenOptions, ReadError};
-use crate::store::StoreFormat;
-use crate::store::{one_line, ArrayInfo, IcechunkError, StoreInfo};
 use branch::{damaged, ParsedNode};
 
 /// What a store opened on a repository's branch serves beside its [`StoreInfo`].
@@ -258,7 +259,7 @@ fn check_summary(summary: &StoreInfo, arrays: &[ArrayInfo]) -> Result<(), String
 fn foreign_info(groups: Vec<String>, arrays: Vec<ArrayInfo>) -> StoreInfo {
     StoreInfo {
         format: "icechunk".into(),
-        format_version: crate::store::STORE_FORMAT_VERSION,
+        format_version: crate::read::STORE_FORMAT_VERSION,
         generator: String::new(),
         sources: 0,
         groups,

@@ -25,9 +25,9 @@ use serde_json::Value;
 pub(super) mod parse;
 
 use super::zarr_v2::decode as zarr_v2;
+use crate::read::StoreFormat;
 use crate::read::StoreInner;
 use crate::read::{ChunkIndex, Opened, StoreBackend};
-use crate::store::StoreFormat;
 pub(crate) use parse::KeyError;
 use parse::RawRef;
 
@@ -37,9 +37,9 @@ use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{group_from_json, to_text, ArrayMetadata};
 use crate::read::objects::fetch_all;
 use crate::read::sources::SourceRegistry;
+use crate::read::{ArrayInfo, StoreInfo};
 use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, Location};
-use crate::store::{ArrayInfo, StoreInfo};
 
 /// A grid may have at most this many times more chunks than the document references (plus 2^20):
 /// no table is sized by a shape alone.
@@ -342,7 +342,7 @@ fn build(
     let warnings = header("warnings").map(serde_json::from_value).transpose().map_err(damaged)?;
     let info = StoreInfo {
         format: "kerchunk".into(),
-        format_version: crate::store::STORE_FORMAT_VERSION,
+        format_version: crate::read::STORE_FORMAT_VERSION,
         generator: String::new(),
         sources: sources.len() as u64,
         groups,

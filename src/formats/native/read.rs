@@ -19,12 +19,12 @@ use crate::manifest::{ChunkEntry, ManifestHeader, ManifestIndex, SourceFile, Sou
 use crate::metadata::ArrayMetadata;
 use crate::read::objects::{fetch_all, fetch_range};
 use crate::read::sources::SourceRegistry;
+use crate::read::StoreFormat;
 use crate::read::StoreInner;
 use crate::read::{ChunkIndex, Opened, StoreBackend};
 use crate::read::{OpenOptions, ReadError};
+use crate::read::{StoreInfo, STORE_INFO_FILE};
 use crate::source::{resolve_with, Location, ObjectLocation};
-use crate::store::StoreFormat;
-use crate::store::{StoreInfo, STORE_INFO_FILE};
 
 /// A native store's root and the digest of its source table.
 #[derive(Debug)]

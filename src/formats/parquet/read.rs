@@ -40,9 +40,9 @@ use crate::metadata::{group_from_json, ArrayMetadata};
 use crate::read::objects::fetch_all;
 use crate::read::sources::SourceRegistry;
 use crate::read::Opened;
+use crate::read::{ArrayInfo, StoreInfo};
 use crate::read::{OpenOptions, ReadError};
 use crate::source::{resolve_with, Location, ObjectLocation};
-use crate::store::{ArrayInfo, StoreInfo};
 
 /// A grid may have at most this many times more chunks than its record files reference (plus 2^20).
 const MAX_SPARSE_FACTOR: u64 = 64;
@@ -347,7 +347,7 @@ fn store_info(
         .unwrap_or_else(|| crate::trust::containers_of(&sources.table()));
     Ok(StoreInfo {
         format: "kerchunk-parquet".into(),
-        format_version: crate::store::STORE_FORMAT_VERSION,
+        format_version: crate::read::STORE_FORMAT_VERSION,
         generator: String::new(),
         sources: sources.len() as u64,
         groups,

@@ -24,15 +24,15 @@ use icechunk::repository::VersionInfo;
 use icechunk::{Repository, Store};
 use serde::Deserialize;
 
+use super::super::IcechunkError;
 use crate::dataset::{ChunkTable, GroupNode, OwnedBytesBudget, VirtualArray, VirtualDataset};
 use crate::formats::SUMMARY_PROPERTY;
 use crate::formats::{references_digest, storage, StoredBranch};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::chunk_key;
 use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata};
+use crate::read::StoreInfo;
 use crate::source::{Location, RemoteOptions};
-use crate::store::IcechunkError;
-use crate::store::StoreInfo;
 
 use super::frames::Files;
 
@@ -399,7 +399,7 @@ fn parse_summary(value: &serde_json::Value) -> Result<StoreInfo, String> {
 
 /// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
 pub(crate) fn damaged(reason: &str) -> String {
-    let reason = crate::store::one_line(reason);
+    let reason = super::super::one_line(reason);
     match reason.as_str() {
         "Invalid Icechunk metadata file" | "I/O error" | "invalid magic numbers in file" => {
             format!("the file does not decode ({reason}): the repository is damaged")
@@ -572,7 +572,7 @@ async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceF
 mod tests {
     use super::parse_summary;
     use crate::dataset::Provenance;
-    use crate::store::StoreInfo;
+    use crate::read::StoreInfo;
 
     fn info() -> StoreInfo {
         StoreInfo {
