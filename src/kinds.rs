@@ -204,37 +204,6 @@ impl ShardError {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wrapping_errors_report_the_kind_they_wrap() {
-        let exists = || WriteError::Exists { path: "out.vzarr".into() };
-        assert_eq!(exists().kind(), ErrorKind::AlreadyExists);
-        let write = PipelineError::Write { output: "out.vzarr".into(), source: exists() };
-        assert_eq!(write.kind(), ErrorKind::AlreadyExists);
-        let compact = CompactError::Write { store: "s".into(), source: exists() };
-        assert_eq!(compact.kind(), ErrorKind::AlreadyExists);
-        let no_match = PipelineError::Inputs(InputError::NoMatch { pattern: "*.nc".into(), what: "files" });
-        assert_eq!(no_match.kind(), ErrorKind::NotFound);
-        let append = PipelineError::Append(AppendError::Combine(CombineError::NoFiles));
-        assert_eq!(append.kind(), ErrorKind::InvalidInput);
-    }
-
-    #[test]
-    fn a_missing_file_is_not_found_and_a_text_file_unsupported() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = crate::scan::ScanOptions::default();
-        let missing = crate::scan::scan_file(&dir.path().join("missing.nc"), &options).unwrap_err();
-        assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
-        let text = dir.path().join("notes.nc");
-        std::fs::write(&text, "not a netCDF file, just words").unwrap();
-        let unknown = crate::scan::scan_file(&text, &options).unwrap_err();
-        assert_eq!(unknown.kind(), ErrorKind::Unsupported, "{unknown}");
-    }
-}
-
 impl MemoryBudgetError {
     /// What kind of failure this is: always [`ErrorKind::InvalidInput`].
     pub fn kind(&self) -> ErrorKind {
@@ -306,5 +275,36 @@ impl RecordError {
             | RecordError::TailCount { .. }
             | RecordError::Outside { .. } => ErrorKind::Corrupt,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_errors_report_the_kind_they_wrap() {
+        let exists = || WriteError::Exists { path: "out.vzarr".into() };
+        assert_eq!(exists().kind(), ErrorKind::AlreadyExists);
+        let write = PipelineError::Write { output: "out.vzarr".into(), source: exists() };
+        assert_eq!(write.kind(), ErrorKind::AlreadyExists);
+        let compact = CompactError::Write { store: "s".into(), source: exists() };
+        assert_eq!(compact.kind(), ErrorKind::AlreadyExists);
+        let no_match = PipelineError::Inputs(InputError::NoMatch { pattern: "*.nc".into(), what: "files" });
+        assert_eq!(no_match.kind(), ErrorKind::NotFound);
+        let append = PipelineError::Append(AppendError::Combine(CombineError::NoFiles));
+        assert_eq!(append.kind(), ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn a_missing_file_is_not_found_and_a_text_file_unsupported() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = crate::scan::ScanOptions::default();
+        let missing = crate::scan::scan_file(&dir.path().join("missing.nc"), &options).unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
+        let text = dir.path().join("notes.nc");
+        std::fs::write(&text, "not a netCDF file, just words").unwrap();
+        let unknown = crate::scan::scan_file(&text, &options).unwrap_err();
+        assert_eq!(unknown.kind(), ErrorKind::Unsupported, "{unknown}");
     }
 }
