@@ -24,12 +24,29 @@ pub(crate) enum Calendar {
     None,
 }
 
+/// Why a CF calendar or time units do not parse ([`Calendar::parse`], [`TimeUnits::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CfTimeError {
+    /// A calendar CF does not define.
+    #[error("unknown calendar {0:?}")]
+    Calendar(String),
+    /// Units not of the form `<unit> since <date>`.
+    #[error("units {0:?} are not \"<unit> since <date>\"")]
+    NotSince(String),
+    /// A time unit CF does not define.
+    #[error("unknown time unit {0:?}")]
+    Unit(String),
+    /// A reference date that does not parse (in the calendar).
+    #[error("cannot parse reference date {0:?}")]
+    Reference(String),
+}
+
 impl Calendar {
     /// Parses a `calendar` attribute (case-insensitive); a missing attribute means `standard`.
     ///
     /// # Errors
-    /// A message naming the unknown calendar.
-    pub(crate) fn parse(name: Option<&str>) -> Result<Self, String> {
+    /// [`CfTimeError::Calendar`], naming the unknown calendar.
+    pub(crate) fn parse(name: Option<&str>) -> Result<Self, CfTimeError> {
         let name = name.map(|n| n.trim().to_ascii_lowercase());
         Ok(match name.as_deref() {
             None | Some("standard" | "gregorian" | "") => Calendar::Standard,
@@ -39,7 +56,7 @@ impl Calendar {
             Some("all_leap" | "366_day") => Calendar::AllLeap,
             Some("360_day") => Calendar::Day360,
             Some("none") => Calendar::None,
-            Some(other) => return Err(format!("unknown calendar {other:?}")),
+            Some(other) => return Err(CfTimeError::Calendar(other.to_string())),
         })
     }
 
@@ -124,10 +141,9 @@ impl TimeUnits {
     /// Parses `"<unit> since <YYYY-MM-DD[ hh:mm[:ss[.f]]][Z|±hh:mm]>"`.
     ///
     /// # Errors
-    /// A message saying what part does not parse.
-    pub(crate) fn parse(units: &str, calendar: Calendar) -> Result<Self, String> {
-        let (unit, since) =
-            units.split_once(" since ").ok_or_else(|| format!("units {units:?} are not \"<unit> since <date>\""))?;
+    /// [`CfTimeError`], saying what part does not parse.
+    pub(crate) fn parse(units: &str, calendar: Calendar) -> Result<Self, CfTimeError> {
+        let (unit, since) = units.split_once(" since ").ok_or_else(|| CfTimeError::NotSince(units.to_string()))?;
         let unit_seconds = match unit.trim().to_ascii_lowercase().as_str() {
             "days" | "day" | "d" => 86_400.0,
             "hours" | "hour" | "hr" | "h" => 3_600.0,
@@ -135,10 +151,10 @@ impl TimeUnits {
             "seconds" | "second" | "sec" | "s" => 1.0,
             "milliseconds" | "millisecond" | "msec" | "ms" => 1e-3,
             "microseconds" | "microsecond" | "usec" | "us" => 1e-6,
-            other => return Err(format!("unknown time unit {other:?}")),
+            other => return Err(CfTimeError::Unit(other.to_string())),
         };
         let reference =
-            parse_datetime(since.trim(), calendar).ok_or_else(|| format!("cannot parse reference date {since:?}"))?;
+            parse_datetime(since.trim(), calendar).ok_or_else(|| CfTimeError::Reference(since.to_string()))?;
         Ok(TimeUnits { unit_seconds, reference, calendar })
     }
 

@@ -48,10 +48,10 @@ mod vlen;
 use std::borrow::Cow;
 
 pub use blosc::{BloscCompressor, BloscShuffle};
-pub use blosc2::Blosc2Params;
+pub use blosc2::{Blosc2Params, Blosc2ParamsError};
 pub(crate) use byte_swap::{ByteSwap, SwapSpan};
 pub use recode::Recode;
-pub use szip::SzipParams;
+pub use szip::{SzipParams, SzipParamsError};
 
 /// A filter of source files that no Zarr codec zarr-python reads describes: vzarr decodes it (and
 /// stores such chunks re-encoded with a codec that has a name), never writes it.

@@ -5,16 +5,19 @@
 //! module: it only adds methods.
 
 use crate::append::AppendError;
+use crate::codec::{Blosc2ParamsError, SzipParamsError};
 use crate::combine::CombineError;
 use crate::compact::CompactError;
 use crate::error_kind::ErrorKind;
 use crate::export::ExportError;
+use crate::parts::record::RecordError;
 use crate::pipeline::{InputError, PipelineError, ShardError};
-use crate::read::ReadError;
+use crate::read::{ArrayDataError, ReadError};
 use crate::scan::ScanError;
+use crate::source::MemoryBudgetError;
 #[cfg(feature = "icechunk")]
 use crate::store::IcechunkError;
-use crate::store::WriteError;
+use crate::store::{StoreInfoError, WriteError};
 use crate::trust::TrustError;
 
 impl ReadError {
@@ -197,6 +200,80 @@ impl ShardError {
             ShardError::Corrupt { .. } => ErrorKind::Corrupt,
             ShardError::Mismatch(_) => ErrorKind::Mismatch,
             ShardError::Write(e) => e.kind(),
+        }
+    }
+}
+
+impl MemoryBudgetError {
+    /// What kind of failure this is: always [`ErrorKind::InvalidInput`].
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::InvalidInput
+    }
+}
+
+impl ArrayDataError {
+    /// What kind of failure this is: always [`ErrorKind::InvalidInput`] (the type or shape asked for).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ArrayDataError::WrongType { .. } | ArrayDataError::Shape(_) => ErrorKind::InvalidInput,
+        }
+    }
+}
+
+impl StoreInfoError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            StoreInfoError::Json(_) => ErrorKind::Corrupt,
+            StoreInfoError::NotVzarr { .. } => ErrorKind::InvalidInput,
+            StoreInfoError::Newer { .. } => ErrorKind::Unsupported,
+        }
+    }
+}
+
+impl Blosc2ParamsError {
+    /// What kind of failure this is: always [`ErrorKind::Unsupported`] (parameters the filter refuses).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Blosc2ParamsError::TooFew { .. }
+            | Blosc2ParamsError::Rank { .. }
+            | Blosc2ParamsError::Dimensions { .. } => ErrorKind::Unsupported,
+        }
+    }
+}
+
+impl SzipParamsError {
+    /// What kind of failure this is: always [`ErrorKind::Unsupported`] (parameters libaec refuses).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            SzipParamsError::Count { .. }
+            | SzipParamsError::BitsPerPixel { .. }
+            | SzipParamsError::PixelsPerBlock { .. }
+            | SzipParamsError::PixelsPerScanline { .. } => ErrorKind::Unsupported,
+        }
+    }
+}
+
+impl RecordError {
+    /// What kind of failure this is: [`ErrorKind::Corrupt`] for a record that does not decode.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RecordError::EncodeMetadata(_) | RecordError::MetadataTooLong | RecordError::EncodeEntries { .. } => {
+                ErrorKind::Unsupported
+            }
+            RecordError::CopyOwned { .. } | RecordError::Owned { .. } => ErrorKind::Io,
+            RecordError::Truncated { .. }
+            | RecordError::Malformed { .. }
+            | RecordError::CountTooLarge { .. }
+            | RecordError::LengthTooLarge { .. }
+            | RecordError::Metadata(_)
+            | RecordError::Sources(_)
+            | RecordError::Trailing { .. }
+            | RecordError::ArrayMetadata { .. }
+            | RecordError::Entries { .. }
+            | RecordError::EntryCount { .. }
+            | RecordError::TailCount { .. }
+            | RecordError::Outside { .. } => ErrorKind::Corrupt,
         }
     }
 }

@@ -30,7 +30,7 @@ mod rounds;
 pub(crate) mod sources;
 mod strings;
 
-pub use array_data::{ArrayData, Element};
+pub use array_data::{ArrayData, ArrayDataError, Element};
 pub use backend::StoreKind;
 pub(crate) use backend::{no_node, ChunkIndex, Opened, StoreBackend, StoreInner};
 pub use open::{ArrayReader, OpenOptions, Store};
@@ -44,9 +44,10 @@ pub use crate::store::{ArrayInfo, BlockDigests, StoreFormat, StoreInfo, STORE_FO
 // What opening and reading a store takes from the rooms below: the trust list and the authorization
 // every source is checked against (`trust/`), where stores and sources are (`source/`).
 pub use crate::source::{
-    fingerprint, is_url, owned_bytes_budget, owned_bytes_budget_from_env, store_for_url, Location, RemoteError,
-    RemoteOptions, MEMORY_BUDGET_VAR,
+    fingerprint, is_url, owned_bytes_budget, owned_bytes_budget_from_env, store_for_url, Location, MemoryBudgetError,
+    RemoteError, RemoteOptions, MEMORY_BUDGET_VAR,
 };
+pub use crate::store::StoreInfoError;
 pub use crate::trust::{
     container_of, containers_of, containers_of_locations, Authorization, Authorized, TrustError, TrustList, ALLOW_ENV,
     TRUST_FILE,

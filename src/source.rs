@@ -25,7 +25,7 @@ pub(crate) use range::ObjectSource;
 pub use range::{ByteSource, LocalFile, RangeError};
 pub(crate) use remote::describe_error;
 pub use remote::{store_for_url, RemoteError, RemoteOptions};
-pub use spill::{owned_bytes_budget, owned_bytes_budget_from_env, MEMORY_BUDGET_VAR};
+pub use spill::{owned_bytes_budget, owned_bytes_budget_from_env, MemoryBudgetError, MEMORY_BUDGET_VAR};
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

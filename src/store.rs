@@ -24,7 +24,7 @@ pub(crate) use lock::lock;
 pub(crate) use publish::sync_count;
 pub use publish::{OutputKind, Staged};
 pub use publish_remote::{url_sources, RemoteOutput, SINGLE_PUT_MAX};
-pub use summary::{ArrayInfo, BlockDigests, StoreInfo, STORE_FORMAT_VERSION, STORE_INFO_FILE};
+pub use summary::{ArrayInfo, BlockDigests, StoreInfo, StoreInfoError, STORE_FORMAT_VERSION, STORE_INFO_FILE};
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 pub use crate::codec::sharding::{index_len, parse_shard, ShardBuilder, ShardIndexError};
 pub use crate::manifest::binding::metadata_digest;
 pub use crate::manifest::format::ManifestHeader;
-pub use crate::parts::record::{decode_dataset, encode_dataset};
+pub use crate::parts::record::{decode_dataset, encode_dataset, RecordError};
 
 /// `frame` (a zstd frame) with its header rewritten to declare `declared` decoded bytes (an 8-byte
 /// content size field, an 8 MiB window, the checksum flag kept), its blocks unchanged: a damaged

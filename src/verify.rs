@@ -585,7 +585,9 @@ fn compare_instants(
     }
     let (store_units, store_calendar) = store.info().provenance.units.clone().unwrap_or_default();
     let parse = |u: &str, c: &Option<String>| {
-        Calendar::parse(c.as_deref()).and_then(|cal| TimeUnits::parse(u, cal)).map_err(netcdf::Error::Str)
+        Calendar::parse(c.as_deref())
+            .and_then(|cal| TimeUnits::parse(u, cal))
+            .map_err(|e| netcdf::Error::Str(e.to_string()))
     };
     let ours_units = parse(&store_units, &store_calendar)?;
     let file_units = parse(&their_units.unwrap_or(store_units.clone()), &their_calendar.or(store_calendar.clone()))?;

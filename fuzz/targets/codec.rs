@@ -44,7 +44,7 @@ pub fn targets() -> Vec<Target> {
             let bits = [8, 16, 32, 64, 1, 4, 12, 24][usize::from(p[2] % 8)];
             let block = 2 * (1 + u32::from(p[1] % 32));
             let cd = [u32::from(p[0]), block, bits, block * (1 + u32::from(p[3] % 64))];
-            SzipParams::from_cd_values(&cd).ok().map(|s| vec![Filter::Source(SourceFilter::Szip(s))])
+            SzipParams::parse(&cd).ok().map(|s| vec![Filter::Source(SourceFilter::Szip(s))])
         }),
         ("lzo", "PyTables LZO (LZO1X) chunks", |_| Some(vec![Filter::Source(SourceFilter::Lzo)])),
         ("blosc2", "Blosc2 super-chunk frames and b2nd arrays (hdf5-blosc2)", |p| {

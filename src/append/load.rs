@@ -22,7 +22,8 @@ use crate::store::{StoreInfo, STORE_INFO_FILE};
 /// # Errors
 /// [`AppendError::Store`] naming the store file that is missing or invalid.
 pub fn load_native(root: &Path, budget: &OwnedBytesBudget) -> Result<VirtualDataset, AppendError> {
-    let info = StoreInfo::parse(&read(root, STORE_INFO_FILE)?).map_err(|e| store_error(root, STORE_INFO_FILE, e))?;
+    let info = StoreInfo::parse(&read(root, STORE_INFO_FILE)?)
+        .map_err(|e| store_error(root, STORE_INFO_FILE, e.to_string()))?;
     let sources_bytes = read(root, SOURCES_FILE)?;
     let sources_digest = sha256(&sources_bytes);
     let sources = SourceTable::decode(&sources_bytes).map_err(|e| store_error(root, SOURCES_FILE, e.to_string()))?;

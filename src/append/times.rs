@@ -36,8 +36,8 @@ impl Reencoding {
         }
         let build = |problem: String| AppendError::Build { variable: layout.dim.clone(), problem };
         let parse = |u: &Option<String>, c: &Option<String>| {
-            let calendar = Calendar::parse(c.as_deref()).map_err(build)?;
-            TimeUnits::parse(u.as_deref().unwrap_or_default(), calendar).map_err(build)
+            let calendar = Calendar::parse(c.as_deref()).map_err(|e| build(e.to_string()))?;
+            TimeUnits::parse(u.as_deref().unwrap_or_default(), calendar).map_err(|e| build(e.to_string()))
         };
         let target = parse(&units, &calendar)?;
         let mut values = Vec::new();

@@ -41,6 +41,32 @@ fn unsupported(feature: impl Into<String>) -> CodecError {
     CodecError::Unsupported { codec: NAME, feature: feature.into() }
 }
 
+/// Why the blosc2 filter's `cd_values` are refused ([`Blosc2Params::from_cd_values`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Blosc2ParamsError {
+    /// Fewer than the four values every blosc2 filter stores.
+    #[error("{count} client data values, fewer than 4")]
+    TooFew {
+        /// How many values there are.
+        count: usize,
+    },
+    /// A chunk rank outside 2 to 8.
+    #[error("chunk rank {rank}, outside 2..={}", MAX_DIM)]
+    Rank {
+        /// The rank the values give.
+        rank: u32,
+    },
+    /// Fewer chunk dimensions than the rank.
+    #[error("{count} chunk dimensions of {rank}")]
+    Dimensions {
+        /// How many dimensions follow the rank.
+        count: usize,
+        /// The rank.
+        rank: u32,
+    },
+}
+
 /// What the blosc2 filter's `cd_values` say about decoding: the HDF5 chunk's rank and shape, which
 /// the filter stores for b2nd chunks (rank 2 to 8) and checks b2nd arrays against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -57,17 +83,16 @@ impl Blosc2Params {
     /// them when decoding.
     ///
     /// # Errors
-    /// A message saying which value is missing or out of range.
-    pub fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
+    /// [`Blosc2ParamsError`], saying which value is missing or out of range.
+    pub fn from_cd_values(cd: &[u32]) -> Result<Self, Blosc2ParamsError> {
         if cd.len() < 4 {
-            return Err(format!("{} client data values, fewer than 4", cd.len()));
+            return Err(Blosc2ParamsError::TooFew { count: cd.len() });
         }
         let Some(&rank) = cd.get(7) else { return Ok(Blosc2Params::default()) };
         if !(2..=MAX_DIM as u32).contains(&rank) {
-            return Err(format!("chunk rank {rank}, outside 2..={MAX_DIM}"));
+            return Err(Blosc2ParamsError::Rank { rank });
         }
-        let dims =
-            cd.get(8..8 + rank as usize).ok_or_else(|| format!("{} chunk dimensions of {rank}", cd.len() - 8))?;
+        let dims = cd.get(8..8 + rank as usize).ok_or(Blosc2ParamsError::Dimensions { count: cd.len() - 8, rank })?;
         let mut shape = [0; MAX_DIM];
         shape[..dims.len()].copy_from_slice(dims);
         Ok(Blosc2Params { rank: rank as u8, shape })

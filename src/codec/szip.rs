@@ -42,6 +42,38 @@ const MAX_RSI: u32 = 4096;
 /// The zero-block count that means "the rest of the RSI or 64-block segment".
 const ROS: usize = 5;
 
+/// Why the szip filter's `cd_values` are refused ([`SzipParams::parse`]), as libaec refuses them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SzipParamsError {
+    /// Not the filter's four values.
+    #[error("{count} client data values, not 4")]
+    Count {
+        /// How many values there are.
+        count: usize,
+    },
+    /// Bits per pixel outside 1 to 32 and not 64.
+    #[error("{bits_per_pixel} bits per pixel")]
+    BitsPerPixel {
+        /// The bits per pixel given.
+        bits_per_pixel: u32,
+    },
+    /// Pixels per block odd or outside 2 to 64.
+    #[error("{pixels_per_block} pixels per block")]
+    PixelsPerBlock {
+        /// The pixels per block given.
+        pixels_per_block: u32,
+    },
+    /// No pixels per scanline, or a scanline of more blocks than an RSI may hold.
+    #[error("{pixels_per_scanline} pixels per scanline for {pixels_per_block} per block")]
+    PixelsPerScanline {
+        /// The pixels per scanline given.
+        pixels_per_scanline: u32,
+        /// The pixels per block given.
+        pixels_per_block: u32,
+    },
+}
+
 /// The szip filter's parameters, as its `cd_values` store them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SzipParams {
@@ -59,22 +91,31 @@ impl SzipParams {
     /// The parameters of the filter's four `cd_values`, checked as libaec checks them.
     ///
     /// # Errors
-    /// A message saying which value is missing or out of range.
-    pub fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
+    /// [`SzipParamsError`], saying which value is missing or out of range.
+    pub fn parse(cd: &[u32]) -> Result<Self, SzipParamsError> {
         let [options_mask, pixels_per_block, bits_per_pixel, pixels_per_scanline] = *cd else {
-            return Err(format!("{} client data values, not 4", cd.len()));
+            return Err(SzipParamsError::Count { count: cd.len() });
         };
         let params = SzipParams { options_mask, pixels_per_block, bits_per_pixel, pixels_per_scanline };
         if !(1..=32).contains(&bits_per_pixel) && bits_per_pixel != 64 {
-            return Err(format!("{bits_per_pixel} bits per pixel"));
+            return Err(SzipParamsError::BitsPerPixel { bits_per_pixel });
         }
         if !(2..=64).contains(&pixels_per_block) || pixels_per_block % 2 == 1 {
-            return Err(format!("{pixels_per_block} pixels per block"));
+            return Err(SzipParamsError::PixelsPerBlock { pixels_per_block });
         }
         if pixels_per_scanline == 0 || params.rsi_blocks() > MAX_RSI {
-            return Err(format!("{pixels_per_scanline} pixels per scanline for {pixels_per_block} per block"));
+            return Err(SzipParamsError::PixelsPerScanline { pixels_per_scanline, pixels_per_block });
         }
         Ok(params)
+    }
+
+    /// [`Self::parse`] with its error as text, for the HDF4 decoder (`scan/hdf4/decode/szip.rs`),
+    /// whose `DecodeError::SzipParameters` still holds the text.
+    ///
+    /// # Errors
+    /// [`SzipParamsError`]'s message.
+    pub(crate) fn from_cd_values(cd: &[u32]) -> Result<Self, String> {
+        Self::parse(cd).map_err(|e| e.to_string())
     }
 
     /// Blocks per RSI: one scanline, padded to whole blocks.

@@ -94,10 +94,10 @@ pub(crate) struct Keyed {
 /// Keys for ordering: raw values when every file uses the same units, else decoded instants, times
 /// `sign` (1 for increasing coordinates, -1 for decreasing). Calendars must agree.
 pub(crate) fn instants(coords: &[Coord<'_>], sign: f64) -> Result<Keyed, CombineError> {
-    let first_calendar =
-        Calendar::parse(coords[0].coordinate.calendar.as_deref()).map_err(|p| coordinate_error(coords[0], p))?;
+    let first_calendar = Calendar::parse(coords[0].coordinate.calendar.as_deref())
+        .map_err(|p| coordinate_error(coords[0], p.to_string()))?;
     for c in &coords[1..] {
-        let cal = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(*c, p))?;
+        let cal = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(*c, p.to_string()))?;
         if cal != first_calendar {
             let name = |c: &ConcatCoordinate| c.calendar.clone().unwrap_or_else(|| "standard".into());
             let problem = format!(
@@ -151,7 +151,7 @@ fn parse_units(c: Coord<'_>) -> Result<TimeUnits, CombineError> {
         .units
         .as_deref()
         .ok_or_else(|| coordinate_error(c, "units differ between files and this file has none".into()))?;
-    let calendar = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(c, p))?;
+    let calendar = Calendar::parse(c.coordinate.calendar.as_deref()).map_err(|p| coordinate_error(c, p.to_string()))?;
     TimeUnits::parse(units, calendar)
         .map_err(|p| coordinate_error(c, format!("units differ between files and cannot be converted: {p}")))
 }

@@ -13,6 +13,31 @@
 //! ```
 
 pub(crate) use super::sha256::sha256;
+/// Why store-owned bytes fail their check ([`Binding::check_owned`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum OwnedCheckError {
+    /// Bytes whose CRC-32C differs from the recorded one.
+    #[error(
+        "store-owned chunk at offset {offset}: CRC-32C mismatch (stored {stored:#010x}, computed {computed:#010x})"
+    )]
+    Mismatch {
+        /// Their offset in `owned.bin`.
+        offset: u64,
+        /// The CRC-32C recorded.
+        stored: u32,
+        /// The CRC-32C of the bytes read.
+        computed: u32,
+    },
+    /// A range no checksum is recorded for.
+    #[error("store-owned bytes {offset}+{length}: no checksum recorded in the manifest")]
+    NoChecksum {
+        /// Their offset in `owned.bin`.
+        offset: u64,
+        /// Their length.
+        length: u64,
+    },
+}
+
 #[cfg(test)]
 use super::ChunkEntry;
 use super::{crc32, ManifestError};
@@ -216,8 +241,8 @@ impl Binding {
     /// Checks `bytes`, read at `offset` of `owned.bin`, against their recorded CRC-32C.
     ///
     /// # Errors
-    /// A reason when no checksum is recorded for the range or it differs.
-    pub(crate) fn check_owned(&self, offset: u64, bytes: &[u8]) -> Result<(), String> {
+    /// [`OwnedCheckError`] when no checksum is recorded for the range or it differs.
+    pub(crate) fn check_owned(&self, offset: u64, bytes: &[u8]) -> Result<(), OwnedCheckError> {
         let length = bytes.len() as u64;
         let at = self.owned.partition_point(|s| (s.offset, s.length) < (offset, length));
         match self.owned.get(at) {
@@ -226,13 +251,10 @@ impl Binding {
                 if computed == s.crc32c {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "store-owned chunk at offset {offset}: CRC-32C mismatch (stored {:#010x}, computed {computed:#010x})",
-                        s.crc32c
-                    ))
+                    Err(OwnedCheckError::Mismatch { offset, stored: s.crc32c, computed })
                 }
             }
-            _ => Err(format!("store-owned bytes {offset}+{length}: no checksum recorded in the manifest")),
+            _ => Err(OwnedCheckError::NoChecksum { offset, length }),
         }
     }
 }
@@ -257,8 +279,8 @@ mod tests {
         parsed.parse_sums(&bytes[FOOTER_LEN as usize..], count).unwrap();
         assert_eq!(parsed, b);
         assert!(parsed.check_owned(6, b"world").is_ok());
-        assert!(parsed.check_owned(6, b"worle").unwrap_err().contains("CRC-32C mismatch"));
-        assert!(parsed.check_owned(5, b" worl").unwrap_err().contains("no checksum"));
+        assert!(parsed.check_owned(6, b"worle").unwrap_err().to_string().contains("CRC-32C mismatch"));
+        assert!(parsed.check_owned(5, b" worl").unwrap_err().to_string().contains("no checksum"));
         assert!(Binding::parse_footer(&bytes, 1).is_err());
         let mut flipped = bytes.clone();
         flipped[20] ^= 1;

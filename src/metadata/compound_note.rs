@@ -63,30 +63,30 @@ impl CompoundNote {
     }
 
     /// Parses a note `depth` compounds deep; the error says what is malformed.
-    pub(super) fn from_json(value: &Value, depth: usize) -> Result<Self, String> {
+    pub(super) fn from_json(value: &Value, depth: usize) -> Result<Self, NoteError> {
         if depth >= MAX_STRUCT_DEPTH {
-            return Err(format!("notes nested more than {MAX_STRUCT_DEPTH} deep"));
+            return Err(NoteError::TooDeep);
         }
-        let object = value.as_object().ok_or_else(|| format!("{value} is not an object"))?;
+        let object = value.as_object().ok_or_else(|| NoteError::NotObject { value: value.clone() })?;
         let mut note = Self::default();
         if let Some(order) = object.get("member_order") {
             let names = order.as_array().and_then(|names| names.iter().map(|n| n.as_str().map(String::from)).collect());
-            note.member_order = Some(names.ok_or_else(|| format!("member_order: {order} is not a list of names"))?);
+            note.member_order = Some(names.ok_or_else(|| NoteError::MemberOrder { order: order.clone() })?);
         }
         if let Some(arrays) = object.get("array_members") {
-            let arrays = arrays.as_object().ok_or_else(|| format!("array_members: {arrays} is not an object"))?;
+            let arrays = arrays.as_object().ok_or_else(|| NoteError::ArrayMembers { arrays: arrays.clone() })?;
             for (name, dims) in arrays {
                 let parsed: Option<Vec<u64>> = dims.as_array().and_then(|d| d.iter().map(Value::as_u64).collect());
                 let parsed = parsed
                     .filter(|d| !d.is_empty() && d.iter().all(|&n| n > 0))
-                    .ok_or_else(|| format!("array member {name}: {dims} is not a list of dimensions"))?;
+                    .ok_or_else(|| NoteError::Dimensions { name: name.clone(), dims: dims.clone() })?;
                 note.array_members.insert(name.clone(), parsed);
             }
         }
         if let Some(members) = object.get("members") {
-            let members = members.as_object().ok_or_else(|| format!("members: {members} is not an object"))?;
+            let members = members.as_object().ok_or_else(|| NoteError::Members { members: members.clone() })?;
             for (name, nested) in members {
-                let nested = Self::from_json(nested, depth + 1).map_err(|why| format!("member {name}: {why}"))?;
+                let nested = Self::from_json(nested, depth + 1).map_err(|why| member(name, why))?;
                 note.members.insert(name.clone(), nested);
             }
         }
@@ -96,48 +96,144 @@ impl CompoundNote {
     /// Checks that the note describes `data_type`: a struct whose fields `member_order` lists once
     /// each, whose array members are nested structs of fields "0", "1", ... as deep and wide as their
     /// dimensions, and whose noted member compounds are structs.
-    pub(super) fn check(&self, data_type: DataType) -> Result<(), String> {
-        let DataType::Struct(s) = data_type else { return Err(format!("the data type {data_type} is no struct")) };
+    pub(super) fn check(&self, data_type: DataType) -> Result<(), NoteError> {
+        let DataType::Struct(s) = data_type else { return Err(NoteError::NotStruct { data_type }) };
         if let Some(order) = &self.member_order {
             let mut declared: Vec<&str> = order.iter().map(String::as_str).collect();
             let mut fields: Vec<&str> = s.fields().iter().map(|f| f.name.as_str()).collect();
             declared.sort_unstable();
             fields.sort_unstable();
             if declared != fields {
-                return Err(format!("member_order {order:?} does not list the struct's fields once each"));
+                return Err(NoteError::Order { order: order.clone() });
             }
         }
         for (name, dims) in &self.array_members {
-            array_base(field(s, name)?, dims).map_err(|why| format!("array member {name}: {why}"))?;
+            array_base(field(s, name)?, dims).map_err(|why| array_member(name, why))?;
         }
         for (name, nested) in &self.members {
             let mut member = field(s, name)?;
             if let Some(dims) = self.array_members.get(name) {
-                member = array_base(member, dims).map_err(|why| format!("array member {name}: {why}"))?;
+                member = array_base(member, dims).map_err(|why| array_member(name, why))?;
             }
-            nested.check(member).map_err(|why| format!("member {name}: {why}"))?;
+            nested.check(member).map_err(|why| self::member(name, why))?;
         }
         Ok(())
     }
 }
 
+/// Why a compound note is malformed, or does not describe its struct.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoteError {
+    /// Notes nested deeper than structs may be.
+    #[error("notes nested more than {} deep", MAX_STRUCT_DEPTH)]
+    TooDeep,
+    /// A note that is not an object.
+    #[error("{value} is not an object")]
+    NotObject {
+        /// The note.
+        value: Value,
+    },
+    /// A `member_order` that is not a list of names.
+    #[error("member_order: {order} is not a list of names")]
+    MemberOrder {
+        /// The `member_order`.
+        order: Value,
+    },
+    /// An `array_members` that is not an object.
+    #[error("array_members: {arrays} is not an object")]
+    ArrayMembers {
+        /// The `array_members`.
+        arrays: Value,
+    },
+    /// An array member's dimensions that are not a list of positive integers.
+    #[error("array member {name}: {dims} is not a list of dimensions")]
+    Dimensions {
+        /// The member.
+        name: String,
+        /// Its dimensions as noted.
+        dims: Value,
+    },
+    /// A `members` that is not an object.
+    #[error("members: {members} is not an object")]
+    Members {
+        /// The `members`.
+        members: Value,
+    },
+    /// What is wrong with a member's own note.
+    #[error("member {name}: {source}")]
+    Member {
+        /// The member.
+        name: String,
+        /// What is wrong.
+        source: Box<NoteError>,
+    },
+    /// A note of a type that is no struct.
+    #[error("the data type {data_type} is no struct")]
+    NotStruct {
+        /// The type.
+        data_type: DataType,
+    },
+    /// A `member_order` that does not list the struct's fields once each.
+    #[error("member_order {order:?} does not list the struct's fields once each")]
+    Order {
+        /// The `member_order`.
+        order: Vec<String>,
+    },
+    /// What is wrong with an array member's type.
+    #[error("array member {name}: {source}")]
+    ArrayMember {
+        /// The member.
+        name: String,
+        /// What is wrong.
+        source: Box<NoteError>,
+    },
+    /// A member the struct has no field for.
+    #[error("no field {name} in the struct")]
+    NoField {
+        /// The member.
+        name: String,
+    },
+    /// An array level that is no struct.
+    #[error("{level} is no struct of {fields} fields")]
+    LevelNotStruct {
+        /// The level's type.
+        level: DataType,
+        /// The fields it should have.
+        fields: u64,
+    },
+    /// An array level that is not `fields` fields "0".. of one type.
+    #[error("the struct is not {fields} fields \"0\".. of one type")]
+    NotIndexed {
+        /// The fields it should have.
+        fields: u64,
+    },
+}
+
+fn member(name: &str, why: NoteError) -> NoteError {
+    NoteError::Member { name: name.to_string(), source: Box::new(why) }
+}
+
+fn array_member(name: &str, why: NoteError) -> NoteError {
+    NoteError::ArrayMember { name: name.to_string(), source: Box::new(why) }
+}
+
 /// The type of field `name` of `s`.
-fn field(s: &StructType, name: &str) -> Result<DataType, String> {
+fn field(s: &StructType, name: &str) -> Result<DataType, NoteError> {
     let found = s.fields().iter().find(|f| f.name == name);
-    found.map(|f| f.data_type).ok_or_else(|| format!("no field {name} in the struct"))
+    found.map(|f| f.data_type).ok_or_else(|| NoteError::NoField { name: name.to_string() })
 }
 
 /// The base type of an array member held as `data_type` of dimensions `dims`: each level a struct
 /// of fields "0" to "d-1" of one type.
-fn array_base(data_type: DataType, dims: &[u64]) -> Result<DataType, String> {
+fn array_base(data_type: DataType, dims: &[u64]) -> Result<DataType, NoteError> {
     let mut level = data_type;
     for &d in dims {
-        let DataType::Struct(s) = level else { return Err(format!("{level} is no struct of {d} fields")) };
+        let DataType::Struct(s) = level else { return Err(NoteError::LevelNotStruct { level, fields: d }) };
         let fields = s.fields();
         let indexed = fields.len() as u64 == d
             && fields.iter().enumerate().all(|(i, f)| f.name == i.to_string() && f.data_type == fields[0].data_type);
         if !indexed {
-            return Err(format!("the struct is not {d} fields \"0\".. of one type"));
+            return Err(NoteError::NotIndexed { fields: d });
         }
         level = fields[0].data_type;
     }
@@ -189,7 +285,7 @@ mod tests {
             (json!({"members": {"n": {"member_order": ["a"]}}}), "member n: member_order"),
         ] {
             let note = CompoundNote::from_json(&bad, 0).unwrap();
-            let err = note.check(sample()).unwrap_err();
+            let err = note.check(sample()).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
         assert!(CompoundNote::default().check(DataType::Int8).is_err());
@@ -207,13 +303,13 @@ mod tests {
             (json!({"array_members": {"c": [-1]}}), "array member c"),
             (json!({"members": {"n": {"member_order": {}}}}), "member n: member_order"),
         ] {
-            let err = CompoundNote::from_json(&bad, 0).unwrap_err();
+            let err = CompoundNote::from_json(&bad, 0).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
         let mut deep = json!({});
         for _ in 0..MAX_STRUCT_DEPTH {
             deep = json!({"members": {"x": deep}});
         }
-        assert!(CompoundNote::from_json(&deep, 0).unwrap_err().contains("nested more than"));
+        assert!(CompoundNote::from_json(&deep, 0).unwrap_err().to_string().contains("nested more than"));
     }
 }

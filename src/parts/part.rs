@@ -116,7 +116,7 @@ pub(crate) fn write_part(
     out.write_all(&header.encode()).map_err(io(destination, "writing the part"))?;
     for dataset in datasets {
         let record = encode_dataset(dataset)
-            .map_err(|problem| ShardError::Corrupt { path: destination.to_path_buf(), problem })?;
+            .map_err(|e| ShardError::Corrupt { path: destination.to_path_buf(), problem: e.to_string() })?;
         out.write_all(&(record.len() as u64).to_le_bytes()).map_err(io(destination, "writing the part"))?;
         out.write_all(&record).map_err(io(destination, "writing the part"))?;
         out.write_all(&crc32(&record).to_le_bytes()).map_err(io(destination, "writing the part"))?;

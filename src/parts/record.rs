@@ -18,12 +18,140 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dataset::OwnedBytesError;
 use crate::dataset::{
     ChunkTable, ConcatCoordinate, GroupNode, Hdf5Links, OwnedBytes, OwnedBytesBudget, Provenance, ScanWarning,
     TailChunks, VirtualArray, VirtualDataset,
 };
-use crate::manifest::{encode_manifest, ChunkEntry, ManifestIndex, SourceTable};
-use crate::metadata::{ArrayMetadata, Attributes};
+use crate::manifest::{encode_manifest, ChunkEntry, ManifestError, ManifestIndex, SourceTable};
+use crate::metadata::{ArrayMetadata, Attributes, MetadataError};
+
+/// Why one file's scan does not encode ([`encode_dataset`]) or its record does not decode
+/// ([`decode_dataset`]). Each variant names the part of the record, or the array, it is about.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The metadata does not encode as JSON.
+    #[error("encoding metadata: {0}")]
+    EncodeMetadata(#[source] serde_json::Error),
+    /// The metadata's JSON is longer than its u32 length can say.
+    #[error("metadata over 4 GiB")]
+    MetadataTooLong,
+    /// An array's chunk entries do not encode (an entry whose range overflows).
+    #[error("{array}: encoding chunk entries: {source}")]
+    EncodeEntries {
+        /// The array.
+        array: String,
+        /// The manifest encoder's error.
+        source: ManifestError,
+    },
+    /// An array's owned bytes cannot be read back from their spill file.
+    #[error("{array}: copying owned bytes: {source}")]
+    CopyOwned {
+        /// The array.
+        array: String,
+        /// The owned bytes' error.
+        source: OwnedBytesError,
+    },
+    /// Fewer bytes left than a field needs.
+    #[error("{what}: truncated: need {need} bytes, have {have}")]
+    Truncated {
+        /// The field.
+        what: String,
+        /// Bytes it needs.
+        need: usize,
+        /// Bytes left.
+        have: usize,
+    },
+    /// A fixed-size field that is not its size.
+    #[error("{what}")]
+    Malformed {
+        /// The field.
+        what: String,
+    },
+    /// A count of 8-byte items larger than memory can address.
+    #[error("{what}: count {count} too large")]
+    CountTooLarge {
+        /// The field.
+        what: String,
+        /// The count.
+        count: u64,
+    },
+    /// A blob length larger than memory can address.
+    #[error("{what}: length {len} too large")]
+    LengthTooLarge {
+        /// The field.
+        what: String,
+        /// The length.
+        len: u64,
+    },
+    /// The metadata is not JSON of its shape.
+    #[error("metadata: {0}")]
+    Metadata(#[source] serde_json::Error),
+    /// The source table does not decode.
+    #[error("source table: {0}")]
+    Sources(#[source] ManifestError),
+    /// Bytes after the last array.
+    #[error("{len} bytes follow the last array")]
+    Trailing {
+        /// How many.
+        len: usize,
+    },
+    /// An array's `zarr.json` is invalid.
+    #[error("{array}: {source}")]
+    ArrayMetadata {
+        /// The array.
+        array: String,
+        /// The metadata's error.
+        source: MetadataError,
+    },
+    /// An array's chunk entries (or a tail's) do not decode.
+    #[error("{array}: {source}")]
+    Entries {
+        /// The array.
+        array: String,
+        /// The manifest decoder's error.
+        source: ManifestError,
+    },
+    /// An array's chunk entries do not match its grid.
+    #[error("{array}: {entries} chunk entries for a grid of {chunks} chunks")]
+    EntryCount {
+        /// The array.
+        array: String,
+        /// Entries in the record.
+        entries: usize,
+        /// Chunks in the grid.
+        chunks: u64,
+    },
+    /// An array's owned bytes could not be held.
+    #[error("{array}: {source}")]
+    Owned {
+        /// The array.
+        array: String,
+        /// The owned bytes' error.
+        source: OwnedBytesError,
+    },
+    /// A tail whose indices and entries do not pair up.
+    #[error("{array}: {indices} tail indices but {entries} tail entries")]
+    TailCount {
+        /// The array.
+        array: String,
+        /// Tail chunk indices.
+        indices: usize,
+        /// Tail entries.
+        entries: usize,
+    },
+    /// A chunk entry outside its source file or the array's owned bytes.
+    #[error("{array}: a chunk entry lies outside {within}: {entry:?}")]
+    Outside {
+        /// The array.
+        array: String,
+        /// What it should lie within (`source file N`, `the owned bytes`).
+        within: String,
+        /// The entry.
+        entry: ChunkEntry,
+    },
+}
 
 #[derive(Serialize, Deserialize)]
 struct Meta {
@@ -60,9 +188,9 @@ struct ArrayMeta {
 /// Encodes one file's scan.
 ///
 /// # Errors
-/// A message naming the array whose chunk table cannot be encoded (an entry whose range overflows,
-/// owned bytes that cannot be read back from the spill file).
-pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
+/// [`RecordError`] naming the array whose chunk table cannot be encoded (an entry whose range
+/// overflows, owned bytes that cannot be read back from the spill file).
+pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, RecordError> {
     let meta = Meta {
         groups: dataset.groups.iter().map(|g| (g.path.clone(), g.attributes.clone())).collect(),
         group_encodings: dataset
@@ -77,9 +205,9 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
         concat: dataset.concat.iter().map(coordinate_meta).collect(),
         arrays: dataset.arrays.iter().map(array_meta).collect(),
     };
-    let json = serde_json::to_vec(&meta).map_err(|e| format!("encoding metadata: {e}"))?;
+    let json = serde_json::to_vec(&meta).map_err(RecordError::EncodeMetadata)?;
     let mut out = Vec::with_capacity(json.len() + 64);
-    out.extend_from_slice(&u32::try_from(json.len()).map_err(|_| "metadata over 4 GiB".to_string())?.to_le_bytes());
+    out.extend_from_slice(&u32::try_from(json.len()).map_err(|_| RecordError::MetadataTooLong)?.to_le_bytes());
     out.extend_from_slice(&json);
     put_blob(&mut out, &dataset.sources.encode());
     for coordinate in &dataset.concat {
@@ -89,10 +217,14 @@ pub fn encode_dataset(dataset: &VirtualDataset) -> Result<Vec<u8>, String> {
         }
     }
     for array in &dataset.arrays {
-        let error = |e| format!("{}: encoding chunk entries: {e}", array.path);
+        let error = |source| RecordError::EncodeEntries { array: array.path.clone(), source };
         put_blob(&mut out, &encode_manifest(&array.chunks).map_err(error)?);
         put_u64(&mut out, array.chunks.owned.len());
-        array.chunks.owned.copy_to(&mut out).map_err(|e| format!("{}: copying owned bytes: {e}", array.path))?;
+        array
+            .chunks
+            .owned
+            .copy_to(&mut out)
+            .map_err(|source| RecordError::CopyOwned { array: array.path.clone(), source })?;
         for tail in &array.tails {
             put_u64(&mut out, tail.entries.len() as u64);
             tail.entries.iter().for_each(|(index, _)| put_u64(&mut out, *index));
@@ -138,14 +270,17 @@ fn put_f64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = f64>) {
 /// Decodes what [`encode_dataset`] wrote. Never panics on any input.
 ///
 /// # Errors
-/// A message saying what is wrong (truncated, bad JSON, corrupt manifest, entry counts that do not
-/// match an array's grid, trailing bytes).
-pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<VirtualDataset, String> {
+/// [`RecordError`] saying what is wrong (truncated, bad JSON, corrupt manifest, entry counts that do
+/// not match an array's grid, trailing bytes).
+pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<VirtualDataset, RecordError> {
     let mut cur = Reader { bytes };
-    let len = u32::from_le_bytes(cur.take(4, "metadata length")?.try_into().map_err(|_| "metadata length")?);
-    let meta: Meta =
-        serde_json::from_slice(cur.take(len as usize, "metadata")?).map_err(|e| format!("metadata: {e}"))?;
-    let sources = SourceTable::decode(cur.blob("source table")?).map_err(|e| format!("source table: {e}"))?;
+    let len = u32::from_le_bytes(
+        cur.take(4, "metadata length")?
+            .try_into()
+            .map_err(|_| RecordError::Malformed { what: "metadata length".into() })?,
+    );
+    let meta: Meta = serde_json::from_slice(cur.take(len as usize, "metadata")?).map_err(RecordError::Metadata)?;
+    let sources = SourceTable::decode(cur.blob("source table")?).map_err(RecordError::Sources)?;
     let mut concat = Vec::with_capacity(meta.concat.len());
     for c in meta.concat {
         let values = cur.f64s(&c.dim)?.into();
@@ -160,7 +295,7 @@ pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<Virtual
         arrays.push(decode_array(&mut cur, a, budget)?);
     }
     if !cur.bytes.is_empty() {
-        return Err(format!("{} bytes follow the last array", cur.bytes.len()));
+        return Err(RecordError::Trailing { len: cur.bytes.len() });
     }
     for array in &arrays {
         check_entries(array, &sources)?;
@@ -185,22 +320,24 @@ pub fn decode_dataset(bytes: &[u8], budget: &OwnedBytesBudget) -> Result<Virtual
     })
 }
 
-fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta, budget: &OwnedBytesBudget) -> Result<VirtualArray, String> {
-    let what = |e: &dyn std::fmt::Display| format!("{}: {e}", a.path);
-    let metadata = ArrayMetadata::from_json(&a.metadata).map_err(|e| what(&e))?;
-    let entries = ManifestIndex::decode_all(cur.blob("chunk entries")?).map_err(|e| what(&e))?;
+fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta, budget: &OwnedBytesBudget) -> Result<VirtualArray, RecordError> {
+    let array = || a.path.clone();
+    let metadata = ArrayMetadata::from_json(&a.metadata)
+        .map_err(|source| RecordError::ArrayMetadata { array: array(), source })?;
+    let entries_error = |source| RecordError::Entries { array: array(), source };
+    let entries = ManifestIndex::decode_all(cur.blob("chunk entries")?).map_err(entries_error)?;
     if entries.len() as u64 != metadata.chunk_grid.num_chunks() {
-        let problem =
-            format!("{} chunk entries for a grid of {} chunks", entries.len(), metadata.chunk_grid.num_chunks());
-        return Err(what(&problem));
+        let chunks = metadata.chunk_grid.num_chunks();
+        return Err(RecordError::EntryCount { array: array(), entries: entries.len(), chunks });
     }
-    let owned = OwnedBytes::from_vec(cur.blob("owned bytes")?.to_vec(), budget).map_err(|e| what(&e.to_string()))?;
+    let owned = OwnedBytes::from_vec(cur.blob("owned bytes")?.to_vec(), budget)
+        .map_err(|source| RecordError::Owned { array: array(), source })?;
     let mut tails = Vec::with_capacity(a.tails.len());
     for (dims, rewritten) in a.tails {
         let indices = cur.u64s("tail chunk indices")?;
-        let trimmed = ManifestIndex::decode_all(cur.blob("tail entries")?).map_err(|e| what(&e))?;
+        let trimmed = ManifestIndex::decode_all(cur.blob("tail entries")?).map_err(entries_error)?;
         if trimmed.len() != indices.len() {
-            return Err(what(&format!("{} tail indices but {} tail entries", indices.len(), trimmed.len())));
+            return Err(RecordError::TailCount { array: array(), indices: indices.len(), entries: trimmed.len() });
         }
         tails.push(TailChunks { dims, entries: indices.into_iter().zip(trimmed).collect(), rewritten });
     }
@@ -216,7 +353,7 @@ fn decode_array(cur: &mut Reader<'_>, a: ArrayMeta, budget: &OwnedBytesBudget) -
 
 /// Every entry of the array (its tails too) points inside its source file (as the scan checked) or
 /// inside the array's owned bytes.
-fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), String> {
+fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), RecordError> {
     let tails = array.tails.iter().flat_map(|t| t.entries.iter().map(|(_, e)| *e));
     for entry in array.chunks.iter().chain(tails) {
         let (end, limit, within) = match entry {
@@ -230,7 +367,7 @@ fn check_entries(array: &VirtualArray, sources: &SourceTable) -> Result<(), Stri
             }
         };
         if !matches!((end, limit), (Some(end), Some(limit)) if end <= limit) {
-            return Err(format!("{}: a chunk entry lies outside {within}: {entry:?}", array.path));
+            return Err(RecordError::Outside { array: array.path.clone(), within, entry });
         }
     }
     Ok(())
@@ -242,41 +379,41 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], String> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], RecordError> {
         if len > self.bytes.len() {
-            return Err(format!("{what}: truncated: need {len} bytes, have {}", self.bytes.len()));
+            return Err(RecordError::Truncated { what: what.into(), need: len, have: self.bytes.len() });
         }
         let (head, rest) = self.bytes.split_at(len);
         self.bytes = rest;
         Ok(head)
     }
 
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
+    fn u64(&mut self, what: &str) -> Result<u64, RecordError> {
         let bytes = self.take(8, what)?;
-        Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| what.to_string())?))
+        Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| RecordError::Malformed { what: what.into() })?))
     }
 
     /// A u64 count of 8-byte items, checked against the bytes left: the items' bytes.
-    fn items(&mut self, what: &str) -> Result<&'a [u8], String> {
+    fn items(&mut self, what: &str) -> Result<&'a [u8], RecordError> {
         let count = self.u64(what)?;
         let len = count
             .checked_mul(8)
             .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| format!("{what}: count {count} too large"))?;
+            .ok_or_else(|| RecordError::CountTooLarge { what: what.into(), count })?;
         self.take(len, what)
     }
 
-    fn blob(&mut self, what: &str) -> Result<&'a [u8], String> {
+    fn blob(&mut self, what: &str) -> Result<&'a [u8], RecordError> {
         let len = self.u64(what)?;
-        self.take(usize::try_from(len).map_err(|_| format!("{what}: length {len} too large"))?, what)
+        self.take(usize::try_from(len).map_err(|_| RecordError::LengthTooLarge { what: what.into(), len })?, what)
     }
 
-    fn u64s(&mut self, what: &str) -> Result<Vec<u64>, String> {
+    fn u64s(&mut self, what: &str) -> Result<Vec<u64>, RecordError> {
         let raw = self.items(what)?;
         Ok(raw.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())).collect())
     }
 
-    fn f64s(&mut self, what: &str) -> Result<Vec<f64>, String> {
+    fn f64s(&mut self, what: &str) -> Result<Vec<f64>, RecordError> {
         Ok(self.u64s(what)?.into_iter().map(f64::from_bits).collect())
     }
 }

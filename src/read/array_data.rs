@@ -55,6 +55,23 @@ impl Element for bool {
     }
 }
 
+/// Why an [`ArrayData`]'s elements cannot be had as the type asked for.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArrayDataError {
+    /// The elements asked for are not of the data's type.
+    #[error("requested {requested} elements from {stored} data")]
+    WrongType {
+        /// The element type asked for.
+        requested: DataType,
+        /// The data's type.
+        stored: DataType,
+    },
+    /// The shape does not fit the elements (ndarray's error).
+    #[error(transparent)]
+    Shape(#[from] ndarray::ShapeError),
+}
+
 impl ArrayData {
     /// Number of elements.
     pub fn len(&self) -> u64 {
@@ -69,10 +86,10 @@ impl ArrayData {
     /// The elements as a `Vec<T>`.
     ///
     /// # Errors
-    /// A message naming both types when `T` does not match the data type.
-    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, String> {
+    /// [`ArrayDataError::WrongType`], naming both types, when `T` does not match the data type.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ArrayDataError> {
         if T::DATA_TYPE != self.data_type {
-            return Err(format!("requested {} elements from {} data", T::DATA_TYPE, self.data_type));
+            return Err(ArrayDataError::WrongType { requested: T::DATA_TYPE, stored: self.data_type });
         }
         Ok(self.bytes.chunks_exact(self.data_type.size().max(1)).map(T::from_ne_slice).collect())
     }
@@ -86,10 +103,11 @@ impl ArrayData {
     /// The elements as an n-dimensional array.
     ///
     /// # Errors
-    /// A message when `T` does not match the data type.
-    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, String> {
+    /// [`ArrayDataError::WrongType`] when `T` does not match the data type, [`ArrayDataError::Shape`]
+    /// when the shape does not fit the elements.
+    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, ArrayDataError> {
         let shape: Vec<usize> = self.shape.iter().map(|&n| n as usize).collect();
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), self.to_vec()?).map_err(|e| e.to_string())
+        Ok(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), self.to_vec()?)?)
     }
 
     /// Writes a NumPy `.npy` (format 1.0) file: loads with `numpy.load` with this shape and dtype.

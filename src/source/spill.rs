@@ -55,19 +55,26 @@ pub fn owned_bytes_budget(limit: u64) -> OwnedBytesBudget {
     OwnedBytesBudget::new(limit, Arc::new(TempSpillFiles))
 }
 
+/// [`MEMORY_BUDGET_VAR`] set to what is not a size ([`owned_bytes_budget_from_env`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}={value:?}: not a size (a number of bytes, or with a K, M or G suffix: 64M)", MEMORY_BUDGET_VAR)]
+#[non_exhaustive]
+pub struct MemoryBudgetError {
+    /// The variable's value.
+    pub value: std::ffi::OsString,
+}
+
 /// The budget [`MEMORY_BUDGET_VAR`] sets, else [`DEFAULT_MEMORY_BUDGET`].
 ///
 /// # Errors
-/// The line to print when the variable is set but is not a size.
-pub fn owned_bytes_budget_from_env() -> Result<OwnedBytesBudget, String> {
+/// [`MemoryBudgetError`] when the variable is set but is not a size.
+pub fn owned_bytes_budget_from_env() -> Result<OwnedBytesBudget, MemoryBudgetError> {
     let Some(value) = std::env::var_os(MEMORY_BUDGET_VAR) else {
         return Ok(owned_bytes_budget(DEFAULT_MEMORY_BUDGET));
     };
     match value.to_str().and_then(parse_size) {
         Some(limit) => Ok(owned_bytes_budget(limit)),
-        None => Err(format!(
-            "{MEMORY_BUDGET_VAR}={value:?}: not a size (a number of bytes, or with a K, M or G suffix: 64M)"
-        )),
+        None => Err(MemoryBudgetError { value }),
     }
 }
 

@@ -75,22 +75,40 @@ pub struct StoreInfo {
     pub source_urls: Vec<String>,
 }
 
+/// Why a `vzarr.json` is refused ([`StoreInfo::parse`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreInfoError {
+    /// Not JSON of the summary's shape.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// JSON of another format.
+    #[error("not a vzarr store (format {format:?})")]
+    NotVzarr {
+        /// The format it names.
+        format: String,
+    },
+    /// A format version newer than this vzarr reads.
+    #[error("store format version {version} is newer than this vzarr reads ({}); upgrade vzarr", STORE_FORMAT_VERSION)]
+    Newer {
+        /// The store's format version.
+        version: u32,
+    },
+}
+
 impl StoreInfo {
     /// A native store's `vzarr.json`, checked to be a vzarr store of a format version this vzarr
     /// reads: the one place both the reader and `append` parse it.
     ///
     /// # Errors
-    /// One phrase: not JSON of this shape, not a vzarr store, or a newer format version.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let info: StoreInfo = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    /// [`StoreInfoError`]: not JSON of this shape, not a vzarr store, or a newer format version.
+    pub fn parse(bytes: &[u8]) -> Result<Self, StoreInfoError> {
+        let info: StoreInfo = serde_json::from_slice(bytes)?;
         if info.format != "vzarr" {
-            return Err(format!("not a vzarr store (format {:?})", info.format));
+            return Err(StoreInfoError::NotVzarr { format: info.format });
         }
         if info.format_version > STORE_FORMAT_VERSION {
-            return Err(format!(
-                "store format version {} is newer than this vzarr reads ({STORE_FORMAT_VERSION}); upgrade vzarr",
-                info.format_version
-            ));
+            return Err(StoreInfoError::Newer { version: info.format_version });
         }
         Ok(info)
     }

@@ -7,9 +7,9 @@ fn cd_values_are_checked_as_the_filter_checks_them() {
     assert_eq!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5]).unwrap().chunk_shape(), None);
     let params = Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 2, 10, 10]).unwrap();
     assert_eq!(params.chunk_shape(), Some(&[10u32, 10][..]));
-    assert!(Blosc2Params::from_cd_values(&[1, 0, 4]).unwrap_err().contains("fewer than 4"));
-    assert!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 1, 10]).unwrap_err().contains("rank 1"));
-    assert!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 9]).unwrap_err().contains("rank 9"));
+    assert!(Blosc2Params::from_cd_values(&[1, 0, 4]).unwrap_err().to_string().contains("fewer than 4"));
+    assert!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 1, 10]).unwrap_err().to_string().contains("rank 1"));
+    assert!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 9]).unwrap_err().to_string().contains("rank 9"));
     assert!(Blosc2Params::from_cd_values(&[1, 0, 4, 400, 5, 1, 5, 3, 10, 10]).is_err(), "a dimension missing");
 }
 

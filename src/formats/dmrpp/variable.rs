@@ -44,14 +44,48 @@ pub(super) fn dap_type(data_type: DataType) -> Option<&'static str> {
 /// How each dimension of a variable is written: `<Dim name="/fqn"/>` or `<Dim size="n"/>`.
 pub(super) type DimRefs = Vec<Option<String>>;
 
+/// Why an array has no DMR++ form ([`variable_xml`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum VariableError {
+    /// A data type with no DAP4 atomic type.
+    #[error("its data type {data_type} has no DAP4 atomic type here")]
+    DataType {
+        /// The data type's name.
+        data_type: &'static str,
+    },
+    /// Chunks vzarr re-encoded.
+    #[error("some chunks are vzarr's re-encoded copies, not bytes of the file")]
+    Rewritten,
+    /// A single chunk vzarr re-encoded.
+    #[error("its one chunk is a re-encoded copy, not bytes of the file")]
+    RewrittenCompact,
+    /// The compact chunk's bytes could not be read back.
+    #[error("{0}")]
+    Owned(#[source] crate::dataset::OwnedBytesError),
+    /// Chunks in a file an HDF5 external link names.
+    #[error("its chunks lie in another file (an HDF5 external link)")]
+    OtherFile,
+    /// Chunks vzarr holds.
+    #[error("some chunks are held by vzarr, not the file")]
+    HeldByVzarr,
+    /// A rectilinear chunk grid.
+    #[error("its chunk grid is rectilinear, which a file's own chunks never are")]
+    Rectilinear,
+    /// A codec DMR++ has no name for.
+    #[error("the {codec} codec has no DMR++ compressionType")]
+    Codec {
+        /// The codec's name.
+        codec: &'static str,
+    },
+}
+
 /// The variable element of `array` (its last path segment as the name), indented by `indent`.
 ///
 /// # Errors
-/// Why the array has no DMR++ form.
-pub(super) fn variable_xml(array: &VirtualArray, dims: &DimRefs, indent: &str) -> Result<String, String> {
+/// [`VariableError`]: why the array has no DMR++ form.
+pub(super) fn variable_xml(array: &VirtualArray, dims: &DimRefs, indent: &str) -> Result<String, VariableError> {
     let metadata = &array.metadata;
-    let dap = dap_type(metadata.data_type)
-        .ok_or_else(|| format!("its data type {} has no DAP4 atomic type here", metadata.data_type.name()))?;
+    let dap = dap_type(metadata.data_type).ok_or(VariableError::DataType { data_type: metadata.data_type.name() })?;
     let storage = storage_xml(array, &format!("{indent}    "))?;
     let name = array.path.rsplit('/').next().unwrap_or(&array.path);
     let mut out = format!("{indent}<{dap} name=\"{}\">\n", escape(name));
@@ -69,10 +103,10 @@ pub(super) fn variable_xml(array: &VirtualArray, dims: &DimRefs, indent: &str) -
 }
 
 /// The `dmrpp:chunks` element (and `dmrpp:compact`) of an array.
-fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, String> {
+fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, VariableError> {
     let metadata = &array.metadata;
     if array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some() {
-        return Err("some chunks are vzarr's re-encoded copies, not bytes of the file".into());
+        return Err(VariableError::Rewritten);
     }
     let Filters { names: filters, level, endian } = filters(metadata.codecs.codecs())?;
     let mut attributes = String::new();
@@ -90,17 +124,17 @@ fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, String> {
     let entries: Vec<ChunkEntry> = array.chunks.iter().collect();
     if let [ChunkEntry::Owned { offset, length }] = entries.as_slice() {
         if !filters.is_empty() {
-            return Err("its one chunk is a re-encoded copy, not bytes of the file".into());
+            return Err(VariableError::RewrittenCompact);
         }
-        let bytes = array.chunks.owned_chunk(*offset, *length).map_err(|e| e.to_string())?;
+        let bytes = array.chunks.owned_chunk(*offset, *length).map_err(VariableError::Owned)?;
         let data = crate::base64::encode(&bytes);
         return Ok(format!("{indent}<dmrpp:chunks{attributes}/>\n{indent}<dmrpp:compact>{data}</dmrpp:compact>\n"));
     }
     if entries.iter().any(|e| matches!(e, ChunkEntry::Source { source, .. } if *source != 0)) {
-        return Err("its chunks lie in another file (an HDF5 external link)".into());
+        return Err(VariableError::OtherFile);
     }
     if entries.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
-        return Err("some chunks are held by vzarr, not the file".into());
+        return Err(VariableError::HeldByVzarr);
     }
     if filters.is_empty() && full_width(array) && entries.iter().all(|e| *e == ChunkEntry::Missing) {
         // Contiguous storage never written: no chunk at all, as BES writes it.
@@ -117,14 +151,15 @@ fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, String> {
 }
 
 /// The chunk shape and one `dmrpp:chunk` per stored chunk.
-fn chunk_list(array: &VirtualArray, entries: &[ChunkEntry], indent: &str, out: &mut String) -> Result<(), String> {
+fn chunk_list(
+    array: &VirtualArray,
+    entries: &[ChunkEntry],
+    indent: &str,
+    out: &mut String,
+) -> Result<(), VariableError> {
     let grid = &array.metadata.chunk_grid;
-    let chunk_shape: Vec<u64> = grid
-        .dims()
-        .iter()
-        .map(|d| d.regular_size())
-        .collect::<Option<_>>()
-        .ok_or("its chunk grid is rectilinear, which a file's own chunks never are")?;
+    let chunk_shape: Vec<u64> =
+        grid.dims().iter().map(|d| d.regular_size()).collect::<Option<_>>().ok_or(VariableError::Rectilinear)?;
     let sizes: Vec<String> = chunk_shape.iter().map(u64::to_string).collect();
     writeln!(out, "{indent}<dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
     for (linear, entry) in (0u64..).zip(entries) {
@@ -176,7 +211,7 @@ struct Filters {
 }
 
 /// The DMR++ filter names of the bytes -> bytes codecs, the deflate level, and the byte order.
-fn filters(codecs: &[Codec]) -> Result<Filters, String> {
+fn filters(codecs: &[Codec]) -> Result<Filters, VariableError> {
     let (mut names, mut level, mut endian) = (Vec::new(), None, None);
     for codec in codecs {
         match codec {
@@ -187,7 +222,7 @@ fn filters(codecs: &[Codec]) -> Result<Filters, String> {
                 level.get_or_insert(*l);
             }
             Codec::Fletcher32 => names.push("fletcher32"),
-            other => return Err(format!("the {} codec has no DMR++ compressionType", other.name())),
+            other => return Err(VariableError::Codec { codec: other.name() }),
         }
     }
     Ok(Filters { names, level, endian })

@@ -96,10 +96,10 @@ pub(super) struct Odometer {
 impl Odometer {
     /// Starts at linear index `start` of `grid`; fails when an index exceeds 32 bits (Icechunk's
     /// limit).
-    pub(super) fn new(grid: &ChunkGrid, start: u64) -> Result<Odometer, String> {
+    pub(super) fn new(grid: &ChunkGrid, start: u64) -> Result<Odometer, super::nodes::IndexLimit> {
         let shape = grid.grid_shape();
         if shape.iter().any(|&n| n > u64::from(u32::MAX)) {
-            return Err("a chunk index exceeds Icechunk's 32-bit limit".into());
+            return Err(super::nodes::IndexLimit);
         }
         let coords = grid.chunk_coords(start).iter().map(|&c| c as u32).collect();
         Ok(Odometer { shape, coords })
@@ -145,7 +145,7 @@ pub(super) fn build(
     if present == 0 {
         return Ok(None);
     }
-    let mut odometer = Odometer::new(&array.metadata.chunk_grid, piece.start)?;
+    let mut odometer = Odometer::new(&array.metadata.chunk_grid, piece.start).map_err(|e| e.to_string())?;
     let ndim = odometer.coords().len();
     let mut builder = FlatBufferBuilder::with_capacity(present.saturating_mul(48 + 4 * ndim).min(1 << 30) + 4096);
     let mut shared: HashMap<u32, SharedSource> = HashMap::new();

@@ -57,16 +57,16 @@ pub(super) async fn write_nodes(store: &Store, dataset: &VirtualDataset, repo: &
         |node: &str, e: String| IcechunkError::Node { repo: repo.to_string(), node: node.to_string(), reason: e };
     store.clear().await.map_err(|e| failed("/", format!("clearing the previous content: {e}")))?;
     if !dataset.groups.iter().any(|g| g.path.is_empty()) {
-        set_json(store, "", &group_json(&Attributes::new())).await.map_err(|e| failed("/", e))?;
+        set_json(store, "", &group_json(&Attributes::new())).await.map_err(|e| failed("/", e.to_string()))?;
     }
     for group in &dataset.groups {
         set_json(store, &group.path, &noted_group_json(&group.attributes, &group.attribute_encodings))
             .await
-            .map_err(|e| failed(&group.path, e))?;
+            .map_err(|e| failed(&group.path, e.to_string()))?;
     }
     for array in &dataset.arrays {
         let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);
-        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e))?;
+        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e.to_string()))?;
     }
     Ok(())
 }
@@ -92,12 +92,28 @@ fn strict(doc: Value) -> Value {
     }
 }
 
+/// A chunk index Icechunk cannot hold (its indices are 32-bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a chunk index exceeds Icechunk's 32-bit limit")]
+pub(super) struct IndexLimit;
+
+/// Why a node's `zarr.json` was not written ([`set_json`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SetJsonError {
+    /// The document does not encode.
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// Icechunk's store refused it.
+    #[error("{0}")]
+    Store(#[source] icechunk::store::StoreError),
+}
+
 /// Writes a node's `zarr.json`. Icechunk parses it as strict JSON, which has no `NaN` / `Infinity`
 /// tokens, so non-finite float attributes are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` here
 /// (the other outputs write the bare tokens, see `metadata::json_text`).
-pub(super) async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), String> {
-    let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(|e| e.to_string())?;
-    store.set(&node_key(node), Bytes::from(bytes)).await.map_err(|e| e.to_string())
+pub(super) async fn set_json(store: &Store, node: &str, doc: &Value) -> Result<(), SetJsonError> {
+    let bytes = serde_json::to_vec(&strict(doc.clone())).map_err(SetJsonError::Json)?;
+    store.set(&node_key(node), Bytes::from(bytes)).await.map_err(SetJsonError::Store)
 }
 
 /// An array's `zarr.json` with every bare-integer (regular) dimension of a rectilinear grid written
@@ -125,9 +141,9 @@ pub(super) fn owned_bytes(
 }
 
 /// Icechunk's chunk indices of grid coordinates (32-bit each).
-pub(super) fn indices(coords: &[u64]) -> Result<ChunkIndices, String> {
+pub(super) fn indices(coords: &[u64]) -> Result<ChunkIndices, IndexLimit> {
     let coords: Option<Vec<u32>> = coords.iter().map(|&c| u32::try_from(c).ok()).collect();
-    coords.map(ChunkIndices).ok_or_else(|| "a chunk index exceeds Icechunk's 32-bit limit".to_string())
+    coords.map(ChunkIndices).ok_or(IndexLimit)
 }
 
 /// Sets the virtual references `refs` of array `path` in the session behind `store`.

@@ -46,8 +46,33 @@ impl Kind {
     }
 }
 
+/// A cause from Icechunk's storage or the flatbuffer verifier, kept as it came.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a repository file (a manifest, a transaction log) was not written or stored.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ObjectError {
+    /// Writing or compressing the file failed.
+    #[error("{0}")]
+    Write(#[source] std::io::Error),
+    /// A file of a local repository could not be written.
+    #[error("{}: {source}", .path.display())]
+    Local {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The transaction log built does not verify as Icechunk's reader verifies it.
+    #[error("the transaction log built does not verify: {0}")]
+    Verify(#[source] BoxError),
+    /// The repository's storage did not store the file.
+    #[error("{0}")]
+    Storage(#[source] BoxError),
+}
+
 /// The file of a flatbuffer of `kind`: header and zstd frame at `level`.
-pub(super) fn file(data: &[u8], kind: Kind, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, String> {
+pub(super) fn file(data: &[u8], kind: Kind, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, ObjectError> {
     file_written(kind, spec, level, data.len() as u64, |out| out.write_all(data))
 }
 
@@ -59,7 +84,7 @@ pub(super) fn file_written(
     level: i32,
     len: u64,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ObjectError> {
     let file = Vec::with_capacity((len / 4).min(1 << 30) as usize + 64);
     write_file(file, kind, spec, level, len, write)
 }
@@ -73,19 +98,19 @@ pub(super) fn write_file<W: Write>(
     level: i32,
     len: u64,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<W, String> {
+) -> Result<W, ObjectError> {
     let client = format!("{:<width$}", *ICECHUNK_CLIENT_NAME, width = ICECHUNK_IMPL_NAME_LEN);
     let header = [spec as u8, kind.bin() as u8, CompressionAlgorithmBin::Zstd as u8];
     let mut head = ICECHUNK_FORMAT_MAGIC_BYTES.to_vec();
     head.extend_from_slice(&client.as_bytes()[..ICECHUNK_IMPL_NAME_LEN]);
     head.extend_from_slice(&header);
-    out.write_all(&head).map_err(|e| e.to_string())?;
-    let mut encoder = zstd::stream::write::Encoder::new(out, level).map_err(|e| e.to_string())?;
-    encoder.set_pledged_src_size(Some(len)).map_err(|e| e.to_string())?;
+    out.write_all(&head).map_err(ObjectError::Write)?;
+    let mut encoder = zstd::stream::write::Encoder::new(out, level).map_err(ObjectError::Write)?;
+    encoder.set_pledged_src_size(Some(len)).map_err(ObjectError::Write)?;
     let mut buffered = std::io::BufWriter::with_capacity(1 << 18, encoder);
-    write(&mut buffered).map_err(|e| e.to_string())?;
-    let encoder = buffered.into_inner().map_err(|e| e.error().to_string())?;
-    encoder.finish().map_err(|e| e.to_string())
+    write(&mut buffered).map_err(ObjectError::Write)?;
+    let encoder = buffered.into_inner().map_err(|e| ObjectError::Write(e.into_error()))?;
+    encoder.finish().map_err(ObjectError::Write)
 }
 
 /// Writes the transaction log of snapshot `id` straight into the local repository at `root`
@@ -96,27 +121,30 @@ pub(super) fn write_file<W: Write>(
 pub(super) fn write_local_transaction_log(
     root: &Path,
     id: &SnapshotId,
-    write: impl FnOnce(std::io::BufWriter<std::fs::File>) -> Result<std::io::BufWriter<std::fs::File>, String>,
-) -> Result<u64, String> {
+    write: impl FnOnce(std::io::BufWriter<std::fs::File>) -> Result<std::io::BufWriter<std::fs::File>, ObjectError>,
+) -> Result<u64, ObjectError> {
     let dir = root.join(TRANSACTION_LOGS_FILE_PATH);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(local(&dir))?;
     let (path, staged) = (dir.join(id.to_string()), dir.join(format!("{id}#vzarr")));
     let written = std::fs::File::create(&staged)
-        .map_err(|e| format!("{}: {e}", staged.display()))
+        .map_err(local(&staged))
         .and_then(|file| write(std::io::BufWriter::with_capacity(1 << 20, file)))
-        .and_then(|out| out.into_inner().map_err(|e| format!("{}: {}", staged.display(), e.error())))
-        .and_then(|file| file.metadata().map(|m| m.len()).map_err(|e| format!("{}: {e}", staged.display())))
-        .and_then(|size| {
-            std::fs::rename(&staged, &path).map(|()| size).map_err(|e| format!("{}: {e}", path.display()))
-        });
+        .and_then(|out| out.into_inner().map_err(|e| local(&staged)(e.into_error())))
+        .and_then(|file| file.metadata().map(|m| m.len()).map_err(local(&staged)))
+        .and_then(|size| std::fs::rename(&staged, &path).map(|()| size).map_err(local(&path)));
     if written.is_err() {
         let _ = std::fs::remove_file(&staged);
     }
     written
 }
 
+/// [`ObjectError::Local`] of `path`.
+fn local(path: &Path) -> impl FnOnce(std::io::Error) -> ObjectError + '_ {
+    move |source| ObjectError::Local { path: path.to_path_buf(), source }
+}
+
 /// Stores manifest `id`'s `file`; returns its size in bytes.
-pub(super) async fn put_manifest(repository: &Repository, id: &ManifestId, file: Vec<u8>) -> Result<u64, String> {
+pub(super) async fn put_manifest(repository: &Repository, id: &ManifestId, file: Vec<u8>) -> Result<u64, ObjectError> {
     put(repository, &format!("{MANIFESTS_FILE_PATH}/{id}"), Kind::Manifest, file).await
 }
 
@@ -125,13 +153,13 @@ pub(super) async fn put_transaction_log(
     repository: &Repository,
     id: &SnapshotId,
     file: Vec<u8>,
-) -> Result<u64, String> {
+) -> Result<u64, ObjectError> {
     put(repository, &format!("{TRANSACTION_LOGS_FILE_PATH}/{id}"), Kind::TransactionLog, file).await
 }
 
 /// Stores `file` at `path` in the repository, with the metadata storage class and the object
 /// metadata Icechunk gives files of `kind`; returns its size in bytes.
-async fn put(repository: &Repository, path: &str, kind: Kind, file: Vec<u8>) -> Result<u64, String> {
+async fn put(repository: &Repository, path: &str, kind: Kind, file: Vec<u8>) -> Result<u64, ObjectError> {
     let spec = repository.asset_manager().spec_version();
     let metadata = vec![
         (LATEST_ICECHUNK_FORMAT_VERSION_METADATA_KEY.to_string(), (spec as u8).to_string()),
@@ -148,7 +176,7 @@ async fn put(repository: &Repository, path: &str, kind: Kind, file: Vec<u8>) -> 
         .storage()
         .put_object(&context, path, Bytes::from(file), None, metadata, None)
         .await
-        .map_err(|e| e.to_string())?;
-    written.must_write().map_err(|e| e.to_string())?;
+        .map_err(|e| ObjectError::Storage(Box::new(e)))?;
+    written.must_write().map_err(|e| ObjectError::Storage(Box::new(e)))?;
     Ok(size)
 }

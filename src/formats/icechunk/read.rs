@@ -121,11 +121,11 @@ impl ChunkIndex for ArrayChunks {
         _array: &str,
         range: std::ops::Range<u64>,
     ) -> Result<Vec<ChunkEntry>, ReadError> {
-        ArrayChunks::entries(self, range, &store.sources).await.map_err(|e| repository_error(self.repo(), &e))
+        ArrayChunks::entries(self, range, &store.sources).await.map_err(|e| repository_cause(self.repo(), e))
     }
 
     async fn entries_at(&self, store: &StoreInner, _array: &str, linear: &[u64]) -> Result<Vec<ChunkEntry>, ReadError> {
-        ArrayChunks::entries_at(self, linear, &store.sources).await.map_err(|e| repository_error(self.repo(), &e))
+        ArrayChunks::entries_at(self, linear, &store.sources).await.map_err(|e| repository_cause(self.repo(), e))
     }
 
     async fn owned_chunks(
@@ -137,7 +137,7 @@ impl ChunkIndex for ArrayChunks {
     ) -> Result<Vec<bytes::Bytes>, ReadError> {
         let mut out = Vec::with_capacity(ranges.len());
         for range in ranges {
-            let bytes = self.owned_bytes(range.start).await.map_err(|e| repository_error(self.repo(), &e))?;
+            let bytes = self.owned_bytes(range.start).await.map_err(|e| repository_cause(self.repo(), e))?;
             if bytes.len() as u64 != range.end - range.start {
                 let reason = format!(
                     "store-owned chunk {} holds {} bytes, its entry {}",
@@ -154,6 +154,17 @@ impl ChunkIndex for ArrayChunks {
 }
 
 /// A repository's error in one line, its location said once.
+/// [`repository_error`] of `cause`, kept as the error's source when its text is already what
+/// [`repository_error`] would make of it (one line, not prefixed by the location).
+fn repository_cause(location: &str, cause: impl std::error::Error + Send + Sync + 'static) -> ReadError {
+    let text = cause.to_string();
+    if one_line(&text) == text && !text.starts_with(&format!("{location}: ")) {
+        ReadError::Repository { location: location.to_string(), source: Box::new(cause) }
+    } else {
+        repository_error(location, &text)
+    }
+}
+
 pub(crate) fn repository_error(location: &str, text: &str) -> ReadError {
     let text = one_line(text);
     let text = text.strip_prefix(&format!("{location}: ")).map_or(text.clone(), str::to_string);
@@ -175,7 +186,7 @@ async fn open_view(
     let version = VersionInfo::SnapshotId(id.clone());
     let assets = Arc::clone(repository.asset_manager());
     let snapshot = assets.fetch_snapshot(&id).await.map_err(|e| failed("reading", e.to_string()))?;
-    let summary = branch::summary(&repository, &version).await.map_err(|e| failed("reading", e))?;
+    let summary = branch::summary(&repository, &version).await.map_err(|e| failed("reading", e.to_string()))?;
     let sizes: HashMap<_, u64> = snapshot
         .manifest_files()
         .map(|file| file.map(|f| (f.id, f.size_bytes)))
@@ -216,7 +227,7 @@ async fn open_view(
                     })
                     .collect();
                 let array = ArrayNode { path: path.clone(), node: node.id, manifests, grid_shape, digests };
-                let chunks = ArrayChunks::new(repo, array, Arc::clone(&assets)).map_err(bad)?;
+                let chunks = ArrayChunks::new(repo, array, Arc::clone(&assets)).map_err(|e| bad(e.to_string()))?;
                 view.nodes.insert(path.clone(), metadata.to_text().into_bytes().into());
                 arrays.push(ArrayInfo::of_grid(&path, metadata.chunk_grid.num_chunks()));
                 view.arrays.insert(path, (*metadata, Arc::new(chunks)));
@@ -225,7 +236,8 @@ async fn open_view(
     }
     let info = match summary {
         Some(summary) => {
-            check_summary(&summary, &arrays).map_err(|e| failed("checking the nodes against the summary of", e))?;
+            check_summary(&summary, &arrays)
+                .map_err(|e| failed("checking the nodes against the summary of", e.to_string()))?;
             summary
         }
         None => {
@@ -236,21 +248,46 @@ async fn open_view(
     Ok((info, view))
 }
 
+/// Why a snapshot's nodes do not match its summary ([`check_summary`]).
+#[derive(Debug, thiserror::Error)]
+enum SummaryError {
+    /// An array the summary does not list.
+    #[error("array {array} is not in the snapshot's summary: the repository is damaged")]
+    NotInSummary {
+        /// The array.
+        array: String,
+    },
+    /// An array whose grid size differs from the summary's.
+    #[error("array {array} has {chunks} chunks in its zarr.json but {recorded} in the snapshot's summary: the repository is damaged")]
+    Chunks {
+        /// The array.
+        array: String,
+        /// Its chunks by its zarr.json.
+        chunks: u64,
+        /// Its chunks by the summary.
+        recorded: u64,
+    },
+    /// An array of the summary with no node.
+    #[error("array {array} of the snapshot's summary has no node: the repository is damaged")]
+    NoNode {
+        /// The array.
+        array: String,
+    },
+}
+
 /// Checks that the snapshot's arrays are those of its summary, each with the grid size recorded.
-fn check_summary(summary: &StoreInfo, arrays: &[ArrayInfo]) -> Result<(), String> {
+fn check_summary(summary: &StoreInfo, arrays: &[ArrayInfo]) -> Result<(), SummaryError> {
     for array in arrays {
         let Some(recorded) = summary.arrays.iter().find(|a| a.path == array.path) else {
-            return Err(format!("array {} is not in the snapshot's summary: the repository is damaged", array.path));
+            return Err(SummaryError::NotInSummary { array: array.path.clone() });
         };
         if recorded.chunks != array.chunks {
-            return Err(format!(
-                "array {} has {} chunks in its zarr.json but {} in the snapshot's summary: the repository is damaged",
-                array.path, array.chunks, recorded.chunks
-            ));
+            let (chunks, recorded) = (array.chunks, recorded.chunks);
+            return Err(SummaryError::Chunks { array: array.path.clone(), chunks, recorded });
         }
     }
     if let Some(missing) = summary.arrays.iter().find(|a| !arrays.iter().any(|b| b.path == a.path)) {
-        return Err(format!("array {} of the snapshot's summary has no node: the repository is damaged", missing.path));
+        return Err(SummaryError::NoNode { array: missing.path.clone() });
     }
     Ok(())
 }

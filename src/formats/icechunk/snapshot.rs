@@ -106,9 +106,11 @@ pub(super) async fn write_snapshot(
     });
 
     let (manifest_files, manifest_refs) = write_manifests(repository, &commit, &ids, &owned, repo).await?;
-    let log = log.await.map_err(|e| e.to_string()).and_then(|log| log);
+    let log = log.await.map_err(|e| e.to_string()).and_then(|log| log.map_err(|e| e.to_string()));
     if let Some(log) = log.map_err(failed("writing the transaction log"))? {
-        object::put_transaction_log(repository, &id, log).await.map_err(failed("writing the transaction log"))?;
+        object::put_transaction_log(repository, &id, log)
+            .await
+            .map_err(|e| failed("writing the transaction log")(e.to_string()))?;
     }
     let manifests = manifest_files.len() as u64;
 
@@ -167,12 +169,13 @@ async fn write_manifests(
                 let built =
                     manifests::build(&manifest, &ids[piece.array], array, piece, commit.sources, &owned[piece.array]);
                 let Some(built) = built.map_err(failed)? else { return Ok(None) };
-                let file = object::file(&built.bytes, Kind::Manifest, spec, level).map_err(failed)?;
+                let file =
+                    object::file(&built.bytes, Kind::Manifest, spec, level).map_err(|e| failed(e.to_string()))?;
                 Ok(Some((manifest, built.refs, built.extents, built.array, file)))
             })
             .collect::<Result<_, IcechunkError>>()?;
         let puts = built.into_iter().flatten().map(|(id, refs, extents, array, file)| async move {
-            let size = object::put_manifest(repository, &id, file).await?;
+            let size = object::put_manifest(repository, &id, file).await.map_err(|e| e.to_string())?;
             let info = ManifestFileInfo { id: id.clone(), size_bytes: size, num_chunk_refs: refs };
             Ok::<_, String>((info, array, ManifestRef { object_id: id, extents }))
         });
@@ -232,7 +235,7 @@ async fn stage_nodes(
         let mut payloads = BTreeMap::new();
         for (linear, entry) in array.chunks.iter().enumerate() {
             if let ChunkEntry::Owned { .. } = entry {
-                let coords = indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
+                let coords = indices(&grid.chunk_coords(linear as u64)).map_err(|e| failed(e.to_string()))?;
                 let payload = session.get_chunk_ref(&path, &coords).await.map_err(|e| failed(e.to_string()))?;
                 let payload =
                     payload.ok_or_else(|| failed(format!("chunk {linear}: the owned chunk was not stored")))?;

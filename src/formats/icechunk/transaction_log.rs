@@ -19,7 +19,7 @@ use icechunk::format::transaction_log::TransactionLog;
 use icechunk::format::{NodeId, SnapshotId};
 
 use super::manifests::Odometer;
-use super::object::{self, Kind};
+use super::object::{self, Kind, ObjectError};
 use crate::dataset::VirtualDataset;
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
@@ -84,18 +84,17 @@ impl Plan {
     /// compressed file but never the flatbuffer of every chunk index (28 bytes a chunk of a 2-d
     /// array). Builds with debug assertions lay it out in memory first and verify it as Icechunk's
     /// reader does.
-    pub(super) fn file(&self, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, String> {
+    pub(super) fn file(&self, spec: SpecVersionBin, level: i32) -> Result<Vec<u8>, ObjectError> {
         self.file_into(Vec::new(), spec, level)
     }
 
     /// [`Plan::file`] written into `out` (a local repository's file: then memory holds only the
     /// bitmaps).
-    pub(super) fn file_into<W: Write>(&self, out: W, spec: SpecVersionBin, level: i32) -> Result<W, String> {
+    pub(super) fn file_into<W: Write>(&self, out: W, spec: SpecVersionBin, level: i32) -> Result<W, ObjectError> {
         if cfg!(debug_assertions) {
             let mut bytes = Vec::new();
-            self.write(&mut bytes).map_err(|e| e.to_string())?;
-            TransactionLog::verify_buffer(&bytes)
-                .map_err(|e| format!("the transaction log built does not verify: {e}"))?;
+            self.write(&mut bytes).map_err(ObjectError::Write)?;
+            TransactionLog::verify_buffer(&bytes).map_err(|e| ObjectError::Verify(Box::new(e)))?;
             return object::write_file(out, Kind::TransactionLog, spec, level, bytes.len() as u64, |w| {
                 w.write_all(&bytes)
             });

@@ -154,15 +154,15 @@ async fn update_nodes(store: &Store, both: &Both<'_>, repo: &str) -> Result<(), 
         Some(g) => noted_group_json(&g.attributes, &g.attribute_encodings),
         None => group_json(&Attributes::new()),
     };
-    set_json(store, "", &root).await.map_err(|e| failed("/", e))?;
+    set_json(store, "", &root).await.map_err(|e| failed("/", e.to_string()))?;
     for group in both.new.groups.iter().filter(|g| !g.path.is_empty()) {
         let doc = noted_group_json(&group.attributes, &group.attribute_encodings);
-        set_json(store, &group.path, &doc).await.map_err(|e| failed(&group.path, e))?;
+        set_json(store, &group.path, &doc).await.map_err(|e| failed(&group.path, e.to_string()))?;
     }
     for array in &both.new.arrays {
         // Icechunk leaves a node whose `zarr.json` bytes are unchanged as it is.
         let doc = icechunk_array_json(array.metadata.to_json(), &array.metadata.chunk_grid);
-        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e))?;
+        set_json(store, &array.path, &doc).await.map_err(|e| failed(&array.path, e.to_string()))?;
         match both.old.array(&array.path) {
             Some(old) => update_chunks(store, old, array, both, repo).await?,
             None => write_new_array(store, array, both.new_sources, repo).await?,
@@ -188,7 +188,7 @@ async fn write_new_array(
             let location = sources.urls.get(source as usize).cloned();
             let location = location.ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
             let checksum = sources.checksums[source as usize].clone();
-            let coords = indices(&grid.chunk_coords(linear as u64)).map_err(failed)?;
+            let coords = indices(&grid.chunk_coords(linear as u64)).map_err(|e| failed(e.to_string()))?;
             refs.push((coords, VirtualChunkRef { location, offset, length, checksum }));
             if refs.len() == REFS_PER_CALL {
                 set_refs(store, &path, std::mem::take(&mut refs)).await.map_err(failed)?;
@@ -232,7 +232,10 @@ async fn update_chunks(
                 let location = both.new_sources.urls.get(source as usize).cloned();
                 let location = location.ok_or_else(|| failed(format!("chunk {linear}: no source {source}")))?;
                 let checksum = both.new_sources.checksums[source as usize].clone();
-                refs.push((indices(&coords).map_err(failed)?, VirtualChunkRef { location, offset, length, checksum }));
+                refs.push((
+                    indices(&coords).map_err(|e| failed(e.to_string()))?,
+                    VirtualChunkRef { location, offset, length, checksum },
+                ));
                 if refs.len() == REFS_PER_CALL {
                     set_refs(store, &path, std::mem::take(&mut refs)).await.map_err(failed)?;
                 }

@@ -139,10 +139,12 @@ pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Ope
     let header = |key: &str| doc.vzarr.as_ref().and_then(|v| v.get(key));
     let mut urls = Vec::new();
     for url in header("source_urls").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-        let url = templates.expand(url, &mut budget).map_err(|e| key_error(("vzarr/source_urls".into(), e)))?;
+        let url =
+            templates.expand(url, &mut budget).map_err(|e| key_error(("vzarr/source_urls".into(), e.to_string())))?;
         urls.push(url);
     }
-    let expanded: Vec<Result<String, String>> = doc.urls.iter().map(|u| templates.expand(u, &mut budget)).collect();
+    let expanded: Vec<Result<String, String>> =
+        doc.urls.iter().map(|u| templates.expand(u, &mut budget).map_err(|e| e.to_string())).collect();
     let sources = SourceRegistry::seeded(&urls, |url| SourceFile::new(self::location(url), 0, None));
     let (view, info) = build(doc, &sources, &expanded).map_err(key_error)?;
     Ok(Opened { info, sources, backend: Arc::new(view) })
@@ -268,8 +270,8 @@ impl Templates {
     /// # Errors
     /// Why not: a template the document does not define, a URL longer than [`MAX_URL_BYTES`], the
     /// document's URLs together past its budget.
-    fn expand(&self, url: &str, budget: &mut Budget) -> Result<String, String> {
-        let too_long = || format!("its URL expands to more than {MAX_URL_BYTES} bytes");
+    fn expand(&self, url: &str, budget: &mut Budget) -> Result<String, ExpandError> {
+        let too_long = || ExpandError::TooLong;
         let mut out = String::new();
         let mut rest = url;
         while let Some(start) = rest.find("{{") {
@@ -277,7 +279,7 @@ impl Templates {
             let name = &rest[start + 2..start + 2 + end];
             let text = self.0.get(name).ok_or_else(|| {
                 let shown: String = url.chars().take(200).collect();
-                format!("{shown}: names template {name:?}, which the document does not define")
+                ExpandError::Undefined { shown, name: name.to_string() }
             })?;
             if out.len() + start + text.len() > MAX_URL_BYTES {
                 return Err(too_long());
@@ -290,11 +292,28 @@ impl Templates {
             return Err(too_long());
         }
         out.push_str(rest);
-        budget.0 = budget.0.checked_sub(out.len()).ok_or_else(|| {
-            "the document's URLs expand to more bytes than twice its size allows (templates too long)".to_string()
-        })?;
+        budget.0 = budget.0.checked_sub(out.len()).ok_or(ExpandError::Budget)?;
         Ok(out)
     }
+}
+
+/// Why a URL's templates do not expand ([`Templates::expand`]).
+#[derive(Debug, thiserror::Error)]
+enum ExpandError {
+    /// A template the document does not define.
+    #[error("{shown}: names template {name:?}, which the document does not define")]
+    Undefined {
+        /// The URL (its first 200 characters).
+        shown: String,
+        /// The template's name.
+        name: String,
+    },
+    /// A URL longer than [`MAX_URL_BYTES`].
+    #[error("its URL expands to more than {} bytes", MAX_URL_BYTES)]
+    TooLong,
+    /// The document's URLs together past its budget.
+    #[error("the document's URLs expand to more bytes than twice its size allows (templates too long)")]
+    Budget,
 }
 
 /// The nodes and chunk tables of `doc`, whose references' URLs expand to `urls` (by index).
@@ -484,13 +503,13 @@ mod tests {
         let mut budget = Budget::new(0);
         assert_eq!(t.expand("{{u}}/a/{{v}}.nc", &mut budget).unwrap(), "s3://bucket/prefix/a/x.nc");
         assert_eq!(t.expand("plain/{{ no", &mut budget).unwrap(), "plain/{{ no");
-        assert!(t.expand("{{w}}/a", &mut budget).unwrap_err().contains("names template \"w\""));
+        assert!(t.expand("{{w}}/a", &mut budget).unwrap_err().to_string().contains("names template \"w\""));
         // The fault campaign's bomb: a 50 kB template named 100,000 times (it allocated 5 GB).
         let big = "b".repeat(50_000);
         let bomb = templates(serde_json::json!({ "a": big })).unwrap();
         let url = "{{a}}".repeat(100_000);
         let started = std::time::Instant::now();
-        assert!(bomb.expand(&url, &mut budget).unwrap_err().contains("expands to more than 65536 bytes"));
+        assert!(bomb.expand(&url, &mut budget).unwrap_err().to_string().contains("expands to more than 65536 bytes"));
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         // A template naming a template is refused, not expanded again.
         let (key, reason) = templates(serde_json::json!({"a": "{{b}}{{b}}", "b": "x"})).unwrap_err();
@@ -499,6 +518,6 @@ mod tests {
         // All URLs together are bounded by the document's size.
         let mut small = Budget(30);
         assert!(t.expand("{{u}}/1", &mut small).is_ok());
-        assert!(t.expand("{{u}}/2", &mut small).unwrap_err().contains("twice its size"));
+        assert!(t.expand("{{u}}/2", &mut small).unwrap_err().to_string().contains("twice its size"));
     }
 }

@@ -239,10 +239,10 @@ impl ChunkIndex for NativeIndex {
                 return Err(ReadError::SourceChanged { location: name, reason });
             }
             if let Some(binding) = &self.binding {
-                binding.check_owned(want.start, got).map_err(|reason| ReadError::Integrity {
+                binding.check_owned(want.start, got).map_err(|e| ReadError::Integrity {
                     location: store.location.clone(),
                     array: array.to_string(),
-                    reason,
+                    reason: e.to_string(),
                 })?;
             }
         }

@@ -85,7 +85,7 @@ pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Ope
         source: reason.into(),
     };
     let ZMetadata { metadata, record_size, header } =
-        parse_zmetadata(&bytes).map_err(|reason| bad(&zmetadata_path, "parsing it".into(), reason))?;
+        parse_zmetadata(&bytes).map_err(|reason| bad(&zmetadata_path, "parsing it".into(), reason.to_string()))?;
     let v3 = zarr_v2::to_v3(metadata.into_iter().collect(), &mut [])
         .map_err(|(key, reason)| bad(&zmetadata_path, format!("{key:?}"), reason))?;
     let urls: Vec<String> = header
@@ -136,14 +136,34 @@ struct ZMetadata {
     header: Map<String, Value>,
 }
 
+/// Why `.zmetadata` is refused ([`parse_zmetadata`]).
+#[derive(Debug, thiserror::Error)]
+enum ZMetadataError {
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// No `metadata` object.
+    #[error("no \"metadata\" object")]
+    NoMetadata,
+    /// No usable `record_size`.
+    #[error("no positive integer \"record_size\"")]
+    NoRecordSize,
+    /// A record size larger than vzarr reads.
+    #[error("record_size {record_size} is more than the {} rows per file vzarr reads", MAX_RECORD_SIZE)]
+    RecordSize {
+        /// The record size.
+        record_size: u64,
+    },
+}
+
 /// Parses `.zmetadata`.
-fn parse_zmetadata(bytes: &[u8]) -> Result<ZMetadata, String> {
-    let doc = crate::metadata::from_text(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let metadata = doc.get("metadata").and_then(Value::as_object).ok_or("no \"metadata\" object")?;
+fn parse_zmetadata(bytes: &[u8]) -> Result<ZMetadata, ZMetadataError> {
+    let doc = crate::metadata::from_text(bytes).map_err(ZMetadataError::NotJson)?;
+    let metadata = doc.get("metadata").and_then(Value::as_object).ok_or(ZMetadataError::NoMetadata)?;
     let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| n > 0);
-    let record_size = record_size.ok_or("no positive integer \"record_size\"")?;
+    let record_size = record_size.ok_or(ZMetadataError::NoRecordSize)?;
     if record_size > MAX_RECORD_SIZE {
-        return Err(format!("record_size {record_size} is more than the {MAX_RECORD_SIZE} rows per file vzarr reads"));
+        return Err(ZMetadataError::RecordSize { record_size });
     }
     let header = doc.get("vzarr").and_then(Value::as_object).cloned().unwrap_or_default();
     Ok(ZMetadata { metadata: metadata.clone(), record_size, header })
@@ -187,7 +207,7 @@ async fn array_table(
     for (record, decoded) in decoded {
         let first = (record * record_size) as usize;
         table.entries.resize(first, ChunkEntry::Missing);
-        decoded.append_to(&mut table, sources).map_err(|reason| (record_name(record), reason))?;
+        decoded.append_to(&mut table, sources).map_err(|reason| (record_name(record), reason.to_string()))?;
     }
     table.entries.resize(n as usize, ChunkEntry::Missing);
     Ok(table)
@@ -221,7 +241,7 @@ async fn decode_files(
                 .map(|(record, bytes)| {
                     let needed = (n - record * record_size).min(record_size) as usize;
                     let table = RecordTable::decode(bytes, record_size as usize, needed);
-                    table.map(|table| (record, table)).map_err(|reason| (record_name(record), reason))
+                    table.map(|table| (record, table)).map_err(|reason| (record_name(record), reason.to_string()))
                 })
                 .collect::<Result<Vec<_>, FileError>>()
         };
@@ -256,12 +276,36 @@ enum Rows {
     Sparse(Vec<(usize, ChunkEntry)>),
 }
 
+/// Why a record file's rows are not taken ([`RecordTable::decode`], [`RecordTable::append_to`]).
+#[derive(Debug, thiserror::Error)]
+enum RecordTableError {
+    /// Its rows do not read.
+    #[error(transparent)]
+    Rows(#[from] record_file::RowsError),
+    /// Fewer rows than the array's chunks in it.
+    #[error("{rows} rows, but .zmetadata gives the array {needed} chunks here")]
+    Short {
+        /// Rows in the file.
+        rows: usize,
+        /// Chunks it must hold.
+        needed: usize,
+    },
+    /// A path the store's source registry refuses.
+    #[error("path {url:?}: {why}")]
+    Path {
+        /// The path.
+        url: String,
+        /// Why.
+        why: String,
+    },
+}
+
 impl RecordTable {
     /// The first `needed` rows of the record file `bytes` (at most `max_rows` rows).
-    fn decode(bytes: Bytes, max_rows: usize, needed: usize) -> Result<Self, String> {
+    fn decode(bytes: Bytes, max_rows: usize, needed: usize) -> Result<Self, RecordTableError> {
         let mut rows = record_file::rows(bytes, max_rows, needed)?;
         if rows.entries.len() < needed {
-            return Err(format!("{} rows, but .zmetadata gives the array {needed} chunks here", rows.entries.len()));
+            return Err(RecordTableError::Short { rows: rows.entries.len(), needed });
         }
         rows.entries.truncate(needed);
         let present = rows.entries.iter().filter(|e| **e != ChunkEntry::Missing).count();
@@ -276,12 +320,14 @@ impl RecordTable {
 
     /// Appends the file's rows to `table`, its URLs numbered in `sources`, its inline chunks after
     /// the table's.
-    fn append_to(self, table: &mut ReferenceTable, sources: &SourceRegistry) -> Result<(), String> {
+    fn append_to(self, table: &mut ReferenceTable, sources: &SourceRegistry) -> Result<(), RecordTableError> {
         let record = |url: &str, _: Option<u32>, _: Option<&str>| SourceFile::new(url_location(url), 0, None);
         let ids: Vec<u32> = self
             .urls
             .iter()
-            .map(|url| sources.id_of(url, None, None, record).map_err(|why| format!("path {url:?}: {why}")))
+            .map(|url| {
+                sources.id_of(url, None, None, record).map_err(|why| RecordTableError::Path { url: url.clone(), why })
+            })
             .collect::<Result<_, _>>()?;
         let base = table.owned.len() as u64;
         table.owned.extend(self.inline);

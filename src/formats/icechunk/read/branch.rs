@@ -34,7 +34,105 @@ use crate::metadata::{group_encodings_from_json, group_from_json, ArrayMetadata}
 use crate::read::StoreInfo;
 use crate::source::{Location, RemoteOptions};
 
-use super::frames::Files;
+use super::frames::{Files, FrameError};
+
+/// A cause from Icechunk or object_store, kept as it came.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a branch's snapshot, nodes or chunks are refused as read, or its references checked
+/// (converted into [`IcechunkError::Repository`] with what was being read).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BranchError {
+    /// Icechunk, the object store or a URL parser failed.
+    #[error("{0}")]
+    Icechunk(#[source] BoxError),
+    /// A manifest's file does not match what the snapshot records of it.
+    #[error(transparent)]
+    Frames(#[from] FrameError),
+    /// vzarr's summary property does not parse.
+    #[error("its vzarr summary is damaged: {0}")]
+    Summary(#[source] serde_json::Error),
+    /// A reference past the end of its source.
+    #[error(
+        "array {array} chunk {coords:?}: bytes {offset}..{end} lie past the end of the {size}-byte source {location}"
+    )]
+    PastEnd {
+        /// The array.
+        array: String,
+        /// The chunk's grid coordinates.
+        coords: Vec<u64>,
+        /// The reference's first byte.
+        offset: u64,
+        /// The reference's end.
+        end: u64,
+        /// The source's size.
+        size: u64,
+        /// The source.
+        location: String,
+    },
+    /// An array the summary does not list.
+    #[error("array {array} is not in the snapshot's summary: the repository is damaged")]
+    NotInSummary {
+        /// The array.
+        array: String,
+    },
+    /// An array of the summary with no node.
+    #[error("array {array} of the snapshot's summary has no node: the repository is damaged")]
+    NoNode {
+        /// The array.
+        array: String,
+    },
+    /// Chunk counts that differ from the summary's.
+    #[error("array {array}: the manifests give {got} but the snapshot's summary records {expected}: the repository is damaged")]
+    Counts {
+        /// The array.
+        array: String,
+        /// What the manifests give.
+        got: String,
+        /// What the summary records.
+        expected: String,
+    },
+    /// References whose digest differs from the summary's.
+    #[error(
+        "array {array}: its chunk references differ from those the snapshot's summary records (a manifest or chunk \
+         is damaged): the repository is damaged"
+    )]
+    Digest {
+        /// The array.
+        array: String,
+    },
+    /// A chunk outside the array's grid.
+    #[error("chunk {coord:?} outside the grid {grid:?}")]
+    OutsideGrid {
+        /// The chunk's coordinates.
+        coord: Vec<u32>,
+        /// The grid's shape.
+        grid: Vec<u64>,
+    },
+    /// A store-owned chunk that could not be read or held.
+    #[error("{key}: {source}")]
+    Owned {
+        /// The chunk's key.
+        key: String,
+        /// Icechunk's or the owned bytes' error.
+        source: BoxError,
+    },
+    /// A grid of more chunks than 64 bits count.
+    #[error("the grid has too many chunks")]
+    TooManyChunks,
+    /// A grid far larger than its stored chunks.
+    #[error("{chunks} chunks in the grid but only {stored} stored: too sparse to open")]
+    TooSparse {
+        /// Chunks in the grid.
+        chunks: u64,
+        /// Chunks stored.
+        stored: usize,
+    },
+}
+
+fn boxed(e: impl std::error::Error + Send + Sync + 'static) -> BranchError {
+    BranchError::Icechunk(Box::new(e))
+}
 
 /// A grid may have at most this many times more chunks than the manifests list (plus 2^20):
 /// the dense chunk table is never sized by a shape alone.
@@ -92,30 +190,31 @@ pub async fn read_icechunk(repo: &str, branch: &str, remote: &RemoteOptions) -> 
         files.push(fingerprint(location, *seconds, remote).await?);
     }
     dataset.sources = table(files);
-    check_references(&dataset).map_err(|reason| IcechunkError::Repository {
+    check_references(&dataset).map_err(|e| IcechunkError::Repository {
         repo: repo.to_string(),
         what: "checking the references against their sources".into(),
-        reason,
+        reason: e.to_string(),
     })?;
     Ok(dataset)
 }
 
 /// Refuses a reference that does not lie inside its source as fingerprinted now: a damaged
 /// manifest, or a source truncated since the repository was written.
-fn check_references(dataset: &VirtualDataset) -> Result<(), String> {
+fn check_references(dataset: &VirtualDataset) -> Result<(), BranchError> {
     for array in &dataset.arrays {
         for (linear, entry) in array.chunks.iter().enumerate() {
             let ChunkEntry::Source { source, offset, length } = entry else { continue };
             let Some(file) = dataset.sources.get(source) else { continue };
             if offset.checked_add(length).is_none_or(|end| end > file.size) {
                 let coords = array.metadata.chunk_grid.chunk_coords(linear as u64);
-                return Err(format!(
-                    "array {} chunk {coords:?}: bytes {offset}..{} lie past the end of the {}-byte source {}",
-                    array.path,
-                    offset.saturating_add(length),
-                    file.size,
-                    file.location
-                ));
+                return Err(BranchError::PastEnd {
+                    array: array.path.clone(),
+                    coords,
+                    offset,
+                    end: offset.saturating_add(length),
+                    size: file.size,
+                    location: file.location.to_string(),
+                });
             }
         }
     }
@@ -191,8 +290,8 @@ pub(crate) async fn open_branch(
     let failed =
         |what: &str, e: String| IcechunkError::Repository { repo: repo.to_string(), what: what.into(), reason: e };
     let storage = storage(repo, remote).await?;
-    let files = Files::new(storage.as_ref()).await.map_err(|e| failed("opening", e))?;
-    files.check_repo_info().await.map_err(|e| failed("opening", e))?;
+    let files = Files::new(storage.as_ref()).await.map_err(|e| failed("opening", e.to_string()))?;
+    files.check_repo_info().await.map_err(|e| failed("opening", e.to_string()))?;
     let repository = Repository::open(std::sync::Arc::clone(&storage))
         .config(read_config())
         .execute()
@@ -200,7 +299,10 @@ pub(crate) async fn open_branch(
         .map_err(|e| failed("opening", e.to_string()))?;
     match repository.lookup_branch(branch).await {
         Ok(snapshot) => {
-            files.check_snapshot(&snapshot.to_string()).await.map_err(|e| failed("opening the branch", e))?;
+            files
+                .check_snapshot(&snapshot.to_string())
+                .await
+                .map_err(|e| failed("opening the branch", e.to_string()))?;
             Ok((repository, snapshot))
         }
         Err(e) => {
@@ -269,8 +371,8 @@ async fn read_version(
         what: format!("{what} {snapshot}"),
         reason: damaged(&e),
     };
-    let summary = summary(repository, version).await.map_err(|e| failed("reading", e))?;
-    check_manifest_files(repository, version).await.map_err(|e| failed("reading", e))?;
+    let summary = summary(repository, version).await.map_err(|e| failed("reading", e.to_string()))?;
+    check_manifest_files(repository, version).await.map_err(|e| failed("reading", e.to_string()))?;
     let session = repository.readonly_session(version).await.map_err(|e| failed("opening", e.to_string()))?;
     let nodes: Vec<_> = session
         .list_nodes(&IcPath::root())
@@ -297,9 +399,9 @@ async fn read_version(
             ParsedNode::Array(metadata) => {
                 let chunks = {
                     let session = session.read().await;
-                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources, budget)
-                        .await
-                        .map_err(|e| bad(format!("reading its chunks (manifests of {snapshot}): {}", damaged(&e))))?
+                    chunk_table(&session, &store, &node.path, &path, &metadata, &mut sources, budget).await.map_err(
+                        |e| bad(format!("reading its chunks (manifests of {snapshot}): {}", damaged(&e.to_string()))),
+                    )?
                 };
                 dataset.arrays.push(VirtualArray {
                     path,
@@ -316,7 +418,8 @@ async fn read_version(
     let recorded = sources.locations.iter().zip(&sources.checksums).map(|(url, seconds)| recorded(url, *seconds));
     dataset.sources = table(recorded.collect());
     if let Some(info) = summary {
-        check_summary(&dataset, &info, &sources.locations).map_err(|e| failed("checking the manifests against", e))?;
+        check_summary(&dataset, &info, &sources.locations)
+            .map_err(|e| failed("checking the manifests against", e.to_string()))?;
         apply_summary(&mut dataset, info);
     }
     Ok(StoredBranch { dataset, snapshot: String::new(), urls: sources.locations, checksums: sources.checksums })
@@ -379,22 +482,22 @@ pub(crate) fn recorded(url: &str, seconds: Option<u32>) -> SourceFile {
 /// The vzarr summary of the branch's snapshot, when vzarr wrote it: read from the repository's
 /// list of snapshots (not from the snapshot file itself, whose damage it helps detect; Icechunk's
 /// decoder of a damaged snapshot's properties can allocate without bound).
-pub(crate) async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Option<StoreInfo>, String> {
-    let ancestry = repository.ancestry(version).await.map_err(|e| e.to_string())?;
+pub(crate) async fn summary(repository: &Repository, version: &VersionInfo) -> Result<Option<StoreInfo>, BranchError> {
+    let ancestry = repository.ancestry(version).await.map_err(boxed)?;
     let mut ancestry = std::pin::pin!(ancestry);
     let Some(first) = ancestry.next().await else { return Ok(None) };
-    let info = first.map_err(|e| e.to_string())?;
+    let info = first.map_err(boxed)?;
     info.metadata.get(SUMMARY_PROPERTY).map(parse_summary).transpose()
 }
 
 /// vzarr's summary from its snapshot property: one JSON string in the repositories vzarr writes now,
 /// a tree of JSON values in older ones.
-fn parse_summary(value: &serde_json::Value) -> Result<StoreInfo, String> {
+fn parse_summary(value: &serde_json::Value) -> Result<StoreInfo, BranchError> {
     let summary = match value {
         serde_json::Value::String(text) => serde_json::from_str(text),
         tree => StoreInfo::deserialize(tree),
     };
-    summary.map_err(|e| format!("its vzarr summary is damaged: {e}"))
+    summary.map_err(BranchError::Summary)
 }
 
 /// Icechunk's terse messages for a file that does not decode, said in words a user can act on.
@@ -412,15 +515,15 @@ pub(crate) fn damaged(reason: &str) -> String {
 /// Refuses a snapshot whose manifests do not match their files (the size it records against the
 /// object's, each frame's declared size: `frames`), before Icechunk sizes requests and buffers by
 /// those numbers.
-pub(crate) async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), String> {
+pub(crate) async fn check_manifest_files(repository: &Repository, version: &VersionInfo) -> Result<(), BranchError> {
     let VersionInfo::SnapshotId(id) = version else { return Ok(()) };
-    let snapshot = repository.asset_manager().fetch_snapshot(id).await.map_err(|e| e.to_string())?;
+    let snapshot = repository.asset_manager().fetch_snapshot(id).await.map_err(boxed)?;
     let mut manifests = Vec::new();
     for file in snapshot.manifest_files() {
-        let file = file.map_err(|e| e.to_string())?;
+        let file = file.map_err(boxed)?;
         manifests.push((file.id.to_string(), file.size_bytes));
     }
-    Files::of(repository.asset_manager()).check_manifests(&manifests).await
+    Ok(Files::of(repository.asset_manager()).check_manifests(&manifests).await?)
 }
 
 /// Checks the arrays read from the manifests against the summary vzarr recorded with the snapshot:
@@ -429,18 +532,15 @@ pub(crate) async fn check_manifest_files(repository: &Repository, version: &Vers
 /// (`urls`: each source id's virtual chunk URL). A snapshot or manifest damaged so that chunks fall
 /// out of a manifest's extents or out of the node list would otherwise read as fill values, and a
 /// damaged reference as other bytes.
-fn check_summary(dataset: &VirtualDataset, info: &StoreInfo, urls: &[String]) -> Result<(), String> {
+fn check_summary(dataset: &VirtualDataset, info: &StoreInfo, urls: &[String]) -> Result<(), BranchError> {
     for array in &dataset.arrays {
         if !info.arrays.iter().any(|a| a.path == array.path) {
-            return Err(format!("array {} is not in the snapshot's summary: the repository is damaged", array.path));
+            return Err(BranchError::NotInSummary { array: array.path.clone() });
         }
     }
     for recorded in &info.arrays {
         let Some(array) = dataset.array(&recorded.path) else {
-            return Err(format!(
-                "array {} of the snapshot's summary has no node: the repository is damaged",
-                recorded.path
-            ));
+            return Err(BranchError::NoNode { array: recorded.path.clone() });
         };
         let (found, want) = (array.chunks.stats(), &recorded.stats);
         let counts = |chunks: u64, s: &crate::dataset::ChunkStats| (chunks, s.referenced, s.owned, s.missing);
@@ -449,21 +549,13 @@ fn check_summary(dataset: &VirtualDataset, info: &StoreInfo, urls: &[String]) ->
             let describe = |(n, r, o, m): (u64, u64, u64, u64)| {
                 format!("{n} chunks ({r} referenced, {o} store-owned, {m} missing)")
             };
-            return Err(format!(
-                "array {}: the manifests give {} but the snapshot's summary records {}: the repository is damaged",
-                array.path,
-                describe(got),
-                describe(expected)
-            ));
+            let (got, expected) = (describe(got), describe(expected));
+            return Err(BranchError::Counts { array: array.path.clone(), got, expected });
         }
         if let Some(recorded_digest) = &recorded.references_digest {
             let digest = references_digest(array, |id| urls.get(id as usize).map(String::as_str));
             if digest.as_ref() != Some(recorded_digest) {
-                return Err(format!(
-                    "array {}: its chunk references differ from those the snapshot's summary records (a manifest \
-                     or chunk is damaged): the repository is damaged",
-                    array.path
-                ));
+                return Err(BranchError::Digest { array: array.path.clone() });
             }
         }
     }
@@ -491,17 +583,17 @@ async fn chunk_table(
     metadata: &ArrayMetadata,
     sources: &mut SourceIds,
     budget: &OwnedBytesBudget,
-) -> Result<ChunkTable, String> {
+) -> Result<ChunkTable, BranchError> {
     let grid = &metadata.chunk_grid;
     let grid_shape = grid.grid_shape();
     let mut listed: Vec<(u64, ChunkEntry)> = Vec::new();
     let mut owned = crate::dataset::OwnedBytes::with_budget(budget);
     let mut chunks = std::pin::pin!(session.array_chunk_iterator(node).await);
     while let Some(info) = chunks.next().await {
-        let info = info.map_err(|e| e.to_string())?;
+        let info = info.map_err(boxed)?;
         let coord = &info.coord.0;
         if coord.len() != grid_shape.len() || coord.iter().zip(&grid_shape).any(|(&c, &n)| u64::from(c) >= n) {
-            return Err(format!("chunk {coord:?} outside the grid {grid_shape:?}"));
+            return Err(BranchError::OutsideGrid { coord: coord.clone(), grid: grid_shape.clone() });
         }
         // Row-major, as `ChunkGrid::linear_index`, without a vector per reference.
         let linear = coord.iter().zip(&grid_shape).fold(0u64, |acc, (&c, &n)| acc * n + u64::from(c));
@@ -513,17 +605,18 @@ async fn chunk_table(
             _ => {
                 let coords: Vec<u64> = coord.iter().map(|&c| u64::from(c)).collect();
                 let key = chunk_key(path, &coords);
-                let bytes = store.get(&key, &ByteRange::ALL).await.map_err(|e| format!("{key}: {e}"))?;
-                let offset = owned.push(&bytes).map_err(|e| format!("{key}: {e}"))?;
+                let owned_error = |source: BoxError| BranchError::Owned { key: key.clone(), source };
+                let bytes = store.get(&key, &ByteRange::ALL).await.map_err(|e| owned_error(Box::new(e)))?;
+                let offset = owned.push(&bytes).map_err(|e| owned_error(Box::new(e)))?;
                 ChunkEntry::Owned { offset, length: bytes.len() as u64 }
             }
         };
         listed.push((linear, entry));
     }
-    let n = grid.checked_num_chunks().ok_or("the grid has too many chunks")?;
+    let n = grid.checked_num_chunks().ok_or(BranchError::TooManyChunks)?;
     let most = (listed.len() as u64).saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
     if n > most {
-        return Err(format!("{n} chunks in the grid but only {} stored: too sparse to open", listed.len()));
+        return Err(BranchError::TooSparse { chunks: n, stored: listed.len() });
     }
     let mut table = ChunkTable::missing(n as usize);
     table.owned = owned;
@@ -548,7 +641,7 @@ pub(crate) async fn fingerprint(
             .ok_or_else(|| bad("not a local file path".into()))?;
         crate::source::fingerprint(&path).map_err(|e| bad(e.to_string()))?
     } else if Location::parse(url).is_url() {
-        remote_fingerprint(url, remote).await.map_err(bad)?
+        remote_fingerprint(url, remote).await.map_err(|e| bad(e.to_string()))?
     } else {
         return Err(bad("not a URL".into()));
     };
@@ -560,11 +653,11 @@ pub(crate) async fn fingerprint(
     Ok(file)
 }
 
-async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceFile, String> {
+async fn remote_fingerprint(url: &str, remote: &RemoteOptions) -> Result<SourceFile, BranchError> {
     use object_store::ObjectStoreExt;
-    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
-    let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(|e| e.to_string())?;
-    let meta = store.head(&path).await.map_err(|e| e.to_string())?;
+    let parsed = url::Url::parse(url).map_err(boxed)?;
+    let (store, path) = crate::source::store_for_url(&parsed, remote).map_err(boxed)?;
+    let meta = store.head(&path).await.map_err(boxed)?;
     Ok(SourceFile::new(url, meta.size, meta.last_modified.timestamp_nanos_opt()))
 }
 
@@ -596,6 +689,6 @@ mod tests {
         let tree = serde_json::to_value(info()).unwrap();
         assert_eq!(parse_summary(&tree).unwrap(), info());
         let damaged = serde_json::Value::String("{\"format\":".into());
-        assert!(parse_summary(&damaged).unwrap_err().starts_with("its vzarr summary is damaged"));
+        assert!(parse_summary(&damaged).unwrap_err().to_string().starts_with("its vzarr summary is damaged"));
     }
 }

@@ -24,6 +24,157 @@ use icechunk::format::manifest::{ChunkPayload, ChunkRef, Manifest, ManifestExten
 use icechunk::format::{ChunkId, ManifestId, NodeId};
 
 use crate::manifest::{ChunkEntry, SourceFile};
+
+use super::branch::damaged;
+use super::frames::FrameError;
+
+/// A cause from Icechunk, kept as it came.
+type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why an array's chunk references (or a store-owned chunk) cannot be had: each names the array.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChunksError {
+    /// A grid of more chunks than 64 bits count.
+    #[error("array {array}: its grid has too many chunks")]
+    TooManyChunks {
+        /// The array.
+        array: String,
+    },
+    /// Block digests that do not fit the grid.
+    #[error(
+        "array {array}: the snapshot's summary records {digests} digests of {per_block} chunks for {chunks} chunks: \
+         the repository is damaged"
+    )]
+    Digests {
+        /// The array.
+        array: String,
+        /// Digests recorded.
+        digests: usize,
+        /// Chunks per digest.
+        per_block: u64,
+        /// Chunks in the grid.
+        chunks: u64,
+    },
+    /// An owned slot no reference gave.
+    #[error("array {array}: no store-owned chunk {slot}")]
+    NoOwned {
+        /// The array.
+        array: String,
+        /// The slot.
+        slot: u64,
+    },
+    /// A chunk object that could not be fetched.
+    #[error("array {array}: chunk object {chunk}: {}", damaged(&.cause.to_string()))]
+    FetchObject {
+        /// The array.
+        array: String,
+        /// The chunk object's id.
+        chunk: String,
+        /// Icechunk's error (not the error's source: the message says it in other words, which a
+        /// printed chain of causes would repeat).
+        cause: BoxError,
+    },
+    /// A chunk object of another length than its reference.
+    #[error(
+        "array {array}: chunk object {chunk} holds {len} bytes, its reference {length}: the repository is damaged"
+    )]
+    ObjectLength {
+        /// The array.
+        array: String,
+        /// The chunk object's id.
+        chunk: String,
+        /// Bytes it holds.
+        len: usize,
+        /// Bytes its reference gives.
+        length: u64,
+    },
+    /// A manifest that could not be fetched.
+    #[error("array {array}: manifest {manifest}: {}", damaged(&.cause.to_string()))]
+    FetchManifest {
+        /// The array.
+        array: String,
+        /// The manifest's id.
+        manifest: String,
+        /// Icechunk's error (not the source, as for [`ChunksError::FetchObject`]).
+        cause: BoxError,
+    },
+    /// A manifest whose file does not match the snapshot's record of it.
+    #[error("array {array}: manifest {manifest}: {}", damaged(&.cause.to_string()))]
+    ManifestFile {
+        /// The array.
+        array: String,
+        /// The manifest's id.
+        manifest: String,
+        /// Why its file is refused (not the source, as for [`ChunksError::FetchObject`]).
+        cause: Box<FrameError>,
+    },
+    /// A manifest whose references are refused.
+    #[error("array {array}: manifest {manifest}: {source}: the repository is damaged")]
+    Manifest {
+        /// The array.
+        array: String,
+        /// The manifest's id.
+        manifest: String,
+        /// What is wrong with a reference.
+        source: ReferenceError,
+    },
+    /// A lock poisoned by a panic.
+    #[error("a lock was poisoned")]
+    Poisoned,
+    /// A block whose digest differs from the summary's.
+    #[error(
+        "array {array} chunks {start}..{end}: the references differ from those the snapshot's summary records (a \
+         manifest or chunk is damaged): the repository is damaged"
+    )]
+    Digest {
+        /// The array.
+        array: String,
+        /// The block's first linear chunk index.
+        start: u64,
+        /// The block's end.
+        end: u64,
+    },
+}
+
+/// What is wrong with a manifest's reference to a chunk of the array.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReferenceError {
+    /// A chunk index of another rank than the grid.
+    #[error("a chunk index of {rank} dimensions for a grid of {grid}")]
+    Rank {
+        /// The index's rank.
+        rank: usize,
+        /// The grid's.
+        grid: usize,
+    },
+    /// A chunk index outside the grid.
+    #[error("a chunk index {index} outside the grid {grid:?}")]
+    Outside {
+        /// The coordinate outside.
+        index: u32,
+        /// The grid's shape.
+        grid: Vec<u64>,
+    },
+    /// A reference with no payload.
+    #[error("a chunk reference has no payload")]
+    NoPayload,
+    /// A reference of a kind vzarr does not know.
+    #[error("a chunk reference of an unknown kind")]
+    UnknownKind,
+    /// Two references to one chunk.
+    #[error("chunk {linear} is referenced twice")]
+    Twice {
+        /// The chunk's linear index.
+        linear: u64,
+    },
+    /// A source the store's registry refuses.
+    #[error("{0}")]
+    Source(String),
+    /// Icechunk's reference iterator failed (its error kept, not made the source: its own causes
+    /// are not part of the message, and a printed chain of causes would add them).
+    #[error("{0}")]
+    Icechunk(BoxError),
+}
 use crate::read::sources::SourceRegistry;
 
 /// Chunks per block of an array whose snapshot records no block digests.
@@ -87,22 +238,18 @@ impl ArrayChunks {
     ///
     /// # Errors
     /// When the grid has more chunks than 64 bits count, or the recorded digests do not fit it.
-    pub(crate) fn new(repo: &str, node: ArrayNode, assets: Arc<AssetManager>) -> Result<Self, String> {
+    pub(crate) fn new(repo: &str, node: ArrayNode, assets: Arc<AssetManager>) -> Result<Self, ChunksError> {
         let num_chunks = node
             .grid_shape
             .iter()
             .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-            .ok_or_else(|| format!("array {}: its grid has too many chunks", node.path))?;
+            .ok_or_else(|| ChunksError::TooManyChunks { array: node.path.clone() })?;
         let (per_block, digests) = match node.digests {
             Some((per_block, digests)) => {
                 let blocks = num_chunks.div_ceil(per_block.max(1));
                 if per_block == 0 || per_block > MAX_BLOCK_CHUNKS || blocks != digests.len() as u64 {
-                    return Err(format!(
-                        "array {}: the snapshot's summary records {} digests of {per_block} chunks for {num_chunks} \
-                         chunks: the repository is damaged",
-                        node.path,
-                        digests.len()
-                    ));
+                    let (array, digests) = (node.path.clone(), digests.len());
+                    return Err(ChunksError::Digests { array, digests, per_block, chunks: num_chunks });
                 }
                 (per_block, Some(digests))
             }
@@ -128,7 +275,11 @@ impl ArrayChunks {
     ///
     /// # Errors
     /// When a manifest cannot be fetched or is damaged (one line naming the array and manifest).
-    pub(crate) async fn entries(&self, range: Range<u64>, sources: &SourceRegistry) -> Result<Vec<ChunkEntry>, String> {
+    pub(crate) async fn entries(
+        &self,
+        range: Range<u64>,
+        sources: &SourceRegistry,
+    ) -> Result<Vec<ChunkEntry>, ChunksError> {
         let end = range.end.min(self.num_chunks);
         let mut out = Vec::with_capacity(end.saturating_sub(range.start).min(self.per_block) as usize);
         let mut linear = range.start;
@@ -147,7 +298,11 @@ impl ArrayChunks {
     ///
     /// # Errors
     /// As [`ArrayChunks::entries`].
-    pub(crate) async fn entries_at(&self, linear: &[u64], sources: &SourceRegistry) -> Result<Vec<ChunkEntry>, String> {
+    pub(crate) async fn entries_at(
+        &self,
+        linear: &[u64],
+        sources: &SourceRegistry,
+    ) -> Result<Vec<ChunkEntry>, ChunksError> {
         let mut out = Vec::with_capacity(linear.len());
         let mut current: Option<(u64, Arc<Vec<ChunkEntry>>)> = None;
         for &l in linear {
@@ -173,34 +328,29 @@ impl ArrayChunks {
     ///
     /// # Errors
     /// When the slot is unknown or the chunk object cannot be fetched.
-    pub(crate) async fn owned_bytes(&self, slot: u64) -> Result<Bytes, String> {
+    pub(crate) async fn owned_bytes(&self, slot: u64) -> Result<Bytes, ChunksError> {
         let owned = self.owned.lock().unwrap_or_else(|e| e.into_inner()).get(slot as usize).cloned();
         match owned {
             Some(Owned::Bytes(bytes)) => Ok(bytes),
             Some(Owned::Object(chunk)) => self.fetch_object(&chunk).await,
-            None => Err(format!("array {}: no store-owned chunk {slot}", self.path)),
+            None => Err(ChunksError::NoOwned { array: self.path.clone(), slot }),
         }
     }
 
-    async fn fetch_object(&self, chunk: &ChunkRef) -> Result<Bytes, String> {
+    async fn fetch_object(&self, chunk: &ChunkRef) -> Result<Bytes, ChunksError> {
         let range = chunk.offset..chunk.offset.saturating_add(chunk.length);
         let bytes = self.assets.fetch_chunk(&self.path, &[], &chunk.id, &range).await.map_err(|e| {
-            format!("array {}: chunk object {}: {}", self.path, chunk.id, super::branch::damaged(&e.to_string()))
+            ChunksError::FetchObject { array: self.path.clone(), chunk: chunk.id.to_string(), cause: Box::new(e) }
         })?;
         if bytes.len() as u64 != chunk.length {
-            return Err(format!(
-                "array {}: chunk object {} holds {} bytes, its reference {}: the repository is damaged",
-                self.path,
-                chunk.id,
-                bytes.len(),
-                chunk.length
-            ));
+            let (array, chunk_id) = (self.path.clone(), chunk.id.to_string());
+            return Err(ChunksError::ObjectLength { array, chunk: chunk_id, len: bytes.len(), length: chunk.length });
         }
         Ok(bytes)
     }
 
     /// Block `block`'s entries, loaded (and checked) unless kept from an earlier lookup.
-    async fn block(&self, block: u64, sources: &SourceRegistry) -> Result<Arc<Vec<ChunkEntry>>, String> {
+    async fn block(&self, block: u64, sources: &SourceRegistry) -> Result<Arc<Vec<ChunkEntry>>, ChunksError> {
         let mut cache = self.blocks.lock().await;
         if let Some((_, entries)) = cache.iter().find(|(b, _)| *b == block) {
             return Ok(entries.clone());
@@ -213,7 +363,7 @@ impl ArrayChunks {
         Ok(entries)
     }
 
-    async fn load(&self, block: u64, sources: &SourceRegistry) -> Result<Vec<ChunkEntry>, String> {
+    async fn load(&self, block: u64, sources: &SourceRegistry) -> Result<Vec<ChunkEntry>, ChunksError> {
         let start = block * self.per_block;
         let end = start.saturating_add(self.per_block).min(self.num_chunks);
         let mut loaded = Loaded::new(start..end);
@@ -225,10 +375,17 @@ impl ArrayChunks {
             }
             self.check_manifest(span).await?;
             let manifest = self.assets.fetch_manifest(&self.path, &span.id, span.size).await.map_err(|e| {
-                format!("array {}: manifest {}: {}", self.path, span.id, super::branch::damaged(&e.to_string()))
+                ChunksError::FetchManifest {
+                    array: self.path.clone(),
+                    manifest: span.id.to_string(),
+                    cause: Box::new(e),
+                }
             })?;
-            self.read_manifest(&manifest, &mut loaded, sources)
-                .map_err(|e| format!("array {}: manifest {}: {e}: the repository is damaged", self.path, span.id))?;
+            self.read_manifest(&manifest, &mut loaded, sources).map_err(|source| ChunksError::Manifest {
+                array: self.path.clone(),
+                manifest: span.id.to_string(),
+                source,
+            })?;
         }
         if let Some(digests) = &self.digests {
             self.check_digest(&loaded, &digests[block as usize]).await?;
@@ -238,16 +395,15 @@ impl ArrayChunks {
 
     /// Checks the file of the manifest `span` names before its first fetch: Icechunk sizes its
     /// request and buffer by the recorded size and its decode buffer by what the frame declares.
-    async fn check_manifest(&self, span: &ManifestSpan) -> Result<(), String> {
+    async fn check_manifest(&self, span: &ManifestSpan) -> Result<(), ChunksError> {
         let id = span.id.to_string();
-        if self.checked.lock().map_err(|_| "a lock was poisoned".to_string())?.contains(&id) {
+        if self.checked.lock().map_err(|_| ChunksError::Poisoned)?.contains(&id) {
             return Ok(());
         }
-        super::frames::Files::of(&self.assets)
-            .check_manifest(&id, span.size)
-            .await
-            .map_err(|e| format!("array {}: manifest {id}: {}", self.path, super::branch::damaged(&e)))?;
-        self.checked.lock().map_err(|_| "a lock was poisoned".to_string())?.insert(id);
+        super::frames::Files::of(&self.assets).check_manifest(&id, span.size).await.map_err(|source| {
+            ChunksError::ManifestFile { array: self.path.clone(), manifest: id.clone(), cause: Box::new(source) }
+        })?;
+        self.checked.lock().map_err(|_| ChunksError::Poisoned)?.insert(id);
         Ok(())
     }
 
@@ -264,7 +420,7 @@ impl ArrayChunks {
         manifest: &Arc<Manifest>,
         loaded: &mut Loaded,
         sources: &SourceRegistry,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReferenceError> {
         // A manifest flagged as compressed but without a location dictionary (vzarr's own, whose
         // flatbuffer takes the schema's default flag) holds plain locations: read directly, not
         // through Icechunk's iterator (a `String` and a registry lookup per reference: most of the
@@ -296,7 +452,9 @@ impl ArrayChunks {
                         Some(&id) => id,
                         None => {
                             let seconds = Some(chunk.checksum_last_modified()).filter(|&s| s > 0);
-                            let id = sources.id_of(url, seconds, chunk.checksum_etag(), record)?;
+                            let id = sources
+                                .id_of(url, seconds, chunk.checksum_etag(), record)
+                                .map_err(ReferenceError::Source)?;
                             ids.insert(url, id);
                             loaded.urls.entry(id).or_insert_with(|| url.to_string());
                             id
@@ -310,7 +468,7 @@ impl ArrayChunks {
                 let length = bytes.len() as u64;
                 self.owned_entry(Owned::Bytes(bytes), length, loaded)
             } else {
-                return Err("a chunk reference has no payload".into());
+                return Err(ReferenceError::NoPayload);
             };
             loaded.set(linear, entry)?;
         }
@@ -324,12 +482,13 @@ impl ArrayChunks {
         manifest: &Arc<Manifest>,
         loaded: &mut Loaded,
         sources: &SourceRegistry,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReferenceError> {
         if !manifest.arrays().any(|id| id == self.node) {
             return Ok(());
         }
-        for item in Arc::clone(manifest).iter(self.node.clone()).map_err(|e| e.to_string())? {
-            let (coords, payload) = item.map_err(|e| e.to_string())?;
+        let icechunk = |e: icechunk::format::IcechunkFormatError| ReferenceError::Icechunk(Box::new(e));
+        for item in Arc::clone(manifest).iter(self.node.clone()).map_err(icechunk)? {
+            let (coords, payload) = item.map_err(icechunk)?;
             let Some(linear) = loaded.slot_of(coords.0.iter().copied(), &self.grid_shape)? else { continue };
             let entry = match payload {
                 ChunkPayload::Virtual(r) => {
@@ -338,7 +497,7 @@ impl ArrayChunks {
                         Some(icechunk::format::manifest::Checksum::ETag(e)) => (None, Some(e.0.as_str())),
                         None => (None, None),
                     };
-                    let id = sources.id_of(r.location.url(), seconds, etag, record)?;
+                    let id = sources.id_of(r.location.url(), seconds, etag, record).map_err(ReferenceError::Source)?;
                     loaded.urls.entry(id).or_insert_with(|| r.location.url().to_string());
                     ChunkEntry::Source { source: id, offset: r.offset, length: r.length }
                 }
@@ -350,7 +509,7 @@ impl ArrayChunks {
                     let length = chunk.length;
                     self.owned_entry(Owned::Object(chunk), length, loaded)
                 }
-                _ => return Err("a chunk reference of an unknown kind".into()),
+                _ => return Err(ReferenceError::UnknownKind),
             };
             loaded.set(linear, entry)?;
         }
@@ -366,7 +525,7 @@ impl ArrayChunks {
     }
 
     /// Compares the loaded block's digest with the recorded one.
-    async fn check_digest(&self, loaded: &Loaded, recorded: &str) -> Result<(), String> {
+    async fn check_digest(&self, loaded: &Loaded, recorded: &str) -> Result<(), ChunksError> {
         let mut bytes: HashMap<u64, Bytes> = HashMap::with_capacity(loaded.owned.len());
         for &slot in &loaded.owned {
             bytes.insert(slot, self.owned_bytes(slot).await?);
@@ -376,11 +535,8 @@ impl ArrayChunks {
         let owned = |slot: u64, _| bytes.get(&slot).map(|b| std::borrow::Cow::Borrowed(b.as_ref()));
         let digest = crate::formats::chunks_digest(entries, url, owned);
         if digest.as_deref() != Some(recorded) {
-            return Err(format!(
-                "array {} chunks {}..{}: the references differ from those the snapshot's summary records (a manifest \
-                 or chunk is damaged): the repository is damaged",
-                self.path, loaded.range.start, loaded.range.end
-            ));
+            let (start, end) = (loaded.range.start, loaded.range.end);
+            return Err(ChunksError::Digest { array: self.path.clone(), start, end });
         }
         Ok(())
     }
@@ -412,24 +568,28 @@ impl Loaded {
 
     /// The linear index of the chunk at `coords` when it lies in the block; an error when it lies
     /// outside the grid.
-    fn slot_of(&self, coords: impl ExactSizeIterator<Item = u32>, shape: &[u64]) -> Result<Option<u64>, String> {
+    fn slot_of(
+        &self,
+        coords: impl ExactSizeIterator<Item = u32>,
+        shape: &[u64],
+    ) -> Result<Option<u64>, ReferenceError> {
         if coords.len() != shape.len() {
-            return Err(format!("a chunk index of {} dimensions for a grid of {}", coords.len(), shape.len()));
+            return Err(ReferenceError::Rank { rank: coords.len(), grid: shape.len() });
         }
         let mut linear = 0u64;
         for (c, &n) in coords.zip(shape) {
             if u64::from(c) >= n {
-                return Err(format!("a chunk index {c} outside the grid {shape:?}"));
+                return Err(ReferenceError::Outside { index: c, grid: shape.to_vec() });
             }
             linear = linear * n + u64::from(c);
         }
         Ok(self.range.contains(&linear).then_some(linear))
     }
 
-    fn set(&mut self, linear: u64, entry: ChunkEntry) -> Result<(), String> {
+    fn set(&mut self, linear: u64, entry: ChunkEntry) -> Result<(), ReferenceError> {
         let slot = &mut self.entries[(linear - self.range.start) as usize];
         if !matches!(slot, ChunkEntry::Missing) {
-            return Err(format!("chunk {linear} is referenced twice"));
+            return Err(ReferenceError::Twice { linear });
         }
         *slot = entry;
         Ok(())

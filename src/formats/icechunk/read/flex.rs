@@ -18,29 +18,40 @@ const MAX_DEPTH: usize = 64;
 /// buffer that reuses children to grow exponentially is refused too).
 const MAX_VALUES: usize = 1 << 20;
 
+/// Why a flexbuffer is refused ([`check_flexbuffer`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FlexError {
+    /// More than [`MAX_VALUES`] values.
+    #[error("a flexbuffer holds more than {} values", MAX_VALUES)]
+    TooMany,
+    /// Nesting deeper than [`MAX_DEPTH`].
+    #[error("a flexbuffer nests deeper than {} levels (a cycle?)", MAX_DEPTH)]
+    TooDeep,
+}
+
 /// Checks that `bytes` is a flexbuffer Icechunk can deserialize without unbounded recursion.
 ///
 /// # Errors
 /// Why it is refused: nesting deeper than [`MAX_DEPTH`] (a cycle nests without end), or more than
 /// [`MAX_VALUES`] values.
-pub(crate) fn check_flexbuffer(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn check_flexbuffer(bytes: &[u8]) -> Result<(), FlexError> {
     // What does not even have a root is left to Icechunk, which refuses it in its own words.
     let Ok(root) = Reader::get_root(bytes) else { return Ok(()) };
     let mut values = 0;
     walk(&root, 0, &mut values)
 }
 
-fn walk(value: &Reader<&[u8]>, depth: usize, values: &mut usize) -> Result<(), String> {
+fn walk(value: &Reader<&[u8]>, depth: usize, values: &mut usize) -> Result<(), FlexError> {
     *values += 1;
     if *values > MAX_VALUES {
-        return Err(format!("a flexbuffer holds more than {MAX_VALUES} values"));
+        return Err(FlexError::TooMany);
     }
     let kind = value.flexbuffer_type();
     if !kind.is_vector() {
         return Ok(());
     }
     if depth >= MAX_DEPTH {
-        return Err(format!("a flexbuffer nests deeper than {MAX_DEPTH} levels (a cycle?)"));
+        return Err(FlexError::TooDeep);
     }
     if kind == FlexBufferType::Map {
         // A map's keys are deserialized too: a key that is not a string is followed as a value.
@@ -76,10 +87,10 @@ mod tests {
         for _ in 0..MAX_DEPTH + 1 {
             deep = serde_json::json!([deep]);
         }
-        let refused = check_flexbuffer(&flexbuffers::to_vec(&deep).unwrap()).unwrap_err();
+        let refused = check_flexbuffer(&flexbuffers::to_vec(&deep).unwrap()).unwrap_err().to_string();
         assert!(refused.contains("nests deeper"), "{refused}");
         let wide: Vec<u8> = vec![0; MAX_VALUES + 1];
-        let refused = check_flexbuffer(&flexbuffers::to_vec(&wide).unwrap()).unwrap_err();
+        let refused = check_flexbuffer(&flexbuffers::to_vec(&wide).unwrap()).unwrap_err().to_string();
         assert!(refused.contains("more than"), "{refused}");
     }
 
@@ -90,7 +101,7 @@ mod tests {
         // the root: its offset (2, back to the vector at 1), its type and its byte width.
         let vector = (FlexBufferType::Vector as u8) << 2;
         let cyclic = [1u8, 0, vector, 2, vector, 1];
-        let refused = check_flexbuffer(&cyclic).unwrap_err();
+        let refused = check_flexbuffer(&cyclic).unwrap_err().to_string();
         assert!(refused.contains("nests deeper"), "{refused}");
     }
 }

@@ -30,7 +30,90 @@ use icechunk::format::{MANIFESTS_FILE_PATH, REPO_INFO_FILE_PATH, SNAPSHOTS_FILE_
 use icechunk::storage::{Settings, StorageContext, StorageErrorKind};
 use icechunk::Storage;
 
-use super::flex::check_flexbuffer;
+use super::flex::{check_flexbuffer, FlexError};
+
+/// Why a repository file is refused before Icechunk reads it (each names the file).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FrameError {
+    /// The storage's settings could not be had.
+    #[error("{0}")]
+    Settings(#[source] icechunk::StorageError),
+    /// A flexbuffer of the `repo` file Icechunk could not deserialize safely.
+    #[error("{}: {source}: the repository is damaged", REPO_INFO_FILE_PATH)]
+    RepoInfo {
+        /// Why the flexbuffer is refused.
+        source: FlexError,
+    },
+    /// A file whose zstd frame does not hold what it declares.
+    #[error("{path}: {source}")]
+    Frame {
+        /// The file.
+        path: String,
+        /// What the frame holds.
+        source: FrameDecodeError,
+    },
+    /// A manifest's file is missing.
+    #[error("its file ({path}) is missing")]
+    Missing {
+        /// The file.
+        path: String,
+    },
+    /// A manifest's file is shorter than the snapshot records.
+    #[error("its file ({path}) is shorter than the {recorded} bytes the snapshot records for manifest {id}")]
+    Shorter {
+        /// The file.
+        path: String,
+        /// The size the snapshot records.
+        recorded: u64,
+        /// The manifest.
+        id: String,
+    },
+    /// A manifest's file is longer than the snapshot records.
+    #[error("its file ({path}) is longer than the {recorded} bytes the snapshot records for manifest {id}")]
+    Longer {
+        /// The file.
+        path: String,
+        /// The size the snapshot records.
+        recorded: u64,
+        /// The manifest.
+        id: String,
+    },
+}
+
+/// Why a zstd frame is refused ([`decodes_to`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FrameDecodeError {
+    /// The decoder cannot start on it.
+    #[error("its zstd frame does not decode ({0}): the repository is damaged")]
+    Start(#[source] std::io::Error),
+    /// It stops decoding before the size it declares.
+    #[error(
+        "its zstd frame declares {declared} decoded bytes but does not decode ({source}): the repository is damaged"
+    )]
+    Decode {
+        /// The size it declares.
+        declared: u64,
+        /// The decoder's error.
+        source: std::io::Error,
+    },
+    /// It decodes to another size than it declares.
+    #[error("its zstd frame declares {declared} decoded bytes but holds {}: the repository is damaged", holds(*.decoded, *.declared))]
+    Size {
+        /// The size it declares.
+        declared: u64,
+        /// The bytes it decoded to (at most one more than declared).
+        decoded: u64,
+    },
+}
+
+/// What a frame holds, for [`FrameDecodeError::Size`]: its size, or "more" than declared.
+fn holds(decoded: u64, declared: u64) -> String {
+    if decoded > declared {
+        "more".to_string()
+    } else {
+        decoded.to_string()
+    }
+}
 
 /// The largest decoded size a frame may declare without being decoded first: 64 MiB, more than the
 /// snapshot and manifests of most repositories take.
@@ -47,8 +130,8 @@ pub(crate) struct Files<'a> {
 
 impl<'a> Files<'a> {
     /// The files of the repository in `storage`.
-    pub(crate) async fn new(storage: &'a (dyn Storage + Send + Sync)) -> Result<Files<'a>, String> {
-        let settings = storage.default_settings().await.map_err(|e| e.to_string())?;
+    pub(crate) async fn new(storage: &'a (dyn Storage + Send + Sync)) -> Result<Files<'a>, FrameError> {
+        let settings = storage.default_settings().await.map_err(FrameError::Settings)?;
         Ok(Files { storage, settings })
     }
 
@@ -58,7 +141,7 @@ impl<'a> Files<'a> {
     }
 
     /// Checks the `repo` info file (repositories of format 1 have none: nothing to check).
-    pub(crate) async fn check_repo_info(&self) -> Result<(), String> {
+    pub(crate) async fn check_repo_info(&self) -> Result<(), FrameError> {
         let Some(decoded) = self.checked_decoded(REPO_INFO_FILE_PATH).await? else { return Ok(()) };
         // A buffer that does not verify is left to Icechunk, which refuses it in its own words.
         let Ok(repo) = flatbuffers::root::<generated::Repo>(&decoded) else { return Ok(()) };
@@ -66,7 +149,7 @@ impl<'a> Files<'a> {
         let items = repo.metadata().into_iter().chain(snapshots).flat_map(|items| items.iter());
         let config = repo.config().map(|c| c.bytes());
         for bytes in config.into_iter().chain(items.map(|item| item.value().bytes())) {
-            check_flexbuffer(bytes).map_err(|e| format!("{REPO_INFO_FILE_PATH}: {e}: the repository is damaged"))?;
+            check_flexbuffer(bytes).map_err(|source| FrameError::RepoInfo { source })?;
         }
         Ok(())
     }
@@ -74,20 +157,20 @@ impl<'a> Files<'a> {
     /// Checks the file of snapshot `id` (its frame). Its commit properties are flexbuffers too, but
     /// Icechunk reads them on vzarr's paths only from the `repo` file (format 2; a format-1
     /// snapshot's are MessagePack), so the snapshot is not decoded here a second time.
-    pub(crate) async fn check_snapshot(&self, id: &str) -> Result<(), String> {
+    pub(crate) async fn check_snapshot(&self, id: &str) -> Result<(), FrameError> {
         self.check_frame(&format!("{SNAPSHOTS_FILE_PATH}/{id}")).await
     }
 
     /// The file at `path` read whole (one request), its frame checked as [`Files::check_frame`]
     /// checks it, and decoded. `None` when it cannot be read or does not decode within the size its
     /// frame declares (or the trusted size): Icechunk then refuses it in its own words.
-    async fn checked_decoded(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+    async fn checked_decoded(&self, path: &str) -> Result<Option<Vec<u8>>, FrameError> {
         let Ok(whole) = self.get(path, None).await else { return Ok(None) };
         let Some(frame) = whole.get(ICECHUNK_FILE_HEADER_LEN..) else { return Ok(None) };
         // A frame that declares no size is decoded up to the trusted size, and left to Icechunk past it.
         let limit = match declared_size(frame) {
             Some(declared) if declared > TRUSTED_DECODED_BYTES => {
-                decodes_to(frame, declared).map_err(|reason| format!("{path}: {reason}"))?;
+                decodes_to(frame, declared).map_err(|source| FrameError::Frame { path: path.into(), source })?;
                 declared
             }
             Some(declared) => declared,
@@ -100,7 +183,7 @@ impl<'a> Files<'a> {
     }
 
     /// Checks the manifests a snapshot lists (`(id, recorded byte size)`), 16 at a time.
-    pub(crate) async fn check_manifests(&self, manifests: &[(String, u64)]) -> Result<(), String> {
+    pub(crate) async fn check_manifests(&self, manifests: &[(String, u64)]) -> Result<(), FrameError> {
         futures::stream::iter(manifests)
             .map(|(id, size)| self.check_manifest(id, *size))
             .buffer_unordered(16)
@@ -110,7 +193,7 @@ impl<'a> Files<'a> {
 
     /// Checks manifest `id`, for which the snapshot records `recorded` bytes (0: no size recorded):
     /// its file has exactly that size, and its frame declares a size it decodes to.
-    pub(crate) async fn check_manifest(&self, id: &str, recorded: u64) -> Result<(), String> {
+    pub(crate) async fn check_manifest(&self, id: &str, recorded: u64) -> Result<(), FrameError> {
         let path = format!("{MANIFESTS_FILE_PATH}/{id}");
         // Both at once: one round of requests before the manifest's first fetch.
         let (size, frame) = futures::join!(self.check_size(&path, id, recorded), self.check_frame(&path));
@@ -119,26 +202,24 @@ impl<'a> Files<'a> {
 
     /// Checks that the manifest file at `path` has the `recorded` bytes (0: nothing recorded): its
     /// last byte can be read and the byte after it cannot.
-    async fn check_size(&self, path: &str, id: &str, recorded: u64) -> Result<(), String> {
+    async fn check_size(&self, path: &str, id: &str, recorded: u64) -> Result<(), FrameError> {
         if recorded == 0 {
             return Ok(());
         }
         let (last, past) =
             futures::join!(self.get(path, Some(recorded - 1..recorded)), self.get(path, Some(recorded..recorded + 1)));
-        let records = format!("the {recorded} bytes the snapshot records for manifest {id}");
+        let (path, id) = (path.to_string(), id.to_string());
         match (last, past) {
-            (Err(e), _) if matches!(e.kind, StorageErrorKind::ObjectNotFound) => {
-                Err(format!("its file ({path}) is missing"))
-            }
-            (Err(_), _) => Err(format!("its file ({path}) is shorter than {records}")),
-            (Ok(_), Ok(past)) if !past.is_empty() => Err(format!("its file ({path}) is longer than {records}")),
+            (Err(e), _) if matches!(e.kind, StorageErrorKind::ObjectNotFound) => Err(FrameError::Missing { path }),
+            (Err(_), _) => Err(FrameError::Shorter { path, recorded, id }),
+            (Ok(_), Ok(past)) if !past.is_empty() => Err(FrameError::Longer { path, recorded, id }),
             _ => Ok(()),
         }
     }
 
     /// Checks the zstd frame of the file at `path` (see the module docs). A file that cannot be
     /// read, is too short or holds no frame is left to Icechunk, which refuses it in its own words.
-    async fn check_frame(&self, path: &str) -> Result<(), String> {
+    async fn check_frame(&self, path: &str) -> Result<(), FrameError> {
         let head_len = (ICECHUNK_FILE_HEADER_LEN + FRAME_HEADER_MAX) as u64;
         let head = match self.get(path, Some(0..head_len)).await {
             Ok(head) => head,
@@ -154,7 +235,7 @@ impl<'a> Files<'a> {
         }
         let Ok(whole) = self.get(path, None).await else { return Ok(()) };
         let frame = whole.get(ICECHUNK_FILE_HEADER_LEN..).unwrap_or_default();
-        decodes_to(frame, declared).map_err(|reason| format!("{path}: {reason}"))
+        decodes_to(frame, declared).map_err(|source| FrameError::Frame { path: path.into(), source })
     }
 
     /// The bytes of the object at `path` (`range` of them).
@@ -173,10 +254,8 @@ pub(crate) fn declared_size(frame: &[u8]) -> Option<u64> {
 
 /// Decodes `frame` streaming (a window at a time, nothing else held) and checks that it holds
 /// exactly `declared` bytes.
-pub(crate) fn decodes_to(frame: &[u8], declared: u64) -> Result<(), String> {
-    let damaged = |what: String| format!("{what}: the repository is damaged");
-    let decoder = zstd::stream::read::Decoder::with_buffer(frame)
-        .map_err(|e| damaged(format!("its zstd frame does not decode ({e})")))?;
+pub(crate) fn decodes_to(frame: &[u8], declared: u64) -> Result<(), FrameDecodeError> {
+    let decoder = zstd::stream::read::Decoder::with_buffer(frame).map_err(FrameDecodeError::Start)?;
     let mut decoded = 0u64;
     let mut buffer = vec![0u8; 1 << 16];
     let mut reader = decoder.single_frame().take(declared.saturating_add(1));
@@ -184,16 +263,11 @@ pub(crate) fn decodes_to(frame: &[u8], declared: u64) -> Result<(), String> {
         match reader.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => decoded += n as u64,
-            Err(e) => {
-                return Err(damaged(format!(
-                    "its zstd frame declares {declared} decoded bytes but does not decode ({e})"
-                )))
-            }
+            Err(source) => return Err(FrameDecodeError::Decode { declared, source }),
         }
     }
     if decoded != declared {
-        let more = if decoded > declared { "more".to_string() } else { decoded.to_string() };
-        return Err(damaged(format!("its zstd frame declares {declared} decoded bytes but holds {more}")));
+        return Err(FrameDecodeError::Size { declared, decoded });
     }
     Ok(())
 }
@@ -216,7 +290,7 @@ mod tests {
         decodes_to(&honest, data.len() as u64).unwrap();
         for lie in [data.len() as u64 - 1, data.len() as u64 + 1, 12 << 30] {
             let frame = frame_declaring(&data, lie);
-            let message = decodes_to(&frame, declared_size(&frame).unwrap()).unwrap_err();
+            let message = decodes_to(&frame, declared_size(&frame).unwrap()).unwrap_err().to_string();
             assert!(message.contains(&format!("declares {lie} decoded bytes")), "{message}");
         }
         let truncated = &honest[..honest.len() / 2];

@@ -66,7 +66,8 @@ pub(crate) fn to_v3(
         } else if let Some(path) = node_of(key, ".zarray") {
             let zarray = json_of(key, &refs[key.as_str()])?;
             let mut attributes = take_attributes(&mut refs, path)?;
-            let (doc, separator) = array_doc(&zarray, &mut attributes).map_err(|reason| (key.clone(), reason))?;
+            let (doc, separator) =
+                array_doc(&zarray, &mut attributes).map_err(|reason| (key.clone(), reason.to_string()))?;
             let rank = doc["shape"].as_array().map_or(0, Vec::len);
             out.insert(crate::metadata::node_key(path), doc);
             arrays.push((path.to_string(), separator, rank));
@@ -102,6 +103,91 @@ pub(crate) fn to_v3(
     Ok(out.into_iter().collect())
 }
 
+/// Why a `.zarray` is not read ([`array_doc`]): what of it vzarr does not read or finds malformed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ZarrayError {
+    /// A field the metadata must have.
+    #[error("no {name:?} field")]
+    NoField {
+        /// The field.
+        name: String,
+    },
+    /// A field that must be a list.
+    #[error("{name:?} is not a list")]
+    NotList {
+        /// The field.
+        name: String,
+    },
+    /// A list that must hold integers.
+    #[error("{name:?} holds a non-integer")]
+    NonInteger {
+        /// The field.
+        name: String,
+    },
+    /// Not Zarr v2 metadata.
+    #[error("not Zarr v2 array metadata (zarr_format is not 2)")]
+    NotV2,
+    /// Chunks and shape of different ranks.
+    #[error("chunks {chunks:?} and shape {shape:?} differ in rank")]
+    Rank {
+        /// The chunk shape.
+        chunks: Vec<u64>,
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// An order other than C.
+    #[error("order {order:?}: only C order is read")]
+    Order {
+        /// The order.
+        order: String,
+    },
+    /// A dimension separator other than `.` or `/`.
+    #[error("dimension separator {separator:?}")]
+    Separator {
+        /// The separator.
+        separator: String,
+    },
+    /// Filters that are not a list.
+    #[error("\"filters\" is not a list")]
+    FiltersNotList,
+    /// Variable-length strings with more than their filter.
+    #[error("vlen-utf8 strings with other filters or a compressor")]
+    Strings,
+    /// An `_ARRAY_DIMENSIONS` attribute that does not name each dimension.
+    #[error("_ARRAY_DIMENSIONS is not one name per dimension")]
+    DimensionNames,
+    /// A structured (list) dtype.
+    #[error("dtype {dtype}: structured dtypes are not read")]
+    Structured {
+        /// The dtype.
+        dtype: Value,
+    },
+    /// A dtype string vzarr does not read.
+    #[error("dtype {dtype:?} is not read")]
+    DataType {
+        /// The dtype.
+        dtype: String,
+    },
+    /// A filter or compressor vzarr does not read.
+    #[error("{role} {spec}: only shuffle, zlib, gzip, zstd, fletcher32 and blosc are read")]
+    Codec {
+        /// `filter` or `compressor`.
+        role: String,
+        /// Its configuration.
+        spec: Value,
+    },
+    /// A blosc shuffle numcodecs does not define.
+    #[error("{role} {spec}: blosc shuffle {code} is not 0, 1, 2 or -1")]
+    BloscShuffle {
+        /// `filter` or `compressor`.
+        role: String,
+        /// Its configuration.
+        spec: Value,
+        /// The shuffle.
+        code: i64,
+    },
+}
+
 /// The `.zattrs` of node `path`, taken out of `refs` (an empty object when it has none).
 fn take_attributes(refs: &mut Map<String, Value>, path: &str) -> Result<Map<String, Value>, KeyError> {
     let key = if path.is_empty() { ".zattrs".to_string() } else { format!("{path}/.zattrs") };
@@ -117,39 +203,39 @@ fn take_attributes(refs: &mut Map<String, Value>, path: &str) -> Result<Map<Stri
 
 /// The v3 `zarr.json` of a `.zarray` (its `_ARRAY_DIMENSIONS` attribute taken out of `attributes` as
 /// the dimension names), and the array's chunk key separator.
-fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Value, char), String> {
-    let field = |name: &str| zarray.get(name).ok_or_else(|| format!("no {name:?} field"));
-    let dims = |name: &str| -> Result<Vec<u64>, String> {
-        let list = field(name)?.as_array().ok_or_else(|| format!("{name:?} is not a list"))?;
-        list.iter().map(|v| v.as_u64().ok_or_else(|| format!("{name:?} holds a non-integer"))).collect()
+fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Value, char), ZarrayError> {
+    let field = |name: &str| zarray.get(name).ok_or_else(|| ZarrayError::NoField { name: name.into() });
+    let dims = |name: &str| -> Result<Vec<u64>, ZarrayError> {
+        let list = field(name)?.as_array().ok_or_else(|| ZarrayError::NotList { name: name.into() })?;
+        list.iter().map(|v| v.as_u64().ok_or_else(|| ZarrayError::NonInteger { name: name.into() })).collect()
     };
     if zarray.get("zarr_format").and_then(Value::as_u64) != Some(2) {
-        return Err("not Zarr v2 array metadata (zarr_format is not 2)".into());
+        return Err(ZarrayError::NotV2);
     }
     let shape = dims("shape")?;
     let chunks = dims("chunks")?;
     if chunks.len() != shape.len() {
-        return Err(format!("chunks {chunks:?} and shape {shape:?} differ in rank"));
+        return Err(ZarrayError::Rank { chunks, shape });
     }
     if let Some(order) = zarray.get("order").and_then(Value::as_str).filter(|o| *o != "C") {
-        return Err(format!("order {order:?}: only C order is read"));
+        return Err(ZarrayError::Order { order: order.into() });
     }
     let separator = match zarray.get("dimension_separator").and_then(Value::as_str) {
         None | Some(".") => '.',
         Some("/") => '/',
-        Some(other) => return Err(format!("dimension separator {other:?}")),
+        Some(other) => return Err(ZarrayError::Separator { separator: other.into() }),
     };
     let filters: Vec<&Value> = match zarray.get("filters") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(list)) => list.iter().collect(),
-        Some(_) => return Err("\"filters\" is not a list".into()),
+        Some(_) => return Err(ZarrayError::FiltersNotList),
     };
     let compressor = zarray.get("compressor").filter(|c| !c.is_null());
     let (data_type, endian) = data_type(field("dtype")?, &filters)?;
     let mut codecs = Vec::new();
     if data_type == DataType::String {
         if compressor.is_some() || filters.len() != 1 {
-            return Err("vlen-utf8 strings with other filters or a compressor".into());
+            return Err(ZarrayError::Strings);
         }
         codecs.push(json!({"name": "vlen-utf8"}));
     } else {
@@ -169,7 +255,7 @@ fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Val
         Some(Value::Array(names)) if names.len() == shape.len() && names.iter().all(Value::is_string) => {
             Some(Value::Array(names))
         }
-        Some(_) => return Err("_ARRAY_DIMENSIONS is not one name per dimension".into()),
+        Some(_) => return Err(ZarrayError::DimensionNames),
         None => None,
     };
     let mut doc = json!({
@@ -191,11 +277,11 @@ fn array_doc(zarray: &Value, attributes: &mut Map<String, Value>) -> Result<(Val
 
 /// The data type and byte order of a NumPy type string (`<f4`, `>i2`, `|u1`, `|S8`, `|V4`, `|b1`, `<U5`),
 /// or `string` for an object dtype with the `vlen-utf8` filter.
-fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static str), String> {
+fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static str), ZarrayError> {
     let Some(text) = dtype.as_str() else {
-        return Err(format!("dtype {dtype}: structured dtypes are not read"));
+        return Err(ZarrayError::Structured { dtype: dtype.clone() });
     };
-    let unsupported = || format!("dtype {text:?} is not read");
+    let unsupported = || ZarrayError::DataType { dtype: text.into() };
     if text == "|O" || text == "O" {
         let vlen = filters.iter().any(|f| f.get("id").and_then(Value::as_str) == Some("vlen-utf8"));
         return if vlen { Ok((DataType::String, "little")) } else { Err(unsupported()) };
@@ -233,7 +319,7 @@ fn data_type(dtype: &Value, filters: &[&Value]) -> Result<(DataType, &'static st
 }
 
 /// The v3 codec of a v2 filter or compressor (`{"id": ..., ...}`).
-fn codec(spec: &Value, role: &str) -> Result<Value, String> {
+fn codec(spec: &Value, role: &str) -> Result<Value, ZarrayError> {
     let id = spec.get("id").and_then(Value::as_str).unwrap_or("");
     let int = |name: &str, default: i64| spec.get(name).and_then(Value::as_i64).unwrap_or(default);
     Ok(match id {
@@ -244,7 +330,7 @@ fn codec(spec: &Value, role: &str) -> Result<Value, String> {
         // HDF5's checksum, as vzarr's kerchunk Parquet writer and kerchunk write it.
         "fletcher32" => json!({"name": "numcodecs.fletcher32", "configuration": {}}),
         "blosc" => blosc(spec, role)?,
-        _ => return Err(format!("{role} {spec}: only shuffle, zlib, gzip, zstd, fletcher32 and blosc are read")),
+        _ => return Err(ZarrayError::Codec { role: role.into(), spec: spec.clone() }),
     })
 }
 
@@ -252,7 +338,7 @@ fn codec(spec: &Value, role: &str) -> Result<Value, String> {
 /// numcodecs' shuffle is a number (0 none, 1 byte, 2 bit, -1 automatic: byte or bit by the element
 /// size, which only steers encoding); v2 records no `typesize`, which decoding does not need (each
 /// Blosc frame's header holds it).
-fn blosc(spec: &Value, role: &str) -> Result<Value, String> {
+fn blosc(spec: &Value, role: &str) -> Result<Value, ZarrayError> {
     let cname = spec.get("cname").and_then(Value::as_str).unwrap_or("lz4");
     let clevel = spec.get("clevel").and_then(Value::as_i64).unwrap_or(5);
     let code = spec.get("shuffle").and_then(Value::as_i64).unwrap_or(1);
@@ -261,7 +347,7 @@ fn blosc(spec: &Value, role: &str) -> Result<Value, String> {
         code => u32::try_from(code).ok().and_then(BloscShuffle::from_code),
     };
     let Some(shuffle) = shuffle.map(BloscShuffle::as_str) else {
-        return Err(format!("{role} {spec}: blosc shuffle {code} is not 0, 1, 2 or -1"));
+        return Err(ZarrayError::BloscShuffle { role: role.into(), spec: spec.clone(), code });
     };
     let blocksize = spec.get("blocksize").and_then(Value::as_u64).unwrap_or(0);
     let configuration = json!({"cname": cname, "clevel": clevel, "shuffle": shuffle, "blocksize": blocksize});

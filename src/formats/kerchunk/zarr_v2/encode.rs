@@ -12,6 +12,23 @@ use serde_json::{json, Map, Value};
 use crate::codec::{Codec, Endian};
 use crate::metadata::{ArrayMetadata, Attributes, DataType};
 
+/// Why an array has no Zarr v2 form ([`array_documents`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EncodeError {
+    /// A rectilinear chunk grid: Zarr v2 has one chunk shape per array.
+    #[error("its chunk grid is rectilinear, which Zarr v2 (kerchunk Parquet) cannot express")]
+    Rectilinear,
+    /// A struct data type.
+    #[error("its data type is a struct, which vzarr does not write as Zarr v2")]
+    Struct,
+    /// An array -> bytes codec among the filters.
+    #[error("codec {codec} out of place")]
+    OutOfPlace {
+        /// The codec's name.
+        codec: String,
+    },
+}
+
 /// The `.zgroup` document.
 pub(crate) fn zgroup() -> Value {
     json!({"zarr_format": 2})
@@ -20,15 +37,11 @@ pub(crate) fn zgroup() -> Value {
 /// The `.zarray` and `.zattrs` documents of an array.
 ///
 /// # Errors
-/// Why the array has no Zarr v2 form (a rectilinear grid, a struct data type).
-pub(crate) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value), String> {
+/// [`EncodeError`]: why the array has no Zarr v2 form (a rectilinear grid, a struct data type).
+pub(crate) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value), EncodeError> {
     let grid = &metadata.chunk_grid;
-    let chunks: Vec<u64> = grid
-        .dims()
-        .iter()
-        .map(|d| d.regular_size())
-        .collect::<Option<_>>()
-        .ok_or("its chunk grid is rectilinear, which Zarr v2 (kerchunk Parquet) cannot express")?;
+    let chunks: Vec<u64> =
+        grid.dims().iter().map(|d| d.regular_size()).collect::<Option<_>>().ok_or(EncodeError::Rectilinear)?;
     let (dtype, filters) = dtype_and_filters(metadata)?;
     let zarray = json!({
         "chunks": chunks,
@@ -53,10 +66,10 @@ pub(crate) fn group_attributes(attributes: &Attributes) -> Value {
 }
 
 /// The NumPy dtype string and the numcodecs filter list of an array.
-fn dtype_and_filters(metadata: &ArrayMetadata) -> Result<(String, Vec<Value>), String> {
+fn dtype_and_filters(metadata: &ArrayMetadata) -> Result<(String, Vec<Value>), EncodeError> {
     let data_type = metadata.data_type;
     if let DataType::Struct(_) = data_type {
-        return Err("its data type is a struct, which vzarr does not write as Zarr v2".into());
+        return Err(EncodeError::Struct);
     }
     let mut filters = Vec::new();
     let mut endian = None;
@@ -76,7 +89,7 @@ fn dtype_and_filters(metadata: &ArrayMetadata) -> Result<(String, Vec<Value>), S
 }
 
 /// The numcodecs configuration (`{"id": ..., ...}`) of a bytes -> bytes codec.
-fn numcodecs(codec: &Codec) -> Result<Value, String> {
+fn numcodecs(codec: &Codec) -> Result<Value, EncodeError> {
     Ok(match codec {
         Codec::Shuffle { element_size } => json!({"id": "shuffle", "elementsize": element_size}),
         Codec::Zlib { level } => json!({"id": "zlib", "level": level}),
@@ -91,7 +104,9 @@ fn numcodecs(codec: &Codec) -> Result<Value, String> {
             };
             json!({"id": "blosc", "cname": cname.as_str(), "clevel": clevel, "shuffle": shuffle, "blocksize": blocksize})
         }
-        Codec::Bytes { .. } | Codec::VlenUtf8 => return Err(format!("codec {} out of place", codec.name())),
+        Codec::Bytes { .. } | Codec::VlenUtf8 => {
+            return Err(EncodeError::OutOfPlace { codec: codec.name().to_string() })
+        }
     })
 }
 
@@ -166,6 +181,7 @@ mod tests {
         let rectilinear =
             ChunkGrid::new(vec![ChunkDim::from_edges(10, &[4, 6]).unwrap(), ChunkDim::regular(4, 4).unwrap()]);
         let err = array_documents(&array(rectilinear, codecs, DataType::Float32)).unwrap_err();
-        assert!(err.contains("rectilinear"), "{err}");
+        assert_eq!(err, EncodeError::Rectilinear);
+        assert!(err.to_string().contains("rectilinear"), "{err}");
     }
 }

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use parquet::basic::Type as PhysicalType;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int64Type};
+use parquet::errors::ParquetError;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::manifest::ChunkEntry;
@@ -36,40 +37,155 @@ pub(super) struct RecordRows {
     pub(super) inline: Vec<Bytes>,
 }
 
+/// Why a record file's rows are refused ([`rows`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RowsError {
+    /// The `parquet` crate panicked on a page.
+    #[error("a corrupt page the Parquet decoder cannot read")]
+    CorruptPage,
+    /// Not a Parquet file.
+    #[error("not a Parquet file: {0}")]
+    NotParquet(#[source] ParquetError),
+    /// A negative row count.
+    #[error("a negative row count")]
+    NegativeCount,
+    /// More rows than a record file holds.
+    #[error("{count} rows, more than the record size {max_rows} of .zmetadata")]
+    TooManyRows {
+        /// Rows in the file.
+        count: usize,
+        /// The record size.
+        max_rows: usize,
+    },
+    /// Neither reference column.
+    #[error("no \"path\" or \"raw\" column: not kerchunk references")]
+    NoColumns,
+    /// A column of another physical type.
+    #[error("column {name:?} is {found}, not {kind}")]
+    ColumnType {
+        /// The column.
+        name: String,
+        /// Its type.
+        found: PhysicalType,
+        /// The type it must have.
+        kind: PhysicalType,
+    },
+    /// A row that is not a valid reference.
+    #[error("row {row}: {problem}")]
+    Row {
+        /// The row.
+        row: usize,
+        /// What is wrong with it.
+        problem: RowProblem,
+    },
+    /// A column chunk whose pages lie outside the file.
+    #[error("row group {group}, column {column}: pages at {start}, {len} bytes, outside the file's {file_len} bytes")]
+    Pages {
+        /// The row group.
+        group: usize,
+        /// The column's path.
+        column: String,
+        /// The pages' first byte.
+        start: i64,
+        /// Their length.
+        len: i64,
+        /// The file's length.
+        file_len: usize,
+    },
+    /// A column whose values do not read.
+    #[error("column {name:?}: {problem}")]
+    Column {
+        /// The column.
+        name: String,
+        /// What is wrong with it.
+        problem: ColumnProblem,
+    },
+}
+
+/// What is wrong with a row ([`RowsError::Row`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RowProblem {
+    /// A path that is not UTF-8.
+    #[error("a path that is not UTF-8")]
+    NotUtf8,
+    /// More distinct paths than source ids.
+    #[error("more than 2^32 paths")]
+    TooManyPaths,
+    /// A negative offset or size.
+    #[error("a negative offset or size ({offset}, {size})")]
+    Negative {
+        /// The offset.
+        offset: i64,
+        /// The size.
+        size: i64,
+    },
+    /// A reference with no byte range where a chunk is needed.
+    #[error("a reference to a whole file, with no byte range")]
+    WholeFile,
+}
+
+/// What is wrong with a column's values ([`RowsError::Column`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ColumnProblem {
+    /// The `parquet` crate's error.
+    #[error("{0}")]
+    Parquet(#[source] ParquetError),
+    /// A reader of another physical type.
+    #[error("an unexpected physical type")]
+    PhysicalType,
+    /// More values than rows.
+    #[error("more values than its {count} rows")]
+    MoreValues {
+        /// The file's rows.
+        count: usize,
+    },
+    /// Fewer values than definition levels.
+    #[error("fewer values than levels")]
+    FewerValues,
+    /// Another number of values than rows.
+    #[error("{values} values for {count} rows")]
+    Count {
+        /// Values read.
+        values: usize,
+        /// The file's rows.
+        count: usize,
+    },
+}
+
 /// The rows of the Parquet file `bytes`, at most `max_rows` of them; the first `needed` must not
 /// reference a whole file (`size` 0 at offset 0).
 ///
 /// # Errors
-/// One phrase: not Parquet, a column missing or of the wrong type, more rows than allowed,
+/// [`RowsError`]: not Parquet, a column missing or of the wrong type, more rows than allowed,
 /// undecodable pages, or a row that is not a valid reference (`row N: ...`).
-pub(super) fn rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, String> {
+pub(super) fn rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, RowsError> {
     // The `parquet` crate panics on some corrupt pages (a byte array's length prefix cut short, found
     // by the kerchunk-parquet fuzz target): contained here as an error. Nothing outlives the call.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_rows(bytes, max_rows, needed)))
-        .unwrap_or_else(|_| Err("a corrupt page the Parquet decoder cannot read".to_string()))
+        .unwrap_or(Err(RowsError::CorruptPage))
 }
 
 /// [`rows`], which the `parquet` crate may panic in.
-fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, String> {
+fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, RowsError> {
     let file_len = bytes.len();
-    let reader = SerializedFileReader::new(bytes).map_err(|e| format!("not a Parquet file: {e}"))?;
+    let reader = SerializedFileReader::new(bytes).map_err(RowsError::NotParquet)?;
     check_column_chunks(&reader, file_len)?;
     let metadata = reader.metadata().file_metadata();
-    let count = usize::try_from(metadata.num_rows()).map_err(|_| "a negative row count".to_string())?;
+    let count = usize::try_from(metadata.num_rows()).map_err(|_| RowsError::NegativeCount)?;
     if count > max_rows {
-        return Err(format!("{count} rows, more than the record size {max_rows} of .zmetadata"));
+        return Err(RowsError::TooManyRows { count, max_rows });
     }
     let schema = metadata.schema_descr();
     let find = |name: &str| (0..schema.num_columns()).find(|&i| schema.column(i).name() == name);
     let (path, raw) = (find("path"), find("raw"));
     if path.is_none() && raw.is_none() {
-        return Err("no \"path\" or \"raw\" column: not kerchunk references".into());
+        return Err(RowsError::NoColumns);
     }
-    let column = |index: Option<usize>, name: &str, kind: PhysicalType| -> Result<Option<Column>, String> {
+    let column = |index: Option<usize>, name: &str, kind: PhysicalType| -> Result<Option<Column>, RowsError> {
         let Some(index) = index else { return Ok(None) };
         let found = schema.column(index).physical_type();
         if found != kind {
-            return Err(format!("column {name:?} is {found}, not {kind}"));
+            return Err(RowsError::ColumnType { name: name.into(), found, kind });
         }
         let max_def = schema.column(index).max_def_level();
         Ok(Some(Column { reader: &reader, index, max_def, count, name: name.to_string() }))
@@ -91,19 +207,19 @@ fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRow
     }
     let int = |values: &Option<Vec<i64>>, i: usize| values.as_ref().map_or(0, |v| v[i]);
     let mut urls = UrlIndex::default();
-    let mut entry = |i: usize, url: Option<&ByteArray>| -> Result<ChunkEntry, String> {
+    let mut entry = |i: usize, url: Option<&ByteArray>| -> Result<ChunkEntry, RowsError> {
         if let Some(k) = raws.get(i).copied().flatten() {
             let length = out.inline[k as usize].len() as u64;
             return Ok(ChunkEntry::Owned { offset: u64::from(k), length });
         }
         let Some(url) = url else { return Ok(ChunkEntry::Missing) };
-        let source = urls.id(url, &mut out.urls).map_err(|why| format!("row {i}: {why}"))?;
+        let source = urls.id(url, &mut out.urls).map_err(|problem| RowsError::Row { row: i, problem })?;
         let (offset, size) = (int(&offsets, i), int(&sizes, i));
         if offset < 0 || size < 0 {
-            return Err(format!("row {i}: a negative offset or size ({offset}, {size})"));
+            return Err(RowsError::Row { row: i, problem: RowProblem::Negative { offset, size } });
         }
         if offset == 0 && size == 0 && i < needed {
-            return Err(format!("row {i}: a reference to a whole file, with no byte range"));
+            return Err(RowsError::Row { row: i, problem: RowProblem::WholeFile });
         }
         Ok(ChunkEntry::Source { source, offset: offset as u64, length: size as u64 })
     };
@@ -128,7 +244,7 @@ struct UrlIndex {
 }
 
 impl UrlIndex {
-    fn id(&mut self, url: &ByteArray, urls: &mut Vec<String>) -> Result<u32, String> {
+    fn id(&mut self, url: &ByteArray, urls: &mut Vec<String>) -> Result<u32, RowProblem> {
         let data = url.data();
         let key = (data.as_ptr() as usize, data.len());
         if let Some((ptr, len, id)) = self.last {
@@ -139,8 +255,8 @@ impl UrlIndex {
         let id = match self.ids.get(data) {
             Some(&id) => id,
             None => {
-                let text = std::str::from_utf8(data).map_err(|_| "a path that is not UTF-8".to_string())?;
-                let id = u32::try_from(urls.len()).map_err(|_| "more than 2^32 paths".to_string())?;
+                let text = std::str::from_utf8(data).map_err(|_| RowProblem::NotUtf8)?;
+                let id = u32::try_from(urls.len()).map_err(|_| RowProblem::TooManyPaths)?;
                 urls.push(text.to_string());
                 self.ids.insert(data.to_vec(), id);
                 id
@@ -153,17 +269,15 @@ impl UrlIndex {
 
 /// Every column chunk's pages lie inside the file (the `parquet` crate panics on a negative start or
 /// length when it reads the chunk: found by the kerchunk-parquet fuzz target).
-fn check_column_chunks(reader: &SerializedFileReader<Bytes>, file_len: usize) -> Result<(), String> {
+fn check_column_chunks(reader: &SerializedFileReader<Bytes>, file_len: usize) -> Result<(), RowsError> {
     for (g, group) in reader.metadata().row_groups().iter().enumerate() {
         for column in group.columns() {
             let start = column.dictionary_page_offset().unwrap_or(column.data_page_offset());
             let len = column.compressed_size();
             let end = start.checked_add(len).and_then(|end| usize::try_from(end).ok());
             if start < 0 || len < 0 || end.is_none_or(|end| end > file_len) {
-                let name = column.column_path();
-                return Err(format!(
-                    "row group {g}, column {name}: pages at {start}, {len} bytes, outside the file's {file_len} bytes"
-                ));
+                let column = column.column_path().to_string();
+                return Err(RowsError::Pages { group: g, column, start, len, file_len });
             }
         }
     }
@@ -181,7 +295,7 @@ struct Column<'r> {
 
 impl Column<'_> {
     /// Every value of an INT64 column (nulls as 0).
-    fn ints(self) -> Result<Vec<i64>, String> {
+    fn ints(self) -> Result<Vec<i64>, RowsError> {
         let mut out = Vec::new();
         self.each::<Int64Type>(
             |c| match c {
@@ -197,7 +311,7 @@ impl Column<'_> {
     }
 
     /// Calls `f` with each row number and value of a BYTE_ARRAY column (`None`: null).
-    fn bytes(self, f: impl FnMut(usize, Option<&ByteArray>) -> Result<(), String>) -> Result<(), String> {
+    fn bytes(self, f: impl FnMut(usize, Option<&ByteArray>) -> Result<(), RowsError>) -> Result<(), RowsError> {
         self.each::<ByteArrayType>(
             |c| match c {
                 ColumnReader::ByteArrayColumnReader(r) => Some(r),
@@ -212,30 +326,31 @@ impl Column<'_> {
     fn each<T: DataType>(
         self,
         typed: impl Fn(ColumnReader) -> Option<ColumnReaderImpl<T>>,
-        mut f: impl FnMut(usize, Option<&T::T>) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut f: impl FnMut(usize, Option<&T::T>) -> Result<(), RowsError>,
+    ) -> Result<(), RowsError> {
         let Column { reader, index, max_def, count, name } = self;
-        let fail = |e: String| format!("column {name:?}: {e}");
+        let fail = |problem: ColumnProblem| RowsError::Column { name: name.clone(), problem };
         let (mut defs, mut values) = (Vec::new(), Vec::new());
         let mut row = 0;
         for group in 0..reader.num_row_groups() {
-            let group = reader.get_row_group(group).map_err(|e| fail(e.to_string()))?;
-            let column = group.get_column_reader(index).map_err(|e| fail(e.to_string()))?;
-            let mut column = typed(column).ok_or_else(|| fail("an unexpected physical type".into()))?;
+            let group = reader.get_row_group(group).map_err(|e| fail(ColumnProblem::Parquet(e)))?;
+            let column = group.get_column_reader(index).map_err(|e| fail(ColumnProblem::Parquet(e)))?;
+            let mut column = typed(column).ok_or_else(|| fail(ColumnProblem::PhysicalType))?;
             loop {
                 defs.clear();
                 values.clear();
-                let (records, _, _) =
-                    column.read_records(BATCH, Some(&mut defs), None, &mut values).map_err(|e| fail(e.to_string()))?;
+                let (records, _, _) = column
+                    .read_records(BATCH, Some(&mut defs), None, &mut values)
+                    .map_err(|e| fail(ColumnProblem::Parquet(e)))?;
                 if records == 0 {
                     break;
                 }
                 if row + records > count {
-                    return Err(fail(format!("more values than its {count} rows")));
+                    return Err(fail(ColumnProblem::MoreValues { count }));
                 }
                 if max_def == 0 {
                     if values.len() < records {
-                        return Err(fail("fewer values than levels".into()));
+                        return Err(fail(ColumnProblem::FewerValues));
                     }
                     for value in &values[..records] {
                         f(row, Some(value))?;
@@ -246,7 +361,7 @@ impl Column<'_> {
                 let mut next = values.iter();
                 for def in defs.iter().take(records) {
                     let value = match *def == max_def {
-                        true => Some(next.next().ok_or_else(|| fail("fewer values than levels".into()))?),
+                        true => Some(next.next().ok_or_else(|| fail(ColumnProblem::FewerValues))?),
                         false => None,
                     };
                     f(row, value)?;
@@ -255,7 +370,7 @@ impl Column<'_> {
             }
         }
         if row != count {
-            return Err(fail(format!("{row} values for {count} rows")));
+            return Err(fail(ColumnProblem::Count { values: row, count }));
         }
         Ok(())
     }
