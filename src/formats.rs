@@ -145,6 +145,18 @@ pub(crate) enum Detect {
     No,
 }
 
+impl Detect {
+    /// [`Detect::Yes`] when `recognised`, else [`Detect::No`]: the answer of a format that its name
+    /// or its local files alone tell.
+    pub(crate) fn yes_if(recognised: bool) -> Self {
+        if recognised {
+            Detect::Yes
+        } else {
+            Detect::No
+        }
+    }
+}
+
 /// Opens a format's store at an address.
 type OpenFn = for<'a> fn(&'a Address, &'a OpenOptions) -> BoxFuture<'a, Result<Opened, ReadError>>;
 
@@ -205,12 +217,17 @@ async fn open_format(address: &Address, options: &OpenOptions) -> Result<Opened,
     if let Some(branch) = options.branch.as_deref() {
         return open_branch(address, branch, options).await;
     }
-    let detected: Vec<(&Reader, Detect)> = READERS.iter().map(|r| (r, (r.detect)(&address.location))).collect();
-    if let Some((reader, _)) = detected.iter().find(|(_, d)| *d == Detect::Yes) {
-        return (reader.open)(address, options).await;
+    // Detection stops at the first format that recognises the location (each asks the file system).
+    let mut probes = Vec::new();
+    for reader in READERS {
+        match (reader.detect)(&address.location) {
+            Detect::Yes => return (reader.open)(address, options).await,
+            Detect::Probe => probes.push(reader),
+            Detect::No => {}
+        }
     }
     let mut not_found: Option<(String, String)> = None;
-    for (reader, _) in detected.iter().filter(|(_, d)| *d == Detect::Probe) {
+    for reader in probes {
         match ((reader.open)(address, options).await, not_found.take()) {
             (Err(ReadError::NotFound { location, what }), None) => not_found = Some((location, what)),
             (Err(error), Some((location, what))) => {

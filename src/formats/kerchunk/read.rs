@@ -98,11 +98,7 @@ pub(crate) fn detect(location: &Location) -> Detect {
         Location::Url(url) => url.ends_with(".json"),
         Location::Local(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
     };
-    if document {
-        Detect::Yes
-    } else {
-        Detect::No
-    }
+    Detect::yes_if(document)
 }
 
 /// The reference document at `address` (a path or URL).

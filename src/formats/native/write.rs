@@ -86,14 +86,7 @@ fn write_array(
     if !array.chunks.owned.is_empty() {
         write_owned(array, &dir.join(OWNED_FILE), root)?;
     }
-    Ok(ArrayInfo {
-        path: array.path.clone(),
-        chunks: array.chunks.len() as u64,
-        stats: array.chunks.stats(),
-        rewritten_chunks: array.rewritten_chunks,
-        references_digest: None,
-        block_digests: None,
-    })
+    Ok(ArrayInfo::of(array))
 }
 
 /// The CRC-32C of every owned chunk inside the owned bytes (ranges outside are left out, as

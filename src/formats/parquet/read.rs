@@ -61,11 +61,7 @@ pub(crate) fn detect(location: &Location) -> Detect {
         }
         Location::Local(path) => path.join(ZMETADATA).is_file(),
     };
-    if set {
-        Detect::Yes
-    } else {
-        Detect::No
-    }
+    Detect::yes_if(set)
 }
 
 /// The Parquet reference set at `location` (a path or URL), served as a references' view.
