@@ -15,6 +15,9 @@ use crate::errors::{guard, read_error, Error, SelectionError};
 #[pyclass(frozen, module = "vzarr._vzarr")]
 pub(crate) struct Store {
     store: BlockingStore,
+    /// The containers its sources may be read from: the user's trust list at opening, the
+    /// environment's and `allow_sources` (what a copy of the store re-opened elsewhere needs).
+    trusted: Vec<String>,
 }
 
 #[pymethods]
@@ -36,11 +39,18 @@ impl Store {
             let mut authorization =
                 Authorization::from_user_config().map_err(|e| Error::new_err(format!("{location}: {e}")))?;
             authorization.extend(&allow_sources);
+            let trusted = authorization.containers().to_vec();
             let mut options = OpenOptions::new(authorization).with_remote(remote).with_check_sources(check_sources);
             options.branch = branch;
             let store = py.detach(|| BlockingStore::open_with(&location, &options)).map_err(read_error)?;
-            Ok(Store { store })
+            Ok(Store { store, trusted })
         })
+    }
+
+    /// The containers the store's sources may be read from, as authorized at opening.
+    #[getter]
+    fn trusted(&self) -> Vec<String> {
+        self.trusted.clone()
     }
 
     /// The location it was opened from.

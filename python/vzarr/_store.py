@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any, Iterator, Sequence
 
@@ -29,29 +31,129 @@ def open(
     ``vzarr scan`` fill), ``VZARR_ALLOW_SOURCES`` and `allow_sources`. With `check_sources` (the
     default) every source's size, ETag and modification time are compared with the scan's before it
     is read (`vzarr.SourceChanged`). Raises `vzarr.NotFound` when there is no store.
+
+    The store and its arrays pickle as how to open them (location, options, the containers trusted
+    here), never as data: a copy sent to another process (dask.distributed workers, multiprocessing)
+    opens the store there on first use, once per process.
     """
-    inner = _vzarr.Store.open(
-        os.fspath(store),
-        list(allow_sources),
+    location = os.fspath(store)
+    how = _OpenArgs(
+        location if "://" in location else os.path.abspath(location),
+        tuple(allow_sources),
+        branch,
         dict(storage_options) if storage_options else None,
         check_sources,
-        branch,
     )
-    return Store(inner)
+    inner = how.open()
+    return Store(inner, dataclasses.replace(how, allow_sources=tuple(inner.trusted)))
+
+
+@dataclasses.dataclass(frozen=True)
+class _OpenArgs:
+    """How a store was opened: what a copy in another process opens it with."""
+
+    location: str
+    allow_sources: tuple[str, ...]
+    branch: str | None
+    storage_options: dict[str, object] | None
+    check_sources: bool
+
+    def open(self) -> "_vzarr.Store":
+        """Opens the store in this process."""
+        return _vzarr.Store.open(
+            self.location, list(self.allow_sources), self.storage_options, self.check_sources, self.branch
+        )
+
+    def key(self) -> str:
+        """A text naming these arguments, the key of this process's opened stores."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, default=repr)
+
+
+#: The stores this process opened from pickled copies, by `_OpenArgs.key`, and the process that
+#: opened them (a forked child opens its own: the parent's runtime threads do not survive a fork).
+_REOPENED: dict[str, "tuple[int, _vzarr.Store]"] = {}
+_REOPENED_LOCK = threading.Lock()
+
+
+def _reopened(how: _OpenArgs) -> "_vzarr.Store":
+    """The store `how` opens, opened once per process."""
+    key, pid = how.key(), os.getpid()
+    with _REOPENED_LOCK:
+        held = _REOPENED.get(key)
+        if held is None or held[0] != pid:
+            held = (pid, how.open())
+            _REOPENED[key] = held
+        return held[1]
+
+
+def _reopened_array(how: _OpenArgs, path: str) -> "_vzarr.Array":
+    """The array at `path` of the store `how` opens, opened once per process."""
+    key, pid = f"{how.key()}\0{path}", os.getpid()
+    with _REOPENED_LOCK:
+        held = _REOPENED_ARRAYS.get(key)
+    if held is None or held[0] != pid:
+        array = _reopened(how).array(path)
+        with _REOPENED_LOCK:
+            held = _REOPENED_ARRAYS.setdefault(key, (pid, array))
+            if held[0] != pid:
+                held = _REOPENED_ARRAYS[key] = (pid, array)
+    return held[1]
+
+
+_REOPENED_ARRAYS: dict[str, "tuple[int, _vzarr.Array]"] = {}
+
+
+def _unpickle_store(how: _OpenArgs) -> "Store":
+    """A store received from another process: opened on first use."""
+    return Store(None, how)
+
+
+def _unpickle_array(store: "Store", path: str, state: dict[str, Any]) -> "Array":
+    """An array received from another process, with the metadata it was sent with; its store is
+    opened when the array is first read."""
+    array = Array.__new__(Array)
+    array.__dict__.update(state)
+    array._store = store
+    array._inner = None
+    array._pid = None
+    return array
 
 
 class Store(Mapping[str, "Array"]):
     """An opened store: a mapping of array paths (``"tas"``, ``"group/var"``) to `Array`."""
 
-    def __init__(self, inner: "_vzarr.Store"):
-        self._inner = inner
-        self._paths = list(inner.array_paths())
+    def __init__(self, inner: "_vzarr.Store | None", how: _OpenArgs | None = None):
+        # `inner` is None for a copy received from another process: `how` opens it on first use.
+        self._opened = inner
+        self._pid = os.getpid()
+        self._how = how
+        self._path_list: list[str] | None = None
         self._arrays: dict[str, Array] = {}
+
+    @property
+    def _inner(self) -> "_vzarr.Store":
+        """The opened store of this process."""
+        if self._opened is None or self._pid != os.getpid():
+            if self._how is None:
+                raise RuntimeError("this vzarr.Store was opened in another process and cannot be re-opened here")
+            self._opened, self._pid = _reopened(self._how), os.getpid()
+        return self._opened
+
+    @property
+    def _paths(self) -> list[str]:
+        if self._path_list is None:
+            self._path_list = list(self._inner.array_paths())
+        return self._path_list
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._how is None:
+            raise TypeError("a vzarr.Store made from a bare _vzarr.Store cannot be pickled: open it with vzarr.open")
+        return (_unpickle_store, (self._how,))
 
     @property
     def location(self) -> str:
         """Where the store was opened from."""
-        return self._inner.location
+        return self._how.location if self._opened is None and self._how is not None else self._inner.location
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -116,7 +218,8 @@ class Array:
     selection in parallel in Rust, with the GIL released, and returns a NumPy array."""
 
     def __init__(self, inner: "_vzarr.Array", store: "Store | None" = None):
-        self._inner = inner
+        self._inner: "_vzarr.Array | None" = inner
+        self._pid: int | None = os.getpid()
         self._store = store
         self._metadata: dict[str, Any] = json.loads(inner.metadata_json())
         kind = inner.dtype
@@ -136,6 +239,22 @@ class Array:
         dims = inner.dims
         self.dims = tuple(dims) if dims is not None else None
         self.chunks = tuple(tuple(edges) for edges in inner.chunks)
+
+    def _array(self) -> "_vzarr.Array":
+        """The opened array of this process (re-opened through its store in a process it was sent to)."""
+        if self._inner is None or self._pid != os.getpid():
+            store = self._store
+            if store is None:
+                raise RuntimeError(f"vzarr array {self.path!r} has no store to re-open it from")
+            inner = store._inner.array(self.path) if store._how is None else _reopened_array(store._how, self.path)
+            self._inner, self._pid = inner, os.getpid()
+        return self._inner
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._store is None:
+            raise TypeError(f"vzarr array {self.path!r} has no store to re-open it from and cannot be pickled")
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_inner", "_pid", "_store")}
+        return (_unpickle_array, (self._store, self.path, state))
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -189,18 +308,18 @@ class Array:
     def __getitem__(self, key: Any) -> np.ndarray[Any, Any]:
         entries, out_shape = _selection(key, self.shape)
         if self._strings:
-            values = self._inner.read_strings(entries)
+            values = self._array().read_strings(entries)
             out = np.empty(len(values), dtype=object)
             out[:] = values
             return out.reshape(out_shape)
         count = int(np.prod(out_shape, dtype=np.int64))
         buffer = bytearray(count * self.dtype.itemsize)
-        self._inner.read_into(entries, buffer)
+        self._array().read_into(entries, buffer)
         return np.frombuffer(buffer, dtype=self.dtype).reshape(out_shape)
 
     def chunk_bytes(self, coords: Sequence[int]) -> bytes | None:
         """The stored (encoded) bytes of chunk `coords`; None for a chunk never written."""
-        return self._inner.chunk_bytes([int(c) for c in coords])
+        return self._array().chunk_bytes([int(c) for c in coords])
 
 
 def _source_attrs(metadata: dict[str, Any], dtype: np.dtype) -> dict[str, Any]:

@@ -45,7 +45,7 @@ use links::{LinkedFile, LinkedFiles};
 use owned::StringsError;
 use structure::{read_structure, H5Variable};
 
-use super::chars::{char_dim_stackable, CharUse};
+use super::chars::{char_dim_stackable, folded_length, CharUse};
 use super::contiguous::slab_layout;
 use super::filters::{filter_stage, stored_codecs, FilterSpec};
 use super::rewrite::ArrayCodecs;
@@ -692,7 +692,7 @@ fn char_fold(info: &StorageInfo, shape: &[u64], extent: &[u64]) -> Option<u32> {
         Layout::Other(_) => false,
     };
     let fits = info.element == ElementType::FixedString(1) && stored == length && whole_rows;
-    fits.then(|| u32::try_from(length).ok().filter(|&n| n > 0)).flatten()
+    fits.then(|| folded_length(length)).flatten()
 }
 
 /// Names of the `count` dimensions an HDF5 array datatype adds to variable `var`: `<name>_dim<k>`

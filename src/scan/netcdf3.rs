@@ -21,7 +21,7 @@ use std::sync::Arc;
 use header::{AttrValue, Header, HeaderError, NcType, Variable};
 use serde_json::Value;
 
-use super::chars::{char_dim_stackable, CharUse};
+use super::chars::{char_dim_stackable, folded_length, CharUse};
 use super::contiguous::slab_layout;
 use super::{digest, unsupported, wants_digest, FileFormat, ScanError, ScanOptions};
 use crate::codec::{CodecChain, Endian};
@@ -166,15 +166,19 @@ fn element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), Vari
     Ok((t, var.shape.clone()))
 }
 
-/// A char variable's last dimension becomes the string length, unless it is the record dimension or
-/// xarray would not stack it into strings (`scan/chars`).
+/// A char variable's last dimension becomes the string length, unless it is the record dimension, has
+/// length 1, or xarray would not stack it into strings (`scan/chars`).
 fn char_element(header: &Header, var: &Variable) -> Result<(DataType, Vec<u64>), VariableError> {
     let last = var.dim_ids.last().and_then(|&d| header.dimensions.get(d));
     if last.is_none_or(|d| d.is_record || !stackable(header, &d.name)) {
         return Ok((DataType::FixedBytes(1), var.shape.clone()));
     }
     let (&len, rest) = var.shape.split_last().ok_or(VariableError::NoDimensions)?;
-    let len = u32::try_from(len).ok().filter(|&n| n > 0).ok_or(VariableError::CharLength)?;
+    if len == 1 {
+        // One-character strings keep their dimension (`scan/chars`).
+        return Ok((DataType::FixedBytes(1), var.shape.clone()));
+    }
+    let len = folded_length(len).ok_or(VariableError::CharLength)?;
     Ok((DataType::FixedBytes(len), rest.to_vec()))
 }
 

@@ -37,6 +37,10 @@ fn write_chars(dir: &Path) -> PathBuf {
     let mut split = f.add_variable::<NcChar>("split_name", &["station", "strlen"]).unwrap();
     split.set_chunking(&[2, 4]).unwrap();
     split.put_values(&names, ..).unwrap();
+    // Strings of one character, as xarray writes `S1` data: `char code(station, string1)`.
+    f.add_dimension("string1", 1).unwrap();
+    let codes: Vec<NcChar> = b"abc".iter().map(|&b| NcChar(b)).collect();
+    f.add_variable::<NcChar>("code", &["station", "string1"]).unwrap().put_values(&codes, ..).unwrap();
     path
 }
 
@@ -52,7 +56,7 @@ fn char_variables_fold_their_string_dimension() {
     let fixture = Fixture::new(write_chars);
     let store_path = scan_to_store(&fixture.path, fixture.dir.path(), "s.vzarr", &ScanOptions::default());
     let store = open_store(&store_path);
-    for (name, folded) in [("name", true), ("chunked_name", true), ("split_name", false)] {
+    for (name, folded) in [("name", true), ("chunked_name", true), ("split_name", false), ("code", false)] {
         let meta = array_json(&store_path, name);
         let theirs = oracle_read(&fixture.path, name, None);
         let ours = read(&store, name, "");
@@ -62,6 +66,11 @@ fn char_variables_fold_their_string_dimension() {
             assert_eq!(meta["shape"], serde_json::json!([3]), "{name}");
             assert_eq!(meta["dimension_names"], serde_json::json!(["station"]), "{name}");
             assert_eq!(meta["data_type"]["name"], "null_terminated_bytes", "{name}");
+        } else if name == "code" {
+            // One character a string: folded, `code(station)` of S1 would read in xarray as one
+            // string of 3 characters (it stacks every S1 array's last dimension).
+            assert_eq!(meta["shape"], serde_json::json!([3, 1]), "{name}");
+            assert_eq!(meta["dimension_names"], serde_json::json!(["station", "string1"]), "{name}");
         } else {
             // Chunks that cut strings stay one character per element.
             assert_eq!(meta["shape"], serde_json::json!([3, 8]), "{name}");

@@ -14,7 +14,7 @@ use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, OwnedBytes, VirtualArray};
 use crate::grid::ChunkGrid;
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
-use crate::scan::chars::{char_dim_stackable, CharUse};
+use crate::scan::chars::{char_dim_stackable, folded_length, CharUse};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::filters::{filter_stage, stored_codecs, FilterSpec};
 use crate::scan::{chunk_table_for, ScanError, MAX_CHUNKS_PER_ARRAY};
@@ -231,7 +231,7 @@ fn char_fold(
     if data_type != DataType::FixedBytes(1) || !whole_rows || !stackable_last(ctx, var) {
         return None;
     }
-    let length = u32::try_from(length).ok().filter(|&n| n > 0)?;
+    let length = folded_length(length)?;
     if let Storage::Chunks(info) = storage {
         if let Some(chunk_shape) = &mut info.chunk_shape {
             chunk_shape.pop();

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import glob
 import os
+import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import netCDF4
@@ -81,3 +85,33 @@ def write_monthly(directory: Path, days=(31, 28, 31, 30, 31, 30), chunk=10, nlat
 @pytest.fixture
 def monthly(tmp_path) -> list[str]:
     return write_monthly(tmp_path / "monthly")
+
+
+@pytest.fixture
+def s3_endpoint():
+    """A moto S3 server on 127.0.0.1 (the one `./dev test` installs in target/pyenv) with a bucket `out`."""
+    python = REPO / "target" / "pyenv" / "bin" / "python"
+    if not (python.parent / "moto_server").exists():
+        pytest.fail(f"moto is missing from {python.parent}: `./dev test` installs it (tests/python/setup.sh)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # moto with its writes atomic, as the Rust tests run it (tests/python/moto_atomic.py says why).
+    atomic = REPO / "tests" / "python" / "moto_atomic.py"
+    process = subprocess.Popen([str(python), str(atomic), "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(urllib.request.Request(f"{endpoint}/out", method="PUT"), timeout=1)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("moto_server did not start within 30 s")
+                time.sleep(0.2)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

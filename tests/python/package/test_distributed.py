@@ -11,11 +11,20 @@ as tests/scale_out/slurm.rs starts it; dask-jobqueue's SLURMCluster submits two 
 cluster scan gives the one-machine store again. Where the cluster cannot start (not root, Slurm not
 installed) that test is skipped with the reason, unless `VZARR_REQUIRE_SLURM=1` (`./dev test` sets it
 once the packages are installed), which makes that a failure.
+
+Reads scale out too: `xr.open_dataset(store, engine="vzarr", chunks={})` computed on the LocalCluster
+(and on the SLURMCluster) equals netCDF4's read of the files for a native store, an Icechunk
+repository, a kerchunk JSON file and a Parquet set, local and on the S3 server the tests start; each
+worker opens the store once, whatever the number of tasks; `vzarr.Array` read in `multiprocessing`
+processes started with spawn; `xr.open_mfdataset` over several stores with `parallel=True`.
 """
 
 from __future__ import annotations
 
+import operator
 import os
+import pickle
+import multiprocessing
 import shutil
 import socket
 import subprocess
@@ -26,7 +35,8 @@ import netCDF4
 import numpy as np
 import pytest
 import vzarr
-from conftest import read_concat
+import xarray as xr
+from conftest import read_concat, write_monthly
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -217,6 +227,90 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def netcdf4_read(files: list[str]) -> xr.Dataset:
+    """The files as xarray's netCDF4 engine reads them, concatenated along time, in this process."""
+    ds = xr.open_mfdataset(files, engine="netcdf4", combine="nested", concat_dim="time", data_vars="minimal",
+                           coords="minimal", compat="override", join="override")
+    return ds.load(scheduler="synchronous")
+
+
+def opened_on_workers(client: Client) -> list[int]:
+    """How many stores each worker process has opened from pickled copies."""
+    import vzarr._store
+
+    return sorted(client.run(lambda: len(vzarr._store._REOPENED)).values())
+
+
+@pytest.mark.parametrize("fmt, name", [("native", "tas.vzarr"), ("icechunk", "tas.icechunk"),
+                                       ("kerchunk-json", "tas.json"), ("kerchunk-parquet", "tas.parq")])
+def test_reads_compute_on_worker_processes(client, tmp_path, fmt, name):
+    # Months of 30 days in chunks of 10: a regular grid, which the kerchunk formats need for tas.
+    files = write_monthly(tmp_path / "src", days=(30, 30, 30), chunk=10)
+    out = tmp_path / name
+    if fmt == "kerchunk-parquet":
+        # Written by export, which can leave out `time` (rectilinear: the Zarr v2 of Parquet has no such grid).
+        vzarr.scan(files, concat=["time"], output=tmp_path / "tas.vzarr")
+        vzarr.export(tmp_path / "tas.vzarr", out, format=fmt, skip_unsupported=True)
+    else:
+        vzarr.scan(files, concat=["time"], output=out, format=fmt)
+    client.run(lambda: __import__("vzarr._store")._store._REOPENED.clear())
+    ds = xr.open_dataset(out, engine="vzarr", chunks={})
+    assert ds.tas.data.npartitions == 9  # one task a chunk
+    theirs = netcdf4_read(files)
+    computed = ds.compute()  # on the cluster: the default client
+    # The Parquet set has no `time` (left out by the export); every other store has every variable.
+    missing = {"time", "time_bnds"} if fmt == "kerchunk-parquet" else set()
+    assert set(computed.variables) == set(theirs.variables) - missing
+    for variable in computed.variables:
+        xr.testing.assert_identical(computed[variable].variable, theirs[variable].variable)
+    # Every task found its worker's store opened already: one store a worker that did work.
+    assert set(opened_on_workers(client)) <= {0, 1} and 1 in opened_on_workers(client)
+
+
+def test_reads_from_a_store_on_s3_compute_on_workers(client, tmp_path, s3_endpoint):
+    files = write_monthly(tmp_path / "src", days=(31, 28, 31), chunk=10)
+    options = {"endpoint_url": s3_endpoint, "key": "test", "secret": "test", "region": "us-east-1",
+               "allow_http": "true"}
+    vzarr.scan(files, concat=["time"], output="s3://out/tas.vzarr", storage_options=options)
+    ds = xr.open_dataset("s3://out/tas.vzarr", engine="vzarr", chunks={}, storage_options=options)
+    assert ds.tas.chunks[0] == (10, 10, 10, 1, 10, 10, 8, 10, 10, 10, 1)  # the months' chunks
+    assert_same_dataset(ds.compute(), netcdf4_read(files))
+
+
+def assert_same_dataset(ours: xr.Dataset, theirs: xr.Dataset) -> None:
+    """Identical, but for the `history` line vzarr prepends when it combines files (CF 2.6.2)."""
+    assert ours.attrs.pop("history", "").endswith(theirs.attrs.pop("history", ""))
+    xr.testing.assert_identical(ours, theirs)
+
+
+def test_open_mfdataset_parallel_over_several_stores(client, tmp_path):
+    files = write_monthly(tmp_path / "src", days=(31, 28, 31, 30), chunk=10)
+    stores = []
+    for i, file in enumerate(files):
+        stores.append(str(tmp_path / f"month{i}.vzarr"))
+        vzarr.scan([file], output=stores[-1])
+    # Each store is opened on a worker, whose trust list is its own: the sources' container is passed on.
+    ds = xr.open_mfdataset(stores, engine="vzarr", parallel=True, combine="nested", concat_dim="time",
+                           data_vars="minimal", coords="minimal", compat="override", join="override",
+                           allow_sources=[str(tmp_path / "src")])
+    assert_same_dataset(ds.compute(), netcdf4_read(files))
+
+
+def test_arrays_read_in_spawned_processes(tmp_path):
+    files = write_monthly(tmp_path / "src", days=(31, 28, 31), chunk=10)
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(files, concat=["time"], output=out)
+    array = vzarr.open(out)["tas"]
+    # What a copy holds: how to open the store, the path and metadata; no data, no open handle.
+    assert len(pickle.dumps(array)) < 4096 and b"_inner" not in pickle.dumps(array)
+    keys = [(slice(0, 31),), (slice(31, 59),), (slice(59, 90), 2)]
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        parts = pool.starmap(operator.getitem, [(array, key) for key in keys])
+    expected = read_concat(files, "tas")
+    for part, key in zip(parts, keys):
+        np.testing.assert_array_equal(part, expected[key])
+
+
 def slurm_conf(d: Path, host: str) -> str:
     return (
         f"ClusterName=vzarrpy\nSlurmctldHost={host}(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
@@ -314,7 +408,11 @@ def test_dask_jobqueue_slurm_cluster_scan_is_the_one_machine_store(daily, slurm,
         with Client(cluster) as client:
             client.wait_for_workers(2, timeout=120)
             report = vzarr.scan(daily, concat="time", output=tmp_path / "slurm.vzarr", client=client)
+            # Reads on the same workers: the store's lazy arrays computed in the Slurm jobs.
+            ds = xr.open_dataset(tmp_path / "slurm.vzarr", engine="vzarr", chunks={"time": 100})
+            computed = ds.compute()
     assert report.files == FILES and report.references == single.references
     assert tree(tmp_path / "single.vzarr") == tree(tmp_path / "slurm.vzarr")
     assert sorted(os.listdir(tmp_path)) == ["single.vzarr", "slurm.vzarr"]
     np.testing.assert_array_equal(vzarr.open(tmp_path / "slurm.vzarr")["tas"][...], read_concat(daily, "tas"))
+    np.testing.assert_array_equal(computed.tas.values, read_concat(daily, "tas"))

@@ -114,6 +114,29 @@ def test_engine_keeps_attribute_types_and_char_fill_values(tmp_path, fmt):
         xr.open_dataset(out, engine="vzarr", group="nowhere")
 
 
+@pytest.mark.parametrize("fmt", ["NETCDF4", "NETCDF3_64BIT"])
+def test_one_character_strings_keep_their_dimension(tmp_path, fmt):
+    """Strings of one character (xarray writes `char x1(x, string1)`) read as the source shows them:
+    folded into `S1` the store's `x1(x)` would read in xarray as the single string "abc", since xarray
+    stacks every `S1` array's last dimension. Checked through engine="vzarr" and xarray's zarr engine
+    on vzarr's Zarr store, against the netCDF4 engine on the file."""
+    src = tmp_path / "chars.nc"
+    expected = xr.Dataset(
+        {"x1": ("x", np.array([b"a", b"b", b"c"])), "y": (("a", "b"), np.array([[b"1", b"a"], [b"2", b"b"]]))}
+    )
+    expected.to_netcdf(src, format=fmt, encoding={"x1": {"dtype": "S1"}, "y": {"dtype": "S1"}})
+    out = tmp_path / "chars.vzarr"
+    vzarr.scan([str(src)], output=out)
+    theirs = xr.open_dataset(src, engine="netcdf4").load()
+    assert theirs.x1.dims == ("x",) and theirs.x1.values.tolist() == [b"a", b"b", b"c"]  # the case checked
+    ours = xr.open_dataset(out, engine="vzarr").load()
+    xr.testing.assert_identical(ours, theirs)
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        zarr_view = xr.open_zarr(vzarr.open(out).zarr_store(), consolidated=False, zarr_format=3).load()
+    for name in ("x1", "y"):
+        xr.testing.assert_identical(zarr_view[name], theirs[name])
+
+
 def test_engine_shows_enums_as_netcdf4_does(tmp_path):
     """An enum variable: vzarr writes its members as CF flags for Zarr readers and records them in
     the `zarr.json` extension field; engine="vzarr" shows the enum as xarray's netCDF4 engine does
