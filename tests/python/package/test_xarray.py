@@ -208,3 +208,19 @@ def test_engine_preferred_chunks_follow_the_grid(monthly, tmp_path):
     assert len(set(edges[0][:-1])) > 1  # the case being checked: a rectilinear time dimension
     assert tas.encoding["preferred_chunks"] == {"time": edges[0], "lat": edges[1][0], "lon": edges[2][0]}
     assert "chunksizes" not in tas.encoding and "contiguous" not in tas.encoding
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the store does not record the source's storage layout (HDF5's data layout message: "
+    "contiguous, chunked or compact), so a chunked variable of one unfiltered chunk reads as contiguous",
+)
+def test_engine_tells_one_chunk_from_contiguous(tmp_path):
+    src = tmp_path / "one_chunk.nc"
+    xr.Dataset({"x": ("y", np.arange(5.0))}).to_netcdf(src, encoding={"x": {"chunksizes": (5,)}})
+    out = tmp_path / "one_chunk.vzarr"
+    vzarr.scan([str(src)], output=out)
+    theirs = xr.open_dataset(src, engine="netcdf4").x.encoding
+    assert not theirs["contiguous"]  # the case being checked
+    ours = xr.open_dataset(out, engine="vzarr").x.encoding
+    assert (ours["contiguous"], ours["chunksizes"]) == (False, (5,))
