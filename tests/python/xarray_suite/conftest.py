@@ -11,7 +11,7 @@ xarray's `xarray/tests/test_backends.py`) with their `open()` replaced by vzarr'
   into a native store beside the file, then `xr.open_dataset(store, engine="vzarr", **kwargs)`.
   Set `VZARR_XARRAY_SUITE=xarray` to keep xarray's own `open()`, the baseline the counts are
   measured against;
-- the user's trust list is a temporary one (XDG_CONFIG_HOME), so the scans never touch the real one;
+- each test's trust list is a temporary one (XDG_CONFIG_HOME), so the scans never touch the real one;
 - the tests where vzarr deliberately differs from the netCDF4 engine (`EXPECTED_DIFFERENCES`) and
   those of what vzarr does not do yet (`NOT_YET`), each with its reason, are strict xfails: a test
   that starts passing fails the run until its entry goes;
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections import Counter
 from typing import Any, Iterator
 
@@ -144,9 +143,13 @@ def pytest_configure(config: pytest.Config) -> None:
     patched = _vzarr_open if USE_VZARR else _recording_open(contextlib.contextmanager(original))
     for name in CLASSES:
         setattr(getattr(test_backends, name), "open", contextlib.contextmanager(patched))
-    config_home = tempfile.mkdtemp(prefix="vzarr-xarray-suite-config-")
-    os.environ["XDG_CONFIG_HOME"] = config_home
-    os.environ.pop("VZARR_ALLOW_SOURCES", None)
+
+
+@pytest.fixture(autouse=True)
+def private_trust_list(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's scans add their sources' containers to a trust list of their own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.delenv("VZARR_ALLOW_SOURCES", raising=False)
 
 
 def _listed(nodeid: str, table: dict[str, str]) -> str | None:
