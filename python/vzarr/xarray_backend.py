@@ -26,7 +26,9 @@ the store records it:
   ``source`` (the store's location).
 
 Text attributes that are not valid UTF-8 read as `str` with U+FFFD in place of the bad bytes, as
-the netCDF4 engine gives them (`vzarr.Array.attrs` gives their bytes).
+the netCDF4 engine gives them (`vzarr.Array.attrs` gives their bytes). The store does not tell an
+HDF5 opaque attribute from such text (both are base64 in ``zarr.json``), so an opaque one reads as
+text too; the netCDF4 engine leaves opaque attributes out.
 """
 
 from __future__ import annotations
