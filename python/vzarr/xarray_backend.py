@@ -7,6 +7,28 @@ float32, as from the source), vzarr's own ``vzarr:`` notes go to each variable's
 e.g. the months' lengths)::
 
     ds = xr.open_dataset("tas.vzarr", engine="vzarr", chunks={})
+
+Each variable's ``encoding`` holds what xarray's netCDF4 engine reports for the source, as far as
+the store records it:
+
+- the netCDF-4 filter keys (``zlib``, ``szip``, ``zstd``, ``bzip2``, ``blosc``, ``shuffle``,
+  ``complevel``, ``fletcher32``) from the array's codec chain, which is the source's HDF5 filter
+  pipeline when the chunks are references (not when vzarr copied them: `copied_chunks`, the
+  ``vzarr:copied_chunks`` note; nor for variable-length strings, which vzarr stores itself);
+- ``chunksizes`` and ``contiguous`` from the chunk grid: a single chunk covering the array with no
+  codec but ``bytes`` is reported contiguous (what netCDF4 and h5py write by default for a
+  variable without unlimited dimensions, chunk sizes or filters), any other regular grid as chunked
+  with its chunk shape; a rectilinear grid (files combined) gives neither;
+- ``preferred_chunks`` as xarray's zarr backend gives them: one int per dimension where the grid is
+  regular, the chunk edges (a tuple) where it is rectilinear;
+- ``original_shape`` (a char array's, its string length included), ``dtype`` (``S1`` for a char
+  array, which vzarr stores as fixed-width strings; `str` for variable-length strings) and
+  ``source`` (the store's location).
+
+Text attributes that are not valid UTF-8 read as `str` with U+FFFD in place of the bad bytes, as
+the netCDF4 engine gives them (`vzarr.Array.attrs` gives their bytes). The store does not tell an
+HDF5 opaque attribute from such text (both are base64 in ``zarr.json``), so an opaque one reads as
+text too; the netCDF4 engine leaves opaque attributes out.
 """
 
 from __future__ import annotations
@@ -31,9 +53,13 @@ class VzarrBackendArray(BackendArray):
     """A lazily read vzarr array: basic indexing goes to Rust, the rest is done by xarray."""
 
     def __init__(self, array: Array):
-        self.array = array
+        # Private: xarray takes a wrapper's `array` attribute for the next layer of indexing
+        # adapters, which a `vzarr.Array` is not.
+        self._array = array
         self.shape = array.shape
-        self.dtype = array.dtype
+        # Variable-length strings as xarray's netCDF engines give them: object with the
+        # `element_type` metadata xarray's string coders look for (`coding.strings.create_vlen_dtype`).
+        self.dtype = np.dtype("O", metadata={"element_type": str}) if _is_vlen_string(array) else array.dtype
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray[Any, Any]:
         values: np.ndarray[Any, Any] = indexing.explicit_indexing_adapter(
@@ -42,7 +68,119 @@ class VzarrBackendArray(BackendArray):
         return values
 
     def _read(self, key: tuple[Any, ...]) -> np.ndarray[Any, Any]:
-        return self.array[key]
+        return self._array[key]
+
+
+def _is_vlen_string(array: Array) -> bool:
+    """Whether `array` holds variable-length (UTF-8) strings."""
+    return array.zarr_metadata.get("data_type") == "string"
+
+
+def _char_length(array: Array) -> int | None:
+    """The string length of a fixed-width string array (a char array of the source, whose string
+    dimension vzarr folds into the type), or None for any other array."""
+    data_type = array.zarr_metadata.get("data_type")
+    if isinstance(data_type, dict) and data_type.get("name") == "null_terminated_bytes":
+        length = (data_type.get("configuration") or {}).get("length_bytes")
+        return int(length) if length is not None else None
+    return None
+
+
+#: Blosc's compressor names in Zarr (`cname`) and as netCDF4 reports them.
+_BLOSC_COMPRESSORS = {
+    "blosclz": "blosc_lz",
+    "lz4": "blosc_lz4",
+    "lz4hc": "blosc_lz4hc",
+    "zlib": "blosc_zlib",
+    "zstd": "blosc_zstd",
+}
+#: Blosc's shuffle modes in Zarr and as the integers netCDF4 reports.
+_BLOSC_SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+
+
+def _filters(codecs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The netCDF4 engine's filter keys (netCDF4's `Variable.filters()`) for a codec chain that is
+    the source's HDF5 filter pipeline, or None when a codec has no netCDF-4 filter."""
+    filters: dict[str, Any] = {
+        "zlib": False, "szip": False, "zstd": False, "bzip2": False, "blosc": False,
+        "shuffle": False, "complevel": 0, "fletcher32": False,
+    }
+    for codec in codecs:
+        name = codec.get("name")
+        config = codec.get("configuration") or {}
+        if name == "bytes":
+            continue
+        if name in ("numcodecs.zlib", "gzip"):
+            filters.update(zlib=True, complevel=int(config.get("level", 0)))
+        elif name == "numcodecs.shuffle":
+            filters["shuffle"] = True
+        elif name == "numcodecs.fletcher32":
+            filters["fletcher32"] = True
+        elif name == "zstd":
+            filters.update(zstd=True, complevel=int(config.get("level", 0)))
+        elif name == "blosc" and config.get("cname") in _BLOSC_COMPRESSORS:
+            shuffle = config.get("shuffle", 0)
+            filters["blosc"] = {
+                "compressor": _BLOSC_COMPRESSORS[config["cname"]],
+                "shuffle": _BLOSC_SHUFFLES.get(shuffle, shuffle) if isinstance(shuffle, str) else int(shuffle),
+            }
+            filters["complevel"] = int(config.get("clevel", 0))
+        else:
+            return None
+    return filters
+
+
+def _compact_chunks(chunks: Sequence[Sequence[int]]) -> tuple[int | tuple[int, ...], ...]:
+    """Chunk edges per dimension as xarray's zarr backend gives them: one int where the edges are
+    regular (all equal but a shorter last), the edges themselves where not, ``(0,)`` for an empty
+    dimension."""
+    compact: list[int | tuple[int, ...]] = []
+    for edges in chunks:
+        edges = tuple(edges)
+        if not edges:
+            compact.append((0,))
+        elif len(set(edges[:-1])) <= 1 and edges[-1] <= edges[0]:
+            compact.append(edges[0])
+        else:
+            compact.append(edges)
+    return tuple(compact)
+
+
+def _storage_encoding(array: Array, dims: Sequence[str], notes: Mapping[str, Any]) -> dict[str, Any]:
+    """What the netCDF4 engine reports of how the source stores `array` (filters, chunking,
+    preferred chunks, original shape), as far as the store records it."""
+    preferred = _compact_chunks(array.chunks)
+    encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, preferred))}
+    length = _char_length(array)
+    char = (length,) if length is not None else ()
+    encoding["original_shape"] = tuple(array.shape) + char
+    metadata = array.zarr_metadata
+    codecs = metadata.get("codecs") or []
+    if "copied_chunks" in notes or _is_vlen_string(array):
+        # The codec chain is vzarr's copy's, not the source's pipeline.
+        return encoding
+    filters = _filters(codecs)
+    if filters is not None:
+        encoding.update(filters)
+    grid = metadata.get("chunk_grid") or {}
+    if grid.get("name") != "regular":
+        return encoding
+    chunk_shape = tuple((grid.get("configuration") or {}).get("chunk_shape") or ())
+    if chunk_shape == tuple(array.shape) and all(c.get("name") == "bytes" for c in codecs):
+        encoding.update(contiguous=True, chunksizes=None)
+    else:
+        encoding.update(contiguous=False, chunksizes=chunk_shape + char)
+    return encoding
+
+
+def _text(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """`attrs` with `bytes` values (text that is not valid UTF-8, which vzarr keeps as bytes) as
+    `str` with U+FFFD in place of the bad bytes, as xarray's netCDF4 engine gives char attributes;
+    a char array's `_FillValue` stays `bytes`, as there."""
+    return {
+        k: v.decode("utf-8", errors="replace") if isinstance(v, bytes) and k != "_FillValue" else v
+        for k, v in attrs.items()
+    }
 
 
 def _fill_value(attrs: dict[str, Any], dtype: np.dtype) -> None:
@@ -96,15 +234,18 @@ class VzarrDataStore(AbstractDataStore):
             dims = array.dims or tuple(f"{name}_dim_{i}" for i in range(array.ndim))
             attrs = dict(array.attrs)
             _fill_value(attrs, array.dtype)
-            encoding = {
-                "preferred_chunks": dict(zip(dims, array.chunks)),
-                "chunks": tuple(max(edges) if edges else 0 for edges in array.chunks),
-                "source": self.store.location,
-            }
+            attrs = _text(attrs)
+            notes = array.zarr_metadata.get("vzarr") or {}
+            encoding = _storage_encoding(array, dims, notes)
+            encoding["chunks"] = tuple(max(edges) if edges else 0 for edges in array.chunks)
+            encoding["source"] = self.store.location
+            if _is_vlen_string(array):
+                encoding["dtype"] = str
+            elif _char_length(array) is not None:
+                encoding["dtype"] = np.dtype("S1")
             # vzarr's notes on how the store holds the data (chunks copied, fill value undefined in
             # the source) are storage facts: xarray keeps those in the encoding, not the attributes
             # (stores written before the notes moved to the extension field had them as attributes).
-            notes = array.zarr_metadata.get("vzarr") or {}
             encoding.update({f"vzarr:{k}": notes[k] for k in ("copied_chunks", "fill_value") if k in notes})
             encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
             _enum(name, array.dtype, notes.get("enum"), attrs, encoding)
@@ -114,7 +255,7 @@ class VzarrDataStore(AbstractDataStore):
 
     def get_attrs(self) -> Mapping[str, Any]:
         """The group's attributes."""
-        return FrozenDict(self.store.group_attrs(self.group))
+        return FrozenDict(_text(self.store.group_attrs(self.group)))
 
     def get_dimensions(self) -> Any:
         """Not used: dimensions come with the variables."""
@@ -145,6 +286,7 @@ class VzarrBackendEntrypoint(BackendEntrypoint):
         "decode_coords",
         "use_cftime",
         "decode_timedelta",
+        "auto_complex",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
@@ -170,9 +312,12 @@ class VzarrBackendEntrypoint(BackendEntrypoint):
         decode_coords: Any = True,
         use_cftime: bool | None = None,
         decode_timedelta: Any = None,
+        auto_complex: bool | None = None,
     ) -> Dataset:
         """The store (a path, URL or `vzarr.Store`) as an xarray Dataset read through vzarr;
-        `allow_sources`, `branch`, `storage_options` and `check_sources` as in `vzarr.open`."""
+        `allow_sources`, `branch`, `storage_options` and `check_sources` as in `vzarr.open`.
+        `auto_complex` is accepted as the netCDF4 engine takes it, and changes nothing: vzarr
+        reads a compound of two floats (netCDF4's and h5py's complex numbers) as complex always."""
         if isinstance(filename_or_obj, Store):
             store = filename_or_obj
         else:

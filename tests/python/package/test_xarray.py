@@ -159,3 +159,91 @@ def test_engine_shows_enums_as_netcdf4_does(tmp_path):
     # Zarr readers see the members as CF flags.
     flags = vzarr.open(out)["cloud"].attrs
     assert flags["flag_meanings"].split() == [n.replace(" ", "_") for n in theirs.cloud.encoding["dtype"].metadata["enum"]]
+
+
+#: Variables of a netCDF-4 file and how they are written: the filters, chunk shapes and string types
+#: whose encoding engine="vzarr" must report as the netCDF4 engine does.
+ENCODED = {
+    "deflated": (("t", "y"), np.arange(40.0).reshape(8, 5),
+                 dict(zlib=True, complevel=4, shuffle=True, fletcher32=True, chunksizes=(4, 5))),
+    "zstd": (("t", "y"), np.arange(40, dtype="f4").reshape(8, 5), dict(compression="zstd", complevel=2, chunksizes=(2, 5))),
+    "blosc": (("t", "y"), np.repeat(np.arange(8, dtype="i4"), 5).reshape(8, 5),
+              dict(compression="blosc_lz4", blosc_shuffle=2, chunksizes=(8, 5))),
+    "plain": (("y",), np.arange(5, dtype="i2"), dict(contiguous=True)),
+    "chunked": (("t",), np.arange(8, dtype="u1"), dict(chunksizes=(3,))),
+    "chars": (("t",), np.array([b"ab", b"c", b"def", b"g", b"hi", b"", b"j", b"kl"]), dict(dtype="S1", chunksizes=(4, 3))),
+    "names": (("y",), np.array(["ab", "c", "déf", "g", "hi"], dtype=object), dict(dtype=str)),
+}
+
+
+def test_engine_encoding_is_netcdf4s_and_writes_the_same_file(tmp_path):
+    """The encoding engine="vzarr" reports equals what xarray's netCDF4 engine reports for the
+    source (every key but `source`, the file there and the store here), and `to_netcdf` of the
+    dataset opened either way writes the same file: filters, chunking, types, values."""
+    import netCDF4
+
+    src = tmp_path / "encoded.nc"
+    ds = xr.Dataset({name: (dims, values) for name, (dims, values, _) in ENCODED.items()})
+    ds.to_netcdf(src, engine="netcdf4", encoding={name: enc for name, (_, _, enc) in ENCODED.items()})
+    out = tmp_path / "encoded.vzarr"
+    vzarr.scan([str(src)], output=out)
+    ours = xr.open_dataset(out, engine="vzarr")
+    theirs = xr.open_dataset(src, engine="netcdf4")
+    assert theirs.zstd.encoding["zstd"] and theirs.blosc.encoding["blosc"]  # the cases being checked
+    assert theirs.plain.encoding["contiguous"] and not theirs.chunked.encoding["contiguous"]
+    for name in ENCODED:
+        expected = {k: v for k, v in theirs[name].encoding.items() if k != "source"}
+        if name == "chars":
+            # The store does not record the name of a char array's string dimension (netCDF4's
+            # `char_dim_name`, and its key in `preferred_chunks`); xarray writes its default name,
+            # this file's, in its place.
+            char_dim = expected.pop("char_dim_name")
+            assert expected["preferred_chunks"].pop(char_dim) == 3
+        np.testing.assert_equal({k: ours[name].encoding.get(k) for k in expected}, expected, err_msg=name)
+        xr.testing.assert_identical(ours[name].load(), theirs[name].load())
+    # Neither engine's blosc encoding writes back: xarray passes netCDF4 a complevel without a
+    # compression ("Unsupported value for compression kwarg"), the same failure for both.
+    for opened in (ours, theirs):
+        with pytest.raises(ValueError, match="Unsupported value for compression kwarg"):
+            opened[["blosc"]].to_netcdf(tmp_path / "blosc.nc")
+    ours.drop_vars("blosc").to_netcdf(tmp_path / "ours.nc")
+    theirs.drop_vars("blosc").to_netcdf(tmp_path / "theirs.nc")
+    with netCDF4.Dataset(tmp_path / "ours.nc") as a, netCDF4.Dataset(tmp_path / "theirs.nc") as b:
+        assert {k: len(v) for k, v in a.dimensions.items()} == {k: len(v) for k, v in b.dimensions.items()}
+        assert list(a.variables) == list(b.variables)
+        for name, theirs_var in b.variables.items():
+            ours_var = a.variables[name]
+            assert ours_var.dimensions == theirs_var.dimensions, name
+            assert ours_var.dtype == theirs_var.dtype, name
+            assert ours_var.filters() == theirs_var.filters(), name
+            assert ours_var.chunking() == theirs_var.chunking(), name
+            assert ours_var.__dict__.keys() == theirs_var.__dict__.keys(), name
+            np.testing.assert_array_equal(ours_var[:], theirs_var[:])
+
+
+def test_engine_preferred_chunks_follow_the_grid(monthly, tmp_path):
+    """`preferred_chunks` as xarray's zarr engine gives them: one int on a regular dimension, the
+    chunk edges on a rectilinear one (the months' 10-day chunks, cut at month ends)."""
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(monthly, concat=["time"], output=out)
+    tas = xr.open_dataset(out, engine="vzarr").tas
+    edges = vzarr.open(out)["tas"].chunks
+    assert len(set(edges[0][:-1])) > 1  # the case being checked: a rectilinear time dimension
+    assert tas.encoding["preferred_chunks"] == {"time": edges[0], "lat": edges[1][0], "lon": edges[2][0]}
+    assert "chunksizes" not in tas.encoding and "contiguous" not in tas.encoding
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the store does not record the source's storage layout (HDF5's data layout message: "
+    "contiguous, chunked or compact), so a chunked variable of one unfiltered chunk reads as contiguous",
+)
+def test_engine_tells_one_chunk_from_contiguous(tmp_path):
+    src = tmp_path / "one_chunk.nc"
+    xr.Dataset({"x": ("y", np.arange(5.0))}).to_netcdf(src, encoding={"x": {"chunksizes": (5,)}})
+    out = tmp_path / "one_chunk.vzarr"
+    vzarr.scan([str(src)], output=out)
+    theirs = xr.open_dataset(src, engine="netcdf4").x.encoding
+    assert not theirs["contiguous"]  # the case being checked
+    ours = xr.open_dataset(out, engine="vzarr").x.encoding
+    assert (ours["contiguous"], ours["chunksizes"]) == (False, (5,))
