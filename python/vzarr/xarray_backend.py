@@ -15,10 +15,13 @@ the store records it:
   ``complevel``, ``fletcher32``) from the array's codec chain, which is the source's HDF5 filter
   pipeline when the chunks are references (not when vzarr copied them: `copied_chunks`, the
   ``vzarr:copied_chunks`` note; nor for variable-length strings, which vzarr stores itself);
-- ``chunksizes`` and ``contiguous`` from the chunk grid: a single chunk covering the array with no
-  codec but ``bytes`` is reported contiguous (what netCDF4 and h5py write by default for a
-  variable without unlimited dimensions, chunk sizes or filters), any other regular grid as chunked
-  with its chunk shape; a rectilinear grid (files combined) gives neither;
+- ``chunksizes`` and ``contiguous`` from the source's layout, which the scan records (the
+  ``source_layout`` note: the first file's, when files were combined; none for a NetCDF-3 source,
+  as netCDF4 reports none); for a store written before vzarr recorded it, from the chunk grid (a
+  single chunk covering the array with no codec but ``bytes`` as contiguous, any other regular grid
+  as chunked with its chunk shape, a rectilinear grid neither);
+- the dataset's ``unlimited_dims``: the dimensions unlimited in the source (the ``unlimited_dims``
+  note), and an enum's type name in its ``dtype`` metadata (``enum_name``);
 - ``preferred_chunks`` as xarray's zarr backend gives them: one int per dimension where the grid is
   regular, the chunk edges (a tuple) where it is rectilinear;
 - ``original_shape`` (a char array's, its string length included), ``dtype`` (``S1`` for a char
@@ -78,11 +81,12 @@ def _is_vlen_string(array: Array) -> bool:
 
 def _char_length(array: Array) -> int | None:
     """The string length of a fixed-width string array (a char array of the source, whose string
-    dimension vzarr folds into the type), or None for any other array."""
+    dimension vzarr folds into the type), or None for any other array. Strings of one character
+    are never folded: their array keeps the string dimension."""
     data_type = array.zarr_metadata.get("data_type")
     if isinstance(data_type, dict) and data_type.get("name") == "null_terminated_bytes":
         length = (data_type.get("configuration") or {}).get("length_bytes")
-        return int(length) if length is not None else None
+        return int(length) if length is not None and int(length) > 1 else None
     return None
 
 
@@ -156,12 +160,24 @@ def _storage_encoding(array: Array, dims: Sequence[str], notes: Mapping[str, Any
     encoding["original_shape"] = tuple(array.shape) + char
     metadata = array.zarr_metadata
     codecs = metadata.get("codecs") or []
+    layout = notes.get("source_layout")
+    if layout == "classic":
+        # A NetCDF-3 variable: netCDF4 reports neither filters nor chunking.
+        return encoding
     if "copied_chunks" in notes or _is_vlen_string(array):
         # The codec chain is vzarr's copy's, not the source's pipeline.
         return encoding
     filters = _filters(codecs)
     if filters is not None:
         encoding.update(filters)
+    if layout == "contiguous":
+        encoding.update(contiguous=True, chunksizes=None)
+        return encoding
+    if isinstance(layout, dict) and isinstance(layout.get("chunks"), list):
+        # The source's chunk shape (the first file's, when files were combined).
+        encoding.update(contiguous=False, chunksizes=tuple(int(c) for c in layout["chunks"]))
+        return encoding
+    # A store written before vzarr recorded the source's layout: judged from the chunk grid.
     grid = metadata.get("chunk_grid") or {}
     if grid.get("name") != "regular":
         return encoding
@@ -199,18 +215,20 @@ def _fill_value(attrs: dict[str, Any], dtype: np.dtype) -> None:
         attrs["_FillValue"] = raw
 
 
-def _enum(name: str, dtype: np.dtype, members: dict[str, int] | None, attrs: dict[str, Any],
+def _enum(name: str, dtype: np.dtype, notes: Mapping[str, Any], attrs: dict[str, Any],
           encoding: dict[str, Any]) -> None:
     """An HDF5 enum variable (its `members`, from the ``zarr.json`` extension field) as xarray's
     netCDF4 engine shows one: the members in the encoding's ``dtype`` (metadata ``enum`` and
     ``enum_name``, which xarray writes back as a netCDF-4 enum type), not as the CF flags vzarr
     derived from them for Zarr readers."""
+    members = notes.get("enum")
     if not members:
         return
     attrs.pop("flag_values", None)
     attrs.pop("flag_meanings", None)
-    # The file's type name is not recorded; the variable's names the type xarray would write.
-    encoding["dtype"] = np.dtype(dtype, metadata={"enum": dict(members), "enum_name": name})
+    # The file's type name (`enum_name`; stores written before vzarr recorded it: the variable's).
+    enum_name = notes.get("enum_name") or name
+    encoding["dtype"] = np.dtype(dtype, metadata={"enum": dict(members), "enum_name": enum_name})
 
 
 class VzarrDataStore(AbstractDataStore):
@@ -248,10 +266,18 @@ class VzarrDataStore(AbstractDataStore):
             # (stores written before the notes moved to the extension field had them as attributes).
             encoding.update({f"vzarr:{k}": notes[k] for k in ("copied_chunks", "fill_value") if k in notes})
             encoding.update({k: attrs.pop(k) for k in list(attrs) if k.startswith("vzarr:")})
-            _enum(name, array.dtype, notes.get("enum"), attrs, encoding)
+            _enum(name, array.dtype, notes, attrs, encoding)
             data = indexing.LazilyIndexedArray(VzarrBackendArray(array))
             variables[name] = Variable(dims, data, attrs, encoding)
         return FrozenDict(variables)
+
+    def get_encoding(self) -> dict[str, Any]:
+        """The dataset's encoding as the netCDF4 engine gives it: ``unlimited_dims``, the
+        dimensions of the group's arrays that are unlimited in the source."""
+        unlimited: set[str] = set()
+        for _, path in self._names():
+            unlimited.update((self.store[path].zarr_metadata.get("vzarr") or {}).get("unlimited_dims") or ())
+        return {"unlimited_dims": unlimited}
 
     def get_attrs(self) -> Mapping[str, Any]:
         """The group's attributes."""

@@ -35,6 +35,17 @@
 //! - `reference_fields`: for a struct array (an HDF5 compound with object reference members, which
 //!   vzarr stores), the fields holding the paths the references name; the Python parser gives them
 //!   relative with `links_and_references=True`, as HDFParser does.
+//! - `source_layout`: how the source file lays the array out, as xarray's netCDF4 engine reports it
+//!   in the `contiguous` and `chunksizes` encodings: `"contiguous"` (contiguous or compact HDF5
+//!   storage), `{"chunks": [..]}` (the HDF5 chunk shape, over the dataset's own dimensions: a
+//!   folded char array's string length included) or `"classic"` (a NetCDF-3 variable, which has
+//!   neither chunks nor filters: netCDF4 reports no storage keys for it). Combined arrays keep the
+//!   first file's.
+//! - `unlimited_dims`: the array's dimensions that are unlimited in the source (an HDF5 dimension
+//!   scale of unlimited maximum size, NetCDF-3's record dimension): the dataset's
+//!   `encoding["unlimited_dims"]` in xarray.
+//! - `enum_name`: an enum variable's type name in the file (the HDF5 committed datatype's link
+//!   name, e.g. netCDF-4's `cloud_t`), which xarray writes the enum back as.
 //! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
 //!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
 //!   bytes (h5py gives them as `numpy.void` and `bytes`).
@@ -85,6 +96,43 @@ pub struct ArrayNotes {
     /// How attributes whose bytes JSON text cannot hold (opaque values, strings that are not UTF-8)
     /// are written: attribute name -> `"base64"` (each value the base64 text of its bytes).
     pub encodings: BTreeMap<String, String>,
+    /// How the source file lays the array out, when the scan knows it.
+    pub source_layout: Option<SourceLayout>,
+    /// The array's dimensions that are unlimited in the source, in the array's order.
+    pub unlimited_dims: Vec<String>,
+    /// An enum variable's type name in the file.
+    pub enum_name: Option<String>,
+}
+
+/// How a source file lays an array's data out (what netCDF4's `Variable.chunking()` tells).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceLayout {
+    /// One block: HDF5 contiguous or compact storage.
+    Contiguous,
+    /// A NetCDF-3 variable: no HDF5 layout, no filters.
+    Classic,
+    /// HDF5 chunks of this shape, over the dataset's own dimensions.
+    Chunked(Vec<u64>),
+}
+
+impl SourceLayout {
+    fn to_json(&self) -> Value {
+        match self {
+            SourceLayout::Contiguous => Value::from("contiguous"),
+            SourceLayout::Classic => Value::from("classic"),
+            SourceLayout::Chunked(shape) => json!({ "chunks": shape }),
+        }
+    }
+
+    fn from_json(value: &Value) -> Option<Self> {
+        match value.as_str() {
+            Some("contiguous") => return Some(SourceLayout::Contiguous),
+            Some("classic") => return Some(SourceLayout::Classic),
+            _ => {}
+        }
+        let dims = value.pointer("/chunks")?.as_array()?;
+        dims.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>().map(SourceLayout::Chunked)
+    }
 }
 
 impl ArrayNotes {
@@ -144,6 +192,9 @@ impl ArrayNotes {
             && self.enum_members.is_none()
             && storage.iter().all(|(_, note)| note.is_none())
             && self.compound.is_none()
+            && self.source_layout.is_none()
+            && self.unlimited_dims.is_empty()
+            && self.enum_name.is_none()
         {
             return None;
         }
@@ -179,6 +230,15 @@ impl ArrayNotes {
         }
         if let Some(compound) = &self.compound {
             field["compound"] = compound.to_json();
+        }
+        if let Some(layout) = &self.source_layout {
+            field["source_layout"] = layout.to_json();
+        }
+        if !self.unlimited_dims.is_empty() {
+            field["unlimited_dims"] = json!(self.unlimited_dims);
+        }
+        if let Some(name) = &self.enum_name {
+            field["enum_name"] = Value::from(name.as_str());
         }
         Some(field)
     }
@@ -256,6 +316,19 @@ impl ArrayNotes {
         };
         notes.copied_chunks = text("copied_chunks")?;
         notes.fill_value = text("fill_value")?;
+        notes.enum_name = text("enum_name")?;
+        if let Some(layout) = object.get("source_layout") {
+            let layout = SourceLayout::from_json(layout);
+            notes.source_layout = Some(layout.ok_or_else(|| {
+                invalid("source_layout is not \"contiguous\", \"classic\" or {\"chunks\": [..]}".into())
+            })?);
+        }
+        if let Some(names) = object.get("unlimited_dims") {
+            notes.unlimited_dims = names
+                .as_array()
+                .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
+                .ok_or_else(|| invalid("unlimited_dims is not a list of names".into()))?;
+        }
         if let Some(compound) = object.get("compound") {
             let note = CompoundNote::from_json(compound, 0).map_err(|why| invalid(format!("compound: {why}")))?;
             notes.compound = Some(note);
@@ -329,6 +402,25 @@ pub(crate) fn parse_attribute_encodings(note: &Value) -> Result<BTreeMap<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_layout_unlimited_dims_and_enum_name_round_trip() {
+        for layout in [SourceLayout::Contiguous, SourceLayout::Classic, SourceLayout::Chunked(vec![1, 30, 30])] {
+            let notes = ArrayNotes {
+                source_layout: Some(layout),
+                unlimited_dims: vec!["time".into()],
+                enum_name: Some("cloud_t".into()),
+                ..Default::default()
+            };
+            let field = notes.to_json(&Attributes::new()).unwrap();
+            let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+            assert_eq!(parsed, notes);
+        }
+        let bad = json!({ EXTENSION_FIELD: {"source_layout": {"chunks": [1, -2]}} });
+        assert!(ArrayNotes::from_json(&bad).unwrap_err().to_string().contains("source_layout"));
+        let bad = json!({ EXTENSION_FIELD: {"unlimited_dims": "time"} });
+        assert!(ArrayNotes::from_json(&bad).unwrap_err().to_string().contains("unlimited_dims"));
+    }
 
     #[test]
     fn types_json_keeps_are_not_noted_and_notes_round_trip() {

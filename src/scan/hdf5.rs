@@ -57,7 +57,7 @@ use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue, SourceLayout};
 use crate::source::ByteSource;
 
 /// Why new-style object, region and attribute references (HDF5 1.12 `H5R_ref_t`, stored as heap
@@ -415,6 +415,10 @@ impl FileContext<'_> {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
         metadata.notes.copied_chunks = translated.copied;
+        metadata.notes.source_layout = Some(match &scan.info.layout {
+            Layout::Chunked(chunk_shape) => SourceLayout::Chunked(chunk_shape.clone()),
+            _ => SourceLayout::Contiguous,
+        });
         if matches!(data_type, DataType::Struct(_)) {
             metadata.notes.compound = element::compound_note(ds.dtype());
         }

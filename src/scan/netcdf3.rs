@@ -30,6 +30,7 @@ use crate::grid::{ChunkDim, ChunkGrid};
 use crate::manifest::{ChunkEntry, SourceFile};
 use crate::metadata::{
     encode_fill_value_attribute, float_attribute, ArrayMetadata, ArrayNotes, Attributes, DataType, FillValue,
+    SourceLayout,
 };
 use crate::source::ByteSource;
 
@@ -235,6 +236,14 @@ fn array(
         notes: notes(&var.attributes),
     };
     encode_fill_value_attribute(data_type, &mut metadata.attributes, &mut metadata.notes);
+    metadata.notes.source_layout = Some(SourceLayout::Classic);
+    metadata.notes.unlimited_dims = var
+        .dim_ids
+        .iter()
+        .filter_map(|&d| header.dimensions.get(d))
+        .filter(|d| d.is_record)
+        .map(|d| d.name.clone())
+        .collect();
     Ok(VirtualArray {
         path: var.name.clone(),
         metadata,

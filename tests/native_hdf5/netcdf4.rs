@@ -78,6 +78,51 @@ fn char_variables_fold_their_string_dimension() {
     }
 }
 
+fn write_layouts(dir: &Path) -> PathBuf {
+    let path = dir.join("layouts.nc");
+    let mut f = netcdf::create(&path).unwrap();
+    f.add_unlimited_dimension("time").unwrap();
+    f.add_dimension("x", 6).unwrap();
+    let mut chunked = f.add_variable::<f32>("chunked", &["time", "x"]).unwrap();
+    chunked.set_chunking(&[1, 3]).unwrap();
+    chunked.put_values(&[1.5f32; 12], (0..2, 0..6)).unwrap();
+    // Fixed dimensions and no filter: libnetcdf stores it contiguous.
+    let mut whole = f.add_variable::<f64>("whole", &["x"]).unwrap();
+    whole.put_values(&[2.5f64; 6], ..).unwrap();
+    path
+}
+
+/// What xarray's netCDF4 engine reports as `chunksizes`, `contiguous` and `unlimited_dims` is
+/// recorded from the file (the notes `source_layout` and `unlimited_dims`), equal to libnetcdf's
+/// `nc_inq_var_chunking` and `nc_inq_unlimdims`.
+#[test]
+fn source_layout_and_unlimited_dimensions_are_recorded_as_libnetcdf_reports_them() {
+    let fixture = Fixture::new(write_layouts);
+    let store = scan_to_store(&fixture.path, fixture.dir.path(), "s.vzarr", &ScanOptions::default());
+    let file = netcdf::open(&fixture.path).unwrap();
+    for name in ["chunked", "whole"] {
+        let var = file.variable(name).unwrap();
+        let layout = match var.chunking().unwrap() {
+            Some(chunks) => serde_json::json!({ "chunks": chunks }),
+            None => serde_json::json!("contiguous"),
+        };
+        let unlimited: Vec<String> = var.dimensions().iter().filter(|d| d.is_unlimited()).map(|d| d.name()).collect();
+        let notes = &array_json(&store, name)["vzarr"];
+        assert_eq!(notes["source_layout"], layout, "{name}");
+        assert_eq!(
+            notes.get("unlimited_dims").cloned().unwrap_or(serde_json::json!([])),
+            serde_json::json!(unlimited),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        array_json(&store, "chunked")["vzarr"]["unlimited_dims"],
+        serde_json::json!(["time"]),
+        "the case checked"
+    );
+    assert_store_matches_oracle(&fixture.path, &store);
+}
+
 fn write_odd_names(dir: &Path) -> PathBuf {
     let path = dir.join("names.nc");
     let mut f = netcdf::create(&path).unwrap();

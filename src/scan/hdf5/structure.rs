@@ -221,7 +221,8 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
     walk(&root, "", 0, &mut out, &mut walked)?;
     out.objects.offset_sizes = links.files().iter().map(|f| f.file.superblock().offset_size).collect();
     // Group attributes once every object's path is known (object references name them).
-    for (index, file, group) in group_attributes {
+    for (index, file, group) in &group_attributes {
+        let (index, file) = (*index, *file);
         let path = out.groups[index].path.clone();
         let attrs = group.attributes().map_err(|source| StructureError::Group {
             path: path.clone(),
@@ -270,6 +271,13 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
         }
     }
     for (f, axes) in resolved {
+        let unlimited: Vec<String> = axes
+            .iter()
+            .filter_map(|axis| match axis {
+                Axis::Real(d) if dims[*d].unlimited => Some(dims[*d].name.clone()),
+                _ => None,
+            })
+            .collect();
         let dims = axes
             .iter()
             .map(|axis| match axis {
@@ -280,8 +288,10 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
         let resolve = |reference: &[u8], size: usize| f.dataset.resolve_vlen_reference_bytes(reference, size);
         let heap = Heap { offset_size: usize::from(out.objects.offset_size(f.file)), resolve: &resolve };
         let object = (f.path.as_str(), f.file);
-        let (attributes, notes) =
+        let (attributes, mut notes) =
             attributes(object, f.dataset.attributes(), &out.objects, &heap, &mut out.dropped_attributes);
+        notes.enum_name = enum_type_name(f, &group_attributes, &out.groups, links);
+        notes.unlimited_dims = unlimited;
         let path = netcdf_path(&f.path);
         out.variables.push(H5Variable { path, dataset: f.dataset.clone(), file: f.file, dims, attributes, notes });
     }
@@ -310,6 +320,60 @@ impl Walked<'_> {
     /// The file an object lies in, by its storage.
     fn file_of(&self, storage: &dyn hdf5_reader::Storage, path: &str) -> Result<usize, StructureError> {
         self.links.index_of(storage).ok_or_else(|| StructureError::Unopened(path.to_string()))
+    }
+}
+
+/// The name of the type of an enum dataset, as libnetcdf finds it: netCDF-4 defines an enum type as
+/// an HDF5 committed datatype linked by name in the variable's group or an ancestor, and the
+/// dataset's datatype equals it (libnetcdf matches the two with `H5Tequal`). The nearest group's
+/// type wins; None for another type, or an enum no committed datatype defines (h5py's).
+fn enum_type_name(
+    f: &Found,
+    groups: &[(usize, usize, Group)],
+    nodes: &[GroupNode],
+    links: &LinkedFiles,
+) -> Option<String> {
+    use hdf5_reader::messages::HdfMessage;
+    use hdf5_reader::object_header::ObjectHeader;
+    let datatype = f.dataset.dtype();
+    if !matches!(datatype, hdf5_reader::Datatype::Enum { .. }) {
+        return None;
+    }
+    let files = links.files();
+    let superblock = files.get(f.file)?.file.superblock();
+    let mut path = nodes.get(f.group)?.path.as_str();
+    loop {
+        let group = groups.iter().find(|(index, file, _)| *file == f.file && nodes[*index].path == path);
+        if let Some((_, _, group)) = group {
+            // The group's links that name neither a group nor a dataset: its committed datatypes.
+            let (subgroups, datasets) = group.member_names().ok()?;
+            for (name, target) in group.links().ok()? {
+                let hdf5_reader::messages::link::LinkTarget::Hard { address } = target else { continue };
+                if subgroups.contains(&name) || datasets.contains(&name) {
+                    continue;
+                }
+                let Ok(header) = ObjectHeader::parse_at_storage_with_limit(
+                    group.storage(),
+                    address,
+                    superblock.offset_size,
+                    superblock.length_size,
+                    hdf5_reader::DEFAULT_MAX_OBJECT_HEADER_BYTES,
+                ) else {
+                    continue;
+                };
+                let committed = header.messages.iter().find_map(|m| match m {
+                    HdfMessage::Datatype(message) => Some(&message.datatype),
+                    _ => None,
+                });
+                if committed == Some(datatype) {
+                    return Some(name);
+                }
+            }
+        }
+        if path.is_empty() {
+            return None;
+        }
+        path = path.rsplit_once('/').map_or("", |(parent, _)| parent);
     }
 }
 

@@ -59,21 +59,6 @@ _CLASSIC = ("TestNetCDF3ViaNetCDF4Data", "TestNetCDF4ClassicViaNetCDF4Data", "Te
 #: its entry must go.
 _MISSING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
-        "vzarr.Store and vzarr.Array cannot be pickled (issue 50, picklable reads)",
-        _ALL, ("test_pickle", "test_pickle_dataarray"),
-    ),
-    (
-        "the scan does not record which dimensions are unlimited (HDF5: a maximum dimension size of "
-        "H5S_UNLIMITED in the dataspace message; netCDF-3: the record dimension, length 0 in the "
-        "header's dim_list), so the dataset's encoding has no unlimited_dims",
-        _ALL, ("test_encoding_unlimited_dims",),
-    ),
-    (
-        "the scan does not record the name of an enum's HDF5 named (committed) datatype: the engine "
-        "names the enum type after the variable",
-        _NETCDF4, ("test_encoding_enum__multiple_variable_with_enum",),
-    ),
-    (
         "szip chunks are copies (decoded, re-encoded as zstd) and the store does not record the "
         "source's filter pipeline, so the encoding cannot say szip={'coding', 'pixels_per_block'}",
         _NETCDF4_PYTHON, ("test_compression_encoding[szip]",),
@@ -83,11 +68,6 @@ _MISSING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         "encoding would also need the source's filter pipeline recorded to give h5netcdf's "
         "compression='lzf', compression_opts=None",
         _H5NETCDF, ("test_compression_encoding_h5py", "test_dump_encodings_h5py"),
-    ),
-    (
-        "a char variable whose string dimension has length 1 loses that dimension in the scan, and "
-        "xarray then joins its characters along the next dimension (wrong values)",
-        _CLASSIC, ("test_indexing_roundtrip",),
     ),
 )
 
