@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use super::fetch::Fetched;
+use super::plan::ChunkRead;
 use super::ReadError;
 use crate::manifest::ChunkEntry;
 use crate::metadata::ArrayMetadata;
@@ -53,7 +54,7 @@ pub(crate) fn decode_batch(
         }
     }
     let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
-    fetched.batch.reads.par_iter().zip(stored.par_iter()).try_for_each(|(read, bytes)| {
+    let decode_one = |(read, bytes): (&ChunkRead, &Option<&[u8]>)| {
         let element_size = meta.element_size();
         let chunk_shape = meta.chunk_grid.chunk_shape(&read.coords);
         let dims: Vec<DimCopy> = read
@@ -85,7 +86,12 @@ pub(crate) fn decode_batch(
         // SAFETY: see SharedOut; copy_box_raw checks the box fits both shapes.
         unsafe { copy_box_raw(&decoded, &chunk_shape, shared.ptr(), shared.len, out_shape, &dims, element_size) };
         Ok(())
-    })
+    };
+    // One chunk (a dask task's read) is decoded here: handing it to rayon's pool costs more than it.
+    match fetched.batch.reads.len() {
+        1 => fetched.batch.reads.iter().zip(&stored).try_for_each(decode_one),
+        _ => fetched.batch.reads.par_iter().zip(stored.par_iter()).try_for_each(decode_one),
+    }
 }
 
 /// A whole chunk of the fill value.

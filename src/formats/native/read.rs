@@ -4,9 +4,9 @@
 //! digests of the array's `zarr.json` and of `sources.bin` it was written with, and the checksums of
 //! its store-owned chunks, all checked as they are read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -133,7 +133,7 @@ impl StoreBackend for NativeStore {
             });
         }
         let owned = child(&self.root, &format!("{path}/{OWNED_FILE}"));
-        let index = NativeIndex { manifest, location: manifest_loc, owned, binding };
+        let index = NativeIndex { manifest, location: manifest_loc, owned, binding, recent: Mutex::default() };
         Ok((metadata, Arc::new(index)))
     }
 
@@ -169,17 +169,44 @@ struct NativeIndex {
     owned: ObjectLocation,
     /// The manifest's binding (store format 2), whose checksums owned bytes are checked against.
     binding: Option<Binding>,
+    /// The blocks decoded last, most recent first (at most [`RECENT_BLOCKS`]).
+    recent: Mutex<VecDeque<(u64, Arc<Vec<ChunkEntry>>)>>,
 }
 
+/// Decoded manifest blocks an array keeps for the next reads: reads of a chunk or a few at a time
+/// (a dask task a chunk) would otherwise fetch and decode a block of 4,096 entries for each. At
+/// most this many blocks (about 100 KB each) an array.
+const RECENT_BLOCKS: usize = 16;
+
 impl NativeIndex {
-    async fn block(&self, store: &StoreInner, array: &str, block: u64) -> Result<Vec<ChunkEntry>, ReadError> {
+    /// The entries of manifest block `block`, decoded once while it stays among the recent ones.
+    async fn block(&self, store: &StoreInner, array: &str, block: u64) -> Result<Arc<Vec<ChunkEntry>>, ReadError> {
+        if let Some(entries) = self.recent_block(block) {
+            return Ok(entries);
+        }
         let range = self.manifest.block_bytes(block);
         let bytes = fetch_range(&self.location, range, &store.location, "manifest block").await?;
-        self.manifest.decode_block(block, &bytes).map_err(|source| ReadError::Manifest {
+        let entries = self.manifest.decode_block(block, &bytes).map_err(|source| ReadError::Manifest {
             location: store.location.clone(),
             array: array.to_string(),
             source,
-        })
+        })?;
+        let entries = Arc::new(entries);
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|(b, _)| *b != block);
+        recent.push_front((block, entries.clone()));
+        recent.truncate(RECENT_BLOCKS);
+        Ok(entries)
+    }
+
+    /// Block `block`'s entries if it is among the recent ones (then the most recent).
+    fn recent_block(&self, block: u64) -> Option<Arc<Vec<ChunkEntry>>> {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let at = recent.iter().position(|(b, _)| *b == block)?;
+        let hit = recent.remove(at)?;
+        let entries = hit.1.clone();
+        recent.push_front(hit);
+        Some(entries)
     }
 }
 
