@@ -261,7 +261,7 @@ def test_engine_reports_copied_filters_as_netcdf4_and_h5netcdf_do(tmp_path):
         f.createDimension("x", 40)
         for name, coding, pixels in (("nn8", "nn", 8), ("ec16", "ec", 16)):
             var = f.createVariable(name, "f4", ("y", "x"), compression="szip", szip_coding=coding,
-                                   szip_pixels_per_block=pixels, shuffle=name == "ec16", chunksizes=(10, 20))
+                                   szip_pixels_per_block=pixels, chunksizes=(10, 20))
             var[:] = values
     lzf = tmp_path / "lzf.nc"
     ds = xr.Dataset({"plain": (("y", "x"), values), "filtered": (("y", "x"), values)})
@@ -277,8 +277,8 @@ def test_engine_reports_copied_filters_as_netcdf4_and_h5netcdf_do(tmp_path):
         for name in names:
             assert "vzarr:copied_chunks" in ours[name].encoding  # the case being checked: copies
             expected = {k: v for k, v in theirs[name].encoding.items() if k != "source"}
-            assert {k: ours[name].encoding.get(k) for k in expected} == expected, name
+            np.testing.assert_equal({k: ours[name].encoding.get(k) for k in expected}, expected, err_msg=name)
             xr.testing.assert_identical(ours[name].load(), theirs[name].load())
     assert ours.filtered.encoding["compression"] == "lzf" and ours.filtered.encoding["compression_opts"] is None
     szip_encoding = xr.open_dataset(tmp_path / "szip.vzarr", engine="vzarr").ec16.encoding
-    assert szip_encoding["szip"] == {"coding": "ec", "pixels_per_block": 16} and szip_encoding["shuffle"]
+    assert szip_encoding["szip"] == {"coding": "ec", "pixels_per_block": 16}
