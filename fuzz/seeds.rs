@@ -47,6 +47,13 @@ fn bytes() -> Codec {
     Codec::Bytes { endian: None }
 }
 
+/// A 128-byte chunk h5py 3.16 wrote with `compression="lzf"`.
+const LZF_CHUNK: &[u8] = &[
+    7, 0, 1, 2, 3, 4, 5, 6, 0, 224, 31, 6, 0, 0, 224, 30, 0, 31, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110,
+    111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 7, 132,
+    133, 134, 135, 136, 137, 138, 139,
+];
+
 /// Writes the seeds of the decoder targets under `corpus`.
 pub fn write_codec_seeds(corpus: &Path) {
     let data = values(1000);
@@ -67,6 +74,9 @@ pub fn write_codec_seeds(corpus: &Path) {
         ),
         ("lzo", "literals", framed([0; 4], 8, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0, 0])),
         ("lzo", "match", framed([0; 4], 16, &[25, 1, 2, 3, 4, 5, 6, 7, 8, 252, 0, 0x11, 0, 0])),
+        ("lzf", "literals", framed([0; 4], 8, &[7, 1, 2, 3, 4, 5, 6, 7, 8])),
+        // A chunk h5py wrote (src/codec/lzf.rs's test): references with a length byte, long literal runs.
+        ("lzf", "references", framed([0; 4], 128, LZF_CHUNK)),
         ("szip", "raw", framed([4, 7, 0, 3], 64, &[&64u32.to_le_bytes()[..], &values(80)].concat())),
     ];
     for (i, cname) in [BloscCompressor::BloscLz, BloscCompressor::Lz4, BloscCompressor::Zstd].into_iter().enumerate() {

@@ -37,6 +37,7 @@ mod byte_swap;
 mod compress;
 mod fletcher32;
 mod json;
+mod lzf;
 mod lzo;
 mod pipeline;
 mod recode;
@@ -61,6 +62,8 @@ pub enum SourceFilter {
     Szip(SzipParams),
     /// PyTables' LZO (HDF5 filter 305): one LZO1X stream per chunk.
     Lzo,
+    /// h5py's LZF (HDF5 filter 32000): one LibLZF stream per chunk.
+    Lzf,
     /// The hdf5-blosc2 filter (HDF5 filter 32026): one Blosc2 frame per chunk, a super-chunk or a
     /// b2nd array.
     Blosc2(Blosc2Params),
@@ -73,6 +76,7 @@ impl SourceFilter {
         match self {
             SourceFilter::Szip(_) => "szip",
             SourceFilter::Lzo => "lzo",
+            SourceFilter::Lzf => "lzf",
             SourceFilter::Blosc2(_) => "blosc2",
         }
     }
@@ -82,6 +86,7 @@ impl SourceFilter {
         match self {
             SourceFilter::Szip(params) => szip::decompress(params, input, limit),
             SourceFilter::Lzo => lzo::decompress(input, limit),
+            SourceFilter::Lzf => lzf::decompress(input, limit),
             SourceFilter::Blosc2(params) => blosc2::decompress(params, input, limit),
         }
     }

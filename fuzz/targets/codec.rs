@@ -22,7 +22,7 @@ type MakeFilters = fn([u8; 4]) -> Option<Vec<Filter>>;
 /// The decoder targets.
 pub fn targets() -> Vec<Target> {
     let mut targets: Vec<Target> = vec![];
-    let filters: [(&'static str, &'static str, MakeFilters); 8] = [
+    let filters: [(&'static str, &'static str, MakeFilters); 9] = [
         ("deflate", "zlib and gzip streams (HDF5 deflate, numcodecs.zlib, gzip)", |p| {
             Some(vec![Filter::Codec(if p[0] % 2 == 0 { Codec::Zlib { level: 4 } } else { Codec::Gzip { level: 4 } })])
         }),
@@ -47,6 +47,7 @@ pub fn targets() -> Vec<Target> {
             SzipParams::parse(&cd).ok().map(|s| vec![Filter::Source(SourceFilter::Szip(s))])
         }),
         ("lzo", "PyTables LZO (LZO1X) chunks", |_| Some(vec![Filter::Source(SourceFilter::Lzo)])),
+        ("lzf", "h5py LZF (LibLZF) chunks", |_| Some(vec![Filter::Source(SourceFilter::Lzf)])),
         ("blosc2", "Blosc2 super-chunk frames and b2nd arrays (hdf5-blosc2)", |p| {
             let mut cd = vec![2, 0, 1 + u32::from(p[0] % 8), 0, 5, 1, 0];
             if p[1] % 2 == 1 {

@@ -13,8 +13,12 @@ the store records it:
 
 - the netCDF-4 filter keys (``zlib``, ``szip``, ``zstd``, ``bzip2``, ``blosc``, ``shuffle``,
   ``complevel``, ``fletcher32``) from the array's codec chain, which is the source's HDF5 filter
-  pipeline when the chunks are references (not when vzarr copied them: `copied_chunks`, the
-  ``vzarr:copied_chunks`` note; nor for variable-length strings, which vzarr stores itself);
+  pipeline when the chunks are references; when vzarr copied them (`copied_chunks`, the
+  ``vzarr:copied_chunks`` note: szip, LZO, LZF, blosc2 chunks) from the source's pipeline the scan
+  recorded (the ``source_filters`` note; none for a store written before vzarr recorded it), e.g.
+  ``szip={'coding': 'nn', 'pixels_per_block': 8}``; a filter netCDF4 cannot express but h5py
+  names (LZF) as h5netcdf's engine reports it, ``compression='lzf'``, ``compression_opts=None``.
+  None for variable-length strings, which vzarr stores itself;
 - ``chunksizes`` and ``contiguous`` from the source's layout, which the scan records (the
   ``source_layout`` note: the first file's, when files were combined; none for a NetCDF-3 source,
   as netCDF4 reports none); for a store written before vzarr recorded it, from the chunk grid (a
@@ -102,13 +106,18 @@ _BLOSC_COMPRESSORS = {
 _BLOSC_SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 
 
-def _filters(codecs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The netCDF4 engine's filter keys (netCDF4's `Variable.filters()`) for a codec chain that is
-    the source's HDF5 filter pipeline, or None when a codec has no netCDF-4 filter."""
-    filters: dict[str, Any] = {
+def _no_filters() -> dict[str, Any]:
+    """netCDF4's `Variable.filters()` of a variable with no filter."""
+    return {
         "zlib": False, "szip": False, "zstd": False, "bzip2": False, "blosc": False,
         "shuffle": False, "complevel": 0, "fletcher32": False,
     }
+
+
+def _filters(codecs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The netCDF4 engine's filter keys (netCDF4's `Variable.filters()`) for a codec chain that is
+    the source's HDF5 filter pipeline, or None when a codec has no netCDF-4 filter."""
+    filters = _no_filters()
     for codec in codecs:
         name = codec.get("name")
         config = codec.get("configuration") or {}
@@ -131,6 +140,46 @@ def _filters(codecs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
             filters["complevel"] = int(config.get("clevel", 0))
         else:
             return None
+    return filters
+
+
+#: HDF5 filter ids of the netCDF4 engine's filter keys (netCDF4's `Variable.filters()`).
+_DEFLATE, _SHUFFLE, _FLETCHER32, _SZIP, _BZIP2, _LZF, _ZSTD = 1, 2, 3, 4, 307, 32000, 32015
+#: szip's nearest-neighbour option (`H5_SZIP_NN_OPTION_MASK`): netCDF4's coding "nn", else "ec".
+_SZIP_NN = 32
+
+
+def _source_filters(pipeline: Any) -> dict[str, Any] | None:
+    """The netCDF4 engine's filter keys for the source's HDF5 filter pipeline (the ``source_filters``
+    note the scan records where the chunks are copies), with h5netcdf's ``compression`` and
+    ``compression_opts`` for LZF, which netCDF4 cannot express; None without the note. Filters
+    neither engine names (PyTables' LZO, blosc2) add no key, as in both engines."""
+    if not isinstance(pipeline, list):
+        return None
+    filters = _no_filters()
+    for stage in pipeline:
+        if not isinstance(stage, Mapping):
+            continue
+        filter_id = stage.get("id")
+        data = [int(v) for v in stage.get("client_data") or []]
+        level = data[0] if data else 0
+        if filter_id == _DEFLATE:
+            filters.update(zlib=True, complevel=level)
+        elif filter_id == _SHUFFLE:
+            filters["shuffle"] = True
+        elif filter_id == _FLETCHER32:
+            filters["fletcher32"] = True
+        elif filter_id == _SZIP and len(data) >= 2:
+            # As netCDF4-python gives nc_inq_var_szip's options mask and pixels per block.
+            coding = "nn" if data[0] & _SZIP_NN else "ec"
+            filters["szip"] = {"coding": coding, "pixels_per_block": data[1]}
+        elif filter_id == _ZSTD:
+            filters.update(zstd=True, complevel=level)
+        elif filter_id == _BZIP2:
+            filters.update(bzip2=True, complevel=level)
+        elif filter_id == _LZF:
+            # h5py's compression="lzf" takes no options: h5netcdf reports compression_opts=None.
+            filters.update(compression="lzf", compression_opts=None)
     return filters
 
 
@@ -164,10 +213,16 @@ def _storage_encoding(array: Array, dims: Sequence[str], notes: Mapping[str, Any
     if layout == "classic":
         # A NetCDF-3 variable: netCDF4 reports neither filters nor chunking.
         return encoding
-    if "copied_chunks" in notes or _is_vlen_string(array):
-        # The codec chain is vzarr's copy's, not the source's pipeline.
+    if _is_vlen_string(array):
+        # The codec chain is vzarr's own, and the source's strings have no filter keys.
         return encoding
-    filters = _filters(codecs)
+    if "copied_chunks" in notes:
+        # The codec chain is vzarr's copy's: the source's pipeline is in the note, if recorded.
+        filters = _source_filters(notes.get("source_filters"))
+        if filters is None:
+            return encoding
+    else:
+        filters = _filters(codecs)
     if filters is not None:
         encoding.update(filters)
     if layout == "contiguous":

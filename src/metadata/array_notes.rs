@@ -6,7 +6,8 @@
 //! "vzarr": {"must_understand": false,
 //!           "attribute_types": {"scale_factor": "float32", "valid_range": "int16"},
 //!           "withheld_attributes": {"_FillValue": "e"},
-//!           "copied_chunks": "copies, not references: the szip filter has no Zarr codec, ..."}
+//!           "copied_chunks": "copies, not references: the szip filter has no Zarr codec, ...",
+//!           "source_filters": [{"id": 4, "name": "szip", "client_data": [141, 8, 32, 40]}]}
 //! ```
 //!
 //! - `attribute_types`: the numeric type of each number-valued attribute whose type JSON loses (every
@@ -20,6 +21,12 @@
 //!   shows the enum as xarray's netCDF4 engine does: in the encoding's `dtype`, not as flags.
 //! - `copied_chunks`: why every chunk is a store-owned copy, not a reference (a filter no Zarr codec
 //!   describes: szip, PyTables' LZO, blosc2); `vzarr info` and `scan` say so too.
+//! - `source_filters`: the source's HDF5 filter pipeline, in encode order (each filter's id, its
+//!   usual name, else the name the file records, and its client data, `cd_values`), recorded where
+//!   the chunks are copies: the codec chain is then vzarr's (shuffle, zstd), not the source's, and
+//!   vzarr's xarray engine reports the filters from this note as xarray's netCDF4 engine reports
+//!   them (`szip={'coding': 'nn', 'pixels_per_block': 8}`; h5netcdf's `compression='lzf'`). Where
+//!   the chunks are references the codec chain is the pipeline itself, and no note repeats it.
 //! - `fill_value`: set when the HDF5 fill value is undefined (libhdf5 leaves unwritten elements
 //!   uninitialized; vzarr reads them as the type's default).
 //! - `compound`: for a struct array, the source compound's member order and array members where
@@ -102,6 +109,34 @@ pub struct ArrayNotes {
     pub unlimited_dims: Vec<String>,
     /// An enum variable's type name in the file.
     pub enum_name: Option<String>,
+    /// The source's HDF5 filter pipeline, in encode order, where the chunks are copies.
+    pub source_filters: Vec<FilterNote>,
+}
+
+/// One filter of a source's HDF5 filter pipeline, as the `source_filters` note records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterNote {
+    /// The HDF5 filter id (4 szip, 32000 LZF, ...).
+    pub id: i32,
+    /// The filter's usual name, else the name the file records (may be empty).
+    pub name: String,
+    /// The filter's client data (`cd_values`) as the file stores them.
+    pub client_data: Vec<u32>,
+}
+
+impl FilterNote {
+    fn to_json(&self) -> Value {
+        json!({"id": self.id, "name": self.name, "client_data": self.client_data})
+    }
+
+    fn from_json(value: &Value) -> Option<Self> {
+        let id = i32::try_from(value.get("id")?.as_i64()?).ok()?;
+        let name = value.get("name")?.as_str()?.to_owned();
+        let client_data = value.get("client_data")?.as_array()?;
+        let client_data =
+            client_data.iter().map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok())).collect::<Option<_>>()?;
+        Some(FilterNote { id, name, client_data })
+    }
 }
 
 /// How a source file lays an array's data out (what netCDF4's `Variable.chunking()` tells).
@@ -195,6 +230,7 @@ impl ArrayNotes {
             && self.source_layout.is_none()
             && self.unlimited_dims.is_empty()
             && self.enum_name.is_none()
+            && self.source_filters.is_empty()
         {
             return None;
         }
@@ -239,6 +275,9 @@ impl ArrayNotes {
         }
         if let Some(name) = &self.enum_name {
             field["enum_name"] = Value::from(name.as_str());
+        }
+        if !self.source_filters.is_empty() {
+            field["source_filters"] = self.source_filters.iter().map(FilterNote::to_json).collect();
         }
         Some(field)
     }
@@ -328,6 +367,14 @@ impl ArrayNotes {
                 .as_array()
                 .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
                 .ok_or_else(|| invalid("unlimited_dims is not a list of names".into()))?;
+        }
+        if let Some(filters) = object.get("source_filters") {
+            notes.source_filters = filters
+                .as_array()
+                .and_then(|f| f.iter().map(FilterNote::from_json).collect::<Option<Vec<FilterNote>>>())
+                .ok_or_else(|| {
+                    invalid("source_filters is not a list of {\"id\", \"name\", \"client_data\"} objects".into())
+                })?;
         }
         if let Some(compound) = object.get("compound") {
             let note = CompoundNote::from_json(compound, 0).map_err(|why| invalid(format!("compound: {why}")))?;
@@ -420,6 +467,33 @@ mod tests {
         assert!(ArrayNotes::from_json(&bad).unwrap_err().to_string().contains("source_layout"));
         let bad = json!({ EXTENSION_FIELD: {"unlimited_dims": "time"} });
         assert!(ArrayNotes::from_json(&bad).unwrap_err().to_string().contains("unlimited_dims"));
+    }
+
+    #[test]
+    fn source_filters_round_trip() {
+        let notes = ArrayNotes {
+            copied_chunks: Some("copies".into()),
+            source_filters: vec![
+                FilterNote { id: 2, name: "shuffle".into(), client_data: vec![4] },
+                FilterNote { id: 4, name: "szip".into(), client_data: vec![141, 8, 32, 40] },
+                FilterNote { id: 32000, name: "lzf".into(), client_data: vec![4, 261, u32::MAX] },
+            ],
+            ..Default::default()
+        };
+        let field = notes.to_json(&Attributes::new()).unwrap();
+        assert_eq!(field["source_filters"][1], json!({"id": 4, "name": "szip", "client_data": [141, 8, 32, 40]}));
+        let parsed = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: field })).unwrap();
+        assert_eq!(parsed, notes);
+        for bad in [
+            json!({"source_filters": {"id": 4}}),
+            json!({"source_filters": [{"id": 4, "name": "szip"}]}),
+            json!({"source_filters": [{"id": 4, "name": "szip", "client_data": [-1]}]}),
+            json!({"source_filters": [{"id": 4, "name": "szip", "client_data": [4294967296u64]}]}),
+            json!({"source_filters": [{"id": 1u64 << 40, "name": "x", "client_data": []}]}),
+        ] {
+            let err = ArrayNotes::from_json(&json!({ EXTENSION_FIELD: bad })).unwrap_err();
+            assert!(err.to_string().contains("source_filters"), "{err}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ const BLOSC: i32 = 32001;
 /// HDF5 filter ids vzarr decodes itself, storing the chunks re-encoded.
 const SZIP: i32 = 4;
 const LZO: i32 = 305;
+const LZF: i32 = 32000;
 const BLOSC2: i32 = 32026;
 
 /// The zstd level chunks of variables with a [`SourceFilter`] are re-encoded with.
@@ -64,6 +65,30 @@ pub(crate) struct FilterSpec<'a> {
     pub cd_values: &'a [u32],
 }
 
+/// The usual name of an HDF5 filter (h5py's and the HDF Group's registry's), else `recorded`, the
+/// name the file records (HDF5 may record none for its own filters).
+#[must_use]
+pub(crate) fn filter_name(id: i32, recorded: &str) -> String {
+    let known = match id {
+        DEFLATE => "deflate",
+        SHUFFLE => "shuffle",
+        FLETCHER32 => "fletcher32",
+        SZIP => "szip",
+        5 => "nbit",
+        6 => "scaleoffset",
+        LZO => "lzo",
+        307 => "bzip2",
+        LZF => "lzf",
+        BLOSC => "blosc",
+        32004 => "lz4",
+        32008 => "bitshuffle",
+        ZSTD => "zstd",
+        BLOSC2 => "blosc2",
+        _ => return recorded.trim().to_string(),
+    };
+    known.to_string()
+}
+
 /// The codec for one HDF5 filter. `element_size` is the dataset's type size (shuffle's default).
 ///
 /// # Errors
@@ -81,7 +106,8 @@ pub(crate) fn filter_codec(filter: &FilterSpec<'_>, element_size: usize) -> Resu
 }
 
 /// The pipeline stage of one HDF5 filter: its codec ([`filter_codec`]), or, for szip (4),
-/// PyTables' LZO (305) and blosc2 (32026), a [`SourceFilter`] vzarr decodes itself.
+/// PyTables' LZO (305), h5py's LZF (32000) and blosc2 (32026), a [`SourceFilter`] vzarr decodes
+/// itself.
 ///
 /// # Errors
 /// [`UnsupportedFilter`] for a filter id vzarr neither maps nor decodes, for szip parameters
@@ -92,6 +118,7 @@ pub(crate) fn filter_stage(filter: &FilterSpec<'_>, element_size: usize) -> Resu
             .map(|params| Filter::Source(SourceFilter::Szip(params)))
             .map_err(|why| UnsupportedFilter { id: SZIP, name: format!("{} ({why})", filter.name) }),
         LZO => Ok(Filter::Source(SourceFilter::Lzo)),
+        LZF => Ok(Filter::Source(SourceFilter::Lzf)),
         BLOSC2 => Blosc2Params::from_cd_values(filter.cd_values)
             .map(|params| Filter::Source(SourceFilter::Blosc2(params)))
             .map_err(|why| UnsupportedFilter { id: BLOSC2, name: format!("{} ({why})", filter.name) }),
@@ -210,7 +237,7 @@ mod tests {
     }
 
     #[test]
-    fn szip_and_lzo_are_decoded_and_stored_as_shuffle_zstd() {
+    fn szip_lzo_and_lzf_are_decoded_and_stored_as_shuffle_zstd() {
         let szip = filter_stage(&spec(4, &[141, 32, 16, 512]), 2).unwrap();
         let params =
             SzipParams { options_mask: 141, pixels_per_block: 32, bits_per_pixel: 16, pixels_per_scanline: 512 };
@@ -219,6 +246,9 @@ mod tests {
         assert!(bad.to_string().contains("33 pixels per block"), "{bad}");
         let lzo = filter_stage(&spec(305, &[1, 20, 1]), 8).unwrap();
         assert_eq!(lzo, Filter::Source(SourceFilter::Lzo));
+        let lzf = filter_stage(&spec(32000, &[4, 261, 400]), 8).unwrap();
+        assert_eq!(lzf, Filter::Source(SourceFilter::Lzf));
+        assert_eq!(stored_codecs(&[lzf]), [Codec::Zstd { level: COPY_ZSTD_LEVEL, checksum: false }]);
         let shuffle = filter_stage(&spec(2, &[8]), 8).unwrap();
         let zstd = Codec::Zstd { level: COPY_ZSTD_LEVEL, checksum: false };
         let fletcher = Filter::Codec(Codec::Fletcher32);
@@ -238,6 +268,13 @@ mod tests {
         let few = FilterSpec { id: 32026, name: "blosc2", cd_values: &[] };
         let err = filter_stage(&few, 4).unwrap_err();
         assert!(err.to_string().contains("32026 (blosc2)") && err.to_string().contains("fewer than 4"), "{err}");
+    }
+
+    #[test]
+    fn filters_have_their_usual_names() {
+        assert_eq!(filter_name(4, ""), "szip");
+        assert_eq!(filter_name(32000, "lzf"), "lzf");
+        assert_eq!(filter_name(32017, " SZ "), "SZ");
     }
 
     #[test]

@@ -47,7 +47,7 @@ use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, folded_length, CharUse};
 use super::contiguous::slab_layout;
-use super::filters::{filter_stage, stored_codecs, FilterSpec};
+use super::filters::{filter_name, filter_stage, stored_codecs, FilterSpec};
 use super::rewrite::ArrayCodecs;
 use super::tail::{prepare_tails, TailError};
 use super::{
@@ -57,7 +57,7 @@ use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue, SourceLayout};
+use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue, FilterNote, SourceLayout};
 use crate::source::ByteSource;
 
 /// Why new-style object, region and attribute references (HDF5 1.12 `H5R_ref_t`, stored as heap
@@ -414,6 +414,10 @@ impl FileContext<'_> {
         if fill_undefined {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
+        if translated.copied.is_some() {
+            // The codec chain is the copy's: the note keeps what the source's pipeline was.
+            metadata.notes.source_filters = scan.info.filters.iter().map(filter_note).collect();
+        }
         metadata.notes.copied_chunks = translated.copied;
         metadata.notes.source_layout = Some(match &scan.info.layout {
             Layout::Chunked(chunk_shape) => SourceLayout::Chunked(chunk_shape.clone()),
@@ -670,6 +674,11 @@ impl FileContext<'_> {
             .map(|b| b.to_vec())
             .map_err(|e| self.variable_error(var, &format!("reading {length} bytes at offset {offset}"), e))
     }
+}
+
+/// The `ArrayNotes::source_filters` entry of one filter of the source's pipeline.
+fn filter_note(filter: &layout::RawFilter) -> FilterNote {
+    FilterNote { id: filter.id, name: filter_name(filter.id, &filter.name), client_data: filter.cd_values.clone() }
 }
 
 /// The `ArrayNotes::copied_chunks` text of a variable whose pipeline has filter `filter`, stored with

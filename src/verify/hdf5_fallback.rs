@@ -336,6 +336,7 @@ fn filter_description(id: i32, recorded: &str) -> String {
     let known = match id {
         305 => "LZO",
         307 => "bzip2",
+        32000 => "LZF",
         32001 => "blosc",
         32004 => "LZ4",
         32008 => "bitshuffle",

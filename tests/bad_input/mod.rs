@@ -87,7 +87,7 @@ fn glob_matching_nothing() {
 fn unsupported_filter_names_the_variable_and_the_filter() {
     let f = Fixture::new(fixtures::write_unsupported_filter);
     let run = scan_leaves_nothing(&f.path, f.dir.path(), &[]);
-    assert_one_clear_line(&run, &["unsupported_filter.h5", "lzf_data", "32000"]);
+    assert_one_clear_line(&run, &["unsupported_filter.h5", "bitshuffle_data", "32008"]);
 }
 
 #[test]
@@ -100,13 +100,13 @@ fn skip_unsupported_writes_the_store_without_the_variable_and_exits_3() {
     assert!(store.join("zarr.json").is_file(), "the store is written");
     let warnings: Vec<&str> = run.stderr_lines().into_iter().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 1, "{}", run.stderr);
-    assert!(warnings[0].contains("lzf_data") && warnings[0].contains("32000"), "{}", warnings[0]);
+    assert!(warnings[0].contains("bitshuffle_data") && warnings[0].contains("32008"), "{}", warnings[0]);
 
     let info = cli_expect(&["info".as_ref(), store.as_os_str(), "--json".as_ref()], 0);
     let doc: serde_json::Value = serde_json::from_str(&info.stdout).unwrap();
     let arrays: Vec<&str> = doc["arrays"].as_array().unwrap().iter().map(|a| a["path"].as_str().unwrap()).collect();
     assert_eq!(arrays, ["good"]);
-    assert!(doc["warnings"][0].as_str().unwrap().contains("lzf_data"), "{}", doc["warnings"]);
+    assert!(doc["warnings"][0].as_str().unwrap().contains("bitshuffle_data"), "{}", doc["warnings"]);
     cli_expect(&["verify".as_ref(), store.as_os_str()], 0);
 }
 
@@ -117,7 +117,7 @@ fn skip_unsupported_with_nothing_left_still_writes_an_empty_store() {
     let run =
         cli(&["scan".as_ref(), f.path.as_os_str(), "-o".as_ref(), store.as_os_str(), "--skip-unsupported".as_ref()]);
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(run.stderr.contains("warning") && run.stderr.contains("lzf_data"), "{}", run.stderr);
+    assert!(run.stderr.contains("warning") && run.stderr.contains("bitshuffle_data"), "{}", run.stderr);
     let info = cli_expect(&["info".as_ref(), store.as_os_str(), "--json".as_ref()], 0);
     let doc: serde_json::Value = serde_json::from_str(&info.stdout).unwrap();
     assert_eq!(doc["arrays"], serde_json::json!([]));

@@ -217,25 +217,25 @@ pub fn write_plain_hdf5(dir: &Path) -> PathBuf {
     path
 }
 
-/// A plain HDF5 file whose only dataset, `lzf_data` (64 float32 in chunks of 16), has an HDF5 filter
-/// vzarr does not support in its pipeline: LZF, id 32000 (h5py's own filter; no Zarr codec and no
-/// plugin of this machine's libhdf5 decode it); registered optional so this libhdf5, which lacks it,
-/// writes the chunks without it, as h5py does. (blosc2 served here until vzarr decoded it: with
-/// hdf5plugin's blosc2 filter on the plugin path, libhdf5 even filled in its client data.)
+/// A plain HDF5 file whose only dataset, `bitshuffle_data` (64 float32 in chunks of 16), has an HDF5
+/// filter vzarr does not support in its pipeline: bitshuffle, id 32008 (no Zarr codec, and no plugin
+/// `./dev setup` installs decodes it); registered optional so this libhdf5, which lacks it, writes
+/// the chunks without it. (blosc2, then LZF served here until vzarr decoded them: with a filter's
+/// plugin on the plugin path, libhdf5 applies it and fills in its client data.)
 ///
 /// The hdf5 crate refuses a filter libhdf5 does not have ("Filter not available"), so the dataset is
 /// made through the raw API ([`create_with_filter`]).
 pub fn write_unsupported_filter(dir: &Path) -> PathBuf {
     let path = dir.join("unsupported_filter.h5");
     let file = hdf5::File::create(&path).unwrap();
-    write_lzf_data(&file);
+    write_bitshuffle_data(&file);
     path
 }
 
-fn write_lzf_data(file: &hdf5::File) {
+fn write_bitshuffle_data(file: &hdf5::File) {
     let data: Vec<f32> = (0..64).map(|i| i as f32).collect();
     let float = hdf5::Datatype::from_type::<f32>().unwrap();
-    create_with_filter(file, "lzf_data", &float, &[64], &[16], 32000, &[], |dataset| {
+    create_with_filter(file, "bitshuffle_data", &float, &[64], &[16], 32008, &[], |dataset| {
         // SAFETY: `data` holds 64 native floats, the dataset's whole extent.
         unsafe {
             hdf5_sys::h5d::H5Dwrite(
@@ -387,13 +387,13 @@ pub fn write_zstd(dir: &Path) -> PathBuf {
     path
 }
 
-/// A plain HDF5 file with `good` (a supported int16 dataset) and `lzf_data` (filter 32000, LZF: not
-/// supported by vzarr; registered optional so libhdf5 writes the chunks unfiltered).
+/// A plain HDF5 file with `good` (a supported int16 dataset) and `bitshuffle_data` (filter 32008,
+/// bitshuffle: not supported by vzarr; registered optional so libhdf5 writes the chunks unfiltered).
 pub fn write_partly_unsupported(dir: &Path) -> PathBuf {
     let path = dir.join("partly_unsupported.h5");
     let file = hdf5::File::create(&path).unwrap();
     file.new_dataset_builder().with_data(&ndarray::arr1(&[5i16, -4, 3, -2, 1])).create("good").unwrap();
-    write_lzf_data(&file);
+    write_bitshuffle_data(&file);
     path
 }
 

@@ -8,51 +8,15 @@
 //! PyTables' shuffle, LZO, fletcher32 pipeline; incompressible chunks stored without the optional
 //! filter), and libhdf5 reads them in this process and in `vzarr verify`.
 
-use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use crate::common::array_json;
 use crate::common::hdf5_oracle::chunk_at;
 
-/// The `HDF5_PLUGIN_PATH` that finds the test LZO plugin (built once per run), whose directory is
-/// also prepended to this process's libhdf5 search path; None (with a notice) when it cannot be
-/// built (no gcc or liblzo2-dev; a failure when the full environment is required).
-fn plugin_path() -> Option<String> {
-    static PATH: OnceLock<Option<String>> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hdf5-plugins");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hdf5_plugins/build.sh");
-        let mut command = std::process::Command::new("bash");
-        command.arg(script).arg(&dir).stdout(std::process::Stdio::piped());
-        let run = crate::common::run(command);
-        if run.code != 0 {
-            assert!(!crate::interop::python_required(), "the LZO test plugin: {}", run.stderr);
-            eprintln!("notice: the LZO tests not run: {}", run.stderr.lines().last().unwrap_or_default());
-            return None;
-        }
-        let c_dir = CString::new(dir.to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path; libhdf5 copies it. Under hdf5's global lock.
-        let status = crate::common::with_hdf5_files(|| {
-            hdf5::sync::sync(|| unsafe { hdf5_sys::h5pl::H5PLprepend(c_dir.as_ptr()) })
-        });
-        assert!(status >= 0, "H5PLprepend failed");
-        Some(run.stdout.trim().to_string())
-    })
-    .clone()
-}
-
 /// The LZO fixtures in `dir`, and the plugin path (None without the plugin, Python or h5repack).
 fn fixtures(dir: &Path) -> Option<(Vec<PathBuf>, String)> {
-    let path = plugin_path()?;
+    let path = super::test_plugin_path()?;
     Some((super::repacked_fixtures(dir, "lzo", Some(&path))?, path))
-}
-
-/// `vzarr verify STORE` with libhdf5 finding the plugin.
-fn verify(store: &Path, plugin_path: &str) -> crate::common::Run {
-    let mut command = crate::common::vzarr_command();
-    command.arg("verify").arg(store).env("HDF5_PLUGIN_PATH", plugin_path).stdout(std::process::Stdio::piped());
-    crate::common::run(command)
 }
 
 #[test]
@@ -70,7 +34,7 @@ fn lzo_chunks_are_copied_and_read_as_libhdf5_reads_them() {
             masked += usize::from(chunk_at(file, name, &vec![0; rank]).is_some_and(|c| c.filter_mask != 0));
         }
         assert!(masked > 0, "{stem}: some chunk is stored without the optional LZO filter");
-        let run = verify(&store_path, &plugin);
+        let run = super::verify_with_plugins(&store_path, &plugin);
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
         assert!(run.stdout.contains(&format!("{} arrays, ", names.len())), "{}", run.stdout);
         assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);

@@ -12,6 +12,7 @@ mod external_links;
 mod hostile;
 mod legacy;
 mod link_order;
+mod lzf;
 mod lzo;
 mod netcdf4;
 mod shared_messages;
@@ -321,6 +322,40 @@ fn repacked_fixtures(dir: &Path, kind: &str, plugin_path: Option<&str>) -> Optio
     Some(run.stdout.lines().map(PathBuf::from).collect())
 }
 
+/// The `HDF5_PLUGIN_PATH` that finds the test LZO and LZF plugins (built once per run,
+/// `tests/hdf5_plugins/build.sh`), whose directory is also prepended to this process's libhdf5
+/// search path; None (with a notice) when they cannot be built (no gcc, liblzo2-dev or liblzf-dev; a failure when the full environment is required).
+fn test_plugin_path() -> Option<String> {
+    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hdf5-plugins");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hdf5_plugins/build.sh");
+        let mut command = std::process::Command::new("bash");
+        command.arg(script).arg(&dir).stdout(std::process::Stdio::piped());
+        let run = crate::common::run(command);
+        if run.code != 0 {
+            assert!(!crate::interop::python_required(), "the test plugins: {}", run.stderr);
+            eprintln!("notice: the LZO and LZF tests not run: {}", run.stderr.lines().last().unwrap_or_default());
+            return None;
+        }
+        let c_dir = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path; libhdf5 copies it. Under hdf5's global lock.
+        let status = crate::common::with_hdf5_files(|| {
+            hdf5::sync::sync(|| unsafe { hdf5_sys::h5pl::H5PLprepend(c_dir.as_ptr()) })
+        });
+        assert!(status >= 0, "H5PLprepend failed");
+        Some(run.stdout.trim().to_string())
+    })
+    .clone()
+}
+
+/// `vzarr verify STORE` with libhdf5 finding the test plugins on `plugin_path`.
+fn verify_with_plugins(store: &Path, plugin_path: &str) -> crate::common::Run {
+    let mut command = crate::common::vzarr_command();
+    command.arg("verify").arg(store).env("HDF5_PLUGIN_PATH", plugin_path).stdout(std::process::Stdio::piped());
+    crate::common::run(command)
+}
+
 /// Writes `bytes` (a fixture with one chunk damaged) as `<what>.h5` in `dir` and scans it: the scan
 /// exits 1 with exactly one error line, naming the file, `variable` and every word of `says`, and no
 /// panic.
@@ -338,7 +373,7 @@ pub(super) fn assert_damaged_scan_fails(dir: &Path, what: &str, bytes: Vec<u8>, 
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
-/// Scans `file`, a fixture compressed with `filter` (`szip`, `lzo` of `tests/python/make_repacked.py`,
+/// Scans `file`, a fixture compressed with `filter` (`szip`, `lzo`, `lzf` of `tests/python/make_repacked.py`,
 /// `blosc2` of `tests/python/make_blosc2.py`), and checks every dataset: stored as copies (the
 /// pipeline's shuffle, when the file's name says so, then zstd), noted as such, holding no reference,
 /// and read back as libhdf5 reads the file.

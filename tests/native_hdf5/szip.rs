@@ -36,6 +36,17 @@ fn szip_chunks_are_copied_and_read_as_libhdf5_reads_them() {
         assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
         let run = crate::common::cli_expect(&["info".as_ref(), store_path.as_os_str()], 0);
         assert!(run.stdout.contains("chunks are copies, not references: the szip filter"), "{}", run.stdout);
+        // The source's pipeline, as the note records it: szip's options mask and pixels per block
+        // (what xarray's netCDF4 engine reports as szip={'coding', 'pixels_per_block'}).
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let filters = crate::common::array_json(&store_path, "le_i4_2d")["vzarr"]["source_filters"].clone();
+        let szip = filters.as_array().unwrap().last().unwrap().clone();
+        assert_eq!((szip["id"].clone(), szip["name"].clone()), (4.into(), "szip".into()), "{filters}");
+        let pixels: u64 = stem.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap();
+        assert_eq!(szip["client_data"][1], pixels, "{stem}: {filters}");
+        let nn = szip["client_data"][0].as_u64().unwrap() & 32 != 0;
+        assert_eq!(nn, stem.contains("_nn"), "{stem}: {filters}");
+        assert_eq!(filters.as_array().unwrap().len(), if stem.contains("shuffle") { 2 } else { 1 }, "{filters}");
     }
 }
 

@@ -125,18 +125,18 @@ fn zstd_chunks_decode_to_the_same_values_as_the_uncompressed_twin() {
 }
 
 #[test]
-fn unsupported_filter_fixture_really_has_lzf_in_its_pipeline() {
+fn unsupported_filter_fixture_really_has_bitshuffle_in_its_pipeline() {
     let f = Fixture::new(fixtures::write_unsupported_filter);
-    let pipeline = hdf5_filters(&f.path, "lzf_data");
-    assert_eq!(pipeline, [hdf5::filters::Filter::User(32000, vec![])]);
+    let pipeline = hdf5_filters(&f.path, "bitshuffle_data");
+    assert_eq!(pipeline, [hdf5::filters::Filter::User(32008, vec![])]);
 }
 
 #[test]
 fn library_scan_of_an_unsupported_filter_names_file_variable_and_filter() {
     let f = Fixture::new(fixtures::write_unsupported_filter);
-    let err = scan(&f.path, &ScanOptions::default()).expect_err("LZF is not supported");
+    let err = scan(&f.path, &ScanOptions::default()).expect_err("bitshuffle is not supported");
     let msg = err.to_string();
-    assert!(msg.contains("unsupported_filter.h5") && msg.contains("lzf_data") && msg.contains("32000"), "{msg}");
+    assert!(msg.contains("unsupported_filter.h5") && msg.contains("bitshuffle_data") && msg.contains("32008"), "{msg}");
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn skipping_unsupported_variables_keeps_the_others_exact() {
     assert_eq!(paths, ["good"]);
     assert_eq!(dataset.warnings.len(), 1, "{:?}", dataset.warnings);
     let warning = dataset.warnings[0].to_string();
-    assert!(warning.contains("lzf_data") && warning.contains("32000"), "{warning}");
+    assert!(warning.contains("bitshuffle_data") && warning.contains("32008"), "{warning}");
 
     let store_path = scan_to_store(&f.path, f.dir.path(), "skip.vzarr", &skip);
     let store = open_store(&store_path);

@@ -245,3 +245,40 @@ def test_engine_tells_one_chunk_from_contiguous(tmp_path):
     assert not theirs["contiguous"]  # the case being checked
     ours = xr.open_dataset(out, engine="vzarr").x.encoding
     assert (ours["contiguous"], ours["chunksizes"]) == (False, (5,))
+
+
+def test_engine_reports_copied_filters_as_netcdf4_and_h5netcdf_do(tmp_path):
+    """Chunks vzarr copies (szip and LZF have no Zarr codec) keep the source's filters in the
+    encoding, from the pipeline the scan recorded (the `source_filters` note): szip as xarray's
+    netCDF4 engine reports it, LZF (which netCDF4 cannot express) as its h5netcdf engine does
+    (`compression='lzf'`, `compression_opts=None`); the values equal each engine's."""
+    import netCDF4
+
+    values = (np.sin(np.arange(20 * 40) / 9.0) * 100).astype("f4").reshape(20, 40)
+    szip = tmp_path / "szip.nc"
+    with netCDF4.Dataset(szip, "w") as f:
+        f.createDimension("y", 20)
+        f.createDimension("x", 40)
+        for name, coding, pixels in (("nn8", "nn", 8), ("ec16", "ec", 16)):
+            var = f.createVariable(name, "f4", ("y", "x"), compression="szip", szip_coding=coding,
+                                   szip_pixels_per_block=pixels, chunksizes=(10, 20))
+            var[:] = values
+    lzf = tmp_path / "lzf.nc"
+    ds = xr.Dataset({"plain": (("y", "x"), values), "filtered": (("y", "x"), values)})
+    ds.to_netcdf(lzf, engine="h5netcdf", encoding={
+        "plain": {"compression": "lzf", "chunksizes": (5, 8)},
+        "filtered": {"compression": "lzf", "shuffle": True, "fletcher32": True, "chunksizes": (5, 5)},
+    })
+    for src, engine, names in ((szip, "netcdf4", ("nn8", "ec16")), (lzf, "h5netcdf", ("plain", "filtered"))):
+        out = tmp_path / f"{src.stem}.vzarr"
+        vzarr.scan([str(src)], output=out)
+        ours = xr.open_dataset(out, engine="vzarr")
+        theirs = xr.open_dataset(src, engine=engine)
+        for name in names:
+            assert "vzarr:copied_chunks" in ours[name].encoding  # the case being checked: copies
+            expected = {k: v for k, v in theirs[name].encoding.items() if k != "source"}
+            np.testing.assert_equal({k: ours[name].encoding.get(k) for k in expected}, expected, err_msg=name)
+            xr.testing.assert_identical(ours[name].load(), theirs[name].load())
+    assert ours.filtered.encoding["compression"] == "lzf" and ours.filtered.encoding["compression_opts"] is None
+    szip_encoding = xr.open_dataset(tmp_path / "szip.vzarr", engine="vzarr").ec16.encoding
+    assert szip_encoding["szip"] == {"coding": "ec", "pixels_per_block": 16}

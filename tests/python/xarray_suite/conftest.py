@@ -57,19 +57,7 @@ _CLASSIC = ("TestNetCDF3ViaNetCDF4Data", "TestNetCDF4ClassicViaNetCDF4Data", "Te
 #: What vzarr does not do yet, each with the tests (classes, test) it keeps from passing: tests
 #: that pass with xarray's engine and not through vzarr. Strict xfails, so that the day one passes
 #: its entry must go.
-_MISSING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        "szip chunks are copies (decoded, re-encoded as zstd) and the store does not record the "
-        "source's filter pipeline, so the encoding cannot say szip={'coding', 'pixels_per_block'}",
-        _NETCDF4_PYTHON, ("test_compression_encoding[szip]",),
-    ),
-    (
-        "the scan refuses the LZF filter (HDF5 filter 32000, h5py's compression='lzf'); the "
-        "encoding would also need the source's filter pipeline recorded to give h5netcdf's "
-        "compression='lzf', compression_opts=None",
-        _H5NETCDF, ("test_compression_encoding_h5py", "test_dump_encodings_h5py"),
-    ),
-)
+_MISSING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
 
 #: `_MISSING` by test id suffix: ``::Class::test`` -> what is missing.
 NOT_YET: dict[str, str] = {
