@@ -69,6 +69,13 @@ class VzarrBackendArray(BackendArray):
         self.dtype = np.dtype("O", metadata={"element_type": str}) if _is_vlen_string(array) else array.dtype
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray[Any, Any]:
+        if isinstance(key, (indexing.BasicIndexer, indexing.OuterIndexer)) and all(
+            _is_basic(k) for k in key.tuple
+        ):
+            # Integers and slices of a positive step (a dask task's chunk): read as they are, without
+            # xarray's decomposition of the indexer, which gives the same key back at a cost
+            # comparable to the read of a small chunk.
+            return self._read(key.tuple)
         values: np.ndarray[Any, Any] = indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.BASIC, self._read
         )
@@ -76,6 +83,14 @@ class VzarrBackendArray(BackendArray):
 
     def _read(self, key: tuple[Any, ...]) -> np.ndarray[Any, Any]:
         return self._array[key]
+
+
+def _is_basic(k: Any) -> bool:
+    """Whether indexer entry `k` is what `vzarr.Array` reads directly: an integer, or a slice of a
+    positive step."""
+    if isinstance(k, slice):
+        return k.step is None or k.step > 0
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
 def _is_vlen_string(array: Array) -> bool:
