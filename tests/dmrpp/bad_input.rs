@@ -115,3 +115,28 @@ fn truncated_and_corrupted_sidecars_never_panic() {
     }
     assert!(failures > 100 && scanned > 10, "{failures} refused, {scanned} scanned");
 }
+
+#[test]
+fn a_sidecar_of_40_million_empty_elements_is_refused_not_allocated() {
+    // 160 MB of `<a/>`: under both documented limits (1 GiB, 2^26 elements), but 104 bytes of tree
+    // for each 4 of XML. The scan runs with its address space capped: refused in one line, no abort.
+    let (sidecar, data) = super::pair("dmrpp/SDS_shuf_2def_fle.h5");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&data, dir.path().join("a.h5")).unwrap();
+    let text = std::fs::read_to_string(sidecar).unwrap();
+    let at = text.find("<Int32 name=\"IntArray\">").unwrap();
+    let bad = dir.path().join("a.h5.dmrpp");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&bad).unwrap());
+    use std::io::Write;
+    file.write_all(text[..at].as_bytes()).unwrap();
+    let block = "<a/>".repeat(1 << 16);
+    for _ in 0..(40_000_000 >> 16) {
+        file.write_all(block.as_bytes()).unwrap();
+    }
+    file.write_all(text[at..].as_bytes()).unwrap();
+    drop(file);
+    let out = dir.path().join("out.vzarr");
+    let args = ["scan", bad.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    let run = crate::common::hostile::cli_limited(&args, crate::common::hostile::CHILD_TIMEOUT);
+    assert_refused("empty elements", (run, out.exists()), &["bytes of memory"]);
+}
