@@ -2,6 +2,7 @@
 //! is at fault), exit code 1, no panic, and nothing written.
 
 use crate::common::*;
+use crate::interop::s;
 
 /// A sidecar of `dmrpp/SDS_shuf_2def_fle.h5` (`IntArray`, 6 x 8 in chunks of 3 x 4) changed by
 /// `edit`, beside a copy of its data file; returns what `vzarr scan` of it did.
@@ -139,4 +140,29 @@ fn a_sidecar_of_40_million_empty_elements_is_refused_not_allocated() {
     let args = ["scan", bad.to_str().unwrap(), "-o", out.to_str().unwrap()];
     let run = crate::common::hostile::cli_limited(&args, crate::common::hostile::CHILD_TIMEOUT);
     assert_refused("empty elements", (run, out.exists()), &["bytes of memory"]);
+}
+
+#[test]
+fn verify_refuses_a_sidecar_whose_data_type_lies() {
+    // Issue 52 item 3: a sidecar that declares a Float32 variable Int32 scans (the bytes are the
+    // same size), and verify compared bytes: "10000 elements equal". libhdf5 reads float32.
+    let (sidecar, data) = super::pair("dmrpp/chunked_twoD.h5");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&data, dir.path().join("a.h5")).unwrap();
+    let text = std::fs::read_to_string(sidecar).unwrap().replace("Float32", "Int32");
+    let bad = dir.path().join("a.h5.dmrpp");
+    std::fs::write(&bad, text).unwrap();
+    let store = dir.path().join("out.vzarr");
+    cli_expect(&["scan", &s(&bad), "-o", &s(&store)], 0);
+    let run = cli(&["verify", &s(&store)]);
+    assert_eq!(run.code, 1, "verify of a lying type: {}\n{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("the store's data type int32 is not the source's float32"), "{all}");
+    assert!(all.contains("d_4_chunks"), "{all}");
+    // The truthful sidecar verifies.
+    let (sidecar, _) = super::pair("dmrpp/chunked_twoD.h5");
+    std::fs::copy(sidecar, &bad).unwrap();
+    let good = dir.path().join("good.vzarr");
+    cli_expect(&["scan", &s(&bad), "-o", &s(&good)], 0);
+    cli_expect(&["verify", &s(&good)], 0);
 }
