@@ -166,3 +166,16 @@ fn verify_refuses_a_sidecar_whose_data_type_lies() {
     cli_expect(&["scan", &s(&bad), "-o", &s(&good)], 0);
     cli_expect(&["verify", &s(&good)], 0);
 }
+
+#[test]
+fn a_variable_of_an_unknown_dap4_type_is_refused_by_name() {
+    // Issue 52 item 5: `<Float128>` was no variable at all: 0 arrays, exit 0, no warning.
+    let float128 = |t: &str| {
+        t.replacen("<Int32 name=\"IntArray\">", "<Float128 name=\"IntArray\">", 1).replacen(
+            "</Int32>",
+            "</Float128>",
+            1,
+        )
+    };
+    assert_refused("Float128", scan_edited("Float128", float128), &["IntArray", "Float128"]);
+}
