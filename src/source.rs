@@ -89,6 +89,27 @@ pub(crate) struct ObjectLocation {
     pub path: ObjectPath,
 }
 
+/// What kind of file `meta` describes, as messages name it (`FIFO`, `directory`, ...).
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        "regular file"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
 fn local_store() -> Arc<dyn ObjectStore> {
     static LOCAL: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
     LOCAL.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()

@@ -418,3 +418,30 @@ fn a_raw_cell_that_decompresses_past_its_chunk_is_refused_before_decompression()
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("raw cell of 20480 bytes"), "{}", run.stderr);
 }
+
+#[test]
+fn a_record_file_that_is_a_fifo_or_a_directory_is_an_error_naming_it() {
+    // Issue 52 item 6: the listing skipped them, and their chunks read as fill values, exit 0.
+    let files = Files::new(&daily(2001, 3));
+    let good = files.path("good.parq");
+    files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
+    for kind in ["FIFO", "directory"] {
+        let set = files.path(&format!("{kind}.parq"));
+        copy_dir(&good, &set);
+        let record = set.join("tas/refs.0.parq");
+        std::fs::remove_file(&record).unwrap();
+        if kind == "FIFO" {
+            let c = std::ffi::CString::new(record.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        } else {
+            std::fs::create_dir(&record).unwrap();
+        }
+        for command in ["info", "verify"] {
+            let run = crate::common::cli(&[command.to_string(), s(&set)]);
+            assert_eq!(run.code, 1, "{kind}, {command}: {}", run.stderr);
+            let expected = format!("refs.0.parq: array tas: not a regular file ({kind})");
+            assert!(run.stderr.contains(&expected), "{kind}, {command}: {}", run.stderr);
+        }
+    }
+}

@@ -107,10 +107,13 @@ pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Ope
         }
         let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
         let folder = format!("{absolute}/{path}");
-        let table = array_table(&root, path, &metadata, record_size, &sources).await.map_err(|(file, reason)| {
-            let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
-            bad(&file, format!("array {path}"), reason)
-        })?;
+        let local = crate::source::local_path(&folder);
+        let table = array_table(&root, (path, local.as_deref()), &metadata, record_size, &sources).await.map_err(
+            |(file, reason)| {
+                let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
+                bad(&file, format!("array {path}"), reason)
+            },
+        )?;
         infos.push(ArrayInfo {
             stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
@@ -186,7 +189,7 @@ const DECODE_WINDOW: usize = 64;
 /// at most [`MAX_SPARSE_FACTOR`] times larger than what they reference (plus 2^20).
 async fn array_table(
     root: &ObjectLocation,
-    path: &str,
+    (path, local): (&str, Option<&std::path::Path>),
     metadata: &ArrayMetadata,
     record_size: u64,
     sources: &SourceRegistry,
@@ -194,6 +197,9 @@ async fn array_table(
     let whole = |reason: String| (String::new(), reason);
     let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
     let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
+    if let Some(local) = local {
+        check_local_record_files(local, n.div_ceil(record_size))?;
+    }
     let decoded = decode_files(root, files, n, record_size, max_cell(metadata)).await?;
     let present: u64 = decoded.iter().map(|(_, t)| t.present as u64).sum();
     let most = present.saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
@@ -366,6 +372,28 @@ impl RecordTable {
         }
         Ok(())
     }
+}
+
+/// Every entry of the local array folder `folder` named as a record file (`refs.<k>.parq`,
+/// `k < records`) is a regular file (or a link to one). A listing of the folder skips FIFOs,
+/// sockets and directories: such a record file would be read as missing chunks, fill values.
+fn check_local_record_files(folder: &std::path::Path, records: u64) -> Result<(), FileError> {
+    let Ok(entries) = std::fs::read_dir(folder) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let record =
+            name.strip_prefix("refs.").and_then(|r| r.strip_suffix(".parq")).and_then(|r| r.parse::<u64>().ok());
+        if record.is_none_or(|k| k >= records) {
+            continue;
+        }
+        let kind = match std::fs::metadata(entry.path()) {
+            Ok(meta) if meta.is_file() => continue,
+            Ok(meta) => crate::source::file_kind(&meta).to_string(),
+            Err(e) => e.to_string(),
+        };
+        return Err((name, format!("not a regular file ({kind}): a record file must be one")));
+    }
+    Ok(())
 }
 
 /// The record files of array `path` that exist (`refs.<k>.parq`, `k < records`), by record number.
