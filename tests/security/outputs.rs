@@ -122,3 +122,46 @@ fn existing_outputs_are_replaced_only_with_overwrite() {
     assert!(refused.code == 1 && refused.stderr.contains("already exists"), "{}", refused.stderr);
     assert_eq!(export(&["--overwrite"]).code, 0);
 }
+
+#[test]
+fn a_failed_icechunk_write_never_removes_the_users_symbolic_link() {
+    // Issue 52 item 8: `materialize --format icechunk` onto a symbolic link (to a file, or
+    // dangling) and `scan --format icechunk --overwrite` onto one failed, then removed the link.
+    let (f, store) = monthly();
+    let dir = f.dir.path();
+    let target = dir.join("notes.txt");
+    std::fs::write(&target, b"mine").unwrap();
+    let to_file = dir.join("to_file.icechunk");
+    let dangling = dir.join("dangling.icechunk");
+    std::os::unix::fs::symlink(&target, &to_file).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+    for link in [&to_file, &dangling] {
+        let materialize = [
+            "materialize".into(),
+            store.clone().into_os_string(),
+            link.into(),
+            "--chunks".into(),
+            "time=2".into(),
+            "--format".into(),
+            "icechunk".into(),
+        ];
+        let scan = [
+            "scan".into(),
+            f.path.clone().into_os_string(),
+            "-o".into(),
+            link.into(),
+            "--format".into(),
+            "icechunk".into(),
+            "--overwrite".into(),
+        ];
+        for args in [&materialize[..], &scan[..]] {
+            let args: Vec<OsString> = args.to_vec();
+            let run = cli(&args);
+            assert_ne!(run.code, 0, "{args:?}: {}", run.stdout);
+            let meta = std::fs::symlink_metadata(link).unwrap_or_else(|e| panic!("{args:?} removed the link: {e}"));
+            assert!(meta.file_type().is_symlink(), "{args:?}");
+        }
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), b"mine");
+    assert!(!dir.join("nowhere").exists(), "nothing made at the dangling link's target");
+}
