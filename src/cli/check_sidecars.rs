@@ -47,7 +47,7 @@ pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
         }
     }

@@ -109,7 +109,7 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
     let left_out =
         written.store_info().map_or(&[][..], |info| &info.warnings[dataset.warnings.len().min(info.warnings.len())..]);
     for warning in left_out {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     let (refs, owned) = (written.references(), written.owned_chunks());
     match &written {
@@ -141,14 +141,14 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
 
 fn print_notes(dataset: &VirtualDataset) {
     for warning in &dataset.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     for gap in &dataset.provenance.gaps {
-        eprintln!("note: gap: {gap}");
+        errln!("note: gap: {gap}");
     }
     for array in &dataset.arrays {
         if let Some(why) = &array.metadata.notes.copied_chunks {
-            eprintln!("note: {}: chunks are {why}", array.path);
+            errln!("note: {}: chunks are {why}", array.path);
         }
     }
 }

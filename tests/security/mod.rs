@@ -8,3 +8,4 @@ mod authorization;
 mod integrity;
 mod limits;
 mod outputs;
+mod terminal;
