@@ -165,3 +165,46 @@ fn a_failed_icechunk_write_never_removes_the_users_symbolic_link() {
     assert_eq!(std::fs::read(&target).unwrap(), b"mine");
     assert!(!dir.join("nowhere").exists(), "nothing made at the dangling link's target");
 }
+
+#[test]
+fn scan_writes_kerchunk_json_through_special_files_as_export_does() {
+    // Issue 52 item 10: `scan --format kerchunk-json -o /dev/null` was refused as "already exists"
+    // (with --overwrite "not a kerchunk reference file") where `export --kerchunk /dev/null` wrote.
+    let (f, _) = monthly();
+    let scan = |out: &Path, extra: &[&str]| {
+        let mut args: Vec<OsString> = vec![
+            "scan".into(),
+            f.path.clone().into(),
+            "--format".into(),
+            "kerchunk-json".into(),
+            "-o".into(),
+            out.into(),
+        ];
+        args.extend(extra.iter().map(OsString::from));
+        args
+    };
+    let file = f.join("refs.json");
+    cli_expect(&scan(&file, &[]), 0);
+    let expected: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let run = cli(&scan(Path::new("/dev/null"), extra));
+        assert_eq!(run.code, 0, "{extra:?}: {}", run.stderr);
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
+    let fifo = f.join("pipe");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let run = cli(&scan(&fifo, &[]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let through: serde_json::Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(through["refs"], expected["refs"], "the document written through is the file's");
+    assert!(is_fifo(&fifo), "the FIFO was replaced");
+    let out = vzarr_command().args(scan(Path::new("-"), &[])).stderr(Stdio::piped()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the references alone on stdout");
+    assert_eq!(doc["refs"], expected["refs"]);
+}
