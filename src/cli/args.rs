@@ -515,6 +515,11 @@ pub(crate) struct ExportArgs {
     /// Replace an existing kerchunk reference file or set (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
+    /// Export even when a source's size, ETag or modification time differ from the scan's (by
+    /// default such a source is an error naming it, as for every command that reads: the references
+    /// would point at bytes that may have moved).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]

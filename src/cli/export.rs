@@ -22,6 +22,9 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     .await?;
     // Every source is known before the output's checks (a repository names them in its manifests).
     store.all_sources().await?;
+    // A source changed since the scan is refused, as every command that reads refuses it.
+    store.set_check_sources(!args.no_check_sources);
+    store.check_readable_sources().await?;
     let Some(kerchunk) = args.kerchunk.clone() else { return parquet(args, store).await };
     let target = Target::of(&kerchunk)?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix.clone(), overwrite: args.overwrite };
