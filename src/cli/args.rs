@@ -14,8 +14,9 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
-2 usage error; 3 done, but variables were left out (--skip-unsupported); 4 verify found no difference but \
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, a source changed since the \
+scan, verify found differences); 2 usage error; 3 done, but something was left out and warned about \
+(variables with --skip-unsupported, attributes vzarr cannot represent); 4 verify found no difference but \
 could not prove some arrays here (the oracle's libhdf5 lacks a filter: set HDF5_PLUGIN_PATH).";
 
 /// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
