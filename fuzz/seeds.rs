@@ -38,7 +38,7 @@ pub fn generated(target: &str) -> Vec<(String, Vec<u8>)> {
             for (name, bytes) in files.iter_mut().filter(|(n, _)| n.ends_with(".dmrpp")) {
                 let text = String::from_utf8_lossy(bytes).into_owned();
                 let at = text.rfind("</Dataset>").unwrap_or_else(|| panic!("{name}: no </Dataset>"));
-                *bytes = [text[..at].as_bytes(), &b"<a/>".repeat(5_000_000), text[at..].as_bytes()].concat();
+                *bytes = [&text.as_bytes()[..at], &b"<a/>".repeat(5_000_000), &text.as_bytes()[at..]].concat();
             }
             vec![("empty-elements-20mb".into(), crate::bundle::encode(&files))]
         }

@@ -129,12 +129,12 @@ fn a_sidecar_of_40_million_empty_elements_is_refused_not_allocated() {
     let bad = dir.path().join("a.h5.dmrpp");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&bad).unwrap());
     use std::io::Write;
-    file.write_all(text[..at].as_bytes()).unwrap();
+    file.write_all(&text.as_bytes()[..at]).unwrap();
     let block = "<a/>".repeat(1 << 16);
     for _ in 0..(40_000_000 >> 16) {
         file.write_all(block.as_bytes()).unwrap();
     }
-    file.write_all(text[at..].as_bytes()).unwrap();
+    file.write_all(&text.as_bytes()[at..]).unwrap();
     drop(file);
     let out = dir.path().join("out.vzarr");
     let args = ["scan", bad.to_str().unwrap(), "-o", out.to_str().unwrap()];
