@@ -4,7 +4,7 @@
 //!   directory, and a second one fails at once.
 //! - [`OutputLock`]: every command that publishes an output (scan, export, materialize, merge,
 //!   compaction's copy, `read -o`) holds a lock file beside it, `.NAME.lock-`, from before it looks at
-//!   the destination until it has published (through [`super::publish::Staged`]). A second writer of
+//!   the destination until it has published (the staging of `store/publish` holds it). A second writer of
 //!   the same output waits for the first, then finds the output the first published (and fails with
 //!   "already exists", or replaces it with `--overwrite`): resumable work in progress beside the
 //!   output (`materialize`'s `DEST.partial`) is never written by two processes at once. The file is
