@@ -68,6 +68,8 @@ pub struct Outcome {
 
 /// Runs one case, returning its failure message.
 pub fn run_case(target: &Target, ctx: &Context, label: String, input: Vec<u8>, case: u64) -> Option<String> {
+    let (max_allocation, max_live) = ceiling(target.name, input.len());
+    crate::alloc_guard::set_case_ceiling(max_allocation, max_live);
     let input = Arc::new(input);
     watch::start(target.name, label.clone(), Arc::clone(&input));
     let result = catch_unwind(AssertUnwindSafe(|| (target.run)(ctx, &input, case)));
@@ -89,12 +91,28 @@ pub fn run_case(target: &Target, ctx: &Context, label: String, input: Vec<u8>, c
     Some(format!("{label}: {message} (input {})", path.display()))
 }
 
+/// Targets whose readers must bound what they allocate by what they read (issue 52: a DMR++ sidecar
+/// of empty elements took 26 bytes per byte of XML, a kerchunk Parquet page of zeros declared 30,000
+/// times its file): a case may allocate at most 64 MiB plus 16 bytes per input byte at once, and hold
+/// at most 256 MiB plus 32 per input byte (the harness's own data included).
+const BOUNDED_BY_INPUT: [&str; 2] = ["dmrpp", "kerchunk-parquet"];
+
+/// The largest allocation and live total a case of `target` with an input of `len` bytes may make.
+fn ceiling(target: &str, len: usize) -> (usize, usize) {
+    if !BOUNDED_BY_INPUT.contains(&target) {
+        return (usize::MAX, usize::MAX);
+    }
+    ((64 << 20) + 16 * len, (256 << 20) + 32 * len)
+}
+
 /// Runs `target`'s regressions and seeds, then mutations for `budget`.
 pub fn run_target(target: &Target, ctx: &Context, budget: Duration, seed: u64) -> Outcome {
     let mut outcome = Outcome { cases: 0, failures: Vec::new() };
     let regressions = inputs(&fuzz_dir().join("regressions").join(target.name));
     let seeds = inputs(&fuzz_dir().join("corpus").join(target.name));
-    for (kind, files) in [("regression", &regressions), ("seed", &seeds)] {
+    // Seeds too large to commit (a sidecar of 20 MB), made at run time; never mutated.
+    let generated = crate::seeds::generated(target.name);
+    for (kind, files) in [("regression", &regressions), ("seed", &seeds), ("generated seed", &generated)] {
         for (name, bytes) in files {
             // Both option variants of the targets that vary by case (even and odd).
             for variant in 0..2 {

@@ -13,7 +13,8 @@
 //! Each target replays its regressions (`fuzz/regressions/<target>/`: inputs that once failed, kept
 //! after the fix) and its seeds (`fuzz/corpus/<target>/`), then runs mutated seeds until its time is
 //! spent. A case fails on a panic on any thread, on running longer than the case limit (a watchdog),
-//! or on an allocation over 1 GiB (the global allocator below); the input is saved under
+//! or on an allocation over 1 GiB (the global allocator below; lower for the readers bounded by their
+//! input, `harness::ceiling`); the input is saved under
 //! `target/fuzz-failures/<target>/` and the command to replay it printed.
 
 mod alloc_guard;

@@ -8,10 +8,20 @@
 //! 2 usage error; 3 finished, but variables were left out (`--skip-unsupported`).
 
 /// `println!` that returns the write error (a closed pipe ends the command quietly, see `main`).
+/// A line on standard output, control characters in it escaped (`cli/escape`; its newlines kept).
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)?
+        let text = format!($($arg)*);
+        writeln!(std::io::stdout().lock(), "{}", $crate::cli::escape::escaped(&text, true))?
+    }};
+}
+
+/// A line on standard error, every control character in it escaped (`cli/escape`): one line.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        eprintln!("{}", $crate::cli::escape::escaped(&text, false))
     }};
 }
 
@@ -19,6 +29,7 @@ mod append;
 pub(crate) mod args;
 mod check_sidecars;
 mod compact;
+mod escape;
 mod export;
 mod info;
 mod materialize;
@@ -58,13 +69,13 @@ where
     // The owned-bytes budget comes from the environment (`ScanOptions`' default): refused here when
     // it is not a size, instead of being taken as unset.
     if let Err(message) = crate::source::owned_bytes_budget_from_env() {
-        eprintln!("error: {message}");
+        errln!("error: {message}");
         return 2;
     }
     let result = match panics::caught(|| run(cli)) {
         Ok(result) => result,
         Err(message) => {
-            eprintln!("error: internal error: {message} (a bug in vzarr: please report it)");
+            errln!("error: internal error: {message} (a bug in vzarr: please report it)");
             return 101;
         }
     };
@@ -79,7 +90,7 @@ where
             let line = status.lines().find_map(|l| l.strip_prefix(name));
             line.and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
         };
-        eprintln!(
+        errln!(
             "counters: syncs={} oracle_opens={} peak_kib={} vm_peak_kib={}",
             crate::store::sync_count(),
             oracle_opens(),
@@ -91,7 +102,7 @@ where
         Ok(outcome) => outcome as u8,
         Err(err) if is_broken_pipe(&err) => 0,
         Err(err) => {
-            eprintln!("error: {}", describe(&err));
+            errln!("error: {}", describe(&err));
             1
         }
     }
@@ -164,10 +175,12 @@ fn describe(err: &anyhow::Error) -> String {
             line.push_str(&text);
         }
     }
+    // Names in the message are the files': escaped. The hint is vzarr's own text.
+    let mut line = escape::escaped(&line, false).into_owned();
     if let Some(hint) = err.chain().find_map(hint) {
-        line.push_str(&hint);
+        line.push_str(&hint.replace('\n', " "));
     }
-    line.replace('\n', " ")
+    line
 }
 
 /// The command-line flag that answers a library error, when one does (library messages name no flag).

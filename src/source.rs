@@ -27,7 +27,7 @@ pub(crate) use remote::describe_error;
 pub use remote::{store_for_url, RemoteError, RemoteOptions};
 pub use spill::{owned_bytes_budget, owned_bytes_budget_from_env, MemoryBudgetError, MEMORY_BUDGET_VAR};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use object_store::local::LocalFileSystem;
@@ -89,6 +89,27 @@ pub(crate) struct ObjectLocation {
     pub path: ObjectPath,
 }
 
+/// What kind of file `meta` describes, as messages name it (`FIFO`, `directory`, ...).
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        "regular file"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
 fn local_store() -> Arc<dyn ObjectStore> {
     static LOCAL: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
     LOCAL.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
@@ -122,6 +143,44 @@ pub(crate) fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
     resolve_with(location, &RemoteOptions::default())
 }
 
+/// The absolute local path `location` with its `.` and `..` components resolved as the kernel
+/// resolves them (the directory a `..` ends is canonicalized, so a link before it is followed), or
+/// lexically where that directory does not exist: every command takes `/a/b/../c` as `/a/c`, as
+/// the file system does (`object_store` refuses `..`).
+pub(crate) fn normalize_local(location: &str) -> std::borrow::Cow<'_, str> {
+    use std::path::Component;
+    let path = Path::new(location);
+    let dotted = location.split('/').any(|c| c == "." || c == "..");
+    if !dotted {
+        return location.into();
+    }
+    let components: Vec<Component<'_>> = path.components().collect();
+    let last_parent = components.iter().rposition(|c| *c == Component::ParentDir);
+    let (mut out, rest) = match last_parent {
+        Some(k) => {
+            let prefix: PathBuf = components[..=k].iter().collect();
+            match std::fs::canonicalize(&prefix) {
+                Ok(resolved) => (resolved, &components[k + 1..]),
+                Err(_) => (PathBuf::new(), &components[..]),
+            }
+        }
+        None => (PathBuf::new(), &components[..]),
+    };
+    for component in rest {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    match out.to_str() {
+        Some(text) => text.to_string().into(),
+        None => location.into(),
+    }
+}
+
 /// Resolves a stored location (absolute path or URL) to a store and object path; object stores are
 /// configured from the environment (credentials, endpoint), then from `remote`.
 ///
@@ -130,8 +189,18 @@ pub(crate) fn resolve(location: &str) -> Result<ObjectLocation, SourceError> {
 /// cannot reach.
 pub(crate) fn resolve_with(location: &str, remote: &RemoteOptions) -> Result<ObjectLocation, SourceError> {
     if !is_url(location) {
-        let path = ObjectPath::from_absolute_path(location)
-            .map_err(|e| SourceError::Resolve { location: location.to_string(), source: e.into() })?;
+        let normalized = normalize_local(location);
+        let path = match ObjectPath::from_absolute_path(Path::new(normalized.as_ref())) {
+            Ok(path) => path,
+            // A name `object_store` will not parse (control characters in it): read through the
+            // store of exact byte paths, as a name that is not UTF-8 is.
+            Err(refused) => {
+                let bad = |source: object_store::Error| SourceError::Resolve { location: location.to_string(), source };
+                let url = url::Url::from_file_path(Path::new(normalized.as_ref())).map_err(|()| bad(refused.into()))?;
+                let path = bytes_path::object_path(&url).map_err(|e| bad(e.into()))?;
+                return Ok(ObjectLocation { store: bytes_path_store(), path });
+            }
+        };
         return Ok(ObjectLocation { store: local_store(), path });
     }
     let url =
@@ -165,6 +234,19 @@ mod tests {
         assert!(is_url("file:///data/a.nc"));
         assert!(!is_url("/data/a.nc"));
         assert!(!is_url("/data/odd://name.nc"));
+    }
+
+    #[test]
+    fn dot_dot_resolves_as_the_file_system_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("a")).unwrap();
+        let dotted = format!("{}/a/../b/./c.nc", root.display());
+        assert_eq!(normalize_local(&dotted), format!("{}/b/c.nc", root.display()));
+        assert_eq!(normalize_local("/nowhere/x/../y"), "/nowhere/y");
+        assert_eq!(normalize_local("/plain/path"), "/plain/path");
+        assert!(resolve(&dotted).is_ok());
+        assert!(resolve("/tmp/o\u{1b}[2J.vzarr").is_ok(), "a control character in a name");
     }
 
     #[test]

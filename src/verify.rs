@@ -295,6 +295,11 @@ async fn verify_array(
         if let Some(other) = files.other_oracle(&location, path) {
             verdict.oracle = Some(other.to_string());
         }
+        if let Some(reason) = type_mismatch(array.metadata().data_type, files.numeric_type(&location, path), reencoded)
+        {
+            verdict.error = Some(format!("{location}: {path}: {reason}"));
+            return Ok(());
+        }
         if reencoded {
             let ours = array.read(&Selection(select.clone()), options).await?;
             let first = base.get(lead).copied().unwrap_or(0);
@@ -339,6 +344,40 @@ async fn verify_array(
         }
     }
     Ok(())
+}
+
+/// Why a store array of type `ours` cannot be proven equal to a source variable of the plain
+/// numeric type `theirs`: equal bytes of another type are other values (an int32 of 1065353216 is
+/// no float32 1.0). Arrays whose values vzarr re-encodes (time coordinates) and types that are not
+/// plain numbers on either side are compared by their own rules.
+fn type_mismatch(
+    ours: crate::metadata::DataType,
+    theirs: Option<crate::metadata::DataType>,
+    reencoded: bool,
+) -> Option<String> {
+    use crate::metadata::DataType as D;
+    let numeric = |t: D| {
+        matches!(
+            t,
+            D::Int8
+                | D::UInt8
+                | D::Int16
+                | D::UInt16
+                | D::Int32
+                | D::UInt32
+                | D::Int64
+                | D::UInt64
+                | D::Float16
+                | D::Float32
+                | D::Float64
+        )
+    };
+    let theirs = theirs?;
+    if reencoded || !numeric(ours) || ours == theirs {
+        return None;
+    }
+    let name = |t: D| t.to_json().as_str().map_or_else(|| t.to_json().to_string(), str::to_string);
+    Some(format!("the store's data type {} is not the source's {}", name(ours), name(theirs)))
 }
 
 /// The oracle of `path` in the source at `location` when it is not the source's library: libaec for
@@ -426,6 +465,19 @@ impl Oracle {
         match &mut self.backend {
             Backend::Local(files) => files.variable(location, path)?.read_strings(),
             Backend::Worker(worker) => worker.request_strings(&worker::Request::new("strings", location, path)),
+        }
+    }
+
+    /// The element type of `path` of `location` when it is a plain number (`OracleVariable::numeric_type`).
+    fn numeric_type(&mut self, location: &str, path: &str) -> Option<crate::metadata::DataType> {
+        let location = &self.local(location).ok()?;
+        match &mut self.backend {
+            Backend::Local(files) => files.variable(location, path).ok()?.numeric_type(),
+            Backend::Worker(worker) => {
+                let name =
+                    worker.request_json::<Option<serde_json::Value>>(&worker::Request::new("type", location, path));
+                crate::metadata::DataType::from_json(&name.ok()??).ok()
+            }
         }
     }
 

@@ -43,10 +43,10 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
 
 fn report_result(dataset: &VirtualDataset, name: &str, added: usize, sources: u64) -> anyhow::Result<()> {
     for warning in &dataset.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     for gap in &dataset.provenance.gaps {
-        eprintln!("note: gap: {gap}");
+        errln!("note: gap: {gap}");
     }
     outln!("{name}: appended {added} file(s); {sources} files in the store");
     Ok(())

@@ -14,24 +14,49 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, verify found differences); \
-2 usage error; 3 done, but variables were left out (--skip-unsupported); 4 verify found no difference but \
+const EXIT_CODES: &str = "Exit codes: 0 success; 1 failure (bad input, I/O error, a source changed since the \
+scan, verify found differences); 2 usage error; 3 done, but something was left out and warned about \
+(variables with --skip-unsupported, attributes vzarr cannot represent); 4 verify found no difference but \
 could not prove some arrays here (the oracle's libhdf5 lacks a filter: set HDF5_PLUGIN_PATH).";
 
 /// Largest `--max-slab-mib` (1 TiB): `MiB << 20` cannot overflow.
 const MAX_SLAB_MIB: u64 = 1 << 20;
 
+/// A size in bytes: a number, whole or decimal (`1.5`), with an optional binary unit `K`, `M`, `G`
+/// or `T` (also written `KB`/`KiB` and so on), such as `40K`, `1.5G`, `512MiB`; at least 1 byte
+/// (a fraction of a byte is dropped).
 fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let (digits, shift) = match text.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&text[..text.len() - 1], 10),
-        Some('M') => (&text[..text.len() - 1], 20),
-        Some('G') => (&text[..text.len() - 1], 30),
-        Some('T') => (&text[..text.len() - 1], 40),
-        _ => (text, 0),
+    let upper = text.to_ascii_uppercase();
+    let unit_end =
+        upper.strip_suffix("IB").or_else(|| upper.strip_suffix('B').filter(|u| u.ends_with(['K', 'M', 'G', 'T'])));
+    let number = unit_end.unwrap_or(&upper);
+    let (digits, shift) = match number.chars().last() {
+        Some('K') => (&number[..number.len() - 1], 10),
+        Some('M') => (&number[..number.len() - 1], 20),
+        Some('G') => (&number[..number.len() - 1], 30),
+        Some('T') => (&number[..number.len() - 1], 40),
+        _ if unit_end.is_some() => return Err(format!("{text:?}: expected a size such as 40K, 1.5G or 512MiB")),
+        _ => (number, 0),
     };
-    let n: u64 = digits.parse().map_err(|e| format!("{text:?}: {e}"))?;
-    n.checked_mul(1 << shift).filter(|&b| b > 0).ok_or_else(|| format!("{text:?}: not a size between 1 byte and 2^64"))
+    let bad = || format!("{text:?}: expected a size such as 40K, 1.5G or 512MiB");
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) || fraction.len() > 18 {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
+    let fraction_bytes = match fraction.is_empty() {
+        true => 0,
+        false => {
+            let numerator: u128 = fraction.parse().map_err(|_| bad())?;
+            (numerator << shift) / 10u128.pow(fraction.len() as u32)
+        }
+    };
+    let bytes = u128::from(whole) << shift;
+    u64::try_from(bytes + fraction_bytes)
+        .ok()
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("{text:?}: not a size between 1 byte and 2^64"))
 }
 
 fn parse_jobs(text: &str) -> Result<usize, String> {
@@ -314,8 +339,15 @@ fn parse_shards(text: &str) -> Result<ShardsArg, String> {
 pub(crate) struct ChunkSpec(pub(crate) Vec<(String, u64)>);
 
 /// `DIM=N,DIM=N`: chunk lengths by dimension name.
+/// A dimension named twice is refused (`time=10,time=20`: which one was meant?).
 fn parse_chunk_spec(text: &str) -> Result<ChunkSpec, String> {
-    text.split(',').map(|part| parse_dim_size(part.trim())).collect::<Result<_, _>>().map(ChunkSpec)
+    let spec: Vec<(String, u64)> = text.split(',').map(|part| parse_dim_size(part.trim())).collect::<Result<_, _>>()?;
+    for (k, (dim, _)) in spec.iter().enumerate() {
+        if spec[..k].iter().any(|(d, _)| d == dim) {
+            return Err(format!("{text:?}: dimension {dim:?} given twice"));
+        }
+    }
+    Ok(ChunkSpec(spec))
 }
 
 /// `DIM=N`: a dimension name and a length.
@@ -484,6 +516,11 @@ pub(crate) struct ExportArgs {
     /// Replace an existing kerchunk reference file or set (atomically; never anything else).
     #[arg(long)]
     pub(crate) overwrite: bool,
+    /// Export even when a source's size, ETag or modification time differ from the scan's (by
+    /// default such a source is an error naming it, as for every command that reads: the references
+    /// would point at bytes that may have moved).
+    #[arg(long)]
+    pub(crate) no_check_sources: bool,
 }
 
 #[derive(Debug, Args)]
@@ -557,4 +594,29 @@ pub(crate) struct TrustArgs {
     /// Only print the containers; do not change the trust list.
     #[arg(long)]
     pub(crate) list: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_decimals_and_binary_units() {
+        assert_eq!(parse_size("40K"), Ok(40 << 10));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2gb"), Ok(2 << 30));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size(".5K"), Ok(512));
+        for bad in ["", "K", "1.5.2G", "-1", "0", "1X", "1B", "0.1"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_dimension_given_twice_is_refused() {
+        let err = parse_chunk_spec("time=10,time=20").unwrap_err();
+        assert!(err.contains("\"time\" given twice"), "{err}");
+        assert_eq!(parse_chunk_spec("time=10,lat=4").unwrap().0, [("time".to_string(), 10), ("lat".to_string(), 4)]);
+    }
 }

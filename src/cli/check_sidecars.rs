@@ -1,6 +1,7 @@
 //! `vzarr check-sidecars`: each DMR++ sidecar compared with vzarr's own scan of its data file
 //! (`scan::dmrpp::check`); every difference printed as `sidecar: variable: chunk N: what: sidecar
-//! X, file Y`, exit code 1 when any sidecar differs or cannot be checked.
+//! X, file Y`, exit code 1 when any sidecar differs or cannot be checked. A sidecar none of whose
+//! variables could be compared is never said to match (exit code 1: nothing was checked).
 
 use super::args::CheckSidecarsArgs;
 use super::Outcome;
@@ -22,7 +23,7 @@ pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
         use rayon::prelude::*;
         sidecars.par_iter().map(|sidecar| (sidecar, check_sidecar(sidecar, &options))).collect()
     };
-    let (mut differing, mut failed) = (0usize, 0usize);
+    let (mut differing, mut failed, mut incomplete) = (0usize, 0usize, 0usize);
     for (sidecar, check) in checks {
         let name = sidecar.display();
         if let Ok(check) = &check {
@@ -31,6 +32,10 @@ pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
             }
         }
         match check {
+            Ok(check) if check.differences.is_empty() && check.compared == 0 && !check.not_compared.is_empty() => {
+                incomplete += 1;
+                outln!("{name}: nothing compared with {}: every variable left out", check.data_file);
+            }
             Ok(check) if check.differences.is_empty() => {
                 outln!("{name}: matches {} ({} variables compared)", check.data_file, check.compared);
             }
@@ -42,10 +47,13 @@ pub(crate) fn run(args: CheckSidecarsArgs) -> anyhow::Result<Outcome> {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
         }
     }
-    outln!("{} sidecar(s): {differing} differ from their files, {failed} could not be checked", sidecars.len());
-    Ok(if differing + failed > 0 { Outcome::Failed } else { Outcome::Done })
+    outln!(
+        "{} sidecar(s): {differing} differ from their files, {incomplete} with nothing compared, {failed} could not be checked",
+        sidecars.len()
+    );
+    Ok(if differing + failed + incomplete > 0 { Outcome::Failed } else { Outcome::Done })
 }

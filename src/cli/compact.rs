@@ -9,7 +9,7 @@ use crate::read::OpenOptions;
 
 pub(crate) fn run(args: CompactArgs) -> anyhow::Result<Outcome> {
     let Some((dim, target)) = args.chunks.clone().or_else(|| args.dim.clone().zip(args.target)) else {
-        eprintln!("error: compact needs --dim DIM --target N, or --chunks DIM=N");
+        errln!("error: compact needs --dim DIM --target N, or --chunks DIM=N");
         return Ok(Outcome::Usage);
     };
     let runtime = crate::pipeline::runtime()?;
@@ -26,7 +26,7 @@ pub(crate) fn run(args: CompactArgs) -> anyhow::Result<Outcome> {
     let report = match compact_store(&args.store, &options, runtime.handle()) {
         Ok(report) => report,
         Err(e @ CompactError::Usage { .. }) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(Outcome::Usage);
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("compacting {}", args.store))),

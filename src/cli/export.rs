@@ -11,7 +11,7 @@ use crate::Store;
 
 pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     if args.kerchunk_parquet.is_none() && (args.record_size.is_some() || args.skip_unsupported) {
-        eprintln!("error: --record-size and --skip-unsupported go with --kerchunk-parquet");
+        errln!("error: --record-size and --skip-unsupported go with --kerchunk-parquet");
         return Ok(Outcome::Usage);
     }
     let store = Store::open_with(
@@ -22,6 +22,9 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     .await?;
     // Every source is known before the output's checks (a repository names them in its manifests).
     store.all_sources().await?;
+    // A source changed since the scan is refused, as every command that reads refuses it.
+    store.set_check_sources(!args.no_check_sources);
+    store.check_readable_sources().await?;
     let Some(kerchunk) = args.kerchunk.clone() else { return parquet(args, store).await };
     let target = Target::of(&kerchunk)?;
     let options = KerchunkOptions { url_prefixes: args.url_prefix.clone(), overwrite: args.overwrite };
@@ -48,7 +51,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
         .await;
         let _ = std::fs::remove_dir_all(&dir);
         let report = result?;
-        eprintln!("{}: {} chunk references", kerchunk.display(), report.references);
+        errln!("{}: {} chunk references", kerchunk.display(), report.references);
         return Ok(Outcome::Done);
     }
     let report = export_kerchunk(&store, &kerchunk, &options).await.with_context(context)?;
@@ -68,7 +71,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
 async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
     let destination = args.kerchunk_parquet.clone().unwrap_or_default();
     if !matches!(Target::of(&destination)?, Target::File(_)) {
-        eprintln!("error: --kerchunk-parquet {}: a reference set is a directory, not a stream", destination.display());
+        errln!("error: --kerchunk-parquet {}: a reference set is a directory, not a stream", destination.display());
         return Ok(Outcome::Usage);
     }
     let options = KerchunkParquetOptions {
@@ -89,7 +92,7 @@ async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
         (destination.display().to_string(), report)
     };
     for warning in &report.left_out {
-        eprintln!("warning: {}: {}", warning.variable, warning.message);
+        errln!("warning: {}: {}", warning.variable, warning.message);
     }
     outln!(
         "{shown}: {} arrays in {} reference files: {} chunk references, {} inline chunks",

@@ -29,14 +29,14 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
     }
     let shards = match &args.shards {
         Some(ShardsArg::Named(_)) => {
-            eprintln!("error: --shards DIM=N,.. needs --chunks (without it, --shards is `file` or a shape N,N,..)");
+            errln!("error: --shards DIM=N,.. needs --chunks (without it, --shards is `file` or a shape N,N,..)");
             return Ok(Outcome::Usage);
         }
         Some(ShardsArg::Layout(spec)) => Some(spec.clone()),
         None => None,
     };
     if args.max_memory.is_some() {
-        eprintln!("error: --max-memory needs --chunks or --update");
+        errln!("error: --max-memory needs --chunks or --update");
         return Ok(Outcome::Usage);
     }
     let total: u64 = store.info().arrays.iter().map(|a| a.stats.referenced + a.stats.owned).sum();
@@ -112,7 +112,7 @@ fn regular_options(args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> crate:
 /// repository).
 async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> anyhow::Result<Outcome> {
     if let Some(ShardsArg::Layout(_)) = &args.shards {
-        eprintln!("error: with --chunks, --shards takes shard lengths by dimension name, such as time=360");
+        errln!("error: with --chunks, --shards takes shard lengths by dimension name, such as time=360");
         return Ok(Outcome::Usage);
     }
     let options = regular_options(args, chunks);

@@ -85,7 +85,7 @@ pub(crate) fn scan_shard(
         part.references()
     );
     for warning in part.datasets.iter().flat_map(|d| &d.warnings) {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(Outcome::Done)
 }

@@ -31,7 +31,7 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     let target = Target::of(&args.output)?;
     if !matches!(target, Target::File(_)) {
         target.write_through(|out| data.write_npy(out))?;
-        eprintln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
+        errln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
         return Ok(Outcome::Done);
     }
     let inputs = store_inputs(&store);
@@ -43,6 +43,6 @@ pub(crate) async fn run(args: ReadArgs) -> anyhow::Result<Outcome> {
     });
     written.with_context(|| format!("{}: writing", args.output.display()))?;
     staged.publish()?;
-    eprintln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
+    errln!("{}: {} {:?} -> {}", args.variable, data.data_type, data.shape, args.output.display());
     Ok(Outcome::Done)
 }

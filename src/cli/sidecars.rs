@@ -37,7 +37,7 @@ pub(crate) fn run(args: &ScanArgs, files: &[std::path::PathBuf], options: &ScanO
         let destination = dir.join(sidecar_name(location));
         let info = writer.write(dataset, &destination, &write_options)?;
         for warning in &info.warnings {
-            eprintln!("warning: {warning}");
+            errln!("warning: {warning}");
             outcome = Outcome::Partial;
         }
         outln!("{}: {} variables", destination.display(), info.arrays.len());

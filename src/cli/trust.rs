@@ -22,10 +22,10 @@ pub(crate) fn trust_written(containers: &[String]) {
     let added = TrustList::default_path().and_then(|path| TrustList::add(&path, containers).map(|a| (path, a)));
     match added {
         Ok((path, added)) if !added.is_empty() => {
-            eprintln!("note: trusted source containers added to {}: {}", path.display(), added.join(", "));
+            errln!("note: trusted source containers added to {}: {}", path.display(), added.join(", "));
         }
         Ok(_) => {}
-        Err(e) => eprintln!("warning: {e}: read the store with --allow-source or run `vzarr trust`"),
+        Err(e) => errln!("warning: {e}: read the store with --allow-source or run `vzarr trust`"),
     }
 }
 
@@ -42,13 +42,13 @@ pub(crate) async fn run(args: TrustArgs) -> anyhow::Result<Outcome> {
     let undeclared: Vec<&String> = containers.iter().filter(|c| !Authorization::new(declared).covers(c)).collect();
     if !declared.is_empty() && !undeclared.is_empty() {
         let list: Vec<&str> = undeclared.iter().map(|s| s.as_str()).collect();
-        eprintln!("warning: {}: sources outside the containers the store declares: {}", args.store, list.join(", "));
+        errln!("warning: {}: sources outside the containers the store declares: {}", args.store, list.join(", "));
     }
     if args.list {
         return Ok(Outcome::Done);
     }
     let path = TrustList::default_path()?;
     let added = TrustList::add(&path, &containers).with_context(|| format!("{}: trusting its sources", args.store))?;
-    eprintln!("{} container(s) added to {}", added.len(), path.display());
+    errln!("{} container(s) added to {}", added.len(), path.display());
     Ok(Outcome::Done)
 }

@@ -93,6 +93,27 @@ impl Output<'_> {
     }
 }
 
+/// A kerchunk JSON document written whole to a private temporary file (a scan that fails writes
+/// nothing), then copied through `target` (standard output or a special file, which stays what it
+/// was).
+fn write_through(
+    dataset: &VirtualDataset,
+    out: &Output<'_>,
+    target: &super::output::Target,
+) -> anyhow::Result<Written> {
+    let dir = super::output::private_temp_dir()?;
+    let staged = dir.join("refs.json");
+    let result = (|| {
+        let output = crate::pipeline::Output { location: staged.clone(), overwrite: false, ..out.pipeline_output() };
+        let written = write_dataset(dataset, &output)?;
+        let mut file = std::fs::File::open(&staged)?;
+        target.write_through(|sink| std::io::copy(&mut file, sink).map(|_| ()))?;
+        anyhow::Ok(written)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// Writes the combined dataset and reports what was written.
 pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyhow::Result<Outcome> {
     if out.combine.format == StoreFormat::Dmrpp {
@@ -101,7 +122,17 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
     if out.combine.format != StoreFormat::Icechunk && (out.branch.is_some() || out.message.is_some()) {
         bail!("--branch and --message apply to --format icechunk only");
     }
-    let written = write_dataset(&dataset, &out.pipeline_output())?;
+    let target = match out.combine.format {
+        StoreFormat::KerchunkJson => Some(super::output::Target::of(&out.combine.output)?),
+        _ => None,
+    };
+    let through = target.as_ref().is_some_and(|t| !matches!(t, super::output::Target::File(_)));
+    let written = match target {
+        // A FIFO, a character device (`/dev/null`) or `-`: written through, as `export --kerchunk` does
+        // (and the summary goes to standard error, which the document does not).
+        Some(target) if through => write_through(&dataset, out, &target)?,
+        _ => write_dataset(&dataset, &out.pipeline_output())?,
+    };
     // As for every store scan writes: its sources' containers join the user's trust list.
     super::trust::trust_written(&written.source_containers());
     print_notes(&dataset);
@@ -109,19 +140,24 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
     let left_out =
         written.store_info().map_or(&[][..], |info| &info.warnings[dataset.warnings.len().min(info.warnings.len())..]);
     for warning in left_out {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     let (refs, owned) = (written.references(), written.owned_chunks());
     match &written {
         Written::Store(info) => {
             let owned_bytes: u64 = info.arrays.iter().map(|a| a.stats.owned_bytes).sum();
             let rewritten: u64 = info.arrays.iter().map(|a| a.rewritten_chunks).sum();
-            outln!(
+            let line = format!(
                 "{}: {} arrays from {} file(s): {refs} chunk references, {owned} store-owned chunks ({owned_bytes} bytes; {rewritten} rewritten)",
                 out.combine.output.display(),
                 info.arrays.len(),
                 info.sources
             );
+            if through {
+                errln!("{line}");
+            } else {
+                outln!("{line}");
+            }
         }
         Written::Icechunk(info) => {
             outln!(
@@ -141,14 +177,14 @@ pub(crate) fn write_combined(dataset: VirtualDataset, out: &Output<'_>) -> anyho
 
 fn print_notes(dataset: &VirtualDataset) {
     for warning in &dataset.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     for gap in &dataset.provenance.gaps {
-        eprintln!("note: gap: {gap}");
+        errln!("note: gap: {gap}");
     }
     for array in &dataset.arrays {
         if let Some(why) = &array.metadata.notes.copied_chunks {
-            eprintln!("note: {}: chunks are {why}", array.path);
+            errln!("note: {}: chunks are {why}", array.path);
         }
     }
 }

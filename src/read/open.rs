@@ -169,6 +169,34 @@ impl Store {
         Ok((location, name))
     }
 
+    /// Compares every source this store may read with its fingerprint (unless the checks are off,
+    /// [`Store::set_check_sources`]): what an export, which reads no chunk, checks before it
+    /// publishes references to them. Sources the store may only reference, not read, are not looked
+    /// at. At most 16 sources are looked at at once.
+    ///
+    /// # Errors
+    /// [`ReadError::SourceChanged`] for a source that changed since the scan, or the error of
+    /// fetching its metadata.
+    pub(crate) async fn check_readable_sources(&self) -> Result<(), ReadError> {
+        use futures::StreamExt;
+        if !self.inner.checks_sources() {
+            return Ok(());
+        }
+        let count = self.inner.sources.table().len() as u32;
+        let readable = (0..count).filter(|&id| {
+            self.inner.source(id).is_ok_and(|file| self.inner.authorization.check(&file.location).is_ok())
+        });
+        let checks = readable.map(|id| async move {
+            let (location, _) = self.inner.source_location(id)?;
+            self.inner.check_source(id, &location).await
+        });
+        let mut results = futures::stream::iter(checks.collect::<Vec<_>>()).buffer_unordered(16);
+        while let Some(result) = results.next().await {
+            result?;
+        }
+        Ok(())
+    }
+
     /// The authorization the store was opened with.
     pub fn authorization(&self) -> &Authorization {
         &self.inner.authorization

@@ -290,6 +290,9 @@ impl FileContext<'_> {
 
     /// [`Self::scan_variable`], then its digest and trimmed partial last chunks.
     fn scan_complete(&mut self, var: &H5Variable) -> Result<Option<VirtualArray>, ScanError> {
+        if let Some(problem) = &var.dimension_problem {
+            return Err(self.variable_error(&var.path, "dimensions", problem.clone()));
+        }
         let Some(mut array) = self.scan_variable(var)? else { return Ok(None) };
         self.add_digest(var, &mut array);
         self.add_tail(&mut array)?;

@@ -1,5 +1,14 @@
-//! The lock that serializes the commands that rewrite a local store in place (append, compaction):
-//! an exclusive `flock` on the store's directory.
+//! The locks of local outputs, each an exclusive `flock`:
+//!
+//! - [`lock`]: the commands that rewrite a store in place (append, compaction) lock the store's
+//!   directory, and a second one fails at once.
+//! - [`OutputLock`]: every command that publishes an output (scan, export, materialize, merge,
+//!   compaction's copy, `read -o`) holds a lock file beside it, `.NAME.lock-`, from before it looks at
+//!   the destination until it has published (the staging of `store/publish` holds it). A second writer of
+//!   the same output waits for the first, then finds the output the first published (and fails with
+//!   "already exists", or replaces it with `--overwrite`): resumable work in progress beside the
+//!   output (`materialize`'s `DEST.partial`) is never written by two processes at once. The file is
+//!   removed by its holder; one left by a killed process is taken over by the next writer.
 
 use std::path::Path;
 
@@ -37,4 +46,77 @@ pub(crate) fn lock(store: &Path) -> Result<std::fs::File, LockRefused> {
         }
     }
     Err(refuse("replaced repeatedly while locking it; nothing was written".into()))
+}
+
+/// An exclusive lock on the lock file `path`, held until dropped (then the file is removed).
+#[derive(Debug)]
+pub(crate) struct OutputLock {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+impl OutputLock {
+    /// Locks `path` (created if absent), waiting for another holder to finish. The lock is on the
+    /// file's inode, which a holder removes when done: after locking, the path must still name the
+    /// locked file (else it is locked again, afresh).
+    ///
+    /// # Errors
+    /// The I/O error of creating or locking the file.
+    pub(crate) fn acquire(path: &Path) -> std::io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        loop {
+            let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+            // SAFETY: flock on a descriptor this function owns; no memory is passed.
+            while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+                let err = std::io::Error::last_os_error();
+                if err.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(err);
+                }
+            }
+            let same = std::fs::metadata(path).map(|m| m.ino()).ok() == file.metadata().map(|m| m.ino()).ok();
+            if same {
+                return Ok(OutputLock { file, path: path.to_path_buf() });
+            }
+        }
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        // Removed while still held: a writer waiting on this inode then finds the path gone and
+        // locks a new file.
+        let same = std::fs::metadata(&self.path).map(|m| m.ino()).ok() == self.file.metadata().map(|m| m.ino()).ok();
+        if same {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_lock_waits_for_its_holder_and_removes_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".out.lock-");
+        let first = OutputLock::acquire(&path).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let second = OutputLock::acquire(&path).unwrap();
+                tx.send(()).unwrap();
+                drop(second);
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(rx.try_recv().is_err(), "the second lock waits");
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        waiter.join().unwrap();
+        assert!(!path.exists(), "the lock file is removed");
+    }
 }

@@ -7,6 +7,8 @@
 //! dir/NAME                  published: renameat2(RENAME_NOREPLACE), or RENAME_EXCHANGE to replace
 //! ```
 //!
+//! - Every writer holds the output's lock (`store/lock`'s `OutputLock`, `.NAME.lock-`) from
+//!   `begin` to `publish`: concurrent writers of the same output take turns.
 //! - Without `overwrite`, publishing never replaces anything: of several concurrent writers of the
 //!   same output exactly one wins, the others fail with "already exists" and remove their staging.
 //! - With `overwrite`, the new output is exchanged with the old one in one step (a reader always finds
@@ -164,6 +166,9 @@ pub struct Staged {
     kind: OutputKind,
     overwrite: bool,
     done: bool,
+    /// The output's lock, held from before the destination is looked at until it is published
+    /// (dropped after the staging is removed: fields drop after `drop` runs).
+    _lock: super::lock::OutputLock,
 }
 
 impl Staged {
@@ -181,13 +186,16 @@ impl Staged {
         inputs: &[PathBuf],
     ) -> Result<Staged, WriteError> {
         check_inputs(destination, inputs)?;
+        let lock_path = destination.with_file_name(sibling_prefix(destination, "lock"));
+        let lock = super::lock::OutputLock::acquire(&lock_path).map_err(io_error(&lock_path, "locking the output"))?;
         clean_stale(destination);
         check_destination(destination, kind, overwrite)?;
         let staging = sibling(destination, "tmp", std::process::id());
         if kind.is_dir() {
             std::fs::create_dir(&staging).map_err(io_error(&staging, "creating the staging directory"))?;
         }
-        let staged = Staged { staging, destination: destination.to_path_buf(), kind, overwrite, done: false };
+        let destination = destination.to_path_buf();
+        let staged = Staged { staging, destination, kind, overwrite, done: false, _lock: lock };
         crash_point("begun");
         Ok(staged)
     }

@@ -202,23 +202,9 @@ impl Authorization {
 
 /// Refuses anything but a regular file on an ordinary file system, from metadata alone.
 fn regular_file(resolved: &Path, shown: &str) -> Result<(), TrustError> {
-    use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::symlink_metadata(resolved)
         .map_err(|source| TrustError::Resolve { location: shown.to_string(), source })?;
-    let t = meta.file_type();
-    let kind = if t.is_file() {
-        None
-    } else if t.is_fifo() {
-        Some("FIFO")
-    } else if t.is_char_device() || t.is_block_device() {
-        Some("device")
-    } else if t.is_socket() {
-        Some("socket")
-    } else if t.is_dir() {
-        Some("directory")
-    } else {
-        Some("special file")
-    };
+    let kind = Some(crate::source::file_kind(&meta)).filter(|_| !meta.file_type().is_file());
     if let Some(kind) = kind {
         return Err(TrustError::NotRegular { location: shown.to_string(), kind });
     }

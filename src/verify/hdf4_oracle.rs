@@ -356,6 +356,25 @@ impl Hdf4Dataset {
         }
     }
 
+    /// The data set's element type as vzarr names it when it is a plain integer or float (the
+    /// character types are none: vzarr may store them as text).
+    pub(crate) fn numeric_type(&self) -> Option<crate::metadata::DataType> {
+        use crate::metadata::DataType as D;
+        Some(match self.number_type & 0xfff {
+            21 => D::UInt8,
+            20 => D::Int8,
+            22 => D::Int16,
+            23 => D::UInt16,
+            24 => D::Int32,
+            25 => D::UInt32,
+            5 => D::Float32,
+            6 => D::Float64,
+            26 => D::Int64,
+            27 => D::UInt64,
+            _ => return None,
+        })
+    }
+
     /// The values as f64, with the `units` and `calendar` attributes.
     pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
         let bytes = self.read_all()?;

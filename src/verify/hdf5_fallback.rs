@@ -106,6 +106,35 @@ impl Hdf5Dataset {
         self.file_type_is(|t| unsafe { H5Tget_class(t) == H5T_class_t::H5T_FLOAT && H5Tget_size(t) == 2 })
     }
 
+    /// The dataset's element type as vzarr names it when it is a plain integer or float (an HDF5
+    /// array, enum, compound or string type is none).
+    pub(crate) fn numeric_type(&self) -> Option<crate::metadata::DataType> {
+        use crate::metadata::DataType as D;
+        use hdf5_sys::h5t::{H5T_class_t, H5T_sign_t, H5Tget_class, H5Tget_sign};
+        let mut answer = None;
+        // SAFETY: `t` is a valid datatype id for the duration of the call.
+        self.file_type_is(|t| unsafe {
+            let (class, size) = (H5Tget_class(t), H5Tget_size(t));
+            let signed = H5Tget_sign(t) == H5T_sign_t::H5T_SGN_2;
+            answer = match (class, size, signed) {
+                (H5T_class_t::H5T_INTEGER, 1, true) => Some(D::Int8),
+                (H5T_class_t::H5T_INTEGER, 1, false) => Some(D::UInt8),
+                (H5T_class_t::H5T_INTEGER, 2, true) => Some(D::Int16),
+                (H5T_class_t::H5T_INTEGER, 2, false) => Some(D::UInt16),
+                (H5T_class_t::H5T_INTEGER, 4, true) => Some(D::Int32),
+                (H5T_class_t::H5T_INTEGER, 4, false) => Some(D::UInt32),
+                (H5T_class_t::H5T_INTEGER, 8, true) => Some(D::Int64),
+                (H5T_class_t::H5T_INTEGER, 8, false) => Some(D::UInt64),
+                (H5T_class_t::H5T_FLOAT, 2, _) => Some(D::Float16),
+                (H5T_class_t::H5T_FLOAT, 4, _) => Some(D::Float32),
+                (H5T_class_t::H5T_FLOAT, 8, _) => Some(D::Float64),
+                _ => None,
+            };
+            true
+        });
+        answer
+    }
+
     /// `test` applied to the dataset's file type (false when libhdf5 cannot give it).
     fn file_type_is(&self, test: impl FnOnce(hdf5_sys::h5i::hid_t) -> bool) -> bool {
         let _guard = hdf5_sys::LOCK.lock();

@@ -218,6 +218,40 @@ impl OracleVariable {
         self.or_hdf5(netcdf, Hdf5Dataset::shape)
     }
 
+    /// The variable's element type in the source, as vzarr names it, when it is a plain number
+    /// (an integer or a float); `None` for every other type (text, compounds, enums, opaque) and
+    /// where the library cannot tell. verify compares a store's type with it: bytes alone do not tell
+    /// a float32 from an int32.
+    pub(crate) fn numeric_type(&self) -> Option<crate::metadata::DataType> {
+        if let Some(dataset) = &self.hdf4 {
+            return dataset.numeric_type();
+        }
+        if let Some(dataset) = &self.hdf5 {
+            return dataset.numeric_type();
+        }
+        use crate::metadata::DataType as D;
+        use netcdf::types::{FloatType, IntType, NcVariableType};
+        self.read(|var| {
+            Ok(match var.vartype() {
+                NcVariableType::Int(int) => Some(match int {
+                    IntType::I8 => D::Int8,
+                    IntType::U8 => D::UInt8,
+                    IntType::I16 => D::Int16,
+                    IntType::U16 => D::UInt16,
+                    IntType::I32 => D::Int32,
+                    IntType::U32 => D::UInt32,
+                    IntType::I64 => D::Int64,
+                    IntType::U64 => D::UInt64,
+                }),
+                NcVariableType::Float(FloatType::F32) => Some(D::Float32),
+                NcVariableType::Float(FloatType::F64) => Some(D::Float64),
+                _ => None,
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
     /// What libhdf5 tells of the HDF5 dataset behind this variable, from one open of it (none for
     /// NetCDF-3 and HDF4 files, or whenever libhdf5 cannot tell).
     pub(crate) fn hdf5_facts(&self, location: &str) -> Hdf5Facts {

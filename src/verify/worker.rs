@@ -112,6 +112,10 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
             serde_json::to_vec(&variable.hdf5_facts(&request.location)).map_err(|e| netcdf::Error::Str(e.to_string()))
         }
         "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
+        "type" => {
+            let name = variable.numeric_type().map(|t| t.to_json());
+            serde_json::to_vec(&name).map_err(|e| netcdf::Error::Str(e.to_string()))
+        }
         "f64" => {
             let values = variable.read_f64()?;
             serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))

@@ -383,3 +383,24 @@ fn icechunk_scans_of_paths_that_are_not_utf8_name_the_problem() {
     assert!(lines[0].contains("t%E4s.nc") && lines[0].contains("not valid UTF-8"), "{}", lines[0]);
     assert!(!repo.exists(), "nothing written");
 }
+
+#[test]
+fn chunk_specs_name_each_dimension_once_and_sizes_take_decimals() {
+    // Issue 52: `--chunks time=10,time=20` was taken without a word, `--max-memory 1.5G` refused.
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 3)));
+    let store = scan_fixture(&f);
+    let out = f.dir.path().join("copy.zarr");
+    let materialize = |extra: &[&str]| {
+        let mut args = vec!["materialize".to_string(), store.display().to_string(), out.display().to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        cli(&args)
+    };
+    let run = materialize(&["--chunks", "time=10,time=20"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("dimension \"time\" given twice"), "{}", run.stderr);
+    assert!(!out.exists());
+    let run = materialize(&["--chunks", "time=2", "--max-memory", "1.5G"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let copied = crate::common::array_json(&out, "tas");
+    assert_eq!(copied["chunk_grid"]["configuration"]["chunk_shape"][0], 2);
+}

@@ -211,3 +211,43 @@ fn an_icechunk_copy_updated_after_an_append_rewrites_only_the_touched_chunks() {
     assert!(again.stdout.contains("up to date"), "{}", again.stdout);
     assert_eq!(crate::icechunk_repo::history(&repo, "main").len(), 3);
 }
+
+#[test]
+fn two_materialize_runs_onto_one_output_take_turns() {
+    // Issue 52 item 7: without a lock, one published and the other failed removing its marker,
+    // leaving `OUT.partial`, which then blocked every later run.
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> =
+        with_hdf5_files(|| monthly(2023..=2024, None, true).iter().map(|f| write_series_file(dir.path(), f)).collect());
+    let store = dir.path().join("months.vzarr");
+    super::scan(&files, &store, &[]);
+    let out = dir.path().join("months.zarr");
+    let spec = ["--chunks", "time=90,lat=4,lon=5", "--max-memory", "40K"];
+    let children: Vec<_> = {
+        let _exclusive = crate::common::no_hdf5_files_open();
+        (0..2)
+            .map(|_| {
+                let mut command = materialize(&store, &out, &spec);
+                command.stderr(std::process::Stdio::piped());
+                command.spawn().unwrap()
+            })
+            .collect()
+    };
+    let runs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    let codes: Vec<_> = runs.iter().map(|r| r.status.code()).collect();
+    let stderr: Vec<_> = runs.iter().map(|r| String::from_utf8_lossy(&r.stderr).into_owned()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 1, "{codes:?} {stderr:?}");
+    let lost = stderr.iter().zip(&codes).find(|(_, c)| **c != Some(0)).unwrap().0;
+    assert!(lost.contains("already exists") && lost.lines().count() == 1, "{lost}");
+    let names = crate::common::dir_entries(dir.path());
+    assert!(!dir.path().join("months.zarr.partial").exists(), "{names:?}");
+    let hidden: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+    assert_zarrs_reads_exactly(&out, &files, &VARS);
+    // The next run is not blocked.
+    cli_expect(&[&["materialize", &s(&store), &s(&out), "--overwrite"][..], &spec].concat(), 0);
+}

@@ -2,6 +2,7 @@
 //! is at fault), exit code 1, no panic, and nothing written.
 
 use crate::common::*;
+use crate::interop::s;
 
 /// A sidecar of `dmrpp/SDS_shuf_2def_fle.h5` (`IntArray`, 6 x 8 in chunks of 3 x 4) changed by
 /// `edit`, beside a copy of its data file; returns what `vzarr scan` of it did.
@@ -114,4 +115,67 @@ fn truncated_and_corrupted_sidecars_never_panic() {
         }
     }
     assert!(failures > 100 && scanned > 10, "{failures} refused, {scanned} scanned");
+}
+
+#[test]
+fn a_sidecar_of_40_million_empty_elements_is_refused_not_allocated() {
+    // 160 MB of `<a/>`: under both documented limits (1 GiB, 2^26 elements), but 104 bytes of tree
+    // for each 4 of XML. The scan runs with its address space capped: refused in one line, no abort.
+    let (sidecar, data) = super::pair("dmrpp/SDS_shuf_2def_fle.h5");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&data, dir.path().join("a.h5")).unwrap();
+    let text = std::fs::read_to_string(sidecar).unwrap();
+    let at = text.find("<Int32 name=\"IntArray\">").unwrap();
+    let bad = dir.path().join("a.h5.dmrpp");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&bad).unwrap());
+    use std::io::Write;
+    file.write_all(&text.as_bytes()[..at]).unwrap();
+    let block = "<a/>".repeat(1 << 16);
+    for _ in 0..(40_000_000 >> 16) {
+        file.write_all(block.as_bytes()).unwrap();
+    }
+    file.write_all(&text.as_bytes()[at..]).unwrap();
+    drop(file);
+    let out = dir.path().join("out.vzarr");
+    let args = ["scan", bad.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    let run = crate::common::hostile::cli_limited(&args, crate::common::hostile::CHILD_TIMEOUT);
+    assert_refused("empty elements", (run, out.exists()), &["bytes of memory"]);
+}
+
+#[test]
+fn verify_refuses_a_sidecar_whose_data_type_lies() {
+    // Issue 52 item 3: a sidecar that declares a Float32 variable Int32 scans (the bytes are the
+    // same size), and verify compared bytes: "10000 elements equal". libhdf5 reads float32.
+    let (sidecar, data) = super::pair("dmrpp/chunked_twoD.h5");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&data, dir.path().join("a.h5")).unwrap();
+    let text = std::fs::read_to_string(sidecar).unwrap().replace("Float32", "Int32");
+    let bad = dir.path().join("a.h5.dmrpp");
+    std::fs::write(&bad, text).unwrap();
+    let store = dir.path().join("out.vzarr");
+    cli_expect(&["scan", &s(&bad), "-o", &s(&store)], 0);
+    let run = cli(&["verify", &s(&store)]);
+    assert_eq!(run.code, 1, "verify of a lying type: {}\n{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("the store's data type int32 is not the source's float32"), "{all}");
+    assert!(all.contains("d_4_chunks"), "{all}");
+    // The truthful sidecar verifies.
+    let (sidecar, _) = super::pair("dmrpp/chunked_twoD.h5");
+    std::fs::copy(sidecar, &bad).unwrap();
+    let good = dir.path().join("good.vzarr");
+    cli_expect(&["scan", &s(&bad), "-o", &s(&good)], 0);
+    cli_expect(&["verify", &s(&good)], 0);
+}
+
+#[test]
+fn a_variable_of_an_unknown_dap4_type_is_refused_by_name() {
+    // Issue 52 item 5: `<Float128>` was no variable at all: 0 arrays, exit 0, no warning.
+    let float128 = |t: &str| {
+        t.replacen("<Int32 name=\"IntArray\">", "<Float128 name=\"IntArray\">", 1).replacen(
+            "</Int32>",
+            "</Float128>",
+            1,
+        )
+    };
+    assert_refused("Float128", scan_edited("Float128", float128), &["IntArray", "Float128"]);
 }

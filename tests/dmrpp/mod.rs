@@ -260,6 +260,27 @@ fn check_sidecars_reports_a_changed_offset_and_a_dropped_filter() {
     assert!(line(&format!("{dropped}: IntArray: filters:")), "{}", run.stdout);
     assert!(!line(&format!("{same}: IntArray")), "{}", run.stdout);
     assert!(line("3 sidecar(s): 2 differ from their files"), "{}", run.stdout);
+    // Issue 52 item 4: a byte order that contradicts the file, and a sidecar none of whose
+    // variables can be compared (a filter scan refuses), never "match".
+    assert!(text.contains(r#"byteOrder="LE""#));
+    let swapped = variant("swapped", &text.replace(r#"byteOrder="LE""#, r#"byteOrder="BE""#));
+    let refused = variant("refused", &text.replace("shuffle deflate deflate fletcher32", "shuffle lzw deflate"));
+    let run = cli_expect(&["check-sidecars", &swapped], 1);
+    assert!(
+        run.stdout.contains(&format!("{swapped}: IntArray: byte order: sidecar big, file little")),
+        "{}",
+        run.stdout
+    );
+    let run = cli_expect(&["check-sidecars", &refused], 1);
+    assert!(!run.stdout.contains("matches"), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("{refused}: not compared: IntArray")), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("{refused}: nothing compared with")), "{}", run.stdout);
+    // Chunks outside the array: scan refuses the variable, check-sidecars names the difference.
+    let outside = variant("outside", &text.replace("[3,4]", "[6,4]"));
+    let run = cli_expect(&["check-sidecars", &outside], 1);
+    assert!(run.stdout.contains(&format!("{outside}: IntArray: storage: sidecar refused by scan")), "{}", run.stdout);
+    // Filters are named, never printed as their JSON.
+    assert!(lines.iter().all(|l| !l.contains('{')), "{}", run.stdout);
     // BES's own stale pairs are found too.
     for (name, _) in DIFFERING {
         let path = hdf5_pairs().into_iter().find(|(_, d)| d.ends_with(name)).unwrap().0;

@@ -361,3 +361,87 @@ fn a_fletcher32_array_round_trips_through_parquet() {
     assert!(zmetadata.contains("fletcher32"), "the fixture's checksum is kept: {zmetadata}");
     assert!(assert_set_matches_file(&out, &source, &recorded_containers(&out), true) >= 1);
 }
+
+/// A record file of two inline rows: the first `raw` cell `first` (zstd-compressed, as kerchunk
+/// writes `raw`), the second 4 bytes.
+fn write_inline_rows(file: &Path, first: &[u8]) {
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    let schema =
+        "message m { optional binary path (UTF8); required int64 offset; required int64 size; optional binary raw; }";
+    let schema = parquet::schema::parser::parse_message_type(schema).unwrap();
+    let properties = parquet::file::properties::WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap()))
+        .build();
+    let out = std::fs::File::create(file).unwrap();
+    let mut writer = parquet::file::writer::SerializedFileWriter::new(out, schema.into(), properties.into()).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    let mut column = group.next_column().unwrap().unwrap();
+    column.typed::<ByteArrayType>().write_batch(&[], Some(&[0, 0]), None).unwrap();
+    column.close().unwrap();
+    for _ in 0..2 {
+        let mut column = group.next_column().unwrap().unwrap();
+        column.typed::<Int64Type>().write_batch(&[0, 0], None, None).unwrap();
+        column.close().unwrap();
+    }
+    let mut column = group.next_column().unwrap().unwrap();
+    let cells = [ByteArray::from(first.to_vec()), ByteArray::from(vec![0u8; 4])];
+    column.typed::<ByteArrayType>().write_batch(&cells, Some(&[1, 1]), None).unwrap();
+    column.close().unwrap();
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+#[test]
+fn a_raw_cell_that_decompresses_past_its_chunk_is_refused_before_decompression() {
+    // Issue 52 item 2: a small record file whose `raw` page decompresses to far more than the chunk
+    // (`tas` chunks are a few KiB) aborted info, read and verify on allocation. 64 MiB of zeros
+    // compress to a few KiB: refused by its page header, naming the file, never decompressed.
+    let files = Files::new(&daily(2001, 3));
+    let good = files.path("good.parq");
+    files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
+    let set = files.path("bomb.parq");
+    copy_dir(&good, &set);
+    let record = set.join("tas/refs.0.parq");
+    write_inline_rows(&record, &vec![0u8; 64 << 20]);
+    assert!(std::fs::metadata(&record).unwrap().len() < 64 << 10, "the bomb is small");
+    for command in ["info", "verify"] {
+        let run = crate::common::cli(&[command.to_string(), s(&set)]);
+        assert_eq!(run.code, 1, "{command}: {}", run.stderr);
+        let lines = run.stderr_lines();
+        let line = lines.iter().find(|l| l.contains("refs.0.parq")).unwrap_or_else(|| panic!("{}", run.stderr));
+        assert!(line.contains("decompress to 67108") && line.contains(&s(&set)), "{command}: {line}");
+    }
+    // A cell that fits the page allowance but not the chunk: refused by its length.
+    write_inline_rows(&record, &vec![7u8; 20 << 10]);
+    let run = crate::common::cli(&["info".to_string(), s(&set)]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("raw cell of 20480 bytes"), "{}", run.stderr);
+}
+
+#[test]
+fn a_record_file_that_is_a_fifo_or_a_directory_is_an_error_naming_it() {
+    // Issue 52 item 6: the listing skipped them, and their chunks read as fill values, exit 0.
+    let files = Files::new(&daily(2001, 3));
+    let good = files.path("good.parq");
+    files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
+    for kind in ["FIFO", "directory"] {
+        let set = files.path(&format!("{kind}.parq"));
+        copy_dir(&good, &set);
+        let record = set.join("tas/refs.0.parq");
+        std::fs::remove_file(&record).unwrap();
+        if kind == "FIFO" {
+            let c = std::ffi::CString::new(record.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        } else {
+            std::fs::create_dir(&record).unwrap();
+        }
+        for command in ["info", "verify"] {
+            let run = crate::common::cli(&[command.to_string(), s(&set)]);
+            assert_eq!(run.code, 1, "{kind}, {command}: {}", run.stderr);
+            let expected = format!("refs.0.parq: array tas: not a regular file ({kind})");
+            assert!(run.stderr.contains(&expected), "{kind}, {command}: {}", run.stderr);
+        }
+    }
+}

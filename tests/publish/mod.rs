@@ -34,7 +34,13 @@ fn scan_args(source: &Path, store: &Path, overwrite: bool) -> Vec<OsString> {
 
 /// Hidden entries (staging, old outputs) in `dir`.
 fn hidden(dir: &Path) -> Vec<String> {
-    dir_entries(dir).into_iter().filter(|n| n.starts_with('.')).collect()
+    dir_entries(dir).into_iter().filter(|n| n.starts_with('.') && !is_lock(n)).collect()
+}
+
+/// An output's lock file (`.NAME.lock-`): a killed writer leaves it (empty, unlocked), and the next
+/// writer of the output takes it over and removes it.
+fn is_lock(name: &str) -> bool {
+    name.ends_with(".lock-")
 }
 
 /// The arrays listed by `info --json`, sorted.
@@ -129,6 +135,7 @@ fn kill_9_while_staging_leaves_nothing_that_the_next_run_does_not_clean() {
         }
         cli_expect(&scan_args(&mixed, &store, false), 0);
         assert!(hidden(dir.path()).is_empty(), "stale staging removed: {:?}", hidden(dir.path()));
+        assert!(!dir_entries(dir.path()).iter().any(|n| is_lock(n)), "the dead writer's lock file removed");
         // Killed before publishing a replacement: the old store stays, intact.
         let old = arrays(&store);
         let run = vzarr_env(&scan_args(&short, &store, true), &[env, &[("VZARR_TEST_CRASH_AT", "staged")]].concat());

@@ -129,3 +129,27 @@ fn verify_compares_shapes_with_the_source() {
     let line = run.stdout.lines().find(|l| l.contains(" tas:")).unwrap_or_else(|| panic!("{}", run.stdout));
     assert!(line.starts_with("FAIL") && line.contains("shape [28, 18, 36], the file has [28, 17, 36]"), "{line}");
 }
+
+#[test]
+fn export_of_a_store_whose_source_changed_is_refused_naming_it() {
+    // Issue 52: export succeeded silently where every other command refused the changed source.
+    let f = Fixture::new(|d| fixtures::write_monthly(d, &fixtures::Monthly::new(2023, 2)));
+    let store = scan_fixture(&f);
+    let bytes = std::fs::read(&f.path).unwrap();
+    std::fs::write(&f.path, [&bytes[..], b"x"].concat()).unwrap();
+    let out = f.dir.path().join("refs.json");
+    let export = |extra: &[&str]| {
+        let mut args =
+            vec!["export".to_string(), store.display().to_string(), "--kerchunk".into(), out.display().to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        cli(&args)
+    };
+    let run = export(&[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr_lines().len(), 1, "{}", run.stderr);
+    let source = f.path.display().to_string();
+    assert!(run.stderr.contains(&source) && run.stderr.contains("changed since the scan"), "{}", run.stderr);
+    assert!(!out.exists(), "nothing exported");
+    let run = export(&["--no-check-sources"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

@@ -8,3 +8,5 @@ mod authorization;
 mod integrity;
 mod limits;
 mod outputs;
+mod paths;
+mod terminal;

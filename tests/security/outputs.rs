@@ -122,3 +122,89 @@ fn existing_outputs_are_replaced_only_with_overwrite() {
     assert!(refused.code == 1 && refused.stderr.contains("already exists"), "{}", refused.stderr);
     assert_eq!(export(&["--overwrite"]).code, 0);
 }
+
+#[test]
+fn a_failed_icechunk_write_never_removes_the_users_symbolic_link() {
+    // Issue 52 item 8: `materialize --format icechunk` onto a symbolic link (to a file, or
+    // dangling) and `scan --format icechunk --overwrite` onto one failed, then removed the link.
+    let (f, store) = monthly();
+    let dir = f.dir.path();
+    let target = dir.join("notes.txt");
+    std::fs::write(&target, b"mine").unwrap();
+    let to_file = dir.join("to_file.icechunk");
+    let dangling = dir.join("dangling.icechunk");
+    std::os::unix::fs::symlink(&target, &to_file).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+    for link in [&to_file, &dangling] {
+        let materialize = [
+            "materialize".into(),
+            store.clone().into_os_string(),
+            link.into(),
+            "--chunks".into(),
+            "time=2".into(),
+            "--format".into(),
+            "icechunk".into(),
+        ];
+        let scan = [
+            "scan".into(),
+            f.path.clone().into_os_string(),
+            "-o".into(),
+            link.into(),
+            "--format".into(),
+            "icechunk".into(),
+            "--overwrite".into(),
+        ];
+        for args in [&materialize[..], &scan[..]] {
+            let args: Vec<OsString> = args.to_vec();
+            let run = cli(&args);
+            assert_ne!(run.code, 0, "{args:?}: {}", run.stdout);
+            let meta = std::fs::symlink_metadata(link).unwrap_or_else(|e| panic!("{args:?} removed the link: {e}"));
+            assert!(meta.file_type().is_symlink(), "{args:?}");
+        }
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), b"mine");
+    assert!(!dir.join("nowhere").exists(), "nothing made at the dangling link's target");
+}
+
+#[test]
+fn scan_writes_kerchunk_json_through_special_files_as_export_does() {
+    // Issue 52 item 10: `scan --format kerchunk-json -o /dev/null` was refused as "already exists"
+    // (with --overwrite "not a kerchunk reference file") where `export --kerchunk /dev/null` wrote.
+    let (f, _) = monthly();
+    let scan = |out: &Path, extra: &[&str]| {
+        let mut args: Vec<OsString> = vec![
+            "scan".into(),
+            f.path.clone().into(),
+            "--format".into(),
+            "kerchunk-json".into(),
+            "-o".into(),
+            out.into(),
+        ];
+        args.extend(extra.iter().map(OsString::from));
+        args
+    };
+    let file = f.join("refs.json");
+    cli_expect(&scan(&file, &[]), 0);
+    let expected: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let run = cli(&scan(Path::new("/dev/null"), extra));
+        assert_eq!(run.code, 0, "{extra:?}: {}", run.stderr);
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
+    let fifo = f.join("pipe");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let run = cli(&scan(&fifo, &[]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let through: serde_json::Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(through["refs"], expected["refs"], "the document written through is the file's");
+    assert!(is_fifo(&fifo), "the FIFO was replaced");
+    let out = vzarr_command().args(scan(Path::new("-"), &[])).stderr(Stdio::piped()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the references alone on stdout");
+    assert_eq!(doc["refs"], expected["refs"]);
+}

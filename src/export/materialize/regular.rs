@@ -222,9 +222,9 @@ async fn write_local(
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<MaterializeReport, ExportError> {
-    if destination.symlink_metadata().is_ok() && !options.overwrite {
-        return Err(WriteError::Exists { path: destination.to_path_buf() }.into());
-    }
+    // Staged first: it holds the output's lock while `DEST.partial` is written (two runs onto the
+    // same output take turns, the second then finds the first's output).
+    let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
     let partial = partial_dir(store, destination, options)?;
     let mut report = MaterializeReport::default();
     for reader in readers {
@@ -246,7 +246,6 @@ async fn write_local(
         std::fs::remove_dir_all(&scratch).map_err(io_error(&scratch, "removing the intermediate arrays"))?;
     }
     std::fs::remove_file(partial.join(MARKER)).map_err(io_error(&partial, "removing the marker"))?;
-    let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
     std::fs::remove_dir(staged.path()).map_err(io_error(staged.path(), "replacing the staging directory"))?;
     std::fs::rename(&partial, staged.path()).map_err(io_error(&partial, "moving into the staging directory"))?;
     staged.publish()?;

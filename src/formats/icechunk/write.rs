@@ -41,9 +41,11 @@ pub(super) async fn write(
     let (sources, prefixes) = sources(dataset)?;
     // A local directory this call creates is removed again when the write fails, wherever it fails
     // (creating the repository on a full disk included): no half-made repository is left behind,
-    // and a retry finds the path free. An existing one only ever gains unreferenced objects.
-    let fresh = local_path(repo).filter(|p| p.read_dir().map_or(true, |mut d| d.next().is_none()));
-    let existed = fresh.as_ref().is_some_and(|p| p.is_dir());
+    // and a retry finds the path free. An existing one only ever gains unreferenced objects, and
+    // nothing this call did not create is ever removed: not a symbolic link (to a file, to a
+    // directory, dangling), not a file.
+    let fresh = local_path(repo).and_then(|p| created_here(&p).map(|existed| (p, existed)));
+    let (fresh, existed) = (fresh.as_ref().map(|(p, _)| p.clone()), fresh.is_some_and(|(_, e)| e));
     let result = async {
         let (repository, created) = open_or_create(repo, options, &prefixes).await?;
         commit(dataset, repo, options, &repository, created, &sources, prefixes).await
@@ -53,6 +55,19 @@ pub(super) async fn write(
         remove_new_repository(&path, existed);
     }
     result
+}
+
+/// Whether what a failed write leaves at `path` is its own, and so removed: `Some(false)` when
+/// nothing is there (the write creates the directory), `Some(true)` for an empty directory (or a
+/// link to one: the write fills it, and only its contents are removed), `None` for anything else
+/// (a file, a link to a file, a dangling link: never touched).
+fn created_here(path: &std::path::Path) -> Option<bool> {
+    let empty_dir = || path.read_dir().is_ok_and(|mut d| d.next().is_none());
+    match path.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Ok(_) if empty_dir() => Some(true),
+        _ => None,
+    }
 }
 
 /// Removes what a failed write created at `path`: the directory, or only its contents when it

@@ -20,6 +20,7 @@
 //! record files show that the grid is at most [`MAX_SPARSE_FACTOR`] times larger than the chunks they
 //! reference. Every error is one line naming the file and the array.
 
+mod pages;
 mod record_file;
 
 use std::collections::BTreeMap;
@@ -106,10 +107,13 @@ pub(crate) async fn open(address: &Address, options: &OpenOptions) -> Result<Ope
         }
         let metadata = ArrayMetadata::from_json(&node).map_err(invalid)?;
         let folder = format!("{absolute}/{path}");
-        let table = array_table(&root, path, &metadata, record_size, &sources).await.map_err(|(file, reason)| {
-            let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
-            bad(&file, format!("array {path}"), reason)
-        })?;
+        let local = crate::source::local_path(&folder);
+        let table = array_table(&root, (path, local.as_deref()), &metadata, record_size, &sources).await.map_err(
+            |(file, reason)| {
+                let file = if file.is_empty() { folder.clone() } else { format!("{folder}/{file}") };
+                bad(&file, format!("array {path}"), reason)
+            },
+        )?;
         infos.push(ArrayInfo {
             stats: ChunkStats::of(table.entries.iter().copied()),
             ..ArrayInfo::of_grid(path, table.entries.len() as u64)
@@ -185,7 +189,7 @@ const DECODE_WINDOW: usize = 64;
 /// at most [`MAX_SPARSE_FACTOR`] times larger than what they reference (plus 2^20).
 async fn array_table(
     root: &ObjectLocation,
-    path: &str,
+    (path, local): (&str, Option<&std::path::Path>),
     metadata: &ArrayMetadata,
     record_size: u64,
     sources: &SourceRegistry,
@@ -193,7 +197,10 @@ async fn array_table(
     let whole = |reason: String| (String::new(), reason);
     let n = metadata.chunk_grid.checked_num_chunks().ok_or_else(|| whole("its grid has too many chunks".into()))?;
     let files = record_files(root, path, n.div_ceil(record_size)).await.map_err(whole)?;
-    let decoded = decode_files(root, files, n, record_size).await?;
+    if let Some(local) = local {
+        check_local_record_files(local, n.div_ceil(record_size))?;
+    }
+    let decoded = decode_files(root, files, n, record_size, max_cell(metadata)).await?;
     let present: u64 = decoded.iter().map(|(_, t)| t.present as u64).sum();
     let most = present.saturating_mul(MAX_SPARSE_FACTOR).saturating_add(1 << 20);
     if n > most {
@@ -209,6 +216,22 @@ async fn array_table(
     Ok(table)
 }
 
+/// The longest inline (`raw`) chunk an array's metadata allows: its largest chunk's bytes, plus a
+/// sixteenth and 4 KiB (what a codec may add to bytes it cannot compress); [`MAX_UNSIZED_CELL`] for
+/// a type of no fixed size (strings).
+fn max_cell(metadata: &ArrayMetadata) -> u64 {
+    let element = metadata.element_size() as u64;
+    if element == 0 {
+        return MAX_UNSIZED_CELL;
+    }
+    let largest = metadata.chunk_grid.dims().iter().map(|d| d.edge_range().map_or(0, |(_, hi)| hi));
+    let bytes = largest.fold(element, u64::saturating_mul);
+    bytes.saturating_add(bytes / 16).saturating_add(4 << 10)
+}
+
+/// The longest inline chunk of an array of strings (no fixed size to bound it by).
+const MAX_UNSIZED_CELL: u64 = 64 << 20;
+
 /// The record files `files` of an array of `n` chunks, fetched [`CONCURRENT_FILES`] at a time and
 /// decoded in parallel a window of files at a time (so only a window's bytes are held), in record
 /// order.
@@ -217,6 +240,7 @@ async fn decode_files(
     files: BTreeMap<u64, object_store::path::Path>,
     n: u64,
     record_size: u64,
+    max_cell: u64,
 ) -> Result<Vec<(u64, RecordTable)>, FileError> {
     use futures::StreamExt;
     use rayon::prelude::*;
@@ -236,7 +260,8 @@ async fn decode_files(
                 .into_par_iter()
                 .map(|(record, bytes)| {
                     let needed = (n - record * record_size).min(record_size) as usize;
-                    let table = RecordTable::decode(bytes, record_size as usize, needed);
+                    let limits = record_file::Limits { max_rows: record_size as usize, needed, max_cell };
+                    let table = RecordTable::decode(bytes, limits);
                     table.map(|table| (record, table)).map_err(|reason| (record_name(record), reason.to_string()))
                 })
                 .collect::<Result<Vec<_>, FileError>>()
@@ -297,9 +322,10 @@ enum RecordTableError {
 }
 
 impl RecordTable {
-    /// The first `needed` rows of the record file `bytes` (at most `max_rows` rows).
-    fn decode(bytes: Bytes, max_rows: usize, needed: usize) -> Result<Self, RecordTableError> {
-        let mut rows = record_file::rows(bytes, max_rows, needed)?;
+    /// The first `limits.needed` rows of the record file `bytes` (at most `limits.max_rows` rows).
+    fn decode(bytes: Bytes, limits: record_file::Limits) -> Result<Self, RecordTableError> {
+        let needed = limits.needed;
+        let mut rows = record_file::rows(bytes, limits)?;
         if rows.entries.len() < needed {
             return Err(RecordTableError::Short { rows: rows.entries.len(), needed });
         }
@@ -346,6 +372,28 @@ impl RecordTable {
         }
         Ok(())
     }
+}
+
+/// Every entry of the local array folder `folder` named as a record file (`refs.<k>.parq`,
+/// `k < records`) is a regular file (or a link to one). A listing of the folder skips FIFOs,
+/// sockets and directories: such a record file would be read as missing chunks, fill values.
+fn check_local_record_files(folder: &std::path::Path, records: u64) -> Result<(), FileError> {
+    let Ok(entries) = std::fs::read_dir(folder) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let record =
+            name.strip_prefix("refs.").and_then(|r| r.strip_suffix(".parq")).and_then(|r| r.parse::<u64>().ok());
+        if record.is_none_or(|k| k >= records) {
+            continue;
+        }
+        let kind = match std::fs::metadata(entry.path()) {
+            Ok(meta) if meta.is_file() => continue,
+            Ok(meta) => crate::source::file_kind(&meta).to_string(),
+            Err(e) => e.to_string(),
+        };
+        return Err((name, format!("not a regular file ({kind}): a record file must be one")));
+    }
+    Ok(())
 }
 
 /// The record files of array `path` that exist (`refs.<k>.parq`, `k < records`), by record number.

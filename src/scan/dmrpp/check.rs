@@ -1,10 +1,13 @@
 //! `vzarr check-sidecars`: a sidecar against its data file (input: the sidecar's location; output:
 //! every [`Difference`]). Both are scanned (the sidecar by the DMR++ scanner, the data file by the
 //! scanner its content selects) and compared variable by variable: data type, shape, chunk shape,
-//! fill value, filters (the codecs after `bytes`; a deflate level, which decoding does not use, is
-//! not compared) and every chunk's presence, offset and length, and for chunks the sidecar holds
-//! itself (compact data) their bytes. A variable the sidecar describes but vzarr cannot represent
-//! is not compared and is listed as such ([`SidecarCheck::not_compared`]).
+//! fill value, byte order (of types wider than a byte), filters (the codecs after `bytes`; a
+//! deflate level, which decoding does not use, is not compared) and every chunk's presence, offset
+//! and length, and for chunks the sidecar holds itself (compact data) their bytes. A variable the
+//! sidecar describes but vzarr cannot represent is not compared and is listed as such
+//! ([`SidecarCheck::not_compared`]); a variable whose storage the scan refuses as wrong (chunks
+//! outside the array, offsets past the file) is a difference, as `vzarr scan` refuses it. Filters are
+//! printed by name (a sidecar may list thousands), in full only where their names agree.
 
 use std::path::{Path, PathBuf};
 
@@ -65,6 +68,13 @@ pub(crate) fn check_sidecar(sidecar: &Path, options: &ScanOptions) -> Result<Sid
         check.not_compared.push(format!("{}: {}", warning.variable, warning.message));
     }
     compare(&from_sidecar, &from_file, &mut check);
+    // The lenient scan leaves out what it refuses; the strict one tells a wrong sidecar (an error)
+    // from what vzarr cannot represent (unsupported).
+    let strict = ScanOptions { skip_unsupported: false, ..lenient };
+    if let Err(ScanError::Variable { variable, what, source, .. }) = crate::scan::scan_input(sidecar, &strict) {
+        let why = format!("{what}: {source}");
+        check.differences.push(difference(&variable, None, "storage", format!("refused by scan ({why})"), "readable"));
+    }
     Ok(check)
 }
 
@@ -123,13 +133,25 @@ fn compare_array(
         };
         out.push(difference(var, None, "chunk shape", shape(a), shape(b)));
     }
+    let endian = |m: &crate::metadata::ArrayMetadata| {
+        m.codecs.codecs().iter().find_map(|c| match c {
+            Codec::Bytes { endian } => *endian,
+            _ => None,
+        })
+    };
+    if a.element_size() > 1 && b.element_size() > 1 && endian(a) != endian(b) {
+        let name =
+            |e: Option<crate::codec::Endian>| e.map_or("not given".to_string(), |e| format!("{e:?}").to_lowercase());
+        out.push(difference(var, None, "byte order", name(endian(a)), name(endian(b))));
+    }
     if a.fill_value != b.fill_value && a.data_type == b.data_type {
         let json = |m: &crate::metadata::ArrayMetadata| m.fill_value.to_json(m.data_type);
         out.push(difference(var, None, "fill value", json(a), json(b)));
     }
     let (fa, fb) = (filters(a.codecs.codecs()), filters(b.codecs.codecs()));
     if fa != fb {
-        out.push(difference(var, None, "filters", fa.join(" "), fb.join(" ")));
+        let (sa, sb) = shown_filters(a.codecs.codecs(), b.codecs.codecs());
+        out.push(difference(var, None, "filters", sa, sb));
     }
     if out.len() == before {
         compare_chunks(ours, theirs, (sidecar, file), out);
@@ -196,6 +218,45 @@ fn filters(codecs: &[Codec]) -> Vec<String> {
             other => other.to_json().to_string(),
         })
         .collect()
+}
+
+/// Most filters named in a difference; the rest are counted.
+const SHOWN_FILTERS: usize = 8;
+
+/// Two differing filter lists as a difference shows them: by name (at most [`SHOWN_FILTERS`] of
+/// each), or where the names agree, the first pair that differs in full (cut to 200 characters).
+fn shown_filters(a: &[Codec], b: &[Codec]) -> (String, String) {
+    let kept = |codecs: &[Codec]| -> Vec<Codec> {
+        codecs.iter().filter(|c| !matches!(c, Codec::Bytes { .. })).cloned().collect()
+    };
+    let (a, b) = (kept(a), kept(b));
+    let names = |codecs: &[Codec]| -> Vec<&'static str> { codecs.iter().map(Codec::name).collect() };
+    if names(&a) == names(&b) {
+        let cut = |c: &Codec| {
+            let text = c.to_json().to_string();
+            match text.char_indices().nth(200) {
+                Some((at, _)) => format!("{}...", &text[..at]),
+                None => text,
+            }
+        };
+        let differing =
+            a.iter().zip(&b).find(|(x, y)| filters(std::slice::from_ref(*x)) != filters(std::slice::from_ref(*y)));
+        if let Some((x, y)) = differing {
+            return (cut(x), cut(y));
+        }
+    }
+    let show = |codecs: &[Codec]| {
+        let names = names(codecs);
+        let mut text = names.iter().take(SHOWN_FILTERS).copied().collect::<Vec<_>>().join(" ");
+        if names.len() > SHOWN_FILTERS {
+            text.push_str(&format!(" ... ({} filters)", names.len()));
+        }
+        if names.is_empty() {
+            text = "none".into();
+        }
+        text
+    };
+    (show(&a), show(&b))
 }
 
 fn describe(entry: ChunkEntry) -> String {

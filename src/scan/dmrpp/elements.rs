@@ -172,7 +172,7 @@ fn struct_type(element: &Element, depth: usize, leaves: &mut Vec<DataType>) -> R
         return Err(ElementError::TooDeep);
     }
     let mut fields = Vec::new();
-    for member in element.children.iter().filter(|c| super::types::is_variable(&c.name)) {
+    for member in element.children.iter().filter(|c| super::types::names_a_variable(c)) {
         let name = member.attr("name").unwrap_or_default().to_string();
         let base = match atomic(&member.name) {
             Some(DataType::FixedBytes(1)) | None if member.name != "Structure" => {
@@ -238,7 +238,7 @@ fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Re
     let sizes: Vec<u64> = element
         .children
         .iter()
-        .filter(|c| super::types::is_variable(&c.name))
+        .filter(|c| super::types::names_a_variable(c))
         .map(|m| {
             let mut l = Vec::new();
             let base = atomic(&m.name).map_or(0, |t| t.size() as u64);

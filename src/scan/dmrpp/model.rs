@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::attributes::attributes;
-use super::types::is_variable;
+use super::types::names_a_variable;
 use super::xml::Element;
 use crate::dataset::GroupNode;
 use crate::metadata::{ArrayNotes, Attributes};
@@ -189,7 +189,7 @@ impl<'a> Walk<'a> {
                 }
                 let sub = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
                 self.group(child, &sub, depth + 1)?;
-            } else if is_variable(&child.name) {
+            } else if names_a_variable(child) {
                 let var_path = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
                 let axes = self.axes(child);
                 self.found.push(Found { path: var_path, group: index, element: child, axes });

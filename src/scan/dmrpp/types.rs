@@ -30,6 +30,18 @@ pub(super) fn is_variable(name: &str) -> bool {
     atomic(name).is_some() || matches!(name, "String" | "URL" | "Opaque" | "Enum" | "Structure" | "Sequence")
 }
 
+/// Elements of a group or structure that name something other than a variable.
+const NOT_VARIABLES: [&str; 6] = ["Dimension", "Enumeration", "Group", "Attribute", "Dim", "Map"];
+
+/// Whether `element` (a child of a group or structure) declares a variable: one of DAP4's types, or
+/// an element of an unknown name that is named (`<Float128 name="x">`) and not one of DAP4's other
+/// elements nor namespaced (`dmrpp:chunks`). A variable of a type vzarr does not know is then
+/// refused by name (an error, or a warning under `skip_unsupported`), never silently left out.
+pub(super) fn names_a_variable(element: &super::xml::Element) -> bool {
+    let name = element.name.as_str();
+    is_variable(name) || (element.attr("name").is_some() && !name.contains(':') && !NOT_VARIABLES.contains(&name))
+}
+
 /// Why a value's text gives no value of its type.
 #[derive(Debug, Clone, thiserror::Error)]
 pub(super) enum ValueError {

@@ -2,7 +2,9 @@
 //! with `quick-xml` under the limits an untrusted document needs: no DTD (a `<!DOCTYPE>`, and so
 //! any entity declaration, is refused before anything is expanded), only the five predefined
 //! entities and character references, elements nested at most [`MAX_DEPTH`] deep and at most
-//! [`MAX_ELEMENTS`] of them, every start tag closed by its own end tag.
+//! [`MAX_ELEMENTS`] of them, every start tag closed by its own end tag, and the tree's memory bounded
+//! by what was read ([`tree_budget`]: each element, attribute, text and listed chunk is charged
+//! before it is stored, so a document of millions of empty elements is refused, not allocated).
 //!
 //! BES declares `encoding="ISO-8859-1"` but writes UTF-8 in practice; a document that is not
 //! valid UTF-8 is read as Latin-1 (every byte one character). Text before the first `<` (a line of
@@ -22,6 +24,27 @@ use super::chunk_list::{ChunkList, ChunkText};
 pub(super) const MAX_DEPTH: usize = 256;
 /// Most elements one document may hold (a sidecar of 10^7 chunks is far past any granule's).
 pub(super) const MAX_ELEMENTS: usize = 1 << 26;
+
+/// Most memory the tree of any document may take.
+pub(super) const MAX_TREE_BYTES: usize = 1 << 30;
+/// Memory the tree of a document may take beyond [`TREE_BYTES_PER_BYTE`] per byte of it.
+const TREE_BASE_BYTES: usize = 64 << 20;
+/// Memory the tree may take per byte of the document (an attribute-heavy sidecar takes about 6).
+const TREE_BYTES_PER_BYTE: usize = 8;
+
+/// The memory the tree of a document of `len` bytes may take: 64 MiB plus 8 bytes per byte of the
+/// document, at most [`MAX_TREE_BYTES`].
+pub(super) fn tree_budget(len: usize) -> usize {
+    TREE_BASE_BYTES.saturating_add(len.saturating_mul(TREE_BYTES_PER_BYTE)).min(MAX_TREE_BYTES)
+}
+
+/// What an element costs the budget before its name and attributes: its record, twice (a vector
+/// grows by doubling).
+const ELEMENT_COST: usize = 2 * std::mem::size_of::<Element>();
+/// What an attribute costs the budget before its text.
+const ATTRIBUTE_COST: usize = 2 * std::mem::size_of::<(String, String)>();
+/// What a listed chunk costs the budget (its record and position, twice).
+const CHUNK_COST: usize = 96;
 
 /// One element: its qualified name (`Int32`, `dmrpp:chunk`), attributes in document order, the text
 /// directly inside it (concatenated), and its child elements; a `dmrpp:chunks` element holds its
@@ -75,6 +98,14 @@ enum BuildError {
     /// More than [`MAX_ELEMENTS`] elements.
     #[error("more than {MAX_ELEMENTS} elements")]
     TooMany,
+    /// A tree that would take more memory than the document's budget ([`tree_budget`]).
+    #[error("the document's elements would take more than {budget} bytes of memory ({len} bytes of XML)")]
+    TooLarge {
+        /// The budget.
+        budget: usize,
+        /// The document's length.
+        len: usize,
+    },
     /// A start tag's attribute does not parse.
     #[error("<{element}>: {source}")]
     Attribute {
@@ -111,7 +142,8 @@ enum BuildError {
 ///
 /// # Errors
 /// [`XmlError`] for malformed or truncated XML, a DTD or entity declaration, an undefined entity,
-/// nesting deeper than [`MAX_DEPTH`] or more than [`MAX_ELEMENTS`] elements.
+/// nesting deeper than [`MAX_DEPTH`], more than [`MAX_ELEMENTS`] elements, or a tree that would take
+/// more memory than [`tree_budget`] gives the document.
 pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
     let start = bytes.iter().position(|&b| b == b'<').unwrap_or(bytes.len());
     let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(&bytes[start..]) {
@@ -120,7 +152,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
     };
     let mut reader = quick_xml::Reader::from_str(&text);
     reader.config_mut().check_end_names = true;
-    let mut builder = Builder::default();
+    let mut builder = Builder { budget: tree_budget(bytes.len()), len: bytes.len(), ..Builder::default() };
     loop {
         let position = reader.buffer_position();
         // The message quotes the document: one line of it, cut (so text, not the cause).
@@ -174,9 +206,23 @@ struct Builder {
     open: Vec<Element>,
     root: Option<Element>,
     count: usize,
+    /// Memory charged so far, and the most that may be.
+    charged: usize,
+    budget: usize,
+    /// The document's length (for the message).
+    len: usize,
 }
 
 impl Builder {
+    /// Charges `bytes` of memory to the budget before they are stored.
+    fn charge(&mut self, bytes: usize) -> Result<(), BuildError> {
+        self.charged = self.charged.saturating_add(bytes);
+        if self.charged > self.budget {
+            return Err(BuildError::TooLarge { budget: self.budget, len: self.len });
+        }
+        Ok(())
+    }
+
     /// Counts one more element, which must fit the limits.
     fn admit(&mut self) -> Result<(), BuildError> {
         if self.root.is_some() {
@@ -205,6 +251,7 @@ impl Builder {
             return self.close();
         }
         self.admit()?;
+        self.charge(CHUNK_COST)?;
         let mut text = ChunkText::default();
         for attr in start.attributes() {
             let element = || "dmrpp:chunk".to_string();
@@ -232,6 +279,7 @@ impl Builder {
 
     fn open(&mut self, start: &BytesStart<'_>) -> Result<(), BuildError> {
         self.admit()?;
+        self.charge(ELEMENT_COST + start.name().as_ref().len())?;
         let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
         let mut attributes = Vec::new();
         for attr in start.attributes() {
@@ -241,6 +289,7 @@ impl Builder {
                 Ok(value) => value,
                 Err(source) => return Err(BuildError::Value { element: name, key, source }),
             };
+            self.charge(ATTRIBUTE_COST + key.len() + value.len())?;
             attributes.push((key, value.into_owned()));
         }
         self.open.push(Element { name, attributes, ..Element::default() });
@@ -263,6 +312,9 @@ impl Builder {
     }
 
     fn text(&mut self, text: &str) -> Result<(), BuildError> {
+        if !self.open.is_empty() {
+            self.charge(text.len())?;
+        }
         match self.open.last_mut() {
             Some(element) => element.text.push_str(text),
             None if text.trim().is_empty() => {}
@@ -316,5 +368,17 @@ mod tests {
         let deep = "<a>".repeat(MAX_DEPTH + 1);
         assert!(parse(deep.as_bytes()).unwrap_err().message.contains("deeper"));
         assert!(parse(b"").is_err());
+    }
+
+    #[test]
+    fn refuses_a_tree_past_its_budget_before_storing_it() {
+        // Empty elements cost far more than their four bytes: 64 MiB of them take the budget.
+        let n = TREE_BASE_BYTES / (ELEMENT_COST + 1 - 4 * TREE_BYTES_PER_BYTE) + 10;
+        let doc = format!("<d>{}</d>", "<a/>".repeat(n));
+        assert!(tree_budget(doc.len()) > TREE_BASE_BYTES);
+        let err = parse(doc.as_bytes()).unwrap_err();
+        assert!(err.message.contains("bytes of memory"), "{}", err.message);
+        let small = format!("<d>{}</d>", "<a/>".repeat(1000));
+        assert_eq!(parse(small.as_bytes()).unwrap().children.len(), 1000);
     }
 }

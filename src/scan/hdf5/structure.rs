@@ -52,6 +52,10 @@ pub(crate) struct H5Variable {
     pub(crate) attributes: Attributes,
     /// The numeric types of its attributes.
     pub(crate) notes: ArrayNotes,
+    /// Why its dimensions cannot be believed: a fixed-length dimension (its scale, which
+    /// `DIMENSION_LIST` names) of another length than the dataset along that axis. The variable is
+    /// refused by name: its dimension's length would invent elements (read as fill) or lose some.
+    pub(crate) dimension_problem: Option<String>,
 }
 
 /// Groups (root first) and variables of a file, and attributes that had to be left out.
@@ -278,6 +282,14 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
                 _ => None,
             })
             .collect();
+        let dimension_problem = axes.iter().zip(f.dataset.shape()).find_map(|(axis, &extent)| match axis {
+            Axis::Real(d) if !dims[*d].unlimited && dims[*d].length != extent => Some(format!(
+                "its dimension {} (the scale DIMENSION_LIST names) has {} elements, the dataset {extent} along that axis \
+                 (libnetcdf refuses it; h5py reads {extent})",
+                dims[*d].name, dims[*d].length
+            )),
+            _ => None,
+        });
         let dims = axes
             .iter()
             .map(|axis| match axis {
@@ -293,7 +305,8 @@ pub(crate) fn read_structure(links: &LinkedFiles, record_links: bool) -> Result<
         notes.enum_name = enum_type_name(f, &group_attributes, &out.groups, links);
         notes.unlimited_dims = unlimited;
         let path = netcdf_path(&f.path);
-        out.variables.push(H5Variable { path, dataset: f.dataset.clone(), file: f.file, dims, attributes, notes });
+        let dataset = f.dataset.clone();
+        out.variables.push(H5Variable { path, dataset, file: f.file, dims, attributes, notes, dimension_problem });
     }
     Ok(out)
 }

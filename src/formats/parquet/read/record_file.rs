@@ -5,6 +5,10 @@
 //! (`path` as pandas categoricals), nullable or not. `offset` and `size` may be absent (a set of
 //! inline chunks only) and then read as 0. Untrusted: the file's own row count is checked against
 //! what the caller allows before any row is decoded, and every buffer grows only with decoded rows.
+//! No page is decompressed before every page header of the columns read has been summed
+//! (`read/pages`): a column may decompress to what its rows can hold (a `raw` cell at most the
+//! array's largest chunk, [`Limits::max_cell`]), so a small file declaring a page of 1 GiB is
+//! refused, never allocated.
 //!
 //! Column at a time, for speed (a reference set holds up to 10^7 rows and more): `offset` and
 //! `size` decoded whole, `raw` kept only where not null, then `path` decoded a batch at a time
@@ -24,6 +28,20 @@ use crate::manifest::ChunkEntry;
 
 /// Rows decoded per call.
 const BATCH: usize = 4096;
+
+/// Longest path a row may give (a signed URL is a few KiB).
+const MAX_PATH: u64 = 64 << 10;
+
+/// What the caller allows a record file.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// Most rows (the record size of `.zmetadata`).
+    pub(super) max_rows: usize,
+    /// Rows that must not reference a whole file.
+    pub(super) needed: usize,
+    /// Longest `raw` cell: the array's largest chunk, stored, as its metadata declares it.
+    pub(super) max_cell: u64,
+}
 
 /// A record file's rows as chunk entries, numbered within the file: a `Source` entry's `source` is
 /// an index into `urls`, an `Owned` entry's `offset` one into `inline`.
@@ -92,6 +110,26 @@ pub(super) enum RowsError {
         /// The file's length.
         file_len: usize,
     },
+    /// A column chunk whose pages would decompress to more than its rows can hold.
+    #[error("row group {group}, column {column}: {source}")]
+    PageSizes {
+        /// The row group.
+        group: usize,
+        /// The column's path.
+        column: String,
+        /// What its page headers declare.
+        source: super::pages::PagesError,
+    },
+    /// A `raw` cell longer than the array's largest chunk.
+    #[error("row {row}: a raw cell of {len} bytes, more than the {max_cell} the array's largest chunk may take")]
+    LongCell {
+        /// The row.
+        row: usize,
+        /// Its length.
+        len: usize,
+        /// The most allowed.
+        max_cell: u64,
+    },
     /// A column whose values do not read.
     #[error("column {name:?}: {problem}")]
     Column {
@@ -152,24 +190,27 @@ pub(super) enum ColumnProblem {
     },
 }
 
-/// The rows of the Parquet file `bytes`, at most `max_rows` of them; the first `needed` must not
-/// reference a whole file (`size` 0 at offset 0).
+/// The rows of the Parquet file `bytes`, at most `limits.max_rows` of them; the first
+/// `limits.needed` must not reference a whole file (`size` 0 at offset 0).
 ///
 /// # Errors
 /// [`RowsError`]: not Parquet, a column missing or of the wrong type, more rows than allowed,
-/// undecodable pages, or a row that is not a valid reference (`row N: ...`).
-pub(super) fn rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, RowsError> {
+/// pages declaring more than their rows can hold, a `raw` cell longer than the array's largest
+/// chunk, undecodable pages, or a row that is not a valid reference (`row N: ...`).
+pub(super) fn rows(bytes: Bytes, limits: Limits) -> Result<RecordRows, RowsError> {
     // The `parquet` crate panics on some corrupt pages (a byte array's length prefix cut short, found
     // by the kerchunk-parquet fuzz target): contained here as an error. Nothing outlives the call.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_rows(bytes, max_rows, needed)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_rows(bytes, limits)))
         .unwrap_or(Err(RowsError::CorruptPage))
 }
 
 /// [`rows`], which the `parquet` crate may panic in.
-fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRows, RowsError> {
+fn decode_rows(bytes: Bytes, limits: Limits) -> Result<RecordRows, RowsError> {
+    let Limits { max_rows, needed, max_cell } = limits;
     let file_len = bytes.len();
-    let reader = SerializedFileReader::new(bytes).map_err(RowsError::NotParquet)?;
+    let reader = SerializedFileReader::new(bytes.clone()).map_err(RowsError::NotParquet)?;
     check_column_chunks(&reader, file_len)?;
+    check_page_sizes(&reader, &bytes, max_cell)?;
     let metadata = reader.metadata().file_metadata();
     let count = usize::try_from(metadata.num_rows()).map_err(|_| RowsError::NegativeCount)?;
     if count > max_rows {
@@ -197,7 +238,10 @@ fn decode_rows(bytes: Bytes, max_rows: usize, needed: usize) -> Result<RecordRow
     // `raw` first: a row with inline bytes is inline whatever its `path` says.
     let mut raws: Vec<Option<u32>> = Vec::new();
     if let Some(raw) = column(raw, "raw", PhysicalType::BYTE_ARRAY)? {
-        raw.bytes(|_, value| {
+        raw.bytes(|row, value| {
+            if let Some(v) = value.filter(|v| v.len() as u64 > max_cell) {
+                return Err(RowsError::LongCell { row, len: v.len(), max_cell });
+            }
             raws.push(value.map(|v| {
                 out.inline.push(Bytes::copy_from_slice(v.data()));
                 out.inline.len() as u32 - 1
@@ -279,6 +323,31 @@ fn check_column_chunks(reader: &SerializedFileReader<Bytes>, file_len: usize) ->
                 let column = column.column_path().to_string();
                 return Err(RowsError::Pages { group: g, column, start, len, file_len });
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every page of the columns read declares no more than its rows can hold (`read/pages`): a `raw`
+/// value at most `max_cell` bytes, a `path` at most [`MAX_PATH`], a number 8 (each with its length
+/// or level bytes).
+fn check_page_sizes(reader: &SerializedFileReader<Bytes>, file: &[u8], max_cell: u64) -> Result<(), RowsError> {
+    use super::pages::Allowance;
+    for (g, group) in reader.metadata().row_groups().iter().enumerate() {
+        let rows = u64::try_from(group.num_rows()).map_err(|_| RowsError::NegativeCount)?;
+        for column in group.columns() {
+            let per_value = match column.column_descr().name() {
+                "raw" => max_cell.saturating_add(5),
+                "path" => MAX_PATH + 5,
+                "offset" | "size" => 9,
+                _ => continue,
+            };
+            // In the file: `check_column_chunks` has checked the range.
+            let start = column.dictionary_page_offset().unwrap_or(column.data_page_offset()) as usize;
+            let end = start + column.compressed_size() as usize;
+            super::pages::check(file, start, end, rows, Allowance { per_value }).map_err(|source| {
+                RowsError::PageSizes { group: g, column: column.column_path().to_string(), source }
+            })?;
         }
     }
     Ok(())
