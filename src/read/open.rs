@@ -177,6 +177,7 @@ impl Store {
     /// # Errors
     /// [`ReadError::SourceChanged`] for a source that changed since the scan, or the error of
     /// fetching its metadata.
+    #[cfg(feature = "cli")]
     pub(crate) async fn check_readable_sources(&self) -> Result<(), ReadError> {
         use futures::StreamExt;
         if !self.inner.checks_sources() {
