@@ -92,20 +92,56 @@ pub(crate) fn container(prefix: &str, remote: &RemoteOptions) -> Result<VirtualC
     VirtualChunkContainer::new(prefix.to_string(), store).map_err(bad)
 }
 
-/// S3 options from the standard environment variables (region, endpoint, plain HTTP), path-style
-/// when an endpoint is given (S3-compatible servers).
+/// S3 options from the standard environment variables (region, endpoint, plain HTTP), then the
+/// store configuration `remote` gives (`aws_region`, `aws_endpoint`, `aws_allow_http`, as the
+/// other S3 readers and writers take them: Python's `storage_options`), path-style when an endpoint
+/// is given (S3-compatible servers).
 pub(crate) fn s3_options(remote: &RemoteOptions) -> S3Options {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let endpoint_url = env("AWS_ENDPOINT_URL_S3").or_else(|| env("AWS_ENDPOINT_URL"));
-    let virtual_hosted = env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let configured = |key: &str| remote_config(remote, key);
+    let endpoint_url = configured("aws_endpoint")
+        .or_else(|| configured("aws_endpoint_url"))
+        .or_else(|| env("AWS_ENDPOINT_URL_S3"))
+        .or_else(|| env("AWS_ENDPOINT_URL"));
+    let virtual_hosted = configured("aws_virtual_hosted_style_request")
+        .or_else(|| env("AWS_VIRTUAL_HOSTED_STYLE_REQUEST"))
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let mut options = S3Options::default();
-    options.region = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION"));
+    options.region = configured("aws_region").or_else(|| env("AWS_REGION")).or_else(|| env("AWS_DEFAULT_REGION"));
     options.force_path_style = endpoint_url.is_some() && !virtual_hosted;
     options.endpoint_url = endpoint_url;
     options.anonymous = remote.anonymous;
-    options.allow_http = env("AWS_ALLOW_HTTP").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    options.allow_http = configured("aws_allow_http")
+        .or_else(|| configured("allow_http"))
+        .or_else(|| env("AWS_ALLOW_HTTP"))
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     options.requester_pays = remote.requester_pays;
     options
+}
+
+/// The last value `remote`'s store configuration gives `key` (later entries override earlier ones).
+fn remote_config(remote: &RemoteOptions, key: &str) -> Option<String> {
+    remote.config.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+}
+
+/// The credentials of a repository on S3: none for anonymous access, the key pair `remote`'s store
+/// configuration gives (`aws_access_key_id`, `aws_secret_access_key`, `aws_session_token`), else the
+/// environment's (variables, profile, instance metadata).
+#[cfg(feature = "aws")]
+fn s3_credentials(remote: &RemoteOptions) -> icechunk::config::S3Credentials {
+    use icechunk::config::{S3Credentials, S3StaticCredentials};
+    if remote.anonymous {
+        return S3Credentials::Anonymous;
+    }
+    match (remote_config(remote, "aws_access_key_id"), remote_config(remote, "aws_secret_access_key")) {
+        (Some(access_key_id), Some(secret_access_key)) => S3Credentials::Static(S3StaticCredentials {
+            access_key_id,
+            secret_access_key,
+            session_token: remote_config(remote, "aws_session_token"),
+            expires_after: None,
+        }),
+        _ => S3Credentials::FromEnv,
+    }
 }
 
 /// The checksum recorded with every reference into `file`: its modification time in whole
@@ -140,16 +176,11 @@ pub(crate) async fn storage(
         "s3" | "s3a" => {
             let bucket = url.host_str().unwrap_or_default().to_string();
             let prefix = url.path().trim_matches('/').to_string();
-            let credentials = if remote.anonymous {
-                icechunk::config::S3Credentials::Anonymous
-            } else {
-                icechunk::config::S3Credentials::FromEnv
-            };
             icechunk::new_s3_object_store_storage(
                 s3_options(remote),
                 bucket,
                 (!prefix.is_empty()).then_some(prefix),
-                Some(credentials),
+                Some(s3_credentials(remote)),
                 Vec::new(),
                 Vec::new(),
             )
@@ -196,6 +227,35 @@ pub fn looks_like_repository(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Python's `storage_options` (endpoint, region, plain HTTP, a key pair) reach the repository's
+    /// S3 storage, as they reach every other S3 reader and writer.
+    #[cfg(feature = "aws")]
+    #[test]
+    fn store_configuration_gives_the_s3_options_and_credentials() {
+        let mut remote = RemoteOptions::default();
+        for (k, v) in [
+            ("aws_endpoint", "http://127.0.0.1:9000"),
+            ("aws_allow_http", "true"),
+            ("aws_region", "eu-west-1"),
+            ("aws_access_key_id", "AK"),
+            ("aws_secret_access_key", "SK"),
+        ] {
+            remote.config.push((k.into(), v.into()));
+        }
+        let options = s3_options(&remote);
+        assert_eq!(options.endpoint_url.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(options.region.as_deref(), Some("eu-west-1"));
+        assert!(options.allow_http && options.force_path_style);
+        match s3_credentials(&remote) {
+            icechunk::config::S3Credentials::Static(c) => {
+                assert_eq!((c.access_key_id.as_str(), c.secret_access_key.as_str()), ("AK", "SK"));
+            }
+            other => panic!("expected the static key pair, got {other:?}"),
+        }
+        remote.anonymous = true;
+        assert!(matches!(s3_credentials(&remote), icechunk::config::S3Credentials::Anonymous));
+    }
 
     #[test]
     fn a_store_whose_root_holds_refs_is_no_repository() {
