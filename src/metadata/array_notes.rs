@@ -315,13 +315,15 @@ impl ArrayNotes {
         if let Some(encodings) = object.get("attribute_encodings") {
             notes.encodings = parse_attribute_encodings(encodings).map_err(invalid)?;
         }
-        if let Some(names) = object.get("reference_attributes") {
-            let names = names
+        // A list of names under `key` (absent: empty).
+        let names = |key: &str| match object.get(key) {
+            None => Ok(Vec::new()),
+            Some(value) => value
                 .as_array()
                 .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
-                .ok_or_else(|| invalid("reference_attributes is not a list of names".into()))?;
-            notes.reference_attributes = names.into_iter().collect();
-        }
+                .ok_or_else(|| invalid(format!("{key} is not a list of names"))),
+        };
+        notes.reference_attributes = names("reference_attributes")?.into_iter().collect();
         if let Some(references) = object.get("object_references") {
             let chunk_shape = references
                 .pointer("/chunk_shape")
@@ -330,12 +332,7 @@ impl ArrayNotes {
                 .ok_or_else(|| invalid(format!("object_references: {references} has no chunk_shape list")))?;
             notes.object_references = Some(chunk_shape);
         }
-        if let Some(names) = object.get("reference_fields") {
-            notes.reference_fields = names
-                .as_array()
-                .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
-                .ok_or_else(|| invalid("reference_fields is not a list of names".into()))?;
-        }
+        notes.reference_fields = names("reference_fields")?;
         if let Some(withheld) = object.get("withheld_attributes") {
             let withheld =
                 withheld.as_object().ok_or_else(|| invalid("withheld_attributes is not an object".into()))?;
@@ -362,12 +359,7 @@ impl ArrayNotes {
                 invalid("source_layout is not \"contiguous\", \"classic\" or {\"chunks\": [..]}".into())
             })?);
         }
-        if let Some(names) = object.get("unlimited_dims") {
-            notes.unlimited_dims = names
-                .as_array()
-                .and_then(|n| n.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>())
-                .ok_or_else(|| invalid("unlimited_dims is not a list of names".into()))?;
-        }
+        notes.unlimited_dims = names("unlimited_dims")?;
         if let Some(filters) = object.get("source_filters") {
             notes.source_filters = filters
                 .as_array()
