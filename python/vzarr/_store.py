@@ -69,38 +69,36 @@ class _OpenArgs:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, default=repr)
 
 
-#: The stores this process opened from pickled copies, by `_OpenArgs.key`, and the process that
-#: opened them (a forked child opens its own: the parent's runtime threads do not survive a fork).
+#: The stores and arrays this process opened from pickled copies, by `_OpenArgs.key` (and the
+#: array's path), each with the process that opened it: a forked child opens its own, the parent's
+#: runtime threads do not survive a fork.
 _REOPENED: dict[str, "tuple[int, _vzarr.Store]"] = {}
-_REOPENED_LOCK = threading.Lock()
+_REOPENED_ARRAYS: dict[str, "tuple[int, _vzarr.Array]"] = {}
+_REOPENED_LOCK = threading.RLock()
+
+
+def _once_per_process(cache: dict[str, tuple[int, Any]], key: str, open_it: Any) -> Any:
+    """What `open_it()` opens, opened once per process and kept in `cache` under `key`."""
+    pid = os.getpid()
+    with _REOPENED_LOCK:
+        held = cache.get(key)
+        if held is None or held[0] != pid:
+            held = cache[key] = (pid, open_it())
+        return held[1]
 
 
 def _reopened(how: _OpenArgs) -> "_vzarr.Store":
     """The store `how` opens, opened once per process."""
-    key, pid = how.key(), os.getpid()
-    with _REOPENED_LOCK:
-        held = _REOPENED.get(key)
-        if held is None or held[0] != pid:
-            held = (pid, how.open())
-            _REOPENED[key] = held
-        return held[1]
+    store: _vzarr.Store = _once_per_process(_REOPENED, how.key(), how.open)
+    return store
 
 
 def _reopened_array(how: _OpenArgs, path: str) -> "_vzarr.Array":
     """The array at `path` of the store `how` opens, opened once per process."""
-    key, pid = f"{how.key()}\0{path}", os.getpid()
-    with _REOPENED_LOCK:
-        held = _REOPENED_ARRAYS.get(key)
-    if held is None or held[0] != pid:
-        array = _reopened(how).array(path)
-        with _REOPENED_LOCK:
-            held = _REOPENED_ARRAYS.setdefault(key, (pid, array))
-            if held[0] != pid:
-                held = _REOPENED_ARRAYS[key] = (pid, array)
-    return held[1]
-
-
-_REOPENED_ARRAYS: dict[str, "tuple[int, _vzarr.Array]"] = {}
+    array: _vzarr.Array = _once_per_process(
+        _REOPENED_ARRAYS, f"{how.key()}\0{path}", lambda: _reopened(how).array(path)
+    )
+    return array
 
 
 def _unpickle_store(how: _OpenArgs) -> "Store":
@@ -153,7 +151,10 @@ class Store(Mapping[str, "Array"]):
     @property
     def location(self) -> str:
         """Where the store was opened from."""
-        return self._how.location if self._opened is None and self._how is not None else self._inner.location
+        if self._opened is not None:
+            return self._opened.location
+        assert self._how is not None  # a copy from another process, not opened yet
+        return self._how.location
 
     @property
     def attrs(self) -> dict[str, Any]:

@@ -23,10 +23,7 @@ fn materialize(store: &Path, out: &Path, extra: &[&str]) -> std::process::Comman
 #[test]
 fn a_regular_copy_under_max_memory_resumes_and_equals_the_files() {
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<_> =
-        with_hdf5_files(|| monthly(2023..=2024, None, true).iter().map(|f| write_series_file(dir.path(), f)).collect());
-    let store = dir.path().join("months.vzarr");
-    super::scan(&files, &store, &[]);
+    let (store, files) = monthly_store(dir.path());
     let out = dir.path().join("months.zarr");
     let spec = ["--chunks", "time=90,lat=4,lon=5", "--max-memory", "40K"];
     // Killed after its first row of chunks: nothing at the destination, the partial copy kept.
@@ -217,10 +214,7 @@ fn two_materialize_runs_onto_one_output_take_turns() {
     // Issue 52 item 7: without a lock, one published and the other failed removing its marker,
     // leaving `OUT.partial`, which then blocked every later run.
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<_> =
-        with_hdf5_files(|| monthly(2023..=2024, None, true).iter().map(|f| write_series_file(dir.path(), f)).collect());
-    let store = dir.path().join("months.vzarr");
-    super::scan(&files, &store, &[]);
+    let (store, files) = monthly_store(dir.path());
     let out = dir.path().join("months.zarr");
     let spec = ["--chunks", "time=90,lat=4,lon=5", "--max-memory", "40K"];
     let children: Vec<_> = {

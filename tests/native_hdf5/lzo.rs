@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::array_json;
 use crate::common::hdf5_oracle::chunk_at;
 
 /// The LZO fixtures in `dir`, and the plugin path (None without the plugin, Python or h5repack).
@@ -23,22 +22,7 @@ fn fixtures(dir: &Path) -> Option<(Vec<PathBuf>, String)> {
 fn lzo_chunks_are_copied_and_read_as_libhdf5_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let Some((files, plugin)) = fixtures(dir.path()) else { return };
-    assert_eq!(files.len(), 2);
-    for file in &files {
-        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
-        let (store_path, _, names) = super::assert_copies_read_as_libhdf5(file, dir.path(), "lzo");
-        assert!(names.len() > 18, "{names:?}");
-        let mut masked = 0;
-        for name in &names {
-            let rank = array_json(&store_path, name)["shape"].as_array().unwrap().len();
-            masked += usize::from(chunk_at(file, name, &vec![0; rank]).is_some_and(|c| c.filter_mask != 0));
-        }
-        assert!(masked > 0, "{stem}: some chunk is stored without the optional LZO filter");
-        let run = super::verify_with_plugins(&store_path, &plugin);
-        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains(&format!("{} arrays, ", names.len())), "{}", run.stdout);
-        assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
-    }
+    super::assert_optional_filter_copies_verify(&files, dir.path(), "lzo", &plugin);
 }
 
 /// Without the plugin on `HDF5_PLUGIN_PATH` the oracle's libhdf5 cannot read the LZO datasets: verify

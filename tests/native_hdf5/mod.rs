@@ -292,6 +292,29 @@ pub(super) fn python_fixtures(script: &str, dir: &Path, args: &[&str], what: &st
     Some(dir.to_path_buf())
 }
 
+/// The two fixtures of an optional filter (`kind`: `lzo`, `lzf`; h5py and PyTables may store a chunk
+/// without it when filtering does not shrink it): every array is a copy equal to libhdf5's read,
+/// some chunk is stored unfiltered, and `verify` with the test plugins on `plugin` proves them all.
+fn assert_optional_filter_copies_verify(files: &[PathBuf], dir: &Path, kind: &str, plugin: &str) {
+    assert_eq!(files.len(), 2);
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let (store_path, _, names) = assert_copies_read_as_libhdf5(file, dir, kind);
+        assert!(names.len() > 18, "{names:?}");
+        let mut masked = 0;
+        for name in &names {
+            let rank = crate::common::array_json(&store_path, name)["shape"].as_array().unwrap().len();
+            let chunk = crate::common::hdf5_oracle::chunk_at(file, name, &vec![0; rank]);
+            masked += usize::from(chunk.is_some_and(|c| c.filter_mask != 0));
+        }
+        assert!(masked > 0, "{stem}: some chunk is stored without the optional {kind} filter");
+        let run = verify_with_plugins(&store_path, plugin);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(&format!("{} arrays, ", names.len())), "{}", run.stdout);
+        assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
+    }
+}
+
 /// The fixtures `tests/python/make_repacked.py DIR kind` writes (h5py, then h5repack), libhdf5
 /// finding filter plugins on `plugin_path`; None, with a notice, without the Python environment or
 /// h5repack (a failure when the full environment is required: `./dev setup` installs hdf5-tools).
