@@ -26,11 +26,13 @@ mod append;
 mod archive;
 mod merge;
 mod output;
+mod sidecars;
 
 pub use append::{AppendTo, Appended};
 pub use archive::{Archive, ScannedArchive, ScannedShard};
 pub use merge::MergedParts;
 pub use output::{write_dataset, write_dataset_on, Format, Output, Written};
+pub use sidecars::{Sidecar, SidecarsWritten};
 
 pub use crate::inputs::InputError;
 // The stages a pipeline calls past scanning (`combine/`, `append/`, `compact/`).

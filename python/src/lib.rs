@@ -31,6 +31,7 @@ fn _vzarr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::scan_shard, m)?)?;
     m.add_function(wrap_pyfunction!(scan::expand_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(scan::append, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::write_sidecars, m)?)?;
     m.add_function(wrap_pyfunction!(compact::compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact::materialize, m)?)?;
     m.add_function(wrap_pyfunction!(export::export, m)?)?;

@@ -320,3 +320,54 @@ fn trust(containers: &[String]) -> PyResult<Vec<String>> {
     let path = TrustList::default_path().map_err(|e| Error::new_err(e.to_string()))?;
     TrustList::add(&path, containers).map_err(|e| Error::new_err(e.to_string()))
 }
+
+/// Scans every file of `inputs` and writes its DMR++ sidecar into the local directory `output`
+/// (`output/<file name>.dmrpp`; nothing is combined); returns the report.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, overwrite, skip_unsupported, storage_options=None, trust_sources=true))]
+pub(crate) fn write_sidecars<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    output: String,
+    overwrite: bool,
+    skip_unsupported: bool,
+    storage_options: Option<&Bound<'py, PyDict>>,
+    trust_sources: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let archive = archive(&inputs, &[], Vec::new(), false, storage_options)?.skip_unsupported(skip_unsupported);
+    let writer = vzarr::formats::DmrppWriter::default();
+    let options = vzarr::WriteOptions { overwrite };
+    let (written, trusted) = guard("scan", || {
+        let written = py
+            .detach(|| -> Result<_, PipelineError> {
+                let runtime = runtime()?;
+                archive.write_sidecars_on(
+                    runtime.handle(),
+                    std::path::Path::new(&output),
+                    &writer,
+                    &options,
+                    &|_, _| {},
+                )
+            })
+            .map_err(pipeline_error)?;
+        let locations = written.sidecars.iter().map(|s| s.source.as_str());
+        let containers = vzarr::read::containers_of_locations(locations);
+        let trusted = if trust_sources { trust(&containers)? } else { Vec::new() };
+        Ok((written, (containers, trusted)))
+    })?;
+    let infos = || written.sidecars.iter().flat_map(|s| &s.info.arrays);
+    let report = PyDict::new(py);
+    report.set_item("output", &output)?;
+    report.set_item("files", written.sidecars.len())?;
+    report.set_item("arrays", infos().count())?;
+    report.set_item("references", infos().map(|a| a.stats.referenced).sum::<u64>())?;
+    report.set_item("owned_chunks", infos().map(|a| a.stats.owned).sum::<u64>())?;
+    report.set_item("warnings", written.warnings().collect::<Vec<_>>())?;
+    report.set_item("source_containers", trusted.0)?;
+    report.set_item("trusted", trusted.1)?;
+    report.set_item(
+        "sidecars",
+        written.sidecars.iter().map(|s| s.path.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+    )?;
+    Ok(report)
+}

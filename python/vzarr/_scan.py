@@ -10,7 +10,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence, overload
 from . import _distributed, _vzarr
 from ._vzarr import AlreadyExists
 
-FORMATS = ("native", "kerchunk-json", "kerchunk-parquet", "icechunk")
+FORMATS = ("native", "kerchunk-json", "kerchunk-parquet", "icechunk", "dmrpp")
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,10 @@ def scan(
     them along the `concat` dimensions (``["time"]``, ``["member=attr:variant_label", "time"]``; the
     first is outermost) and writes `output` as `format`: ``"native"`` (a ``.vzarr`` store),
     ``"kerchunk-json"``, ``"kerchunk-parquet"`` (a directory; Zarr v2, so arrays on a rectilinear
-    grid are refused) or ``"icechunk"`` (a new snapshot on `branch`, default ``main``).
+    grid are refused), ``"icechunk"`` (a new snapshot on `branch`, default ``main``) or ``"dmrpp"``:
+    one DMR++ sidecar per file, ``output/<file name>.dmrpp`` (`output` a local directory, created
+    when missing), as OPeNDAP's ``get_dmrpp`` writes them; nothing is combined, so `concat` and the
+    combine options are refused with it.
 
     The sources' containers join the user's trust list (as the command line does), so
     `vzarr.open(output)` reads them without `allow_sources`. With `progress`, a line on
@@ -166,6 +169,16 @@ def scan(
     if isinstance(concat, str):
         concat = [concat]
     options = dict(storage_options) if storage_options else None
+    if format == "dmrpp":
+        refused = {"concat": bool(concat), "take_first": bool(take_first), "drop_missing": drop_missing,
+                   "branch": branch is not None, "message": message is not None, "sidecars": sidecars is not None,
+                   "shard": shard is not None, "client": client is not None}
+        given = [name for name, on in refused.items() if on]
+        if given:
+            raise ValueError(f"{given[0]} does not apply to format=\"dmrpp\": a sidecar describes one file")
+        report = _vzarr.write_sidecars(_paths(inputs), os.fspath(output), overwrite, skip_unsupported, options)
+        report.pop("sidecars")
+        return ScanReport(**report)
     if shard is not None:
         if client is not None:
             raise ValueError("shard and client exclude each other: client= scans every shard")

@@ -67,6 +67,14 @@ def scan(
     progress: bool = False,
     sidecars: str | None = None,
 ) -> dict[str, Any]: ...
+def write_sidecars(
+    inputs: list[str],
+    output: str,
+    overwrite: bool,
+    skip_unsupported: bool,
+    storage_options: Mapping[str, Any] | None = None,
+    trust_sources: bool = True,
+) -> dict[str, Any]: ...
 def compact(
     store: str,
     dim: str,

@@ -31,11 +31,11 @@ pub(crate) fn run(args: ScanArgs) -> anyhow::Result<Outcome> {
         .with_inputs(inputs)
         .link_authorization(super::trust::authorization(&[])?)
         .sidecars(sidecars);
-    let files = archive.files(runtime.handle())?;
     if args.combine.format == StoreFormat::Dmrpp {
         // One sidecar per file: nothing is combined.
-        return super::sidecars::run(&args, &files, &archive.scan_options(runtime.handle()));
+        return super::sidecars::run(&args, &archive, runtime.handle());
     }
+    let files = archive.files(runtime.handle())?;
     archive.check_file_count(files.len())?;
     if let Some(shard) = super::merge::shard_of(&args)? {
         return super::merge::scan_shard(&args, &archive, &files, shard, runtime.handle());
