@@ -102,8 +102,13 @@ fn archive(
     drop_missing: bool,
     storage_options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Archive> {
-    let mut archive =
-        Archive::new(inputs).drop_missing(drop_missing).remote(crate::remote::remote_options(storage_options)?);
+    // As the command line does: HDF5 external links and DMR++ data files may lead into the containers
+    // the user trusts (the trust list and VZARR_ALLOW_SOURCES), besides the inputs' own.
+    let links = vzarr::read::Authorization::from_user_config().map_err(|e| Error::new_err(e.to_string()))?;
+    let mut archive = Archive::new(inputs)
+        .drop_missing(drop_missing)
+        .remote(crate::remote::remote_options(storage_options)?)
+        .link_authorization(links);
     for spec in concat {
         archive = archive.concat(spec).map_err(pipeline_error)?;
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import h5py
+import pytest
 import numpy as np
 import xarray as xr
 from conftest import REPO
@@ -68,3 +69,20 @@ def test_dmrpp_parser_references_the_data_file(tmp_path):
         loaded = xr.open_zarr(store, zarr_format=3, consolidated=False, mask_and_scale=False)
         np.testing.assert_array_equal(loaded[variable].values, h5py_values(data, variable), err_msg=name)
         assert variable in vds
+
+
+def test_scan_writes_sidecars_that_read_as_the_files(tmp_path):
+    files = [copy_pair(tmp_path, name) for name, _ in CASES]
+    out = tmp_path / "sidecars"
+    report = vzarr.scan([str(f) for f in files], output=out, format="dmrpp")
+    assert report.files == len(files) and report.references > 0
+    for (name, variable), data in zip(CASES, files):
+        sidecar = out / f"{data.name}.dmrpp"
+        store = tmp_path / f"{data.name}.again.vzarr"
+        vzarr.scan(str(sidecar), output=store)
+        np.testing.assert_array_equal(vzarr.open(store)[variable][...], h5py_values(data, variable), err_msg=name)
+    with pytest.raises(vzarr.AlreadyExists):
+        vzarr.scan(str(files[0]), output=out, format="dmrpp")
+    assert vzarr.scan(str(files[0]), output=out, format="dmrpp", overwrite=True).files == 1
+    with pytest.raises(ValueError, match="concat does not apply"):
+        vzarr.scan([str(f) for f in files], concat=["time"], output=out, format="dmrpp")
