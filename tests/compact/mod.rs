@@ -262,7 +262,7 @@ fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
         let again = compact(location, &["--chunks", "time=5"]);
         assert_eq!(again.code, 0, "{crash}: {}", again.stderr);
     }
-    assert_eq!(time_edges(&store, "tas"), vec![5, 5, 1, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![5, 5, 2]);
     assert_values(&store, &files);
     cli_expect(&["verify", &s(&repo)], 0);
     assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".days")), "staging left behind");
