@@ -62,8 +62,10 @@ pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, update_icechunk, write_icechunk, IcechunkInfo, IcechunkOptions,
     IcechunkWriter, StoredBranch, DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
 };
-pub(crate) use inline::inline_rectilinear;
+#[cfg(feature = "kerchunk-parquet")]
+pub(crate) use inline::too_large as too_large_to_inline;
 pub use inline::DEFAULT_INLINE_THRESHOLD;
+pub(crate) use inline::{candidate as inline_candidate, inline_rectilinear, inlined_metadata, read_whole};
 pub(crate) use kerchunk::RefsWriter;
 pub use kerchunk::{export_kerchunk, KerchunkOptions, KerchunkReport, KerchunkWriter, KERCHUNK_VERSION};
 pub(crate) use native::layout::{check_node_path, node_file, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};

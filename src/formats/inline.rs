@@ -52,22 +52,32 @@ impl Inlined {
     /// The refusal of the first array too large to inline, for a format that cannot express it.
     pub(crate) fn refusal(&self, destination: &Path, threshold: u64, format: &str) -> Option<WriteError> {
         let (array, bytes) = self.too_large.first()?;
-        let size = bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string());
-        Some(WriteError::BadName {
-            path: destination.to_path_buf(),
-            node: array.clone(),
-            reason: format!(
-                "its chunk grid is rectilinear, which Zarr v2 ({format}) cannot express, and its {size} decoded \
-                 bytes exceed the inline threshold of {threshold} bytes (--inline-threshold BYTES inlines it; \
-                 skipping unsupported arrays writes the others without it)"
-            ),
-        })
+        Some(too_large(destination, array, *bytes, threshold, format))
     }
 }
 
-/// Whether `metadata` is an array this module inlines at `threshold`: `Some(bytes)` its decoded size
-/// when its grid is rectilinear and its values are numbers (not strings, not structs).
-fn candidate(metadata: &ArrayMetadata) -> Option<Option<u64>> {
+/// The refusal of rectilinear array `array` of `bytes` decoded bytes, over `threshold`, in `format`.
+pub(crate) fn too_large(
+    destination: &Path,
+    array: &str,
+    bytes: Option<u64>,
+    threshold: u64,
+    format: &str,
+) -> WriteError {
+    let size = bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string());
+    WriteError::BadName {
+        path: destination.to_path_buf(),
+        node: array.to_string(),
+        reason: format!(
+            "its chunk grid is rectilinear, which Zarr v2 ({format}) cannot express, and its {size} decoded \
+             bytes exceed the inline threshold of {threshold} bytes (--inline-threshold BYTES inlines it; \
+             skipping unsupported arrays writes the others without it)"
+        ),
+    }
+}
+
+/// Whether `metadata` is an array this module inlines: `Some(bytes)` its decoded size when its grid is rectilinear and its values are numbers (not strings, not structs).
+pub(crate) fn candidate(metadata: &ArrayMetadata) -> Option<Option<u64>> {
     if metadata.chunk_grid.is_regular() || metadata.codecs.is_strings() {
         return None;
     }
@@ -118,16 +128,39 @@ pub(crate) fn inline_rectilinear<'a>(
     Ok((std::borrow::Cow::Owned(out), report))
 }
 
-/// The array as one regular chunk holding `values` (decoded, the machine's byte order), store-owned.
-fn inlined_array(array: &VirtualArray, values: &[u8], destination: &Path) -> Result<VirtualArray, WriteError> {
-    let bad =
-        |reason: String| WriteError::BadName { path: destination.to_path_buf(), node: array.path.clone(), reason };
-    let shape = array.metadata.shape();
+/// `metadata` of an array inlined: one regular chunk of the whole shape, its codecs only `bytes` in
+/// the machine's byte order (what the decoded values read through vzarr are).
+///
+/// # Errors
+/// [`WriteError::BadName`] naming `path` (never for the metadata of a valid array).
+pub(crate) fn inlined_metadata(
+    metadata: &ArrayMetadata,
+    path: &str,
+    destination: &Path,
+) -> Result<ArrayMetadata, WriteError> {
+    let bad = |reason: String| WriteError::BadName { path: destination.to_path_buf(), node: path.to_string(), reason };
+    let shape = metadata.shape();
     let chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
-    let mut metadata = array.metadata.clone();
+    let mut metadata = metadata.clone();
     metadata.chunk_grid = ChunkGrid::regular(&shape, &chunk).map_err(|e| bad(e.to_string()))?;
     let endian = (metadata.element_size() > 1).then(Endian::native);
     metadata.codecs = CodecChain::new(vec![Codec::Bytes { endian }]).map_err(|e| bad(e.to_string()))?;
+    Ok(metadata)
+}
+
+/// The decoded values of the array `reader` reads, whole (an inlined array).
+///
+/// # Errors
+/// As [`ArrayReader::read`](crate::read::ArrayReader::read).
+pub(crate) async fn read_whole(reader: &crate::read::ArrayReader) -> Result<Vec<u8>, crate::read::ReadError> {
+    let selection = Selection::all(&reader.shape());
+    Ok(reader.read(&selection, &ReadOptions::default()).await?.bytes)
+}
+
+/// The array as one regular chunk holding `values` (decoded, the machine's byte order), store-owned.
+fn inlined_array(array: &VirtualArray, values: &[u8], destination: &Path) -> Result<VirtualArray, WriteError> {
+    let metadata = inlined_metadata(&array.metadata, &array.path, destination)?;
+    let shape = metadata.shape();
     let mut owned = OwnedBytes::with_budget(array.chunks.owned.budget());
     let owned_error =
         |e| WriteError::Owned { path: destination.to_path_buf(), array: array.path.clone(), source: Box::new(e) };
@@ -185,10 +218,7 @@ fn read_values(dataset: &VirtualDataset, chosen: &[usize], destination: &Path) -
         for &index in chosen {
             let path = &dataset.arrays[index].path;
             let reader = store.array(path).await.map_err(|e| failed(path, e.to_string()))?;
-            let selection = Selection::all(&reader.shape());
-            let data =
-                reader.read(&selection, &ReadOptions::default()).await.map_err(|e| failed(path, e.to_string()))?;
-            out.push(data.bytes);
+            out.push(read_whole(&reader).await.map_err(|e| failed(path, e.to_string()))?);
         }
         Ok(out)
     })

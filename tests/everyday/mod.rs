@@ -255,3 +255,26 @@ fn a_rectilinear_array_over_the_inline_threshold_is_refused_by_name() {
     assert!(opened.array("time").is_err());
     assert_same("tas without time", &read(&opened, "tas", "").bytes, &oracle(&files, "tas"));
 }
+
+#[test]
+fn exports_inline_time_as_the_scan_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = monthly(dir.path(), None);
+    let store = dir.path().join("n.vzarr");
+    assert_eq!(scan(&files, &store, &[]).code, 0);
+    let trust = format!("{}/", dir.path().display());
+    let parq = dir.path().join("e.parq");
+    cli_expect(&["export", &s(&store), "--kerchunk-parquet", &s(&parq), "--allow-source", &trust], 0);
+    assert_inline_time(&open_store(&parq));
+    assert_values("exported kerchunk Parquet", &parq, &files);
+    let json = dir.path().join("e.json");
+    cli_expect(&["export", &s(&store), "--kerchunk", &s(&json), "--allow-source", &trust], 0);
+    assert_inline_time(&open_store(&json));
+    assert_values("exported kerchunk JSON", &json, &files);
+    // Over the threshold: the Parquet export refuses time by name.
+    let refused = dir.path().join("r.parq");
+    let run = cli(&["export", &s(&store), "--kerchunk-parquet", &s(&refused), "--inline-threshold", "64"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("time: its chunk grid is rectilinear"), "{}", run.stderr);
+    assert!(run.stderr.contains("inline threshold of 64 bytes"), "{}", run.stderr);
+}
