@@ -5,12 +5,13 @@
 //! every value read back equals libnetcdf's reads of the files:
 //! - compaction gives `[30 x 24, 11]` on 24 monthly files and `[30, 30]` on 60 daily ones, and an
 //!   append continues the compacted store;
-//! - `info` prints held edges (`28..31`, not `28..512`);
+//! - `info` prints held edges (`28..31`, not `28..512`); regular and sharded copies read as the files
+//!   (zarrs, and zarr-python + xarray when Python is set up);
 //! - a partial chunk inside the concatenated axis (files chunked by 8 days, as `nccopy -c time/8`
 //!   writes them) is compacted and copied by what it holds;
 //! - kerchunk Parquet and JSON inline the rectilinear `time` (read back through vzarr, and through
-//!   fsspec + xarray and VirtualiZarr when Python is set up); a rectilinear array over
-//!   `--inline-threshold` is refused by name.
+//!   fsspec + zarr-python + xarray and VirtualiZarr when Python is set up), from a scan and from
+//!   `vzarr export`; a rectilinear array over `--inline-threshold` is refused by name.
 
 use std::path::{Path, PathBuf};
 
@@ -137,6 +138,16 @@ fn the_monthly_archive_compacts_by_the_days_its_chunks_hold() {
     assert_eq!((time.len(), time.last(), time.first()), (24, Some(&512), Some(&31)));
     let info = cli_expect(&["info", &s(&store)], 0);
     assert!(info.stdout.contains("time: 24 chunks, edges 28..31"), "{}", info.stdout);
+    // A regular copy and a sharded one, read by zarrs (and zarr-python + xarray when set up).
+    let copy = dir.path().join("copy.zarr");
+    cli_expect(&["materialize", &s(&store), &s(&copy), "--chunks", "time=30"], 0);
+    crate::interop::assert_zarrs_reads_exactly(&copy, &files, &VARS);
+    let sharded = dir.path().join("sharded.zarr");
+    cli_expect(&["materialize", &s(&store), &s(&sharded), "--chunks", "time=30", "--shards", "time=90"], 0);
+    crate::interop::assert_zarrs_reads_exactly(&sharded, &files, &VARS);
+    if let Some(python) = crate::interop::python() {
+        check_interop(&python, &["--zarr", &s(&sharded), "--expect-sharded", "tas,time_bnds"], &files);
+    }
     let run = cli_expect(&["compact", &s(&store), "--dim", "time", "--target", "30"], 0);
     assert!(run.stdout.contains("tas: time: [1 x 731] -> [30 x 24, 11]"), "{}", run.stdout);
     for var in ["tas", "time_bnds"] {
@@ -191,6 +202,16 @@ fn partial_chunks_inside_the_concatenation_are_compacted_and_copied_by_what_they
     assert_values("compacted", &store, &files);
 }
 
+/// Runs tests/python/check_interop.py (fsspec + zarr-python + xarray against netCDF4's reads of the
+/// files) with `args`, asserting every check passed.
+fn check_interop(python: &Path, args: &[&str], files: &[PathBuf]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_interop.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).args(args).args(["--concat", "time"]).args(files).stdout(std::process::Stdio::piped());
+    let run = crate::common::run(command);
+    assert_eq!(run.code, 0, "check_interop.py {args:?} failed:\n{}\n{}", run.stdout, run.stderr);
+}
+
 /// The `time` of the reference set at `out` holds one inline chunk.
 fn assert_inline_time(opened: &BlockingStore) {
     let time = opened.array("time").unwrap();
@@ -231,6 +252,9 @@ fn kerchunk_json_inlines_time_and_reads_as_the_files() {
     assert!(inline.starts_with("base64:"), "{}", doc["refs"]["time/c/0"]);
     assert_inline_time(&open_store(&out));
     assert_values("kerchunk JSON", &out, &files);
+    if let Some(python) = crate::interop::python() {
+        check_interop(&python, &["--refs", &s(&out)], &files);
+    }
     // --inline-threshold 0: time keeps its rectilinear grid (Zarr v3 keys can say it).
     let kept = dir.path().join("kept.json");
     assert_eq!(scan(&files, &kept, &["--format", "kerchunk-json", "--inline-threshold", "0"]).code, 0);
