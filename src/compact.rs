@@ -167,7 +167,8 @@ impl CompactOptions {
 pub struct ArrayFold {
     /// The array path.
     pub path: String,
-    /// Its chunk edges along the dimension before.
+    /// Its chunk edges along the dimension before, as the chunks hold them
+    /// ([`ChunkDim::held_edges`](crate::grid::ChunkDim::held_edges)).
     pub before: Vec<u64>,
     /// And after.
     pub after: Vec<u64>,

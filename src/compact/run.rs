@@ -133,8 +133,9 @@ fn planned(dataset: &VirtualDataset, plans: &[ArrayPlan]) -> CompactReport {
         .map(|plan| {
             let array = &dataset.arrays[plan.index];
             let dim = array.metadata.chunk_grid.dim(plan.axis);
-            let after = super::plan::new_dim(dim, &plan.pieces).map(|d| d.edges().collect()).unwrap_or_default();
-            ArrayFold { path: array.path.clone(), before: dim.edges().collect(), after, chunks_written: 0 }
+            // As a user reads them: the elements each chunk holds (a last chunk of 512 holding 31 is 31).
+            let after = super::plan::new_dim(dim, &plan.pieces).map(|d| d.held_edges().collect()).unwrap_or_default();
+            ArrayFold { path: array.path.clone(), before: dim.held_edges().collect(), after, chunks_written: 0 }
         })
         .collect();
     CompactReport { arrays, written: false, snapshot: None }

@@ -302,3 +302,55 @@ fn exports_inline_time_as_the_scan_does() {
     assert!(run.stderr.contains("time: its chunk grid is rectilinear"), "{}", run.stderr);
     assert!(run.stderr.contains("inline threshold of 64 bytes"), "{}", run.stderr);
 }
+
+/// The monthly files rewritten by `tool` (`ncks` or `nccopy`) with `args` into `dir`, when installed.
+fn rewritten(tool: &str, args: &[&str], files: &[PathBuf], dir: &Path) -> Option<Vec<PathBuf>> {
+    let installed = std::process::Command::new(tool).arg("--version").output().is_ok();
+    if !installed {
+        eprintln!("notice: no {tool} (netcdf-bin / nco); skipping");
+        return None;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let out: Vec<PathBuf> = files.iter().map(|f| dir.join(f.file_name().unwrap())).collect();
+    for (from, to) in files.iter().zip(&out) {
+        let status = std::process::Command::new(tool).args(args).arg(from).arg(to).output().unwrap();
+        assert!(status.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+    }
+    Some(out)
+}
+
+#[test]
+fn nco_and_nccopy_rewrites_compact_and_inline_by_what_they_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    let files = monthly(&lib, None);
+    let producers: [(&str, &[&str], &str); 2] = [
+        ("ncks", &["-O", "-4", "-L", "4", "--cnk_dmn", "time,10"], "nco"),
+        ("nccopy", &["-k", "nc4", "-d", "4", "-s", "-c", "time/8,lat/18,lon/36"], "nccopy"),
+    ];
+    for (tool, args, name) in producers {
+        let Some(files) = rewritten(tool, args, &files, &dir.path().join(name)) else { continue };
+        let store = dir.path().join(format!("{name}.vzarr"));
+        assert_eq!(scan(&files, &store, &[]).code, 0, "{name}");
+        assert_values(name, &store, &files);
+        // Every chunk holds fewer than 30 days (the last of each month fewer than 8 or 10).
+        cli_expect(&["compact", &s(&store), "--dim", "time", "--target", "30"], 0);
+        for var in ["tas", "time", "time_bnds"] {
+            assert_eq!(time_edges(&store, var), thirties(24, 11), "{name}: {var}");
+        }
+        assert_values(&format!("{name} compacted"), &store, &files);
+        // Parquet: time and time_bnds (rectilinear, small) inlined; tas (1.9 MB) refused by name,
+        // or left out with --skip-unsupported.
+        let parq = dir.path().join(format!("{name}.parq"));
+        let run = scan(&files, &parq, &["--format", "kerchunk-parquet"]);
+        assert_eq!(run.code, 1, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains("tas: its chunk grid is rectilinear"), "{name}: {}", run.stderr);
+        scan(&files, &parq, &["--format", "kerchunk-parquet", "--skip-unsupported"]);
+        let opened = open_store(&parq);
+        for var in ["time", "time_bnds"] {
+            assert_same(&format!("{name} Parquet: {var}"), &read(&opened, var, "").bytes, &oracle(&files, var));
+        }
+        assert!(opened.array("tas").is_err(), "{name}: tas left out");
+    }
+}
