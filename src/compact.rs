@@ -18,9 +18,11 @@
 //! zarr-extensions `chunk-grids/rectilinear`). A chunk whose every overlapped chunk is missing stays
 //! missing.
 //!
-//! The last stored file's chunks are kept as they are in a store that `vzarr append` can extend
-//! (one that records how it was combined): an append re-reads that file and splices the new files
-//! after it, which needs it to start a chunk. The next compaction after the append folds them.
+//! Every chunk is judged by the elements it holds, not by its encoded edge (the last chunk of a
+//! file's unlimited `time` is 512 long and holds 31: `compact/plan`), and the last stored file is
+//! folded like the others (60 daily files, target 30: `[30, 30]`). `vzarr append` continues a
+//! compacted store after its last chunk when that chunk holds its whole edge, as every folded chunk
+//! does (`append/splice`).
 //!
 //! Writes go through the existing writers: a native store is rewritten with [`NativeWriter`]
 //! (overwrite: the new store is staged and exchanged with the old one in one `renameat2`, so a kill
@@ -165,7 +167,8 @@ impl CompactOptions {
 pub struct ArrayFold {
     /// The array path.
     pub path: String,
-    /// Its chunk edges along the dimension before.
+    /// Its chunk edges along the dimension before, as the chunks hold them
+    /// ([`ChunkDim::held_edges`](crate::grid::ChunkDim::held_edges)).
     pub before: Vec<u64>,
     /// And after.
     pub after: Vec<u64>,

@@ -10,6 +10,9 @@
 //! | `icechunk/` | Icechunk repositories | [`IcechunkWriter`], [`update_icechunk`] | a branch, lazily | (copies: `export/materialize`) |
 //! | `dmrpp/` | DMR++ sidecars (OPeNDAP) | [`DmrppWriter`] | (an input format: `scan/dmrpp`) | |
 //!
+//! `inline` serves both kerchunk writers: a small array whose grid is rectilinear (Zarr v2 cannot say
+//! it) is written as one inline chunk of its decoded values ([`DEFAULT_INLINE_THRESHOLD`]).
+//!
 //! This module is the formats' registry on the reading side too: [`Store::open_with`] picks a
 //! store's format once, from its typed [`Location`], and opens it with that format's reader:
 //!
@@ -32,6 +35,7 @@ mod dmrpp;
 mod exports;
 #[cfg(feature = "icechunk")]
 mod icechunk;
+mod inline;
 mod kerchunk;
 mod native;
 #[cfg(feature = "kerchunk-parquet")]
@@ -58,6 +62,10 @@ pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, update_icechunk, write_icechunk, IcechunkInfo, IcechunkOptions,
     IcechunkWriter, StoredBranch, DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
 };
+#[cfg(feature = "kerchunk-parquet")]
+pub(crate) use inline::too_large as too_large_to_inline;
+pub use inline::DEFAULT_INLINE_THRESHOLD;
+pub(crate) use inline::{candidate as inline_candidate, inline_rectilinear, inlined_metadata, read_whole};
 pub(crate) use kerchunk::RefsWriter;
 pub use kerchunk::{export_kerchunk, KerchunkOptions, KerchunkReport, KerchunkWriter, KERCHUNK_VERSION};
 pub(crate) use native::layout::{check_node_path, node_file, MANIFEST_FILE, OWNED_FILE, SOURCES_FILE};

@@ -248,7 +248,8 @@ fn xarray_opens_combined_granules_with_named_dimensions() {
     let scanned = Archive::new([pattern]).concat(r"day=path:A(\d{7})").unwrap().history(false).scan().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let refs = dir.path().join("granules.json");
-    let format = Format::KerchunkJson { url_prefixes: Vec::new() };
+    let format =
+        Format::KerchunkJson { url_prefixes: Vec::new(), inline_threshold: vzarr::formats::DEFAULT_INLINE_THRESHOLD };
     write_dataset(&scanned.dataset, &Output::new(&refs, format)).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_hdf4.py");
     let output = std::process::Command::new(python)
@@ -375,7 +376,10 @@ fn zarr_python_reads_every_fixture_as_pyhdf_does() {
     for (i, path) in fixtures().into_iter().enumerate() {
         let dataset = scan_file(&path, &options).unwrap();
         let refs = dir.path().join(format!("refs{i}.json"));
-        let format = Format::KerchunkJson { url_prefixes: Vec::new() };
+        let format = Format::KerchunkJson {
+            url_prefixes: Vec::new(),
+            inline_threshold: vzarr::formats::DEFAULT_INLINE_THRESHOLD,
+        };
         write_dataset(&dataset, &Output::new(&refs, format)).unwrap();
         let output =
             std::process::Command::new(&python).arg(&script).arg("--refs").arg(&refs).arg(&path).output().unwrap();

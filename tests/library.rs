@@ -52,7 +52,8 @@ fn scan_combine_write_and_read_in_library_calls() {
     let written = write_dataset(&scanned.dataset, &Output::new(&native, Format::Native)).unwrap();
     assert!(written.references() > 0);
     let kerchunk = dir.path().join("tas.json");
-    let format = Format::KerchunkJson { url_prefixes: Vec::new() };
+    let format =
+        Format::KerchunkJson { url_prefixes: Vec::new(), inline_threshold: vzarr::formats::DEFAULT_INLINE_THRESHOLD };
     write_dataset(&scanned.dataset, &Output::new(&kerchunk, format)).unwrap();
     assert!(std::fs::metadata(&kerchunk).unwrap().len() > 0);
 

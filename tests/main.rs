@@ -14,6 +14,7 @@ mod compact;
 mod concat;
 mod dmrpp;
 mod dmrpp_out;
+mod everyday;
 mod hostile;
 mod hygiene;
 mod icechunk_repo;

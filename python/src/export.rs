@@ -22,8 +22,8 @@ const UPLOADS_AT_ONCE: usize = 16;
 
 /// What to write: a [`StoreFormat`] with the options of each but `overwrite`.
 enum Export {
-    Json { url_prefixes: Vec<UrlPrefix> },
-    Parquet { url_prefixes: Vec<UrlPrefix>, record_size: usize, skip_unsupported: bool },
+    Json { url_prefixes: Vec<UrlPrefix>, inline_threshold: u64 },
+    Parquet { url_prefixes: Vec<UrlPrefix>, record_size: usize, skip_unsupported: bool, inline_threshold: u64 },
 }
 
 /// What an export wrote.
@@ -35,7 +35,7 @@ enum Report {
 /// Exports `store` at `output` as `format` (`kerchunk-json` or `kerchunk-parquet`); returns the report.
 #[pyfunction]
 #[pyo3(signature = (store, output, format="kerchunk-json", url_prefix=Vec::new(), record_size=None,
-    skip_unsupported=false, overwrite=false, storage_options=None))]
+    skip_unsupported=false, overwrite=false, storage_options=None, inline_threshold=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn export<'py>(
     py: Python<'py>,
@@ -47,13 +47,17 @@ pub(crate) fn export<'py>(
     skip_unsupported: bool,
     overwrite: bool,
     storage_options: Option<&Bound<'py, PyDict>>,
+    inline_threshold: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let inline_threshold = inline_threshold.unwrap_or(vzarr::formats::DEFAULT_INLINE_THRESHOLD);
     let url_prefixes = url_prefix
         .iter()
         .map(|p| p.parse::<UrlPrefix>().map_err(|e| PyValueError::new_err(format!("url_prefix {p:?}: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
     let export = match format.parse::<StoreFormat>() {
-        Ok(StoreFormat::KerchunkJson) if record_size.is_none() && !skip_unsupported => Export::Json { url_prefixes },
+        Ok(StoreFormat::KerchunkJson) if record_size.is_none() && !skip_unsupported => {
+            Export::Json { url_prefixes, inline_threshold }
+        }
         Ok(StoreFormat::KerchunkJson) => {
             return Err(PyValueError::new_err("record_size and skip_unsupported go with format=\"kerchunk-parquet\""))
         }
@@ -64,6 +68,7 @@ pub(crate) fn export<'py>(
                 size => size.unwrap_or(vzarr::formats::DEFAULT_RECORD_SIZE),
             },
             skip_unsupported,
+            inline_threshold,
         },
         _ => {
             return Err(PyValueError::new_err(format!(
@@ -143,16 +148,18 @@ async fn write(
 async fn export_to(store: &vzarr::Store, path: &Path, export: &Export, overwrite: bool) -> PyResult<Report> {
     let failed = |e: vzarr::export::ExportError| by_kind(e.kind(), e.to_string());
     Ok(match export {
-        Export::Json { url_prefixes } => {
-            let options = KerchunkOptions { url_prefixes: url_prefixes.clone(), overwrite };
+        Export::Json { url_prefixes, inline_threshold } => {
+            let options =
+                KerchunkOptions { url_prefixes: url_prefixes.clone(), overwrite, inline_threshold: *inline_threshold };
             Report::Json(export_kerchunk(store, path, &options).await.map_err(failed)?)
         }
-        Export::Parquet { url_prefixes, record_size, skip_unsupported } => {
+        Export::Parquet { url_prefixes, record_size, skip_unsupported, inline_threshold } => {
             let options = KerchunkParquetOptions {
                 url_prefixes: url_prefixes.clone(),
                 record_size: *record_size,
                 skip_unsupported: *skip_unsupported,
                 overwrite,
+                inline_threshold: *inline_threshold,
             };
             Report::Parquet(export_kerchunk_parquet(store, path, &options).await.map_err(failed)?)
         }

@@ -31,7 +31,10 @@ impl Target {
     ) -> PyResult<Self> {
         let format = match format.parse::<vzarr::formats::StoreFormat>() {
             Ok(vzarr::formats::StoreFormat::Native) => Format::Native,
-            Ok(vzarr::formats::StoreFormat::KerchunkJson) => Format::KerchunkJson { url_prefixes: Vec::new() },
+            Ok(vzarr::formats::StoreFormat::KerchunkJson) => Format::KerchunkJson {
+                url_prefixes: Vec::new(),
+                inline_threshold: vzarr::formats::DEFAULT_INLINE_THRESHOLD,
+            },
             Ok(vzarr::formats::StoreFormat::KerchunkParquet) => {
                 Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default())
             }

@@ -19,6 +19,7 @@ def export(
     skip_unsupported: bool = False,
     overwrite: bool = False,
     storage_options: Mapping[str, object] | None = None,
+    inline_threshold: int | None = None,
 ) -> dict[str, Any]:
     """Writes `store` (a native store, an Icechunk repository or a kerchunk document) at `output` (a
     path, or an ``s3://``, ``gs://``, ``az://`` URL) as kerchunk references, as ``vzarr export`` does:
@@ -26,7 +27,9 @@ def export(
     set of `record_size` rows per file (default 100,000), the files `vzarr.scan(...,
     format="kerchunk-parquet")` writes for the same dataset. `url_prefix` entries ``"OLD=NEW"``
     rewrite source locations (the first match applies). Parquet holds Zarr v2 metadata, which cannot
-    say a rectilinear chunk grid: such an array raises `vzarr.Error` naming it, or with
+    say a rectilinear chunk grid: such an array whose decoded values take at most `inline_threshold`
+    bytes (default 1 MiB, ``vzarr export --inline-threshold``; 0 inlines nothing) is written as one
+    inline chunk of its values (in JSON too), a larger one raises `vzarr.Error` naming it, or with
     `skip_unsupported=True` is left out and listed in the report's ``left_out``. The output is
     written whole or not at all; `overwrite` replaces only an earlier export of the same kind
     (`vzarr.AlreadyExists` otherwise).
@@ -43,4 +46,5 @@ def export(
         skip_unsupported,
         overwrite,
         dict(storage_options) if storage_options else None,
+        inline_threshold,
     )

@@ -94,6 +94,7 @@ def export(
     skip_unsupported: bool = False,
     overwrite: bool = False,
     storage_options: Mapping[str, Any] | None = None,
+    inline_threshold: int | None = None,
 ) -> dict[str, Any]: ...
 def materialize(
     store: str,

@@ -34,24 +34,22 @@ pub(crate) fn splice(
         return Err(AppendError::Mismatch { file, variable: old.path.clone(), problem });
     }
     let (od, nd) = (og.dim(axis), ng.dim(axis));
-    let first = match od.locate(layout.last_start) {
-        Some((chunk, 0)) => chunk,
-        _ => return Err(build(format!("the last stored file does not start at a chunk of {}", layout.dim))),
-    };
     let kept_len = layout.stored_len - layout.last_start;
+    let (first, skip) = splice_point(od, nd, layout.last_start, kept_len)
+        .ok_or_else(|| build(format!("the last stored file does not start at a chunk of {}", layout.dim)))?;
     let rechunked = od.num_chunks() - first;
     if nd.extent() <= kept_len
-        || rechunked > nd.num_chunks()
-        || nd.start(rechunked.min(nd.num_chunks() - 1)) != kept_len
+        || rechunked + skip > nd.num_chunks()
+        || nd.start((rechunked + skip).min(nd.num_chunks() - 1)) != kept_len
     {
         return Err(build(format!("the new chunks along {} do not follow the stored ones", layout.dim)));
     }
-    let edges: Vec<u64> = (0..first).map(|c| od.edge(c)).chain((0..nd.num_chunks()).map(|c| nd.edge(c))).collect();
+    let edges: Vec<u64> = (0..first).map(|c| od.edge(c)).chain((skip..nd.num_chunks()).map(|c| nd.edge(c))).collect();
     let dim = ChunkDim::from_edges(layout.last_start + nd.extent(), &edges).map_err(|e| build(e.to_string()))?;
     let mut dims = og.dims().to_vec();
     dims[axis] = dim;
     let grid = ChunkGrid::new(dims);
-    let entries = spliced_entries(&grid, old, new, axis, first, layout);
+    let entries = spliced_entries(&grid, old, new, axis, (first, skip), layout);
     let owned = OwnedBlobs { variable: &old.path, old: &old.chunks.owned, new: &new.chunks.owned };
     // A compacted store (`vzarr compact`) has files starting inside chunks: its owned bytes are laid
     // out in row-major order instead (a fresh combine's order is per file).
@@ -73,6 +71,30 @@ pub(crate) fn splice(
         digest: None,
         tails: Vec::new(),
     })
+}
+
+/// Where the tail's chunks replace the stored ones along the axis: `(first, skip)`, the stored chunks
+/// `0..first` are kept and the tail's from `skip` on follow them.
+///
+/// The last stored file starts a chunk (a scanned store): the tail (that file again, then the new
+/// ones) replaces the stored chunks from that one, `(chunk, 0)`. It starts inside a chunk (a
+/// compacted store folded it with the files before): when the stored chunks end where the stored
+/// array does (the last one holds its whole edge, as every folded chunk does), every stored chunk is
+/// kept and the tail's chunks after that file's `kept_len` elements follow; a last stored chunk
+/// encoded past the array's end (a file's unlimited `time` chunk of 512 holding 31) cannot be
+/// followed, so `None`.
+fn splice_point(od: &ChunkDim, nd: &ChunkDim, last_start: u64, kept_len: u64) -> Option<(u64, u64)> {
+    if let Some((chunk, 0)) = od.locate(last_start) {
+        return Some((chunk, 0));
+    }
+    let last = od.num_chunks().checked_sub(1)?;
+    if od.valid(last) != od.edge(last) {
+        return None;
+    }
+    match nd.locate(kept_len)? {
+        (chunk, 0) => Some((od.num_chunks(), chunk)),
+        _ => None,
+    }
 }
 
 /// Every dimension but the appended one has the same length and chunking as stored.
@@ -100,13 +122,14 @@ fn check_other_dims(old: &VirtualArray, new: &VirtualArray, axis: usize, scanned
     Ok(())
 }
 
-/// Owned entries of the spliced table address the stored blob, then the tail's after it.
+/// Owned entries of the spliced table address the stored blob, then the tail's after it; stored
+/// chunks `0..first` along `axis`, then the tail's from `skip` ([`splice_point`]).
 fn spliced_entries(
     grid: &ChunkGrid,
     old: &VirtualArray,
     new: &VirtualArray,
     axis: usize,
-    first: u64,
+    (first, skip): (u64, u64),
     layout: &Layout,
 ) -> Vec<ChunkEntry> {
     let (og, ng) = (&old.metadata.chunk_grid, &new.metadata.chunk_grid);
@@ -124,7 +147,7 @@ fn spliced_entries(
             }
         } else {
             let mut c = coords.clone();
-            c[axis] -= first;
+            c[axis] = c[axis] - first + skip;
             match new.chunks.entry(ng.linear_index(&c) as usize) {
                 ChunkEntry::Source { source, offset, length } => {
                     ChunkEntry::Source { source: layout.tail_ids[source as usize], offset, length }

@@ -225,6 +225,13 @@ pub(crate) struct CombineArgs {
     #[arg(long, value_name = "ROWS", default_value_t = crate::formats::DEFAULT_RECORD_SIZE as u64,
           value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
     pub(crate) record_size: u64,
+    /// With --format kerchunk-json or kerchunk-parquet: an array whose chunk grid is rectilinear
+    /// (Zarr v2 cannot express it: a `time` of monthly files in chunks of 512) and whose decoded
+    /// values take at most BYTES is written as one inline chunk of those values, as kerchunk inlines
+    /// small arrays; a larger one is refused by name with kerchunk-parquet. 0 inlines nothing.
+    /// Default: 1048576 (1 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::formats::DEFAULT_INLINE_THRESHOLD)]
+    pub(crate) inline_threshold: u64,
     /// With --format kerchunk-json or kerchunk-parquet: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
@@ -505,9 +512,15 @@ pub(crate) struct ExportArgs {
     #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..=4_194_304))]
     pub(crate) record_size: Option<u64>,
     /// With --kerchunk-parquet: leave out the arrays Zarr v2 cannot express (a rectilinear chunk
-    /// grid, a struct data type), each named in a warning (exit code 3), instead of failing.
+    /// grid larger than --inline-threshold, a struct data type), each named in a warning (exit code
+    /// 3), instead of failing.
     #[arg(long)]
     pub(crate) skip_unsupported: bool,
+    /// An array whose chunk grid is rectilinear (Zarr v2 cannot express it) and whose decoded values
+    /// take at most BYTES is written as one inline chunk of those values, read through the store,
+    /// as kerchunk inlines small arrays; 0 inlines nothing. Default: 1048576 (1 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::formats::DEFAULT_INLINE_THRESHOLD)]
+    pub(crate) inline_threshold: u64,
     /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
     /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
     /// file:// URLs.

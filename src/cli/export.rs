@@ -27,7 +27,11 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     store.check_readable_sources().await?;
     let Some(kerchunk) = args.kerchunk.clone() else { return parquet(args, store).await };
     let target = Target::of(&kerchunk)?;
-    let options = KerchunkOptions { url_prefixes: args.url_prefix.clone(), overwrite: args.overwrite };
+    let options = KerchunkOptions {
+        url_prefixes: args.url_prefix.clone(),
+        overwrite: args.overwrite,
+        inline_threshold: args.inline_threshold,
+    };
     let context = || format!("exporting {} to {}", args.store, kerchunk.display());
     if let Some(url) = super::output::remote_url(&kerchunk) {
         let target = remote_target(url, crate::store::OutputKind::KerchunkJson, &args, &store);
@@ -79,6 +83,7 @@ async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
         record_size: args.record_size.map_or(Ok(crate::formats::DEFAULT_RECORD_SIZE), usize::try_from)?,
         skip_unsupported: args.skip_unsupported,
         overwrite: args.overwrite,
+        inline_threshold: args.inline_threshold,
     };
     let context = || format!("exporting {} to {}", args.store, destination.display());
     let (shown, report) = if let Some(url) = super::output::remote_url(&destination) {

@@ -95,10 +95,11 @@ async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
     Ok(json!(out))
 }
 
-/// `31 chunks of 10` / `24 chunks, edges 28..31`.
+/// `31 chunks of 10` / `24 chunks, edges 28..31`: varying edges as the chunks hold them (the last
+/// chunk of a file's unlimited `time`, 512 long, holding 31, says 31: [`ChunkDim::held_range`]).
 fn dim_summary(dim: &ChunkDim) -> String {
     let n = dim.num_chunks();
-    match (dim.regular_size(), dim.edge_range()) {
+    match (dim.regular_size(), dim.held_range()) {
         (Some(size), _) => format!("{n} chunks of {size}"),
         (None, Some((lo, hi))) if lo == hi => format!("{n} chunks of {lo}"),
         (None, Some((lo, hi))) => format!("{n} chunks, edges {lo}..{hi}"),

@@ -205,12 +205,13 @@ fn describe(layout: &ArrayLayout) -> String {
     }
 }
 
-/// `(28..31, 10, 12)`: each dimension's edge, or its range when the edges vary.
+/// `(28..31, 10, 12)`: each dimension's edge, or its range (as the chunks hold them) when the edges
+/// vary.
 fn edges(grid: &ChunkGrid) -> String {
     let dims: Vec<String> = grid
         .dims()
         .iter()
-        .map(|d| match d.edge_range() {
+        .map(|d| match d.held_range() {
             Some((lo, hi)) if lo != hi => format!("{lo}..{hi}"),
             Some((lo, _)) => lo.to_string(),
             None => "0".into(),

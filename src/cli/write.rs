@@ -69,11 +69,15 @@ impl Output<'_> {
         let format = match self.combine.format {
             // Sidecars are written per file by `cli/sidecars`; `write_combined` refuses them.
             StoreFormat::Native | StoreFormat::Dmrpp => Format::Native,
-            StoreFormat::KerchunkJson => Format::KerchunkJson { url_prefixes: self.combine.url_prefix.to_vec() },
+            StoreFormat::KerchunkJson => Format::KerchunkJson {
+                url_prefixes: self.combine.url_prefix.to_vec(),
+                inline_threshold: self.combine.inline_threshold,
+            },
             StoreFormat::KerchunkParquet => Format::KerchunkParquet(crate::formats::KerchunkParquetWriter {
                 url_prefixes: self.combine.url_prefix.to_vec(),
                 record_size: self.combine.record_size as usize,
                 skip_unsupported: self.skip_unsupported,
+                inline_threshold: self.combine.inline_threshold,
             }),
             StoreFormat::Icechunk => Format::Icechunk(IcechunkOptions {
                 branch: self.branch.unwrap_or("main").to_string(),

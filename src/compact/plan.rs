@@ -1,11 +1,14 @@
 //! Planning a compaction along one dimension (pure): which chunks are kept as they are and which runs
 //! of small chunks are folded into target-size chunks.
 //!
-//! Input: the array's [`ChunkDim`] along the compacted dimension, the target edge, whether only the
-//! tail is folded, and the first chunk that must stay as it is (the last stored file's, so that
-//! `vzarr append` can continue the store: an append re-reads that file and splices the new files
-//! after it, which needs its first element to start a chunk). Output: one [`Piece`] per chunk of
-//! the new grid along the dimension.
+//! Input: the array's [`ChunkDim`] along the compacted dimension, the target edge and whether only
+//! the tail is folded. Output: one [`Piece`] per chunk of the new grid along the dimension.
+//!
+//! Every chunk is judged by the elements it HOLDS ([`ChunkDim::valid`]), never by its encoded edge:
+//! the last chunk of a file's unlimited `time` (512 long, holding 31) holds 31, so 24 monthly files
+//! of daily `tas` in chunks of one day fold, with target 30, into `[30 x 24, 11]` (731 days). The
+//! last stored file is folded like the others: `vzarr append` continues a store whose last chunk
+//! holds its whole edge after that chunk (`append/splice`).
 //!
 //! Rule: a chunk is *small* when it holds fewer than `target` elements. Every maximal run of
 //! consecutive small chunks (of those eligible) holding `L` elements becomes `floor(L / target)`
@@ -41,15 +44,13 @@ pub(super) struct FoldRule {
     pub target: u64,
     /// Fold only the chunks after the last chunk of at least `target` elements.
     pub tail: bool,
-    /// Chunks from this one on are kept as they are (the last stored file's); `u64::MAX`: none.
-    pub keep_from: u64,
 }
 
 /// The pieces of the new dimension; `None` when nothing is folded.
 pub(super) fn plan_dim(dim: &ChunkDim, rule: &FoldRule) -> Option<Vec<Piece>> {
     let n = dim.num_chunks();
     let target = rule.target.max(1);
-    let keep_from = rule.keep_from.min(n);
+    let keep_from = n;
     let small = |c: u64| dim.valid(c) < target;
     let first_eligible = if rule.tail { (0..keep_from).rev().find(|&c| !small(c)).map_or(0, |c| c + 1) } else { 0 };
     let mut pieces = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
@@ -88,7 +89,8 @@ fn fold_run(dim: &ChunkDim, first: u64, end: u64, total: u64, target: u64, piece
     }
 }
 
-/// The new dimension: kept chunks keep their edge, folded ones have their length.
+/// The new dimension: kept chunks keep their edge (a kept last chunk encoded past the array's end
+/// stays so: it really decodes to that edge), folded ones have their length.
 ///
 /// # Errors
 /// [`GridError`] when the edges do not form a valid dimension (a bug in the plan).
@@ -121,7 +123,7 @@ mod tests {
     }
 
     fn rule(target: u64) -> FoldRule {
-        FoldRule { target, tail: false, keep_from: u64::MAX }
+        FoldRule { target, tail: false }
     }
 
     #[test]
@@ -129,9 +131,8 @@ mod tests {
         let mut edges = vec![365, 365];
         edges.extend(std::iter::repeat_n(1, 40));
         assert_eq!(edges_after(&edges, rule(30)), vec![365, 365, 30, 10]);
-        // The last file kept: its chunk stays, the run before it folds.
-        let keep = FoldRule { keep_from: 41, ..rule(30) };
-        assert_eq!(edges_after(&edges, keep), vec![365, 365, 30, 9, 1]);
+        // 60 daily files: two chunks of 30, the last file's day folded with the others.
+        assert_eq!(edges_after(&[1; 60], rule(30)), vec![30, 30]);
     }
 
     #[test]
@@ -146,7 +147,7 @@ mod tests {
         assert_eq!(plan_dim(&dim(&[30, 30, 10]), &rule(30)), None);
         // Folding [20, 20] would give [30, 10]: no fewer chunks, so nothing is done.
         assert_eq!(plan_dim(&dim(&[20, 20]), &rule(30)), None);
-        assert_eq!(plan_dim(&dim(&[365, 1]), &FoldRule { keep_from: 1, ..rule(30) }), None);
+        assert_eq!(plan_dim(&dim(&[365, 1]), &rule(30)), None);
     }
 
     #[test]
@@ -171,16 +172,36 @@ mod tests {
         assert_eq!(new_dim(&d, &pieces).unwrap().edges().collect::<Vec<_>>(), vec![7]);
     }
 
+    #[test]
+    fn the_monthly_archive_folds_by_held_elements() {
+        // tas of 24 monthly files (2000-2001), one day a chunk: 731 chunks of 1.
+        let tas = ChunkDim::regular(731, 1).unwrap();
+        let pieces = plan_dim(&tas, &rule(30)).unwrap();
+        let mut expected = vec![30; 24];
+        expected.push(11);
+        assert_eq!(new_dim(&tas, &pieces).unwrap().edges().collect::<Vec<_>>(), expected);
+        // time: one chunk per file, the last one encoded as 512 and holding 31. Nothing lowers the
+        // number of chunks, so nothing is folded; with a target of 62, every chunk folds, the
+        // last by the 31 it holds (731 = 62 x 11 + 49).
+        let mut months = vec![31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        months.extend([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 512]);
+        let time = ChunkDim::from_edges(731, &months).unwrap();
+        assert_eq!(plan_dim(&time, &rule(28)), None);
+        let folded = new_dim(&time, &plan_dim(&time, &rule(62)).unwrap()).unwrap();
+        let mut pairs = vec![62; 11];
+        pairs.push(49);
+        assert_eq!(folded.edges().collect::<Vec<_>>(), pairs);
+    }
+
     proptest! {
         #[test]
         fn plans_cover_the_dimension_and_are_idempotent(
             edges in proptest::collection::vec(1u64..8, 1..40),
             target in 1u64..20,
             tail: bool,
-            keep in 0u64..45,
         ) {
             let d = dim(&edges);
-            let rule = FoldRule { target, tail, keep_from: keep };
+            let rule = FoldRule { target, tail };
             if let Some(pieces) = plan_dim(&d, &rule) {
                 let after = new_dim(&d, &pieces).unwrap();
                 prop_assert_eq!(after.extent(), d.extent());
@@ -198,10 +219,8 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(at, d.extent());
-                // Folding again changes nothing (the kept chunks are renumbered by the new grid).
-                let keep_at = pieces.iter().position(|p| *p == Piece::Keep(keep)).map_or(u64::MAX, |k| k as u64);
-                let again = FoldRule { keep_from: keep_at, ..rule };
-                prop_assert_eq!(plan_dim(&after, &again), None);
+                // Folding again changes nothing.
+                prop_assert_eq!(plan_dim(&after, &rule), None);
             }
         }
     }

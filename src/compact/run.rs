@@ -133,8 +133,9 @@ fn planned(dataset: &VirtualDataset, plans: &[ArrayPlan]) -> CompactReport {
         .map(|plan| {
             let array = &dataset.arrays[plan.index];
             let dim = array.metadata.chunk_grid.dim(plan.axis);
-            let after = super::plan::new_dim(dim, &plan.pieces).map(|d| d.edges().collect()).unwrap_or_default();
-            ArrayFold { path: array.path.clone(), before: dim.edges().collect(), after, chunks_written: 0 }
+            // As a user reads them: the elements each chunk holds (a last chunk of 512 holding 31 is 31).
+            let after = super::plan::new_dim(dim, &plan.pieces).map(|d| d.held_edges().collect()).unwrap_or_default();
+            ArrayFold { path: array.path.clone(), before: dim.held_edges().collect(), after, chunks_written: 0 }
         })
         .collect();
     CompactReport { arrays, written: false, snapshot: None }
@@ -178,7 +179,6 @@ fn plan_dataset(
     if options.target > extent {
         return Err(usage(format!("target length {} is larger than dimension {dim} ({extent})", options.target)));
     }
-    let last_start = last_file_start(dataset, dim);
     let mut plans = Vec::new();
     for (index, array) in dataset.arrays.iter().enumerate() {
         let Some(axis) = axis_of(array, dim) else { continue };
@@ -186,8 +186,7 @@ fn plan_dataset(
             continue;
         }
         let along = array.metadata.chunk_grid.dim(axis);
-        let keep_from = last_start.and_then(|s| along.locate(s)).map_or(u64::MAX, |(chunk, _)| chunk);
-        let rule = FoldRule { target: options.target, tail: options.tail, keep_from };
+        let rule = FoldRule { target: options.target, tail: options.tail };
         if let Some(pieces) = plan_dim(along, &rule) {
             plans.push(ArrayPlan { index, axis, pieces });
         }
@@ -207,17 +206,4 @@ fn dimension_names(dataset: &VirtualDataset) -> String {
     names.sort_unstable();
     names.dedup();
     names.join(", ")
-}
-
-/// Where the last stored file(s) start along `dim` in a store `vzarr append` can extend along it;
-/// `None` otherwise.
-fn last_file_start(dataset: &VirtualDataset, dim: &str) -> Option<u64> {
-    let provenance = &dataset.provenance;
-    provenance.recipe.as_ref()?;
-    if let Some(k) = provenance.concat_dims.iter().position(|d| d.name == dim) {
-        let ranges: Vec<(u64, u64)> = provenance.boxes.iter().filter_map(|b| b.ranges.get(k).copied()).collect();
-        let end = ranges.iter().map(|r| r.0 + r.1).max()?;
-        return ranges.iter().filter(|r| r.0 + r.1 == end).map(|r| r.0).min();
-    }
-    (provenance.concat_dim.as_deref() == Some(dim)).then(|| provenance.parts.last().map(|p| p.start))?
 }

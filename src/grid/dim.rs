@@ -259,6 +259,47 @@ impl ChunkDim {
         }
     }
 
+    /// Elements each chunk HOLDS, as maximal `(held, count)` runs: the runs of [`ChunkDim::runs`] with
+    /// the last chunk counted by [`ChunkDim::valid`] (`min(edge, extent - start)`), not by its encoded
+    /// edge. A monthly file's `time` of 31 values in a chunk of 512 holds 31: its edges are `[512]`,
+    /// its held runs `[(31, 1)]`. What a user reads, and what every consumer that plans by elements
+    /// (compaction, regular and sharded copies, `info`) works with. O(runs).
+    pub fn held_runs(&self) -> Vec<(u64, u64)> {
+        let mut runs = self.runs();
+        let n = self.num_chunks();
+        let Some(last) = n.checked_sub(1) else { return runs };
+        let held = self.valid(last);
+        if held == self.edge(last) {
+            return runs;
+        }
+        if let Some(tail) = runs.last_mut() {
+            tail.1 -= 1;
+            if tail.1 == 0 {
+                runs.pop();
+            }
+        }
+        match runs.last_mut() {
+            Some(tail) if tail.0 == held => tail.1 += 1,
+            _ => runs.push((held, 1)),
+        }
+        runs
+    }
+
+    /// Elements each chunk holds, in order (one item per chunk): [`ChunkDim::valid`] of every chunk.
+    pub fn held_edges(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.num_chunks()).map(move |chunk| self.valid(chunk))
+    }
+
+    /// `(min, max)` of the elements the chunks hold ([`ChunkDim::held_runs`]), `None` when there
+    /// are no chunks: `28..31` for a month-per-file `time`, where [`ChunkDim::edge_range`] says
+    /// `28..512`.
+    pub fn held_range(&self) -> Option<(u64, u64)> {
+        self.held_runs().iter().fold(None, |acc, &(edge, _)| match acc {
+            None => Some((edge, edge)),
+            Some((lo, hi)) => Some((lo.min(edge), hi.max(edge))),
+        })
+    }
+
     /// `(min edge, max edge)` over all chunks, `None` when there are no chunks.
     pub fn edge_range(&self) -> Option<(u64, u64)> {
         self.runs().iter().fold(None, |acc, &(edge, _)| match acc {
@@ -353,6 +394,28 @@ mod tests {
         assert_eq!(last_short.runs(), vec![(4, 2), (2, 1)]);
     }
 
+    #[test]
+    fn held_runs_count_the_last_chunk_by_what_it_holds() {
+        // 24 months, the last file's `time` chunk of 512 holding 31.
+        let d = ChunkDim::from_edges(90, &[31, 28, 512]).unwrap();
+        assert_eq!(d.edge_range(), Some((28, 512)));
+        assert_eq!(d.held_range(), Some((28, 31)));
+        assert_eq!(d.held_runs(), vec![(31, 1), (28, 1), (31, 1)]);
+        assert_eq!(d.held_edges().collect::<Vec<_>>(), vec![31, 28, 31]);
+        // Regular chunks of 8 over 31: the last holds 7.
+        let r = ChunkDim::regular(31, 8).unwrap();
+        assert_eq!(r.held_runs(), vec![(8, 3), (7, 1)]);
+        // The held length merges with the run before it; a full last chunk changes nothing.
+        let m = ChunkDim::from_edges(35, &[10, 10, 10, 512]).unwrap();
+        assert_eq!(m.held_runs(), vec![(10, 3), (5, 1)]);
+        let e = ChunkDim::from_edges(25, &[10, 10, 10]).unwrap();
+        assert_eq!(e.held_runs(), vec![(10, 2), (5, 1)]);
+        let f = ChunkDim::from_edges(40, &[30, 10]).unwrap();
+        assert_eq!(f.held_runs(), f.runs());
+        assert_eq!(ChunkDim::regular(0, 4).unwrap().held_runs(), vec![]);
+        assert_eq!(ChunkDim::from_edges(6, &[5, 1]).unwrap().held_runs(), vec![(5, 1), (1, 1)]);
+    }
+
     proptest! {
         #[test]
         fn locate_matches_brute_force((edges, extent) in edges_and_extent()) {
@@ -369,6 +432,9 @@ mod tests {
             prop_assert_eq!(d.locate(extent), None);
             let valid: u64 = (0..d.num_chunks()).map(|c| d.valid(c)).sum();
             prop_assert_eq!(valid, extent);
+            let held: Vec<u64> =
+                d.held_runs().iter().flat_map(|&(e, n)| std::iter::repeat_n(e, n as usize)).collect();
+            prop_assert_eq!(held, d.held_edges().collect::<Vec<_>>());
             let uniform = edges.windows(2).all(|w| w[0] == w[1]) && !edges.is_empty();
             prop_assert_eq!(d.is_regular(), uniform);
         }

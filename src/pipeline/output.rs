@@ -23,6 +23,9 @@ pub enum Format {
     KerchunkJson {
         /// The rewrites, in order.
         url_prefixes: Vec<UrlPrefix>,
+        /// Rectilinear arrays of at most this many decoded bytes are inlined
+        /// ([`KerchunkWriter::inline_threshold`]; [`crate::formats::DEFAULT_INLINE_THRESHOLD`]).
+        inline_threshold: u64,
     },
     /// One new snapshot of an Icechunk repository (created when missing).
     #[cfg(feature = "icechunk")]
@@ -38,7 +41,9 @@ impl Format {
     pub fn writer(&self) -> Box<dyn Writer> {
         match self {
             Format::Native => Box::new(NativeWriter),
-            Format::KerchunkJson { url_prefixes } => Box::new(KerchunkWriter { url_prefixes: url_prefixes.clone() }),
+            Format::KerchunkJson { url_prefixes, inline_threshold } => {
+                Box::new(KerchunkWriter { url_prefixes: url_prefixes.clone(), inline_threshold: *inline_threshold })
+            }
             #[cfg(feature = "icechunk")]
             Format::Icechunk(options) => Box::new(crate::formats::IcechunkWriter { options: options.clone() }),
             #[cfg(feature = "kerchunk-parquet")]

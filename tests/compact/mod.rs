@@ -55,13 +55,13 @@ fn daily_chunks_fold_into_target_chunks_and_read_as_the_files() {
     let before = crate::common::tree_files(&store);
     let dry = compact(&store, &["--dim", "time", "--target", "30", "--dry-run"]);
     assert_eq!(dry.code, 0, "{}", dry.stderr);
-    assert!(dry.stdout.contains("tas: time: [1 x 40] -> [30, 9, 1]"), "{}", dry.stdout);
+    assert!(dry.stdout.contains("tas: time: [1 x 40] -> [30, 10]"), "{}", dry.stdout);
     assert!(crate::common::tree_files(&store) == before, "a dry run changed the store");
-    // The last file's chunk stays (an append re-reads it); the 39 before it fold into 30 + 9.
+    // Every chunk is folded, the last file's too: 30 + 10.
     let run = compact(&store, &["--chunks", "time=30"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for var in VARS {
-        assert_eq!(time_edges(&store, var), vec![30, 9, 1], "{var}");
+        assert_eq!(time_edges(&store, var), vec![30, 10], "{var}");
     }
     assert_values(&store, &files);
     let verified = cli_expect(&["verify", &s(&store)], 0);
@@ -85,14 +85,15 @@ fn append_then_compact_tail_like_a_daily_cron_job() {
     let store = dir.path().join("days.vzarr");
     scan(&files[..35], &store, &[]);
     cli_expect(&["compact", &s(&store), "--dim", "time", "--target", "10"], 0);
-    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 4, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 5]);
+    // The last stored file now starts inside a folded chunk: the appends continue after it.
     for file in &files[35..] {
         cli_expect(&["append", &s(&store), &s(file)], 0);
     }
-    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 4, 1, 1, 1, 1, 1, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 5, 1, 1, 1, 1, 1]);
     let tail = compact(&store, &["--dim", "time", "--target", "10", "--tail"]);
     assert_eq!(tail.code, 0, "{}", tail.stderr);
-    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 9, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![10, 10, 10, 10]);
     assert_values(&store, &files);
     cli_expect(&["verify", &s(&store)], 0);
 }
@@ -171,7 +172,7 @@ fn two_compactions_at_once_one_wins_and_the_other_changes_nothing() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("is running"), "{stderr}");
     }
-    assert_eq!(time_edges(&store, "tas"), vec![7, 7, 7, 7, 1, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![7, 7, 7, 7, 2]);
     assert_values(&store, &files);
 }
 
@@ -205,12 +206,12 @@ fn icechunk_daily_appends_compact_in_one_commit_while_an_old_reader_reads_on() {
     let old_values = old_tas.read(&all, &vzarr::ReadOptions::default()).unwrap();
     assert_same("tas through the previous snapshot", &old_values.bytes, &oracle(&files, "tas"));
     assert_eq!(old_tas.reader().metadata().chunk_grid.dim(0).num_chunks(), 40);
-    // The new tip: [31, 8, 1], equal to the files.
+    // The new tip: [31, 9], equal to the files.
     let new = open();
     for var in VARS {
         let array = new.array(var).unwrap();
         let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
-        assert_eq!(edges, vec![31, 8, 1], "{var}");
+        assert_eq!(edges, vec![31, 9], "{var}");
         let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
         assert_same(&format!("{var} at the new tip"), &values.bytes, &oracle(&files, var));
     }
@@ -231,7 +232,7 @@ fn icechunk_daily_appends_compact_in_one_commit_while_an_old_reader_reads_on() {
     let all_files: Vec<PathBuf> = files.iter().chain(&more).cloned().collect();
     let tip = open();
     let tas = tip.array("tas").unwrap();
-    assert_eq!(tas.reader().metadata().chunk_grid.dim(0).edges().collect::<Vec<_>>(), vec![31, 10, 1]);
+    assert_eq!(tas.reader().metadata().chunk_grid.dim(0).edges().collect::<Vec<_>>(), vec![31, 11]);
     let values = tas.read(&vzarr::Selection::all(&tas.reader().shape()), &Default::default()).unwrap();
     assert_same("tas after append + compact --tail", &values.bytes, &oracle(&all_files, "tas"));
 }
@@ -261,7 +262,7 @@ fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
         let again = compact(location, &["--chunks", "time=5"]);
         assert_eq!(again.code, 0, "{crash}: {}", again.stderr);
     }
-    assert_eq!(time_edges(&store, "tas"), vec![5, 5, 1, 1]);
+    assert_eq!(time_edges(&store, "tas"), vec![5, 5, 2]);
     assert_values(&store, &files);
     cli_expect(&["verify", &s(&repo)], 0);
     assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".days")), "staging left behind");

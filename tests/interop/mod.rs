@@ -313,7 +313,8 @@ fn assert_refs_match_store(refs: &serde_json::Map<String, Value>, store_path: &P
 #[test]
 fn kerchunk_references_equal_the_native_stores_chunks() {
     let archive = Archive::new(&yearly(2000..=2003, 61));
-    let refs = refs_of(&archive.export(&[]));
+    // Nothing inlined: the references are compared with the store's (inlining: tests/everyday).
+    let refs = refs_of(&archive.export(&["--inline-threshold", "0"]));
     assert_refs_match_store(&refs, &archive.store);
 }
 
@@ -323,7 +324,8 @@ fn kerchunk_references_equal_the_native_stores_chunks() {
 #[test]
 fn read_info_and_verify_open_kerchunk_json() {
     let archive = Archive::new(&monthly(2023..=2023, Some(10), true));
-    let refs = archive.export(&[]);
+    // Nothing inlined, so that `info` counts what the native store counts (inlining: tests/everyday).
+    let refs = archive.export(&["--inline-threshold", "0"]);
     for var in ["tas", "time", "time_bnds"] {
         let npy = archive.path(&format!("{var}.npy"));
         cli_expect(&[s("read"), s(&refs), s(var), s("-o"), s(&npy)], 0);
@@ -411,7 +413,9 @@ fn scan_to_kerchunk_json_writes_what_export_writes() {
 fn url_prefix_rewrites_every_reference() {
     let archive = Archive::new(&monthly(2023..=2023, Some(10), false));
     let dir = format!("{}/", archive.dir.path().display());
-    let refs = refs_of(&archive.export(&["--url-prefix", &format!("{dir}=s3://bucket/archive/")]));
+    // Nothing inlined: every file keeps references (its small rectilinear arrays would be inlined).
+    let prefix = format!("{dir}=s3://bucket/archive/");
+    let refs = refs_of(&archive.export(&["--url-prefix", &prefix, "--inline-threshold", "0"]));
     let urls: BTreeSet<&str> = refs.values().filter_map(|v| v.as_array()).map(|a| a[0].as_str().unwrap()).collect();
     let expected: BTreeSet<String> = archive
         .sources

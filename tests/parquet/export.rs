@@ -84,11 +84,12 @@ fn store_owned_chunks_are_exported_inline() {
 /// the Parquet options need --kerchunk-parquet.
 #[test]
 fn rectilinear_arrays_are_refused_or_left_out() {
+    // Small enough to inline by default (`tests/everyday`): nothing inlined here.
     let files = Files::new(&monthly(2001..=2001, None, false)[..3]);
     let native = files.path("monthly.vzarr");
     files.scan(&native, "native", &[], 0);
     let out = files.path("monthly.parq");
-    let run = export(&native, &out, &[], 1);
+    let run = export(&native, &out, &["--inline-threshold", "0"], 1);
     let line = run.stderr_lines().into_iter().find(|l| l.contains("rectilinear")).unwrap_or_default().to_string();
     assert!(
         line.contains("monthly.parq: time: its chunk grid is rectilinear") && line.contains("Zarr v2"),
@@ -97,7 +98,7 @@ fn rectilinear_arrays_are_refused_or_left_out() {
     );
     assert!(!out.exists(), "nothing written");
 
-    let run = export(&native, &out, &["--skip-unsupported"], 3);
+    let run = export(&native, &out, &["--inline-threshold", "0", "--skip-unsupported"], 3);
     assert!(run.stderr.contains("warning: tas: left out of the kerchunk Parquet output"), "{}", run.stderr);
     let zmetadata: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join(".zmetadata")).unwrap()).unwrap();
     let metadata = zmetadata["metadata"].as_object().unwrap();
@@ -110,9 +111,9 @@ fn rectilinear_arrays_are_refused_or_left_out() {
     let theirs = crate::common::oracle_read(&files.sources[0], "lat", None);
     crate::common::assert_same_elements("lat", &lat.bytes, &theirs, lat.data_type.size());
 
-    let run = export(&native, &out, &["--skip-unsupported"], 1);
+    let run = export(&native, &out, &["--inline-threshold", "0", "--skip-unsupported"], 1);
     assert!(run.stderr.contains("already exists (pass --overwrite to replace it)"), "{}", run.stderr);
-    export(&native, &out, &["--skip-unsupported", "--overwrite"], 3);
+    export(&native, &out, &["--inline-threshold", "0", "--skip-unsupported", "--overwrite"], 3);
     let plain = files.path("plain");
     std::fs::create_dir(&plain).unwrap();
     std::fs::write(plain.join("keep"), b"mine").unwrap();

@@ -90,21 +90,24 @@ fn scan_writes_the_layout_lazy_reference_mapper_reads() {
 fn rectilinear_arrays_are_refused_by_name() {
     let files = Files::new(&monthly(2001..=2001, None, false)[..3]);
     let out = files.path("monthly.parq");
-    let run = files.scan(&out, "kerchunk-parquet", &[], 1);
+    // Small enough to inline by default (`tests/everyday`): nothing inlined here.
+    let run = files.scan(&out, "kerchunk-parquet", &["--inline-threshold", "0"], 1);
     let line = run.stderr_lines().into_iter().find(|l| l.contains("rectilinear")).unwrap_or_default().to_string();
     assert!(line.contains("monthly.parq") && line.contains("Zarr v2"), "{}", run.stderr);
+    assert!(line.contains("exceed the inline threshold of 0 bytes"), "{}", run.stderr);
     assert!(!out.exists(), "nothing written");
-    let run = files.scan(&out, "kerchunk-parquet", &["--skip-unsupported"], 3);
+    let run = files.scan(&out, "kerchunk-parquet", &["--skip-unsupported", "--inline-threshold", "0"], 3);
     assert!(run.stderr.contains("tas: left out of the kerchunk Parquet output"), "{}", run.stderr);
     let zmetadata: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join(".zmetadata")).unwrap()).unwrap();
     let metadata = zmetadata["metadata"].as_object().unwrap();
     assert!(metadata.contains_key("lat/.zarray") && !metadata.contains_key("tas/.zarray"), "{metadata:?}");
     // --overwrite replaces a reference set, never an ordinary directory.
-    files.scan(&out, "kerchunk-parquet", &["--skip-unsupported", "--overwrite"], 3);
+    files.scan(&out, "kerchunk-parquet", &["--skip-unsupported", "--overwrite", "--inline-threshold", "0"], 3);
     let plain = files.path("plain");
     std::fs::create_dir(&plain).unwrap();
     std::fs::write(plain.join("keep"), b"mine").unwrap();
-    let run = files.scan(&plain, "kerchunk-parquet", &["--skip-unsupported", "--overwrite"], 1);
+    let run =
+        files.scan(&plain, "kerchunk-parquet", &["--skip-unsupported", "--overwrite", "--inline-threshold", "0"], 1);
     assert!(run.stderr.contains("is not a kerchunk Parquet reference set"), "{}", run.stderr);
     assert_eq!(dir_entries(&plain), ["keep"]);
 }

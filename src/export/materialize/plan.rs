@@ -183,7 +183,7 @@ pub fn plan_shards(
         .enumerate()
         .map(|(d, dim)| {
             inner_edge(dim).ok_or_else(|| {
-                let (min, max) = dim.edge_range().unwrap_or((0, 0));
+                let (min, max) = dim.held_range().unwrap_or((0, 0));
                 Unshardable::VaryingEdges { dim: name(d), min, max }
             })
         })

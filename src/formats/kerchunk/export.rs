@@ -12,13 +12,28 @@ use crate::read::{ArrayReader, EntryRounds, Store};
 use crate::store::OutputKind;
 
 /// Options of [`export_kerchunk`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct KerchunkOptions {
     /// Location rewrites, tried in order; the first match applies. Default: none (absolute
     /// `file://` URLs for local paths, URLs as stored).
     pub url_prefixes: Vec<UrlPrefix>,
     /// Replace an existing file (atomically). Default: false.
     pub overwrite: bool,
+    /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
+    /// written as one inline `base64:` chunk of those values, read through the store
+    /// (`formats/inline`); a larger one keeps its grid. Default:
+    /// [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD) (1 MiB); 0 inlines nothing.
+    pub inline_threshold: u64,
+}
+
+impl Default for KerchunkOptions {
+    fn default() -> Self {
+        KerchunkOptions {
+            url_prefixes: Vec::new(),
+            overwrite: false,
+            inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD,
+        }
+    }
 }
 
 /// Exports the native store `store` as kerchunk reference JSON at `destination`, streaming: manifest
@@ -38,12 +53,30 @@ pub async fn export_kerchunk(
         let info = store.info();
         let mut refs = RefsWriter::create(&staging, &urls, &info.provenance, &info.warnings)?;
         refs.raw_text("zarr.json", &store.node_metadata("").await?)?;
-        for node in groups.iter().chain(&arrays) {
+        for node in &groups {
             refs.raw_text(&node_key(node), &store.node_metadata(node).await?)?;
+        }
+        // Small rectilinear arrays inlined (`formats/inline`): their metadata rewritten, one chunk.
+        let mut inlined = Vec::new();
+        for path in &arrays {
+            let array = store.array(path).await?;
+            match crate::formats::inline_candidate(array.metadata()) {
+                Some(Some(bytes)) if bytes <= options.inline_threshold => {
+                    let metadata = crate::formats::inlined_metadata(array.metadata(), path, destination)?;
+                    refs.text(&node_key(path), &metadata.to_json())?;
+                    inlined.push(path);
+                }
+                _ => refs.raw_text(&node_key(path), &store.node_metadata(path).await?)?,
+            }
         }
         for path in &arrays {
             let array = store.array(path).await?;
-            array_refs(&mut refs, &array, &urls).await?;
+            if inlined.contains(&path) {
+                let origin = vec![0; array.metadata().chunk_grid.ndim()];
+                refs.inline(&chunk_key(path, &origin), &crate::formats::read_whole(&array).await?)?;
+            } else {
+                array_refs(&mut refs, &array, &urls).await?;
+            }
         }
         Ok(refs.finish()?)
     };

@@ -84,7 +84,6 @@ impl ReferenceView {
     }
 
     /// Adds array `path` with its chunks.
-    #[cfg(feature = "kerchunk-parquet")]
     pub(crate) fn insert_array(&mut self, path: &str, metadata: ArrayMetadata, table: ReferenceTable) {
         self.nodes.insert(path.to_string(), metadata.to_text().into_bytes().into());
         self.arrays.insert(path.to_string(), (metadata, Arc::new(table)));

@@ -51,11 +51,23 @@ pub struct KerchunkReport {
 }
 
 /// Writes a [`VirtualDataset`] as kerchunk reference JSON instead of a native store.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct KerchunkWriter {
     /// Location rewrites, tried in order; the first match applies. Default: none (absolute `file://`
     /// URLs for local paths, URLs as stored).
     pub url_prefixes: Vec<UrlPrefix>,
+    /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
+    /// written as one inline `base64:` chunk of those values, readable by Zarr readers without the
+    /// rectilinear grid (`formats/inline`); a larger one keeps its rectilinear grid (Zarr v3 keys can
+    /// say it). Default: [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD)
+    /// (1 MiB); 0 inlines nothing.
+    pub inline_threshold: u64,
+}
+
+impl Default for KerchunkWriter {
+    fn default() -> Self {
+        KerchunkWriter { url_prefixes: Vec::new(), inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD }
+    }
 }
 
 impl Writer for KerchunkWriter {
@@ -65,6 +77,8 @@ impl Writer for KerchunkWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
+        let (dataset, _) = crate::formats::inline_rectilinear(dataset, self.inline_threshold, destination)?;
+        let dataset = dataset.as_ref();
         let urls = written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::KerchunkJson, options.overwrite, &inputs)?;

@@ -1,6 +1,8 @@
 //! A native store, Icechunk repository or kerchunk document exported as a kerchunk Parquet reference
 //! set: the directory `formats/parquet`'s writer produces for a scanned dataset (the same
-//! `.zmetadata` and record files), written from an opened [`Store`] one record of rows at a time.
+//! `.zmetadata` and record files), written from an opened [`Store`] one record of rows at a time. A
+//! small rectilinear array is inlined as the scan's writer inlines it (`formats/inline`), its values
+//! read through the store.
 
 use std::path::Path;
 
@@ -31,6 +33,11 @@ pub struct KerchunkParquetOptions {
     pub skip_unsupported: bool,
     /// Replace an existing reference set (atomically; never anything else). Default: false.
     pub overwrite: bool,
+    /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
+    /// written as one inline (`raw`) chunk of those values, read through the store; a larger one is
+    /// refused by name (or left out with `skip_unsupported`). Default:
+    /// [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD) (1 MiB).
+    pub inline_threshold: u64,
 }
 
 impl Default for KerchunkParquetOptions {
@@ -40,6 +47,7 @@ impl Default for KerchunkParquetOptions {
             record_size: DEFAULT_RECORD_SIZE,
             skip_unsupported: false,
             overwrite: false,
+            inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD,
         }
     }
 }
@@ -87,9 +95,24 @@ pub async fn export_kerchunk_parquet(
     for group in groups {
         zmetadata.group(&group.path, &group.attributes)?;
     }
-    let mut kept = Vec::new();
+    let (mut kept, mut inlined) = (Vec::new(), Vec::new());
     for path in &arrays {
         let array = store.array(path).await?;
+        match crate::formats::inline_candidate(array.metadata()) {
+            Some(Some(bytes)) if bytes <= options.inline_threshold => {
+                let metadata = crate::formats::inlined_metadata(array.metadata(), path, destination)?;
+                zmetadata.array(path, &metadata)?;
+                inlined.push((path.clone(), crate::formats::read_whole(&array).await?));
+                continue;
+            }
+            Some(bytes) if !options.skip_unsupported => {
+                let threshold = options.inline_threshold;
+                let refused =
+                    crate::formats::too_large_to_inline(destination, path, bytes, threshold, "kerchunk Parquet");
+                return Err(refused.into());
+            }
+            _ => {}
+        }
         if zmetadata.array(path, array.metadata())? {
             kept.push(array);
         }
@@ -100,6 +123,13 @@ pub async fn export_kerchunk_parquet(
         let url_bytes = url_bytes(&urls);
         for array in &kept {
             write_array(array, &url_bytes, &staging, options.record_size, &mut report).await?;
+        }
+        for (path, values) in inlined {
+            let files = RecordFiles::create(&staging.join(&path), options.record_size)?;
+            files.write(0, std::iter::once(Ok(Row::Inline(values))))?;
+            report.arrays += 1;
+            report.record_files += 1;
+            report.inline += 1;
         }
         let info = store.info();
         let mut warnings = info.warnings.clone();

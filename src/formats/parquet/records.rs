@@ -63,6 +63,8 @@ pub(crate) struct RecordFiles {
     record_size: usize,
     schema: Arc<Type>,
     properties: Arc<WriterProperties>,
+    /// The same, `path` not dictionary-encoded: for a record naming no URL.
+    no_urls: Arc<WriterProperties>,
 }
 
 /// One record's columns; `path` and `raw` hold only their non-null values, with definition levels.
@@ -114,26 +116,31 @@ impl RecordFiles {
         std::fs::create_dir_all(dir).map_err(io_error(dir, "creating the array's folder"))?;
         let schema = Arc::new(parse_message_type(SCHEMA).map_err(|e| parquet_error(dir, e))?);
         let level = ZstdLevel::try_new(3).map_err(|e| parquet_error(dir, e))?;
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_column_compression(ColumnPath::from("raw"), Compression::ZSTD(level))
-            .set_statistics_enabled(EnabledStatistics::None)
-            // fastparquet reads an integer column without a null count as nullable (floats in numpy),
-            // which fsspec then cannot seek with.
-            .set_column_statistics_enabled(ColumnPath::from("offset"), EnabledStatistics::Chunk)
-            .set_column_statistics_enabled(ColumnPath::from("size"), EnabledStatistics::Chunk)
-            .set_dictionary_enabled(false)
-            .set_column_dictionary_enabled(ColumnPath::from("path"), true)
-            .set_encoding(Encoding::PLAIN)
-            .set_column_encoding(ColumnPath::from("offset"), Encoding::DELTA_BINARY_PACKED)
-            .set_column_encoding(ColumnPath::from("size"), Encoding::DELTA_BINARY_PACKED)
-            .set_max_row_group_row_count(Some(record_size.max(1)))
-            .build();
+        let builder = || {
+            WriterProperties::builder()
+                .set_compression(Compression::UNCOMPRESSED)
+                .set_column_compression(ColumnPath::from("raw"), Compression::ZSTD(level))
+                .set_statistics_enabled(EnabledStatistics::None)
+                // fastparquet reads an integer column without a null count as nullable (floats in numpy),
+                // which fsspec then cannot seek with.
+                .set_column_statistics_enabled(ColumnPath::from("offset"), EnabledStatistics::Chunk)
+                .set_column_statistics_enabled(ColumnPath::from("size"), EnabledStatistics::Chunk)
+                .set_dictionary_enabled(false)
+                .set_column_dictionary_enabled(ColumnPath::from("path"), true)
+                .set_encoding(Encoding::PLAIN)
+                .set_column_encoding(ColumnPath::from("offset"), Encoding::DELTA_BINARY_PACKED)
+                .set_column_encoding(ColumnPath::from("size"), Encoding::DELTA_BINARY_PACKED)
+                .set_max_row_group_row_count(Some(record_size.max(1)))
+        };
+        // A record without any URL (every chunk inline or missing: an inlined coordinate) has its
+        // `path` column plain: fastparquet fails on a dictionary-encoded column of nulls only.
+        let no_urls = builder().set_column_dictionary_enabled(ColumnPath::from("path"), false).build();
         Ok(RecordFiles {
             dir: dir.to_path_buf(),
             record_size: record_size.max(1),
             schema,
-            properties: Arc::new(properties),
+            properties: Arc::new(builder().build()),
+            no_urls: Arc::new(no_urls),
         })
     }
 
@@ -153,7 +160,8 @@ impl RecordFiles {
         }
         let path = self.dir.join(format!("refs.{record}.parq"));
         let file = File::create(&path).map_err(io_error(&path, "creating reference file"))?;
-        write_file(file, &self.schema, &self.properties, &columns).map_err(|e| parquet_error(&path, e))
+        let properties = if columns.path.is_empty() { &self.no_urls } else { &self.properties };
+        write_file(file, &self.schema, properties, &columns).map_err(|e| parquet_error(&path, e))
     }
 }
 

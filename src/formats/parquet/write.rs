@@ -11,7 +11,9 @@
 //!
 //! Zarr v2 metadata (`formats/kerchunk/zarr_v2/encode`): fsspec finds a chunk's row from its `.zarray`'s
 //! `shape` and `chunks` and the key `i.j`, so an array whose grid is rectilinear has no Parquet form;
-//! it is refused by name ([`WriteError::BadName`]), or left out with a warning when
+//! such an array is inlined when it is small (`formats/inline`: one `raw` chunk of its decoded values,
+//! up to [`KerchunkParquetWriter::inline_threshold`]), else refused by name with the threshold
+//! ([`WriteError::BadName`]), or left out with a warning when
 //! [`KerchunkParquetWriter::skip_unsupported`] is set. Rows are `path`/`offset`/`size` for a chunk
 //! in a source file, `raw` bytes for a store-owned chunk, all null for a missing one
 //! (`formats/parquet/records`). The `vzarr` key of `.zmetadata` (ignored by fsspec) records
@@ -50,14 +52,23 @@ pub struct KerchunkParquetWriter {
     pub url_prefixes: Vec<UrlPrefix>,
     /// Rows per reference file. Default: [`DEFAULT_RECORD_SIZE`].
     pub record_size: usize,
-    /// Leave out, with a warning, arrays Zarr v2 cannot express (rectilinear grids, structs) instead
-    /// of refusing the whole output. Default: false.
+    /// Leave out, with a warning, arrays Zarr v2 cannot express (rectilinear grids larger than
+    /// `inline_threshold`, structs) instead of refusing the whole output. Default: false.
     pub skip_unsupported: bool,
+    /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
+    /// written as one inline chunk (`raw`) of those values (`formats/inline`). Default:
+    /// [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD) (1 MiB); 0 inlines nothing.
+    pub inline_threshold: u64,
 }
 
 impl Default for KerchunkParquetWriter {
     fn default() -> Self {
-        KerchunkParquetWriter { url_prefixes: Vec::new(), record_size: DEFAULT_RECORD_SIZE, skip_unsupported: false }
+        KerchunkParquetWriter {
+            url_prefixes: Vec::new(),
+            record_size: DEFAULT_RECORD_SIZE,
+            skip_unsupported: false,
+            inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD,
+        }
     }
 }
 
@@ -68,6 +79,13 @@ impl Writer for KerchunkParquetWriter {
         destination: &Path,
         options: &WriteOptions,
     ) -> Result<StoreInfo, WriteError> {
+        let (dataset, inlined) = crate::formats::inline_rectilinear(dataset, self.inline_threshold, destination)?;
+        if !self.skip_unsupported {
+            if let Some(refused) = inlined.refusal(destination, self.inline_threshold, "kerchunk Parquet") {
+                return Err(refused);
+            }
+        }
+        let dataset = dataset.as_ref();
         let urls = crate::formats::urls::written_source_urls(&dataset.sources, &self.url_prefixes, destination)?;
         let root = dataset.groups.iter().find(|g| g.path.is_empty()).map(|g| g.attributes.clone()).unwrap_or_default();
         let mut zmetadata = Zmetadata::new(destination, &root, self.skip_unsupported);

@@ -66,7 +66,7 @@ pub(crate) fn plan(source: &ChunkGrid, target: &[u64], element_size: u64, budget
         .dims()
         .iter()
         .zip(&shape)
-        .map(|(d, &n)| d.edge_range().map_or(1, |(_, max)| max).clamp(1, n.max(1)))
+        .map(|(d, &n)| d.held_range().map_or(1, |(_, max)| max).clamp(1, n.max(1)))
         .collect();
     let limits: Vec<u64> = plan.write.iter().zip(&source_chunk).map(|(&w, &s)| w.max(s)).collect();
     let mut read = consolidate(&shape, &source_chunk, element_size, budget, &limits);
@@ -117,7 +117,7 @@ fn dim_amplification(dim: &ChunkDim, block: u64) -> f64 {
     let blocks = n.div_ceil(block);
     if blocks > EXACT_BLOCKS {
         // Each block overlaps at most its own length plus one chunk less one element.
-        let edge = dim.edge_range().map_or(1, |(_, max)| max);
+        let edge = dim.held_range().map_or(1, |(_, max)| max);
         return (block + edge - 1) as f64 / block as f64;
     }
     let mut covered = 0u64;
