@@ -49,14 +49,14 @@ pub(crate) fn export<'py>(
     storage_options: Option<&Bound<'py, PyDict>>,
     inline_threshold: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let inline_threshold = inline_threshold.unwrap_or(vzarr::formats::DEFAULT_INLINE_THRESHOLD);
     let url_prefixes = url_prefix
         .iter()
         .map(|p| p.parse::<UrlPrefix>().map_err(|e| PyValueError::new_err(format!("url_prefix {p:?}: {e}"))))
         .collect::<PyResult<Vec<_>>>()?;
     let export = match format.parse::<StoreFormat>() {
         Ok(StoreFormat::KerchunkJson) if record_size.is_none() && !skip_unsupported => {
-            Export::Json { url_prefixes, inline_threshold }
+            // Zarr v3 keys say a rectilinear grid: nothing is inlined unless asked.
+            Export::Json { url_prefixes, inline_threshold: inline_threshold.unwrap_or(0) }
         }
         Ok(StoreFormat::KerchunkJson) => {
             return Err(PyValueError::new_err("record_size and skip_unsupported go with format=\"kerchunk-parquet\""))
@@ -68,7 +68,7 @@ pub(crate) fn export<'py>(
                 size => size.unwrap_or(vzarr::formats::DEFAULT_RECORD_SIZE),
             },
             skip_unsupported,
-            inline_threshold,
+            inline_threshold: inline_threshold.unwrap_or(vzarr::formats::DEFAULT_INLINE_THRESHOLD),
         },
         _ => {
             return Err(PyValueError::new_err(format!(

@@ -21,6 +21,7 @@ struct Target {
 }
 
 impl Target {
+    #[allow(clippy::too_many_arguments)] // the Python keyword arguments it checks, one each
     fn new(
         output: String,
         format: &str,
@@ -28,15 +29,27 @@ impl Target {
         branch: Option<String>,
         message: Option<String>,
         trust_sources: bool,
+        inline_threshold: Option<u64>,
+        skip_unsupported: bool,
     ) -> PyResult<Self> {
+        let kerchunk = matches!(format, "kerchunk-json" | "kerchunk-parquet");
+        if inline_threshold.is_some() && !kerchunk {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "inline_threshold applies to format=\"kerchunk-json\" and \"kerchunk-parquet\" only",
+            ));
+        }
         let format = match format.parse::<vzarr::formats::StoreFormat>() {
             Ok(vzarr::formats::StoreFormat::Native) => Format::Native,
-            Ok(vzarr::formats::StoreFormat::KerchunkJson) => Format::KerchunkJson {
-                url_prefixes: Vec::new(),
-                inline_threshold: vzarr::formats::DEFAULT_INLINE_THRESHOLD,
-            },
+            Ok(vzarr::formats::StoreFormat::KerchunkJson) => {
+                Format::KerchunkJson { url_prefixes: Vec::new(), inline_threshold: inline_threshold.unwrap_or(0) }
+            }
             Ok(vzarr::formats::StoreFormat::KerchunkParquet) => {
-                Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter::default())
+                Format::KerchunkParquet(vzarr::formats::KerchunkParquetWriter {
+                    inline_threshold: inline_threshold.unwrap_or(vzarr::formats::DEFAULT_INLINE_THRESHOLD),
+                    // As the command line does: what Zarr v2 cannot say is left out with a warning.
+                    skip_unsupported,
+                    ..vzarr::formats::KerchunkParquetWriter::default()
+                })
             }
             Ok(vzarr::formats::StoreFormat::Icechunk) => Format::Icechunk(IcechunkOptions {
                 branch: branch.clone().unwrap_or_else(|| "main".into()),
@@ -125,7 +138,8 @@ fn archive(
 /// `kerchunk-json` or `icechunk`); returns the report.
 #[pyfunction]
 #[pyo3(signature = (inputs, concat, output, format, overwrite, skip_unsupported, take_first, drop_missing,
-    storage_options=None, branch=None, message=None, trust_sources=true, progress=false, sidecars=None))]
+    storage_options=None, branch=None, message=None, trust_sources=true, progress=false, sidecars=None,
+    inline_threshold=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn scan<'py>(
     py: Python<'py>,
@@ -143,8 +157,10 @@ pub(crate) fn scan<'py>(
     trust_sources: bool,
     progress: bool,
     sidecars: Option<&str>,
+    inline_threshold: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
+    let target =
+        Target::new(output, format, overwrite, branch, message, trust_sources, inline_threshold, skip_unsupported)?;
     let archive = archive(&inputs, &concat, take_first, drop_missing, storage_options)?
         .skip_unsupported(skip_unsupported)
         .sidecars(sidecars_option(sidecars)?);
@@ -255,7 +271,7 @@ pub(crate) fn scan_shard<'py>(
 /// and writes `output`; returns the report.
 #[pyfunction]
 #[pyo3(signature = (parts, concat, output, format, overwrite, take_first, drop_missing,
-    storage_options=None, branch=None, message=None, trust_sources=true))]
+    storage_options=None, branch=None, message=None, trust_sources=true, inline_threshold=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn merge<'py>(
     py: Python<'py>,
@@ -270,8 +286,9 @@ pub(crate) fn merge<'py>(
     branch: Option<String>,
     message: Option<String>,
     trust_sources: bool,
+    inline_threshold: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let target = Target::new(output, format, overwrite, branch, message, trust_sources)?;
+    let target = Target::new(output, format, overwrite, branch, message, trust_sources, inline_threshold, false)?;
     let archive = archive(&parts, &concat, take_first, drop_missing, storage_options)?;
     let merged = guard("merge", || {
         py.detach(|| -> Result<_, PipelineError> {

@@ -29,8 +29,9 @@ def export(
     rewrite source locations (the first match applies). Parquet holds Zarr v2 metadata, which cannot
     say a rectilinear chunk grid: such an array whose decoded values take at most `inline_threshold`
     bytes (default 1 MiB, ``vzarr export --inline-threshold``; 0 inlines nothing) is written as one
-    inline chunk of its values (in JSON too), a larger one raises `vzarr.Error` naming it, or with
-    `skip_unsupported=True` is left out and listed in the report's ``left_out``. The output is
+    inline chunk of its values, a larger one raises `vzarr.Error` naming it, or with
+    `skip_unsupported=True` is left out and listed in the report's ``left_out``. JSON's Zarr v3 keys
+    say a rectilinear grid, so JSON inlines such arrays only when `inline_threshold` is given. The output is
     written whole or not at all; `overwrite` replaces only an earlier export of the same kind
     (`vzarr.AlreadyExists` otherwise).
 

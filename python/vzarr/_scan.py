@@ -87,6 +87,7 @@ def scan(
     shard: None = None,
     client: Any = None,
     retries: int | None = None,
+    inline_threshold: int | None = None,
 ) -> ScanReport: ...
 
 
@@ -109,6 +110,7 @@ def scan(
     shard: tuple[int, int],
     client: Literal[None] = None,
     retries: int | None = None,
+    inline_threshold: int | None = None,
 ) -> PartReport: ...
 
 
@@ -130,6 +132,7 @@ def scan(
     shard: tuple[int, int] | None = None,
     client: Any = None,
     retries: int | None = None,
+    inline_threshold: int | None = None,
 ) -> ScanReport | PartReport:
     """Scans `inputs` (paths, URLs or glob patterns such as ``"s3://bucket/cmip/*.nc"``), combines
     them along the `concat` dimensions (``["time"]``, ``["member=attr:variant_label", "time"]``; the
@@ -138,7 +141,10 @@ def scan(
     grid are refused), ``"icechunk"`` (a new snapshot on `branch`, default ``main``) or ``"dmrpp"``:
     one DMR++ sidecar per file, ``output/<file name>.dmrpp`` (`output` a local directory, created
     when missing), as OPeNDAP's ``get_dmrpp`` writes them; nothing is combined, so `concat` and the
-    combine options are refused with it.
+    combine options are refused with it. For the kerchunk formats, `inline_threshold` (bytes of
+    decoded values, default 1 MiB) is the largest array whose chunk grid is rectilinear that is
+    written inline as one chunk of its values (Zarr v2 has no rectilinear grid); a larger one is
+    refused by name.
 
     The sources' containers join the user's trust list (as the command line does), so
     `vzarr.open(output)` reads them without `allow_sources`. With `progress`, a line on
@@ -172,7 +178,8 @@ def scan(
     if format == "dmrpp":
         refused = {"concat": bool(concat), "take_first": bool(take_first), "drop_missing": drop_missing,
                    "branch": branch is not None, "message": message is not None, "sidecars": sidecars is not None,
-                   "shard": shard is not None, "client": client is not None}
+                   "shard": shard is not None, "client": client is not None,
+                   "inline_threshold": inline_threshold is not None}
         given = [name for name, on in refused.items() if on]
         if given:
             raise ValueError(f"{given[0]} does not apply to format=\"dmrpp\": a sidecar describes one file")
@@ -183,7 +190,8 @@ def scan(
         if client is not None:
             raise ValueError("shard and client exclude each other: client= scans every shard")
         refused = {"format": format != "native", "take_first": bool(take_first), "drop_missing": drop_missing,
-                   "branch": branch is not None, "message": message is not None}
+                   "branch": branch is not None, "message": message is not None,
+                   "inline_threshold": inline_threshold is not None}
         given = [name for name, on in refused.items() if on]
         if given:
             raise ValueError(f"{given[0]} applies when the parts are merged: give it to vzarr.merge, not to a shard scan")
@@ -192,7 +200,7 @@ def scan(
     if client is not None:
         return _scan_on_cluster(client, _paths(inputs), list(concat or ()), os.fspath(output), format, overwrite,
                                 skip_unsupported, list(take_first), drop_missing, options, progress, branch,
-                                message, sidecars, retries)
+                                message, sidecars, retries, inline_threshold)
     report = _vzarr.scan(
         _paths(inputs),
         list(concat or ()),
@@ -208,6 +216,7 @@ def scan(
         True,
         progress,
         sidecars,
+        inline_threshold,
     )
     return ScanReport(**report)
 
@@ -258,6 +267,7 @@ def _scan_on_cluster(
     message: str | None,
     sidecars: str | None,
     retries: int | None,
+    inline_threshold: int | None,
 ) -> ScanReport:
     if not overwrite and format != "icechunk" and "://" not in output and os.path.lexists(output):
         # Refused before the cluster's work, as the write would refuse it after.
@@ -265,7 +275,7 @@ def _scan_on_cluster(
 
     def merge_parts(parts: list[str]) -> dict[str, Any]:
         return _vzarr.merge(parts, concat, output, format, overwrite, take_first, drop_missing, storage_options,
-                            branch, message)
+                            branch, message, True, inline_threshold)
 
     report, from_sidecars = _distributed.scan_on_cluster(
         client, inputs, concat, output, merge_parts, skip_unsupported=skip_unsupported,
@@ -332,6 +342,7 @@ def merge(
     storage_options: Mapping[str, object] | None = None,
     branch: str | None = None,
     message: str | None = None,
+    inline_threshold: int | None = None,
 ) -> ScanReport:
     """Merges the parts of a sharded scan (``vzarr scan --shard I/N`` on a job array; files, glob
     patterns or object-store URLs) into the store one scan over all inputs would have written.
@@ -351,5 +362,7 @@ def merge(
         dict(storage_options) if storage_options else None,
         branch,
         message,
+        True,
+        inline_threshold,
     )
     return ScanReport(**report)

@@ -66,6 +66,7 @@ def scan(
     trust_sources: bool = True,
     progress: bool = False,
     sidecars: str | None = None,
+    inline_threshold: int | None = None,
 ) -> dict[str, Any]: ...
 def write_sidecars(
     inputs: list[str],
@@ -122,6 +123,7 @@ def merge(
     branch: str | None = None,
     message: str | None = None,
     trust_sources: bool = True,
+    inline_threshold: int | None = None,
 ) -> dict[str, Any]: ...
 def append(
     store: str,

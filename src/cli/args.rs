@@ -229,9 +229,10 @@ pub(crate) struct CombineArgs {
     /// (Zarr v2 cannot express it: a `time` of monthly files in chunks of 512) and whose decoded
     /// values take at most BYTES is written as one inline chunk of those values, as kerchunk inlines
     /// small arrays; a larger one is refused by name with kerchunk-parquet. 0 inlines nothing.
-    /// Default: 1048576 (1 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::formats::DEFAULT_INLINE_THRESHOLD)]
-    pub(crate) inline_threshold: u64,
+    /// Default: 1048576 (1 MiB) for kerchunk-parquet; 0 for kerchunk-json, whose Zarr v3 keys say
+    /// a rectilinear grid.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) inline_threshold: Option<u64>,
     /// With --format kerchunk-json or kerchunk-parquet: rewrite source locations starting with OLD to start with NEW
     /// (e.g. `/archive/=s3://bucket/archive/`). Repeatable; the first match applies.
     #[arg(long, value_name = "OLD=NEW")]
@@ -518,9 +519,10 @@ pub(crate) struct ExportArgs {
     pub(crate) skip_unsupported: bool,
     /// An array whose chunk grid is rectilinear (Zarr v2 cannot express it) and whose decoded values
     /// take at most BYTES is written as one inline chunk of those values, read through the store,
-    /// as kerchunk inlines small arrays; 0 inlines nothing. Default: 1048576 (1 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::formats::DEFAULT_INLINE_THRESHOLD)]
-    pub(crate) inline_threshold: u64,
+    /// as kerchunk inlines small arrays; 0 inlines nothing. Default: 1048576 (1 MiB) for
+    /// --kerchunk-parquet; 0 for --kerchunk, whose Zarr v3 keys say a rectilinear grid.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) inline_threshold: Option<u64>,
     /// Rewrite source locations (paths or URLs) starting with OLD to start with NEW, e.g.
     /// `/archive/=s3://bucket/archive/`. Repeatable; the first match applies. Default: absolute
     /// file:// URLs.

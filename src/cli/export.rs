@@ -30,7 +30,7 @@ pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<Outcome> {
     let options = KerchunkOptions {
         url_prefixes: args.url_prefix.clone(),
         overwrite: args.overwrite,
-        inline_threshold: args.inline_threshold,
+        inline_threshold: args.inline_threshold.unwrap_or(0),
     };
     let context = || format!("exporting {} to {}", args.store, kerchunk.display());
     if let Some(url) = super::output::remote_url(&kerchunk) {
@@ -83,7 +83,7 @@ async fn parquet(args: ExportArgs, store: Store) -> anyhow::Result<Outcome> {
         record_size: args.record_size.map_or(Ok(crate::formats::DEFAULT_RECORD_SIZE), usize::try_from)?,
         skip_unsupported: args.skip_unsupported,
         overwrite: args.overwrite,
-        inline_threshold: args.inline_threshold,
+        inline_threshold: args.inline_threshold.unwrap_or(crate::formats::DEFAULT_INLINE_THRESHOLD),
     };
     let context = || format!("exporting {} to {}", args.store, destination.display());
     let (shown, report) = if let Some(url) = super::output::remote_url(&destination) {

@@ -71,13 +71,13 @@ impl Output<'_> {
             StoreFormat::Native | StoreFormat::Dmrpp => Format::Native,
             StoreFormat::KerchunkJson => Format::KerchunkJson {
                 url_prefixes: self.combine.url_prefix.to_vec(),
-                inline_threshold: self.combine.inline_threshold,
+                inline_threshold: self.combine.inline_threshold.unwrap_or(0),
             },
             StoreFormat::KerchunkParquet => Format::KerchunkParquet(crate::formats::KerchunkParquetWriter {
                 url_prefixes: self.combine.url_prefix.to_vec(),
                 record_size: self.combine.record_size as usize,
                 skip_unsupported: self.skip_unsupported,
-                inline_threshold: self.combine.inline_threshold,
+                inline_threshold: self.combine.inline_threshold.unwrap_or(crate::formats::DEFAULT_INLINE_THRESHOLD),
             }),
             StoreFormat::Icechunk => Format::Icechunk(IcechunkOptions {
                 branch: self.branch.unwrap_or("main").to_string(),

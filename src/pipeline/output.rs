@@ -24,7 +24,7 @@ pub enum Format {
         /// The rewrites, in order.
         url_prefixes: Vec<UrlPrefix>,
         /// Rectilinear arrays of at most this many decoded bytes are inlined
-        /// ([`KerchunkWriter::inline_threshold`]; [`crate::formats::DEFAULT_INLINE_THRESHOLD`]).
+        /// ([`KerchunkWriter::inline_threshold`]; 0 inlines nothing).
         inline_threshold: u64,
     },
     /// One new snapshot of an Icechunk repository (created when missing).

@@ -246,7 +246,8 @@ fn kerchunk_json_inlines_time_and_reads_as_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let files = monthly(dir.path(), None);
     let out = dir.path().join("refs.json");
-    assert_eq!(scan(&files, &out, &["--format", "kerchunk-json"]).code, 0);
+    // JSON inlines only when asked: its Zarr v3 keys say a rectilinear grid.
+    assert_eq!(scan(&files, &out, &["--format", "kerchunk-json", "--inline-threshold", "1048576"]).code, 0);
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let inline = doc["refs"]["time/c/0"].as_str().unwrap_or_default();
     assert!(inline.starts_with("base64:"), "{}", doc["refs"]["time/c/0"]);
@@ -255,9 +256,9 @@ fn kerchunk_json_inlines_time_and_reads_as_the_files() {
     if let Some(python) = crate::interop::python() {
         check_interop(&python, &["--refs", &s(&out)], &files);
     }
-    // --inline-threshold 0: time keeps its rectilinear grid (Zarr v3 keys can say it).
+    // By default (0) time keeps its rectilinear grid (Zarr v3 keys can say it).
     let kept = dir.path().join("kept.json");
-    assert_eq!(scan(&files, &kept, &["--format", "kerchunk-json", "--inline-threshold", "0"]).code, 0);
+    assert_eq!(scan(&files, &kept, &["--format", "kerchunk-json"]).code, 0);
     assert_eq!(time_edges(&kept, "time").len(), 24);
     assert_values("kerchunk JSON, nothing inlined", &kept, &files);
 }
@@ -292,7 +293,11 @@ fn exports_inline_time_as_the_scan_does() {
     assert_inline_time(&open_store(&parq));
     assert_values("exported kerchunk Parquet", &parq, &files);
     let json = dir.path().join("e.json");
-    cli_expect(&["export", &s(&store), "--kerchunk", &s(&json), "--allow-source", &trust], 0);
+    let threshold = ["--inline-threshold", "1048576"];
+    cli_expect(
+        &["export", &s(&store), "--kerchunk", &s(&json), "--allow-source", &trust, threshold[0], threshold[1]],
+        0,
+    );
     assert_inline_time(&open_store(&json));
     assert_values("exported kerchunk JSON", &json, &files);
     // Over the threshold: the Parquet export refuses time by name.

@@ -21,18 +21,14 @@ pub struct KerchunkOptions {
     pub overwrite: bool,
     /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
     /// written as one inline `base64:` chunk of those values, read through the store
-    /// (`formats/inline`); a larger one keeps its grid. Default:
-    /// [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD) (1 MiB); 0 inlines nothing.
+    /// (`formats/inline`); a larger one keeps its grid. Default: 0, nothing inlined (as
+    /// [`crate::formats::KerchunkWriter`]'s).
     pub inline_threshold: u64,
 }
 
 impl Default for KerchunkOptions {
     fn default() -> Self {
-        KerchunkOptions {
-            url_prefixes: Vec::new(),
-            overwrite: false,
-            inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD,
-        }
+        KerchunkOptions { url_prefixes: Vec::new(), overwrite: false, inline_threshold: 0 }
     }
 }
 

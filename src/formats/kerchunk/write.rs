@@ -59,14 +59,15 @@ pub struct KerchunkWriter {
     /// An array whose grid is rectilinear and whose decoded values take at most this many bytes is
     /// written as one inline `base64:` chunk of those values, readable by Zarr readers without the
     /// rectilinear grid (`formats/inline`); a larger one keeps its rectilinear grid (Zarr v3 keys can
-    /// say it). Default: [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD)
-    /// (1 MiB); 0 inlines nothing.
+    /// say it). Default: 0, nothing inlined: Zarr v3 keys say a rectilinear grid, and a reference
+    /// document holds references, not copies of data; [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD)
+    /// is the Parquet writer's default.
     pub inline_threshold: u64,
 }
 
 impl Default for KerchunkWriter {
     fn default() -> Self {
-        KerchunkWriter { url_prefixes: Vec::new(), inline_threshold: crate::formats::DEFAULT_INLINE_THRESHOLD }
+        KerchunkWriter { url_prefixes: Vec::new(), inline_threshold: 0 }
     }
 }
 

@@ -47,13 +47,18 @@ pub(crate) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value)
         "chunks": chunks,
         "compressor": null,
         "dtype": dtype,
-        "fill_value": fill_value(metadata),
+        "fill_value": v2_fill_value(metadata),
         "filters": if filters.is_empty() { Value::Null } else { Value::Array(filters) },
         "order": "C",
         "shape": metadata.shape(),
         "zarr_format": 2,
     });
     let mut attributes = metadata.attributes.clone();
+    // The CF `_FillValue` is the Zarr v2 `fill_value` (which xarray's zarr engine masks by, in place of
+    // the attribute); its Zarr v3 form, xarray's base64 of the value's bytes, means nothing here.
+    if cf_fill_value(metadata).is_some() {
+        attributes.remove("_FillValue");
+    }
     if let Some(names) = &metadata.dimension_names {
         attributes.insert("_ARRAY_DIMENSIONS".into(), json!(names));
     }
@@ -110,21 +115,66 @@ fn numcodecs(codec: &Codec) -> Result<Value, EncodeError> {
     })
 }
 
-/// The Zarr v2 `fill_value`: numbers as numbers, non-finite floats as `"NaN"`, `"Infinity"`,
+/// The Zarr v2 `fill_value`, which Zarr v2 readers fill missing chunks with and xarray's zarr engine
+/// masks by: the CF `_FillValue` attribute where the array has one (netCDF's masking value), else the
+/// storage fill value, `null` where that is zero (HDF5's default: no fill value was set, and a
+/// netCDF reader masks nothing; Zarr v2 readers fill missing chunks with zeros for `null` too).
+fn v2_fill_value(metadata: &ArrayMetadata) -> Value {
+    if let Some(value) = cf_fill_value(metadata) {
+        return value;
+    }
+    let zero = metadata.fill_value.as_bytes().iter().all(|b| *b == 0);
+    if zero && !matches!(metadata.data_type, DataType::FixedBytes(_) | DataType::RawBytes(_)) {
+        return Value::Null;
+    }
+    fill_value(metadata)
+}
+
+/// The array's CF `_FillValue` attribute as a Zarr v2 `fill_value`, for numeric arrays: a number, or
+/// for floats xarray's Zarr v3 form of it (base64 of the value as a little-endian float64).
+fn cf_fill_value(metadata: &ArrayMetadata) -> Option<Value> {
+    let data_type = metadata.data_type;
+    let numeric = data_type.is_float()
+        || matches!(
+            data_type,
+            DataType::Int8
+                | DataType::UInt8
+                | DataType::Int16
+                | DataType::UInt16
+                | DataType::Int32
+                | DataType::UInt32
+                | DataType::Int64
+                | DataType::UInt64
+        );
+    match metadata.attributes.get("_FillValue")? {
+        Value::Number(n) if numeric => Some(Value::Number(n.clone())),
+        Value::String(text) if data_type.is_float() => {
+            let bytes: [u8; 8] = crate::base64::decode(text)?.try_into().ok()?;
+            Some(float_value(f64::from_le_bytes(bytes)))
+        }
+        _ => None,
+    }
+}
+
+/// A float as Zarr v2 writes it: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+fn float_value(value: f64) -> Value {
+    if value.is_nan() {
+        json!("NaN")
+    } else if value.is_infinite() {
+        json!(if value > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        json!(value)
+    }
+}
+
+/// The Zarr v2 `fill_value` of the storage fill value: numbers as numbers, non-finite floats as `"NaN"`, `"Infinity"`,
 /// `"-Infinity"`, byte strings base64-encoded, `null` for variable-length strings.
 fn fill_value(metadata: &ArrayMetadata) -> Value {
     let data_type = metadata.data_type;
     let bytes = metadata.fill_value.as_bytes();
     match data_type {
         DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-            let value = data_type.values_to_f64(bytes).first().copied().unwrap_or(0.0);
-            if value.is_nan() {
-                json!("NaN")
-            } else if value.is_infinite() {
-                json!(if value > 0.0 { "Infinity" } else { "-Infinity" })
-            } else {
-                json!(value)
-            }
+            float_value(data_type.values_to_f64(bytes).first().copied().unwrap_or(0.0))
         }
         DataType::FixedBytes(_) | DataType::RawBytes(_) => json!(crate::base64::encode(bytes)),
         DataType::String => Value::Null,
