@@ -8,6 +8,8 @@
 
 mod archive;
 mod bad_input;
+mod bes_pairs;
+mod bes_sidecar;
 mod remote;
 
 use std::path::{Path, PathBuf};
