@@ -53,6 +53,8 @@
 //!   `encoding["unlimited_dims"]` in xarray.
 //! - `enum_name`: an enum variable's type name in the file (the HDF5 committed datatype's link
 //!   name, e.g. netCDF-4's `cloud_t`), which xarray writes the enum back as.
+//! - `string_pad`: how an HDF5 fixed-length string array pads its strings (`"null_term"`,
+//!   `"null_pad"` or `"space_pad"`, DMR++'s names), for `dmrpp:FixedLengthStringArray` out.
 //! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
 //!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
 //!   bytes (h5py gives them as `numpy.void` and `bytes`).
@@ -111,6 +113,9 @@ pub struct ArrayNotes {
     pub enum_name: Option<String>,
     /// The source's HDF5 filter pipeline, in encode order, where the chunks are copies.
     pub source_filters: Vec<FilterNote>,
+    /// How a fixed-length string array pads its strings in the source (`null_term`, `null_pad`,
+    /// `space_pad`).
+    pub string_pad: Option<String>,
 }
 
 /// One filter of a source's HDF5 filter pipeline, as the `source_filters` note records it.
@@ -231,6 +236,7 @@ impl ArrayNotes {
             && self.unlimited_dims.is_empty()
             && self.enum_name.is_none()
             && self.source_filters.is_empty()
+            && self.string_pad.is_none()
         {
             return None;
         }
@@ -275,6 +281,9 @@ impl ArrayNotes {
         }
         if let Some(name) = &self.enum_name {
             field["enum_name"] = Value::from(name.as_str());
+        }
+        if let Some(pad) = &self.string_pad {
+            field["string_pad"] = Value::from(pad.as_str());
         }
         if !self.source_filters.is_empty() {
             field["source_filters"] = self.source_filters.iter().map(FilterNote::to_json).collect();
@@ -353,6 +362,7 @@ impl ArrayNotes {
         notes.copied_chunks = text("copied_chunks")?;
         notes.fill_value = text("fill_value")?;
         notes.enum_name = text("enum_name")?;
+        notes.string_pad = text("string_pad")?;
         if let Some(layout) = object.get("source_layout") {
             let layout = SourceLayout::from_json(layout);
             notes.source_layout = Some(layout.ok_or_else(|| {

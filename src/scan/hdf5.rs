@@ -414,6 +414,9 @@ impl FileContext<'_> {
             // it as a string, and xarray decodes a byte-string array with `_Encoding` into strings.
             metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
         }
+        if let hdf5_reader::Datatype::String { padding, .. } = var.dataset.dtype() {
+            metadata.notes.string_pad = Some(string_pad_name(*padding).into());
+        }
         if fill_undefined {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
@@ -819,4 +822,13 @@ fn values_f64(var: &H5Variable) -> Result<Vec<f64>, CoordinateError> {
         return Err(CoordinateError::Count { path: var.path.clone(), count: values.len(), want });
     }
     Ok(values)
+}
+
+/// DMR++'s name of an HDF5 string padding (`dmrpp:FixedLengthStringArray pad`).
+fn string_pad_name(padding: hdf5_reader::StringPadding) -> &'static str {
+    match padding {
+        hdf5_reader::StringPadding::NullPad => "null_pad",
+        hdf5_reader::StringPadding::SpacePad => "space_pad",
+        _ => "null_term",
+    }
 }

@@ -209,7 +209,6 @@ fn compare_sidecars(dataset: &VirtualDataset, bes_sidecar: &Path) -> (&'static s
 }
 
 fn row(pair: &str, sidecar: &Path, data: &Path) -> Row {
-    eprintln!("bes pair {pair}");
     let hdf4 = data.extension().is_some_and(|e| e == "hdf");
     let (file, file_problem, file_scan) = scan_and_prove(data, hdf4, None);
     let (from_sidecar, sidecar_problem, _) = scan_and_prove(sidecar, hdf4, file_scan.as_ref());

@@ -154,6 +154,9 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if matches!(info.data_type, DataType::FixedBytes(n) if n > 1) && var.element.name == "String" {
         metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
     }
+    if let Some(pad) = var.element.child("dmrpp:FixedLengthStringArray").and_then(|f| f.attr("pad")) {
+        metadata.notes.string_pad = Some(pad.to_string());
+    }
     if let Some(members) = info.enum_members {
         add_enum_flags(members, &mut metadata);
     }
