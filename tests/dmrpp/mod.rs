@@ -308,7 +308,8 @@ fn check_sidecars_reports_every_lie_the_scan_would_catch() {
         std::fs::write(sub.join(format!("{file}.dmrpp")), edited).unwrap();
         sub.join(format!("{file}.dmrpp")).display().to_string()
     };
-    let lies: [(&str, &str, &dyn Fn(&str) -> String, &str); 7] = [
+    type Edit<'a> = &'a dyn Fn(&str) -> String;
+    let lies: [(&str, &str, Edit, &str); 7] = [
         ("off-grid", "dmrpp/chunked_twoD.h5", &|t| t.replace("[0,50]", "[0,25]"), "d_4_chunks"),
         ("outside", "dmrpp/chunked_twoD.h5", &|t| t.replace("[50,50]", "[100,50]"), "d_4_chunks"),
         (
