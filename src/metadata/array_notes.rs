@@ -116,6 +116,29 @@ pub struct ArrayNotes {
     /// How a fixed-length string array pads its strings in the source (`null_term`, `null_pad`,
     /// `space_pad`).
     pub string_pad: Option<String>,
+    /// For a struct array the scan repacked (an HDF5 compound with padding): the file's own chunks,
+    /// which the DMR++ writer lists as BES does. Held in memory only: never written to `zarr.json`.
+    pub source_chunks: Option<SourceChunks>,
+}
+
+/// The file's own chunks of an array whose store chunks are repacked copies (HDF5 compounds with
+/// padding), for the DMR++ writer. Not part of the array's metadata: equal to every other (two
+/// scans of one archive compare their notes, and the files' chunks always differ), never serialized.
+#[derive(Debug, Clone)]
+pub struct SourceChunks {
+    /// The file's chunk shape.
+    pub chunk_shape: Vec<u64>,
+    /// BES's `structOffset`: the stored offsets of the members after the first, then the stored
+    /// element size.
+    pub struct_offsets: Vec<u64>,
+    /// (linear chunk index, offset, length in bytes) of every chunk the file holds, in source 0.
+    pub chunks: std::sync::Arc<Vec<(u64, u64, u64)>>,
+}
+
+impl PartialEq for SourceChunks {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// One filter of a source's HDF5 filter pipeline, as the `source_filters` note records it.

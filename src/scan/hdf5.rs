@@ -379,6 +379,12 @@ impl FileContext<'_> {
             ElementType::PaddedStruct(_, _, repack) => Some(repack.clone()),
             _ => None,
         };
+        let source_chunks = match (&padded, &scan.info.layout) {
+            (Some(repack), Layout::Chunked(chunk_shape)) => {
+                self.source_chunks(&scan, repack, &chunk_shape[..scan.shape.len().min(chunk_shape.len())])
+            }
+            _ => None,
+        };
         let translated = match (padded, scan.info.layout.clone()) {
             // A compound with padding: every chunk stored packed.
             (Some(repack), layout) => match self.repacked(&scan, &repack, layout, &fill)? {
@@ -432,6 +438,7 @@ impl FileContext<'_> {
         if matches!(data_type, DataType::Struct(_)) {
             metadata.notes.compound = element::compound_note(ds.dtype());
         }
+        metadata.notes.source_chunks = source_chunks;
         owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {

@@ -132,6 +132,8 @@ pub struct Variable {
     pub fill_value: Option<String>,
     /// `byteOrder`.
     pub byte_order: Option<String>,
+    /// `structOffset` (a structure with padding).
+    pub struct_offset: Option<String>,
     /// `chunkDimensionSizes`.
     pub chunk_shape: Option<Vec<u64>>,
     /// (position, offset, nBytes), sorted.
@@ -239,6 +241,7 @@ fn variable(node: &Node, dims: &BTreeMap<String, u64>) -> Result<Variable, Strin
         v.deflate_level = chunks.attribute("deflateLevel").map(str::to_string);
         v.fill_value = chunks.attribute("fillValue").map(str::to_string);
         v.byte_order = chunks.attribute("byteOrder").map(str::to_string);
+        v.struct_offset = chunks.attribute("structOffset").map(|o| o.split_whitespace().collect::<Vec<_>>().join(" "));
         if let Some(sizes) = chunks.child("dmrpp:chunkDimensionSizes") {
             v.chunk_shape = Some(numbers(&sizes.text, &[])?);
         }
@@ -352,6 +355,11 @@ pub fn first_difference(ours: &Variable, bes: &Variable) -> Option<String> {
             let one_byte = ["Byte", "Int8", "UInt8", "Char"].contains(&bes.dap_type.as_str());
             (!one_byte && !optional(&ours.byte_order, &bes.byte_order))
                 .then(|| format!("byte order: vzarr {:?}, BES {:?}", ours.byte_order, bes.byte_order))
+        })
+        .or_else(|| {
+            // Older BES versions leave a packed structure's (implied) offsets out.
+            (!optional(&ours.struct_offset, &bes.struct_offset))
+                .then(|| format!("structOffset: vzarr {:?}, BES {:?}", ours.struct_offset, bes.struct_offset))
         })
         .or_else(|| differ("chunk shape", format!("{:?}", ours_chunks.0), format!("{:?}", bes_chunks.0)))
         .or_else(|| differ("chunks", format!("{:?}", ours_chunks.1), format!("{:?}", bes_chunks.1)))

@@ -22,7 +22,7 @@ use super::types::{fixed_fill_text, members_xml, number_text, strings_xml, struc
 use crate::codec::{Codec, Endian};
 use crate::dataset::VirtualArray;
 use crate::manifest::ChunkEntry;
-use crate::metadata::{DataType, SourceLayout};
+use crate::metadata::{DataType, SourceChunks, SourceLayout};
 
 /// How each dimension of a variable is written: `<Dim name="/fqn"/>` or `<Dim size="n"/>`.
 pub(super) type DimRefs = Vec<Option<String>>;
@@ -115,7 +115,11 @@ fn dap_type_of(kind: &Kind) -> Option<&'static str> {
 /// The `dmrpp:chunks` element (and `dmrpp:compact`) of an array.
 fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String, VariableError> {
     let metadata = &array.metadata;
-    if array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some() {
+    let file_chunks = match (kind, &metadata.notes.source_chunks) {
+        (Kind::Struct(_), Some(chunks)) => Some(chunks),
+        _ => None,
+    };
+    if file_chunks.is_none() && (array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some()) {
         return Err(VariableError::Rewritten);
     }
     let Filters { names: filters, level, endian } = filters(metadata.codecs.codecs())?;
@@ -131,6 +135,18 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
     }
     let order = if endian == Some(Endian::Big) { "BE" } else { "LE" };
     write!(attributes, " byteOrder=\"{order}\"").ok();
+    if let (Kind::Struct(fields), None) = (kind, file_chunks) {
+        // A packed structure: its members' offsets are the packed ones (BES writes them too).
+        let offsets: Vec<String> =
+            fields.offsets().skip(1).map(|(o, _)| o.to_string()).chain([fields.size().to_string()]).collect();
+        write!(attributes, " structOffset=\"{}\"", offsets.join(" ")).ok();
+    }
+    if let Some(source) = file_chunks {
+        // A padded compound the scan repacked: the file's chunks, as BES lists them.
+        let offsets: Vec<String> = source.struct_offsets.iter().map(u64::to_string).collect();
+        write!(attributes, " structOffset=\"{}\"", offsets.join(" ")).ok();
+        return Ok(file_chunk_list(array, source, &attributes, indent));
+    }
     let entries: Vec<ChunkEntry> = array.chunks.iter().collect();
     if let [ChunkEntry::Owned { offset, length }] = entries.as_slice() {
         if !filters.is_empty() {
@@ -158,6 +174,26 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
     }
     writeln!(out, "{indent}</dmrpp:chunks>").ok();
     Ok(out)
+}
+
+/// The `dmrpp:chunks` of a padded compound: the file's chunks the scan noted.
+fn file_chunk_list(array: &VirtualArray, source: &SourceChunks, attributes: &str, indent: &str) -> String {
+    let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
+    let sizes: Vec<String> = source.chunk_shape.iter().map(u64::to_string).collect();
+    writeln!(out, "{indent}    <dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
+    let grid = &array.metadata.chunk_grid;
+    for &(linear, offset, length) in source.chunks.iter() {
+        let position: Vec<String> =
+            grid.chunk_coords(linear).iter().zip(&source.chunk_shape).map(|(c, n)| (c * n).to_string()).collect();
+        writeln!(
+            out,
+            "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\" chunkPositionInArray=\"[{}]\"/>",
+            position.join(",")
+        )
+        .ok();
+    }
+    writeln!(out, "{indent}</dmrpp:chunks>").ok();
+    out
 }
 
 /// The chunk shape and one `dmrpp:chunk` per stored chunk.
