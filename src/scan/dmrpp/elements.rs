@@ -187,6 +187,23 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, Element
         {
             chunks.first().map_or(0, |c| c.length)
         }
+        // An array whose length older BES versions leave out: unfiltered chunks of the chunk shape
+        // (or one block of the whole shape), every one holding the same whole number of bytes per
+        // element, give it.
+        Storage::Chunks(ChunksInfo { chunks, chunk_shape, filters, .. }) if !scalar && filters.is_empty() => {
+            let dims: Vec<u64> = element
+                .children_named("Dim")
+                .filter_map(|d| d.attr("size").and_then(|s| s.trim().parse::<u64>().ok()))
+                .collect();
+            let elements: u64 = chunk_shape.as_deref().unwrap_or(&dims).iter().product();
+            let lengths: Vec<u64> = chunks.iter().map(|c| c.length).collect();
+            match lengths.first() {
+                Some(&first) if elements > 0 && first % elements == 0 && lengths.iter().all(|&l| l == first) => {
+                    first / elements
+                }
+                _ => return Err(ElementError::NoLength),
+            }
+        }
         _ => return Err(ElementError::NoLength),
     };
     u32::try_from(length).ok().filter(|&l| l > 0).map(DataType::FixedBytes).ok_or(ElementError::Empty)
