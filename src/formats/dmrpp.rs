@@ -28,6 +28,7 @@
 //! rewritten by [`UrlPrefix`] rules). Atomic: staged and published by `store/publish`.
 
 mod attributes;
+mod types;
 mod variable;
 
 use std::collections::BTreeMap;
@@ -140,7 +141,7 @@ fn group_xml(
         writeln!(out, "{indent}</Group>").ok();
     }
     if let Some(group) = dataset.groups.iter().find(|g| g.path == path) {
-        out.push_str(&attributes_xml(&group.attributes, &ArrayNotes::default(), indent));
+        out.push_str(&attributes_xml(&group.attributes, &ArrayNotes::default(), None, indent));
     }
 }
 

@@ -53,6 +53,8 @@
 //!   `encoding["unlimited_dims"]` in xarray.
 //! - `enum_name`: an enum variable's type name in the file (the HDF5 committed datatype's link
 //!   name, e.g. netCDF-4's `cloud_t`), which xarray writes the enum back as.
+//! - `string_pad`: how an HDF5 fixed-length string array pads its strings (`"null_term"`,
+//!   `"null_pad"` or `"space_pad"`, DMR++'s names), for `dmrpp:FixedLengthStringArray` out.
 //! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
 //!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
 //!   bytes (h5py gives them as `numpy.void` and `bytes`).
@@ -111,6 +113,32 @@ pub struct ArrayNotes {
     pub enum_name: Option<String>,
     /// The source's HDF5 filter pipeline, in encode order, where the chunks are copies.
     pub source_filters: Vec<FilterNote>,
+    /// How a fixed-length string array pads its strings in the source (`null_term`, `null_pad`,
+    /// `space_pad`).
+    pub string_pad: Option<String>,
+    /// For a struct array the scan repacked (an HDF5 compound with padding): the file's own chunks,
+    /// which the DMR++ writer lists as BES does. Held in memory only: never written to `zarr.json`.
+    pub source_chunks: Option<SourceChunks>,
+}
+
+/// The file's own chunks of an array whose store chunks are repacked copies (HDF5 compounds with
+/// padding), for the DMR++ writer. Not part of the array's metadata: equal to every other (two
+/// scans of one archive compare their notes, and the files' chunks always differ), never serialized.
+#[derive(Debug, Clone)]
+pub struct SourceChunks {
+    /// The file's chunk shape.
+    pub chunk_shape: Vec<u64>,
+    /// BES's `structOffset`: the stored offsets of the members after the first, then the stored
+    /// element size.
+    pub struct_offsets: Vec<u64>,
+    /// (linear chunk index, offset, length in bytes) of every chunk the file holds, in source 0.
+    pub chunks: std::sync::Arc<Vec<(u64, u64, u64)>>,
+}
+
+impl PartialEq for SourceChunks {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// One filter of a source's HDF5 filter pipeline, as the `source_filters` note records it.
@@ -231,6 +259,7 @@ impl ArrayNotes {
             && self.unlimited_dims.is_empty()
             && self.enum_name.is_none()
             && self.source_filters.is_empty()
+            && self.string_pad.is_none()
         {
             return None;
         }
@@ -275,6 +304,9 @@ impl ArrayNotes {
         }
         if let Some(name) = &self.enum_name {
             field["enum_name"] = Value::from(name.as_str());
+        }
+        if let Some(pad) = &self.string_pad {
+            field["string_pad"] = Value::from(pad.as_str());
         }
         if !self.source_filters.is_empty() {
             field["source_filters"] = self.source_filters.iter().map(FilterNote::to_json).collect();
@@ -353,6 +385,7 @@ impl ArrayNotes {
         notes.copied_chunks = text("copied_chunks")?;
         notes.fill_value = text("fill_value")?;
         notes.enum_name = text("enum_name")?;
+        notes.string_pad = text("string_pad")?;
         if let Some(layout) = object.get("source_layout") {
             let layout = SourceLayout::from_json(layout);
             notes.source_layout = Some(layout.ok_or_else(|| {

@@ -15,8 +15,10 @@
 //! its file (`vzarr check-sidecars`).
 //!
 //! What a sidecar cannot say, or vzarr cannot reference, is refused per variable (an error, or a
-//! warning under `skip_unsupported`): structures with padding or string members, strings whose
-//! length is not given, filters other than deflate, shuffle and fletcher32.
+//! warning under `skip_unsupported`): structures with string members (and padded ones not stored in
+//! chunks), strings whose length is not given, filters other than deflate, shuffle and fletcher32.
+//! Padded structures stored in chunks are repacked as the HDF5 scanner repacks them
+//! (`dmrpp/translate`: each listed chunk read from the data file).
 
 mod attributes;
 #[cfg(feature = "cli")]

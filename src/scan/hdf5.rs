@@ -379,6 +379,12 @@ impl FileContext<'_> {
             ElementType::PaddedStruct(_, _, repack) => Some(repack.clone()),
             _ => None,
         };
+        let source_chunks = match (&padded, &scan.info.layout) {
+            (Some(repack), Layout::Chunked(chunk_shape)) => {
+                self.source_chunks(&scan, repack, &chunk_shape[..scan.shape.len().min(chunk_shape.len())])
+            }
+            _ => None,
+        };
         let translated = match (padded, scan.info.layout.clone()) {
             // A compound with padding: every chunk stored packed.
             (Some(repack), layout) => match self.repacked(&scan, &repack, layout, &fill)? {
@@ -414,6 +420,9 @@ impl FileContext<'_> {
             // it as a string, and xarray decodes a byte-string array with `_Encoding` into strings.
             metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
         }
+        if let hdf5_reader::Datatype::String { padding, .. } = var.dataset.dtype() {
+            metadata.notes.string_pad = Some(string_pad_name(*padding).into());
+        }
         if fill_undefined {
             metadata.notes.fill_value = Some(FILL_UNDEFINED_NOTE.into());
         }
@@ -429,6 +438,7 @@ impl FileContext<'_> {
         if matches!(data_type, DataType::Struct(_)) {
             metadata.notes.compound = element::compound_note(ds.dtype());
         }
+        metadata.notes.source_chunks = source_chunks;
         owned::add_enum_flags(ds.dtype(), &mut metadata.attributes, &mut metadata.notes)
             .map_err(|e| self.variable_error(&var.path, "reading enum members", e))?;
         Ok(Some(VirtualArray {
@@ -819,4 +829,13 @@ fn values_f64(var: &H5Variable) -> Result<Vec<f64>, CoordinateError> {
         return Err(CoordinateError::Count { path: var.path.clone(), count: values.len(), want });
     }
     Ok(values)
+}
+
+/// DMR++'s name of an HDF5 string padding (`dmrpp:FixedLengthStringArray pad`).
+fn string_pad_name(padding: hdf5_reader::StringPadding) -> &'static str {
+    match padding {
+        hdf5_reader::StringPadding::NullPad => "null_pad",
+        hdf5_reader::StringPadding::SpacePad => "space_pad",
+        _ => "null_term",
+    }
 }

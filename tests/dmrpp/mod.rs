@@ -8,6 +8,8 @@
 
 mod archive;
 mod bad_input;
+mod bes_pairs;
+mod bes_sidecar;
 mod remote;
 
 use std::path::{Path, PathBuf};
@@ -286,5 +288,67 @@ fn check_sidecars_reports_a_changed_offset_and_a_dropped_filter() {
         let path = hdf5_pairs().into_iter().find(|(_, d)| d.ends_with(name)).unwrap().0;
         let run = cli_expect(&["check-sidecars", path.to_str().unwrap()], 1);
         assert!(run.stdout.contains("sidecar "), "{name}: {}", run.stdout);
+    }
+}
+
+/// Issue 51 item 5: every lie a doctored sidecar tells that `scan` would refuse or read differently
+/// is a difference `check-sidecars` names (exit 1), never "matches".
+#[test]
+fn check_sidecars_reports_every_lie_the_scan_would_catch() {
+    let dir = tempfile::tempdir().unwrap();
+    let variant = |name: &str, pair_name: &str, edit: &dyn Fn(&str) -> String| {
+        let (sidecar, data) = pair(pair_name);
+        let text = std::fs::read_to_string(&sidecar).unwrap();
+        let edited = edit(&text);
+        assert_ne!(edited, text, "{name}: the edit changed nothing");
+        let sub = dir.path().join(name);
+        std::fs::create_dir(&sub).unwrap();
+        let file = data.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::copy(&data, sub.join(&file)).unwrap();
+        std::fs::write(sub.join(format!("{file}.dmrpp")), edited).unwrap();
+        sub.join(format!("{file}.dmrpp")).display().to_string()
+    };
+    type Edit<'a> = &'a dyn Fn(&str) -> String;
+    let lies: [(&str, &str, Edit, &str); 7] = [
+        ("off-grid", "dmrpp/chunked_twoD.h5", &|t| t.replace("[0,50]", "[0,25]"), "d_4_chunks"),
+        ("outside", "dmrpp/chunked_twoD.h5", &|t| t.replace("[50,50]", "[100,50]"), "d_4_chunks"),
+        (
+            "past-the-end",
+            "dmrpp/chunked_twoD.h5",
+            &|t| t.replace(r#"offset="34016""#, r#"offset="44000""#),
+            "d_4_chunks",
+        ),
+        (
+            "type",
+            "dmrpp/chunked_twoD.h5",
+            &|t| {
+                t.replace("<Float32 name=\"d_4_chunks\">", "<Int32 name=\"d_4_chunks\">")
+                    .replace("</Float32>", "</Int32>")
+            },
+            "d_4_chunks",
+        ),
+        (
+            "shape",
+            "dmrpp/chunked_twoD.h5",
+            &|t| t.replacen(r#"<Dim size="100"/>"#, r#"<Dim size="99"/>"#, 1),
+            "d_4_chunks",
+        ),
+        ("compact-length", "dmrpp/Scalar_compact.h5", &|t| t.replace("AQAAAA==", "AQAAAAIA"), "compact_scalar"),
+        (
+            "byte-order",
+            "dmrpp/chunked_twoD.h5",
+            &|t| t.replace("<dmrpp:chunks>", r#"<dmrpp:chunks byteOrder="BE">"#),
+            "d_4_chunks",
+        ),
+    ];
+    for (name, pair_name, edit, var) in lies {
+        let sidecar = variant(name, pair_name, edit);
+        let run = cli_expect(&["check-sidecars", &sidecar], 1);
+        assert!(!run.stdout.contains("matches"), "{name}: {}", run.stdout);
+        assert!(
+            run.stdout.contains(&format!("{sidecar}: {var}: ")),
+            "{name}: no difference named for {var}:\n{}",
+            run.stdout
+        );
     }
 }

@@ -131,13 +131,26 @@ fn virtualizarr_reads_vzarr_sidecars_equal_to_h5py() {
     };
     let dir = tempfile::tempdir().unwrap();
     // VirtualiZarr maps shuffle and deflate only (not fletcher32): the pairs without it.
-    let names = ["chunked_shufzip_oneD.h5", "chunked_twoD.h5", "nc4_group_atomic_default.h5", "FValue_int8.h5"];
+    // The FValue files have fill values: vzarr wrote `_FillValue` as a String of base64 before issue
+    // 51, which DMRPPParser refused ("Failed to encode fill_value").
+    let names = [
+        "chunked_shufzip_oneD.h5",
+        "chunked_twoD.h5",
+        "nc4_group_atomic_default.h5",
+        "FValue_int8.h5",
+        "FValue.h5",
+        "FValue_uint64.h5",
+    ];
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dmrpp_out");
     let mut files = Vec::new();
     for name in names {
         std::fs::copy(source.join(name), dir.path().join(name)).unwrap();
         files.push(dir.path().join(name));
     }
+    // A netCDF-4 file with a float32 `_FillValue` attribute (the CMIP-like sample).
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sample/tas_2023-01.nc");
+    std::fs::copy(&sample, dir.path().join("tas_2023-01.nc")).unwrap();
+    files.push(dir.path().join("tas_2023-01.nc"));
     let mut args = vec!["scan".to_string(), "--format".into(), "dmrpp".into(), "-o".into(), s(dir.path())];
     args.extend(files.iter().map(s));
     cli_expect(&args, 0);
@@ -151,4 +164,5 @@ fn virtualizarr_reads_vzarr_sidecars_equal_to_h5py() {
         .map(|n| (*n, run.stdout.lines().filter(|l| l.starts_with("ok") && l.contains(n)).count()))
         .collect();
     assert!(checked.values().all(|&n| n > 0), "{checked:?}\n{}", run.stdout);
+    assert!(run.stdout.lines().any(|l| l.starts_with("ok") && l.contains("tas_2023-01.nc /tas")), "{}", run.stdout);
 }

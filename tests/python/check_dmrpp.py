@@ -44,7 +44,9 @@ def check(path):
                 # sidecars as on vzarr's): those are compared against BES's sidecars in Rust instead.
                 layout = obj.id.get_create_plist().get_layout()
                 unallocated = obj.id.get_offset() is None if layout == h5py.h5d.CONTIGUOUS else False
-                if layout == h5py.h5d.COMPACT or unallocated or (obj.chunks and obj.id.get_num_chunks() == 0):
+                # Nor a scalar: its chunk shape is empty, so it lists no chunk (it reads the fill value).
+                scalar = obj.shape == ()
+                if layout == h5py.h5d.COMPACT or unallocated or scalar or (obj.chunks and obj.id.get_num_chunks() == 0):
                     print(f"skip {path} {group}/{name}: no chunks VirtualiZarr parses")
                     continue
                 if name not in ds.variables:

@@ -5,12 +5,17 @@
 //! (`ArrayNotes::types`), else `Int64` for integers and `Float64` for the rest; a list is one
 //! `<Value>` per element. Attributes withheld from xarray (`ArrayNotes::withheld`) are the file's too
 //! and are written. Values that are neither (nested objects, mixed lists) are left out.
+//!
+//! `_FillValue` is written as BES writes it, in the variable's own DAP4 type with its value: the
+//! scan keeps a float array's `_FillValue` as xarray's Zarr v3 encoding (the base64 of a
+//! little-endian f64, `metadata::encode_fill_value_attribute`), which is decoded back here (a DMR++
+//! reader such as VirtualiZarr's `DMRPPParser` refuses a `String` fill value of a numeric variable).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::variable::dap_type;
+use super::types::dap_type;
 use crate::metadata::{attribute_f64, ArrayNotes, Attributes, DataType};
 
 /// `text` with `&`, `<`, `>`, `"` and `'` escaped, and control characters as character references.
@@ -33,11 +38,20 @@ pub(super) fn escape(text: &str) -> String {
     out
 }
 
-/// The attribute elements of a node (groups pass default notes).
-pub(super) fn attributes_xml(attributes: &Attributes, notes: &ArrayNotes, indent: &str) -> String {
+/// The attribute elements of a node (groups pass default notes and no data type).
+pub(super) fn attributes_xml(
+    attributes: &Attributes,
+    notes: &ArrayNotes,
+    data_type: Option<DataType>,
+    indent: &str,
+) -> String {
     let mut out = String::new();
     for (name, value) in attributes.iter().chain(notes.withheld.iter()) {
-        let Some((dap, values)) = typed_values(value, notes.types.get(name).copied()) else { continue };
+        let typed = match data_type.filter(|_| name == "_FillValue") {
+            Some(data_type) => fill_value_attribute(value, data_type),
+            None => typed_values(value, notes.types.get(name).copied()),
+        };
+        let Some((dap, values)) = typed else { continue };
         writeln!(out, "{indent}<Attribute name=\"{}\" type=\"{dap}\">", escape(name)).ok();
         for value in values {
             writeln!(out, "{indent}    <Value>{}</Value>", escape(&value)).ok();
@@ -45,6 +59,33 @@ pub(super) fn attributes_xml(attributes: &Attributes, notes: &ArrayNotes, indent
         writeln!(out, "{indent}</Attribute>").ok();
     }
     out
+}
+
+/// A variable's `_FillValue` in the variable's DAP4 type: decoded from xarray's base64 form for
+/// floats, as given for integers; `None` (left out) when the variable's type has no DAP4 atomic
+/// form or the value does not decode.
+fn fill_value_attribute(value: &Value, data_type: DataType) -> Option<(&'static str, Vec<String>)> {
+    let dap = dap_type(data_type)?;
+    let number = match value {
+        Value::String(text) if data_type.is_float() => {
+            let bytes: [u8; 8] = crate::base64::decode(text)?.try_into().ok()?;
+            f64::from_le_bytes(bytes)
+        }
+        other => attribute_f64(other)?,
+    };
+    let text = if number.is_nan() {
+        "nan".to_string()
+    } else if number.is_infinite() {
+        if number > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        match (data_type, value) {
+            (DataType::Float32, _) => (number as f32).to_string(),
+            (DataType::Float64, _) => number.to_string(),
+            (_, Value::Number(n)) => n.to_string(),
+            _ => format!("{}", number as i64),
+        }
+    };
+    Some((dap, vec![text]))
 }
 
 /// The DAP4 type and the texts of an attribute's values.

@@ -6,9 +6,8 @@
 //!   file holds, in chunk index order, `chunkPositionInArray` the chunk's origin in elements;
 //! - contiguous: one `dmrpp:chunk` without a position. The scan cuts contiguous data into row slabs
 //!   (`scan/contiguous`); an unfiltered array whose chunks are full-width slabs laid end to end,
-//!   covering exactly the array's bytes, is written back as the one block it is. (An unfiltered
-//!   chunked dataset whose chunks are such slabs, stored in order, is the same bytes and is written
-//!   the same way.)
+//!   covering exactly the array's bytes, is written back as the one block it is (unless the scan
+//!   notes the file stores it chunked: its chunks are then listed, as BES lists them).
 //! - compact: the one store-owned chunk of an unfiltered array, base64 in `dmrpp:compact`.
 //!
 //! What DMR++ cannot reference is refused with the reason (the caller leaves the variable out with a
@@ -19,27 +18,11 @@
 use std::fmt::Write as _;
 
 use super::attributes::{attributes_xml, escape};
+use super::types::{fixed_fill_text, members_xml, number_text, strings_xml, struct_fill_text, Kind, TypeError};
 use crate::codec::{Codec, Endian};
 use crate::dataset::VirtualArray;
 use crate::manifest::ChunkEntry;
-use crate::metadata::DataType;
-
-/// The DAP4 type name of a data type, if it has one here.
-pub(super) fn dap_type(data_type: DataType) -> Option<&'static str> {
-    Some(match data_type {
-        DataType::Int8 => "Int8",
-        DataType::UInt8 => "Byte",
-        DataType::Int16 => "Int16",
-        DataType::UInt16 => "UInt16",
-        DataType::Int32 => "Int32",
-        DataType::UInt32 => "UInt32",
-        DataType::Int64 => "Int64",
-        DataType::UInt64 => "UInt64",
-        DataType::Float32 => "Float32",
-        DataType::Float64 => "Float64",
-        _ => return None,
-    })
-}
+use crate::metadata::{DataType, SourceChunks, SourceLayout};
 
 /// How each dimension of a variable is written: `<Dim name="/fqn"/>` or `<Dim size="n"/>`.
 pub(super) type DimRefs = Vec<Option<String>>;
@@ -47,12 +30,9 @@ pub(super) type DimRefs = Vec<Option<String>>;
 /// Why an array has no DMR++ form ([`variable_xml`]).
 #[derive(Debug, thiserror::Error)]
 pub(super) enum VariableError {
-    /// A data type with no DAP4 atomic type.
-    #[error("its data type {data_type} has no DAP4 atomic type here")]
-    DataType {
-        /// The data type's name.
-        data_type: &'static str,
-    },
+    /// A data type with no DMR++ form here.
+    #[error("{0}")]
+    Type(#[from] TypeError),
     /// Chunks vzarr re-encoded.
     #[error("some chunks are vzarr's re-encoded copies, not bytes of the file")]
     Rewritten,
@@ -79,33 +59,67 @@ pub(super) enum VariableError {
     },
 }
 
-/// The variable element of `array` (its last path segment as the name), indented by `indent`.
+/// The variable element of `array` (its last path segment as the name), indented by `indent`,
+/// preceded by the `<Enumeration>` an enum declares.
 ///
 /// # Errors
 /// [`VariableError`]: why the array has no DMR++ form.
 pub(super) fn variable_xml(array: &VirtualArray, dims: &DimRefs, indent: &str) -> Result<String, VariableError> {
     let metadata = &array.metadata;
-    let dap = dap_type(metadata.data_type).ok_or(VariableError::DataType { data_type: metadata.data_type.name() })?;
-    let storage = storage_xml(array, &format!("{indent}    "))?;
-    let name = array.path.rsplit('/').next().unwrap_or(&array.path);
-    let mut out = format!("{indent}<{dap} name=\"{}\">\n", escape(name));
+    let kind = Kind::of(array)?;
+    let inner = format!("{indent}    ");
+    let members = match &kind {
+        Kind::Struct(fields) => members_xml(array, fields, &inner)?,
+        _ => String::new(),
+    };
+    let storage = match &kind {
+        Kind::VlenString => strings_xml(array, &inner)?,
+        _ => storage_xml(array, &kind, &inner)?,
+    };
+    let (group, name) = array.path.rsplit_once('/').unwrap_or(("", &array.path));
+    let (enumeration, enum_attribute) = kind.enumeration(group, indent);
+    let tag = kind.tag();
+    let mut out = enumeration;
+    writeln!(out, "{indent}<{tag} name=\"{}\"{enum_attribute}>", escape(name)).ok();
+    out.push_str(&members);
     for (dim, size) in dims.iter().zip(metadata.shape()) {
         match dim {
-            Some(fqn) => writeln!(out, "{indent}    <Dim name=\"{}\"/>", escape(fqn)),
-            None => writeln!(out, "{indent}    <Dim size=\"{size}\"/>"),
+            Some(fqn) => writeln!(out, "{inner}<Dim name=\"{}\"/>", escape(fqn)),
+            None => writeln!(out, "{inner}<Dim size=\"{size}\"/>"),
         }
         .ok();
     }
-    out.push_str(&attributes_xml(&metadata.attributes, &metadata.notes, &format!("{indent}    ")));
+    let data_type = dap_type_of(&kind).map(|_| metadata.data_type);
+    out.push_str(&attributes_xml(&metadata.attributes, &metadata.notes, data_type, &inner));
     out.push_str(&storage);
-    writeln!(out, "{indent}</{dap}>").ok();
+    if let Kind::FixedString(length) = kind {
+        if !metadata.shape().is_empty() {
+            let pad = metadata.notes.string_pad.as_deref().unwrap_or("null_term");
+            writeln!(out, "{inner}<dmrpp:FixedLengthStringArray string_length=\"{length}\" pad=\"{}\"/>", escape(pad))
+                .ok();
+        }
+    }
+    writeln!(out, "{indent}</{tag}>").ok();
     Ok(out)
 }
 
+/// The numeric type whose `_FillValue` is written in it: atomic and enum variables'.
+fn dap_type_of(kind: &Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Atomic(dap) => Some(dap),
+        Kind::Enum { base, .. } => Some(base),
+        _ => None,
+    }
+}
+
 /// The `dmrpp:chunks` element (and `dmrpp:compact`) of an array.
-fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, VariableError> {
+fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String, VariableError> {
     let metadata = &array.metadata;
-    if array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some() {
+    let file_chunks = match (kind, &metadata.notes.source_chunks) {
+        (Kind::Struct(_), Some(chunks)) => Some(chunks),
+        _ => None,
+    };
+    if file_chunks.is_none() && (array.rewritten_chunks > 0 || metadata.notes.copied_chunks.is_some()) {
         return Err(VariableError::Rewritten);
     }
     let Filters { names: filters, level, endian } = filters(metadata.codecs.codecs())?;
@@ -117,10 +131,22 @@ fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, VariableErr
         write!(attributes, " deflateLevel=\"{level}\"").ok();
     }
     if metadata.notes.fill_value.is_none() {
-        write!(attributes, " fillValue=\"{}\"", fill_text(array)).ok();
+        write!(attributes, " fillValue=\"{}\"", escape(&fill_text(array, kind))).ok();
     }
     let order = if endian == Some(Endian::Big) { "BE" } else { "LE" };
     write!(attributes, " byteOrder=\"{order}\"").ok();
+    if let (Kind::Struct(fields), None) = (kind, file_chunks) {
+        // A packed structure: its members' offsets are the packed ones (BES writes them too).
+        let offsets: Vec<String> =
+            fields.offsets().skip(1).map(|(o, _)| o.to_string()).chain([fields.size().to_string()]).collect();
+        write!(attributes, " structOffset=\"{}\"", offsets.join(" ")).ok();
+    }
+    if let Some(source) = file_chunks {
+        // A padded compound the scan repacked: the file's chunks, as BES lists them.
+        let offsets: Vec<String> = source.struct_offsets.iter().map(u64::to_string).collect();
+        write!(attributes, " structOffset=\"{}\"", offsets.join(" ")).ok();
+        return Ok(file_chunk_list(array, source, &attributes, indent));
+    }
     let entries: Vec<ChunkEntry> = array.chunks.iter().collect();
     if let [ChunkEntry::Owned { offset, length }] = entries.as_slice() {
         if !filters.is_empty() {
@@ -150,6 +176,26 @@ fn storage_xml(array: &VirtualArray, indent: &str) -> Result<String, VariableErr
     Ok(out)
 }
 
+/// The `dmrpp:chunks` of a padded compound: the file's chunks the scan noted.
+fn file_chunk_list(array: &VirtualArray, source: &SourceChunks, attributes: &str, indent: &str) -> String {
+    let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
+    let sizes: Vec<String> = source.chunk_shape.iter().map(u64::to_string).collect();
+    writeln!(out, "{indent}    <dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
+    let grid = &array.metadata.chunk_grid;
+    for &(linear, offset, length) in source.chunks.iter() {
+        let position: Vec<String> =
+            grid.chunk_coords(linear).iter().zip(&source.chunk_shape).map(|(c, n)| (c * n).to_string()).collect();
+        writeln!(
+            out,
+            "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\" chunkPositionInArray=\"[{}]\"/>",
+            position.join(",")
+        )
+        .ok();
+    }
+    writeln!(out, "{indent}</dmrpp:chunks>").ok();
+    out
+}
+
 /// The chunk shape and one `dmrpp:chunk` per stored chunk.
 fn chunk_list(
     array: &VirtualArray,
@@ -177,7 +223,9 @@ fn chunk_list(
 /// The one block of contiguous storage the chunks are, if they are: unfiltered full-width row slabs
 /// laid end to end in order, covering exactly the array's bytes.
 fn contiguous(array: &VirtualArray, unfiltered: bool, entries: &[ChunkEntry]) -> Option<(u64, u64)> {
-    if !unfiltered || !full_width(array) || entries.is_empty() {
+    // A dataset the file stores chunked keeps its chunks, as BES lists them.
+    let chunked_in_file = matches!(array.metadata.notes.source_layout, Some(SourceLayout::Chunked(_)));
+    if chunked_in_file || !unfiltered || !full_width(array) || entries.is_empty() {
         return None;
     }
     let total = array.metadata.shape().iter().product::<u64>() * array.metadata.element_size() as u64;
@@ -229,19 +277,23 @@ fn filters(codecs: &[Codec]) -> Result<Filters, VariableError> {
 }
 
 /// The fill value as `get_dmrpp` writes it: a number in decimal (integral floats without a
-/// fraction, others in exponent form with the element type's shortest digits; `nan`, `inf`).
-fn fill_text(array: &VirtualArray) -> String {
+/// fraction, others with the element type's shortest digits; `nan`, `inf`), a structure's leaf
+/// values space-separated, a fixed-length string's text.
+fn fill_text(array: &VirtualArray, kind: &Kind) -> String {
     let metadata = &array.metadata;
     let bytes = metadata.fill_value.as_bytes();
+    match kind {
+        Kind::Struct(fields) => return struct_fill_text(fields, bytes),
+        Kind::FixedString(_) => return fixed_fill_text(bytes),
+        _ => {}
+    }
     let value = metadata.data_type.values_to_f64(bytes).first().copied().unwrap_or(0.0);
     match metadata.data_type {
-        DataType::Float32 | DataType::Float64 if value.is_nan() => "nan".into(),
-        DataType::Float32 | DataType::Float64 if value.is_infinite() => if value > 0.0 { "inf" } else { "-inf" }.into(),
-        DataType::Float32 | DataType::Float64 if value.fract() == 0.0 && value.abs() < 1e15 => {
+        DataType::Float32 | DataType::Float64 if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e15 => {
             format!("{}", value as i64)
         }
-        DataType::Float32 => format!("{:e}", value as f32),
-        DataType::Float64 => format!("{value:e}"),
+        DataType::Float32 | DataType::Float64 => number_text(metadata.data_type, bytes),
+        DataType::Bool => format!("{}", value as i64),
         data_type => metadata.fill_value.to_json(data_type).to_string(),
     }
 }

@@ -6,7 +6,9 @@
 //! and length, and for chunks the sidecar holds itself (compact data) their bytes. A variable the
 //! sidecar describes but vzarr cannot represent is not compared and is listed as such
 //! ([`SidecarCheck::not_compared`]); a variable whose storage the scan refuses as wrong (chunks
-//! outside the array, offsets past the file) is a difference, as `vzarr scan` refuses it. Filters are
+//! outside the array or off its grid, offsets past the file, compact data of the wrong length) is a
+//! difference, as `vzarr scan` refuses it (a refusal that stops the whole scan, such as a chunk past
+//! the end of the data file, is that variable's difference and nothing else is compared). Filters are
 //! printed by name (a sidecar may list thousands), in full only where their names agree.
 
 use std::path::{Path, PathBuf};
@@ -60,7 +62,21 @@ pub(crate) struct SidecarCheck {
 /// [`ScanError`] when the sidecar is not a valid sidecar or either cannot be scanned.
 pub(crate) fn check_sidecar(sidecar: &Path, options: &ScanOptions) -> Result<SidecarCheck, ScanError> {
     let lenient = ScanOptions { skip_unsupported: true, concat_dims: Vec::new(), ..options.clone() };
-    let from_sidecar = crate::scan::scan_input(sidecar, &lenient)?;
+    let from_sidecar = match crate::scan::scan_input(sidecar, &lenient) {
+        Ok(dataset) => dataset,
+        // A lie for which `scan` refuses the whole sidecar (a chunk past the end of the data file):
+        // a difference of that variable, as `scan` names it.
+        Err(ScanError::Variable { variable, what, source, .. }) => {
+            let why = format!("refused by scan ({what}: {source})");
+            return Ok(SidecarCheck {
+                data_file: String::new(),
+                compared: 0,
+                differences: vec![difference(&variable, None, "storage", why, "readable")],
+                not_compared: Vec::new(),
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let data_file = from_sidecar.sources.get(0).map(|s| s.location.clone()).unwrap_or_default();
     let from_file = crate::scan::scan_input(&PathBuf::from(&data_file), &lenient)?;
     let mut check = SidecarCheck { data_file, compared: 0, differences: Vec::new(), not_compared: Vec::new() };

@@ -22,6 +22,32 @@ pub(super) struct ElementInfo {
     pub(super) enum_members: Option<Vec<(String, serde_json::Value)>>,
     /// The leaves of a struct (their types, in byte order), for its fill value.
     pub(super) leaves: Vec<DataType>,
+    /// A structure whose members leave padding (BES's `structOffset`): how a stored element
+    /// becomes the packed struct's.
+    pub(super) padding: Option<Padding>,
+}
+
+/// Which bytes of a stored structure element make the packed struct element.
+#[derive(Debug, Clone)]
+pub(super) struct Padding {
+    /// Bytes of one stored element, padding included.
+    pub(super) stored_size: usize,
+    /// (offset in the stored element, length) of each member, in order.
+    pub(super) runs: Vec<(usize, usize)>,
+}
+
+impl Padding {
+    /// The packed form of every whole stored element of `stored`.
+    pub(super) fn pack(&self, stored: &[u8]) -> Vec<u8> {
+        let packed: usize = self.runs.iter().map(|r| r.1).sum();
+        let mut out = Vec::with_capacity(stored.len() / self.stored_size.max(1) * packed);
+        for element in stored.chunks_exact(self.stored_size.max(1)) {
+            for &(offset, len) in &self.runs {
+                out.extend_from_slice(&element[offset..offset + len]);
+            }
+        }
+        out
+    }
 }
 
 /// Why a variable's elements have no Zarr type vzarr references (an unsupported variable).
@@ -94,7 +120,7 @@ pub(super) fn element_info(
     storage: &Storage,
     enumerations: &HashMap<String, &Element>,
 ) -> Result<ElementInfo, ElementError> {
-    let plain = |data_type| ElementInfo { data_type, enum_members: None, leaves: Vec::new() };
+    let plain = |data_type| ElementInfo { data_type, enum_members: None, leaves: Vec::new(), padding: None };
     if let Some(t) = atomic(&element.name) {
         return Ok(plain(t));
     }
@@ -104,10 +130,11 @@ pub(super) fn element_info(
         "Structure" => {
             let mut leaves = Vec::new();
             let data_type = struct_type(element, 0, &mut leaves)?;
-            if let Storage::Chunks(info) | Storage::Inline(info, _) = storage {
-                check_packed(element, info, &leaves)?;
-            }
-            Ok(ElementInfo { data_type, enum_members: None, leaves })
+            let padding = match storage {
+                Storage::Chunks(info) | Storage::Inline(info, _) => check_packed(element, info, &leaves)?,
+                _ => None,
+            };
+            Ok(ElementInfo { data_type, enum_members: None, leaves, padding })
         }
         other => Err(ElementError::DapType(other.to_string())),
     }
@@ -137,9 +164,9 @@ fn enum_info(element: &Element, enumerations: &HashMap<String, &Element>) -> Res
     {
         // h5py's booleans (a 1-byte enum of exactly FALSE = 0 and TRUE = 1) are Zarr `bool`, as the
         // HDF5 scanner gives them: the byte is the enum's.
-        return Ok(ElementInfo { data_type: DataType::Bool, enum_members: None, leaves: Vec::new() });
+        return Ok(ElementInfo { data_type: DataType::Bool, enum_members: None, leaves: Vec::new(), padding: None });
     }
-    Ok(ElementInfo { data_type, enum_members: Some(members), leaves: Vec::new() })
+    Ok(ElementInfo { data_type, enum_members: Some(members), leaves: Vec::new(), padding: None })
 }
 
 /// A `String`'s element: fixed-width bytes of `dmrpp:FixedLengthStringArray`'s length, `string`
@@ -159,6 +186,23 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, Element
             if scalar && chunks.len() == 1 && filters.is_empty() =>
         {
             chunks.first().map_or(0, |c| c.length)
+        }
+        // An array whose length older BES versions leave out: unfiltered chunks of the chunk shape
+        // (or one block of the whole shape), every one holding the same whole number of bytes per
+        // element, give it.
+        Storage::Chunks(ChunksInfo { chunks, chunk_shape, filters, .. }) if !scalar && filters.is_empty() => {
+            let dims: Vec<u64> = element
+                .children_named("Dim")
+                .filter_map(|d| d.attr("size").and_then(|s| s.trim().parse::<u64>().ok()))
+                .collect();
+            let elements: u64 = chunk_shape.as_deref().unwrap_or(&dims).iter().product();
+            let lengths: Vec<u64> = chunks.iter().map(|c| c.length).collect();
+            match lengths.first() {
+                Some(&first) if elements > 0 && first % elements == 0 && lengths.iter().all(|&l| l == first) => {
+                    first / elements
+                }
+                _ => return Err(ElementError::NoLength),
+            }
         }
         _ => return Err(ElementError::NoLength),
     };
@@ -233,8 +277,8 @@ pub(super) fn is_char(element: &Element) -> bool {
 
 /// Refuses a structure whose members leave padding (BES's `structOffset`: the offsets of the
 /// members after the first, then the stored size): its stored elements are not the packed struct's.
-fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Result<(), ElementError> {
-    let Some(offsets) = &info.struct_offsets else { return Ok(()) };
+fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Result<Option<Padding>, ElementError> {
+    let Some(offsets) = &info.struct_offsets else { return Ok(None) };
     let sizes: Vec<u64> = element
         .children
         .iter()
@@ -258,8 +302,17 @@ fn check_packed(element: &Element, info: &ChunksInfo, leaves: &[DataType]) -> Re
         })
         .collect();
     let stored = offsets.last().copied().unwrap_or(0);
-    if *offsets != packed || stored != leaves.iter().map(|t| t.size() as u64).sum::<u64>() {
+    if *offsets == packed && stored == leaves.iter().map(|t| t.size() as u64).sum::<u64>() {
+        return Ok(None);
+    }
+    // Member k starts at offsets[k - 1] (the first at 0), the element is offsets' last value long.
+    let starts: Vec<u64> = std::iter::once(0).chain(offsets.iter().copied()).take(sizes.len()).collect();
+    let fits = offsets.len() == sizes.len()
+        && starts.windows(2).all(|w| w[0] <= w[1])
+        && starts.iter().zip(&sizes).all(|(s, n)| s + n <= stored);
+    if !fits || stored > usize::MAX as u64 {
         return Err(ElementError::Padding { offsets: offsets.clone(), packed });
     }
-    Ok(())
+    let runs = starts.iter().zip(&sizes).map(|(&s, &n)| (s as usize, n as usize)).collect();
+    Ok(Some(Padding { stored_size: stored as usize, runs }))
 }

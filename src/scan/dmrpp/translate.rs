@@ -6,17 +6,19 @@
 //! enum's members as CF flags, `_Encoding` on fixed-length strings.
 
 use super::chunks::{chunk_table, ChunksInfo, Storage};
-use super::elements::{element_info, is_char, ElementInfo};
+use super::elements::{element_info, is_char, ElementInfo, Padding};
 use super::model::DmrVariable;
 use super::types::value_bytes;
 use super::Context;
-use crate::codec::{Codec, CodecChain, Endian, Filter};
+use crate::codec::{ByteSwap, Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, OwnedBytes, VirtualArray};
 use crate::grid::ChunkGrid;
+use crate::manifest::ChunkEntry;
 use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue};
 use crate::scan::chars::{char_dim_stackable, folded_length, CharUse};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::filters::{filter_stage, stored_codecs, FilterSpec};
+use crate::scan::rewrite::ArrayCodecs;
 use crate::scan::{chunk_table_for, ScanError, MAX_CHUNKS_PER_ARRAY};
 
 /// A variable's grid, codecs and chunks.
@@ -140,7 +142,10 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         shape.pop();
         dims.pop();
     }
-    let layout = layout_of(ctx, &var.path, &shape, data_type, storage)?;
+    let (layout, rewritten) = match &info.padding {
+        Some(padding) => repacked(ctx, &var.path, (&shape, data_type), &storage, padding, fill.as_bytes())?,
+        None => (layout_of(ctx, &var.path, &shape, data_type, storage)?, 0),
+    };
     let mut metadata = ArrayMetadata {
         data_type,
         chunk_grid: layout.grid,
@@ -154,6 +159,9 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if matches!(info.data_type, DataType::FixedBytes(n) if n > 1) && var.element.name == "String" {
         metadata.attributes.entry("_Encoding").or_insert_with(|| "utf-8".into());
     }
+    if let Some(pad) = var.element.child("dmrpp:FixedLengthStringArray").and_then(|f| f.attr("pad")) {
+        metadata.notes.string_pad = Some(pad.to_string());
+    }
     if let Some(members) = info.enum_members {
         add_enum_flags(members, &mut metadata);
     }
@@ -161,10 +169,75 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         path: var.path.clone(),
         metadata,
         chunks: layout.chunks,
-        rewritten_chunks: 0,
+        rewritten_chunks: rewritten,
         digest: None,
         tails: Vec::new(),
     })
+}
+
+/// A structure with padding, as the HDF5 scanner stores it (`scan/hdf5/repacked`): every chunk the
+/// sidecar lists is read from the data file, decoded with the sidecar's filters over the stored
+/// elements, its elements packed ([`Padding`]) and encoded with the packed struct's chain, as a
+/// store-owned chunk; chunks not listed stay missing (the fill value). Returns the layout and the
+/// number of chunks rewritten.
+fn repacked(
+    ctx: &mut Context<'_>,
+    var: &str,
+    (shape, data_type): (&[u64], DataType),
+    storage: &Storage,
+    padding: &Padding,
+    fill: &[u8],
+) -> Result<(Layout, u64), Refusal> {
+    let invalid =
+        |ctx: &Context<'_>, what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(var, what, why));
+    let Storage::Chunks(info @ ChunksInfo { chunk_shape: Some(chunk_shape), .. }) = storage else {
+        let why = "a structure with padding stored contiguously or compact (vzarr repacks chunked ones)";
+        return Err(Refusal::Unsupported(why.into()));
+    };
+    if chunk_shape.len() != shape.len() {
+        let why = TranslateError::ChunkShape { chunk_shape: chunk_shape.clone(), shape: shape.to_vec() };
+        return Err(invalid(ctx, "reading storage", why));
+    }
+    let stages = |size: usize| filter_stages(info, size).map_err(|e| Refusal::Unsupported(e.into()));
+    let bytes = Codec::Bytes { endian: endian(data_type, info) };
+    let chain = |stages: &[Filter]| CodecChain::new([vec![bytes.clone()], stored_codecs(stages)].concat());
+    let (stored_stages, packed_stages) = (stages(padding.stored_size)?, stages(data_type.size())?);
+    let source = ArrayCodecs {
+        bytes: bytes.clone(),
+        full: chain(&stored_stages).map_err(|e| invalid(ctx, "building codecs", e.into()))?,
+        filters: stored_stages,
+        element_size: padding.stored_size,
+        swap: ByteSwap::Unit(1),
+    };
+    let packed = ArrayCodecs {
+        bytes: bytes.clone(),
+        full: chain(&packed_stages).map_err(|e| invalid(ctx, "building codecs", e.into()))?,
+        filters: packed_stages,
+        element_size: data_type.size(),
+        swap: data_type.byte_swap(),
+    };
+    let grid = ChunkGrid::regular(shape, chunk_shape).map_err(|e| invalid(ctx, "chunk grid", e.into()))?;
+    let table = chunk_table_for(ctx.path, var, &grid)?;
+    let mut source_of = |href: Option<&str>| ctx.files.source_of(href);
+    let listed = chunk_table(&grid, chunk_shape, table, &info.chunks, &mut source_of)
+        .map_err(|why| invalid(ctx, "locating chunks", why.into()))?;
+    let mut chunks = chunk_table_for(ctx.path, var, &grid)?.owned_in(&ctx.options.owned_budget);
+    let mut rewritten = 0;
+    for (linear, entry) in listed.iter().enumerate() {
+        let ChunkEntry::Source { source: file, offset, length } = entry else { continue };
+        let raw = ctx.files.read(file, offset, length).map_err(|why| invalid(ctx, "reading a chunk", why.into()))?;
+        let coords = grid.chunk_coords(linear as u64);
+        let valid: Vec<u64> =
+            coords.iter().zip(chunk_shape).zip(shape).map(|((c, n), s)| (*n).min(s.saturating_sub(c * n))).collect();
+        let pack = |stored: &[u8]| padding.pack(stored);
+        let owned = source
+            .repack(&raw, 0, chunk_shape, &valid, fill, &pack, &packed)
+            .map_err(|e| invalid(ctx, &format!("repacking chunk {linear}"), TranslateError::Codec(e)))?;
+        let entry = chunks.push_owned(&owned).map_err(|e| ctx.owned_error(var, e))?;
+        chunks.set(linear, entry);
+        rewritten += 1;
+    }
+    Ok((Layout { grid, codecs: packed.full, chunks }, rewritten))
 }
 
 /// The grid, codecs and chunks of a variable of `shape` and `data_type` stored as `storage`.
@@ -305,6 +378,13 @@ fn fill_value(info: &ElementInfo, storage: &Storage, var: &DmrVariable<'_>) -> R
 
 /// The codecs of the filter list: `bytes`, then each filter's codec in pipeline order.
 fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<CodecChain, TranslateError> {
+    let filters = filter_stages(info, type_size)?;
+    let bytes = Codec::Bytes { endian: endian(data_type, info) };
+    Ok(CodecChain::new([vec![bytes], stored_codecs(&filters)].concat())?)
+}
+
+/// The sidecar's filters as codec stages over elements of `type_size` bytes.
+fn filter_stages(info: &ChunksInfo, type_size: usize) -> Result<Vec<Filter>, TranslateError> {
     let mut filters = Vec::with_capacity(info.filters.len());
     for name in &info.filters {
         let level = info.deflate_level.map(|l| vec![l]).unwrap_or_default();
@@ -320,8 +400,7 @@ fn codecs(info: &ChunksInfo, data_type: DataType, type_size: usize) -> Result<Co
             Filter::Source(_) => return Err(TranslateError::NoCodec(name.clone())),
         }
     }
-    let bytes = Codec::Bytes { endian: endian(data_type, info) };
-    Ok(CodecChain::new([vec![bytes], stored_codecs(&filters)].concat())?)
+    Ok(filters)
 }
 
 fn chunked(

@@ -36,7 +36,7 @@ use crate::source::ByteSource;
 pub(crate) const MAX_DECODED_BYTES: u64 = 256 << 20;
 
 /// The zlib level store-owned chunks of deflated arrays are written with.
-const OWNED_ZLIB_LEVEL: u32 = 6;
+const OWNED_ZLIB_LEVEL: u16 = 6;
 
 /// The virtual array of data set `sds`; `external` gives the source id of an external file by the
 /// name the file stores.
@@ -86,8 +86,8 @@ pub(crate) fn build(
             layout.slabs(external(&name)?, offset, options.max_slab_bytes)?
         }
         Some(Storage::Compressed { coder, data, length }) if length == total => match (coder, *data) {
-            (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => {
-                layout.whole(layout.zlib(), Some(ChunkEntry::Source { source: 0, offset, length }))?
+            (Coder::Deflate { level }, Storage::Plain { offset, length }) if length > 0 => {
+                layout.whole(layout.zlib(level), Some(ChunkEntry::Source { source: 0, offset, length }))?
             }
             // hrepack writes uncompressed data as "compressed" with no coder.
             (Coder::None, Storage::Plain { offset, length }) if length >= total => {
@@ -209,8 +209,8 @@ type Parts = (ChunkGrid, CodecChain, ChunkTable);
 enum Found {
     /// Uncompressed bytes of the file.
     Plain(u64, u64),
-    /// A zlib stream in the file.
-    Zlib(u64, u64),
+    /// A zlib stream in the file, and the level it was deflated with.
+    Zlib(u64, u64, u16),
     /// Decoded values (as stored: the file's byte order).
     Decoded(Vec<u8>),
 }
@@ -223,8 +223,10 @@ impl Layout<'_> {
             .ok_or_else(|| Hdf4Error::Unsupported(format!("shape {:?} has more bytes than fit in 64 bits", self.shape)))
     }
 
-    fn zlib(&self) -> CodecChain {
-        let codecs = vec![Codec::Bytes { endian: self.endian }, Codec::Zlib { level: OWNED_ZLIB_LEVEL }];
+    /// The chain of deflated data: `level` is the file's (what a DMR++ sidecar says); decoding
+    /// does not depend on it.
+    fn zlib(&self, level: u16) -> CodecChain {
+        let codecs = vec![Codec::Bytes { endian: self.endian }, Codec::Zlib { level: u32::from(level) }];
         CodecChain::new(codecs).unwrap_or_else(|_| CodecChain::raw(self.endian))
     }
 
@@ -315,7 +317,7 @@ impl Layout<'_> {
             let entry = table.push_owned(&zlib(bytes)?)?;
             table.set(slot, entry);
         }
-        Ok((grid, self.zlib(), table))
+        Ok((grid, self.zlib(OWNED_ZLIB_LEVEL), table))
     }
 
     fn chunked(&self, file: &dyn ByteSource, index: &DdIndex, chunked: &Chunked) -> Result<Parts, Hdf4Error> {
@@ -337,14 +339,21 @@ impl Layout<'_> {
         })?;
         let chunk_bytes = chunk.iter().product::<u64>() * self.data_type.size() as u64;
         let found = self.chunk_list(file, index, chunked, &grid, chunk_bytes)?;
-        let zlib_chain = found.iter().any(|(_, f)| matches!(f, Found::Zlib(..)));
-        let codecs = if zlib_chain { self.zlib() } else { CodecChain::raw(self.endian) };
+        let level = found.iter().find_map(|(_, f)| match f {
+            Found::Zlib(_, _, level) => Some(*level),
+            _ => None,
+        });
+        let zlib_chain = level.is_some();
+        let codecs = match level {
+            Some(level) => self.zlib(level),
+            None => CodecChain::raw(self.endian),
+        };
         let mut table = ChunkTable::missing(count as usize).owned_in(self.budget);
         let mut decoded = 0u64;
         for (linear, f) in found {
             let entry = match f {
                 Found::Plain(offset, length) if !zlib_chain => ChunkEntry::Source { source: 0, offset, length },
-                Found::Zlib(offset, length) => ChunkEntry::Source { source: 0, offset, length },
+                Found::Zlib(offset, length, _) => ChunkEntry::Source { source: 0, offset, length },
                 Found::Plain(offset, length) => {
                     let bytes = read_stored(file, index, &Storage::Plain { offset, length }, chunk_bytes, &what)?;
                     table.push_owned(&zlib(&bytes)?)?
@@ -455,7 +464,9 @@ impl Layout<'_> {
                 Err(Hdf4Error::malformed(what, format!("{length} bytes, fewer than the chunk's {chunk_bytes}")))
             }
             Storage::Compressed { coder, data, .. } => match (coder, *data) {
-                (Coder::Deflate, Storage::Plain { offset, length }) if length > 0 => Ok(Found::Zlib(offset, length)),
+                (Coder::Deflate { level }, Storage::Plain { offset, length }) if length > 0 => {
+                    Ok(Found::Zlib(offset, length, level))
+                }
                 // hrepack writes uncompressed chunks as "compressed" with no coder.
                 (Coder::None, Storage::Plain { offset, length }) if length >= chunk_bytes => {
                     Ok(Found::Plain(offset, chunk_bytes))
@@ -485,7 +496,8 @@ impl Layout<'_> {
 }
 
 fn zlib(bytes: &[u8]) -> Result<Vec<u8>, Hdf4Error> {
-    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(OWNED_ZLIB_LEVEL));
+    let mut encoder =
+        flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(u32::from(OWNED_ZLIB_LEVEL)));
     encoder
         .write_all(bytes)
         .and_then(|()| encoder.finish())

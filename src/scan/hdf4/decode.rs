@@ -102,7 +102,7 @@ pub(crate) fn decode(coder: Coder, input: &[u8], length: usize) -> Result<Vec<u8
     let mut out = match coder {
         Coder::None => input.get(..length).ok_or(DecodeError::Short)?.to_vec(),
         Coder::Rle => rle(input, length)?,
-        Coder::Deflate => inflate(input, length)?,
+        Coder::Deflate { .. } => inflate(input, length)?,
         Coder::SkipHuffman { skip } => skip_huffman::decode(input, skip, length)?,
         Coder::Nbit(nbit) => nbit::decode(input, nbit, length)?,
         Coder::Szip(params) => szip::decode(input, params, length)?,

@@ -98,7 +98,10 @@ pub(crate) enum Coder {
         skip: u32,
     },
     /// A zlib stream.
-    Deflate,
+    Deflate {
+        /// The level it was deflated with.
+        level: u16,
+    },
     /// szip (Adaptive Entropy Coding through szlib), with its parameters.
     Szip(Szip),
     /// A coder code this reader does not know (JPEG, ...).
@@ -112,7 +115,7 @@ impl std::fmt::Display for Coder {
             Coder::Rle => f.write_str("RLE"),
             Coder::Nbit(_) => f.write_str("NBIT"),
             Coder::SkipHuffman { skip } => write!(f, "skipping Huffman (skip {skip})"),
-            Coder::Deflate => f.write_str("deflate"),
+            Coder::Deflate { .. } => f.write_str("deflate"),
             Coder::Szip(_) => f.write_str("szip"),
             Coder::Other(code) => write!(f, "compression method {code}"),
         }
@@ -282,7 +285,9 @@ fn compressed(
             bits: c.u32()?,
         }),
         3 => Coder::SkipHuffman { skip: c.u32()? },
-        4 => Coder::Deflate,
+        // `comp_coder_deflate_info_t`: the level the writer deflated with (hcomp.c's header); a
+        // header cut short of it says no level (zlib's default 6 then describes the stream).
+        4 => Coder::Deflate { level: c.u16().unwrap_or(6) },
         5 => Coder::Szip(Szip {
             pixels: c.u32()?,
             pixels_per_scanline: c.u32()?,

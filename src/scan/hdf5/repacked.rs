@@ -21,7 +21,7 @@ use crate::codec::{ByteSwap, Codec, CodecChain, Filter};
 use crate::dataset::ChunkTable;
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
-use crate::metadata::FillValue;
+use crate::metadata::{FillValue, SourceChunks};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::filters::{filter_codec, FilterSpec};
 use crate::scan::rewrite::ArrayCodecs;
@@ -58,6 +58,40 @@ impl FileContext<'_> {
             Layout::Compact(bytes) => self.repacked_compact(v, repack, &bytes).map(Some),
             Layout::Other(what) => self.skip(v.var, format!("cannot reference {what}")).map(|_| None),
         }
+    }
+
+    /// The file's own chunks of padded compound variable `v` stored in chunks of `chunk_shape`, for
+    /// the DMR++ writer (`ArrayNotes::source_chunks`); None when they cannot be listed as BES lists
+    /// them (a chunk with skipped filters, an index that does not read).
+    pub(super) fn source_chunks(&self, v: &VarScan<'_>, repack: &Repack, chunk_shape: &[u64]) -> Option<SourceChunks> {
+        let crate::metadata::DataType::Struct(fields) = v.data_type else { return None };
+        let mut stored: Vec<(Vec<u64>, StoredChunk)> = Vec::new();
+        let max_dims = v.var.dataset.max_dims().map(<[u64]>::to_vec);
+        let mut visit = |origin: &[u64], chunk: StoredChunk| stored.push((origin.to_vec(), chunk));
+        layout::visit_chunks(&self.file, &v.info, &v.index_extent, max_dims.as_deref(), &mut visit).ok()?;
+        if stored.iter().any(|(_, c)| c.filter_mask != 0) || chunk_shape.len() != v.shape.len() {
+            return None;
+        }
+        let grid = ChunkGrid::regular(&v.shape, chunk_shape).ok()?;
+        let mut chunks = Vec::with_capacity(stored.len());
+        for (origin, c) in &stored {
+            let coords: Vec<u64> = origin.iter().zip(chunk_shape).map(|(o, n)| o / n.max(&1)).collect();
+            chunks.push((grid.linear_index(&coords), c.address, c.size));
+        }
+        chunks.sort_unstable();
+        let mut offsets = Vec::with_capacity(fields.fields().len());
+        let mut packed = 0usize;
+        for field in fields.fields() {
+            offsets.push(stored_offset(repack, packed)?);
+            packed += field.data_type.size();
+        }
+        if offsets.is_empty() {
+            return None;
+        }
+        offsets.remove(0);
+        offsets.push(repack.source_size as u64);
+        let (chunk_shape, chunks) = (chunk_shape.to_vec(), std::sync::Arc::new(chunks));
+        Some(SourceChunks { chunk_shape, struct_offsets: offsets, chunks })
     }
 
     fn repacked_chunked(
@@ -214,4 +248,16 @@ fn for_packed(codec: &Codec, packed_size: usize) -> Codec {
         },
         other => other.clone(),
     }
+}
+
+/// Where the byte at `packed` of a packed element lies in the stored element.
+fn stored_offset(repack: &Repack, packed: usize) -> Option<u64> {
+    let mut start = 0;
+    for &(offset, len) in &repack.runs {
+        if packed < start + len {
+            return Some((offset + packed - start) as u64);
+        }
+        start += len;
+    }
+    None
 }
