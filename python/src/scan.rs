@@ -99,7 +99,9 @@ impl Target {
         report.set_item("arrays", written.arrays().len())?;
         report.set_item("references", written.references())?;
         report.set_item("owned_chunks", written.owned_chunks())?;
-        report.set_item("warnings", dataset.warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        // The scan's warnings, and the writer's: arrays an output cannot hold, left out by skip_unsupported.
+        let warnings = written.store_info().map_or(&dataset.warnings, |info| &info.warnings);
+        report.set_item("warnings", warnings.iter().map(ToString::to_string).collect::<Vec<_>>())?;
         report.set_item("source_containers", written.source_containers())?;
         report.set_item("trusted", trusted)?;
         if let Written::Icechunk(info) = &written {

@@ -248,9 +248,9 @@ def test_reads_compute_on_worker_processes(client, tmp_path, fmt, name):
     files = write_monthly(tmp_path / "src", days=(30, 30, 30), chunk=10)
     out = tmp_path / name
     if fmt == "kerchunk-parquet":
-        # Written by export, which can leave out `time` (rectilinear: the Zarr v2 of Parquet has no such grid).
+        # Written by export, which inlines `time` (rectilinear: the Zarr v2 of Parquet has no such grid).
         vzarr.scan(files, concat=["time"], output=tmp_path / "tas.vzarr")
-        vzarr.export(tmp_path / "tas.vzarr", out, format=fmt, skip_unsupported=True)
+        vzarr.export(tmp_path / "tas.vzarr", out, format=fmt)
     else:
         vzarr.scan(files, concat=["time"], output=out, format=fmt)
     client.run(lambda: __import__("vzarr._store")._store._REOPENED.clear())
@@ -258,9 +258,8 @@ def test_reads_compute_on_worker_processes(client, tmp_path, fmt, name):
     assert ds.tas.data.npartitions == 9  # one task a chunk
     theirs = netcdf4_read(files)
     computed = ds.compute()  # on the cluster: the default client
-    # The Parquet set has no `time` (left out by the export); every other store has every variable.
-    missing = {"time", "time_bnds"} if fmt == "kerchunk-parquet" else set()
-    assert set(computed.variables) == set(theirs.variables) - missing
+    # Every store has every variable (the Parquet set's rectilinear `time` inlined by the export).
+    assert set(computed.variables) == set(theirs.variables)
     for variable in computed.variables:
         xr.testing.assert_identical(computed[variable].variable, theirs[variable].variable)
     # Every task found its worker's store opened already: one store a worker that did work.
@@ -279,16 +278,15 @@ def test_reads_from_a_store_on_s3_compute_on_workers(client, tmp_path, s3_endpoi
     url = f"s3://out/{name}"
     if fmt == "kerchunk-parquet":
         vzarr.scan(files, concat=["time"], output=tmp_path / "tas.vzarr")
-        vzarr.export(tmp_path / "tas.vzarr", url, format=fmt, skip_unsupported=True, storage_options=options)
+        vzarr.export(tmp_path / "tas.vzarr", url, format=fmt, storage_options=options)
     else:
         vzarr.scan(files, concat=["time"], output=url, format=fmt, storage_options=options)
     ds = xr.open_dataset(url, engine="vzarr", chunks={}, storage_options=options)
     if fmt in ("native", "icechunk"):
         assert ds.tas.chunks[0] == (10, 10, 10, 1, 10, 10, 8, 10, 10, 10, 1)  # the months' chunks
     computed, theirs = ds.compute(), netcdf4_read(files)
-    # The Parquet set has no `time` (left out by the export); every other store has every variable.
-    missing = {"time", "time_bnds"} if fmt == "kerchunk-parquet" else set()
-    assert set(computed.variables) == set(theirs.variables) - missing
+    # Every store has every variable (the Parquet set's rectilinear `time` inlined by the export).
+    assert set(computed.variables) == set(theirs.variables)
     for variable in computed.variables:
         xr.testing.assert_identical(computed[variable].variable, theirs[variable].variable)
 

@@ -54,11 +54,8 @@ pub(crate) fn array_documents(metadata: &ArrayMetadata) -> Result<(Value, Value)
         "zarr_format": 2,
     });
     let mut attributes = metadata.attributes.clone();
-    // The CF `_FillValue` is the Zarr v2 `fill_value` (which xarray's zarr engine masks by, in place of
-    // the attribute); its Zarr v3 form, xarray's base64 of the value's bytes, means nothing here.
-    if cf_fill_value(metadata).is_some() {
-        attributes.remove("_FillValue");
-    }
+    // The CF `_FillValue` stays in its Zarr v3 form too (vzarr's readers take it from there; xarray's
+    // zarr engine takes the Zarr v2 `fill_value` in its place).
     if let Some(names) = &metadata.dimension_names {
         attributes.insert("_ARRAY_DIMENSIONS".into(), json!(names));
     }
