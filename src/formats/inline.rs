@@ -48,6 +48,7 @@ pub(crate) struct Inlined {
     pub(crate) too_large: Vec<(String, Option<u64>)>,
 }
 
+#[cfg(feature = "kerchunk-parquet")]
 impl Inlined {
     /// The refusal of the first array too large to inline, for a format that cannot express it.
     pub(crate) fn refusal(&self, destination: &Path, threshold: u64, format: &str) -> Option<WriteError> {
@@ -57,6 +58,7 @@ impl Inlined {
 }
 
 /// The refusal of rectilinear array `array` of `bytes` decoded bytes, over `threshold`, in `format`.
+#[cfg(feature = "kerchunk-parquet")]
 pub(crate) fn too_large(
     destination: &Path,
     array: &str,

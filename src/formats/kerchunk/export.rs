@@ -12,7 +12,7 @@ use crate::read::{ArrayReader, EntryRounds, Store};
 use crate::store::OutputKind;
 
 /// Options of [`export_kerchunk`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct KerchunkOptions {
     /// Location rewrites, tried in order; the first match applies. Default: none (absolute
     /// `file://` URLs for local paths, URLs as stored).
@@ -24,12 +24,6 @@ pub struct KerchunkOptions {
     /// (`formats/inline`); a larger one keeps its grid. Default: 0, nothing inlined (as
     /// [`crate::formats::KerchunkWriter`]'s).
     pub inline_threshold: u64,
-}
-
-impl Default for KerchunkOptions {
-    fn default() -> Self {
-        KerchunkOptions { url_prefixes: Vec::new(), overwrite: false, inline_threshold: 0 }
-    }
 }
 
 /// Exports the native store `store` as kerchunk reference JSON at `destination`, streaming: manifest

@@ -51,7 +51,7 @@ pub struct KerchunkReport {
 }
 
 /// Writes a [`VirtualDataset`] as kerchunk reference JSON instead of a native store.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct KerchunkWriter {
     /// Location rewrites, tried in order; the first match applies. Default: none (absolute `file://`
     /// URLs for local paths, URLs as stored).
@@ -63,12 +63,6 @@ pub struct KerchunkWriter {
     /// document holds references, not copies of data; [`DEFAULT_INLINE_THRESHOLD`](crate::formats::DEFAULT_INLINE_THRESHOLD)
     /// is the Parquet writer's default.
     pub inline_threshold: u64,
-}
-
-impl Default for KerchunkWriter {
-    fn default() -> Self {
-        KerchunkWriter { url_prefixes: Vec::new(), inline_threshold: 0 }
-    }
 }
 
 impl Writer for KerchunkWriter {
