@@ -26,6 +26,7 @@ __all__ = [
     "run_cli",
     "scan",
     "scan_shard",
+    "write_sidecars",
 ]
 
 __version__: str
