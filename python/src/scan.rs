@@ -368,8 +368,10 @@ pub(crate) fn write_sidecars<'py>(
         let written = py
             .detach(|| -> Result<_, PipelineError> {
                 let runtime = runtime()?;
+                let files = archive.files(runtime.handle())?;
                 archive.write_sidecars_on(
                     runtime.handle(),
+                    &files,
                     std::path::Path::new(&output),
                     &writer,
                     &options,

@@ -18,7 +18,7 @@ pub(crate) fn run(args: &ScanArgs, archive: &Archive, runtime: &tokio::runtime::
     };
     let writer = DmrppWriter { url_prefixes: args.combine.url_prefix.clone() };
     let options = WriteOptions { overwrite: args.combine.overwrite };
-    let written = archive.write_sidecars_on(runtime, &args.combine.output, &writer, &options, &report);
+    let written = archive.write_sidecars_on(runtime, &files, &args.combine.output, &writer, &options, &report);
     progress.finish_and_clear();
     let written = written?;
     let mut outcome = Outcome::Done;

@@ -226,6 +226,21 @@ impl DataType {
         descr.to_string()
     }
 
+    /// True for the signed and unsigned integers of 8 to 64 bits.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            DataType::Int8
+                | DataType::UInt8
+                | DataType::Int16
+                | DataType::UInt16
+                | DataType::Int32
+                | DataType::UInt32
+                | DataType::Int64
+                | DataType::UInt64
+        )
+    }
+
     /// True for `float16`, `float32` and `float64`.
     pub fn is_float(self) -> bool {
         matches!(self, DataType::Float16 | DataType::Float32 | DataType::Float64)

@@ -37,9 +37,10 @@ impl SidecarsWritten {
 }
 
 impl Archive {
-    /// Scans every input file and writes its DMR++ sidecar into the local directory `dir` (created
-    /// when missing) as `writer` says, calling `progress(files_done, references)` after each scan.
-    /// The concatenation dimensions play no part: a sidecar describes one file.
+    /// Scans `files` (this archive's inputs, expanded by [`Archive::files`]) and writes each one's
+    /// DMR++ sidecar into the local directory `dir` (created when missing) as `writer` says, calling
+    /// `progress(files_done, references)` after each scan. The concatenation dimensions play no
+    /// part: a sidecar describes one file.
     ///
     /// # Errors
     /// [`PipelineError::Options`] for an object-store URL or a `dir` that is not a directory,
@@ -48,6 +49,7 @@ impl Archive {
     pub fn write_sidecars_on(
         &self,
         runtime: &tokio::runtime::Handle,
+        files: &[PathBuf],
         dir: &Path,
         writer: &DmrppWriter,
         options: &WriteOptions,
@@ -65,8 +67,7 @@ impl Archive {
                 dir.display()
             )));
         }
-        let files = self.files(runtime)?;
-        let scanned = scan_files(&files, &self.scan_options(runtime), progress)?;
+        let scanned = scan_files(files, &self.scan_options(runtime), progress)?;
         let write_error =
             |path: &Path, source: WriteError| PipelineError::Write { output: path.display().to_string(), source };
         std::fs::create_dir_all(dir)

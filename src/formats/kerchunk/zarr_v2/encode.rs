@@ -131,18 +131,7 @@ fn v2_fill_value(metadata: &ArrayMetadata) -> Value {
 /// for floats xarray's Zarr v3 form of it (base64 of the value as a little-endian float64).
 fn cf_fill_value(metadata: &ArrayMetadata) -> Option<Value> {
     let data_type = metadata.data_type;
-    let numeric = data_type.is_float()
-        || matches!(
-            data_type,
-            DataType::Int8
-                | DataType::UInt8
-                | DataType::Int16
-                | DataType::UInt16
-                | DataType::Int32
-                | DataType::UInt32
-                | DataType::Int64
-                | DataType::UInt64
-        );
+    let numeric = data_type.is_float() || data_type.is_integer();
     match metadata.attributes.get("_FillValue")? {
         Value::Number(n) if numeric => Some(Value::Number(n.clone())),
         Value::String(text) if data_type.is_float() => {
