@@ -264,8 +264,15 @@ async fn verify_array(
     let lead = names.iter().take_while(|n| dims.iter().any(|d| d.name == **n && d.key != "coordinate")).count();
     let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
     // An array without any concatenation dimension was taken from one file: compare with that one.
+    // A single-file array whose chunks lie in another file of the store (a DMR++ sidecar's
+    // companion, BES's `_mvs.h5` for variables the data file lacks) is compared with that file.
+    let own_source = match concatenated || store.sources().len() < 2 {
+        true => None,
+        false => referenced_source(array).await?,
+    };
     for b in layout.holders(path, concatenated, only) {
-        let Some(location) = store.sources().get(b.source).map(|f| f.location.clone()) else {
+        let source = own_source.unwrap_or(b.source);
+        let Some(location) = store.sources().get(source).map(|f| f.location.clone()) else {
             // A reference document naming no source file (every chunk inline): the document is the
             // data, and no library holds another copy to compare with. Never an empty path handed
             // to libnetcdf.
@@ -274,9 +281,12 @@ async fn verify_array(
         };
         let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
-        let theirs = match files.shape(&location, path) {
-            Ok(theirs) => theirs,
-            Err(e) => return unprovable_or(files, &location, path, e, verdict),
+        let (path, theirs) = match files.shape(&location, path) {
+            Ok(theirs) => (path, theirs),
+            Err(e) => match dataset_named(array).map(|p| (p, files.shape(&location, p))) {
+                Some((named, Ok(theirs))) => (named, theirs),
+                _ => return unprovable_or(files, &location, path, e, verdict),
+            },
         };
         let hdf5 = files.hdf5_facts(&location, path);
         // A compound's text fields may be narrower in this file than in the store (files combined).
@@ -340,10 +350,28 @@ async fn verify_array(
             }
             let origin: Vec<u64> = base[lead..].iter().zip(&starts).map(|(b, s)| b + s).collect();
             compare(&ours.bytes, &theirs, element_size as usize, &counts, &origin, verdict);
-            progress(path, verdict.elements, total);
+            progress(array.path(), verdict.elements, total);
         }
     }
     Ok(())
+}
+
+/// The source file the first referenced chunk of `array` lies in (among its first 4096 chunks;
+/// None when none of them is referenced).
+async fn referenced_source(array: &crate::read::ArrayReader) -> Result<Option<u32>, ReadError> {
+    let n = array.metadata().chunk_grid.num_chunks().min(4096);
+    let entries = array.entries(0..n).await?;
+    Ok(entries.iter().find_map(|e| match e {
+        crate::manifest::ChunkEntry::Source { source, .. } => Some(*source),
+        _ => None,
+    }))
+}
+
+/// The path the scan recorded for the array's variable in its source, when it named the array
+/// otherwise (a DMR++ sidecar's DAP name, `Data_Fields/temperature` for the HDF5 dataset
+/// `Data Fields/temperature`). Used only when the source has no variable at the array's path.
+fn dataset_named(array: &crate::read::ArrayReader) -> Option<&str> {
+    array.metadata().notes.source_path.as_deref().filter(|p| *p != array.path())
 }
 
 /// Why a store array of type `ours` cannot be proven equal to a source variable of the plain

@@ -55,6 +55,8 @@
 //!   name, e.g. netCDF-4's `cloud_t`), which xarray writes the enum back as.
 //! - `string_pad`: how an HDF5 fixed-length string array pads its strings (`"null_term"`,
 //!   `"null_pad"` or `"space_pad"`, DMR++'s names), for `dmrpp:FixedLengthStringArray` out.
+//! - `source_path`: the variable's path in its source file, where the array is named otherwise (a
+//!   DMR++ sidecar's DAP name `Data_Fields/t` for the HDF5 dataset `Data Fields/t`), for `verify`.
 //! - `attribute_encodings`: attributes whose bytes JSON text cannot hold (HDF5 opaque values,
 //!   strings that are not valid UTF-8), name -> `"base64"`: each value is the base64 text of its
 //!   bytes (h5py gives them as `numpy.void` and `bytes`).
@@ -116,6 +118,10 @@ pub struct ArrayNotes {
     /// How a fixed-length string array pads its strings in the source (`null_term`, `null_pad`,
     /// `space_pad`).
     pub string_pad: Option<String>,
+    /// The variable's path in its source file where the scan names the array otherwise (a DMR++
+    /// sidecar's DAP name for an HDF5 dataset whose path holds spaces or dots, from BES's
+    /// `fullnamepath`).
+    pub source_path: Option<String>,
     /// For a struct array the scan repacked (an HDF5 compound with padding): the file's own chunks,
     /// which the DMR++ writer lists as BES does. Held in memory only: never written to `zarr.json`.
     pub source_chunks: Option<SourceChunks>,
@@ -260,6 +266,7 @@ impl ArrayNotes {
             && self.enum_name.is_none()
             && self.source_filters.is_empty()
             && self.string_pad.is_none()
+            && self.source_path.is_none()
         {
             return None;
         }
@@ -307,6 +314,9 @@ impl ArrayNotes {
         }
         if let Some(pad) = &self.string_pad {
             field["string_pad"] = Value::from(pad.as_str());
+        }
+        if let Some(path) = &self.source_path {
+            field["source_path"] = Value::from(path.as_str());
         }
         if !self.source_filters.is_empty() {
             field["source_filters"] = self.source_filters.iter().map(FilterNote::to_json).collect();
@@ -386,6 +396,7 @@ impl ArrayNotes {
         notes.fill_value = text("fill_value")?;
         notes.enum_name = text("enum_name")?;
         notes.string_pad = text("string_pad")?;
+        notes.source_path = text("source_path")?;
         if let Some(layout) = object.get("source_layout") {
             let layout = SourceLayout::from_json(layout);
             notes.source_layout = Some(layout.ok_or_else(|| {

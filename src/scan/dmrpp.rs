@@ -9,14 +9,15 @@
 //! variable is translated as those scanners translate the same dataset. `dmrpp/xml` parses under
 //! limits (no DTD, bounded depth and count) and lists chunks straight into `dmrpp/chunk_list`'s compact
 //! table as it meets them (no element or allocation per chunk), `dmrpp/model` reads groups, dimensions and attributes,
-//! `dmrpp/chunks` the storage, `dmrpp/elements` the element types, `dmrpp/translate` builds the
-//! arrays, `dmrpp/values` reads back what combining needs (concatenation coordinates, digests,
+//! `dmrpp/chunks` the storage, `dmrpp/elements` the element types, `dmrpp/special_struct` the
+//! elements of structures with string members BES writes into the sidecar, `dmrpp/translate` builds
+//! the arrays, `dmrpp/values` reads back what combining needs (concatenation coordinates, digests,
 //! trimmed last chunks) through the data file, and `dmrpp/check` compares a sidecar with a scan of
 //! its file (`vzarr check-sidecars`).
 //!
 //! What a sidecar cannot say, or vzarr cannot reference, is refused per variable (an error, or a
-//! warning under `skip_unsupported`): structures with string members (and padded ones not stored in
-//! chunks), strings whose length is not given, filters other than deflate, shuffle and fletcher32.
+//! warning under `skip_unsupported`): structures with string-array or structure members (and
+//! padded ones not stored in chunks), strings whose length is not given, filters other than deflate, shuffle and fletcher32.
 //! Padded structures stored in chunks are repacked as the HDF5 scanner repacks them
 //! (`dmrpp/translate`: each listed chunk read from the data file).
 
@@ -28,6 +29,7 @@ mod chunks;
 mod elements;
 pub(crate) mod files;
 mod model;
+mod special_struct;
 mod translate;
 mod types;
 mod values;

@@ -66,7 +66,7 @@ fn lenient() -> ScanOptions {
 /// How a scan and its proof ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Outcome {
-    /// Every variable scanned and proven.
+    /// Every variable scanned and proven (an attribute may be left out, named in a warning).
     Ok,
     /// Some variables left out (named in warnings); the rest proven.
     Partial,
@@ -168,14 +168,17 @@ fn scan_and_prove(
     if outcome != Outcome::Ok {
         return (outcome, problem, Some(dataset));
     }
-    if let Some(w) = dataset.warnings.first() {
+    // A warning about a variable the scan kept (an attribute the sidecar gives no values for, as
+    // BES's `type="null"`) leaves nothing out of the arrays; one about a variable it left out does.
+    if let Some(w) = dataset.warnings.iter().find(|w| dataset.array(&w.variable).is_none()) {
         return (Outcome::Partial, Some(one_line(&format!("{}: {}", w.variable, w.message))), Some(dataset));
     }
     if let Some(missing) = file_scan.and_then(|f| f.arrays.iter().find(|a| dataset.array(&a.path).is_none())) {
         let reason = format!("{}: in the file's scan, not in the sidecar's", missing.path);
         return (Outcome::Partial, Some(reason), Some(dataset));
     }
-    (Outcome::Ok, None, Some(dataset))
+    let note = dataset.warnings.first().map(|w| one_line(&format!("{}: {}", w.variable, w.message)));
+    (Outcome::Ok, note, Some(dataset))
 }
 
 /// A message without the machine's directories (the rows are committed).

@@ -43,6 +43,15 @@ pub(super) fn attributes(element: &Element) -> (Attributes, ArrayNotes, Vec<(Str
     (out, notes, dropped)
 }
 
+/// The HDF5 path BES's HDF5 handler gives the dataset behind variable `element` (its `fullnamepath`
+/// attribute, without the leading `/`), when there is one.
+pub(super) fn hdf5_path(element: &Element) -> Option<String> {
+    let attr = element.children_named("Attribute").find(|a| a.attr("name") == Some("fullnamepath"))?;
+    let path = attr.child("Value")?.text.trim();
+    let path = path.strip_prefix('/').unwrap_or(path);
+    (!path.is_empty()).then(|| path.to_string())
+}
+
 /// One attribute's JSON value and, for numbers, its type.
 /// Why an attribute has no JSON value (the text of the warning that leaves it out).
 #[derive(Debug, thiserror::Error)]

@@ -174,7 +174,6 @@ impl ChunkList {
     }
 
     /// Whether there are no chunks.
-    #[cfg(test)]
     pub(super) fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

@@ -9,7 +9,8 @@
 //! consist of `<dmrpp:block offset nBytes>` runs (HDF4 linked blocks), referenced as one range only
 //! when they are adjacent. `<dmrpp:compact>` holds the data itself (base64), `<dmrpp:vlsa>` the
 //! strings of a variable-length string array (`<v c="repeat" s="size">`, `s` meaning zlib-compressed
-//! base64 text), `<dmrpp:FixedLengthStringArray string_length pad>` a fixed-length string type.
+//! base64 text), `<dmrpp:FixedLengthStringArray string_length pad>` a fixed-length string type,
+//! `<dmrpp:specialstructuredata>` the elements of a structure with string members (base64).
 //!
 //! Every count comes from untrusted text and is checked before anything is sized by it.
 
@@ -51,6 +52,9 @@ pub(super) enum Storage {
     Inline(ChunksInfo, Vec<u8>),
     /// A variable-length string array's strings, in row-major order.
     Strings(Vec<String>),
+    /// A structure with string members: its elements as BES writes them into the sidecar
+    /// (`dmrpp:specialstructuredata`, decoded from base64; `dmrpp/special_struct` reads them).
+    Structure(Vec<u8>),
     /// Something vzarr cannot reference, and why.
     Unsupported(String),
 }
@@ -154,9 +158,10 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
     if let Some(vlsa) = element.child("dmrpp:vlsa") {
         return strings(vlsa, count).map(Storage::Strings);
     }
-    if element.child("dmrpp:specialstructuredata").is_some() {
-        let why = "a structure with string members (BES's dmrpp:specialstructuredata), which has no Zarr struct form";
-        return Ok(Storage::Unsupported(why.into()));
+    if let Some(data) = element.child("dmrpp:specialstructuredata") {
+        let text: String = data.text.split_whitespace().collect();
+        let name = "dmrpp:specialstructuredata";
+        return crate::base64::decode(&text).map(Storage::Structure).ok_or(ChunksError::NotBase64(name));
     }
     let info = match element.child("dmrpp:chunks") {
         Some(chunks) => chunks_info(chunks)?,

@@ -182,6 +182,13 @@ fn string_type(element: &Element, storage: &Storage) -> Result<DataType, Element
         // BES writes a variable-length scalar's text as compact data without `dmrpp:chunks`.
         Storage::Inline(_, _) if scalar && element.child("dmrpp:chunks").is_none() => return Ok(DataType::String),
         Storage::Inline(_, bytes) if scalar => bytes.len() as u64,
+        // A scalar never written (no storage allocated, no chunk listed) holds its fill value, and
+        // BES writes a fixed-length string's fill as its text: the text's length is the string's.
+        Storage::Chunks(ChunksInfo { chunks, chunk_shape: None, fill: Some(fill), .. })
+            if scalar && chunks.is_empty() && !fill.trim().is_empty() && !fill.starts_with("unsupported") =>
+        {
+            fill.trim().len() as u64
+        }
         Storage::Chunks(ChunksInfo { chunks, chunk_shape: None, filters, .. })
             if scalar && chunks.len() == 1 && filters.is_empty() =>
         {

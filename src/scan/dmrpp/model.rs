@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::attributes::attributes;
+use super::attributes::{attributes, hdf5_path};
 use super::types::names_a_variable;
 use super::xml::Element;
 use crate::dataset::GroupNode;
@@ -125,7 +125,10 @@ pub(super) fn read_dmr(root: &Element) -> Result<Dmr<'_>, DmrError> {
                 }
                 dims
             });
-            let (attributes, notes, dropped) = attributes(found.element);
+            let (attributes, mut notes, dropped) = attributes(found.element);
+            // BES names variables for DAP (`Data_Fields` for the group `Data Fields`): where the
+            // HDF5 path differs, it goes with the array, for `verify`'s look-up in the source.
+            notes.source_path = hdf5_path(found.element).filter(|p| *p != found.path);
             walk.dropped.extend(dropped.into_iter().map(|(name, why)| (found.path.clone(), name, why)));
             variables.push(DmrVariable { path: found.path.clone(), element: found.element, dims, attributes, notes });
         }

@@ -8,6 +8,7 @@
 use super::chunks::{chunk_table, ChunksInfo, Storage};
 use super::elements::{element_info, is_char, ElementInfo, Padding};
 use super::model::DmrVariable;
+use super::special_struct::special_struct;
 use super::types::value_bytes;
 use super::Context;
 use crate::codec::{ByteSwap, Codec, CodecChain, Endian, Filter};
@@ -127,6 +128,9 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if let Storage::Unsupported(why) = &storage {
         return Err(Refusal::Unsupported(why.clone().into()));
     }
+    if let Storage::Structure(data) = &storage {
+        return special_structure(ctx, var, dims, data);
+    }
     let info = element_info(var.element, &storage, ctx.enumerations).map_err(|e| Refusal::Unsupported(e.into()))?;
     let mut storage = storage;
     let mut data_type = info.data_type;
@@ -170,6 +174,40 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         metadata,
         chunks: layout.chunks,
         rewritten_chunks: rewritten,
+        digest: None,
+        tails: Vec::new(),
+    })
+}
+
+/// A structure with string members whose elements the sidecar holds (`dmrpp:specialstructuredata`),
+/// as one store-owned chunk of the whole shape, typed as the HDF5 scanner types the compound
+/// (`dmrpp/special_struct`); its fill value is zero, as HDF5's default.
+fn special_structure(
+    ctx: &mut Context<'_>,
+    var: &DmrVariable<'_>,
+    dims: Vec<(String, u64)>,
+    data: &[u8],
+) -> Result<VirtualArray, Refusal> {
+    let shape: Vec<u64> = dims.iter().map(|(_, n)| *n).collect();
+    let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
+    let stored = special_struct(var.element, data, count).map_err(|e| Refusal::Unsupported(e.into()))?;
+    let endian = endian(stored.data_type, &ChunksInfo { byte_order: Some(Endian::Little), ..ChunksInfo::default() });
+    let layout = compact(ctx, &var.path, &shape, stored.data_type, endian, stored.bytes)?;
+    let mut metadata = ArrayMetadata {
+        data_type: stored.data_type,
+        chunk_grid: layout.grid,
+        fill_value: FillValue::zero(stored.data_type),
+        codecs: layout.codecs,
+        dimension_names: Some(dims.into_iter().map(|(name, _)| name).collect()),
+        attributes: var.attributes.clone(),
+        notes: var.notes.clone(),
+    };
+    encode_fill_value_attribute(stored.data_type, &mut metadata.attributes, &mut metadata.notes);
+    Ok(VirtualArray {
+        path: var.path.clone(),
+        metadata,
+        chunks: layout.chunks,
+        rewritten_chunks: 0,
         digest: None,
         tails: Vec::new(),
     })
@@ -259,6 +297,8 @@ fn layout_of(
             None => contiguous(ctx, var, shape, data_type, &chunks)?,
         },
         Storage::Unsupported(why) => return Err(Refusal::Unsupported(why.into())),
+        // `translate` stores these with `special_structure` before any layout is asked for.
+        Storage::Structure(_) => return Err(Refusal::Unsupported("a structure with string members".into())),
     })
 }
 
