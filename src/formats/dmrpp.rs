@@ -28,6 +28,7 @@
 //! rewritten by [`UrlPrefix`] rules). Atomic: staged and published by `store/publish`.
 
 mod attributes;
+mod special_struct;
 mod types;
 mod variable;
 
@@ -39,7 +40,7 @@ use self::attributes::{attributes_xml, escape};
 use self::variable::{variable_xml, DimRefs};
 use crate::dataset::{ScanWarning, VirtualDataset};
 use crate::formats::{location_url, UrlPrefix};
-use crate::metadata::ArrayNotes;
+use crate::metadata::{ArrayNotes, DataType};
 use crate::store::{io_error, ArrayInfo, StoreInfo, WriteError, WriteOptions, Writer};
 use crate::store::{OutputKind, Staged};
 
@@ -76,7 +77,7 @@ impl Writer for DmrppWriter {
             return Err(refuse("a DMR++ sidecar describes one file, and the dataset has none".into()));
         };
         let href = location_url(&source.location, &self.url_prefixes).map_err(|e| refuse(e.to_string()))?;
-        let (document, left_out) = document(dataset, &href, &source.location);
+        let (document, left_out) = document(dataset, &href, &source.location, destination);
         let inputs = crate::store::local_sources(&dataset.sources);
         let staged = Staged::begin(destination, OutputKind::Dmrpp, options.overwrite, &inputs)?;
         std::fs::write(staged.path(), document).map_err(io_error(staged.path(), "writing the sidecar"))?;
@@ -91,7 +92,7 @@ impl Writer for DmrppWriter {
 }
 
 /// The sidecar text and the variables left out.
-fn document(dataset: &VirtualDataset, href: &str, location: &str) -> (String, Vec<ScanWarning>) {
+fn document(dataset: &VirtualDataset, href: &str, location: &str, destination: &Path) -> (String, Vec<ScanWarning>) {
     let name = sidecar_name(location);
     let name = name.strip_suffix(".dmrpp").unwrap_or(&name);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -106,26 +107,55 @@ fn document(dataset: &VirtualDataset, href: &str, location: &str) -> (String, Ve
     .ok();
     let dims = Dimensions::of(dataset);
     let mut left_out = Vec::new();
-    group_xml(dataset, "", &dims, "    ", &mut out, &mut left_out, location);
+    let special = special_values(dataset, destination);
+    let context = Context { dataset, dims: &dims, special: &special, location };
+    group_xml(&context, "", "    ", &mut out, &mut left_out);
     out.push_str("</Dataset>\n");
     (out, left_out)
 }
 
+/// What every group's variables are written from.
+struct Context<'a> {
+    dataset: &'a VirtualDataset,
+    dims: &'a Dimensions,
+    /// The decoded elements of each structure with string members, or why they cannot be read.
+    special: &'a BTreeMap<String, Result<Vec<u8>, String>>,
+    /// The source file, as warnings name it.
+    location: &'a str,
+}
+
+/// The decoded elements of every structure with string members (BES writes their values into the
+/// sidecar), each read through vzarr's reader from the file, or why it cannot be.
+fn special_values(dataset: &VirtualDataset, destination: &Path) -> BTreeMap<String, Result<Vec<u8>, String>> {
+    let mut out = BTreeMap::new();
+    for (index, array) in dataset.arrays.iter().enumerate() {
+        let DataType::Struct(fields) = array.metadata.data_type else { continue };
+        if !special_struct::has_text(fields) {
+            continue;
+        }
+        let values = crate::formats::inline::read_arrays(dataset, &[index], destination, "write its elements")
+            .map(|mut v| v.pop().unwrap_or_default())
+            .map_err(|e| e.to_string());
+        out.insert(array.path.clone(), values);
+    }
+    out
+}
+
 /// The contents of group `path`: its dimensions, variables, subgroups and attributes.
-fn group_xml(
-    dataset: &VirtualDataset,
-    path: &str,
-    dims: &Dimensions,
-    indent: &str,
-    out: &mut String,
-    left_out: &mut Vec<ScanWarning>,
-    location: &str,
-) {
+fn group_xml(context: &Context<'_>, path: &str, indent: &str, out: &mut String, left_out: &mut Vec<ScanWarning>) {
+    let Context { dataset, dims, special, location } = context;
     for (name, size) in dims.declared_in(path) {
         writeln!(out, "{indent}<Dimension name=\"{}\" size=\"{size}\"/>", escape(name)).ok();
     }
     for array in dataset.arrays.iter().filter(|a| parent_of(&a.path) == path) {
-        match variable_xml(array, &dims.refs_of(array), indent) {
+        let xml = match special.get(&array.path) {
+            Some(Err(why)) => Err(why.clone()),
+            Some(Ok(values)) => {
+                variable_xml(array, &dims.refs_of(array), Some(values), indent).map_err(|e| e.to_string())
+            }
+            None => variable_xml(array, &dims.refs_of(array), None, indent).map_err(|e| e.to_string()),
+        };
+        match xml {
             Ok(xml) => out.push_str(&xml),
             Err(message) => left_out.push(ScanWarning {
                 file: location.to_string(),
@@ -137,7 +167,7 @@ fn group_xml(
     for group in dataset.groups.iter().filter(|g| !g.path.is_empty() && parent_of(&g.path) == path) {
         let name = group.path.rsplit('/').next().unwrap_or(&group.path);
         writeln!(out, "{indent}<Group name=\"{}\">", escape(name)).ok();
-        group_xml(dataset, &group.path, dims, &format!("{indent}    "), out, left_out, location);
+        group_xml(context, &group.path, &format!("{indent}    "), out, left_out);
         writeln!(out, "{indent}</Group>").ok();
     }
     if let Some(group) = dataset.groups.iter().find(|g| g.path == path) {

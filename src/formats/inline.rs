@@ -115,12 +115,7 @@ pub(crate) fn inline_rectilinear<'a>(
     if chosen.is_empty() {
         return Ok((std::borrow::Cow::Borrowed(dataset), report));
     }
-    let values = std::thread::scope(|scope| {
-        scope
-            .spawn(|| read_values(dataset, &chosen, destination))
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })?;
+    let values = read_arrays(dataset, &chosen, destination, "inline it")?;
     let mut out = dataset.clone();
     for (index, bytes) in chosen.into_iter().zip(values) {
         let array = &mut out.arrays[index];
@@ -182,14 +177,42 @@ fn inlined_array(array: &VirtualArray, values: &[u8], destination: &Path) -> Res
     })
 }
 
+/// The decoded values (native byte order) of arrays `chosen` of `dataset`, read through vzarr's
+/// reader from the sources the dataset references, on a thread of their own (the caller may be
+/// inside a runtime); `purpose` completes an error's "reading it to ...".
+///
+/// # Errors
+/// [`WriteError::BadName`] naming the array that cannot be read, and why.
+pub(crate) fn read_arrays(
+    dataset: &VirtualDataset,
+    chosen: &[usize],
+    destination: &Path,
+    purpose: &str,
+) -> Result<Vec<Vec<u8>>, WriteError> {
+    if chosen.is_empty() {
+        return Ok(Vec::new());
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| read_values(dataset, chosen, destination, purpose))
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
 /// The decoded values of arrays `chosen` of `dataset`, read through a store over the dataset's
 /// references (a reference view: the sources were scanned just now, so there are no fingerprints to
 /// compare; the sources' own containers are trusted).
-fn read_values(dataset: &VirtualDataset, chosen: &[usize], destination: &Path) -> Result<Vec<Vec<u8>>, WriteError> {
+fn read_values(
+    dataset: &VirtualDataset,
+    chosen: &[usize],
+    destination: &Path,
+    purpose: &str,
+) -> Result<Vec<Vec<u8>>, WriteError> {
     let failed = |array: &str, reason: String| WriteError::BadName {
         path: destination.to_path_buf(),
         node: array.to_string(),
-        reason: format!("reading it to inline it: {reason}"),
+        reason: format!("reading it to {purpose}: {reason}"),
     };
     let first = dataset.arrays.get(chosen[0]).map_or("", |a| a.path.as_str());
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -28,6 +28,7 @@ mod chunk_list;
 mod chunks;
 mod elements;
 pub(crate) mod files;
+mod heap_string;
 mod model;
 mod special_struct;
 mod translate;

@@ -9,8 +9,8 @@
 //! - packed structures: `<Structure>` whose members are variable elements (an array member with its
 //!   `<Dim size>`s), over the file's chunks, the fill value as the leaf values in order.
 //!
-//! Structures with string or nested structure members (BES: `dmrpp:specialstructuredata`) and
-//! structures whose chunks vzarr repacked (padded compounds) are refused by the caller's checks.
+//! Structures with string members are written with their elements (`dmrpp/special_struct`, BES's
+//! `dmrpp:specialstructuredata`); those with nested structure members are refused.
 
 use std::fmt::Write as _;
 

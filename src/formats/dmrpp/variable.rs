@@ -18,6 +18,7 @@
 use std::fmt::Write as _;
 
 use super::attributes::{attributes_xml, escape};
+use super::special_struct::special_xml;
 use super::types::{fixed_fill_text, members_xml, number_text, strings_xml, struct_fill_text, Kind, TypeError};
 use crate::codec::{Codec, Endian};
 use crate::dataset::VirtualArray;
@@ -60,21 +61,25 @@ pub(super) enum VariableError {
 }
 
 /// The variable element of `array` (its last path segment as the name), indented by `indent`,
-/// preceded by the `<Enumeration>` an enum declares.
+/// preceded by the `<Enumeration>` an enum declares; `special` holds the decoded elements of a
+/// structure with string members (written as `dmrpp:specialstructuredata`).
 ///
 /// # Errors
 /// [`VariableError`]: why the array has no DMR++ form.
-pub(super) fn variable_xml(array: &VirtualArray, dims: &DimRefs, indent: &str) -> Result<String, VariableError> {
+pub(super) fn variable_xml(
+    array: &VirtualArray,
+    dims: &DimRefs,
+    special: Option<&[u8]>,
+    indent: &str,
+) -> Result<String, VariableError> {
     let metadata = &array.metadata;
     let kind = Kind::of(array)?;
     let inner = format!("{indent}    ");
-    let members = match &kind {
-        Kind::Struct(fields) => members_xml(array, fields, &inner)?,
-        _ => String::new(),
-    };
-    let storage = match &kind {
-        Kind::VlenString => strings_xml(array, &inner)?,
-        _ => storage_xml(array, &kind, &inner)?,
+    let (members, storage) = match (&kind, special) {
+        (Kind::Struct(fields), Some(values)) => special_xml(metadata.notes.compound.as_ref(), fields, values, &inner)?,
+        (Kind::Struct(fields), None) => (members_xml(array, fields, &inner)?, storage_xml(array, &kind, &inner)?),
+        (Kind::VlenString, _) => (String::new(), strings_xml(array, &inner)?),
+        _ => (String::new(), storage_xml(array, &kind, &inner)?),
     };
     let (group, name) = array.path.rsplit_once('/').unwrap_or(("", &array.path));
     let (enumeration, enum_attribute) = kind.enumeration(group, indent);

@@ -7,6 +7,7 @@
 
 use super::chunks::{chunk_table, ChunksInfo, Storage};
 use super::elements::{element_info, is_char, ElementInfo, Padding};
+use super::heap_string::{heap_string, DESCRIPTOR};
 use super::model::DmrVariable;
 use super::special_struct::special_struct;
 use super::types::value_bytes;
@@ -131,6 +132,11 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if let Storage::Structure(data) = &storage {
         return special_structure(ctx, var, dims, data);
     }
+    let storage = match heap_scalar(ctx, var, &shape, &storage)? {
+        Some(text) => Storage::Strings(vec![text]),
+        None => storage,
+    };
+    let invalid = |what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(&var.path, what, why));
     let info = element_info(var.element, &storage, ctx.enumerations).map_err(|e| Refusal::Unsupported(e.into()))?;
     let mut storage = storage;
     let mut data_type = info.data_type;
@@ -177,6 +183,46 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
         digest: None,
         tails: Vec::new(),
     })
+}
+
+/// The string of a scalar `String` whose one unfiltered piece of data is an HDF5 heap descriptor
+/// (`dmrpp/heap_string`), read through the data file; None for any other variable. BES's
+/// `unsupported-variable-length-string` fill marks such a descriptor: one that does not resolve is
+/// then refused.
+fn heap_scalar(
+    ctx: &mut Context<'_>,
+    var: &DmrVariable<'_>,
+    shape: &[u64],
+    storage: &Storage,
+) -> Result<Option<String>, Refusal> {
+    let Storage::Chunks(info @ ChunksInfo { chunk_shape: None, .. }) = storage else { return Ok(None) };
+    let fixed = var.element.child("dmrpp:FixedLengthStringArray").is_some();
+    let chunk = info.chunks.first().filter(|c| c.length == DESCRIPTOR && info.chunks.len() == 1);
+    let (Some(chunk), true, false, true) = (chunk, shape.is_empty(), fixed, info.filters.is_empty()) else {
+        return Ok(None);
+    };
+    if var.element.name != "String" {
+        return Ok(None);
+    }
+    let marked = info.fill.as_deref() == Some("unsupported-variable-length-string");
+    let invalid = |ctx: &Context<'_>, why: TranslateError| {
+        Refusal::Error(ctx.variable_error(&var.path, "reading its heap descriptor", why))
+    };
+    let href = chunk.href.map(|h| info.chunks.hrefs()[h].as_str());
+    let source = ctx.files.source_of(href).map_err(|why| invalid(ctx, why.into()))?;
+    let descriptor = ctx.files.read(source, chunk.offset, DESCRIPTOR).map_err(|why| invalid(ctx, why.into()))?;
+    let text = heap_string(&ctx.files, source, &descriptor).map_err(|why| invalid(ctx, why.into()))?;
+    match (text, marked) {
+        (Some(bytes), _) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(Some(text)),
+            Err(_) => Err(Refusal::Unsupported("a variable-length string that is not UTF-8".into())),
+        },
+        (None, true) => {
+            let why = "a variable-length string whose heap descriptor names no string of the data file";
+            Err(Refusal::Unsupported(why.into()))
+        }
+        (None, false) => Ok(None),
+    }
 }
 
 /// A structure with string members whose elements the sidecar holds (`dmrpp:specialstructuredata`),
