@@ -264,15 +264,15 @@ async fn verify_array(
     let lead = names.iter().take_while(|n| dims.iter().any(|d| d.name == **n && d.key != "coordinate")).count();
     let concatenated = names.iter().any(|n| dims.iter().any(|d| d.name == *n));
     // An array without any concatenation dimension was taken from one file: compare with that one.
-    // A single-file array whose chunks lie in another file of the store (a DMR++ sidecar's
-    // companion, BES's `_mvs.h5` for variables the data file lacks) is compared with that file.
+    // Where the oracle finds no such variable there, a single-file array whose chunks lie in
+    // another file of the store (a DMR++ sidecar's companion, BES's `_mvs.h5` for variables the
+    // data file lacks) is compared with that file.
     let own_source = match concatenated || store.sources().len() < 2 {
         true => None,
         false => referenced_source(array).await?,
     };
     for b in layout.holders(path, concatenated, only) {
-        let source = own_source.unwrap_or(b.source);
-        let Some(location) = store.sources().get(source).map(|f| f.location.clone()) else {
+        let Some(location) = store.sources().get(b.source).map(|f| f.location.clone()) else {
             // A reference document naming no source file (every chunk inline): the document is the
             // data, and no library holds another copy to compare with. Never an empty path handed
             // to libnetcdf.
@@ -281,12 +281,28 @@ async fn verify_array(
         };
         let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
-        let (path, theirs) = match files.shape(&location, path) {
-            Ok(theirs) => (path, theirs),
-            Err(e) => match dataset_named(array).map(|p| (p, files.shape(&location, p))) {
-                Some((named, Ok(theirs))) => (named, theirs),
-                _ => return unprovable_or(files, &location, path, e, verdict),
-            },
+        let companion = own_source.filter(|&s| s != b.source);
+        let companion = companion.and_then(|s| store.sources().get(s).map(|f| f.location.clone()));
+        let candidates = [Some(location.clone()), companion]
+            .into_iter()
+            .flatten()
+            .flat_map(|l| [(l.clone(), Some(path)), (l, dataset_named(array))])
+            .filter_map(|(l, p)| Some((l, p?)));
+        let (mut found, mut first_error) = (None, None);
+        for (l, p) in candidates {
+            match files.shape(&l, p) {
+                Ok(theirs) => {
+                    found = Some((l, p, theirs));
+                    break;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        let Some((location, path, theirs)) = found else {
+            let e = first_error.unwrap_or_else(|| netcdf::Error::Str(format!("no variable {path}")));
+            return unprovable_or(files, &location, path, e, verdict);
         };
         let hdf5 = files.hdf5_facts(&location, path);
         // A compound's text fields may be narrower in this file than in the store (files combined).
