@@ -85,6 +85,29 @@ impl Calendar {
         })
     }
 
+    /// The date (year, month, day) of day number `day` (days since the calendar's day 0, as
+    /// [`Calendar::day_number`] counts them); None for the `none` calendar.
+    pub(crate) fn date_of(self, day: i64) -> Option<(i64, u32, u32)> {
+        let in_year = |day: i64, length: i64, cumulative: &[i64; 12]| {
+            let (year, rest) = (day.div_euclid(length), day.rem_euclid(length));
+            let month = cumulative.iter().rposition(|&c| c <= rest).unwrap_or(0);
+            (year, month as u32 + 1, (rest - cumulative[month]) as u32 + 1)
+        };
+        Some(match self {
+            Calendar::NoLeap => in_year(day, 365, &CUMULATIVE),
+            Calendar::AllLeap => in_year(day, 366, &CUMULATIVE_LEAP),
+            Calendar::Day360 => {
+                let (year, rest) = (day.div_euclid(360), day.rem_euclid(360));
+                (year, (rest / 30) as u32 + 1, (rest % 30) as u32 + 1)
+            }
+            Calendar::ProlepticGregorian => gregorian_date(day),
+            Calendar::Julian => julian_date(day),
+            Calendar::Standard if day >= GREGORIAN_START => gregorian_date(day),
+            Calendar::Standard => julian_date(day),
+            Calendar::None => return None,
+        })
+    }
+
     fn month_length(self, year: i64, month: u32) -> Option<u32> {
         let leap = match self {
             Calendar::NoLeap => false,
@@ -117,6 +140,35 @@ fn gregorian_jdn(y: i64, m: i64, d: i64) -> i64 {
     let a = (14 - m) / 12;
     let (y, m) = (y + 4800 - a, m + 12 * a - 3);
     d + (153 * m + 2) / 5 + 365 * y + y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400) - 32045
+}
+
+/// The Julian day number of 1582-10-15, the first Gregorian day of the `standard` calendar.
+const GREGORIAN_START: i64 = 2_299_161;
+
+/// The proleptic Gregorian date of Julian day number `j` (Richards' algorithm, E. G. Richards,
+/// "Calendars", Explanatory Supplement to the Astronomical Almanac, 2013).
+fn gregorian_date(j: i64) -> (i64, u32, u32) {
+    let a = j + 32_044;
+    let b = (4 * a + 3).div_euclid(146_097);
+    let c = a - (146_097 * b).div_euclid(4);
+    let (year, month, day) = month_and_day(c);
+    (100 * b + year, month, day)
+}
+
+/// The Julian calendar date of Julian day number `j`.
+fn julian_date(j: i64) -> (i64, u32, u32) {
+    month_and_day(j + 32_082)
+}
+
+/// Year (offset by 4800, in the algorithm's count), month and day from the algorithm's day count `c`
+/// of a four-year cycle.
+fn month_and_day(c: i64) -> (i64, u32, u32) {
+    let d = (4 * c + 3).div_euclid(1461);
+    let e = c - (1461 * d).div_euclid(4);
+    let m = (5 * e + 2).div_euclid(153);
+    let day = e - (153 * m + 2).div_euclid(5) + 1;
+    let month = m + 3 - 12 * m.div_euclid(10);
+    (d - 4800 + m.div_euclid(10), month as u32, day as u32)
 }
 
 /// Julian day number of a Julian calendar date.
@@ -248,6 +300,37 @@ mod tests {
         assert_eq!(gregorian.value(units("days since 1901-01-01", "proleptic_gregorian").instant(0.0)), 365.0);
         assert!(Calendar::NoLeap.day_number(2000, 2, 29).is_none());
         assert!(Calendar::Day360.day_number(2000, 2, 30).is_some());
+    }
+
+    #[test]
+    fn dates_of_day_numbers_invert_day_number_in_every_calendar() {
+        let calendars = [
+            Calendar::Standard,
+            Calendar::ProlepticGregorian,
+            Calendar::Julian,
+            Calendar::NoLeap,
+            Calendar::AllLeap,
+            Calendar::Day360,
+        ];
+        for calendar in calendars {
+            for year in [-4713, -1, 0, 1, 1582, 1583, 1899, 1900, 2000, 2023, 2024, 2100, 9999] {
+                for month in 1..=12 {
+                    for day in 1..=31 {
+                        let Some(n) = calendar.day_number(year, month, day) else { continue };
+                        assert_eq!(calendar.date_of(n), Some((year, month, day)), "{calendar:?} {year}-{month}-{day}");
+                        // The next day number is the next date.
+                        let (y, m, d) = calendar.date_of(n + 1).unwrap();
+                        assert_eq!(
+                            calendar.day_number(y, m, d),
+                            Some(n + 1),
+                            "{calendar:?} after {year}-{month}-{day}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(Calendar::Standard.date_of(GREGORIAN_START - 1), Some((1582, 10, 4)));
+        assert_eq!(Calendar::None.date_of(0), None);
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //!
 //! Along the dimension, every maximal run of consecutive chunks smaller than the target becomes
 //! chunks of the target size and one of the remainder (`[365, 365, 1 x 40]` with target 30:
-//! `[365, 365, 30, 10]`; `compact/plan`). Each new chunk is read through the store's reader (its
+//! `[365, 365, 30, 10]`; `compact/plan`). A calendar target (`month`, `season`, `year`, `day`, `10d`)
+//! or `by:VAR` gives the dimension the edges `chunking` derives from the store's time coordinate
+//! (in its own CF calendar) or from VAR's runs of equal values: a year of daily chunks becomes
+//! `[31, 28, 31, 30, ...]`; chunks that already are one period are kept. Each new chunk is read through the store's reader (its
 //! sources checked against their fingerprints first), decoded, re-encoded with the array's own codecs
 //! and stored by the store itself (a store-owned chunk); every other chunk keeps its reference
 //! untouched, and the rectilinear edges of the dimension are rewritten (Zarr rectilinear chunk grid,
@@ -38,6 +41,7 @@ mod run;
 
 pub use run::compact_store;
 
+use crate::chunking::ChunkLength;
 use crate::read::{OpenOptions, ReadError};
 
 /// A compaction that cannot be done. Nothing is written.
@@ -127,10 +131,15 @@ impl From<crate::store::IcechunkError> for CompactError {
 pub struct CompactOptions {
     /// The dimension whose chunks are folded (`time`). Required.
     pub dim: String,
-    /// The target chunk length along it, >= 1 and at most the dimension's length. Required.
-    pub target: u64,
-    /// Fold only the chunks after the last chunk of at least the target size (the daily-append
-    /// case). Default: false (every run of small chunks).
+    /// The target chunk length along it. Required. A number of elements (>= 1, at most the
+    /// dimension's length: runs of shorter chunks fold into chunks of that length); a calendar unit
+    /// (`month`, `season`, `year`, `day`, a duration such as `10d`: every chunk becomes the steps of
+    /// one period, from the dimension's CF time coordinate in its calendar); or `by:VAR`, one chunk
+    /// per run of equal values of the 1-D variable VAR.
+    pub target: ChunkLength,
+    /// Fold only the chunks after the last chunk of at least the target size (for a calendar unit
+    /// or `by:VAR`, after the last chunk that already is one period or group): the daily-append
+    /// case. Default: false (every chunk).
     pub tail: bool,
     /// Plan only: report what would be folded, write nothing. Default: false.
     pub dry_run: bool,
@@ -148,10 +157,10 @@ pub struct CompactOptions {
 
 impl CompactOptions {
     /// Options folding along `dim` to `target`, every other field at its default.
-    pub fn new(dim: impl Into<String>, target: u64, open: OpenOptions) -> Self {
+    pub fn new(dim: impl Into<String>, target: impl Into<ChunkLength>, open: OpenOptions) -> Self {
         CompactOptions {
             dim: dim.into(),
-            target,
+            target: target.into(),
             tail: false,
             dry_run: false,
             open,

@@ -64,6 +64,7 @@
 mod append;
 mod base64;
 mod cftime;
+pub mod chunking;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod codec;

@@ -287,13 +287,16 @@ pub(crate) struct CompactArgs {
     /// The dimension along which chunks are folded (with --target).
     #[arg(long, value_name = "DIM", requires = "target", conflicts_with = "chunks")]
     pub(crate) dim: Option<String>,
-    /// The target chunk length along --dim: runs of chunks shorter than it are folded into chunks of
-    /// this length (and one of the remainder).
-    #[arg(long, value_name = "N", requires = "dim")]
-    pub(crate) target: Option<u64>,
-    /// The same as --dim DIM --target N, written DIM=N.
-    #[arg(long, value_name = "DIM=N", value_parser = parse_dim_size)]
-    pub(crate) chunks: Option<(String, u64)>,
+    /// The target chunk length along --dim: a number N (runs of chunks shorter than it are folded
+    /// into chunks of N and one of the remainder); a calendar unit, `day`, `month`, `season` (DJF,
+    /// MAM, JJA, SON), `year`, or a duration such as `6h` or `10d` (each chunk becomes the steps of
+    /// one period, from the dimension's CF time coordinate in its calendar); or `by:VAR` (one chunk
+    /// per run of equal values of the 1-D variable VAR).
+    #[arg(long, value_name = "LENGTH", requires = "dim")]
+    pub(crate) target: Option<crate::chunking::ChunkLength>,
+    /// The same as --dim DIM --target LENGTH, written DIM=LENGTH (`time=30`, `time=month`).
+    #[arg(long, value_name = "DIM=LENGTH", value_parser = parse_dim_length)]
+    pub(crate) chunks: Option<(String, crate::chunking::ChunkLength)>,
     /// Fold only the chunks after the last chunk of the target length (after `vzarr append`).
     #[arg(long)]
     pub(crate) tail: bool,
@@ -356,6 +359,17 @@ fn parse_chunk_spec(text: &str) -> Result<ChunkSpec, String> {
         }
     }
     Ok(ChunkSpec(spec))
+}
+
+/// `DIM=LENGTH`: a dimension name and a [`ChunkLength`](crate::chunking::ChunkLength) (`time=30`,
+/// `time=month`, `basin=by:basin_id`).
+fn parse_dim_length(text: &str) -> Result<(String, crate::chunking::ChunkLength), String> {
+    let (dim, length) =
+        text.split_once('=').ok_or_else(|| format!("{text:?}: expected DIM=LENGTH, such as time=365 or time=month"))?;
+    if dim.trim().is_empty() || dim.contains(',') {
+        return Err(format!("{text:?}: expected one DIM=LENGTH, such as time=month"));
+    }
+    Ok((dim.trim().to_string(), length.parse()?))
 }
 
 /// `DIM=N`: a dimension name and a length.

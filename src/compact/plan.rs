@@ -75,6 +75,34 @@ pub(super) fn plan_dim(dim: &ChunkDim, rule: &FoldRule) -> Option<Vec<Piece>> {
     folded.then_some(pieces)
 }
 
+/// The pieces giving the dimension the chunk edges `edges` (calendar months, a variable's groups):
+/// an old chunk that already starts and ends where a new one does is kept, every other new chunk is
+/// folded from the old chunks it overlaps; with `tail`, the old chunks up to the last kept one stay
+/// as they are. `None` when nothing changes, or when `edges` do not cover the dimension.
+pub(super) fn plan_edges(dim: &ChunkDim, edges: &[u64], tail: bool) -> Option<Vec<Piece>> {
+    if edges.iter().sum::<u64>() != dim.extent() || edges.contains(&0) {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(edges.len());
+    let mut start = 0;
+    for &length in edges {
+        let (first, offset) = dim.locate(start)?;
+        let (last, _) = dim.locate(start + length - 1)?;
+        pieces.push(match offset == 0 && last == first && dim.valid(first) == length {
+            true => Piece::Keep(first),
+            false => Piece::Fold { start, length, first, last: last + 1 },
+        });
+        start += length;
+    }
+    if tail {
+        if let Some(k) = pieces.iter().rposition(|p| matches!(p, Piece::Keep(_))) {
+            let Piece::Keep(c) = pieces[k] else { return None };
+            pieces.splice(..=k, (0..=c).map(Piece::Keep));
+        }
+    }
+    pieces.iter().any(|p| matches!(p, Piece::Fold { .. })).then_some(pieces)
+}
+
 /// Pieces of `target` elements (the last one shorter) covering old chunks `first..end`.
 fn fold_run(dim: &ChunkDim, first: u64, end: u64, total: u64, target: u64, pieces: &mut Vec<Piece>) {
     let origin = dim.start(first);
@@ -193,7 +221,57 @@ mod tests {
         assert_eq!(folded.edges().collect::<Vec<_>>(), pairs);
     }
 
+    fn edges_to(edges: &[u64], to: &[u64], tail: bool) -> Vec<u64> {
+        let d = dim(edges);
+        match plan_edges(&d, to, tail) {
+            Some(pieces) => new_dim(&d, &pieces).unwrap().edges().collect(),
+            None => edges.to_vec(),
+        }
+    }
+
+    #[test]
+    fn edges_plans_fold_to_the_given_edges_and_keep_what_already_fits() {
+        // 59 daily chunks to January and February.
+        assert_eq!(edges_to(&[1; 59], &[31, 28], false), vec![31, 28]);
+        // A year in one chunk cut into months: every month folds from the one chunk.
+        let d = dim(&[59]);
+        let pieces = plan_edges(&d, &[31, 28], false).unwrap();
+        assert_eq!(pieces[1], Piece::Fold { start: 31, length: 28, first: 0, last: 1 });
+        // Already months: nothing to do (idempotent).
+        assert_eq!(plan_edges(&dim(&[31, 28]), &[31, 28], false), None);
+        // A kept month, then days folded.
+        assert_eq!(edges_to(&[31, 1, 1, 1], &[31, 3], false), vec![31, 3]);
+        // Tail: what lies before the last month already in place stays.
+        assert_eq!(edges_to(&[10, 21, 28, 1, 1], &[31, 28, 2], true), vec![10, 21, 28, 2]);
+        // Edges that do not cover the dimension give no plan.
+        assert_eq!(plan_edges(&dim(&[1; 59]), &[31, 27], false), None);
+    }
+
     proptest! {
+        #[test]
+        fn edges_plans_give_exactly_the_edges(
+            edges in proptest::collection::vec(1u64..8, 1..30),
+            cuts in proptest::collection::vec(1u64..12, 1..30),
+        ) {
+            let d = dim(&edges);
+            // Target edges over the same extent: the cuts, the last one trimmed to fit.
+            let mut to = Vec::new();
+            let mut left = d.extent();
+            for c in cuts.iter().chain(std::iter::repeat(&5)) {
+                if left == 0 { break; }
+                let c = (*c).min(left);
+                to.push(c);
+                left -= c;
+            }
+            if let Some(pieces) = plan_edges(&d, &to, false) {
+                let after = new_dim(&d, &pieces).unwrap();
+                prop_assert_eq!(after.held_edges().collect::<Vec<_>>(), to.clone());
+                prop_assert_eq!(plan_edges(&after, &to, false), None);
+            } else {
+                prop_assert_eq!(d.held_edges().collect::<Vec<_>>(), to);
+            }
+        }
+
         #[test]
         fn plans_cover_the_dimension_and_are_idempotent(
             edges in proptest::collection::vec(1u64..8, 1..40),

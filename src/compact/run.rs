@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use super::fold::{fold_array, Folding};
-use super::plan::{plan_dim, FoldRule, Piece};
+use super::plan::{plan_dim, plan_edges, FoldRule, Piece};
 use super::{ArrayFold, CompactError, CompactOptions, CompactReport};
+use crate::chunking::ChunkLength;
 use crate::dataset::{VirtualArray, VirtualDataset};
 use crate::formats::NativeWriter;
 use crate::read::Store;
@@ -32,7 +33,7 @@ pub fn compact_store(
     options: &CompactOptions,
     runtime: &tokio::runtime::Handle,
 ) -> Result<CompactReport, CompactError> {
-    if options.target == 0 {
+    if options.target == ChunkLength::Elements(0) {
         let reason = format!("the target length for {} must be at least 1", options.dim);
         return Err(CompactError::Usage { store: location.to_string(), reason });
     }
@@ -62,12 +63,25 @@ fn compact_native(
     let _lock = lock(path, location)?;
     let info_before = std::fs::read(path.join(STORE_INFO_FILE)).map_err(|e| refuse(&format!("reading: {e}")))?;
     let stored = crate::append::load_native(path, &options.owned_budget)?;
-    let plans = plan_dataset(&stored, options, location)?;
+    // A calendar or `by:VAR` target reads the store before planning; a length needs it for folds only.
+    let open = || runtime.block_on(Store::open_with(location, &options.open));
+    let early = match options.target.elements() {
+        Some(_) => None,
+        None => Some(open()?),
+    };
+    let edges = match &early {
+        Some(store) => Some(target_edges(&stored, store, options, location, runtime)?),
+        None => None,
+    };
+    let plans = plan_dataset(&stored, options, edges.as_deref(), location)?;
     let mut report = planned(&stored, &plans);
     if plans.is_empty() || options.dry_run {
         return Ok(report);
     }
-    let store = runtime.block_on(Store::open_with(location, &options.open))?;
+    let store = match early {
+        Some(store) => store,
+        None => open()?,
+    };
     let (dataset, written) = fold_dataset(stored, &plans, &store, options, runtime)?;
     if std::fs::read(path.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
         return Err(refuse("changed while compacting (another writer?); nothing was written, run it again"));
@@ -96,13 +110,17 @@ fn compact_repository(
     };
     let branch = options.open.branch.clone().unwrap_or_else(|| "main".into());
     let stored = runtime.block_on(read_branch_in(repo, &branch, &options.open.remote, &options.owned_budget))?;
-    let plans = plan_dataset(&stored.dataset, options, repo)?;
+    let open = options.open.clone().with_branch(branch.clone());
+    let store = runtime.block_on(Store::open_with(repo, &open))?;
+    let edges = match options.target.elements() {
+        Some(_) => None,
+        None => Some(target_edges(&stored.dataset, &store, options, repo, runtime)?),
+    };
+    let plans = plan_dataset(&stored.dataset, options, edges.as_deref(), repo)?;
     let mut report = planned(&stored.dataset, &plans);
     if plans.is_empty() || options.dry_run {
         return Ok(report);
     }
-    let open = options.open.clone().with_branch(branch.clone());
-    let store = runtime.block_on(Store::open_with(repo, &open))?;
     let (dataset, written) = fold_dataset(stored.dataset.clone(), &plans, &store, options, runtime)?;
     let message = options.message.clone().unwrap_or_else(|| {
         format!("vzarr compact: {} to chunks of {} ({} arrays)", options.dim, options.target, plans.len())
@@ -161,23 +179,46 @@ fn fold_dataset(
     Ok((dataset, written))
 }
 
-/// The arrays to fold and how; checks the options against the store.
+/// The dimension's extent (the longest array along it), or the usage error naming the dimensions
+/// there are.
+fn extent_of(dataset: &VirtualDataset, options: &CompactOptions, store: &str) -> Result<u64, CompactError> {
+    let dim = options.dim.as_str();
+    let extent = dataset.arrays.iter().filter_map(|a| axis_of(a, dim).map(|k| a.metadata.shape()[k])).max();
+    extent.ok_or_else(|| CompactError::Usage {
+        store: store.to_string(),
+        reason: format!("no array has a dimension named {dim:?} (dimensions: {})", dimension_names(dataset)),
+    })
+}
+
+/// The edges a calendar or `by:VAR` target gives the dimension, read through `store`.
+fn target_edges(
+    dataset: &VirtualDataset,
+    store: &Store,
+    options: &CompactOptions,
+    location: &str,
+    runtime: &tokio::runtime::Handle,
+) -> Result<Vec<u64>, CompactError> {
+    let extent = extent_of(dataset, options, location)?;
+    let edges = runtime.block_on(crate::chunking::resolve_edges(store, &options.dim, &options.target, extent));
+    edges.map_err(|e| match e {
+        crate::chunking::EdgesError::Read(e) => CompactError::Read(e),
+        e => CompactError::Usage { store: location.to_string(), reason: e.to_string() },
+    })
+}
+
+/// The arrays to fold and how (to `edges` when the target gave them); checks the options against
+/// the store.
 fn plan_dataset(
     dataset: &VirtualDataset,
     options: &CompactOptions,
+    edges: Option<&[u64]>,
     store: &str,
 ) -> Result<Vec<ArrayPlan>, CompactError> {
-    let usage = |reason: String| CompactError::Usage { store: store.to_string(), reason };
     let dim = options.dim.as_str();
-    let extent = dataset.arrays.iter().filter_map(|a| axis_of(a, dim).map(|k| a.metadata.shape()[k])).max();
-    let Some(extent) = extent else {
-        return Err(usage(format!(
-            "no array has a dimension named {dim:?} (dimensions: {})",
-            dimension_names(dataset)
-        )));
-    };
-    if options.target > extent {
-        return Err(usage(format!("target length {} is larger than dimension {dim} ({extent})", options.target)));
+    let extent = extent_of(dataset, options, store)?;
+    if let Some(target) = options.target.elements().filter(|&n| n > extent) {
+        let reason = format!("target length {target} is larger than dimension {dim} ({extent})");
+        return Err(CompactError::Usage { store: store.to_string(), reason });
     }
     let mut plans = Vec::new();
     for (index, array) in dataset.arrays.iter().enumerate() {
@@ -186,8 +227,12 @@ fn plan_dataset(
             continue;
         }
         let along = array.metadata.chunk_grid.dim(axis);
-        let rule = FoldRule { target: options.target, tail: options.tail };
-        if let Some(pieces) = plan_dim(along, &rule) {
+        let pieces = match (edges, options.target.elements()) {
+            (Some(edges), _) => plan_edges(along, edges, options.tail),
+            (None, Some(target)) => plan_dim(along, &FoldRule { target, tail: options.tail }),
+            (None, None) => None,
+        };
+        if let Some(pieces) = pieces {
             plans.push(ArrayPlan { index, axis, pieces });
         }
     }

@@ -109,7 +109,7 @@ fn bad_options_are_usage_errors_and_change_nothing() {
         (&["--dim", "time", "--target", "0"], "at least 1"),
         (&["--chunks", "time=6"], "larger than dimension time (5)"),
         (&["--dim", "depth", "--target", "3"], "no array has a dimension named \"depth\""),
-        (&["--chunks", "time"], "expected DIM=N"),
+        (&["--chunks", "time"], "expected DIM=LENGTH"),
         (&[], "needs --dim DIM --target N"),
     ];
     for (args, message) in cases {
@@ -268,5 +268,6 @@ fn a_killed_compaction_leaves_the_old_store_and_the_next_one_compacts() {
     assert!(crate::common::dir_entries(dir.path()).iter().all(|n| !n.starts_with(".days")), "staging left behind");
 }
 
+mod calendar;
 mod intermediate;
 mod regular;

@@ -1,0 +1,229 @@
+//! Chunk edges that follow the calendar (input: a time coordinate's instants, seconds since its
+//! calendar's day 0 as `cftime` gives them, and a [`CalendarUnit`]; output: the edges).
+//!
+//! Each step belongs to the period its time falls in: the day of its date, the month, the
+//! meteorological season (DJF, MAM, JJA, SON; December counts with the next year's winter), the
+//! year, or for a duration the span of that length counted from midnight of the first step's day.
+//! Consecutive steps of one period make one chunk, so daily steps give months of 28 to 31 (30 in a
+//! `360_day` calendar), a month with missing days is a chunk of the days it has, and 6-hourly steps
+//! at 03:00, 09:00, ... belong to their own days.
+
+use crate::cftime::Calendar;
+
+/// Seconds in a day.
+const DAY: f64 = 86_400.0;
+
+/// A calendar period, or a duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CalendarUnit {
+    /// A calendar day.
+    Day,
+    /// A calendar month.
+    Month,
+    /// A meteorological season: DJF, MAM, JJA, SON.
+    Season,
+    /// A calendar year.
+    Year,
+    /// A span of this many seconds (`6h`, `10d`), counted from midnight of the first step's day.
+    Span(u64),
+}
+
+impl std::fmt::Display for CalendarUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            CalendarUnit::Day => f.write_str("day"),
+            CalendarUnit::Month => f.write_str("month"),
+            CalendarUnit::Season => f.write_str("season"),
+            CalendarUnit::Year => f.write_str("year"),
+            CalendarUnit::Span(s) if s.is_multiple_of(86_400) => write!(f, "{}d", s / 86_400),
+            CalendarUnit::Span(s) if s.is_multiple_of(3_600) => write!(f, "{}h", s / 3_600),
+            CalendarUnit::Span(s) if s.is_multiple_of(60) => write!(f, "{}min", s / 60),
+            CalendarUnit::Span(s) => write!(f, "{s}s"),
+        }
+    }
+}
+
+impl std::str::FromStr for CalendarUnit {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim().to_ascii_lowercase();
+        Ok(match text.as_str() {
+            "day" => CalendarUnit::Day,
+            "month" => CalendarUnit::Month,
+            "season" => CalendarUnit::Season,
+            "year" => CalendarUnit::Year,
+            _ => {
+                let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+                let (n, unit) = text.split_at(digits);
+                let n: u64 = n.parse().map_err(|_| "not a calendar unit or a duration".to_string())?;
+                let seconds = match unit.trim() {
+                    "d" => 86_400,
+                    "h" => 3_600,
+                    "min" => 60,
+                    "s" => 1,
+                    _ => return Err("not a calendar unit or a duration".into()),
+                };
+                match n.checked_mul(seconds).filter(|&s| s > 0) {
+                    Some(s) => CalendarUnit::Span(s),
+                    None => return Err("a duration must be at least one second".into()),
+                }
+            }
+        })
+    }
+}
+
+/// Why a time coordinate gives no calendar edges.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum CalendarError {
+    /// The `none` calendar has no dates.
+    #[error("its calendar is \"none\", which has no dates")]
+    NoDates,
+    /// A time value that is not a finite number (a missing value).
+    #[error("time value {index} is not a number ({value})")]
+    NotFinite {
+        /// Its index along the dimension.
+        index: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A date outside what the calendar arithmetic covers.
+    #[error("time value {index} lies outside the years -10^9..10^9")]
+    OutOfRange {
+        /// Its index along the dimension.
+        index: usize,
+    },
+}
+
+/// The period a step of time `instant` (on day number `day`) belongs to, as a number equal for the
+/// steps of one period; spans count from `origin`.
+fn period(unit: CalendarUnit, calendar: Calendar, day: i64, instant: f64, origin: f64) -> Option<i64> {
+    let date = || calendar.date_of(day);
+    Some(match unit {
+        CalendarUnit::Span(seconds) => ((instant - origin) / seconds as f64).floor() as i64,
+        CalendarUnit::Day => day,
+        CalendarUnit::Month => {
+            let (year, month, _) = date()?;
+            year * 12 + i64::from(month)
+        }
+        CalendarUnit::Year => date()?.0,
+        // December starts the next year's winter.
+        CalendarUnit::Season => match date()? {
+            (year, 12, _) => (year + 1) * 4,
+            (year, month, _) => year * 4 + i64::from(month / 3),
+        },
+    })
+}
+
+/// The chunk edges of `unit` over the steps at `instants` (seconds since the calendar's day 0), in
+/// `calendar`: one chunk per run of consecutive steps of one period.
+///
+/// # Errors
+/// [`CalendarError`] for the `none` calendar and for a time value that is no date.
+pub(crate) fn calendar_edges(
+    unit: CalendarUnit,
+    calendar: Calendar,
+    instants: &[f64],
+) -> Result<Vec<u64>, CalendarError> {
+    if calendar == Calendar::None {
+        return Err(CalendarError::NoDates);
+    }
+    let origin = instants.first().map_or(0.0, |&t| (t / DAY).floor() * DAY);
+    let mut edges: Vec<u64> = Vec::new();
+    let mut last = None;
+    for (index, &instant) in instants.iter().enumerate() {
+        if !instant.is_finite() {
+            return Err(CalendarError::NotFinite { index, value: instant });
+        }
+        let day = (instant / DAY).floor();
+        if day.abs() > 4e11 {
+            return Err(CalendarError::OutOfRange { index });
+        }
+        let key = period(unit, calendar, day as i64, instant, origin).ok_or(CalendarError::NoDates)?;
+        match edges.last_mut() {
+            Some(edge) if last == Some(key) => *edge += 1,
+            _ => edges.push(1),
+        }
+        last = Some(key);
+    }
+    Ok(edges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Instants of `n` steps of `step_days` from `year-01-01` plus `hour` hours, in `calendar`.
+    fn steps(calendar: Calendar, year: i64, n: usize, step_days: f64, hour: f64) -> Vec<f64> {
+        let start = calendar.day_number(year, 1, 1).unwrap() as f64 * DAY + hour * 3600.0;
+        (0..n).map(|i| start + i as f64 * step_days * DAY).collect()
+    }
+
+    #[test]
+    fn daily_steps_give_the_months_of_each_calendar() {
+        let months = |c, year, days| calendar_edges(CalendarUnit::Month, c, &steps(c, year, days, 1.0, 12.0)).unwrap();
+        let gregorian = vec![31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        assert_eq!(months(Calendar::Standard, 2000, 366), gregorian);
+        assert_eq!(months(Calendar::ProlepticGregorian, 2000, 366), gregorian);
+        let mut noleap = gregorian.clone();
+        noleap[1] = 28;
+        assert_eq!(months(Calendar::NoLeap, 2000, 365), noleap);
+        assert_eq!(months(Calendar::AllLeap, 2001, 366), gregorian);
+        assert_eq!(months(Calendar::Day360, 2001, 360), vec![30; 12]);
+        // 1900: a leap year in the Julian calendar, not in the Gregorian ones.
+        assert_eq!(months(Calendar::Julian, 1900, 366)[1], 29);
+        assert_eq!(months(Calendar::ProlepticGregorian, 1900, 365)[1], 28);
+        // October 1582 of the standard calendar has 21 days (the 5th to the 14th never were).
+        let october = Calendar::Standard.day_number(1582, 10, 1).unwrap() as f64 * DAY;
+        let days: Vec<f64> = (0..52).map(|i| october + f64::from(i) * DAY).collect();
+        assert_eq!(calendar_edges(CalendarUnit::Month, Calendar::Standard, &days).unwrap(), vec![21, 30, 1]);
+    }
+
+    #[test]
+    fn seasons_years_days_and_spans() {
+        let c = Calendar::NoLeap;
+        let year = steps(c, 2001, 365, 1.0, 0.0);
+        // JF of 2001's winter, MAM, JJA, SON, and December opening the next winter.
+        assert_eq!(calendar_edges(CalendarUnit::Season, c, &year).unwrap(), vec![59, 92, 92, 91, 31]);
+        assert_eq!(calendar_edges(CalendarUnit::Year, c, &steps(c, 2001, 730, 1.0, 0.0)).unwrap(), vec![365, 365]);
+        let six_hourly = steps(c, 2001, 8, 0.25, 3.0);
+        assert_eq!(calendar_edges(CalendarUnit::Day, c, &six_hourly).unwrap(), vec![4, 4]);
+        assert_eq!(calendar_edges(CalendarUnit::Span(12 * 3600), c, &six_hourly).unwrap(), vec![2, 2, 2, 2]);
+        assert_eq!(calendar_edges(CalendarUnit::Span(10 * 86_400), c, &year[..25]).unwrap(), vec![10, 10, 5]);
+    }
+
+    #[test]
+    fn gaps_and_monthly_means() {
+        let c = Calendar::ProlepticGregorian;
+        // January without its 10th to 19th: the days it has.
+        let mut days = steps(c, 2001, 40, 1.0, 0.0);
+        days.drain(9..19);
+        assert_eq!(calendar_edges(CalendarUnit::Month, c, &days).unwrap(), vec![21, 9]);
+        // Monthly means stamped mid-month: one a chunk by month, twelve by year.
+        let mids: Vec<f64> = (1..=24)
+            .map(|k| c.day_number(2001 + (k - 1) / 12, ((k - 1) % 12 + 1) as u32, 15).unwrap() as f64 * DAY)
+            .collect();
+        assert_eq!(calendar_edges(CalendarUnit::Month, c, &mids).unwrap(), vec![1; 24]);
+        assert_eq!(calendar_edges(CalendarUnit::Year, c, &mids).unwrap(), vec![12, 12]);
+    }
+
+    #[test]
+    fn values_that_are_no_dates_are_refused() {
+        let c = Calendar::Standard;
+        assert_eq!(calendar_edges(CalendarUnit::Month, Calendar::None, &[0.0]), Err(CalendarError::NoDates));
+        let err = calendar_edges(CalendarUnit::Month, c, &[0.0, f64::NAN]).unwrap_err();
+        assert_eq!(err.to_string(), "time value 1 is not a number (NaN)");
+        assert!(calendar_edges(CalendarUnit::Month, c, &[1e30]).is_err());
+        assert_eq!(calendar_edges(CalendarUnit::Month, c, &[]), Ok(vec![]));
+    }
+
+    #[test]
+    fn units_parse_and_print() {
+        for text in ["day", "month", "season", "year", "6h", "10d", "30min", "90s"] {
+            assert_eq!(text.parse::<CalendarUnit>().unwrap().to_string(), text);
+        }
+        assert_eq!("24h".parse::<CalendarUnit>().unwrap().to_string(), "1d");
+        assert!("0h".parse::<CalendarUnit>().is_err());
+        assert!("week".parse::<CalendarUnit>().is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! A [`ChunkLength`] resolved to a dimension's chunk edges over a store (input: the store's reader,
+//! the dimension and its extent; output: the edges, summing to the extent).
+//!
+//! A calendar unit reads the dimension's coordinate variable (the 1-D variable named as the
+//! dimension, CF section 4.4: `units` of the form `<unit> since <date>`, `calendar` defaulting to
+//! `standard`) and decodes its values with `cftime`; `by:VAR` reads VAR, which must be 1-D along the
+//! dimension. Both are read through the store's own reader (decoded, the sources checked against
+//! their fingerprints), so they are the values a reader of the store sees.
+
+use super::calendar::{calendar_edges, CalendarError};
+use super::groups::group_edges;
+use super::ChunkLength;
+use crate::cftime::{Calendar, TimeUnits};
+use crate::read::{ReadError, Store};
+
+/// Why a chunk length gives no edges along a dimension of a store.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EdgesError {
+    /// A calendar unit along a dimension without a CF time coordinate.
+    #[error("time dimension {dim} has no CF time coordinate ({why}), so {unit} has no meaning along it")]
+    NoTimeCoordinate {
+        /// The dimension.
+        dim: String,
+        /// The unit asked for.
+        unit: String,
+        /// What is missing.
+        why: String,
+    },
+    /// The time coordinate's values are no dates.
+    #[error("{dim}: {source}")]
+    Calendar {
+        /// The dimension.
+        dim: String,
+        /// Why.
+        source: CalendarError,
+    },
+    /// A grouping variable that is not a 1-D variable along the dimension.
+    #[error("by:{var}: {why}")]
+    NotAlong {
+        /// The variable.
+        var: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// Reading the coordinate or the grouping variable failed.
+    #[error("{0}")]
+    Read(#[from] Box<ReadError>),
+}
+
+/// The edges `length` gives along dimension `dim` (extent `extent`) of `store`.
+///
+/// # Errors
+/// [`EdgesError`]: no CF time coordinate for a calendar unit, a grouping variable that is not 1-D
+/// along `dim`, values that are no dates, or a failed read.
+pub(crate) async fn resolve_edges(
+    store: &Store,
+    dim: &str,
+    length: &ChunkLength,
+    extent: u64,
+) -> Result<Vec<u64>, EdgesError> {
+    match length {
+        ChunkLength::Elements(n) => Ok(regular_edges(extent, *n)),
+        ChunkLength::Calendar(unit) => {
+            let missing = |why: String| EdgesError::NoTimeCoordinate { dim: dim.into(), unit: unit.to_string(), why };
+            let names: Vec<String> = store.info().arrays.iter().map(|a| a.path.clone()).collect();
+            if !names.iter().any(|n| n == dim) {
+                return Err(missing(format!("no variable named {dim}")));
+            }
+            let reader = store.array(dim).await.map_err(Box::new)?;
+            let metadata = reader.metadata();
+            let text = |name: &str| metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
+            let units = text("units")
+                .filter(|u| u.contains(" since "))
+                .ok_or_else(|| missing(format!("{dim} has no units of the form \"<unit> since <date>\"")))?;
+            if reader.shape() != [extent] || !(metadata.data_type.is_integer() || metadata.data_type.is_float()) {
+                return Err(missing(format!("{dim} is not a 1-D numeric variable of {extent} values")));
+            }
+            let calendar = Calendar::parse(text("calendar").as_deref()).map_err(|e| missing(e.to_string()))?;
+            let time = TimeUnits::parse(&units, calendar).map_err(|e| missing(e.to_string()))?;
+            let bytes = whole(&reader).await.map_err(Box::new)?;
+            let instants: Vec<f64> =
+                metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect();
+            calendar_edges(*unit, calendar, &instants)
+                .map_err(|source| EdgesError::Calendar { dim: dim.into(), source })
+        }
+        ChunkLength::By(var) => {
+            let not_along = |why: String| EdgesError::NotAlong { var: var.clone(), why };
+            if !store.info().arrays.iter().any(|a| a.path == *var) {
+                return Err(not_along("no such variable".into()));
+            }
+            let reader = store.array(var).await.map_err(Box::new)?;
+            let dims = reader.metadata().dimension_names.clone().unwrap_or_default();
+            if dims != [dim] || reader.shape() != [extent] {
+                return Err(not_along(format!("not a 1-D variable along {dim} ({extent} values)")));
+            }
+            let bytes = whole(&reader).await.map_err(Box::new)?;
+            Ok(group_edges(&bytes, reader.metadata().element_size()))
+        }
+    }
+}
+
+/// Every decoded element of `reader`'s array.
+async fn whole(reader: &crate::read::ArrayReader) -> Result<Vec<u8>, ReadError> {
+    let all = crate::grid::Selection::all(&reader.shape());
+    Ok(reader.read(&all, &crate::read::ReadOptions::default()).await?.bytes)
+}
+
+/// Edges of `n` elements (the last one shorter) over `extent`.
+pub(crate) fn regular_edges(extent: u64, n: u64) -> Vec<u64> {
+    let n = n.max(1);
+    let mut edges = vec![n; (extent / n) as usize];
+    if !extent.is_multiple_of(n) {
+        edges.push(extent % n);
+    }
+    edges
+}

@@ -1,0 +1,213 @@
+//! `vzarr compact --chunks time=month` (issue 54): chunk grids that follow the calendar. A year of
+//! daily steps at noon, in files of 92 days chunked by 8 (so months begin inside chunks), in each CF
+//! calendar: the compacted `tas`, `time` and `time_bnds` have one chunk per month of that calendar;
+//! every value reads as libnetcdf reads the files and `verify` passes. Seasons, years and `10d`
+//! spans, an Icechunk repository, `by:VAR` groups, and a dimension without a CF time coordinate
+//! (refused in one line, nothing written).
+//!
+//! The months each chunk must hold come from the time values libnetcdf reads from the files,
+//! decoded here by counting each calendar's month lengths (an implementation apart from vzarr's).
+
+use std::path::{Path, PathBuf};
+
+use super::{assert_values, compact, scan, time_edges};
+use crate::common::archives::{write_series_file, SeriesFile};
+use crate::common::{cli, cli_expect, with_hdf5_files};
+use crate::interop::{oracle, s};
+
+/// Four files of 92 daily steps from 1970-01-01 in `calendar`, `time` and `tas` chunked by 8.
+fn write_year(dir: &Path, calendar: &'static str) -> Vec<PathBuf> {
+    (0..4)
+        .map(|k| {
+            let mut f = SeriesFile::new(format!("tas_{calendar}_{k}.nc"), 92 * k, 92, 8);
+            f.calendar = calendar;
+            f.ny = 3;
+            f.nx = 4;
+            f.chunk_yx = (3, 4);
+            write_series_file(dir, &f)
+        })
+        .collect()
+}
+
+/// Month lengths of `year` in `calendar`, counted by its own rules.
+fn month_lengths(calendar: &str, year: i64) -> [i64; 12] {
+    let leap = match calendar {
+        "noleap" | "365_day" => false,
+        "all_leap" | "366_day" => true,
+        "julian" => year % 4 == 0,
+        _ => (year % 4 == 0 && year % 100 != 0) || year % 400 == 0,
+    };
+    if calendar == "360_day" {
+        return [30; 12];
+    }
+    [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+}
+
+/// (year, month) of `days` days since 1970-01-01 in `calendar`.
+fn month_of(calendar: &str, days: f64) -> (i64, usize) {
+    let mut rest = days.floor() as i64;
+    let mut year = 1970;
+    loop {
+        for (m, &length) in month_lengths(calendar, year).iter().enumerate() {
+            if rest < length {
+                return (year, m + 1);
+            }
+            rest -= length;
+        }
+        year += 1;
+    }
+}
+
+/// The time values the files hold (days since 1970-01-01), as libnetcdf reads them.
+fn days(files: &[PathBuf]) -> Vec<f64> {
+    oracle(files, "time").chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect()
+}
+
+/// The lengths of the runs of equal `key` over the files' time values.
+fn runs(files: &[PathBuf], key: impl Fn(f64) -> i64) -> Vec<u64> {
+    let mut edges: Vec<u64> = Vec::new();
+    let mut last = None;
+    for d in days(files) {
+        let k = key(d);
+        match edges.last_mut() {
+            Some(e) if last == Some(k) => *e += 1,
+            _ => edges.push(1),
+        }
+        last = Some(k);
+    }
+    edges
+}
+
+/// The edges by month of the files' time values in `calendar`.
+fn expected_months(files: &[PathBuf], calendar: &str) -> Vec<u64> {
+    runs(files, |d| {
+        let (year, month) = month_of(calendar, d);
+        year * 12 + month as i64
+    })
+}
+
+#[test]
+fn month_chunks_follow_each_calendar_and_read_as_the_files() {
+    for calendar in ["standard", "proleptic_gregorian", "julian", "noleap", "all_leap", "360_day"] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = write_year(dir.path(), calendar);
+        let store = dir.path().join("year.vzarr");
+        scan(&files, &store, &[]);
+        let months = expected_months(&files, calendar);
+        assert!(months.len() >= 12, "{calendar}: {months:?}");
+        let run = compact(&store, &["--chunks", "time=month"]);
+        assert_eq!(run.code, 0, "{calendar}: {}", run.stderr);
+        for var in ["tas", "time", "time_bnds"] {
+            assert_eq!(time_edges(&store, var), months, "{calendar}: {var}");
+        }
+        assert_values(&store, &files);
+        let verified = cli_expect(&["verify", &s(&store)], 0);
+        assert!(verified.stdout.contains(": 0 failed"), "{calendar}: {}", verified.stdout);
+        // Idempotent.
+        let again = compact(&store, &["--chunks", "time=month"]);
+        assert!(again.stdout.contains("nothing to fold"), "{calendar}: {}", again.stdout);
+    }
+}
+
+#[test]
+fn seasons_years_and_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let calendar = "noleap";
+    let files = write_year(dir.path(), calendar);
+    let first = days(&files)[0].floor();
+    let season = |d: f64| match month_of(calendar, d) {
+        (year, 12) => (year + 1) * 4,
+        (year, month) => year * 4 + (month / 3) as i64,
+    };
+    let year = |d: f64| month_of(calendar, d).0;
+    let span = |d: f64| ((d - first) / 10.0).floor() as i64;
+    let cases: [(&str, Vec<u64>); 3] =
+        [("season", runs(&files, season)), ("year", runs(&files, year)), ("10d", runs(&files, span))];
+    for (unit, want) in cases {
+        assert!(want.len() > 1, "{unit}: {want:?}");
+        let store = dir.path().join(format!("{unit}.vzarr"));
+        scan(&files, &store, &[]);
+        let run = compact(&store, &["--dim", "time", "--target", unit]);
+        assert_eq!(run.code, 0, "{unit}: {}", run.stderr);
+        assert_eq!(time_edges(&store, "tas"), want, "{unit}");
+        assert_values(&store, &files);
+        cli_expect(&["verify", &s(&store)], 0);
+    }
+}
+
+#[test]
+fn icechunk_repositories_get_month_chunks_in_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_year(dir.path(), "standard");
+    let repo = dir.path().join("year.icechunk");
+    scan(&files, &repo, &["--format", "icechunk"]);
+    let commits = crate::icechunk_repo::history(&repo, "main").len();
+    let run = compact(&repo, &["--chunks", "time=month"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(crate::icechunk_repo::history(&repo, "main").len(), commits + 1);
+    let authorization = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
+    let options = vzarr::read::OpenOptions::new(authorization);
+    let opened = vzarr::read::blocking::BlockingStore::open_with(s(&repo), &options).unwrap();
+    for var in ["tas", "time", "time_bnds"] {
+        let array = opened.array(var).unwrap();
+        let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
+        assert_eq!(edges, expected_months(&files, "standard"), "{var}");
+        let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
+        crate::interop::assert_same(var, &values.bytes, &oracle(&files, var));
+    }
+    cli_expect(&["verify", &s(&repo)], 0);
+}
+
+#[test]
+fn a_dimension_without_a_cf_time_coordinate_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_year(dir.path(), "standard");
+    let store = dir.path().join("year.vzarr");
+    scan(&files, &store, &[]);
+    let before = crate::common::tree_files(&store);
+    for (args, message) in [
+        (["--chunks", "lat=month"], "time dimension lat has no CF time coordinate"),
+        (["--chunks", "bnds=year"], "time dimension bnds has no CF time coordinate (no variable named bnds)"),
+        (["--chunks", "time=by:lat"], "by:lat: not a 1-D variable along time"),
+    ] {
+        let run = cli(&[&["compact".to_string(), s(&store)][..], &args.map(String::from)[..]].concat());
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr_lines().len(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+        assert!(crate::common::tree_files(&store) == before, "{args:?} changed the store");
+    }
+}
+
+/// Stations in networks: `obs(station)` chunked by 2, `network(station)` in runs of 3, 2 and 4.
+fn write_stations(dir: &Path) -> PathBuf {
+    let path = dir.join("stations.nc");
+    with_hdf5_files(|| {
+        let mut f = netcdf::create(&path).unwrap();
+        f.add_dimension("station", 9).unwrap();
+        let mut network = f.add_variable::<i32>("network", &["station"]).unwrap();
+        network.set_chunking(&[2]).unwrap();
+        network.put_values(&[4, 4, 4, 9, 9, 1, 1, 1, 1], ..).unwrap();
+        let mut obs = f.add_variable::<f32>("obs", &["station"]).unwrap();
+        obs.set_chunking(&[2]).unwrap();
+        obs.put_values(&[1.5f32, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5], ..).unwrap();
+    });
+    path
+}
+
+#[test]
+fn by_var_gives_one_chunk_per_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_stations(dir.path());
+    let store = dir.path().join("stations.vzarr");
+    cli_expect(&["scan", &s(&file), "-o", &s(&store)], 0);
+    let run = compact(&store, &["--chunks", "station=by:network"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let opened = crate::common::open_store(&store);
+    for var in ["obs", "network"] {
+        let edges: Vec<u64> = opened.array(var).unwrap().reader().metadata().chunk_grid.dim(0).edges().collect();
+        assert_eq!(edges, vec![3, 2, 4], "{var}");
+        let files = [file.clone()];
+        crate::interop::assert_same(var, &crate::common::read(&opened, var, "").bytes, &oracle(&files, var));
+    }
+    cli_expect(&["verify", &s(&store)], 0);
+}
