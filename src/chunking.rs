@@ -20,6 +20,7 @@ mod groups;
 mod length;
 mod resolve;
 
+pub(crate) use calendar::describe_calendar_grid;
 pub use calendar::CalendarUnit;
 pub use length::ChunkLength;
-pub(crate) use resolve::{resolve_edges, EdgesError};
+pub(crate) use resolve::{resolve_edges, time_instants, EdgesError};

@@ -4,14 +4,16 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use vzarr::chunking::ChunkLength;
 use vzarr::pipeline::{compact_store, CompactError, CompactOptions};
 use vzarr::read::Authorization;
 use vzarr::read::OpenOptions;
 
 use crate::errors::{guard, read_error, Error};
 
-/// Compacts the native store or Icechunk repository `store` along `dim` to chunks of `target`;
-/// returns the report (per array: edges before and after, chunks written).
+/// Compacts the native store or Icechunk repository `store` along `dim` to chunks of `target` (a
+/// number of elements, or text: `"30"`, `"month"`, `"season"`, `"year"`, `"day"`, a duration such as
+/// `"10d"`, or `"by:VAR"`); returns the report (per array: edges before and after, chunks written).
 #[pyfunction]
 #[pyo3(signature = (store, dim, target, tail=false, dry_run=false, storage_options=None, branch=None, message=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
@@ -19,7 +21,7 @@ pub(crate) fn compact<'py>(
     py: Python<'py>,
     store: String,
     dim: String,
-    target: u64,
+    target: &Bound<'py, PyAny>,
     tail: bool,
     dry_run: bool,
     storage_options: Option<&Bound<'py, PyDict>>,
@@ -29,6 +31,13 @@ pub(crate) fn compact<'py>(
     let authorization = Authorization::from_user_config().map_err(|e| Error::new_err(format!("{store}: {e}")))?;
     let mut open = OpenOptions::new(authorization).with_remote(crate::remote::remote_options(storage_options)?);
     open.branch = branch;
+    let target: ChunkLength = match target.extract::<u64>() {
+        Ok(n) => ChunkLength::Elements(n),
+        Err(_) => {
+            let text: String = target.extract().map_err(|_| PyValueError::new_err("target: a number or a text"))?;
+            text.parse().map_err(|e: String| PyValueError::new_err(format!("target: {e}")))?
+        }
+    };
     let mut options = CompactOptions::new(dim, target, open);
     options.tail = tail;
     options.dry_run = dry_run;

@@ -37,7 +37,7 @@ def compact(
     store: str | os.PathLike[str],
     *,
     dim: str,
-    target: int,
+    target: int | str,
     tail: bool = False,
     dry_run: bool = False,
     storage_options: Mapping[str, object] | None = None,
@@ -46,9 +46,13 @@ def compact(
 ) -> CompactReport:
     """Folds runs of chunks shorter than `target` along `dim` into chunks of `target` (and one of
     the remainder), in place: a native store is replaced atomically, an Icechunk repository gets one
-    commit on `branch`. Every other chunk keeps its reference. `tail=True` folds only the chunks
-    after the last chunk of `target` (after `vzarr.append`). Raises `ValueError` for a dimension no
-    array has or a target of 0 or larger than the dimension, `vzarr.SourceChanged` for a source
+    commit on `branch`. Every other chunk keeps its reference. `target` may also be a calendar unit,
+    `"month"`, `"season"` (DJF, MAM, JJA, SON), `"year"`, `"day"` or a duration such as `"10d"` or
+    `"6h"` (each chunk becomes the steps of one period, from the dimension's CF time coordinate in
+    its own calendar), or `"by:VAR"` (one chunk per run of equal values of the 1-D variable VAR).
+    `tail=True` folds only the chunks after the last chunk of `target` (after `vzarr.append`).
+    Raises `ValueError` for a dimension no array has, a target of 0 or larger than the dimension, a
+    calendar unit along a dimension without a CF time coordinate, `vzarr.SourceChanged` for a source
     modified since the scan; nothing is written then."""
     report = _vzarr.compact(
         os.fspath(store),

@@ -80,7 +80,7 @@ def write_sidecars(
 def compact(
     store: str,
     dim: str,
-    target: int,
+    target: int | str,
     tail: bool = False,
     dry_run: bool = False,
     storage_options: Mapping[str, Any] | None = None,

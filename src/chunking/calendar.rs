@@ -149,9 +149,57 @@ pub(crate) fn calendar_edges(
     Ok(edges)
 }
 
+/// Month names, for descriptions.
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/// How a user reads a grid whose chunks are calendar periods: `12 chunks, one a month: Jan 2001 31
+/// ... Dec 2001 31` (also seasons, `DJF 2001 59 ...`, and years, `2001 365 ...`); None when the
+/// chunks `held` (elements each chunk holds) are not one month, season or year each.
+pub(crate) fn describe_calendar_grid(held: &[u64], calendar: Calendar, instants: &[f64]) -> Option<String> {
+    if held.len() < 2 || held.iter().sum::<u64>() != instants.len() as u64 {
+        return None;
+    }
+    let units = [(CalendarUnit::Month, "month"), (CalendarUnit::Season, "season"), (CalendarUnit::Year, "year")];
+    let (unit, name) =
+        units.into_iter().find(|(u, _)| calendar_edges(*u, calendar, instants).ok().as_deref() == Some(held))?;
+    let label = |start: usize, length: u64| {
+        let (year, month, _) = calendar.date_of((instants[start] / DAY).floor() as i64)?;
+        Some(match unit {
+            CalendarUnit::Month => format!("{} {year} {length}", MONTHS[month as usize - 1]),
+            CalendarUnit::Season => {
+                let (season, year) = match month {
+                    12 => (0, year + 1),
+                    m => ((m / 3) as usize, year),
+                };
+                format!("{} {year} {length}", ["DJF", "MAM", "JJA", "SON"][season])
+            }
+            _ => format!("{year} {length}"),
+        })
+    };
+    let last_start = (instants.len() as u64 - held[held.len() - 1]) as usize;
+    let (first, last) = (label(0, held[0])?, label(last_start, held[held.len() - 1])?);
+    Some(format!("{} chunks, one a {name}: {first} ... {last}", held.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn month_grids_are_described_as_months() {
+        let c = Calendar::NoLeap;
+        let days = steps(c, 2001, 365, 1.0, 12.0);
+        let months = calendar_edges(CalendarUnit::Month, c, &days).unwrap();
+        let text = describe_calendar_grid(&months, c, &days).unwrap();
+        assert_eq!(text, "12 chunks, one a month: Jan 2001 31 ... Dec 2001 31");
+        let seasons = calendar_edges(CalendarUnit::Season, c, &days).unwrap();
+        assert_eq!(
+            describe_calendar_grid(&seasons, c, &days).unwrap(),
+            "5 chunks, one a season: DJF 2001 59 ... DJF 2002 31"
+        );
+        assert_eq!(describe_calendar_grid(&[30; 12][..], c, &days[..360]), None);
+        assert_eq!(describe_calendar_grid(&[365], c, &days), None);
+    }
 
     /// Instants of `n` steps of `step_days` from `year-01-01` plus `hour` hours, in `calendar`.
     fn steps(calendar: Calendar, year: i64, n: usize, step_days: f64, hour: f64) -> Vec<f64> {

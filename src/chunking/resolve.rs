@@ -99,6 +99,30 @@ pub(crate) async fn resolve_edges(
     }
 }
 
+/// The calendar and instants (seconds since its day 0) of dimension `dim`'s CF time coordinate in
+/// `store`, when it has one of `extent` values.
+///
+/// # Errors
+/// A failed read of the coordinate.
+pub(crate) async fn time_instants(
+    store: &Store,
+    dim: &str,
+    extent: u64,
+) -> Result<Option<(Calendar, Vec<f64>)>, ReadError> {
+    if !store.info().arrays.iter().any(|a| a.path == dim) {
+        return Ok(None);
+    }
+    let reader = store.array(dim).await?;
+    let metadata = reader.metadata();
+    let text = |name: &str| metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
+    let numeric = metadata.data_type.is_integer() || metadata.data_type.is_float();
+    let (Some(units), true, true) = (text("units"), numeric, reader.shape() == [extent]) else { return Ok(None) };
+    let Ok(calendar) = Calendar::parse(text("calendar").as_deref()) else { return Ok(None) };
+    let Ok(time) = TimeUnits::parse(&units, calendar) else { return Ok(None) };
+    let bytes = whole(&reader).await?;
+    Ok(Some((calendar, metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect())))
+}
+
 /// Every decoded element of `reader`'s array.
 async fn whole(reader: &crate::read::ArrayReader) -> Result<Vec<u8>, ReadError> {
     let all = crate::grid::Selection::all(&reader.shape());

@@ -23,17 +23,21 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
     let store = args.open.open().await?;
     let info = store.info();
     let mut arrays = Vec::new();
+    let mut times = TimeCoordinates::new();
     for summary in &info.arrays {
         let array = store.array(&summary.path).await?;
         let meta = array.metadata();
         let names = meta.dimension_names.clone().unwrap_or_default();
-        let dims: Vec<_> = meta
-            .chunk_grid
-            .dims()
-            .iter()
-            .enumerate()
-            .map(|(d, dim)| (names.get(d).cloned().unwrap_or_else(|| format!("dim{d}")), dim_summary(dim)))
-            .collect();
+        let mut dims = Vec::new();
+        for (d, dim) in meta.chunk_grid.dims().iter().enumerate() {
+            let name = names.get(d).cloned().unwrap_or_else(|| format!("dim{d}"));
+            // A grid of calendar periods reads as months, seasons or years of the time coordinate.
+            let calendar = match dim.regular_size() {
+                Some(_) => None,
+                None => calendar_summary(&store, &mut times, &name, dim).await?,
+            };
+            dims.push((name, calendar.unwrap_or_else(|| dim_summary(dim))));
+        }
         arrays.push(json!({
             "path": summary.path,
             "shape": array.shape(),
@@ -93,6 +97,26 @@ async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
         out.push(entry);
     }
     Ok(json!(out))
+}
+
+/// The time coordinates read so far, by dimension name (None: the dimension has none).
+type TimeCoordinates = std::collections::HashMap<String, Option<(crate::cftime::Calendar, Vec<f64>)>>;
+
+/// `12 chunks, one a month: Jan 2001 31 ... Dec 2001 31` for a dimension whose chunks hold one
+/// calendar period each of its CF time coordinate (read once per dimension into `times`).
+async fn calendar_summary(
+    store: &Store,
+    times: &mut TimeCoordinates,
+    name: &str,
+    dim: &ChunkDim,
+) -> anyhow::Result<Option<String>> {
+    if !times.contains_key(name) {
+        let instants = crate::chunking::time_instants(store, name, dim.extent()).await?;
+        times.insert(name.to_string(), instants);
+    }
+    let Some(Some((calendar, instants))) = times.get(name) else { return Ok(None) };
+    let held: Vec<u64> = dim.held_edges().collect();
+    Ok(crate::chunking::describe_calendar_grid(&held, *calendar, instants))
 }
 
 /// `31 chunks of 10` / `24 chunks, edges 28..31`: varying edges as the chunks hold them (the last
