@@ -23,4 +23,4 @@ mod resolve;
 pub(crate) use calendar::describe_calendar_grid;
 pub use calendar::CalendarUnit;
 pub use length::ChunkLength;
-pub(crate) use resolve::{resolve_edges, time_instants, EdgesError};
+pub(crate) use resolve::{regular_edges, resolve_edges, time_instants, EdgesError};

@@ -35,9 +35,12 @@
 //!
 //! [`NativeWriter`]: crate::formats::NativeWriter
 
+mod appended;
 mod fold;
 mod plan;
 mod run;
+
+pub(crate) use appended::fold_appended;
 
 pub use run::compact_store;
 

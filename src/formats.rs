@@ -62,6 +62,7 @@ pub use icechunk::{
     looks_like_repository, read_branch, read_icechunk, update_icechunk, write_icechunk, IcechunkInfo, IcechunkOptions,
     IcechunkWriter, StoredBranch, DEFAULT_MANIFEST_CHUNKS, SUMMARY_PROPERTY,
 };
+pub(crate) use inline::dataset_store;
 #[cfg(feature = "kerchunk-parquet")]
 pub(crate) use inline::too_large as too_large_to_inline;
 pub use inline::DEFAULT_INLINE_THRESHOLD;

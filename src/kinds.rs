@@ -53,6 +53,7 @@ impl PipelineError {
             PipelineError::Store { .. } => ErrorKind::InvalidInput,
             PipelineError::Append(e) => e.kind(),
             PipelineError::Parts(e) => e.kind(),
+            PipelineError::Compact(e) => e.kind(),
             PipelineError::PartCopy { .. } | PipelineError::Runtime(_) => ErrorKind::Io,
         }
     }

@@ -107,6 +107,9 @@ pub enum PipelineError {
     /// The tokio runtime for object-store inputs or outputs could not be started.
     #[error("starting the I/O runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// Folding appended steps into the store's grid (`append --chunks time=month`) failed.
+    #[error(transparent)]
+    Compact(#[from] Box<crate::compact::CompactError>),
 }
 
 /// A multi-threaded tokio runtime of two workers, for callers without one of their own (the

@@ -303,9 +303,10 @@ pub(crate) fn merge<'py>(
     target.write(py, &archive, &merged.dataset, files, merged.part_urls)
 }
 
-/// Appends `inputs` to the native store or Icechunk repository `store`; returns the report.
+/// Appends `inputs` to the native store or Icechunk repository `store`; returns the report. `chunks`
+/// (dimension, length as text: `("time", "month")`) keeps the store's grid along the dimension.
 #[pyfunction]
-#[pyo3(signature = (store, inputs, allow_gaps, storage_options=None, branch=None, message=None, trust_sources=true))]
+#[pyo3(signature = (store, inputs, allow_gaps, storage_options=None, branch=None, message=None, trust_sources=true, chunks=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
 pub(crate) fn append<'py>(
     py: Python<'py>,
@@ -316,9 +317,18 @@ pub(crate) fn append<'py>(
     branch: Option<String>,
     message: Option<String>,
     trust_sources: bool,
+    chunks: Option<(String, String)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let archive = Archive::new(&inputs).remote(crate::remote::remote_options(storage_options)?);
-    let options = AppendTo { allow_gaps, branch, message };
+    let chunks = match chunks {
+        Some((dim, length)) => {
+            let length =
+                length.parse().map_err(|e: String| pyo3::exceptions::PyValueError::new_err(format!("chunks: {e}")))?;
+            Some((dim, length))
+        }
+        None => None,
+    };
+    let options = AppendTo { allow_gaps, branch, message, chunks };
     let appended = guard("append", || {
         py.detach(|| -> Result<_, PipelineError> {
             let runtime = runtime()?;

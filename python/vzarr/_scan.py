@@ -313,12 +313,23 @@ def append(
     storage_options: Mapping[str, object] | None = None,
     branch: str | None = None,
     message: str | None = None,
+    chunks: Mapping[str, int | str] | None = None,
 ) -> AppendReport:
     """Appends new files (paths, URLs or glob patterns) after the end of `store` along its
     concatenation dimension, without rescanning it: a native store is replaced atomically (a
     concurrent append is refused), an Icechunk repository gets one new snapshot on `branch`. The
-    scan and combine options are those the store records. Raises `vzarr.ScanError` for files that do
-    not follow the store's end (or would open a gap, unless `allow_gaps`)."""
+    scan and combine options are those the store records. `chunks={"time": "month"}` keeps the
+    store's grid along that dimension: the new steps fold into the last chunk until it holds a
+    whole month (also `"season"`, `"year"`, `"day"`, a duration such as `"10d"`, `"by:VAR"` or a
+    number of steps), then into the next, in the same write. Raises `vzarr.ScanError` for files that
+    do not follow the store's end (or would open a gap, unless `allow_gaps`), `ValueError` for a
+    `chunks` that does not apply."""
+    grid = None
+    if chunks:
+        if len(chunks) != 1:
+            raise ValueError(f"chunks: one dimension, not {len(chunks)}")
+        ((dim, length),) = chunks.items()
+        grid = (dim, str(length))
     report = _vzarr.append(
         os.fspath(store),
         _paths(inputs),
@@ -326,6 +337,8 @@ def append(
         dict(storage_options) if storage_options else None,
         branch,
         message,
+        True,
+        grid,
     )
     return AppendReport(**report)
 

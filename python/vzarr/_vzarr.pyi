@@ -134,6 +134,7 @@ def append(
     branch: str | None = None,
     message: str | None = None,
     trust_sources: bool = True,
+    chunks: tuple[str, str] | None = None,
 ) -> dict[str, Any]: ...
 def expand_inputs(
     inputs: list[str], concat: list[str], storage_options: Mapping[str, Any] | None = None

@@ -13,7 +13,7 @@ use super::args::AppendArgs;
 use super::progress::bar;
 use super::scan::input_files;
 use super::Outcome;
-use crate::pipeline::{AppendTo, Archive};
+use crate::pipeline::{describe_edges, AppendTo, Archive};
 use crate::VirtualDataset;
 
 pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
@@ -24,7 +24,12 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     let archive = Archive::new(&files)
         .remote(remote)
         .max_concurrent_requests(super::args::scans_at_once(args.remote.max_concurrent_requests));
-    let options = AppendTo { allow_gaps: args.allow_gaps, branch: args.branch.clone(), message: args.message.clone() };
+    let options = AppendTo {
+        allow_gaps: args.allow_gaps,
+        branch: args.branch.clone(),
+        message: args.message.clone(),
+        chunks: args.chunks.clone(),
+    };
     let progress = bar(files.len() as u64, "scanning");
     let appended =
         archive.append_to(&args.store, &options, runtime.handle(), &|done| progress.set_position(done as u64));
@@ -34,6 +39,12 @@ pub(crate) fn run(args: AppendArgs) -> anyhow::Result<Outcome> {
     // store reads on without --allow-source.
     super::trust::trust_written(&appended.source_containers);
     report_result(&appended.dataset, &name, appended.files, appended.sources)?;
+    if let Some((dim, _)) = &args.chunks {
+        for fold in &appended.folds {
+            let (before, after) = (describe_edges(&fold.before), describe_edges(&fold.after));
+            outln!("{}: {dim}: {before} -> {after}; {} chunks written", fold.path, fold.chunks_written);
+        }
+    }
     if let Some((snapshot, branch)) = &appended.snapshot {
         outln!("{name}: new snapshot {snapshot} on branch {branch}");
         outln!("virtual chunk containers to authorize when reading: {}", appended.source_containers.join(" "));

@@ -277,6 +277,11 @@ pub(crate) struct AppendArgs {
     /// For an Icechunk repository: the commit message (default: `vzarr append:` and the new files).
     #[arg(long, value_name = "TEXT")]
     pub(crate) message: Option<String>,
+    /// Keep the store's grid along DIM: the new steps fold into the last chunk until it holds a
+    /// whole LENGTH (`time=month`; also `season`, `year`, `day`, a duration such as `10d`, `by:VAR`
+    /// or a number of steps), then into the next; only the last stored period is read again.
+    #[arg(long, value_name = "DIM=LENGTH", value_parser = parse_dim_length)]
+    pub(crate) chunks: Option<(String, crate::chunking::ChunkLength)>,
 }
 
 #[derive(Debug, Args)]

@@ -219,11 +219,34 @@ fn read_values(
         .enable_all()
         .build()
         .map_err(|e| failed(first, format!("starting I/O runtime: {e}")))?;
+    let store = dataset_store(dataset, chosen, destination).map_err(|(array, reason)| failed(&array, reason))?;
+    runtime.block_on(async {
+        let mut out = Vec::with_capacity(chosen.len());
+        for &index in chosen {
+            let path = &dataset.arrays[index].path;
+            let reader = store.array(path).await.map_err(|e| failed(path, e.to_string()))?;
+            out.push(read_whole(&reader).await.map_err(|e| failed(path, e.to_string()))?);
+        }
+        Ok(out)
+    })
+}
+
+/// A store over arrays `chosen` of `dataset` as they are in memory (a reference view over their
+/// chunk tables: the sources were scanned just now, so there are no fingerprints to compare; the
+/// sources' own containers are trusted), named `destination` in messages.
+///
+/// # Errors
+/// (array, why) when an array's store-owned bytes cannot be read back.
+pub(crate) fn dataset_store(
+    dataset: &VirtualDataset,
+    chosen: &[usize],
+    destination: &Path,
+) -> Result<Store, (String, String)> {
     let mut view = ReferenceView::default();
     let mut arrays = Vec::with_capacity(chosen.len());
     for &index in chosen {
         let array = &dataset.arrays[index];
-        let table = reference_table(array).map_err(|e| failed(&array.path, e.to_string()))?;
+        let table = reference_table(array).map_err(|e| (array.path.clone(), e.to_string()))?;
         view.insert_array(&array.path, array.metadata.clone(), table);
         arrays.push(ArrayInfo::of(array));
     }
@@ -237,16 +260,7 @@ fn read_values(
     };
     let location = crate::source::Location::Local(destination.to_path_buf());
     let name = destination.display().to_string();
-    let store = Store::from_inner(StoreInner::new(&location, &name, opened, &options, None));
-    runtime.block_on(async {
-        let mut out = Vec::with_capacity(chosen.len());
-        for &index in chosen {
-            let path = &dataset.arrays[index].path;
-            let reader = store.array(path).await.map_err(|e| failed(path, e.to_string()))?;
-            out.push(read_whole(&reader).await.map_err(|e| failed(path, e.to_string()))?);
-        }
-        Ok(out)
-    })
+    Ok(Store::from_inner(StoreInner::new(&location, &name, opened, &options, None)))
 }
 
 /// The array's chunk entries as a reference view holds them (store-owned bytes by index).

@@ -29,6 +29,12 @@ pub struct AppendTo {
     pub branch: Option<String>,
     /// Icechunk repositories: the commit message. Default: `vzarr append:` and the new files' names.
     pub message: Option<String>,
+    /// Keep a grid along this dimension (`("time", month)`): the appended steps fold into the last
+    /// stored chunk until it holds a whole period (month, season, year, day, a duration, a group of
+    /// `by:VAR`, or a number of steps), then into the next, in the same atomic write or commit.
+    /// Only the last stored period and the new steps are read. Default: `None` (the new files'
+    /// chunks are added as they are).
+    pub chunks: Option<(String, crate::chunking::ChunkLength)>,
 }
 
 /// What [`Archive::append_to`] did.
@@ -45,6 +51,20 @@ pub struct Appended {
     /// The containers (location prefixes) holding the store's sources after the append, which a
     /// reader must authorize: the new files' among them.
     pub source_containers: Vec<String>,
+    /// With [`AppendTo::chunks`]: every array whose chunks were folded to keep the grid, its edges
+    /// before the fold (the appended chunks added as they are) and after.
+    pub folds: Vec<crate::compact::ArrayFold>,
+}
+
+/// The appended dataset with its steps folded into the grid `options.chunks` asks for.
+fn keep_grid(
+    dataset: VirtualDataset,
+    options: &AppendTo,
+    store: &str,
+    runtime: &tokio::runtime::Handle,
+) -> Result<(VirtualDataset, Vec<crate::compact::ArrayFold>), PipelineError> {
+    let Some((dim, length)) = &options.chunks else { return Ok((dataset, Vec::new())) };
+    Ok(crate::compact::fold_appended(dataset, dim, length, store, runtime).map_err(Box::new)?)
 }
 
 impl Archive {
@@ -109,6 +129,7 @@ impl Archive {
             rows.map_err(|e| alias.as_ref().map_or(e.clone(), |a| a.unalias(&e, path.as_os_str())))
         };
         let dataset = self.scan_and_plan(&stored, store, &files, &last, options, runtime, &reader, progress)?;
+        let (dataset, folds) = keep_grid(dataset, options, store, runtime)?;
         if std::fs::read(path.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
             return Err(refuse("changed while appending (another writer?); nothing was written, run the append again"));
         }
@@ -121,6 +142,7 @@ impl Archive {
             sources: info.sources,
             snapshot: None,
             source_containers: info.source_containers,
+            folds,
         })
     }
 
@@ -152,6 +174,7 @@ impl Archive {
         runtime.block_on(refresh_sources(&mut stored, &last, &remote))?;
         let reader = |array: &str, rows: u64| read_rows(repo, Some(&branch), array, rows, &remote);
         let dataset = self.scan_and_plan(&stored.dataset, repo, &files, &last, options, runtime, &reader, progress)?;
+        let (dataset, folds) = keep_grid(dataset, options, repo, runtime)?;
         let commit = IcechunkOptions {
             branch,
             message: Some(options.message.clone().unwrap_or_else(|| append_message(&files))),
@@ -166,6 +189,7 @@ impl Archive {
             sources: info.sources,
             snapshot: Some((info.snapshot, info.branch)),
             source_containers: info.containers,
+            folds,
         })
     }
 

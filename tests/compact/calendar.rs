@@ -211,3 +211,81 @@ fn by_var_gives_one_chunk_per_group() {
     }
     cli_expect(&["verify", &s(&store)], 0);
 }
+
+/// `vzarr append STORE NEW... --chunks time=month`: the new days fold into the last stored month
+/// until it is full, then into the next, in the append's one write; the months before stay as they
+/// are (only the last stored month is read again).
+#[test]
+fn appends_keep_month_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = super::write_days(dir.path(), 71);
+    let store = dir.path().join("days.vzarr");
+    // 1 January - 20 February, compacted to months: [31, 20].
+    scan(&files[..51], &store, &[]);
+    cli_expect(&["compact", &s(&store), "--chunks", "time=month"], 0);
+    let months = |n: usize| expected_months(&files[..n], "standard");
+    assert_eq!(time_edges(&store, "tas"), months(51));
+    let january = january_chunks(&store);
+    // 21 February - 12 March: February fills up, March starts.
+    let mut args = vec!["append".to_string(), s(&store)];
+    args.extend(files[51..].iter().map(s));
+    args.extend(["--chunks".to_string(), "time=month".to_string()]);
+    let run = cli_expect(&args, 0);
+    assert!(run.stdout.contains("tas: time: [31, 20, 1 x 20] -> [31, 28, 12]"), "{}", run.stdout);
+    for var in ["tas", "time", "time_bnds"] {
+        assert_eq!(time_edges(&store, var), months(71), "{var}");
+    }
+    assert_eq!(january_chunks(&store), january, "January was rewritten");
+    assert_values(&store, &files);
+    cli_expect(&["verify", &s(&store)], 0);
+}
+
+/// The entries and stored bytes of `tas`'s chunks in its first time chunk.
+fn january_chunks(store: &Path) -> Vec<Vec<u8>> {
+    let opened = crate::common::open_store(store);
+    let tas = opened.array("tas").unwrap();
+    let grid = &tas.reader().metadata().chunk_grid;
+    let per_slab = grid.num_chunks() / grid.dim(0).num_chunks();
+    let runtime = vzarr::pipeline::runtime().unwrap();
+    runtime.block_on(async {
+        let entries = tas.reader().entries(0..per_slab).await.unwrap();
+        let mut out = Vec::new();
+        for e in &entries {
+            out.push(tas.reader().stored_chunk(e).await.unwrap().unwrap().to_vec());
+        }
+        out
+    })
+}
+
+#[test]
+fn icechunk_appends_keep_month_chunks_in_one_commit_while_an_old_reader_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = super::write_days(dir.path(), 41);
+    let repo = dir.path().join("days.icechunk");
+    scan(&files[..20], &repo, &["--format", "icechunk"]);
+    let commits = crate::icechunk_repo::history(&repo, "main").len();
+    let authorization = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
+    let options = vzarr::read::OpenOptions::new(authorization);
+    let open = || vzarr::read::blocking::BlockingStore::open_with(s(&repo), &options).unwrap();
+    let old = open();
+    let old_tas = old.array("tas").unwrap();
+    // 1-20 January, appended with 21 January - 10 February: [31, 10].
+    let mut args = vec!["append".to_string(), s(&repo)];
+    args.extend(files[20..].iter().map(s));
+    args.extend(["--chunks", "time=month"].map(String::from));
+    cli_expect(&args, 0);
+    assert_eq!(crate::icechunk_repo::history(&repo, "main").len(), commits + 1, "one commit");
+    let new = open();
+    for var in ["tas", "time", "time_bnds"] {
+        let array = new.array(var).unwrap();
+        let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
+        assert_eq!(edges, vec![31, 10], "{var}");
+        let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
+        crate::interop::assert_same(var, &values.bytes, &oracle(&files, var));
+    }
+    // The reader of the previous snapshot reads on: twenty days.
+    let all = vzarr::Selection::all(&old_tas.reader().shape());
+    let values = old_tas.read(&all, &vzarr::ReadOptions::default()).unwrap();
+    crate::interop::assert_same("tas of the previous snapshot", &values.bytes, &oracle(&files[..20], "tas"));
+    cli_expect(&["verify", &s(&repo)], 0);
+}

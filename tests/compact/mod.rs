@@ -12,11 +12,11 @@ use crate::interop::{assert_same, assert_zarrs_reads_exactly, oracle, s};
 
 const VARS: [&str; 3] = ["tas", "time", "time_bnds"];
 
-fn write_days(dir: &Path, days: usize) -> Vec<PathBuf> {
+pub(super) fn write_days(dir: &Path, days: usize) -> Vec<PathBuf> {
     with_hdf5_files(|| daily(2001, days).iter().map(|f| write_series_file(dir, f)).collect())
 }
 
-fn scan(files: &[PathBuf], out: &Path, extra: &[&str]) {
+pub(super) fn scan(files: &[PathBuf], out: &Path, extra: &[&str]) {
     let mut args = vec!["scan".to_string()];
     args.extend(files.iter().map(s));
     args.extend(["--concat", "time", "-o"].map(String::from));
@@ -25,20 +25,20 @@ fn scan(files: &[PathBuf], out: &Path, extra: &[&str]) {
     cli_expect(&args, 0);
 }
 
-fn compact(store: &Path, extra: &[&str]) -> crate::common::Run {
+pub(super) fn compact(store: &Path, extra: &[&str]) -> crate::common::Run {
     let mut args = vec!["compact".to_string(), s(store)];
     args.extend(extra.iter().map(|a| a.to_string()));
     cli(&args)
 }
 
 /// The time edges of `var` as the store says.
-fn time_edges(store: &Path, var: &str) -> Vec<u64> {
+pub(super) fn time_edges(store: &Path, var: &str) -> Vec<u64> {
     let opened = open_store(store);
     let array = opened.array(var).unwrap();
     array.reader().metadata().chunk_grid.dim(0).edges().collect()
 }
 
-fn assert_values(store: &Path, files: &[PathBuf]) {
+pub(super) fn assert_values(store: &Path, files: &[PathBuf]) {
     let opened = open_store(store);
     for var in VARS {
         assert_same(&format!("{var} of the compacted store"), &read(&opened, var, "").bytes, &oracle(files, var));

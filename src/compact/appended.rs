@@ -1,0 +1,73 @@
+//! Keeping a calendar (or group) grid through an append (input: the dataset an append planned, in
+//! memory, the dimension and its [`ChunkLength`]; output: the dataset with the appended steps folded
+//! into the grid, and what was folded), so that the caller writes it in its one atomic write (native
+//! stores) or commit (Icechunk).
+//!
+//! The edges come from the appended dataset's own time coordinate (or grouping variable), read
+//! through a store over the dataset as it is in memory (`formats::dataset_store`: the stored
+//! references, the new files' references, the store-owned bytes). The plan is a tail plan
+//! (`compact/plan::plan_edges` with `tail`): everything up to the last chunk that already is one
+//! period stays as it is, and only the rest (the last stored month's chunk and the new steps) is
+//! read and folded. A store of 1-20 January appended with 21 January - 10 February has edges
+//! `[31, 10]`.
+
+use std::path::Path;
+
+use super::fold::{fold_array, Folding};
+use super::plan::plan_edges;
+use super::{ArrayFold, CompactError};
+use crate::chunking::ChunkLength;
+use crate::dataset::VirtualDataset;
+
+/// `dataset` with every array along `dim` given `length`'s edges after the last chunk already in
+/// place, folded chunks read through the dataset itself; `name` names the store in messages.
+///
+/// # Errors
+/// [`CompactError::Usage`] for a dimension without a CF time coordinate (calendar units) or a
+/// grouping variable not along it; [`CompactError::Read`] and the folding errors.
+pub(crate) fn fold_appended(
+    mut dataset: VirtualDataset,
+    dim: &str,
+    length: &ChunkLength,
+    name: &str,
+    runtime: &tokio::runtime::Handle,
+) -> Result<(VirtualDataset, Vec<ArrayFold>), CompactError> {
+    let usage = |reason: String| CompactError::Usage { store: name.to_string(), reason };
+    let along: Vec<(usize, usize)> = dataset
+        .arrays
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !a.metadata.codecs.is_strings())
+        .filter_map(|(i, a)| a.metadata.dimension_names.as_ref()?.iter().position(|n| n == dim).map(|axis| (i, axis)))
+        .collect();
+    let Some(extent) = along.iter().map(|&(i, axis)| dataset.arrays[i].metadata.shape()[axis]).max() else {
+        return Err(usage(format!("no array has a dimension named {dim:?}")));
+    };
+    let every: Vec<usize> = (0..dataset.arrays.len()).collect();
+    let store = crate::formats::dataset_store(&dataset, &every, Path::new(name))
+        .map_err(|(array, reason)| CompactError::Build { store: name.to_string(), array, reason })?;
+    let edges = match length {
+        ChunkLength::Elements(n) => crate::chunking::regular_edges(extent, *n),
+        _ => runtime.block_on(crate::chunking::resolve_edges(&store, dim, length, extent)).map_err(|e| match e {
+            crate::chunking::EdgesError::Read(e) => CompactError::Read(e),
+            e => usage(e.to_string()),
+        })?,
+    };
+    let folding = Folding { store: name, max_memory: 1 << 30, runtime };
+    let mut folds = Vec::new();
+    for (index, axis) in along {
+        let old = &dataset.arrays[index];
+        let before = old.metadata.chunk_grid.dim(axis);
+        let Some(pieces) = plan_edges(before, &edges, true) else { continue };
+        let reader = runtime.block_on(store.array(&old.path))?;
+        let (array, written) = fold_array(old, axis, &pieces, &reader, &folding)?;
+        folds.push(ArrayFold {
+            path: old.path.clone(),
+            before: before.held_edges().collect(),
+            after: array.metadata.chunk_grid.dim(axis).held_edges().collect(),
+            chunks_written: written,
+        });
+        dataset.arrays[index] = array;
+    }
+    Ok((dataset, folds))
+}
