@@ -144,3 +144,16 @@ def test_a_dimension_without_a_cf_time_coordinate_is_a_value_error(tmp_path):
         vzarr.compact(out, dim="lat", target="month")
     with pytest.raises(ValueError, match="a chunk length is a number"):
         vzarr.compact(out, dim="time", target="fortnight")
+
+
+def test_append_keeps_month_chunks(tmp_path):
+    files = write_steps(tmp_path / "in", "noleap", files=4, steps=40)
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(files[:2], concat=["time"], output=out)
+    vzarr.compact(out, dim="time", target="month")
+    vzarr.append(out, files[2:], chunks={"time": "month"})
+    store = vzarr.open(out)
+    assert list(store["tas"].chunks[0]) == expected_edges(files, lambda d: (d.year, d.month))
+    np.testing.assert_array_equal(store["tas"][...], read_concat(files, "tas"))
+    with pytest.raises(ValueError):
+        vzarr.append(out, files[3:], chunks={"time": "fortnight"})
