@@ -32,9 +32,11 @@ pub(crate) async fn run(args: InfoArgs) -> anyhow::Result<Outcome> {
         for (d, dim) in meta.chunk_grid.dims().iter().enumerate() {
             let name = names.get(d).cloned().unwrap_or_else(|| format!("dim{d}"));
             // A grid of calendar periods reads as months, seasons or years of the time coordinate.
-            let calendar = match dim.regular_size() {
-                Some(_) => None,
-                None => calendar_summary(&store, &mut times, &name, dim).await?,
+            // Best effort, and native stores only: `info` of a repository reads its snapshot alone,
+            // and a source `info` cannot read leaves the plain summary.
+            let calendar = match (dim.regular_size(), store.is_repository()) {
+                (None, false) => calendar_summary(&store, &mut times, &name, dim).await,
+                _ => None,
             };
             dims.push((name, calendar.unwrap_or_else(|| dim_summary(dim))));
         }
@@ -103,20 +105,16 @@ async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
 type TimeCoordinates = std::collections::HashMap<String, Option<(crate::cftime::Calendar, Vec<f64>)>>;
 
 /// `12 chunks, one a month: Jan 2001 31 ... Dec 2001 31` for a dimension whose chunks hold one
-/// calendar period each of its CF time coordinate (read once per dimension into `times`).
-async fn calendar_summary(
-    store: &Store,
-    times: &mut TimeCoordinates,
-    name: &str,
-    dim: &ChunkDim,
-) -> anyhow::Result<Option<String>> {
+/// calendar period each of its CF time coordinate (read once per dimension into `times`); None when
+/// it has none or it cannot be read.
+async fn calendar_summary(store: &Store, times: &mut TimeCoordinates, name: &str, dim: &ChunkDim) -> Option<String> {
     if !times.contains_key(name) {
-        let instants = crate::chunking::time_instants(store, name, dim.extent()).await?;
+        let instants = crate::chunking::time_instants(store, name, dim.extent()).await.ok().flatten();
         times.insert(name.to_string(), instants);
     }
-    let Some(Some((calendar, instants))) = times.get(name) else { return Ok(None) };
+    let Some(Some((calendar, instants))) = times.get(name) else { return None };
     let held: Vec<u64> = dim.held_edges().collect();
-    Ok(crate::chunking::describe_calendar_grid(&held, *calendar, instants))
+    crate::chunking::describe_calendar_grid(&held, *calendar, instants)
 }
 
 /// `31 chunks of 10` / `24 chunks, edges 28..31`: varying edges as the chunks hold them (the last
