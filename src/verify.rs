@@ -267,10 +267,7 @@ async fn verify_array(
     // Where the oracle finds no such variable there, a single-file array whose chunks lie in
     // another file of the store (a DMR++ sidecar's companion, BES's `_mvs.h5` for variables the
     // data file lacks) is compared with that file.
-    let own_source = match concatenated || store.sources().len() < 2 {
-        true => None,
-        false => referenced_source(array).await?,
-    };
+    let single_file = !concatenated && store.sources().len() >= 2;
     for b in layout.holders(path, concatenated, only) {
         let Some(location) = store.sources().get(b.source).map(|f| f.location.clone()) else {
             // A reference document naming no source file (every chunk inline): the document is the
@@ -281,28 +278,18 @@ async fn verify_array(
         };
         let (select, base) = box_selection(&shape, &names, dims, b, lead);
         let file_shape: Vec<u64> = (lead..shape.len()).map(|a| Selection(select.clone()).counts()[a]).collect();
-        let companion = own_source.filter(|&s| s != b.source);
-        let companion = companion.and_then(|s| store.sources().get(s).map(|f| f.location.clone()));
-        let candidates = [Some(location.clone()), companion]
-            .into_iter()
-            .flatten()
-            .flat_map(|l| [(l.clone(), Some(path)), (l, dataset_named(array))])
-            .filter_map(|(l, p)| Some((l, p?)));
-        let (mut found, mut first_error) = (None, None);
-        for (l, p) in candidates {
-            match files.shape(&l, p) {
-                Ok(theirs) => {
-                    found = Some((l, p, theirs));
-                    break;
-                }
-                Err(e) => {
-                    first_error.get_or_insert(e);
+        let mut found = look_up(files, &location, array);
+        if found.is_err() && single_file {
+            let own = referenced_source(array).await?.filter(|&s| s != b.source);
+            if let Some(companion) = own.and_then(|s| store.sources().get(s).map(|f| f.location.clone())) {
+                if let Ok(there) = look_up(files, &companion, array) {
+                    found = Ok(there);
                 }
             }
         }
-        let Some((location, path, theirs)) = found else {
-            let e = first_error.unwrap_or_else(|| netcdf::Error::Str(format!("no variable {path}")));
-            return unprovable_or(files, &location, path, e, verdict);
+        let (location, path, theirs) = match found {
+            Ok(found) => found,
+            Err(e) => return unprovable_or(files, &location, path, e, verdict),
         };
         let hdf5 = files.hdf5_facts(&location, path);
         // A compound's text fields may be narrower in this file than in the store (files combined).
@@ -370,6 +357,27 @@ async fn verify_array(
         }
     }
     Ok(())
+}
+
+/// Where the oracle found an array's variable: the file, the path there, and its shape as the
+/// oracle gives it.
+type Found<'a> = (String, &'a str, (Vec<u64>, usize));
+
+/// The array's variable in the file at `location`, under the array's path or the path the scan
+/// recorded for it ([`dataset_named`]): (location, path, the oracle's shape), or the first error.
+fn look_up<'a>(
+    files: &mut Oracle,
+    location: &str,
+    array: &'a crate::read::ArrayReader,
+) -> Result<Found<'a>, netcdf::Error> {
+    let first = match files.shape(location, array.path()) {
+        Ok(theirs) => return Ok((location.to_string(), array.path(), theirs)),
+        Err(e) => e,
+    };
+    match dataset_named(array).map(|p| (p, files.shape(location, p))) {
+        Some((named, Ok(theirs))) => Ok((location.to_string(), named, theirs)),
+        _ => Err(first),
+    }
 }
 
 /// The source file the first referenced chunk of `array` lies in (among its first 4096 chunks;

@@ -61,25 +61,10 @@ pub(crate) async fn resolve_edges(
     match length {
         ChunkLength::Elements(n) => Ok(regular_edges(extent, *n)),
         ChunkLength::Calendar(unit) => {
-            let missing = |why: String| EdgesError::NoTimeCoordinate { dim: dim.into(), unit: unit.to_string(), why };
-            let names: Vec<String> = store.info().arrays.iter().map(|a| a.path.clone()).collect();
-            if !names.iter().any(|n| n == dim) {
-                return Err(missing(format!("no variable named {dim}")));
-            }
-            let reader = store.array(dim).await.map_err(Box::new)?;
-            let metadata = reader.metadata();
-            let text = |name: &str| metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
-            let units = text("units")
-                .filter(|u| u.contains(" since "))
-                .ok_or_else(|| missing(format!("{dim} has no units of the form \"<unit> since <date>\"")))?;
-            if reader.shape() != [extent] || !(metadata.data_type.is_integer() || metadata.data_type.is_float()) {
-                return Err(missing(format!("{dim} is not a 1-D numeric variable of {extent} values")));
-            }
-            let calendar = Calendar::parse(text("calendar").as_deref()).map_err(|e| missing(e.to_string()))?;
-            let time = TimeUnits::parse(&units, calendar).map_err(|e| missing(e.to_string()))?;
-            let bytes = whole(&reader).await.map_err(Box::new)?;
-            let instants: Vec<f64> =
-                metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect();
+            let (calendar, instants) = match time_coordinate(store, dim, extent).await.map_err(Box::new)? {
+                Ok(time) => time,
+                Err(why) => return Err(EdgesError::NoTimeCoordinate { dim: dim.into(), unit: unit.to_string(), why }),
+            };
             calendar_edges(*unit, calendar, &instants)
                 .map_err(|source| EdgesError::Calendar { dim: dim.into(), source })
         }
@@ -109,18 +94,36 @@ pub(crate) async fn time_instants(
     dim: &str,
     extent: u64,
 ) -> Result<Option<(Calendar, Vec<f64>)>, ReadError> {
+    Ok(time_coordinate(store, dim, extent).await?.ok())
+}
+
+/// Dimension `dim`'s CF time coordinate in `store` (the 1-D numeric variable named `dim`, of
+/// `extent` values, with `units` of the form `<unit> since <date>`): its calendar and instants, or
+/// why there is none.
+async fn time_coordinate(
+    store: &Store,
+    dim: &str,
+    extent: u64,
+) -> Result<Result<(Calendar, Vec<f64>), String>, ReadError> {
     if !store.info().arrays.iter().any(|a| a.path == dim) {
-        return Ok(None);
+        return Ok(Err(format!("no variable named {dim}")));
     }
     let reader = store.array(dim).await?;
     let metadata = reader.metadata();
     let text = |name: &str| metadata.attributes.get(name).and_then(|v| v.as_str()).map(str::to_string);
-    let numeric = metadata.data_type.is_integer() || metadata.data_type.is_float();
-    let (Some(units), true, true) = (text("units"), numeric, reader.shape() == [extent]) else { return Ok(None) };
-    let Ok(calendar) = Calendar::parse(text("calendar").as_deref()) else { return Ok(None) };
-    let Ok(time) = TimeUnits::parse(&units, calendar) else { return Ok(None) };
+    let Some(units) = text("units").filter(|u| u.contains(" since ")) else {
+        return Ok(Err(format!("{dim} has no units of the form \"<unit> since <date>\"")));
+    };
+    if reader.shape() != [extent] || !(metadata.data_type.is_integer() || metadata.data_type.is_float()) {
+        return Ok(Err(format!("{dim} is not a 1-D numeric variable of {extent} values")));
+    }
+    let parsed = Calendar::parse(text("calendar").as_deref()).and_then(|c| Ok((c, TimeUnits::parse(&units, c)?)));
+    let (calendar, time) = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
     let bytes = whole(&reader).await?;
-    Ok(Some((calendar, metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect())))
+    Ok(Ok((calendar, metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect())))
 }
 
 /// Every decoded element of `reader`'s array.

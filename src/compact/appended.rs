@@ -43,8 +43,13 @@ pub(crate) fn fold_appended(
     let Some(extent) = along.iter().map(|&(i, axis)| dataset.arrays[i].metadata.shape()[axis]).max() else {
         return Err(usage(format!("no array has a dimension named {dim:?}")));
     };
-    let every: Vec<usize> = (0..dataset.arrays.len()).collect();
-    let store = crate::formats::dataset_store(&dataset, &every, Path::new(name))
+    // The reader needs the arrays along `dim` only: the folded ones, the time coordinate, a `by:VAR`.
+    let has_dim = |a: &crate::dataset::VirtualArray| {
+        a.metadata.dimension_names.iter().flatten().any(|n| n == dim)
+            || matches!(length, ChunkLength::By(v) if *v == a.path)
+    };
+    let readable: Vec<usize> = (0..dataset.arrays.len()).filter(|&i| has_dim(&dataset.arrays[i])).collect();
+    let store = crate::formats::dataset_store(&dataset, &readable, Path::new(name))
         .map_err(|(array, reason)| CompactError::Build { store: name.to_string(), array, reason })?;
     let edges = match length {
         ChunkLength::Elements(n) => crate::chunking::regular_edges(extent, *n),

@@ -63,6 +63,23 @@ fn days(files: &[PathBuf]) -> Vec<f64> {
     oracle(files, "time").chunks_exact(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect()
 }
 
+/// A reader of the Icechunk repository `repo`, trusting the test's directory `dir`.
+fn open_repo(dir: &Path, repo: &Path) -> vzarr::read::blocking::BlockingStore {
+    let authorization = vzarr::read::Authorization::new([format!("{}/", dir.display())]);
+    let options = vzarr::read::OpenOptions::new(authorization);
+    vzarr::read::blocking::BlockingStore::open_with(s(repo), &options).unwrap()
+}
+
+/// `var`'s edges along time and its values read through `store`, checked against the months of the
+/// files' time values (`calendar`) and libnetcdf's read of `files`.
+fn assert_months_and_values(store: &vzarr::read::blocking::BlockingStore, var: &str, files: &[PathBuf], want: &[u64]) {
+    let array = store.array(var).unwrap();
+    let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
+    assert_eq!(edges, want, "{var}");
+    let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
+    crate::interop::assert_same(var, &values.bytes, &oracle(files, var));
+}
+
 /// The lengths of the runs of equal `key` over the files' time values.
 fn runs(files: &[PathBuf], key: impl Fn(f64) -> i64) -> Vec<u64> {
     let mut edges: Vec<u64> = Vec::new();
@@ -145,15 +162,9 @@ fn icechunk_repositories_get_month_chunks_in_one_commit() {
     let run = compact(&repo, &["--chunks", "time=month"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(crate::icechunk_repo::history(&repo, "main").len(), commits + 1);
-    let authorization = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
-    let options = vzarr::read::OpenOptions::new(authorization);
-    let opened = vzarr::read::blocking::BlockingStore::open_with(s(&repo), &options).unwrap();
+    let opened = open_repo(dir.path(), &repo);
     for var in ["tas", "time", "time_bnds"] {
-        let array = opened.array(var).unwrap();
-        let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
-        assert_eq!(edges, expected_months(&files, "standard"), "{var}");
-        let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
-        crate::interop::assert_same(var, &values.bytes, &oracle(&files, var));
+        assert_months_and_values(&opened, var, &files, &expected_months(&files, "standard"));
     }
     cli_expect(&["verify", &s(&repo)], 0);
 }
@@ -264,9 +275,7 @@ fn icechunk_appends_keep_month_chunks_in_one_commit_while_an_old_reader_reads_on
     let repo = dir.path().join("days.icechunk");
     scan(&files[..20], &repo, &["--format", "icechunk"]);
     let commits = crate::icechunk_repo::history(&repo, "main").len();
-    let authorization = vzarr::read::Authorization::new([format!("{}/", dir.path().display())]);
-    let options = vzarr::read::OpenOptions::new(authorization);
-    let open = || vzarr::read::blocking::BlockingStore::open_with(s(&repo), &options).unwrap();
+    let open = || open_repo(dir.path(), &repo);
     let old = open();
     let old_tas = old.array("tas").unwrap();
     // 1-20 January, appended with 21 January - 10 February: [31, 10].
@@ -277,11 +286,7 @@ fn icechunk_appends_keep_month_chunks_in_one_commit_while_an_old_reader_reads_on
     assert_eq!(crate::icechunk_repo::history(&repo, "main").len(), commits + 1, "one commit");
     let new = open();
     for var in ["tas", "time", "time_bnds"] {
-        let array = new.array(var).unwrap();
-        let edges: Vec<u64> = array.reader().metadata().chunk_grid.dim(0).edges().collect();
-        assert_eq!(edges, vec![31, 10], "{var}");
-        let values = array.read(&vzarr::Selection::all(&array.reader().shape()), &Default::default()).unwrap();
-        crate::interop::assert_same(var, &values.bytes, &oracle(&files, var));
+        assert_months_and_values(&new, var, &files, &[31, 10]);
     }
     // The reader of the previous snapshot reads on: twenty days.
     let all = vzarr::Selection::all(&old_tas.reader().shape());

@@ -62,11 +62,6 @@ pub fn pair(name: &str) -> (PathBuf, PathBuf) {
 /// the file's scan gives the next variable: dimension names are not compared there.
 const EXTRA_VARIABLE: &str = "t_string_chunk.h5";
 
-/// Whether the sidecar holds a structure's elements itself (`dmrpp:specialstructuredata`).
-fn special_structure(sidecar: &Path) -> bool {
-    std::fs::read_to_string(sidecar).unwrap().contains("<dmrpp:specialstructuredata>")
-}
-
 fn is_differing(data: &Path) -> bool {
     let name = data.file_name().unwrap().to_string_lossy();
     DIFFERING.iter().any(|(n, _)| *n == name)
@@ -98,7 +93,10 @@ fn compare(
     let mut out = Vec::new();
     let what = format!("{}: {}", sidecar.display(), ours.path);
     let (a, b) = (&ours.metadata, &theirs.metadata);
-    let levels = std::fs::read_to_string(sidecar).unwrap().contains("deflateLevel");
+    let text = std::fs::read_to_string(sidecar).unwrap();
+    let levels = text.contains("deflateLevel");
+    // The sidecar holds a structure's elements itself (`dmrpp:specialstructuredata`).
+    let special = text.contains("<dmrpp:specialstructuredata>");
     let checks = [
         ("data type", a.data_type == b.data_type),
         ("chunk grid", a.chunk_grid == b.chunk_grid),
@@ -129,7 +127,7 @@ fn compare(
             // (`dmrpp:specialstructuredata`): the sidecar's elements are the file's stored bytes
             // (the codecs, checked above, say both are unfiltered).
             (ChunkEntry::Owned { offset: o1, length: l1 }, ChunkEntry::Source { source, offset, length })
-                if special_structure(sidecar) =>
+                if special =>
             {
                 let file = std::fs::read(location(ds.1, source)).unwrap();
                 let stored = file.get(offset as usize..(offset + length) as usize);

@@ -52,9 +52,13 @@ def expected_edges(files, key):
         with netCDF4.Dataset(f) as ds:
             t = ds["time"]
             dates.extend(cftime.num2date(t[:], t.units, calendar=t.calendar))
+    return run_lengths([key(d) for d in dates])
+
+
+def run_lengths(keys):
+    """The lengths of the runs of equal consecutive `keys`."""
     edges, last = [], object()
-    for d in dates:
-        k = key(d)
+    for k in keys:
         if edges and k == last:
             edges[-1] += 1
         else:
@@ -121,19 +125,8 @@ def test_durations_and_gaps(tmp_path):
     with netCDF4.Dataset(files[0]) as ds:
         first = ds["time"][0] // 24 * 24
     hours = read_concat(files, "time")
-    assert list(vzarr.open(spans)["tas"].chunks[0]) == expected_edges_of(((hours - first) // 240).tolist())
+    assert list(vzarr.open(spans)["tas"].chunks[0]) == run_lengths(((hours - first) // 240).tolist())
     np.testing.assert_array_equal(vzarr.open(spans)["tas"][...], read_concat(files, "tas"))
-
-
-def expected_edges_of(keys):
-    edges, last = [], object()
-    for k in keys:
-        if edges and k == last:
-            edges[-1] += 1
-        else:
-            edges.append(1)
-        last = k
-    return edges
 
 
 def test_a_dimension_without_a_cf_time_coordinate_is_a_value_error(tmp_path):
