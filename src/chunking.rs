@@ -13,14 +13,15 @@
 //!   return_counts=True)` for sorted ids).
 //! - `chunking/resolve`: reads the time coordinate (its `units` and `calendar`) or the grouping
 //!   variable through a store's reader and gives the edges; a time dimension without a CF time
-//!   coordinate is refused in one line naming it.
+//!   coordinate is refused in one line naming it; [`TimeCoordinate`] describes a grid of calendar
+//!   periods as a user reads it (`vzarr info`).
 
 mod calendar;
 mod groups;
 mod length;
 mod resolve;
 
-pub(crate) use calendar::describe_calendar_grid;
 pub use calendar::CalendarUnit;
 pub use length::ChunkLength;
-pub(crate) use resolve::{regular_edges, resolve_edges, time_instants, EdgesError};
+pub use resolve::TimeCoordinate;
+pub(crate) use resolve::{regular_edges, resolve_edges, EdgesError};

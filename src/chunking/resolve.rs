@@ -7,7 +7,7 @@
 //! dimension. Both are read through the store's own reader (decoded, the sources checked against
 //! their fingerprints), so they are the values a reader of the store sees.
 
-use super::calendar::{calendar_edges, CalendarError};
+use super::calendar::{calendar_edges, describe_calendar_grid, CalendarError};
 use super::groups::group_edges;
 use super::ChunkLength;
 use crate::cftime::{Calendar, TimeUnits};
@@ -84,17 +84,29 @@ pub(crate) async fn resolve_edges(
     }
 }
 
-/// The calendar and instants (seconds since its day 0) of dimension `dim`'s CF time coordinate in
-/// `store`, when it has one of `extent` values.
-///
-/// # Errors
-/// A failed read of the coordinate.
-pub(crate) async fn time_instants(
-    store: &Store,
-    dim: &str,
-    extent: u64,
-) -> Result<Option<(Calendar, Vec<f64>)>, ReadError> {
-    Ok(time_coordinate(store, dim, extent).await?.ok())
+/// A dimension's CF time coordinate as read through a store: its calendar and its instants.
+#[derive(Debug, Clone)]
+pub struct TimeCoordinate {
+    calendar: Calendar,
+    instants: Vec<f64>,
+}
+
+impl TimeCoordinate {
+    /// Dimension `dim`'s CF time coordinate in `store` (the 1-D numeric variable named `dim`, of
+    /// `extent` values, with `units` of the form `<unit> since <date>`), or None when it has none.
+    ///
+    /// # Errors
+    /// A failed read of the coordinate.
+    pub async fn read(store: &Store, dim: &str, extent: u64) -> Result<Option<Self>, ReadError> {
+        Ok(time_coordinate(store, dim, extent).await?.ok().map(|(calendar, instants)| Self { calendar, instants }))
+    }
+
+    /// How a user reads a grid whose chunks (`held`: the elements each chunk holds) are calendar
+    /// periods of this coordinate: `12 chunks, one a month: Jan 2001 31 ... Dec 2001 31` (also
+    /// seasons and years); None when they are not one month, season or year each.
+    pub fn describe_grid(&self, held: &[u64]) -> Option<String> {
+        describe_calendar_grid(held, self.calendar, &self.instants)
+    }
 }
 
 /// Dimension `dim`'s CF time coordinate in `store` (the 1-D numeric variable named `dim`, of

@@ -102,19 +102,18 @@ async fn concat_dims(store: &Store) -> anyhow::Result<serde_json::Value> {
 }
 
 /// The time coordinates read so far, by dimension name (None: the dimension has none).
-type TimeCoordinates = std::collections::HashMap<String, Option<(crate::cftime::Calendar, Vec<f64>)>>;
+type TimeCoordinates = std::collections::HashMap<String, Option<crate::chunking::TimeCoordinate>>;
 
 /// `12 chunks, one a month: Jan 2001 31 ... Dec 2001 31` for a dimension whose chunks hold one
 /// calendar period each of its CF time coordinate (read once per dimension into `times`); None when
 /// it has none or it cannot be read.
 async fn calendar_summary(store: &Store, times: &mut TimeCoordinates, name: &str, dim: &ChunkDim) -> Option<String> {
     if !times.contains_key(name) {
-        let instants = crate::chunking::time_instants(store, name, dim.extent()).await.ok().flatten();
-        times.insert(name.to_string(), instants);
+        let coordinate = crate::chunking::TimeCoordinate::read(store, name, dim.extent()).await.ok().flatten();
+        times.insert(name.to_string(), coordinate);
     }
-    let Some(Some((calendar, instants))) = times.get(name) else { return None };
-    let held: Vec<u64> = dim.held_edges().collect();
-    crate::chunking::describe_calendar_grid(&held, *calendar, instants)
+    let Some(Some(coordinate)) = times.get(name) else { return None };
+    coordinate.describe_grid(&dim.held_edges().collect::<Vec<u64>>())
 }
 
 /// `31 chunks of 10` / `24 chunks, edges 28..31`: varying edges as the chunks hold them (the last
