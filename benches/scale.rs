@@ -75,7 +75,7 @@ use std::time::Instant;
 use kinds::Kind;
 
 /// Chunks (references) per file.
-const CHUNKS: usize = 10_000;
+const CHUNKS: usize = common::series::STEPS;
 /// Target: bytes per reference of the peak above the 10^5-reference scan's.
 const TARGET_ABOVE: f64 = 16.0;
 /// Target: bytes per reference of the whole process's peak at 10^7 references.
@@ -90,7 +90,7 @@ fn main() {
         return write_inputs_child(&args);
     }
     if args.iter().any(|a| a == "--write-netcdf") {
-        return kinds::write_netcdf_child(&args);
+        return common::series::write_netcdf_child(&args);
     }
     if args.iter().any(|a| a == "--read-child") {
         return end_to_end::read_child(&args);

@@ -124,6 +124,7 @@ pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
 }
 pub mod floor;
 pub mod s3;
+pub mod series;
 
 /// One array `v(time, y, x)` of `data_type` on `grid` whose chunks are `entries`, uncompressed
 /// little-endian, referencing the (not written) source files `sources` (location, size): the

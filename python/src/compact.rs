@@ -79,19 +79,26 @@ fn compact_error(e: CompactError) -> PyErr {
     }
 }
 
-/// The options of a regular copy from the Python keywords (lengths checked: 0 is a `ValueError`).
+/// The options of a regular copy from the Python keywords (each length a number, a calendar unit or
+/// `by:VAR`, as text; one that does not parse, or 0, is a `ValueError`).
 fn regular_options(
-    chunks: Vec<(String, u64)>,
-    shards: Option<Vec<(String, u64)>>,
+    chunks: Vec<(String, String)>,
+    shards: Option<Vec<(String, String)>>,
     format: &str,
     max_memory: Option<u64>,
     overwrite: bool,
 ) -> PyResult<vzarr::export::RegularOptions> {
-    for (what, lengths) in [("chunks", Some(&chunks)), ("shards", shards.as_ref())] {
-        if let Some((dim, _)) = lengths.into_iter().flatten().find(|(_, n)| *n == 0) {
-            return Err(PyValueError::new_err(format!("{what}: {dim}=0: a length must be at least 1")));
-        }
-    }
+    let parse = |what: &str, lengths: Vec<(String, String)>| -> PyResult<Vec<(String, ChunkLength)>> {
+        lengths
+            .into_iter()
+            .map(|(dim, text)| match text.parse::<ChunkLength>() {
+                Ok(length) => Ok((dim, length)),
+                Err(e) => Err(PyValueError::new_err(format!("{what}: {dim}={e}"))),
+            })
+            .collect()
+    };
+    let chunks = parse("chunks", chunks)?;
+    let shards = shards.map(|s| parse("shards", s)).transpose()?;
     let mut options = vzarr::export::RegularOptions::new(chunks);
     options.shards = shards;
     options.overwrite = overwrite;
@@ -117,11 +124,11 @@ pub(crate) fn materialize<'py>(
     py: Python<'py>,
     store: String,
     output: String,
-    chunks: Vec<(String, u64)>,
+    chunks: Vec<(String, String)>,
     max_memory: Option<u64>,
     overwrite: bool,
     storage_options: Option<&Bound<'py, PyDict>>,
-    shards: Option<Vec<(String, u64)>>,
+    shards: Option<Vec<(String, String)>>,
     format: &str,
     update: bool,
     branch: Option<String>,

@@ -72,11 +72,11 @@ def materialize(
     store: str | os.PathLike[str],
     output: str | os.PathLike[str],
     *,
-    chunks: Mapping[str, int] | None = None,
+    chunks: Mapping[str, int | str] | None = None,
     max_memory: int | None = None,
     overwrite: bool = False,
     storage_options: Mapping[str, object] | None = None,
-    shards: Mapping[str, int] | None = None,
+    shards: Mapping[str, int | str] | None = None,
     format: str = "zarr",
     update: bool = False,
     branch: str | None = None,
@@ -85,14 +85,18 @@ def materialize(
 ) -> dict[str, Any]:
     """Writes `store` at `output` as a copy whose arrays have a regular chunk grid (`chunks`: length
     per dimension name, such as ``{"time": 90, "lat": 45}``; dimensions not named keep their chunk
-    length where it is regular). Every chunk is decoded and re-encoded, at most `max_memory` bytes
+    length where it is regular). A length along a time dimension may be a calendar unit
+    (``"month"``, ``"season"``, ``"year"``, ``"day"``, ``"6h"``, ``"10d"``) and along any dimension
+    ``"by:VAR"`` (one chunk per run of equal values of VAR): the grid is then rectilinear along it,
+    one chunk per month (readers need the rectilinear extension). Every chunk is decoded and re-encoded, at most `max_memory` bytes
     read at once. `codec` (``"zstd"``, ``"zstd:5"``, ``"gzip:6"``, ``"none"``) encodes the chunks with
     that compression instead of the array's codecs.
 
     `format="zarr"` (the default) writes a Zarr v3 store (a directory, or an ``s3://`` prefix); a
     rerun of a local copy after an interruption continues where it stopped. `shards` packs the
     chunks into ``sharding_indexed`` shards of these lengths per dimension name (each a multiple of
-    the chunk length). `format="icechunk"` writes an Icechunk repository (a directory or an
+    the chunk length; ``{"time": "month"}`` with ``chunks={"time": 1, ...}``: one shard per month of
+    regular inner chunks). `format="icechunk"` writes an Icechunk repository (a directory or an
     ``s3://`` URL) with one commit on `branch` (default ``main``), with `message`.
 
     `update=True` (with ``format="icechunk"`` and no `chunks`) brings such a repository up to date
@@ -101,14 +105,19 @@ def materialize(
     return _vzarr.materialize(
         os.fspath(store),
         os.fspath(output),
-        [(str(k), int(v)) for k, v in (chunks or {}).items()],
+        _lengths(chunks or {}),
         max_memory,
         overwrite,
         dict(storage_options) if storage_options else None,
-        [(str(k), int(v)) for k, v in shards.items()] if shards is not None else None,
+        _lengths(shards) if shards is not None else None,
         format,
         update,
         branch,
         message,
         codec,
     )
+
+
+def _lengths(lengths: Mapping[str, int | str]) -> list[tuple[str, str]]:
+    """Lengths by dimension name as the extension takes them: a number or a unit, as text."""
+    return [(str(k), v if isinstance(v, str) else str(int(v))) for k, v in lengths.items()]

@@ -101,11 +101,11 @@ def export(
 def materialize(
     store: str,
     output: str,
-    chunks: list[tuple[str, int]],
+    chunks: list[tuple[str, str]],
     max_memory: int | None = None,
     overwrite: bool = False,
     storage_options: Mapping[str, Any] | None = None,
-    shards: list[tuple[str, int]] | None = None,
+    shards: list[tuple[str, str]] | None = None,
     format: str = "zarr",
     update: bool = False,
     branch: str | None = None,

@@ -339,8 +339,8 @@ pub(crate) enum MaterializeFormat {
 pub(crate) enum ShardsArg {
     /// `file` or `N,N,..` (verbatim copies).
     Layout(crate::export::ShardSpec),
-    /// `DIM=N,..` (regular copies).
-    Named(Vec<(String, u64)>),
+    /// `DIM=LENGTH,..` (regular copies; a calendar unit or `by:VAR` gives rectilinear shards).
+    Named(Vec<(String, crate::chunking::ChunkLength)>),
 }
 
 fn parse_shards(text: &str) -> Result<ShardsArg, String> {
@@ -352,12 +352,13 @@ fn parse_shards(text: &str) -> Result<ShardsArg, String> {
 
 /// Chunk lengths by dimension name (`materialize --chunks`).
 #[derive(Debug, Clone)]
-pub(crate) struct ChunkSpec(pub(crate) Vec<(String, u64)>);
+pub(crate) struct ChunkSpec(pub(crate) Vec<(String, crate::chunking::ChunkLength)>);
 
-/// `DIM=N,DIM=N`: chunk lengths by dimension name.
+/// `DIM=LENGTH,DIM=LENGTH`: chunk lengths by dimension name (`time=90`, `time=month`).
 /// A dimension named twice is refused (`time=10,time=20`: which one was meant?).
 fn parse_chunk_spec(text: &str) -> Result<ChunkSpec, String> {
-    let spec: Vec<(String, u64)> = text.split(',').map(|part| parse_dim_size(part.trim())).collect::<Result<_, _>>()?;
+    let spec: Vec<(String, crate::chunking::ChunkLength)> =
+        text.split(',').map(|part| parse_dim_length(part.trim())).collect::<Result<_, _>>()?;
     for (k, (dim, _)) in spec.iter().enumerate() {
         if spec[..k].iter().any(|(d, _)| d == dim) {
             return Err(format!("{text:?}: dimension {dim:?} given twice"));
@@ -375,19 +376,6 @@ fn parse_dim_length(text: &str) -> Result<(String, crate::chunking::ChunkLength)
         return Err(format!("{text:?}: expected one DIM=LENGTH, such as time=month"));
     }
     Ok((dim.trim().to_string(), length.parse()?))
-}
-
-/// `DIM=N`: a dimension name and a length.
-fn parse_dim_size(text: &str) -> Result<(String, u64), String> {
-    let (dim, n) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected DIM=N, such as time=365"))?;
-    let n: u64 = n.trim().parse().map_err(|e| format!("{text:?}: {e}"))?;
-    if n == 0 {
-        return Err(format!("{text:?}: a chunk length must be at least 1"));
-    }
-    if dim.trim().is_empty() || dim.contains(',') {
-        return Err(format!("{text:?}: expected one DIM=N, such as time=365"));
-    }
-    Ok((dim.trim().to_string(), n))
 }
 
 /// The store `info`, `read` and `verify` open, and how.
@@ -580,17 +568,20 @@ pub(crate) struct MaterializeArgs {
     /// or a shard shape such as `365,180,360` (arrays of that many dimensions); arrays whose chunks
     /// cannot be packed verbatim are written unsharded, with the reason printed. With --chunks: shard
     /// lengths by dimension name, each a multiple of the chunk length, such as `time=360,lat=90`
-    /// (dimensions not named: one chunk per shard).
-    #[arg(long, value_name = "file|N,N,..|DIM=N,..", value_parser = parse_shards)]
+    /// (dimensions not named: one chunk per shard); `time=month` (also `year`, `season`, `by:VAR`)
+    /// writes one shard per month, whose regular inner chunks (`--chunks time=1,..`) divide each.
+    #[arg(long, value_name = "file|N,N,..|DIM=LENGTH,..", value_parser = parse_shards)]
     pub(crate) shards: Option<ShardsArg>,
     /// Shards assembled and written at once (memory holds about this many shards).
     #[arg(long, default_value_t = 4)]
     pub(crate) shard_jobs: usize,
     /// Write a regular chunk grid of this shape instead of copying chunks: `time=90,lat=45,lon=90`
     /// (dimensions not named keep their chunk length where it is regular, else the whole extent).
-    /// Every chunk is decoded and re-encoded; a rerun of a Zarr copy after an interruption continues
-    /// from the chunks already written (kept in OUTPUT.partial).
-    #[arg(long, value_name = "DIM=N,..", value_parser = parse_chunk_spec)]
+    /// Along a time dimension a calendar unit, `time=month` (also `day`, `season`, `year`, `6h`,
+    /// `10d`), gives one chunk per period of its CF time coordinate (a rectilinear grid); `DIM=by:VAR`
+    /// one chunk per run of equal values of VAR. Every chunk is decoded and re-encoded; a rerun of a
+    /// Zarr copy after an interruption continues from the chunks already written (in OUTPUT.partial).
+    #[arg(long, value_name = "DIM=LENGTH,..", value_parser = parse_chunk_spec)]
     pub(crate) chunks: Option<ChunkSpec>,
     /// With --chunks: encode the chunks with this compression instead of the array's codecs: `none`,
     /// `zstd`, `zstd:LEVEL`, `gzip` or `gzip:LEVEL`.
@@ -633,6 +624,7 @@ pub(crate) struct TrustArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunking::{CalendarUnit, ChunkLength};
 
     #[test]
     fn sizes_take_decimals_and_binary_units() {
@@ -651,6 +643,10 @@ mod tests {
     fn a_dimension_given_twice_is_refused() {
         let err = parse_chunk_spec("time=10,time=20").unwrap_err();
         assert!(err.contains("\"time\" given twice"), "{err}");
-        assert_eq!(parse_chunk_spec("time=10,lat=4").unwrap().0, [("time".to_string(), 10), ("lat".to_string(), 4)]);
+        let spec = parse_chunk_spec("time=month,lat=4").unwrap().0;
+        assert_eq!(
+            spec,
+            [("time".to_string(), ChunkLength::Calendar(CalendarUnit::Month)), ("lat".to_string(), 4.into())]
+        );
     }
 }

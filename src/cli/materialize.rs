@@ -87,7 +87,10 @@ pub(crate) async fn run(args: MaterializeArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The options of a regular copy or update from the arguments.
-fn regular_options(args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> crate::export::RegularOptions {
+fn regular_options(
+    args: &MaterializeArgs,
+    chunks: Vec<(String, crate::chunking::ChunkLength)>,
+) -> crate::export::RegularOptions {
     let mut options = crate::export::RegularOptions::new(chunks);
     options.overwrite = args.overwrite;
     options.codec = args.codec;
@@ -110,7 +113,11 @@ fn regular_options(args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> crate:
 
 /// `--chunks`: a regular copy (a Zarr v3 store, local or on an object store, or an Icechunk
 /// repository).
-async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64)>) -> anyhow::Result<Outcome> {
+async fn regular(
+    store: &Store,
+    args: &MaterializeArgs,
+    chunks: Vec<(String, crate::chunking::ChunkLength)>,
+) -> anyhow::Result<Outcome> {
     if let Some(ShardsArg::Layout(_)) = &args.shards {
         errln!("error: with --chunks, --shards takes shard lengths by dimension name, such as time=360");
         return Ok(Outcome::Usage);
@@ -121,10 +128,22 @@ async fn regular(store: &Store, args: &MaterializeArgs, chunks: Vec<(String, u64
     let result = crate::export::materialize_regular(store, &args.output, &options, &|n| progress.inc(n)).await;
     progress.finish_and_clear();
     let report = result.with_context(|| format!("materializing {} to {}", args.store, args.output.display()))?;
+    // `time=month`, `station=by:network`: the grid follows the calendar or the groups along them.
+    let units: Vec<String> = options
+        .chunks
+        .iter()
+        .chain(options.shards.iter().flatten())
+        .filter(|(_, l)| l.elements().is_none())
+        .map(|(d, l)| format!("{d}={l}"))
+        .collect();
+    let grids = match units.is_empty() {
+        true => "regular chunk grids".to_string(),
+        false => format!("chunk grids by {}", units.join(", ")),
+    };
     let what = match (options.format, &options.shards) {
-        (crate::export::RegularFormat::Icechunk, _) => "regular chunk grids, one Icechunk commit",
-        (_, Some(_)) => "regular chunk grids in shards",
-        _ => "regular chunk grids",
+        (crate::export::RegularFormat::Icechunk, _) => format!("{grids}, one Icechunk commit"),
+        (_, Some(_)) => format!("{grids} in shards"),
+        _ => grids,
     };
     for layout in &report.layouts {
         if let Some(chunks) = &layout.intermediate {

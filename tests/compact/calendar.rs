@@ -294,3 +294,113 @@ fn icechunk_appends_keep_month_chunks_in_one_commit_while_an_old_reader_reads_on
     crate::interop::assert_same("tas of the previous snapshot", &values.bytes, &oracle(&files[..20], "tas"));
     cli_expect(&["verify", &s(&repo)], 0);
 }
+
+/// `vzarr materialize STORE OUT --chunks time=month,...`: the copy's grid is rectilinear along time,
+/// one chunk per month of the files' calendar, and zarrs reads every value as libnetcdf reads the
+/// files (also seasons, years and `10d` spans for one calendar).
+#[test]
+fn month_chunked_copies_follow_each_calendar_and_read_as_the_files() {
+    for calendar in ["standard", "proleptic_gregorian", "julian", "noleap", "all_leap", "360_day"] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = write_year(dir.path(), calendar);
+        let store = dir.path().join("year.vzarr");
+        scan(&files, &store, &[]);
+        let out = dir.path().join("months.zarr");
+        let run = cli_expect(&["materialize", &s(&store), &s(&out), "--chunks", "time=month,lat=3,lon=2"], 0);
+        assert!(run.stdout.contains("chunks written"), "{calendar}: {}", run.stdout);
+        let months = expected_months(&files, calendar);
+        for var in ["tas", "time", "time_bnds"] {
+            let edges = crate::interop::zarrs_time_edges(&crate::interop::zarrs_array(&out, var));
+            assert_eq!(edges, months, "{calendar}: {var}");
+        }
+        let doc = crate::common::array_json(&out, "tas");
+        assert_eq!(doc["chunk_grid"]["name"], "rectilinear", "{calendar}: {doc}");
+        crate::interop::assert_zarrs_reads_exactly(&out, &files, &["tas", "time", "time_bnds", "lat", "lon"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let calendar = "all_leap";
+    let files = write_year(dir.path(), calendar);
+    let store = dir.path().join("year.vzarr");
+    scan(&files, &store, &[]);
+    let first = days(&files)[0].floor();
+    let season = |d: f64| match month_of(calendar, d) {
+        (year, 12) => (year + 1) * 4,
+        (year, month) => year * 4 + (month / 3) as i64,
+    };
+    let year = |d: f64| month_of(calendar, d).0;
+    let span = |d: f64| ((d - first) / 10.0).floor() as i64;
+    for (unit, want) in [("season", runs(&files, season)), ("year", runs(&files, year)), ("10d", runs(&files, span))] {
+        let out = dir.path().join(format!("{unit}.zarr"));
+        cli_expect(&["materialize", &s(&store), &s(&out), "--chunks", &format!("time={unit}")], 0);
+        let edges = crate::interop::zarrs_time_edges(&crate::interop::zarrs_array(&out, "tas"));
+        assert_eq!(edges, want, "{unit}");
+        crate::interop::assert_zarrs_reads_exactly(&out, &files, &["tas", "time", "time_bnds"]);
+    }
+}
+
+/// `--shards time=month --chunks time=1,...`: one shard per month holding regular inner chunks of
+/// one day (the announcement's fourth pattern); zarrs reads every value as libnetcdf does. Inner
+/// chunks that do not divide a shard, and varying inner chunks, are refused naming the reason.
+#[test]
+fn month_shards_hold_regular_inner_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_year(dir.path(), "standard");
+    let store = dir.path().join("year.vzarr");
+    scan(&files, &store, &[]);
+    let out = dir.path().join("shards.zarr");
+    let spec = ["--shards", "time=month", "--chunks", "time=1,lat=3,lon=4", "--max-memory", "64K"];
+    let run = cli_expect(&[&["materialize", &s(&store), &s(&out)][..], &spec].concat(), 0);
+    assert!(run.stdout.contains("in shards"), "{}", run.stdout);
+    let months = expected_months(&files, "standard");
+    for var in ["tas", "time", "time_bnds"] {
+        let doc = crate::common::array_json(&out, var);
+        assert_eq!(doc["codecs"][0]["name"], "sharding_indexed", "{var}: {doc}");
+        assert_eq!(doc["codecs"][0]["configuration"]["chunk_shape"][0], 1, "{var}: {doc}");
+        let edges = crate::interop::zarrs_time_edges(&crate::interop::zarrs_array(&out, var));
+        assert_eq!(edges, months, "{var}: one shard a month");
+    }
+    crate::interop::assert_zarrs_reads_exactly(&out, &files, &["tas", "time", "time_bnds", "lat", "lon"]);
+    // Shards of years in inner chunks of 7 days: 2023 has 365, not a multiple of 7.
+    let bad = dir.path().join("bad.zarr");
+    let split = cli(&["materialize", &s(&store), &s(&bad), "--shards", "time=year", "--chunks", "time=7"]);
+    assert_eq!(split.code, 1, "{}", split.stderr);
+    assert!(split.stderr.contains("is not a multiple of the chunk length 7"), "{}", split.stderr);
+    let varying = cli(&["materialize", &s(&store), &s(&bad), "--shards", "time=year", "--chunks", "time=month"]);
+    assert_eq!(varying.code, 1, "{}", varying.stderr);
+    assert!(varying.stderr.contains("cannot be the inner chunks of shards"), "{}", varying.stderr);
+    assert!(!bad.exists() && !dir.path().join("bad.zarr.partial").exists());
+}
+
+/// `materialize --chunks station=by:network` (one chunk per network), a month-chunked Icechunk
+/// repository, and a dimension without a CF time coordinate refused in one line with nothing written.
+#[test]
+fn group_and_icechunk_copies_and_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_stations(dir.path());
+    let stations = dir.path().join("stations.vzarr");
+    cli_expect(&["scan", &s(&file), "-o", &s(&stations)], 0);
+    let out = dir.path().join("networks.zarr");
+    cli_expect(&["materialize", &s(&stations), &s(&out), "--chunks", "station=by:network"], 0);
+    for var in ["obs", "network"] {
+        assert_eq!(crate::interop::zarrs_time_edges(&crate::interop::zarrs_array(&out, var)), [3, 2, 4], "{var}");
+    }
+    crate::interop::assert_zarrs_reads_exactly(&out, &[file], &["obs", "network"]);
+
+    let files = write_year(dir.path(), "360_day");
+    let store = dir.path().join("year.vzarr");
+    scan(&files, &store, &[]);
+    let repo = dir.path().join("months.icechunk");
+    let run = cli_expect(&["materialize", &s(&store), &s(&repo), "--chunks", "time=month", "--format", "icechunk"], 0);
+    assert!(run.stdout.contains("one Icechunk commit"), "{}", run.stdout);
+    let opened = open_repo(dir.path(), &repo);
+    for var in ["tas", "time", "time_bnds"] {
+        assert_months_and_values(&opened, var, &files, &expected_months(&files, "360_day"));
+    }
+
+    let bad = dir.path().join("bad.zarr");
+    let refused = cli(&["materialize", &s(&store), &s(&bad), "--chunks", "lat=month"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.stderr_lines().len(), 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("time dimension lat has no CF time coordinate"), "{}", refused.stderr);
+    assert!(!bad.exists() && !dir.path().join("bad.zarr.partial").exists());
+}

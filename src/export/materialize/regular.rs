@@ -35,6 +35,7 @@ mod target;
 pub use repo::materialize_update;
 
 use super::{ArrayLayout, MaterializeReport, Sharding};
+use crate::chunking::ChunkLength;
 use crate::formats::{checked_nodes, store_inputs, ExportError};
 use crate::grid::{DimSelection, Selection};
 use crate::metadata::{chunk_key, node_key};
@@ -42,7 +43,7 @@ use crate::read::{ArrayReader, ReadOptions, Store};
 use crate::rechunk::Region;
 use crate::store::{io_error, OutputKind, Staged, WriteError};
 use intermediate::Scratch;
-use target::Target;
+use target::{DimLength, Target};
 
 /// Objects uploaded at once to an object-store destination.
 const UPLOADS: usize = 16;
@@ -63,11 +64,15 @@ pub enum RegularFormat {
 /// Options of [`materialize_regular`].
 #[derive(Debug, Clone)]
 pub struct RegularOptions {
-    /// Target chunk length per dimension name. Required (at least one).
-    pub chunks: Vec<(String, u64)>,
+    /// Target chunk length per dimension name. Required (at least one). A calendar unit (`month`)
+    /// or `by:VAR` along a dimension gives a rectilinear grid along it (one chunk per month, per run
+    /// of equal values of VAR), which readers open with the rectilinear extension.
+    pub chunks: Vec<(String, ChunkLength)>,
     /// Pack the chunks into `sharding_indexed` shards of these lengths per dimension name (each a
-    /// multiple of the chunk length; dimensions not named: one chunk per shard). Default: `None`.
-    pub shards: Option<Vec<(String, u64)>>,
+    /// multiple of the chunk length; dimensions not named: one chunk per shard). A calendar unit or
+    /// `by:VAR` gives rectilinear shard boundaries (one shard per month), each holding whole regular
+    /// inner chunks. Default: `None`.
+    pub shards: Option<Vec<(String, ChunkLength)>>,
     /// Memory the copy's buffers may take, in bytes: two blocks of target chunks of at most a quarter
     /// of it each, the reader's fetch batches, the chunks being encoded. Default: 1 GiB.
     pub max_memory: u64,
@@ -86,10 +91,10 @@ pub struct RegularOptions {
 }
 
 impl RegularOptions {
-    /// `chunks`, every other option at its default.
-    pub fn new(chunks: Vec<(String, u64)>) -> Self {
+    /// `chunks` (numbers, or [`ChunkLength`]s), every other option at its default.
+    pub fn new<L: Into<ChunkLength>>(chunks: Vec<(String, L)>) -> Self {
         RegularOptions {
-            chunks,
+            chunks: chunks.into_iter().map(|(d, l)| (d, l.into())).collect(),
             shards: None,
             max_memory: 1 << 30,
             overwrite: false,
@@ -102,7 +107,8 @@ impl RegularOptions {
     }
 
     fn spec(&self) -> String {
-        let join = |l: &[(String, u64)]| l.iter().map(|(d, n)| format!("{d}={n}")).collect::<Vec<_>>().join(",");
+        let join =
+            |l: &[(String, ChunkLength)]| l.iter().map(|(d, n)| format!("{d}={n}")).collect::<Vec<_>>().join(",");
         let mut spec = join(&self.chunks);
         if let Some(shards) = &self.shards {
             spec.push_str(&format!(" shards {}", join(shards)));
@@ -111,12 +117,6 @@ impl RegularOptions {
             spec.push_str(&format!(" codec {codec}"));
         }
         spec
-    }
-
-    /// The target layout of an array.
-    fn target(&self, store: &Store, reader: &ArrayReader) -> Result<Target, ExportError> {
-        Target::of(reader.metadata(), &self.chunks, self.shards.as_deref(), self.codec)
-            .map_err(|reason| ExportError::Node { store: store.location().into(), node: reader.path().into(), reason })
     }
 }
 
@@ -168,10 +168,10 @@ pub async fn materialize_regular(
     for path in &arrays {
         readers.push(store.array(path).await?);
     }
-    check_spec(store, &readers, options)?;
+    let targets = targets(store, &readers, options).await?;
     if options.format == RegularFormat::Icechunk {
         #[cfg(feature = "icechunk")]
-        return repo::write_repository(store, &groups, &readers, destination, options, progress).await;
+        return repo::write_repository(store, &groups, &readers, &targets, destination, options, progress).await;
         #[cfg(not(feature = "icechunk"))]
         {
             let reason = "this build of vzarr has no Icechunk support (feature `icechunk`)".into();
@@ -179,9 +179,9 @@ pub async fn materialize_regular(
         }
     }
     if let Some(url) = crate::source::Location::from(destination).as_url() {
-        return write_remote(store, &groups, &readers, url, options, progress).await;
+        return write_remote(store, &groups, &readers, &targets, url, options, progress).await;
     }
-    write_local(store, &groups, &readers, destination, options, progress).await
+    write_local(store, &groups, &readers, &targets, destination, options, progress).await
 }
 
 /// A Zarr copy for an object store: written in a private local directory, then uploaded
@@ -190,6 +190,7 @@ async fn write_remote(
     store: &Store,
     groups: &[String],
     readers: &[ArrayReader],
+    targets: &[Target],
     url: &str,
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
@@ -208,7 +209,7 @@ async fn write_remote(
     )
     .await?;
     let local = RegularOptions { overwrite: false, ..options.clone() };
-    let report = write_local(store, groups, readers, output.local_path(), &local, progress).await?;
+    let report = write_local(store, groups, readers, targets, output.local_path(), &local, progress).await?;
     output.publish().await?;
     Ok(report)
 }
@@ -218,6 +219,7 @@ async fn write_local(
     store: &Store,
     groups: &[String],
     readers: &[ArrayReader],
+    targets: &[Target],
     destination: &Path,
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
@@ -227,19 +229,17 @@ async fn write_local(
     let staged = Staged::begin(destination, OutputKind::ZarrStore, options.overwrite, &store_inputs(store))?;
     let partial = partial_dir(store, destination, options)?;
     let mut report = MaterializeReport::default();
-    for reader in readers {
-        let target = options.target(store, reader)?;
+    for (reader, target) in readers.iter().zip(targets) {
         let objects = DirObjects { root: &partial };
         let scratch = partial.join(intermediate::SCRATCH);
-        let layout = copy_array(store, reader, &target, &objects, options, &scratch, progress).await?;
+        let layout = copy_array(store, reader, target, &objects, options, &scratch, progress).await?;
         report.add(layout);
     }
     for node in std::iter::once(&String::new()).chain(groups) {
         write_atomic(&partial.join(node_key(node)), &store.node_metadata(node).await?)?;
     }
-    for reader in readers {
-        let target = options.target(store, reader)?;
-        write_atomic(&partial.join(node_key(reader.path())), &regular_metadata(store, reader, &target).await?)?;
+    for (reader, target) in readers.iter().zip(targets) {
+        write_atomic(&partial.join(node_key(reader.path())), &regular_metadata(store, reader, target).await?)?;
     }
     let scratch = partial.join(intermediate::SCRATCH);
     if scratch.exists() {
@@ -252,27 +252,61 @@ async fn write_local(
     Ok(report)
 }
 
-/// Every named dimension is some array's, every length >= 1; every array's shards hold whole chunks.
-fn check_spec(store: &Store, readers: &[ArrayReader], options: &RegularOptions) -> Result<(), ExportError> {
+/// Every array's target layout: every named dimension is some array's, every length >= 1, a
+/// calendar unit or `by:VAR` resolved to edges over the store (once per dimension), every array's
+/// shards hold whole chunks.
+async fn targets(store: &Store, readers: &[ArrayReader], options: &RegularOptions) -> Result<Vec<Target>, ExportError> {
     let bad = |reason: String| ExportError::Node { store: store.location().to_string(), node: "/".into(), reason };
     if options.chunks.is_empty() {
         return Err(bad("the chunk lengths name no dimension".into()));
     }
-    let named = options.chunks.iter().map(|c| ("chunks", c));
-    let shards = options.shards.iter().flatten().map(|c| ("shards", c));
-    for (flag, (dim, n)) in named.chain(shards) {
-        if *n == 0 {
-            return Err(bad(format!("{flag} {dim}=0: a length must be at least 1")));
+    let mut resolved = Vec::new();
+    for (flag, lengths) in [("chunks", Some(&options.chunks)), ("shards", options.shards.as_ref())] {
+        let Some(lengths) = lengths else { continue };
+        let mut dims = Vec::with_capacity(lengths.len());
+        for (dim, length) in lengths {
+            dims.push((dim.clone(), resolve(store, readers, flag, dim, length).await.map_err(bad)?));
         }
-        let known = readers.iter().any(|r| r.metadata().dimension_names.iter().flatten().any(|d| d == dim));
-        if !known {
-            return Err(bad(format!("{flag}: no array has a dimension named {dim:?}")));
-        }
+        resolved.push(dims);
     }
-    for reader in readers {
-        options.target(store, reader)?;
+    let (chunks, shards) = (&resolved[0], resolved.get(1));
+    readers
+        .iter()
+        .map(|reader| {
+            Target::of(reader.metadata(), chunks, shards.map(Vec::as_slice), options.codec).map_err(|reason| {
+                ExportError::Node { store: store.location().into(), node: reader.path().into(), reason }
+            })
+        })
+        .collect()
+}
+
+/// `length` along dimension `dim` (of `--chunks` or `--shards`, `flag`): a fixed length, or the
+/// edges a calendar unit or `by:VAR` gives over the dimension's extent.
+async fn resolve(
+    store: &Store,
+    readers: &[ArrayReader],
+    flag: &str,
+    dim: &str,
+    length: &ChunkLength,
+) -> Result<DimLength, String> {
+    let mut extents = readers.iter().filter_map(|r| {
+        let names = r.metadata().dimension_names.as_deref().unwrap_or_default();
+        names.iter().position(|n| n == dim).map(|d| r.shape()[d])
+    });
+    let Some(extent) = extents.next() else {
+        return Err(format!("{flag}: no array has a dimension named {dim:?}"));
+    };
+    if let ChunkLength::Elements(n) = length {
+        return match n {
+            0 => Err(format!("{flag} {dim}=0: a length must be at least 1")),
+            n => Ok(DimLength::Fixed(*n)),
+        };
     }
-    Ok(())
+    if extents.any(|e| e != extent) {
+        return Err(format!("{flag} {dim}={length}: the arrays along {dim} differ in length"));
+    }
+    let edges = crate::chunking::resolve_edges(store, dim, length, extent).await.map_err(|e| format!("{flag}: {e}"))?;
+    Ok(DimLength::Edges(edges))
 }
 
 /// `DEST.partial`: created with its marker, or an earlier run's with the same marker (resumed).
@@ -325,9 +359,9 @@ pub(super) async fn copy_array(
         return Err(ExportError::Node { store: store.location().into(), node: reader.path().into(), reason });
     }
     let grid = &target.metadata.chunk_grid;
-    let object_shape = grid.chunk_shape(&vec![0; grid.ndim()]);
     let size = target.metadata.element_size() as u64;
-    let plan = plan::plan(&reader.metadata().chunk_grid, &object_shape, size, blocks::budget(options.max_memory));
+    let budget = blocks::budget(options.max_memory);
+    let plan = plan::plan(&reader.metadata().chunk_grid, &target.largest_object(), size, budget);
     let mut layout = ArrayLayout {
         path: reader.path().to_string(),
         sharding: target.sharding(),

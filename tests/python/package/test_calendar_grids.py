@@ -150,3 +150,36 @@ def test_append_keeps_month_chunks(tmp_path):
     np.testing.assert_array_equal(store["tas"][...], read_concat(files, "tas"))
     with pytest.raises(ValueError):
         vzarr.append(out, files[3:], chunks={"time": "fortnight"})
+
+
+@pytest.mark.parametrize("calendar", ["standard", "noleap", "360_day"])
+def test_month_chunked_and_month_sharded_copies_open_in_zarr_python_and_xarray(tmp_path, calendar):
+    import zarr
+
+    files = write_steps(tmp_path / "in", calendar)
+    store = tmp_path / "tas.vzarr"
+    vzarr.scan(files, concat=["time"], output=store)
+    months = expected_edges(files, lambda d: (d.year, d.month))
+    chunked, sharded = tmp_path / "months.zarr", tmp_path / "shards.zarr"
+    vzarr.materialize(store, chunked, chunks={"time": "month", "lat": 3})
+    vzarr.materialize(store, sharded, chunks={"time": 1, "lat": 3, "lon": 2}, shards={"time": "month"})
+    with zarr.config.set({"array.rectilinear_chunks": True}):
+        for out in (chunked, sharded):
+            group = zarr.open_group(out, mode="r", zarr_format=3)
+            for name in ("tas", "time"):
+                array = group[name]
+                np.testing.assert_array_equal(array[...], read_concat(files, name), err_msg=f"{out.name} {name}")
+                grid = array.metadata.chunk_grid.to_dict()
+                assert grid["name"] == "rectilinear", grid
+            # One month, read alone: the steps cftime puts in it.
+            start = sum(months[:3])
+            np.testing.assert_array_equal(
+                group["tas"][start : start + months[3]], read_concat(files, "tas")[start : start + months[3]]
+            )
+        # What xarray users see: the files' decoded values and times.
+        for out in (chunked, sharded):
+            with xr.open_zarr(out, zarr_format=3, consolidated=False) as ds, xr.open_mfdataset(files) as src:
+                np.testing.assert_array_equal(ds["tas"].values, src["tas"].values)
+                assert list(ds.indexes["time"]) == list(src.indexes["time"])
+    with pytest.raises(ValueError, match="a chunk length is a number"):
+        vzarr.materialize(store, tmp_path / "bad.zarr", chunks={"time": "fortnight"})

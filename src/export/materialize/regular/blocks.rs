@@ -36,8 +36,10 @@ pub(super) struct Blocks<'a> {
 }
 
 impl<'a> Blocks<'a> {
+    /// Blocks of `block` elements per dimension, in whole objects of `grid` counted by its longest
+    /// object (months along `time`: a block of 3 x 31 days holds 3 months).
     pub(super) fn new(grid: &'a ChunkGrid, block: &[u64]) -> Self {
-        let object = grid.chunk_shape(&vec![0; grid.ndim()]);
+        let object = super::target::largest_chunk(grid);
         let per_block: Vec<u64> = block.iter().zip(&object).map(|(b, o)| b.div_ceil(*o).max(1)).collect();
         let counts = grid.grid_shape().iter().zip(&per_block).map(|(n, p)| n.div_ceil(*p)).collect();
         Blocks { grid, per_block, counts }

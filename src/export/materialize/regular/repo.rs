@@ -96,6 +96,7 @@ pub(super) async fn write_repository(
     store: &Store,
     groups: &[String],
     readers: &[ArrayReader],
+    targets: &[Target],
     destination: &Path,
     options: &RegularOptions,
     progress: &(dyn Fn(u64) + Send + Sync),
@@ -110,10 +111,9 @@ pub(super) async fn write_repository(
     let mut dataset =
         VirtualDataset { groups: crate::formats::groups_of(store, groups).await?, ..VirtualDataset::default() };
     let mut report = MaterializeReport::default();
-    for reader in readers {
-        let target = options.target(store, reader)?;
+    for (reader, target) in readers.iter().zip(targets) {
         let n = target.metadata.chunk_grid.num_chunks() as usize;
-        let (array, layout) = array_of(store, reader, &target, ChunkTable::missing(n), None, options, progress).await?;
+        let (array, layout) = array_of(store, reader, target, ChunkTable::missing(n), None, options, progress).await?;
         dataset.arrays.push(array);
         report.add(layout);
     }

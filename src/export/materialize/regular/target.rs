@@ -11,7 +11,7 @@
 
 use crate::codec::sharding::{ShardBuilder, ShardingIndexed};
 use crate::codec::{CodecError, Recode};
-use crate::grid::ChunkGrid;
+use crate::grid::{ChunkDim, ChunkGrid};
 use crate::metadata::ArrayMetadata;
 use crate::ndcopy::unravel;
 use crate::rechunk::{encode_chunk, Region};
@@ -27,31 +27,84 @@ pub(crate) struct Target {
     pub(crate) recoded: bool,
 }
 
-/// Each dimension's length from `lengths` by name, else `default(d)`, at most the extent.
-fn lengths_by_name(metadata: &ArrayMetadata, lengths: &[(String, u64)], default: impl Fn(usize) -> u64) -> Vec<u64> {
-    let names = metadata.dimension_names.clone().unwrap_or_default();
-    let grid = &metadata.chunk_grid;
-    (0..grid.ndim())
+/// One dimension's length in a regular copy, resolved over the store: a fixed length (a regular
+/// grid), or edges (a calendar unit over the time coordinate, the runs of a grouping variable).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DimLength {
+    /// Chunks of this many elements (the last one padded past the extent).
+    Fixed(u64),
+    /// These edges, summing to the extent.
+    Edges(Vec<u64>),
+}
+
+/// Each dimension's length from `lengths` by name, else `default(d)`.
+fn lengths_by_name(
+    metadata: &ArrayMetadata,
+    lengths: &[(String, DimLength)],
+    default: impl Fn(usize) -> DimLength,
+) -> Vec<DimLength> {
+    (0..metadata.chunk_grid.ndim())
         .map(|d| {
-            let extent = grid.dim(d).extent().max(1);
-            let asked = names.get(d).and_then(|n| lengths.iter().find(|(c, _)| c == n)).map(|(_, n)| *n);
-            asked.unwrap_or_else(|| default(d)).min(extent)
+            lengths.iter().find(|(n, _)| *n == dim_name(metadata, d)).map_or_else(|| default(d), |(_, l)| l.clone())
         })
         .collect()
+}
+
+/// Dimension `d`'s name, or its number when the array names none.
+fn dim_name(metadata: &ArrayMetadata, d: usize) -> String {
+    metadata.dimension_names.as_ref().and_then(|n| n.get(d)).cloned().unwrap_or_else(|| d.to_string())
+}
+
+/// The grid dimension `length` gives over `extent` (a fixed length at most the extent).
+fn grid_dim(name: &str, extent: u64, length: &DimLength) -> Result<ChunkDim, String> {
+    match length {
+        DimLength::Fixed(n) => ChunkDim::regular(extent, (*n).min(extent.max(1))).map_err(|e| e.to_string()),
+        DimLength::Edges(edges) => ChunkDim::from_edges(extent, edges).map_err(|e| {
+            let sum: u64 = edges.iter().sum();
+            format!("{name}: {} chunks of {sum} elements in all, along {extent}: {e}", edges.len())
+        }),
+    }
+}
+
+/// The shard edges `length` gives along a dimension of `extent` whose inner chunks are `chunk`
+/// long: each a multiple of `chunk` (the last rounded up to one, as a regular grid's last shard is).
+fn shard_dim(name: &str, extent: u64, chunk: u64, length: &DimLength) -> Result<ChunkDim, String> {
+    let not_multiple = |s: u64| format!("shard length {name}={s} is not a multiple of the chunk length {chunk}");
+    match length {
+        DimLength::Fixed(s) => {
+            let s = if *s >= extent { extent.max(1).div_ceil(chunk) * chunk } else { *s }; // one shard
+            if s % chunk != 0 {
+                return Err(not_multiple(s));
+            }
+            ChunkDim::regular(extent, s).map_err(|e| e.to_string())
+        }
+        DimLength::Edges(edges) => {
+            let mut rounded = edges.clone();
+            if let Some(last) = rounded.last_mut() {
+                *last = last.div_ceil(chunk) * chunk;
+            }
+            if let Some((k, s)) = rounded.iter().enumerate().find(|(_, s)| *s % chunk != 0) {
+                return Err(format!("{}, shard {k} of {}", not_multiple(*s), rounded.len()));
+            }
+            grid_dim(name, extent, &DimLength::Edges(rounded))
+        }
+    }
 }
 
 impl Target {
     /// The target of an array: chunks of `chunks` (dimensions not named keep the array's chunk length
     /// where it is regular, else the whole extent), in shards of `shards` when given (dimensions not
     /// named: one chunk per shard; a shard length is rounded up to whole chunks when it reaches past
-    /// the extent).
+    /// the extent). Edges (a calendar unit, `by:VAR`) give a rectilinear grid; as shards, they hold
+    /// regular inner chunks that divide each of them.
     ///
     /// # Errors
-    /// A shard length that is not a multiple of the chunk length, or a grid that cannot be built.
+    /// A shard length that is not a multiple of the chunk length, varying inner chunks, or a grid that
+    /// cannot be built.
     pub(crate) fn of(
         stored: &ArrayMetadata,
-        chunks: &[(String, u64)],
-        shards: Option<&[(String, u64)]>,
+        chunks: &[(String, DimLength)],
+        shards: Option<&[(String, DimLength)]>,
         codec: Option<Recode>,
     ) -> Result<Target, String> {
         let mut recoded = stored.clone();
@@ -62,29 +115,45 @@ impl Target {
         let recoded = codec.is_some();
         let grid = &metadata.chunk_grid;
         let shape = grid.shape();
-        let chunk_shape = lengths_by_name(metadata, chunks, |d| {
-            grid.dim(d).regular_size().unwrap_or_else(|| grid.dim(d).extent().max(1))
+        let chunk_lengths = lengths_by_name(metadata, chunks, |d| {
+            DimLength::Fixed(grid.dim(d).regular_size().unwrap_or_else(|| grid.dim(d).extent().max(1)))
         });
-        let with_grid = |lengths: &[u64]| -> Result<ArrayMetadata, String> {
+        let with_grid = |dims: Vec<ChunkDim>| -> ArrayMetadata {
             let mut m = metadata.clone();
-            m.chunk_grid = ChunkGrid::regular(&shape, lengths).map_err(|e| e.to_string())?;
-            Ok(m)
+            m.chunk_grid = ChunkGrid::new(dims);
+            m
         };
+        let chunk_dims: Vec<ChunkDim> = (0..shape.len())
+            .map(|d| grid_dim(&dim_name(metadata, d), shape[d], &chunk_lengths[d]))
+            .collect::<Result<_, _>>()?;
         let Some(shards) = shards else {
-            return Ok(Target { metadata: with_grid(&chunk_shape)?, inner: None, recoded });
+            return Ok(Target { metadata: with_grid(chunk_dims), inner: None, recoded });
         };
-        let mut shard_shape = lengths_by_name(metadata, shards, |d| chunk_shape[d]);
-        for (d, (s, c)) in shard_shape.iter_mut().zip(&chunk_shape).enumerate() {
-            if *s >= shape[d] {
-                *s = shape[d].max(1).div_ceil(*c) * c; // one shard along the dimension
-            }
-            if *s % c != 0 {
-                let name =
-                    metadata.dimension_names.as_ref().and_then(|n| n.get(d)).cloned().unwrap_or_else(|| d.to_string());
-                return Err(format!("shard length {name}={s} is not a multiple of the chunk length {c}"));
-            }
+        let mut inner = Vec::with_capacity(shape.len());
+        for (d, dim) in chunk_dims.iter().enumerate() {
+            let Some(size) = dim.regular_size() else {
+                return Err(format!(
+                    "{}: varying chunk lengths cannot be the inner chunks of shards (a shard's inner chunks \
+                     are regular): give the calendar unit or by:VAR to --shards and a number to --chunks",
+                    dim_name(metadata, d)
+                ));
+            };
+            inner.push(size);
         }
-        Ok(Target { metadata: with_grid(&shard_shape)?, inner: Some(with_grid(&chunk_shape)?), recoded })
+        let shard_lengths = lengths_by_name(metadata, shards, |d| DimLength::Fixed(inner[d]));
+        let shard_dims: Vec<ChunkDim> = (0..shape.len())
+            .map(|d| shard_dim(&dim_name(metadata, d), shape[d], inner[d], &shard_lengths[d]))
+            .collect::<Result<_, _>>()?;
+        let inner_grid = ChunkGrid::regular(&shape, &inner).map_err(|e| e.to_string())?;
+        let mut inner_metadata = metadata.clone();
+        inner_metadata.chunk_grid = inner_grid;
+        Ok(Target { metadata: with_grid(shard_dims), inner: Some(inner_metadata), recoded })
+    }
+
+    /// The largest object along each dimension (a rectilinear grid's longest edge), which the copy's
+    /// blocks are planned by.
+    pub(crate) fn largest_object(&self) -> Vec<u64> {
+        largest_chunk(&self.metadata.chunk_grid)
     }
 
     /// The object `coords` of the target grid cut from `data` (the elements of `region`, which holds
@@ -141,4 +210,9 @@ impl Target {
             doc.insert("codecs".into(), serde_json::Value::Array(vec![codec.to_json()]));
         }
     }
+}
+
+/// The longest chunk along each dimension of `grid` (at least 1).
+pub(crate) fn largest_chunk(grid: &ChunkGrid) -> Vec<u64> {
+    grid.dims().iter().map(|d| d.edge_range().map_or(1, |(_, max)| max.max(1))).collect()
 }
