@@ -8,8 +8,9 @@
 //!    fastest run of each kept. Printed: both walls and peaks, and month over 30 (target: <= 1.10,
 //!    the month copy within 10% of the regular one).
 //! 2. **A point's time series.** The year at one grid point, `sst[:, 180, 360]`, read through vzarr's
-//!    library from the month-chunked copy (an Icechunk repository, so that the same reader reads
-//!    both) and from the daily store: the chunks each read touches (the chunks of the grid the
+//!    library from a month-chunked copy with the files' own spatial chunks (`--chunks
+//!    time=month,lat=30,lon=30`, an Icechunk repository, so that the same reader reads both) and
+//!    from the daily store: the chunks each read touches (the chunks of the grid the
 //!    selection overlaps, which the reader fetches) and its time (median of [`READS`], after one
 //!    warm read), both printed. Both reads are checked against libnetcdf's read of the files.
 //! 3. **At 10^7 references.** The scale bench's series (`common::series`: files of `v(time=10000,
@@ -36,6 +37,8 @@ const RUNS: usize = 3;
 const READS: usize = 5;
 /// The spatial chunks of both copies.
 const SPATIAL: &str = "lat=90,lon=180";
+/// The spatial chunks of the copy the point's series is read from: the files' own.
+const SERIES_SPATIAL: &str = "lat=30,lon=30";
 /// The grid point read.
 const POINT: (usize, usize) = (180, 360);
 /// Part 3's memory limit.
@@ -114,11 +117,15 @@ fn copies(store: &Path, work: &Path) {
 /// Part 2: the year at one point, from the month-chunked copy and from the daily store.
 fn point_series(store: &Path, files: &[PathBuf], work: &Path) {
     let repo = work.join("month.icechunk");
-    copy(store, &repo, &format!("time=month,{SPATIAL}"), &["--format", "icechunk"]);
+    copy(store, &repo, &format!("time=month,{SERIES_SPATIAL}"), &["--format", "icechunk"]);
     let expected = source_series(files);
     let daily = open(store, Authorization::new([container_of(&files[0].display().to_string())]));
     let months = open(&repo, Authorization::new(Vec::<String>::new()));
-    println!("a year's series at one point, sst[:, {}, {}], through vzarr's library:", POINT.0, POINT.1);
+    println!(
+        "a year's series at one point, sst[:, {}, {}], through vzarr's library (the copy: --chunks \
+         time=month,{SERIES_SPATIAL}, an Icechunk repository):",
+        POINT.0, POINT.1
+    );
     for (name, opened) in [("daily store", &daily), ("month-chunked copy", &months)] {
         let array = opened.array("sst").unwrap();
         let shape = array.reader().shape();

@@ -125,28 +125,68 @@ pub(crate) fn calendar_edges(
     calendar: Calendar,
     instants: &[f64],
 ) -> Result<Vec<u64>, CalendarError> {
-    if calendar == Calendar::None {
-        return Err(CalendarError::NoDates);
+    let mut edges = CalendarEdges::new(unit, calendar)?;
+    edges.push(instants)?;
+    Ok(edges.finish())
+}
+
+/// [`calendar_edges`] over instants given a slab at a time (a coordinate of 10^7 steps is read in
+/// slabs, never held whole).
+#[derive(Debug)]
+pub(crate) struct CalendarEdges {
+    unit: CalendarUnit,
+    calendar: Calendar,
+    /// Midnight of the first step's day (the origin of spans), once a step is seen.
+    origin: Option<f64>,
+    /// Steps seen so far.
+    seen: usize,
+    /// The last step's period.
+    last: Option<i64>,
+    edges: Vec<u64>,
+}
+
+impl CalendarEdges {
+    /// Edges of `unit` in `calendar`, no step seen yet.
+    ///
+    /// # Errors
+    /// [`CalendarError::NoDates`] for the `none` calendar.
+    pub(crate) fn new(unit: CalendarUnit, calendar: Calendar) -> Result<Self, CalendarError> {
+        if calendar == Calendar::None {
+            return Err(CalendarError::NoDates);
+        }
+        Ok(CalendarEdges { unit, calendar, origin: None, seen: 0, last: None, edges: Vec::new() })
     }
-    let origin = instants.first().map_or(0.0, |&t| (t / DAY).floor() * DAY);
-    let mut edges: Vec<u64> = Vec::new();
-    let mut last = None;
-    for (index, &instant) in instants.iter().enumerate() {
-        if !instant.is_finite() {
-            return Err(CalendarError::NotFinite { index, value: instant });
+
+    /// The next steps' instants.
+    ///
+    /// # Errors
+    /// [`CalendarError`] for a time value that is no date (its index counted from the first step).
+    pub(crate) fn push(&mut self, instants: &[f64]) -> Result<(), CalendarError> {
+        for &instant in instants {
+            let index = self.seen;
+            self.seen += 1;
+            if !instant.is_finite() {
+                return Err(CalendarError::NotFinite { index, value: instant });
+            }
+            let day = (instant / DAY).floor();
+            if day.abs() > 4e11 {
+                return Err(CalendarError::OutOfRange { index });
+            }
+            let origin = *self.origin.get_or_insert(day * DAY);
+            let key = period(self.unit, self.calendar, day as i64, instant, origin).ok_or(CalendarError::NoDates)?;
+            match self.edges.last_mut() {
+                Some(edge) if self.last == Some(key) => *edge += 1,
+                _ => self.edges.push(1),
+            }
+            self.last = Some(key);
         }
-        let day = (instant / DAY).floor();
-        if day.abs() > 4e11 {
-            return Err(CalendarError::OutOfRange { index });
-        }
-        let key = period(unit, calendar, day as i64, instant, origin).ok_or(CalendarError::NoDates)?;
-        match edges.last_mut() {
-            Some(edge) if last == Some(key) => *edge += 1,
-            _ => edges.push(1),
-        }
-        last = Some(key);
+        Ok(())
     }
-    Ok(edges)
+
+    /// The edges of the steps seen.
+    pub(crate) fn finish(self) -> Vec<u64> {
+        self.edges
+    }
 }
 
 /// Month names, for descriptions.
@@ -238,6 +278,27 @@ mod tests {
         assert_eq!(calendar_edges(CalendarUnit::Day, c, &six_hourly).unwrap(), vec![4, 4]);
         assert_eq!(calendar_edges(CalendarUnit::Span(12 * 3600), c, &six_hourly).unwrap(), vec![2, 2, 2, 2]);
         assert_eq!(calendar_edges(CalendarUnit::Span(10 * 86_400), c, &year[..25]).unwrap(), vec![10, 10, 5]);
+    }
+
+    #[test]
+    fn edges_pushed_in_slabs_equal_the_whole() {
+        let c = Calendar::Standard;
+        let six_hourly = steps(c, 2001, 3000, 0.25, 3.0);
+        for unit in [CalendarUnit::Month, CalendarUnit::Day, CalendarUnit::Span(10 * 86_400)] {
+            let whole = calendar_edges(unit, c, &six_hourly).unwrap();
+            for slab in [1, 7, 124, 1000] {
+                let mut edges = CalendarEdges::new(unit, c).unwrap();
+                for part in six_hourly.chunks(slab) {
+                    edges.push(part).unwrap();
+                }
+                assert_eq!(edges.finish(), whole, "{unit} in slabs of {slab}");
+            }
+        }
+        // The index of a value that is no date counts from the first step.
+        let mut edges = CalendarEdges::new(CalendarUnit::Month, c).unwrap();
+        edges.push(&six_hourly[..5]).unwrap();
+        let err = edges.push(&[six_hourly[5], f64::NAN]).unwrap_err();
+        assert!(matches!(err, CalendarError::NotFinite { index: 6, value } if value.is_nan()), "{err}");
     }
 
     #[test]

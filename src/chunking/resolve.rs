@@ -7,7 +7,7 @@
 //! dimension. Both are read through the store's own reader (decoded, the sources checked against
 //! their fingerprints), so they are the values a reader of the store sees.
 
-use super::calendar::{calendar_edges, describe_calendar_grid, CalendarError};
+use super::calendar::{describe_calendar_grid, CalendarEdges, CalendarError};
 use super::groups::group_edges;
 use super::ChunkLength;
 use crate::cftime::{Calendar, TimeUnits};
@@ -61,12 +61,24 @@ pub(crate) async fn resolve_edges(
     match length {
         ChunkLength::Elements(n) => Ok(regular_edges(extent, *n)),
         ChunkLength::Calendar(unit) => {
-            let (calendar, instants) = match time_coordinate(store, dim, extent).await.map_err(Box::new)? {
-                Ok(time) => time,
+            let (reader, calendar, time) = match time_axis(store, dim, extent).await.map_err(Box::new)? {
+                Ok(axis) => axis,
                 Err(why) => return Err(EdgesError::NoTimeCoordinate { dim: dim.into(), unit: unit.to_string(), why }),
             };
-            calendar_edges(*unit, calendar, &instants)
-                .map_err(|source| EdgesError::Calendar { dim: dim.into(), source })
+            let calendar_error = |source| EdgesError::Calendar { dim: dim.into(), source };
+            let mut edges = CalendarEdges::new(*unit, calendar).map_err(calendar_error)?;
+            let mut failed = None;
+            in_slabs(&reader, time, |instants| {
+                if failed.is_none() {
+                    failed = edges.push(instants).err();
+                }
+            })
+            .await
+            .map_err(Box::new)?;
+            match failed {
+                Some(source) => Err(calendar_error(source)),
+                None => Ok(edges.finish()),
+            }
         }
         ChunkLength::By(var) => {
             let not_along = |why: String| EdgesError::NotAlong { var: var.clone(), why };
@@ -117,6 +129,22 @@ async fn time_coordinate(
     dim: &str,
     extent: u64,
 ) -> Result<Result<(Calendar, Vec<f64>), String>, ReadError> {
+    let (reader, calendar, time) = match time_axis(store, dim, extent).await? {
+        Ok(axis) => axis,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut instants = Vec::with_capacity(extent as usize);
+    in_slabs(&reader, time, |slab| instants.extend_from_slice(slab)).await?;
+    Ok(Ok((calendar, instants)))
+}
+
+/// The reader, calendar and units of dimension `dim`'s CF time coordinate in `store`, or why it
+/// has none.
+async fn time_axis(
+    store: &Store,
+    dim: &str,
+    extent: u64,
+) -> Result<Result<(crate::read::ArrayReader, Calendar, TimeUnits), String>, ReadError> {
     if !store.info().arrays.iter().any(|a| a.path == dim) {
         return Ok(Err(format!("no variable named {dim}")));
     }
@@ -130,12 +158,33 @@ async fn time_coordinate(
         return Ok(Err(format!("{dim} is not a 1-D numeric variable of {extent} values")));
     }
     let parsed = Calendar::parse(text("calendar").as_deref()).and_then(|c| Ok((c, TimeUnits::parse(&units, c)?)));
-    let (calendar, time) = match parsed {
-        Ok(parsed) => parsed,
-        Err(e) => return Ok(Err(e.to_string())),
-    };
-    let bytes = whole(&reader).await?;
-    Ok(Ok((calendar, metadata.data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect())))
+    Ok(parsed.map(|(calendar, time)| (reader, calendar, time)).map_err(|e| e.to_string()))
+}
+
+/// Time values read per slab of a coordinate (8 MiB of doubles): a coordinate of 10^7 steps is
+/// never held whole as values.
+const SLAB_VALUES: u64 = 1 << 20;
+
+/// The instants of the 1-D time coordinate `reader` (units `time`), handed to `f` a slab at a
+/// time, first to last.
+async fn in_slabs(
+    reader: &crate::read::ArrayReader,
+    time: TimeUnits,
+    mut f: impl FnMut(&[f64]),
+) -> Result<(), ReadError> {
+    let extent = reader.shape()[0];
+    let data_type = reader.metadata().data_type;
+    let mut start = 0;
+    while start < extent {
+        let stop = (start + SLAB_VALUES).min(extent);
+        let slab = crate::grid::Selection::new([crate::grid::DimSelection::from(start..stop)], &[extent])
+            .map_err(|source| ReadError::Selection { array: reader.path().to_string(), source })?;
+        let bytes = reader.read(&slab, &crate::read::ReadOptions::default()).await?.bytes;
+        let instants: Vec<f64> = data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect();
+        f(&instants);
+        start = stop;
+    }
+    Ok(())
 }
 
 /// Every decoded element of `reader`'s array.

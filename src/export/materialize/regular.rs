@@ -392,20 +392,51 @@ pub(super) async fn copy_array(
     Ok(layout)
 }
 
-/// The elements of `region`, read through the store; the reader's fetch batches kept to an eighth of
-/// `max_memory` (two are in flight beside the region).
+/// Source chunks along the first dimension one read of a region spans at most: a read holds a
+/// piece (40 bytes) per chunk it spans along each dimension, which `--max-memory` does not count, so
+/// a block of 10^6 one-step chunks is read in slabs of this many (2.6 MB of pieces each).
+const SLAB_CHUNKS: u64 = 1 << 16;
+
+/// The elements of `region`, read through the store in slabs along the first dimension of at most
+/// [`SLAB_CHUNKS`] source chunks each (contiguous parts of the C-order region); the reader's fetch
+/// batches kept to an eighth of `max_memory` (two are in flight beside the region).
 pub(super) async fn read_region(
     reader: &ArrayReader,
     region: &Region,
     options: &RegularOptions,
 ) -> Result<Vec<u8>, ExportError> {
-    let dims = region.origin.iter().zip(&region.shape).map(|(&o, &n)| DimSelection::from(o..o + n));
-    let selection = Selection::new(dims, &reader.shape())
-        .map_err(|source| crate::read::ReadError::Selection { array: reader.path().to_string(), source })?;
+    let selection_error = |source| crate::read::ReadError::Selection { array: reader.path().to_string(), source };
     let defaults = ReadOptions::default();
     let batch_bytes = (options.max_memory / 8).clamp(1 << 16, defaults.batch_bytes);
     let read = ReadOptions { max_memory: options.max_memory, batch_bytes, ..defaults };
-    Ok(reader.read(&selection, &read).await?.bytes)
+    let shape = reader.shape();
+    let elements: u64 = region.shape.iter().product();
+    let mut out = vec![0u8; (elements * reader.metadata().element_size() as u64) as usize];
+    let (Some(&first), Some(&length)) = (region.origin.first(), region.shape.first()) else {
+        // A scalar: one read.
+        let selection = Selection::new(std::iter::empty::<DimSelection>(), &shape).map_err(selection_error)?;
+        reader.read_into(&selection, &mut out, &read).await?;
+        return Ok(out);
+    };
+    let slab_bytes = out.len() as u64 / length.max(1);
+    let dim = reader.metadata().chunk_grid.dim(0);
+    let (mut start, end) = (first, first + length);
+    while start < end {
+        let stop = match dim.locate(start) {
+            Some((chunk, _)) => {
+                let last = (chunk + SLAB_CHUNKS - 1).min(dim.num_chunks() - 1);
+                (dim.start(last) + dim.valid(last)).min(end)
+            }
+            None => end,
+        };
+        let dims = std::iter::once(DimSelection::from(start..stop))
+            .chain(region.origin[1..].iter().zip(&region.shape[1..]).map(|(&o, &n)| DimSelection::from(o..o + n)));
+        let selection = Selection::new(dims, &shape).map_err(selection_error)?;
+        let at = ((start - first) * slab_bytes) as usize..((stop - first) * slab_bytes) as usize;
+        reader.read_into(&selection, &mut out[at], &read).await?;
+        start = stop;
+    }
+    Ok(out)
 }
 
 /// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).
