@@ -96,6 +96,7 @@ def test_month_chunks_in_every_calendar(tmp_path, calendar):
         ("season", season),
         ("year", lambda d: d.year),
         ("day", lambda d: (d.year, d.month, d.day)),
+        ("12h", lambda d: (d.year, d.month, d.day, d.hour // 12)),
     ],
 )
 def test_seasons_years_and_days_of_six_hourly_steps(tmp_path, unit, key):
