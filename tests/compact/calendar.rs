@@ -103,13 +103,35 @@ fn expected_months(files: &[PathBuf], calendar: &str) -> Vec<u64> {
     })
 }
 
+/// Every CF calendar the tests cover.
+const CALENDARS: [&str; 6] = ["standard", "proleptic_gregorian", "julian", "noleap", "all_leap", "360_day"];
+
+/// [`write_year`]'s files in `calendar`, scanned into `year.vzarr`: the files and the store.
+fn year_store(dir: &Path, calendar: &'static str) -> (Vec<PathBuf>, PathBuf) {
+    let files = write_year(dir, calendar);
+    let store = dir.join("year.vzarr");
+    scan(&files, &store, &[]);
+    (files, store)
+}
+
+/// The edges by season, by year and by 10-day span (from midnight of the first day) of the files'
+/// time values in `calendar`, each with its unit.
+fn period_cases(files: &[PathBuf], calendar: &str) -> [(&'static str, Vec<u64>); 3] {
+    let first = days(files)[0].floor();
+    let season = |d: f64| match month_of(calendar, d) {
+        (year, 12) => (year + 1) * 4,
+        (year, month) => year * 4 + (month / 3) as i64,
+    };
+    let year = |d: f64| month_of(calendar, d).0;
+    let span = |d: f64| ((d - first) / 10.0).floor() as i64;
+    [("season", runs(files, season)), ("year", runs(files, year)), ("10d", runs(files, span))]
+}
+
 #[test]
 fn month_chunks_follow_each_calendar_and_read_as_the_files() {
-    for calendar in ["standard", "proleptic_gregorian", "julian", "noleap", "all_leap", "360_day"] {
+    for calendar in CALENDARS {
         let dir = tempfile::tempdir().unwrap();
-        let files = write_year(dir.path(), calendar);
-        let store = dir.path().join("year.vzarr");
-        scan(&files, &store, &[]);
+        let (files, store) = year_store(dir.path(), calendar);
         let months = expected_months(&files, calendar);
         assert!(months.len() >= 12, "{calendar}: {months:?}");
         let run = compact(&store, &["--chunks", "time=month"]);
@@ -129,18 +151,8 @@ fn month_chunks_follow_each_calendar_and_read_as_the_files() {
 #[test]
 fn seasons_years_and_spans() {
     let dir = tempfile::tempdir().unwrap();
-    let calendar = "noleap";
-    let files = write_year(dir.path(), calendar);
-    let first = days(&files)[0].floor();
-    let season = |d: f64| match month_of(calendar, d) {
-        (year, 12) => (year + 1) * 4,
-        (year, month) => year * 4 + (month / 3) as i64,
-    };
-    let year = |d: f64| month_of(calendar, d).0;
-    let span = |d: f64| ((d - first) / 10.0).floor() as i64;
-    let cases: [(&str, Vec<u64>); 3] =
-        [("season", runs(&files, season)), ("year", runs(&files, year)), ("10d", runs(&files, span))];
-    for (unit, want) in cases {
+    let files = write_year(dir.path(), "noleap");
+    for (unit, want) in period_cases(&files, "noleap") {
         assert!(want.len() > 1, "{unit}: {want:?}");
         let store = dir.path().join(format!("{unit}.vzarr"));
         scan(&files, &store, &[]);
@@ -172,9 +184,7 @@ fn icechunk_repositories_get_month_chunks_in_one_commit() {
 #[test]
 fn a_dimension_without_a_cf_time_coordinate_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let files = write_year(dir.path(), "standard");
-    let store = dir.path().join("year.vzarr");
-    scan(&files, &store, &[]);
+    let (_, store) = year_store(dir.path(), "standard");
     let before = crate::common::tree_files(&store);
     for (args, message) in [
         (["--chunks", "lat=month"], "time dimension lat has no CF time coordinate"),
@@ -300,11 +310,9 @@ fn icechunk_appends_keep_month_chunks_in_one_commit_while_an_old_reader_reads_on
 /// files (also seasons, years and `10d` spans for one calendar).
 #[test]
 fn month_chunked_copies_follow_each_calendar_and_read_as_the_files() {
-    for calendar in ["standard", "proleptic_gregorian", "julian", "noleap", "all_leap", "360_day"] {
+    for calendar in CALENDARS {
         let dir = tempfile::tempdir().unwrap();
-        let files = write_year(dir.path(), calendar);
-        let store = dir.path().join("year.vzarr");
-        scan(&files, &store, &[]);
+        let (files, store) = year_store(dir.path(), calendar);
         let out = dir.path().join("months.zarr");
         let run = cli_expect(&["materialize", &s(&store), &s(&out), "--chunks", "time=month,lat=3,lon=2"], 0);
         assert!(run.stdout.contains("chunks written"), "{calendar}: {}", run.stdout);
@@ -318,18 +326,8 @@ fn month_chunked_copies_follow_each_calendar_and_read_as_the_files() {
         crate::interop::assert_zarrs_reads_exactly(&out, &files, &["tas", "time", "time_bnds", "lat", "lon"]);
     }
     let dir = tempfile::tempdir().unwrap();
-    let calendar = "all_leap";
-    let files = write_year(dir.path(), calendar);
-    let store = dir.path().join("year.vzarr");
-    scan(&files, &store, &[]);
-    let first = days(&files)[0].floor();
-    let season = |d: f64| match month_of(calendar, d) {
-        (year, 12) => (year + 1) * 4,
-        (year, month) => year * 4 + (month / 3) as i64,
-    };
-    let year = |d: f64| month_of(calendar, d).0;
-    let span = |d: f64| ((d - first) / 10.0).floor() as i64;
-    for (unit, want) in [("season", runs(&files, season)), ("year", runs(&files, year)), ("10d", runs(&files, span))] {
+    let (files, store) = year_store(dir.path(), "all_leap");
+    for (unit, want) in period_cases(&files, "all_leap") {
         let out = dir.path().join(format!("{unit}.zarr"));
         cli_expect(&["materialize", &s(&store), &s(&out), "--chunks", &format!("time={unit}")], 0);
         let edges = crate::interop::zarrs_time_edges(&crate::interop::zarrs_array(&out, "tas"));
@@ -344,9 +342,7 @@ fn month_chunked_copies_follow_each_calendar_and_read_as_the_files() {
 #[test]
 fn month_shards_hold_regular_inner_chunks() {
     let dir = tempfile::tempdir().unwrap();
-    let files = write_year(dir.path(), "standard");
-    let store = dir.path().join("year.vzarr");
-    scan(&files, &store, &[]);
+    let (files, store) = year_store(dir.path(), "standard");
     let out = dir.path().join("shards.zarr");
     let spec = ["--shards", "time=month", "--chunks", "time=1,lat=3,lon=4", "--max-memory", "64K"];
     let run = cli_expect(&[&["materialize", &s(&store), &s(&out)][..], &spec].concat(), 0);
@@ -386,9 +382,7 @@ fn group_and_icechunk_copies_and_a_refusal() {
     }
     crate::interop::assert_zarrs_reads_exactly(&out, &[file], &["obs", "network"]);
 
-    let files = write_year(dir.path(), "360_day");
-    let store = dir.path().join("year.vzarr");
-    scan(&files, &store, &[]);
+    let (files, store) = year_store(dir.path(), "360_day");
     let repo = dir.path().join("months.icechunk");
     let run = cli_expect(&["materialize", &s(&store), &s(&repo), "--chunks", "time=month", "--format", "icechunk"], 0);
     assert!(run.stdout.contains("one Icechunk commit"), "{}", run.stdout);
