@@ -24,4 +24,4 @@ mod resolve;
 pub use calendar::CalendarUnit;
 pub use length::ChunkLength;
 pub use resolve::TimeCoordinate;
-pub(crate) use resolve::{regular_edges, resolve_edges, EdgesError};
+pub(crate) use resolve::{regular_edges, resolve_edges, resolve_tail_edges, EdgesError};

@@ -157,6 +157,12 @@ impl CalendarEdges {
         Ok(CalendarEdges { unit, calendar, origin: None, seen: 0, last: None, edges: Vec::new() })
     }
 
+    /// Spans counted from midnight of the day of `instant` (the coordinate's first step) rather than
+    /// from the first step pushed: edges of a coordinate's tail.
+    pub(crate) fn set_origin(&mut self, instant: f64) {
+        self.origin = Some((instant / DAY).floor() * DAY);
+    }
+
     /// The next steps' instants.
     ///
     /// # Errors

@@ -58,8 +58,72 @@ pub(crate) async fn resolve_edges(
     length: &ChunkLength,
     extent: u64,
 ) -> Result<Vec<u64>, EdgesError> {
+    edges_from(store, dim, length, extent, 0).await
+}
+
+/// The edges `length` gives along dimension `dim` from step `at`'s period on, for an append that
+/// keeps the grid: `(from, edges)`, the edges covering `from..extent`, where `from` is the latest
+/// index at or before the first step of `at`'s period (month, group) that `boundary` maps to
+/// itself (a chunk boundary of every array folded). Only the steps from there on are read (and, for
+/// a duration, the first step, its origin): an append reads what it adds plus about one period.
+///
+/// # Errors
+/// As [`resolve_edges`].
+pub(crate) async fn resolve_tail_edges(
+    store: &Store,
+    dim: &str,
+    length: &ChunkLength,
+    extent: u64,
+    at: u64,
+    boundary: &(dyn Fn(u64) -> u64 + Sync),
+) -> Result<(u64, Vec<u64>), EdgesError> {
+    let mut window = 1u64 << 12;
+    loop {
+        let start = (at + 1).saturating_sub(window);
+        let edges = edges_from(store, dim, length, extent, start).await?;
+        // The first step of `at`'s period: where the run holding `at` starts.
+        let mut period_start = start;
+        for &edge in &edges {
+            if period_start + edge > at {
+                break;
+            }
+            period_start += edge;
+        }
+        let from = boundary(period_start);
+        if start > 0 && (period_start == start || from < start) {
+            window = window.saturating_mul(4); // the period (or the chunk) begins before the window
+            continue;
+        }
+        return Ok((from, drop_front(edges, from - start)));
+    }
+}
+
+/// `edges` without their first `n` elements.
+fn drop_front(edges: Vec<u64>, mut n: u64) -> Vec<u64> {
+    let mut out = Vec::with_capacity(edges.len());
+    for edge in edges {
+        match n.min(edge) {
+            cut if cut == edge => n -= cut,
+            cut => {
+                out.push(edge - cut);
+                n = 0;
+            }
+        }
+    }
+    out
+}
+
+/// The edges `length` gives over steps `start..extent` of dimension `dim` (a duration counted from
+/// midnight of step 0's day).
+async fn edges_from(
+    store: &Store,
+    dim: &str,
+    length: &ChunkLength,
+    extent: u64,
+    start: u64,
+) -> Result<Vec<u64>, EdgesError> {
     match length {
-        ChunkLength::Elements(n) => Ok(regular_edges(extent, *n)),
+        ChunkLength::Elements(n) => Ok(regular_edges(extent - start, *n)),
         ChunkLength::Calendar(unit) => {
             let (reader, calendar, time) = match time_axis(store, dim, extent).await.map_err(Box::new)? {
                 Ok(axis) => axis,
@@ -67,8 +131,16 @@ pub(crate) async fn resolve_edges(
             };
             let calendar_error = |source| EdgesError::Calendar { dim: dim.into(), source };
             let mut edges = CalendarEdges::new(*unit, calendar).map_err(calendar_error)?;
+            if start > 0 && extent > 0 {
+                let mut first = f64::NAN;
+                in_slabs(&reader, time, 0..1, |instants| first = instants[0]).await.map_err(Box::new)?;
+                if !first.is_finite() {
+                    return Err(calendar_error(CalendarError::NotFinite { index: 0, value: first }));
+                }
+                edges.set_origin(first);
+            }
             let mut failed = None;
-            in_slabs(&reader, time, |instants| {
+            in_slabs(&reader, time, start..extent, |instants| {
                 if failed.is_none() {
                     failed = edges.push(instants).err();
                 }
@@ -90,7 +162,7 @@ pub(crate) async fn resolve_edges(
             if dims != [dim] || reader.shape() != [extent] {
                 return Err(not_along(format!("not a 1-D variable along {dim} ({extent} values)")));
             }
-            let bytes = whole(&reader).await.map_err(Box::new)?;
+            let bytes = read_range(&reader, start..extent).await.map_err(Box::new)?;
             Ok(group_edges(&bytes, reader.metadata().element_size()))
         }
     }
@@ -134,7 +206,7 @@ async fn time_coordinate(
         Err(why) => return Ok(Err(why)),
     };
     let mut instants = Vec::with_capacity(extent as usize);
-    in_slabs(&reader, time, |slab| instants.extend_from_slice(slab)).await?;
+    in_slabs(&reader, time, 0..extent, |slab| instants.extend_from_slice(slab)).await?;
     Ok(Ok((calendar, instants)))
 }
 
@@ -165,21 +237,19 @@ async fn time_axis(
 /// never held whole as values.
 const SLAB_VALUES: u64 = 1 << 20;
 
-/// The instants of the 1-D time coordinate `reader` (units `time`), handed to `f` a slab at a
-/// time, first to last.
+/// The instants of steps `range` of the 1-D time coordinate `reader` (units `time`), handed to `f`
+/// a slab at a time, first to last.
 async fn in_slabs(
     reader: &crate::read::ArrayReader,
     time: TimeUnits,
+    range: std::ops::Range<u64>,
     mut f: impl FnMut(&[f64]),
 ) -> Result<(), ReadError> {
-    let extent = reader.shape()[0];
     let data_type = reader.metadata().data_type;
-    let mut start = 0;
-    while start < extent {
-        let stop = (start + SLAB_VALUES).min(extent);
-        let slab = crate::grid::Selection::new([crate::grid::DimSelection::from(start..stop)], &[extent])
-            .map_err(|source| ReadError::Selection { array: reader.path().to_string(), source })?;
-        let bytes = reader.read(&slab, &crate::read::ReadOptions::default()).await?.bytes;
+    let mut start = range.start;
+    while start < range.end {
+        let stop = (start + SLAB_VALUES).min(range.end);
+        let bytes = read_range(reader, start..stop).await?;
         let instants: Vec<f64> = data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect();
         f(&instants);
         start = stop;
@@ -187,10 +257,12 @@ async fn in_slabs(
     Ok(())
 }
 
-/// Every decoded element of `reader`'s array.
-async fn whole(reader: &crate::read::ArrayReader) -> Result<Vec<u8>, ReadError> {
-    let all = crate::grid::Selection::all(&reader.shape());
-    Ok(reader.read(&all, &crate::read::ReadOptions::default()).await?.bytes)
+/// Elements `range` of the 1-D array `reader`, decoded.
+async fn read_range(reader: &crate::read::ArrayReader, range: std::ops::Range<u64>) -> Result<Vec<u8>, ReadError> {
+    let extent = reader.shape()[0];
+    let selection = crate::grid::Selection::new([crate::grid::DimSelection::from(range)], &[extent])
+        .map_err(|source| ReadError::Selection { array: reader.path().to_string(), source })?;
+    Ok(reader.read(&selection, &crate::read::ReadOptions::default()).await?.bytes)
 }
 
 /// Edges of `n` elements (the last one shorter) over `extent`.

@@ -59,12 +59,23 @@ pub struct Appended {
 /// The appended dataset with its steps folded into the grid `options.chunks` asks for.
 fn keep_grid(
     dataset: VirtualDataset,
+    stored: &VirtualDataset,
     options: &AppendTo,
     store: &str,
     runtime: &tokio::runtime::Handle,
 ) -> Result<(VirtualDataset, Vec<crate::compact::ArrayFold>), PipelineError> {
     let Some((dim, length)) = &options.chunks else { return Ok((dataset, Vec::new())) };
-    Ok(crate::compact::fold_appended(dataset, dim, length, store, runtime).map_err(Box::new)?)
+    // The dimension's extent before the append: only its last period is read again.
+    let stored_extent = stored
+        .arrays
+        .iter()
+        .filter_map(|a| {
+            let axis = a.metadata.dimension_names.as_ref()?.iter().position(|n| n == dim)?;
+            Some(a.metadata.shape()[axis])
+        })
+        .max()
+        .unwrap_or(0);
+    Ok(crate::compact::fold_appended(dataset, dim, length, stored_extent, store, runtime).map_err(Box::new)?)
 }
 
 impl Archive {
@@ -129,7 +140,7 @@ impl Archive {
             rows.map_err(|e| alias.as_ref().map_or(e.clone(), |a| a.unalias(&e, path.as_os_str())))
         };
         let dataset = self.scan_and_plan(&stored, store, &files, &last, options, runtime, &reader, progress)?;
-        let (dataset, folds) = keep_grid(dataset, options, store, runtime)?;
+        let (dataset, folds) = keep_grid(dataset, &stored, options, store, runtime)?;
         if std::fs::read(path.join(STORE_INFO_FILE)).ok().as_deref() != Some(&info_before[..]) {
             return Err(refuse("changed while appending (another writer?); nothing was written, run the append again"));
         }
@@ -174,7 +185,7 @@ impl Archive {
         runtime.block_on(refresh_sources(&mut stored, &last, &remote))?;
         let reader = |array: &str, rows: u64| read_rows(repo, Some(&branch), array, rows, &remote);
         let dataset = self.scan_and_plan(&stored.dataset, repo, &files, &last, options, runtime, &reader, progress)?;
-        let (dataset, folds) = keep_grid(dataset, options, repo, runtime)?;
+        let (dataset, folds) = keep_grid(dataset, &stored.dataset, options, repo, runtime)?;
         let commit = IcechunkOptions {
             branch,
             message: Some(options.message.clone().unwrap_or_else(|| append_message(&files))),

@@ -398,3 +398,60 @@ fn group_and_icechunk_copies_and_a_refusal() {
     assert!(refused.stderr.contains("time dimension lat has no CF time coordinate"), "{}", refused.stderr);
     assert!(!bad.exists() && !dir.path().join("bad.zarr.partial").exists());
 }
+
+/// An append with `--chunks UNIT` reads only the last stored period and the new steps, and on a
+/// store already in that grid gives the grid a compaction of the whole archive gives (months and
+/// seasons, appends ending inside a period). On a store not in it, the chunks before the last stored
+/// step's period stay as they are: 10-day spans, counted from the archive's first day (which the
+/// append reads alone), start at the last stored step's span.
+#[test]
+fn appends_give_the_grid_of_the_whole_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_year(dir.path(), "noleap");
+    for unit in ["month", "season"] {
+        let whole = dir.path().join(format!("whole-{unit}.vzarr"));
+        scan(&files, &whole, &[]);
+        cli_expect(&["compact", &s(&whole), "--chunks", &format!("time={unit}")], 0);
+        let appended = dir.path().join(format!("appended-{unit}.vzarr"));
+        scan(&files[..2], &appended, &[]);
+        cli_expect(&["compact", &s(&appended), "--chunks", &format!("time={unit}")], 0);
+        for file in &files[2..] {
+            cli_expect(&["append", &s(&appended), &s(file), "--chunks", &format!("time={unit}")], 0);
+        }
+        for var in ["tas", "time", "time_bnds"] {
+            assert_eq!(time_edges(&appended, var), time_edges(&whole, var), "{unit}: {var}");
+        }
+        assert_values(&appended, &files);
+        cli_expect(&["verify", &s(&appended)], 0);
+    }
+    // 8-day chunks of each file, 184 days stored: the last stored step (day 183) is in the span of
+    // days 180-189, whose first day starts a chunk of file 2 (92 + 11 x 8).
+    let store = dir.path().join("spans.vzarr");
+    scan(&files[..2], &store, &[]);
+    let stored = time_edges(&store, "tas");
+    for file in &files[2..] {
+        cli_expect(&["append", &s(&store), &s(file), "--chunks", "time=10d"], 0);
+    }
+    let first = days(&files)[0].floor();
+    let spans = runs(&files, |d| ((d - first) / 10.0).floor() as i64);
+    let mut kept = 0;
+    let prefix: Vec<u64> = stored
+        .into_iter()
+        .take_while(|e| {
+            kept += e;
+            kept <= 180
+        })
+        .collect();
+    let (mut done, mut want) = (0, prefix);
+    for edge in spans {
+        if done >= 180 {
+            want.push(edge);
+        }
+        done += edge;
+    }
+    for var in ["tas", "time", "time_bnds"] {
+        assert_eq!(time_edges(&store, var), want, "10d: {var}");
+    }
+    assert_values(&store, &files);
+    cli_expect(&["verify", &s(&store)], 0);
+}
