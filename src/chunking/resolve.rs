@@ -47,6 +47,12 @@ pub(crate) enum EdgesError {
     Read(#[from] Box<ReadError>),
 }
 
+impl From<ReadError> for EdgesError {
+    fn from(e: ReadError) -> Self {
+        EdgesError::Read(Box::new(e))
+    }
+}
+
 /// The edges `length` gives along dimension `dim` (extent `extent`) of `store`.
 ///
 /// # Errors
@@ -102,12 +108,11 @@ pub(crate) async fn resolve_tail_edges(
 fn drop_front(edges: Vec<u64>, mut n: u64) -> Vec<u64> {
     let mut out = Vec::with_capacity(edges.len());
     for edge in edges {
-        match n.min(edge) {
-            cut if cut == edge => n -= cut,
-            cut => {
-                out.push(edge - cut);
-                n = 0;
-            }
+        if n >= edge {
+            n -= edge;
+        } else {
+            out.push(edge - n);
+            n = 0;
         }
     }
     out
@@ -133,24 +138,18 @@ async fn edges_from(
             let mut edges = CalendarEdges::new(*unit, calendar).map_err(calendar_error)?;
             if start > 0 && extent > 0 {
                 let mut first = f64::NAN;
-                in_slabs(&reader, time, 0..1, |instants| first = instants[0]).await.map_err(Box::new)?;
+                in_slabs(&reader, time, 0..1, |instants| {
+                    first = instants[0];
+                    Ok::<_, EdgesError>(())
+                })
+                .await?;
                 if !first.is_finite() {
                     return Err(calendar_error(CalendarError::NotFinite { index: 0, value: first }));
                 }
                 edges.set_origin(first);
             }
-            let mut failed = None;
-            in_slabs(&reader, time, start..extent, |instants| {
-                if failed.is_none() {
-                    failed = edges.push(instants).err();
-                }
-            })
-            .await
-            .map_err(Box::new)?;
-            match failed {
-                Some(source) => Err(calendar_error(source)),
-                None => Ok(edges.finish()),
-            }
+            in_slabs(&reader, time, start..extent, |instants| edges.push(instants).map_err(calendar_error)).await?;
+            Ok(edges.finish())
         }
         ChunkLength::By(var) => {
             let not_along = |why: String| EdgesError::NotAlong { var: var.clone(), why };
@@ -206,7 +205,11 @@ async fn time_coordinate(
         Err(why) => return Ok(Err(why)),
     };
     let mut instants = Vec::with_capacity(extent as usize);
-    in_slabs(&reader, time, 0..extent, |slab| instants.extend_from_slice(slab)).await?;
+    in_slabs(&reader, time, 0..extent, |slab| {
+        instants.extend_from_slice(slab);
+        Ok::<_, ReadError>(())
+    })
+    .await?;
     Ok(Ok((calendar, instants)))
 }
 
@@ -238,20 +241,20 @@ async fn time_axis(
 const SLAB_VALUES: u64 = 1 << 20;
 
 /// The instants of steps `range` of the 1-D time coordinate `reader` (units `time`), handed to `f`
-/// a slab at a time, first to last.
-async fn in_slabs(
+/// a slab at a time, first to last, until `f` fails.
+async fn in_slabs<E: From<ReadError>>(
     reader: &crate::read::ArrayReader,
     time: TimeUnits,
     range: std::ops::Range<u64>,
-    mut f: impl FnMut(&[f64]),
-) -> Result<(), ReadError> {
+    mut f: impl FnMut(&[f64]) -> Result<(), E>,
+) -> Result<(), E> {
     let data_type = reader.metadata().data_type;
     let mut start = range.start;
     while start < range.end {
         let stop = (start + SLAB_VALUES).min(range.end);
         let bytes = read_range(reader, start..stop).await?;
         let instants: Vec<f64> = data_type.values_to_f64(&bytes).into_iter().map(|v| time.instant(v)).collect();
-        f(&instants);
+        f(&instants)?;
         start = stop;
     }
     Ok(())

@@ -269,6 +269,39 @@ impl ChunkGrid {
         self.dims.iter().zip(&selection.0).enumerate().map(|(d, (dim, sel))| dim_pieces(dim, *sel, d)).collect()
     }
 
+    /// `selection` cut along the first dimension into slabs that each span at most `chunks` chunks
+    /// of it, first to last: their outputs, one after the other, are the selection's output in C
+    /// order. A read holds a piece (40 bytes) for every chunk it spans along each dimension, and a
+    /// selection along a time axis of 10^7 one-step chunks would hold them all; read slab by slab,
+    /// it holds a slab's. A selection of no dimension, or one index along the first, is one slab.
+    ///
+    /// # Errors
+    /// As [`ChunkGrid::pieces`] (the selection is checked whole first).
+    pub fn slabs(&self, selection: &Selection, chunks: u64) -> Result<Vec<Selection>, GridError> {
+        let (Some(dim), Some(&first_sel @ DimSelection::Range { step, .. })) = (self.dims.first(), selection.0.first())
+        else {
+            return Ok(vec![selection.clone()]);
+        };
+        let (first, _, count) = resolve(dim, first_sel, 0)?;
+        let mut slabs = Vec::new();
+        let (mut next, mut left) = (first, count);
+        while left > 0 {
+            let Some((chunk, _)) = dim.locate(next) else { break };
+            let last = (chunk + chunks.max(1) - 1).min(dim.num_chunks() - 1);
+            let end = dim.start(last) + dim.valid(last);
+            let rows = (end - next).div_ceil(step).min(left);
+            let mut slab = selection.clone();
+            slab.0[0] = DimSelection::Range { start: next, stop: next + (rows - 1) * step + 1, step };
+            slabs.push(slab);
+            next += rows * step;
+            left -= rows;
+        }
+        if slabs.is_empty() {
+            slabs.push(selection.clone()); // nothing selected along the first dimension
+        }
+        Ok(slabs)
+    }
+
     /// Every chunk touched by the per-dimension `pieces` (from [`ChunkGrid::pieces`]): their cartesian
     /// product in row-major order (last dimension fastest), i.e. increasing linear chunk index. Yields
     /// nothing when any dimension has no pieces, and one span with empty coordinates for a 0-d grid.
@@ -352,6 +385,35 @@ impl Iterator for Spans<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::strategies::dim;
+
+    #[test]
+    fn slabs_span_at_most_the_chunks_asked_and_tile_the_selection() {
+        // Months along time, then a 5-day step: each slab spans at most 3 months.
+        let months = [31u64, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let grid = ChunkGrid::new(vec![ChunkDim::from_edges(365, &months).unwrap(), ChunkDim::regular(4, 2).unwrap()]);
+        for (sel, step) in [(DimSelection::from(10..365), 1), (DimSelection::Range { start: 3, stop: 360, step: 5 }, 5)]
+        {
+            let selection = Selection(vec![sel, DimSelection::from(1..4)]);
+            let slabs = grid.slabs(&selection, 3).unwrap();
+            let mut rows = Vec::new();
+            for slab in &slabs {
+                let pieces = grid.pieces(slab).unwrap();
+                assert!(pieces[0].len() <= 3, "{slab:?}");
+                let DimSelection::Range { start, stop, step: s } = slab.0[0] else { panic!("{slab:?}") };
+                assert_eq!(s, step);
+                rows.extend((start..stop).step_by(step as usize));
+                assert_eq!(slab.0[1], selection.0[1]);
+            }
+            let DimSelection::Range { start, stop, .. } = sel else { unreachable!() };
+            assert_eq!(rows, (start..stop).step_by(step as usize).collect::<Vec<_>>());
+        }
+        // One index, no dimension, an empty range: one slab, the selection itself.
+        let index = Selection(vec![DimSelection::Index(40), DimSelection::from(0..4)]);
+        assert_eq!(grid.slabs(&index, 1).unwrap(), vec![index.clone()]);
+        let empty = Selection(vec![DimSelection::from(5..5), DimSelection::from(0..4)]);
+        assert_eq!(grid.slabs(&empty, 1).unwrap(), vec![empty.clone()]);
+        assert!(grid.slabs(&Selection(vec![DimSelection::from(0..366), DimSelection::from(0..4)]), 1).is_err());
+    }
     use super::*;
     use proptest::prelude::*;
 

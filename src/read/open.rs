@@ -19,6 +19,10 @@ use crate::trust::Authorization;
 /// Spans looked up in the manifest per planning round (bounds planning memory on huge reads).
 const SPANS_PER_ROUND: usize = 1 << 16;
 
+/// Chunks along the first dimension one slab of a read spans at most ([`crate::grid::ChunkGrid::slabs`]):
+/// a read of 10^7 one-step chunks holds the pieces of 2^16 at a time (2.6 MB), not 400 MB of them.
+const SLAB_CHUNKS: u64 = 1 << 16;
+
 /// How [`Store::open_with`] opens a store and reads its sources.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -420,7 +424,7 @@ impl ArrayReader {
         }
         let grid = &self.metadata.chunk_grid;
         let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
-        let pieces = grid.pieces(selection).map_err(selection_error)?;
+        let slabs = grid.slabs(selection, SLAB_CHUNKS).map_err(selection_error)?;
         let want = self.check_memory(selection, options)?;
         if out.len() != want {
             return Err(ReadError::Output {
@@ -428,6 +432,22 @@ impl ArrayReader {
                 reason: format!("buffer of {} bytes for a selection of {want} bytes", out.len()),
             });
         }
+        let row_bytes = out.len() / selection.counts().first().map_or(1, |&n| n.max(1) as usize);
+        let mut rest = out;
+        for slab in &slabs {
+            let rows = if slabs.len() == 1 { rest.len() } else { slab.counts()[0] as usize * row_bytes };
+            let (part, after) = std::mem::take(&mut rest).split_at_mut(rows);
+            self.read_slab(slab, part, options).await?;
+            rest = after;
+        }
+        Ok(())
+    }
+
+    /// Reads one slab of a selection (`ChunkGrid::slabs`) into `out`, which holds its elements.
+    async fn read_slab(&self, selection: &Selection, out: &mut [u8], options: &ReadOptions) -> Result<(), ReadError> {
+        let grid = &self.metadata.chunk_grid;
+        let selection_error = |source| ReadError::Selection { array: self.path.clone(), source };
+        let pieces = grid.pieces(selection).map_err(selection_error)?;
         let out_shape = selection.counts();
         let ctx = FetchContext { store: self.inner.clone(), array: self.path.clone(), index: self.index.clone() };
         let mut spans = grid.spans(&pieces);

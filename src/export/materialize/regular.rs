@@ -260,24 +260,33 @@ async fn targets(store: &Store, readers: &[ArrayReader], options: &RegularOption
     if options.chunks.is_empty() {
         return Err(bad("the chunk lengths name no dimension".into()));
     }
-    let mut resolved = Vec::new();
-    for (flag, lengths) in [("chunks", Some(&options.chunks)), ("shards", options.shards.as_ref())] {
-        let Some(lengths) = lengths else { continue };
-        let mut dims = Vec::with_capacity(lengths.len());
-        for (dim, length) in lengths {
-            dims.push((dim.clone(), resolve(store, readers, flag, dim, length).await.map_err(bad)?));
-        }
-        resolved.push(dims);
-    }
-    let (chunks, shards) = (&resolved[0], resolved.get(1));
+    let chunks = resolve_all(store, readers, "chunks", &options.chunks).await.map_err(bad)?;
+    let shards = match &options.shards {
+        Some(shards) => Some(resolve_all(store, readers, "shards", shards).await.map_err(bad)?),
+        None => None,
+    };
     readers
         .iter()
         .map(|reader| {
-            Target::of(reader.metadata(), chunks, shards.map(Vec::as_slice), options.codec).map_err(|reason| {
+            Target::of(reader.metadata(), &chunks, shards.as_deref(), options.codec).map_err(|reason| {
                 ExportError::Node { store: store.location().into(), node: reader.path().into(), reason }
             })
         })
         .collect()
+}
+
+/// Each of `lengths` (of `--chunks` or `--shards`, `flag`) resolved: see [`resolve`].
+async fn resolve_all(
+    store: &Store,
+    readers: &[ArrayReader],
+    flag: &str,
+    lengths: &[(String, ChunkLength)],
+) -> Result<Vec<(String, DimLength)>, String> {
+    let mut resolved = Vec::with_capacity(lengths.len());
+    for (dim, length) in lengths {
+        resolved.push((dim.clone(), resolve(store, readers, flag, dim, length).await?));
+    }
+    Ok(resolved)
 }
 
 /// `length` along dimension `dim` (of `--chunks` or `--shards`, `flag`): a fixed length, or the
@@ -392,51 +401,20 @@ pub(super) async fn copy_array(
     Ok(layout)
 }
 
-/// Source chunks along the first dimension one read of a region spans at most: a read holds a
-/// piece (40 bytes) per chunk it spans along each dimension, which `--max-memory` does not count, so
-/// a block of 10^6 one-step chunks is read in slabs of this many (2.6 MB of pieces each).
-const SLAB_CHUNKS: u64 = 1 << 16;
-
-/// The elements of `region`, read through the store in slabs along the first dimension of at most
-/// [`SLAB_CHUNKS`] source chunks each (contiguous parts of the C-order region); the reader's fetch
-/// batches kept to an eighth of `max_memory` (two are in flight beside the region).
+/// The elements of `region`, read through the store; the reader's fetch batches kept to an eighth of
+/// `max_memory` (two are in flight beside the region).
 pub(super) async fn read_region(
     reader: &ArrayReader,
     region: &Region,
     options: &RegularOptions,
 ) -> Result<Vec<u8>, ExportError> {
-    let selection_error = |source| crate::read::ReadError::Selection { array: reader.path().to_string(), source };
+    let dims = region.origin.iter().zip(&region.shape).map(|(&o, &n)| DimSelection::from(o..o + n));
+    let selection = Selection::new(dims, &reader.shape())
+        .map_err(|source| crate::read::ReadError::Selection { array: reader.path().to_string(), source })?;
     let defaults = ReadOptions::default();
     let batch_bytes = (options.max_memory / 8).clamp(1 << 16, defaults.batch_bytes);
     let read = ReadOptions { max_memory: options.max_memory, batch_bytes, ..defaults };
-    let shape = reader.shape();
-    let elements: u64 = region.shape.iter().product();
-    let mut out = vec![0u8; (elements * reader.metadata().element_size() as u64) as usize];
-    let (Some(&first), Some(&length)) = (region.origin.first(), region.shape.first()) else {
-        // A scalar: one read.
-        let selection = Selection::new(std::iter::empty::<DimSelection>(), &shape).map_err(selection_error)?;
-        reader.read_into(&selection, &mut out, &read).await?;
-        return Ok(out);
-    };
-    let slab_bytes = out.len() as u64 / length.max(1);
-    let dim = reader.metadata().chunk_grid.dim(0);
-    let (mut start, end) = (first, first + length);
-    while start < end {
-        let stop = match dim.locate(start) {
-            Some((chunk, _)) => {
-                let last = (chunk + SLAB_CHUNKS - 1).min(dim.num_chunks() - 1);
-                (dim.start(last) + dim.valid(last)).min(end)
-            }
-            None => end,
-        };
-        let dims = std::iter::once(DimSelection::from(start..stop))
-            .chain(region.origin[1..].iter().zip(&region.shape[1..]).map(|(&o, &n)| DimSelection::from(o..o + n)));
-        let selection = Selection::new(dims, &shape).map_err(selection_error)?;
-        let at = ((start - first) * slab_bytes) as usize..((stop - first) * slab_bytes) as usize;
-        reader.read_into(&selection, &mut out[at], &read).await?;
-        start = stop;
-    }
-    Ok(out)
+    Ok(reader.read(&selection, &read).await?.bytes)
 }
 
 /// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).

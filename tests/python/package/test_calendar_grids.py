@@ -184,3 +184,19 @@ def test_month_chunked_and_month_sharded_copies_open_in_zarr_python_and_xarray(t
                 assert list(ds.indexes["time"]) == list(src.indexes["time"])
     with pytest.raises(ValueError, match="a chunk length is a number"):
         vzarr.materialize(store, tmp_path / "bad.zarr", chunks={"time": "fortnight"})
+
+
+def test_append_reads_back_to_the_start_of_a_long_period(tmp_path):
+    # Hourly steps kept in whole years: the last stored year began more than 4,096 steps (the first
+    # window an append reads the time coordinate in) before the store's end.
+    files = write_steps(tmp_path / "in", "noleap", files=4, steps=3000, step_hours=1.0, start_hour=0.5)
+    out = tmp_path / "tas.vzarr"
+    vzarr.scan(files[:2], concat=["time"], output=out)
+    vzarr.compact(out, dim="time", target="year")
+    vzarr.append(out, files[2:], chunks={"time": "year"})
+    store = vzarr.open(out)
+    years = expected_edges(files, lambda d: d.year)
+    assert years[0] == 744 and len(years) == 3, years
+    assert list(store["tas"].chunks[0]) == years
+    assert list(store["time"].chunks[0]) == years
+    np.testing.assert_array_equal(store["tas"][...], read_concat(files, "tas"))
