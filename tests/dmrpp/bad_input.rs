@@ -57,7 +57,8 @@ fn positions_counts_offsets_and_filters_out_of_bounds_name_the_variable() {
     assert_refused("outside", scan_edited("outside", outside), &["IntArray", "[6, 4]"]);
     let unaligned = |t: &str| t.replace("[3,4]", "[2,4]");
     assert_refused("unaligned", scan_edited("unaligned", unaligned), &["IntArray", "not a chunk origin"]);
-    let rank = |t: &str| t.replace("[3,4]", "[3,4,0]");
+    // Trailing zero coordinates are read by the leading ones (as BES reads them); others are refused.
+    let rank = |t: &str| t.replace("[3,4]", "[3,4,1]");
     assert_refused("rank", scan_edited("rank", rank), &["IntArray", "3 coordinates"]);
     let twice = |t: &str| t.replace("[3,4]", "[0,4]");
     assert_refused("twice", scan_edited("twice", twice), &["IntArray", "twice"]);

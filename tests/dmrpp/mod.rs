@@ -142,6 +142,23 @@ fn compare(
     out
 }
 
+/// The file's array whose chunks are the same byte ranges, in the same order, as `array`'s (at
+/// least one chunk), if any.
+fn same_bytes_as(array: &VirtualArray, file: &VirtualDataset) -> Option<String> {
+    let ranges = |a: &VirtualArray| -> Vec<(u64, u64)> {
+        a.chunks
+            .iter()
+            .filter_map(|c| match c {
+                ChunkEntry::Source { offset, length, .. } => Some((offset, length)),
+                _ => None,
+            })
+            .collect()
+    };
+    let ours = ranges(array);
+    let found = file.arrays.iter().find(|a| !ours.is_empty() && ranges(a) == ours);
+    found.map(|a| a.path.clone())
+}
+
 #[test]
 fn every_hdf5_pair_scans_to_the_files_references() {
     let (mut compared, mut differences) = (0, Vec::new());
@@ -168,7 +185,10 @@ fn every_hdf5_pair_scans_to_the_files_references() {
             }
         }
         for ours in &from_sidecar.arrays {
-            assert!(from_file.array(&ours.path).is_some(), "{}: {} not in the file", sidecar.display(), ours.path);
+            // A variable BES's test adds by hand over another's chunks (`array_1d_hacked_to_bytes`):
+            // not in the file under its name, it must read bytes of the file's own variable.
+            let in_file = from_file.array(&ours.path).is_some() || same_bytes_as(ours, &from_file).is_some();
+            assert!(in_file, "{}: {} not in the file", sidecar.display(), ours.path);
         }
     }
     assert!(differences.is_empty(), "{} differences:\n{}", differences.len(), differences.join("\n"));
@@ -223,6 +243,7 @@ fn values_read_through_sidecar_stores_equal_libhdf5() {
     let (mut checked, dir) = (0, tempfile::tempdir().unwrap());
     for (k, (sidecar, data)) in hdf5_pairs().into_iter().filter(|(_, d)| !is_differing(d)).enumerate() {
         let dataset = scan(&sidecar, &lenient()).unwrap();
+        let from_file = scan(&data, &lenient()).unwrap();
         let store_path = dir.path().join(format!("s{k}.vzarr"));
         write_dataset(&dataset, &Output::new(&store_path, Format::Native)).unwrap();
         let store = open_store(&store_path);
@@ -236,7 +257,13 @@ fn values_read_through_sidecar_stores_equal_libhdf5() {
                 continue;
             }
             let ours = read(&store, &array.path, "").bytes;
-            let Some(theirs) = libhdf5_values(&data, &array.path, ours.len()) else {
+            // A variable the file does not hold over another's chunks: the other's stored bytes.
+            let path = match from_file.array(&array.path) {
+                Some(_) => array.path.clone(),
+                None => same_bytes_as(array, &from_file)
+                    .unwrap_or_else(|| panic!("{}: {} not in the file", sidecar.display(), array.path)),
+            };
+            let Some(theirs) = libhdf5_values(&data, &path, ours.len()) else {
                 let padded = matches!(array.metadata.data_type, DataType::Struct(_));
                 assert!(padded, "{}: {}: libhdf5 cannot read it into {} bytes", data.display(), array.path, ours.len());
                 continue;

@@ -272,8 +272,8 @@ fn inflate_bounded(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ChunksError> {
 
 /// The chunk table of a chunked variable of `grid` (chunk shape `chunk_shape`) from its listed
 /// chunks; `source_of` gives a chunk's source id from its `href` (asked once per distinct `href`).
-/// Positions must have one coordinate per dimension, lie inside the array, on a chunk boundary, once
-/// each.
+/// Positions must have one coordinate per dimension (trailing zeros beyond it are accepted, as BES
+/// accepts them), lie inside the array, on a chunk boundary, once each.
 pub(super) fn chunk_table(
     grid: &ChunkGrid,
     chunk_shape: &[u64],
@@ -293,10 +293,14 @@ pub(super) fn chunk_table(
             None if chunks.len() == 1 => &zeros,
             None => return Err(ChunksError::NoPosition(k)),
         };
-        if origin.len() != shape.len() {
+        // BES reads a position by its leading coordinates: extra ones are accepted when all zero
+        // (BES's own `t_string_chunk.h5` sidecar lists `[14,0]` for a 1-D array), never otherwise.
+        let extra_zeros = origin.get(shape.len()..).is_some_and(|rest| rest.iter().all(|&o| o == 0));
+        if origin.len() < shape.len() || !extra_zeros {
             let (origin, rank) = (origin.to_vec(), shape.len());
             return Err(ChunksError::Coordinates { k, origin, rank });
         }
+        let origin = &origin[..shape.len()];
         let outside = origin.iter().zip(&shape).zip(chunk_shape).any(|((&o, &n), &c)| o >= n || o % c != 0);
         if outside {
             return Err(ChunksError::NotOrigin { k, origin: origin.to_vec(), shape: shape.clone() });
@@ -377,12 +381,16 @@ mod tests {
             let Storage::Chunks(info) = storage(&v, Some(6)).unwrap() else { panic!() };
             info.chunks
         };
-        for bad in ["[6]", "[1]", "[0,0]", &format!("[{}]", u64::MAX)] {
+        for bad in ["[6]", "[1]", "[0,1]", "[]", &format!("[{}]", u64::MAX)] {
             let err = chunk_table(&grid, &[3], ChunkTable::missing(2), &list(&[bad]), &mut |_| Ok(0))
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("position"), "{err}");
         }
+        // Trailing zero coordinates are read as BES reads them: by the leading ones.
+        let table = chunk_table(&grid, &[3], ChunkTable::missing(2), &list(&["[3,0]", "[0,0,0]"]), &mut |_| Ok(0));
+        let table = table.unwrap();
+        assert!((0..2).all(|i| matches!(table.get(i), Some(ChunkEntry::Source { .. }))));
         let twice = list(&["[3]", "[3]"]);
         assert!(chunk_table(&grid, &[3], ChunkTable::missing(2), &twice, &mut |_| Ok(0))
             .unwrap_err()
