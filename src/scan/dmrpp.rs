@@ -31,6 +31,7 @@ pub(crate) mod files;
 mod heap_string;
 mod model;
 mod special_struct;
+mod string_kind;
 mod translate;
 mod types;
 mod values;

@@ -65,7 +65,7 @@ use crate::source::ByteSource;
 const NEW_STYLE_REFERENCES: &str = "new-style (HDF5 1.12) references, which vzarr does not resolve";
 
 /// Largest array read whole while scanning (coordinates, digests): 1 GiB.
-const MAX_READ_BYTES: usize = 1 << 30;
+pub(crate) const MAX_READ_BYTES: usize = 1 << 30;
 
 /// Scans the HDF5 / NetCDF-4 file whose bytes `bytes` gives; `path` names it in messages and
 /// `source` is its fingerprint (the dataset's source 0).
@@ -160,7 +160,7 @@ fn scan_hdf5_unguarded(
 }
 
 /// `hdf5-reader`'s storage over a [`ByteSource`].
-pub(super) struct RangeStorage(pub(super) Arc<dyn ByteSource>);
+pub(crate) struct RangeStorage(pub(crate) Arc<dyn ByteSource>);
 
 impl hdf5_reader::Storage for RangeStorage {
     fn len(&self) -> u64 {

@@ -177,7 +177,13 @@ fn scan_and_prove(
     if let Some(w) = dataset.warnings.iter().find(|w| dataset.array(&w.variable).is_none()) {
         return (Outcome::Partial, Some(one_line(&format!("{}: {}", w.variable, w.message))), Some(dataset));
     }
-    if let Some(missing) = file_scan.and_then(|f| f.arrays.iter().find(|a| dataset.array(&a.path).is_none())) {
+    // BES names variables for DAP (`Data_Fields` for the group `Data Fields`) and records the HDF5
+    // path in `fullnamepath`, which the scan keeps as the array's `source_path`.
+    let held = |path: &str| {
+        dataset.array(path).is_some()
+            || dataset.arrays.iter().any(|a| a.metadata.notes.source_path.as_deref() == Some(path))
+    };
+    if let Some(missing) = file_scan.and_then(|f| f.arrays.iter().find(|a| !held(&a.path))) {
         let reason = format!("{}: in the file's scan, not in the sidecar's", missing.path);
         return (Outcome::Partial, Some(reason), Some(dataset));
     }

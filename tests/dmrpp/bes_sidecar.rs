@@ -234,7 +234,9 @@ fn variable(node: &Node, dims: &BTreeMap<String, u64>) -> Result<Variable, Strin
         let name = member.attribute("name").unwrap_or_default();
         v.members.push(format!("{} {name} {:?}", member.name, shape(member, dims)?));
     }
-    if let Some(chunks) = node.child("dmrpp:chunks") {
+    // Older sidecars (BES's `d_int.h5.dmrpp`) list `dmrpp:chunk` in the variable itself.
+    let chunks = node.child("dmrpp:chunks").or_else(|| node.child("dmrpp:chunk").map(|_| node));
+    if let Some(chunks) = chunks {
         v.has_chunks = true;
         v.filters =
             chunks.attribute("compressionType").unwrap_or_default().split_whitespace().map(str::to_string).collect();

@@ -167,7 +167,9 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
     if entries.iter().any(|e| matches!(e, ChunkEntry::Owned { .. })) {
         return Err(VariableError::HeldByVzarr);
     }
-    if filters.is_empty() && full_width(array) && entries.iter().all(|e| *e == ChunkEntry::Missing) {
+    let chunked_in_file = matches!(metadata.notes.source_layout, Some(SourceLayout::Chunked(_)));
+    let never_written = entries.iter().all(|e| *e == ChunkEntry::Missing);
+    if filters.is_empty() && full_width(array) && never_written && !chunked_in_file {
         // Contiguous storage never written: no chunk at all, as BES writes it.
         return Ok(format!("{indent}<dmrpp:chunks{attributes}/>\n"));
     }

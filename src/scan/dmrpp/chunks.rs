@@ -163,8 +163,20 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
         let name = "dmrpp:specialstructuredata";
         return crate::base64::decode(&text).map(Storage::Structure).ok_or(ChunksError::NotBase64(name));
     }
+    // Older sidecars (BES's `d_int.h5.dmrpp`) list `<dmrpp:chunk>` in the variable itself.
+    let bare = element.child("dmrpp:chunks").is_none() && element.child("dmrpp:chunk").is_some();
     let info = match element.child("dmrpp:chunks") {
         Some(chunks) => chunks_info(chunks)?,
+        None if bare => {
+            let mut info = chunks_info(element)?;
+            let mut list = ChunkList::default();
+            element.children_named("dmrpp:chunk").for_each(|chunk| super::xml::list_chunk(&mut list, chunk));
+            if let Some(why) = list.error() {
+                return Err(ChunksError::List(why.clone()));
+            }
+            info.chunks = list;
+            info
+        }
         None => ChunksInfo::default(),
     };
     for name in ["dmrpp:compact", "dmrpp:missingdata"] {
@@ -179,7 +191,7 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
             return Ok(Storage::Inline(info, bytes));
         }
     }
-    if element.child("dmrpp:chunks").is_none() {
+    if element.child("dmrpp:chunks").is_none() && !bare {
         return Ok(Storage::Unsupported("no dmrpp:chunks, dmrpp:compact or dmrpp:vlsa: no storage described".into()));
     }
     Ok(Storage::Chunks(info))

@@ -27,6 +27,13 @@ pub(super) struct ElementInfo {
     pub(super) padding: Option<Padding>,
 }
 
+impl ElementInfo {
+    /// The element of an atomic `data_type`: no enum, no struct leaves, no padding.
+    pub(super) fn plain(data_type: DataType) -> Self {
+        ElementInfo { data_type, enum_members: None, leaves: Vec::new(), padding: None }
+    }
+}
+
 /// Which bytes of a stored structure element make the packed struct element.
 #[derive(Debug, Clone)]
 pub(super) struct Padding {

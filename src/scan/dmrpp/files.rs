@@ -182,6 +182,12 @@ impl<'a> Files<'a> {
         Ok(self.opened.len() as u32 - 1)
     }
 
+    /// The bytes of source `source`, opened (a remote object: fingerprinted by a HEAD request).
+    pub(super) fn byte_source(&self, source: u32) -> Result<Arc<dyn ByteSource>, FilesError> {
+        let file = self.opened.get(source as usize).ok_or(FilesError::NoSource(source))?;
+        Ok(self.file(file)?.1.clone())
+    }
+
     /// `length` bytes at `offset` of source `source`.
     pub(super) fn read(&self, source: u32, offset: u64, length: u64) -> Result<Vec<u8>, FilesError> {
         let file = self.opened.get(source as usize).ok_or(FilesError::NoSource(source))?;

@@ -6,10 +6,11 @@
 //! enum's members as CF flags, `_Encoding` on fixed-length strings.
 
 use super::chunks::{chunk_table, ChunksInfo, Storage};
-use super::elements::{element_info, is_char, ElementInfo, Padding};
+use super::elements::{element_info, is_char, ElementError, ElementInfo, Padding};
 use super::heap_string::{heap_string, DESCRIPTOR};
 use super::model::DmrVariable;
 use super::special_struct::special_struct;
+use super::string_kind::{string_kind, StringKind};
 use super::types::value_bytes;
 use super::Context;
 use crate::codec::{ByteSwap, Codec, CodecChain, Endian, Filter};
@@ -134,10 +135,17 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     }
     let storage = match heap_scalar(ctx, var, &shape, &storage)? {
         Some(text) => Storage::Strings(vec![text]),
-        None => storage,
+        None => compact_variable_length(ctx, var, &shape, storage)?,
     };
     let invalid = |what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(&var.path, what, why));
-    let info = element_info(var.element, &storage, ctx.enumerations).map_err(|e| Refusal::Unsupported(e.into()))?;
+    let info = match element_info(var.element, &storage, ctx.enumerations) {
+        // A fixed-length string whose length the sidecar leaves out: the data file's.
+        Err(ElementError::NoLength) if var.element.name == "String" => match file_string_kind(ctx, var)? {
+            Some(StringKind::Fixed(n)) => ElementInfo::plain(DataType::FixedBytes(n)),
+            _ => return Err(Refusal::Unsupported(ElementError::NoLength.into())),
+        },
+        info => info.map_err(|e| Refusal::Unsupported(e.into()))?,
+    };
     let mut storage = storage;
     let mut data_type = info.data_type;
     let mut dims = dims;
@@ -222,6 +230,37 @@ fn heap_scalar(
             Err(Refusal::Unsupported(why.into()))
         }
         (None, false) => Ok(None),
+    }
+}
+
+/// The string kind of `var`'s dataset in the sidecar's data file (source 0), under its HDF5 path.
+fn file_string_kind(ctx: &Context<'_>, var: &DmrVariable<'_>) -> Result<Option<StringKind>, Refusal> {
+    let path = var.notes.source_path.as_deref().unwrap_or(&var.path);
+    string_kind(&ctx.files, 0, path)
+        .map_err(|why| Refusal::Error(ctx.variable_error(&var.path, "reading its datatype", TranslateError::from(why))))
+}
+
+/// A scalar `String` held as compact text under `<dmrpp:chunks>`, which BES writes for fixed- and
+/// variable-length strings alike: as one string when the data file's dataset holds variable-length
+/// strings, else `storage` unchanged (fixed-length bytes of the text's length).
+fn compact_variable_length(
+    ctx: &Context<'_>,
+    var: &DmrVariable<'_>,
+    shape: &[u64],
+    storage: Storage,
+) -> Result<Storage, Refusal> {
+    let Storage::Inline(_, bytes) = &storage else { return Ok(storage) };
+    let fixed = var.element.child("dmrpp:FixedLengthStringArray").is_some();
+    let ambiguous = var.element.name == "String" && shape.is_empty() && !fixed;
+    if !ambiguous || var.element.child("dmrpp:chunks").is_none() {
+        return Ok(storage);
+    }
+    if file_string_kind(ctx, var)? != Some(StringKind::Variable) {
+        return Ok(storage);
+    }
+    match String::from_utf8(bytes.clone()) {
+        Ok(text) => Ok(Storage::Strings(vec![text])),
+        Err(_) => Err(Refusal::Unsupported("a variable-length string that is not UTF-8".into())),
     }
 }
 

@@ -331,8 +331,9 @@ impl Builder {
     }
 }
 
-/// A `dmrpp:chunk` with content (linked blocks) added to `list`.
-fn list_chunk(list: &mut ChunkList, chunk: &Element) {
+/// A `dmrpp:chunk` element (one with content, linked blocks; or one outside `dmrpp:chunks`, as
+/// older sidecars list them) added to `list`.
+pub(super) fn list_chunk(list: &mut ChunkList, chunk: &Element) {
     let text = ChunkText {
         offset: chunk.attr("offset").map(Into::into),
         n_bytes: chunk.attr("nBytes").map(Into::into),
