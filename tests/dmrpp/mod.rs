@@ -4,7 +4,7 @@
 //! every value read through a store made from the sidecar equals libhdf5's read of the file.
 //! `vzarr check-sidecars` finds a changed offset and a dropped filter; hostile sidecars give one
 //! line (`bad_input`); `scan --sidecars dmrpp` and `--concat` over sidecars (`archive`); sidecars over
-//! HTTP (`remote`).
+//! HTTP (`remote`); padded structures stored contiguously and compact (`padded`).
 
 mod archive;
 mod bad_input;
@@ -12,6 +12,7 @@ mod bes_pairs;
 mod bes_sidecar;
 mod companion;
 mod heap_strings;
+mod padded;
 mod remote;
 
 use std::path::{Path, PathBuf};

@@ -298,27 +298,49 @@ fn special_structure(
     })
 }
 
-/// A structure with padding, as the HDF5 scanner stores it (`scan/hdf5/repacked`): every chunk the
-/// sidecar lists is read from the data file, decoded with the sidecar's filters over the stored
-/// elements, its elements packed ([`Padding`]) and encoded with the packed struct's chain, as a
-/// store-owned chunk; chunks not listed stay missing (the fill value). Returns the layout and the
-/// number of chunks rewritten.
+/// A structure with padding, as the HDF5 scanner stores it (`scan/hdf5/repacked`): its stored
+/// elements read from the data file (or the sidecar's compact data), packed ([`Padding`]) and held as
+/// store-owned chunks of the packed struct. Returns the layout and the number of chunks rewritten.
 fn repacked(
     ctx: &mut Context<'_>,
     var: &str,
-    (shape, data_type): (&[u64], DataType),
+    array: (&[u64], DataType),
     storage: &Storage,
+    padding: &Padding,
+    fill: &[u8],
+) -> Result<(Layout, u64), Refusal> {
+    match storage {
+        Storage::Chunks(info @ ChunksInfo { chunk_shape: Some(chunk_shape), .. }) => {
+            repacked_chunked(ctx, var, array, info, chunk_shape, padding, fill)
+        }
+        // Filtered data in one piece (as `contiguous` reads it): one chunk of the whole shape.
+        Storage::Chunks(info) if !info.filters.is_empty() => {
+            let whole: Vec<u64> = array.0.iter().map(|&n| n.max(1)).collect();
+            repacked_chunked(ctx, var, array, info, &whole, padding, fill)
+        }
+        Storage::Chunks(info) => repacked_contiguous(ctx, var, array, info, padding),
+        Storage::Inline(info, bytes) => repacked_compact(ctx, var, array, info, bytes, padding),
+        _ => Err(Refusal::Unsupported("a structure with padding stored neither in chunks nor compact".into())),
+    }
+}
+
+/// A padded structure stored in chunks of `chunk_shape`: every chunk the sidecar lists is read from
+/// the data file, decoded with the sidecar's filters over the stored elements, its elements packed
+/// and encoded with the packed struct's chain, as a store-owned chunk; chunks not listed stay missing
+/// (the fill value).
+fn repacked_chunked(
+    ctx: &mut Context<'_>,
+    var: &str,
+    (shape, data_type): (&[u64], DataType),
+    info: &ChunksInfo,
+    chunk_shape: &[u64],
     padding: &Padding,
     fill: &[u8],
 ) -> Result<(Layout, u64), Refusal> {
     let invalid =
         |ctx: &Context<'_>, what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(var, what, why));
-    let Storage::Chunks(info @ ChunksInfo { chunk_shape: Some(chunk_shape), .. }) = storage else {
-        let why = "a structure with padding stored contiguously or compact (vzarr repacks chunked ones)";
-        return Err(Refusal::Unsupported(why.into()));
-    };
     if chunk_shape.len() != shape.len() {
-        let why = TranslateError::ChunkShape { chunk_shape: chunk_shape.clone(), shape: shape.to_vec() };
+        let why = TranslateError::ChunkShape { chunk_shape: chunk_shape.to_vec(), shape: shape.to_vec() };
         return Err(invalid(ctx, "reading storage", why));
     }
     let stages = |size: usize| filter_stages(info, size).map_err(|e| Refusal::Unsupported(e.into()));
@@ -361,6 +383,75 @@ fn repacked(
         rewritten += 1;
     }
     Ok((Layout { grid, codecs: packed.full, chunks }, rewritten))
+}
+
+/// A padded structure stored in one unfiltered piece, as the HDF5 scanner stores it: slabs of packed
+/// elements along the first dimension (at most `max_slab_bytes` each), each slab's stored elements
+/// read from the data file and packed into a store-owned chunk. Without a piece (never written)
+/// every slab is missing (the fill value).
+fn repacked_contiguous(
+    ctx: &mut Context<'_>,
+    var: &str,
+    (shape, data_type): (&[u64], DataType),
+    info: &ChunksInfo,
+    padding: &Padding,
+) -> Result<(Layout, u64), Refusal> {
+    let invalid =
+        |ctx: &Context<'_>, what: &str, why: TranslateError| Refusal::Error(ctx.variable_error(var, what, why));
+    let (stored_size, packed_size) = (padding.stored_size as u64, (data_type.size() as u64).max(1));
+    let expected = shape.iter().try_fold(stored_size, |n, &d| n.checked_mul(d));
+    let packed_bytes = shape.iter().try_fold(packed_size, |n, &d| n.checked_mul(d));
+    let slabs = packed_bytes.map(|p| p / ctx.options.max_slab_bytes.max(1));
+    let Some(expected) = expected.filter(|_| slabs.is_some_and(|s| s < MAX_CHUNKS_PER_ARRAY)) else {
+        return Err(invalid(ctx, "reading storage", TranslateError::TooLarge(shape.to_vec())));
+    };
+    if info.chunks.len() > 1 {
+        return Err(invalid(ctx, "reading storage", TranslateError::Pieces(info.chunks.len())));
+    }
+    let (grid, entries) = slab_layout(shape, packed_size, 0, 0, ctx.options.max_slab_bytes)
+        .map_err(|e| invalid(ctx, "chunk grid", e.into()))?;
+    let codecs = CodecChain::raw(endian(data_type, info));
+    let mut chunks = ChunkTable::missing(entries.len()).owned_in(&ctx.options.owned_budget);
+    let Some(piece) = info.chunks.first() else { return Ok((Layout { grid, codecs, chunks }, 0)) };
+    if piece.length != expected {
+        let why = TranslateError::Contiguous { length: piece.length, shape: shape.to_vec() };
+        return Err(invalid(ctx, "reading storage", why));
+    }
+    let href = piece.href.map(|h| info.chunks.hrefs()[h].as_str());
+    let source = ctx.files.source_of(href).map_err(|why| invalid(ctx, "locating chunks", why.into()))?;
+    let mut rewritten = 0;
+    for (linear, slab) in entries.iter().enumerate() {
+        let ChunkEntry::Source { offset, length, .. } = *slab else { continue };
+        let (first, count) = (offset / packed_size, length / packed_size);
+        let raw = ctx
+            .files
+            .read(source, piece.offset + first * stored_size, count * stored_size)
+            .map_err(|why| invalid(ctx, "reading storage", why.into()))?;
+        let entry = chunks.push_owned(&padding.pack(&raw)).map_err(|e| ctx.owned_error(var, e))?;
+        chunks.set(linear, entry);
+        rewritten += 1;
+    }
+    Ok((Layout { grid, codecs, chunks }, rewritten))
+}
+
+/// A padded structure stored compact (its stored elements in the sidecar): the packed elements as
+/// one store-owned chunk of the whole shape, as [`compact`] stores a packed one.
+fn repacked_compact(
+    ctx: &mut Context<'_>,
+    var: &str,
+    (shape, data_type): (&[u64], DataType),
+    info: &ChunksInfo,
+    bytes: &[u8],
+    padding: &Padding,
+) -> Result<(Layout, u64), Refusal> {
+    let expected = shape.iter().try_fold(padding.stored_size as u64, |n, &d| n.checked_mul(d));
+    if expected != Some(bytes.len() as u64) {
+        let why = TranslateError::Compact { length: bytes.len(), shape: shape.to_vec() };
+        return Err(Refusal::Error(ctx.variable_error(var, "reading storage", why)));
+    }
+    let layout = compact(ctx, var, shape, data_type, endian(data_type, info), padding.pack(bytes))?;
+    let rewritten = u64::from(layout.grid.num_chunks() == 1);
+    Ok((layout, rewritten))
 }
 
 /// The grid, codecs and chunks of a variable of `shape` and `data_type` stored as `storage`.
