@@ -139,6 +139,11 @@ pub struct SourceChunks {
     pub struct_offsets: Vec<u64>,
     /// (linear chunk index, offset, length in bytes) of every chunk the file holds, in source 0.
     pub chunks: std::sync::Arc<Vec<(u64, u64, u64)>>,
+    /// The file stores the dataset contiguously: `chunks` is its one block (BES lists it with no
+    /// chunk shape or position).
+    pub contiguous: bool,
+    /// The file stores the dataset compact: these are its stored (padded) elements, in file order.
+    pub compact: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl PartialEq for SourceChunks {

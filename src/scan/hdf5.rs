@@ -43,6 +43,7 @@ use hdf5_reader::Hdf5File;
 use layout::{Layout, StorageInfo, StoredChunk};
 use links::{LinkedFile, LinkedFiles};
 use owned::StringsError;
+use repacked::Block;
 use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, folded_length, CharUse};
@@ -383,6 +384,10 @@ impl FileContext<'_> {
             (Some(repack), Layout::Chunked(chunk_shape)) => {
                 self.source_chunks(&scan, repack, &chunk_shape[..scan.shape.len().min(chunk_shape.len())])
             }
+            (Some(repack), &Layout::Contiguous { address: Some(address), size: Some(size) }) => {
+                self.source_block(&scan, repack, Block::Contiguous { address, size })
+            }
+            (Some(repack), Layout::Compact(bytes)) => self.source_block(&scan, repack, Block::Compact(bytes)),
             _ => None,
         };
         let translated = match (padded, scan.info.layout.clone()) {

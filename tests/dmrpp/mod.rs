@@ -11,6 +11,7 @@ mod bad_input;
 mod bes_pairs;
 mod bes_sidecar;
 mod companion;
+mod file_types;
 mod heap_strings;
 mod padded;
 mod remote;

@@ -120,3 +120,34 @@ fn padded_structures_stored_contiguously_and_compact_read_as_libhdf5_reads_them(
     }
     assert!(from_sidecar.array("contiguous").unwrap().chunks.len() > 1, "one slab: the test reads no pieces");
 }
+
+#[test]
+fn vzarr_writes_padded_structures_as_bes_does_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, data) = write_pair(dir.path());
+    let offset = with_hdf5_files(|| hdf5::File::open(&data).unwrap().dataset("contiguous").unwrap().offset());
+    let out = dir.path().join("out");
+    let s = |p: &Path| p.display().to_string();
+    cli_expect(&["scan", &s(&data), "--format", "dmrpp", "-o", &format!("{}/", s(&out))], 0);
+    let ours = out.join("p.h5.dmrpp");
+    let text = std::fs::read_to_string(&ours).unwrap();
+    // BES's form: the stored offsets, the file's one block, no chunk shape or position.
+    let bytes = CONTIGUOUS * std::mem::size_of::<Padded>();
+    let block = format!(
+        "structOffset=\"8 16 24\">\n            <dmrpp:chunk offset=\"{}\" nBytes=\"{bytes}\"/>\n        </dmrpp:chunks>",
+        offset.expect("contiguous")
+    );
+    assert!(text.contains(&block), "{text}");
+    // Compact: the stored (padded) elements as libhdf5 reads them in their file type.
+    let stored = read_as_stored_le(&data, "compact", COMPACT * std::mem::size_of::<Padded>());
+    let compact = format!(
+        "structOffset=\"8 16 24\"/>\n        <dmrpp:compact>{}</dmrpp:compact>",
+        base64::engine::general_purpose::STANDARD.encode(stored)
+    );
+    assert!(text.contains(&compact), "{text}");
+    let store = dir.path().join("ours.vzarr");
+    cli_expect(&["scan", &s(&ours), "-o", &s(&store)], 0);
+    let run = cli_expect(&["verify", &s(&store)], 0);
+    assert!(run.stdout.contains("ok   contiguous: 7 elements equal"), "{}", run.stdout);
+    assert!(run.stdout.contains("ok   compact: 3 elements equal"), "{}", run.stdout);
+}

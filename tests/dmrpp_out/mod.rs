@@ -166,3 +166,29 @@ fn virtualizarr_reads_vzarr_sidecars_equal_to_h5py() {
     assert!(checked.values().all(|&n| n > 0), "{checked:?}\n{}", run.stdout);
     assert!(run.stdout.lines().any(|l| l.starts_with("ok") && l.contains("tas_2023-01.nc /tas")), "{}", run.stdout);
 }
+
+/// A dataset the file stores chunked keeps its chunk shape when no chunk is written (an unlimited
+/// dimension of length 0, as BES's `nc4_unlimited_0.h5` has it), as BES writes it; read back, the
+/// sidecar gives the file's scan's grid.
+#[test]
+fn a_chunked_dataset_never_written_keeps_its_chunk_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("empty.h5");
+    let chunk = crate::common::with_hdf5_files(|| {
+        let f = hdf5::File::create(&data).unwrap();
+        let d = f.new_dataset::<f64>().shape((0.., 4)).chunk((1, 4)).create("p").unwrap();
+        d.chunk().expect("chunked")
+    });
+    // Beside the file, where a sidecar's scan finds its data.
+    let beside = format!("{}/", s(dir.path()));
+    cli_expect(&["scan".into(), s(&data), "--format".into(), "dmrpp".into(), "-o".into(), beside], 0);
+    let sidecar = dir.path().join("empty.h5.dmrpp");
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    let sizes: Vec<String> = chunk.iter().map(usize::to_string).collect();
+    let expected = format!("<dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" "));
+    assert!(text.contains(&expected), "{text}");
+    assert!(!text.contains("<dmrpp:chunk "), "{text}");
+    let scan = |p: &Path| crate::common::scan(p, &vzarr::ScanOptions::default()).unwrap();
+    let (ours, file) = (scan(&sidecar), scan(&data));
+    assert_eq!(ours.array("p").unwrap().metadata.chunk_grid, file.array("p").unwrap().metadata.chunk_grid);
+}

@@ -185,7 +185,18 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
 
 /// The `dmrpp:chunks` of a padded compound: the file's chunks the scan noted.
 fn file_chunk_list(array: &VirtualArray, source: &SourceChunks, attributes: &str, indent: &str) -> String {
+    if let Some(stored) = &source.compact {
+        let data = crate::base64::encode(stored);
+        return format!("{indent}<dmrpp:chunks{attributes}/>\n{indent}<dmrpp:compact>{data}</dmrpp:compact>\n");
+    }
     let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
+    if source.contiguous {
+        for &(_, offset, length) in source.chunks.iter() {
+            writeln!(out, "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\"/>").ok();
+        }
+        writeln!(out, "{indent}</dmrpp:chunks>").ok();
+        return out;
+    }
     let sizes: Vec<String> = source.chunk_shape.iter().map(u64::to_string).collect();
     writeln!(out, "{indent}    <dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
     let grid = &array.metadata.chunk_grid;

@@ -86,8 +86,15 @@ enum Member {
     Text,
 }
 
-/// The `count` elements of structure `element` from its decoded `dmrpp:specialstructuredata`.
-pub(super) fn special_struct(element: &Element, data: &[u8], count: u64) -> Result<SpecialStruct, SpecialError> {
+/// The `count` elements of structure `element` from its decoded `dmrpp:specialstructuredata`;
+/// `variable` names the string members the data file stores as variable-length strings (UTF-32
+/// fields, as the HDF5 scanner gives them, even where every value has one length).
+pub(super) fn special_struct(
+    element: &Element,
+    data: &[u8],
+    count: u64,
+    variable: &[String],
+) -> Result<SpecialStruct, SpecialError> {
     let members = members(element)?;
     let per_element_min: u64 = members
         .iter()
@@ -132,7 +139,7 @@ pub(super) fn special_struct(element: &Element, data: &[u8], count: u64) -> Resu
     for (k, (name, member)) in members.iter().enumerate() {
         let data_type = match member {
             Member::Numbers { field, .. } => *field,
-            Member::Text => text_field(name, &texts[k])?,
+            Member::Text => text_field(name, &texts[k], variable.contains(name))?,
         };
         fields.push(StructField { name: name.clone(), data_type });
     }
@@ -201,11 +208,11 @@ fn nest(base: DataType, dims: &[u64]) -> Result<DataType, SpecialError> {
     StructType::intern(fields).map(DataType::Struct).map_err(SpecialError::Struct)
 }
 
-/// The field of a string member with `values`: fixed bytes of their common length, else UTF-32 as
-/// wide as the longest (at least one code point).
-fn text_field(name: &str, values: &[Vec<u8>]) -> Result<DataType, SpecialError> {
+/// The field of a string member with `values`: fixed bytes of their common length (unless
+/// `variable`), else UTF-32 as wide as the longest (at least one code point).
+fn text_field(name: &str, values: &[Vec<u8>], variable: bool) -> Result<DataType, SpecialError> {
     let first = values.first().map_or(0, Vec::len);
-    if first > 0 && values.iter().all(|v| v.len() == first) {
+    if !variable && first > 0 && values.iter().all(|v| v.len() == first) {
         return u32::try_from(first).map(DataType::FixedBytes).map_err(|_| SpecialError::TooLarge);
     }
     let mut widest = 1usize;
@@ -238,7 +245,7 @@ mod tests {
             data.extend(a.to_le_bytes());
             data.extend(format!("{};{};", b64(fixed), b64(vlen)).bytes());
         }
-        let s = special_struct(&element, &data, 2).expect("stored");
+        let s = special_struct(&element, &data, 2, &[]).expect("stored");
         let DataType::Struct(t) = s.data_type else { panic!("not a struct") };
         let types: Vec<DataType> = t.fields().iter().map(|f| f.data_type).collect();
         assert_eq!(types, [DataType::Int32, DataType::FixedBytes(2), DataType::FixedUtf32(12)]);
@@ -247,25 +254,30 @@ mod tests {
         assert_eq!(&s.bytes[18..22], &(-1i32).to_le_bytes());
         let e: Vec<u32> = s.bytes[24..36].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(e, ['h' as u32, 'é' as u32, 'é' as u32]);
+        // A member the data file stores as variable-length strings is UTF-32 even where every value
+        // has one length.
+        let s = special_struct(&element, &data, 2, &["fixed".to_string()]).expect("stored");
+        let DataType::Struct(t) = s.data_type else { panic!("not a struct") };
+        assert_eq!(t.fields()[1].data_type, DataType::FixedUtf32(8));
     }
 
     #[test]
     fn short_and_long_data_are_refused() {
         let element = structure(r#"<Structure name="s"><Int32 name="a"/><String name="b"/></Structure>"#);
         let data = [7i32.to_le_bytes().to_vec(), format!("{};", b64("xy")).into_bytes()].concat();
-        assert!(special_struct(&element, &data, 1).is_ok());
-        assert!(matches!(special_struct(&element, &data[..6], 1), Err(SpecialError::Short { .. })));
-        assert!(matches!(special_struct(&element, &data, 2), Err(SpecialError::Short { .. })));
+        assert!(special_struct(&element, &data, 1, &[]).is_ok());
+        assert!(matches!(special_struct(&element, &data[..6], 1, &[]), Err(SpecialError::Short { .. })));
+        assert!(matches!(special_struct(&element, &data, 2, &[]), Err(SpecialError::Short { .. })));
         let longer = [data.clone(), vec![0]].concat();
-        assert!(matches!(special_struct(&element, &longer, 1), Err(SpecialError::Left(1))));
+        assert!(matches!(special_struct(&element, &longer, 1, &[]), Err(SpecialError::Left(1))));
         // A count no data could hold is refused before anything is sized by it.
-        assert!(matches!(special_struct(&element, &data, u64::MAX), Err(SpecialError::Short { .. })));
+        assert!(matches!(special_struct(&element, &data, u64::MAX, &[]), Err(SpecialError::Short { .. })));
     }
 
     #[test]
     fn string_array_members_are_refused_by_name() {
         let element = structure(r#"<Structure name="s"><String name="d"><Dim size="3"/></String></Structure>"#);
-        let err = special_struct(&element, b"YQ==;YQ==;YQ==;", 1).err().expect("refused");
+        let err = special_struct(&element, b"YQ==;YQ==;YQ==;", 1, &[]).err().expect("refused");
         assert!(err.to_string().contains("member d (String array)"), "{err}");
     }
 }

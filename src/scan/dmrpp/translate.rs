@@ -10,7 +10,7 @@ use super::elements::{element_info, is_char, ElementError, ElementInfo, Padding}
 use super::heap_string::{heap_string, DESCRIPTOR};
 use super::model::DmrVariable;
 use super::special_struct::special_struct;
-use super::string_kind::{string_kind, StringKind};
+use super::string_kind::{string_kind, variable_length_members, StringKind};
 use super::types::value_bytes;
 use super::Context;
 use crate::codec::{ByteSwap, Codec, CodecChain, Endian, Filter};
@@ -275,7 +275,12 @@ fn special_structure(
 ) -> Result<VirtualArray, Refusal> {
     let shape: Vec<u64> = dims.iter().map(|(_, n)| *n).collect();
     let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
-    let stored = special_struct(var.element, data, count).map_err(|e| Refusal::Unsupported(e.into()))?;
+    // The sidecar does not say which string members are variable-length; the data file does.
+    let path = var.notes.source_path.as_deref().unwrap_or(&var.path);
+    let variable = variable_length_members(&ctx.files, 0, path).map_err(|why| {
+        Refusal::Error(ctx.variable_error(&var.path, "reading its datatype", TranslateError::from(why)))
+    })?;
+    let stored = special_struct(var.element, data, count, &variable).map_err(|e| Refusal::Unsupported(e.into()))?;
     let endian = endian(stored.data_type, &ChunksInfo { byte_order: Some(Endian::Little), ..ChunksInfo::default() });
     let layout = compact(ctx, &var.path, &shape, stored.data_type, endian, stored.bytes)?;
     let mut metadata = ArrayMetadata {
