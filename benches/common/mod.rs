@@ -109,12 +109,18 @@ impl Phase {
 /// Runs the release `vzarr` binary (`SOURCE_DATE_EPOCH` fixed, so outputs of different seconds
 /// compare equal; its output thrown away) and measures it with `wait4`, from a reset peak.
 pub fn run_vzarr(command: &str, args: &[String]) -> Phase {
+    run_vzarr_with(command, args, &[])
+}
+
+/// [`run_vzarr`] with `env` set (an S3 endpoint and its credentials, say).
+pub fn run_vzarr_with(command: &str, args: &[String], env: &[(&str, String)]) -> Phase {
     reset_peak();
     let start = Instant::now();
     #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its peak memory
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_vzarr"))
         .arg(command)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .stdout(std::process::Stdio::null())
         .spawn()

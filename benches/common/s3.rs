@@ -126,6 +126,25 @@ impl S3Server {
         S3Server { child, port, _root: root }
     }
 
+    /// Uploads every file under `dir` to `s3://bucket/prefix/` under its path relative to `dir`
+    /// (an Icechunk repository, say), directly (not through the proxy).
+    pub fn upload_tree(&self, python: &Path, bucket: &str, prefix: &str, dir: &Path) {
+        let script = format!(
+            "import boto3, os\ns3 = boto3.client('s3', endpoint_url='http://127.0.0.1:{}', aws_access_key_id='testing', \
+             aws_secret_access_key='testing', region_name='us-east-1')\n\
+             if not any(b['Name'] == '{bucket}' for b in s3.list_buckets().get('Buckets', [])): s3.create_bucket(Bucket='{bucket}')\n\
+             root = {:?}\n\
+             for top, _, names in os.walk(root):\n    \
+                 for name in names:\n        \
+                     path = os.path.join(top, name)\n        \
+                     s3.upload_file(path, '{bucket}', '{prefix}/' + os.path.relpath(path, root))\n",
+            self.port,
+            dir.display().to_string()
+        );
+        let status = Command::new(python).args(["-c", &script]).status().unwrap();
+        assert!(status.success(), "uploading {} to the S3 server failed", dir.display());
+    }
+
     /// Uploads `paths` to `s3://bucket/prefix/` directly (not through the proxy).
     pub fn upload(&self, python: &Path, bucket: &str, prefix: &str, paths: &[PathBuf]) {
         let mut script = format!(

@@ -153,6 +153,58 @@ pub(crate) fn read_back(name: &str, store: &Path, dir: &Path, files: usize, work
     );
 }
 
+/// Open + read one chunk of the repository `store` (the new-dimension one, `files` files) from the
+/// S3 server the tests start (`moto_server`): the repository uploaded to `s3://bench/repo.icechunk/`,
+/// its sources left where they are, `vzarr read` run as a process through a proxy that adds no
+/// latency and counts the requests and bytes (median of 5, the first one's too).
+pub(crate) fn read_back_s3(store: &Path, files: usize, work: &Path) {
+    use super::common::s3::{check_python, s3_env, LatencyProxy, S3Server, ServerKind};
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyenv/bin/python");
+    if let Err(why) = check_python(&python) {
+        println!("  Icechunk repository on moto_server: not measured: {why} (tests/python/setup.sh sets it up)");
+        return;
+    }
+    let server = S3Server::start(&ServerKind::Moto, &python);
+    server.upload_tree(&python, "bench", "repo.icechunk", store);
+    let proxy = LatencyProxy::start(server.port, std::time::Duration::ZERO);
+    let env = s3_env(&proxy.endpoint());
+    let (f, j) = (files / 2 + 1, CHUNKS / 2 + 1);
+    let npy = work.join("one-s3.npy");
+    let url = "s3://bench/repo.icechunk".to_string();
+    let args = [url, "v".into(), "-s".into(), format!("{f},{j}"), "-o".into(), path(&npy), "--overwrite".into()];
+    let mut runs: Vec<(Phase, super::common::s3::Measured)> = (0..5)
+        .map(|_| {
+            let mut phase = None;
+            let measured = proxy.measure(|| phase = Some(super::common::run_vzarr_with("read", &args, &env)));
+            (phase.expect("the read ran"), measured)
+        })
+        .collect();
+    let bytes = std::fs::read(&npy).unwrap();
+    let value = i32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap());
+    assert_eq!(value, expected(f, j), "Icechunk repository on S3: chunk ({f}, {j})");
+    let first = runs[0].0.seconds;
+    runs.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
+    let (median, requests) = (&runs[2].0, &runs[2].1);
+    println!(
+        "  Icechunk repository on moto_server: `vzarr read -s {f},{j}` (a process): median of 5 {:.1} ms (first {:.1} ms), \
+         {} requests, {:.1} KiB received (headers included), peak {} MiB (target < 50 ms)",
+        median.seconds * 1000.0,
+        first * 1000.0,
+        requests.requests,
+        requests.bytes as f64 / 1024.0,
+        median.peak_kib / 1024
+    );
+}
+
+/// This process's bytes read and read calls so far (`/proc/self/io`'s `rchar`, `syscr`).
+fn io_counts() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok()).unwrap_or(0)
+    };
+    (field("rchar:"), field("syscr:"))
+}
+
 /// The child of [`read_back`]: `--read-child STORE DIR FILES`.
 pub(crate) fn read_child(args: &[String]) {
     let at = args.iter().position(|a| a == "--read-child").unwrap();
@@ -160,6 +212,7 @@ pub(crate) fn read_child(args: &[String]) {
     let trusted = vzarr::read::Authorization::new([format!("{}/", dir.display())]);
     let options = vzarr::read::OpenOptions::new(trusted);
     let read_options = vzarr::read::ReadOptions::default();
+    let io_before = io_counts();
     let start = Instant::now();
     let opened = vzarr::read::blocking::BlockingStore::open_with(store, &options).unwrap();
     let array = opened.array("v").unwrap();
@@ -173,6 +226,8 @@ pub(crate) fn read_child(args: &[String]) {
     let (f, j) = (files / 2 + 1, CHUNKS / 2 + 1);
     let first = read(f, j);
     let open_one = start.elapsed().as_secs_f64();
+    let io_after = io_counts();
+    let (read_bytes, read_calls) = (io_after.0 - io_before.0, io_after.1 - io_before.1);
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let picks: Vec<(usize, usize)> =
         (0..1000).map(|_| (random.below(files as u64) as usize, random.below(CHUNKS as u64) as usize)).collect();
@@ -186,8 +241,10 @@ pub(crate) fn read_child(args: &[String]) {
     }
     let checked = check_with_libhdf5(&dir, &picks, &values);
     print!(
-        "open + read one chunk {:.1} ms (targets: < 20 ms at 10^7 references, < 50 ms at 10^8); 1,000 random chunks {:.0} ms ({:.2} ms each), own peak {} MiB; {} values equal the written ones and libhdf5's ({:.2} s)",
+        "open + read one chunk {:.1} ms (targets: < 20 ms at 10^7 references, < 50 ms at 10^8; it read {:.1} KiB in {} read calls); 1,000 random chunks {:.0} ms ({:.2} ms each), own peak {} MiB; {} values equal the written ones and libhdf5's ({:.2} s)",
         open_one * 1000.0,
+        read_bytes as f64 / 1024.0,
+        read_calls,
         thousand * 1000.0,
         thousand,
         peak / 1024,
