@@ -28,6 +28,9 @@ mod external;
 #[path = "hdf4/dmrpp.rs"]
 mod dmrpp;
 
+#[path = "hdf4/appended.rs"]
+mod appended;
+
 #[cfg(feature = "http")]
 #[path = "hdf4/remote.rs"]
 mod remote;

@@ -46,6 +46,17 @@ extern "C" {
     pub(super) fn SDattrinfo(obj: i32, index: i32, name: *mut c_char, nt: *mut i32, count: *mut i32) -> c_int;
     pub(super) fn SDendaccess(sds: i32) -> c_int;
     pub(super) fn SDend(sd: i32) -> c_int;
+    // Writing (`appended`: data sets appended to in several calls and sessions).
+    pub(super) fn SDcreate(sd: i32, name: *const c_char, nt: i32, rank: i32, dims: *const i32) -> i32;
+    pub(super) fn SDnametoindex(sd: i32, name: *const c_char) -> i32;
+    pub(super) fn SDsetblocksize(sds: i32, size: i32) -> c_int;
+    pub(super) fn SDwritedata(
+        sds: i32,
+        start: *const i32,
+        stride: *const i32,
+        edge: *const i32,
+        data: *const c_void,
+    ) -> c_int;
 }
 
 const DFACC_READ: i32 = 1;
@@ -182,6 +193,13 @@ pub(crate) fn libhdf4_outcome(path: &Path) -> Result<Vec<(String, Vec<u8>)>, Str
         SDend(sd);
         result.map(|()| out)
     }
+}
+
+/// The shape `SDgetinfo` reports for data set `name` of `path` (an unlimited dimension's current
+/// extent).
+pub(crate) fn libhdf4_shape(path: &Path, name: &str) -> Vec<u64> {
+    let read = libhdf4(path).into_iter().find(|r| r.name == name);
+    read.unwrap_or_else(|| panic!("{}: no data set {name}", path.display())).shape
 }
 
 /// The values of data set `name` of `path` as libhdf4 reads them (native-endian).

@@ -12,6 +12,10 @@
 //! | other linked blocks, RLE, szip,| slabs (whole) /       | decoded, stored by the store (zlib)    |
 //! | skipping Huffman, NBIT         | the chunk shape       |                                        |
 //!
+//! Linked blocks count as whole rows as stored or, else, with blocks adjacent in the file merged. A
+//! data set with an unlimited dimension has as many rows as its data element holds (libhdf4's
+//! `numrecs`), whatever its dimension record says.
+//!
 //! A chunk whose storage differs from the array's codec chain (an RLE chunk, a plain chunk among
 //! deflated ones) is decoded and re-encoded with the array's chain, as a store-owned chunk.
 
@@ -54,8 +58,6 @@ pub(crate) fn build(
     let data_type = sds.number_type.data_type()?;
     let endian =
         (data_type.swap_unit() > 1).then_some(if sds.number_type.little { Endian::Little } else { Endian::Big });
-    let layout = Layout { data_type, endian, shape: &sds.shape, name: &sds.name, budget: &options.owned_budget };
-    let total = layout.total_bytes()?;
     // A data element the data set names but the file does not have is a lost descriptor (libhdf4's
     // `SDreaddata` fails on it), not data never written: that is a data set naming no element.
     let stored = match sds.data_ref {
@@ -66,6 +68,9 @@ pub(crate) fn build(
         })?),
         None => None,
     };
+    let shape = current_shape(sds, stored.as_ref(), data_type.size() as u64);
+    let layout = Layout { data_type, endian, shape: &shape, name: &sds.name, budget: &options.owned_budget };
+    let total = layout.total_bytes()?;
     let mut chunk_fill = None;
     let (grid, codecs, chunks) = match stored {
         None => layout.whole(CodecChain::raw(endian), None)?,
@@ -103,20 +108,7 @@ pub(crate) fn build(
                 "compressed data of {length} bytes, not the {total} of its shape"
             )));
         }
-        Some(Storage::Linked { ref blocks, .. }) if layout.row_aligned(blocks, total).is_some() => {
-            layout.linked_rows(blocks, total)?
-        }
-        Some(linked @ Storage::Linked { .. }) => {
-            let bytes =
-                read_stored(file, index, &linked, MAX_DECODED_BYTES, &format!("linked blocks of {}", sds.name))?;
-            if (bytes.len() as u64) < total {
-                return Err(Hdf4Error::Unsupported(format!(
-                    "linked blocks hold {} bytes, fewer than the {total} of its shape",
-                    bytes.len()
-                )));
-            }
-            layout.decoded_slabs(&bytes, options.max_slab_bytes)?
-        }
+        Some(linked @ Storage::Linked { .. }) => layout.linked(file, index, &linked, total, options.max_slab_bytes)?,
         Some(Storage::Chunked(chunked)) => {
             chunk_fill = Some(chunked.fill.clone());
             layout.chunked(file, index, &chunked)?
@@ -141,6 +133,36 @@ pub(crate) fn build(
         notes,
     };
     Ok(VirtualArray { path: sds.name.clone(), metadata, chunks, rewritten_chunks: 0, digest: None, tails: Vec::new() })
+}
+
+/// The data set's shape as libhdf4 reports it. A record variable's (one with an unlimited dimension)
+/// first extent is the whole rows its data element holds: libhdf4's `hdf_read_vars` sets `numrecs`
+/// to `Hlength` over the bytes of one row, and `SDgetinfo` reports `numrecs`. The dimension record
+/// keeps the extent it had when it was last written (the session that created the data set): rows
+/// appended in a later session are in the element, not in the record. Other data sets, and record
+/// variables never written or chunked, keep the dimension record's shape.
+fn current_shape(sds: &Sds, stored: Option<&Storage>, element_size: u64) -> Vec<u64> {
+    let mut shape = sds.shape.clone();
+    let length = stored.and_then(Storage::element_length).filter(|_| sds.unlimited);
+    let row = shape.iter().skip(1).try_fold(element_size, |n, &d| n.checked_mul(d)).filter(|&row| row > 0);
+    if let (Some(first), Some(length), Some(row)) = (shape.first_mut(), length, row) {
+        *first = length / row;
+    }
+    shape
+}
+
+/// Linked blocks merged where one block ends where the next begins in the file (the same bytes in
+/// the same order, fewer and longer runs: what BES's DMR++ lists for an element appended in small
+/// blocks).
+fn coalesced(blocks: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::with_capacity(blocks.len());
+    for &(offset, length) in blocks {
+        match runs.last_mut() {
+            Some((start, run)) if *start + *run == offset => *run += length,
+            _ => runs.push((offset, length)),
+        }
+    }
+    runs
 }
 
 /// The fill value as native bytes: for chunked data the chunk header's (what libhdf4 fills missing
@@ -263,6 +285,40 @@ impl Layout<'_> {
             left -= take;
         }
         (left == 0).then_some(edges)
+    }
+
+    /// Linked blocks, every one in order: referenced one chunk per block when each holds whole rows
+    /// (as stored, else with blocks adjacent in the file merged), else read and kept by the store.
+    ///
+    /// # Errors
+    /// [`Hdf4Error::Unsupported`] when the blocks hold fewer bytes than the shape or more than vzarr
+    /// decodes; other variants when they cannot be read.
+    fn linked(
+        &self,
+        file: &dyn ByteSource,
+        index: &DdIndex,
+        linked: &Storage,
+        total: u64,
+        max_slab_bytes: u64,
+    ) -> Result<Parts, Hdf4Error> {
+        if let Storage::Linked { blocks, .. } = linked {
+            if self.row_aligned(blocks, total).is_some() {
+                return self.linked_rows(blocks, total);
+            }
+            let runs = coalesced(blocks);
+            if self.row_aligned(&runs, total).is_some() {
+                return self.linked_rows(&runs, total);
+            }
+        }
+        let what = format!("linked blocks of {}", self.name);
+        let bytes = read_stored(file, index, linked, MAX_DECODED_BYTES, &what)?;
+        if (bytes.len() as u64) < total {
+            return Err(Hdf4Error::Unsupported(format!(
+                "linked blocks hold {} bytes, fewer than the {total} of its shape",
+                bytes.len()
+            )));
+        }
+        self.decoded_slabs(&bytes, max_slab_bytes)
     }
 
     /// Linked blocks holding whole rows, referenced one chunk per block (a rectilinear grid along the

@@ -170,6 +170,9 @@ pub(crate) struct Sds {
     pub(crate) attributes: Vec<Attribute>,
     /// The ref of its data element `(DFTAG_SD, ref)`, absent when never written.
     pub(crate) data_ref: Option<u16>,
+    /// Whether one of its dimensions is unlimited (a `UDim0.0` dimension vgroup: libhdf4's record
+    /// variable, whose first extent is the rows its data element holds, not the dimension record's).
+    pub(crate) unlimited: bool,
 }
 
 /// The SD content of a file: file attributes, data sets (each read, or why not) and the vgroups
@@ -263,11 +266,13 @@ fn sds(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Sds, Hd
     let mut dims = Vec::new();
     let (mut nt, mut sdd, mut data_ref, mut ndg) = (None, None, None, None);
     let mut attributes = Vec::new();
+    let mut unlimited = false;
     for &(tag, reference) in &group.members {
         match tag {
             DFTAG_VG => {
                 let dim = vgroup(file, index, reference)?;
                 if dim.class.ends_with("Dim0.0") {
+                    unlimited |= dim.class == "UDim0.0";
                     dims.push(dim.name);
                 }
             }
@@ -305,7 +310,16 @@ fn sds(file: &dyn ByteSource, index: &DdIndex, group: &Vgroup) -> Result<Sds, Hd
     if dims.len() != shape.len() {
         dims = (0..shape.len()).map(|i| format!("fakeDim{i}")).collect();
     }
-    Ok(Sds { name: group.name.clone(), reference: group.reference, dims, shape, number_type, attributes, data_ref })
+    Ok(Sds {
+        name: group.name.clone(),
+        reference: group.reference,
+        dims,
+        shape,
+        number_type,
+        attributes,
+        data_ref,
+        unlimited,
+    })
 }
 
 /// The (tag, ref) members of numeric data group `reference`.

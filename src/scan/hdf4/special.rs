@@ -82,6 +82,21 @@ pub(crate) enum Storage {
     },
 }
 
+impl Storage {
+    /// The element's length in bytes as libhdf4's `Hlength` gives it (a special element's header
+    /// length: the uncompressed length of a compressed one); `None` for a chunked element, whose
+    /// extents vzarr takes from the dimension record.
+    pub(crate) fn element_length(&self) -> Option<u64> {
+        match self {
+            Storage::Plain { length, .. }
+            | Storage::Linked { length, .. }
+            | Storage::Compressed { length, .. }
+            | Storage::External { length, .. } => Some(*length),
+            Storage::Chunked(_) => None,
+        }
+    }
+}
+
 /// A compression method of a compressed element (`comp_coder_t` in `hcomp.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Coder {
