@@ -199,9 +199,7 @@ pub(crate) fn read_back_s3(store: &Path, files: usize, work: &Path) {
 /// This process's bytes read and read calls so far (`/proc/self/io`'s `rchar`, `syscr`).
 fn io_counts() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-    let field = |name: &str| {
-        text.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok()).unwrap_or(0)
-    };
+    let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok()).unwrap_or(0);
     (field("rchar:"), field("syscr:"))
 }
 

@@ -234,6 +234,16 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, ChunksError> {
         }
         info.chunks = ChunkList::clone(chunks);
     }
+    if info.chunks.is_empty() && element.child("dmrpp:block").is_some() {
+        // BES lists an HDF4 data set's linked blocks in `dmrpp:chunks` itself: one piece of the
+        // whole array (its blocks adjacent, else refused), never the fill value.
+        let mut list = ChunkList::default();
+        super::xml::list_chunk(&mut list, element);
+        if let Some(why) = list.error() {
+            return Err(ChunksError::List(why.clone()));
+        }
+        info.chunks = list;
+    }
     Ok(info)
 }
 
@@ -341,6 +351,21 @@ mod tests {
 
     fn parse(xml: &str) -> Element {
         super::super::xml::parse(xml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn blocks_in_the_chunks_element_are_one_piece_or_refused() {
+        let blocks = |second: u64| {
+            parse(&format!(
+                r#"<Int32><dmrpp:chunks byteOrder="BE"><dmrpp:block offset="100" nBytes="40"/><dmrpp:block offset="{second}" nBytes="8"/></dmrpp:chunks></Int32>"#
+            ))
+        };
+        let Storage::Chunks(info) = storage(&blocks(140), Some(12)).unwrap() else { panic!() };
+        let chunks: Vec<(u64, u64)> = info.chunks.iter().map(|c| (c.offset, c.length)).collect();
+        assert_eq!(chunks, [(100, 48)]);
+        // Apart: refused, never read as the fill value.
+        let err = storage(&blocks(500), Some(12)).unwrap_err().to_string();
+        assert!(err.contains("not adjacent"), "{err}");
     }
 
     #[test]
