@@ -126,3 +126,51 @@ fn verify(dataset: &vzarr::dataset::VirtualDataset) {
 
 #[cfg(not(feature = "verify"))]
 fn verify(_: &vzarr::dataset::VirtualDataset) {}
+
+/// BES lists such a data set's linked blocks in `<dmrpp:chunks>` itself (`SDS_unlimited_2.hdf`'s
+/// sidecar), blocks of the two sessions apart in the file: the sidecar's scan reads every block, in
+/// order, equal to libhdf4's values. The blocks' byte ranges are those of the file's scan, which the
+/// test above proves against libhdf4 (libhdf4 has no call that gives them).
+#[test]
+fn linked_blocks_listed_in_a_sidecar_read_as_libhdf4_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for (set, (name, block)) in (0..).zip(DATASETS).filter(|(_, (name, _))| *name != "cut_rows") {
+        let path = dir.path().join(format!("{name}.hdf"));
+        write_appended(&path, set, name, block);
+        let (dataset, _) = read_back(&path, &ScanOptions::default());
+        let blocks: String = dataset
+            .array(name)
+            .unwrap()
+            .chunks
+            .iter()
+            .filter_map(|c| match c {
+                vzarr::dataset::ChunkEntry::Source { offset, length, .. } => {
+                    Some(format!("\n            <dmrpp:block offset=\"{offset}\" nBytes=\"{length}\"/>"))
+                }
+                _ => None,
+            })
+            .collect();
+        let rows = SECOND_SESSION.last().unwrap().1;
+        let file = path.file_name().unwrap().to_string_lossy();
+        let sidecar = dir.path().join(format!("{file}.dmrpp"));
+        let xml = format!(
+            r#"<?xml version="1.0" encoding="ISO-8859-1"?>
+<Dataset xmlns="http://xml.opendap.org/ns/DAP/4.0#" xmlns:dmrpp="http://xml.opendap.org/dap/dmrpp/1.0.0#" dapVersion="4.0" dmrVersion="1.0" name="{file}" dmrpp:href="data/{file}">
+    <Dimension name="rows" size="{rows}"/>
+    <Dimension name="columns" size="{COLUMNS}"/>
+    <Int32 name="{name}">
+        <Dim name="/rows"/>
+        <Dim name="/columns"/>
+        <dmrpp:chunks byteOrder="BE">{blocks}
+        </dmrpp:chunks>
+    </Int32>
+</Dataset>
+"#
+        );
+        std::fs::write(&sidecar, xml).unwrap();
+        let (_, arrays) = read_back(&sidecar, &ScanOptions::default());
+        let (_, shape, values) = arrays.iter().find(|(n, ..)| n == name).unwrap_or_else(|| panic!("no {name}"));
+        assert_eq!(shape, &libhdf4_shape(&path, name), "{name}: the sidecar's shape");
+        assert!(*values == libhdf4_values(&path, name), "{name}: values through the sidecar differ from libhdf4's");
+    }
+}

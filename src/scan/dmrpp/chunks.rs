@@ -28,7 +28,7 @@ const MAX_STRINGS: u64 = crate::metadata::MAX_STRING_ELEMENTS;
 const MAX_STRING_BYTES: u64 = 256 << 20;
 
 /// What `<dmrpp:chunks>` says, and the chunks it lists.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct ChunksInfo {
     /// Filter names in pipeline order.
     pub(super) filters: Vec<String>,
@@ -55,6 +55,9 @@ pub(super) enum Storage {
     /// A structure with string members: its elements as BES writes them into the sidecar
     /// (`dmrpp:specialstructuredata`, decoded from base64; `dmrpp/special_struct` reads them).
     Structure(Vec<u8>),
+    /// HDF4 linked blocks that are not adjacent (offset, length each, in order), which no one byte
+    /// range holds: read from the data file into the store.
+    Blocks(ChunksInfo, Vec<(u64, u64)>),
     /// Something vzarr cannot reference, and why.
     Unsupported(String),
 }
@@ -166,7 +169,13 @@ pub(super) fn storage(element: &Element, count: Option<u64>) -> Result<Storage, 
     // Older sidecars (BES's `d_int.h5.dmrpp`) list `<dmrpp:chunk>` in the variable itself.
     let bare = element.child("dmrpp:chunks").is_none() && element.child("dmrpp:chunk").is_some();
     let info = match element.child("dmrpp:chunks") {
-        Some(chunks) => chunks_info(chunks)?,
+        Some(chunks) => {
+            let info = chunks_info(chunks)?;
+            if let Some(blocks) = linked_blocks(chunks, &info)? {
+                return Ok(blocks);
+            }
+            info
+        }
         None if bare => {
             let mut info = chunks_info(element)?;
             let mut list = ChunkList::default();
@@ -234,17 +243,29 @@ fn chunks_info(element: &Element) -> Result<ChunksInfo, ChunksError> {
         }
         info.chunks = ChunkList::clone(chunks);
     }
-    if info.chunks.is_empty() && element.child("dmrpp:block").is_some() {
-        // BES lists an HDF4 data set's linked blocks in `dmrpp:chunks` itself: one piece of the
-        // whole array (its blocks adjacent, else refused), never the fill value.
-        let mut list = ChunkList::default();
-        super::xml::list_chunk(&mut list, element);
-        if let Some(why) = list.error() {
-            return Err(ChunksError::List(why.clone()));
-        }
-        info.chunks = list;
-    }
     Ok(info)
+}
+
+/// BES's HDF4 linked blocks listed in `dmrpp:chunks` itself (`info` its attributes): one chunk of
+/// the whole array when adjacent, else [`Storage::Blocks`]; None when there are none.
+fn linked_blocks(element: &Element, info: &ChunksInfo) -> Result<Option<Storage>, ChunksError> {
+    if !info.chunks.is_empty() || element.child("dmrpp:block").is_none() {
+        return Ok(None);
+    }
+    let mut blocks = Vec::new();
+    for block in element.children_named("dmrpp:block") {
+        let number = |name: &'static str| {
+            let text = block.attr(name).unwrap_or_default();
+            text.trim().parse::<u64>().map_err(|_| ChunksError::Number { name, text: text.to_string() })
+        };
+        blocks.push((number("offset")?, number("nBytes")?));
+    }
+    let mut list = ChunkList::default();
+    super::xml::list_chunk(&mut list, element);
+    if list.error().is_some() {
+        return Ok(Some(Storage::Blocks(ChunksInfo { chunks: ChunkList::default(), ..info.clone() }, blocks)));
+    }
+    Ok(Some(Storage::Chunks(ChunksInfo { chunks: list, ..info.clone() })))
 }
 
 /// The strings of `<dmrpp:vlsa>`, expanded (`c` repeats), checked against `count` before any is.
@@ -354,7 +375,7 @@ mod tests {
     }
 
     #[test]
-    fn blocks_in_the_chunks_element_are_one_piece_or_refused() {
+    fn blocks_in_the_chunks_element_are_one_piece_or_read_each() {
         let blocks = |second: u64| {
             parse(&format!(
                 r#"<Int32><dmrpp:chunks byteOrder="BE"><dmrpp:block offset="100" nBytes="40"/><dmrpp:block offset="{second}" nBytes="8"/></dmrpp:chunks></Int32>"#
@@ -363,9 +384,9 @@ mod tests {
         let Storage::Chunks(info) = storage(&blocks(140), Some(12)).unwrap() else { panic!() };
         let chunks: Vec<(u64, u64)> = info.chunks.iter().map(|c| (c.offset, c.length)).collect();
         assert_eq!(chunks, [(100, 48)]);
-        // Apart: refused, never read as the fill value.
-        let err = storage(&blocks(500), Some(12)).unwrap_err().to_string();
-        assert!(err.contains("not adjacent"), "{err}");
+        // Apart: each block, to be read from the data file (never the fill value).
+        let Storage::Blocks(_, apart) = storage(&blocks(500), Some(12)).unwrap() else { panic!() };
+        assert_eq!(apart, [(100, 40), (500, 8)]);
     }
 
     #[test]

@@ -133,6 +133,7 @@ pub(super) fn translate(ctx: &mut Context<'_>, var: &DmrVariable<'_>) -> Result<
     if let Storage::Structure(data) = &storage {
         return special_structure(ctx, var, dims, data);
     }
+    let storage = read_blocks(ctx, var, count, storage)?;
     let storage = match heap_scalar(ctx, var, &shape, &storage)? {
         Some(text) => Storage::Strings(vec![text]),
         None => compact_variable_length(ctx, var, &shape, storage)?,
@@ -231,6 +232,30 @@ fn heap_scalar(
         }
         (None, false) => Ok(None),
     }
+}
+
+/// Linked blocks that are not adjacent ([`Storage::Blocks`]) read from the data file, in order, as
+/// the array's data held in the store (at most 16 bytes for each of its `count` elements before
+/// anything is read); any other storage unchanged.
+fn read_blocks(
+    ctx: &Context<'_>,
+    var: &DmrVariable<'_>,
+    count: Option<u64>,
+    storage: Storage,
+) -> Result<Storage, Refusal> {
+    let Storage::Blocks(info, blocks) = storage else { return Ok(storage) };
+    let total = blocks.iter().try_fold(0u64, |n, &(_, length)| n.checked_add(length));
+    let most = count.and_then(|c| c.checked_mul(16));
+    let invalid = |why: TranslateError| Refusal::Error(ctx.variable_error(&var.path, "reading linked blocks", why));
+    let Some(total) = total.filter(|&t| most.is_some_and(|m| t <= m)) else {
+        let shape = var.dims.as_ref().map(|d| d.iter().map(|(_, n)| *n).collect()).unwrap_or_default();
+        return Err(invalid(TranslateError::Compact { length: total.unwrap_or(u64::MAX) as usize, shape }));
+    };
+    let mut bytes = Vec::with_capacity(total as usize);
+    for (offset, length) in blocks {
+        bytes.extend(ctx.files.read(0, offset, length).map_err(|why| invalid(why.into()))?);
+    }
+    Ok(Storage::Inline(info, bytes))
 }
 
 /// The string kind of `var`'s dataset in the sidecar's data file (source 0), under its HDF5 path.
@@ -480,6 +505,8 @@ fn layout_of(
         Storage::Unsupported(why) => return Err(Refusal::Unsupported(why.into())),
         // `translate` stores these with `special_structure` before any layout is asked for.
         Storage::Structure(_) => return Err(Refusal::Unsupported("a structure with string members".into())),
+        // `translate` reads these into inline data first.
+        Storage::Blocks(..) => return Err(Refusal::Unsupported("linked blocks not read".into())),
     })
 }
 
