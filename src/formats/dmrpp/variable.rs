@@ -176,6 +176,11 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
     let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
     if let Some((offset, length)) = contiguous(array, filters.is_empty(), &entries) {
         writeln!(out, "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\"/>").ok();
+    } else if let Some(blocks) = linked_blocks(array, filters.is_empty(), &entries) {
+        // HDF4 linked blocks: runs of whole rows apart in the file, listed as BES lists them.
+        for (offset, length) in blocks {
+            writeln!(out, "{indent}    <dmrpp:block offset=\"{offset}\" nBytes=\"{length}\"/>").ok();
+        }
     } else {
         chunk_list(array, &entries, &format!("{indent}    "), &mut out)?;
     }
@@ -257,6 +262,25 @@ fn contiguous(array: &VirtualArray, unfiltered: bool, entries: &[ChunkEntry]) ->
         next = offset + length;
     }
     (next - start == total).then_some((start, total))
+}
+
+/// The byte ranges of an unfiltered array stored in runs of whole rows (its grid rectilinear along
+/// the first dimension only, every run referenced in the data file): HDF4 linked blocks, in order.
+fn linked_blocks(array: &VirtualArray, unfiltered: bool, entries: &[ChunkEntry]) -> Option<Vec<(u64, u64)>> {
+    let rows = array.metadata.chunk_grid.dims().first()?;
+    if !unfiltered || !full_width(array) || rows.regular_size().is_some() || entries.is_empty() {
+        return None;
+    }
+    let row_bytes = array.metadata.shape().iter().skip(1).product::<u64>() * array.metadata.element_size() as u64;
+    let mut blocks = Vec::with_capacity(entries.len());
+    for (k, entry) in entries.iter().enumerate() {
+        let ChunkEntry::Source { source: 0, offset, length } = *entry else { return None };
+        if length != rows.valid(k as u64) * row_bytes {
+            return None;
+        }
+        blocks.push((offset, length));
+    }
+    Some(blocks)
 }
 
 /// Whether the chunks are rows of the whole array: one chunk of the full extent along every dimension
