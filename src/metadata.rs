@@ -11,7 +11,7 @@ mod json_text;
 mod keys;
 mod struct_type;
 
-pub use array_notes::{ArrayNotes, FilterNote, SourceChunks, SourceLayout, EXTENSION_FIELD};
+pub use array_notes::{ArrayNotes, FilterNote, SourceChunks, SourceLayout, SourceStorage, EXTENSION_FIELD};
 pub use compound_note::CompoundNote;
 pub use data_type::DataType;
 pub(crate) use data_type::{MAX_LENGTH_BYTES, MAX_STRING_ELEMENTS};

@@ -127,23 +127,38 @@ pub struct ArrayNotes {
     pub source_chunks: Option<SourceChunks>,
 }
 
-/// The file's own chunks of an array whose store chunks are repacked copies (HDF5 compounds with
+/// The file's own storage of an array whose store chunks are repacked copies (HDF5 compounds with
 /// padding), for the DMR++ writer. Not part of the array's metadata: equal to every other (two
 /// scans of one archive compare their notes, and the files' chunks always differ), never serialized.
 #[derive(Debug, Clone)]
 pub struct SourceChunks {
-    /// The file's chunk shape.
-    pub chunk_shape: Vec<u64>,
     /// BES's `structOffset`: the stored offsets of the members after the first, then the stored
     /// element size.
     pub struct_offsets: Vec<u64>,
-    /// (linear chunk index, offset, length in bytes) of every chunk the file holds, in source 0.
-    pub chunks: std::sync::Arc<Vec<(u64, u64, u64)>>,
-    /// The file stores the dataset contiguously: `chunks` is its one block (BES lists it with no
-    /// chunk shape or position).
-    pub contiguous: bool,
-    /// The file stores the dataset compact: these are its stored (padded) elements, in file order.
-    pub compact: Option<std::sync::Arc<Vec<u8>>>,
+    /// How the file stores the elements.
+    pub storage: SourceStorage,
+}
+
+/// How the file stores a repacked array's elements ([`SourceChunks`]).
+#[derive(Debug, Clone)]
+pub enum SourceStorage {
+    /// In chunks of `chunk_shape`: (linear chunk index, offset, length in bytes) of every chunk the
+    /// file holds, in source 0.
+    Chunked {
+        /// The file's chunk shape.
+        chunk_shape: Vec<u64>,
+        /// The chunks the file holds.
+        chunks: std::sync::Arc<Vec<(u64, u64, u64)>>,
+    },
+    /// In one block of `length` bytes at `offset` (BES lists it with no chunk shape or position).
+    Contiguous {
+        /// The block's offset in source 0.
+        offset: u64,
+        /// Its length in bytes.
+        length: u64,
+    },
+    /// In the object header: these stored (padded) elements, in file order.
+    Compact(std::sync::Arc<Vec<u8>>),
 }
 
 impl PartialEq for SourceChunks {

@@ -43,7 +43,6 @@ use hdf5_reader::Hdf5File;
 use layout::{Layout, StorageInfo, StoredChunk};
 use links::{LinkedFile, LinkedFiles};
 use owned::StringsError;
-use repacked::Block;
 use structure::{read_structure, H5Variable};
 
 use super::chars::{char_dim_stackable, folded_length, CharUse};
@@ -58,7 +57,9 @@ use crate::codec::{Codec, CodecChain, Endian, Filter};
 use crate::dataset::{ChunkTable, ConcatCoordinate, OwnedBytes, ScanWarning, VirtualArray, VirtualDataset};
 use crate::grid::ChunkGrid;
 use crate::manifest::{ChunkEntry, SourceFile};
-use crate::metadata::{encode_fill_value_attribute, ArrayMetadata, DataType, FillValue, FilterNote, SourceLayout};
+use crate::metadata::{
+    encode_fill_value_attribute, ArrayMetadata, DataType, FillValue, FilterNote, SourceLayout, SourceStorage,
+};
 use crate::source::ByteSource;
 
 /// Why new-style object, region and attribute references (HDF5 1.12 `H5R_ref_t`, stored as heap
@@ -384,10 +385,12 @@ impl FileContext<'_> {
             (Some(repack), Layout::Chunked(chunk_shape)) => {
                 self.source_chunks(&scan, repack, &chunk_shape[..scan.shape.len().min(chunk_shape.len())])
             }
-            (Some(repack), &Layout::Contiguous { address: Some(address), size: Some(size) }) => {
-                self.source_block(&scan, repack, Block::Contiguous { address, size })
+            (Some(repack), &Layout::Contiguous { address: Some(offset), size: Some(length) }) => {
+                self.source_block(&scan, repack, SourceStorage::Contiguous { offset, length })
             }
-            (Some(repack), Layout::Compact(bytes)) => self.source_block(&scan, repack, Block::Compact(bytes)),
+            (Some(repack), Layout::Compact(bytes)) => {
+                self.source_block(&scan, repack, SourceStorage::Compact(Arc::new(bytes.clone())))
+            }
             _ => None,
         };
         let translated = match (padded, scan.info.layout.clone()) {

@@ -23,7 +23,7 @@ use super::types::{fixed_fill_text, members_xml, number_text, strings_xml, struc
 use crate::codec::{Codec, Endian};
 use crate::dataset::VirtualArray;
 use crate::manifest::ChunkEntry;
-use crate::metadata::{DataType, SourceChunks, SourceLayout};
+use crate::metadata::{DataType, SourceChunks, SourceLayout, SourceStorage};
 
 /// How each dimension of a variable is written: `<Dim name="/fqn"/>` or `<Dim size="n"/>`.
 pub(super) type DimRefs = Vec<Option<String>>;
@@ -188,26 +188,26 @@ fn storage_xml(array: &VirtualArray, kind: &Kind, indent: &str) -> Result<String
     Ok(out)
 }
 
-/// The `dmrpp:chunks` of a padded compound: the file's chunks the scan noted.
+/// The `dmrpp:chunks` of a padded compound: the file's storage the scan noted, as BES lists it.
 fn file_chunk_list(array: &VirtualArray, source: &SourceChunks, attributes: &str, indent: &str) -> String {
-    if let Some(stored) = &source.compact {
-        let data = crate::base64::encode(stored);
-        return format!("{indent}<dmrpp:chunks{attributes}/>\n{indent}<dmrpp:compact>{data}</dmrpp:compact>\n");
-    }
-    let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
-    if source.contiguous {
-        for &(_, offset, length) in source.chunks.iter() {
-            writeln!(out, "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\"/>").ok();
+    let (chunk_shape, chunks) = match &source.storage {
+        SourceStorage::Compact(stored) => {
+            let data = crate::base64::encode(stored);
+            return format!("{indent}<dmrpp:chunks{attributes}/>\n{indent}<dmrpp:compact>{data}</dmrpp:compact>\n");
         }
-        writeln!(out, "{indent}</dmrpp:chunks>").ok();
-        return out;
-    }
-    let sizes: Vec<String> = source.chunk_shape.iter().map(u64::to_string).collect();
+        SourceStorage::Contiguous { offset, length } => {
+            let chunk = format!("{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\"/>");
+            return format!("{indent}<dmrpp:chunks{attributes}>\n{chunk}\n{indent}</dmrpp:chunks>\n");
+        }
+        SourceStorage::Chunked { chunk_shape, chunks } => (chunk_shape, chunks),
+    };
+    let mut out = format!("{indent}<dmrpp:chunks{attributes}>\n");
+    let sizes: Vec<String> = chunk_shape.iter().map(u64::to_string).collect();
     writeln!(out, "{indent}    <dmrpp:chunkDimensionSizes>{}</dmrpp:chunkDimensionSizes>", sizes.join(" ")).ok();
     let grid = &array.metadata.chunk_grid;
-    for &(linear, offset, length) in source.chunks.iter() {
+    for &(linear, offset, length) in chunks.iter() {
         let position: Vec<String> =
-            grid.chunk_coords(linear).iter().zip(&source.chunk_shape).map(|(c, n)| (c * n).to_string()).collect();
+            grid.chunk_coords(linear).iter().zip(chunk_shape).map(|(c, n)| (c * n).to_string()).collect();
         writeln!(
             out,
             "{indent}    <dmrpp:chunk offset=\"{offset}\" nBytes=\"{length}\" chunkPositionInArray=\"[{}]\"/>",

@@ -260,10 +260,14 @@ fn linked_blocks(element: &Element, info: &ChunksInfo) -> Result<Option<Storage>
         };
         blocks.push((number("offset")?, number("nBytes")?));
     }
+    let adjacent = blocks.windows(2).all(|w| w[0].0.checked_add(w[0].1) == Some(w[1].0));
+    if !adjacent {
+        return Ok(Some(Storage::Blocks(info.clone(), blocks)));
+    }
     let mut list = ChunkList::default();
     super::xml::list_chunk(&mut list, element);
-    if list.error().is_some() {
-        return Ok(Some(Storage::Blocks(ChunksInfo { chunks: ChunkList::default(), ..info.clone() }, blocks)));
+    if let Some(why) = list.error() {
+        return Err(ChunksError::List(why.clone()));
     }
     Ok(Some(Storage::Chunks(ChunksInfo { chunks: list, ..info.clone() })))
 }

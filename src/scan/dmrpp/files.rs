@@ -13,7 +13,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use hdf5_reader::{Hdf5File, OpenOptions};
+
 use crate::manifest::SourceFile;
+use crate::scan::hdf5::{RangeStorage, MAX_READ_BYTES};
 use crate::scan::ScanOptions;
 use crate::source::ByteSource;
 use crate::trust::{container_of, Authorization, TrustError};
@@ -121,11 +124,17 @@ pub(super) struct Files<'a> {
 struct DataFile {
     location: String,
     opened: OnceLock<(SourceFile, Arc<dyn ByteSource>)>,
+    /// The file opened by the HDF5 reader, once asked for (None: not an HDF5 file).
+    hdf5: OnceLock<Option<Hdf5File>>,
 }
 
 impl DataFile {
+    fn new(location: String) -> Self {
+        DataFile { location, opened: OnceLock::new(), hdf5: OnceLock::new() }
+    }
+
     fn opened(location: String, opened: (SourceFile, Arc<dyn ByteSource>)) -> Self {
-        DataFile { location, opened: OnceLock::from(opened) }
+        DataFile { opened: OnceLock::from(opened), ..DataFile::new(location) }
     }
 }
 
@@ -182,10 +191,17 @@ impl<'a> Files<'a> {
         Ok(self.opened.len() as u32 - 1)
     }
 
-    /// The bytes of source `source`, opened (a remote object: fingerprinted by a HEAD request).
-    pub(super) fn byte_source(&self, source: u32) -> Result<Arc<dyn ByteSource>, FilesError> {
+    /// Source `source` opened by the HDF5 reader, once for the scan (what a sidecar leaves out and
+    /// only the file's own metadata says); None when it is not an HDF5 file.
+    pub(super) fn hdf5(&self, source: u32) -> Result<Option<Hdf5File>, FilesError> {
         let file = self.opened.get(source as usize).ok_or(FilesError::NoSource(source))?;
-        Ok(self.file(file)?.1.clone())
+        if let Some(opened) = file.hdf5.get() {
+            return Ok(opened.clone());
+        }
+        let bytes = self.file(file)?.1.clone();
+        let options = OpenOptions::default().with_max_read_bytes(MAX_READ_BYTES);
+        let opened = Hdf5File::from_storage_with_options(Arc::new(RangeStorage(bytes)), options).ok();
+        Ok(file.hdf5.get_or_init(|| opened).clone())
     }
 
     /// `length` bytes at `offset` of source `source`.
@@ -261,7 +277,7 @@ impl<'a> Files<'a> {
         let named = |problem| FilesError::data_file(&location, problem);
         self.authorization.check(&location).map_err(|e| named(DataFileProblem::Untrusted(e)))?;
         let Some(path) = crate::source::local_path(&location) else {
-            return Ok(DataFile { location, opened: OnceLock::new() });
+            return Ok(DataFile::new(location));
         };
         let path = std::path::absolute(&path).unwrap_or(path);
         let source = crate::source::fingerprint(&path).map_err(|e| named(DataFileProblem::Fingerprint(e)))?;

@@ -258,11 +258,19 @@ fn read_blocks(
     Ok(Storage::Inline(info, bytes))
 }
 
-/// The string kind of `var`'s dataset in the sidecar's data file (source 0), under its HDF5 path.
-fn file_string_kind(ctx: &Context<'_>, var: &DmrVariable<'_>) -> Result<Option<StringKind>, Refusal> {
+/// The datatype of `var`'s dataset in the sidecar's data file (source 0, opened by the HDF5 reader
+/// once for the scan), under its HDF5 path; None when that is no HDF5 dataset.
+fn file_datatype(ctx: &Context<'_>, var: &DmrVariable<'_>) -> Result<Option<hdf5_reader::Datatype>, Refusal> {
+    let invalid =
+        |why| Refusal::Error(ctx.variable_error(&var.path, "reading its datatype", TranslateError::from(why)));
+    let Some(file) = ctx.files.hdf5(0).map_err(invalid)? else { return Ok(None) };
     let path = var.notes.source_path.as_deref().unwrap_or(&var.path);
-    string_kind(&ctx.files, 0, path)
-        .map_err(|why| Refusal::Error(ctx.variable_error(&var.path, "reading its datatype", TranslateError::from(why))))
+    Ok(file.dataset(path).ok().map(|dataset| dataset.dtype().clone()))
+}
+
+/// The string kind of `var`'s dataset in the sidecar's data file ([`file_datatype`]).
+fn file_string_kind(ctx: &Context<'_>, var: &DmrVariable<'_>) -> Result<Option<StringKind>, Refusal> {
+    Ok(file_datatype(ctx, var)?.as_ref().and_then(string_kind))
 }
 
 /// A scalar `String` held as compact text under `<dmrpp:chunks>`, which BES writes for fixed- and
@@ -274,16 +282,16 @@ fn compact_variable_length(
     shape: &[u64],
     storage: Storage,
 ) -> Result<Storage, Refusal> {
-    let Storage::Inline(_, bytes) = &storage else { return Ok(storage) };
     let fixed = var.element.child("dmrpp:FixedLengthStringArray").is_some();
     let ambiguous = var.element.name == "String" && shape.is_empty() && !fixed;
-    if !ambiguous || var.element.child("dmrpp:chunks").is_none() {
+    if !matches!(storage, Storage::Inline(..)) || !ambiguous || var.element.child("dmrpp:chunks").is_none() {
         return Ok(storage);
     }
     if file_string_kind(ctx, var)? != Some(StringKind::Variable) {
         return Ok(storage);
     }
-    match String::from_utf8(bytes.clone()) {
+    let Storage::Inline(_, bytes) = storage else { return Ok(storage) };
+    match String::from_utf8(bytes) {
         Ok(text) => Ok(Storage::Strings(vec![text])),
         Err(_) => Err(Refusal::Unsupported("a variable-length string that is not UTF-8".into())),
     }
@@ -301,10 +309,7 @@ fn special_structure(
     let shape: Vec<u64> = dims.iter().map(|(_, n)| *n).collect();
     let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).unwrap_or(u64::MAX);
     // The sidecar does not say which string members are variable-length; the data file does.
-    let path = var.notes.source_path.as_deref().unwrap_or(&var.path);
-    let variable = variable_length_members(&ctx.files, 0, path).map_err(|why| {
-        Refusal::Error(ctx.variable_error(&var.path, "reading its datatype", TranslateError::from(why)))
-    })?;
+    let variable = file_datatype(ctx, var)?.as_ref().map(variable_length_members).unwrap_or_default();
     let stored = special_struct(var.element, data, count, &variable).map_err(|e| Refusal::Unsupported(e.into()))?;
     let endian = endian(stored.data_type, &ChunksInfo { byte_order: Some(Endian::Little), ..ChunksInfo::default() });
     let layout = compact(ctx, &var.path, &shape, stored.data_type, endian, stored.bytes)?;

@@ -21,7 +21,7 @@ use crate::codec::{ByteSwap, Codec, CodecChain, Filter};
 use crate::dataset::ChunkTable;
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
-use crate::metadata::{FillValue, SourceChunks};
+use crate::metadata::{FillValue, SourceChunks, SourceStorage};
 use crate::scan::contiguous::slab_layout;
 use crate::scan::filters::{filter_codec, FilterSpec};
 use crate::scan::rewrite::ArrayCodecs;
@@ -60,22 +60,21 @@ impl FileContext<'_> {
         }
     }
 
+    /// The file's storage of padded compound variable `v` stored in one piece, as
+    /// [`Self::source_chunks`] gives a chunked one's: `storage` is its block or its compact bytes.
+    pub(super) fn source_block(
+        &self,
+        v: &VarScan<'_>,
+        repack: &Repack,
+        storage: SourceStorage,
+    ) -> Option<SourceChunks> {
+        let crate::metadata::DataType::Struct(fields) = v.data_type else { return None };
+        Some(SourceChunks { struct_offsets: struct_offsets(repack, fields)?, storage })
+    }
+
     /// The file's own chunks of padded compound variable `v` stored in chunks of `chunk_shape`, for
     /// the DMR++ writer (`ArrayNotes::source_chunks`); None when they cannot be listed as BES lists
     /// them (a chunk with skipped filters, an index that does not read).
-    /// The file's one block of a padded compound stored in one piece, as [`Self::source_chunks`]
-    /// gives a chunked one's: contiguous at `address` of `size` bytes, or compact `bytes`.
-    pub(super) fn source_block(&self, v: &VarScan<'_>, repack: &Repack, block: Block<'_>) -> Option<SourceChunks> {
-        let crate::metadata::DataType::Struct(fields) = v.data_type else { return None };
-        let struct_offsets = struct_offsets(repack, fields)?;
-        let (chunks, compact) = match block {
-            Block::Contiguous { address, size } => (vec![(0, address, size)], None),
-            Block::Compact(bytes) => (Vec::new(), Some(std::sync::Arc::new(bytes.to_vec()))),
-        };
-        let chunks = std::sync::Arc::new(chunks);
-        Some(SourceChunks { chunk_shape: v.shape.clone(), struct_offsets, chunks, contiguous: true, compact })
-    }
-
     pub(super) fn source_chunks(&self, v: &VarScan<'_>, repack: &Repack, chunk_shape: &[u64]) -> Option<SourceChunks> {
         let crate::metadata::DataType::Struct(fields) = v.data_type else { return None };
         let mut stored: Vec<(Vec<u64>, StoredChunk)> = Vec::new();
@@ -92,9 +91,9 @@ impl FileContext<'_> {
             chunks.push((grid.linear_index(&coords), c.address, c.size));
         }
         chunks.sort_unstable();
-        let offsets = struct_offsets(repack, fields)?;
-        let (chunk_shape, chunks) = (chunk_shape.to_vec(), std::sync::Arc::new(chunks));
-        Some(SourceChunks { chunk_shape, struct_offsets: offsets, chunks, contiguous: false, compact: None })
+        let struct_offsets = struct_offsets(repack, fields)?;
+        let storage = SourceStorage::Chunked { chunk_shape: chunk_shape.to_vec(), chunks: std::sync::Arc::new(chunks) };
+        Some(SourceChunks { struct_offsets, storage })
     }
 
     fn repacked_chunked(
@@ -253,15 +252,6 @@ fn for_packed(codec: &Codec, packed_size: usize) -> Codec {
     }
 }
 
-/// Where the byte at `packed` of a packed element lies in the stored element.
-/// A dataset's storage in one piece.
-pub(super) enum Block<'a> {
-    /// Contiguous: `size` bytes at `address`.
-    Contiguous { address: u64, size: u64 },
-    /// Compact: these stored bytes.
-    Compact(&'a [u8]),
-}
-
 /// BES's `structOffset` of a padded compound: the stored offsets of the members after the first,
 /// then the stored element size.
 fn struct_offsets(repack: &Repack, fields: &crate::metadata::StructType) -> Option<Vec<u64>> {
@@ -279,6 +269,7 @@ fn struct_offsets(repack: &Repack, fields: &crate::metadata::StructType) -> Opti
     Some(offsets)
 }
 
+/// Where the byte at `packed` of a packed element lies in the stored element.
 fn stored_offset(repack: &Repack, packed: usize) -> Option<u64> {
     let mut start = 0;
     for &(offset, len) in &repack.runs {
