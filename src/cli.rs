@@ -141,10 +141,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Trust(a) => runtime.block_on(trust::run(a)),
         Command::Merge(a) => merge::run(a),
         Command::CheckSidecars(a) => check_sidecars::run(a),
-        #[cfg(feature = "verify")]
-        Command::OracleWorker => verify::worker(),
         #[cfg(not(feature = "verify"))]
-        Command::Verify(_) | Command::OracleWorker => anyhow::bail!(
+        Command::Verify(_) => anyhow::bail!(
             "verify compares with libnetcdf and libhdf5, which this build of vzarr leaves out: use a vzarr \
              built with the `verify` feature (`cargo install vzarr`) and the libraries installed"
         ),

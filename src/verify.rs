@@ -3,35 +3,36 @@
 //!
 //! Needs feature `verify` (links libnetcdf, libhdf5 and libhdf4).
 //!
-//! This module and `scan/` are the only places that open source files with their native libraries;
-//! here libnetcdf is the oracle, deliberately independent of vzarr's own decoding. Sources on object
+//! `verify/oracle/` is the only place that opens source files with their native libraries; there
+//! libnetcdf is the oracle, deliberately independent of vzarr's own decoding. The comparison asks it
+//! through `backend::Backend`, in this process or in a `vzarr-oracle` worker process (`worker`); the
+//! `vzarr` command uses the worker alone, so that its own process links none of the C libraries. Sources on object
 //! stores and HTTP servers are read by the oracle from temporary local copies, one source at a time
 //! (`remote`, `copies`).
 
+mod backend;
 mod boxes;
 mod copies;
-mod hdf4_oracle;
-mod hdf5_fallback;
-mod hdf5_memory;
-mod hdf5_text_struct;
 mod keys;
-mod netcdf_lookup;
 mod opens;
 mod oracle;
+mod protocol;
 mod remote;
 mod strings;
 mod text_layout;
 mod worker;
 
+pub use backend::OracleError;
 #[cfg(debug_assertions)]
 pub(crate) use opens::oracle_opens;
-pub(crate) use worker::serve_oracle;
+pub use oracle::serve_oracle;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 
+use backend::Backend;
 use boxes::{comparison_boxes, split_at_extent};
 
 use crate::ndcopy::unravel;
@@ -112,10 +113,10 @@ pub enum OracleMode {
     /// In this process (a corrupt source can hang it: libhdf5 has endless loops on some corruptions).
     #[default]
     InProcess,
-    /// In a child process, `program oracle-worker` (see `verify/worker`), killed when a request is
-    /// not answered within `timeout`: the array's verdict then says which file timed out.
+    /// In a child process, `program` (see `verify/worker`), killed when a request is not answered
+    /// within `timeout`: the array's verdict then says which file timed out.
     Worker {
-        /// The program to start (the `vzarr` binary).
+        /// The program to start: the `vzarr-oracle` binary, which runs [`serve_oracle`].
         program: PathBuf,
         /// Longest wait for one answer (one slab of at most 32 MiB).
         timeout: Duration,
@@ -134,19 +135,39 @@ pub async fn verify_store_with_oracle(
     mode: &OracleMode,
     progress: &(dyn Fn(&str, u64, u64) + Sync),
 ) -> Result<Vec<ArrayVerdict>, ReadError> {
+    let backend: Box<dyn Backend> = match mode {
+        OracleMode::InProcess => Box::new(oracle::OracleFiles::default()),
+        OracleMode::Worker { program, timeout } => Box::new(worker::WorkerOracle::new(program.clone(), *timeout)),
+    };
+    verify_with(store, options, backend, progress).await
+}
+
+/// [`verify_store`] with the oracle in a worker process, the program `oracle` (the `vzarr-oracle`
+/// binary), as [`OracleMode::Worker`] does. Unlike [`verify_store_with_oracle`], nothing here calls
+/// the C libraries: a program that verifies only this way links none of them.
+///
+/// # Errors
+/// As [`verify_store_with_oracle`].
+pub async fn verify_store_in_worker(
+    store: &Store,
+    options: &ReadOptions,
+    (oracle, timeout): (PathBuf, Duration),
+    progress: &(dyn Fn(&str, u64, u64) + Sync),
+) -> Result<Vec<ArrayVerdict>, ReadError> {
+    verify_with(store, options, Box::new(worker::WorkerOracle::new(oracle, timeout)), progress).await
+}
+
+async fn verify_with(
+    store: &Store,
+    options: &ReadOptions,
+    backend: Box<dyn Backend>,
+    progress: &(dyn Fn(&str, u64, u64) + Sync),
+) -> Result<Vec<ArrayVerdict>, ReadError> {
     // libnetcdf opens the sources by their stored paths: every one must be authorized first (a
     // repository names them in its manifests, all read first).
     let sources = store.all_sources().await?;
     store.authorize_sources()?;
-    let mut files = Oracle {
-        backend: match mode {
-            OracleMode::InProcess => Backend::Local(oracle::OracleFiles::default()),
-            OracleMode::Worker { program, timeout } => {
-                Backend::Worker(worker::WorkerOracle::new(program.clone(), *timeout))
-            }
-        },
-        copy: None,
-    };
+    let mut files = Oracle { backend, copy: None };
     if sources.iter().any(|f| crate::source::local_path(&f.location).is_none()) {
         return Ok(remote::verify_by_source(store, options, &mut files, progress).await);
     }
@@ -369,7 +390,7 @@ fn look_up<'a>(
     files: &mut Oracle,
     location: &str,
     array: &'a crate::read::ArrayReader,
-) -> Result<Found<'a>, netcdf::Error> {
+) -> Result<Found<'a>, OracleError> {
     let first = match files.shape(location, array.path()) {
         Ok(theirs) => return Ok((location.to_string(), array.path(), theirs)),
         Err(e) => e,
@@ -434,39 +455,24 @@ fn type_mismatch(
 
 /// The oracle of `path` in the source at `location` when it is not the source's library: libaec for
 /// an szip data set of a local HDF4 file whose libhdf4 has no szip decoder.
-pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
-    let local = crate::source::local_path(location)?;
-    if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
-        return None;
-    }
-    let dataset = hdf4_oracle::Hdf4Dataset::open(&local, path).ok()?;
-    dataset.decoded_by_libaec().then_some("szip decoded by libaec")
-}
-
 /// The oracle, in this process or in a worker, and the local copy it reads for a remote source.
 struct Oracle {
-    backend: Backend,
+    backend: Box<dyn Backend>,
     /// A remote source's location and its local copy (or why there is none).
     copy: Option<(String, Result<PathBuf, String>)>,
-}
-
-/// Where libnetcdf runs.
-enum Backend {
-    Local(oracle::OracleFiles),
-    Worker(worker::WorkerOracle),
 }
 
 impl Oracle {
     /// The local file the oracle opens for `location`: its copy for the current remote source, the
     /// location itself for a local one. A remote source without a copy is an error: libnetcdf is
     /// never handed a URL.
-    fn local(&self, location: &str) -> Result<String, netcdf::Error> {
+    fn local(&self, location: &str) -> Result<String, OracleError> {
         match &self.copy {
             Some((url, copy)) if url == location => {
-                copy.as_ref().map(|p| p.display().to_string()).map_err(|e| netcdf::Error::Str(e.clone()))
+                copy.as_ref().map(|p| p.display().to_string()).map_err(|e| OracleError::NoLocalCopy(e.clone()))
             }
             _ if crate::source::local_path(location).is_none() => {
-                Err(netcdf::Error::Str("no local copy of this remote source".into()))
+                Err(OracleError::NoLocalCopy("no local copy of this remote source".into()))
             }
             _ => Ok(location.to_string()),
         }
@@ -480,109 +486,64 @@ impl Oracle {
     /// Closes the current copy (so that removing it frees its space) and forgets it.
     fn forget_copy(&mut self) {
         if let Some((_, Ok(path))) = self.copy.take() {
-            let path = path.display().to_string();
-            match &mut self.backend {
-                Backend::Local(files) => files.forget(&path),
-                Backend::Worker(worker) => {
-                    // A worker that cannot answer is ended, which closes its files too.
-                    let _ = worker.forget(&path);
-                }
-            }
+            self.backend.forget(&path.display().to_string());
         }
     }
 
     /// The values of variable `path` of `location` in the box `counts` from `starts` (C order), or
     /// all of them when `starts` is empty.
-    fn read(&mut self, location: &str, path: &str, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, netcdf::Error> {
+    fn read(&mut self, location: &str, path: &str, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, OracleError> {
         let location = &self.local(location)?;
-        match &mut self.backend {
-            Backend::Local(files) => {
-                let variable = files.variable(location, path)?;
-                if starts.is_empty() {
-                    variable.read_all()
-                } else {
-                    variable.read_box(starts, counts)
-                }
-            }
-            Backend::Worker(worker) if starts.is_empty() => {
-                worker.request(&worker::Request::new("all", location, path))
-            }
-            Backend::Worker(worker) => worker.request(&worker::Request::of_box(location, path, starts, counts)),
-        }
+        self.backend.read(location, path, starts, counts)
     }
 
     /// The strings of `string` variable `path` of `location`.
-    fn read_strings(&mut self, location: &str, path: &str) -> Result<Vec<String>, netcdf::Error> {
+    fn read_strings(&mut self, location: &str, path: &str) -> Result<Vec<String>, OracleError> {
         let location = &self.local(location)?;
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(location, path)?.read_strings(),
-            Backend::Worker(worker) => worker.request_strings(&worker::Request::new("strings", location, path)),
-        }
+        self.backend.read_strings(location, path)
     }
 
-    /// The element type of `path` of `location` when it is a plain number (`OracleVariable::numeric_type`).
+    /// The element type of `path` of `location` when it is a plain number.
     fn numeric_type(&mut self, location: &str, path: &str) -> Option<crate::metadata::DataType> {
         let location = &self.local(location).ok()?;
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(location, path).ok()?.numeric_type(),
-            Backend::Worker(worker) => {
-                let name =
-                    worker.request_json::<Option<serde_json::Value>>(&worker::Request::new("type", location, path));
-                crate::metadata::DataType::from_json(&name.ok()??).ok()
-            }
-        }
+        self.backend.numeric_type(location, path)
     }
 
     /// The shape and element size of `path` of `location`.
-    fn shape(&mut self, location: &str, path: &str) -> Result<(Vec<u64>, usize), netcdf::Error> {
+    fn shape(&mut self, location: &str, path: &str) -> Result<(Vec<u64>, usize), OracleError> {
         let location = &self.local(location)?;
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(location, path)?.shape(),
-            Backend::Worker(worker) => worker.request_shape(&worker::Request::new("shape", location, path)),
-        }
+        self.backend.shape(location, path)
     }
 
     /// What libhdf5 tells of the HDF5 dataset behind `path` of `location` (nothing when the oracle
     /// cannot tell: NetCDF-3, HDF4, libhdf5 refusing the file).
-    fn hdf5_facts(&mut self, location: &str, path: &str) -> oracle::Hdf5Facts {
-        let Ok(location) = self.local(location) else { return oracle::Hdf5Facts::default() };
-        let facts = match &mut self.backend {
-            Backend::Local(files) => files.variable(&location, path).map(|v| v.hdf5_facts(&location)),
-            Backend::Worker(worker) => worker.request_hdf5_facts(&worker::Request::new("hdf5", &location, path)),
-        };
-        facts.unwrap_or_default()
+    fn hdf5_facts(&mut self, location: &str, path: &str) -> backend::Hdf5Facts {
+        let Ok(location) = self.local(location) else { return backend::Hdf5Facts::default() };
+        self.backend.hdf5_facts(&location, path).unwrap_or_default()
     }
 
-    /// The oracle of `path` of `location` when not the source's own library ([`other_oracle`]), asked
-    /// where the oracle runs: libhdf4 opens the file in the worker only.
+    /// The oracle of `path` of `location` when not the source's own library, asked where the oracle
+    /// runs: libhdf4 opens the file in the worker only.
     fn other_oracle(&mut self, location: &str, path: &str) -> Option<&'static str> {
         let location = self.local(location).ok()?;
-        match &mut self.backend {
-            Backend::Local(_) => other_oracle(&location, path),
-            Backend::Worker(worker) => {
-                let request = worker::Request::new("oracle", &location, path);
-                let answer = worker.request_json::<Option<String>>(&request).ok().flatten()?;
-                (answer == "szip decoded by libaec").then_some("szip decoded by libaec")
-            }
-        }
+        self.backend.other_oracle(&location, path)
     }
 
     /// A filter of dataset `path` of `location` that the oracle's libhdf5 lacks, if any.
     fn missing_filter(&mut self, location: &str, path: &str) -> Option<String> {
         let location = self.local(location).ok()?;
-        match &mut self.backend {
-            Backend::Local(files) => files.missing_filter(&location, path),
-            Backend::Worker(worker) => worker.request_missing_filter(&location, path),
-        }
+        self.backend.missing_filter(&location, path)
     }
 
     /// The values of `path` of `location` as f64, with their `units` and `calendar`.
-    fn read_f64(&mut self, location: &str, path: &str) -> Result<TimeValues, netcdf::Error> {
+    fn read_f64(&mut self, location: &str, path: &str) -> Result<TimeValues, OracleError> {
         let location = &self.local(location)?;
-        match &mut self.backend {
-            Backend::Local(files) => files.variable(location, path)?.read_f64(),
-            Backend::Worker(worker) => worker.request_f64(&worker::Request::new("f64", location, path)),
-        }
+        self.backend.read_f64(location, path)
+    }
+
+    /// Global attribute `name` of the file the oracle opens for `local` (a local path or copy).
+    fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value> {
+        self.backend.global_attribute(local, name)
     }
 }
 
@@ -639,7 +600,7 @@ fn unprovable_or(
     files: &mut Oracle,
     location: &str,
     path: &str,
-    e: netcdf::Error,
+    e: OracleError,
     verdict: &mut ArrayVerdict,
 ) -> Result<(), ReadError> {
     match files.missing_filter(location, path) {
@@ -651,7 +612,7 @@ fn unprovable_or(
     }
 }
 
-fn oracle_error(location: &str, path: &str, e: netcdf::Error) -> ReadError {
+fn oracle_error(location: &str, path: &str, e: OracleError) -> ReadError {
     let local = crate::source::local_path(location);
     let hdf4 = local.is_some_and(|l| matches!(crate::scan::detect_format(&l), Ok(crate::scan::FileFormat::Hdf4)));
     let library = if hdf4 { "libhdf4" } else { "libnetcdf" };
@@ -671,7 +632,7 @@ fn compare_instants(
     (location, path): (&str, &str),
     first: u64,
     verdict: &mut ArrayVerdict,
-) -> Result<(), netcdf::Error> {
+) -> Result<(), OracleError> {
     let (theirs, mut their_units, mut their_calendar) = oracle.read_f64(location, path)?;
     let provenance = &store.info().provenance;
     let coordinate = provenance
@@ -691,7 +652,7 @@ fn compare_instants(
     let parse = |u: &str, c: &Option<String>| {
         Calendar::parse(c.as_deref())
             .and_then(|cal| TimeUnits::parse(u, cal))
-            .map_err(|e| netcdf::Error::Str(e.to_string()))
+            .map_err(|e| OracleError::Value(e.to_string()))
     };
     let ours_units = parse(&store_units, &store_calendar)?;
     let file_units = parse(&their_units.unwrap_or(store_units.clone()), &their_calendar.or(store_calendar.clone()))?;
@@ -800,10 +761,4 @@ fn hex(bytes: &[u8]) -> String {
         s.push(c);
         s
     })
-}
-
-/// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
-/// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
-pub(crate) fn quiet_hdf5() {
-    ::hdf5::silence_errors(true);
 }

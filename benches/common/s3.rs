@@ -64,6 +64,9 @@ pub struct Measured {
     pub bytes: u64,
     /// Round trips to the objects (listings not counted).
     pub rounds: u64,
+    /// Each request's method and target (`GET /bench/repo.icechunk/refs/branch.main/ref.json`), in
+    /// the order sent.
+    pub lines: Vec<String>,
 }
 
 pub fn check_python(python: &Path) -> Result<(), String> {
@@ -190,6 +193,7 @@ struct Counts {
     requests: AtomicU64,
     rounds: AtomicU64,
     last: std::sync::Mutex<std::collections::HashMap<String, Instant>>,
+    lines: std::sync::Mutex<Vec<String>>,
 }
 
 impl Counts {
@@ -197,7 +201,10 @@ impl Counts {
     fn request(&self, data: &[u8]) {
         self.requests.fetch_add(1, Ordering::SeqCst);
         let line = String::from_utf8_lossy(&data[..data.len().min(1024)]);
-        let Some(target) = line.split(' ').nth(1) else { return };
+        let mut words = line.split(' ');
+        let (method, target) = (words.next().unwrap_or_default(), words.next());
+        self.lines.lock().unwrap().push(format!("{method} {}", target.unwrap_or_default()));
+        let Some(target) = target else { return };
         if target.contains('?') {
             return; // a listing, not an object read
         }
@@ -220,6 +227,7 @@ impl LatencyProxy {
             requests: AtomicU64::new(0),
             rounds: AtomicU64::new(0),
             last: std::sync::Mutex::default(),
+            lines: std::sync::Mutex::default(),
         };
         let (requests, bytes) = (Arc::new(counts), Arc::new(AtomicU64::new(0)));
         let (r, b) = (requests.clone(), bytes.clone());
@@ -243,6 +251,7 @@ impl LatencyProxy {
     /// the proxy.
     pub fn measure(&self, f: impl FnOnce()) -> Measured {
         self.requests.last.lock().unwrap().clear();
+        self.requests.lines.lock().unwrap().clear();
         let counts = &self.requests;
         let (requests, rounds) = (counts.requests.load(Ordering::SeqCst), counts.rounds.load(Ordering::SeqCst));
         let bytes = self.bytes.load(Ordering::SeqCst);
@@ -254,6 +263,7 @@ impl LatencyProxy {
             requests: counts.requests.load(Ordering::SeqCst) - requests,
             bytes: self.bytes.load(Ordering::SeqCst) - bytes,
             rounds: counts.rounds.load(Ordering::SeqCst) - rounds,
+            lines: std::mem::take(&mut *counts.lines.lock().unwrap()),
         }
     }
 }

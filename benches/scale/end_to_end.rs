@@ -194,6 +194,9 @@ pub(crate) fn read_back_s3(store: &Path, files: usize, work: &Path) {
         requests.bytes as f64 / 1024.0,
         median.peak_kib / 1024
     );
+    for line in &requests.lines {
+        println!("    {line}");
+    }
 }
 
 /// This process's bytes read and read calls so far (`/proc/self/io`'s `rchar`, `syscr`).

@@ -94,9 +94,6 @@ pub(crate) enum Command {
     /// Compare DMR++ sidecars with their data files: variables, types, fill values, filters and every
     /// chunk's offset and length. Prints each difference; exit code 1 when there is any.
     CheckSidecars(CheckSidecarsArgs),
-    /// Internal: the libnetcdf side of `verify`, run in a child process (requests on stdin).
-    #[command(hide = true)]
-    OracleWorker,
 }
 
 /// The sidecars `scan --sidecars` reads.

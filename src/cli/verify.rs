@@ -1,11 +1,17 @@
-//! `vzarr verify`: every array read through the store equals the source files, bit for bit.
-//! `vzarr oracle-worker` (hidden): the libnetcdf side of `verify`, in a child process.
+//! `vzarr verify`: every array read through the store equals the source files, bit for bit. The
+//! oracle (libnetcdf, libhdf5, libhdf4) runs in the `vzarr-oracle` program beside this one, so that
+//! `vzarr` itself links none of the C libraries and starts fast for every other command.
+
+use std::path::PathBuf;
 
 use super::args::VerifyArgs;
 use super::progress::bar;
 use super::Outcome;
 use crate::read::ReadOptions;
-use crate::verify::{verify_store_with_oracle, OracleMode};
+use crate::verify::verify_store_in_worker;
+
+/// The oracle program's name: installed beside `vzarr` (`cargo install vzarr` installs both).
+const ORACLE: &str = "vzarr-oracle";
 
 pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     let store = args.open.open().await?;
@@ -17,11 +23,8 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         progress.set_message(path.to_string());
     };
     // libnetcdf runs in a child process: a corrupt source that hangs libhdf5 times out instead.
-    let mode = OracleMode::Worker {
-        program: std::env::current_exe()?,
-        timeout: std::time::Duration::from_secs(args.oracle_timeout),
-    };
-    let verdicts = verify_store_with_oracle(&store, &ReadOptions::default(), &mode, &report).await?;
+    let oracle = (oracle_program()?, std::time::Duration::from_secs(args.oracle_timeout));
+    let verdicts = verify_store_in_worker(&store, &ReadOptions::default(), oracle, &report).await?;
     progress.finish_and_clear();
     let unprovable = verdicts.iter().filter(|v| v.unprovable_here()).count();
     let failed = verdicts.iter().filter(|v| !v.ok()).count() - unprovable;
@@ -64,8 +67,18 @@ pub(crate) async fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// `vzarr oracle-worker`: answers oracle requests on stdin/stdout until stdin closes.
-pub(crate) fn worker() -> anyhow::Result<Outcome> {
-    crate::verify::serve_oracle(std::io::stdin().lock(), std::io::BufWriter::new(std::io::stdout().lock()))?;
-    Ok(Outcome::Done)
+/// The `vzarr-oracle` program: `VZARR_ORACLE` when set, else the one beside this executable.
+fn oracle_program() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let (program, named_by) = match std::env::var_os("VZARR_ORACLE") {
+        Some(program) => (PathBuf::from(program), "VZARR_ORACLE names it".to_string()),
+        None => (exe.with_file_name(ORACLE), format!("it is not beside {}", exe.display())),
+    };
+    anyhow::ensure!(
+        program.is_file(),
+        "verify reads the sources with libnetcdf in {ORACLE}, and {named_by} but there is no {}: install it \
+         with vzarr (`cargo install vzarr` installs both) or set VZARR_ORACLE to its path",
+        program.display()
+    );
+    Ok(program)
 }

@@ -1,5 +1,5 @@
 //! Verifying the coordinate of a new dimension: each key in the store against the key taken again
-//! from a source file at that position (its global attribute, read by libnetcdf, or its file name).
+//! from a source file at that position (its global attribute, read by the oracle, or its file name).
 
 use super::{ArrayVerdict, Layout, Oracle};
 use crate::combine::{derive_key, DimKey};
@@ -54,7 +54,9 @@ pub(crate) async fn verify_keys(
         };
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
         let local = files.local(&location).ok();
-        let theirs = derive_key(&key, &location, &|name| global_attribute(local.as_deref()?, name));
+        let oracle = std::cell::RefCell::new(&mut *files);
+        let attribute = |name: &str| oracle.borrow_mut().global_attribute(local.as_deref()?, name);
+        let theirs = derive_key(&key, &location, &attribute);
         verdict.elements += 1;
         let same = match &theirs {
             Ok(t) => *t == value || matches!((t.parse::<f64>(), value.parse::<f64>()), (Ok(x), Ok(y)) if x == y),
@@ -78,41 +80,4 @@ async fn read_keys(array: &ArrayReader, selection: &Selection) -> Result<Vec<Str
         return array.read_strings(selection).await;
     }
     Ok(array.read(selection, &ReadOptions::default()).await?.to_f64_vec().iter().map(f64::to_string).collect())
-}
-
-/// A global attribute of the file at `location`, read by libnetcdf, as JSON.
-fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
-    crate::verify::quiet_hdf5();
-    let file = netcdf::open(crate::source::local_path(location)?).ok()?;
-    let value = file.attribute(name)?.value().ok()?;
-    attribute_json(value)
-}
-
-/// A text or numeric attribute as JSON (one-element lists as their element); None for others.
-fn attribute_json(value: netcdf::AttributeValue) -> Option<serde_json::Value> {
-    use netcdf::AttributeValue as A;
-    use serde_json::Value;
-    fn one<T: Clone>(v: &[T]) -> Option<T> {
-        (v.len() == 1).then(|| v[0].clone())
-    }
-    Some(match value {
-        A::Str(s) => Value::from(s),
-        A::Strs(v) => Value::from(one(&v)?),
-        A::Uchar(v) => Value::from(v),
-        A::Schar(v) => Value::from(v),
-        A::Ushort(v) => Value::from(v),
-        A::Short(v) => Value::from(v),
-        A::Uint(v) => Value::from(v),
-        A::Int(v) => Value::from(v),
-        A::Ulonglong(v) => Value::from(v),
-        A::Longlong(v) => Value::from(v),
-        A::Float(v) => Value::from(f64::from(v)),
-        A::Double(v) => Value::from(v),
-        A::Ints(v) => Value::from(one(&v)?),
-        A::Shorts(v) => Value::from(one(&v)?),
-        A::Longlongs(v) => Value::from(one(&v)?),
-        A::Doubles(v) => Value::from(one(&v)?),
-        A::Floats(v) => Value::from(f64::from(one(&v)?)),
-        _ => return None,
-    })
 }

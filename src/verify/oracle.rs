@@ -1,14 +1,27 @@
 //! The oracle: a variable of a source file read through libnetcdf (which reads HDF5 through libhdf5),
 //! or through libhdf5 itself for HDF5 datasets libnetcdf does not list, or through libhdf4 for HDF4
-//! files (libmfhdfalt: libhdf4 built without its netCDF-2 API, see `hdf4_oracle`).
+//! files (libmfhdfalt: libhdf4 built without its netCDF-2 API, see `hdf4`).
+//!
+//! Everything under `verify/oracle/` calls the C libraries; the rest of `verify` does not. It runs in
+//! the `vzarr-oracle` worker (`serve`), or in this process for [`crate::verify::OracleMode::InProcess`].
+
+mod hdf4;
+mod hdf5_fallback;
+mod hdf5_memory;
+mod hdf5_text_struct;
+mod netcdf_lookup;
+mod serve;
+
+pub use serve::serve_oracle;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use netcdf::{Extent, Extents};
 
-use super::hdf5_fallback::Hdf5Dataset;
-use super::netcdf_lookup::with_variable;
+use super::backend::{Backend, Hdf5Facts, OracleError, LIBAEC};
+use hdf5_fallback::Hdf5Dataset;
+use netcdf_lookup::with_variable;
 
 /// Source files kept open at once by [`OracleFiles`].
 const OPEN_FILES: usize = 16;
@@ -24,7 +37,7 @@ impl OracleFiles {
     /// Dataset `path` of the HDF5 file at `location`, read by libhdf5 alone (what the oracle falls
     /// back to when libnetcdf crashed on the file).
     pub(crate) fn hdf5_variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
-        super::netcdf_lookup::check_path(path)?;
+        netcdf_lookup::check_path(path)?;
         let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
         let dataset = Hdf5Dataset::open(&local, path)?;
         Ok(OracleVariable { file: None, path: path.to_string(), hdf5: Some(dataset), hdf4: None, local: None })
@@ -39,10 +52,10 @@ impl OracleFiles {
 
     /// Variable `path` (`grp/var`) of the file at `location`, opening the file unless it is open.
     pub(crate) fn variable(&mut self, location: &str, path: &str) -> Result<OracleVariable, netcdf::Error> {
-        super::netcdf_lookup::check_path(path)?;
+        netcdf_lookup::check_path(path)?;
         let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
         if matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
-            let hdf4 = Some(super::hdf4_oracle::Hdf4Dataset::open(&local, path)?);
+            let hdf4 = Some(hdf4::Hdf4Dataset::open(&local, path)?);
             return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4, local: None });
         }
         let file = match self.open.iter().position(|(l, _)| l == location) {
@@ -53,7 +66,7 @@ impl OracleFiles {
                 file
             }
             None => {
-                crate::verify::quiet_hdf5();
+                quiet_hdf5();
                 let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
                 let file = match netcdf::open(&local) {
                     Ok(file) => Arc::new(file),
@@ -70,7 +83,7 @@ impl OracleFiles {
                         });
                     }
                 };
-                super::opens::add_opens(1);
+                crate::verify::opens::add_opens(1);
                 self.open.push_front((location.to_string(), file.clone()));
                 self.open.truncate(OPEN_FILES);
                 file
@@ -112,23 +125,8 @@ impl OracleFiles {
     /// file keeps its disk space).
     pub(crate) fn forget(&mut self, location: &str) {
         self.open.retain(|(l, _)| l != location);
-        super::hdf4_oracle::forget(location);
+        hdf4::forget(location);
     }
-}
-
-/// What libhdf5 tells of the HDF5 dataset behind a netCDF-4 variable.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Hdf5Facts {
-    /// libhdf5 leaves the never-written chunks undefined (fill time "never", netCDF's `NOFILL`).
-    pub(crate) fill_time_never: bool,
-    /// The dataset's extent, when read through libnetcdf: a variable shorter than its unlimited
-    /// dimension has an extent smaller than its netCDF shape.
-    pub(crate) extent: Option<Vec<u64>>,
-    /// For a compound with string or reference members: the bytes of each text field in the
-    /// oracle's layout (each as wide as its longest value in this file; the store's may be wider when
-    /// files were combined).
-    #[serde(default)]
-    pub(crate) text_widths: Vec<u32>,
 }
 
 /// An open source variable.
@@ -140,7 +138,7 @@ pub(crate) struct OracleVariable {
     /// The dataset, read by libhdf5, when libnetcdf does not list the variable.
     hdf5: Option<Hdf5Dataset>,
     /// The data set of an HDF4 file, read by libhdf4.
-    hdf4: Option<super::hdf4_oracle::Hdf4Dataset>,
+    hdf4: Option<hdf4::Hdf4Dataset>,
     /// The local file libnetcdf opened: libhdf5 reads the dataset from it where libnetcdf refuses
     /// this one variable (`Index exceeds dimension bound`), as for files libnetcdf refuses whole.
     local: Option<std::path::PathBuf>,
@@ -166,7 +164,7 @@ impl OracleVariable {
 
     fn read<T>(&self, f: impl FnOnce(&netcdf::Variable<'_>) -> Result<T, netcdf::Error>) -> Result<T, netcdf::Error> {
         // libhdf5 keeps its error-printing switch per thread: the reading thread may not be the opening one.
-        crate::verify::quiet_hdf5();
+        quiet_hdf5();
         let file = self.file.as_ref().ok_or_else(|| netcdf::Error::Str("libnetcdf cannot open the file".into()))?;
         with_variable(file, &self.path, f)?.ok_or_else(|| netcdf::Error::Str(format!("no variable {}", self.path)))
     }
@@ -307,7 +305,7 @@ impl OracleVariable {
     }
 
     /// The variable's values converted to f64 by libnetcdf, with its `units` and `calendar` attributes.
-    pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
+    pub(crate) fn read_f64(&self) -> Result<crate::verify::TimeValues, netcdf::Error> {
         if let Some(dataset) = &self.hdf4 {
             return dataset.read_f64();
         }
@@ -319,4 +317,107 @@ impl OracleVariable {
             Ok((var.get_values::<f64, _>(..)?, text("units"), text("calendar")))
         })
     }
+}
+
+impl From<netcdf::Error> for OracleError {
+    fn from(e: netcdf::Error) -> Self {
+        OracleError::Library(e.to_string())
+    }
+}
+
+impl Backend for OracleFiles {
+    fn forget(&mut self, local: &str) {
+        OracleFiles::forget(self, local);
+    }
+
+    fn read(&mut self, local: &str, path: &str, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, OracleError> {
+        let variable = self.variable(local, path)?;
+        Ok(if starts.is_empty() { variable.read_all()? } else { variable.read_box(starts, counts)? })
+    }
+
+    fn read_strings(&mut self, local: &str, path: &str) -> Result<Vec<String>, OracleError> {
+        Ok(self.variable(local, path)?.read_strings()?)
+    }
+
+    fn numeric_type(&mut self, local: &str, path: &str) -> Option<crate::metadata::DataType> {
+        self.variable(local, path).ok()?.numeric_type()
+    }
+
+    fn shape(&mut self, local: &str, path: &str) -> Result<(Vec<u64>, usize), OracleError> {
+        Ok(self.variable(local, path)?.shape()?)
+    }
+
+    fn hdf5_facts(&mut self, local: &str, path: &str) -> Result<Hdf5Facts, OracleError> {
+        Ok(self.variable(local, path)?.hdf5_facts(local))
+    }
+
+    fn other_oracle(&mut self, local: &str, path: &str) -> Option<&'static str> {
+        other_oracle(local, path)
+    }
+
+    fn missing_filter(&mut self, local: &str, path: &str) -> Option<String> {
+        OracleFiles::missing_filter(self, local, path)
+    }
+
+    fn read_f64(&mut self, local: &str, path: &str) -> Result<crate::verify::TimeValues, OracleError> {
+        Ok(self.variable(local, path)?.read_f64()?)
+    }
+
+    fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value> {
+        global_attribute(local, name)
+    }
+}
+
+/// The oracle of `path` of `location` when not the source's own library: libaec for the szip data
+/// sets of HDF4 files, which Debian's libhdf4 cannot decode.
+pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
+    let local = crate::source::local_path(location)?;
+    if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
+        return None;
+    }
+    let dataset = hdf4::Hdf4Dataset::open(&local, path).ok()?;
+    dataset.decoded_by_libaec().then_some(LIBAEC)
+}
+
+/// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
+/// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
+pub(crate) fn quiet_hdf5() {
+    ::hdf5::silence_errors(true);
+}
+
+/// A global attribute of the file at `location`, read by libnetcdf, as JSON.
+fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
+    quiet_hdf5();
+    let file = netcdf::open(crate::source::local_path(location)?).ok()?;
+    let value = file.attribute(name)?.value().ok()?;
+    attribute_json(value)
+}
+
+/// A text or numeric attribute as JSON (one-element lists as their element); None for others.
+fn attribute_json(value: netcdf::AttributeValue) -> Option<serde_json::Value> {
+    use netcdf::AttributeValue as A;
+    use serde_json::Value;
+    fn one<T: Clone>(v: &[T]) -> Option<T> {
+        (v.len() == 1).then(|| v[0].clone())
+    }
+    Some(match value {
+        A::Str(s) => Value::from(s),
+        A::Strs(v) => Value::from(one(&v)?),
+        A::Uchar(v) => Value::from(v),
+        A::Schar(v) => Value::from(v),
+        A::Ushort(v) => Value::from(v),
+        A::Short(v) => Value::from(v),
+        A::Uint(v) => Value::from(v),
+        A::Int(v) => Value::from(v),
+        A::Ulonglong(v) => Value::from(v),
+        A::Longlong(v) => Value::from(v),
+        A::Float(v) => Value::from(f64::from(v)),
+        A::Double(v) => Value::from(v),
+        A::Ints(v) => Value::from(one(&v)?),
+        A::Shorts(v) => Value::from(one(&v)?),
+        A::Longlongs(v) => Value::from(one(&v)?),
+        A::Doubles(v) => Value::from(one(&v)?),
+        A::Floats(v) => Value::from(f64::from(one(&v)?)),
+        _ => return None,
+    })
 }

@@ -1,21 +1,14 @@
-//! The oracle in a child process, so that a source file that sends libhdf5 into an endless loop (a
-//! corrupt global heap: `H5HG_read` via `nc_inq_vartype`) becomes an error after a timeout instead of
-//! a hang (a thread cannot be stopped; a process can).
-//!
-//! Protocol over the child's stdin/stdout: one JSON request per line
-//! (`{"op":"box","location":..,"path":..,"starts":[..],"counts":[..]}`, ops `box`, `all`, `f64`,
-//! `shape`, `strings`, `hdf5` (fill time and extent), `opens`, and `forget`, which closes the file at `location`),
-//! answered by a frame: one status byte (0 ok, 1 error), the payload length as u64 little endian,
-//! the payload (values as native-endian bytes, `f64` answers as JSON, errors as text). The child keeps
-//! recently used files open (`OracleFiles`). A request not answered within the timeout kills the child;
-//! the next request starts a new one.
+//! The oracle in a child process, the `vzarr-oracle` program (`oracle::serve_oracle`), so that a
+//! source file that sends libhdf5 into an endless loop (a corrupt global heap: `H5HG_read` via
+//! `nc_inq_vartype`) becomes an error after a timeout instead of a hang (a thread cannot be stopped; a
+//! process can), and so that the `vzarr` process links none of the C libraries. Requests and answers
+//! are `verify/protocol`'s. The child keeps recently used files open (`OracleFiles`). A request not
+//! answered within the timeout kills the child; the next request starts a new one.
 //!
 //! A worker that dies (libnetcdf segfaults on an external-link cycle, a panic) is described: how it
 //! ended (exit code or signal), the library it was in and the last line it wrote to stderr. It is
 //! replaced, and a request libnetcdf died on is asked again of libhdf5 alone (`hdf5_only`), as for
-//! files libnetcdf refuses whole; later requests for that file go to libhdf5 directly. Op `filter`
-//! names a filter of the dataset this libhdf5 lacks (JSON `null` when none); op `oracle` names the
-//! oracle of a data set when not its file's library (libaec for szip HDF4 data sets).
+//! files libnetcdf refuses whole; later requests for that file go to libhdf5 directly.
 
 use std::collections::HashSet;
 use std::io::{BufRead, Read, Write};
@@ -25,108 +18,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use super::oracle::OracleFiles;
+use super::backend::{Backend, Hdf5Facts, OracleError, LIBAEC};
+use super::protocol::{read_frame, Request};
 use super::TimeValues;
-
-/// One request to the worker.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Request {
-    op: String,
-    location: String,
-    path: String,
-    /// `box`: the first index along every dimension.
-    #[serde(default)]
-    starts: Vec<u64>,
-    /// `box`: the number of indices along every dimension.
-    #[serde(default)]
-    counts: Vec<u64>,
-    /// Read the dataset with libhdf5 alone (libnetcdf died on the file).
-    #[serde(default)]
-    hdf5_only: bool,
-}
-
-impl Request {
-    pub(crate) fn new(op: &str, location: &str, path: &str) -> Self {
-        let (location, path) = (location.into(), path.into());
-        Request { op: op.into(), location, path, starts: Vec::new(), counts: Vec::new(), hdf5_only: false }
-    }
-
-    /// A `box` request: the values of `counts` indices from `starts` along every dimension.
-    pub(crate) fn of_box(location: &str, path: &str, starts: &[u64], counts: &[u64]) -> Self {
-        Request { starts: starts.to_vec(), counts: counts.to_vec(), ..Request::new("box", location, path) }
-    }
-}
-
-/// Answers requests from `input` on `output` until `input` ends (the `vzarr oracle-worker` command).
-///
-/// # Errors
-/// The I/O error of reading a request or writing an answer.
-pub(crate) fn serve_oracle(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-    let mut files = OracleFiles::default();
-    for line in input.lines() {
-        let line = line?;
-        let answer = serde_json::from_str::<Request>(&line)
-            .map_err(|e| netcdf::Error::Str(format!("bad oracle request: {e}")))
-            .and_then(|request| answer(&mut files, &request));
-        let (status, payload) = match answer {
-            Ok(bytes) => (0u8, bytes),
-            Err(e) => (1u8, e.to_string().into_bytes()),
-        };
-        output.write_all(&[status])?;
-        output.write_all(&(payload.len() as u64).to_le_bytes())?;
-        output.write_all(&payload)?;
-        output.flush()?;
-    }
-    Ok(())
-}
-
-fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf::Error> {
-    if request.op == "opens" {
-        return Ok(super::opens::oracle_opens().to_le_bytes().to_vec());
-    }
-    if request.op == "forget" {
-        files.forget(&request.location);
-        return Ok(Vec::new());
-    }
-    if request.op == "oracle" {
-        let other = super::other_oracle(&request.location, &request.path);
-        return serde_json::to_vec(&other).map_err(|e| netcdf::Error::Str(e.to_string()));
-    }
-    if request.op == "filter" {
-        let missing = files.missing_filter(&request.location, &request.path);
-        return serde_json::to_vec(&missing).map_err(|e| netcdf::Error::Str(e.to_string()));
-    }
-    if !request.hdf5_only {
-        crate::test_hooks::oracle_crash(&request.path);
-    }
-    let variable = match request.hdf5_only {
-        true => files.hdf5_variable(&request.location, &request.path)?,
-        false => files.variable(&request.location, &request.path)?,
-    };
-    match request.op.as_str() {
-        "box" => variable.read_box(&request.starts, &request.counts),
-        "all" => variable.read_all(),
-        "hdf5" => {
-            serde_json::to_vec(&variable.hdf5_facts(&request.location)).map_err(|e| netcdf::Error::Str(e.to_string()))
-        }
-        "shape" => serde_json::to_vec(&variable.shape()?).map_err(|e| netcdf::Error::Str(e.to_string())),
-        "type" => {
-            let name = variable.numeric_type().map(|t| t.to_json());
-            serde_json::to_vec(&name).map_err(|e| netcdf::Error::Str(e.to_string()))
-        }
-        "f64" => {
-            let values = variable.read_f64()?;
-            serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))
-        }
-        "strings" => {
-            let values = variable.read_strings()?;
-            serde_json::to_vec(&values).map_err(|e| netcdf::Error::Str(e.to_string()))
-        }
-        other => Err(netcdf::Error::Str(format!("unknown oracle request {other:?}"))),
-    }
-}
 
 /// A running worker.
 struct Running {
@@ -189,7 +83,7 @@ impl WorkerOracle {
     }
 
     /// Closes the file at `location` in the worker, if it is running and has it open.
-    pub(crate) fn forget(&mut self, location: &str) -> Result<(), netcdf::Error> {
+    pub(crate) fn forget(&mut self, location: &str) -> Result<(), OracleError> {
         if self.running.is_none() {
             return Ok(());
         }
@@ -198,7 +92,7 @@ impl WorkerOracle {
 
     /// Sends `request`; the payload of the answer. Where libnetcdf dies on it, a new worker asks
     /// libhdf5 alone.
-    pub(crate) fn request(&mut self, request: &Request) -> Result<Vec<u8>, netcdf::Error> {
+    pub(crate) fn request(&mut self, request: &Request) -> Result<Vec<u8>, OracleError> {
         let hdf5_only = request.hdf5_only || self.netcdf_died.contains(&request.location);
         let first = Request { hdf5_only, ..request.clone() };
         match self.request_once(&first) {
@@ -207,12 +101,13 @@ impl WorkerOracle {
                 let again = Request { hdf5_only: true, ..first };
                 self.request_once(&again).map_err(|e| {
                     let e = match e {
-                        Died(e) | Refused(e) => e,
+                        Died(e) | Refused(e) | Stuck(e) => e,
                     };
-                    netcdf::Error::Str(format!("{death}; libhdf5 then: {e}"))
+                    OracleError::Worker(format!("{death}; libhdf5 then: {e}"))
                 })
             }
-            Err(Died(e) | Refused(e)) => Err(netcdf::Error::Str(e)),
+            Err(Died(e) | Stuck(e)) => Err(OracleError::Worker(e)),
+            Err(Refused(e)) => Err(OracleError::Library(e)),
             Ok(payload) => Ok(payload),
         }
     }
@@ -225,7 +120,7 @@ impl WorkerOracle {
                 "libhdf4" => "libhdf4",
                 _ => "libnetcdf/libhdf5",
             };
-            Refused(format!("timed out: {library} did not answer within {secs} s (the file may be corrupt)"))
+            Stuck(format!("timed out: {library} did not answer within {secs} s (the file may be corrupt)"))
         };
         if self.timed_out.contains(&request.location) {
             return Err(timed_out());
@@ -233,11 +128,13 @@ impl WorkerOracle {
         let running = match &mut self.running {
             Some(running) => running,
             None => {
-                let started = self.start().map_err(|e| Refused(format!("starting the oracle worker: {e}")))?;
+                let started = self
+                    .start()
+                    .map_err(|e| Stuck(format!("starting the oracle worker {}: {e}", self.program.display())))?;
                 self.running.insert(started)
             }
         };
-        let mut line = serde_json::to_vec(request).map_err(|e| Refused(e.to_string()))?;
+        let mut line = serde_json::to_vec(request).map_err(|e| Stuck(e.to_string()))?;
         line.push(b'\n');
         if running.stdin.write_all(&line).and_then(|()| running.stdin.flush()).is_err() {
             return Err(Died(self.death(request)));
@@ -281,47 +178,14 @@ impl WorkerOracle {
         format!("oracle worker died in {} ({} of {}): {how}; {words}", library(request), request.op, request.path)
     }
 
-    /// The values of a `f64` request.
-    pub(crate) fn request_f64(&mut self, request: &Request) -> Result<TimeValues, netcdf::Error> {
-        self.request_json(request)
-    }
-
-    /// The strings of a `strings` request.
-    pub(crate) fn request_strings(&mut self, request: &Request) -> Result<Vec<String>, netcdf::Error> {
-        self.request_json(request)
-    }
-
-    pub(crate) fn request_json<T: serde::de::DeserializeOwned>(
-        &mut self,
-        request: &Request,
-    ) -> Result<T, netcdf::Error> {
+    pub(crate) fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, OracleError> {
         let payload = self.request(request)?;
-        serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
-    }
-
-    /// The answer to a `filter` request: a filter of the dataset this libhdf5 lacks, if any.
-    pub(crate) fn request_missing_filter(&mut self, location: &str, path: &str) -> Option<String> {
-        self.request_json::<Option<String>>(&Request::new("filter", location, path)).ok().flatten()
-    }
-
-    /// The answer to an `hdf5` request: what libhdf5 tells of the dataset behind a variable.
-    pub(crate) fn request_hdf5_facts(&mut self, request: &Request) -> Result<super::oracle::Hdf5Facts, netcdf::Error> {
-        self.request_json(request)
-    }
-
-    /// The answer of a `shape` request: dimension lengths and element size.
-    pub(crate) fn request_shape(&mut self, request: &Request) -> Result<(Vec<u64>, usize), netcdf::Error> {
-        let payload = self.request(request)?;
-        serde_json::from_slice(&payload).map_err(|e| netcdf::Error::Str(format!("oracle worker: {e}")))
+        serde_json::from_slice(&payload).map_err(|e| OracleError::Worker(format!("oracle worker: {e}")))
     }
 
     fn start(&self) -> std::io::Result<Running> {
-        let mut child = Command::new(&self.program)
-            .arg("oracle-worker")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+        let mut child =
+            Command::new(&self.program).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
         let (stdin, mut stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
             (Some(stdin), Some(stdout), Some(stderr)) => (stdin, stdout, stderr),
             _ => return Err(std::io::Error::other("no pipes to the oracle worker")),
@@ -348,6 +212,54 @@ impl WorkerOracle {
     }
 }
 
+impl Backend for WorkerOracle {
+    fn forget(&mut self, local: &str) {
+        // A worker that cannot answer is ended, which closes its files too.
+        let _ = WorkerOracle::forget(self, local);
+    }
+
+    fn read(&mut self, local: &str, path: &str, starts: &[u64], counts: &[u64]) -> Result<Vec<u8>, OracleError> {
+        match starts.is_empty() {
+            true => self.request(&Request::new("all", local, path)),
+            false => self.request(&Request::of_box(local, path, starts, counts)),
+        }
+    }
+
+    fn read_strings(&mut self, local: &str, path: &str) -> Result<Vec<String>, OracleError> {
+        self.request_json(&Request::new("strings", local, path))
+    }
+
+    fn numeric_type(&mut self, local: &str, path: &str) -> Option<crate::metadata::DataType> {
+        let name = self.request_json::<Option<serde_json::Value>>(&Request::new("type", local, path));
+        crate::metadata::DataType::from_json(&name.ok()??).ok()
+    }
+
+    fn shape(&mut self, local: &str, path: &str) -> Result<(Vec<u64>, usize), OracleError> {
+        self.request_json(&Request::new("shape", local, path))
+    }
+
+    fn hdf5_facts(&mut self, local: &str, path: &str) -> Result<Hdf5Facts, OracleError> {
+        self.request_json(&Request::new("hdf5", local, path))
+    }
+
+    fn other_oracle(&mut self, local: &str, path: &str) -> Option<&'static str> {
+        let answer = self.request_json::<Option<String>>(&Request::new("oracle", local, path)).ok().flatten()?;
+        (answer == LIBAEC).then_some(LIBAEC)
+    }
+
+    fn missing_filter(&mut self, local: &str, path: &str) -> Option<String> {
+        self.request_json::<Option<String>>(&Request::new("filter", local, path)).ok().flatten()
+    }
+
+    fn read_f64(&mut self, local: &str, path: &str) -> Result<TimeValues, OracleError> {
+        self.request_json(&Request::new("f64", local, path))
+    }
+
+    fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value> {
+        self.request_json::<Option<serde_json::Value>>(&Request::new("attr", local, name)).ok().flatten()
+    }
+}
+
 impl Drop for WorkerOracle {
     /// Adds the worker's count of opened files to this process's (`oracle_opens`), then ends it.
     fn drop(&mut self) {
@@ -361,12 +273,14 @@ impl Drop for WorkerOracle {
     }
 }
 
-/// Why a request failed: the worker refused it (an error it answered, a time-out), or died.
+/// Why a request failed: the library refused it (an error the worker answered), the worker died on
+/// it, or it could not be asked (the worker did not start, or did not answer in time).
 enum Failure {
     Refused(String),
     Died(String),
+    Stuck(String),
 }
-use Failure::{Died, Refused};
+use Failure::{Died, Refused, Stuck};
 
 /// Longest stderr line kept (bytes).
 const MAX_LINE: usize = 500;
@@ -394,29 +308,14 @@ fn keep_last_line(stderr: impl Read, last: &Mutex<String>) {
     }
 }
 
-fn read_frame(stdout: &mut impl Read) -> std::io::Result<(u8, Vec<u8>)> {
-    let mut head = [0u8; 9];
-    stdout.read_exact(&mut head)?;
-    let mut len = [0u8; 8];
-    len.copy_from_slice(&head[1..]);
-    let len = u64::from_le_bytes(len);
-    let mut payload = Vec::new();
-    stdout.take(len).read_to_end(&mut payload)?;
-    if payload.len() as u64 != len {
-        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "oracle worker: short answer"));
-    }
-    Ok((head[0], payload))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A stand-in for the `vzarr` binary: a shell script that does `body` when started as
-    /// `script oracle-worker`.
+    /// A stand-in for the `vzarr-oracle` binary: a shell script that does `body`.
     fn fake_worker(dir: &std::path::Path, body: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
-        let path = dir.join("fake-vzarr");
+        let path = dir.join("fake-vzarr-oracle");
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path

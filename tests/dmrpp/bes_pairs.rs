@@ -128,10 +128,10 @@ fn prove(dataset: &VirtualDataset, hdf4: bool) -> (Outcome, Option<String>) {
     };
     let runtime = vzarr::pipeline::runtime().expect("a tokio runtime");
     let _turn = hdf4.then(|| LIBHDF4.lock().unwrap_or_else(|e| e.into_inner()));
-    // The oracle runs in a child process (`vzarr oracle-worker`): libnetcdf crashes this process on
+    // The oracle runs in a child process (`vzarr-oracle`): libnetcdf crashes this process on
     // some of BES's files (FValue_string.h5: SIGSEGV reading it in process).
     let mode = OracleMode::Worker {
-        program: PathBuf::from(env!("CARGO_BIN_EXE_vzarr")),
+        program: PathBuf::from(env!("CARGO_BIN_EXE_vzarr-oracle")),
         timeout: std::time::Duration::from_secs(60),
     };
     let verdicts = {

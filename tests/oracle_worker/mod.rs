@@ -106,3 +106,57 @@ fn a_variable_libnetcdf_dies_on_is_compared_through_libhdf5() {
     assert!(line_of(&run.stdout, "tas").starts_with("ok"), "{}", run.stdout);
     assert!(run.stdout.contains(": 0 failed"), "{}", run.stdout);
 }
+
+/// The shared libraries `ldd` lists for `binary`.
+fn linked(binary: &Path) -> String {
+    let out = std::process::Command::new("ldd").arg(binary).output().expect("running ldd");
+    assert!(out.status.success(), "ldd {}: {}", binary.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 55: `vzarr` links none of the oracle's C libraries (their loading was a fifth of a `vzarr
+/// read` process), `vzarr-oracle` links them all, and `vzarr verify` still proves the sample against
+/// libnetcdf through it.
+#[test]
+fn only_the_oracle_program_links_the_c_libraries() {
+    let oracle_libraries = ["libnetcdf", "libhdf5", "libmfhdfalt", "libdfalt"];
+    let vzarr = linked(Path::new(env!("CARGO_BIN_EXE_vzarr")));
+    for library in oracle_libraries {
+        assert!(!vzarr.contains(library), "vzarr links {library}:\n{vzarr}");
+    }
+    let oracle = linked(Path::new(env!("CARGO_BIN_EXE_vzarr-oracle")));
+    for library in oracle_libraries {
+        assert!(oracle.contains(library), "vzarr-oracle does not link {library}:\n{oracle}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = sample_store(dir.path());
+    let run = verify(&store, &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(line_of(&run.stdout, "tas").starts_with("ok   tas: "), "{}", run.stdout);
+}
+
+/// A `vzarr` without `vzarr-oracle` beside it (copied alone), or with `VZARR_ORACLE` naming nothing:
+/// verify refuses in one line that says what is missing and how to get it, before reading anything.
+#[test]
+fn verify_without_its_oracle_program_says_what_is_missing() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = sample_store(dir.path());
+    let alone = dir.path().join("vzarr");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_vzarr"), &alone)
+        .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_vzarr"), &alone).map(|_| ()))
+        .unwrap();
+    let mut command = std::process::Command::new(&alone);
+    command.arg("verify").arg(&store).env_remove("VZARR_ORACLE");
+    let run = run(command);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let expected = format!(
+        "verify reads the sources with libnetcdf in vzarr-oracle, and it is not beside {} but there is no {}",
+        alone.display(),
+        dir.path().join("vzarr-oracle").display()
+    );
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    let run = verify(&store, &[("VZARR_ORACLE", "/nonexistent/vzarr-oracle")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("VZARR_ORACLE names it but there is no /nonexistent/vzarr-oracle"), "{}", run.stderr);
+}

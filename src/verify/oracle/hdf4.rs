@@ -50,7 +50,7 @@ fn sd_of(file: &CStr) -> Result<i32, netcdf::Error> {
             }
         }
     };
-    super::opens::add_opens(1);
+    crate::verify::opens::add_opens(1);
     *open = Some((file.to_owned(), sd.clone()));
     sd.map_err(error)
 }
@@ -376,7 +376,7 @@ impl Hdf4Dataset {
     }
 
     /// The values as f64, with the `units` and `calendar` attributes.
-    pub(crate) fn read_f64(&self) -> Result<super::TimeValues, netcdf::Error> {
+    pub(crate) fn read_f64(&self) -> Result<crate::verify::TimeValues, netcdf::Error> {
         let bytes = self.read_all()?;
         let data_type = match self.number_type & 0xfff {
             3 | 21 => crate::metadata::DataType::UInt8,
