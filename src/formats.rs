@@ -150,6 +150,9 @@ pub(crate) enum Detect {
     Yes,
     /// It may: only opening it tells.
     Probe,
+    /// It may, and its name suggests it (a URL ending in `.icechunk`): probed before the others, so
+    /// that opening it asks for nothing of another format.
+    Named,
     /// It does not.
     No,
 }
@@ -180,8 +183,8 @@ struct Reader {
 }
 
 /// The readers, in the order they are asked: the first that says [`Detect::Yes`] opens the
-/// location; when none does, those that said [`Detect::Probe`] are opened in this order until one
-/// finds its store. Adding a store format is one line here.
+/// location; when none does, those that said [`Detect::Named`] or [`Detect::Probe`] are opened, the
+/// named first, else in this order, until one finds its store. Adding a store format is one line here.
 static READERS: &[Reader] = &[
     Reader { format: StoreFormat::KerchunkJson, detect: kerchunk::detect, open: |a, o| Box::pin(kerchunk::open(a, o)) },
     #[cfg(feature = "kerchunk-parquet")]
@@ -232,6 +235,7 @@ async fn open_format(address: &Address, options: &OpenOptions) -> Result<Opened,
         match (reader.detect)(&address.location) {
             Detect::Yes => return (reader.open)(address, options).await,
             Detect::Probe => probes.push(reader),
+            Detect::Named => probes.insert(0, reader),
             Detect::No => {}
         }
     }

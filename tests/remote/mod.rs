@@ -251,8 +251,16 @@ fn icechunk_repository_on_s3_over_s3_sources() {
     let scan = run(&["scan", "s3://archive/tas_2023-0*.nc", "--concat", "time", "--format", "icechunk", "-o", repo]);
     assert_eq!(scan.code, 0, "{}", scan.stderr);
     assert!(scan.stdout.contains("s3://archive/"), "the container prefix is printed: {}", scan.stdout);
-    let read = run(&["read", repo, "tas", "-o", &npy.display().to_string()]);
+    // Read through a recording proxy: a URL ending in `.icechunk` is opened as a repository first,
+    // asking nothing of a native store (no `vzarr.json`).
+    let proxy = crate::common::fault_proxy::FaultProxy::start(&server.endpoint);
+    let mut read = crate::common::vzarr_command();
+    read.args(["read", repo, "tas", "-o", &npy.display().to_string()]).envs(proxy.env(server.env()));
+    let read = crate::common::run(read);
     assert_eq!(read.code, 0, "{}", read.stderr);
+    let asked: Vec<String> = proxy.take_requests().into_iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    assert!(asked.iter().any(|r| r.contains("/repos/tas.icechunk/snapshots/")), "{asked:?}");
+    assert!(!asked.iter().any(|r| r.contains("vzarr.json")), "a native store was probed: {asked:?}");
     let ours = crate::common::parse_npy(&std::fs::read(&npy).unwrap());
     let theirs: Vec<u8> = local.iter().flat_map(|p| crate::common::oracle_read(p, "tas", None)).collect();
     assert!(ours.data == theirs, "tas from the S3 repository equals libnetcdf's reads of the files");

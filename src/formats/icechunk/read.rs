@@ -50,12 +50,13 @@ pub(crate) struct RepositoryView {
 }
 
 /// Whether `location` holds an Icechunk repository: a local directory that looks like one does; a
-/// URL may (only opening it tells).
+/// URL may (only opening it tells), and is asked first when its name ends in `.icechunk`.
 pub(crate) fn detect(location: &crate::source::Location) -> crate::formats::Detect {
     use crate::formats::Detect;
     match location {
         crate::source::Location::Local(path) if super::looks_like_repository(path) => Detect::Yes,
         crate::source::Location::Local(_) => Detect::No,
+        crate::source::Location::Url(url) if url.trim_end_matches('/').ends_with(".icechunk") => Detect::Named,
         crate::source::Location::Url(_) => Detect::Probe,
     }
 }
