@@ -152,6 +152,7 @@ pub(crate) enum Detect {
     Probe,
     /// It may, and its name suggests it (a URL ending in `.icechunk`): probed before the others, so
     /// that opening it asks for nothing of another format.
+    #[cfg_attr(not(feature = "icechunk"), allow(dead_code))]
     Named,
     /// It does not.
     No,
