@@ -231,15 +231,17 @@ async fn open_format(address: &Address, options: &OpenOptions) -> Result<Opened,
         return open_branch(address, branch, options).await;
     }
     // Detection stops at the first format that recognises the location (each asks the file system).
-    let mut probes = Vec::new();
+    let (mut named, mut probes) = (Vec::new(), Vec::new());
     for reader in READERS {
         match (reader.detect)(&address.location) {
             Detect::Yes => return (reader.open)(address, options).await,
+            Detect::Named => named.push(reader),
             Detect::Probe => probes.push(reader),
-            Detect::Named => probes.insert(0, reader),
             Detect::No => {}
         }
     }
+    named.append(&mut probes);
+    let probes = named;
     let mut not_found: Option<(String, String)> = None;
     for reader in probes {
         match ((reader.open)(address, options).await, not_found.take()) {

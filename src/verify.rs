@@ -6,7 +6,8 @@
 //! `verify/oracle/` is the only place that opens source files with their native libraries; there
 //! libnetcdf is the oracle, deliberately independent of vzarr's own decoding. The comparison asks it
 //! through `backend::Backend`, in this process or in a `vzarr-oracle` worker process (`worker`); the
-//! `vzarr` command uses the worker alone, so that its own process links none of the C libraries. Sources on object
+//! `vzarr` command uses the worker alone, so that its own process links none of the C libraries.
+//! Sources on object
 //! stores and HTTP servers are read by the oracle from temporary local copies, one source at a time
 //! (`remote`, `copies`).
 
@@ -541,9 +542,10 @@ impl Oracle {
         self.backend.read_f64(location, path)
     }
 
-    /// Global attribute `name` of the file the oracle opens for `local` (a local path or copy).
-    fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value> {
-        self.backend.global_attribute(local, name)
+    /// Global attribute `name` of the file of `location` (its copy for the current remote source).
+    fn global_attribute(&mut self, location: &str, name: &str) -> Option<serde_json::Value> {
+        let location = self.local(location).ok()?;
+        self.backend.global_attribute(&location, name)
     }
 }
 

@@ -77,5 +77,6 @@ pub(crate) trait Backend {
     fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value>;
 }
 
-/// The answer of the library about an HDF4 data set, named as verify reports it.
+/// The oracle a verdict names for an HDF4 szip data set, whose values libaec decodes (Debian's
+/// libhdf4 has no szip).
 pub(crate) const LIBAEC: &str = "szip decoded by libaec";

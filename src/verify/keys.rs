@@ -53,9 +53,8 @@ pub(crate) async fn verify_keys(
             continue;
         };
         let location = store.sources().get(b.source).map(|f| f.location.clone()).unwrap_or_default();
-        let local = files.local(&location).ok();
         let oracle = std::cell::RefCell::new(&mut *files);
-        let attribute = |name: &str| oracle.borrow_mut().global_attribute(local.as_deref()?, name);
+        let attribute = |name: &str| oracle.borrow_mut().global_attribute(&location, name);
         let theirs = derive_key(&key, &location, &attribute);
         verdict.elements += 1;
         let same = match &theirs {

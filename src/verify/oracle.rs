@@ -58,35 +58,19 @@ impl OracleFiles {
             let hdf4 = Some(hdf4::Hdf4Dataset::open(&local, path)?);
             return Ok(OracleVariable { file: None, path: path.to_string(), hdf5: None, hdf4, local: None });
         }
-        let file = match self.open.iter().position(|(l, _)| l == location) {
-            Some(i) => {
-                let entry = self.open.remove(i).ok_or_else(|| netcdf::Error::Str("oracle cache".into()))?;
-                let file = entry.1.clone();
-                self.open.push_front(entry);
-                file
-            }
-            None => {
-                quiet_hdf5();
-                let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
-                let file = match netcdf::open(&local) {
-                    Ok(file) => Arc::new(file),
-                    // libnetcdf refuses some whole HDF5 files (an external link to a missing file, a
-                    // dataset with a null dataspace): libhdf5 reads their datasets.
-                    Err(refused) => {
-                        let dataset = Hdf5Dataset::open(&local, path).map_err(|_| refused)?;
-                        return Ok(OracleVariable {
-                            file: None,
-                            path: path.to_string(),
-                            hdf5: Some(dataset),
-                            hdf4: None,
-                            local: None,
-                        });
-                    }
-                };
-                crate::verify::opens::add_opens(1);
-                self.open.push_front((location.to_string(), file.clone()));
-                self.open.truncate(OPEN_FILES);
-                file
+        let file = match self.file(location) {
+            Ok(file) => file,
+            // libnetcdf refuses some whole HDF5 files (an external link to a missing file, a dataset
+            // with a null dataspace): libhdf5 reads their datasets.
+            Err(refused) => {
+                let dataset = Hdf5Dataset::open(&local, path).map_err(|_| refused)?;
+                return Ok(OracleVariable {
+                    file: None,
+                    path: path.to_string(),
+                    hdf5: Some(dataset),
+                    hdf4: None,
+                    local: None,
+                });
             }
         };
         let local = crate::source::local_path(location);
@@ -121,6 +105,34 @@ impl OracleFiles {
 }
 
 impl OracleFiles {
+    /// The file at `location` opened by libnetcdf: the open one, or opened now (and kept among the
+    /// [`OPEN_FILES`] most recently used).
+    fn file(&mut self, location: &str) -> Result<Arc<netcdf::File>, netcdf::Error> {
+        if let Some(i) = self.open.iter().position(|(l, _)| l == location) {
+            let entry = self.open.remove(i).ok_or_else(|| netcdf::Error::Str("oracle cache".into()))?;
+            let file = entry.1.clone();
+            self.open.push_front(entry);
+            return Ok(file);
+        }
+        quiet_hdf5();
+        let local = crate::source::local_path(location).unwrap_or_else(|| location.into());
+        let file = Arc::new(netcdf::open(&local)?);
+        crate::verify::opens::add_opens(1);
+        self.open.push_front((location.to_string(), file.clone()));
+        self.open.truncate(OPEN_FILES);
+        Ok(file)
+    }
+
+    /// Global attribute `name` of the file at `location`, read by libnetcdf from the file as it is
+    /// open for its variables, as JSON.
+    fn global_attribute(&mut self, location: &str, name: &str) -> Option<serde_json::Value> {
+        crate::source::local_path(location)?;
+        let file = self.file(location).ok()?;
+        quiet_hdf5();
+        let value = file.attribute(name)?.value().ok()?;
+        attribute_json(value)
+    }
+
     /// Closes the file at `location` if it is open (before its temporary copy is removed: an open
     /// file keeps its disk space).
     pub(crate) fn forget(&mut self, location: &str) {
@@ -364,13 +376,13 @@ impl Backend for OracleFiles {
     }
 
     fn global_attribute(&mut self, local: &str, name: &str) -> Option<serde_json::Value> {
-        global_attribute(local, name)
+        OracleFiles::global_attribute(self, local, name)
     }
 }
 
 /// The oracle of `path` of `location` when not the source's own library: libaec for the szip data
 /// sets of HDF4 files, which Debian's libhdf4 cannot decode.
-pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
+fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
     let local = crate::source::local_path(location)?;
     if !matches!(crate::scan::detect_format(&local), Ok(crate::scan::FileFormat::Hdf4)) {
         return None;
@@ -381,16 +393,8 @@ pub(crate) fn other_oracle(location: &str, path: &str) -> Option<&'static str> {
 
 /// Turns off libhdf5's printing of error stacks on the calling thread (libhdf5 keeps that setting per
 /// thread; vzarr reports errors itself, and libnetcdf probes for optional attributes that are absent).
-pub(crate) fn quiet_hdf5() {
+fn quiet_hdf5() {
     ::hdf5::silence_errors(true);
-}
-
-/// A global attribute of the file at `location`, read by libnetcdf, as JSON.
-fn global_attribute(location: &str, name: &str) -> Option<serde_json::Value> {
-    quiet_hdf5();
-    let file = netcdf::open(crate::source::local_path(location)?).ok()?;
-    let value = file.attribute(name)?.value().ok()?;
-    attribute_json(value)
 }
 
 /// A text or numeric attribute as JSON (one-element lists as their element); None for others.

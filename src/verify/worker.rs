@@ -83,7 +83,7 @@ impl WorkerOracle {
     }
 
     /// Closes the file at `location` in the worker, if it is running and has it open.
-    pub(crate) fn forget(&mut self, location: &str) -> Result<(), OracleError> {
+    fn forget(&mut self, location: &str) -> Result<(), OracleError> {
         if self.running.is_none() {
             return Ok(());
         }
@@ -92,7 +92,7 @@ impl WorkerOracle {
 
     /// Sends `request`; the payload of the answer. Where libnetcdf dies on it, a new worker asks
     /// libhdf5 alone.
-    pub(crate) fn request(&mut self, request: &Request) -> Result<Vec<u8>, OracleError> {
+    fn request(&mut self, request: &Request) -> Result<Vec<u8>, OracleError> {
         let hdf5_only = request.hdf5_only || self.netcdf_died.contains(&request.location);
         let first = Request { hdf5_only, ..request.clone() };
         match self.request_once(&first) {
@@ -178,7 +178,8 @@ impl WorkerOracle {
         format!("oracle worker died in {} ({} of {}): {how}; {words}", library(request), request.op, request.path)
     }
 
-    pub(crate) fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, OracleError> {
+    /// Sends `request`; the payload of its answer, read as JSON.
+    fn request_json<T: serde::de::DeserializeOwned>(&mut self, request: &Request) -> Result<T, OracleError> {
         let payload = self.request(request)?;
         serde_json::from_slice(&payload).map_err(|e| OracleError::Worker(format!("oracle worker: {e}")))
     }

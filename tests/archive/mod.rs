@@ -115,6 +115,8 @@ fn cmip_archive_members_from_attribute_and_file_name_merge_tas_and_pr_exactly() 
     // verify, info, read of the new coordinate and of a selection over it, materialize.
     let verified = cli_expect(&["verify", &s(&store)], 0);
     assert!(verified.stdout.contains("member") || verified.stderr.contains("member") || !verified.stdout.is_empty());
+    // Each member's key compared with its file's `variant_label`, read again by the oracle.
+    assert!(verified.stdout.lines().any(|l| l == "ok   member: 3 elements equal"), "{}", verified.stdout);
     let info = cli_expect(&["info", &s(&store)], 0);
     assert!(info.stdout.contains("member") && info.stdout.contains("r10i1p1f1"), "{}", info.stdout);
     let npy = out.path().join("member.npy");

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, Write};
 
-use super::{global_attribute, other_oracle, OracleFiles};
+use super::{other_oracle, OracleFiles};
 use crate::verify::protocol::{write_frame, Request};
 
 /// Answers oracle requests from `input` on `output` until `input` ends: the `vzarr-oracle` program,
@@ -37,7 +37,7 @@ fn answer(files: &mut OracleFiles, request: &Request) -> Result<Vec<u8>, netcdf:
         }
         "oracle" => return json(&other_oracle(location, path)),
         "filter" => return json(&files.missing_filter(location, path)),
-        "attr" => return json(&global_attribute(location, path)),
+        "attr" => return json(&files.global_attribute(location, path)),
         _ => {}
     }
     if !request.hdf5_only {
