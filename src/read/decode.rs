@@ -62,27 +62,8 @@ pub(crate) fn decode_batch(
             .iter()
             .map(|p| DimCopy { src_start: p.first, src_step: p.step, dst_start: p.out_start, count: p.count })
             .collect();
-        let decoded = match (read.entry, bytes) {
-            (ChunkEntry::Missing, _) => fill_chunk(meta, &chunk_shape),
-            (_, None) => {
-                return Err(ReadError::Output {
-                    array: ctx.array.to_string(),
-                    reason: format!("chunk {:?} was planned but not fetched", read.coords),
-                })
-            }
-            (entry, Some(bytes)) => {
-                let len = chunk_shape.iter().product::<u64>() as usize * element_size;
-                meta.codecs.decode(bytes, meta.data_type.byte_swap(), len).map_err(|source| ReadError::Decode {
-                    location: match entry {
-                        ChunkEntry::Source { source, .. } => (ctx.source_name)(source),
-                        _ => format!("{}/{}", ctx.store, ctx.array),
-                    },
-                    array: ctx.array.to_string(),
-                    chunk: read.coords.clone(),
-                    source,
-                })?
-            }
-        };
+        let mut decoded = vec![0u8; chunk_shape.iter().product::<u64>() as usize * element_size];
+        decode_chunk_into(meta, &read.coords, read.entry, *bytes, &mut decoded, ctx)?;
         // SAFETY: see SharedOut; copy_box_raw checks the box fits both shapes.
         unsafe { copy_box_raw(&decoded, &chunk_shape, shared.ptr(), shared.len, out_shape, &dims, element_size) };
         Ok(())
@@ -94,8 +75,39 @@ pub(crate) fn decode_batch(
     }
 }
 
-/// A whole chunk of the fill value.
-fn fill_chunk(meta: &ArrayMetadata, chunk_shape: &[u64]) -> Vec<u8> {
-    let elements = chunk_shape.iter().product::<u64>() as usize;
-    meta.fill_value.as_bytes().repeat(elements)
+/// Decodes the chunk at `coords`, whose entry is `entry` and stored bytes `stored` (`None` for a
+/// missing chunk, which holds the fill value), into `out`: exactly its decoded elements, in native
+/// byte order. What every read and every compaction does with one chunk.
+pub(crate) fn decode_chunk_into(
+    meta: &ArrayMetadata,
+    coords: &[u64],
+    entry: ChunkEntry,
+    stored: Option<&[u8]>,
+    out: &mut [u8],
+    ctx: &DecodeContext<'_>,
+) -> Result<(), ReadError> {
+    match (entry, stored) {
+        (ChunkEntry::Missing, _) => {
+            match meta.fill_value.as_bytes() {
+                [] => out.fill(0),
+                fill => out.chunks_exact_mut(fill.len()).for_each(|element| element.copy_from_slice(fill)),
+            }
+            Ok(())
+        }
+        (_, None) => Err(ReadError::Output {
+            array: ctx.array.to_string(),
+            reason: format!("chunk {coords:?} was planned but not fetched"),
+        }),
+        (entry, Some(bytes)) => {
+            meta.codecs.decode_into(bytes, meta.data_type.byte_swap(), out).map_err(|source| ReadError::Decode {
+                location: match entry {
+                    ChunkEntry::Source { source, .. } => (ctx.source_name)(source),
+                    _ => format!("{}/{}", ctx.store, ctx.array),
+                },
+                array: ctx.array.to_string(),
+                chunk: coords.to_vec(),
+                source,
+            })
+        }
+    }
 }

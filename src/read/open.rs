@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::backend::ChunkIndex;
 use super::backend::StoreInner;
-use super::decode::{decode_batch, DecodeContext};
+use super::decode::{decode_batch, decode_chunk_into, DecodeContext};
 use super::fetch::{fetch_batch, FetchContext, Fetched};
 use super::plan::{split_by_bytes, Batch, ChunkRead};
 use super::StoreFormat;
@@ -349,6 +349,27 @@ impl ArrayReader {
             }
         }
         Ok(out)
+    }
+
+    /// The manifest entries of the chunks at linear indices `linear`, in order, looked up as a read
+    /// looks them up.
+    pub(crate) async fn entries_at(&self, linear: &[u64]) -> Result<Vec<ChunkEntry>, ReadError> {
+        self.index.entries_at(&self.inner, &self.path, linear).await
+    }
+
+    /// Decodes the chunk at `coords` (its `entry`, and its stored bytes from
+    /// [`ArrayReader::stored_chunks`]) into `out`, which holds exactly its decoded elements, as a
+    /// read decodes it; errors name the source file.
+    pub(crate) fn decode_stored_into(
+        &self,
+        coords: &[u64],
+        entry: ChunkEntry,
+        stored: Option<&[u8]>,
+        out: &mut [u8],
+    ) -> Result<(), ReadError> {
+        let names = |id: u32| self.inner.sources.get(id).map_or_else(|| format!("source {id}"), |f| f.location);
+        let ctx = DecodeContext { array: &self.path, store: &self.inner.location, source_name: &names };
+        decode_chunk_into(&self.metadata, coords, entry, stored, out, &ctx)
     }
 
     /// Reads `selection` into a new buffer.

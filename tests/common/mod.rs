@@ -350,6 +350,20 @@ pub fn dir_entries(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Copies the directory tree `from` to `to` (created).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// Every file under `root` with its bytes, by its path relative to `root` (`/`-separated), sorted: a
 /// store's or an output's whole content, to compare before and after, or with another tree.
 pub fn tree_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {

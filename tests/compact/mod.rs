@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::archives::{daily, write_series_file};
+use crate::common::archives::{daily, write_series_file, SeriesFile};
 use crate::common::{cli, cli_expect, open_store, read, with_hdf5_files};
 use crate::interop::{assert_same, assert_zarrs_reads_exactly, oracle, s};
 
@@ -76,6 +76,40 @@ fn daily_chunks_fold_into_target_chunks_and_read_as_the_files() {
     let zarr = dir.path().join("days.zarr");
     cli_expect(&["materialize", &s(&store), &s(&zarr)], 0);
     assert_zarrs_reads_exactly(&zarr, &files, &VARS);
+}
+
+/// Old chunks that a new chunk does not hold whole: files of 10 days in chunks of 4 (each file's
+/// last chunk half filled), latitude and longitude chunks that do not divide the grid, folded into
+/// chunks of 7 that start and end inside old chunks. With the default memory limit the chunks are
+/// built a chunk row at a time; under a small one, one chunk at a time. Both read as the files.
+#[test]
+fn chunks_folded_across_old_chunk_edges_read_as_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = with_hdf5_files(|| {
+        (0..3)
+            .map(|k| {
+                let mut file = SeriesFile::new(format!("part{k}.nc"), 10 * k, 10, 4);
+                file.chunk_yx = (4, 5);
+                write_series_file(dir.path(), &file)
+            })
+            .collect()
+    });
+    let store = dir.path().join("parts.vzarr");
+    scan(&files, &store, &[]);
+    // The last file's last chunk keeps its edge: it really decodes to 4 steps.
+    assert_eq!(time_edges(&store, "tas"), vec![4, 4, 2, 4, 4, 2, 4, 4, 4]);
+    let small = dir.path().join("small.vzarr");
+    crate::common::copy_dir(&store, &small);
+    for (store, extra) in [(&store, None), (&small, Some("2K"))] {
+        let mut args = vec!["--chunks", "time=7"];
+        args.extend(extra.iter().flat_map(|m| ["--max-memory", *m]));
+        let run = compact(store, &args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(time_edges(store, "tas"), vec![7, 7, 7, 7, 2], "{}", store.display());
+        assert_values(store, &files);
+        let verified = cli_expect(&["verify", &s(store)], 0);
+        assert!(verified.stdout.contains(": 0 failed"), "{}", verified.stdout);
+    }
 }
 
 #[test]

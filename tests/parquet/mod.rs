@@ -309,7 +309,7 @@ fn damaged_parquet_sets_are_refused_in_one_line() {
     ];
     for (what, damage, expected) in cases {
         let set = files.path(&format!("{}.parq", what.replace(' ', "_")));
-        copy_dir(&good, &set);
+        crate::common::copy_dir(&good, &set);
         damage(&set);
         let run = crate::common::cli(&["info".to_string(), s(&set)]);
         let lines = run.stderr_lines();
@@ -337,19 +337,6 @@ fn write_wrong_schema(file: &Path) {
 fn truncate(file: &Path) {
     let bytes = std::fs::read(file).unwrap();
     std::fs::write(file, &bytes[..bytes.len() / 2]).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// An array whose chunks carry HDF5's fletcher32 checksum (numcodecs' `fletcher32` filter in Zarr
@@ -404,7 +391,7 @@ fn a_raw_cell_that_decompresses_past_its_chunk_is_refused_before_decompression()
     let good = files.path("good.parq");
     files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
     let set = files.path("bomb.parq");
-    copy_dir(&good, &set);
+    crate::common::copy_dir(&good, &set);
     let record = set.join("tas/refs.0.parq");
     write_inline_rows(&record, &vec![0u8; 64 << 20]);
     assert!(std::fs::metadata(&record).unwrap().len() < 64 << 10, "the bomb is small");
@@ -430,7 +417,7 @@ fn a_record_file_that_is_a_fifo_or_a_directory_is_an_error_naming_it() {
     files.scan(&good, "kerchunk-parquet", &["--record-size", "2"], 0);
     for kind in ["FIFO", "directory"] {
         let set = files.path(&format!("{kind}.parq"));
-        copy_dir(&good, &set);
+        crate::common::copy_dir(&good, &set);
         let record = set.join("tas/refs.0.parq");
         std::fs::remove_file(&record).unwrap();
         if kind == "FIFO" {
