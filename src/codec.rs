@@ -41,6 +41,7 @@ mod lzf;
 mod lzo;
 mod pipeline;
 mod recode;
+pub(crate) mod scratch;
 pub(crate) mod sharding;
 mod shuffle;
 mod szip;

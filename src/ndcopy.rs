@@ -144,12 +144,22 @@ pub(crate) fn fill_outside(buf: &mut [u8], shape: &[u64], valid: &[u64], fill: &
     if total == 0 || es == 0 || valid.iter().zip(shape).all(|(v, s)| v >= s) {
         return;
     }
-    let st = strides(shape);
-    for linear in 0..total {
-        let inside = (0..shape.len()).all(|d| (linear / st[d]) % shape[d] < valid[d]);
-        if !inside {
-            let at = linear as usize * es;
-            buf[at..at + es].copy_from_slice(fill);
+    let Some((&row_len, outer)) = shape.split_last() else { return };
+    let row_valid = valid[outer.len()].min(row_len) as usize;
+    let row_bytes = row_len as usize * es;
+    // Row by row (the outer dimensions as an odometer, last fastest): a row outside the valid box
+    // in an outer dimension is all fill, any other row from its valid length on.
+    let mut index = vec![0u64; outer.len()];
+    for row in buf[..total as usize * es].chunks_exact_mut(row_bytes) {
+        let inside = index.iter().zip(valid).all(|(i, v)| i < v);
+        let from = if inside { row_valid * es } else { 0 };
+        row[from..].chunks_exact_mut(es).for_each(|element| element.copy_from_slice(fill));
+        for d in (0..outer.len()).rev() {
+            index[d] += 1;
+            if index[d] < outer[d] {
+                break;
+            }
+            index[d] = 0;
         }
     }
 }
@@ -194,6 +204,22 @@ mod tests {
         let ok = DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: 2 };
         let dims2 = [ok, DimCopy { src_start: 0, src_step: 1, dst_start: 2, count: 2 }];
         copy_box(&[0u8; 16], &[4, 4], &mut [0u8; 16], &[4, 3], &dims2, 1);
+    }
+
+    #[test]
+    fn fill_outside_matches_its_definition_element_by_element() {
+        let shape = [3u64, 4, 5];
+        for valid in [[3u64, 4, 5], [2, 4, 5], [3, 1, 5], [3, 4, 2], [1, 2, 3], [0, 4, 5], [3, 0, 0]] {
+            let mut buf: Vec<u8> = (0..60 * 2).map(|i| i as u8).collect();
+            let original = buf.clone();
+            fill_outside(&mut buf, &shape, &valid, &[0xAB, 0xCD]);
+            for linear in 0..60usize {
+                let index = unravel(linear as u64, &shape);
+                let inside = index.iter().zip(&valid).all(|(i, v)| i < v);
+                let want = if inside { &original[linear * 2..linear * 2 + 2] } else { &[0xAB, 0xCD][..] };
+                assert_eq!(&buf[linear * 2..linear * 2 + 2], want, "valid {valid:?}, element {index:?}");
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! to its edges and encoded with the array's codecs: what compaction (folded chunks) and regular
 //! copies (target chunks) both write.
 
+use crate::codec::scratch;
 use crate::metadata::ArrayMetadata;
 use crate::ndcopy::{copy_box, fill_outside, DimCopy};
 
@@ -33,8 +34,10 @@ pub(crate) fn encode_chunk(
     let dims: Vec<DimCopy> = (0..coords.len())
         .map(|d| DimCopy { src_start: origin[d] - region.origin[d], src_step: 1, dst_start: 0, count: valid[d] })
         .collect();
-    let mut chunk = vec![0u8; edges.iter().product::<u64>() as usize * size];
+    let mut chunk = scratch::zeroed(edges.iter().product::<u64>() as usize * size);
     copy_box(data, &region.shape, &mut chunk, &edges, &dims, size);
     fill_outside(&mut chunk, &edges, &valid, metadata.fill_value.as_bytes());
-    metadata.codecs.encode(&chunk, metadata.data_type.byte_swap())
+    let encoded = metadata.codecs.encode(&chunk, metadata.data_type.byte_swap());
+    scratch::give_back(chunk);
+    encoded
 }

@@ -81,7 +81,7 @@ fn deflate(level: u32, input: &[u8], capacity: usize) -> std::io::Result<Vec<u8>
             }
         };
         let encoder = &mut encoders[at].1;
-        encoder.get_mut().reserve(capacity);
+        *encoder.get_mut() = super::scratch::with_capacity(capacity);
         let written = encoder.write_all(input).and_then(|()| encoder.reset(Vec::new()));
         if written.is_err() {
             encoders.swap_remove(at); // its stream is half written: the next stream gets a new one

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use super::{blosc, compress, fletcher32, shuffle, Codec, CodecError, Filter, SourceFilter};
+use super::{blosc, compress, fletcher32, scratch, shuffle, Codec, CodecError, Filter, SourceFilter};
 
 /// One decode stage: a Zarr codec, or a source file's filter vzarr only decodes.
 #[derive(Clone, Copy)]
@@ -132,7 +132,15 @@ pub(super) fn decode_into<S: AsStage>(stages: &[S], encoded: &[u8], out: &mut [u
         return Err(CodecError::DecodedLength { codec: "chain", expected: out.len(), actual: current.len() });
     }
     out.copy_from_slice(&current);
+    give_back(current);
     Ok(())
+}
+
+/// Gives a buffer the chain owns (a stage's input, once read) back to the thread's reused buffers.
+fn give_back(buffer: Cow<'_, [u8]>) {
+    if let Cow::Owned(buffer) = buffer {
+        scratch::give_back(buffer);
+    }
 }
 
 /// Fails when a stage produced a length other than the exact one expected.
@@ -158,11 +166,13 @@ fn decode_stage<'a>(
             Ok(match dst {
                 Some(dst) if dst.len() == input.len() => {
                     shuffle::unshuffle_into(&input, dst, element_size);
+                    give_back(input);
                     Output::Written(dst.len())
                 }
                 _ => {
-                    let mut buffer = vec![0; input.len()];
+                    let mut buffer = scratch::zeroed(input.len());
                     shuffle::unshuffle_into(&input, &mut buffer, element_size);
+                    give_back(input);
                     Output::Buffer(Cow::Owned(buffer))
                 }
             })
@@ -173,11 +183,14 @@ fn decode_stage<'a>(
                 _ => compress::decompress_into(codec, input, dst),
             };
             if let Some(dst) = dst {
-                return decompress(&input, dst).map(Output::Written);
+                let written = decompress(&input, dst);
+                give_back(input);
+                return written.map(Output::Written);
             }
-            let mut buffer = vec![0; expected.limit()];
-            let n = decompress(&input, &mut buffer)?;
-            buffer.truncate(n);
+            let mut buffer = scratch::zeroed(expected.limit());
+            let n = decompress(&input, &mut buffer);
+            give_back(input);
+            buffer.truncate(n?);
             Ok(Output::Buffer(Cow::Owned(buffer)))
         }
         Codec::Bytes { .. } | Codec::VlenUtf8 => {
@@ -190,14 +203,14 @@ fn decode_stage<'a>(
 pub(super) fn encode(stages: &[Codec], data: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
     let mut current = data;
     for codec in stages {
-        current = match *codec {
+        let next = match *codec {
             Codec::Fletcher32 => {
-                let mut buffer = current.into_owned();
+                let mut buffer = std::mem::take(&mut current).into_owned();
                 fletcher32::append(&mut buffer);
                 Cow::Owned(buffer)
             }
             Codec::Shuffle { element_size } => {
-                let mut buffer = vec![0; current.len()];
+                let mut buffer = scratch::zeroed(current.len());
                 shuffle::shuffle_into(&current, &mut buffer, element_size);
                 Cow::Owned(buffer)
             }
@@ -209,6 +222,7 @@ pub(super) fn encode(stages: &[Codec], data: Cow<'_, [u8]>) -> Result<Vec<u8>, C
                 return Err(CodecError::ChainShape { reason: "\"bytes\" codec after the first position".to_owned() })
             }
         };
+        give_back(std::mem::replace(&mut current, next));
     }
     Ok(current.into_owned())
 }

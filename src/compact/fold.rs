@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::plan::{new_dim, Piece};
 use super::CompactError;
+use crate::codec::scratch;
 use crate::dataset::{ChunkTable, VirtualArray};
 use crate::grid::ChunkGrid;
 use crate::manifest::ChunkEntry;
@@ -292,7 +293,6 @@ fn fill_chunk(
     let (end, edge_end) = (start + valid[axis], start + edges[axis]);
     let old_dim = fold.old_grid.dim(axis);
     let mut at = coords.to_vec();
-    let mut scratch = Vec::new();
     for ((c, &entry), bytes) in fold.along.clone().zip(entries).zip(stored) {
         at[axis] = c;
         let old_edges = fold.old_grid.chunk_shape(&at);
@@ -307,16 +307,16 @@ fn fill_chunk(
         if lo >= hi {
             continue;
         }
-        scratch.clear();
-        scratch.resize(old_edges.iter().product::<u64>() as usize * size, 0);
-        reader.decode_stored_into(&at, entry, bytes.as_deref(), &mut scratch)?;
+        let mut decoded = scratch::zeroed(old_edges.iter().product::<u64>() as usize * size);
+        reader.decode_stored_into(&at, entry, bytes.as_deref(), &mut decoded)?;
         let dims: Vec<DimCopy> = (0..edges.len())
             .map(|d| match d == axis {
                 true => DimCopy { src_start: lo - old_start, src_step: 1, dst_start: lo - start, count: hi - lo },
                 false => DimCopy { src_start: 0, src_step: 1, dst_start: 0, count: valid[d] },
             })
             .collect();
-        copy_box(&scratch, &old_edges, chunk, &edges, &dims, size);
+        copy_box(&decoded, &old_edges, chunk, &edges, &dims, size);
+        scratch::give_back(decoded);
     }
     fill_outside(chunk, &edges, &valid, meta.fill_value.as_bytes());
     Ok(())

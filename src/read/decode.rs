@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use super::fetch::Fetched;
 use super::plan::ChunkRead;
 use super::ReadError;
+use crate::codec::scratch;
 use crate::manifest::ChunkEntry;
 use crate::metadata::ArrayMetadata;
 use crate::ndcopy::{copy_box_raw, DimCopy};
@@ -62,10 +63,11 @@ pub(crate) fn decode_batch(
             .iter()
             .map(|p| DimCopy { src_start: p.first, src_step: p.step, dst_start: p.out_start, count: p.count })
             .collect();
-        let mut decoded = vec![0u8; chunk_shape.iter().product::<u64>() as usize * element_size];
+        let mut decoded = scratch::zeroed(chunk_shape.iter().product::<u64>() as usize * element_size);
         decode_chunk_into(meta, &read.coords, read.entry, *bytes, &mut decoded, ctx)?;
         // SAFETY: see SharedOut; copy_box_raw checks the box fits both shapes.
         unsafe { copy_box_raw(&decoded, &chunk_shape, shared.ptr(), shared.len, out_shape, &dims, element_size) };
+        scratch::give_back(decoded);
         Ok(())
     };
     // One chunk (a dask task's read) is decoded here: handing it to rayon's pool costs more than it.

@@ -143,7 +143,9 @@ impl Objects for DirObjects<'_> {
     }
 
     fn put(&self, array: &str, coords: &[u64], bytes: Vec<u8>) -> Result<(), ExportError> {
-        Ok(write_atomic(&self.root.join(chunk_key(array, coords)), &bytes)?)
+        write_atomic(&self.root.join(chunk_key(array, coords)), &bytes)?;
+        crate::codec::scratch::give_back(bytes);
+        Ok(())
     }
 }
 
@@ -408,13 +410,31 @@ pub(super) async fn read_region(
     region: &Region,
     options: &RegularOptions,
 ) -> Result<Vec<u8>, ExportError> {
+    read_region_into(reader, region, options, Vec::new()).await
+}
+
+/// The elements of `region` read through the store, in `out` (a buffer used before, resized: the
+/// read writes every element).
+pub(super) async fn read_region_into(
+    reader: &ArrayReader,
+    region: &Region,
+    options: &RegularOptions,
+    mut out: Vec<u8>,
+) -> Result<Vec<u8>, ExportError> {
     let dims = region.origin.iter().zip(&region.shape).map(|(&o, &n)| DimSelection::from(o..o + n));
     let selection = Selection::new(dims, &reader.shape())
         .map_err(|source| crate::read::ReadError::Selection { array: reader.path().to_string(), source })?;
     let defaults = ReadOptions::default();
     let batch_bytes = (options.max_memory / 8).clamp(1 << 16, defaults.batch_bytes);
     let read = ReadOptions { max_memory: options.max_memory, batch_bytes, ..defaults };
-    Ok(reader.read(&selection, &read).await?.bytes)
+    let len = selection.len().saturating_mul(reader.metadata().element_size() as u64);
+    if len > options.max_memory {
+        // The reader refuses it, naming the limit.
+        return Ok(reader.read(&selection, &read).await?.bytes);
+    }
+    out.resize(len as usize, 0);
+    reader.read_into(&selection, &mut out, &read).await?;
+    Ok(out)
 }
 
 /// Cuts, pads, encodes and writes the objects `coords` from `data` (the elements of `region`).

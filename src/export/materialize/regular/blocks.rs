@@ -10,7 +10,7 @@
 
 use super::intermediate::Scratch;
 use super::target::Target;
-use super::{read_region, write_objects, Objects, RegularOptions};
+use super::{read_region_into, write_objects, Objects, RegularOptions};
 use crate::export::materialize::ArrayLayout;
 use crate::export::ExportError;
 use crate::grid::ChunkGrid;
@@ -127,19 +127,21 @@ impl Copy<'_> {
         if let Some(handle) = handle.filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread) {
             return tokio::task::block_in_place(|| self.pipelined(&handle, blocks, &mut count));
         }
+        let mut data = Vec::new();
         for block in 0..blocks.count() {
             let (region, todo) = blocks.block(block, self.reader.path(), self.objects);
             if todo.is_empty() {
                 continue;
             }
-            let data = self.read(&region).await?;
+            data = self.read(&region, data).await?;
             count(self.write(&todo, &region, &data)?);
         }
         Ok(())
     }
 
     /// The blocks read on this thread (`handle` runs the reads), each written on a scoped thread
-    /// while the next is read.
+    /// while the next is read. The two block buffers are used in turn: a block is read into the one
+    /// the block before last was written from.
     fn pipelined(
         &self,
         handle: &tokio::runtime::Handle,
@@ -147,31 +149,34 @@ impl Copy<'_> {
         count: &mut dyn FnMut(BlockWritten),
     ) -> Result<(), ExportError> {
         std::thread::scope(|scope| {
-            let mut writing: Option<std::thread::ScopedJoinHandle<'_, Result<BlockWritten, ExportError>>> = None;
+            let mut writing: Option<std::thread::ScopedJoinHandle<'_, Written>> = None;
+            let mut spare = Vec::new();
             for block in 0..blocks.count() {
                 let (region, todo) = blocks.block(block, self.reader.path(), self.objects);
                 if todo.is_empty() {
                     continue;
                 }
-                let data = handle.block_on(self.read(&region))?;
+                let data = handle.block_on(self.read(&region, std::mem::take(&mut spare)))?;
                 if let Some(previous) = writing.take() {
-                    count(joined(previous)?);
+                    let (written, buffer) = joined(previous)?;
+                    count(written);
+                    spare = buffer;
                 }
-                writing = Some(scope.spawn(move || self.write(&todo, &region, &data)));
+                writing = Some(scope.spawn(move || Ok((self.write(&todo, &region, &data)?, data))));
             }
             if let Some(last) = writing {
-                count(joined(last)?);
+                count(joined(last)?.0);
             }
             Ok(())
         })
     }
 
-    /// The elements of `region`: from the intermediate array in the second pass of a copy through
-    /// one, else through the store's reader.
-    async fn read(&self, region: &Region) -> Result<Vec<u8>, ExportError> {
+    /// The elements of `region` (in `buffer`, when read through the store): from the intermediate
+    /// array in the second pass of a copy through one, else through the store's reader.
+    async fn read(&self, region: &Region, buffer: Vec<u8>) -> Result<Vec<u8>, ExportError> {
         match self.scratch {
             Some(scratch) => scratch.read(region),
-            None => read_region(self.reader, region, self.options).await,
+            None => read_region_into(self.reader, region, self.options, buffer).await,
         }
     }
 
@@ -183,9 +188,10 @@ impl Copy<'_> {
     }
 }
 
+/// What a writing thread gives back: what it wrote, and the block's buffer.
+type Written = Result<(BlockWritten, Vec<u8>), ExportError>;
+
 /// The result of a writing thread (a panic in it is resumed here).
-fn joined(
-    handle: std::thread::ScopedJoinHandle<'_, Result<BlockWritten, ExportError>>,
-) -> Result<BlockWritten, ExportError> {
+fn joined(handle: std::thread::ScopedJoinHandle<'_, Written>) -> Written {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
