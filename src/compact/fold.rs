@@ -210,9 +210,9 @@ impl FoldedChunks<'_> {
 
     /// The old grid's linear index of every chunk folded into the new chunk at `coords`, in order
     /// along the axis.
-    fn old_chunks<'c>(&'c self, coords: &'c [u64]) -> impl Iterator<Item = u64> + 'c {
+    fn old_chunks<'c>(&'c self, coords: &[u64]) -> impl Iterator<Item = u64> + 'c {
+        let mut at = coords.to_vec();
         self.along.clone().map(move |c| {
-            let mut at = coords.to_vec();
             at[self.axis] = c;
             self.old_grid.linear_index(&at)
         })
@@ -232,8 +232,8 @@ fn fetch_group(
         let entries = reader.entries_at(&linear).await?;
         let bytes = reader.stored_chunks(&entries).await?;
         Ok::<_, crate::read::ReadError>((entries, bytes))
-    })?;
-    Ok(fetched)
+    });
+    Ok(fetched?)
 }
 
 /// The entries of a group's old chunks and their stored bytes (`None` for missing ones).

@@ -497,7 +497,7 @@ impl ArrayReader {
     async fn lookup(&self, spans: Vec<crate::grid::ChunkSpan>) -> Result<Vec<ChunkRead>, ReadError> {
         let grid = &self.metadata.chunk_grid;
         let linear: Vec<u64> = spans.iter().map(|span| grid.linear_index(&span.coords)).collect();
-        let entries = self.index.entries_at(&self.inner, &self.path, &linear).await?;
+        let entries = self.entries_at(&linear).await?;
         Ok(spans.into_iter().zip(entries).map(|(span, entry)| ChunkRead::new(span, entry)).collect())
     }
 
